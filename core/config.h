@@ -1,0 +1,105 @@
+/* config.h — one flat set of key=value settings for a run: experiment files, the command
+ * line, sweeps and checkpoints all use it. A table of keys (config.c) gives each key's
+ * type, range, allowed values and help, so validation, `help`, completion and the
+ * checkpoint text come from one place. Not a parser of files with sections. */
+#ifndef LM_CONFIG_H
+#define LM_CONFIG_H
+
+#include <stddef.h>
+
+#define CONFIG_STR_LEN 256
+
+typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_ENUM, CFG_STRING } ConfigType;
+
+typedef struct {
+    /* model */
+    char model[32];        /* dispatcher | dispatcher-mh | msa | linear | lstm | gru | rnn */
+    int d, heads, nhid, layers, bptt;
+    float dropout;
+    char norm[8];          /* post | pre */
+    char pos[16];          /* sinusoidal | learned */
+    char act[8];           /* relu | gelu */
+    int tie;
+    char init[16];         /* uniform | normal */
+    /* data */
+    char data[CONFIG_STR_LEN];
+    char tokenizer[8];     /* char | word | bpe */
+    int vocab_size;
+    float train_frac;
+    /* batching and budget */
+    int batch;
+    char batching[8];      /* stream | random */
+    long steps;
+    int epochs;
+    double time_budget;    /* seconds; 0 = none */
+    /* optimisation */
+    char optimizer[8];     /* sgd | adam | adamw */
+    float lr, beta1, beta2, eps, weight_decay, momentum, clip;
+    char schedule[12];     /* constant | step | invsqrt | cosine | plateau */
+    int warmup, step_size, patience;
+    float gamma, min_lr, factor;
+    /* evaluation, sampling, checkpoints */
+    int log_every, eval_every, eval_batches, sample_every, sample_tokens, checkpoint_every;
+    float sample_temp;
+    char sample_prompt[CONFIG_STR_LEN];
+    int keep_checkpoints;
+    /* run */
+    char name[64];
+    char init_from[CONFIG_STR_LEN]; /* a checkpoint or run to fine-tune from */
+    char runs_dir[CONFIG_STR_LEN];
+    long seed;
+    int threads;
+} Config;
+
+typedef struct {
+    const char *key;
+    ConfigType type;
+    size_t offset;         /* into Config */
+    size_t size;           /* of the field */
+    double min, max;       /* numbers: inclusive range */
+    const char *values;    /* enums: "a|b|c" */
+    const char *help;
+    const char *group;     /* model, data, train, optim, eval, run */
+} ConfigKey;
+
+/* The defaults (the bundled Tiny Shakespeare char-level Dispatcher). */
+void config_defaults(Config *c);
+
+/* Sets one key from text. LM_OK, or LM_EARG with a message naming the key, the value
+ * and what is allowed (and the nearest key when the key is unknown). */
+int config_set(Config *c, const char *key, const char *value, char *err);
+
+/* Parses "key=value" (one item). Same errors as config_set. */
+int config_set_pair(Config *c, const char *pair, char *err);
+
+/* Checks combinations (d divisible by heads, bptt a power of two for Dispatcher
+ * models, ...) and a memory estimate against the machine. LM_OK or LM_EARG. */
+int config_validate(const Config *c, char *err);
+
+/* Reads an experiment file: one key=value a line, '#' comments. Errors name the file
+ * and line. */
+int config_load_file(Config *c, const char *path, char *err);
+
+/* Formats a value as text into buf; returns 0, or -1 for an unknown key. */
+int config_get(const Config *c, const char *key, char *buf, size_t cap);
+
+/* The whole configuration as "key=value\n" lines (malloc'd; caller frees). Loading it
+ * back with config_set_pair gives the same Config. */
+char *config_to_text(const Config *c);
+
+/* Parses config_to_text output (or an experiment file's text). */
+int config_from_text(Config *c, const char *text, char *err);
+
+/* The key table, for help and completion; *n receives its length. */
+const ConfigKey *config_keys(int *n);
+const ConfigKey *config_find_key(const char *key);
+
+/* 1 when the model is a Dispatcher variant, a transformer, a recurrent model. */
+int config_is_dispatcher(const Config *c);
+int config_is_transformer(const Config *c);
+int config_is_recurrent(const Config *c);
+
+/* Levels of a Dispatcher layer: floor(log2(bptt)). */
+int config_levels(const Config *c);
+
+#endif

@@ -1,0 +1,83 @@
+/* model.h — the one interface every model family implements (transformer: dispatcher,
+ * dispatcher-mh, msa; the linear LM; recurrent LMs), so the trainer, evaluation,
+ * sampling and checkpoints never ask which family they hold.
+ * Layout: tokens and targets are (B,T) row-major int32, batch-major.
+ * Memory: model_alloc sizes every activation for batches up to (B,T) before training;
+ * forward/backward never allocate. Not thread-safe: one thread drives a Model. */
+#ifndef LM_MODEL_H
+#define LM_MODEL_H
+
+#include "config.h"
+#include "params.h"
+#include "rng.h"
+
+typedef struct Model Model;
+typedef struct DecodeState DecodeState;
+
+typedef struct {
+    /* Activation buffers for up to (B,T). LM_OK or LM_ENOMEM. */
+    int (*alloc)(Model *m, int B, int T, char *err);
+    /* Forward over tokens (B,T). With targets (B,T; entries < 0 are ignored): *loss_sum
+     * gets the summed cross-entropy and *count the number of predicted tokens; in
+     * training mode (m->training) it also keeps what backward needs. Without targets:
+     * logits (B,T,V) are kept for model_logits. */
+    int (*forward)(Model *m, const int *tokens, const int *targets, int B, int T,
+                   double *loss_sum, long *count);
+    /* Gradients of loss_sum * scale from the last training forward, added into
+     * m->params.grad (scale = 1/count gives the mean loss). */
+    void (*backward)(Model *m, float scale);
+    /* Logits (B,T,V) of the last forward without targets. */
+    const float *(*logits)(Model *m);
+    /* Recurrent models: forget the carried hidden state (no-op elsewhere). */
+    void (*reset_state)(Model *m);
+    /* Incremental decoding: a cache for one sequence; step feeds one token at position
+     * pos (0,1,2,...) and writes the next token's logits (V). NULL when the family has
+     * no cache (the sampler then recomputes the window). */
+    DecodeState *(*decode_create)(Model *m, char *err);
+    int (*decode_step)(Model *m, DecodeState *st, int token, int pos, float *logits);
+    void (*decode_destroy)(DecodeState *st);
+    /* Gate coefficients (B*heads, T, levels) of dispatcher layer `layer` from the last
+     * forward, or NULL. */
+    const float *(*gates)(Model *m, int layer);
+    void (*destroy)(Model *m);
+} ModelOps;
+
+struct Model {
+    const ModelOps *ops;
+    Config cfg;
+    int vocab;             /* V */
+    ParamSet params;
+    Rng rng;               /* dropout */
+    int training;          /* 1: dropout on, keep activations for backward */
+    int carry_state;       /* recurrent: keep the hidden state across forward calls */
+    int B, T;              /* allocated for */
+    int n_gate_layers;     /* dispatcher layers with gates (0 for others) */
+    int gate_heads, gate_levels;
+    void *impl;            /* the family's own state */
+};
+
+/* Creates the model the configuration names, with vocabulary V, parameters registered,
+ * allocated and initialised from cfg->seed. Returns NULL with a message on failure. */
+Model *model_create(const Config *cfg, int V, char *err);
+void model_destroy(Model *m);
+
+/* Bytes of parameters + gradients + Adam state + activations for (B,T): the estimate
+ * checked against the machine's memory before allocating. */
+double model_estimate_bytes(const Config *cfg, int V, int B, int T);
+
+/* Convenience wrappers over m->ops. */
+int model_alloc(Model *m, int B, int T, char *err);
+int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
+                  double *loss_sum, long *count);
+void model_backward(Model *m, float scale);
+
+/* Parameter count (weights tied once). */
+long model_param_count(const Model *m);
+
+/* Family constructors (model_transformer.c, model_linear.c, model_recurrent.c): register
+ * parameters in m->params, set m->ops and m->impl, initialise weights. */
+int model_transformer_init(Model *m, char *err);
+int model_linear_init(Model *m, char *err);
+int model_recurrent_init(Model *m, char *err);
+
+#endif
