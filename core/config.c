@@ -1,0 +1,475 @@
+/* config.c — the key table behind Config: types, ranges, allowed values and help text
+ * for every setting, so validation, help, completion and checkpoint text share one
+ * source. Not a general INI/TOML parser: one key=value per line, '#' comments. */
+#include "config.h"
+
+#include "err.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define F(field) offsetof(Config, field), sizeof(((Config *)0)->field)
+
+static const ConfigKey KEYS[] = {
+    /* model */
+    {"model", CFG_ENUM, F(model), 0, 0, "dispatcher|dispatcher-mh|msa|linear|lstm|gru|rnn",
+     "model family", "model"},
+    {"d", CFG_INT, F(d), 2, 8192, NULL, "embedding width (d_model)", "model"},
+    {"heads", CFG_INT, F(heads), 1, 256, NULL, "heads of the mixer (must divide d)", "model"},
+    {"nhid", CFG_INT, F(nhid), 1, 65536, NULL,
+     "feed-forward width (transformers) or hidden size (recurrent)", "model"},
+    {"layers", CFG_INT, F(layers), 1, 64, NULL, "number of blocks / stacked cells", "model"},
+    {"bptt", CFG_INT, F(bptt), 2, 65536, NULL,
+     "context window in tokens (a power of two for Dispatcher models)", "model"},
+    {"dropout", CFG_FLOAT, F(dropout), 0, 0.95, NULL,
+     "dropout probability (Dispatcher: also the level-skip probability)", "model"},
+    {"norm", CFG_ENUM, F(norm), 0, 0, "post|pre", "post-norm (the seed's) or pre-norm blocks",
+     "model"},
+    {"pos", CFG_ENUM, F(pos), 0, 0, "sinusoidal|learned", "positional encoding", "model"},
+    {"act", CFG_ENUM, F(act), 0, 0, "relu|gelu", "feed-forward activation", "model"},
+    {"tie", CFG_BOOL, F(tie), 0, 1, NULL, "tie the decoder to the embedding", "model"},
+    {"init", CFG_ENUM, F(init), 0, 0, "uniform|normal",
+     "uniform(-0.1,0.1) embedding/decoder (the seed) or GPT's normal(0,0.02)", "model"},
+    /* data */
+    {"data", CFG_STRING, F(data), 0, 0, NULL,
+     "bundled corpus name, a text file, or a WikiText-layout directory", "data"},
+    {"tokenizer", CFG_ENUM, F(tokenizer), 0, 0, "char|word|bpe", "tokenizer", "data"},
+    {"vocab_size", CFG_INT, F(vocab_size), 0, 1000000, NULL,
+     "vocabulary limit (word) or target size (bpe); 0 = all words / 1024 for bpe", "data"},
+    {"train_frac", CFG_FLOAT, F(train_frac), 0.05, 0.995, NULL,
+     "fraction of a single text file used for training", "data"},
+    /* training */
+    {"batch", CFG_INT, F(batch), 1, 65536, NULL, "sequences per step", "train"},
+    {"batching", CFG_ENUM, F(batching), 0, 0, "stream|random",
+     "stream: contiguous streams (the seed's batchify); random: random windows", "train"},
+    {"steps", CFG_INT, F(steps), 0, 1e9, NULL, "optimizer steps (0 = use epochs)", "train"},
+    {"epochs", CFG_INT, F(epochs), 0, 100000, NULL, "passes over the training split", "train"},
+    {"time_budget", CFG_FLOAT, F(time_budget), 0, 1e7, NULL,
+     "stop after this many seconds of training (0 = no limit)", "train"},
+    /* optimisation */
+    {"optimizer", CFG_ENUM, F(optimizer), 0, 0, "sgd|adam|adamw", "optimizer", "optim"},
+    {"lr", CFG_FLOAT, F(lr), 1e-9, 100, NULL, "peak learning rate", "optim"},
+    {"beta1", CFG_FLOAT, F(beta1), 0, 0.999999, NULL, "Adam beta1", "optim"},
+    {"beta2", CFG_FLOAT, F(beta2), 0, 0.9999999, NULL, "Adam beta2", "optim"},
+    {"eps", CFG_FLOAT, F(eps), 1e-12, 1, NULL, "Adam epsilon", "optim"},
+    {"weight_decay", CFG_FLOAT, F(weight_decay), 0, 10, NULL, "weight decay", "optim"},
+    {"momentum", CFG_FLOAT, F(momentum), 0, 0.9999, NULL, "SGD momentum", "optim"},
+    {"clip", CFG_FLOAT, F(clip), 0, 1e6, NULL, "clip gradients to this global norm (0 = off)",
+     "optim"},
+    {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau",
+     "learning-rate schedule", "optim"},
+    {"warmup", CFG_INT, F(warmup), 0, 1e8, NULL, "linear warm-up steps", "optim"},
+    {"step_size", CFG_INT, F(step_size), 1, 1e8, NULL, "steps between decays (step)", "optim"},
+    {"gamma", CFG_FLOAT, F(gamma), 1e-6, 1, NULL, "decay factor (step)", "optim"},
+    {"min_lr", CFG_FLOAT, F(min_lr), 0, 100, NULL, "floor of the learning rate", "optim"},
+    {"patience", CFG_INT, F(patience), 0, 1000, NULL,
+     "evaluations without improvement before a cut (plateau)", "optim"},
+    {"factor", CFG_FLOAT, F(factor), 1e-6, 0.999, NULL, "cut factor (plateau)", "optim"},
+    /* evaluation, sampling, checkpoints */
+    {"log_every", CFG_INT, F(log_every), 1, 1e6, NULL, "steps between logged metrics", "eval"},
+    {"eval_every", CFG_INT, F(eval_every), 0, 1e8, NULL,
+     "steps between validation evaluations (0 = only at the end)", "eval"},
+    {"eval_batches", CFG_INT, F(eval_batches), 0, 1e6, NULL,
+     "0 = the whole split; N = estimate on N random batches", "eval"},
+    {"sample_every", CFG_INT, F(sample_every), 0, 1e8, NULL,
+     "steps between text samples (0 = never)", "eval"},
+    {"sample_tokens", CFG_INT, F(sample_tokens), 1, 100000, NULL, "tokens per periodic sample",
+     "eval"},
+    {"sample_temp", CFG_FLOAT, F(sample_temp), 0, 10, NULL,
+     "temperature of periodic samples (0 = greedy)", "eval"},
+    {"sample_prompt", CFG_STRING, F(sample_prompt), 0, 0, NULL, "prompt of periodic samples",
+     "eval"},
+    {"checkpoint_every", CFG_INT, F(checkpoint_every), 0, 1e8, NULL,
+     "steps between checkpoints (0 = only at the end)", "eval"},
+    {"keep_checkpoints", CFG_INT, F(keep_checkpoints), 1, 1000, NULL,
+     "recent checkpoints kept per run (the best is always kept)", "eval"},
+    /* run */
+    {"name", CFG_STRING, F(name), 0, 0, NULL, "a name for the run", "run"},
+    {"init_from", CFG_STRING, F(init_from), 0, 0, NULL,
+     "start from this checkpoint file or run id (fine-tuning)", "run"},
+    {"runs_dir", CFG_STRING, F(runs_dir), 0, 0, NULL, "where checkpoints are written", "run"},
+    {"seed", CFG_INT, F(seed), 0, 4e18, NULL, "random seed", "run"},
+    {"threads", CFG_INT, F(threads), 0, 1024, NULL, "total threads (0 = all cores)", "run"},
+};
+#define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+
+void config_defaults(Config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->model, "dispatcher");
+    c->d = 128; c->heads = 1; c->nhid = 512; c->layers = 4; c->bptt = 64;
+    c->dropout = 0;
+    strcpy(c->norm, "post"); strcpy(c->pos, "sinusoidal"); strcpy(c->act, "relu");
+    strcpy(c->init, "uniform");
+    strcpy(c->data, "tinyshakespeare"); strcpy(c->tokenizer, "char");
+    c->train_frac = 0.9f;
+    c->batch = 12; strcpy(c->batching, "random");
+    c->steps = 2000;
+    strcpy(c->optimizer, "adamw");
+    c->lr = 1e-3f; c->beta1 = 0.9f; c->beta2 = 0.999f; c->eps = 1e-8f;
+    c->weight_decay = 0.01f;
+    strcpy(c->schedule, "constant");
+    c->step_size = 1000; c->gamma = 0.5f; c->patience = 3; c->factor = 0.5f;
+    c->log_every = 10; c->eval_every = 500; c->sample_every = 500; c->sample_tokens = 200;
+    c->sample_temp = 0.8f;
+    strcpy(c->sample_prompt, "\n");
+    c->checkpoint_every = 500; c->keep_checkpoints = 3;
+    strcpy(c->runs_dir, "runs");
+    c->seed = 1337;
+}
+
+const ConfigKey *config_keys(int *n)
+{
+    *n = N_KEYS;
+    return KEYS;
+}
+
+const ConfigKey *config_find_key(const char *key)
+{
+    for (int i = 0; i < N_KEYS; i++)
+        if (strcmp(KEYS[i].key, key) == 0)
+            return &KEYS[i];
+    return NULL;
+}
+
+/* Edit distance (insert, delete, substitute, transpose) between short strings. */
+static int distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int d[64][64];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+/* The key closest to an unknown one, or NULL when none is plausibly meant. */
+static const char *nearest_key(const char *key)
+{
+    const char *best = NULL;
+    int best_d = 1 + (int)strlen(key) / 3;
+    for (int i = 0; i < N_KEYS; i++) {
+        int dd = distance(key, KEYS[i].key);
+        if (dd < best_d || (dd <= best_d && !best && strncmp(KEYS[i].key, key, strlen(key)) == 0)) {
+            best_d = dd;
+            best = KEYS[i].key;
+        }
+    }
+    return best;
+}
+
+static int enum_has(const char *values, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = values; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return 1;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return 0;
+}
+
+static int parse_number(const ConfigKey *k, const char *value, double *out, char *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    while (*end && isspace((unsigned char)*end))
+        end++;
+    if (end == value || *end || errno == ERANGE || !isfinite(v))
+        return err_set(err, LM_EARG, "%s=%s: expected a %s", k->key, value,
+                       k->type == CFG_INT ? "whole number" : "number");
+    if (k->type == CFG_INT && v != floor(v))
+        return err_set(err, LM_EARG, "%s=%s: expected a whole number", k->key, value);
+    if (v < k->min || v > k->max)
+        return err_set(err, LM_EARG, "%s=%s is out of range: allowed %g to %g (%s)", k->key,
+                       value, k->min, k->max, k->help);
+    *out = v;
+    return LM_OK;
+}
+
+int config_set(Config *c, const char *key, const char *value, char *err)
+{
+    const ConfigKey *k = config_find_key(key);
+    if (!k) {
+        const char *near = nearest_key(key);
+        if (near)
+            return err_set(err, LM_EARG, "unknown key '%s' — did you mean '%s'?", key, near);
+        return err_set(err, LM_EARG, "unknown key '%s' (see `help set` for the keys)", key);
+    }
+    char *field = (char *)c + k->offset;
+    double v;
+    int rc;
+    switch (k->type) {
+    case CFG_INT:
+        if ((rc = parse_number(k, value, &v, err)))
+            return rc;
+        if (k->size == sizeof(long))
+            *(long *)field = (long)v;
+        else
+            *(int *)field = (int)v;
+        return LM_OK;
+    case CFG_FLOAT:
+        if ((rc = parse_number(k, value, &v, err)))
+            return rc;
+        if (k->size == sizeof(double))
+            *(double *)field = v;
+        else
+            *(float *)field = (float)v;
+        return LM_OK;
+    case CFG_BOOL:
+        if (!strcmp(value, "1") || !strcmp(value, "true") || !strcmp(value, "yes") ||
+            !strcmp(value, "on"))
+            *(int *)field = 1;
+        else if (!strcmp(value, "0") || !strcmp(value, "false") || !strcmp(value, "no") ||
+                 !strcmp(value, "off"))
+            *(int *)field = 0;
+        else
+            return err_set(err, LM_EARG, "%s=%s: expected true or false", key, value);
+        return LM_OK;
+    case CFG_ENUM:
+        if (!enum_has(k->values, value))
+            return err_set(err, LM_EARG, "%s=%s: allowed values are %s", key, value, k->values);
+        snprintf(field, k->size, "%s", value);
+        return LM_OK;
+    case CFG_STRING:
+        if (strlen(value) >= k->size)
+            return err_set(err, LM_EARG, "%s: value too long (at most %zu bytes)", key,
+                           k->size - 1);
+        snprintf(field, k->size, "%s", value);
+        return LM_OK;
+    }
+    return err_set(err, LM_EARG, "%s: unsupported type", key);
+}
+
+int config_set_pair(Config *c, const char *pair, char *err)
+{
+    const char *eq = strchr(pair, '=');
+    if (!eq || eq == pair)
+        return err_set(err, LM_EARG, "'%s': expected key=value", pair);
+    char key[64];
+    size_t n = (size_t)(eq - pair);
+    if (n >= sizeof key)
+        return err_set(err, LM_EARG, "'%.40s...': key too long", pair);
+    memcpy(key, pair, n);
+    key[n] = 0;
+    return config_set(c, key, eq + 1, err);
+}
+
+int config_get(const Config *c, const char *key, char *buf, size_t cap)
+{
+    const ConfigKey *k = config_find_key(key);
+    if (!k)
+        return -1;
+    const char *field = (const char *)c + k->offset;
+    switch (k->type) {
+    case CFG_INT:
+        if (k->size == sizeof(long))
+            snprintf(buf, cap, "%ld", *(const long *)field);
+        else
+            snprintf(buf, cap, "%d", *(const int *)field);
+        break;
+    case CFG_FLOAT:
+        snprintf(buf, cap, "%.9g",
+                 k->size == sizeof(double) ? *(const double *)field : *(const float *)field);
+        break;
+    case CFG_BOOL:
+        snprintf(buf, cap, "%s", *(const int *)field ? "true" : "false");
+        break;
+    default:
+        snprintf(buf, cap, "%s", field);
+    }
+    return 0;
+}
+
+/* Strings are written with C escapes so that prompts with newlines survive a line. */
+static void escape_into(char *out, size_t cap, const char *s)
+{
+    size_t o = 0;
+    for (; *s && o + 3 < cap; s++) {
+        if (*s == '\n') { out[o++] = '\\'; out[o++] = 'n'; }
+        else if (*s == '\t') { out[o++] = '\\'; out[o++] = 't'; }
+        else if (*s == '\\') { out[o++] = '\\'; out[o++] = '\\'; }
+        else out[o++] = *s;
+    }
+    out[o] = 0;
+}
+
+static void unescape(char *s)
+{
+    char *o = s;
+    for (; *s; s++) {
+        if (*s == '\\' && s[1]) {
+            s++;
+            *o++ = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = 0;
+}
+
+char *config_to_text(const Config *c)
+{
+    size_t cap = 8192, len = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    out[0] = 0;
+    for (int i = 0; i < N_KEYS; i++) {
+        char val[CONFIG_STR_LEN * 2], esc[CONFIG_STR_LEN * 2 + 8];
+        config_get(c, KEYS[i].key, val, sizeof val);
+        escape_into(esc, sizeof esc, val);
+        int n = snprintf(out + len, cap - len, "%s=%s\n", KEYS[i].key, esc);
+        if (n < 0 || (size_t)n >= cap - len) {
+            free(out);
+            return NULL;
+        }
+        len += (size_t)n;
+    }
+    return out;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = 0;
+    return s;
+}
+
+/* One line of an experiment file: comments, blank lines, key = value. */
+static int parse_line(Config *c, char *line, const char *where, int lineno, char *err)
+{
+    char *hash = strchr(line, '#');
+    if (hash && !strchr(line, '"'))
+        *hash = 0;
+    char *s = trim(line);
+    if (!*s)
+        return LM_OK;
+    char *eq = strchr(s, '=');
+    if (!eq)
+        return err_set(err, LM_EARG, "%s:%d: expected key=value, got '%s'", where, lineno, s);
+    *eq = 0;
+    char *key = trim(s), *val = trim(eq + 1);
+    size_t vl = strlen(val);
+    if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
+        val[vl - 1] = 0;
+        val++;
+    }
+    unescape(val);
+    char e2[LM_ERR_LEN];
+    if (config_set(c, key, val, e2))
+        return err_set(err, LM_EARG, "%s:%d: %s", where, lineno, e2);
+    return LM_OK;
+}
+
+int config_from_text(Config *c, const char *text, char *err)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return err_set(err, LM_ENOMEM, "out of memory");
+    int rc = LM_OK, lineno = 0;
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        if ((rc = parse_line(c, line, "config", lineno, err)))
+            break;
+    }
+    free(copy);
+    return rc;
+}
+
+int config_load_file(Config *c, const char *path, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(err, LM_EIO, "cannot open experiment file %s: %s", path, strerror(errno));
+    char line[2048];
+    int lineno = 0, rc = LM_OK;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = err_set(err, LM_EFORMAT, "%s:%d: line too long", path, lineno);
+            break;
+        }
+        if ((rc = parse_line(c, line, path, lineno, err)))
+            break;
+    }
+    fclose(f);
+    return rc;
+}
+
+int config_is_dispatcher(const Config *c)
+{
+    return !strcmp(c->model, "dispatcher") || !strcmp(c->model, "dispatcher-mh");
+}
+
+int config_is_transformer(const Config *c)
+{
+    return config_is_dispatcher(c) || !strcmp(c->model, "msa");
+}
+
+int config_is_recurrent(const Config *c)
+{
+    return !strcmp(c->model, "lstm") || !strcmp(c->model, "gru") || !strcmp(c->model, "rnn");
+}
+
+int config_levels(const Config *c)
+{
+    int L = 0;
+    while ((2L << L) <= c->bptt)
+        L++;
+    return L;
+}
+
+int config_validate(const Config *c, char *err)
+{
+    if (config_is_transformer(c) && c->d % c->heads)
+        return err_set(err, LM_EARG, "heads=%d does not divide d=%d: pick heads among the "
+                       "divisors of d", c->heads, c->d);
+    if (config_is_dispatcher(c) && (c->bptt & (c->bptt - 1)))
+        return err_set(err, LM_EARG, "bptt=%d: Dispatcher models need a power of two "
+                       "(levels = log2(bptt)); try %d", c->bptt, 1 << config_levels(c));
+    if (config_is_transformer(c) && !strcmp(c->pos, "sinusoidal") && c->d % 2)
+        return err_set(err, LM_EARG, "d=%d: sinusoidal positions need an even d", c->d);
+    if (config_is_recurrent(c) && c->tie && c->d != c->nhid)
+        return err_set(err, LM_EARG, "tie=true needs d == nhid for recurrent models "
+                       "(d=%d, nhid=%d)", c->d, c->nhid);
+    if (!strcmp(c->model, "linear") && c->bptt > 4096)
+        return err_set(err, LM_EARG, "bptt=%d: the linear LM mixes a bptt x bptt matrix; "
+                       "keep it at most 4096", c->bptt);
+    if (c->steps == 0 && c->epochs == 0)
+        return err_set(err, LM_EARG, "set a budget: steps=N or epochs=N");
+    if (!strcmp(c->schedule, "cosine") && c->steps == 0)
+        return err_set(err, LM_EARG, "schedule=cosine needs steps=N (it decays to min_lr at "
+                       "the last step)");
+    if (!strcmp(c->tokenizer, "bpe") && c->vocab_size && c->vocab_size < 257)
+        return err_set(err, LM_EARG, "vocab_size=%d: bpe needs at least 257 (256 bytes + one "
+                       "merge)", c->vocab_size);
+    if (c->min_lr > c->lr)
+        return err_set(err, LM_EARG, "min_lr=%g is above lr=%g", c->min_lr, c->lr);
+    return LM_OK;
+}

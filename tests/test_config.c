@@ -1,0 +1,107 @@
+/* test_config.c — the key table: defaults validate, every bad value is refused with a
+ * message naming key and value, text round trip, experiment files. */
+#include "check.h"
+#include "config.h"
+#include "err.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void expect_refused(const char *pair, const char *needle)
+{
+    Config c;
+    char err[LM_ERR_LEN] = "";
+    config_defaults(&c);
+    int rc = config_set_pair(&c, pair, err);
+    CHECK(rc == LM_EARG, "'%s' accepted", pair);
+    CHECK(strstr(err, needle) != NULL, "'%s': message '%s' lacks '%s'", pair, err, needle);
+}
+
+static void expect_invalid(const char *pairs[], const char *needle)
+{
+    Config c;
+    char err[LM_ERR_LEN] = "";
+    config_defaults(&c);
+    for (int i = 0; pairs[i]; i++)
+        CHECK(config_set_pair(&c, pairs[i], err) == LM_OK, "%s: %s", pairs[i], err);
+    CHECK(config_validate(&c, err) != LM_OK, "combination accepted (%s)", pairs[0]);
+    CHECK(strstr(err, needle) != NULL, "message '%s' lacks '%s'", err, needle);
+}
+
+int main(void)
+{
+    Config c, d;
+    char err[LM_ERR_LEN];
+    config_defaults(&c);
+    CHECK(config_validate(&c, err) == LM_OK, "defaults invalid: %s", err);
+    CHECK(config_levels(&c) == 6, "levels of bptt=64: %d", config_levels(&c));
+
+    /* every kind of bad value */
+    expect_refused("lrr=0.1", "did you mean 'lr'");
+    expect_refused("stpes=10", "did you mean 'steps'");
+    expect_refused("xyzzy=1", "unknown key 'xyzzy'");
+    expect_refused("d=0", "out of range");
+    expect_refused("lr=-1", "out of range");
+    expect_refused("batch=1000000000", "out of range");
+    expect_refused("bptt=1", "out of range");
+    expect_refused("d=12.5", "whole number");
+    expect_refused("d=abc", "whole number");
+    expect_refused("lr=nan", "number");
+    expect_refused("lr=1e999", "number");
+    expect_refused("model=transformer", "allowed values are dispatcher|");
+    expect_refused("tie=maybe", "true or false");
+    expect_refused("=5", "expected key=value");
+    expect_refused("steps", "expected key=value");
+
+    const char *heads[] = {"d=100", "heads=3", NULL};
+    expect_invalid(heads, "does not divide");
+    const char *bptt[] = {"bptt=48", NULL};
+    expect_invalid(bptt, "power of two");
+    const char *tie[] = {"model=lstm", "tie=true", "d=64", "nhid=128", NULL};
+    expect_invalid(tie, "d == nhid");
+    const char *budget[] = {"steps=0", "epochs=0", NULL};
+    expect_invalid(budget, "budget");
+    const char *cos[] = {"schedule=cosine", "steps=0", "epochs=2", NULL};
+    expect_invalid(cos, "cosine");
+
+    /* msa with heads not a power of two is fine */
+    config_defaults(&c);
+    CHECK(config_set_pair(&c, "model=msa", err) == LM_OK, "%s", err);
+    CHECK(config_set_pair(&c, "bptt=48", err) == LM_OK, "%s", err);
+    CHECK(config_validate(&c, err) == LM_OK, "msa bptt=48 refused: %s", err);
+
+    /* text round trip, including a prompt with a newline and a quote */
+    config_defaults(&c);
+    config_set_pair(&c, "sample_prompt=ROMEO:\nO \"Juliet\"", err);
+    config_set_pair(&c, "lr=0.0003", err);
+    config_set_pair(&c, "time_budget=12.5", err);
+    char *text = config_to_text(&c);
+    CHECK(text != NULL, "to_text failed");
+    config_defaults(&d);
+    CHECK(config_from_text(&d, text, err) == LM_OK, "from_text: %s", err);
+    CHECK(memcmp(&c, &d, sizeof c) == 0, "round trip differs");
+    CHECK(strcmp(d.sample_prompt, "ROMEO:\nO \"Juliet\"") == 0, "prompt '%s'", d.sample_prompt);
+    free(text);
+
+    /* experiment file with comments and an error on line 3 */
+    char path[] = "/tmp/lmlab_cfg_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# a comment\nmodel = msa   # trailing\nheads = four\n");
+    fclose(f);
+    config_defaults(&c);
+    CHECK(config_load_file(&c, path, err) == LM_EARG, "bad file accepted");
+    CHECK(strstr(err, ":3:") && strstr(err, "heads"), "message '%s'", err);
+    CHECK(strcmp(c.model, "msa") == 0, "line 2 not applied");
+    unlink(path);
+    CHECK(config_load_file(&c, "/nonexistent/x.conf", err) == LM_EIO, "missing file");
+    CHECK(strstr(err, "/nonexistent/x.conf") != NULL, "message '%s'", err);
+
+    int n;
+    const ConfigKey *keys = config_keys(&n);
+    CHECK(n > 40, "only %d keys", n);
+    for (int i = 0; i < n; i++)
+        CHECK(keys[i].help && keys[i].group, "key %s lacks help", keys[i].key);
+    return check_summary();
+}
