@@ -1,0 +1,26 @@
+/* linear.h — the fully connected layer y = x W^T + b in PyTorch nn.Linear layout
+ * (w is (C_out, C_in)), forward and backward over batch-major rows, via cblas_sgemm.
+ * Not a general matrix library and not an allocator: callers own every buffer. */
+#ifndef LM_LINEAR_H
+#define LM_LINEAR_H
+
+/* out = inp . w^T + b for N rows. b may be NULL (no bias). out is overwritten and must
+ * not alias inp or w. Never fails. */
+void linear_forward(float *out,        /* (N, C_out) */
+                    const float *inp,  /* (N, C_in) */
+                    const float *w,    /* (C_out, C_in) */
+                    const float *b,    /* (C_out) or NULL */
+                    int N, int C_in, int C_out);
+
+/* Gradients of linear_forward, ADDED into the outputs: dinp += dout . w,
+ * dw += dout^T . inp, db += column sums of dout. Any of dinp, dw, db may be NULL
+ * (that gradient is skipped). Never fails. */
+void linear_backward(float *dinp,       /* (N, C_in) or NULL */
+                     float *dw,         /* (C_out, C_in) or NULL */
+                     float *db,         /* (C_out) or NULL */
+                     const float *dout, /* (N, C_out) */
+                     const float *inp,  /* (N, C_in) */
+                     const float *w,    /* (C_out, C_in) */
+                     int N, int C_in, int C_out);
+
+#endif
