@@ -1,0 +1,235 @@
+/* test_dispatcher.c — the Dispatcher layer against finite differences, the PyTorch
+ * fixtures (tests/fixtures/dispatcher_*_layer_*.safetensors, made by
+ * /work/shared/fixtures/make_fixtures.py) and its own streaming decoder.
+ * Not a test of level dropout drawing (the caller's job) or of whole models. */
+#include "check.h"
+#include "dispatcher.h"
+#include "err.h"
+#include "rng.h"
+#include "safetensors.h"
+
+#include <string.h>
+
+static double loss_of(const DispatcherDims *dd, float *out, float *act, const float *x,
+                      const float *wi, const float *wg, const float *wo,
+                      const unsigned char *skip, const float *G, int B, int T)
+{
+    dispatcher_forward(dd, out, act, x, wi, wg, wo, skip, B, T);
+    double s = 0;
+    for (long i = 0; i < (long)B * T * dd->d; i++)
+        s += (double)out[i] * G[i];
+    return s;
+}
+
+/* Central differences of sum(out*G) w.r.t. every entry of p (n floats) against an.
+ * Tolerance: |fd - an| <= 4e-3 + 1e-2 |an| (float forward, eps 1e-3, loss in double). */
+static void fd_check(const char *what, float *p, const float *an, long n,
+                     const DispatcherDims *dd, float *out, float *act, const float *x,
+                     const float *wi, const float *wg, const float *wo,
+                     const unsigned char *skip, const float *G, int B, int T)
+{
+    const float eps = 1e-3f;
+    float *fd = malloc(sizeof(float) * n);
+    for (long i = 0; i < n; i++) {
+        float keep = p[i];
+        p[i] = keep + eps;
+        double lp = loss_of(dd, out, act, x, wi, wg, wo, skip, G, B, T);
+        p[i] = keep - eps;
+        double lm = loss_of(dd, out, act, x, wi, wg, wo, skip, G, B, T);
+        p[i] = keep;
+        fd[i] = (float)((lp - lm) / (2.0 * eps));
+    }
+    CHECK_CLOSE(what, an, fd, n, 1e-2, 4e-3);
+    free(fd);
+}
+
+static void test_fd(DispatcherKind kind, int heads, int T, const unsigned char *skip)
+{
+    DispatcherDims dd = {kind, 8, heads, 3};   /* bptt 8, T < bptt */
+    int B = 2;
+    long nx = (long)B * T * dd.d;
+    long ni = dispatcher_w_in_floats(&dd), ng = dispatcher_w_gate_floats(&dd);
+    Rng r;
+    rng_seed(&r, 1234 + heads * 10 + kind + T);
+    float *x = malloc(sizeof(float) * nx), *G = malloc(sizeof(float) * nx);
+    float *out = malloc(sizeof(float) * nx), *dx = calloc(nx, sizeof(float));
+    float *wi = malloc(sizeof(float) * ni), *wo = malloc(sizeof(float) * ni);
+    float *wg = malloc(sizeof(float) * ng);
+    float *dwi = calloc(ni, sizeof(float)), *dwo = calloc(ni, sizeof(float));
+    float *dwg = calloc(ng, sizeof(float));
+    float *act = malloc(sizeof(float) * dispatcher_act_floats(&dd, B, T));
+    float *scr = malloc(sizeof(float) * dispatcher_scratch_floats(&dd, B, T));
+    rng_fill_normal(&r, x, nx, 0, 1);
+    rng_fill_normal(&r, G, nx, 0, 1);
+    rng_fill_uniform(&r, wi, ni, -0.6f, 0.6f);
+    rng_fill_uniform(&r, wo, ni, -0.6f, 0.6f);
+    rng_fill_uniform(&r, wg, ng, -0.6f, 0.6f);
+    loss_of(&dd, out, act, x, wi, wg, wo, skip, G, B, T);
+    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, skip, B, T);
+    printf(" FD %s heads=%d T=%d skip=%s\n", kind == DISPATCHER_PAPER ? "paper" : "mh", heads,
+           T, skip ? "yes" : "no");
+    fd_check("d input", x, dx, nx, &dd, out, act, x, wi, wg, wo, skip, G, B, T);
+    fd_check("d linear_in", wi, dwi, ni, &dd, out, act, x, wi, wg, wo, skip, G, B, T);
+    fd_check("d internal_attention", wg, dwg, ng, &dd, out, act, x, wi, wg, wo, skip, G, B, T);
+    fd_check("d linear_out", wo, dwo, ni, &dd, out, act, x, wi, wg, wo, skip, G, B, T);
+    /* backward adds: a second call doubles the gradient */
+    float *dx2 = malloc(sizeof(float) * nx);
+    memcpy(dx2, dx, sizeof(float) * nx);
+    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, skip, B, T);
+    for (long i = 0; i < nx; i++)
+        dx2[i] *= 2;
+    CHECK_CLOSE("backward accumulates (+=)", dx, dx2, nx, 1e-6, 1e-6);
+    free(x), free(G), free(out), free(dx), free(dx2), free(wi), free(wo), free(wg);
+    free(dwi), free(dwo), free(dwg), free(act), free(scr);
+}
+
+/* (T,B,C) -> (B,T,C) when to_btc, else the reverse. */
+static void transpose_tb(float *dst, const float *src, int T, int B, int C, int to_btc)
+{
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) {
+            const float *s = to_btc ? src + ((size_t)t * B + b) * C : src + ((size_t)b * T + t) * C;
+            float *o = to_btc ? dst + ((size_t)b * T + t) * C : dst + ((size_t)t * B + b) * C;
+            memcpy(o, s, sizeof(float) * C);
+        }
+}
+
+static float *read_t(const SafeTensors *st, const char *name, size_t n)
+{
+    char err[LM_ERR_LEN];
+    float *p = malloc(sizeof(float) * (n ? n : 1));
+    int rc = safetensors_read_f32(st, name, p, n, err);
+    CHECK(rc == LM_OK, "%s", err);
+    if (rc != LM_OK)
+        memset(p, 0, sizeof(float) * n);
+    return p;
+}
+
+static int meta_int(const SafeTensors *st, const char *key)
+{
+    const char *v = safetensors_meta(st, key);
+    CHECK(v != NULL, "metadata %s missing", key);
+    return v ? atoi(v) : 1;
+}
+
+/* Parity with PyTorch: rtol 1e-5, atol 1e-5 on output, coefficients and every gradient. */
+static void test_fixture(const char *name, DispatcherKind kind)
+{
+    char path[1024], err[LM_ERR_LEN];
+    const char *dir = getenv("LMLAB_FIXTURES");
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir ? dir : "tests/fixtures", name);
+    SafeTensors *st = NULL;
+    int rc = safetensors_open(path, &st, err);
+    CHECK(rc == LM_OK, "%s", err);
+    if (rc != LM_OK)
+        return;
+    int d = meta_int(st, "d"), heads = meta_int(st, "heads"), T = meta_int(st, "T");
+    int B = meta_int(st, "B");
+    DispatcherDims dd = {kind, d, heads, dispatcher_levels(meta_int(st, "bptt"))};
+    printf(" parity %s (d=%d heads=%d T=%d B=%d levels=%d)\n", name, d, heads, T, B, dd.levels);
+    size_t nx = (size_t)B * T * d, ni = dispatcher_w_in_floats(&dd);
+    size_t ng = dispatcher_w_gate_floats(&dd), nc = (size_t)B * heads * T * dd.levels;
+    float *x_tb = read_t(st, "input", nx), *y_tb = read_t(st, "output", nx);
+    float *g_tb = read_t(st, "grad_output", nx), *gx_tb = read_t(st, "grad_input", nx);
+    float *coef = read_t(st, "coefficients", nc);
+    float *wi = read_t(st, "param.linear_in.weight", ni);
+    float *wg = read_t(st, "param.internal_attention.weight", ng);
+    float *wo = read_t(st, "param.linear_out.weight", ni);
+    float *gwi = read_t(st, "grad.linear_in.weight", ni);
+    float *gwg = read_t(st, "grad.internal_attention.weight", ng);
+    float *gwo = read_t(st, "grad.linear_out.weight", ni);
+    float *x = malloc(sizeof(float) * nx), *G = malloc(sizeof(float) * nx);
+    float *out = malloc(sizeof(float) * nx), *tmp = malloc(sizeof(float) * nx);
+    float *dx = calloc(nx, sizeof(float)), *dwi = calloc(ni, sizeof(float));
+    float *dwo = calloc(ni, sizeof(float)), *dwg = calloc(ng, sizeof(float));
+    float *act = malloc(sizeof(float) * dispatcher_act_floats(&dd, B, T));
+    float *scr = malloc(sizeof(float) * dispatcher_scratch_floats(&dd, B, T));
+    transpose_tb(x, x_tb, T, B, d, 1);
+    transpose_tb(G, g_tb, T, B, d, 1);
+    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, B, T);
+    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, NULL, B, T);
+    transpose_tb(tmp, out, T, B, d, 0);
+    CHECK_CLOSE("output", tmp, y_tb, nx, 1e-5, 1e-5);
+    double ymax = 0;
+    for (size_t i = 0; i < nx; i++)
+        ymax = fmax(ymax, fabs(y_tb[i]));
+    CHECK(ymax > 0.01, "fixture output is (nearly) zero: %g", ymax);   /* guards a bad read */
+    CHECK_CLOSE("coefficients", dispatcher_coeffs(&dd, act, B, T), coef, nc, 1e-5, 1e-5);
+    transpose_tb(tmp, dx, T, B, d, 0);
+    CHECK_CLOSE("grad_input", tmp, gx_tb, nx, 1e-5, 1e-5);
+    CHECK_CLOSE("grad.linear_in.weight", dwi, gwi, ni, 1e-5, 1e-5);
+    CHECK_CLOSE("grad.internal_attention.weight", dwg, gwg, ng, 1e-5, 1e-5);
+    CHECK_CLOSE("grad.linear_out.weight", dwo, gwo, ni, 1e-5, 1e-5);
+    free(x_tb), free(y_tb), free(g_tb), free(gx_tb), free(coef), free(wi), free(wg), free(wo);
+    free(gwi), free(gwg), free(gwo), free(x), free(G), free(out), free(tmp), free(dx);
+    free(dwi), free(dwo), free(dwg), free(act), free(scr);
+    safetensors_close(st);
+}
+
+/* Streaming decoding of T tokens equals the full forward over them (B = 1), tol 1e-4;
+ * T may exceed 2^levels (positions keep counting, as in the reference). */
+static void test_step(DispatcherKind kind, int T)
+{
+    DispatcherDims dd = {kind, 16, 1, 4};   /* bptt 16 */
+    long nx = (long)T * dd.d, ni = dispatcher_w_in_floats(&dd);
+    long ng = dispatcher_w_gate_floats(&dd);
+    Rng r;
+    rng_seed(&r, 77 + T + kind);
+    float *x = malloc(sizeof(float) * nx), *out = malloc(sizeof(float) * nx);
+    float *so = malloc(sizeof(float) * nx), *sc = malloc(sizeof(float) * T * dd.levels);
+    float *wi = malloc(sizeof(float) * ni), *wo = malloc(sizeof(float) * ni);
+    float *wg = malloc(sizeof(float) * ng);
+    float *act = malloc(sizeof(float) * dispatcher_act_floats(&dd, 1, T));
+    rng_fill_normal(&r, x, nx, 0, 1);
+    rng_fill_uniform(&r, wi, ni, -0.4f, 0.4f);
+    rng_fill_uniform(&r, wo, ni, -0.4f, 0.4f);
+    rng_fill_uniform(&r, wg, ng, -0.4f, 0.4f);
+    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, 1, T);
+    DispatcherCache *c = dispatcher_cache_create(&dd);
+    CHECK(c != NULL, "cache_create");
+    if (!c)
+        return;
+    for (int pass = 0; pass < 2; pass++) {   /* the second pass checks reset */
+        dispatcher_cache_reset(c);
+        for (int t = 0; t < T; t++)
+            dispatcher_step(&dd, c, so + (long)t * dd.d, sc + (long)t * dd.levels,
+                            x + (long)t * dd.d, wi, wg, wo, t);
+    }
+    printf(" step %s T=%d\n", kind == DISPATCHER_PAPER ? "paper" : "mh", T);
+    CHECK_CLOSE("step output == forward", so, out, nx, 1e-4, 1e-4);
+    CHECK_CLOSE("step coefficients == forward", sc, dispatcher_coeffs(&dd, act, 1, T),
+                (long)T * dd.levels, 1e-4, 1e-4);
+    DispatcherDims d4 = dd;
+    d4.heads = 4;
+    CHECK(dispatcher_cache_create(&d4) == NULL, "no streaming cache with heads > 1");
+    dispatcher_cache_destroy(c);
+    dispatcher_cache_destroy(NULL);
+    free(x), free(out), free(so), free(sc), free(wi), free(wo), free(wg), free(act);
+}
+
+int main(void)
+{
+    CHECK(dispatcher_levels(16) == 4 && dispatcher_levels(64) == 6 && dispatcher_levels(20) == 4,
+          "levels = floor(log2(bptt))");
+    DispatcherDims dd = {DISPATCHER_PAPER, 16, 2, 6};
+    CHECK(dispatcher_used_levels(&dd, 11) == 4, "T=11: shifts 1,2,4,8 only");
+    static const unsigned char skip[3] = {1, 0, 1}, skip_mh[3] = {0, 1, 0};
+    for (int heads = 1; heads <= 4; heads *= 4) {
+        test_fd(DISPATCHER_PAPER, heads, 6, NULL);
+        test_fd(DISPATCHER_PAPER, heads, 5, skip);
+        test_fd(DISPATCHER_PAPER, heads, 3, NULL);   /* level 2 (shift 4) skipped for length */
+        test_fd(DISPATCHER_MH, heads, 6, NULL);
+        test_fd(DISPATCHER_MH, heads, 7, skip_mh);
+    }
+    test_fixture("dispatcher_layer_h1", DISPATCHER_PAPER);
+    test_fixture("dispatcher_layer_h4", DISPATCHER_PAPER);
+    test_fixture("dispatcher_layer_short", DISPATCHER_PAPER);
+    test_fixture("dispatcher_mh_layer_h4", DISPATCHER_MH);
+    test_step(DISPATCHER_PAPER, 16);
+    test_step(DISPATCHER_PAPER, 5);
+    test_step(DISPATCHER_MH, 16);
+    test_step(DISPATCHER_MH, 11);
+    test_step(DISPATCHER_PAPER, 40);   /* past bptt: all levels apply */
+    test_step(DISPATCHER_MH, 40);
+    return check_summary();
+}
