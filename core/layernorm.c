@@ -1,0 +1,118 @@
+/* layernorm.c — nn.LayerNorm forward/backward (see layernorm.h).
+ * Reference: https://pytorch.org/docs/stable/generated/torch.nn.LayerNorm.html and the
+ * backward of llm.c's layernorm_backward. Per row: two passes in float (mean, then the
+ * centred variance, which avoids the cancellation of E[x^2] - E[x]^2), each a reduction
+ * over 16 independent lanes so gcc vectorises it without -ffast-math. No doubles.
+ * Not a fused residual+norm kernel. */
+#include "layernorm.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define LN_LANES 16
+
+/* sum_c x[c] in 16 lanes. */
+static float ln_sum(const float *x, int C)
+{
+    float lane[LN_LANES] = {0};
+    int c = 0;
+    for (; c + LN_LANES <= C; c += LN_LANES)
+        for (int j = 0; j < LN_LANES; j++)
+            lane[j] += x[c + j];
+    float s = 0.0f;
+    for (; c < C; c++)
+        s += x[c];
+    for (int j = 0; j < LN_LANES; j++)
+        s += lane[j];
+    return s;
+}
+
+/* sum_c (x[c] - m)^2 in 16 lanes. */
+static float ln_sum_sq_centred(const float *x, float m, int C)
+{
+    float lane[LN_LANES] = {0};
+    int c = 0;
+    for (; c + LN_LANES <= C; c += LN_LANES)
+        for (int j = 0; j < LN_LANES; j++) {
+            float d = x[c + j] - m;
+            lane[j] += d * d;
+        }
+    float s = 0.0f;
+    for (; c < C; c++)
+        s += (x[c] - m) * (x[c] - m);
+    for (int j = 0; j < LN_LANES; j++)
+        s += lane[j];
+    return s;
+}
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
+                       const float *b, int N, int C)
+{
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * C;
+        float *o = out + (size_t)n * C;
+        float m = ln_sum(x, C) / (float)C;
+        float var = ln_sum_sq_centred(x, m, C) / (float)C;
+        float s = 1.0f / sqrtf(var + LAYERNORM_EPS);
+        if (w && b)
+            for (int c = 0; c < C; c++)
+                o[c] = (x[c] - m) * s * w[c] + b[c];
+        else
+            for (int c = 0; c < C; c++)
+                o[c] = (x[c] - m) * s * (w ? w[c] : 1.0f) + (b ? b[c] : 0.0f);
+        if (mean)
+            mean[n] = m;
+        if (rstd)
+            rstd[n] = s;
+    }
+}
+
+/* For one row: the means over c of g = dout*w and of g*xhat (16-lane reductions). */
+static void ln_row_means(float *g_mean, float *gx_mean, const float *d, const float *x,
+                         const float *w, float m, float s, int C)
+{
+    float lg[LN_LANES] = {0}, lgx[LN_LANES] = {0};
+    float a = 0.0f, bsum = 0.0f;
+    int c = 0;
+    for (; c + LN_LANES <= C; c += LN_LANES)
+        for (int j = 0; j < LN_LANES; j++) {
+            float g = d[c + j] * (w ? w[c + j] : 1.0f);
+            lg[j] += g;
+            lgx[j] += g * (x[c + j] - m) * s;
+        }
+    for (; c < C; c++) {
+        float g = d[c] * (w ? w[c] : 1.0f);
+        a += g;
+        bsum += g * (x[c] - m) * s;
+    }
+    for (int j = 0; j < LN_LANES; j++) {
+        a += lg[j];
+        bsum += lgx[j];
+    }
+    *g_mean = a / (float)C;
+    *gx_mean = bsum / (float)C;
+}
+
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                        const float *w, const float *mean, const float *rstd, int N, int C)
+{
+    for (int n = 0; n < N; n++) {
+        const float *d = dout + (size_t)n * C;
+        const float *x = inp + (size_t)n * C;
+        float *di = dinp + (size_t)n * C;
+        float m = mean[n], s = rstd[n];
+        float g_mean, gx_mean;
+        ln_row_means(&g_mean, &gx_mean, d, x, w, m, s, C);
+        for (int c = 0; c < C; c++) {
+            float xhat = (x[c] - m) * s;
+            float g = d[c] * (w ? w[c] : 1.0f);
+            di[c] += (g - g_mean - xhat * gx_mean) * s;
+        }
+        if (dw)
+            for (int c = 0; c < C; c++)
+                dw[c] += d[c] * (x[c] - m) * s;
+        if (db)
+            for (int c = 0; c < C; c++)
+                db[c] += d[c];
+    }
+}
