@@ -1,0 +1,515 @@
+/* test_layers.c — tests of the basic layer kernels: linear, embedding, posenc, layernorm,
+ * activation, dropout, crossentropy. Every backward gets a central finite-difference check
+ * of the scalar L = sum(out * G) (G random, L accumulated in double), forward passes are
+ * compared with naive double-precision loops, and posenc with values printed by torch.
+ * Not a benchmark and not a PyTorch-fixture test (the model tests do that). Fixed seeds. */
+#include "activation.h"
+#include "check.h"
+#include "crossentropy.h"
+#include "dropout.h"
+#include "embedding.h"
+#include "layernorm.h"
+#include "linear.h"
+#include "posenc.h"
+#include "rng.h"
+
+#include <string.h>
+
+/* FD tolerances. The loss is float32 forward math accumulated in double; with eps = 1e-3
+ * the float rounding of the outputs gives numeric-gradient noise of ~1e-4 and the
+ * truncation error is O(eps^2), so atol 2e-3 plus rtol 1e-2 separates a correct gradient
+ * from a wrong one (a wrong term is off by O(1)). */
+#define FD_EPS 1e-3f
+#define FD_RTOL 1e-2
+#define FD_ATOL 2e-3
+
+typedef double (*LossFn)(void *ctx);
+
+static float *buf(long n)
+{
+    float *p = calloc((size_t)n, sizeof *p);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static float *rand_buf(Rng *r, long n, float lo, float hi)
+{
+    float *p = buf(n);
+    rng_fill_uniform(r, p, n, lo, hi);
+    return p;
+}
+
+static double dot_d(const float *a, const float *b, long n)
+{
+    double s = 0;
+    for (long i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+/* Bit-for-bit equality (exact checks, where CHECK_CLOSE's 0/0 would be NaN). */
+static int same_bits(const float *a, const float *b, long n)
+{
+    return memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+/* Central differences of f with respect to every element of x, checked against grad. */
+static void fd_check(const char *what, LossFn f, void *ctx, float *x, const float *grad,
+                     long n)
+{
+    float *num = buf(n);
+    for (long i = 0; i < n; i++) {
+        float keep = x[i];
+        x[i] = keep + FD_EPS;
+        double lp = f(ctx);
+        x[i] = keep - FD_EPS;
+        double lm = f(ctx);
+        x[i] = keep;
+        num[i] = (float)((lp - lm) / (2.0 * FD_EPS));
+    }
+    CHECK_CLOSE(what, grad, num, n, FD_RTOL, FD_ATOL);
+    free(num);
+}
+
+/* ---------------------------------------------------------------- linear */
+
+typedef struct {
+    float *out, *inp, *w, *b, *G;
+    int N, Ci, Co;
+} LinCtx;
+
+static double linear_loss(void *p)
+{
+    LinCtx *c = p;
+    linear_forward(c->out, c->inp, c->w, c->b, c->N, c->Ci, c->Co);
+    return dot_d(c->out, c->G, (long)c->N * c->Co);
+}
+
+static void test_linear_forward(Rng *r, int N, int Ci, int Co, int bias)
+{
+    float *inp = rand_buf(r, (long)N * Ci, -1, 1), *w = rand_buf(r, (long)Co * Ci, -1, 1);
+    float *b = bias ? rand_buf(r, Co, -1, 1) : NULL;
+    float *out = buf((long)N * Co), *ref = buf((long)N * Co);
+    for (long i = 0; i < (long)N * Co; i++)
+        out[i] = 1e9f;   /* must be overwritten, not accumulated */
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < Co; o++) {
+            double s = b ? b[o] : 0.0;
+            for (int i = 0; i < Ci; i++)
+                s += (double)inp[n * Ci + i] * w[o * Ci + i];
+            ref[n * Co + o] = (float)s;
+        }
+    linear_forward(out, inp, w, b, N, Ci, Co);
+    char what[64];
+    snprintf(what, sizeof what, "linear fwd %dx%d->%d bias=%d", N, Ci, Co, bias);
+    /* float32 dot products of length <= 96 with |terms| <= 1: error <~ 1e-5 */
+    CHECK_CLOSE(what, out, ref, (long)N * Co, 1e-5, 1e-5);
+    free(inp), free(w), free(b), free(out), free(ref);
+}
+
+static void test_linear_backward(Rng *r)
+{
+    LinCtx c = {.N = 5, .Ci = 7, .Co = 6};
+    long ni = (long)c.N * c.Ci, nw = (long)c.Co * c.Ci, no = (long)c.N * c.Co;
+    c.inp = rand_buf(r, ni, -1, 1), c.w = rand_buf(r, nw, -1, 1), c.b = rand_buf(r, c.Co, -1, 1);
+    c.G = rand_buf(r, no, -1, 1), c.out = buf(no);
+    float *dinp = buf(ni), *dw = buf(nw), *db = buf(c.Co);
+    /* gradients start at 0.5: backward must add, so subtract it again afterwards */
+    for (long i = 0; i < ni; i++) dinp[i] = 0.5f;
+    for (long i = 0; i < nw; i++) dw[i] = 0.5f;
+    for (int i = 0; i < c.Co; i++) db[i] = 0.5f;
+    linear_forward(c.out, c.inp, c.w, c.b, c.N, c.Ci, c.Co);
+    linear_backward(dinp, dw, db, c.G, c.inp, c.w, c.N, c.Ci, c.Co);
+    for (long i = 0; i < ni; i++) dinp[i] -= 0.5f;
+    for (long i = 0; i < nw; i++) dw[i] -= 0.5f;
+    for (int i = 0; i < c.Co; i++) db[i] -= 0.5f;
+    fd_check("linear FD dinp", linear_loss, &c, c.inp, dinp, ni);
+    fd_check("linear FD dw", linear_loss, &c, c.w, dw, nw);
+    fd_check("linear FD db", linear_loss, &c, c.b, db, c.Co);
+    /* NULL gradients are skipped; the others are unchanged by the skip */
+    float *dw2 = buf(nw);
+    linear_backward(NULL, dw2, NULL, c.G, c.inp, c.w, c.N, c.Ci, c.Co);
+    CHECK_CLOSE("linear dw alone == dw", dw2, dw, nw, 1e-6, 1e-6);
+    free(c.inp), free(c.w), free(c.b), free(c.G), free(c.out), free(dinp), free(dw), free(db);
+    free(dw2);
+}
+
+/* ---------------------------------------------------------------- embedding */
+
+typedef struct {
+    float *out, *wte, *G;
+    const int *tok;
+    int N, C;
+    float scale;
+} EmbCtx;
+
+static double embedding_loss(void *p)
+{
+    EmbCtx *c = p;
+    embedding_forward(c->out, c->tok, c->wte, c->scale, c->N, c->C);
+    return dot_d(c->out, c->G, (long)c->N * c->C);
+}
+
+static void test_embedding(Rng *r)
+{
+    static const int tok[6] = {3, 0, 3, 4, 1, 3};   /* repeats must accumulate */
+    EmbCtx c = {.tok = tok, .N = 6, .C = 5, .scale = 2.5f};
+    int V = 5;
+    c.wte = rand_buf(r, (long)V * c.C, -1, 1), c.G = rand_buf(r, (long)c.N * c.C, -1, 1);
+    c.out = buf((long)c.N * c.C);
+    embedding_forward(c.out, tok, c.wte, c.scale, c.N, c.C);
+    int exact = 1;
+    for (int n = 0; n < c.N; n++)
+        for (int k = 0; k < c.C; k++)
+            exact &= c.out[n * c.C + k] == c.wte[tok[n] * c.C + k] * 2.5f;
+    CHECK(exact, "embedding forward is not wte[tok] * scale");
+    float *dwte = buf((long)V * c.C);
+    embedding_backward(dwte, c.G, tok, c.scale, c.N, c.C);
+    fd_check("embedding FD dwte", embedding_loss, &c, c.wte, dwte, (long)V * c.C);
+    int untouched = 1;   /* token 2 never occurs */
+    for (int k = 0; k < c.C; k++)
+        untouched &= dwte[2 * c.C + k] == 0.0f;
+    CHECK(untouched, "embedding backward wrote a row of an absent token");
+    free(c.wte), free(c.G), free(c.out), free(dwte);
+}
+
+/* ---------------------------------------------------------------- posenc */
+
+typedef struct {
+    float *x, *x0, *table, *G;
+    int B, T, C, t0;
+} PosCtx;
+
+static double posenc_loss(void *p)
+{
+    PosCtx *c = p;
+    long n = (long)c->B * c->T * c->C;
+    memcpy(c->x, c->x0, (size_t)n * sizeof *c->x);
+    posenc_add(c->x, c->table, c->B, c->T, c->C, c->t0);
+    return dot_d(c->x, c->G, n);
+}
+
+static void test_posenc_sinusoid(void)
+{
+    int T = 5000, C = 512;
+    float *pe = buf((long)T * C);
+    posenc_sinusoid(pe, T, C);
+    int ok = 1;
+    for (int c = 0; c < C; c++)
+        ok &= pe[c] == (c % 2 ? 1.0f : 0.0f);
+    CHECK(ok, "posenc row 0 is not (0, 1, 0, 1, ...)");
+    /* Printed by /usr/bin/python3 (torch 1.13.1, CPU capability AVX2) with the
+     * word_language_model PositionalEncoding code for max_len=5000, d_model=512:
+     * pe[t, c].item(). (4203, 52) needs torch's exact div_i: with glibc expf it was off
+     * by 2.4e-4. Tolerance 2e-7 absolute: 1-ulp sin/cos differences are ~6e-8. */
+    static const struct { int t, c; float v; } known[] = {
+        {1, 0, 0.8414709568023682f},     {1, 1, 0.5403023362159729f},
+        {7, 3, 0.8918191194534302f},     {100, 10, 0.9599284529685974f},
+        {4999, 511, 0.8687057495117188f}, {4999, 0, -0.6639495491981506f},
+        {123, 257, 0.3342377245426178f}, {4203, 52, -0.0008929980685934424f},
+        {2500, 100, -0.833811342716217f},
+    };
+    int n = (int)(sizeof known / sizeof known[0]);
+    float got[16], want[16];
+    for (int i = 0; i < n; i++) {
+        got[i] = pe[(long)known[i].t * C + known[i].c];
+        want[i] = known[i].v;
+    }
+    CHECK_CLOSE("posenc vs torch values", got, want, n, 0.0, 2e-7);
+    free(pe);
+}
+
+static void test_posenc_learned(Rng *r)
+{
+    PosCtx c = {.B = 3, .T = 4, .C = 5, .t0 = 2};
+    long n = (long)c.B * c.T * c.C, nt = (long)(c.t0 + c.T + 1) * c.C;
+    c.x = buf(n), c.x0 = rand_buf(r, n, -1, 1), c.G = rand_buf(r, n, -1, 1);
+    c.table = rand_buf(r, nt, -1, 1);
+    posenc_loss(&c);
+    int ok = 1;
+    for (int b = 0; b < c.B; b++)
+        for (int t = 0; t < c.T; t++)
+            for (int k = 0; k < c.C; k++) {
+                long i = ((long)b * c.T + t) * c.C + k;
+                ok &= c.x[i] == c.x0[i] + c.table[(c.t0 + t) * c.C + k];
+            }
+    CHECK(ok, "posenc_add is not x + table[t0 + t]");
+    float *dtable = buf(nt);
+    posenc_backward(dtable, c.G, c.B, c.T, c.C, c.t0);
+    fd_check("posenc FD dtable", posenc_loss, &c, c.table, dtable, nt);
+    free(c.x), free(c.x0), free(c.G), free(c.table), free(dtable);
+}
+
+/* ---------------------------------------------------------------- layernorm */
+
+typedef struct {
+    float *out, *inp, *w, *b, *G;
+    int N, C;
+} LnCtx;
+
+static double layernorm_loss(void *p)
+{
+    LnCtx *c = p;
+    layernorm_forward(c->out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C);
+    return dot_d(c->out, c->G, (long)c->N * c->C);
+}
+
+static void test_layernorm_stats(Rng *r)
+{
+    int N = 8, C = 100;
+    float *x = rand_buf(r, (long)N * C, -2, 4), *w = buf(C), *b = buf(C);
+    float *out = buf((long)N * C), *mean = buf(N), *rstd = buf(N);
+    for (int c = 0; c < C; c++)
+        w[c] = 1.0f;
+    layernorm_forward(out, mean, rstd, x, w, b, N, C);
+    float mu[8], var[8], ref_mean[8], ref_rstd[8], zero[8] = {0}, one[8];
+    for (int n = 0; n < N; n++) {
+        double s = 0, s2 = 0, m = 0, v = 0;
+        for (int c = 0; c < C; c++)
+            s += out[n * C + c], m += x[n * C + c];
+        mu[n] = (float)(s / C), m /= C;
+        for (int c = 0; c < C; c++) {
+            s2 += (out[n * C + c] - mu[n]) * (out[n * C + c] - mu[n]);
+            v += (x[n * C + c] - m) * (x[n * C + c] - m);
+        }
+        var[n] = (float)(s2 / C), one[n] = 1.0f;
+        ref_mean[n] = (float)m, ref_rstd[n] = (float)(1.0 / sqrt(v / C + 1e-5));
+    }
+    /* inputs have variance ~3: the eps shifts the output variance by ~3e-6 */
+    CHECK_CLOSE("layernorm row mean ~ 0", mu, zero, N, 0.0, 1e-6);
+    CHECK_CLOSE("layernorm row var ~ 1", var, one, N, 0.0, 1e-5);
+    CHECK_CLOSE("layernorm saved mean", mean, ref_mean, N, 1e-6, 1e-6);
+    CHECK_CLOSE("layernorm saved rstd", rstd, ref_rstd, N, 1e-5, 0.0);
+    free(x), free(w), free(b), free(out), free(mean), free(rstd);
+}
+
+static void test_layernorm_backward(Rng *r)
+{
+    LnCtx c = {.N = 4, .C = 19};   /* C not a multiple of the 16 lanes */
+    long n = (long)c.N * c.C;
+    c.inp = rand_buf(r, n, -1, 3), c.w = rand_buf(r, c.C, 0.5f, 1.5f);
+    c.b = rand_buf(r, c.C, -1, 1), c.G = rand_buf(r, n, -1, 1), c.out = buf(n);
+    float *mean = buf(c.N), *rstd = buf(c.N), *dinp = buf(n), *dw = buf(c.C), *db = buf(c.C);
+    layernorm_forward(c.out, mean, rstd, c.inp, c.w, c.b, c.N, c.C);
+    layernorm_backward(dinp, dw, db, c.G, c.inp, c.w, mean, rstd, c.N, c.C);
+    fd_check("layernorm FD dinp", layernorm_loss, &c, c.inp, dinp, n);
+    fd_check("layernorm FD dw", layernorm_loss, &c, c.w, dw, c.C);
+    fd_check("layernorm FD db", layernorm_loss, &c, c.b, db, c.C);
+    free(c.inp), free(c.w), free(c.b), free(c.G), free(c.out);
+    free(mean), free(rstd), free(dinp), free(dw), free(db);
+}
+
+/* ---------------------------------------------------------------- activations */
+
+typedef struct {
+    float *out, *inp, *G, *mask;
+    long n;
+    int kind;   /* 0 relu, 1 gelu, 2 dropout */
+    float p;
+    Rng rng;
+} ActCtx;
+
+static double act_loss(void *p)
+{
+    ActCtx *c = p;
+    if (c->kind == 0)
+        relu_forward(c->out, c->inp, c->n);
+    else if (c->kind == 1)
+        gelu_forward(c->out, c->inp, c->n);
+    else {
+        rng_seed(&c->rng, 77);   /* the same mask on every evaluation */
+        dropout_forward(c->out, c->mask, c->inp, c->p, c->n, &c->rng);
+    }
+    return dot_d(c->out, c->G, c->n);
+}
+
+static void test_activations(Rng *r)
+{
+    ActCtx c = {.n = 64};
+    c.inp = rand_buf(r, c.n, -3, 3), c.G = rand_buf(r, c.n, -1, 1), c.out = buf(c.n);
+    for (long i = 0; i < c.n; i++)   /* keep ReLU's kink out of the FD stencil */
+        if (fabsf(c.inp[i]) < 0.05f)
+            c.inp[i] = 0.5f;
+    float *d = buf(c.n), *ref = buf(c.n);
+    relu_forward(c.out, c.inp, c.n);
+    relu_backward(d, c.G, c.out, c.n);
+    fd_check("relu FD dinp", act_loss, &c, c.inp, d, c.n);
+    c.kind = 1;
+    for (long i = 0; i < c.n; i++)
+        ref[i] = (float)(0.5 * c.inp[i] * (1.0 + erf(c.inp[i] / sqrt(2.0))));
+    gelu_forward(c.out, c.inp, c.n);
+    CHECK_CLOSE("gelu fwd vs double erf", c.out, ref, c.n, 1e-6, 1e-7);
+    memset(d, 0, (size_t)c.n * sizeof *d);
+    gelu_backward(d, c.G, c.inp, c.n);
+    fd_check("gelu FD dinp", act_loss, &c, c.inp, d, c.n);
+    /* residual with aliasing, add_inplace */
+    float *a = rand_buf(r, c.n, -1, 1), *b = rand_buf(r, c.n, -1, 1), *sum = buf(c.n);
+    for (long i = 0; i < c.n; i++)
+        sum[i] = a[i] + b[i];
+    float *acc = buf(c.n);
+    memcpy(acc, a, (size_t)c.n * sizeof *a);
+    add_inplace(acc, b, c.n);
+    residual_forward(a, a, b, c.n);
+    CHECK(same_bits(a, sum, c.n), "residual_forward with out == a is not a + b");
+    CHECK(same_bits(acc, sum, c.n), "add_inplace is not acc + x");
+    free(c.inp), free(c.G), free(c.out), free(d), free(ref), free(a), free(b), free(sum);
+    free(acc);
+}
+
+/* ---------------------------------------------------------------- dropout */
+
+static void test_dropout(Rng *r)
+{
+    long n = 100000;
+    float p = 0.3f;
+    float *x = rand_buf(r, n, 0.5f, 1.5f), *out = buf(n), *mask = buf(n), *d = buf(n);
+    Rng dr;
+    rng_seed(&dr, 5);
+    dropout_forward(out, mask, x, p, n, &dr);
+    long zeros = 0, bad = 0;
+    for (long i = 0; i < n; i++) {
+        zeros += out[i] == 0.0f;
+        if (out[i] != 0.0f && fabsf(out[i] - x[i] / (1.0f - p)) > 1e-6f * fabsf(out[i]))
+            bad++;
+        if (mask[i] != 0.0f && mask[i] != 1.0f / (1.0f - p))
+            bad++;
+    }
+    double frac = (double)zeros / n;
+    printf("  dropout p=0.3 zeroed fraction %.4f\n", frac);
+    /* binomial std sqrt(p(1-p)/n) = 0.0014: 0.01 is ~7 sigma */
+    CHECK(fabs(frac - p) < 0.01, "zeroed fraction %.4f, expected ~%.2f", frac, (double)p);
+    CHECK(bad == 0, "%ld kept values are not x/(1-p) or masks not in {0, 1/(1-p)}", bad);
+    /* backward uses the same mask */
+    float *g = rand_buf(r, n, -1, 1);
+    dropout_backward(d, g, mask, n);
+    long mism = 0;
+    for (long i = 0; i < n; i++)
+        mism += (d[i] == 0.0f) != (out[i] == 0.0f) || d[i] != g[i] * mask[i];
+    CHECK(mism == 0, "dropout backward disagrees with the forward mask at %ld places", mism);
+    /* FD check on a small piece with the mask replayed from a fixed seed */
+    ActCtx c = {.n = 50, .kind = 2, .p = 0.4f, .inp = x, .G = g, .out = out, .mask = mask};
+    memset(d, 0, 50 * sizeof *d);
+    act_loss(&c);
+    dropout_backward(d, g, mask, 50);
+    fd_check("dropout FD dinp", act_loss, &c, x, d, 50);
+    /* p = 0: identity, mask 1, no random numbers drawn; in place */
+    Rng before = dr;
+    memcpy(out, x, (size_t)n * sizeof *x);
+    dropout_forward(out, mask, out, 0.0f, n, &dr);
+    long diff = 0;
+    for (long i = 0; i < n; i++)
+        diff += out[i] != x[i] || mask[i] != 1.0f;
+    CHECK(diff == 0, "p=0 dropout is not the identity at %ld places", diff);
+    CHECK(before.state == dr.state, "p=0 dropout consumed random numbers");
+    free(x), free(out), free(mask), free(d), free(g);
+}
+
+/* ---------------------------------------------------------------- cross-entropy */
+
+typedef struct {
+    float *logits;
+    const int *tgt;
+    int N, V;
+} CeCtx;
+
+static double ce_loss(void *p)
+{
+    CeCtx *c = p;
+    return crossentropy_forward(NULL, c->logits, c->tgt, c->N, c->V);
+}
+
+/* Naive double softmax / loss of one row. */
+static double ce_naive_row(double *prob, const float *x, int V, int t)
+{
+    double m = x[0], s = 0;
+    for (int i = 1; i < V; i++)
+        m = x[i] > m ? x[i] : m;
+    for (int i = 0; i < V; i++)
+        s += exp((double)x[i] - m);
+    for (int i = 0; i < V; i++)
+        prob[i] = exp((double)x[i] - m) / s;
+    return log(s) + m - x[t];
+}
+
+static void test_crossentropy(Rng *r)
+{
+    enum { N = 6, V = 1003 };   /* V not a multiple of the 16 lanes */
+    static const int tgt[N] = {5, -1, 1002, 0, 17, -1};
+    long n = (long)N * V;
+    float *x = rand_buf(r, n, -8, 8), *losses = buf(N), *d = buf(n), *dref = buf(n);
+    for (int i = 0; i < V; i++)   /* row 3: logits ~ 1e4 (naive exp would overflow) */
+        x[3 * V + i] = 1e4f + (float)i * 0.01f;
+    for (int i = 0; i < V; i++)   /* row 4: a wide range, -50 .. 50 */
+        x[4 * V + i] = -50.0f + 100.0f * (float)i / V;
+    double *prob = calloc(V, sizeof *prob), total = 0;
+    float ref_loss[N];
+    float scale = 0.25f;
+    for (int k = 0; k < N; k++) {
+        ref_loss[k] = 0;
+        if (tgt[k] < 0)
+            continue;
+        double l = ce_naive_row(prob, x + (long)k * V, V, tgt[k]);
+        ref_loss[k] = (float)l, total += l;
+        for (int i = 0; i < V; i++)
+            dref[(long)k * V + i] = (float)((prob[i] - (i == tgt[k])) * scale);
+    }
+    double got = crossentropy_forward(losses, x, tgt, N, V);
+    /* row losses are O(1..100): float log-sum-exp, relative 1e-5 */
+    CHECK_CLOSE("ce per-row loss vs double", losses, ref_loss, N, 1e-5, 1e-5);
+    CHECK(fabs(got - total) < 1e-5 * total, "ce sum %.9g vs %.9g", got, total);
+    double got2 = crossentropy_forward_backward(d, x, tgt, N, V, scale);
+    CHECK(got2 == got, "forward_backward returns %.9g, forward %.9g", got2, got);
+    /* probabilities scaled by 0.25: absolute 1e-7 (the polynomial exp is ~2e-7 relative) */
+    CHECK_CLOSE("ce dlogits vs double", d, dref, n, 1e-5, 1e-8);
+    /* in place must give the same bits */
+    float *xi = buf(n);
+    memcpy(xi, x, (size_t)n * sizeof *x);
+    double got3 = crossentropy_forward_backward(xi, xi, tgt, N, V, scale);
+    CHECK(got3 == got2, "in-place loss %.9g vs %.9g", got3, got2);
+    CHECK(same_bits(xi, d, n), "in-place dlogits differ from out-of-place");
+    /* FD on a small problem (loss is the plain sum, scale 1) */
+    static const int t2[3] = {2, -1, 0};
+    CeCtx c = {.logits = rand_buf(r, 3 * 9, -2, 2), .tgt = t2, .N = 3, .V = 9};
+    float *d2 = buf(3 * 9);
+    crossentropy_forward_backward(d2, c.logits, t2, 3, 9, 1.0f);
+    fd_check("ce FD dlogits", ce_loss, &c, c.logits, d2, 3 * 9);
+    /* softmax with temperature, in place */
+    float temp = 0.7f;
+    float *sref = buf(V);
+    for (int i = 0; i < V; i++)
+        xi[i] = x[i] / temp;   /* row 0 divided by hand for the reference */
+    ce_naive_row(prob, xi, V, 0);
+    for (int i = 0; i < V; i++)
+        sref[i] = (float)prob[i];
+    memcpy(xi, x, (size_t)n * sizeof *x);
+    softmax_forward(xi, xi, N, V, temp);
+    CHECK_CLOSE("softmax T=0.7 vs double", xi, sref, V, 1e-5, 1e-9);
+    double rowsum = 0;
+    for (int i = 0; i < V; i++)
+        rowsum += xi[3 * V + i];
+    CHECK(fabs(rowsum - 1.0) < 1e-5, "softmax row with logits 1e4 sums to %.9g", rowsum);
+    free(x), free(losses), free(d), free(dref), free(prob), free(xi), free(c.logits), free(d2);
+    free(sref);
+}
+
+int main(void)
+{
+    Rng r;
+    rng_seed(&r, 1234);
+    test_linear_forward(&r, 7, 13, 5, 1);
+    test_linear_forward(&r, 7, 13, 5, 0);
+    test_linear_forward(&r, 64, 96, 80, 1);
+    test_linear_backward(&r);
+    test_embedding(&r);
+    test_posenc_sinusoid();
+    test_posenc_learned(&r);
+    test_layernorm_stats(&r);
+    test_layernorm_backward(&r);
+    test_activations(&r);
+    test_dropout(&r);
+    test_crossentropy(&r);
+    return check_summary();
+}
