@@ -1,17 +1,20 @@
 /* test_optim.c — optimizers, gradient clipping and lr schedules against PyTorch 1.13:
  * Adam/AdamW parity with tests/fixtures/optim.safetensors, SGD with momentum against
  * numbers printed by torch (hard-coded below), clipping, NaN handling, and every
- * schedule at chosen steps against hand-computed values. */
+ * schedule at chosen steps against hand-computed values; at the end, sanity checks of
+ * core/sysinfo.c (cores, memory, RSS, OpenBLAS, clocks). */
 #include "check.h"
 #include "err.h"
 #include "optim.h"
 #include "params.h"
 #include "safetensors.h"
 #include "schedule.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* A ParamSet with tensors of the given sizes (1-D), allocated. */
 static void make_params(ParamSet *ps, int n, const int *sizes, const int *no_decay)
@@ -360,6 +363,48 @@ static void test_plateau(void)
     CHECK_LR(&s, 0, 0.01);   /* observe is a no-op for other kinds */
 }
 
+/* ---- sysinfo (core/sysinfo.c has no test file of its own; its checks live here) ---- */
+static void test_sysinfo(void)
+{
+    printf("sysinfo\n");
+    int cores = sysinfo_cores();
+    CHECK(cores >= 1 && cores <= 4096, "cores %d", cores);
+    double total = sysinfo_mem_total(), avail = sysinfo_mem_available();
+    CHECK(total > 64e6 && avail > 0 && avail <= total, "memory total %g available %g", total,
+          avail);
+    long rss = sysinfo_rss_kb(), peak = sysinfo_peak_rss_kb();
+    CHECK(rss > 0 && peak >= rss, "rss %ld kB peak %ld kB", rss, peak);
+    /* touching 64 MiB must raise the peak by most of it */
+    size_t big = 64u << 20;
+    char *mem = malloc(big);
+    CHECK(mem != NULL, "malloc");
+    if (mem) {
+        memset(mem, 1, big);
+        long peak2 = sysinfo_peak_rss_kb();
+        CHECK(peak2 - peak > 48 * 1024, "peak rss grew by %ld kB, want > 48 MiB",
+              peak2 - peak);
+        free(mem);
+    }
+    char buf[256];
+    CHECK(strstr(sysinfo_blas(buf, sizeof buf), "OpenBLAS") != NULL, "blas: %s", buf);
+    sysinfo_set_threads(1);
+    CHECK(strstr(sysinfo_blas(buf, sizeof buf), ", 1 threads") != NULL, "threads: %s", buf);
+    sysinfo_set_threads(0);
+    sysinfo_describe(buf, sizeof buf);
+    printf("  %s\n", buf);
+    CHECK(strstr(buf, " cores, ") && strstr(buf, "GiB, OpenBLAS ") &&
+              !strstr(buf, "DYNAMIC_ARCH"), "describe: %s", buf);
+    char small[12];
+    sysinfo_describe(small, sizeof small);
+    CHECK(strlen(small) == sizeof small - 1, "describe truncates: '%s'", small);
+    double t0 = sysinfo_now();
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    double dt = sysinfo_now() - t0;
+    CHECK(dt >= 0.019 && dt < 1.0, "monotonic clock measured %g s for a 20 ms sleep", dt);
+    CHECK(sysinfo_wall() > 1.6e9, "wall clock %f", sysinfo_wall());
+}
+
 int main(void)
 {
     test_fixture_parity();
@@ -371,5 +416,6 @@ int main(void)
     test_init_and_parse();
     test_schedules();
     test_plateau();
+    test_sysinfo();
     return check_summary();
 }

@@ -1,0 +1,115 @@
+/* sysinfo.c — machine and process facts from /proc, OpenBLAS and the clocks (see
+ * sysinfo.h). Not portable beyond Linux + OpenBLAS, on purpose: that is the target. */
+#include "sysinfo.h"
+
+#include <cblas.h>
+#include <ctype.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int sysinfo_cores(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* The number after "key:" on its line of a /proc file (the kB figure), or -1. */
+static long proc_field(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    size_t klen = strlen(key);
+    long value = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            value = strtol(line + klen + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return value;
+}
+
+double sysinfo_mem_total(void)
+{
+    long kb = proc_field("/proc/meminfo", "MemTotal");
+    return kb > 0 ? (double)kb * 1024.0 : 0.0;
+}
+
+double sysinfo_mem_available(void)
+{
+    long kb = proc_field("/proc/meminfo", "MemAvailable");
+    return kb > 0 ? (double)kb * 1024.0 : 0.0;
+}
+
+long sysinfo_rss_kb(void)
+{
+    return proc_field("/proc/self/status", "VmRSS");
+}
+
+long sysinfo_peak_rss_kb(void)
+{
+    return proc_field("/proc/self/status", "VmHWM");
+}
+
+const char *sysinfo_blas(char *buf, size_t cap)
+{
+    if (cap)
+        snprintf(buf, cap, "%s, %d threads", openblas_get_config(), openblas_get_num_threads());
+    return buf;
+}
+
+void sysinfo_set_threads(int n)
+{
+    openblas_set_num_threads(n > 0 ? n : sysinfo_cores());
+}
+
+/* A build flag of openblas_get_config(): upper case, digits and '_' only, no '='. */
+static int is_build_flag(const char *word, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (!(isupper((unsigned char)word[i]) || isdigit((unsigned char)word[i]) ||
+              word[i] == '_'))
+            return 0;
+    return 1;
+}
+
+void sysinfo_describe(char *buf, size_t cap)
+{
+    if (!cap)
+        return;
+    int len = snprintf(buf, cap, "%d cores, %.1f GiB,", sysinfo_cores(),
+                       sysinfo_mem_total() / (1024.0 * 1024.0 * 1024.0));
+    const char *s = openblas_get_config();
+    while (s && *s && len >= 0 && (size_t)len < cap) {
+        while (*s == ' ')
+            s++;
+        size_t w = strcspn(s, " ");
+        if (w && !is_build_flag(s, w))
+            len += snprintf(buf + len, cap - (size_t)len, " %.*s", (int)w, s);
+        s += w;
+    }
+}
+
+double sysinfo_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double sysinfo_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

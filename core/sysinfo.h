@@ -1,0 +1,39 @@
+/* sysinfo.h — what the machine offers and what the process uses: cores, memory (from
+ * /proc/meminfo), resident set size (from /proc/self/status), the OpenBLAS build and
+ * thread count, and clocks. Linux only. Not a profiler and not a monitor thread: each
+ * call reads the current value once. */
+#ifndef LM_SYSINFO_H
+#define LM_SYSINFO_H
+
+#include <stddef.h>
+
+/* CPUs this process may run on (its affinity mask), at least 1. */
+int sysinfo_cores(void);
+
+/* MemTotal / MemAvailable from /proc/meminfo, in bytes; 0 when unreadable. */
+double sysinfo_mem_total(void);
+double sysinfo_mem_available(void);
+
+/* This process's resident set size now (VmRSS) and at its peak (VmHWM), in KiB, from
+ * /proc/self/status; -1 when unreadable. */
+long sysinfo_rss_kb(void);
+long sysinfo_peak_rss_kb(void);
+
+/* Writes openblas_get_config() and the thread count into buf ("OpenBLAS 0.3.21
+ * NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64, 2 threads"), truncated
+ * to cap bytes; returns buf. */
+const char *sysinfo_blas(char *buf, size_t cap);
+
+/* Sets OpenBLAS's thread count; n <= 0 means one per core (sysinfo_cores()). */
+void sysinfo_set_threads(int n);
+
+/* One line for logs and the dashboard: "2 cores, 24.0 GiB, OpenBLAS 0.3.21 Haswell
+ * MAX_THREADS=64" (OpenBLAS build flags such as DYNAMIC_ARCH left out), truncated to
+ * cap bytes. */
+void sysinfo_describe(char *buf, size_t cap);
+
+/* Monotonic seconds (for durations) and Unix time in seconds (for timestamps). */
+double sysinfo_now(void);
+double sysinfo_wall(void);
+
+#endif
