@@ -1,0 +1,451 @@
+/* plot.c — the chart widget: range finding, nice ticks (Heckbert's "nice numbers",
+ * Graphics Gems 1990), axes, legend, and series drawn as dots in a sub-cell grid
+ * (braille 2x4 per cell, or one ASCII marker per cell), lines joined with Bresenham.
+ * Long series are bucketed per dot column (min/max span), so drawing is O(n + grid).
+ * Not a data store: the caller passes plain arrays every frame. */
+#include "plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_TICKS 64
+#define LABEL_LEN 16
+
+typedef struct {
+    int x0, y0, cols, rows;   /* plot area in cells */
+    int dx, dy;               /* dots per cell */
+    double xmin, xmax;        /* data space */
+    double ymin, ymax;        /* data space, log10 of it in log mode */
+    int log_y;
+} Frame;
+
+typedef struct {
+    double v[MAX_TICKS];
+    int n;
+    double step;              /* linear spacing, 0 for log ticks */
+} Ticks;
+
+/* ---- ranges and ticks ---- */
+
+static int y_ok(double y, int log_y) { return isfinite(y) && (!log_y || y > 0); }
+
+/* Range of the drawable points of all series; returns how many there are. */
+static long data_range(const PlotData *d, double *xmin, double *xmax, double *ymin,
+                       double *ymax)
+{
+    long count = 0;
+    int ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    *xmin = *ymin = INFINITY;
+    *xmax = *ymax = -INFINITY;
+    for (int s = 0; s < ns; s++) {
+        const PlotSeries *ps = &d->series[s];
+        if (!ps->y)
+            continue;
+        for (long i = 0; i < ps->n; i++) {
+            double x = ps->x ? ps->x[i] : (double)i, y = ps->y[i];
+            if (!isfinite(x) || !y_ok(y, d->log_y))
+                continue;
+            *xmin = fmin(*xmin, x);
+            *xmax = fmax(*xmax, x);
+            *ymin = fmin(*ymin, y);
+            *ymax = fmax(*ymax, y);
+            count++;
+        }
+    }
+    return count;
+}
+
+/* The 1, 2, 5 x 10^k step giving at most about max_ticks intervals over range. */
+static double nice_step(double range, int max_ticks)
+{
+    if (max_ticks < 1)
+        max_ticks = 1;
+    double raw = range / max_ticks;
+    if (!(raw > 0) || !isfinite(raw))
+        return 1;
+    double mag = pow(10, floor(log10(raw)));
+    double norm = raw / mag;
+    return (norm <= 1 + 1e-9 ? 1 : norm <= 2 + 1e-9 ? 2 : norm <= 5 + 1e-9 ? 5 : 10) * mag;
+}
+
+/* Widens an empty range [v, v] to something drawable. */
+static void widen(double *lo, double *hi)
+{
+    if (*hi > *lo)
+        return;
+    double pad = *lo != 0 ? fabs(*lo) * 0.5 : 1;
+    *lo -= pad;
+    *hi += pad;
+}
+
+/* Linear ticks: multiples of step inside [lo, hi]. */
+static void ticks_linear(Ticks *t, double lo, double hi, double step)
+{
+    t->n = 0;
+    t->step = step;
+    double first = ceil(lo / step - 1e-9) * step;
+    for (int k = 0; t->n < MAX_TICKS; k++) {
+        double v = first + k * step;
+        if (v > hi + step * 1e-9)
+            break;
+        t->v[t->n++] = fabs(v) < step * 1e-9 ? 0 : v;
+    }
+}
+
+/* The 1-2-5 sequence value number k (k = 3e + {0,1,2} gives {1,2,5} x 10^e). */
+static double seq125(int k)
+{
+    int e = (int)floor(k / 3.0);
+    static const double m[3] = {1, 2, 5};
+    return m[k - 3 * e] * pow(10, e);
+}
+
+/* Log axis: widens [*lo, *hi] (positive) to 1-2-5 values and lists ticks; with many
+ * decades, only powers of ten (every few decades when they would crowd). */
+static void ticks_log(Ticks *t, double *lo, double *hi, int max_ticks)
+{
+    int klo = (int)floor(log10(*lo) * 3) - 3, khi = (int)ceil(log10(*hi) * 3) + 3;
+    while (seq125(klo + 1) <= *lo * (1 + 1e-12))
+        klo++;
+    while (seq125(khi - 1) >= *hi * (1 - 1e-12))
+        khi--;
+    if (khi <= klo)
+        khi = klo + 1;
+    *lo = seq125(klo);
+    *hi = seq125(khi);
+    t->n = 0;
+    t->step = 0;
+    int every = 1;
+    if (khi - klo > max_ticks) {
+        every = 3;   /* decades only */
+        while ((khi - klo) / every > max_ticks && every < 300)
+            every += 3;
+    }
+    for (int k = klo; k <= khi && t->n < MAX_TICKS; k++)
+        if (every == 1 || ((k % every) + every) % every == 0)
+            t->v[t->n++] = seq125(k);
+}
+
+void plot_format_tick(char *buf, int n, double v, double step)
+{
+    if (n <= 0)
+        return;
+    if (!(step > 0))
+        step = fabs(v) > 0 ? fabs(v) : 1;
+    /* the unit comes from the value and the spacing, so 5000 next to 10k reads 5k */
+    double a = fmax(fabs(v), 10 * step), scale = 1;
+    const char *suffix = "";
+    if (a >= 1e9) {
+        scale = 1e9;
+        suffix = "G";
+    } else if (a >= 1e6) {
+        scale = 1e6;
+        suffix = "M";
+    } else if (a >= 1e4) {
+        scale = 1e3;
+        suffix = "k";
+    }
+    int dec = (int)ceil(-log10(step / scale) - 1e-9);
+    if (dec < 0)
+        dec = 0;
+    if (v == 0)
+        snprintf(buf, (size_t)n, "0");
+    else if (dec > 5)
+        snprintf(buf, (size_t)n, "%.2g", v);
+    else
+        snprintf(buf, (size_t)n, "%.*f%s", dec, v / scale, suffix);
+}
+
+/* ---- dot grid ---- */
+
+static int map_x(const Frame *f, double x)
+{
+    double t = (x - f->xmin) / (f->xmax - f->xmin) * (f->cols * f->dx - 1);
+    return (int)lround(fmin(fmax(t, 0), f->cols * f->dx - 1));
+}
+
+static int map_y(const Frame *f, double y)
+{
+    if (f->log_y)
+        y = log10(y);
+    double t = (f->ymax - y) / (f->ymax - f->ymin) * (f->rows * f->dy - 1);
+    return (int)lround(fmin(fmax(t, 0), f->rows * f->dy - 1));
+}
+
+/* Braille dot bits of a glyph, 0 when it is not a braille pattern. */
+static int braille_bits(const char *g)
+{
+    const unsigned char *u = (const unsigned char *)g;
+    if (u[0] == 0xE2 && (u[1] & 0xFC) == 0xA0 && (u[2] & 0xC0) == 0x80 && !u[3])
+        return ((u[1] & 0x03) << 6) | (u[2] & 0x3F);
+    return 0;
+}
+
+typedef struct {
+    const Frame *f;
+    Canvas *c;
+    int color, attr;
+    const char *marker;       /* ASCII mode glyph, NULL in braille mode */
+} Pen;
+
+static void dot(const Pen *p, int px, int py)
+{
+    const Frame *f = p->f;
+    if (px < 0 || py < 0 || px >= f->cols * f->dx || py >= f->rows * f->dy)
+        return;
+    int cx = f->x0 + px / f->dx, cy = f->y0 + py / f->dy;
+    if (p->marker) {
+        canvas_put(p->c, cx, cy, p->marker, p->color, p->attr);
+        return;
+    }
+    static const int bit[2][4] = {{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}};
+    int b = braille_bits(canvas_glyph(p->c, cx, cy)) | bit[px % 2][py % 4];
+    char g[4] = {(char)0xE2, (char)(0xA0 | (b >> 6)), (char)(0x80 | (b & 0x3F)), 0};
+    canvas_put(p->c, cx, cy, g, p->color, p->attr);
+}
+
+static void line(const Pen *p, int x0, int y0, int x1, int y1)
+{
+    int dx = x1 > x0 ? x1 - x0 : x0 - x1, sx = x0 < x1 ? 1 : -1;
+    int dy = y1 > y0 ? y0 - y1 : y1 - y0, sy = y0 < y1 ? 1 : -1;
+    int e = dx + dy;
+    for (;;) {
+        dot(p, x0, y0);
+        if (x0 == x1 && y0 == y1)
+            break;
+        int e2 = 2 * e;
+        if (e2 >= dy) {
+            e += dy;
+            x0 += sx;
+        }
+        if (e2 <= dx) {
+            e += dx;
+            y0 += sy;
+        }
+    }
+}
+
+/* Points of one dot column, collected so a long series costs O(n). */
+typedef struct {
+    int col, first, last, lo, hi, open;
+} Bucket;
+
+/* Draws a bucket's vertical span, joined to the previous bucket when `join`. */
+static void bucket_flush(const Pen *p, Bucket *b, Bucket *prev, int join)
+{
+    if (!b->open)
+        return;
+    if (join && prev->open)
+        line(p, prev->col, prev->last, b->col, b->first);
+    line(p, b->col, b->lo, b->col, b->hi);
+    *prev = *b;
+    b->open = 0;
+}
+
+static void draw_series(const Pen *p, const PlotSeries *s, int log_y)
+{
+    const Frame *f = p->f;
+    Bucket b = {0}, prev = {0};
+    for (long i = 0; i < s->n; i++) {
+        double x = s->x ? s->x[i] : (double)i, y = s->y[i];
+        if (!isfinite(x) || !y_ok(y, log_y)) {
+            bucket_flush(p, &b, &prev, 1);
+            prev.open = 0;     /* a gap breaks the line */
+            continue;
+        }
+        int px = map_x(f, x), py = map_y(f, y);
+        if (s->style == PLOT_POINTS) {
+            dot(p, px, py);
+            continue;
+        }
+        if (b.open && b.col == px) {
+            b.last = py;
+            b.lo = py < b.lo ? py : b.lo;
+            b.hi = py > b.hi ? py : b.hi;
+            continue;
+        }
+        bucket_flush(p, &b, &prev, 1);
+        b = (Bucket){px, py, py, py, py, 1};
+    }
+    bucket_flush(p, &b, &prev, 1);
+}
+
+/* ---- axes, labels, legend ---- */
+
+static int series_color(const PlotData *d, int s, const CanvasCaps *caps)
+{
+    if (!caps->colors)
+        return 0;
+    int c = d->series[s].color;
+    return c > 0 ? c : UI_COLOR_SERIES1 + s % UI_N_SERIES_COLORS;
+}
+
+static int series_attr(int s, const CanvasCaps *caps)
+{
+    static const int mono[4] = {0, UI_ATTR_BOLD, UI_ATTR_DIM, UI_ATTR_UNDERLINE};
+    return caps->colors ? 0 : mono[s % 4];
+}
+
+static const char *series_marker(int s)
+{
+    static const char *m[PLOT_MAX_SERIES] = {"*", "+", "o", "x", "#", "@", "%", "&"};
+    return m[s % PLOT_MAX_SERIES];
+}
+
+static void draw_legend(Canvas *c, Rect r, int x, const PlotData *d, const CanvasCaps *caps)
+{
+    int end = r.x + r.w, ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    for (int s = 0; s < ns && x < end - 2; s++) {
+        const char *label = d->series[s].label;
+        if (!label || !label[0])
+            continue;
+        const char *sample = caps->unicode ? "━" : series_marker(s);
+        canvas_put(c, x, r.y, sample, series_color(d, s, caps), series_attr(s, caps));
+        canvas_put(c, x + 1, r.y, sample, series_color(d, s, caps), series_attr(s, caps));
+        x += 3;
+        x += canvas_text_fit(c, x, r.y, end - x, label, UI_COLOR_DEFAULT, 0, caps->unicode);
+        x += 2;
+    }
+}
+
+/* The y axis line with tick marks and labels right-aligned in [r.x, f->x0 - 1). */
+static void draw_y_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t,
+                        char lab[][LABEL_LEN], int lw, int unicode)
+{
+    int ax = f->x0 - 1;
+    for (int y = f->y0; y < f->y0 + f->rows; y++)
+        canvas_put(c, ax, y, unicode ? "│" : "|", UI_COLOR_DIM, 0);
+    int last_row = -1;
+    for (int i = t->n - 1; i >= 0; i--) {     /* top (largest) first */
+        int row = f->y0 + map_y(f, t->v[i]) / f->dy;
+        if (row == last_row)
+            continue;
+        last_row = row;
+        canvas_put(c, ax, row, unicode ? "┤" : "+", UI_COLOR_DIM, 0);
+        int len = (int)strlen(lab[i]);
+        if (lw > 0)
+            canvas_text(c, r.x + lw - len, row, lw, lab[i], UI_COLOR_DIM, 0);
+    }
+}
+
+/* The x axis row, tick marks, and (when label_row >= 0) tick labels that neither
+ * overlap each other nor the x label at the right end. */
+static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t, int label_row,
+                        const char *x_label, int unicode)
+{
+    int ay = f->y0 + f->rows;
+    for (int x = f->x0; x < f->x0 + f->cols; x++)
+        canvas_put(c, x, ay, unicode ? "─" : "-", UI_COLOR_DIM, 0);
+    canvas_put(c, f->x0 - 1, ay, unicode ? "└" : "+", UI_COLOR_DIM, 0);
+    int limit = r.x + r.w;
+    if (label_row >= 0 && x_label && x_label[0]) {
+        int lw = canvas_utf8_width(x_label);
+        if (lw < r.w / 2) {
+            limit = r.x + r.w - lw;
+            canvas_text(c, limit, label_row, lw, x_label, UI_COLOR_DIM, 0);
+            limit--;
+        }
+    }
+    int next_free = r.x;
+    for (int i = 0; i < t->n; i++) {
+        int col = f->x0 + map_x(f, t->v[i]) / f->dx;
+        canvas_put(c, col, ay, unicode ? "┬" : "+", UI_COLOR_DIM, 0);
+        if (label_row < 0)
+            continue;
+        char lab[LABEL_LEN];
+        plot_format_tick(lab, sizeof lab, t->v[i], t->step);
+        int len = (int)strlen(lab), lx = col - len / 2;
+        if (lx < r.x)
+            lx = r.x;
+        if (lx + len > limit)
+            lx = limit - len;
+        if (lx < next_free)
+            continue;
+        canvas_text(c, lx, label_row, len, lab, UI_COLOR_DIM, 0);
+        next_free = lx + len + 1;
+    }
+}
+
+/* ---- the widget ---- */
+
+/* Finds the y range and ticks for `rows` plot rows; returns 0 when nothing to draw. */
+static long setup_y(Frame *f, Ticks *t, const PlotData *d, double *xmin, double *xmax)
+{
+    double ymin, ymax;
+    long count = data_range(d, xmin, xmax, &ymin, &ymax);
+    if (count == 0) {
+        *xmin = 0;
+        *xmax = 1;
+        ymin = d->log_y ? 1 : 0;
+        ymax = d->log_y ? 10 : 1;
+    }
+    if (d->fixed_y && d->y_hi > d->y_lo && (!d->log_y || d->y_lo > 0)) {
+        ymin = d->y_lo;
+        ymax = d->y_hi;
+    }
+    int max_ticks = f->rows / 2 > 1 ? f->rows / 2 : 1;
+    if (d->log_y) {
+        ticks_log(t, &ymin, &ymax, f->rows);
+        ymin = log10(ymin);
+        ymax = log10(ymax);
+    } else {
+        widen(&ymin, &ymax);
+        double step = nice_step(ymax - ymin, max_ticks);
+        if (!d->fixed_y) {
+            ymin = floor(ymin / step + 1e-9) * step;
+            ymax = ceil(ymax / step - 1e-9) * step;
+        }
+        ticks_linear(t, ymin, ymax, step);
+    }
+    widen(xmin, xmax);
+    f->ymin = ymin;
+    f->ymax = ymax;
+    f->log_y = d->log_y;
+    return count;
+}
+
+void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps)
+{
+    if (r.w < 3 || r.h < 3 || !d)
+        return;
+    int legend = r.h >= 6, xlabels = r.h >= 4;
+    Frame f = {0};
+    f.dx = caps->unicode ? 2 : 1;
+    f.dy = caps->unicode ? 4 : 1;
+    f.y0 = r.y + legend;
+    f.rows = r.h - legend - xlabels - 1;
+    Ticks yt, xt;
+    long count = setup_y(&f, &yt, d, &f.xmin, &f.xmax);
+    char ylab[MAX_TICKS][LABEL_LEN];
+    int lw = 0;
+    for (int i = 0; i < yt.n; i++) {
+        plot_format_tick(ylab[i], LABEL_LEN, yt.v[i], yt.step > 0 ? yt.step : yt.v[i]);
+        int len = (int)strlen(ylab[i]);
+        lw = len > lw ? len : lw;
+    }
+    if (r.w - lw - 1 < 4 || lw > r.w / 3)
+        lw = 0;
+    f.x0 = r.x + lw + 1;
+    f.cols = r.w - lw - 1;
+    ticks_linear(&xt, f.xmin, f.xmax, nice_step(f.xmax - f.xmin, f.cols / 8));
+    draw_y_axis(c, r, &f, &yt, ylab, lw, caps->unicode);
+    draw_x_axis(c, r, &f, &xt, xlabels ? r.y + r.h - 1 : -1, d->x_label, caps->unicode);
+    if (legend)
+        draw_legend(c, r, f.x0, d, caps);
+    if (count == 0) {
+        const char *msg = "no data yet";
+        int len = (int)strlen(msg), mx = f.x0 + (f.cols - len) / 2;
+        canvas_text(c, mx < f.x0 ? f.x0 : mx, f.y0 + (f.rows - 1) / 2, f.cols, msg,
+                    UI_COLOR_DIM, 0);
+        return;
+    }
+    int ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    for (int s = 0; s < ns; s++) {
+        if (!d->series[s].y)
+            continue;
+        Pen p = {&f, c, series_color(d, s, caps), series_attr(s, caps),
+                 caps->unicode ? NULL : series_marker(s)};
+        draw_series(&p, &d->series[s], d->log_y);
+    }
+}

@@ -1,0 +1,43 @@
+/* plot.h — a line/point chart of up to PLOT_MAX_SERIES series, auto-scaled to the
+ * finite data, with "nice" (1, 2, 5 x 10^k) ticks on both axes, linear or log y, a
+ * legend, braille (2x4 dots per cell) when Unicode is available, ASCII markers
+ * otherwise. Reads plain arrays; smoothing, decimation of history and data collection
+ * are the caller's business (huge n is still drawn in O(n) by bucketing per dot
+ * column). Not an interactive chart: no zoom, no cursor. */
+#ifndef LM_UI_PLOT_H
+#define LM_UI_PLOT_H
+
+#include "canvas.h"
+
+#define PLOT_MAX_SERIES 8
+
+enum { PLOT_LINE = 0, PLOT_POINTS = 1 };
+
+typedef struct {
+    const double *x;       /* (n), or NULL: x = 0, 1, 2, ... */
+    const double *y;       /* (n); NaN, Inf (and y <= 0 in log mode) are skipped */
+    long n;
+    const char *label;     /* legend text, may be NULL */
+    int color;             /* UI_COLOR_*; 0 picks UI_COLOR_SERIES1 + index */
+    int style;             /* PLOT_LINE (consecutive points joined) or PLOT_POINTS */
+} PlotSeries;
+
+typedef struct {
+    const PlotSeries *series;  /* (n_series) */
+    int n_series;              /* extra series beyond PLOT_MAX_SERIES are ignored */
+    const char *x_label;       /* "step", "tokens", "seconds"; may be NULL */
+    int log_y;                 /* 1: logarithmic y axis */
+    int fixed_y;               /* 1: use [y_lo, y_hi] instead of auto-scaling */
+    double y_lo, y_hi;
+} PlotData;
+
+/* Draws the chart into r: legend on the first row (when r.h >= 6), y tick labels on
+ * the left, the x axis and its tick labels at the bottom, "no data yet" when no
+ * series has a drawable point. Draws nothing when r.w or r.h < 3. */
+void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps);
+
+/* Formats a tick value for a tick spacing `step` ("2.5", "10k", "1.5M", "0.001") into
+ * buf (n bytes). Exposed for the dashboard's readouts and for tests. */
+void plot_format_tick(char *buf, int n, double v, double step);
+
+#endif
