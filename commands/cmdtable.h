@@ -1,0 +1,122 @@
+/* cmdtable.h — the command table engine: ONE array of Command entries is the single
+ * source for dispatch (cmdtable_dispatch), argument checks, help text (cmdtable_help),
+ * tab completion (cmdtable_complete) and argument hints (cmdtable_hint), as in
+ * redis-cli. The commands themselves and their handlers live elsewhere (cmd_*.c); this
+ * file knows nothing about training, runs or configs. Dynamic candidates (config keys
+ * and values, run ids, experiment names, paths) come from a CompleteProvider the
+ * caller passes in. Not a parser of argument values: handlers convert and validate
+ * them (config keys through config_set). */
+#ifndef LM_CMDTABLE_H
+#define LM_CMDTABLE_H
+
+#include "lexer.h"
+
+/* What a command takes after its name. Besides its ArgKind a command accepts the
+ * key=value keys listed in Command.keys (when not NULL).
+ *   ARG_NONE           nothing;
+ *   ARG_CONFIG_KEYVAL  key=value pairs: config keys (from the provider) and Command.keys;
+ *   ARG_KEYVAL         key=value pairs from Command.keys only;
+ *   ARG_RUN_ID, ARG_EXPERIMENT, ARG_PATH, ARG_COMMAND, ARG_WORD
+ *                      bare words of that kind (ARG_COMMAND: a command name, for help;
+ *                      ARG_WORD: free text, no completion), plus Command.keys. */
+typedef enum {
+    ARG_NONE, ARG_CONFIG_KEYVAL, ARG_RUN_ID, ARG_EXPERIMENT, ARG_PATH, ARG_WORD,
+    ARG_KEYVAL, ARG_COMMAND
+} ArgKind;
+
+/* `what` for a provider asked for the values of a config key (key is set). */
+#define COMPLETE_CONFIG_VALUES 100
+
+typedef struct CmdContext CmdContext; /* the session; opaque here, passed to handlers */
+
+typedef struct {
+    const char *key;    /* e.g. "steps" */
+    const char *hint;   /* e.g. "steps=N" */
+    const char *values; /* "a|b|c" for enumerations, or NULL */
+} CmdArgSpec;
+
+typedef struct Command {
+    const char *name;      /* "train" */
+    const char *args_hint; /* "[steps=N|epochs=N] [key=value ...]" or "" */
+    const char *summary;   /* one line for the command list */
+    const char *help;      /* full help text (may span lines), or NULL */
+    ArgKind arg_kind;
+    const CmdArgSpec *keys; /* (terminated by a {NULL} entry) or NULL */
+    /* argv[0] is the command word; returns LM_OK or a status (the handler reports its
+     * own errors through ctx). */
+    int (*handler)(CmdContext *ctx, int argc, const LexWord *argv);
+    const char *group;     /* heading in the command list, e.g. "training" */
+} Command;
+
+/* Supplies dynamic candidates: `what` is ARG_CONFIG_KEYVAL (config key names, without
+ * '='), ARG_RUN_ID, ARG_EXPERIMENT, ARG_PATH, or COMPLETE_CONFIG_VALUES (values of
+ * config key `key`; key is NULL otherwise). Candidates should start with prefix (the
+ * engine filters again). Stores a malloc'd array of malloc'd strings in *out (freed by
+ * the engine) and returns their count, or returns <= 0 with *out untouched/NULL. */
+typedef int (*CompleteProvider)(void *ud, int what, const char *key, const char *prefix,
+                                char ***out);
+
+/* Finds the command named name (exact match). LM_OK with *cmd set, or LM_EARG with
+ * "unknown command 'trian' — did you mean 'train'?" in err. */
+int cmdtable_find(const Command *table, int n, const char *name, const Command **cmd,
+                  char *err);
+
+/* Checks a command's arguments against its entry: no arguments for ARG_NONE; only
+ * key=value words for ARG_KEYVAL and ARG_CONFIG_KEYVAL; keys must be in cmd->keys
+ * (except for ARG_CONFIG_KEYVAL, whose other keys the handler checks against the config
+ * table); values of enumerated keys must be one of them. LM_OK, or LM_EARG with a
+ * message (with a "did you mean" when one is near) and the byte span of the offending
+ * part in the original line in *bad_offset, *bad_len (the key of an unknown key, the
+ * value of a bad value, else the word; either pointer may be NULL). */
+int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv, int *bad_offset,
+                        int *bad_len, char *err);
+
+/* Runs every command of line in order: lex, find, check, call the handler. Stops at
+ * the first failure. Lexing, lookup and argument errors return LM_EARG with the message
+ * followed by the line with carets under the offending word, e.g.
+ *   "unknown key 'lrr' — did you mean 'lr'?\n  train lrr=1\n        ^^^\n";
+ * a handler's failure returns its status (err then says which command failed).
+ * An empty or comment-only line is LM_OK. */
+int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *line,
+                      char *err);
+
+/* Help text (malloc'd into *text; caller frees). name NULL or "": every command, grouped
+ * by `group` in table order, one line each with its arguments hint and summary.
+ * Otherwise that command's usage line, summary, help and its keys (hint and allowed
+ * values). LM_OK; LM_EARG for an unknown name (err as cmdtable_find); LM_ENOMEM. */
+int cmdtable_help(const Command *table, int n, const char *name, char **text, char *err);
+
+/* Completes the word that ends at byte `cursor` of line (only line[0..cursor) matters;
+ * the current command starts after the last ';'). The first word completes to command
+ * names; later words to the command's keys (with a trailing '='), config keys (for
+ * ARG_CONFIG_KEYVAL) and positional candidates by arg_kind; after `key=` to the
+ * enumerated values of the key (from Command.keys, else the provider's
+ * COMPLETE_CONFIG_VALUES). *cands gets a sorted, de-duplicated, malloc'd array of
+ * malloc'd strings (free with cmdtable_free_cands), *ncand their count, *word_start the
+ * byte where the text they replace begins (for values: after the '='). Words inside
+ * quotes get no candidates. provider may be NULL. LM_OK or LM_ENOMEM. */
+int cmdtable_complete(const Command *table, int n, const char *line, int cursor,
+                      CompleteProvider p, void *ud, char ***cands, int *ncand,
+                      int *word_start);
+
+/* Frees what cmdtable_complete returned. NULL is a no-op. */
+void cmdtable_free_cands(char **cands, int n);
+
+/* The hint to show after what is typed at the end of line: while typing `key=` of a key
+ * in Command.keys, that key's hint; otherwise, once the last command's name is typed in
+ * full, its args_hint. NULL when there is none. Points into the table. */
+const char *cmdtable_hint(const Command *table, int n, const char *line);
+
+/* Adapter so editor_readline (EditorCompleteFn) completes from a table:
+ *   CmdCompleter c = {table, n, provider, ud};
+ *   editor_readline(&ed, "> ", cmdtable_completer, &c, &line, err); */
+typedef struct {
+    const Command *table;
+    int n;
+    CompleteProvider provider;
+    void *ud;
+} CmdCompleter;
+int cmdtable_completer(void *completer, const char *line, int cursor, char ***cands,
+                       int *ncand, int *word_start);
+
+#endif
