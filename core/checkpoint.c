@@ -1,0 +1,313 @@
+/* checkpoint.c — reading and writing checkpoints (see checkpoint.h). */
+#include "checkpoint.h"
+
+#include "err.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECKPOINT_FORMAT "lmlab-checkpoint-1"
+
+void checkpoint_optim_path(const char *path, char *out, size_t cap)
+{
+    size_t n = strlen(path);
+    const char *ext = ".safetensors";
+    size_t e = strlen(ext);
+    if (n > e && !strcmp(path + n - e, ext))
+        snprintf(out, cap, "%.*s.optim%s", (int)(n - e), path, ext);
+    else
+        snprintf(out, cap, "%s.optim", path);
+}
+
+static char *state_to_json(const TrainState *ts)
+{
+    json_t *o = json_pack("{sI sI sf sf sI}", "step", (json_int_t)ts->step, "tokens",
+                          (json_int_t)ts->tokens, "epoch", ts->epoch, "elapsed", ts->elapsed,
+                          "run_id", (json_int_t)ts->run_id);
+    if (!o)
+        return NULL;
+    char buf[64];
+    /* 64-bit values as decimal strings: JSON numbers lose them above 2^53 */
+    snprintf(buf, sizeof buf, "%.17g", ts->best_val);
+    json_object_set_new(o, "best_val", json_string(buf));
+#define U64(key, v) (snprintf(buf, sizeof buf, "%llu", (unsigned long long)(v)), \
+                     json_object_set_new(o, key, json_string(buf)))
+    U64("model_rng_state", ts->model_rng.state);
+    U64("model_rng_inc", ts->model_rng.inc);
+    U64("data_rng_state", ts->data_rng.state);
+    U64("data_rng_inc", ts->data_rng.inc);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "batcher%d", i);
+        U64(key, ts->batcher[i]);
+    }
+#undef U64
+    const Schedule *s = &ts->sched;
+    snprintf(buf, sizeof buf, "%.17g", s->best);
+    json_object_set_new(o, "sched_best", json_string(buf));
+    json_object_set_new(o, "sched_bad_evals", json_integer(s->bad_evals));
+    json_object_set_new(o, "sched_scale", json_real(s->plateau_scale));
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}
+
+static unsigned long long get_u64(json_t *o, const char *key, int *bad)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v)) {
+        *bad = 1;
+        return 0;
+    }
+    return strtoull(json_string_value(v), NULL, 10);
+}
+
+static int state_from_json(const char *text, TrainState *ts)
+{
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return -1;
+    }
+    int bad = 0;
+    json_int_t step = 0, tokens = 0, run = 0;
+    double epoch = 0, elapsed = 0;
+    if (json_unpack(o, "{sI sI sF sF sI}", "step", &step, "tokens", &tokens, "epoch", &epoch,
+                    "elapsed", &elapsed, "run_id", &run))
+        bad = 1;
+    ts->step = (long)step;
+    ts->tokens = (long)tokens;
+    ts->epoch = epoch;
+    ts->elapsed = elapsed;
+    ts->run_id = (long)run;
+    json_t *bv = json_object_get(o, "best_val");
+    ts->best_val = json_is_string(bv) ? strtod(json_string_value(bv), NULL) : NAN;
+    ts->model_rng.state = get_u64(o, "model_rng_state", &bad);
+    ts->model_rng.inc = get_u64(o, "model_rng_inc", &bad);
+    ts->data_rng.state = get_u64(o, "data_rng_state", &bad);
+    ts->data_rng.inc = get_u64(o, "data_rng_inc", &bad);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "batcher%d", i);
+        ts->batcher[i] = get_u64(o, key, &bad);
+    }
+    json_t *sb = json_object_get(o, "sched_best");
+    ts->sched.best = json_is_string(sb) ? strtod(json_string_value(sb), NULL) : INFINITY;
+    ts->sched.bad_evals = (int)json_integer_value(json_object_get(o, "sched_bad_evals"));
+    json_t *sc = json_object_get(o, "sched_scale");
+    ts->sched.plateau_scale = sc ? (float)json_number_value(sc) : 1.0f;
+    json_decref(o);
+    return bad ? -1 : 0;
+}
+
+static int write_optim(const char *path, const Model *m, const Optimizer *opt, char *err)
+{
+    SafeTensorsWriter *w = safetensors_writer_create();
+    if (!w)
+        return err_set(err, LM_ENOMEM, "out of memory writing the optimizer state");
+    const ParamSet *ps = &m->params;
+    int rc = LM_OK;
+    char name[PARAMS_NAME_LEN + 16], buf[32];
+    for (int i = 0; i < ps->n && !rc; i++) {
+        const ParamInfo *p = &ps->info[i];
+        long shape[PARAMS_MAX_DIM];
+        for (int k = 0; k < p->ndim; k++)
+            shape[k] = p->shape[k];
+        if (opt->m) {
+            snprintf(name, sizeof name, "exp_avg.%s", p->name);
+            rc = safetensors_writer_add(w, name, ST_F32, p->ndim, shape, opt->m + p->offset);
+        }
+        if (opt->v && !rc) {
+            snprintf(name, sizeof name, "exp_avg_sq.%s", p->name);
+            rc = safetensors_writer_add(w, name, ST_F32, p->ndim, shape, opt->v + p->offset);
+        }
+    }
+    snprintf(buf, sizeof buf, "%ld", opt->t);
+    if (!rc)
+        rc = safetensors_writer_meta(w, "t", buf);
+    if (!rc)
+        rc = safetensors_writer_meta(w, "optimizer", optim_kind_name(opt->kind));
+    if (rc)
+        rc = err_set(err, LM_ENOMEM, "cannot assemble the optimizer state");
+    else
+        rc = safetensors_writer_write(w, path, err);
+    safetensors_writer_destroy(w);
+    return rc;
+}
+
+int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
+                    const char *tokenizer_json, const TrainState *ts, char *err)
+{
+    int rc;
+    if (opt) {
+        char op[1024];
+        checkpoint_optim_path(path, op, sizeof op);
+        if ((rc = write_optim(op, m, opt, err)))
+            return rc;
+    }
+    SafeTensorsWriter *w = safetensors_writer_create();
+    char *cfg = config_to_text(&m->cfg), *state = ts ? state_to_json(ts) : NULL;
+    if (!w || !cfg || (ts && !state)) {
+        rc = err_set(err, LM_ENOMEM, "out of memory writing a checkpoint");
+        goto done;
+    }
+    const ParamSet *ps = &m->params;
+    rc = LM_OK;
+    for (int i = 0; i < ps->n && !rc; i++) {
+        const ParamInfo *p = &ps->info[i];
+        long shape[PARAMS_MAX_DIM];
+        for (int k = 0; k < p->ndim; k++)
+            shape[k] = p->shape[k];
+        rc = safetensors_writer_add(w, p->name, ST_F32, p->ndim, shape, ps->data + p->offset);
+    }
+    char vbuf[32];
+    snprintf(vbuf, sizeof vbuf, "%d", m->vocab);
+    rc = rc ? rc : safetensors_writer_meta(w, "format", CHECKPOINT_FORMAT);
+    rc = rc ? rc : safetensors_writer_meta(w, "config", cfg);
+    rc = rc ? rc : safetensors_writer_meta(w, "vocab", vbuf);
+    if (!rc && tokenizer_json)
+        rc = safetensors_writer_meta(w, "tokenizer", tokenizer_json);
+    if (!rc && state)
+        rc = safetensors_writer_meta(w, "state", state);
+    if (rc)
+        rc = err_set(err, LM_ENOMEM, "cannot assemble the checkpoint");
+    else
+        rc = safetensors_writer_write(w, path, err);
+done:
+    safetensors_writer_destroy(w);
+    free(cfg);
+    free(state);
+    return rc;
+}
+
+void checkpoint_info_free(CheckpointInfo *info)
+{
+    if (!info)
+        return;
+    free(info->tokenizer_json);
+    info->tokenizer_json = NULL;
+}
+
+int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err)
+{
+    memset(info, 0, sizeof *info);
+    info->ts.best_val = NAN;
+    int rc = safetensors_open(path, st, err);
+    if (rc)
+        return rc;
+    const char *fmt = safetensors_meta(*st, "format");
+    const char *cfg = safetensors_meta(*st, "config");
+    if (fmt && strcmp(fmt, CHECKPOINT_FORMAT)) {
+        safetensors_close(*st);
+        *st = NULL;
+        return err_set(err, LM_EFORMAT, "%s: checkpoint format '%s' is not supported by this "
+                       "lmlab (%s)", path, fmt, CHECKPOINT_FORMAT);
+    }
+    if (cfg) {
+        config_defaults(&info->cfg);
+        char e2[LM_ERR_LEN];
+        if (config_from_text(&info->cfg, cfg, e2)) {
+            safetensors_close(*st);
+            *st = NULL;
+            return err_set(err, LM_EFORMAT, "%s: its configuration is invalid: %s", path, e2);
+        }
+        info->has_config = 1;
+    }
+    const char *v = safetensors_meta(*st, "vocab");
+    const StTensor *emb = safetensors_find(*st, "encoder.weight");
+    if (!emb)
+        emb = safetensors_find(*st, "lm_head.weight");
+    info->vocab = v ? atoi(v) : emb && emb->ndim == 2 ? (int)emb->shape[0] : 0;
+    const char *tok = safetensors_meta(*st, "tokenizer");
+    if (tok && !(info->tokenizer_json = strdup(tok))) {
+        safetensors_close(*st);
+        *st = NULL;
+        return err_set(err, LM_ENOMEM, "out of memory");
+    }
+    const char *state = safetensors_meta(*st, "state");
+    if (state) {
+        if (state_from_json(state, &info->ts)) {
+            checkpoint_info_free(info);
+            safetensors_close(*st);
+            *st = NULL;
+            return err_set(err, LM_EFORMAT, "%s: the training state in its metadata is "
+                           "damaged; load the weights with `import` instead", path);
+        }
+        info->has_state = 1;
+    }
+    return LM_OK;
+}
+
+static void shape_text(char *buf, size_t cap, int ndim, const long *shape)
+{
+    size_t o = (size_t)snprintf(buf, cap, "(");
+    for (int i = 0; i < ndim && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%ld", i ? "," : "", shape[i]);
+    if (o < cap)
+        snprintf(buf + o, cap - o, ")");
+}
+
+int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err)
+{
+    ParamSet *ps = &m->params;
+    char name[PARAMS_NAME_LEN + 32];
+    for (int i = 0; i < ps->n; i++) {
+        const ParamInfo *p = &ps->info[i];
+        snprintf(name, sizeof name, "%s%s", prefix, p->name);
+        const StTensor *t = safetensors_find(st, name);
+        if (!t)
+            return err_set(err, LM_EFORMAT, "tensor '%s' is missing: the file holds another "
+                           "model (this one is %s with %d layers)", name, m->cfg.model,
+                           m->cfg.layers);
+        long want[PARAMS_MAX_DIM];
+        int same = t->ndim == p->ndim;
+        for (int k = 0; k < p->ndim; k++) {
+            want[k] = p->shape[k];
+            same = same && t->shape[k] == want[k];
+        }
+        if (!same) {
+            char a[64], b[64];
+            shape_text(a, sizeof a, t->ndim, t->shape);
+            shape_text(b, sizeof b, p->ndim, want);
+            return err_set(err, LM_EFORMAT, "tensor '%s' has shape %s but this model needs %s: "
+                           "the checkpoint is from another model shape", name, a, b);
+        }
+        int rc = safetensors_read_f32(st, name, params_data(ps, i), p->numel, err);
+        if (rc)
+            return rc;
+    }
+    return LM_OK;
+}
+
+int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char *err)
+{
+    char op[1024];
+    checkpoint_optim_path(path, op, sizeof op);
+    SafeTensors *st;
+    int rc = safetensors_open(op, &st, err);
+    if (rc)
+        return rc;
+    const ParamSet *ps = &m->params;
+    char name[PARAMS_NAME_LEN + 16];
+    for (int i = 0; i < ps->n && !rc; i++) {
+        const ParamInfo *p = &ps->info[i];
+        if (opt->m) {
+            snprintf(name, sizeof name, "exp_avg.%s", p->name);
+            rc = safetensors_read_f32(st, name, opt->m + p->offset, p->numel, err);
+        }
+        if (opt->v && !rc) {
+            snprintf(name, sizeof name, "exp_avg_sq.%s", p->name);
+            rc = safetensors_read_f32(st, name, opt->v + p->offset, p->numel, err);
+        }
+    }
+    const char *t = safetensors_meta(st, "t");
+    if (!rc)
+        opt->t = t ? atol(t) : 0;
+    safetensors_close(st);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* checkpoint.h — checkpoints as safetensors files: the weights under the PyTorch names
+ * the fixtures use (so `model.load_state_dict(safetensors.torch.load_file(p))` takes the
+ * file as is), with the configuration, the tokenizer and the training state in the
+ * metadata; the optimizer's moments in a sibling file `<stem>.optim.safetensors`
+ * (exp_avg.<name>, exp_avg_sq.<name>), written first, so the weights file is the commit
+ * point. Both writes are atomic (temporary file, fsync, rename).
+ * Not here: deciding when to checkpoint (trainer.c) or where runs live (runstore). */
+#ifndef LM_CHECKPOINT_H
+#define LM_CHECKPOINT_H
+
+#include "config.h"
+#include "model.h"
+#include "optim.h"
+#include "safetensors.h"
+#include "schedule.h"
+
+#include <stdint.h>
+
+typedef struct {
+    long step;             /* optimizer steps done */
+    long tokens;           /* training tokens seen */
+    double epoch, elapsed; /* fractional epochs, seconds of training */
+    double best_val;       /* best validation loss so far (NAN if none) */
+    long run_id;           /* run store id (0 = none) */
+    Rng model_rng;         /* dropout stream */
+    Rng data_rng;          /* unused by stream batching; kept for completeness */
+    unsigned long long batcher[4]; /* batcher_get_state */
+    Schedule sched;        /* plateau state included */
+} TrainState;
+
+typedef struct {
+    Config cfg;            /* valid when has_config */
+    int has_config, has_state;
+    int vocab;             /* from the metadata, or the embedding's rows */
+    char *tokenizer_json;  /* malloc'd, or NULL (a plain PyTorch file) */
+    TrainState ts;
+} CheckpointInfo;
+
+/* Writes the checkpoint (and the optimizer file when opt is not NULL). LM_OK, LM_ENOSPC
+ * (disk full: nothing at path is replaced) or LM_EIO. */
+int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
+                    const char *tokenizer_json, const TrainState *ts, char *err);
+
+/* Opens a checkpoint and reads its metadata into info (caller frees with
+ * checkpoint_info_free) and the open file into *st (caller closes). A plain PyTorch
+ * safetensors file (no lmlab metadata) opens with has_config = 0. */
+int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err);
+void checkpoint_info_free(CheckpointInfo *info);
+
+/* Copies every model parameter from the tensors named prefix + PyTorch name. Every
+ * parameter must be present with the same shape; errors name the tensor and both
+ * shapes ("checkpoint from another model shape"). */
+int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err);
+
+/* Restores the optimizer moments from <stem>.optim.safetensors. LM_EIO when the file is
+ * missing (the caller may continue with fresh moments, and says so). */
+int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char *err);
+
+/* "<stem>.optim.safetensors" for a checkpoint path. */
+void checkpoint_optim_path(const char *path, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,61 @@
+/* model_transformer.h — internal state of the transformer family, shared by
+ * model_transformer.c (construction, forward, backward) and model_transformer_decode.c
+ * (incremental decoding, gate coefficients). Not a public API: use model.h. */
+#ifndef LM_MODEL_TRANSFORMER_H
+#define LM_MODEL_TRANSFORMER_H
+
+#include "attention.h"
+#include "dispatcher.h"
+#include "model.h"
+
+enum { MIXER_DISPATCHER, MIXER_MSA };
+#define TF_MAX_LEVELS 32
+
+typedef struct {          /* parameter indices into Model.params */
+    int w_mix[4];         /* dispatcher: linear_in, internal_attention, linear_out, -1;
+                             msa: in_proj_weight, in_proj_bias, out_proj.weight, .bias */
+    int w1, b1, w2, b2, ln1w, ln1b, ln2w, ln2b;
+} BlockParams;
+
+typedef struct {          /* one block's saved activations, each (N = B*T rows) */
+    float *n1;            /* (N,d) pre-norm: LN1(x), the mixer input */
+    float *mix_act;       /* mixer's own saved state */
+    float *mix_out;       /* (N,d) mixer output (after dropout) */
+    float *r1, *x1;       /* (N,d) x + mix; post: LN1(r1), pre: LN2(r1) (FFN input) */
+    float *mean1, *rstd1, *mean2, *rstd2; /* (N) */
+    float *hpre, *hact;   /* (N,nhid) W1 x + b1, act(hpre) after dropout */
+    float *f;             /* (N,d) FFN output after dropout */
+    float *r2;            /* (N,d) post-norm: x1 + f */
+    float *out;           /* (N,d) block output */
+    float *mask1, *maskh, *mask2; /* dropout masks (NULL when dropout = 0) */
+    unsigned char skip[TF_MAX_LEVELS]; /* dispatcher levels skipped in this forward */
+} LayerActs;
+
+typedef struct {
+    int mixer, prenorm, gelu;
+    DispatcherDims dd;
+    AttentionDims ad;
+    int p_wte, p_wpe, p_lnfw, p_lnfb, p_dec_w, p_dec_b;
+    BlockParams *blocks;
+    LayerActs *layers;
+    float *slab;          /* every activation below lives in it */
+    int *tok;             /* (N) tokens of the last forward */
+    float *x0, *mask0;    /* (N,d) embedded input */
+    float *xf, *meanf, *rstdf; /* pre-norm final LayerNorm */
+    float *logits;        /* (logit_rows, V) one chunk of logits (or all of them) */
+    size_t logit_rows;
+    float *dx, *dy, *dr, *dh, *dh2, *mix_scratch; /* backward scratch */
+    float *dec_dw, *dec_db; /* decoder gradients of the last training forward, unscaled */
+    float *pos_table;     /* (max(T,bptt), d) sinusoidal table */
+    int fwd_B, fwd_T, has_logits, trained;
+} Transformer;
+
+extern const ModelOps transformer_ops;
+
+/* model_transformer_decode.c */
+DecodeState *transformer_decode_create(Model *m, char *err);
+int transformer_decode_step(Model *m, DecodeState *st, int token, int pos, float *logits);
+void transformer_decode_destroy(DecodeState *st);
+const float *transformer_gates(Model *m, int layer);
+
+#endif
