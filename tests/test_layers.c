@@ -341,7 +341,10 @@ static void test_activations(Rng *r)
     for (long i = 0; i < c.n; i++)
         ref[i] = (float)(0.5 * c.inp[i] * (1.0 + erf(c.inp[i] / sqrt(2.0))));
     gelu_forward(c.out, c.inp, c.n);
-    CHECK_CLOSE("gelu fwd vs double erf", c.out, ref, c.n, 1e-6, 1e-7);
+    /* erf is A&S 7.1.26 as in torch's vectorised kernel (abs error <= 1.5e-7, times
+     * |x|/2 <= 1.5): over [-10, 10] both torch and gelu_forward are within ~4.6e-7 of
+     * double precision, so atol 5e-7 */
+    CHECK_CLOSE("gelu fwd vs double erf", c.out, ref, c.n, 1e-6, 5e-7);
     memset(d, 0, (size_t)c.n * sizeof *d);
     gelu_backward(d, c.G, c.inp, c.n);
     fd_check("gelu FD dinp", act_loss, &c, c.inp, d, c.n);
