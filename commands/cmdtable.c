@@ -297,9 +297,8 @@ static void cmdtable_help_one(const Command *c, Text *t)
     if (c->keys && c->keys[0].key) {
         text_add(t, "\nkeys:\n");
         for (const CmdArgSpec *s = c->keys; s->key; s++) {
-            text_add(t, "  %-24s", s->hint ? s->hint : s->key);
-            if (s->values) text_add(t, "  one of %s", s->values);
-            text_add(t, "\n");
+            if (s->values) text_add(t, "  %-24s  one of %s\n", s->hint ? s->hint : s->key, s->values);
+            else text_add(t, "  %s\n", s->hint ? s->hint : s->key);
         }
     }
 }

@@ -1,0 +1,229 @@
+/* test_cmdtable.c — the command table engine on a small fake table: lookup with
+ * suggestions, argument checks, dispatch (handlers called with the right words, errors
+ * with carets), help text, completion (command names, keys, `model=<tab>` values from a
+ * fake provider, enum values from the table, run ids) and hints. Exact comparisons. */
+#include "check.h"
+#include "cmdtable.h"
+#include "err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct CmdContext {
+    int calls;
+    char last[64];
+    int last_argc;
+    char last_arg1[64];
+};
+
+static int fake_handler(CmdContext *ctx, int argc, const LexWord *argv)
+{
+    ctx->calls++;
+    snprintf(ctx->last, sizeof ctx->last, "%s", argv[0].text);
+    ctx->last_argc = argc;
+    snprintf(ctx->last_arg1, sizeof ctx->last_arg1, "%s", argc > 1 ? argv[1].text : "");
+    return strcmp(argv[0].text, "fail") == 0 ? LM_ESTATE : LM_OK;
+}
+
+static const CmdArgSpec train_keys[] = {
+    {"steps", "steps=N", NULL},
+    {"epochs", "epochs=N", NULL},
+    {NULL, NULL, NULL},
+};
+static const CmdArgSpec sample_keys[] = {
+    {"prompt", "prompt=TEXT", NULL},
+    {"mode", "mode=greedy|temp", "greedy|temp|topk"},
+    {NULL, NULL, NULL},
+};
+
+static const Command table[] = {
+    {"train", "[steps=N|epochs=N] [key=value ...]", "train a model with the current config",
+     "Trains until the budget is spent.", ARG_CONFIG_KEYVAL, train_keys, fake_handler,
+     "training"},
+    {"status", "", "show the running job", NULL, ARG_NONE, NULL, fake_handler, "training"},
+    {"runs", "[RUN_ID]", "list runs or show one", NULL, ARG_RUN_ID, NULL, fake_handler, "runs"},
+    {"sample", "[prompt=TEXT] [mode=...]", "generate text", NULL, ARG_KEYVAL, sample_keys,
+     fake_handler, "training"},
+    {"help", "[COMMAND]", "show help", NULL, ARG_COMMAND, NULL, fake_handler, NULL},
+    {"fail", "", "always fails", NULL, ARG_WORD, NULL, fake_handler, "runs"},
+};
+static const int n_table = (int)(sizeof table / sizeof table[0]);
+
+static int provider_calls;
+
+static int fake_provider(void *ud, int what, const char *key, const char *prefix, char ***out)
+{
+    (void)ud;
+    (void)prefix; /* returns everything; the engine must filter */
+    provider_calls++;
+    const char *model[] = {"dispatcher", "dispatcher-mh", "msa", "linear", "lstm", "gru", "rnn"};
+    const char *keys[] = {"model", "lr", "layers", "steps" /* duplicate of a train key */};
+    const char *runs[] = {"r0001", "r0002", "r0105"};
+    const char **src = NULL;
+    int n = 0;
+    if (what == COMPLETE_CONFIG_VALUES && key && strcmp(key, "model") == 0) {
+        src = model;
+        n = 7;
+    } else if (what == ARG_CONFIG_KEYVAL) {
+        src = keys;
+        n = 4;
+    } else if (what == ARG_RUN_ID) {
+        src = runs;
+        n = 3;
+    }
+    if (n == 0) return 0;
+    *out = malloc((size_t)n * sizeof **out);
+    for (int i = 0; i < n; i++) (*out)[i] = strdup(src[i]);
+    return n;
+}
+
+static int streq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+static void test_find(void)
+{
+    char err[LM_ERR_LEN];
+    const Command *c;
+    CHECK(cmdtable_find(table, n_table, "runs", &c, err) == LM_OK && c == &table[2], "find");
+    CHECK(cmdtable_find(table, n_table, "trian", &c, err) == LM_EARG && c == NULL, "unknown");
+    CHECK(strstr(err, "unknown command 'trian'") && strstr(err, "did you mean 'train'?"),
+          "suggestion: %s", err);
+    CHECK(cmdtable_find(table, n_table, "xyzzy", &c, err) == LM_EARG && !strstr(err, "mean"),
+          "no suggestion: %s", err);
+}
+
+static void test_dispatch(void)
+{
+    char err[LM_ERR_LEN];
+    CmdContext ctx = {0};
+    int st = cmdtable_dispatch(table, n_table, &ctx, "train steps=5 lr=0.1; runs r0001 # x", err);
+    CHECK(st == LM_OK && ctx.calls == 2, "two commands: st %d calls %d %s", st, ctx.calls, err);
+    CHECK(streq(ctx.last, "runs") && ctx.last_argc == 2 && streq(ctx.last_arg1, "r0001"),
+          "last call %s %d %s", ctx.last, ctx.last_argc, ctx.last_arg1);
+    ctx.calls = 0;
+    CHECK(cmdtable_dispatch(table, n_table, &ctx, "  # nothing", err) == LM_OK && ctx.calls == 0,
+          "comment line");
+    st = cmdtable_dispatch(table, n_table, &ctx, "sample lrr=1", err);
+    CHECK(st == LM_EARG && ctx.calls == 0, "unknown key st %d", st);
+    CHECK(strstr(err, "unknown key 'lrr' for 'sample'") != NULL, "message: %s", err);
+    CHECK(strstr(err, "\n  sample lrr=1\n         ^^^\n") != NULL, "caret: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "sample mode=gredy", err);
+    CHECK(st == LM_EARG && strstr(err, "bad value 'gredy' for mode (one of greedy|temp|topk)") &&
+          strstr(err, "did you mean 'greedy'") && strstr(err, "\n              ^^^^^\n"),
+          "bad enum: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "sample promt=hi", err);
+    CHECK(st == LM_EARG && strstr(err, "did you mean 'prompt'"), "key suggestion: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "status now", err);
+    CHECK(st == LM_EARG && strstr(err, "'status' takes no arguments") &&
+          strstr(err, "\n         ^^^\n"), "no args: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "train fast", err);
+    CHECK(st == LM_EARG && strstr(err, "takes key=value arguments, not 'fast'"), "bare: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "status; trian", err);
+    CHECK(st == LM_EARG && ctx.calls == 1 && strstr(err, "did you mean 'train'") &&
+          strstr(err, "\n  status; trian\n          ^^^^^\n"), "second unknown: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "sample prompt=\"To be", err);
+    CHECK(st == LM_EARG && strstr(err, "unterminated double quote") &&
+          strstr(err, "\n                ^^^^^^\n"), "lex error caret: %s", err);
+    ctx.calls = 0;
+    st = cmdtable_dispatch(table, n_table, &ctx, "fail; status", err);
+    CHECK(st == LM_ESTATE && ctx.calls == 1 && strstr(err, "'fail' failed"),
+          "handler failure stops: %d %s", st, err);
+    /* ARG_CONFIG_KEYVAL leaves unknown keys to the config table; enums are still checked */
+    CHECK(cmdtable_dispatch(table, n_table, &ctx, "train whatever=1", err) == LM_OK, "config key");
+}
+
+static void test_help(void)
+{
+    char err[LM_ERR_LEN], *text = NULL;
+    CHECK(cmdtable_help(table, n_table, NULL, &text, err) == LM_OK && text, "help all");
+    for (int i = 0; text && i < n_table; i++)
+        CHECK(strstr(text, table[i].summary) && strstr(text, table[i].name),
+              "help lists '%s'", table[i].name);
+    if (text) {
+        char *tr = strstr(text, "training:\n"), *ru = strstr(text, "runs:\n");
+        CHECK(tr && ru && tr < ru, "groups in table order");
+        CHECK(ru && strstr(ru, "always fails") && !strstr(ru, "generate text"),
+              "commands under their group");
+        CHECK(strstr(text, "  train [steps=N|epochs=N] [key=value ...]  train a model") != NULL,
+              "aligned line");
+    }
+    free(text);
+    CHECK(cmdtable_help(table, n_table, "sample", &text, err) == LM_OK && text, "help one");
+    if (text) {
+        CHECK(strstr(text, "usage: sample [prompt=TEXT] [mode=...]") && strstr(text, "generate text"),
+              "usage: %s", text);
+        CHECK(strstr(text, "mode=greedy|temp") && strstr(text, "one of greedy|temp|topk"),
+              "keys: %s", text);
+    }
+    free(text);
+    text = NULL;
+    CHECK(cmdtable_help(table, n_table, "smaple", &text, err) == LM_EARG && text == NULL &&
+          strstr(err, "did you mean 'sample'"), "help unknown: %s", err);
+}
+
+/* Completes line at its end (or at cursor >= 0) and checks the candidate list. */
+static void expect(const char *line, int cursor, const char *want, int want_start)
+{
+    char **c = NULL;
+    int n = -1, ws = -1;
+    if (cursor < 0) cursor = (int)strlen(line);
+    int st = cmdtable_complete(table, n_table, line, cursor, fake_provider, NULL, &c, &n, &ws);
+    char got[512] = "";
+    for (int i = 0; i < n; i++) {
+        strcat(got, i ? " " : "");
+        strcat(got, c[i]);
+    }
+    CHECK(st == LM_OK && streq(got, want), "complete '%s': got '%s', want '%s'", line, got, want);
+    CHECK(ws == want_start, "complete '%s': word start %d, want %d", line, ws, want_start);
+    cmdtable_free_cands(c, n);
+}
+
+static void test_complete(void)
+{
+    expect("", -1, "fail help runs sample status train", 0);
+    expect("s", -1, "sample status", 0);
+    expect("  tr", -1, "train", 2);
+    expect("status; ru", -1, "runs", 8);
+    expect("train ", -1, "epochs= layers= lr= model= steps=", 6);
+    expect("train l", -1, "layers= lr=", 6);
+    provider_calls = 0;
+    expect("train model=", -1, "dispatcher dispatcher-mh gru linear lstm msa rnn", 12);
+    CHECK(provider_calls == 1, "provider asked once (%d)", provider_calls);
+    expect("train lr=0.1 model=dis", -1, "dispatcher dispatcher-mh", 19);
+    expect("train model=zz", -1, "", 12);
+    expect("sample mode=t", -1, "temp topk", 12);
+    expect("sample ", -1, "mode= prompt=", 7);
+    expect("sample prompt=\"To", -1, "", 14);  /* inside quotes: nothing */
+    expect("runs r01", -1, "r0105", 5);
+    expect("runs ", -1, "r0001 r0002 r0105", 5);
+    expect("help st", -1, "status", 5);
+    expect("status ", -1, "", 7);
+    expect("nosuch a", -1, "", 7);
+    expect("train # model=", -1, "", 14);
+    expect("train model=g; s", -1, "sample status", 15);
+    expect("train st more", 8, "steps=", 6);  /* cursor inside the line */
+    expect("train ste", 9, "steps=", 6);
+}
+
+static void test_hint(void)
+{
+    CHECK(streq(cmdtable_hint(table, n_table, "train"), table[0].args_hint), "hint train");
+    CHECK(streq(cmdtable_hint(table, n_table, "train lr=1 "), table[0].args_hint), "hint later");
+    CHECK(streq(cmdtable_hint(table, n_table, "sample mode="), "mode=greedy|temp"), "key hint");
+    CHECK(cmdtable_hint(table, n_table, "tra") == NULL, "partial name: no hint");
+    CHECK(cmdtable_hint(table, n_table, "status") == NULL, "empty args_hint");
+    CHECK(cmdtable_hint(table, n_table, "train; ") == NULL, "new command");
+    CHECK(streq(cmdtable_hint(table, n_table, "status; runs"), "[RUN_ID]"), "second command");
+}
+
+int main(void)
+{
+    test_find();
+    test_dispatch();
+    test_help();
+    test_complete();
+    test_hint();
+    return check_summary();
+}
