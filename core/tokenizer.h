@@ -1,0 +1,88 @@
+/* tokenizer.h — text <-> token ids: characters (the seed notebook's sorted(set(text))),
+ * words (PyTorch's word_language_model: whitespace-split words plus <eos> per line) and
+ * byte-level BPE (core/bpe.c). Trained on a text, saved as JSON next to checkpoints, and
+ * identified by a hash so a checkpoint is never paired with the wrong vocabulary.
+ * Not a normaliser: no lowercasing, no Unicode normalisation, no special tokens beyond
+ * the word tokenizer's <unk> and <eos>. */
+#ifndef LM_TOKENIZER_H
+#define LM_TOKENIZER_H
+
+#include <stddef.h>
+
+typedef enum { TOKENIZER_CHAR, TOKENIZER_WORD, TOKENIZER_BPE } TokenizerKind;
+
+typedef struct Tokenizer Tokenizer;   /* heap object: tokenizer_train / _load, _destroy */
+
+#define TOKENIZER_FNV_SEED 0xcbf29ce484222325ULL
+
+/* "char" | "word" | "bpe" -> *kind. 0 ok, -1 unknown name (*kind untouched). */
+int tokenizer_kind_parse(const char *name, TokenizerKind *kind);
+
+/* The name of a kind ("char", "word", "bpe"). */
+const char *tokenizer_kind_name(TokenizerKind kind);
+
+/* Builds a tokenizer from text (len bytes, any bytes).
+ * char: the vocabulary is the sorted distinct code points of the text, as Python's
+ *   sorted(set(text)), so ids agree with the seed for UTF-8 text; a byte that is not part
+ *   of valid UTF-8 becomes its own symbol, sorted as Python's surrogateescape would
+ *   (U+DC80 + byte - 0x80). vocab_size is ignored.
+ * word: words split at ASCII whitespace (space, \t, \n, \v, \f, \r; other Unicode spaces
+ *   are word characters), "<eos>" at the end of each line, ids in order of first
+ *   appearance (PyTorch's Dictionary). vocab_size > 0 keeps <eos> and the most frequent
+ *   words (ties: earliest first) so that with "<unk>" there are vocab_size tokens;
+ *   0 keeps all. "<unk>" and "<eos>" are always present (appended when absent).
+ * bpe: byte-level BPE with vocab_size - 256 merges (vocab_size >= 256); may stop earlier
+ *   when no pair occurs twice (tokenizer_vocab_size tells).
+ * LM_OK, or LM_EARG (bad vocab_size) / LM_ENOMEM with a message in err (LM_ERR_LEN). */
+int tokenizer_train(TokenizerKind kind, const char *text, size_t len, int vocab_size,
+                    Tokenizer **out, char *err);
+
+/* Frees the tokenizer; NULL is a no-op. */
+void tokenizer_destroy(Tokenizer *t);
+
+TokenizerKind tokenizer_kind(const Tokenizer *t);
+int tokenizer_vocab_size(const Tokenizer *t);
+
+/* Encodes len bytes into *ids (malloc'd, caller frees; non-NULL even when *n is 0).
+ * char: a character outside the vocabulary -> LM_EARG naming it and its byte offset;
+ * word: unknown words -> <unk>; bpe: exact for any bytes. LM_ENOMEM when out of memory.
+ * Reads t only, so several threads may encode with one tokenizer. */
+int tokenizer_encode(const Tokenizer *t, const char *text, size_t len, int **ids, size_t *n,
+                     char *err);
+
+/* The bytes of token id (word: the word and a space, <eos> -> "\n"), for streaming
+ * output: copies min(length, cap) bytes into buf, adds a NUL when there is room, and
+ * returns the token's length; -1 for an invalid id. */
+int tokenizer_decode_token(const Tokenizer *t, int id, char *buf, size_t cap);
+
+/* The text of n ids, malloc'd and NUL-terminated (caller frees); invalid ids are skipped.
+ * NULL when out of memory. */
+char *tokenizer_decode(const Tokenizer *t, const int *ids, size_t n);
+
+/* A printable form of one token for displays, owned by t: control characters and bytes
+ * that are not UTF-8 escaped (\n, \t, \x00), backslash doubled; "<invalid>" for a bad id. */
+const char *tokenizer_token_text(const Tokenizer *t, int id);
+
+/* Serialises the vocabulary to a compact JSON string (malloc'd, caller frees); NULL when
+ * out of memory. {"format":"lmlab-tokenizer","version":1,"kind":...,"vocab_size":...}
+ * plus "chars" (code points), "words" (strings; byte arrays for non-UTF-8 words) or
+ * "merges" ([left, right] pairs). */
+char *tokenizer_save(const Tokenizer *t);
+
+/* Rebuilds a tokenizer from tokenizer_save's JSON, validating everything (format, kind,
+ * sizes, sorted distinct characters, distinct words with <unk> and <eos>, merges that
+ * refer to existing tokens). LM_OK, LM_EFORMAT with a message naming the fault, or
+ * LM_ENOMEM. */
+int tokenizer_load(const char *json, Tokenizer **out, char *err);
+
+/* Identity of the vocabulary: 64-bit FNV-1a of the tokenizer_save text. */
+unsigned long long tokenizer_hash(const Tokenizer *t);
+
+/* 64-bit FNV-1a of n bytes continuing from h (start with TOKENIZER_FNV_SEED). */
+unsigned long long tokenizer_fnv1a(const void *data, size_t n, unsigned long long h);
+
+/* Number of code points in len bytes of text, counting each byte that is not valid
+ * UTF-8 as one (the char tokenizer's count of symbols). */
+size_t tokenizer_count_chars(const char *text, size_t len);
+
+#endif
