@@ -5,7 +5,7 @@
 #define LM_METRICS_H
 
 #define GATE_HIST_BINS 10
-#define METRICS_PATH_LEN 512
+#define METRICS_PATH_LEN 1024
 
 typedef struct {
     long step;

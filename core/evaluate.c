@@ -1,0 +1,107 @@
+/* evaluate.c — whole-split and estimated evaluation (see evaluate.h). */
+#include "evaluate.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <string.h>
+
+static void finish(EvalResult *out, double sum, long count, size_t chars)
+{
+    out->tokens = count;
+    out->loss = count ? sum / (double)count : NAN;
+    out->ppl = exp(out->loss);
+    /* bits per character: the total bits over the characters the tokens spell */
+    out->bpc = chars ? sum / log(2.0) / (double)chars : NAN;
+}
+
+/* One forward over `rows` windows already packed as (rows, T) in x/y. */
+static int run_batch(Model *m, const int *x, const int *y, int rows, int T, double *sum,
+                     long *count)
+{
+    double s;
+    long c;
+    int rc = model_forward(m, x, y, rows, T, &s, &c);
+    if (rc)
+        return rc;
+    *sum += s;
+    *count += c;
+    return LM_OK;
+}
+
+static int whole_split(Model *m, const int *data, size_t n, int bptt, int batch,
+                       const volatile int *cancel, int *x, int *y, double *sum, long *count)
+{
+    size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt;
+    int recurrent = config_is_recurrent(&m->cfg);
+    int rows_max = recurrent ? 1 : batch;
+    size_t full = (n - 1) / (size_t)bptt; /* windows of exactly bptt tokens */
+    for (size_t w = 0; w < windows;) {
+        if (cancel && *cancel)
+            return LM_ECANCEL;
+        int rows = 0;
+        int T = w < full ? bptt : (int)(n - 1 - w * (size_t)bptt);
+        /* pack consecutive windows of the same length */
+        while (rows < rows_max && w < windows) {
+            int Tw = w < full ? bptt : (int)(n - 1 - w * (size_t)bptt);
+            if (Tw != T)
+                break;
+            const int *src = data + w * (size_t)bptt;
+            memcpy(x + (size_t)rows * T, src, (size_t)T * sizeof(int));
+            memcpy(y + (size_t)rows * T, src + 1, (size_t)T * sizeof(int));
+            rows++;
+            w++;
+        }
+        int rc = run_batch(m, x, y, rows, T, sum, count);
+        if (rc)
+            return rc;
+    }
+    return LM_OK;
+}
+
+int evaluate_split(Model *m, const int *data, size_t n, int bptt, int batch, int max_batches,
+                   Rng *rng, size_t chars, const volatile int *cancel, int *x, int *y,
+                   EvalResult *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 2)
+        return err_set(err, LM_EARG, "the split has %zu tokens: nothing to evaluate", n);
+    if (batch > m->B)
+        batch = m->B;
+    if (bptt > m->T)
+        bptt = m->T;
+    int was_training = m->training, was_carry = m->carry_state;
+    m->training = 0;
+    m->carry_state = config_is_recurrent(&m->cfg) && max_batches == 0;
+    if (m->ops->reset_state)
+        m->ops->reset_state(m);
+    double sum = 0;
+    long count = 0;
+    int rc = LM_OK;
+    if (max_batches == 0) {
+        rc = whole_split(m, data, n, bptt, batch, cancel, x, y, &sum, &count);
+    } else {
+        int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
+        for (int k = 0; k < max_batches && !rc; k++) {
+            if (cancel && *cancel) { rc = LM_ECANCEL; break; }
+            for (int b = 0; b < batch; b++) {
+                size_t start = rng_below(rng, (uint32_t)(n - (size_t)T));
+                memcpy(x + (size_t)b * T, data + start, (size_t)T * sizeof(int));
+                memcpy(y + (size_t)b * T, data + start + 1, (size_t)T * sizeof(int));
+            }
+            if (m->ops->reset_state)
+                m->ops->reset_state(m);
+            rc = run_batch(m, x, y, batch, T, &sum, &count);
+        }
+    }
+    if (m->ops->reset_state)
+        m->ops->reset_state(m);
+    m->training = was_training;
+    m->carry_state = was_carry;
+    if (rc == LM_ECANCEL)
+        return err_set(err, rc, "evaluation cancelled");
+    if (rc)
+        return err_set(err, rc, "evaluation failed (%s)", err_name(rc));
+    finish(out, sum, count, max_batches == 0 ? chars : 0);
+    return LM_OK;
+}

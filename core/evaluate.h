@@ -1,0 +1,32 @@
+/* evaluate.h — loss over a whole split, as the seed's evaluate(): the split's tokens cut
+ * into consecutive windows of bptt (the last one shorter), each window predicting its
+ * next tokens, the mean over every predicted token. Transformers batch independent
+ * windows (the same number as one window at a time); recurrent models carry their state
+ * window to window, one stream. Or a quick estimate on N random windows (seed 004's
+ * estimate_loss). Not here: choosing when to evaluate (trainer.c). */
+#ifndef LM_EVALUATE_H
+#define LM_EVALUATE_H
+
+#include "model.h"
+#include "rng.h"
+
+#include <stddef.h>
+
+typedef struct {
+    double loss;           /* mean cross-entropy per predicted token */
+    double ppl;            /* exp(loss) */
+    double bpc;            /* bits per character when chars > 0, else NAN */
+    long tokens;           /* predicted tokens */
+} EvalResult;
+
+/* Evaluates m (switched to eval mode and back) over data[0..n). batch: windows per
+ * forward (at most the model's allocated B). max_batches 0 = the whole split, else that
+ * many batches of random windows drawn with rng. chars: characters the split's text
+ * holds (for bits per character; 0 = not char-level). cancel: polled between batches
+ * (may be NULL). LM_OK, LM_EARG (split shorter than 2 tokens), LM_ECANCEL. Uses
+ * caller-provided scratch x, y of at least batch * bptt ints. */
+int evaluate_split(Model *m, const int *data, size_t n, int bptt, int batch, int max_batches,
+                   Rng *rng, size_t chars, const volatile int *cancel, int *x, int *y,
+                   EvalResult *out, char *err);
+
+#endif

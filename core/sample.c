@@ -1,0 +1,220 @@
+/* sample.c — generation with incremental decoding or window recompute (see sample.h). */
+#include "sample.h"
+
+#include "crossentropy.h"
+#include "err.h"
+#include "sysinfo.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sample_options_default(SampleOptions *o)
+{
+    o->n_tokens = 200;
+    o->temperature = 0.8f;
+    o->top_k = 0;
+    o->top_p = 1.0f;
+    o->seed = 1337;
+    o->use_cache = 1;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng)
+{
+    int best = 0;
+    for (int v = 1; v < V; v++)
+        if (logits[v] > logits[best])
+            best = v;
+    if (o->temperature <= 0)
+        return best;
+    softmax_forward(logits, logits, 1, V, o->temperature);
+    float cutoff = 0;
+    if ((o->top_k > 0 && o->top_k < V) || o->top_p < 1.0f) {
+        float *sorted = malloc((size_t)V * sizeof(float));
+        if (sorted) {
+            memcpy(sorted, logits, (size_t)V * sizeof(float));
+            qsort(sorted, (size_t)V, sizeof(float), cmp_desc);
+            int k = o->top_k > 0 && o->top_k < V ? o->top_k : V;
+            double acc = 0;
+            for (int i = 0; i < k; i++) {
+                acc += sorted[i];
+                cutoff = sorted[i];
+                if (acc >= o->top_p)
+                    break;
+            }
+            free(sorted);
+        }
+    }
+    double total = 0;
+    for (int v = 0; v < V; v++)
+        if (logits[v] >= cutoff)
+            total += logits[v];
+    double r = rng_uniform(rng) * total, acc = 0;
+    for (int v = 0; v < V; v++) {
+        if (logits[v] < cutoff)
+            continue;
+        acc += logits[v];
+        if (r < acc)
+            return v;
+    }
+    return best;
+}
+
+typedef struct {
+    Model *m;
+    DecodeState *ds;
+    int *ctx;              /* the whole token history */
+    size_t n, cap;
+    int pos;               /* next cache position */
+    float *logits;
+} Gen;
+
+static int ctx_push(Gen *g, int token)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 1024;
+        int *c = realloc(g->ctx, cap * sizeof(int));
+        if (!c)
+            return LM_ENOMEM;
+        g->ctx = c;
+        g->cap = cap;
+    }
+    g->ctx[g->n++] = token;
+    return LM_OK;
+}
+
+/* Logits for the next token after the history, through the cache or a recompute. */
+static int next_logits(Gen *g, int fed_token)
+{
+    Model *m = g->m;
+    int V = m->vocab, bptt = m->cfg.bptt;
+    if (g->ds) {
+        int rc = m->ops->decode_step(m, g->ds, fed_token, g->pos, g->logits);
+        if (rc == LM_OK) {
+            g->pos++;
+            return LM_OK;
+        }
+        /* past the cache's reach: re-prime with the last bptt/2 tokens */
+        size_t keep = (size_t)(bptt / 2 > 0 ? bptt / 2 : 1);
+        if (keep > g->n)
+            keep = g->n;
+        g->pos = 0;
+        for (size_t i = g->n - keep; i < g->n; i++) {
+            if ((rc = m->ops->decode_step(m, g->ds, g->ctx[i], g->pos, g->logits)))
+                return rc;
+            g->pos++;
+        }
+        return LM_OK;
+    }
+    int T = g->n < (size_t)bptt ? (int)g->n : bptt;
+    const int *win = g->ctx + g->n - T;
+    int rc = model_forward(m, win, NULL, 1, T, NULL, NULL);
+    if (rc)
+        return rc;
+    const float *all = m->ops->logits(m);
+    if (!all)
+        return LM_ESTATE;
+    memcpy(g->logits, all + (size_t)(T - 1) * V, (size_t)V * sizeof(float));
+    return LM_OK;
+}
+
+static int prime(Gen *g, const int *ids, size_t n)
+{
+    int rc = LM_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = ctx_push(g, ids[i]);
+    if (rc || !g->ds)
+        return rc ? rc : next_logits(g, 0);
+    size_t start = n > (size_t)g->m->cfg.bptt ? n - (size_t)g->m->cfg.bptt : 0;
+    for (size_t i = start; i < n && !rc; i++)
+        rc = next_logits(g, ids[i]);
+    return rc;
+}
+
+int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const SampleOptions *o,
+                    SampleCallback cb, void *ud, char **text, SampleStats *stats, char *err)
+{
+    if (o->n_tokens < 1 || o->n_tokens > 1000000 || o->top_p <= 0 || o->top_p > 1 ||
+        o->top_k < 0 || !(o->temperature >= 0))
+        return err_set(err, LM_EARG, "sampling options out of range: tokens 1..1000000, "
+                       "top_p in (0,1], top_k >= 0, temp >= 0");
+    int *ids = NULL;
+    size_t n = 0;
+    int rc = tokenizer_encode(tok, prompt ? prompt : "", prompt ? strlen(prompt) : 0, &ids, &n,
+                              err);
+    if (rc)
+        return rc;
+    if (n == 0) { /* an empty prompt starts from token 0 (the newline for char-level) */
+        free(ids);
+        ids = calloc(1, sizeof(int));
+        if (!ids)
+            return err_set(err, LM_ENOMEM, "out of memory");
+        n = 1;
+    }
+    Gen g = {.m = m};
+    g.logits = malloc((size_t)m->vocab * sizeof(float));
+    char *out = NULL;
+    size_t out_len = 0, out_cap = 0;
+    int was_training = m->training;
+    m->training = 0;
+    if (o->use_cache && m->ops->decode_create)
+        g.ds = m->ops->decode_create(m, NULL);
+    double t0 = sysinfo_now();
+    Rng rng;
+    rng_seed(&rng, o->seed);
+    rc = g.logits ? prime(&g, ids, n) : LM_ENOMEM;
+    int generated = 0;
+    for (; !rc && generated < o->n_tokens; generated++) {
+        int next = sample_pick(g.logits, m->vocab, o, &rng);
+        char piece[256];
+        int len = tokenizer_decode_token(tok, next, piece, sizeof piece);
+        if (len > 0 && text) {
+            if (out_len + (size_t)len + 1 > out_cap) {
+                out_cap = (out_len + (size_t)len + 1) * 2;
+                char *p = realloc(out, out_cap);
+                if (!p) { rc = LM_ENOMEM; break; }
+                out = p;
+            }
+            memcpy(out + out_len, piece, (size_t)len);
+            out_len += (size_t)len;
+            out[out_len] = 0;
+        }
+        if ((rc = ctx_push(&g, next)))
+            break;
+        if (cb && len > 0 && cb(ud, piece, (size_t)len)) {
+            generated++;
+            break;
+        }
+        if (generated + 1 < o->n_tokens)
+            rc = next_logits(&g, next);
+    }
+    double dt = sysinfo_now() - t0;
+    if (stats) {
+        stats->prompt_tokens = (int)n;
+        stats->generated = generated;
+        stats->seconds = dt;
+        stats->tokens_per_s = dt > 0 ? generated / dt : 0;
+        stats->cached = g.ds != NULL;
+    }
+    if (g.ds)
+        m->ops->decode_destroy(g.ds);
+    m->training = was_training;
+    free(g.ctx);
+    free(g.logits);
+    free(ids);
+    if (rc) {
+        free(out);
+        return err_set(err, rc, "sampling failed: %s", err_name(rc));
+    }
+    if (text)
+        *text = out ? out : strdup("");
+    else
+        free(out);
+    return LM_OK;
+}

@@ -1,0 +1,740 @@
+/* trainer.c — the training thread, its control and its event queue (see trainer.h). */
+#include "trainer.h"
+
+#include "err.h"
+#include "evaluate.h"
+#include "optim.h"
+#include "sample.h"
+#include "schedule.h"
+#include "sysinfo.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct EventNode {
+    TrainEvent ev;
+    struct EventNode *next;
+} EventNode;
+
+struct Trainer {
+    Config cfg;
+    TrainerOptions opt;
+    Dataset ds;
+    Model *m;
+    Optimizer optim;
+    Schedule sched;
+    Batcher batcher;
+    char *tok_json;
+    int *x, *y;            /* (batch, bptt) */
+    long total_steps, steps_per_epoch;
+    TrainState ts;
+    double best_val;
+    float last_gnorm;
+    char last_ckpt[1024];
+    /* control */
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;    /* status, requests, queue */
+    pthread_cond_t cv;     /* pause/resume, new events */
+    pthread_mutex_t step_mu; /* held while parameters change */
+    volatile int stop_req, pause_req;
+    TrainerStatus status;
+    EventNode *head, *tail;
+};
+
+const char *trainer_status_name(TrainerStatus s)
+{
+    static const char *names[] = {"idle", "running", "paused", "evaluating", "finished",
+                                  "stopped", "diverged", "failed"};
+    return s <= TRAINER_FAILED ? names[s] : "unknown";
+}
+
+int trainer_is_done(TrainerStatus s)
+{
+    return s == TRAINER_FINISHED || s == TRAINER_STOPPED || s == TRAINER_DIVERGED ||
+           s == TRAINER_FAILED;
+}
+
+/* ---- events ---- */
+
+static void push(Trainer *t, TrainEvent *ev)
+{
+    EventNode *n = calloc(1, sizeof *n);
+    if (!n) {
+        trainer_event_free(ev);
+        return;
+    }
+    n->ev = *ev;
+    n->ev.at_step = t->ts.step;
+    pthread_mutex_lock(&t->mu);
+    if (t->tail) t->tail->next = n; else t->head = n;
+    t->tail = n;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void push_text(Trainer *t, TrainEventKind kind, const char *text)
+{
+    TrainEvent ev = {.kind = kind, .text = strdup(text ? text : "")};
+    push(t, &ev);
+}
+
+static void set_status(Trainer *t, TrainerStatus s, const char *reason)
+{
+    pthread_mutex_lock(&t->mu);
+    t->status = s;
+    pthread_mutex_unlock(&t->mu);
+    TrainEvent ev = {.kind = TEV_STATUS, .status = s, .text = strdup(reason ? reason : "")};
+    push(t, &ev);
+}
+
+int trainer_poll(Trainer *t, TrainEvent *ev, double timeout)
+{
+    pthread_mutex_lock(&t->mu);
+    if (!t->head && timeout > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long ns = ts.tv_nsec + (long)((timeout - floor(timeout)) * 1e9);
+        ts.tv_sec += (time_t)floor(timeout) + ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        while (!t->head)
+            if (pthread_cond_timedwait(&t->cv, &t->mu, &ts) == ETIMEDOUT)
+                break;
+    }
+    EventNode *n = t->head;
+    if (n) {
+        t->head = n->next;
+        if (!t->head) t->tail = NULL;
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (!n)
+        return 0;
+    *ev = n->ev;
+    free(n);
+    return 1;
+}
+
+void trainer_event_free(TrainEvent *ev)
+{
+    free(ev->gates);
+    free(ev->text);
+    free(ev->prompt);
+    ev->gates = NULL;
+    ev->text = ev->prompt = NULL;
+}
+
+/* ---- construction ---- */
+
+static int load_data(Trainer *t, Tokenizer *given, char *err)
+{
+    TokenizerKind kind;
+    if (tokenizer_kind_parse(t->cfg.tokenizer, &kind))
+        return err_set(err, LM_EARG, "tokenizer=%s: unknown", t->cfg.tokenizer);
+    int vs = t->cfg.vocab_size;
+    if (kind == TOKENIZER_BPE && vs == 0)
+        vs = 1024;
+    return dataset_load(&t->ds, t->cfg.data, kind, vs, t->cfg.train_frac, given, err);
+}
+
+/* The tokenizer and weights a run starts from: resume (same run) or init_from. */
+static int open_start_checkpoint(Trainer *t, const char *path, CheckpointInfo *info,
+                                 SafeTensors **st, Tokenizer **tok, char *err)
+{
+    int rc = checkpoint_open(path, info, st, err);
+    if (rc)
+        return rc;
+    if (info->tokenizer_json && (rc = tokenizer_load(info->tokenizer_json, tok, err))) {
+        char e2[LM_ERR_LEN];
+        snprintf(e2, sizeof e2, "%.200s: its tokenizer is damaged: %.280s", path, err);
+        strcpy(err, e2);
+    }
+    (void)t;
+    return rc;
+}
+
+static long compute_total_steps(Trainer *t)
+{
+    const Config *c = &t->cfg;
+    size_t n = t->ds.n[SPLIT_TRAIN];
+    size_t per_stream = n / (size_t)c->batch;
+    if (!strcmp(c->batching, "stream"))
+        t->steps_per_epoch = per_stream > 1 ? (long)((per_stream - 2) / (size_t)c->bptt) + 1 : 1;
+    else
+        t->steps_per_epoch = (long)(n / ((size_t)c->batch * (size_t)c->bptt));
+    if (t->steps_per_epoch < 1)
+        t->steps_per_epoch = 1;
+    return c->steps > 0 ? c->steps : (long)c->epochs * t->steps_per_epoch;
+}
+
+static int setup_training(Trainer *t, char *err)
+{
+    Config *c = &t->cfg;
+    OptimKind ok;
+    SchedKind sk;
+    optim_kind_parse(c->optimizer, &ok);
+    schedule_kind_parse(c->schedule, &sk);
+    int rc = optim_init(&t->optim, ok, t->m->params.total, c->beta1, c->beta2, c->eps,
+                        c->weight_decay, c->momentum, err);
+    if (rc)
+        return rc;
+    t->total_steps = compute_total_steps(t);
+    schedule_init(&t->sched, sk, c->lr, t->total_steps, c->warmup, c->step_size, c->gamma,
+                  c->min_lr, c->patience, c->factor);
+    size_t n = t->ds.n[SPLIT_TRAIN];
+    if (n < (size_t)c->bptt + 2 || n / (size_t)c->batch < 3)
+        return err_set(err, LM_EARG, "the training split (%zu tokens) is too short for "
+                       "batch=%d x bptt=%d", n, c->batch, c->bptt);
+    batcher_init(&t->batcher, t->ds.split[SPLIT_TRAIN], n, c->batch, c->bptt,
+                 !strcmp(c->batching, "stream") ? BATCH_STREAM : BATCH_RANDOM,
+                 (unsigned long long)c->seed);
+    t->x = malloc((size_t)c->batch * c->bptt * sizeof(int));
+    t->y = malloc((size_t)c->batch * c->bptt * sizeof(int));
+    if (!t->x || !t->y)
+        return err_set(err, LM_ENOMEM, "out of memory for batches");
+    t->m->carry_state = !strcmp(c->batching, "stream");
+    t->best_val = NAN;
+    t->ts.best_val = NAN;
+    return LM_OK;
+}
+
+static int build_model(Trainer *t, char *err)
+{
+    const Config *c = &t->cfg;
+    int V = tokenizer_vocab_size(t->ds.tok);
+    double need = model_estimate_bytes(c, V, c->batch, c->bptt);
+    double have = sysinfo_mem_available();
+    if (have > 0 && need > 0.85 * have)
+        return err_set(err, LM_ENOMEM, "this run needs about %.1f GiB (parameters, optimizer "
+                       "state and activations for batch=%d x bptt=%d, vocabulary %d) but %.1f "
+                       "GiB is available: lower batch, bptt, d, layers or vocab_size",
+                       need / (1 << 30), c->batch, c->bptt, V, have / (1 << 30));
+    t->m = model_create(c, V, err);
+    if (!t->m)
+        return LM_EARG;
+    return model_alloc(t->m, c->batch, c->bptt, err);
+}
+
+Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err)
+{
+    Trainer *t = calloc(1, sizeof *t);
+    if (!t) {
+        err_set(err, LM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    t->cfg = *cfg;
+    if (opt) t->opt = *opt;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    pthread_mutex_init(&t->step_mu, NULL);
+    if (config_validate(&t->cfg, err))
+        goto fail;
+    sysinfo_set_threads(cfg->threads > 0 ? cfg->threads : sysinfo_cores());
+    const char *start = t->opt.resume[0] ? t->opt.resume : t->cfg.init_from;
+    CheckpointInfo info = {0};
+    SafeTensors *st = NULL;
+    Tokenizer *tok = NULL;
+    if (start[0] && open_start_checkpoint(t, start, &info, &st, &tok, err))
+        goto fail;
+    int rc = load_data(t, tok, err);
+    if (!rc && st && !tok && info.vocab && info.vocab != tokenizer_vocab_size(t->ds.tok))
+        rc = err_set(err, LM_EFORMAT, "%s has no tokenizer and a vocabulary of %d, but the "
+                     "data gives %d", start, info.vocab, tokenizer_vocab_size(t->ds.tok));
+    if (!rc) rc = build_model(t, err);
+    if (!rc) rc = setup_training(t, err);
+    if (!rc && st) rc = checkpoint_read_weights(t->m, st, "", err);
+    if (!rc && t->opt.resume[0] && info.has_state) {
+        t->ts = info.ts;
+        t->m->rng = info.ts.model_rng;
+        batcher_set_state(&t->batcher, info.ts.batcher);
+        t->sched.best = info.ts.sched.best;
+        t->sched.bad_evals = info.ts.sched.bad_evals;
+        t->sched.plateau_scale = info.ts.sched.plateau_scale;
+        t->best_val = info.ts.best_val;
+        char e2[LM_ERR_LEN];
+        if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
+            push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
+                                  "continuing with fresh moments");
+        snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", t->opt.resume);
+    }
+    checkpoint_info_free(&info);
+    safetensors_close(st);
+    if (rc)
+        goto fail;
+    if (!(t->tok_json = tokenizer_save(t->ds.tok))) {
+        err_set(err, LM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    t->m->training = 1;
+    return t;
+fail:
+    trainer_destroy(t);
+    return NULL;
+}
+
+void trainer_destroy(Trainer *t)
+{
+    if (!t)
+        return;
+    trainer_stop(t);
+    trainer_join(t);
+    TrainEvent ev;
+    while (trainer_poll(t, &ev, 0))
+        trainer_event_free(&ev);
+    model_destroy(t->m);
+    optim_free(&t->optim);
+    dataset_free(&t->ds);
+    free(t->tok_json);
+    free(t->x);
+    free(t->y);
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->step_mu);
+    free(t);
+}
+
+/* ---- the loop's pieces ---- */
+
+void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
+                        GateStat *out)
+{
+    for (int k = 0; k < levels; k++) {
+        GateStat *g = &out[k];
+        memset(g, 0, sizeof *g);
+        g->step = step;
+        g->layer = layer;
+        g->level = k;
+        double s = 0, s2 = 0;
+        long n = 0;
+        for (int i = 0; i < NH; i++)
+            for (int p = 1 << k; p < T; p++) {
+                float v = coeff[((size_t)i * T + p) * levels + k];
+                s += v;
+                s2 += (double)v * v;
+                n++;
+                int bin = (int)(v * GATE_HIST_BINS);
+                g->hist[bin < 0 ? 0 : bin >= GATE_HIST_BINS ? GATE_HIST_BINS - 1 : bin]++;
+            }
+        g->mean = n ? (float)(s / n) : NAN;
+        g->std = n ? (float)sqrt(fmax(0, s2 / n - (s / n) * (s / n))) : NAN;
+    }
+}
+
+/* Gate statistics of every Dispatcher layer over a fixed probe batch (the first windows
+ * of the validation split), so successive evaluations are comparable. */
+static void emit_gates(Trainer *t)
+{
+    Model *m = t->m;
+    if (!m->n_gate_layers)
+        return;
+    const int *val = t->ds.split[SPLIT_VALID];
+    size_t n = t->ds.n[SPLIT_VALID];
+    int T = m->cfg.bptt, B = m->cfg.batch;
+    if (n < (size_t)T + 1)
+        return;
+    if ((size_t)B * T > n)
+        B = (int)(n / (size_t)T);
+    int was = m->training;
+    m->training = 0;
+    int rc = model_forward(m, val, NULL, B, T, NULL, NULL);
+    m->training = was;
+    if (rc && rc != LM_ENOMEM)
+        return;
+    int L = m->gate_levels, NH = B * m->gate_heads;
+    TrainEvent ev = {.kind = TEV_GATES, .n_gates = m->n_gate_layers * L};
+    ev.gates = calloc((size_t)ev.n_gates, sizeof *ev.gates);
+    if (!ev.gates)
+        return;
+    for (int l = 0; l < m->n_gate_layers; l++) {
+        const float *c = m->ops->gates(m, l);
+        if (c)
+            trainer_gate_stats(c, NH, T, L, t->ts.step, l, ev.gates + (size_t)l * L);
+    }
+    push(t, &ev);
+}
+
+static int do_eval(Trainer *t, int final, char *err)
+{
+    Config *c = &t->cfg;
+    set_status(t, TRAINER_EVALUATING, NULL);
+    Rng rng;
+    rng_seed(&rng, (uint64_t)c->seed * 7919u + (uint64_t)t->ts.step);
+    EvalResult r;
+    int split = SPLIT_VALID;
+    /* bits per character for char-level runs: every predicted token is one character */
+    size_t chars = !strcmp(c->tokenizer, "char") ? t->ds.n[split] - 1 : 0;
+    int rc = evaluate_split(t->m, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
+                            final ? 0 : c->eval_batches, &rng, chars, &t->stop_req, t->x, t->y,
+                            &r, err);
+    if (!rc) {
+        TrainEvent ev = {.kind = TEV_EVAL};
+        ev.eval.step = t->ts.step;
+        snprintf(ev.eval.split, sizeof ev.eval.split, "valid");
+        ev.eval.loss = r.loss;
+        ev.eval.ppl = r.ppl;
+        ev.eval.bpc = r.bpc;
+        ev.eval.tokens = r.tokens;
+        ev.eval.elapsed = t->ts.elapsed;
+        push(t, &ev);
+        schedule_observe(&t->sched, r.loss);
+        if (isnan(t->best_val) || r.loss < t->best_val)
+            t->best_val = r.loss;
+        t->ts.best_val = t->best_val;
+        emit_gates(t);
+    }
+    set_status(t, TRAINER_RUNNING, NULL);
+    return rc;
+}
+
+static int sample_piece(void *ud, const char *piece, size_t len)
+{
+    Trainer *t = ud;
+    TrainEvent ev = {.kind = TEV_SAMPLE_PIECE, .text = strndup(piece, len)};
+    push(t, &ev);
+    return t->stop_req;
+}
+
+static void do_sample(Trainer *t)
+{
+    SampleOptions o;
+    sample_options_default(&o);
+    o.n_tokens = t->cfg.sample_tokens;
+    o.temperature = t->cfg.sample_temp;
+    o.seed = (uint64_t)t->cfg.seed * 31u + (uint64_t)t->ts.step; /* no draw from the run's RNGs */
+    char *text = NULL, err[LM_ERR_LEN];
+    if (sample_generate(t->m, t->ds.tok, t->cfg.sample_prompt, &o, sample_piece, t, &text,
+                        NULL, err)) {
+        push_text(t, TEV_LOG, err);
+        return;
+    }
+    TrainEvent ev = {.kind = TEV_SAMPLE, .text = text, .prompt = strdup(t->cfg.sample_prompt)};
+    push(t, &ev);
+    if (t->m->ops->reset_state)
+        t->m->ops->reset_state(t->m);
+}
+
+static void prune_checkpoints(Trainer *t, long step)
+{
+    long drop = step - (long)t->cfg.keep_checkpoints * (t->cfg.checkpoint_every > 0
+                                                          ? t->cfg.checkpoint_every : 1);
+    if (t->cfg.checkpoint_every <= 0 || drop <= 0)
+        return;
+    char p[1200], op[1300];
+    snprintf(p, sizeof p, "%s/step-%08ld.safetensors", t->opt.run_dir, drop);
+    checkpoint_optim_path(p, op, sizeof op);
+    unlink(p);
+    unlink(op);
+}
+
+/* Writes step-N (and best when this evaluation improved). On failure the run pauses
+ * with the reason; resume retries. Returns LM_OK or the failure. */
+static int do_checkpoint(Trainer *t, int is_best, char *err)
+{
+    if (!t->opt.run_dir[0])
+        return LM_OK;
+    if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
+        return err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
+    char path[METRICS_PATH_LEN];
+    snprintf(path, sizeof path, "%.900s/step-%08ld.safetensors", t->opt.run_dir, t->ts.step);
+    t->ts.model_rng = t->m->rng;
+    batcher_get_state(&t->batcher, t->ts.batcher);
+    t->ts.sched = t->sched;
+    t->ts.run_id = t->opt.run_id;
+    int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
+    if (rc)
+        return rc;
+    memcpy(t->last_ckpt, path, sizeof t->last_ckpt);
+    TrainEvent ev = {.kind = TEV_CHECKPOINT};
+    ev.ckpt.step = t->ts.step;
+    memcpy(ev.ckpt.path, path, sizeof ev.ckpt.path);
+    ev.ckpt.val_loss = t->best_val;
+    ev.ckpt.is_best = is_best;
+    push(t, &ev);
+    if (is_best) {
+        char best[METRICS_PATH_LEN];
+        snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
+        if (checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
+            TrainEvent bev = {.kind = TEV_CHECKPOINT};
+            bev.ckpt = ev.ckpt;
+            memcpy(bev.ckpt.path, best, sizeof bev.ckpt.path);
+            push(t, &bev);
+        }
+    }
+    prune_checkpoints(t, t->ts.step);
+    if (t->m->ops->reset_state)
+        t->m->ops->reset_state(t->m);
+    return LM_OK;
+}
+
+/* Names the first parameter whose gradient (or value) is not finite. */
+static void find_nonfinite(const Model *m, char *buf, size_t cap)
+{
+    const ParamSet *ps = &m->params;
+    for (int i = 0; i < ps->n; i++) {
+        const float *g = params_grad(ps, i), *w = params_data(ps, i);
+        for (size_t k = 0; k < ps->info[i].numel; k++)
+            if (!isfinite(g[k]) || !isfinite(w[k])) {
+                snprintf(buf, cap, "%s %s", isfinite(w[k]) ? "the gradient of" : "the weights of",
+                         ps->info[i].name);
+                return;
+            }
+    }
+    snprintf(buf, cap, "the loss (every gradient is finite)");
+}
+
+/* One optimizer step under step_mu. Returns LM_OK or LM_EDIVERGED (message in err). */
+static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char *err)
+{
+    Model *m = t->m;
+    int new_epoch = 0;
+    pthread_mutex_lock(&t->step_mu);
+    int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch);
+    if (new_epoch && m->ops->reset_state)
+        m->ops->reset_state(m);
+    params_zero_grad(&m->params);
+    double sum = 0;
+    long n = 0;
+    int rc = model_forward(m, t->x, t->y, t->cfg.batch, T, &sum, &n);
+    if (!rc) {
+        model_backward(m, 1.0f / (float)(n ? n : 1));
+        *gnorm = optim_clip_grad_norm(m->params.grad, m->params.total, t->cfg.clip);
+        *loss = sum / (double)(n ? n : 1);
+        if (!isfinite(*loss) || !isfinite(*gnorm)) {
+            char where[PARAMS_NAME_LEN + 32];
+            find_nonfinite(m, where, sizeof where);
+            rc = err_set(err, LM_EDIVERGED, "%s at step %ld: first non-finite value in %s; "
+                         "lower lr or set clip (the last good checkpoint is kept)",
+                         isfinite(*loss) ? "gradient norm became non-finite" : "loss became NaN/Inf",
+                         t->ts.step + 1, where);
+        } else {
+            optim_step(&t->optim, &m->params, schedule_lr(&t->sched, t->ts.step));
+            t->ts.step++;
+            t->ts.tokens += n;
+            t->ts.epoch = batcher_epoch(&t->batcher);
+        }
+    } else {
+        rc = err_set(err, rc, "forward failed at step %ld (%s)", t->ts.step + 1, err_name(rc));
+    }
+    pthread_mutex_unlock(&t->step_mu);
+    *count = n;
+    return rc;
+}
+
+/* Blocks while paused; returns 1 when a stop was requested. */
+static int wait_if_paused(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    if (t->pause_req && !t->stop_req) {
+        t->status = TRAINER_PAUSED;
+        pthread_mutex_unlock(&t->mu);
+        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup("")};
+        push(t, &ev);
+        pthread_mutex_lock(&t->mu);
+        while (t->pause_req && !t->stop_req)
+            pthread_cond_wait(&t->cv, &t->mu);
+        t->status = TRAINER_RUNNING;
+        pthread_mutex_unlock(&t->mu);
+        if (!t->stop_req) {
+            TrainEvent r = {.kind = TEV_STATUS, .status = TRAINER_RUNNING, .text = strdup("resumed")};
+            push(t, &r);
+        }
+        pthread_mutex_lock(&t->mu);
+    }
+    int stop = t->stop_req;
+    pthread_mutex_unlock(&t->mu);
+    return stop;
+}
+
+/* Checkpoint, pausing on failure until it succeeds or the run is stopped. */
+static int checkpoint_or_pause(Trainer *t, int is_best)
+{
+    char err[LM_ERR_LEN];
+    for (;;) {
+        int rc = do_checkpoint(t, is_best, err);
+        if (rc == LM_OK)
+            return LM_OK;
+        char msg[LM_ERR_LEN + 96];
+        snprintf(msg, sizeof msg, "checkpoint failed: %s — training paused; free space or fix "
+                 "the directory, then resume", err);
+        push_text(t, TEV_LOG, msg);
+        pthread_mutex_lock(&t->mu);
+        t->pause_req = 1;
+        pthread_mutex_unlock(&t->mu);
+        if (wait_if_paused(t))
+            return rc;
+    }
+}
+
+static void emit_step(Trainer *t, double loss_acc, int n_acc, double t0, long tok0)
+{
+    TrainEvent ev = {.kind = TEV_STEP};
+    StepMetric *s = &ev.step;
+    s->step = t->ts.step;
+    s->epoch = t->ts.epoch;
+    s->tokens = t->ts.tokens;
+    s->loss = (float)(loss_acc / (n_acc ? n_acc : 1));
+    s->lr = schedule_lr(&t->sched, t->ts.step > 0 ? t->ts.step - 1 : 0);
+    s->elapsed = t->ts.elapsed;
+    double dt = sysinfo_now() - t0;
+    s->tokens_per_s = dt > 0 ? (float)((t->ts.tokens - tok0) / dt) : 0;
+    s->grad_norm = t->last_gnorm;
+    push(t, &ev);
+}
+
+static int due(long step, int every)
+{
+    return every > 0 && step % every == 0;
+}
+
+static void *train_main(void *arg)
+{
+    Trainer *t = arg;
+    const Config *c = &t->cfg;
+    char err[LM_ERR_LEN] = "";
+    double loss_acc = 0, t_log = sysinfo_now();
+    long tok_log = t->ts.tokens;
+    int n_acc = 0, rc = LM_OK;
+    set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
+    while (t->ts.step < t->total_steps) {
+        if (wait_if_paused(t))
+            break;
+        if (c->time_budget > 0 && t->ts.elapsed >= c->time_budget)
+            break;
+        double loss = 0;
+        float gnorm = 0;
+        long count = 0;
+        double ts0 = sysinfo_now();
+        rc = train_step(t, &loss, &gnorm, &count, err);
+        t->ts.elapsed += sysinfo_now() - ts0;
+        if (rc)
+            break;
+        t->last_gnorm = gnorm;
+        loss_acc += loss;
+        n_acc++;
+        long s = t->ts.step;
+        if (due(s, c->log_every) || s == t->total_steps) {
+            emit_step(t, loss_acc, n_acc, t_log, tok_log);
+            loss_acc = 0;
+            n_acc = 0;
+            t_log = sysinfo_now();
+            tok_log = t->ts.tokens;
+        }
+        int improved = 0;
+        if (due(s, c->eval_every) && s < t->total_steps) {
+            double before = t->best_val;
+            if ((rc = do_eval(t, 0, err)) && rc != LM_ECANCEL)
+                break;
+            rc = LM_OK;
+            improved = isnan(before) || t->best_val < before;
+        }
+        if (due(s, c->sample_every) && s < t->total_steps)
+            do_sample(t);
+        if (due(s, c->checkpoint_every) && s < t->total_steps && checkpoint_or_pause(t, improved))
+            break;
+    }
+    TrainerStatus end;
+    if (rc == LM_EDIVERGED) {
+        end = TRAINER_DIVERGED;
+    } else if (rc) {
+        end = TRAINER_FAILED;
+    } else {
+        int stopped = t->stop_req;
+        if (!stopped) {
+            double before = t->best_val;
+            int erc = do_eval(t, 1, err);
+            if (erc && erc != LM_ECANCEL)
+                push_text(t, TEV_LOG, err);
+            stopped = t->stop_req;
+            if (!stopped || !isnan(t->best_val))
+                checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
+        } else {
+            checkpoint_or_pause(t, 0);
+        }
+        end = stopped ? TRAINER_STOPPED : TRAINER_FINISHED;
+        if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
+            snprintf(err, sizeof err, "time budget of %.0f s reached at step %ld", c->time_budget,
+                     t->ts.step);
+        else if (stopped)
+            snprintf(err, sizeof err, "stopped at step %ld", t->ts.step);
+        else
+            snprintf(err, sizeof err, "finished %ld steps", t->ts.step);
+    }
+    set_status(t, end, err);
+    return NULL;
+}
+
+int trainer_start(Trainer *t, char *err)
+{
+    if (t->started)
+        return err_set(err, LM_ESTATE, "the run has already started");
+    t->status = TRAINER_RUNNING;
+    if (pthread_create(&t->thread, NULL, train_main, t))
+        return err_set(err, LM_ENOMEM, "cannot start the training thread");
+    t->started = 1;
+    return LM_OK;
+}
+
+void trainer_pause(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    t->pause_req = 1;
+    pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_resume(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    t->pause_req = 0;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_stop(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    t->stop_req = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_join(Trainer *t)
+{
+    if (t->started) {
+        pthread_join(t->thread, NULL);
+        t->started = 0;
+    }
+}
+
+TrainerStatus trainer_status(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    TrainerStatus s = t->status;
+    pthread_mutex_unlock(&t->mu);
+    return s;
+}
+
+const Config *trainer_config(const Trainer *t) { return &t->cfg; }
+const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
+long trainer_total_steps(const Trainer *t) { return t->total_steps; }
+long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }
+int trainer_vocab(const Trainer *t) { return t->m->vocab; }
+
+const char *trainer_last_checkpoint(Trainer *t, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&t->step_mu);
+    snprintf(buf, cap, "%s", t->last_ckpt);
+    pthread_mutex_unlock(&t->step_mu);
+    return buf;
+}
+
+void trainer_copy_params(Trainer *t, float *dst)
+{
+    pthread_mutex_lock(&t->step_mu);
+    memcpy(dst, t->m->params.data, t->m->params.total * sizeof(float));
+    pthread_mutex_unlock(&t->step_mu);
+}

@@ -1,0 +1,91 @@
+/* trainer.h — a training run on its own thread: configuration -> dataset, tokenizer,
+ * model, optimizer, schedule; then steps, periodic evaluations, gate statistics, samples
+ * and checkpoints, reported as a stream of events the caller consumes (trainer_poll).
+ * Control: start, pause, resume, stop (the current step finishes cleanly, a checkpoint
+ * is written). A NaN/Inf loss or gradient ends the run as `diverged`, naming the step and
+ * the first tensor where it appeared, keeping the last good checkpoint. A checkpoint that
+ * cannot be written (disk full, read-only) pauses the run with the reason; resume retries.
+ * Not here: recording events (runstore), drawing them (ui), parsing commands. */
+#ifndef LM_TRAINER_H
+#define LM_TRAINER_H
+
+#include "checkpoint.h"
+#include "config.h"
+#include "dataset.h"
+#include "metrics.h"
+#include "model.h"
+
+typedef enum {
+    TRAINER_IDLE, TRAINER_RUNNING, TRAINER_PAUSED, TRAINER_EVALUATING, TRAINER_FINISHED,
+    TRAINER_STOPPED, TRAINER_DIVERGED, TRAINER_FAILED
+} TrainerStatus;
+
+typedef enum {
+    TEV_STEP,              /* step */
+    TEV_EVAL,              /* eval */
+    TEV_GATES,             /* gates[n_gates] */
+    TEV_SAMPLE_PIECE,      /* text: the next piece of a periodic sample */
+    TEV_SAMPLE,            /* text: the whole sample, prompt: its prompt */
+    TEV_CHECKPOINT,        /* ckpt */
+    TEV_STATUS,            /* status, text: the reason */
+    TEV_LOG,               /* text: a message (warnings, errors that did not end the run) */
+} TrainEventKind;
+
+typedef struct {
+    TrainEventKind kind;
+    long at_step;
+    StepMetric step;
+    EvalMetric eval;
+    CheckpointRecord ckpt;
+    GateStat *gates;
+    int n_gates;
+    int status;
+    char *text, *prompt;
+} TrainEvent;
+
+typedef struct {
+    long run_id;           /* recorded in checkpoints */
+    char run_dir[512];     /* where checkpoints go (created if missing) */
+    char resume[1024];     /* a checkpoint of this run to continue from, or "" */
+} TrainerOptions;
+
+typedef struct Trainer Trainer;
+
+/* Loads the data and builds everything (with the memory estimate checked against the
+ * machine before allocating). init_from (fine-tuning) and resume reuse the checkpoint's
+ * tokenizer. NULL with a message on failure. */
+Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err);
+void trainer_destroy(Trainer *t);   /* stops and joins first */
+
+int trainer_start(Trainer *t, char *err);
+void trainer_pause(Trainer *t);
+void trainer_resume(Trainer *t);
+void trainer_stop(Trainer *t);      /* asks; the thread finishes its step */
+void trainer_join(Trainer *t);      /* waits for the thread to end */
+TrainerStatus trainer_status(Trainer *t);
+const char *trainer_status_name(TrainerStatus s);
+int trainer_is_done(TrainerStatus s);
+
+/* Next event, waiting up to timeout seconds (0 = don't wait). 1 when *ev was filled
+ * (release it with trainer_event_free), 0 otherwise. */
+int trainer_poll(Trainer *t, TrainEvent *ev, double timeout);
+void trainer_event_free(TrainEvent *ev);
+
+/* Read-only views for the caller (valid for the trainer's lifetime). */
+const Config *trainer_config(const Trainer *t);
+const Dataset *trainer_dataset(const Trainer *t);
+long trainer_total_steps(const Trainer *t);
+long trainer_param_count(const Trainer *t);
+int trainer_vocab(const Trainer *t);
+const char *trainer_last_checkpoint(Trainer *t, char *buf, size_t cap);
+
+/* Copies the current parameters (between steps, so never a half-updated set) into dst
+ * (ps->total floats of a model with the same configuration). */
+void trainer_copy_params(Trainer *t, float *dst);
+
+/* Per-layer, per-level gate statistics of coefficients (B*heads, T, levels) of one
+ * forward: mean, std, histogram over positions t >= 2^level. out: levels entries. */
+void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
+                        GateStat *out);
+
+#endif
