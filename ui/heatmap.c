@@ -158,15 +158,16 @@ void histogram_draw(Canvas *c, Rect r, const HistogramData *d, const CanvasCaps 
     int color = !caps->colors ? 0 : d->color > 0 ? d->color : UI_COLOR_SERIES1;
     for (int i = 0; i < n_vis; i++)
         bar_draw(c, r.x + i * bw, r.y + r.h - 2, bar_w, rows, d->counts[i], max, color, caps);
-    /* bin edges, left to right, skipping those that would overlap */
-    int next_free = r.x, ly = r.y + r.h - 1;
-    for (int i = 0; i <= n_vis; i++) {
+    /* bin edges: the last one right-aligned first, then left to right where they fit */
+    int ly = r.y + r.h - 1, next_free = r.x;
+    snprintf(buf, sizeof buf, "%.2g", d->lo + (d->hi - d->lo) * n_vis / d->n_bins);
+    int limit = r.x + r.w - (int)strlen(buf);
+    canvas_text(c, limit, ly, r.w, buf, UI_COLOR_DIM, 0);
+    for (int i = 0; i < n_vis; i++) {
         double v = d->lo + (d->hi - d->lo) * i / d->n_bins;
         snprintf(buf, sizeof buf, "%.2g", fabs(v) < 1e-12 ? 0.0 : v);
         int len = (int)strlen(buf), lx = r.x + i * bw;
-        if (lx + len > r.x + r.w)
-            lx = r.x + r.w - len;
-        if (lx < next_free)
+        if (lx < next_free || lx + len >= limit)
             continue;
         canvas_text(c, lx, ly, len, buf, UI_COLOR_DIM, 0);
         next_free = lx + len + 1;

@@ -20,7 +20,7 @@ typedef struct {
 } Line;
 
 struct TextPane {
-    Line *ring;                 /* (max_lines) */
+    Line *ring;                 /* (max_lines + 1) */
     int max_lines, head, count; /* count >= 1: the last line is the one being written */
     long first_serial;          /* serial number of ring[head] */
     char pending[4];            /* an incomplete UTF-8 sequence awaiting its tail */
@@ -35,7 +35,8 @@ TextPane *textpane_create(int max_lines)
     if (!p)
         return NULL;
     p->max_lines = max_lines < 1 ? 1 : max_lines;
-    p->ring = calloc((size_t)p->max_lines, sizeof *p->ring);
+    /* one slot more than max_lines: the line being written after the last newline */
+    p->ring = calloc((size_t)p->max_lines + 1, sizeof *p->ring);
     if (!p->ring) {
         free(p);
         return NULL;
@@ -48,7 +49,7 @@ void textpane_destroy(TextPane *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->max_lines; i++) {
+    for (int i = 0; i <= p->max_lines; i++) {
         free(p->ring[i].text);
         free(p->ring[i].spans);
     }
@@ -56,7 +57,10 @@ void textpane_destroy(TextPane *p)
     free(p);
 }
 
-static Line *line_at(const TextPane *p, int i) { return &p->ring[(p->head + i) % p->max_lines]; }
+static Line *line_at(const TextPane *p, int i)
+{
+    return &p->ring[(p->head + i) % (p->max_lines + 1)];
+}
 static Line *current(const TextPane *p) { return line_at(p, p->count - 1); }
 
 static void line_reset(Line *l)
@@ -68,7 +72,7 @@ static void line_reset(Line *l)
 
 void textpane_clear(TextPane *p)
 {
-    for (int i = 0; i < p->max_lines; i++)
+    for (int i = 0; i <= p->max_lines; i++)
         line_reset(&p->ring[i]);
     p->head = 0;
     p->count = 1;
@@ -79,9 +83,9 @@ void textpane_clear(TextPane *p)
 
 static void new_line(TextPane *p)
 {
-    if (p->count == p->max_lines) {
+    if (p->count == p->max_lines + 1) {
         line_reset(line_at(p, 0));
-        p->head = (p->head + 1) % p->max_lines;
+        p->head = (p->head + 1) % (p->max_lines + 1);
         p->first_serial++;
         p->count--;
     }
@@ -198,7 +202,8 @@ int textpane_append(TextPane *p, const char *text, long n, int color, int attr)
     if (n < 0)
         n = (long)strlen(text);
     long serial = p->first_serial + p->count - 1;
-    int before = p->offset > 0 && p->last_w > 0 ? line_rows(current(p), p->last_w) : 0;
+    const Line *cur = current(p);
+    int before = p->offset > 0 && p->last_w > 0 && cur->len > 0 ? line_rows(cur, p->last_w) : 0;
     int rc = 0;
     for (long i = 0; i < n && rc == 0; i++)
         rc = feed_byte(p, (unsigned char)text[i], color, attr);

@@ -1,9 +1,9 @@
 /* textpane.h — a scrollback buffer for streamed text (samples token by token, command
  * output, logs) and its word-wrapped drawing. Appends may split lines and UTF-8
  * sequences anywhere; each append carries its own colour and attributes. Keeps at
- * most max_lines lines (oldest dropped). Not an editor and not a terminal emulator:
- * tabs become spaces (stops every 4 columns), '\r' and other control characters and
- * escape sequences' ESC bytes are dropped. */
+ * most max_lines finished lines plus the one being written (oldest dropped).
+ * Not an editor and not a terminal emulator: tabs become spaces (stops every 4
+ * columns); '\r', other control characters and ESC bytes are dropped. */
 #ifndef LM_UI_TEXTPANE_H
 #define LM_UI_TEXTPANE_H
 
@@ -13,7 +13,7 @@
 
 typedef struct TextPane TextPane;
 
-/* An empty pane keeping at most max_lines lines (< 1 means 1). NULL when out of
+/* An empty pane keeping at most max_lines finished lines (< 1 means 1). NULL when out of
  * memory. The caller owns it: textpane_destroy (NULL is a no-op). */
 TextPane *textpane_create(int max_lines);
 void textpane_destroy(TextPane *p);
