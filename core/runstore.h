@@ -1,0 +1,226 @@
+/* runstore.h — the run store: one SQLite file that keeps every run, its step metrics,
+ * evaluations, gate statistics, samples, checkpoints and sweeps, so that days later one
+ * can ask which run was best, what was different about it and what it said.
+ * Not shared between threads: each thread or process opens its own RunStore on the same
+ * file (WAL mode lets one writer and many readers work at once). Not a cache of model
+ * weights: checkpoints live in files, the store only records their paths.
+ * SQLite is used in runstore.c and nowhere else. */
+#ifndef LM_RUNSTORE_H
+#define LM_RUNSTORE_H
+
+#include "metrics.h"
+
+#define RUNSTORE_SCHEMA_VERSION 2
+
+typedef struct RunStore RunStore;
+
+/* Opens (creating if needed) the store at path; NULL means env LMLAB_DB, else
+ * "lmlab.db". Migrates a version-1 file in place, then repairs crashed runs: a run marked
+ * running/paused on this host whose process no longer exists becomes "interrupted"; a
+ * live process's run is never touched. *out is owned by the caller (runstore_close).
+ * Errors: LM_EIO (cannot open/create, read-only file or directory), LM_EFORMAT (not an
+ * lmlab store, damaged, or written by a newer lmlab), LM_EDB (locked, other SQLite
+ * failures). On failure *out is NULL. */
+int runstore_open(const char *path, RunStore **out, char *err);
+
+/* Flushes buffered rows (a failure is silently lost only here: call runstore_flush first
+ * to see it) and closes. NULL is a no-op. */
+void runstore_close(RunStore *s);
+
+/* The file path the store was opened with (owned by the store). */
+const char *runstore_path(const RunStore *s);
+
+/* Tuning: how long a write waits for another process's lock (default 5000 ms), and
+ * when buffered rows are flushed automatically (default 256 rows or 2 seconds). */
+void runstore_set_busy_timeout(RunStore *s, int ms);
+void runstore_set_autoflush(RunStore *s, int max_rows, double max_seconds);
+
+/* ---- Writing runs ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *name, *config /* "key=value\n" lines */, *model, *data_name,
+        *data_hash /* hex */, *tokenizer, *tokenizer_hash, *machine, *git_rev,
+        *tags /* comma or space separated */, *checkpoint_dir;
+    long params;
+    long sweep_id;         /* 0 = none */
+} RunInfo;
+
+/* Creates a run with status "running", this process's pid and host; *id receives its id.
+ * NULL strings are stored as NULL. LM_EDB/LM_EIO/LM_ENOSPC on write failure. */
+int runstore_run_create(RunStore *s, const RunInfo *info, long *id, char *err);
+
+/* Sets a run's status (running|paused|finished|stopped|diverged|interrupted|failed) and
+ * reason (may be NULL). Flushes buffered rows first. Terminal statuses set `ended`.
+ * LM_EARG for an unknown status or run. */
+int runstore_run_set_status(RunStore *s, long id, const char *status, const char *reason,
+                            char *err);
+
+/* Marks a resumed run as running in this process (pid, host, heartbeat; ended cleared).
+ * LM_ESTATE when another live process on this host is running it; LM_EARG "no run N". */
+int runstore_run_claim(RunStore *s, long id, char *err);
+
+/* Buffers one step's metrics (written at the next flush; INSERT OR REPLACE, so a resumed
+ * run rewriting a step never duplicates it). Flushes automatically when the buffer is
+ * full or old; if that flush fails its status is returned but every row stays pending.
+ * LM_EARG "no run N" for an unknown run. */
+int runstore_log_step(RunStore *s, long run, const StepMetric *m, char *err);
+
+/* Buffers one evaluation, like runstore_log_step. At flush the run's best_val (lowest)
+ * and final_val (latest) are recomputed from its "valid" evaluations. */
+int runstore_log_eval(RunStore *s, long run, const EvalMetric *e, char *err);
+
+/* Writes n gate statistics in one transaction (replacing the same step/layer/level). */
+int runstore_log_gates(RunStore *s, long run, const GateStat *g, int n, char *err);
+
+/* Writes one generated sample. settings: free text ("temp=0.8 top_k=40"); may be NULL. */
+int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
+                        const char *settings, const char *text, char *err);
+
+/* Records a checkpoint file (replacing the same step). When c->is_best, the run's other
+ * checkpoints lose the flag. */
+int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, char *err);
+
+/* Writes every buffered step and evaluation in one transaction and updates each run's
+ * last_step (= its largest metrics step), best/final val and heartbeat. On failure the
+ * rows stay buffered and are retried by the next flush; the status says why (LM_EDB
+ * locked, LM_ENOSPC disk full, LM_EIO, ...). */
+int runstore_flush(RunStore *s, char *err);
+
+/* Rows (steps + evaluations) buffered and not yet written. */
+long runstore_pending(const RunStore *s);
+
+/* Replaces a run's tags (comma or space separated; stored comma separated), adds one tag
+ * (no-op if present), removes one tag, or sets its free-text note. A tag is non-empty
+ * and contains no comma or whitespace (LM_EARG otherwise). */
+int runstore_set_tags(RunStore *s, long id, const char *tags, char *err);
+int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
+int runstore_remove_tag(RunStore *s, long id, const char *tag, char *err);
+int runstore_set_note(RunStore *s, long id, const char *note, char *err);
+
+/* Deletes a run and all its rows. With delete_checkpoints, also removes the checkpoint
+ * files it recorded and, when no other run shares it, the regular files of its
+ * checkpoint_dir and the directory itself (non-recursive). LM_ESTATE if a live process
+ * is running it; LM_EARG "no run N". File removal failures are reported as LM_EIO after
+ * the rows are gone. */
+int runstore_delete_run(RunStore *s, long id, int delete_checkpoints, char *err);
+
+/* ---- Reading ---------------------------------------------------------------------- */
+
+typedef struct {
+    long id;
+    char name[64], status[16], model[32], data_name[128], tags[256];
+    double created, started, ended;  /* unix seconds; 0 when not set */
+    long params, last_step, sweep_id; /* 0 when not set */
+    double best_val, final_val;      /* NAN when no validation yet */
+    char *config;                    /* malloc'd "key=value\n" text, never NULL */
+    char reason[256];
+    char checkpoint_dir[512];
+    char *notes;                     /* malloc'd, never NULL ("" when none) */
+    char data_hash[72], tokenizer[16], git_rev[48], machine[128], host[64];
+    long pid;
+} RunRow;
+
+/* runstore_rows_free frees an array from runstore_list (n rows and the array);
+ * runstore_row_free frees the strings of one caller-owned row (runstore_get). */
+void runstore_rows_free(RunRow *rows, int n);
+void runstore_row_free(RunRow *row);
+
+/* Lists runs. filter: space-separated terms `key OP value` with OP one of
+ * = != < <= > >= ~ (contains, case-insensitive). Keys: id name status model data
+ * tokenizer machine git params steps best final sweep tag (= has, != lacks) since/until
+ * (YYYY-MM-DD[THH:MM] local time, or Nd/Nh ago), and any other key is compared with the
+ * run's config (numerically when both sides are numbers). A value may be double-quoted
+ * to hold spaces. Values are data, never SQL: quotes or semicolons simply match nothing.
+ * NULL/"" = all. sort: best (best_val ascending, runs without one last) | recent
+ * (default) | model | name. limit <= 0 = no limit. *rows is malloc'd (runstore_rows_free).
+ * LM_EARG naming the bad term or sort key. */
+int runstore_list(RunStore *s, const char *filter, const char *sort, int limit,
+                  RunRow **rows, int *n, char *err);
+
+/* One run into a caller-owned row (free its strings with runstore_row_free).
+ * LM_EARG "no run N". */
+int runstore_get(RunStore *s, long id, RunRow *row, char *err);
+
+typedef struct {
+    long step;
+    double value;          /* NAN where the stored value was NaN */
+} SeriesPoint;
+
+/* One metric of a run in step order. metric: loss | lr | grad_norm | tokens_per_s |
+ * elapsed | tokens | epoch | val_loss | val_ppl | val_bpc | test_loss | test_ppl |
+ * test_bpc | gate:<layer>:<level> (the gate mean). Buffered rows of this store are
+ * flushed first (if that fails they stay pending). *pts is malloc'd (free()); may be
+ * NULL when *n = 0. LM_EARG for an unknown metric. */
+int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
+                    char *err);
+
+/* A readable side-by-side table of n runs: the config keys whose values differ (only
+ * those), then best/final val loss, steps, params and mean tokens/s. *text is malloc'd.
+ * LM_EARG for n < 1 or an unknown run. */
+int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err);
+
+/* Writes the metrics of n runs to path. csv: one row per step with run_id, run_name,
+ * every config key of those runs, then the step columns. json: an array with one object
+ * per run {id, name, status, model, best_val, final_val, config:{...},
+ * metrics:[...], evals:[...]}. Written to a temporary file then renamed, so path is
+ * either the old file or the complete new one. LM_EARG for an unknown format or run,
+ * LM_EIO on write failure. */
+int runstore_export(RunStore *s, const long *ids, int n, const char *format,
+                    const char *path, char *err);
+
+typedef struct {
+    long id, step;
+    double created;
+    char *prompt, *settings, *text;   /* malloc'd, never NULL */
+} SampleRow;
+
+/* The samples of a run, oldest first. *rows malloc'd (runstore_samples_free). */
+int runstore_samples(RunStore *s, long run, SampleRow **rows, int *n, char *err);
+void runstore_samples_free(SampleRow *rows, int n);
+
+/* The gate statistics of a run for one (layer, level), in step order. *stats is
+ * malloc'd (free()). */
+int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat **stats,
+                          int *n, char *err);
+
+/* The checkpoints of a run in step order (val_loss NAN when unknown). malloc'd. */
+int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
+                         char *err);
+
+/* ---- Sweeps ----------------------------------------------------------------------- */
+
+/* Creates a sweep (status "running"); *id receives its id. */
+int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
+                          const char *strategy, long *id, char *err);
+
+/* Sets a sweep's status (running|paused|finished|stopped|failed); terminal statuses set
+ * `ended`. LM_EARG for an unknown sweep or status. */
+int runstore_sweep_set_status(RunStore *s, long sweep, const char *status, char *err);
+
+/* Inserts or replaces trial `trial` of a sweep. run_id 0 = no run yet. */
+int runstore_sweep_trial_set(RunStore *s, long sweep, int trial, long run_id,
+                             const char *params, const char *status, char *err);
+
+typedef struct {
+    long id;
+    char name[64], strategy[16], status[16];
+    double created, ended;
+    char *spec;            /* malloc'd, never NULL */
+} SweepRow;
+
+/* One sweep into a caller-owned row (free row->spec). LM_EARG "no sweep N". */
+int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err);
+
+typedef struct {
+    int trial;
+    long run_id;           /* 0 = none */
+    char params[512], status[16], run_status[16];
+    double best_val, final_val; /* the run's, NAN when none */
+    long last_step;
+} SweepTrialRow;
+
+/* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */
+int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
+                          char *err);
+
+#endif
