@@ -69,6 +69,29 @@ static const char *col_label(const HeatmapData *d, int j, char *buf, size_t n)
     return buf;
 }
 
+/* Column labels over the visible columns [fc, fc + n_vc); when the widest does not
+ * fit in a cell, only every k-th column is labelled (never cut: "128" not "12"). */
+static void col_labels_draw(Canvas *c, int x0, int y, int end, int fc, int n_vc, int cw,
+                            const HeatmapData *d)
+{
+    char buf[32];
+    int widest = 0, k = 1;
+    for (int j = 0; j < n_vc; j++) {
+        int len = canvas_utf8_width(col_label(d, fc + j, buf, sizeof buf));
+        widest = len > widest ? len : widest;
+    }
+    while (k < n_vc && widest > k * cw - 1)
+        k++;
+    for (int j = 0; j < n_vc; j++) {
+        int col = fc + j, cur = col == d->cursor_col;
+        if (col % k != 0)
+            continue;
+        int x = x0 + j * cw;
+        canvas_text(c, x, y, end - x < k * cw ? end - x : k * cw, col_label(d, col, buf, sizeof buf),
+                    cur ? UI_COLOR_ACCENT : UI_COLOR_DIM, cur ? UI_ATTR_BOLD : 0);
+    }
+}
+
 void heatmap_draw(Canvas *c, Rect r, const HeatmapData *d, const CanvasCaps *caps)
 {
     if (r.w < 3 || r.h < 3 || !d)
@@ -98,12 +121,7 @@ void heatmap_draw(Canvas *c, Rect r, const HeatmapData *d, const CanvasCaps *cap
     if (n_vr <= 0 || n_vc <= 0)
         return;
     int fr = window_start(d->rows, n_vr, d->cursor_row);
-    for (int j = 0; j < n_vc; j++) {
-        int col = fc + j, cur = col == d->cursor_col;
-        canvas_text(c, r.x + lw + j * cw, lab_y, cw >= 3 ? cw - 1 : cw,
-                    col_label(d, col, buf, sizeof buf), cur ? UI_COLOR_ACCENT : UI_COLOR_DIM,
-                    cur ? UI_ATTR_BOLD : 0);
-    }
+    col_labels_draw(c, r.x + lw, lab_y, r.x + r.w, fc, n_vc, cw, d);
     for (int i = 0; i < n_vr; i++) {
         int row = fr + i, cur_row = row == d->cursor_row;
         canvas_text_fit(c, r.x, y + i, lw - 1, row_label(d, row, buf, sizeof buf),

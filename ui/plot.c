@@ -369,6 +369,26 @@ static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t, int l
 
 /* ---- the widget ---- */
 
+/* Widens [*lo, *hi] to multiples of *step; when that wastes more than a third of the
+ * height, takes the next smaller 1-2-5 step if its ticks still fit one per row. */
+static void snap_range(double *lo, double *hi, double *step, int rows)
+{
+    double l = floor(*lo / *step + 1e-9) * *step, h = ceil(*hi / *step - 1e-9) * *step;
+    if (h - l > 1.5 * (*hi - *lo)) {
+        double mag = pow(10, floor(log10(*step) + 1e-9)), norm = *step / mag;
+        double s2 = norm < 1.5 ? 0.5 * mag : norm < 3 ? mag : 2 * mag;
+        double l2 = floor(*lo / s2 + 1e-9) * s2, h2 = ceil(*hi / s2 - 1e-9) * s2;
+        if ((h2 - l2) / s2 <= rows - 1 + 1e-9) {
+            *lo = l2;
+            *hi = h2;
+            *step = s2;
+            return;
+        }
+    }
+    *lo = l;
+    *hi = h;
+}
+
 /* Finds the y range and ticks for `rows` plot rows; returns 0 when nothing to draw. */
 static long setup_y(Frame *f, Ticks *t, const PlotData *d, double *xmin, double *xmax)
 {
@@ -392,10 +412,8 @@ static long setup_y(Frame *f, Ticks *t, const PlotData *d, double *xmin, double 
     } else {
         widen(&ymin, &ymax);
         double step = nice_step(ymax - ymin, max_ticks);
-        if (!d->fixed_y) {
-            ymin = floor(ymin / step + 1e-9) * step;
-            ymax = ceil(ymax / step - 1e-9) * step;
-        }
+        if (!d->fixed_y)
+            snap_range(&ymin, &ymax, &step, f->rows);
         ticks_linear(t, ymin, ymax, step);
     }
     widen(xmin, xmax);
