@@ -1,0 +1,372 @@
+/* dataset.c — loading corpora into token ids and cutting batches (see dataset.h).
+ * References: the seed notebook's prepare_data / get_batch, PyTorch examples
+ * word_language_model (data.py Corpus, main.py batchify / get_batch).
+ * Not a downloader and not a streaming reader: files are read whole, regular files only. */
+#include "dataset.h"
+
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LMLAB_DATA_DIR
+#define LMLAB_DATA_DIR "data"
+#endif
+
+typedef struct {
+    char *text[3];
+    size_t len[3];
+    char path[3][1100];   /* the files read ("" for a missing test split) */
+    char dir[1024];       /* the directory, for a WikiText layout */
+    const char *const *names;  /* its three file names */
+    int is_dir;
+} Raw;
+
+const char *dataset_split_name(int split)
+{
+    static const char *const names[] = { "train", "valid", "test" };
+    return split >= 0 && split < 3 ? names[split] : "?";
+}
+
+/* Reads a whole regular file. Empty files are an error unless allow_empty. */
+static int read_file(const char *path, int allow_empty, char **buf, size_t *len, char *err)
+{
+    struct stat st;
+    *buf = NULL;
+    *len = 0;
+    if (stat(path, &st))
+        return err_set(err, LM_EIO, "cannot read '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return err_set(err, LM_EARG, "'%s' is not a regular file (%s): give a text file",
+                       path, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return err_set(err, LM_EIO, "cannot open '%s': %s", path, strerror(errno));
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(err, LM_EARG, "'%s' changed while opening it: give a regular file", path);
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    char *b = malloc(n + 1);
+    if (!b) {
+        close(fd);
+        return err_set(err, LM_ENOMEM, "'%s': out of memory for %zu bytes", path, n);
+    }
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != n) {
+        free(b);
+        return err_set(err, LM_EIO, "'%s': read %zu of %zu bytes", path, got, n);
+    }
+    if (n == 0 && !allow_empty) {
+        free(b);
+        return err_set(err, LM_EFORMAT, "'%s' is empty: give a file with text in it", path);
+    }
+    b[n] = 0;
+    *buf = b;
+    *len = n;
+    return LM_OK;
+}
+
+static int path_kind(const char *path)   /* 0 missing, 1 directory, 2 anything else */
+{
+    struct stat st;
+    if (stat(path, &st)) return 0;
+    return S_ISDIR(st.st_mode) ? 1 : 2;
+}
+
+/* Resolves spec to a file (raw->path[0]) or a directory (raw->is_dir, raw->path[0]). */
+static int resolve(const char *spec, Dataset *ds, Raw *raw, char *err)
+{
+    const char *dirs[2] = { getenv("LMLAB_DATA"), LMLAB_DATA_DIR };
+    char cand[1024];
+    if (!spec || !*spec) return err_set(err, LM_EARG, "no dataset given: name a bundled corpus "
+                                        "(tinyshakespeare, wikitext-small), a file or a directory");
+    if (strlen(spec) > 960) return err_set(err, LM_EARG, "dataset path too long (%zu bytes)", strlen(spec));
+    snprintf(ds->name, sizeof ds->name, "%.255s", spec);   /* a label: may be cut */
+    for (int d = 0; d < 2 && !strchr(spec, '/'); d++) {
+        if (!dirs[d] || !*dirs[d]) continue;
+        snprintf(cand, sizeof cand, "%s/%s.txt", dirs[d], spec);
+        if (path_kind(cand) == 2) {
+            snprintf(raw->path[0], sizeof raw->path[0], "%s", cand);
+            return LM_OK;
+        }
+        snprintf(cand, sizeof cand, "%s/%s", dirs[d], spec);
+        if (path_kind(cand) == 1) {
+            snprintf(raw->dir, sizeof raw->dir, "%s", cand);
+            raw->is_dir = 1;
+            return LM_OK;
+        }
+    }
+    int k = path_kind(spec);
+    if (k == 0 && strchr(spec, '/'))
+        return err_set(err, LM_EIO, "no dataset '%s': no such file or directory", spec);
+    if (k == 0)
+        return err_set(err, LM_EIO, "no dataset '%s': no such file or directory, and no bundled "
+                       "corpus of that name in %s (bundled: tinyshakespeare, wikitext-small)",
+                       spec, dirs[0] && *dirs[0] ? dirs[0] : LMLAB_DATA_DIR);
+    snprintf(k == 1 ? raw->dir : raw->path[0], sizeof raw->dir, "%s", spec);
+    raw->is_dir = k == 1;
+    return LM_OK;
+}
+
+/* Reads the split files of a WikiText-layout directory. */
+static int read_dir(Raw *raw, char *err)
+{
+    static const char *const layouts[2][3] = {
+        { "wiki.train.tokens", "wiki.valid.tokens", "wiki.test.tokens" },
+        { "train.txt", "valid.txt", "test.txt" },
+    };
+    const char *dir = raw->dir;
+    int l = 0;
+    for (; l < 2; l++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%s/%s", dir, layouts[l][0]);
+        if (path_kind(p)) break;
+    }
+    if (l == 2)
+        return err_set(err, LM_EIO, "directory '%s' has no wiki.train.tokens or train.txt: a "
+                       "dataset directory holds wiki.{train,valid,test}.tokens or "
+                       "{train,valid,test}.txt (test optional)", dir);
+    raw->names = layouts[l];
+    for (int s = 0; s < 3; s++) {
+        snprintf(raw->path[s], sizeof raw->path[s], "%s/%s", dir, layouts[l][s]);
+        if (s == 2 && !path_kind(raw->path[s])) {
+            raw->path[s][0] = 0;
+            break;
+        }
+        if (s == 1 && !path_kind(raw->path[s]))
+            return err_set(err, LM_EIO, "directory '%s' has %s but no %s: add the validation split",
+                           dir, layouts[l][0], layouts[l][1]);
+        int rc = read_file(raw->path[s], s == 2, &raw->text[s], &raw->len[s], err);
+        if (rc) return rc;
+    }
+    return LM_OK;
+}
+
+/* The tokenizer for the raw text: given, or trained as dataset.h describes. */
+static int make_tokenizer(Dataset *ds, const Raw *raw, TokenizerKind kind, int vocab_size,
+                          double train_frac, Tokenizer *given, char *err)
+{
+    if (given) {
+        ds->tok = given;
+        return LM_OK;
+    }
+    if (kind != TOKENIZER_CHAR) {
+        size_t n = raw->is_dir ? raw->len[0] : (size_t)(train_frac * (double)raw->len[0]);
+        return tokenizer_train(kind, raw->text[0], n, vocab_size, &ds->tok, err);
+    }
+    if (!raw->is_dir) return tokenizer_train(kind, raw->text[0], raw->len[0], 0, &ds->tok, err);
+    size_t total = raw->len[0] + raw->len[1] + raw->len[2], at = 0;
+    char *all = malloc(total + 1);
+    if (!all) return err_set(err, LM_ENOMEM, "out of memory joining the splits (%zu bytes)", total);
+    for (int s = 0; s < 3; s++) {
+        if (raw->len[s]) memcpy(all + at, raw->text[s], raw->len[s]);
+        at += raw->len[s];
+    }
+    int rc = tokenizer_train(kind, all, total, 0, &ds->tok, err);
+    free(all);
+    return rc;
+}
+
+static int encode_split(Dataset *ds, const Raw *raw, int s, int given, char *err)
+{
+    char msg[LM_ERR_LEN];
+    int rc = tokenizer_encode(ds->tok, raw->text[s], raw->len[s], &ds->split[s], &ds->n[s], msg);
+    if (rc == LM_EARG && given)
+        return err_set(err, rc, "'%s' cannot be encoded with the given tokenizer (from another "
+                       "dataset?): %s", raw->path[s], msg);
+    if (rc) return err_set(err, rc, "'%s': %s", raw->path[s], msg);
+    return LM_OK;
+}
+
+/* Encodes the text and fills the splits. */
+static int encode_all(Dataset *ds, const Raw *raw, double train_frac, int given, char *err)
+{
+    if (raw->is_dir) {
+        for (int s = 0; s < 3; s++) {
+            int rc = raw->path[s][0] ? encode_split(ds, raw, s, given, err) : LM_OK;
+            if (rc) return rc;
+        }
+        ds->n_chars = tokenizer_kind(ds->tok) == TOKENIZER_CHAR
+                          ? ds->n[SPLIT_VALID] : tokenizer_count_chars(raw->text[1], raw->len[1]);
+        return LM_OK;
+    }
+    int rc = encode_split(ds, raw, 0, given, err);
+    if (rc) return rc;
+    size_t n = ds->n[0], k = (size_t)(train_frac * (double)n);
+    ds->split[SPLIT_VALID] = malloc(sizeof(int) * (n - k + 1));
+    if (!ds->split[SPLIT_VALID]) return err_set(err, LM_ENOMEM, "out of memory splitting the data");
+    memcpy(ds->split[SPLIT_VALID], ds->split[SPLIT_TRAIN] + k, sizeof(int) * (n - k));
+    ds->n[SPLIT_VALID] = n - k;
+    ds->n[SPLIT_TRAIN] = k;
+    int *shrunk = realloc(ds->split[SPLIT_TRAIN], sizeof(int) * (k + 1));
+    if (shrunk) ds->split[SPLIT_TRAIN] = shrunk;
+    if (tokenizer_kind(ds->tok) == TOKENIZER_CHAR) {
+        ds->n_chars = n - k;
+    } else {   /* BPE: exact; word: the text as decoded (spaces normalised) */
+        char *text = tokenizer_decode(ds->tok, ds->split[SPLIT_VALID], n - k);
+        if (!text) return err_set(err, LM_ENOMEM, "out of memory counting characters");
+        ds->n_chars = tokenizer_count_chars(text, strlen(text));
+        free(text);
+    }
+    return LM_OK;
+}
+
+static void raw_free(Raw *raw)
+{
+    for (int s = 0; s < 3; s++) free(raw->text[s]);
+}
+
+int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_size,
+                 double train_frac, Tokenizer *given, char *err)
+{
+    Raw raw;
+    memset(&raw, 0, sizeof raw);
+    memset(ds, 0, sizeof *ds);
+    int rc = resolve(spec, ds, &raw, err);
+    if (!rc && !raw.is_dir && !(train_frac > 0 && train_frac < 1))
+        rc = err_set(err, LM_EARG, "train_frac %g: use a fraction between 0 and 1, e.g. 0.9",
+                     train_frac);
+    if (!rc) rc = raw.is_dir ? read_dir(&raw, err) : read_file(raw.path[0], 0, &raw.text[0], &raw.len[0], err);
+    if (rc) {
+        tokenizer_destroy(given);
+        raw_free(&raw);
+        return rc;
+    }
+    ds->hash = TOKENIZER_FNV_SEED;
+    for (int s = 0; s < 3; s++) ds->hash = tokenizer_fnv1a(raw.text[s], raw.len[s], ds->hash);
+    if (raw.is_dir)
+        snprintf(ds->source, sizeof ds->source, "%.900s/{%s,%s%s%s}", raw.dir, raw.names[0],
+                 raw.names[1], raw.path[2][0] ? "," : "", raw.path[2][0] ? raw.names[2] : "");
+    else
+        snprintf(ds->source, sizeof ds->source, "%.1000s", raw.path[0]);
+    rc = make_tokenizer(ds, &raw, kind, vocab_size, train_frac, given, err);
+    if (!rc) rc = encode_all(ds, &raw, train_frac, given != NULL, err);
+    for (int s = 0; !rc && s < 2; s++)
+        if (ds->n[s] < 2)
+            rc = err_set(err, LM_EFORMAT, "'%s': the %s split has only %zu tokens, too short to "
+                         "train on: use a larger text%s", raw.is_dir ? raw.path[s] : raw.path[0],
+                         dataset_split_name(s), ds->n[s], raw.is_dir ? "" : " or another train_frac");
+    raw_free(&raw);
+    if (rc) {
+        if (!ds->tok) tokenizer_destroy(given);
+        dataset_free(ds);
+    }
+    return rc;
+}
+
+void dataset_free(Dataset *ds)
+{
+    tokenizer_destroy(ds->tok);
+    for (int s = 0; s < 3; s++) free(ds->split[s]);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* ---- batching ---- */
+
+int batcher_mode_parse(const char *name, BatchMode *mode)
+{
+    if (name && !strcmp(name, "stream")) *mode = BATCH_STREAM;
+    else if (name && !strcmp(name, "random")) *mode = BATCH_RANDOM;
+    else return -1;
+    return 0;
+}
+
+void batcher_init(Batcher *b, const int *data, size_t n, int B, int T, BatchMode mode,
+                  unsigned long long seed)
+{
+    memset(b, 0, sizeof *b);
+    b->data = data;
+    b->n = n;
+    b->B = B > 0 ? B : 1;
+    b->T = T > 0 ? T : 1;
+    b->mode = mode;
+    b->stream_len = n / (size_t)b->B;
+    b->per_epoch = n / ((size_t)b->B * (size_t)b->T);
+    if (b->per_epoch == 0) b->per_epoch = 1;
+    rng_seed(&b->rng, seed);
+}
+
+/* Uniform in [0, n) for n > 0, also beyond 32 bits. */
+static size_t rng_index(Rng *r, size_t n)
+{
+    if (n <= UINT32_MAX) return rng_below(r, (uint32_t)n);
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+    for (;;) {
+        uint64_t x = (uint64_t)rng_u32(r) << 32 | rng_u32(r);
+        if (x < lim) return (size_t)(x % n);
+    }
+}
+
+int batcher_next(Batcher *b, int *x, int *y, int *new_epoch)
+{
+    int wrapped = 0;
+    size_t L;
+    if (new_epoch) *new_epoch = 0;
+    if (b->mode == BATCH_STREAM) {
+        if (b->stream_len < 2) return 0;
+        if (b->pos >= b->stream_len - 1) {
+            b->pos = 0;
+            b->epoch++;
+            wrapped = 1;
+        }
+        L = b->stream_len - 1 - b->pos < (size_t)b->T ? b->stream_len - 1 - b->pos : (size_t)b->T;
+        for (int r = 0; r < b->B; r++) {
+            const int *src = b->data + (size_t)r * b->stream_len + b->pos;
+            memcpy(x + (size_t)r * L, src, sizeof(int) * L);
+            memcpy(y + (size_t)r * L, src + 1, sizeof(int) * L);
+        }
+        b->pos += L;
+    } else {
+        if (b->n < 3) return 0;
+        L = b->n < (size_t)b->T + 2 ? b->n - 2 : (size_t)b->T;
+        if (b->pos >= b->per_epoch) {
+            b->pos = 0;
+            b->epoch++;
+            wrapped = 1;
+        }
+        for (int r = 0; r < b->B; r++) {
+            size_t s = rng_index(&b->rng, b->n - L - 1);
+            memcpy(x + (size_t)r * L, b->data + s, sizeof(int) * L);
+            memcpy(y + (size_t)r * L, b->data + s + 1, sizeof(int) * L);
+        }
+        b->pos++;
+    }
+    if (new_epoch) *new_epoch = wrapped;
+    return (int)L;
+}
+
+double batcher_epoch(const Batcher *b)
+{
+    if (b->mode == BATCH_STREAM)
+        return (double)b->epoch + (b->stream_len > 1 ? (double)b->pos / (double)(b->stream_len - 1) : 0);
+    return (double)b->epoch + (double)b->pos / (double)b->per_epoch;
+}
+
+void batcher_get_state(const Batcher *b, unsigned long long state[4])
+{
+    state[0] = b->pos;
+    state[1] = b->epoch;
+    state[2] = b->rng.state;
+    state[3] = b->rng.inc;
+}
+
+void batcher_set_state(Batcher *b, const unsigned long long state[4])
+{
+    b->pos = (size_t)state[0];
+    b->epoch = state[1];
+    b->rng.state = state[2];
+    b->rng.inc = state[3];
+}
