@@ -150,7 +150,7 @@ typedef struct {
  * elapsed | tokens | epoch | val_loss | val_ppl | val_bpc | test_loss | test_ppl |
  * test_bpc | gate:<layer>:<level> (the gate mean). Buffered rows of this store are
  * flushed first (if that fails they stay pending). *pts is malloc'd (free()); may be
- * NULL when *n = 0. LM_EARG for an unknown metric. */
+ * NULL when *n = 0. LM_EARG for an unknown metric or run. */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err);
 
