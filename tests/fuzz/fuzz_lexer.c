@@ -4,17 +4,20 @@
  * words are in order; key=value words have value_offset right after an unquoted '=' ;
  * a word's unescaped text is never longer than its raw bytes; commands cover their
  * words; a failed split leaves an empty result with an error span inside the line.
+ * The same bytes are also typed into the line editor as terminal input (decoded keys,
+ * completion from the fake table, rendering), checking the buffer stays consistent.
  * Not built by meson. Build and run from the source root:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -std=c11 \
  *     -Icore -Icommands tests/fuzz/fuzz_lexer.c commands/lexer.c commands/cmdtable.c \
- *     commands/suggest.c core/err.c -o /tmp/fuzz_lexer
+ *     commands/suggest.c commands/editor.c commands/history.c core/err.c -o /tmp/fuzz_lexer
  *   /tmp/fuzz_lexer -max_total_time=120 -max_len=256 /tmp/lexer_work tests/fuzz/corpus/lexer
  *   mkdir /tmp/lexer_min && /tmp/fuzz_lexer -merge=1 -use_counters=0 /tmp/lexer_min \
  *     tests/fuzz/corpus/lexer /tmp/lexer_work     # then replace the corpus by lexer_min
  * (-use_counters=0 keeps one input per covered edge rather than per hit-count bucket.)
  */
 #include "cmdtable.h"
+#include "editor.h"
 #include "err.h"
 #include "lexer.h"
 
@@ -74,6 +77,41 @@ static int fuzz_provider(void *ud, int what, const char *key, const char *prefix
     return 2;
 }
 
+static void fuzz_editor(const uint8_t *data, size_t size)
+{
+    static LineEditor e; /* 12 KB: not on the stack */
+    History h;
+    history_init(&h, 4);
+    history_add(&h, "train lr=1");
+    history_add(&h, "runs r1");
+    editor_init(&e, &h);
+    size_t i = 0;
+    while (i < size) {
+        int key = 0;
+        int used = editor_decode_key(data + i, (int)(size - i), &key);
+        if (used == 0) break;
+        i += (size_t)used;
+        if (editor_key(&e, key) == EDIT_COMPLETE) {
+            char **c;
+            int nc, ws;
+            if (cmdtable_complete(fuzz_table, 4, e.buf, e.cursor, fuzz_provider, NULL, &c, &nc,
+                                  &ws) == LM_OK) {
+                editor_complete_apply(&e, ws, c, nc);
+                cmdtable_free_cands(c, nc);
+            }
+        }
+        FUZZ_ASSERT(e.len >= 0 && e.len < EDITOR_MAX_LINE && e.buf[e.len] == 0);
+        FUZZ_ASSERT((int)strlen(e.buf) == e.len); /* a NUL key is never inserted */
+        FUZZ_ASSERT(e.cursor >= 0 && e.cursor <= e.len);
+        FUZZ_ASSERT(e.cursor == e.len || (((unsigned char)e.buf[e.cursor]) & 0xC0) != 0x80);
+        char out[4 * 16 + 1];
+        int col;
+        int n = editor_render(&e, 1 + (int)(i % 16), out, sizeof out, &col);
+        FUZZ_ASSERT(n >= 0 && n < (int)sizeof out && col >= 0 && col <= (int)(i % 16));
+    }
+    history_free(&h);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *line = malloc(size + 1);
@@ -107,5 +145,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cmdtable_hint(fuzz_table, 4, line);
     cmdtable_dispatch(fuzz_table, 4, NULL, line, err);
     free(line);
+    fuzz_editor(data, size);
     return 0;
 }
