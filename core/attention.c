@@ -22,7 +22,8 @@
 static inline float exp_neg(float x)
 {
     x = x < -87.0f ? -87.0f : x;
-    float n = floorf(x * 1.44269504f + 0.5f);
+    float y = x * 1.44269504f;
+    float n = (y + 12582912.0f) - 12582912.0f;   /* round to nearest (|y| < 2^22) */
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -31,9 +32,10 @@ static inline float exp_neg(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    union { uint32_t u; float f; } e;
-    e.u = (uint32_t)((int32_t)n + 127) << 23;
-    return p * e.f;
+    int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float e;
+    memcpy(&e, &bits, sizeof e);
+    return p * e;
 }
 
 size_t attention_act_floats(const AttentionDims *ad, int B, int T)
@@ -47,19 +49,55 @@ size_t attention_scratch_floats(const AttentionDims *ad, int B, int T)
     return (size_t)B * T * 4 * ad->d + 2 * (size_t)T * T;
 }
 
+/* Largest of x[0..n), n >= 1, in 8 lanes so the compiler vectorises it. */
+static inline float max8(const float *restrict x, int n)
+{
+    float a[8];
+    int j = 0;
+    for (int l = 0; l < 8; l++)
+        a[l] = x[0];
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; l++) {
+            float v = x[j + l];
+            a[l] = v > a[l] ? v : a[l];
+        }
+    for (; j < n; j++)
+        a[0] = x[j] > a[0] ? x[j] : a[0];
+    float m = a[0];
+    for (int l = 1; l < 8; l++)
+        m = a[l] > m ? a[l] : m;
+    return m;
+}
+
+/* sum_j x[j] |y[j]| (y = NULL: sum_j x[j]) in 8 lanes. */
+static inline float dot8_abs(const float *restrict x, const float *restrict y, int n)
+{
+    float a[8] = {0};
+    int j = 0;
+    if (y) {
+        for (; j + 8 <= n; j += 8)
+            for (int l = 0; l < 8; l++)
+                a[l] += x[j + l] * fabsf(y[j + l]);
+        for (; j < n; j++)
+            a[0] += x[j] * fabsf(y[j]);
+    } else {
+        for (; j + 8 <= n; j += 8)
+            for (int l = 0; l < 8; l++)
+                a[l] += x[j + l];
+        for (; j < n; j++)
+            a[0] += x[j];
+    }
+    return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+}
+
 /* Row i (of a row block ending at r1) of the causal softmax, in place: entries j <= i
  * become probabilities, entries i < j < r1 zero. */
 static void softmax_row(float *restrict row, int i, int r1)
 {
-    float m = row[0];
-    for (int j = 1; j <= i; j++)
-        m = row[j] > m ? row[j] : m;
-    float s = 0.0f;
-    for (int j = 0; j <= i; j++) {
+    float m = max8(row, i + 1);
+    for (int j = 0; j <= i; j++)
         row[j] = exp_neg(row[j] - m);
-        s += row[j];
-    }
-    float inv = 1.0f / s;
+    float inv = 1.0f / dot8_abs(row, NULL, i + 1);
     for (int j = 0; j <= i; j++)
         row[j] *= inv;
     for (int j = i + 1; j < r1; j++)
@@ -153,9 +191,7 @@ static void softmax_backward_rows(float *dp, const float *pa, int r0, int r1, in
         if (prob > 0.0f)
             for (int j = 0; j <= i; j++)
                 g[j] = signbit(p[j]) ? 0.0f : g[j] * scale;
-        float dot = 0.0f;
-        for (int j = 0; j <= i; j++)
-            dot += g[j] * fabsf(p[j]);
+        float dot = dot8_abs(g, p, i + 1);
         for (int j = 0; j <= i; j++)
             g[j] = fabsf(p[j]) * (g[j] - dot);
         for (int j = i + 1; j < r1; j++)
