@@ -130,7 +130,8 @@ static void test_box_dump(void)
     canvas_clear(c);
     canvas_box(c, (Rect){0, 0, 8, 4}, "ab", 1, 0);
     d = canvas_dump(c);
-    CHECK(d && strcmp(d, "+ ab --+\n|      |\n|      |\n+------+\n") == 0, "ASCII box:\n%s", d ? d : "");
+    CHECK(d && strcmp(d, "+ ab --+\n|      |\n|      |\n+------+\n") == 0, "ASCII box:\n%s",
+          d ? d : "");
     CHECK(d && ascii_only(d), "ASCII box has no byte >= 0x80");
     free(d);
     CHECK(canvas_color(c, 0, 0) == UI_COLOR_ACCENT, "focused frame in accent colour");
@@ -148,7 +149,8 @@ static void test_box_dump(void)
     canvas_fill(c, (Rect){6, 3, 5, 5}, "#", 1, 0);
     canvas_mark(c, (Rect){-3, -3, 5, 4}, -1, UI_ATTR_REVERSE);
     d = canvas_dump(c);
-    CHECK(d && strcmp(d, "        \n        \n        \n      ##\n") == 0, "fill clipped:\n%s", d ? d : "");
+    CHECK(d && strcmp(d, "        \n        \n        \n      ##\n") == 0, "fill clipped:\n%s",
+          d ? d : "");
     free(d);
     CHECK(canvas_attr(c, 1, 0) == UI_ATTR_REVERSE && canvas_attr(c, 2, 0) == 0, "mark clipped");
 

@@ -87,7 +87,8 @@ static void col_labels_draw(Canvas *c, int x0, int y, int end, int fc, int n_vc,
         if (col % k != 0)
             continue;
         int x = x0 + j * cw;
-        canvas_text(c, x, y, end - x < k * cw ? end - x : k * cw, col_label(d, col, buf, sizeof buf),
+        int room = end - x < k * cw ? end - x : k * cw;
+        canvas_text(c, x, y, room, col_label(d, col, buf, sizeof buf),
                     cur ? UI_COLOR_ACCENT : UI_COLOR_DIM, cur ? UI_ATTR_BOLD : 0);
     }
 }

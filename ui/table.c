@@ -31,7 +31,8 @@ static int layout(const TableData *d, int avail, int *w)
         else
             n_flex++;
     }
-    int share = n_flex ? (avail - fixed) / n_flex : 0, extra = n_flex ? (avail - fixed) % n_flex : 0;
+    int share = n_flex ? (avail - fixed) / n_flex : 0;
+    int extra = n_flex ? (avail - fixed) % n_flex : 0;
     if (share < 3) {
         share = 3;   /* flexible columns never vanish; the right side is cut instead */
         extra = 0;
