@@ -338,8 +338,16 @@ static void test_history_file(void)
     if (f) fclose(f);
     CHECK(lines == ns, "one line per entry: %d", lines);
     history_free(&g);
-    /* the cap applies when loading 1200 entries */
     history_free(&h);
+    remove(path);
+}
+
+static void test_history_cap_and_errors(void)
+{
+    char err[LM_ERR_LEN], path[64];
+    History h, g;
+    snprintf(path, sizeof path, "/tmp/lmlab_test_history_cap_%ld", (long)getpid());
+    /* the cap applies when adding and when loading 1200 entries */
     history_init(&h, 0);
     for (int i = 0; i < 1200; i++) {
         char s[32];
@@ -373,5 +381,6 @@ int main(void)
     test_render();
     test_decode();
     test_history_file();
+    test_history_cap_and_errors();
     return check_summary();
 }
