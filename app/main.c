@@ -1,7 +1,13 @@
-/* main.c — lmlab's entry point: parses the command line and hands over to the command
- * interpreter, the dashboard or a headless command. Thin on purpose: no logic here. */
+/* main.c — lmlab's entry point: parses the command line and hands over to the
+ * dashboard, the line-mode prompt, a script, or a headless command. Thin on purpose:
+ * every behaviour lives in commands/, ui/ or core/. */
+#include "repl.h"
+#include "session.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char USAGE[] =
     "usage: lmlab [options] [FILE.lmlab]\n"
@@ -10,7 +16,8 @@ static const char USAGE[] =
     "\n"
     "A terminal workbench for training and studying small language models on a CPU:\n"
     "the Dispatcher LM (arXiv 2105.03994), an MSA transformer, a linear LM and\n"
-    "recurrent LMs (LSTM, GRU, RNN).\n"
+    "recurrent LMs (LSTM, GRU, RNN). On a terminal it opens the dashboard on the\n"
+    "bundled default experiment; type `train` and watch it learn.\n"
     "\n"
     "options:\n"
     "  -c 'CMD; CMD'     run the commands and exit\n"
@@ -21,18 +28,108 @@ static const char USAGE[] =
     "  --version         print the version and exit\n"
     "  -h, --help        print this help and exit\n";
 
-int main(int argc, char **argv)
+typedef struct {
+    const char *commands, *script, *db;
+    int plain, json, keep_going, cmd_index;
+} Args;
+
+static int parse_args(int argc, char **argv, Args *a)
 {
+    memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--version")) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--version")) {
             printf("lmlab %s\n", LMLAB_VERSION);
-            return 0;
-        }
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            exit(0);
+        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             fputs(USAGE, stdout);
+            exit(0);
+        } else if (!strcmp(s, "-c") && i + 1 < argc) {
+            a->commands = argv[++i];
+        } else if (!strcmp(s, "--db") && i + 1 < argc) {
+            a->db = argv[++i];
+        } else if (!strcmp(s, "--plain")) {
+            a->plain = 1;
+        } else if (!strcmp(s, "--json")) {
+            a->json = 1;
+        } else if (!strcmp(s, "--keep-going")) {
+            a->keep_going = 1;
+        } else if (!strcmp(s, "train") || !strcmp(s, "bench")) {
+            a->cmd_index = i;
             return 0;
+        } else if (s[0] == '-') {
+            fprintf(stderr, "lmlab: unknown option '%s'\n%s", s, USAGE);
+            return -1;
+        } else if (!a->script) {
+            a->script = s;
+        } else {
+            fprintf(stderr, "lmlab: unexpected argument '%s'\n", s);
+            return -1;
         }
     }
-    fputs(USAGE, stderr);
-    return 2;
+    return 0;
+}
+
+/* `lmlab train EXP k=v ...` = `use EXP; train k=v ...; wait`, printed as it goes. */
+static int headless_train(Session *s, int argc, char **argv, int i)
+{
+    if (i + 1 >= argc) {
+        fprintf(stderr, "lmlab train: give an experiment (`lmlab -c use` lists them)\n");
+        return 2;
+    }
+    char line[8192];
+    size_t o = (size_t)snprintf(line, sizeof line, "use \"%s\"", argv[i + 1]);
+    if (session_run_line(s, line))
+        return 1;
+    o = (size_t)snprintf(line, sizeof line, "train");
+    for (int k = i + 2; k < argc && o < sizeof line - 8; k++) {
+        const char *eq = strchr(argv[k], '=');
+        if (eq)
+            o += (size_t)snprintf(line + o, sizeof line - o, " %.*s\"%s\"",
+                                  (int)(eq - argv[k] + 1), argv[k], eq + 1);
+        else
+            o += (size_t)snprintf(line + o, sizeof line - o, " %s", argv[k]);
+    }
+    if (session_run_line(s, line) || session_run_line(s, "wait"))
+        return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    Args a;
+    if (parse_args(argc, argv, &a))
+        return 2;
+    Session s;
+    session_init(&s, a.db);
+    s.json = a.json;
+    repl_install_signals(&s);
+    int rc;
+    if (a.cmd_index && !strcmp(argv[a.cmd_index], "train")) {
+        rc = headless_train(&s, argc, argv, a.cmd_index);
+    } else if (a.cmd_index) {
+        char line[4096] = "bench";
+        for (int k = a.cmd_index + 1; k < argc; k++) {
+            strncat(line, " ", sizeof line - strlen(line) - 1);
+            strncat(line, argv[k], sizeof line - strlen(line) - 1);
+        }
+        rc = session_run_line(&s, line) ? 1 : 0;
+    } else if (a.commands) {
+        rc = repl_run_lines(&s, a.commands, a.keep_going) ? 1 : 0;
+    } else if (a.script) {
+        FILE *f = fopen(a.script, "r");
+        if (!f) {
+            perror(a.script);
+            session_free(&s);
+            return 2;
+        }
+        rc = repl_run_file(&s, f, a.keep_going) ? 1 : 0;
+        fclose(f);
+    } else if (!isatty(STDIN_FILENO)) {
+        rc = repl_run_file(&s, stdin, a.keep_going) ? 1 : 0;
+    } else {
+        rc = repl_interactive(&s) ? 0 : 0;
+    }
+    session_free(&s);
+    return rc;
 }

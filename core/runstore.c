@@ -863,6 +863,17 @@ int runstore_set_note(RunStore *s, long id, const char *note, char *err)
     return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
 }
 
+int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err)
+{
+    sqlite3_stmt *st;
+    int changes = 0, status = prep(s, "UPDATE runs SET checkpoint_dir=? WHERE id=?", &st, err);
+    if (status) return status;
+    bind_str(st, 1, dir);
+    sqlite3_bind_int64(st, 2, id);
+    status = write_stmt(s, st, "setting the checkpoint directory", &changes, err);
+    return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
+}
+
 /* Collects a run's checkpoint paths (malloc'd, NUL-separated list in *paths). */
 static int checkpoint_paths(RunStore *s, long id, char **paths, size_t *len, char *err)
 {
@@ -1306,7 +1317,7 @@ static int list_count(RunStore *s, const Term *terms, int nt, long *count, char 
 static int list_collect(RunStore *s, sqlite3_stmt *st, const Term *terms, int nt, long cap,
                         RunRow *rows, int *n, char *err)
 {
-    int rc;
+    int rc = SQLITE_DONE;
     while (*n < cap && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (!config_terms_match(terms, nt, col_str(st, RC_CONFIG))) continue;
         if (row_fill(st, &rows[(*n)++]))
@@ -1560,7 +1571,7 @@ static double mean_tokens_per_s(RunStore *s, long id)
     return v;
 }
 
-static void cmp_line(StrBuf *b, const char *label, char (*cells)[48], int n, int w0, int w)
+static void cmp_line(StrBuf *b, const char *label, char (*cells)[64], int n, int w0, int w)
 {
     sb_printf(b, "%-*s", w0, label);
     for (int i = 0; i < n; i++) sb_printf(b, "  %-*.*s", w, w, cells[i]);
@@ -1568,7 +1579,7 @@ static void cmp_line(StrBuf *b, const char *label, char (*cells)[48], int n, int
 }
 
 /* Config lines of keys whose values differ; returns how many. */
-static int cmp_config(StrBuf *b, const Cfg *cfgs, int n, char (*cells)[48], int w0, int w)
+static int cmp_config(StrBuf *b, const Cfg *cfgs, int n, char (*cells)[64], int w0, int w)
 {
     int n_keys = 0, shown = 0;
     const char **keys = cfg_union(cfgs, n, &n_keys);
@@ -1576,7 +1587,7 @@ static int cmp_config(StrBuf *b, const Cfg *cfgs, int n, char (*cells)[48], int 
         int differ = 0;
         for (int i = 0; i < n; i++) {
             const char *v = cfg_get(&cfgs[i], keys[k]);
-            snprintf(cells[i], 48, "%s", v ? v : "-");
+            snprintf(cells[i], 64, "%s", v ? v : "-");
             differ |= strcmp(cells[i], cells[0]) != 0;
         }
         if (differ) {
@@ -1588,7 +1599,7 @@ static int cmp_config(StrBuf *b, const Cfg *cfgs, int n, char (*cells)[48], int 
     return shown;
 }
 
-static void cmp_results(RunStore *s, StrBuf *b, const RunRow *r, int n, char (*cells)[48],
+static void cmp_results(RunStore *s, StrBuf *b, const RunRow *r, int n, char (*cells)[64],
                         int w0, int w)
 {
     static const char *labels[] = {"best val loss", "final val loss", "steps", "params",
@@ -1598,9 +1609,9 @@ static void cmp_results(RunStore *s, StrBuf *b, const RunRow *r, int n, char (*c
             double v = line == 0 ? r[i].best_val : line == 1 ? r[i].final_val
                      : line == 2 ? (double)r[i].last_step : line == 3 ? (double)r[i].params
                                  : mean_tokens_per_s(s, r[i].id);
-            if (isnan(v)) snprintf(cells[i], 48, "-");
-            else if (line < 2) snprintf(cells[i], 48, "%.4f", v);
-            else snprintf(cells[i], 48, "%.0f", v);
+            if (isnan(v)) snprintf(cells[i], 64, "-");
+            else if (line < 2) snprintf(cells[i], 64, "%.4f", v);
+            else snprintf(cells[i], 64, "%.0f", v);
         }
         cmp_line(b, labels[line], cells, n, w0, w);
     }
@@ -1613,7 +1624,7 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
     if (runstore_pending(s)) runstore_flush(s, NULL);   /* failure: rows stay pending */
     RunRow *rows = calloc((size_t)n, sizeof *rows);
     Cfg *cfgs = calloc((size_t)n, sizeof *cfgs);
-    char (*cells)[48] = calloc((size_t)n, sizeof *cells);
+    char (*cells)[64] = calloc((size_t)n, sizeof *cells);
     if (!rows || !cfgs || !cells) {
         free(rows), free(cfgs), free(cells);
         return err_set(err, LM_ENOMEM, "out of memory comparing runs");
@@ -1634,11 +1645,11 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
         }
     }
     StrBuf b = {0};
-    for (int i = 0; i < n; i++) snprintf(cells[i], 48, "run %ld", rows[i].id);
+    for (int i = 0; i < n; i++) snprintf(cells[i], 64, "run %ld", rows[i].id);
     cmp_line(&b, "", cells, n, w0, w);
-    for (int i = 0; i < n; i++) snprintf(cells[i], 48, "%s", rows[i].name);
+    for (int i = 0; i < n; i++) snprintf(cells[i], 64, "%s", rows[i].name);
     cmp_line(&b, "name", cells, n, w0, w);
-    for (int i = 0; i < n; i++) snprintf(cells[i], 48, "%s", rows[i].status);
+    for (int i = 0; i < n; i++) snprintf(cells[i], 64, "%s", rows[i].status);
     cmp_line(&b, "status", cells, n, w0, w);
     if (!cmp_config(&b, cfgs, n, cells, w0, w)) sb_printf(&b, "(no config differences)\n");
     cmp_results(s, &b, rows, n, cells, w0, w);

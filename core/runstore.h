@@ -96,6 +96,8 @@ int runstore_set_tags(RunStore *s, long id, const char *tags, char *err);
 int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_remove_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_set_note(RunStore *s, long id, const char *note, char *err);
+/* Where a run's checkpoints live (named after its id, so set after creation). */
+int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
 
 /* Deletes a run and all its rows. With delete_checkpoints, also removes the checkpoint
  * files it recorded and, when no other run shares it, the regular files of its

@@ -605,6 +605,8 @@ static void *train_main(void *arg)
             break;
         if (c->time_budget > 0 && t->ts.elapsed >= c->time_budget)
             break;
+        if (t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at)
+            break;
         double loss = 0;
         float gnorm = 0;
         long count = 0;
@@ -655,8 +657,12 @@ static void *train_main(void *arg)
         } else {
             checkpoint_or_pause(t, 0);
         }
-        end = stopped ? TRAINER_STOPPED : TRAINER_FINISHED;
-        if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
+        int rung = t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at &&
+                   t->ts.step < t->total_steps;
+        end = stopped || rung ? TRAINER_STOPPED : TRAINER_FINISHED;
+        if (rung)
+            snprintf(err, sizeof err, "reached step %ld (stop_at)", t->ts.step);
+        else if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
             snprintf(err, sizeof err, "time budget of %.0f s reached at step %ld", c->time_budget,
                      t->ts.step);
         else if (stopped)
@@ -666,6 +672,18 @@ static void *train_main(void *arg)
     }
     set_status(t, end, err);
     return NULL;
+}
+
+void trainer_set_run(Trainer *t, long run_id, const char *run_dir)
+{
+    t->opt.run_id = run_id;
+    t->ts.run_id = run_id;
+    snprintf(t->opt.run_dir, sizeof t->opt.run_dir, "%s", run_dir ? run_dir : "");
+}
+
+void trainer_set_stop_at(Trainer *t, long step)
+{
+    t->opt.stop_at = step;
 }
 
 int trainer_start(Trainer *t, char *err)

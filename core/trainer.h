@@ -47,6 +47,8 @@ typedef struct {
     long run_id;           /* recorded in checkpoints */
     char run_dir[512];     /* where checkpoints go (created if missing) */
     char resume[1024];     /* a checkpoint of this run to continue from, or "" */
+    long stop_at;          /* > 0: evaluate, checkpoint and stop at this step (a rung of
+                              successive halving); the run ends as `stopped` */
 } TrainerOptions;
 
 typedef struct Trainer Trainer;
@@ -56,6 +58,11 @@ typedef struct Trainer Trainer;
  * tokenizer. NULL with a message on failure. */
 Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err);
 void trainer_destroy(Trainer *t);   /* stops and joins first */
+
+/* Names the run before it starts: its store id and checkpoint directory. */
+void trainer_set_run(Trainer *t, long run_id, const char *run_dir);
+/* Sets TrainerOptions.stop_at before the start. */
+void trainer_set_stop_at(Trainer *t, long step);
 
 int trainer_start(Trainer *t, char *err);
 void trainer_pause(Trainer *t);

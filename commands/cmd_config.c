@@ -1,0 +1,221 @@
+/* cmd_config.c — help, quit, and the configuration commands: use, set, unset, show. */
+#include "session.h"
+
+#include "err.h"
+#include "sysinfo.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_help(Session *s, int argc, const LexWord *argv)
+{
+    int n;
+    const Command *table = session_commands(&n);
+    char *text = NULL, err[LM_ERR_LEN];
+    const char *name = argc > 1 ? argv[1].text : NULL;
+    if (name && !strcmp(name, "set")) { /* the keys, from the config table */
+        int nk;
+        const ConfigKey *keys = config_keys(&nk);
+        const char *group = "";
+        for (int i = 0; i < nk; i++) {
+            if (strcmp(group, keys[i].group))
+                session_printf(s, "%s%s:", i ? "\n" : "", group = keys[i].group);
+            if (keys[i].values)
+                session_printf(s, "  %-16s %s  [%s]", keys[i].key, keys[i].help, keys[i].values);
+            else
+                session_printf(s, "  %-16s %s", keys[i].key, keys[i].help);
+        }
+        return LM_OK;
+    }
+    if (cmdtable_help(table, n, name, &text, err))
+        return session_error(s, LM_EARG, "%s", err);
+    if (s->json) {
+        session_emit_json(s, json_pack("{s:b s:s}", "ok", 1, "help", text));
+    } else {
+        size_t l = strlen(text);
+        while (l && text[l - 1] == '\n')
+            text[--l] = 0;
+        session_printf(s, "%s", text);
+        if (!name)
+            session_printf(s, "\nKeys: Tab completes, Up/Down history, Ctrl-C cancels; "
+                           "`help set` lists the settings.");
+    }
+    free(text);
+    return LM_OK;
+}
+
+int cmd_quit(Session *s, int argc, const LexWord *argv)
+{
+    (void)argc; (void)argv;
+    s->quit = 1;
+    return LM_OK;
+}
+
+static void list_experiments(Session *s)
+{
+    const char *dirs[] = {"experiments", LMLAB_EXPERIMENTS_DIR};
+    for (int i = 0; i < 2; i++) {
+        DIR *d = opendir(dirs[i]);
+        if (!d)
+            continue;
+        session_printf(s, "experiments in %s:", dirs[i]);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && !strcmp(e->d_name + l - 5, ".conf"))
+                session_printf(s, "  %.*s", (int)(l - 5), e->d_name);
+        }
+        closedir(d);
+        return;
+    }
+    session_printf(s, "no experiments directory found");
+}
+
+int cmd_use(Session *s, int argc, const LexWord *argv)
+{
+    if (argc < 2) {
+        list_experiments(s);
+        return LM_OK;
+    }
+    char path[1024], err[LM_ERR_LEN];
+    if (session_find_experiment(argv[1].text, path, sizeof path))
+        return session_error(s, LM_EIO, "no experiment '%s' (looked for experiments/%s.conf); "
+                             "`use` lists them", argv[1].text, argv[1].text);
+    Config c;
+    config_defaults(&c);
+    if (config_load_file(&c, path, err))
+        return session_error(s, LM_EARG, "%s", err);
+    s->cfg = c;
+    snprintf(s->experiment, sizeof s->experiment, "%s", argv[1].text);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:s s:s}", "ok", 1, "experiment", argv[1].text,
+                                       "model", c.model));
+    else
+        session_printf(s, "using %s (%s): model=%s d=%d layers=%d bptt=%d data=%s", argv[1].text,
+                       path, c.model, c.d, c.layers, c.bptt, c.data);
+    return LM_OK;
+}
+
+int cmd_set(Session *s, int argc, const LexWord *argv)
+{
+    if (argc < 2)
+        return session_error(s, LM_EARG, "set: give key=value pairs (`help set` lists the keys)");
+    Config c = s->cfg;
+    char err[LM_ERR_LEN];
+    for (int i = 1; i < argc; i++) {
+        if (!argv[i].key)
+            return session_error(s, LM_EARG, "set: expected key=value, got '%s'", argv[i].text);
+        if (config_set(&c, argv[i].key, argv[i].value, err))
+            return session_error(s, LM_EARG, "%s", err);
+    }
+    if (config_validate(&c, err))
+        return session_error(s, LM_EARG, "%s (nothing was changed)", err);
+    s->cfg = c;
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b}", "ok", 1));
+    return LM_OK;
+}
+
+int cmd_unset(Session *s, int argc, const LexWord *argv)
+{
+    Config base;
+    config_defaults(&base);
+    char path[1024], err[LM_ERR_LEN], val[CONFIG_STR_LEN * 2];
+    if (s->experiment[0] && !session_find_experiment(s->experiment, path, sizeof path))
+        config_load_file(&base, path, err);
+    for (int i = 1; i < argc; i++) {
+        if (config_get(&base, argv[i].text, val, sizeof val))
+            return session_error(s, LM_EARG, "unset: unknown key '%s'", argv[i].text);
+        config_set(&s->cfg, argv[i].text, val, err);
+    }
+    return LM_OK;
+}
+
+static void show_config(Session *s)
+{
+    int nk;
+    const ConfigKey *keys = config_keys(&nk);
+    Config def;
+    config_defaults(&def);
+    json_t *o = s->json ? json_object() : NULL;
+    for (int i = 0; i < nk; i++) {
+        char v[CONFIG_STR_LEN * 2], d[CONFIG_STR_LEN * 2];
+        config_get(&s->cfg, keys[i].key, v, sizeof v);
+        config_get(&def, keys[i].key, d, sizeof d);
+        if (o)
+            json_object_set_new(o, keys[i].key, json_string(v));
+        else
+            session_printf(s, "  %-16s %-20s%s", keys[i].key, v, strcmp(v, d) ? "  *" : "");
+    }
+    if (o)
+        session_emit_json(s, json_pack("{s:s s:o}", "experiment", s->experiment, "config", o));
+    else
+        session_printf(s, "(* = differs from the default; experiment: %s)",
+                       s->experiment[0] ? s->experiment : "none");
+}
+
+/* Parameters and memory need the vocabulary: loading the data gives it. */
+static int show_model(Session *s, int with_data)
+{
+    char err[LM_ERR_LEN];
+    Dataset ds;
+    TokenizerKind kind;
+    if (config_validate(&s->cfg, err))
+        return session_error(s, LM_EARG, "%s", err);
+    tokenizer_kind_parse(s->cfg.tokenizer, &kind);
+    int vs = kind == TOKENIZER_BPE && !s->cfg.vocab_size ? 1024 : s->cfg.vocab_size;
+    if (dataset_load(&ds, s->cfg.data, kind, vs, s->cfg.train_frac, NULL, err))
+        return session_error(s, LM_EIO, "%s", err);
+    int V = tokenizer_vocab_size(ds.tok);
+    Model *m = model_create(&s->cfg, V, err);
+    if (!m) {
+        dataset_free(&ds);
+        return session_error(s, LM_EARG, "%s", err);
+    }
+    long P = model_param_count(m);
+    double bytes = model_estimate_bytes(&s->cfg, V, s->cfg.batch, s->cfg.bptt);
+    double avail = sysinfo_mem_available();
+    if (s->json) {
+        json_t *o = json_pack("{s:s s:I s:i s:f s:f s:s s:I s:I s:I}", "model", s->cfg.model,
+                              "params", (json_int_t)P, "vocab", V, "memory_bytes", bytes,
+                              "available_bytes", avail, "data", ds.name, "train_tokens",
+                              (json_int_t)ds.n[SPLIT_TRAIN], "valid_tokens",
+                              (json_int_t)ds.n[SPLIT_VALID], "test_tokens",
+                              (json_int_t)ds.n[SPLIT_TEST]);
+        session_emit_json(s, o);
+    } else {
+        session_printf(s, "model   %s: d=%d heads=%d nhid=%d layers=%d bptt=%d norm=%s", s->cfg.model,
+                       s->cfg.d, s->cfg.heads, s->cfg.nhid, s->cfg.layers, s->cfg.bptt, s->cfg.norm);
+        if (config_is_dispatcher(&s->cfg))
+            session_printf(s, "        %d levels (shifts 1..%d), receptive field %d tokens",
+                           config_levels(&s->cfg), 1 << (config_levels(&s->cfg) - 1),
+                           (1 << config_levels(&s->cfg)) - 1);
+        session_printf(s, "params  %ld (%.2f M)", P, P / 1e6);
+        session_printf(s, "memory  about %.0f MiB for batch=%d x bptt=%d (parameters, Adam "
+                       "state, activations); %.1f GiB available", bytes / (1 << 20),
+                       s->cfg.batch, s->cfg.bptt, avail / (1 << 30));
+        if (with_data)
+            session_printf(s, "data    %s (%s tokenizer, vocabulary %d): train %zu, valid %zu, "
+                           "test %zu tokens; hash %016llx", ds.name, s->cfg.tokenizer, V,
+                           ds.n[SPLIT_TRAIN], ds.n[SPLIT_VALID], ds.n[SPLIT_TEST], ds.hash);
+    }
+    model_destroy(m);
+    dataset_free(&ds);
+    return LM_OK;
+}
+
+int cmd_show(Session *s, int argc, const LexWord *argv)
+{
+    const char *what = argc > 1 ? argv[1].text : "config";
+    if (!strcmp(what, "config")) {
+        show_config(s);
+        return LM_OK;
+    }
+    if (!strcmp(what, "model"))
+        return show_model(s, 0);
+    if (!strcmp(what, "data"))
+        return show_model(s, 1);
+    return session_error(s, LM_EARG, "show %s: expected config, model or data", what);
+}

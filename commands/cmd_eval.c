@@ -1,0 +1,263 @@
+/* cmd_eval.c — talking to a model: eval (loss/perplexity on a split), sample (streamed
+ * text), coeffs (the Dispatcher's per-level gates, per layer and per token). They use
+ * the session's view model: the live weights of the running run, or an opened run. */
+#include "session.h"
+
+#include "err.h"
+#include "evaluate.h"
+#include "sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *arg(int argc, const LexWord *argv, const char *key)
+{
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, key))
+            return argv[i].value;
+    return NULL;
+}
+
+static int arg_num(Session *s, int argc, const LexWord *argv, const char *key, double lo,
+                   double hi, double *v)
+{
+    const char *t = arg(argc, argv, key);
+    if (!t)
+        return 0;
+    char *end;
+    double x = strtod(t, &end);
+    if (end == t || *end || !(x >= lo && x <= hi))
+        return session_error(s, LM_EARG, "%s=%s: expected a number from %g to %g", key, t, lo, hi);
+    *v = x;
+    return 0;
+}
+
+/* The dataset of the view model: the trainer's, or the opened run's data re-encoded with
+ * its own tokenizer. */
+static const Dataset *view_data(Session *s)
+{
+    if (s->trainer)
+        return trainer_dataset(s->trainer);
+    if (s->has_view_ds)
+        return &s->view_ds;
+    char err[LM_ERR_LEN];
+    char *json = tokenizer_save(s->view_tok);
+    Tokenizer *copy = NULL;
+    if (!json || tokenizer_load(json, &copy, err)) {
+        free(json);
+        session_error(s, LM_ENOMEM, "cannot copy the tokenizer");
+        return NULL;
+    }
+    free(json);
+    const Config *c = &s->view->cfg;
+    TokenizerKind kind;
+    tokenizer_kind_parse(c->tokenizer, &kind);
+    if (dataset_load(&s->view_ds, c->data, kind, c->vocab_size, c->train_frac, copy, err)) {
+        session_error(s, LM_EIO, "the model's data: %s", err);
+        return NULL;
+    }
+    s->has_view_ds = 1;
+    return &s->view_ds;
+}
+
+int cmd_eval(Session *s, int argc, const LexWord *argv)
+{
+    double batches = 0;
+    if (arg_num(s, argc, argv, "batches", 0, 1e6, &batches) || session_prepare_view(s))
+        return LM_EARG;
+    const char *split_name = arg(argc, argv, "split");
+    int split = split_name && !strcmp(split_name, "test") ? SPLIT_TEST : SPLIT_VALID;
+    const Dataset *ds = view_data(s);
+    if (!ds)
+        return LM_EIO;
+    if (ds->n[split] < 2)
+        return session_error(s, LM_EARG, "the %s split of %s is empty (a single text file has "
+                             "only train and valid)", dataset_split_name(split), ds->name);
+    Model *m = s->view;
+    int *x = malloc((size_t)m->B * m->T * sizeof(int)), *y = malloc((size_t)m->B * m->T * sizeof(int));
+    Rng rng;
+    rng_seed(&rng, (uint64_t)m->cfg.seed);
+    EvalResult r;
+    char err[LM_ERR_LEN];
+    size_t chars = !strcmp(m->cfg.tokenizer, "char") ? ds->n[split] - 1 : 0;
+    s->interrupt = 0;
+    int rc = x && y ? evaluate_split(m, ds->split[split], ds->n[split], m->cfg.bptt, m->B,
+                                     (int)batches, &rng, chars, &s->interrupt, x, y, &r, err)
+                    : err_set(err, LM_ENOMEM, "out of memory");
+    free(x);
+    free(y);
+    if (rc)
+        return session_error(s, rc, "%s", err);
+    if (s->json) {
+        json_t *o = json_pack("{s:s s:s s:f s:f s:I s:s}", "event", "eval", "split",
+                              dataset_split_name(split), "loss", r.loss, "ppl", r.ppl, "tokens",
+                              (json_int_t)r.tokens, "model", s->view_source);
+        json_object_set_new(o, "bpc", isnan(r.bpc) ? json_null() : json_real(r.bpc));
+        session_emit_json(s, o);
+    } else {
+        session_printf(s, "%s %s: loss %.4f  ppl %.3f%s  over %ld tokens%s", s->view_source,
+                       dataset_split_name(split), r.loss, r.ppl, "", r.tokens,
+                       batches > 0 ? " (estimate)" : "");
+        if (!isnan(r.bpc))
+            session_printf(s, "  bits per character %.4f", r.bpc);
+    }
+    return LM_OK;
+}
+
+static int stream_piece(void *ud, const char *piece, size_t len)
+{
+    Session *s = ud;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), piece);
+    if (!s->json)
+        session_stream(s, buf);
+    return s->interrupt;
+}
+
+int cmd_sample(Session *s, int argc, const LexWord *argv)
+{
+    SampleOptions o;
+    sample_options_default(&o);
+    double tokens = o.n_tokens, temp = o.temperature, top_k = 0, top_p = 1, seed = o.seed;
+    if (arg_num(s, argc, argv, "tokens", 1, 100000, &tokens) ||
+        arg_num(s, argc, argv, "temp", 0, 100, &temp) ||
+        arg_num(s, argc, argv, "top_k", 0, 1e7, &top_k) ||
+        arg_num(s, argc, argv, "top_p", 1e-6, 1, &top_p) ||
+        arg_num(s, argc, argv, "seed", 0, 1e18, &seed) || session_prepare_view(s))
+        return LM_EARG;
+    const char *cache = arg(argc, argv, "cache");
+    o.n_tokens = (int)tokens;
+    o.temperature = (float)temp;
+    o.top_k = (int)top_k;
+    o.top_p = (float)top_p;
+    o.seed = (uint64_t)seed;
+    o.use_cache = !cache || strcmp(cache, "false");
+    const char *prompt = arg(argc, argv, "prompt");
+    if (!prompt)
+        prompt = "";
+    if (strlen(prompt) > 65536)
+        return session_error(s, LM_EARG, "prompt of %zu bytes: keep it under 64 KiB (only the "
+                             "last bptt tokens are used anyway)", strlen(prompt));
+    char *text = NULL, err[LM_ERR_LEN];
+    SampleStats st;
+    s->interrupt = 0;
+    if (!s->json)
+        session_stream(s, prompt);
+    int rc = sample_generate(s->view, s->view_tok, prompt, &o, stream_piece, s, &text, &st, err);
+    if (rc)
+        return session_error(s, rc, "%s", err);
+    if (s->json) {
+        session_emit_json(s, json_pack("{s:s s:s s:s s:i s:f s:b}", "event", "sample", "prompt",
+                                       prompt, "text", text, "tokens", st.generated,
+                                       "tokens_per_s", st.tokens_per_s, "cached", st.cached));
+    } else {
+        session_stream(s, "\n");
+        session_printf(s, "(%d tokens, %.0f tokens/s%s)", st.generated, st.tokens_per_s,
+                       st.cached ? ", cached decoding" : ", window recompute");
+    }
+    if (s->view_run > 0 && session_store(s)) {
+        char settings[160];
+        snprintf(settings, sizeof settings, "tokens=%d temp=%g top_k=%d top_p=%g seed=%llu",
+                 o.n_tokens, o.temperature, o.top_k, o.top_p, (unsigned long long)o.seed);
+        runstore_log_sample(s->store, s->view_run, 0, prompt, settings, text, err);
+        runstore_flush(s->store, err);
+    }
+    free(text);
+    return LM_OK;
+}
+
+/* Mean gate of token j at level k: token j's H feature chunks are head-sequence
+ * positions q = j*H + c of head q / T (the reference's reshape without transpose). */
+static float token_gate(const float *coeff, int T, int H, int L, int j, int k)
+{
+    float sum = 0;
+    for (int c = 0; c < H; c++) {
+        int q = j * H + c, head = q / T, pos = q % T;
+        sum += coeff[((size_t)head * T + pos) * L + k];
+    }
+    return sum / (float)H;
+}
+
+static void coeff_table(Session *s, const Model *m, const int *ids, int T, int layer)
+{
+    int L = m->gate_levels, H = m->gate_heads;
+    json_t *arr = s->json ? json_array() : NULL;
+    for (int l = 0; l < m->n_gate_layers; l++) {
+        if (layer >= 0 && l != layer)
+            continue;
+        const float *c = m->ops->gates((Model *)m, l);
+        if (!c)
+            continue;
+        char line[1024];
+        int o = snprintf(line, sizeof line, "layer %d  token ", l);
+        for (int k = 0; k < L && o < 900; k++)
+            o += snprintf(line + o, sizeof line - (size_t)o, "%6d", 1 << k);
+        if (!arr)
+            session_printf(s, "%s   (shift)", line);
+        for (int j = 0; j < T; j++) {
+            const char *tt = tokenizer_token_text(s->view_tok, ids[j]);
+            json_t *row = arr ? json_array() : NULL;
+            char shown[16];
+            snprintf(shown, sizeof shown, "%s", !tt ? "?" : !strcmp(tt, " ") ? "' '"
+                                               : !strcmp(tt, "\n") ? "\\n" : tt);
+            o = snprintf(line, sizeof line, "        %-6.6s", shown);
+            for (int k = 0; k < L; k++) {
+                float g = token_gate(c, T, H, L, j, k);
+                if (row)
+                    json_array_append_new(row, j >= (1 << k) || H > 1 ? json_real(g) : json_null());
+                else if (j < (1 << k) && H == 1)
+                    o += snprintf(line + o, sizeof line - (size_t)o, "     ·");
+                else
+                    o += snprintf(line + o, sizeof line - (size_t)o, "%6.2f", g);
+            }
+            if (arr)
+                json_array_append_new(arr, json_pack("{s:i s:i s:s s:o}", "layer", l, "position",
+                                                     j, "token", tt ? tt : "", "gates", row));
+            else
+                session_printf(s, "%s", line);
+        }
+    }
+    if (arr)
+        session_emit_json(s, json_pack("{s:s s:o}", "event", "coeffs", "tokens", arr));
+}
+
+int cmd_coeffs(Session *s, int argc, const LexWord *argv)
+{
+    double layer = -1;
+    if (arg_num(s, argc, argv, "layer", 0, 63, &layer) || session_prepare_view(s))
+        return LM_EARG;
+    Model *m = s->view;
+    if (!m->n_gate_layers)
+        return session_error(s, LM_EARG, "coeffs: %s has no gates (only Dispatcher models do)",
+                             m->cfg.model);
+    if (layer >= m->n_gate_layers)
+        return session_error(s, LM_EARG, "layer=%d: the model has layers 0..%d", (int)layer,
+                             m->n_gate_layers - 1);
+    const char *prompt = arg(argc, argv, "prompt");
+    if (!prompt)
+        prompt = "ROMEO:\nBut soft, what light";
+    int *ids = NULL;
+    size_t n = 0;
+    char err[LM_ERR_LEN];
+    if (tokenizer_encode(s->view_tok, prompt, strlen(prompt), &ids, &n, err))
+        return session_error(s, LM_EARG, "%s", err);
+    if (n == 0) {
+        free(ids);
+        return session_error(s, LM_EARG, "coeffs: the prompt is empty");
+    }
+    int T = n > (size_t)m->cfg.bptt ? m->cfg.bptt : (int)n;
+    const int *win = ids + n - T;
+    int rc = model_forward(m, win, NULL, 1, T, NULL, NULL);
+    if (rc) {
+        free(ids);
+        return session_error(s, rc, "forward failed");
+    }
+    if (!s->json)
+        session_printf(s, "gate coefficient per level for each token of the prompt (%s); "
+                       "· = level masked (shift beyond the start)", s->view_source);
+    coeff_table(s, m, win, T, (int)layer);
+    free(ids);
+    return LM_OK;
+}

@@ -1,0 +1,103 @@
+/* commands.c — THE command table: every command's name, arguments, help and handler.
+ * Dispatch, `help`, tab completion and argument hints all read this one array. */
+#include "session.h"
+
+#define H(fn) ((int (*)(CmdContext *, int, const LexWord *))(fn))
+
+static const CmdArgSpec TRAIN_KEYS[] = {
+    {"steps", "steps=N", NULL}, {"epochs", "epochs=N", NULL}, {"resume", "resume=RUN_ID", NULL},
+    {NULL, NULL, NULL}};
+static const CmdArgSpec EVAL_KEYS[] = {
+    {"split", "split=valid|test", "valid|test"}, {"batches", "batches=N (0 = whole split)", NULL},
+    {NULL, NULL, NULL}};
+static const CmdArgSpec SAMPLE_KEYS[] = {
+    {"prompt", "prompt=\"text\"", NULL}, {"tokens", "tokens=N", NULL},
+    {"temp", "temp=T (0 = greedy)", NULL}, {"top_k", "top_k=K", NULL},
+    {"top_p", "top_p=P", NULL}, {"seed", "seed=S", NULL},
+    {"cache", "cache=true|false", "true|false"}, {NULL, NULL, NULL}};
+static const CmdArgSpec COEFF_KEYS[] = {
+    {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec RUNS_KEYS[] = {
+    {"sort", "sort=best|recent|model|name", "best|recent|model|name"},
+    {"limit", "limit=N", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec EXPORT_KEYS[] = {
+    {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
+    {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec OPEN_KEYS[] = {
+    {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
+static const CmdArgSpec RM_KEYS[] = {
+    {"checkpoints", "checkpoints=true|false", "true|false"}, {NULL, NULL, NULL}};
+static const CmdArgSpec SHOW_KEYS[] = {{NULL, NULL, NULL}};
+
+static const Command COMMANDS[] = {
+    {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
+     H(cmd_help), "general"},
+    {"quit", "", "leave lmlab (a running run is stopped cleanly and recorded)", NULL,
+     ARG_NONE, NULL, H(cmd_quit), "general"},
+    {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
+     "Resets the configuration to the defaults, then applies the experiment file: one\n"
+     "key=value a line, '#' comments. `use` alone lists the experiments.",
+     ARG_EXPERIMENT, NULL, H(cmd_use), "configuration"},
+    {"set", "key=value ...", "change settings for the next run",
+     "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
+     "keys; `show config` shows the current values.", ARG_CONFIG_KEYVAL, NULL, H(cmd_set),
+     "configuration"},
+    {"unset", "key ...", "reset settings to the experiment's (or default) values", NULL,
+     ARG_WORD, NULL, H(cmd_unset), "configuration"},
+    {"show", "[config|model|data]", "the configuration, the model's size and memory, the data",
+     NULL, ARG_WORD, SHOW_KEYS, H(cmd_show), "configuration"},
+    {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
+     "start a run in the background (returns at once)",
+     "Applies the key=value settings, records a new run in the run store and trains on\n"
+     "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
+     "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
+     ARG_CONFIG_KEYVAL, TRAIN_KEYS, H(cmd_train), "training"},
+    {"pause", "", "pause the run after its current step", NULL, ARG_NONE, NULL, H(cmd_pause),
+     "training"},
+    {"resume", "", "resume a paused run", NULL, ARG_NONE, NULL, H(cmd_resume), "training"},
+    {"stop", "", "stop the run after its current step (writes a checkpoint)", NULL, ARG_NONE,
+     NULL, H(cmd_stop), "training"},
+    {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
+     H(cmd_status), "training"},
+    {"wait", "", "block until the run ends, printing progress (for scripts)", NULL, ARG_NONE,
+     NULL, H(cmd_wait), "training"},
+    {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,
+     ARG_KEYVAL, EVAL_KEYS, H(cmd_eval), "model"},
+    {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S]",
+     "generate text, streamed as it is produced",
+     "Uses the open model: the running run's current weights (copied between steps), or\n"
+     "a run or checkpoint opened with `open`.", ARG_KEYVAL, SAMPLE_KEYS, H(cmd_sample),
+     "model"},
+    {"coeffs", "[layer=L] [prompt=\"...\"]", "Dispatcher gate coefficients per level",
+     "A table of each layer's mean gate per level (shift 1, 2, 4, ...), and for a prompt\n"
+     "the per-token view: how strongly each level's gate opened at each token.",
+     ARG_KEYVAL, COEFF_KEYS, H(cmd_coeffs), "model"},
+    {"open", "RUN_ID|PATH [which=best|last]", "open a stored run's checkpoint for sample/eval",
+     NULL, ARG_RUN_ID, OPEN_KEYS, H(cmd_open), "model"},
+    {"save", "[PATH]", "write the open model as a checkpoint", NULL, ARG_PATH, NULL,
+     H(cmd_save), "model"},
+    {"import", "PATH", "open PyTorch weights (safetensors, PyTorch names) with this config",
+     NULL, ARG_PATH, NULL, H(cmd_import), "model"},
+    {"runs", "[filter ...] [sort=best|recent] [limit=N]", "list stored runs",
+     "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001\n"
+     "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, H(cmd_runs), "history"},
+    {"run", "RUN_ID", "one run in detail", NULL, ARG_RUN_ID, NULL, H(cmd_run), "history"},
+    {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
+     NULL, H(cmd_compare), "history"},
+    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, H(cmd_tag), "history"},
+    {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, H(cmd_note),
+     "history"},
+    {"rm", "RUN_ID [checkpoints=true]", "delete a run (and its checkpoints on request)", NULL,
+     ARG_RUN_ID, RM_KEYS, H(cmd_rm), "history"},
+    {"export", "RUN_ID ... format=csv|json file=PATH", "export runs' metrics with config columns",
+     NULL, ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
+    {"sweep", "base=EXPERIMENT key=v1,v2 ... | status|pause|resume|stop|show [ID]",
+     "hyperparameter sweeps (grid, random, successive halving)", NULL, ARG_WORD, NULL,
+     H(cmd_sweep), "sweeps"},
+};
+
+const Command *session_commands(int *n)
+{
+    *n = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
+    return COMMANDS;
+}

@@ -1,0 +1,121 @@
+/* repl.c — script and line-mode drivers of a Session (see repl.h). */
+#include "repl.h"
+
+#include "editor.h"
+#include "err.h"
+#include "history.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Session *g_session;
+static volatile sig_atomic_t g_terminate;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGINT) {
+        if (g_session)
+            g_session->interrupt = 1;
+    } else {
+        g_terminate = 1;
+        if (g_session)
+            g_session->interrupt = 1;
+    }
+}
+
+void repl_install_signals(Session *s)
+{
+    g_session = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int repl_terminating(void)
+{
+    return g_terminate;
+}
+
+static int run_one(Session *s, const char *line, int keep_going, int *first_rc)
+{
+    int rc = session_run_line(s, line);
+    if (rc && !*first_rc)
+        *first_rc = rc;
+    return (rc && !keep_going) || s->quit || g_terminate;
+}
+
+int repl_run_lines(Session *s, const char *text, int keep_going)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return LM_ENOMEM;
+    int first = 0;
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
+        if (run_one(s, line, keep_going, &first))
+            break;
+    free(copy);
+    return first;
+}
+
+int repl_run_file(Session *s, FILE *f, int keep_going)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int first = 0;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        if (n && line[n - 1] == '\n')
+            line[n - 1] = 0;
+        if (run_one(s, line, keep_going, &first))
+            break;
+    }
+    free(line);
+    return first;
+}
+
+void repl_history_path(const Session *s, char *out, size_t cap)
+{
+    const char *slash = strrchr(s->db_path, '/');
+    if (slash)
+        snprintf(out, cap, "%.*s/.lmlab_history", (int)(slash - s->db_path), s->db_path);
+    else
+        snprintf(out, cap, ".lmlab_history");
+}
+
+int repl_interactive(Session *s)
+{
+    History h;
+    LineEditor ed;
+    char hist_path[1100], err[LM_ERR_LEN];
+    history_init(&h, 1000);
+    repl_history_path(s, hist_path, sizeof hist_path);
+    history_load(&h, hist_path, err);
+    editor_init(&ed, &h);
+    int n;
+    CmdCompleter comp = {session_commands(&n), 0, session_complete, s};
+    comp.n = n;
+    session_printf(s, "lmlab %s — type `help` for the commands, Tab to complete, `quit` to "
+                   "leave.", LMLAB_VERSION);
+    int last = 0;
+    while (!s->quit && !g_terminate) {
+        char *line = NULL;
+        s->interrupt = 0;
+        int rc = editor_readline(&ed, "lmlab> ", cmdtable_completer, &comp, &line, err);
+        if (rc == LM_ECANCEL)
+            continue;
+        if (rc || !line)
+            break;
+        last = session_run_line(s, line);
+        free(line);
+        history_save(&h, hist_path, err);
+    }
+    history_free(&h);
+    return last;
+}

@@ -1,0 +1,258 @@
+/* session.c — session lifetime, output, the store connection, completion and line
+ * dispatch (see session.h). */
+#include "session.h"
+
+#include "err.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void default_writer(void *ud, int kind, const char *text)
+{
+    (void)ud;
+    FILE *f = kind == SESSION_OUT_ERROR ? stderr : stdout;
+    fputs(text, f);
+    if (kind != SESSION_OUT_STREAM)
+        fputc('\n', f);
+    fflush(f);
+}
+
+void session_init(Session *s, const char *db_path)
+{
+    memset(s, 0, sizeof *s);
+    config_defaults(&s->cfg);
+    const char *env = getenv("LMLAB_DB");
+    snprintf(s->db_path, sizeof s->db_path, "%s",
+             db_path && *db_path ? db_path : env && *env ? env : "lmlab.db");
+    s->writer = default_writer;
+}
+
+void session_set_writer(Session *s, SessionWriter w, void *ud)
+{
+    s->writer = w ? w : default_writer;
+    s->writer_ud = ud;
+}
+
+void session_free(Session *s)
+{
+    if (s->trainer) {
+        trainer_stop(s->trainer);
+        trainer_join(s->trainer);
+    }
+    recorder_destroy(s->rec);
+    trainer_destroy(s->trainer);
+    model_destroy(s->view);
+    tokenizer_destroy(s->view_tok);
+    if (s->has_view_ds)
+        dataset_free(&s->view_ds);
+    s->has_view_ds = 0;
+    runstore_close(s->store);
+    s->rec = NULL;
+    s->trainer = NULL;
+    s->view = NULL;
+    s->view_tok = NULL;
+    s->store = NULL;
+}
+
+void session_printf(Session *s, const char *fmt, ...)
+{
+    char buf[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    s->writer(s->writer_ud, SESSION_OUT_TEXT, buf);
+}
+
+int session_error(Session *s, int status, const char *fmt, ...)
+{
+    char buf[4096], line[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (s->json) {
+        json_t *o = json_pack("{s:b, s:s, s:s}", "ok", 0, "error", buf, "status",
+                              err_name(status));
+        char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        s->writer(s->writer_ud, SESSION_OUT_ERROR, t ? t : buf);
+        free(t);
+        json_decref(o);
+    } else {
+        size_t n = strlen(buf);
+        while (n && buf[n - 1] == '\n')
+            buf[--n] = 0;
+        snprintf(line, sizeof line, "error: %s", buf);
+        s->writer(s->writer_ud, SESSION_OUT_ERROR, line);
+    }
+    return status ? status : LM_EARG;
+}
+
+void session_stream(Session *s, const char *piece)
+{
+    s->writer(s->writer_ud, SESSION_OUT_STREAM, piece);
+}
+
+void session_emit_json(Session *s, json_t *obj)
+{
+    if (!obj)
+        return;
+    char *t = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (t)
+        s->writer(s->writer_ud, SESSION_OUT_TEXT, t);
+    free(t);
+    json_decref(obj);
+}
+
+RunStore *session_store(Session *s)
+{
+    if (s->store)
+        return s->store;
+    char err[LM_ERR_LEN];
+    if (runstore_open(s->db_path, &s->store, err)) {
+        session_error(s, LM_EDB, "%s", err);
+        s->store = NULL;
+    }
+    return s->store;
+}
+
+long session_parse_run_id(const char *w)
+{
+    if (!w)
+        return -1;
+    if (*w == '#')
+        w++;
+    char *end;
+    long id = strtol(w, &end, 10);
+    return *w && !*end && id > 0 ? id : -1;
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int session_find_experiment(const char *name, char *path, size_t cap)
+{
+    if (strchr(name, '/') || strstr(name, ".conf")) {
+        snprintf(path, cap, "%s", name);
+        return is_file(path) ? 0 : -1;
+    }
+    const char *env = getenv("LMLAB_EXPERIMENTS");
+    const char *dirs[] = {env, "experiments", LMLAB_EXPERIMENTS_DIR};
+    for (int i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, cap, "%s/%s.conf", dirs[i], name);
+        if (is_file(path))
+            return 0;
+    }
+    return -1;
+}
+
+int session_snapshot(Session *s, Snapshot *dst)
+{
+    if (!s->rec)
+        return 0;
+    recorder_snapshot(s->rec, dst);
+    return 1;
+}
+
+int session_run_line(Session *s, const char *line)
+{
+    int n;
+    const Command *table = session_commands(&n);
+    char err[LM_ERR_LEN * 2] = "";
+    int rc = cmdtable_dispatch(table, n, s, line, err);
+    if (rc && err[0])
+        session_error(s, rc, "%s", err);
+    return rc;
+}
+
+/* ---- completion ---- */
+
+static int push_cand(char ***out, int *n, int *cap, const char *s)
+{
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 16;
+        char **p = realloc(*out, (size_t)c * sizeof *p);
+        if (!p)
+            return -1;
+        *out = p;
+        *cap = c;
+    }
+    if (!((*out)[*n] = strdup(s)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+static void complete_experiments(const char *prefix, char ***out, int *n, int *cap)
+{
+    const char *dirs[] = {"experiments", LMLAB_EXPERIMENTS_DIR};
+    for (int i = 0; i < 2; i++) {
+        DIR *d = opendir(dirs[i]);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && !strcmp(e->d_name + l - 5, ".conf") &&
+                !strncmp(e->d_name, prefix, strlen(prefix))) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)(l - 5), e->d_name);
+                push_cand(out, n, cap, name);
+            }
+        }
+        closedir(d);
+    }
+}
+
+int session_complete(void *ud, int what, const char *key, const char *prefix, char ***out)
+{
+    Session *s = ud;
+    int n = 0, cap = 0;
+    *out = NULL;
+    if (what == ARG_CONFIG_KEYVAL) {
+        int nk;
+        const ConfigKey *keys = config_keys(&nk);
+        for (int i = 0; i < nk; i++)
+            if (!strncmp(keys[i].key, prefix, strlen(prefix)))
+                push_cand(out, &n, &cap, keys[i].key);
+    } else if (what == COMPLETE_CONFIG_VALUES && key) {
+        const ConfigKey *k = config_find_key(key);
+        if (k && k->type == CFG_ENUM) {
+            char vals[256];
+            snprintf(vals, sizeof vals, "%s", k->values);
+            for (char *sv = NULL, *v = strtok_r(vals, "|", &sv); v; v = strtok_r(NULL, "|", &sv))
+                push_cand(out, &n, &cap, v);
+        } else if (k && k->type == CFG_BOOL) {
+            push_cand(out, &n, &cap, "true");
+            push_cand(out, &n, &cap, "false");
+        } else if (!strcmp(key, "data")) {
+            push_cand(out, &n, &cap, "tinyshakespeare");
+            push_cand(out, &n, &cap, "wikitext-small");
+        }
+    } else if (what == ARG_EXPERIMENT) {
+        complete_experiments(prefix, out, &n, &cap);
+    } else if (what == ARG_RUN_ID) {
+        RunStore *st = session_store(s);
+        RunRow *rows = NULL;
+        int nr = 0;
+        char err[LM_ERR_LEN];
+        if (st && runstore_list(st, NULL, "recent", 200, &rows, &nr, err) == LM_OK) {
+            for (int i = 0; i < nr; i++) {
+                char id[32];
+                snprintf(id, sizeof id, "%ld", rows[i].id);
+                if (!strncmp(id, prefix, strlen(prefix)))
+                    push_cand(out, &n, &cap, id);
+            }
+            runstore_rows_free(rows, nr);
+        }
+    }
+    return n;
+}

@@ -1,0 +1,128 @@
+/* session.h — the state the commands act on (the command table's CmdContext): the
+ * current configuration, the run store, the run being trained (trainer + recorder), the
+ * model opened for sampling/evaluation, and where output goes (stdout or the dashboard's
+ * scrollback, text or JSON lines). One session per lmlab process; commands run on the
+ * main thread. Not here: parsing (lexer/cmdtable), drawing (ui). */
+#ifndef LM_SESSION_H
+#define LM_SESSION_H
+
+#include "cmdtable.h"
+#include "config.h"
+#include "dataset.h"
+#include "model.h"
+#include "recorder.h"
+#include "runstore.h"
+#include "tokenizer.h"
+#include "trainer.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+
+/* Where output goes. kind: SESSION_OUT_TEXT (results), SESSION_OUT_ERROR,
+ * SESSION_OUT_STREAM (pieces of streamed text, no newline added). */
+enum { SESSION_OUT_TEXT, SESSION_OUT_ERROR, SESSION_OUT_STREAM };
+typedef void (*SessionWriter)(void *ud, int kind, const char *text);
+
+struct CmdContext {
+    Config cfg;                 /* what `train` will use */
+    char experiment[256];       /* the experiment last `use`d */
+    char db_path[1024];
+    RunStore *store;            /* browsing connection (main thread) */
+    /* the run being trained, if any */
+    Trainer *trainer;
+    Recorder *rec;
+    long run_id;
+    /* the model opened for sample/eval/coeffs: a stored run, a checkpoint, or a copy of
+     * the training weights */
+    Model *view;
+    Tokenizer *view_tok;
+    char view_source[1100];
+    long view_run;
+    Dataset view_ds;            /* the opened model's data (for eval), if loaded */
+    int has_view_ds;
+    /* output */
+    int json;                   /* one JSON object per line */
+    int quiet_progress;         /* don't print progress lines (interactive prompt) */
+    SessionWriter writer;
+    void *writer_ud;
+    volatile int interrupt;     /* Ctrl-C: `wait` and streaming stop */
+    int quit;                   /* `quit` was accepted */
+};
+typedef struct CmdContext Session;
+
+/* Initialises s with the default configuration and the store at db_path (NULL:
+ * $LMLAB_DB or ./lmlab.db; opened lazily). Output goes to stdout/stderr until
+ * session_set_writer. */
+void session_init(Session *s, const char *db_path);
+/* Stops a running run cleanly (recorded as stopped), closes everything. */
+void session_free(Session *s);
+void session_set_writer(Session *s, SessionWriter w, void *ud);
+
+/* The command table (commands.c): every command, its help and its handler. */
+const Command *session_commands(int *n);
+/* Runs one line (several commands separated by ';'). LM_OK or the first failure's
+ * status; errors are already reported through the writer. */
+int session_run_line(Session *s, const char *line);
+/* Completion provider for the table: config keys/values, run ids, experiments, paths. */
+int session_complete(void *ud, int what, const char *key, const char *prefix, char ***out);
+
+/* Output helpers: text lines, errors ("error: ..."), streamed pieces, JSON objects
+ * (in --json mode; the object is consumed). */
+void session_printf(Session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int session_error(Session *s, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void session_stream(Session *s, const char *piece);
+void session_emit_json(Session *s, json_t *obj);
+
+/* The store, opened on first use. NULL after reporting the error. */
+RunStore *session_store(Session *s);
+
+/* Resolves an experiment name (experiments/<name>.conf, or a path). 0 or -1. */
+int session_find_experiment(const char *name, char *path, size_t cap);
+
+/* Parses a run id word ("12" or "#12"); -1 when it is not one. */
+long session_parse_run_id(const char *word);
+
+/* Snapshot of the current run (zeroed when there is none); returns 1 if a run exists. */
+int session_snapshot(Session *s, Snapshot *dst);
+
+/* Makes s->view the model to sample/evaluate: a fresh copy of the running run's
+ * weights when a run is training, else what `open`/`import` loaded. LM_OK or reports. */
+int session_prepare_view(Session *s);
+/* Loads a checkpoint (or plain PyTorch weights with the session's configuration) into
+ * s->view. run_id 0 when not from the store. */
+int session_open_checkpoint(Session *s, const char *path, long run_id);
+
+/* The best checkpoint of a run directory (which = "best", falling back to the newest)
+ * or its newest step checkpoint (which = "last"). 0, or -1 when there is none. */
+int session_run_checkpoint(const char *dir, const char *which, char *out, size_t cap);
+
+/* Handlers are grouped by file: cmd_config.c, cmd_train.c, cmd_runs.c, cmd_sweep.c. */
+int cmd_help(Session *s, int argc, const LexWord *argv);
+int cmd_quit(Session *s, int argc, const LexWord *argv);
+int cmd_use(Session *s, int argc, const LexWord *argv);
+int cmd_set(Session *s, int argc, const LexWord *argv);
+int cmd_unset(Session *s, int argc, const LexWord *argv);
+int cmd_show(Session *s, int argc, const LexWord *argv);
+int cmd_train(Session *s, int argc, const LexWord *argv);
+int cmd_pause(Session *s, int argc, const LexWord *argv);
+int cmd_resume(Session *s, int argc, const LexWord *argv);
+int cmd_stop(Session *s, int argc, const LexWord *argv);
+int cmd_status(Session *s, int argc, const LexWord *argv);
+int cmd_wait(Session *s, int argc, const LexWord *argv);
+int cmd_eval(Session *s, int argc, const LexWord *argv);
+int cmd_sample(Session *s, int argc, const LexWord *argv);
+int cmd_coeffs(Session *s, int argc, const LexWord *argv);
+int cmd_open(Session *s, int argc, const LexWord *argv);
+int cmd_save(Session *s, int argc, const LexWord *argv);
+int cmd_import(Session *s, int argc, const LexWord *argv);
+int cmd_runs(Session *s, int argc, const LexWord *argv);
+int cmd_run(Session *s, int argc, const LexWord *argv);
+int cmd_compare(Session *s, int argc, const LexWord *argv);
+int cmd_tag(Session *s, int argc, const LexWord *argv);
+int cmd_note(Session *s, int argc, const LexWord *argv);
+int cmd_rm(Session *s, int argc, const LexWord *argv);
+int cmd_export(Session *s, int argc, const LexWord *argv);
+int cmd_sweep(Session *s, int argc, const LexWord *argv);
+
+#endif

@@ -1,0 +1,266 @@
+/* recorder.c — trainer events to the run store and the snapshot (see recorder.h). */
+#include "recorder.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct Recorder {
+    Trainer *t;
+    char db_path[1024];
+    long run_id;
+    RecorderCallback cb;
+    void *ud;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    Snapshot snap;
+    int done;
+};
+
+const char *recorder_status_name(int s)
+{
+    switch (s) {
+    case TRAINER_PAUSED: return "paused";
+    case TRAINER_FINISHED: return "finished";
+    case TRAINER_STOPPED: return "stopped";
+    case TRAINER_DIVERGED: return "diverged";
+    case TRAINER_FAILED: return "failed";
+    default: return "running";
+    }
+}
+
+static int push_point(SeriesPoint **a, int *n, int *cap, long step, double v)
+{
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 256;
+        SeriesPoint *p = realloc(*a, (size_t)c * sizeof *p);
+        if (!p)
+            return -1;
+        *a = p;
+        *cap = c;
+    }
+    (*a)[*n].step = step;
+    (*a)[*n].value = v;
+    (*n)++;
+    return 0;
+}
+
+static void set_message(Snapshot *s, const char *text)
+{
+    snprintf(s->message, sizeof s->message, "%s", text);
+    s->message_seq++;
+}
+
+/* Applies one event to the snapshot (under the lock). */
+static void apply(Snapshot *s, const TrainEvent *ev)
+{
+    switch (ev->kind) {
+    case TEV_STEP:
+        s->last = ev->step;
+        push_point(&s->loss, &s->n_loss, &s->cap_loss, ev->step.step, ev->step.loss);
+        break;
+    case TEV_EVAL:
+        s->last_eval = ev->eval;
+        push_point(&s->val, &s->n_val, &s->cap_val, ev->eval.step, ev->eval.loss);
+        if (isnan(s->best_val) || ev->eval.loss < s->best_val)
+            s->best_val = ev->eval.loss;
+        break;
+    case TEV_GATES: {
+        int n = ev->n_gates < SNAP_MAX_GATES ? ev->n_gates : SNAP_MAX_GATES;
+        memcpy(s->gates, ev->gates, (size_t)n * sizeof *s->gates);
+        s->n_gates = n;
+        s->gate_levels = 0;
+        for (int i = 0; i < n; i++)
+            if (ev->gates[i].level + 1 > s->gate_levels) s->gate_levels = ev->gates[i].level + 1;
+        s->gate_layers = s->gate_levels ? n / s->gate_levels : 0;
+        break;
+    }
+    case TEV_SAMPLE_PIECE: {
+        if (!s->sample_live) {
+            s->sample[0] = 0;
+            s->sample_live = 1;
+            s->sample_step = ev->at_step;
+        }
+        size_t have = strlen(s->sample), add = strlen(ev->text);
+        if (have + add < sizeof s->sample)
+            memcpy(s->sample + have, ev->text, add + 1);
+        break;
+    }
+    case TEV_SAMPLE:
+        snprintf(s->sample, sizeof s->sample, "%s", ev->text);
+        s->sample_live = 0;
+        s->sample_step = ev->at_step;
+        break;
+    case TEV_CHECKPOINT:
+        snprintf(s->checkpoint, sizeof s->checkpoint, "%s", ev->ckpt.path);
+        break;
+    case TEV_STATUS:
+        s->status = ev->status;
+        if (ev->text && ev->text[0])
+            snprintf(s->reason, sizeof s->reason, "%s", ev->text);
+        break;
+    case TEV_LOG:
+        set_message(s, ev->text);
+        break;
+    }
+    s->seq++;
+}
+
+/* Writes one event; LM_OK or the store's error (the row stays pending in the store). */
+static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
+{
+    switch (ev->kind) {
+    case TEV_STEP: return runstore_log_step(st, run, &ev->step, err);
+    case TEV_EVAL: return runstore_log_eval(st, run, &ev->eval, err);
+    case TEV_GATES: return runstore_log_gates(st, run, ev->gates, ev->n_gates, err);
+    case TEV_SAMPLE: return runstore_log_sample(st, run, ev->at_step, ev->prompt, "periodic",
+                                                ev->text, err);
+    case TEV_CHECKPOINT: return runstore_log_checkpoint(st, run, &ev->ckpt, err);
+    case TEV_STATUS:
+        if (ev->status == TRAINER_EVALUATING)
+            return LM_OK;
+        return runstore_run_set_status(st, run, recorder_status_name(ev->status),
+                                       ev->text && ev->text[0] ? ev->text : NULL, err);
+    default: return LM_OK;
+    }
+}
+
+static void *record_main(void *arg)
+{
+    Recorder *r = arg;
+    char err[LM_ERR_LEN];
+    RunStore *st = NULL;
+    if (runstore_open(r->db_path, &st, err)) {
+        pthread_mutex_lock(&r->mu);
+        set_message(&r->snap, err);
+        pthread_mutex_unlock(&r->mu);
+    }
+    int ended = 0;
+    while (!ended) {
+        TrainEvent ev;
+        if (!trainer_poll(r->t, &ev, 0.25)) {
+            if (st && runstore_pending(st) && runstore_flush(st, err) == LM_OK)
+                continue;
+            continue;
+        }
+        ended = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        int rc = st ? record(st, r->run_id, &ev, err) : LM_OK;
+        /* a final status must reach the store: retry for a while before giving up */
+        for (int i = 0; ended && st && rc && i < 40; i++) {
+            usleep(250000);
+            rc = runstore_flush(st, err) ? LM_EDB : record(st, r->run_id, &ev, err);
+        }
+        pthread_mutex_lock(&r->mu);
+        apply(&r->snap, &ev);
+        if (rc) {
+            char msg[LM_ERR_LEN + 64];
+            snprintf(msg, sizeof msg, "run store: %s (rows kept in memory, retrying)", err);
+            set_message(&r->snap, msg);
+        }
+        r->snap.pending_rows = st ? runstore_pending(st) : 0;
+        pthread_mutex_unlock(&r->mu);
+        if (r->cb)
+            r->cb(r->ud, &ev, &r->snap);
+        trainer_event_free(&ev);
+    }
+    if (st) {
+        runstore_flush(st, err);
+        runstore_close(st);
+    }
+    pthread_mutex_lock(&r->mu);
+    r->done = 1;
+    r->snap.seq++;
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const char *run_name,
+                          RecorderCallback cb, void *ud, char *err)
+{
+    Recorder *r = calloc(1, sizeof *r);
+    if (!r) {
+        err_set(err, LM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    r->t = t;
+    snprintf(r->db_path, sizeof r->db_path, "%s", db_path ? db_path : "");
+    r->run_id = run_id;
+    r->cb = cb;
+    r->ud = ud;
+    pthread_mutex_init(&r->mu, NULL);
+    Snapshot *s = &r->snap;
+    s->run_id = run_id;
+    snprintf(s->run_name, sizeof s->run_name, "%s", run_name ? run_name : "");
+    s->cfg = *trainer_config(t);
+    s->total_steps = trainer_total_steps(t);
+    s->params = trainer_param_count(t);
+    s->vocab = trainer_vocab(t);
+    s->status = TRAINER_RUNNING;
+    s->best_val = NAN;
+    if (pthread_create(&r->thread, NULL, record_main, r)) {
+        pthread_mutex_destroy(&r->mu);
+        free(r);
+        err_set(err, LM_ENOMEM, "cannot start the recorder thread");
+        return NULL;
+    }
+    return r;
+}
+
+void recorder_destroy(Recorder *r)
+{
+    if (!r)
+        return;
+    pthread_join(r->thread, NULL);
+    snapshot_free(&r->snap);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+int recorder_done(Recorder *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int d = r->done;
+    pthread_mutex_unlock(&r->mu);
+    return d;
+}
+
+long recorder_snapshot(Recorder *r, Snapshot *dst)
+{
+    pthread_mutex_lock(&r->mu);
+    SeriesPoint *loss = dst->loss, *val = dst->val;
+    int cap_loss = dst->cap_loss, cap_val = dst->cap_val;
+    const Snapshot *s = &r->snap;
+    if (cap_loss < s->n_loss) {
+        SeriesPoint *p = realloc(loss, (size_t)s->cap_loss * sizeof *p);
+        if (p) { loss = p; cap_loss = s->cap_loss; }
+    }
+    if (cap_val < s->n_val) {
+        SeriesPoint *p = realloc(val, (size_t)s->cap_val * sizeof *p);
+        if (p) { val = p; cap_val = s->cap_val; }
+    }
+    *dst = *s;
+    dst->loss = loss;
+    dst->val = val;
+    dst->cap_loss = cap_loss;
+    dst->cap_val = cap_val;
+    dst->n_loss = s->n_loss <= cap_loss ? s->n_loss : 0;
+    dst->n_val = s->n_val <= cap_val ? s->n_val : 0;
+    if (dst->n_loss) memcpy(loss, s->loss, (size_t)dst->n_loss * sizeof *loss);
+    if (dst->n_val) memcpy(val, s->val, (size_t)dst->n_val * sizeof *val);
+    long seq = s->seq;
+    pthread_mutex_unlock(&r->mu);
+    return seq;
+}
+
+void snapshot_free(Snapshot *s)
+{
+    free(s->loss);
+    free(s->val);
+    s->loss = s->val = NULL;
+    s->n_loss = s->n_val = s->cap_loss = s->cap_val = 0;
+}

@@ -1,0 +1,66 @@
+/* recorder.h — the one consumer of a trainer's events: a thread that writes them to the
+ * run store (its own connection, batched transactions) and keeps a snapshot of the run
+ * (status, curves, gates, the streaming sample, messages) that readers copy under a
+ * lock: the dashboard draws from it, printers follow it, nobody touches the model.
+ * Store failures never drop data silently: rows stay pending, the snapshot says why, and
+ * the recorder retries. Not here: drawing, or deciding what to train. */
+#ifndef LM_RECORDER_H
+#define LM_RECORDER_H
+
+#include "err.h"
+#include "runstore.h"
+#include "trainer.h"
+
+#define SNAP_MAX_GATES 1024
+#define SNAP_SAMPLE_LEN 8192
+
+typedef struct {
+    long run_id;
+    char run_name[64];
+    Config cfg;
+    long total_steps, params;
+    int vocab;
+    int status;            /* TrainerStatus */
+    char reason[LM_ERR_LEN];
+    StepMetric last;       /* the latest logged step */
+    EvalMetric last_eval;  /* valid when n_val > 0 */
+    double best_val;       /* NAN before the first evaluation */
+    SeriesPoint *loss;     /* (n_loss) logged training loss, malloc'd */
+    int n_loss, cap_loss;
+    SeriesPoint *val;      /* (n_val) validation loss per evaluation */
+    int n_val, cap_val;
+    GateStat gates[SNAP_MAX_GATES]; /* latest per (layer, level), layer-major */
+    int n_gates, gate_layers, gate_levels;
+    char sample[SNAP_SAMPLE_LEN];   /* the latest periodic sample (streams in) */
+    long sample_step;
+    int sample_live;
+    char message[LM_ERR_LEN];       /* latest warning/error from the trainer or the store */
+    long message_seq;
+    char checkpoint[METRICS_PATH_LEN];
+    long pending_rows;     /* rows waiting for the store */
+    long seq;              /* bumps on every change */
+} Snapshot;
+
+typedef struct Recorder Recorder;
+
+/* Called on the recorder thread after each event is applied (may be NULL). */
+typedef void (*RecorderCallback)(void *ud, const TrainEvent *ev, const Snapshot *snap);
+
+/* Starts recording trainer t as run `run_id` of the store at db_path (opened anew by the
+ * recorder's thread). The trainer must already be started or about to be. */
+Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const char *run_name,
+                          RecorderCallback cb, void *ud, char *err);
+/* Waits until the run has ended and every event is recorded, then frees. */
+void recorder_destroy(Recorder *r);
+/* 1 once the run has ended and its final status is recorded. */
+int recorder_done(Recorder *r);
+
+/* Copies the snapshot into dst (whose series arrays are reused/grown; free them with
+ * snapshot_free). Returns dst->seq. */
+long recorder_snapshot(Recorder *r, Snapshot *dst);
+void snapshot_free(Snapshot *s);
+
+/* The store's name for a trainer status ("running", "paused", ...). */
+const char *recorder_status_name(int status);
+
+#endif
