@@ -168,7 +168,8 @@ static int cmdtable_check_keyval(const Command *cmd, const LexWord *w, int *bo, 
 {
     const CmdArgSpec *spec = cmdtable_spec(cmd, w->key);
     if (!spec) {
-        if (cmd->arg_kind == ARG_CONFIG_KEYVAL) return LM_OK; /* the config table judges */
+        /* the config table (or, for free-form ARG_WORD commands, the handler) judges */
+        if (cmd->arg_kind == ARG_CONFIG_KEYVAL || cmd->arg_kind == ARG_WORD) return LM_OK;
         const char *near = cmdtable_nearest(NULL, 0, cmd->keys, w->key);
         if (near)
             err_set(err, LM_EARG, "unknown key '%s' for '%s' — did you mean '%s'?", w->key,
@@ -252,7 +253,7 @@ int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *
         } else if ((st = cmdtable_check_args(cmd, lc->argc, lc->argv, &bo, &bl, err)) != LM_OK) {
             cmdtable_point(err, st, line, bo, bl);
         } else if (cmd->handler && (st = cmd->handler(ctx, lc->argc, lc->argv)) != LM_OK) {
-            err_set(err, st, "'%s' failed (%s)", cmd->name, err_name(st));
+            if (err) err[0] = 0; /* the handler has reported its own error */
         }
     }
     lexer_free(&lx);

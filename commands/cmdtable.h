@@ -18,7 +18,9 @@
  *   ARG_KEYVAL         key=value pairs from Command.keys only;
  *   ARG_RUN_ID, ARG_EXPERIMENT, ARG_PATH, ARG_COMMAND, ARG_WORD
  *                      bare words of that kind (ARG_COMMAND: a command name, for help;
- *                      ARG_WORD: free text, no completion), plus Command.keys. */
+ *                      ARG_WORD: free text, no completion; key=value words with keys
+ *                      outside Command.keys are the handler's to check, as filters and
+ *                      sweep specs need), plus Command.keys. */
 typedef enum {
     ARG_NONE, ARG_CONFIG_KEYVAL, ARG_RUN_ID, ARG_EXPERIMENT, ARG_PATH, ARG_WORD,
     ARG_KEYVAL, ARG_COMMAND
@@ -75,7 +77,7 @@ int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv, int *
  * the first failure. Lexing, lookup and argument errors return LM_EARG with the message
  * followed by the line with carets under the offending word, e.g.
  *   "unknown key 'lrr' — did you mean 'lr'?\n  train lrr=1\n        ^^^\n";
- * a handler's failure returns its status (err then says which command failed).
+ * a handler's failure returns its status with err empty (the handler reported it).
  * An empty or comment-only line is LM_OK. */
 int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *line,
                       char *err);

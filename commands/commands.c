@@ -28,6 +28,9 @@ static const CmdArgSpec OPEN_KEYS[] = {
 static const CmdArgSpec RM_KEYS[] = {
     {"checkpoints", "checkpoints=true|false", "true|false"}, {NULL, NULL, NULL}};
 static const CmdArgSpec SHOW_KEYS[] = {{NULL, NULL, NULL}};
+static const CmdArgSpec BENCH_KEYS[] = {
+    {"steps", "steps=N (timed steps per workload)", NULL},
+    {"tokens", "tokens=N (sampling bench)", NULL}, {NULL, NULL, NULL}};
 
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
@@ -91,6 +94,15 @@ static const Command COMMANDS[] = {
      ARG_RUN_ID, RM_KEYS, H(cmd_rm), "history"},
     {"export", "RUN_ID ... format=csv|json file=PATH", "export runs' metrics with config columns",
      NULL, ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|all] "
+     "[steps=N]", "measure training and sampling speed on this machine",
+     "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
+     "layer kind, achieved model GFLOP/s against the peak, and peak memory (each workload\n"
+     "in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
+     "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
+     "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
+     "sample: sampling at bptt=512 with and without the cache. `threads` is honoured.",
+     ARG_WORD, BENCH_KEYS, H(cmd_bench), "general"},
     {"sweep", "base=EXPERIMENT key=v1,v2 ... | status|pause|resume|stop|show [ID]",
      "hyperparameter sweeps (grid, random, successive halving)", NULL, ARG_WORD, NULL,
      H(cmd_sweep), "sweeps"},

@@ -124,5 +124,6 @@ int cmd_note(Session *s, int argc, const LexWord *argv);
 int cmd_rm(Session *s, int argc, const LexWord *argv);
 int cmd_export(Session *s, int argc, const LexWord *argv);
 int cmd_sweep(Session *s, int argc, const LexWord *argv);
+int cmd_bench(Session *s, int argc, const LexWord *argv);
 
 #endif

@@ -7,6 +7,8 @@
  * Not a flash-attention kernel: each head's (T,T) weights are materialised. */
 #include "attention.h"
 
+#include "linear.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
@@ -330,7 +332,7 @@ int attention_step(const AttentionDims *ad, AttentionCache *c, float *out, const
     if (t < 0 || t >= c->max_T || t > c->n || H != c->heads || d != ad->d)
         return LM_EARG;
     memcpy(c->qkv, b_qkv, sizeof(float) * 3 * d);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, 3 * d, d, 1.0f, w_qkv, d, inp, 1, 1.0f, c->qkv, 1);
+    linear_matvec(c->qkv, w_qkv, d, inp, 3 * d, d, 1.0f, 1.0f);
     memcpy(c->k + (size_t)t * d, c->qkv + d, sizeof(float) * d);
     memcpy(c->v + (size_t)t * d, c->qkv + 2 * d, sizeof(float) * d);
     c->n = t + 1;
@@ -343,6 +345,6 @@ int attention_step(const AttentionDims *ad, AttentionCache *c, float *out, const
                     c->s, 1, 0.0f, c->o + (size_t)h * hd, 1);
     }
     memcpy(out, b_o, sizeof(float) * d);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0f, w_o, d, c->o, 1, 1.0f, out, 1);
+    linear_matvec(out, w_o, d, c->o, d, d, 1.0f, 1.0f);
     return LM_OK;
 }

@@ -8,6 +8,8 @@
  * Not responsible for drawing level dropout (the caller passes skip[]). */
 #include "dispatcher.h"
 
+#include "linear.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -281,10 +283,9 @@ void dispatcher_step(const DispatcherDims *dd, DispatcherCache *c, float *out, f
 {
     int d = c->d, L = c->levels;
     float *restrict v = c->v;
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0f, w_in, d, inp, 1, 0.0f, v, 1);
+    linear_matvec(v, w_in, d, inp, d, d, 1.0f, 0.0f);
     if (L > 0)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, L, d, 1.0f, w_gate, d, inp, 1, 0.0f,
-                    c->gate, 1);
+        linear_matvec(c->gate, w_gate, d, inp, L, d, 1.0f, 0.0f);
     for (int k = 0; k < L; k++) {
         long s = 1L << k;
         float *restrict slot = c->ring + ((size_t)(s - 1) + (size_t)(t & (s - 1))) * d;
@@ -304,5 +305,5 @@ void dispatcher_step(const DispatcherDims *dd, DispatcherCache *c, float *out, f
             memcpy(slot, v, sizeof(float) * d);
         }
     }
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0f, w_out, d, v, 1, 0.0f, out, 1);
+    linear_matvec(out, w_out, d, v, d, d, 1.0f, 0.0f);
 }

@@ -6,6 +6,12 @@
 
 /* out = inp . w^T + b for N rows. b may be NULL (no bias). out is overwritten and must
  * not alias inp or w. Never fails. */
+/* y (rows) = alpha * w (rows, cols; row stride ldw) . x (cols) + beta * y; for one-row
+ * products (incremental decoding), where BLAS set-up and threads cost more than the
+ * arithmetic. beta = 0 ignores y's previous contents. */
+void linear_matvec(float *y, const float *w, int ldw, const float *x, int rows, int cols,
+                   float alpha, float beta);
+
 void linear_forward(float *out,        /* (N, C_out) */
                     const float *inp,  /* (N, C_in) */
                     const float *w,    /* (C_out, C_in) */

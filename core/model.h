@@ -12,6 +12,9 @@
 #include "rng.h"
 
 typedef struct Model Model;
+
+/* Where time goes, accumulated in Model.prof when Model.profiling is set (bench). */
+enum { PROF_EMBED, PROF_MIXER, PROF_FFN, PROF_NORM, PROF_DECODER, PROF_OPTIM, PROF_N };
 typedef struct DecodeState DecodeState;
 
 typedef struct {
@@ -53,6 +56,8 @@ struct Model {
     int B, T;              /* allocated for */
     int n_gate_layers;     /* dispatcher layers with gates (0 for others) */
     int gate_heads, gate_levels;
+    int profiling;         /* accumulate seconds per part in prof[] */
+    double prof[PROF_N];
     void *impl;            /* the family's own state */
 };
 

@@ -20,6 +20,7 @@
 #include "layernorm.h"
 #include "linear.h"
 #include "posenc.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -262,6 +263,13 @@ static int tf_alloc(Model *m, int B, int T, char *err)
 
 #define W(i) params_data(&m->params, (i))
 #define G(i) params_grad(&m->params, (i))
+/* Times a statement into m->prof[part] when profiling (bench); free otherwise. */
+#define PT(part, stmt)                                                        \
+    do {                                                                      \
+        double t0_ = m->profiling ? sysinfo_now() : 0;                        \
+        stmt;                                                                 \
+        if (m->profiling) m->prof[part] += sysinfo_now() - t0_;               \
+    } while (0)
 
 static void mul_inplace(float *restrict x, const float *restrict mask, size_t n)
 {
@@ -316,30 +324,32 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     size_t Nd = (size_t)N * d, Nh = (size_t)N * h;
     const float *mix_in = x;
     if (tf->prenorm) {
-        layernorm_forward(a->n1, a->mean1, a->rstd1, x, W(bp->ln1w), W(bp->ln1b), N, d);
+        PT(PROF_NORM, layernorm_forward(a->n1, a->mean1, a->rstd1, x, W(bp->ln1w), W(bp->ln1b),
+                                        N, d));
         mix_in = a->n1;
     }
-    mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
-    maybe_dropout(m, a->mix_out, a->mask1, Nd);
-    residual_forward(a->r1, x, a->mix_out, (long)Nd);
-    if (tf->prenorm)
-        layernorm_forward(a->x1, a->mean2, a->rstd2, a->r1, W(bp->ln2w), W(bp->ln2b), N, d);
-    else
-        layernorm_forward(a->x1, a->mean1, a->rstd1, a->r1, W(bp->ln1w), W(bp->ln1b), N, d);
-    linear_forward(a->hpre, a->x1, W(bp->w1), W(bp->b1), N, d, h);
-    if (tf->gelu)
-        gelu_forward(a->hact, a->hpre, (long)Nh);
-    else
-        relu_forward(a->hact, a->hpre, (long)Nh);
-    maybe_dropout(m, a->hact, a->maskh, Nh);
-    linear_forward(a->f, a->hact, W(bp->w2), W(bp->b2), N, h, d);
-    maybe_dropout(m, a->f, a->mask2, Nd);
-    if (tf->prenorm) {
-        residual_forward(a->out, a->r1, a->f, (long)Nd);
-    } else {
-        residual_forward(a->r2, a->x1, a->f, (long)Nd);
-        layernorm_forward(a->out, a->mean2, a->rstd2, a->r2, W(bp->ln2w), W(bp->ln2b), N, d);
-    }
+    PT(PROF_MIXER, mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
+                   maybe_dropout(m, a->mix_out, a->mask1, Nd));
+    PT(PROF_NORM, residual_forward(a->r1, x, a->mix_out, (long)Nd);
+                  if (tf->prenorm)
+                      layernorm_forward(a->x1, a->mean2, a->rstd2, a->r1, W(bp->ln2w),
+                                        W(bp->ln2b), N, d);
+                  else
+                      layernorm_forward(a->x1, a->mean1, a->rstd1, a->r1, W(bp->ln1w),
+                                        W(bp->ln1b), N, d));
+    PT(PROF_FFN, linear_forward(a->hpre, a->x1, W(bp->w1), W(bp->b1), N, d, h);
+                 if (tf->gelu) gelu_forward(a->hact, a->hpre, (long)Nh);
+                 else relu_forward(a->hact, a->hpre, (long)Nh);
+                 maybe_dropout(m, a->hact, a->maskh, Nh);
+                 linear_forward(a->f, a->hact, W(bp->w2), W(bp->b2), N, h, d);
+                 maybe_dropout(m, a->f, a->mask2, Nd));
+    PT(PROF_NORM, if (tf->prenorm) {
+                      residual_forward(a->out, a->r1, a->f, (long)Nd);
+                  } else {
+                      residual_forward(a->r2, a->x1, a->f, (long)Nd);
+                      layernorm_forward(a->out, a->mean2, a->rstd2, a->r2, W(bp->ln2w),
+                                        W(bp->ln2b), N, d);
+                  });
 }
 
 /* FFN backward shared by both norms: from d(FFN output) `df` to d(FFN input) added
@@ -375,30 +385,28 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
     int N = B * T, d = m->cfg.d, drop = m->training && m->cfg.dropout > 0;
     size_t Nd = (size_t)N * d, bytes = Nd * sizeof(float);
     if (!tf->prenorm) {
-        memset(tf->dr, 0, bytes);
-        layernorm_backward(tf->dr, G(bp->ln2w), G(bp->ln2b), tf->dx, a->r2, W(bp->ln2w),
-                           a->mean2, a->rstd2, N, d);
-        ffn_backward(m, tf, l, tf->dr, tf->dr, N);  /* dr: d r2 in, d x1 out */
-        memset(tf->dy, 0, bytes);
-        layernorm_backward(tf->dy, G(bp->ln1w), G(bp->ln1b), tf->dr, a->r1, W(bp->ln1w),
-                           a->mean1, a->rstd1, N, d);
-        memcpy(tf->dx, tf->dy, bytes);            /* residual path of r1 = x + mix */
-        if (drop)
-            mul_inplace(tf->dy, a->mask1, Nd);
-        mixer_backward(m, tf, l, tf->dx, tf->dy, x, B, T);
+        PT(PROF_NORM, memset(tf->dr, 0, bytes);
+                      layernorm_backward(tf->dr, G(bp->ln2w), G(bp->ln2b), tf->dx, a->r2,
+                                         W(bp->ln2w), a->mean2, a->rstd2, N, d));
+        PT(PROF_FFN, ffn_backward(m, tf, l, tf->dr, tf->dr, N)); /* d r2 in, d x1 out */
+        PT(PROF_NORM, memset(tf->dy, 0, bytes);
+                      layernorm_backward(tf->dy, G(bp->ln1w), G(bp->ln1b), tf->dr, a->r1,
+                                         W(bp->ln1w), a->mean1, a->rstd1, N, d);
+                      memcpy(tf->dx, tf->dy, bytes)); /* residual path of r1 = x + mix */
+        PT(PROF_MIXER, if (drop) mul_inplace(tf->dy, a->mask1, Nd);
+                       mixer_backward(m, tf, l, tf->dx, tf->dy, x, B, T));
         return;
     }
-    memset(tf->dr, 0, bytes);
-    ffn_backward(m, tf, l, tf->dr, tf->dx, N);    /* dr = d x1, x1 = LN2(r1) */
-    layernorm_backward(tf->dx, G(bp->ln2w), G(bp->ln2b), tf->dr, a->r1, W(bp->ln2w),
-                       a->mean2, a->rstd2, N, d); /* dx = d r1 */
-    memcpy(tf->dy, tf->dx, bytes);
-    if (drop)
-        mul_inplace(tf->dy, a->mask1, Nd);
-    memset(tf->dr, 0, bytes);
-    mixer_backward(m, tf, l, tf->dr, tf->dy, a->n1, B, T);
-    layernorm_backward(tf->dx, G(bp->ln1w), G(bp->ln1b), tf->dr, x, W(bp->ln1w), a->mean1,
-                       a->rstd1, N, d);
+    PT(PROF_FFN, memset(tf->dr, 0, bytes);
+                 ffn_backward(m, tf, l, tf->dr, tf->dx, N)); /* dr = d x1, x1 = LN2(r1) */
+    PT(PROF_NORM, layernorm_backward(tf->dx, G(bp->ln2w), G(bp->ln2b), tf->dr, a->r1,
+                                     W(bp->ln2w), a->mean2, a->rstd2, N, d); /* dx = d r1 */
+                  memcpy(tf->dy, tf->dx, bytes));
+    PT(PROF_MIXER, if (drop) mul_inplace(tf->dy, a->mask1, Nd);
+                   memset(tf->dr, 0, bytes);
+                   mixer_backward(m, tf, l, tf->dr, tf->dy, a->n1, B, T));
+    PT(PROF_NORM, layernorm_backward(tf->dx, G(bp->ln1w), G(bp->ln1b), tf->dr, x, W(bp->ln1w),
+                                     a->mean1, a->rstd1, N, d));
 }
 
 /* Decoder + cross-entropy over row chunks. Training: fused with the decoder's backward
@@ -454,9 +462,9 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
         if (tokens[i] < 0 || tokens[i] >= m->vocab)
             return LM_EARG;
     memcpy(tf->tok, tokens, (size_t)N * sizeof(int));
-    embedding_forward(tf->x0, tokens, W(tf->p_wte), sqrtf((float)d), N, d);
-    posenc_add(tf->x0, tf->p_wpe >= 0 ? W(tf->p_wpe) : tf->pos_table, B, T, d, 0);
-    maybe_dropout(m, tf->x0, tf->mask0, (size_t)N * d);
+    PT(PROF_EMBED, embedding_forward(tf->x0, tokens, W(tf->p_wte), sqrtf((float)d), N, d);
+                   posenc_add(tf->x0, tf->p_wpe >= 0 ? W(tf->p_wpe) : tf->pos_table, B, T, d, 0);
+                   maybe_dropout(m, tf->x0, tf->mask0, (size_t)N * d));
     const float *x = tf->x0;
     for (int l = 0; l < c->layers; l++) {
         block_forward(m, tf, l, x, B, T);
@@ -471,7 +479,8 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     tf->trained = m->training && targets;
     double s = 0;
     long n = 0;
-    int rc = decode_rows(m, tf, x, targets, N, &s, &n);
+    int rc;
+    PT(PROF_DECODER, rc = decode_rows(m, tf, x, targets, N, &s, &n));
     if (loss_sum) *loss_sum = s;
     if (count) *count = n;
     return rc;
@@ -491,10 +500,9 @@ static void tf_backward(Model *m, float scale)
         return;
     int B = tf->fwd_B, T = tf->fwd_T, N = B * T, d = c->d, V = m->vocab;
     size_t Nd = (size_t)N * d;
-    for (size_t i = 0; i < Nd; i++)
-        tf->dx[i] *= scale;
-    scale_add(G(tf->p_dec_w), tf->dec_dw, scale, (size_t)V * d);
-    scale_add(G(tf->p_dec_b), tf->dec_db, scale, (size_t)V);
+    PT(PROF_DECODER, for (size_t i = 0; i < Nd; i++) tf->dx[i] *= scale;
+                     scale_add(G(tf->p_dec_w), tf->dec_dw, scale, (size_t)V * d);
+                     scale_add(G(tf->p_dec_b), tf->dec_db, scale, (size_t)V));
     if (tf->prenorm) {
         memset(tf->dr, 0, Nd * sizeof(float));
         layernorm_backward(tf->dr, G(tf->p_lnfw), G(tf->p_lnfb), tf->dx,
@@ -504,11 +512,9 @@ static void tf_backward(Model *m, float scale)
     }
     for (int l = c->layers - 1; l >= 0; l--)
         block_backward(m, tf, l, l ? tf->layers[l - 1].out : tf->x0, B, T);
-    if (c->dropout > 0)
-        mul_inplace(tf->dx, tf->mask0, Nd);
-    if (tf->p_wpe >= 0)
-        posenc_backward(G(tf->p_wpe), tf->dx, B, T, d, 0);
-    embedding_backward(G(tf->p_wte), tf->dx, tf->tok, sqrtf((float)d), N, d);
+    PT(PROF_EMBED, if (c->dropout > 0) mul_inplace(tf->dx, tf->mask0, Nd);
+                   if (tf->p_wpe >= 0) posenc_backward(G(tf->p_wpe), tf->dx, B, T, d, 0);
+                   embedding_backward(G(tf->p_wte), tf->dx, tf->tok, sqrtf((float)d), N, d));
     tf->trained = 0;
 }
 

@@ -1,0 +1,142 @@
+/* cmd_bench.c — `bench [WORKLOAD ...] [steps=N] [tokens=N]`: the machine's sgemm peak,
+ * training throughput of named workloads with the time split by layer kind, achieved
+ * model FLOP/s against the peak, peak memory, and sampling speed with and without the
+ * cache. Each workload runs in a child process so its peak memory is its own. */
+#include "session.h"
+
+#include "bench.h"
+#include "err.h"
+#include "sysinfo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs one workload in a child; the result comes back through a pipe. */
+static int run_child(BenchWorkload *w, BenchResult *res, char *err)
+{
+    int fd[2];
+    if (pipe(fd))
+        return err_set(err, LM_EIO, "pipe failed");
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        char e[LM_ERR_LEN] = "";
+        BenchResult r;
+        int rc = bench_train(w, &r, e);
+        if (rc)
+            snprintf(r.name, sizeof r.name, "!%.38s", e);
+        if (write(fd[1], &r, sizeof r) != (ssize_t)sizeof r) {}
+        _exit(rc ? 1 : 0);
+    }
+    close(fd[1]);
+    ssize_t got = pid > 0 ? read(fd[0], res, sizeof *res) : -1;
+    close(fd[0]);
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    if (got != (ssize_t)sizeof *res || res->name[0] == '!')
+        return err_set(err, LM_EIO, "workload %s failed%s%s", w->name, got > 0 ? ": " : "",
+                       got > 0 ? res->name + 1 : "");
+    return LM_OK;
+}
+
+static void print_result(Session *s, const BenchResult *r, double peak)
+{
+    if (s->json) {
+        json_t *parts = json_object();
+        for (int p = 0; p < PROF_N; p++)
+            json_object_set_new(parts, bench_part_name(p), json_real(r->part_s[p]));
+        session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:f s:f "
+                                       "s:I s:o}", "event", "bench", "workload", r->name, "model",
+                                       r->model, "vocab", r->vocab, "d", r->d, "layers", r->layers,
+                                       "bptt", r->bptt, "batch", r->batch, "params",
+                                       (json_int_t)r->params, "step_s", r->step_s, "tokens_per_s",
+                                       r->tokens_per_s, "gflops", r->gflops, "sgemm_gflops", peak,
+                                       "peak_fraction", peak > 0 ? r->gflops / peak : 0,
+                                       "peak_rss_kb", (json_int_t)r->peak_rss_kb, "parts", parts));
+        return;
+    }
+    session_printf(s, "%-22s %-10s V=%-6d d=%-4d L=%d T=%-5d B=%-3d %9.0f tok/s  %7.1f ms/step  "
+                   "%6.1f GFLOP/s (%2.0f%% of sgemm)  peak %5.0f MiB", r->name, r->model, r->vocab,
+                   r->d, r->layers, r->bptt, r->batch, r->tokens_per_s, r->step_s * 1e3, r->gflops,
+                   peak > 0 ? 100 * r->gflops / peak : 0, r->peak_rss_kb / 1024.0);
+    char line[512];
+    int o = snprintf(line, sizeof line, "%22s", "");
+    for (int p = 0; p < PROF_N; p++)
+        o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f ms%s", bench_part_name(p),
+                      r->part_s[p] * 1e3, p + 1 < PROF_N ? "," : "");
+    session_printf(s, "%s", line);
+}
+
+static int bench_sampling(Session *s, int tokens)
+{
+    BenchWorkload w;
+    char err[LM_ERR_LEN];
+    bench_workload("small", &w, err);
+    w.cfg.bptt = 512;
+    double cached = 0, full = 0;
+    if (bench_sample(&w, tokens, &cached, &full, err))
+        return session_error(s, LM_EIO, "sampling bench: %s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:s s:i s:f s:f s:f}", "event", "bench-sample", "bptt",
+                                       512, "cached_tokens_per_s", cached, "full_tokens_per_s",
+                                       full, "speedup", full > 0 ? cached / full : 0));
+    else
+        session_printf(s, "sampling (dispatcher d=128 L=4, bptt=512, full window): %.0f tok/s "
+                       "with the cache, %.1f tok/s recomputing the window: %.0fx", cached, full,
+                       full > 0 ? cached / full : 0);
+    return LM_OK;
+}
+
+int cmd_bench(Session *s, int argc, const LexWord *argv)
+{
+    char err[LM_ERR_LEN], desc[256];
+    int steps = 0, tokens = 512, n_named = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
+        else if (argv[i].key) return session_error(s, LM_EARG, "bench: unknown key '%s'",
+                                                   argv[i].key);
+        else n_named++;
+    }
+    sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
+    sysinfo_describe(desc, sizeof desc);
+    double peak = bench_sgemm_gflops(1536);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:s s:s s:f}", "event", "machine", "machine", desc,
+                                       "sgemm_gflops", peak));
+    else
+        session_printf(s, "machine: %s; sgemm peak %.1f GFLOP/s (1536^3)", desc, peak);
+    const char *const *names = bench_workload_names();
+    const char *defaults[] = {"small", "small-msa", "sample", NULL};
+    int rc = LM_OK;
+    for (int i = 0; n_named ? i < argc : defaults[i] != NULL; i++) {
+        const char *name = n_named ? argv[i].text : defaults[i];
+        if (n_named && (i == 0 || argv[i].key))
+            continue;
+        if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
+        if (!strcmp(name, "all")) {
+            for (int k = 0; names[k]; k++) {
+                BenchWorkload w;
+                BenchResult r;
+                bench_workload(names[k], &w, err);
+                if (steps > 0) w.steps = steps;
+                if (run_child(&w, &r, err)) rc = session_error(s, LM_EIO, "%s", err);
+                else print_result(s, &r, peak);
+            }
+            rc |= bench_sampling(s, tokens);
+            continue;
+        }
+        BenchWorkload w;
+        BenchResult r;
+        if (bench_workload(name, &w, err))
+            return session_error(s, LM_EARG, "%s", err);
+        if (steps > 0) w.steps = steps;
+        if (run_child(&w, &r, err)) rc = session_error(s, LM_EIO, "%s", err);
+        else print_result(s, &r, peak);
+    }
+    return rc ? LM_EIO : LM_OK;
+}

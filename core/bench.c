@@ -1,0 +1,230 @@
+/* bench.c — workloads and measurements (see bench.h). */
+#include "bench.h"
+
+#include "err.h"
+#include "optim.h"
+#include "sample.h"
+#include "sysinfo.h"
+#include "tokenizer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const NAMES[] = {"small", "paper", "small-msa", "paper-msa",
+    "scan-dispatcher-256", "scan-dispatcher-1024", "scan-dispatcher-4096", "scan-msa-256",
+    "scan-msa-1024", "scan-msa-4096", NULL};
+
+const char *const *bench_workload_names(void)
+{
+    return NAMES;
+}
+
+const char *bench_part_name(int part)
+{
+    static const char *n[PROF_N] = {"embedding", "mixer", "feed-forward", "norms+residual",
+                                    "decoder+loss", "optimizer"};
+    return part >= 0 && part < PROF_N ? n[part] : "?";
+}
+
+static void set_shape(Config *c, int d, int nhid, int layers, int bptt, int batch)
+{
+    c->d = d; c->nhid = nhid; c->layers = layers; c->bptt = bptt; c->batch = batch;
+}
+
+int bench_workload(const char *name, BenchWorkload *w, char *err)
+{
+    memset(w, 0, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    Config *c = &w->cfg;
+    config_defaults(c);
+    c->dropout = 0;
+    c->heads = 1;
+    w->steps = 10;
+    int msa = strstr(name, "msa") != NULL;
+    snprintf(c->model, sizeof c->model, "%s", msa ? "msa" : "dispatcher");
+    if (!strcmp(name, "small") || !strcmp(name, "small-msa")) {
+        /* the peer's char-level shape; MSA with 4 heads as the peer's msa recipe */
+        set_shape(c, 128, 512, 4, 64, 12);
+        w->vocab = 65;
+        snprintf(c->optimizer, sizeof c->optimizer, "adamw");
+        if (msa) c->heads = 4;
+        w->steps = 40;
+    } else if (!strcmp(name, "paper") || !strcmp(name, "paper-msa")) {
+        /* the paper's WikiText-2 shape: Adam, clip 0.5 */
+        set_shape(c, 512, 512, 6, 512, 20);
+        w->vocab = 28782;
+        snprintf(c->optimizer, sizeof c->optimizer, "adam");
+        c->clip = 0.5f;
+        if (msa) c->heads = 8;
+        w->steps = 3;
+    } else if (!strncmp(name, "scan-", 5)) {
+        const char *t = strrchr(name, '-');
+        int T = atoi(t + 1);
+        if (T != 256 && T != 1024 && T != 4096)
+            return err_set(err, LM_EARG, "unknown workload '%s'", name);
+        set_shape(c, 128, 512, 4, T, 8192 / T); /* 8192 tokens per step */
+        if (msa) c->heads = 4;
+        w->vocab = 65;
+        w->steps = 6;
+    } else {
+        return err_set(err, LM_EARG, "unknown workload '%s': small, paper, small-msa, "
+                       "paper-msa, scan-dispatcher-256|1024|4096, scan-msa-256|1024|4096", name);
+    }
+    return LM_OK;
+}
+
+/* Forward matrix FLOPs per token (2 per multiply-add); training = 3x. */
+static double forward_flops(const Config *c, int V)
+{
+    double d = c->d, h = c->nhid, L = config_levels(c), T = c->bptt, mix;
+    if (!strcmp(c->model, "msa"))
+        mix = 2 * 4 * d * d + 2 * T * d;      /* projections + causal QK^T and PV (T/2 avg) */
+    else if (!strcmp(c->model, "dispatcher"))
+        mix = 2 * 2 * d * (d / c->heads) + 2 * d * L + 2 * d * L;
+    else
+        mix = 2 * 2 * d * d + 2 * d * L * c->heads + 2 * d * L;
+    return c->layers * (mix + 2 * 2 * d * h) + 2 * d * V;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
+{
+    const Config *c = &w->cfg;
+    memset(out, 0, sizeof *out);
+    Model *m = model_create(c, w->vocab, err);
+    if (!m)
+        return LM_EARG;
+    int rc = model_alloc(m, c->batch, c->bptt, err);
+    Optimizer opt = {0};
+    OptimKind ok;
+    optim_kind_parse(c->optimizer, &ok);
+    if (!rc)
+        rc = optim_init(&opt, ok, m->params.total, c->beta1, c->beta2, c->eps, c->weight_decay,
+                        0, err);
+    size_t N = (size_t)c->batch * c->bptt;
+    int *x = malloc(N * sizeof(int)), *y = malloc(N * sizeof(int));
+    double *times = calloc((size_t)w->steps, sizeof(double));
+    if (!rc && (!x || !y || !times))
+        rc = err_set(err, LM_ENOMEM, "out of memory");
+    Rng r;
+    rng_seed(&r, 1);
+    for (size_t i = 0; !rc && i < N; i++) {
+        x[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+        y[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+    }
+    m->training = 1;
+    for (int s = -1; !rc && s < w->steps; s++) {   /* step -1 warms up */
+        if (s == 0)
+            memset(m->prof, 0, sizeof m->prof);
+        m->profiling = s >= 0;
+        double t0 = sysinfo_now(), loss;
+        long cnt;
+        params_zero_grad(&m->params);
+        rc = model_forward(m, x, y, c->batch, c->bptt, &loss, &cnt);
+        if (rc) { err_set(err, rc, "forward failed"); break; }
+        model_backward(m, 1.0f / (float)cnt);
+        double t1 = sysinfo_now();
+        optim_clip_grad_norm(m->params.grad, m->params.total, c->clip);
+        optim_step(&opt, &m->params, c->lr);
+        double t2 = sysinfo_now();
+        if (s >= 0) {
+            times[s] = t2 - t0;
+            m->prof[PROF_OPTIM] += t2 - t1;
+        }
+    }
+    if (!rc) {
+        qsort(times, (size_t)w->steps, sizeof(double), cmp_double);
+        snprintf(out->name, sizeof out->name, "%s", w->name);
+        snprintf(out->model, sizeof out->model, "%s", c->model);
+        out->vocab = w->vocab; out->d = c->d; out->layers = c->layers; out->bptt = c->bptt;
+        out->batch = c->batch; out->heads = c->heads;
+        out->params = model_param_count(m);
+        out->step_s = times[w->steps / 2];
+        out->tokens_per_s = (double)N / out->step_s;
+        out->flops_per_token = 3 * forward_flops(c, w->vocab);
+        out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
+        for (int p = 0; p < PROF_N; p++)
+            out->part_s[p] = m->prof[p] / w->steps;
+        out->peak_rss_kb = sysinfo_peak_rss_kb();
+    }
+    free(x); free(y); free(times);
+    optim_free(&opt);
+    model_destroy(m);
+    return rc;
+}
+
+double bench_sgemm_gflops(int n)
+{
+    float *a = malloc((size_t)n * n * sizeof(float)), *b = malloc((size_t)n * n * sizeof(float)),
+          *c = malloc((size_t)n * n * sizeof(float));
+    if (!a || !b || !c) {
+        free(a); free(b); free(c);
+        return 0;
+    }
+    for (size_t i = 0; i < (size_t)n * n; i++) {
+        a[i] = (float)(i % 7) * 0.1f;
+        b[i] = (float)(i % 5) * 0.1f;
+    }
+    double best = 0;
+    for (int rep = 0; rep < 6; rep++) {
+        double t0 = sysinfo_now();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
+        double dt = sysinfo_now() - t0, g = 2.0 * n * n * (double)n / dt / 1e9;
+        if (rep && g > best)
+            best = g;
+    }
+    free(a); free(b); free(c);
+    return best;
+}
+
+int bench_sample(const BenchWorkload *w, int tokens, double *cached_tps, double *full_tps,
+                 char *err)
+{
+    Model *m = model_create(&w->cfg, w->vocab, err);
+    if (!m)
+        return LM_EARG;
+    int rc = model_alloc(m, 1, w->cfg.bptt, err);
+    Tokenizer *tok = NULL;
+    char text[256];
+    for (int i = 0; i < w->vocab && i < 255; i++)
+        text[i] = (char)(32 + i % 95);
+    text[w->vocab < 95 ? w->vocab : 95] = 0;
+    if (!rc)
+        rc = tokenizer_train(TOKENIZER_CHAR, text, strlen(text), 0, &tok, err);
+    if (!rc && tokenizer_vocab_size(tok) != m->vocab) { /* bench vocab must match */
+        model_destroy(m);
+        m = model_create(&w->cfg, tokenizer_vocab_size(tok), err);
+        rc = m ? model_alloc(m, 1, w->cfg.bptt, err) : LM_EARG;
+    }
+    SampleOptions o;
+    sample_options_default(&o);
+    SampleStats st;
+    /* a prompt of a full window, so every generated token sees bptt tokens of context */
+    int T = w->cfg.bptt;
+    char *prompt = malloc((size_t)T + 1);
+    if (!rc && !prompt)
+        rc = err_set(err, LM_ENOMEM, "out of memory");
+    for (int i = 0; !rc && i < T; i++)
+        prompt[i] = text[i % (int)strlen(text)];
+    if (prompt)
+        prompt[T] = 0;
+    for (int cache = 1; !rc && cache >= 0; cache--) {
+        o.use_cache = cache;
+        o.n_tokens = cache ? tokens : tokens / 16 > 8 ? tokens / 16 : 8;
+        rc = sample_generate(m, tok, prompt, &o, NULL, NULL, NULL, &st, err);
+        if (!rc)
+            *(cache ? cached_tps : full_tps) = st.tokens_per_s;
+    }
+    free(prompt);
+    tokenizer_destroy(tok);
+    model_destroy(m);
+    return rc;
+}

@@ -1,0 +1,47 @@
+/* bench.h — measured performance of lmlab on this machine: the sgemm peak, training
+ * throughput of named workloads (tokens/s, the time split by layer kind, achieved model
+ * FLOP/s, peak memory) and sampling speed with and without the incremental cache.
+ * Workloads use random tokens (speed does not depend on the data). Not a timed test:
+ * nothing here asserts; the `bench` command prints and scripts compare. */
+#ifndef LM_BENCH_H
+#define LM_BENCH_H
+
+#include "config.h"
+#include "model.h"
+
+typedef struct {
+    char name[40];
+    Config cfg;            /* model, sizes, optimizer */
+    int vocab;             /* V */
+    int steps;             /* timed steps (after one warm-up step) */
+} BenchWorkload;
+
+typedef struct {
+    char name[40], model[32];
+    int vocab, d, layers, bptt, batch, heads;
+    long params;
+    double step_s;         /* median seconds per training step */
+    double tokens_per_s;
+    double flops_per_token;/* training (forward + backward) matrix FLOPs */
+    double gflops;         /* achieved model GFLOP/s */
+    double part_s[PROF_N]; /* seconds per step in each part */
+    long peak_rss_kb;      /* of the process that ran it */
+} BenchResult;
+
+/* Names of the built-in workloads, NULL-terminated: small, paper, small-msa, paper-msa,
+ * scan-dispatcher-256/1024/4096, scan-msa-256/1024/4096. */
+const char *const *bench_workload_names(void);
+/* Fills w for a named workload. LM_OK or LM_EARG listing the names. */
+int bench_workload(const char *name, BenchWorkload *w, char *err);
+/* Times w's training steps (forward, backward, clip, optimizer step). */
+int bench_train(const BenchWorkload *w, BenchResult *out, char *err);
+/* Measured sgemm GFLOP/s (square n x n products, the threads OpenBLAS uses now). */
+double bench_sgemm_gflops(int n);
+/* Sampling tokens/s generating `tokens` tokens with the workload's model, with and
+ * without the incremental cache. */
+int bench_sample(const BenchWorkload *w, int tokens, double *cached_tps, double *full_tps,
+                 char *err);
+/* The name of a PROF_* part ("mixer", "ffn", ...). */
+const char *bench_part_name(int part);
+
+#endif

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs the Debian packages lmlab needs to build, run and test (as root, or via sudo).
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    build-essential pkg-config meson ninja-build \
+    libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev \
+    tmux sqlite3 ncurses-term locales >/dev/null
