@@ -140,7 +140,7 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
         if (!st)
             return LM_EDB;
         if (runstore_get(st, id, &row, err))
-            return session_error(s, LM_EARG, "%s", err);
+            return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
         int found = session_run_checkpoint(row.checkpoint_dir, which, path, sizeof path);
         runstore_row_free(&row);
         if (found)

@@ -243,7 +243,7 @@ int safetensors_open(const char *path, SafeTensors **out, char *err)
         for (int i = 7; i >= 0; i--)
             hlen = hlen << 8 | st->buf[i];
         if (hlen > ST_MAX_HEADER)
-            rc = err_set(err, LM_EFORMAT, "%s: header length %llu is absurd (> 100 MB)", path,
+            rc = err_set(err, LM_EFORMAT, "%s: not a safetensors file (its header length %llu is absurd, > 100 MB)", path,
                          (unsigned long long)hlen);
         else if (hlen > st->size - 8)
             rc = err_set(err, LM_EFORMAT,

@@ -1,0 +1,180 @@
+/* test_session.c — the commands in script mode with JSON output, through the real
+ * command table and a real (tiny) training run: use, set, show, train, status, pause,
+ * resume, sample during training, wait, eval, open, resume of a stopped run, coeffs,
+ * help, and a table of bad inputs that must each give one error and leave the session
+ * working. */
+#include "check.h"
+#include "err.h"
+#include "session.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char out[1 << 20];
+static size_t out_len;
+static int n_errors;
+
+static void capture(void *ud, int kind, const char *text)
+{
+    (void)ud;
+    if (kind == SESSION_OUT_ERROR)
+        n_errors++;
+    size_t n = strlen(text);
+    if (out_len + n + 2 < sizeof out) {
+        memcpy(out + out_len, text, n);
+        out_len += n;
+        if (kind != SESSION_OUT_STREAM)
+            out[out_len++] = '\n';
+        out[out_len] = 0;
+    }
+}
+
+static void reset(void)
+{
+    out_len = 0;
+    out[0] = 0;
+    n_errors = 0;
+}
+
+/* The last JSON line of the output whose "event" is ev (or any object when ev is NULL). */
+static json_t *last_json(const char *ev)
+{
+    json_t *found = NULL;
+    char *copy = strdup(out);
+    for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        json_t *o = json_loads(l, 0, NULL);
+        if (!o) continue;
+        json_t *e = json_object_get(o, "event");
+        if (!ev || (e && !strcmp(json_string_value(e), ev))) {
+            json_decref(found);
+            found = o;
+        } else {
+            json_decref(o);
+        }
+    }
+    free(copy);
+    return found;
+}
+
+static int run(Session *s, const char *line)
+{
+    reset();
+    return session_run_line(s, line);
+}
+
+static void train_flow(Session *s)
+{
+    CHECK(run(s, "use quick") == LM_OK, "use quick: %s", out);
+    CHECK(run(s, "set runs_dir=runs log_every=5 sample_every=0 eval_every=40 eval_batches=3") == LM_OK, "%s", out);
+    CHECK(run(s, "show model") == LM_OK, "%s", out);
+    json_t *o = last_json(NULL);
+    CHECK(o && json_integer_value(json_object_get(o, "params")) > 1000, "show model: %s", out);
+    json_decref(o);
+    CHECK(run(s, "train steps=400") == LM_OK, "train: %s", out);
+    o = last_json(NULL);
+    long id = o ? (long)json_integer_value(json_object_get(o, "run")) : 0;
+    CHECK(id > 0, "train gave no run id: %s", out);
+    json_decref(o);
+    CHECK(run(s, "pause") == LM_OK, "%s", out);
+    int paused = 0;
+    for (int i = 0; i < 100 && !paused; i++) {
+        usleep(50000);
+        run(s, "status");
+        o = last_json("status");
+        paused = o && !strcmp(json_string_value(json_object_get(o, "status")), "paused");
+        json_decref(o);
+    }
+    CHECK(paused, "never paused: %s", out);
+    CHECK(run(s, "sample tokens=20 seed=3") == LM_OK, "sample while training: %s", out);
+    o = last_json("sample");
+    CHECK(o && json_integer_value(json_object_get(o, "tokens")) == 20, "%s", out);
+    json_decref(o);
+    CHECK(run(s, "resume") == LM_OK, "%s", out);
+    CHECK(run(s, "train steps=10") != LM_OK && n_errors == 1, "second train accepted: %s", out);
+    CHECK(run(s, "wait") == LM_OK, "wait: %s", out);
+    o = last_json("end");
+    CHECK(o && !strcmp(json_string_value(json_object_get(o, "status")), "finished"), "%s", out);
+    CHECK(o && json_real_value(json_object_get(o, "best_val")) > 0, "%s", out);
+    json_decref(o);
+    CHECK(last_json("step") != NULL, "wait printed no step lines");
+    CHECK(run(s, "eval batches=2") == LM_OK, "eval: %s", out);
+    o = last_json("eval");
+    CHECK(o && json_real_value(json_object_get(o, "loss")) > 0.5, "%s", out);
+    json_decref(o);
+
+    char line[128];
+    snprintf(line, sizeof line, "open %ld", id);
+    CHECK(run(s, line) == LM_OK, "open: %s", out);
+    CHECK(run(s, "sample tokens=15 seed=7 prompt=\"ROMEO:\"") == LM_OK, "%s", out);
+    json_t *a = last_json("sample");
+    run(s, "sample tokens=15 seed=7 prompt=\"ROMEO:\"");
+    json_t *b = last_json("sample");
+    CHECK(a && b && json_equal(json_object_get(a, "text"), json_object_get(b, "text")),
+          "same seed, different text");
+    json_decref(a);
+    json_decref(b);
+    CHECK(run(s, "coeffs layer=1 prompt=\"To be\"") == LM_OK, "coeffs: %s", out);
+    o = last_json("coeffs");
+    CHECK(o && json_array_size(json_object_get(o, "tokens")) == 5, "%s", out);
+    json_decref(o);
+    snprintf(line, sizeof line, "train resume=%ld", id);
+    CHECK(run(s, line) != LM_OK && strstr(out, "finished"), "resume of a finished run: %s", out);
+}
+
+static void stop_and_resume(Session *s)
+{
+    CHECK(run(s, "train steps=100000 checkpoint_every=20") == LM_OK, "%s", out);
+    json_t *o = last_json(NULL);
+    long id = o ? (long)json_integer_value(json_object_get(o, "run")) : 0;
+    json_decref(o);
+    usleep(600000);
+    CHECK(run(s, "stop") == LM_OK, "stop: %s", out);
+    char line[128];
+    snprintf(line, sizeof line, "train resume=%ld steps=100000", id);
+    CHECK(run(s, line) == LM_OK, "resume: %s", out);
+    o = last_json(NULL);
+    CHECK(o && json_integer_value(json_object_get(o, "run")) == id, "resumed as another run: %s", out);
+    json_decref(o);
+    usleep(300000);
+    CHECK(run(s, "stop") == LM_OK, "%s", out);
+}
+
+static void bad_inputs(Session *s)
+{
+    const char *bad[] = {
+        "trian", "set lrr=1", "set d=0", "set heads=3", "train d=0", "use nosuch",
+        "sample temp=-1", "sample top_p=0", "eval split=bogus", "open 99999", "open /nonexistent.safetensors",
+        "sample prompt=\"unterminated", "set =5", "coeffs layer=99", "run", "help nosuch",
+        "show bogus", "pause", "train resume=abc", "set model=transformer", "set batch=1000000000",
+        "import /etc/passwd", "sample prompt=\"\xc3\xa9t\xc3\xa9\"",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = run(s, bad[i]);
+        CHECK(rc != LM_OK, "'%s' accepted: %s", bad[i], out);
+        CHECK(n_errors == 1, "'%s' gave %d errors: %s", bad[i], n_errors, out);
+    }
+    CHECK(run(s, "help train") == LM_OK && strstr(out, "resume"), "help train: %s", out);
+    CHECK(run(s, "status") == LM_OK, "session broken after bad inputs: %s", out);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/lmlab_session_XXXXXX";
+    if (!mkdtemp(dir) || chdir(dir))
+        return 1;
+    Session s;
+    session_init(&s, "test.db");
+    session_set_writer(&s, capture, NULL);
+    s.json = 1;
+    train_flow(&s);
+    stop_and_resume(&s);
+    bad_inputs(&s);
+    session_free(&s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) {}
+    return check_summary();
+}
