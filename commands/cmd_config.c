@@ -144,10 +144,19 @@ static void show_config(Session *s)
         char v[CONFIG_STR_LEN * 2], d[CONFIG_STR_LEN * 2];
         config_get(&s->cfg, keys[i].key, v, sizeof v);
         config_get(&def, keys[i].key, d, sizeof d);
-        if (o)
+        if (o) {
             json_object_set_new(o, keys[i].key, json_string(v));
-        else
-            session_printf(s, "  %-16s %-20s%s", keys[i].key, v, strcmp(v, d) ? "  *" : "");
+            continue;
+        }
+        char shown[CONFIG_STR_LEN * 2 + 2];
+        size_t k = 0;
+        for (const char *p = v; *p && k + 3 < sizeof shown; p++) { /* one line per key */
+            if (*p == '\n') { shown[k++] = '\\'; shown[k++] = 'n'; }
+            else if (*p == '\t') { shown[k++] = '\\'; shown[k++] = 't'; }
+            else shown[k++] = *p;
+        }
+        shown[k] = 0;
+        session_printf(s, "  %-16s %-20s%s", keys[i].key, shown, strcmp(v, d) ? "  *" : "");
     }
     if (o)
         session_emit_json(s, json_pack("{s:s s:o}", "experiment", s->experiment, "config", o));

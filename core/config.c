@@ -290,8 +290,16 @@ int config_get(const Config *c, const char *key, char *buf, size_t cap)
             snprintf(buf, cap, "%d", *(const int *)field);
         break;
     case CFG_FLOAT:
-        snprintf(buf, cap, "%.9g",
-                 k->size == sizeof(double) ? *(const double *)field : *(const float *)field);
+        if (k->size == sizeof(double)) {
+            snprintf(buf, cap, "%.17g", *(const double *)field);
+        } else { /* the shortest text that reads back as the same float: 0.9, not 0.899999976 */
+            float v = *(const float *)field;
+            for (int prec = 6; prec <= 9; prec++) {
+                snprintf(buf, cap, "%.*g", prec, v);
+                if (strtof(buf, NULL) == v)
+                    break;
+            }
+        }
         break;
     case CFG_BOOL:
         snprintf(buf, cap, "%s", *(const int *)field ? "true" : "false");
