@@ -103,6 +103,7 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
         else n_named++;
     }
     sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
+    int threads = s->cfg.threads;
     sysinfo_describe(desc, sizeof desc);
     double peak = bench_sgemm_gflops(1536);
     if (s->json)
@@ -124,6 +125,7 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
                 BenchResult r;
                 bench_workload(names[k], &w, err);
                 if (steps > 0) w.steps = steps;
+                w.cfg.threads = threads;
                 if (run_child(&w, &r, err)) rc = session_error(s, LM_EIO, "%s", err);
                 else print_result(s, &r, peak);
             }
@@ -135,6 +137,7 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
         if (bench_workload(name, &w, err))
             return session_error(s, LM_EARG, "%s", err);
         if (steps > 0) w.steps = steps;
+        w.cfg.threads = threads;
         if (run_child(&w, &r, err)) rc = session_error(s, LM_EIO, "%s", err);
         else print_result(s, &r, peak);
     }

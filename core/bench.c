@@ -3,6 +3,7 @@
 
 #include "err.h"
 #include "optim.h"
+#include "replicas.h"
 #include "sample.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
@@ -103,6 +104,10 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     if (!m)
         return LM_EARG;
     int rc = model_alloc(m, c->batch, c->bptt, err);
+    Replicas *reps = rc ? NULL : replicas_create(m, c->threads > 0 ? c->threads : sysinfo_cores(),
+                                                 c->batch, c->bptt, err);
+    if (!rc && !reps)
+        rc = LM_ENOMEM;
     Optimizer opt = {0};
     OptimKind ok;
     optim_kind_parse(c->optimizer, &ok);
@@ -127,10 +132,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         m->profiling = s >= 0;
         double t0 = sysinfo_now(), loss;
         long cnt;
-        params_zero_grad(&m->params);
-        rc = model_forward(m, x, y, c->batch, c->bptt, &loss, &cnt);
+        rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
         if (rc) { err_set(err, rc, "forward failed"); break; }
-        model_backward(m, 1.0f / (float)cnt);
         double t1 = sysinfo_now();
         optim_clip_grad_norm(m->params.grad, m->params.total, c->clip);
         optim_step(&opt, &m->params, c->lr);
@@ -157,6 +160,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     }
     free(x); free(y); free(times);
     optim_free(&opt);
+    replicas_destroy(reps);
     model_destroy(m);
     return rc;
 }

@@ -16,12 +16,13 @@ static void finish(EvalResult *out, double sum, long count, size_t chars)
 }
 
 /* One forward over `rows` windows already packed as (rows, T) in x/y. */
-static int run_batch(Model *m, const int *x, const int *y, int rows, int T, double *sum,
-                     long *count)
+static int run_batch(Model *m, Replicas *reps, const int *x, const int *y, int rows, int T,
+                     double *sum, long *count)
 {
     double s;
     long c;
-    int rc = model_forward(m, x, y, rows, T, &s, &c);
+    int rc = reps && !m->carry_state ? replicas_step(reps, x, y, rows, T, &s, &c)
+                                     : model_forward(m, x, y, rows, T, &s, &c);
     if (rc)
         return rc;
     *sum += s;
@@ -29,7 +30,7 @@ static int run_batch(Model *m, const int *x, const int *y, int rows, int T, doub
     return LM_OK;
 }
 
-static int whole_split(Model *m, const int *data, size_t n, int bptt, int batch,
+static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,
                        const volatile int *cancel, int *x, int *y, double *sum, long *count)
 {
     size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt;
@@ -52,14 +53,14 @@ static int whole_split(Model *m, const int *data, size_t n, int bptt, int batch,
             rows++;
             w++;
         }
-        int rc = run_batch(m, x, y, rows, T, sum, count);
+        int rc = run_batch(m, reps, x, y, rows, T, sum, count);
         if (rc)
             return rc;
     }
     return LM_OK;
 }
 
-int evaluate_split(Model *m, const int *data, size_t n, int bptt, int batch, int max_batches,
+int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch, int max_batches,
                    Rng *rng, size_t chars, const volatile int *cancel, int *x, int *y,
                    EvalResult *out, char *err)
 {
@@ -79,7 +80,7 @@ int evaluate_split(Model *m, const int *data, size_t n, int bptt, int batch, int
     long count = 0;
     int rc = LM_OK;
     if (max_batches == 0) {
-        rc = whole_split(m, data, n, bptt, batch, cancel, x, y, &sum, &count);
+        rc = whole_split(m, reps, data, n, bptt, batch, cancel, x, y, &sum, &count);
     } else {
         int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
         for (int k = 0; k < max_batches && !rc; k++) {
@@ -91,11 +92,13 @@ int evaluate_split(Model *m, const int *data, size_t n, int bptt, int batch, int
             }
             if (m->ops->reset_state)
                 m->ops->reset_state(m);
-            rc = run_batch(m, x, y, batch, T, &sum, &count);
+            rc = run_batch(m, reps, x, y, batch, T, &sum, &count);
         }
     }
     if (m->ops->reset_state)
         m->ops->reset_state(m);
+    if (reps)
+        replicas_reset_state(reps);
     m->training = was_training;
     m->carry_state = was_carry;
     if (rc == LM_ECANCEL)

@@ -8,6 +8,7 @@
 #define LM_EVALUATE_H
 
 #include "model.h"
+#include "replicas.h"
 #include "rng.h"
 
 #include <stddef.h>
@@ -23,9 +24,10 @@ typedef struct {
  * forward (at most the model's allocated B). max_batches 0 = the whole split, else that
  * many batches of random windows drawn with rng. chars: characters the split's text
  * holds (for bits per character; 0 = not char-level). cancel: polled between batches
- * (may be NULL). LM_OK, LM_EARG (split shorter than 2 tokens), LM_ECANCEL. Uses
+ * (may be NULL). reps (may be NULL): the model's data-parallel replicas, used for
+ * batches of independent windows. LM_OK, LM_EARG (split shorter than 2 tokens), LM_ECANCEL. Uses
  * caller-provided scratch x, y of at least batch * bptt ints. */
-int evaluate_split(Model *m, const int *data, size_t n, int bptt, int batch, int max_batches,
+int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch, int max_batches,
                    Rng *rng, size_t chars, const volatile int *cancel, int *x, int *y,
                    EvalResult *out, char *err);
 

@@ -4,6 +4,7 @@
 #include "err.h"
 #include "evaluate.h"
 #include "optim.h"
+#include "replicas.h"
 #include "sample.h"
 #include "schedule.h"
 #include "sysinfo.h"
@@ -27,6 +28,7 @@ struct Trainer {
     TrainerOptions opt;
     Dataset ds;
     Model *m;
+    Replicas *reps;        /* data-parallel replicas of m, one per thread */
     Optimizer optim;
     Schedule sched;
     Batcher batcher;
@@ -217,7 +219,19 @@ static int build_model(Trainer *t, char *err)
     t->m = model_create(c, V, err);
     if (!t->m)
         return LM_EARG;
-    return model_alloc(t->m, c->batch, c->bptt, err);
+    int rc = model_alloc(t->m, c->batch, c->bptt, err);
+    if (rc)
+        return rc;
+    t->reps = replicas_create(t->m, c->threads > 0 ? c->threads : sysinfo_cores(), c->batch,
+                              c->bptt, err);
+    return t->reps ? LM_OK : LM_ENOMEM;
+}
+
+/* Recurrent models forget their carried state, in every replica. */
+static void reset_states(Trainer *t)
+{
+    if (t->reps)
+        replicas_reset_state(t->reps);
 }
 
 Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err)
@@ -286,6 +300,7 @@ void trainer_destroy(Trainer *t)
     TrainEvent ev;
     while (trainer_poll(t, &ev, 0))
         trainer_event_free(&ev);
+    replicas_destroy(t->reps);
     model_destroy(t->m);
     optim_free(&t->optim);
     dataset_free(&t->ds);
@@ -368,7 +383,7 @@ static int do_eval(Trainer *t, int final, char *err)
     int split = SPLIT_VALID;
     /* bits per character for char-level runs: every predicted token is one character */
     size_t chars = !strcmp(c->tokenizer, "char") ? t->ds.n[split] - 1 : 0;
-    int rc = evaluate_split(t->m, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
+    int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
                             final ? 0 : c->eval_batches, &rng, chars, &t->stop_req, t->x, t->y,
                             &r, err);
     if (!rc) {
@@ -414,8 +429,7 @@ static void do_sample(Trainer *t)
     }
     TrainEvent ev = {.kind = TEV_SAMPLE, .text = text, .prompt = strdup(t->cfg.sample_prompt)};
     push(t, &ev);
-    if (t->m->ops->reset_state)
-        t->m->ops->reset_state(t->m);
+    reset_states(t);
 }
 
 static void prune_checkpoints(Trainer *t, long step)
@@ -466,8 +480,7 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
         }
     }
     prune_checkpoints(t, t->ts.step);
-    if (t->m->ops->reset_state)
-        t->m->ops->reset_state(t->m);
+    reset_states(t);
     return LM_OK;
 }
 
@@ -494,14 +507,12 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     int new_epoch = 0;
     pthread_mutex_lock(&t->step_mu);
     int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch);
-    if (new_epoch && m->ops->reset_state)
-        m->ops->reset_state(m);
-    params_zero_grad(&m->params);
+    if (new_epoch)
+        reset_states(t);
     double sum = 0;
     long n = 0;
-    int rc = model_forward(m, t->x, t->y, t->cfg.batch, T, &sum, &n);
+    int rc = replicas_step(t->reps, t->x, t->y, t->cfg.batch, T, &sum, &n);
     if (!rc) {
-        model_backward(m, 1.0f / (float)(n ? n : 1));
         *gnorm = optim_clip_grad_norm(m->params.grad, m->params.total, t->cfg.clip);
         *loss = sum / (double)(n ? n : 1);
         if (!isfinite(*loss) || !isfinite(*gnorm)) {

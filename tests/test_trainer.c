@@ -6,6 +6,7 @@
 #include "check.h"
 #include "checkpoint.h"
 #include "err.h"
+#include "sysinfo.h"
 #include "trainer.h"
 
 #include <math.h>
@@ -148,7 +149,8 @@ static void pause_and_stop(void)
     trainer_pause(t);
     TrainEvent ev;
     int paused = 0;
-    for (int i = 0; i < 200 && !paused; i++)
+    /* drain every queued event (step events may be many) for up to 10 s */
+    for (double t0 = sysinfo_now(); !paused && sysinfo_now() - t0 < 10;)
         if (trainer_poll(t, &ev, 0.05)) {
             paused = ev.kind == TEV_STATUS && ev.status == TRAINER_PAUSED;
             trainer_event_free(&ev);
@@ -178,7 +180,7 @@ static void checkpoint_failure_pauses(void)
     trainer_start(t, err);
     int paused = 0, logged = 0;
     TrainEvent ev;
-    for (int i = 0; i < 400 && !paused; i++)
+    for (double t0 = sysinfo_now(); !paused && sysinfo_now() - t0 < 20;)
         if (trainer_poll(t, &ev, 0.05)) {
             if (ev.kind == TEV_LOG && strstr(ev.text, "checkpoint failed")) logged = 1;
             if (ev.kind == TEV_STATUS && ev.status == TRAINER_PAUSED) paused = 1;

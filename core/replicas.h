@@ -1,0 +1,33 @@
+/* replicas.h — data-parallel training on the machine's cores: n model replicas share the
+ * primary model's weights (one slab, read-only during a step), each runs a slice of the
+ * batch's rows on its own thread with single-threaded BLAS, and their gradients are
+ * summed into the primary's. For the sizes lmlab trains, this beats letting BLAS split
+ * every (small) matrix product across threads: one fork-join per step instead of one
+ * hand-off per product. n = 1 is the plain single-model path.
+ * Replica k>0's dropout stream is reseeded each step from the primary's, so a run stays
+ * reproducible (and resumable) from the primary's RNG alone.
+ * Not here: the optimizer step, clipping (the caller does them on the primary). */
+#ifndef LM_REPLICAS_H
+#define LM_REPLICAS_H
+
+#include "model.h"
+
+#define REPLICAS_MAX 16
+
+typedef struct Replicas Replicas;
+
+/* Creates n-1 replicas of m (same configuration and vocabulary, activations for batch
+ * rows ceil(B/n) x T) and n-1 worker threads. NULL with a message on failure. */
+Replicas *replicas_create(Model *m, int n, int B, int T, char *err);
+void replicas_destroy(Replicas *r);
+int replicas_count(const Replicas *r);
+/* Recurrent models: every replica forgets its carried state. */
+void replicas_reset_state(Replicas *r);
+
+/* Forward (and, when m->training, backward of the mean loss over the whole batch) of
+ * x, y (B,T) split by rows across the replicas; gradients end up summed in the primary's
+ * params.grad (zeroed first). *loss_sum and *count cover the whole batch. */
+int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                  long *count);
+
+#endif
