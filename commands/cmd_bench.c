@@ -91,6 +91,87 @@ static int bench_sampling(Session *s, int tokens)
     return LM_OK;
 }
 
+/* Trains the small workload on Tiny Shakespeare for `steps` steps,
+ * its events (a step metric every log_every steps) either recorded in a fresh run store (db != NULL) or just drained; returns
+ * the training tokens/s (time in steps only). Runs in the calling process. */
+static double store_run(const char *db, long steps, char *err)
+{
+    BenchWorkload w;
+    bench_workload("small", &w, err);
+    Config c = w.cfg;
+    c.steps = steps; c.eval_every = 0; c.sample_every = 0; /* default log_every */
+    c.checkpoint_every = 0; c.eval_batches = 1;
+    snprintf(c.optimizer, sizeof c.optimizer, "adamw");
+    TrainerOptions o = {0};
+    Trainer *t = trainer_create(&c, &o, err);
+    if (!t)
+        return -1;
+    RunStore *st = NULL;
+    long id = 0;
+    RunInfo info = {.name = "bench-store", .config = "", .model = c.model};
+    if (db && (runstore_open(db, &st, err) || runstore_run_create(st, &info, &id, err))) {
+        trainer_destroy(t);
+        runstore_close(st);
+        return -1;
+    }
+    trainer_start(t, err);
+    Recorder *r = db ? recorder_create(t, db, id, "bench-store", NULL, NULL, err) : NULL;
+    StepMetric last = {0};
+    if (r) {
+        Snapshot snap = {0};
+        while (!recorder_done(r))
+            usleep(50000);
+        recorder_snapshot(r, &snap);
+        last = snap.last;
+        snapshot_free(&snap);
+        recorder_destroy(r);
+    } else {
+        TrainEvent ev;
+        for (int end = 0; !end;)
+            if (trainer_poll(t, &ev, 0.2)) {
+                if (ev.kind == TEV_STEP) last = ev.step;
+                end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+                trainer_event_free(&ev);
+            }
+    }
+    trainer_destroy(t);
+    runstore_close(st);
+    return last.elapsed > 0 ? last.tokens / last.elapsed : -1;
+}
+
+/* `bench store`: the recording overhead, alternating runs with and without the store. */
+static int bench_store(Session *s, long steps)
+{
+    char err[LM_ERR_LEN], db[] = "/tmp/lmlab_bench_store_XXXXXX";
+    int fd = mkstemp(db);
+    if (fd < 0)
+        return session_error(s, LM_EIO, "cannot create a temporary database");
+    close(fd);
+    unlink(db);
+    double with[3], without[3];
+    for (int i = 0; i < 3; i++) {
+        without[i] = store_run(NULL, steps, err);
+        with[i] = store_run(db, steps, err);
+        if (with[i] < 0 || without[i] < 0)
+            return session_error(s, LM_EIO, "store bench: %s", err);
+    }
+    char wal[64];
+    unlink(db);
+    snprintf(wal, sizeof wal, "%s-wal", db); unlink(wal);
+    snprintf(wal, sizeof wal, "%s-shm", db); unlink(wal);
+    double a = (with[0] + with[1] + with[2]) / 3, b = (without[0] + without[1] + without[2]) / 3;
+    if (s->json)
+        session_emit_json(s, json_pack("{s:s s:I s:f s:f s:f}", "event", "bench-store", "steps",
+                                       (json_int_t)steps, "with_store_tokens_per_s", a,
+                                       "without_store_tokens_per_s", b, "overhead",
+                                       b > 0 ? 1 - a / b : 0));
+    else
+        session_printf(s, "run store overhead (small workload, default logging, 3 runs "
+                       "each, alternating): %.0f tok/s with, %.0f without: %+.2f%%", a, b,
+                       b > 0 ? 100 * (1 - a / b) : 0);
+    return LM_OK;
+}
+
 int cmd_bench(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN], desc[256];
@@ -119,6 +200,7 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
         if (n_named && (i == 0 || argv[i].key))
             continue;
         if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
+        if (!strcmp(name, "store")) { rc |= bench_store(s, steps > 0 ? steps : 300); continue; }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {
                 BenchWorkload w;

@@ -94,14 +94,15 @@ static const Command COMMANDS[] = {
      ARG_RUN_ID, RM_KEYS, H(cmd_rm), "history"},
     {"export", "RUN_ID ... format=csv|json file=PATH", "export runs' metrics with config columns",
      NULL, ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
      "[steps=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "layer kind, achieved model GFLOP/s against the peak, and peak memory (each workload\n"
      "in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
-     "sample: sampling at bptt=512 with and without the cache. `threads` is honoured.",
+     "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
+     "overhead on training throughput. `threads` is honoured.",
      ARG_WORD, BENCH_KEYS, H(cmd_bench), "general"},
     {"sweep", "base=EXPERIMENT key=v1,v2 ... | status|pause|resume|stop|show [ID]",
      "hyperparameter sweeps (grid, random, successive halving)", NULL, ARG_WORD, NULL,
