@@ -65,6 +65,8 @@ static int run(Session *s, const char *line)
     return session_run_line(s, line);
 }
 
+static long first_run;
+
 static void train_flow(Session *s)
 {
     CHECK(run(s, "use quick") == LM_OK, "use quick: %s", out);
@@ -77,6 +79,7 @@ static void train_flow(Session *s)
     o = last_json(NULL);
     long id = o ? (long)json_integer_value(json_object_get(o, "run")) : 0;
     CHECK(id > 0, "train gave no run id: %s", out);
+    first_run = id;
     json_decref(o);
     CHECK(run(s, "pause") == LM_OK, "%s", out);
     int paused = 0;
@@ -142,6 +145,29 @@ static void stop_and_resume(Session *s)
     CHECK(run(s, "stop") == LM_OK, "%s", out);
 }
 
+/* Fine-tuning from a run on other data keeps the run's tokenizer; save + import. */
+static void finetune_and_import(Session *s, long base)
+{
+    FILE *f = fopen("other.txt", "w");
+    for (int i = 0; i < 400; i++)
+        fputs("To be, or not to be: that is the question.\n", f);
+    fclose(f);
+    char line[256];
+    snprintf(line, sizeof line, "train steps=20 init_from=%ld data=other.txt eval_batches=2", base);
+    CHECK(run(s, line) == LM_OK, "fine-tune: %s", out);
+    CHECK(run(s, "wait") == LM_OK, "%s", out);
+    json_t *o = last_json("end");
+    CHECK(o && !strcmp(json_string_value(json_object_get(o, "status")), "finished"), "%s", out);
+    json_decref(o);
+    CHECK(run(s, "show model") == LM_OK, "%s", out);
+    /* the fine-tuned model kept the 65-character vocabulary of Tiny Shakespeare */
+    CHECK(run(s, "sample tokens=5 prompt=\"Z\"") == LM_OK, "'Z' not in the kept vocabulary: %s", out);
+    CHECK(run(s, "save exported.safetensors") == LM_OK, "save: %s", out);
+    CHECK(run(s, "import exported.safetensors") == LM_OK, "import: %s", out);
+    CHECK(run(s, "eval batches=1") == LM_OK, "eval after import: %s", out);
+    CHECK(run(s, "import other.txt") != LM_OK && n_errors == 1, "text imported: %s", out);
+}
+
 static void bad_inputs(Session *s)
 {
     const char *bad[] = {
@@ -171,6 +197,7 @@ int main(void)
     s.json = 1;
     train_flow(&s);
     stop_and_resume(&s);
+    finetune_and_import(&s, first_run);
     bad_inputs(&s);
     session_free(&s);
     char cmd[128];
