@@ -1,12 +1,9 @@
-/* trainer.c — the training thread, its control and its event queue (see trainer.h). */
-#include "trainer.h"
+/* trainer.c — the training thread: construction from a configuration, control (start,
+ * pause, resume, stop), the event queue and the step loop (see trainer.h). The periodic
+ * tasks (evaluations, samples, checkpoints) are in trainer_tasks.c. */
+#include "trainer_impl.h"
 
 #include "err.h"
-#include "evaluate.h"
-#include "optim.h"
-#include "replicas.h"
-#include "sample.h"
-#include "schedule.h"
 #include "sysinfo.h"
 
 #include <errno.h>
@@ -17,38 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct EventNode {
-    TrainEvent ev;
-    struct EventNode *next;
-} EventNode;
-
-struct Trainer {
-    Config cfg;
-    TrainerOptions opt;
-    Dataset ds;
-    Model *m;
-    Replicas *reps;        /* data-parallel replicas of m, one per thread */
-    Optimizer optim;
-    Schedule sched;
-    Batcher batcher;
-    char *tok_json;
-    int *x, *y;            /* (batch, bptt) */
-    long total_steps, steps_per_epoch;
-    TrainState ts;
-    double best_val;
-    float last_gnorm;
-    char last_ckpt[1024];
-    /* control */
-    pthread_t thread;
-    int started;
-    pthread_mutex_t mu;    /* status, requests, queue */
-    pthread_cond_t cv;     /* pause/resume, new events */
-    pthread_mutex_t step_mu; /* held while parameters change */
-    volatile int stop_req, pause_req;
-    TrainerStatus status;
-    EventNode *head, *tail;
-};
 
 const char *trainer_status_name(TrainerStatus s)
 {
@@ -65,7 +30,7 @@ int trainer_is_done(TrainerStatus s)
 
 /* ---- events ---- */
 
-static void push(Trainer *t, TrainEvent *ev)
+void trainer_push(Trainer *t, TrainEvent *ev)
 {
     EventNode *n = calloc(1, sizeof *n);
     if (!n) {
@@ -81,19 +46,19 @@ static void push(Trainer *t, TrainEvent *ev)
     pthread_mutex_unlock(&t->mu);
 }
 
-static void push_text(Trainer *t, TrainEventKind kind, const char *text)
+void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text)
 {
     TrainEvent ev = {.kind = kind, .text = strdup(text ? text : "")};
-    push(t, &ev);
+    trainer_push(t, &ev);
 }
 
-static void set_status(Trainer *t, TrainerStatus s, const char *reason)
+void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason)
 {
     pthread_mutex_lock(&t->mu);
     t->status = s;
     pthread_mutex_unlock(&t->mu);
     TrainEvent ev = {.kind = TEV_STATUS, .status = s, .text = strdup(reason ? reason : "")};
-    push(t, &ev);
+    trainer_push(t, &ev);
 }
 
 int trainer_poll(Trainer *t, TrainEvent *ev, double timeout)
@@ -228,7 +193,7 @@ static int build_model(Trainer *t, char *err)
 }
 
 /* Recurrent models forget their carried state, in every replica. */
-static void reset_states(Trainer *t)
+void trainer_reset_states(Trainer *t)
 {
     if (t->reps)
         replicas_reset_state(t->reps);
@@ -272,7 +237,7 @@ Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err)
         t->best_val = info.ts.best_val;
         char e2[LM_ERR_LEN];
         if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
-            push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
+            trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
                                   "continuing with fresh moments");
         snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", t->opt.resume);
     }
@@ -313,193 +278,6 @@ void trainer_destroy(Trainer *t)
     free(t);
 }
 
-/* ---- the loop's pieces ---- */
-
-void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
-                        GateStat *out)
-{
-    for (int k = 0; k < levels; k++) {
-        GateStat *g = &out[k];
-        memset(g, 0, sizeof *g);
-        g->step = step;
-        g->layer = layer;
-        g->level = k;
-        double s = 0, s2 = 0;
-        long n = 0;
-        for (int i = 0; i < NH; i++)
-            for (int p = 1 << k; p < T; p++) {
-                float v = coeff[((size_t)i * T + p) * levels + k];
-                s += v;
-                s2 += (double)v * v;
-                n++;
-                int bin = (int)(v * GATE_HIST_BINS);
-                g->hist[bin < 0 ? 0 : bin >= GATE_HIST_BINS ? GATE_HIST_BINS - 1 : bin]++;
-            }
-        g->mean = n ? (float)(s / n) : NAN;
-        g->std = n ? (float)sqrt(fmax(0, s2 / n - (s / n) * (s / n))) : NAN;
-    }
-}
-
-/* Gate statistics of every Dispatcher layer over a fixed probe batch (the first windows
- * of the validation split), so successive evaluations are comparable. */
-static void emit_gates(Trainer *t)
-{
-    Model *m = t->m;
-    if (!m->n_gate_layers)
-        return;
-    const int *val = t->ds.split[SPLIT_VALID];
-    size_t n = t->ds.n[SPLIT_VALID];
-    int T = m->cfg.bptt, B = m->cfg.batch;
-    if (n < (size_t)T + 1)
-        return;
-    if ((size_t)B * T > n)
-        B = (int)(n / (size_t)T);
-    int was = m->training;
-    m->training = 0;
-    int rc = model_forward(m, val, NULL, B, T, NULL, NULL);
-    m->training = was;
-    if (rc && rc != LM_ENOMEM)
-        return;
-    int L = m->gate_levels, NH = B * m->gate_heads;
-    TrainEvent ev = {.kind = TEV_GATES, .n_gates = m->n_gate_layers * L};
-    ev.gates = calloc((size_t)ev.n_gates, sizeof *ev.gates);
-    if (!ev.gates)
-        return;
-    for (int l = 0; l < m->n_gate_layers; l++) {
-        const float *c = m->ops->gates(m, l);
-        if (c)
-            trainer_gate_stats(c, NH, T, L, t->ts.step, l, ev.gates + (size_t)l * L);
-    }
-    push(t, &ev);
-}
-
-static int do_eval(Trainer *t, int final, char *err)
-{
-    Config *c = &t->cfg;
-    set_status(t, TRAINER_EVALUATING, NULL);
-    Rng rng;
-    rng_seed(&rng, (uint64_t)c->seed * 7919u + (uint64_t)t->ts.step);
-    EvalResult r;
-    int split = SPLIT_VALID;
-    /* bits per character for char-level runs: every predicted token is one character */
-    size_t chars = !strcmp(c->tokenizer, "char") ? t->ds.n[split] - 1 : 0;
-    int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
-                            final ? 0 : c->eval_batches, &rng, chars, &t->stop_req, t->x, t->y,
-                            &r, err);
-    if (!rc) {
-        TrainEvent ev = {.kind = TEV_EVAL};
-        ev.eval.step = t->ts.step;
-        snprintf(ev.eval.split, sizeof ev.eval.split, "valid");
-        ev.eval.loss = r.loss;
-        ev.eval.ppl = r.ppl;
-        ev.eval.bpc = r.bpc;
-        ev.eval.tokens = r.tokens;
-        ev.eval.elapsed = t->ts.elapsed;
-        push(t, &ev);
-        schedule_observe(&t->sched, r.loss);
-        if (isnan(t->best_val) || r.loss < t->best_val)
-            t->best_val = r.loss;
-        t->ts.best_val = t->best_val;
-        emit_gates(t);
-    }
-    set_status(t, TRAINER_RUNNING, NULL);
-    return rc;
-}
-
-static int sample_piece(void *ud, const char *piece, size_t len)
-{
-    Trainer *t = ud;
-    TrainEvent ev = {.kind = TEV_SAMPLE_PIECE, .text = strndup(piece, len)};
-    push(t, &ev);
-    return t->stop_req;
-}
-
-static void do_sample(Trainer *t)
-{
-    SampleOptions o;
-    sample_options_default(&o);
-    o.n_tokens = t->cfg.sample_tokens;
-    o.temperature = t->cfg.sample_temp;
-    o.seed = (uint64_t)t->cfg.seed * 31u + (uint64_t)t->ts.step; /* no draw from the run's RNGs */
-    char *text = NULL, err[LM_ERR_LEN];
-    if (sample_generate(t->m, t->ds.tok, t->cfg.sample_prompt, &o, sample_piece, t, &text,
-                        NULL, err)) {
-        push_text(t, TEV_LOG, err);
-        return;
-    }
-    TrainEvent ev = {.kind = TEV_SAMPLE, .text = text, .prompt = strdup(t->cfg.sample_prompt)};
-    push(t, &ev);
-    reset_states(t);
-}
-
-static void prune_checkpoints(Trainer *t, long step)
-{
-    long drop = step - (long)t->cfg.keep_checkpoints * (t->cfg.checkpoint_every > 0
-                                                          ? t->cfg.checkpoint_every : 1);
-    if (t->cfg.checkpoint_every <= 0 || drop <= 0)
-        return;
-    char p[1200], op[1300];
-    snprintf(p, sizeof p, "%s/step-%08ld.safetensors", t->opt.run_dir, drop);
-    checkpoint_optim_path(p, op, sizeof op);
-    unlink(p);
-    unlink(op);
-}
-
-/* Writes step-N (and best when this evaluation improved). On failure the run pauses
- * with the reason; resume retries. Returns LM_OK or the failure. */
-static int do_checkpoint(Trainer *t, int is_best, char *err)
-{
-    if (!t->opt.run_dir[0])
-        return LM_OK;
-    if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
-        return err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
-    char path[METRICS_PATH_LEN];
-    snprintf(path, sizeof path, "%.900s/step-%08ld.safetensors", t->opt.run_dir, t->ts.step);
-    t->ts.model_rng = t->m->rng;
-    batcher_get_state(&t->batcher, t->ts.batcher);
-    t->ts.sched = t->sched;
-    t->ts.run_id = t->opt.run_id;
-    int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
-    if (rc)
-        return rc;
-    memcpy(t->last_ckpt, path, sizeof t->last_ckpt);
-    TrainEvent ev = {.kind = TEV_CHECKPOINT};
-    ev.ckpt.step = t->ts.step;
-    memcpy(ev.ckpt.path, path, sizeof ev.ckpt.path);
-    ev.ckpt.val_loss = t->best_val;
-    ev.ckpt.is_best = is_best;
-    push(t, &ev);
-    if (is_best) {
-        char best[METRICS_PATH_LEN];
-        snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
-        if (checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
-            TrainEvent bev = {.kind = TEV_CHECKPOINT};
-            bev.ckpt = ev.ckpt;
-            memcpy(bev.ckpt.path, best, sizeof bev.ckpt.path);
-            push(t, &bev);
-        }
-    }
-    prune_checkpoints(t, t->ts.step);
-    reset_states(t);
-    return LM_OK;
-}
-
-/* Names the first parameter whose gradient (or value) is not finite. */
-static void find_nonfinite(const Model *m, char *buf, size_t cap)
-{
-    const ParamSet *ps = &m->params;
-    for (int i = 0; i < ps->n; i++) {
-        const float *g = params_grad(ps, i), *w = params_data(ps, i);
-        for (size_t k = 0; k < ps->info[i].numel; k++)
-            if (!isfinite(g[k]) || !isfinite(w[k])) {
-                snprintf(buf, cap, "%s %s", isfinite(w[k]) ? "the gradient of" : "the weights of",
-                         ps->info[i].name);
-                return;
-            }
-    }
-    snprintf(buf, cap, "the loss (every gradient is finite)");
-}
-
 /* One optimizer step under step_mu. Returns LM_OK or LM_EDIVERGED (message in err). */
 static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char *err)
 {
@@ -508,7 +286,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     pthread_mutex_lock(&t->step_mu);
     int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch);
     if (new_epoch)
-        reset_states(t);
+        trainer_reset_states(t);
     double sum = 0;
     long n = 0;
     int rc = replicas_step(t->reps, t->x, t->y, t->cfg.batch, T, &sum, &n);
@@ -517,7 +295,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
         *loss = sum / (double)(n ? n : 1);
         if (!isfinite(*loss) || !isfinite(*gnorm)) {
             char where[PARAMS_NAME_LEN + 32];
-            find_nonfinite(m, where, sizeof where);
+            trainer_find_nonfinite(m, where, sizeof where);
             rc = err_set(err, LM_EDIVERGED, "%s at step %ld: first non-finite value in %s; "
                          "lower lr or set clip (the last good checkpoint is kept)",
                          isfinite(*loss) ? "gradient norm became non-finite" : "loss became NaN/Inf",
@@ -537,14 +315,14 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
 }
 
 /* Blocks while paused; returns 1 when a stop was requested. */
-static int wait_if_paused(Trainer *t)
+int trainer_wait_if_paused(Trainer *t)
 {
     pthread_mutex_lock(&t->mu);
     if (t->pause_req && !t->stop_req) {
         t->status = TRAINER_PAUSED;
         pthread_mutex_unlock(&t->mu);
         TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup("")};
-        push(t, &ev);
+        trainer_push(t, &ev);
         pthread_mutex_lock(&t->mu);
         while (t->pause_req && !t->stop_req)
             pthread_cond_wait(&t->cv, &t->mu);
@@ -552,33 +330,13 @@ static int wait_if_paused(Trainer *t)
         pthread_mutex_unlock(&t->mu);
         if (!t->stop_req) {
             TrainEvent r = {.kind = TEV_STATUS, .status = TRAINER_RUNNING, .text = strdup("resumed")};
-            push(t, &r);
+            trainer_push(t, &r);
         }
         pthread_mutex_lock(&t->mu);
     }
     int stop = t->stop_req;
     pthread_mutex_unlock(&t->mu);
     return stop;
-}
-
-/* Checkpoint, pausing on failure until it succeeds or the run is stopped. */
-static int checkpoint_or_pause(Trainer *t, int is_best)
-{
-    char err[LM_ERR_LEN];
-    for (;;) {
-        int rc = do_checkpoint(t, is_best, err);
-        if (rc == LM_OK)
-            return LM_OK;
-        char msg[LM_ERR_LEN + 96];
-        snprintf(msg, sizeof msg, "checkpoint failed: %s — training paused; free space or fix "
-                 "the directory, then resume", err);
-        push_text(t, TEV_LOG, msg);
-        pthread_mutex_lock(&t->mu);
-        t->pause_req = 1;
-        pthread_mutex_unlock(&t->mu);
-        if (wait_if_paused(t))
-            return rc;
-    }
 }
 
 static void emit_step(Trainer *t, double loss_acc, int n_acc, double t0, long tok0)
@@ -594,7 +352,7 @@ static void emit_step(Trainer *t, double loss_acc, int n_acc, double t0, long to
     double dt = sysinfo_now() - t0;
     s->tokens_per_s = dt > 0 ? (float)((t->ts.tokens - tok0) / dt) : 0;
     s->grad_norm = t->last_gnorm;
-    push(t, &ev);
+    trainer_push(t, &ev);
 }
 
 static int due(long step, int every)
@@ -610,9 +368,9 @@ static void *train_main(void *arg)
     double loss_acc = 0, t_log = sysinfo_now();
     long tok_log = t->ts.tokens;
     int n_acc = 0, rc = LM_OK;
-    set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
+    trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
     while (t->ts.step < t->total_steps) {
-        if (wait_if_paused(t))
+        if (trainer_wait_if_paused(t))
             break;
         if (c->time_budget > 0 && t->ts.elapsed >= c->time_budget)
             break;
@@ -640,14 +398,14 @@ static void *train_main(void *arg)
         int improved = 0;
         if (due(s, c->eval_every) && s < t->total_steps) {
             double before = t->best_val;
-            if ((rc = do_eval(t, 0, err)) && rc != LM_ECANCEL)
+            if ((rc = trainer_do_eval(t, 0, err)) && rc != LM_ECANCEL)
                 break;
             rc = LM_OK;
             improved = isnan(before) || t->best_val < before;
         }
         if (due(s, c->sample_every) && s < t->total_steps)
-            do_sample(t);
-        if (due(s, c->checkpoint_every) && s < t->total_steps && checkpoint_or_pause(t, improved))
+            trainer_do_sample(t);
+        if (due(s, c->checkpoint_every) && s < t->total_steps && trainer_checkpoint_or_pause(t, improved))
             break;
     }
     TrainerStatus end;
@@ -659,14 +417,14 @@ static void *train_main(void *arg)
         int stopped = t->stop_req;
         if (!stopped) {
             double before = t->best_val;
-            int erc = do_eval(t, 1, err);
+            int erc = trainer_do_eval(t, 1, err);
             if (erc && erc != LM_ECANCEL)
-                push_text(t, TEV_LOG, err);
+                trainer_push_text(t, TEV_LOG, err);
             stopped = t->stop_req;
             if (!stopped || !isnan(t->best_val))
-                checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
+                trainer_checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
         } else {
-            checkpoint_or_pause(t, 0);
+            trainer_checkpoint_or_pause(t, 0);
         }
         int rung = t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at &&
                    t->ts.step < t->total_steps;
@@ -681,7 +439,7 @@ static void *train_main(void *arg)
         else
             snprintf(err, sizeof err, "finished %ld steps", t->ts.step);
     }
-    set_status(t, end, err);
+    trainer_set_status(t, end, err);
     return NULL;
 }
 

@@ -1,0 +1,59 @@
+/* trainer_impl.h — the Trainer's state, shared by trainer.c (construction, control, the
+ * step loop, the event queue) and trainer_tasks.c (evaluations, gate statistics, samples,
+ * checkpoints, divergence diagnosis). Internal: callers use trainer.h. */
+#ifndef LM_TRAINER_IMPL_H
+#define LM_TRAINER_IMPL_H
+
+#include "optim.h"
+#include "replicas.h"
+#include "schedule.h"
+#include "trainer.h"
+
+#include <pthread.h>
+
+typedef struct EventNode {
+    TrainEvent ev;
+    struct EventNode *next;
+} EventNode;
+
+struct Trainer {
+    Config cfg;
+    TrainerOptions opt;
+    Dataset ds;
+    Model *m;
+    Replicas *reps;        /* data-parallel replicas of m, one per thread */
+    Optimizer optim;
+    Schedule sched;
+    Batcher batcher;
+    char *tok_json;
+    int *x, *y;            /* (batch, bptt) */
+    long total_steps, steps_per_epoch;
+    TrainState ts;
+    double best_val;
+    float last_gnorm;
+    char last_ckpt[1024];
+    /* control */
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;    /* status, requests, queue */
+    pthread_cond_t cv;     /* pause/resume, new events */
+    pthread_mutex_t step_mu; /* held while parameters change */
+    volatile int stop_req, pause_req;
+    TrainerStatus status;
+    EventNode *head, *tail;
+};
+
+/* trainer.c */
+void trainer_push(Trainer *t, TrainEvent *ev);
+void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text);
+void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason);
+void trainer_reset_states(Trainer *t);
+int trainer_wait_if_paused(Trainer *t);
+
+/* trainer_tasks.c */
+int trainer_do_eval(Trainer *t, int final, char *err);
+void trainer_do_sample(Trainer *t);
+int trainer_checkpoint_or_pause(Trainer *t, int is_best);
+void trainer_find_nonfinite(const Model *m, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,223 @@
+/* trainer_tasks.c — what a run does besides stepping: evaluations (with the plateau
+ * schedule and the best loss), gate statistics on a fixed probe batch, periodic samples
+ * streamed as events, checkpoints (step-N, best, pruning; pausing the run when one cannot
+ * be written) and naming where a divergence appeared. Runs on the training thread. */
+#include "trainer_impl.h"
+
+#include "err.h"
+#include "evaluate.h"
+#include "sample.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
+                        GateStat *out)
+{
+    for (int k = 0; k < levels; k++) {
+        GateStat *g = &out[k];
+        memset(g, 0, sizeof *g);
+        g->step = step;
+        g->layer = layer;
+        g->level = k;
+        double s = 0, s2 = 0;
+        long n = 0;
+        for (int i = 0; i < NH; i++)
+            for (int p = 1 << k; p < T; p++) {
+                float v = coeff[((size_t)i * T + p) * levels + k];
+                s += v;
+                s2 += (double)v * v;
+                n++;
+                int bin = (int)(v * GATE_HIST_BINS);
+                g->hist[bin < 0 ? 0 : bin >= GATE_HIST_BINS ? GATE_HIST_BINS - 1 : bin]++;
+            }
+        g->mean = n ? (float)(s / n) : NAN;
+        g->std = n ? (float)sqrt(fmax(0, s2 / n - (s / n) * (s / n))) : NAN;
+    }
+}
+
+/* Gate statistics of every Dispatcher layer over a fixed probe batch (the first windows
+ * of the validation split), so successive evaluations are comparable. */
+static void emit_gates(Trainer *t)
+{
+    Model *m = t->m;
+    if (!m->n_gate_layers)
+        return;
+    const int *val = t->ds.split[SPLIT_VALID];
+    size_t n = t->ds.n[SPLIT_VALID];
+    int T = m->cfg.bptt, B = m->cfg.batch;
+    if (n < (size_t)T + 1)
+        return;
+    if ((size_t)B * T > n)
+        B = (int)(n / (size_t)T);
+    int was = m->training;
+    m->training = 0;
+    int rc = model_forward(m, val, NULL, B, T, NULL, NULL);
+    m->training = was;
+    if (rc && rc != LM_ENOMEM)
+        return;
+    int L = m->gate_levels, NH = B * m->gate_heads;
+    TrainEvent ev = {.kind = TEV_GATES, .n_gates = m->n_gate_layers * L};
+    ev.gates = calloc((size_t)ev.n_gates, sizeof *ev.gates);
+    if (!ev.gates)
+        return;
+    for (int l = 0; l < m->n_gate_layers; l++) {
+        const float *c = m->ops->gates(m, l);
+        if (c)
+            trainer_gate_stats(c, NH, T, L, t->ts.step, l, ev.gates + (size_t)l * L);
+    }
+    trainer_push(t, &ev);
+}
+
+int trainer_do_eval(Trainer *t, int final, char *err)
+{
+    Config *c = &t->cfg;
+    trainer_set_status(t, TRAINER_EVALUATING, NULL);
+    Rng rng;
+    rng_seed(&rng, (uint64_t)c->seed * 7919u + (uint64_t)t->ts.step);
+    EvalResult r;
+    int split = SPLIT_VALID;
+    /* bits per character for char-level runs: every predicted token is one character */
+    size_t chars = !strcmp(c->tokenizer, "char") ? t->ds.n[split] - 1 : 0;
+    int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
+                            final ? 0 : c->eval_batches, &rng, chars, &t->stop_req, t->x, t->y,
+                            &r, err);
+    if (!rc) {
+        TrainEvent ev = {.kind = TEV_EVAL};
+        ev.eval.step = t->ts.step;
+        snprintf(ev.eval.split, sizeof ev.eval.split, "valid");
+        ev.eval.loss = r.loss;
+        ev.eval.ppl = r.ppl;
+        ev.eval.bpc = r.bpc;
+        ev.eval.tokens = r.tokens;
+        ev.eval.elapsed = t->ts.elapsed;
+        trainer_push(t, &ev);
+        schedule_observe(&t->sched, r.loss);
+        if (isnan(t->best_val) || r.loss < t->best_val)
+            t->best_val = r.loss;
+        t->ts.best_val = t->best_val;
+        emit_gates(t);
+    }
+    trainer_set_status(t, TRAINER_RUNNING, NULL);
+    return rc;
+}
+
+static int sample_piece(void *ud, const char *piece, size_t len)
+{
+    Trainer *t = ud;
+    TrainEvent ev = {.kind = TEV_SAMPLE_PIECE, .text = strndup(piece, len)};
+    trainer_push(t, &ev);
+    return t->stop_req;
+}
+
+void trainer_do_sample(Trainer *t)
+{
+    SampleOptions o;
+    sample_options_default(&o);
+    o.n_tokens = t->cfg.sample_tokens;
+    o.temperature = t->cfg.sample_temp;
+    o.seed = (uint64_t)t->cfg.seed * 31u + (uint64_t)t->ts.step; /* no draw from the run's RNGs */
+    char *text = NULL, err[LM_ERR_LEN];
+    if (sample_generate(t->m, t->ds.tok, t->cfg.sample_prompt, &o, sample_piece, t, &text,
+                        NULL, err)) {
+        trainer_push_text(t, TEV_LOG, err);
+        return;
+    }
+    TrainEvent ev = {.kind = TEV_SAMPLE, .text = text, .prompt = strdup(t->cfg.sample_prompt)};
+    trainer_push(t, &ev);
+    trainer_reset_states(t);
+}
+
+static void prune_checkpoints(Trainer *t, long step)
+{
+    long drop = step - (long)t->cfg.keep_checkpoints * (t->cfg.checkpoint_every > 0
+                                                          ? t->cfg.checkpoint_every : 1);
+    if (t->cfg.checkpoint_every <= 0 || drop <= 0)
+        return;
+    char p[1200], op[1300];
+    snprintf(p, sizeof p, "%s/step-%08ld.safetensors", t->opt.run_dir, drop);
+    checkpoint_optim_path(p, op, sizeof op);
+    unlink(p);
+    unlink(op);
+}
+
+/* Writes step-N (and best when this evaluation improved). On failure the run pauses
+ * with the reason; resume retries. Returns LM_OK or the failure. */
+static int do_checkpoint(Trainer *t, int is_best, char *err)
+{
+    if (!t->opt.run_dir[0])
+        return LM_OK;
+    if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
+        return err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
+    char path[METRICS_PATH_LEN];
+    snprintf(path, sizeof path, "%.900s/step-%08ld.safetensors", t->opt.run_dir, t->ts.step);
+    t->ts.model_rng = t->m->rng;
+    batcher_get_state(&t->batcher, t->ts.batcher);
+    t->ts.sched = t->sched;
+    t->ts.run_id = t->opt.run_id;
+    int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
+    if (rc)
+        return rc;
+    memcpy(t->last_ckpt, path, sizeof t->last_ckpt);
+    TrainEvent ev = {.kind = TEV_CHECKPOINT};
+    ev.ckpt.step = t->ts.step;
+    memcpy(ev.ckpt.path, path, sizeof ev.ckpt.path);
+    ev.ckpt.val_loss = t->best_val;
+    ev.ckpt.is_best = is_best;
+    trainer_push(t, &ev);
+    if (is_best) {
+        char best[METRICS_PATH_LEN];
+        snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
+        if (checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
+            TrainEvent bev = {.kind = TEV_CHECKPOINT};
+            bev.ckpt = ev.ckpt;
+            memcpy(bev.ckpt.path, best, sizeof bev.ckpt.path);
+            trainer_push(t, &bev);
+        }
+    }
+    prune_checkpoints(t, t->ts.step);
+    trainer_reset_states(t);
+    return LM_OK;
+}
+
+/* Names the first parameter whose gradient (or value) is not finite. */
+void trainer_find_nonfinite(const Model *m, char *buf, size_t cap)
+{
+    const ParamSet *ps = &m->params;
+    for (int i = 0; i < ps->n; i++) {
+        const float *g = params_grad(ps, i), *w = params_data(ps, i);
+        for (size_t k = 0; k < ps->info[i].numel; k++)
+            if (!isfinite(g[k]) || !isfinite(w[k])) {
+                snprintf(buf, cap, "%s %s", isfinite(w[k]) ? "the gradient of" : "the weights of",
+                         ps->info[i].name);
+                return;
+            }
+    }
+    snprintf(buf, cap, "the loss (every gradient is finite)");
+}
+
+/* Checkpoint, pausing on failure until it succeeds or the run is stopped. */
+int trainer_checkpoint_or_pause(Trainer *t, int is_best)
+{
+    char err[LM_ERR_LEN];
+    for (;;) {
+        int rc = do_checkpoint(t, is_best, err);
+        if (rc == LM_OK)
+            return LM_OK;
+        char msg[LM_ERR_LEN + 96];
+        snprintf(msg, sizeof msg, "checkpoint failed: %s — training paused; free space or fix "
+                 "the directory, then resume", err);
+        trainer_push_text(t, TEV_LOG, msg);
+        pthread_mutex_lock(&t->mu);
+        t->pause_req = 1;
+        pthread_mutex_unlock(&t->mu);
+        if (trainer_wait_if_paused(t))
+            return rc;
+    }
+}
+
