@@ -528,16 +528,16 @@ static int check_run(RunStore *s, long run, char *err)
     return status;
 }
 
-/* Flushes when enough rows wait or enough time passed; after a failure waits for
- * another max_rows rows (or max_seconds) before retrying, so a locked store does not
- * stall every step for the busy timeout. */
+/* Flushes when enough rows wait or enough time passed. After a failure the next retry
+ * waits until the backlog doubles (or max_seconds pass), so a locked store does not stall
+ * every step for the busy timeout and a long outage costs linear, not quadratic, work. */
 static int maybe_flush(RunStore *s, char *err)
 {
     long pending = runstore_pending(s);
     if (pending < s->next_rows && now_mono() - s->last_flush < s->max_seconds) return LM_OK;
     int status = runstore_flush(s, err);
     if (status) {
-        s->next_rows = pending + s->max_rows;
+        s->next_rows = pending + (pending > s->max_rows ? pending : s->max_rows);
         s->last_flush = now_mono();
     }
     return status;

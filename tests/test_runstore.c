@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -589,11 +590,13 @@ static void kill9_child(const char *path, int fd)
 {
     char err[LM_ERR_LEN];
     RunStore *s;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);   /* never outlive a crashed test */
     if (runstore_open(path, &s, err)) _exit(2);
     runstore_set_autoflush(s, 37, 1e9);
     long id = new_run(s, "doomed", "lstm", "lr=0.1\n", NULL);
     if (write(fd, &id, sizeof id) != sizeof id) _exit(3);
-    for (long t = 1;; t++) {
+    double t0 = now_s();
+    for (long t = 1; now_s() - t0 < 60; t++) {   /* the parent kills it long before */
         StepMetric m = step_of(t);
         runstore_log_step(s, id, &m, err);
         if (t % 50 == 0) {
@@ -601,6 +604,7 @@ static void kill9_child(const char *path, int fd)
             runstore_log_eval(s, id, &e, err);
         }
     }
+    _exit(4);
 }
 
 /* While the child lives its run must stay untouched; after SIGKILL a reopen repairs it. */
