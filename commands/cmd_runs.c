@@ -1,0 +1,604 @@
+/* cmd_runs.c — the history commands: runs (a filtered, sorted list), run (one run in
+ * full), compare, tag, note, rm and export. Each reads or edits the run store through
+ * core/runstore.h and prints an aligned text table or, in JSON mode, one object per line.
+ * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
+ * (cmd_sweep.c). */
+#include "session.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RUNS_MAX_IDS 256
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static json_t *json_num(double v)
+{
+    return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+/* A JSON string; bytes that are not valid UTF-8 (a byte-level model's sample cut
+ * mid-character) become '?' rather than losing the whole object. */
+static json_t *jstr(const char *text)
+{
+    json_t *j = json_string(text ? text : "");
+    if (j) return j;
+    char *copy = strdup(text);
+    for (char *p = copy; p && *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    j = json_string(copy ? copy : "");
+    free(copy);
+    return j;
+}
+
+/* "1.2345", with ppl "1.2345 (3.44)"; "-" for NaN. */
+static void fmt_loss(char *buf, size_t cap, double v, int ppl)
+{
+    double p = exp(v);
+    if (isnan(v)) snprintf(buf, cap, "-");
+    else if (!ppl) snprintf(buf, cap, "%.4f", v);
+    else snprintf(buf, cap, p < 1e5 ? "%.4f (%.2f)" : "%.4f (%.3g)", v, p);
+}
+
+static void fmt_params(char *buf, size_t cap, long p)
+{
+    if (p <= 0) snprintf(buf, cap, "-");
+    else if (p < 1000) snprintf(buf, cap, "%ld", p);
+    else if (p < 1000000) snprintf(buf, cap, "%.1fK", p / 1e3);
+    else if (p < 1000000000) snprintf(buf, cap, "%.1fM", p / 1e6);
+    else snprintf(buf, cap, "%.2fB", p / 1e9);
+}
+
+/* Local time "YYYY-MM-DD HH:MM", or "-" when t is 0. */
+static void fmt_time(char *buf, size_t cap, double t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (t <= 0 || !localtime_r(&tt, &tm)) snprintf(buf, cap, "-");
+    else strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
+}
+
+/* Comma-separated tags as a JSON array. */
+static json_t *tags_json(const char *tags)
+{
+    json_t *a = json_array();
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", tags);
+    for (char *sv = NULL, *t = strtok_r(copy, ", \t", &sv); t; t = strtok_r(NULL, ", \t", &sv))
+        json_array_append_new(a, jstr(t));
+    return a;
+}
+
+/* "key=value\n" lines as a JSON object of strings (keys in their order). */
+static json_t *config_json(const char *cfg)
+{
+    json_t *o = json_object();
+    const char *p = cfg;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq && eq > p) {
+            char key[128], val[1024];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
+            json_object_set_new(o, key, jstr(val));
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return o;
+}
+
+/* Parses argv word w as a run id into *id; reports and returns LM_EARG otherwise. */
+static int parse_id(Session *s, const LexWord *w, long *id)
+{
+    *id = w && !w->key ? session_parse_run_id(w->text) : -1;
+    if (*id > 0) return LM_OK;
+    return session_error(s, LM_EARG, "run id expected, got '%s' — `runs` lists the ids",
+                         w ? w->text : "");
+}
+
+/* runstore_get with the commands' wording for an unknown run. */
+static int get_run(Session *s, RunStore *st, long id, RunRow *row)
+{
+    char err[LM_ERR_LEN];
+    int status = runstore_get(st, id, row, err);
+    if (status == LM_EARG) return session_error(s, status, "no run %ld — `runs` lists them", id);
+    if (status) return session_error(s, status, "%s", err);
+    return LM_OK;
+}
+
+/* The store and one existing run id from argv[1]; the usage hint when it is missing. */
+static int store_and_id(Session *s, int argc, const LexWord *argv, const char *usage,
+                        RunStore **st, long *id)
+{
+    if (argc < 2 || argv[1].key)
+        return session_error(s, LM_EARG, "run id expected — usage: %s", usage);
+    if (parse_id(s, &argv[1], id)) return LM_EARG;
+    if (!(*st = session_store(s))) return LM_EDB;
+    RunRow row;
+    if (get_run(s, *st, *id, &row)) return LM_EARG;
+    runstore_row_free(&row);
+    return LM_OK;
+}
+
+/* Prints multi-line text, each line with the given indent. */
+static void print_indented(Session *s, const char *indent, const char *text)
+{
+    const char *p = text;
+    do {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        if (len || nl) session_printf(s, "%s%.*s", indent, len, p);
+        p = nl ? nl + 1 : p + len;
+    } while (*p);
+}
+
+/* ---- runs ------------------------------------------------------------------------------ */
+
+/* Appends one filter word to buf as runstore expects it: `key OP value`, the value
+ * double-quoted when it holds spaces. Returns 0, or -1 after reporting. */
+static int filter_append(Session *s, char *buf, size_t cap, const LexWord *w)
+{
+    char term[1200];
+    const char *t = w->key ? NULL : w->text;
+    size_t k = w->key ? strlen(w->key) + 1 : strcspn(t, "=!<>~");
+    if (!w->key && t[k] && strchr("!<>", t[k]) && t[k + 1] == '=') k += 2;
+    else if (!w->key && t[k]) k += 1;
+    const char *val = w->key ? w->value : t + k;
+    int quote = strpbrk(val, " \t\n") != NULL || val[0] == '"';
+    if (quote && strchr(val, '"'))
+        return session_error(s, LM_EARG, "filter value '%s' cannot hold a double quote "
+                             "together with spaces or at its start", val), -1;
+    int n = w->key ? snprintf(term, sizeof term, "%s=%s%s%s", w->key, quote ? "\"" : "", val,
+                              quote ? "\"" : "")
+                   : snprintf(term, sizeof term, "%.*s%s%s%s", (int)k, t, quote ? "\"" : "",
+                              val, quote ? "\"" : "");
+    size_t used = strlen(buf);
+    if (n < 0 || (size_t)n >= sizeof term || used + (size_t)n + 2 > cap)
+        return session_error(s, LM_EARG, "filter too long (at most %zu characters)", cap - 2),
+               -1;
+    snprintf(buf + used, cap - used, "%s%s", used ? " " : "", term);
+    return 0;
+}
+
+static json_t *run_row_json(const RunRow *r)
+{
+    char created[32];
+    fmt_time(created, sizeof created, r->created);
+    return json_pack("{s:I s:o s:s s:s s:I s:o s:o s:o s:I s:s s:o s:o}", "id",
+                     (json_int_t)r->id, "name", jstr(r->name), "model", r->model, "status",
+                     r->status, "steps", (json_int_t)r->last_step, "best_val",
+                     json_num(r->best_val), "best_ppl", json_num(exp(r->best_val)),
+                     "final_val", json_num(r->final_val), "params", (json_int_t)r->params,
+                     "created", created, "created_unix", json_num(r->created), "tags",
+                     tags_json(r->tags));
+}
+
+/* One table line (r NULL: the header); name and model columns nw, mw wide. */
+static void runs_line(Session *s, const RunRow *r, int nw, int mw)
+{
+    char id[24] = "id", steps[24] = "steps", best[48] = "best val (ppl)", fin[24] = "final val",
+         par[16] = "params", created[32] = "created", line[1024];
+    if (r) {
+        snprintf(id, sizeof id, "%ld", r->id);
+        snprintf(steps, sizeof steps, "%ld", r->last_step);
+        fmt_loss(best, sizeof best, r->best_val, 1);
+        fmt_loss(fin, sizeof fin, r->final_val, 0);
+        fmt_params(par, sizeof par, r->params);
+        fmt_time(created, sizeof created, r->created);
+    }
+    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s  %-15s %9s %7s  %-16s  %s",
+                     id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
+                     r ? r->status : "status", steps, best, fin, par, created,
+                     r ? r->tags : "tags");
+    while (n > 0 && n < (int)sizeof line && line[n - 1] == ' ') line[--n] = 0;
+    session_printf(s, "%s", line);
+}
+
+static void runs_table(Session *s, const RunRow *rows, int n)
+{
+    int nw = 4, mw = 5;
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen(rows[i].name), m = (int)strlen(rows[i].model);
+        nw = l > nw ? (l > 40 ? 40 : l) : nw;
+        mw = m > mw ? m : mw;
+    }
+    runs_line(s, NULL, nw, mw);
+    for (int i = 0; i < n; i++) runs_line(s, &rows[i], nw, mw);
+}
+
+int cmd_runs(Session *s, int argc, const LexWord *argv)
+{
+    const char *sort = "recent";
+    int limit = 0;
+    char filter[4096] = "";
+    for (int i = 1; i < argc; i++) {
+        const LexWord *w = &argv[i];
+        if (w->key && !strcmp(w->key, "sort")) {
+            sort = w->value;
+        } else if (w->key && !strcmp(w->key, "limit")) {
+            char *end;
+            long v = strtol(w->value, &end, 10);
+            if (!*w->value || *end || v < 0 || v > 1000000000)
+                return session_error(s, LM_EARG, "limit takes a whole number >= 0 (0 = all), "
+                                     "got '%s'", w->value);
+            limit = (int)v;
+        } else if (filter_append(s, filter, sizeof filter, w)) {
+            return LM_EARG;
+        }
+    }
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    RunRow *rows = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    int status = runstore_list(st, filter, sort, limit, &rows, &n, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json) {
+        for (int i = 0; i < n; i++) session_emit_json(s, run_row_json(&rows[i]));
+    } else if (n == 0) {
+        session_printf(s, "no runs match%s%s", filter[0] ? ": " : "", filter);
+    } else {
+        runs_table(s, rows, n);
+    }
+    runstore_rows_free(rows, n);
+    return LM_OK;
+}
+
+/* ---- run ------------------------------------------------------------------------------- */
+
+/* Adds the checkpoints and the last 3 samples to a run's object. */
+static void run_lists_json(json_t *o, const CheckpointRecord *c, int nc, const SampleRow *r,
+                           int ns)
+{
+    json_t *ck = json_array(), *sm = json_array();
+    for (int i = 0; i < nc; i++)
+        json_array_append_new(ck, json_pack("{s:I s:o s:o s:b}", "step", (json_int_t)c[i].step,
+                                            "path", jstr(c[i].path), "val_loss",
+                                            json_num(c[i].val_loss), "best", c[i].is_best));
+    for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++)
+        json_array_append_new(sm, json_pack("{s:I s:o s:o s:o}", "step", (json_int_t)r[i].step,
+                                            "prompt", jstr(r[i].prompt), "settings",
+                                            jstr(r[i].settings), "text", jstr(r[i].text)));
+    json_object_set_new(o, "checkpoints", ck);
+    json_object_set_new(o, "samples", sm);
+}
+
+static json_t *run_full_json(const RunRow *r)
+{
+    json_t *o = run_row_json(r);
+    char started[32], ended[32];
+    fmt_time(started, sizeof started, r->started);
+    fmt_time(ended, sizeof ended, r->ended);
+    const char *fields[][2] = {
+        {"reason", r->reason}, {"started", started}, {"ended", ended},
+        {"data", r->data_name}, {"data_hash", r->data_hash}, {"tokenizer", r->tokenizer},
+        {"machine", r->machine}, {"host", r->host}, {"git_rev", r->git_rev},
+        {"checkpoint_dir", r->checkpoint_dir}, {"notes", r->notes}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        json_object_set_new(o, fields[i][0], jstr(fields[i][1]));
+    json_object_set_new(o, "final_ppl", json_num(exp(r->final_val)));
+    json_object_set_new(o, "sweep", json_integer(r->sweep_id));
+    json_object_set_new(o, "config", config_json(r->config));
+    return o;
+}
+
+static void run_text_fields(Session *s, const RunRow *r)
+{
+    char a[64], b[64], c[64];
+    session_printf(s, "run %ld  %s  (%s)", r->id, r->name, r->model[0] ? r->model : "-");
+    session_printf(s, "  status:      %s%s%s", r->status, r->reason[0] ? " — " : "", r->reason);
+    fmt_time(a, sizeof a, r->created), fmt_time(b, sizeof b, r->started);
+    fmt_time(c, sizeof c, r->ended);
+    session_printf(s, "  created:     %s   started: %s   ended: %s", a, b, c);
+    session_printf(s, "  data:        %s  (hash %s)", r->data_name[0] ? r->data_name : "-",
+                   r->data_hash[0] ? r->data_hash : "-");
+    session_printf(s, "  tokenizer:   %s", r->tokenizer[0] ? r->tokenizer : "-");
+    fmt_params(a, sizeof a, r->params);
+    session_printf(s, "  params:      %s (%ld)", a, r->params);
+    session_printf(s, "  machine:     %s%s%s", r->machine[0] ? r->machine : "-",
+                   r->host[0] ? "  host " : "", r->host);
+    session_printf(s, "  git rev:     %s", r->git_rev[0] ? r->git_rev : "-");
+    session_printf(s, "  ckpt dir:    %s", r->checkpoint_dir[0] ? r->checkpoint_dir : "-");
+    session_printf(s, "  tags:        %s", r->tags[0] ? r->tags : "-");
+    if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
+    fmt_loss(a, sizeof a, r->best_val, 1), fmt_loss(b, sizeof b, r->final_val, 1);
+    session_printf(s, "  best val:    %s   final val: %s", a, b);
+    session_printf(s, "  last step:   %ld", r->last_step);
+    session_printf(s, "  notes:       %s", r->notes[0] ? "" : "-");
+    if (r->notes[0]) print_indented(s, "    ", r->notes);
+    session_printf(s, "config:");
+    print_indented(s, "  ", r->config[0] ? r->config : "(none)");
+}
+
+static void run_text_lists(Session *s, const CheckpointRecord *c, int nc, const SampleRow *sm,
+                           int ns)
+{
+    char v[32];
+    session_printf(s, "checkpoints:%s", nc ? "" : " none");
+    for (int i = 0; i < nc; i++) {
+        fmt_loss(v, sizeof v, c[i].val_loss, 0);
+        session_printf(s, "  step %-8ld val %-8s %s%s", c[i].step, v, c[i].path,
+                       c[i].is_best ? "  * best" : "");
+    }
+    session_printf(s, "samples:%s", ns ? (ns > 3 ? " (last 3)" : "") : " none");
+    for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++) {
+        session_printf(s, "  step %ld:", sm[i].step);
+        print_indented(s, "    ", sm[i].text);
+    }
+}
+
+int cmd_run(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st;
+    long id;
+    if (argc > 2) return session_error(s, LM_EARG, "run takes one run id (`compare` takes "
+                                       "several)");
+    if (store_and_id(s, argc, argv, "run RUN_ID", &st, &id)) return LM_EARG;
+    RunRow r;
+    if (get_run(s, st, id, &r)) return LM_EARG;
+    CheckpointRecord *ck = NULL;
+    SampleRow *sm = NULL;
+    int nc = 0, ns = 0;
+    char err[LM_ERR_LEN];
+    int status = runstore_checkpoints(st, id, &ck, &nc, err);
+    if (!status) status = runstore_samples(st, id, &sm, &ns, err);
+    if (status) {
+        session_error(s, status, "%s", err);
+    } else if (s->json) {
+        json_t *o = run_full_json(&r);
+        run_lists_json(o, ck, nc, sm, ns);
+        session_emit_json(s, o);
+    } else {
+        run_text_fields(s, &r);
+        run_text_lists(s, ck, nc, sm, ns);
+    }
+    free(ck);
+    runstore_samples_free(sm, ns);
+    runstore_row_free(&r);
+    return status;
+}
+
+/* ---- compare --------------------------------------------------------------------------- */
+
+/* Parses argv[1..] as existing run ids (no key=value words). */
+static int parse_ids(Session *s, RunStore *st, int argc, const LexWord *argv, long *ids, int *n)
+{
+    *n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i].key) continue;
+        if (*n == RUNS_MAX_IDS)
+            return session_error(s, LM_EARG, "too many runs (at most %d)", RUNS_MAX_IDS);
+        if (parse_id(s, &argv[i], &ids[*n])) return LM_EARG;
+        RunRow r;
+        if (get_run(s, st, ids[*n], &r)) return LM_EARG;
+        runstore_row_free(&r);
+        (*n)++;
+    }
+    return LM_OK;
+}
+
+/* {"runs":[ids], "diff":{key:[values]}, "best_val":[...], "final_val":[...]}. */
+static json_t *compare_json(const RunRow *r, int n)
+{
+    json_t *cfg = json_array(), *diff = json_object(), *ids = json_array();
+    json_t *best = json_array(), *fin = json_array();
+    for (int i = 0; i < n; i++) {
+        json_array_append_new(cfg, config_json(r[i].config));
+        json_array_append_new(ids, json_integer(r[i].id));
+        json_array_append_new(best, json_num(r[i].best_val));
+        json_array_append_new(fin, json_num(r[i].final_val));
+    }
+    for (int i = 0; i < n; i++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_array_get(cfg, i), key, v) {
+            if (json_object_get(diff, key)) continue;
+            json_t *vals = json_array();
+            int differ = 0;
+            for (int j = 0; j < n; j++) {
+                json_t *x = json_object_get(json_array_get(cfg, j), key);
+                json_array_append_new(vals, x ? json_copy(x) : json_null());
+                differ |= !x || !json_equal(x, v);
+            }
+            if (differ) json_object_set_new(diff, key, vals);
+            else json_decref(vals);
+        }
+    }
+    json_decref(cfg);
+    return json_pack("{s:o s:o s:o s:o}", "runs", ids, "diff", diff, "best_val", best,
+                     "final_val", fin);
+}
+
+static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
+{
+    RunRow *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows) return session_error(s, LM_ENOMEM, "out of memory comparing runs");
+    int got = 0, status = LM_OK;
+    runstore_flush(st, NULL);   /* best/final val of buffered evaluations; failure: stale */
+    while (got < n && !(status = get_run(s, st, ids[got], &rows[got])))
+        got++;
+    if (!status) session_emit_json(s, compare_json(rows, n));
+    for (int i = 0; i < got; i++) runstore_row_free(&rows[i]);
+    free(rows);
+    return status;
+}
+
+int cmd_compare(Session *s, int argc, const LexWord *argv)
+{
+    long ids[RUNS_MAX_IDS];
+    int n;
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    if (parse_ids(s, st, argc, argv, ids, &n)) return LM_EARG;
+    if (n < 2) return session_error(s, LM_EARG, "compare needs at least two run ids, e.g. "
+                                    "`compare 3 7`; `runs` lists them");
+    if (s->json) return compare_emit_json(s, st, ids, n);
+    char *text = NULL, err[LM_ERR_LEN];
+    int status = runstore_compare(st, ids, n, &text, err);
+    if (status) return session_error(s, status, "%s", err);
+    print_indented(s, "", text);
+    free(text);
+    return LM_OK;
+}
+
+/* ---- tag, note, rm ------------------------------------------------------------------- */
+
+int cmd_tag(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st;
+    long id;
+    if (store_and_id(s, argc, argv, "tag RUN_ID TAG", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "tag takes one tag after the run id: `tag %ld TAG`",
+                             id);
+    char err[LM_ERR_LEN];
+    int status = runstore_add_tag(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    RunRow r;
+    if (get_run(s, st, id, &r)) return LM_EARG;
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:o}", "ok", 1, "run", (json_int_t)id, "tags",
+                                       tags_json(r.tags)));
+    else
+        session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
+    runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_note(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st;
+    long id;
+    if (store_and_id(s, argc, argv, "note RUN_ID \"text\"", &st, &id)) return LM_EARG;
+    if (argc < 3)
+        return session_error(s, LM_EARG, "note needs the text: `note %ld \"text\"` (\"\" "
+                             "clears it)", id);
+    char note[4096] = "";
+    for (int i = 2; i < argc; i++) {
+        size_t u = strlen(note);
+        snprintf(note + u, sizeof note - u, "%s%s", i > 2 ? " " : "", argv[i].text);
+    }
+    char err[LM_ERR_LEN];
+    int status = runstore_set_note(st, id, note, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:o}", "ok", 1, "run", (json_int_t)id, "note",
+                                       jstr(note)));
+    else
+        session_printf(s, note[0] ? "note saved on run %ld" : "note of run %ld cleared", id);
+    return LM_OK;
+}
+
+int cmd_rm(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st;
+    long id;
+    int files = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!argv[i].key)
+            return session_error(s, LM_EARG, "rm takes one run id, got '%s' too",
+                                 argv[i].text);
+        files = !strcmp(argv[i].value, "true");
+    }
+    if (store_and_id(s, argc, argv, "rm RUN_ID [checkpoints=true]", &st, &id)) return LM_EARG;
+    if (s->trainer && s->run_id == id)
+        return session_error(s, LM_ESTATE, "run %ld is the run of this session — `stop` it "
+                             "and `wait` for it to end before deleting it", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_delete_run(st, id, files, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->view && s->view_run == id) s->view_run = 0;   /* the open copy stays usable */
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:b}", "ok", 1, "deleted", (json_int_t)id,
+                                       "checkpoints", files));
+    else
+        session_printf(s, "deleted run %ld%s", id, files ? " and its checkpoint files" : "");
+    return LM_OK;
+}
+
+/* ---- export -------------------------------------------------------------------------- */
+
+/* Appends the run ids of sweep `word` to ids. */
+static int sweep_ids(Session *s, RunStore *st, const char *word, long *ids, int *n)
+{
+    long sw = session_parse_run_id(word);
+    if (sw <= 0) return session_error(s, LM_EARG, "sweep id expected, got '%s'", word);
+    SweepTrialRow *t = NULL;
+    SweepRow row;
+    int nt = 0, added = 0;
+    char err[LM_ERR_LEN];
+    int status = runstore_sweep_get(st, sw, &row, err);
+    if (status == LM_EARG) return session_error(s, status, "no sweep %ld", sw);
+    if (!status) free(row.spec);
+    if (!status) status = runstore_sweep_trials(st, sw, &t, &nt, err);
+    if (status) return session_error(s, status, "%s", err);
+    for (int i = 0; i < nt && *n < RUNS_MAX_IDS; i++)
+        if (t[i].run_id > 0) ids[(*n)++] = t[i].run_id, added++;
+    free(t);
+    if (!added) return session_error(s, LM_EARG, "sweep %ld has no runs to export yet", sw);
+    return LM_OK;
+}
+
+/* format= or the file's extension. NULL after reporting. */
+static const char *export_format(Session *s, const char *format, const char *file)
+{
+    if (format) return format;
+    const char *dot = strrchr(file, '.');
+    if (dot && !strcmp(dot, ".csv")) return "csv";
+    if (dot && !strcmp(dot, ".json")) return "json";
+    session_error(s, LM_EARG, "cannot tell the format from '%s': name it .csv or .json, or "
+                  "add format=csv|json", file);
+    return NULL;
+}
+
+static long count_steps(RunStore *st, const long *ids, int n)
+{
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        SeriesPoint *p = NULL;
+        int np = 0;
+        if (runstore_series(st, ids[i], "loss", &p, &np, NULL) == LM_OK) total += np;
+        free(p);
+    }
+    return total;
+}
+
+int cmd_export(Session *s, int argc, const LexWord *argv)
+{
+    const char *format = NULL, *file = NULL, *sweep = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i].key && !strcmp(argv[i].key, "format")) format = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "file")) file = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "sweep")) sweep = argv[i].value;
+    }
+    if (!file || !*file)
+        return session_error(s, LM_EARG, "export needs file=PATH, e.g. `export 3 4 "
+                             "file=runs.csv` (format from .csv/.json or format=)");
+    if (!(format = export_format(s, format, file))) return LM_EARG;
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    long ids[RUNS_MAX_IDS];
+    int n = 0;
+    if (parse_ids(s, st, argc, argv, ids, &n)) return LM_EARG;
+    if (sweep && sweep_ids(s, st, sweep, ids, &n)) return LM_EARG;
+    if (n == 0) return session_error(s, LM_EARG, "export needs run ids or sweep=ID, e.g. "
+                                     "`export 3 4 file=runs.csv`");
+    char err[LM_ERR_LEN];
+    int status = runstore_export(st, ids, n, format, file, err);
+    if (status) return session_error(s, status, "%s", err);
+    long steps = count_steps(st, ids, n);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1, "file", jstr(file),
+                                       "format", format, "runs", n, "steps",
+                                       (json_int_t)steps));
+    else
+        session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",
+                       steps, file, format);
+    return LM_OK;
+}

@@ -1,0 +1,390 @@
+/* test_commands.c — the history commands (runs, run, compare, tag, note, rm, export)
+ * through the real command table in script mode, in text and JSON output, against a
+ * store filled directly through core/runstore.h with four runs of different models,
+ * configs and validation losses. Checks filters (incl. quotes and semicolons as data),
+ * sort and limit, the detail view, config diffs, tags, notes, CSV/JSON export read back
+ * from disk, deletion, and one clear error for each bad input. Not a test of training
+ * or of the store's SQL (test_session.c, test_runstore.c). */
+#include "check.h"
+#include "err.h"
+#include "session.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char out[1 << 18];
+static size_t out_len;
+static int n_errors;
+static char tmpdir[64];
+
+static void capture(void *ud, int kind, const char *text)
+{
+    (void)ud;
+    if (kind == SESSION_OUT_ERROR) n_errors++;
+    size_t n = strlen(text);
+    if (out_len + n + 2 < sizeof out) {
+        memcpy(out + out_len, text, n);
+        out_len += n;
+        if (kind != SESSION_OUT_STREAM) out[out_len++] = '\n';
+        out[out_len] = 0;
+    }
+}
+
+static int run(Session *s, const char *line)
+{
+    out_len = 0;
+    out[0] = 0;
+    n_errors = 0;
+    return session_run_line(s, line);
+}
+
+static int count_lines(const char *t)
+{
+    int n = 0;
+    for (; *t; t++) n += *t == '\n';
+    return n;
+}
+
+/* The JSON objects of the output, one per line, in an array (caller decrefs). */
+static json_t *json_lines(void)
+{
+    json_t *a = json_array();
+    char *copy = strdup(out);
+    for (char *sv = NULL, *l = strtok_r(copy, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+        json_t *o = json_loads(l, 0, NULL);
+        if (o) json_array_append_new(a, o);
+    }
+    free(copy);
+    return a;
+}
+
+/* The ids of the JSON lines, as "3,2,1" (for order checks). */
+static const char *json_ids(void)
+{
+    static char ids[256];
+    ids[0] = 0;
+    json_t *a = json_lines();
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        size_t u = strlen(ids);
+        snprintf(ids + u, sizeof ids - u, "%s%lld", i ? "," : "",
+                 (long long)json_integer_value(json_object_get(json_array_get(a, i), "id")));
+    }
+    json_decref(a);
+    return ids;
+}
+
+/* A JSON string value, "" when absent (so a failed check cannot crash the test). */
+static const char *js(const json_t *v)
+{
+    const char *t = json_string_value(v);
+    return t ? t : "";
+}
+
+typedef struct {
+    const char *name, *model, *config, *status;
+    long params;
+    double val[2];   /* two validation losses (NAN: none) */
+} Spec;
+
+static const Spec SPECS[] = {
+    {"disp-small", "dispatcher", "model=dispatcher\nlr=0.003\nd_model=128\nbptt=64\n",
+     "finished", 120000, {2.5, 2.1}},
+    {"msa-a", "msa", "model=msa\nlr=0.0005\nd_model=128\nbptt=64\n", "finished", 1234567,
+     {1.9, 2.0}},
+    {"msa-b", "msa", "model=msa\nlr=0.0001\nd_model=256\nbptt=64\n", "stopped", 2500000,
+     {1.8, 1.7}},
+    {"lstm-nan", "lstm", "model=lstm\nlr=0.01\nd_model=128\nbptt=64\n", "diverged", 900,
+     {NAN, NAN}},
+};
+
+/* Creates the four runs (ids 1..4), 10 steps each, checkpoints and samples on run 2,
+ * and a sweep over runs 2 and 3. Returns the sweep id. */
+static long fill_store(const char *db)
+{
+    RunStore *st;
+    char err[LM_ERR_LEN];
+    long id = 0, sweep = 0;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    if (!st) return 0;
+    for (int r = 0; r < 4; r++) {
+        const Spec *p = &SPECS[r];
+        RunInfo info = {.name = p->name, .config = p->config, .model = p->model,
+                        .data_name = "tinyshakespeare", .data_hash = "abc123",
+                        .tokenizer = "char", .machine = "test box", .git_rev = "deadbeef",
+                        .params = p->params};
+        CHECK(runstore_run_create(st, &info, &id, err) == LM_OK && id == r + 1, "create: %s",
+              err);
+        for (long k = 1; k <= 10; k++) {
+            StepMetric m = {.step = k * 10, .tokens = k * 640, .loss = 3.0f - 0.1f * k,
+                            .lr = 1e-3f, .tokens_per_s = 5000, .elapsed = k};
+            runstore_log_step(st, id, &m, err);
+        }
+        for (int e = 0; e < 2 && !isnan(p->val[e]); e++) {
+            EvalMetric ev = {.step = 50 * (e + 1), .split = "valid", .loss = p->val[e],
+                             .ppl = exp(p->val[e]), .bpc = NAN};
+            runstore_log_eval(st, id, &ev, err);
+        }
+        CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
+        CHECK(runstore_run_set_status(st, id, p->status, r == 3 ? "loss became NaN" : NULL,
+                                      err) == LM_OK, "status: %s", err);
+    }
+    CheckpointRecord c1 = {.step = 50, .path = "/tmp/ck/step50.safetensors", .val_loss = 1.9,
+                           .is_best = 1};
+    CheckpointRecord c2 = {.step = 100, .path = "/tmp/ck/step100.safetensors", .val_loss = 2.0};
+    runstore_log_checkpoint(st, 2, &c1, err);
+    runstore_log_checkpoint(st, 2, &c2, err);
+    const char *texts[] = {"first sample", "second sample", "third\nsample", "fourth sample"};
+    for (int k = 0; k < 4; k++)
+        runstore_log_sample(st, 2, 25 * (k + 1), "ROMEO:", "temp=0.8", texts[k], err);
+    CHECK(runstore_sweep_create(st, "lr-sweep", "lr=0.0005,0.0001", "grid", &sweep, err) ==
+          LM_OK, "sweep: %s", err);
+    runstore_sweep_trial_set(st, sweep, 0, 2, "lr=0.0005", "finished", err);
+    runstore_sweep_trial_set(st, sweep, 1, 3, "lr=0.0001", "finished", err);
+    runstore_close(st);
+    return sweep;
+}
+
+static void test_runs_text(Session *s)
+{
+    CHECK(run(s, "runs") == LM_OK && n_errors == 0, "runs: %s", out);
+    CHECK(count_lines(out) == 5, "header + 4 runs: %s", out);
+    CHECK(!strncmp(out, "  id  name", 10) && strstr(out, "best val (ppl)") && strstr(out, "tags"),
+          "header: %s", out);
+    CHECK(strstr(out, "1.2M") && strstr(out, "120.0K") && strstr(out, "2.5M"), "params: %s",
+          out);
+    CHECK(strstr(out, "1.7000 (5.47)") && strstr(out, "diverged"), "losses: %s", out);
+    int y, mo, d, h, mi;
+    const char *l2 = strchr(out, '\n') + 1;
+    const char *dash = strstr(l2, " 20");
+    CHECK(dash && sscanf(dash, " %4d-%2d-%2d %2d:%2d", &y, &mo, &d, &h, &mi) == 5,
+          "created as YYYY-MM-DD HH:MM: %s", l2);
+    CHECK(run(s, "runs model=msa") == LM_OK && count_lines(out) == 3 && strstr(out, "msa-a") &&
+          strstr(out, "msa-b") && !strstr(out, "disp-small"), "model=msa: %s", out);
+    CHECK(run(s, "runs \"name=x'; DROP TABLE runs; --\"") == LM_OK && n_errors == 0 &&
+          strstr(out, "no runs match"), "injection as data: %s", out);
+    CHECK(run(s, "runs name=\"a;b\" model='msa\"'") == LM_OK && strstr(out, "no runs match"),
+          "quoted semicolon: %s", out);
+    CHECK(run(s, "runs") == LM_OK && count_lines(out) == 5, "still 4 runs: %s", out);
+    CHECK(run(s, "runs name~\"sa-\"") == LM_OK && count_lines(out) == 3, "name~: %s", out);
+}
+
+static void test_runs_json(Session *s)
+{
+    CHECK(run(s, "runs sort=best") == LM_OK && !strcmp(json_ids(), "3,2,1,4"),
+          "sort=best: %s", out);
+    json_t *a = json_lines();
+    json_t *r3 = json_array_get(a, 0), *r4 = json_array_get(a, 3);
+    CHECK(json_array_size(a) == 4, "4 objects: %s", out);
+    CHECK(fabs(json_real_value(json_object_get(r3, "best_val")) - 1.7) < 1e-9 &&
+          fabs(json_real_value(json_object_get(r3, "final_val")) - 1.7) < 1e-9 &&
+          json_integer_value(json_object_get(r3, "params")) == 2500000 &&
+          json_integer_value(json_object_get(r3, "steps")) == 100 &&
+          !strcmp(js(json_object_get(r3, "model")), "msa"), "run 3: %s", out);
+    CHECK(json_is_null(json_object_get(r4, "best_val")) &&
+          json_is_null(json_object_get(r4, "final_val")), "NaN is null: %s", out);
+    json_decref(a);
+    CHECK(run(s, "runs lr<0.001") == LM_OK && !strcmp(json_ids(), "3,2"), "lr<: %s", out);
+    CHECK(run(s, "runs lr<=0.0005 sort=best") == LM_OK && !strcmp(json_ids(), "3,2"),
+          "lr<=: %s", out);
+    CHECK(run(s, "runs lr>=0.003 d_model=128") == LM_OK && !strcmp(json_ids(), "4,1"),
+          "lr>= and d_model: %s", out);
+    CHECK(run(s, "runs sort=best limit=2") == LM_OK && !strcmp(json_ids(), "3,2"),
+          "limit: %s", out);
+    CHECK(run(s, "runs sort=name") == LM_OK && !strcmp(json_ids(), "1,4,2,3"), "name: %s", out);
+    CHECK(run(s, "runs model=none") == LM_OK && out_len == 0, "empty JSON list: %s", out);
+}
+
+static void test_run_detail(Session *s)
+{
+    s->json = 0;
+    CHECK(run(s, "run 2") == LM_OK, "run 2: %s", out);
+    CHECK(strstr(out, "msa-a") && strstr(out, "lr=0.0005") && strstr(out, "abc123") &&
+          strstr(out, "deadbeef") && strstr(out, "test box") && strstr(out, "finished"),
+          "fields: %s", out);
+    CHECK(strstr(out, "step50.safetensors  * best") && strstr(out, "step100.safetensors"),
+          "checkpoints: %s", out);
+    CHECK(!strstr(out, "first sample") && strstr(out, "second sample") &&
+          strstr(out, "    third\n    sample") && strstr(out, "fourth sample"),
+          "last 3 samples, indented: %s", out);
+    CHECK(run(s, "run 4") == LM_OK && strstr(out, "diverged — loss became NaN"),
+          "reason: %s", out);
+    s->json = 1;
+    CHECK(run(s, "run 2") == LM_OK && count_lines(out) == 1, "run JSON: %s", out);
+    json_t *o = json_loads(out, 0, NULL);
+    json_t *ck = json_object_get(o, "checkpoints"), *sm = json_object_get(o, "samples");
+    CHECK(o && !strcmp(js(json_object_get(json_object_get(o, "config"), "lr")),
+                       "0.0005"), "config.lr: %s", out);
+    CHECK(json_array_size(ck) == 2 && json_is_true(json_object_get(json_array_get(ck, 0), "best"))
+          && json_integer_value(json_object_get(json_array_get(ck, 1), "step")) == 100,
+          "checkpoints: %s", out);
+    CHECK(json_array_size(sm) == 3 && !strcmp(js(json_object_get(
+          json_array_get(sm, 2), "text")), "fourth sample"), "samples: %s", out);
+    CHECK(!strcmp(js(json_object_get(o, "data_hash")), "abc123") &&
+          json_integer_value(json_object_get(o, "steps")) == 100, "fields: %s", out);
+    json_decref(o);
+}
+
+static void test_compare(Session *s)
+{
+    s->json = 0;
+    CHECK(run(s, "compare 2 3") == LM_OK, "compare: %s", out);
+    CHECK(strstr(out, "\nlr ") && strstr(out, "\nd_model ") && !strstr(out, "\nbptt") &&
+          !strstr(out, "\nmodel "), "only differing keys: %s", out);
+    s->json = 1;
+    CHECK(run(s, "compare 2 3 1") == LM_OK && count_lines(out) == 1, "compare JSON: %s", out);
+    json_t *o = json_loads(out, 0, NULL), *diff = json_object_get(o, "diff");
+    CHECK(json_array_size(json_object_get(o, "runs")) == 3 &&
+          json_integer_value(json_array_get(json_object_get(o, "runs"), 2)) == 1, "runs: %s",
+          out);
+    CHECK(json_object_size(diff) == 3 && json_object_get(diff, "lr") &&
+          json_object_get(diff, "model") && json_object_get(diff, "d_model") &&
+          !json_object_get(diff, "bptt"), "diff keys: %s", out);
+    CHECK(!strcmp(js(json_array_get(json_object_get(diff, "d_model"), 1)), "256"),
+          "diff values in run order: %s", out);
+    CHECK(fabs(json_real_value(json_array_get(json_object_get(o, "best_val"), 0)) - 1.9) < 1e-9
+          && fabs(json_real_value(json_array_get(json_object_get(o, "final_val"), 0)) - 2.0)
+          < 1e-9, "losses: %s", out);
+    json_decref(o);
+}
+
+static void test_tag_note(Session *s)
+{
+    s->json = 0;
+    CHECK(run(s, "tag 2 best") == LM_OK && strstr(out, "run 2 tagged 'best'"), "tag: %s", out);
+    CHECK(run(s, "runs tag=best") == LM_OK && count_lines(out) == 2 && strstr(out, "msa-a"),
+          "runs tag=best: %s", out);
+    CHECK(run(s, "tag 2 \"two words\"") != LM_OK && n_errors == 1, "bad tag: %s", out);
+    CHECK(run(s, "note 3 \"lower lr; looks good\"") == LM_OK && strstr(out, "note saved"),
+          "note: %s", out);
+    s->json = 1;
+    CHECK(run(s, "run 3") == LM_OK, "%s", out);
+    json_t *o = json_loads(out, 0, NULL);
+    CHECK(o && !strcmp(js(json_object_get(o, "notes")), "lower lr; looks good"),
+          "note stored: %s", out);
+    json_decref(o);
+    CHECK(run(s, "runs tag=best") == LM_OK && !strcmp(json_ids(), "2"), "%s", out);
+    o = json_loads(out, 0, NULL);
+    json_t *tags = json_object_get(o, "tags");
+    CHECK(json_array_size(tags) == 1 && !strcmp(js(json_array_get(tags, 0)),
+                                                "best"), "tags array: %s", out);
+    json_decref(o);
+}
+
+static void test_export(Session *s, long sweep)
+{
+    char line[512], path[256];
+    s->json = 0;
+    snprintf(path, sizeof path, "%s/out.csv", tmpdir);
+    snprintf(line, sizeof line, "export 1 2 file=%s", path);
+    CHECK(run(s, line) == LM_OK && strstr(out, "wrote 2 runs (20 step rows)"), "csv: %s", out);
+    FILE *f = fopen(path, "r");
+    char buf[8192] = "";
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = 0;
+    if (f) fclose(f);
+    CHECK(count_lines(buf) == 21 && !strncmp(buf, "run_id,run_name", 15) && strstr(buf, "lr"),
+          "csv file: %.200s", buf);
+    CHECK(strstr(buf, "\n2,msa-a,") != NULL, "csv row of run 2: %.300s", buf);
+    s->json = 1;
+    snprintf(path, sizeof path, "%s/out.json", tmpdir);
+    snprintf(line, sizeof line, "export 3 2 format=json file=%s", path);
+    CHECK(run(s, line) == LM_OK, "json: %s", out);
+    json_t *o = json_loads(out, 0, NULL);
+    CHECK(o && json_integer_value(json_object_get(o, "runs")) == 2 &&
+          json_integer_value(json_object_get(o, "steps")) == 20, "reply: %s", out);
+    json_decref(o);
+    json_t *a = json_load_file(path, 0, NULL);
+    CHECK(json_array_size(a) == 2 &&
+          json_integer_value(json_object_get(json_array_get(a, 0), "id")) == 3 &&
+          json_integer_value(json_object_get(json_array_get(a, 1), "id")) == 2,
+          "json file holds runs 3 and 2");
+    json_decref(a);
+    snprintf(path, sizeof path, "%s/sweep.json", tmpdir);
+    snprintf(line, sizeof line, "export sweep=%ld file=%s", sweep, path);
+    CHECK(run(s, line) == LM_OK && (a = json_load_file(path, 0, NULL)) &&
+          json_array_size(a) == 2, "sweep export: %s", out);
+    json_decref(a);
+    s->json = 0;
+    CHECK(run(s, "export 2 file=/nonexistent-dir/x.csv") != LM_OK && n_errors == 1 &&
+          strstr(out, "/nonexistent-dir/x.csv"), "unwritable: %s", out);
+    CHECK(run(s, "export 2") != LM_OK && strstr(out, "file=PATH"), "no file: %s", out);
+    CHECK(run(s, "export 2 file=x.txt") != LM_OK && strstr(out, "format=csv|json"),
+          "unknown extension: %s", out);
+    CHECK(run(s, "export file=x.csv") != LM_OK && n_errors == 1, "no ids: %s", out);
+    CHECK(run(s, "export 2 99 file=x.csv") != LM_OK && strstr(out, "no run 99"), "%s", out);
+}
+
+static void test_rm(Session *s)
+{
+    s->json = 0;
+    /* a fake training run: cmd_rm only compares the pointer with NULL */
+    s->trainer = (Trainer *)(void *)s;
+    s->run_id = 1;
+    CHECK(run(s, "rm 1") == LM_ESTATE && strstr(out, "stop"), "refuses the live run: %s", out);
+    s->trainer = NULL;
+    s->run_id = 0;
+    CHECK(run(s, "rm 4") == LM_OK && strstr(out, "deleted run 4"), "rm: %s", out);
+    CHECK(run(s, "runs") == LM_OK && count_lines(out) == 4 && !strstr(out, "lstm-nan"),
+          "3 runs left: %s", out);
+    CHECK(run(s, "run 4") != LM_OK && strstr(out, "no run 4 — `runs` lists them"), "%s", out);
+    CHECK(run(s, "rm 4") != LM_OK && strstr(out, "no run 4"), "rm twice: %s", out);
+}
+
+/* Each line must fail with exactly one error containing the text. */
+static void test_errors(Session *s)
+{
+    static const char *cases[][2] = {
+        {"run abc", "run id expected, got 'abc'"}, {"run", "run id expected"},
+        {"run 99", "no run 99 — `runs` lists them"}, {"run 1 2", "one run id"},
+        {"runs foo", "invalid filter term 'foo'"}, {"runs since=yesterday", "since=yesterday"},
+        {"runs limit=x", "limit takes a whole number"}, {"runs sort=worst", "sort"},
+        {"compare 2", "at least two"}, {"compare", "at least two"},
+        {"compare 2 x", "run id expected, got 'x'"}, {"compare 2 77", "no run 77"},
+        {"tag", "run id expected"}, {"tag 2", "tag takes one tag"}, {"tag zz best", "'zz'"},
+        {"note 2", "note needs the text"}, {"note", "run id expected"},
+        {"rm", "run id expected"}, {"rm 2 3", "one run id"}, {"rm -3", "'-3'"},
+        {"export 2 file=x.csv sweep=abc", "sweep id expected"},
+        {"export 2 file=x.csv sweep=42", "no sweep 42"},
+    };
+    for (int j = 0; j < 2; j++) {
+        s->json = j;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            int rc = run(s, cases[i][0]);
+            /* table errors (sort=worst) add caret lines in text mode */
+            CHECK(rc != LM_OK && n_errors == 1 && (count_lines(out) == 1 || !j) &&
+                  strstr(out, cases[i][1]), "'%s' (json %d) -> %s", cases[i][0], j, out);
+        }
+    }
+    s->json = 0;
+    CHECK(run(s, "runs") == LM_OK && count_lines(out) == 4, "still working: %s", out);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/lmlab-cmds-XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    char db[128];
+    snprintf(db, sizeof db, "%s/runs.db", tmpdir);
+    long sweep = fill_store(db);
+    if (chdir(tmpdir)) return 1;   /* a wrongly accepted export lands here, not in the tree */
+    Session s;
+    session_init(&s, db);
+    session_set_writer(&s, capture, NULL);
+    test_runs_text(&s);
+    s.json = 1;
+    test_runs_json(&s);
+    test_run_detail(&s);
+    test_compare(&s);
+    test_tag_note(&s);
+    test_export(&s, sweep);
+    test_rm(&s);
+    test_errors(&s);
+    session_free(&s);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return check_summary();
+}
