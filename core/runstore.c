@@ -140,8 +140,10 @@ static int db_fail(const RunStore *s, int rc, const char *what, char *err)
         return err_set(err, LM_EFORMAT, "%s is not an lmlab run store or is damaged (%s);"
                        " move it aside (lmlab then starts a new one) or restore a backup",
                        s->path, msg);
-    case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
+        return err_set(err, LM_EIO, "%s: cannot open it or create its -wal/-shm files next"
+                       " to it (%s); is the file or its directory read-only?", s->path, msg);
+    case SQLITE_READONLY:
     case SQLITE_PERM:
         return err_set(err, LM_EIO, "%s: cannot write while %s (%s); is the file or its"
                        " directory read-only?", s->path, what, msg);

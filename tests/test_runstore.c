@@ -15,6 +15,8 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -704,6 +706,54 @@ static int open_and_read(const char *path, char *err)
     return st;
 }
 
+/* Makes path read-only: chmod 0444 for a normal user, the immutable flag for root (whom
+ * permissions do not stop). 0 on success, -1 when neither works here. */
+static int make_read_only(const char *path, int on)
+{
+    struct stat sb;
+    if (stat(path, &sb)) return -1;
+    if (geteuid() != 0)
+        return chmod(path, on ? (S_ISDIR(sb.st_mode) ? 0555 : 0444)
+                              : (S_ISDIR(sb.st_mode) ? 0755 : 0644));
+    int fd = open(path, O_RDONLY), flags = 0, rc = -1;
+    if (fd < 0) return -1;
+    if (!ioctl(fd, FS_IOC_GETFLAGS, &flags)) {
+        flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+        rc = ioctl(fd, FS_IOC_SETFLAGS, &flags);
+    }
+    close(fd);
+    return rc;
+}
+
+static void test_read_only(void)
+{
+    char path[512], dir[256], err[LM_ERR_LEN];
+    RunStore *s = NULL;
+    db_path(path, sizeof path, "readonly.db");
+    make_db_with_steps(path, 1);
+    if (make_read_only(path, 1)) {
+        printf("  read-only checks skipped: cannot make a file read-only here (root without"
+               " the immutable flag)\n");
+        return;
+    }
+    int st = runstore_open(path, &s, err);
+    CHECK(st == LM_EIO && strstr(err, "read-only") && !s, "read-only file: %s", err);
+    printf("  read-only file (%s): %s\n", geteuid() ? "chmod 0444" : "immutable flag", err);
+    make_read_only(path, 0);
+    runstore_close(s);
+    db_path(dir, sizeof dir, "rodir");
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/runs.db", dir);
+    make_db_with_steps(path, 1);
+    make_read_only(dir, 1);
+    s = NULL;
+    st = runstore_open(path, &s, err);
+    printf("  read-only directory: %s: %s\n", err_name(st), st ? err : "");
+    CHECK(st == LM_EIO && !s, "read-only directory -> EIO (%d)", st);
+    make_read_only(dir, 0);
+    runstore_close(s);
+}
+
 static void test_bad_files(void)
 {
     char path[512], err[LM_ERR_LEN];
@@ -742,16 +792,7 @@ static void test_bad_files(void)
     CHECK(runstore_open("/nonexistent-lmlab-dir/x.db", &s, err) == LM_EIO, "missing dir: %s",
           err);
 
-    db_path(path, sizeof path, "readonly.db");
-    make_db_with_steps(path, 1);
-    chmod(path, 0444);
-    if (geteuid() == 0) {
-        printf("  read-only file check skipped: running as root (permissions do not bite)\n");
-    } else {
-        CHECK(runstore_open(path, &s, err) == LM_EIO && strstr(err, "read-only"),
-              "read-only file: %s", err);
-    }
-    chmod(path, 0644);
+    test_read_only();
 }
 
 static void test_failed_flush(void)
