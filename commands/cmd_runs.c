@@ -170,8 +170,8 @@ static json_t *run_row_json(const RunRow *r)
 {
     char created[32];
     fmt_time(created, sizeof created, r->created);
-    return json_pack("{s:I s:o s:s s:s s:I s:o s:o s:o s:I s:s s:o s:o}", "id",
-                     (json_int_t)r->id, "name", jstr(r->name), "model", r->model, "status",
+    return json_pack("{s:I s:o s:o s:s s:I s:o s:o s:o s:I s:s s:o s:o}", "id",
+                     (json_int_t)r->id, "name", jstr(r->name), "model", jstr(r->model), "status",
                      r->status, "steps", (json_int_t)r->last_step, "best_val",
                      json_num(r->best_val), "best_ppl", json_num(exp(r->best_val)),
                      "final_val", json_num(r->final_val), "params", (json_int_t)r->params,
@@ -500,13 +500,13 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
     RunStore *st;
     long id;
     int files = 0;
+    if (store_and_id(s, argc, argv, "rm RUN_ID [checkpoints=true]", &st, &id)) return LM_EARG;
     for (int i = 2; i < argc; i++) {
         if (!argv[i].key)
             return session_error(s, LM_EARG, "rm takes one run id, got '%s' too",
                                  argv[i].text);
         files = !strcmp(argv[i].value, "true");
     }
-    if (store_and_id(s, argc, argv, "rm RUN_ID [checkpoints=true]", &st, &id)) return LM_EARG;
     if (s->trainer && s->run_id == id)
         return session_error(s, LM_ESTATE, "run %ld is the run of this session — `stop` it "
                              "and `wait` for it to end before deleting it", id);

@@ -101,7 +101,7 @@ static const Spec SPECS[] = {
 };
 
 /* Creates the four runs (ids 1..4), 10 steps each, checkpoints and samples on run 2,
- * and a sweep over runs 2 and 3. Returns the sweep id. */
+ * a checkpoint file for run 4, and a sweep over runs 2 and 3. Returns the sweep id. */
 static long fill_store(const char *db)
 {
     RunStore *st;
@@ -136,6 +136,11 @@ static long fill_store(const char *db)
     CheckpointRecord c2 = {.step = 100, .path = "/tmp/ck/step100.safetensors", .val_loss = 2.0};
     runstore_log_checkpoint(st, 2, &c1, err);
     runstore_log_checkpoint(st, 2, &c2, err);
+    CheckpointRecord c4 = {.step = 10, .val_loss = NAN};   /* a real file, for rm */
+    snprintf(c4.path, sizeof c4.path, "%s/ck4.safetensors", tmpdir);
+    FILE *f = fopen(c4.path, "w");
+    if (f) fclose(f);
+    runstore_log_checkpoint(st, 4, &c4, err);
     const char *texts[] = {"first sample", "second sample", "third\nsample", "fourth sample"};
     for (int k = 0; k < 4; k++)
         runstore_log_sample(st, 2, 25 * (k + 1), "ROMEO:", "temp=0.8", texts[k], err);
@@ -326,7 +331,12 @@ static void test_rm(Session *s)
     CHECK(run(s, "rm 1") == LM_ESTATE && strstr(out, "stop"), "refuses the live run: %s", out);
     s->trainer = NULL;
     s->run_id = 0;
-    CHECK(run(s, "rm 4") == LM_OK && strstr(out, "deleted run 4"), "rm: %s", out);
+    char ck[128];
+    snprintf(ck, sizeof ck, "%s/ck4.safetensors", tmpdir);
+    CHECK(access(ck, F_OK) == 0, "checkpoint file of run 4 exists before rm");
+    CHECK(run(s, "rm 4 checkpoints=true") == LM_OK &&
+          strstr(out, "deleted run 4 and its checkpoint files"), "rm: %s", out);
+    CHECK(access(ck, F_OK) != 0, "rm checkpoints=true removed %s", ck);
     CHECK(run(s, "runs") == LM_OK && count_lines(out) == 4 && !strstr(out, "lstm-nan"),
           "3 runs left: %s", out);
     CHECK(run(s, "run 4") != LM_OK && strstr(out, "no run 4 — `runs` lists them"), "%s", out);
