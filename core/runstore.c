@@ -147,10 +147,14 @@ static int db_fail(const RunStore *s, int rc, const char *what, char *err)
     case SQLITE_PERM:
         return err_set(err, LM_EIO, "%s: cannot write while %s (%s); is the file or its"
                        " directory read-only?", s->path, what, msg);
-    case SQLITE_IOERR:
-        if (s->db && sqlite3_system_errno(s->db) == ENOSPC)
+    case SQLITE_IOERR: {
+        int e = s->db ? sqlite3_system_errno(s->db) : 0;
+        if (e == ENOSPC)
             return err_set(err, LM_ENOSPC, "%s: disk full while %s", s->path, what);
-        return err_set(err, LM_EIO, "%s: I/O error while %s (%s)", s->path, what, msg);
+        return err_set(err, LM_EIO, "%s: I/O error while %s (%s%s%s); is the disk full or"
+                       " the file too large?", s->path, what, msg, e ? ": " : "",
+                       e ? strerror(e) : "");
+    }
     case SQLITE_NOMEM:
         return err_set(err, LM_ENOMEM, "out of memory while %s", what);
     default:

@@ -18,6 +18,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -833,6 +834,56 @@ static void test_failed_flush(void)
     runstore_close(s);
 }
 
+/* In a child (the file size limit is per process): a flush that hits the limit fails
+ * with LM_ENOSPC or LM_EIO, keeps its rows, and succeeds once space is back. */
+static int disk_full_child(const char *path)
+{
+    char err[LM_ERR_LEN];
+    RunStore *s;
+    signal(SIGXFSZ, SIG_IGN);
+    if (runstore_open(path, &s, err)) return 1;
+    long id = new_run(s, "full", "msa", "lr=1\n", NULL);
+    runstore_set_autoflush(s, 1 << 30, 1e9);
+    struct rlimit lim;
+    getrlimit(RLIMIT_FSIZE, &lim);
+    struct rlimit small = {256 << 10, lim.rlim_max};
+    setrlimit(RLIMIT_FSIZE, &small);
+    for (long t = 1; t <= 20000; t++) {
+        StepMetric m = step_of(t);
+        runstore_log_step(s, id, &m, err);
+    }
+    int st = runstore_flush(s, err), bad = 0;
+    printf("  disk full (file size limit 256 KiB): %s: %s\n", err_name(st), err);
+    fflush(stdout);   /* the child leaves with _exit */
+    bad |= (st != LM_ENOSPC && st != LM_EIO) << 1;
+    bad |= (runstore_pending(s) != 20000) << 2;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    bad |= (runstore_flush(s, err) != LM_OK || runstore_pending(s) != 0) << 3;
+    SeriesPoint *p;
+    int n = 0;
+    if (runstore_series(s, id, "loss", &p, &n, err) == LM_OK) free(p);
+    bad |= (n != 20000) << 4;
+    runstore_close(s);
+    return bad;
+}
+
+static void test_disk_full(void)
+{
+    char path[512];
+    int status = 0;
+    db_path(path, sizeof path, "full.db");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(disk_full_child(path));
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "disk-full child: failure bits 0x%x",
+          WIFEXITED(status) ? WEXITSTATUS(status) : 255);
+    q_exec(path, "PRAGMA wal_checkpoint");
+    char integrity[64];
+    q_text(path, "PRAGMA integrity_check", integrity, sizeof integrity);
+    CHECK(!strcmp(integrity, "ok"), "integrity after disk full: %s", integrity);
+}
+
 /* ---- delete, sweeps ----------------------------------------------------------------------- */
 
 static void test_delete(void)
@@ -1011,6 +1062,7 @@ int main(void)
     test_kill9();
     test_bad_files();
     test_failed_flush();
+    test_disk_full();
     test_delete();
     test_sweeps();
     test_timings();
