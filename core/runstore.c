@@ -549,14 +549,18 @@ static int maybe_flush(RunStore *s, char *err)
     return status;
 }
 
-static int grow(void **p, long *cap, long need, size_t size)
+/* Grows the array whose pointer lives at pp (any element type; the pointer is copied
+ * with memcpy to stay clear of aliasing rules) to hold need elements. 0 or -1. */
+static int grow(void *pp, long *cap, long need, size_t size)
 {
     if (need <= *cap) return 0;
     long c = *cap ? *cap * 2 : 256;
     while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * size);
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *q = realloc(p, (size_t)c * size);
     if (!q) return -1;
-    *p = q;
+    memcpy(pp, &q, sizeof q);
     *cap = c;
     return 0;
 }
@@ -565,7 +569,7 @@ int runstore_log_step(RunStore *s, long run, const StepMetric *m, char *err)
 {
     int status = check_run(s, run, err);
     if (status) return status;
-    if (grow((void **)&s->steps, &s->cap_steps, s->n_steps + 1, sizeof *s->steps))
+    if (grow(&s->steps, &s->cap_steps, s->n_steps + 1, sizeof *s->steps))
         return err_set(err, LM_ENOMEM, "out of memory buffering step metrics");
     s->steps[s->n_steps].run = run;
     s->steps[s->n_steps++].m = *m;
@@ -576,7 +580,7 @@ int runstore_log_eval(RunStore *s, long run, const EvalMetric *e, char *err)
 {
     int status = check_run(s, run, err);
     if (status) return status;
-    if (grow((void **)&s->evals, &s->cap_evals, s->n_evals + 1, sizeof *s->evals))
+    if (grow(&s->evals, &s->cap_evals, s->n_evals + 1, sizeof *s->evals))
         return err_set(err, LM_ENOMEM, "out of memory buffering evaluations");
     s->evals[s->n_evals].run = run;
     s->evals[s->n_evals].e = *e;
@@ -1387,7 +1391,7 @@ static int read_points(RunStore *s, sqlite3_stmt *st, SeriesPoint **pts, int *n,
     long cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow((void **)pts, &cap, *n + 1, sizeof **pts))
+        if (grow(pts, &cap, *n + 1, sizeof **pts))
             return err_set(err, LM_ENOMEM, "out of memory reading a series");
         (*pts)[*n].step = sqlite3_column_int64(st, 0);
         (*pts)[(*n)++].value = col_real(st, 1);
@@ -1898,7 +1902,7 @@ int runstore_samples(RunStore *s, long run, SampleRow **rows, int *n, char *err)
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow((void **)rows, &cap, *n + 1, sizeof **rows)) {
+        if (grow(rows, &cap, *n + 1, sizeof **rows)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading samples");
             break;
         }
@@ -1948,7 +1952,7 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
     sqlite3_bind_int(st, 2, layer);
     sqlite3_bind_int(st, 3, level);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow((void **)stats, &cap, *n + 1, sizeof **stats)) {
+        if (grow(stats, &cap, *n + 1, sizeof **stats)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading gate statistics");
             break;
         }
@@ -1981,7 +1985,7 @@ int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow((void **)recs, &cap, *n + 1, sizeof **recs)) {
+        if (grow(recs, &cap, *n + 1, sizeof **recs)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading checkpoints");
             break;
         }
@@ -2097,7 +2101,7 @@ int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
     if (status) return status;
     sqlite3_bind_int64(st, 1, sweep);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (grow((void **)rows, &cap, *n + 1, sizeof **rows)) {
+        if (grow(rows, &cap, *n + 1, sizeof **rows)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading sweep trials");
             break;
         }
