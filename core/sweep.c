@@ -1,0 +1,620 @@
+/* sweep.c — sweep specs: parsing, checking every trial, grid/random expansion and the
+ * successive-halving rule (see sweep.h for the rules). Pure: no store, no threads, no
+ * training; the runner (sweep_runner.c) does those. */
+#include "sweep.h"
+
+#include "err.h"
+#include "rng.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef LMLAB_EXPERIMENTS_DIR
+#define LMLAB_EXPERIMENTS_DIR "experiments"
+#endif
+
+static const char *const SPEC_KEYS[] = {"base", "strategy", "trials", "seed", "steps",
+    "epochs", "metric", "min_steps", "eta", "max_trials", "force", "name", NULL};
+
+void sweep_spec_init(SweepSpec *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->strategy = SWEEP_GRID;
+    sp->seed = 1;
+    sp->metric = SWEEP_BEST_VAL;
+    sp->eta = 3;
+    sp->max_trials = 64;
+}
+
+const char *sweep_strategy_name(SweepStrategy s)
+{
+    return s == SWEEP_RANDOM ? "random" : s == SWEEP_HALVING ? "halving" : "grid";
+}
+
+const char *sweep_metric_name(SweepMetric m)
+{
+    return m == SWEEP_FINAL_VAL ? "final_val" : "best_val";
+}
+
+/* Edit distance with transpositions, for "did you mean" over the spec keys. */
+static int distance(const char *a, const char *b)
+{
+    int la = (int)strlen(a), lb = (int)strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    int d[32][32];
+    for (int i = 0; i <= la; i++) d[i][0] = i;
+    for (int j = 0; j <= lb; j++) d[0][j] = j;
+    for (int i = 1; i <= la; i++)
+        for (int j = 1; j <= lb; j++) {
+            int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+static int parse_long(const char *key, const char *v, long lo, long hi, long *out, char *err)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi)
+        return err_set(err, LM_EARG, "%s=%s: expected an integer from %ld to %ld", key, v, lo,
+                       hi);
+    *out = x;
+    return LM_OK;
+}
+
+/* Sets one of the spec's own keys; -1 when key is not one of them. */
+static int set_spec_key(SweepSpec *sp, const char *key, const char *v, char *err)
+{
+    long x = 0;
+    int rc = LM_OK;
+    if (!strcmp(key, "base")) {
+        snprintf(sp->base, sizeof sp->base, "%s", v);
+    } else if (!strcmp(key, "name")) {
+        if (!*v || strlen(v) >= sizeof sp->name || strpbrk(v, " ,\t"))
+            return err_set(err, LM_EARG, "name=%s: a word of 1 to %zu characters without "
+                           "spaces or commas", v, sizeof sp->name - 1);
+        snprintf(sp->name, sizeof sp->name, "%s", v);
+    } else if (!strcmp(key, "strategy")) {
+        if (!strcmp(v, "grid")) sp->strategy = SWEEP_GRID;
+        else if (!strcmp(v, "random")) sp->strategy = SWEEP_RANDOM;
+        else if (!strcmp(v, "halving")) sp->strategy = SWEEP_HALVING;
+        else return err_set(err, LM_EARG, "strategy=%s: expected grid, random or halving", v);
+    } else if (!strcmp(key, "metric")) {
+        if (!strcmp(v, "best_val")) sp->metric = SWEEP_BEST_VAL;
+        else if (!strcmp(v, "final_val")) sp->metric = SWEEP_FINAL_VAL;
+        else return err_set(err, LM_EARG, "metric=%s: expected best_val or final_val", v);
+    } else if (!strcmp(key, "force")) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) sp->force = 1;
+        else if (!strcmp(v, "false") || !strcmp(v, "0")) sp->force = 0;
+        else return err_set(err, LM_EARG, "force=%s: expected true or false", v);
+    } else if (!strcmp(key, "trials")) {
+        if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->trials = (int)x;
+    } else if (!strcmp(key, "seed")) {
+        if (!(rc = parse_long(key, v, 0, 2147483647L, &x, err))) sp->seed = (unsigned long)x;
+    } else if (!strcmp(key, "steps")) {
+        if (!(rc = parse_long(key, v, 1, 1000000000L, &x, err))) sp->steps = x;
+    } else if (!strcmp(key, "epochs")) {
+        if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->epochs = (int)x;
+    } else if (!strcmp(key, "min_steps")) {
+        if (!(rc = parse_long(key, v, 1, 1000000000L, &x, err))) sp->min_steps = x;
+    } else if (!strcmp(key, "eta")) {
+        if (!(rc = parse_long(key, v, 2, 100, &x, err))) sp->eta = (int)x;
+    } else if (!strcmp(key, "max_trials")) {
+        if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->max_trials = (int)x;
+    } else {
+        return -1;
+    }
+    return rc;
+}
+
+/* Unknown key: the nearest spec key, else config_set's message (nearest config key). */
+static int unknown_key(const char *key, char *err)
+{
+    const char *near = NULL;
+    int best = 3;
+    for (int i = 0; SPEC_KEYS[i]; i++) {
+        int d = distance(key, SPEC_KEYS[i]);
+        if (d < best && d < (int)strlen(key)) {
+            best = d;
+            near = SPEC_KEYS[i];
+        }
+    }
+    if (near)
+        return err_set(err, LM_EARG, "unknown key '%s' — did you mean '%s'?", key, near);
+    Config scratch;
+    config_defaults(&scratch);
+    char e2[LM_ERR_LEN];
+    config_set(&scratch, key, "0", e2);
+    return err_set(err, LM_EARG, "%s", e2);
+}
+
+/* Checks one value of a swept key against the configuration's rules for that key. */
+static int check_value(const char *key, const char *v, char *err)
+{
+    Config scratch;
+    config_defaults(&scratch);
+    char e2[LM_ERR_LEN];
+    if (config_set(&scratch, key, v, e2))
+        return err_set(err, LM_EARG, "%s=%s: the configuration refuses it: %s", key, v, e2);
+    return LM_OK;
+}
+
+/* "uniform(lo,hi)" / "loguniform(lo,hi)" into p; -1 when v is not a range. */
+static int parse_range(SweepParam *p, const ConfigKey *k, const char *v, char *err)
+{
+    int log = !strncmp(v, "loguniform(", 11);
+    if (!log && strncmp(v, "uniform(", 8))
+        return -1;
+    const char *in = v + (log ? 11 : 8);
+    char *end;
+    size_t len = strlen(v);
+    if (v[len - 1] != ')')
+        return err_set(err, LM_EARG, "%s=%s: expected %s(lo,hi)", p->key, v,
+                       log ? "loguniform" : "uniform");
+    double lo = strtod(in, &end);
+    if (end == in || *end != ',')
+        return err_set(err, LM_EARG, "%s=%s: expected two numbers: %s(lo,hi)", p->key, v,
+                       log ? "loguniform" : "uniform");
+    in = end + 1;
+    double hi = strtod(in, &end);
+    if (end == in || *end != ')' || end != v + len - 1 || !isfinite(lo) || !isfinite(hi))
+        return err_set(err, LM_EARG, "%s=%s: expected two numbers: %s(lo,hi)", p->key, v,
+                       log ? "loguniform" : "uniform");
+    if (k->type != CFG_INT && k->type != CFG_FLOAT)
+        return err_set(err, LM_EARG, "%s=%s: a range needs a numeric key; give a list "
+                       "(%s=a,b,c)", p->key, v, p->key);
+    if (log && lo <= 0)
+        return err_set(err, LM_EARG, "%s=%s: loguniform needs lo > 0", p->key, v);
+    if (!(lo < hi))
+        return err_set(err, LM_EARG, "%s=%s: empty range: lo must be below hi", p->key, v);
+    p->kind = log ? SWEEP_LOGUNIFORM : SWEEP_UNIFORM;
+    p->lo = lo;
+    p->hi = hi;
+    char buf[64];
+    for (int i = 0; i < 2; i++) {
+        double x = i ? hi : lo;
+        if (k->type == CFG_INT)
+            snprintf(buf, sizeof buf, "%.0f", round(x));
+        else
+            snprintf(buf, sizeof buf, "%.17g", x);
+        if (check_value(p->key, buf, err))
+            return LM_EARG;
+    }
+    return LM_OK;
+}
+
+/* "a,b,c" into p's list, each value checked. */
+static int parse_list(SweepParam *p, const char *v, char *err)
+{
+    if (!*v)
+        return err_set(err, LM_EARG, "%s=: empty list: give one or more values (%s=a,b)",
+                       p->key, p->key);
+    p->kind = SWEEP_LIST;
+    const char *s = v;
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t n = comma ? (size_t)(comma - s) : strlen(s);
+        if (n == 0)
+            return err_set(err, LM_EARG, "%s=%s: empty value in the list", p->key, v);
+        if (n >= SWEEP_VALUE_LEN || p->n_values == SWEEP_MAX_VALUES)
+            return err_set(err, LM_EARG, "%s=%s: at most %d values of %d characters", p->key,
+                           v, SWEEP_MAX_VALUES, SWEEP_VALUE_LEN - 1);
+        memcpy(p->values[p->n_values], s, n);
+        p->values[p->n_values][n] = 0;
+        if (check_value(p->key, p->values[p->n_values], err))
+            return LM_EARG;
+        p->n_values++;
+        if (!comma)
+            return LM_OK;
+        s = comma + 1;
+    }
+}
+
+int sweep_spec_set(SweepSpec *sp, const char *key, const char *value, char *err)
+{
+    if (!key || !*key)
+        return err_set(err, LM_EARG, "'%s': expected key=value", value ? value : "");
+    if (!value)
+        return err_set(err, LM_EARG, "'%s': expected %s=value", key, key);
+    int rc = set_spec_key(sp, key, value, err);
+    if (rc != -1)
+        return rc;
+    const ConfigKey *k = config_find_key(key);
+    if (!k)
+        return unknown_key(key, err);
+    for (int i = 0; i < sp->n_params; i++)
+        if (!strcmp(sp->params[i].key, key))
+            return err_set(err, LM_EARG, "%s is given twice; give all its values in one "
+                           "word: %s=a,b,c", key, key);
+    if (sp->n_params == SWEEP_MAX_PARAMS)
+        return err_set(err, LM_EARG, "at most %d swept keys", SWEEP_MAX_PARAMS);
+    SweepParam *p = &sp->params[sp->n_params];
+    memset(p, 0, sizeof *p);
+    snprintf(p->key, sizeof p->key, "%s", key);
+    rc = parse_range(p, k, value, err);
+    if (rc == -1)
+        rc = parse_list(p, value, err);
+    if (rc)
+        return rc;
+    sp->n_params++;
+    return LM_OK;
+}
+
+/* Copies src into dst without spaces around '=' or after ','. */
+static void squeeze(char *dst, size_t cap, const char *src)
+{
+    size_t o = 0;
+    for (const char *s = src; *s && o + 1 < cap; s++) {
+        if (isspace((unsigned char)*s)) {
+            const char *t = s;
+            while (isspace((unsigned char)*t)) t++;
+            int next_sep = *t == '=' || *t == ',' || *t == ')' || !*t;
+            int prev_sep = o == 0 || dst[o - 1] == '=' || dst[o - 1] == ',' || dst[o - 1] == '(';
+            if (!next_sep && !prev_sep)
+                dst[o++] = ' ';
+            s = t - 1;
+            continue;
+        }
+        dst[o++] = *s;
+    }
+    dst[o] = 0;
+}
+
+int sweep_spec_set_pair(SweepSpec *sp, const char *pair, char *err)
+{
+    char buf[2048];
+    squeeze(buf, sizeof buf, pair);
+    char *eq = strchr(buf, '=');
+    if (!eq || eq == buf)
+        return err_set(err, LM_EARG, "'%s': expected key=value", buf);
+    *eq = 0;
+    return sweep_spec_set(sp, buf, eq + 1, err);
+}
+
+int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return err_set(err, LM_EIO, "cannot read %s: %s", path, strerror(errno));
+    char line[2048], e2[LM_ERR_LEN];
+    int no = 0, rc = LM_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        no++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char *s = line;
+        while (isspace((unsigned char)*s)) s++;
+        if (!*s)
+            continue;
+        if (sweep_spec_set_pair(sp, s, e2))
+            rc = err_set(err, LM_EARG, "%s:%d: %s", path, no, e2);
+    }
+    fclose(f);
+    return rc;
+}
+
+static int find_in_dirs(const char *sub, const char *name, const char *ext, char *path,
+                        size_t cap)
+{
+    struct stat st;
+    if (strchr(name, '/') || strstr(name, ext)) {
+        snprintf(path, cap, "%s", name);
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -1;
+    }
+    const char *dirs[] = {getenv("LMLAB_EXPERIMENTS"), "experiments", LMLAB_EXPERIMENTS_DIR};
+    for (int i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, cap, "%s%s/%s%s", dirs[i], sub, name, ext);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            return 0;
+    }
+    return -1;
+}
+
+int sweep_find_file(const char *name, char *path, size_t cap)
+{
+    return find_in_dirs("/sweeps", name, ".sweep", path, cap);
+}
+
+int sweep_find_experiment(const char *name, char *path, size_t cap)
+{
+    return find_in_dirs("", name, ".conf", path, cap);
+}
+
+/* ---- expansion ------------------------------------------------------------------------ */
+
+static int has_range(const SweepSpec *sp)
+{
+    for (int i = 0; i < sp->n_params; i++)
+        if (sp->params[i].kind != SWEEP_LIST)
+            return 1;
+    return 0;
+}
+
+/* Grid when every key is a list and no trials= was given (halving too). */
+static int is_grid(const SweepSpec *sp)
+{
+    return sp->strategy == SWEEP_GRID || (sp->strategy == SWEEP_HALVING && !sp->trials);
+}
+
+/* The product of the list sizes, saturating at LONG_MAX / 64. */
+static long grid_size(const SweepSpec *sp)
+{
+    long n = 1;
+    for (int i = 0; i < sp->n_params; i++) {
+        n *= sp->params[i].n_values;
+        if (n > 1L << 40)
+            return 1L << 40;
+    }
+    return n;
+}
+
+/* Random draw of param p as text (integer keys rounded, floats to 4 significant digits). */
+static void draw_value(const SweepParam *p, Rng *rng, char *out, size_t cap)
+{
+    if (p->kind == SWEEP_LIST) {
+        snprintf(out, cap, "%s", p->values[rng_below(rng, (uint32_t)p->n_values)]);
+        return;
+    }
+    double u = rng_uniform(rng), x;
+    if (p->kind == SWEEP_LOGUNIFORM)
+        x = exp(log(p->lo) + u * (log(p->hi) - log(p->lo)));
+    else
+        x = p->lo + u * (p->hi - p->lo);
+    if (config_find_key(p->key)->type == CFG_INT)
+        snprintf(out, cap, "%.0f", round(x));
+    else
+        snprintf(out, cap, "%.4g", x);
+}
+
+/* Applies the trial's values (vals[i] for params[i]) to the base config and checks it. */
+static int make_trial(const SweepSpec *sp, int k, char vals[][SWEEP_VALUE_LEN],
+                      SweepTrial *t, char *err)
+{
+    char e2[LM_ERR_LEN];
+    t->k = k;
+    t->cfg = sp->base_cfg;
+    t->params[0] = 0;
+    size_t o = 0;
+    for (int i = 0; i < sp->n_params; i++) {
+        const SweepParam *p = &sp->params[i];
+        if (p->kind != SWEEP_LIST || p->n_values > 1) /* fixed overrides are not columns */
+            o += (size_t)snprintf(t->params + o, o < SWEEP_PARAMS_LEN ? SWEEP_PARAMS_LEN - o : 0,
+                                  "%s%s=%s", o ? " " : "", p->key, vals[i]);
+        if (config_set(&t->cfg, p->key, vals[i], e2))
+            return err_set(err, LM_EARG, "trial %d (%s): %s", k, t->params, e2);
+    }
+    if (o >= SWEEP_PARAMS_LEN)
+        return err_set(err, LM_EARG, "trial %d: the swept values take more than %d characters",
+                       k, SWEEP_PARAMS_LEN - 1);
+    snprintf(t->cfg.name, sizeof t->cfg.name, "%s-t%d", sp->name[0] ? sp->name : "sweep", k);
+    if (config_validate(&t->cfg, e2))
+        return err_set(err, LM_EARG, "trial %d (%s): %s", k, t->params, e2);
+    return LM_OK;
+}
+
+int sweep_expand(const SweepSpec *sp, SweepTrial **trials, int *n, char *err)
+{
+    *trials = NULL;
+    *n = 0;
+    long count = is_grid(sp) ? grid_size(sp) : sp->trials;
+    if (count < 1 || count > 100000)
+        return err_set(err, LM_EARG, "a sweep of %ld trials", count);
+    SweepTrial *t = calloc((size_t)count, sizeof *t);
+    if (!t)
+        return err_set(err, LM_ENOMEM, "out of memory expanding %ld trials", count);
+    char vals[SWEEP_MAX_PARAMS][SWEEP_VALUE_LEN];
+    Rng rng;
+    rng_seed(&rng, sp->seed);
+    for (long k = 0; k < count; k++) {
+        if (is_grid(sp)) {
+            long rest = k; /* mixed radix, the last key varying fastest */
+            for (int i = sp->n_params - 1; i >= 0; i--) {
+                const SweepParam *p = &sp->params[i];
+                snprintf(vals[i], SWEEP_VALUE_LEN, "%s", p->values[rest % p->n_values]);
+                rest /= p->n_values;
+            }
+        } else {
+            for (int i = 0; i < sp->n_params; i++)
+                draw_value(&sp->params[i], &rng, vals[i], SWEEP_VALUE_LEN);
+        }
+        if (make_trial(sp, (int)k + 1, vals, &t[k], err)) {
+            free(t);
+            return LM_EARG;
+        }
+    }
+    *trials = t;
+    *n = (int)count;
+    return LM_OK;
+}
+
+/* Base config (unless stored) and budget. */
+static int load_base(SweepSpec *sp, const Config *fallback, char *err)
+{
+    if (!sp->has_base_cfg) {
+        char path[1024], e2[LM_ERR_LEN];
+        if (sp->base[0]) {
+            if (sweep_find_experiment(sp->base, path, sizeof path))
+                return err_set(err, LM_EARG, "base=%s: no such experiment (experiments/%s.conf)",
+                               sp->base, sp->base);
+            config_defaults(&sp->base_cfg);
+            if (config_load_file(&sp->base_cfg, path, e2))
+                return err_set(err, LM_EARG, "base=%s: %s", sp->base, e2);
+        } else if (fallback) {
+            sp->base_cfg = *fallback;
+        } else {
+            config_defaults(&sp->base_cfg);
+        }
+        sp->has_base_cfg = 1;
+    }
+    if (sp->steps > 0) {
+        sp->base_cfg.steps = sp->steps;
+    } else if (sp->epochs > 0) {
+        sp->base_cfg.epochs = sp->epochs;
+        sp->base_cfg.steps = 0;
+    }
+    return LM_OK;
+}
+
+/* The strategy's own requirements (trials=, halving's budget and rungs). */
+static int check_strategy(SweepSpec *sp, char *err)
+{
+    if (sp->n_params == 0)
+        return err_set(err, LM_EARG, "nothing to sweep: give at least one swept key, e.g. "
+                       "lr=1e-3,3e-4");
+    if (sp->strategy == SWEEP_GRID && has_range(sp))
+        return err_set(err, LM_EARG, "strategy=grid needs lists, not ranges; use "
+                       "strategy=random trials=N for uniform()/loguniform()");
+    if (sp->strategy == SWEEP_GRID && sp->trials)
+        return err_set(err, LM_EARG, "trials= is for strategy=random or halving; a grid runs "
+                       "every combination");
+    if (sp->strategy == SWEEP_RANDOM && !sp->trials)
+        return err_set(err, LM_EARG, "strategy=random needs trials=N (how many draws)");
+    if (sp->strategy == SWEEP_HALVING && has_range(sp) && !sp->trials)
+        return err_set(err, LM_EARG, "strategy=halving with a range needs trials=N");
+    if (sp->strategy != SWEEP_HALVING)
+        return LM_OK;
+    long steps = sp->base_cfg.steps;
+    if (steps <= 0)
+        return err_set(err, LM_EARG, "strategy=halving needs a budget in steps (steps=N), "
+                       "not epochs");
+    if (!sp->min_steps) {
+        sp->min_steps = steps / ((long)sp->eta * sp->eta);
+        if (sp->min_steps < 1) sp->min_steps = 1;
+    }
+    if (sp->min_steps >= steps)
+        return err_set(err, LM_EARG, "min_steps=%ld must be below the budget steps=%ld",
+                       sp->min_steps, steps);
+    return LM_OK;
+}
+
+int sweep_spec_finish(SweepSpec *sp, const Config *fallback, char *err)
+{
+    int rc = load_base(sp, fallback, err);
+    if (!rc)
+        rc = check_strategy(sp, err);
+    if (rc)
+        return rc;
+    long count = is_grid(sp) ? grid_size(sp) : sp->trials;
+    if (count > sp->max_trials && !sp->force)
+        return err_set(err, LM_EARG, "the sweep has %ld trials, more than max_trials=%d: add "
+                       "force=true (or raise max_trials) to run them all", count,
+                       sp->max_trials);
+    SweepTrial *t;
+    int n;
+    if ((rc = sweep_expand(sp, &t, &n, err)))
+        return rc;
+    free(t);
+    sp->n_trials = n;
+    return LM_OK;
+}
+
+int sweep_spec_to_text(const SweepSpec *sp, char *buf, size_t cap)
+{
+    char tmp[8192];
+    int o = 0;
+#define PUT(...) o += snprintf(tmp + o, o < (int)sizeof tmp ? sizeof tmp - (size_t)o : 0, __VA_ARGS__)
+    if (sp->name[0]) PUT("name=%s ", sp->name);
+    if (sp->base[0]) PUT("base=%s ", sp->base);
+    PUT("strategy=%s seed=%lu metric=%s", sweep_strategy_name(sp->strategy), sp->seed,
+        sweep_metric_name(sp->metric));
+    if (sp->trials) PUT(" trials=%d", sp->trials);
+    if (sp->steps) PUT(" steps=%ld", sp->steps);
+    if (sp->epochs) PUT(" epochs=%d", sp->epochs);
+    if (sp->strategy == SWEEP_HALVING) PUT(" min_steps=%ld eta=%d", sp->min_steps, sp->eta);
+    if (sp->max_trials != 64) PUT(" max_trials=%d", sp->max_trials);
+    if (sp->force) PUT(" force=true");
+    for (int i = 0; i < sp->n_params; i++) {
+        const SweepParam *p = &sp->params[i];
+        PUT(" %s=", p->key);
+        if (p->kind != SWEEP_LIST)
+            PUT("%s(%.17g,%.17g)", p->kind == SWEEP_LOGUNIFORM ? "loguniform" : "uniform",
+                p->lo, p->hi);
+        for (int j = 0; p->kind == SWEEP_LIST && j < p->n_values; j++)
+            PUT("%s%s", j ? "," : "", p->values[j]);
+    }
+#undef PUT
+    return snprintf(buf, cap, "%s", tmp);
+}
+
+/* ---- successive halving --------------------------------------------------------------- */
+
+int sweep_halving_rungs(long min_steps, int eta, long steps, long *rungs, int cap)
+{
+    int n = 0;
+    for (long r = min_steps; r > 0 && r < steps && n < cap - 1; r *= eta)
+        rungs[n++] = r;
+    rungs[n++] = steps;
+    return n;
+}
+
+int sweep_halving_promote(const double *metric, int n, int eta, int *keep)
+{
+    int quota = (n + eta - 1) / eta, kept = 0;
+    for (int i = 0; i < n; i++)
+        keep[i] = 0;
+    while (kept < quota) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (!keep[i] && isfinite(metric[i]) && (best < 0 || metric[i] < metric[best]))
+                best = i;
+        if (best < 0)
+            break;
+        keep[best] = 1;
+        kept++;
+    }
+    return kept;
+}
+
+int sweep_halving_alive(const double *metric, int n, int n_rungs, int eta, int rung,
+                        int *alive, int *stopped_at)
+{
+    double *m = malloc((size_t)(n > 0 ? n : 1) * sizeof *m);
+    int *idx = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof *idx), n_alive = n;
+    if (!m || !idx) {
+        free(m);
+        free(idx);
+        return -1;
+    }
+    int *keep = idx + n;
+    for (int t = 0; t < n; t++) {
+        alive[t] = 1;
+        if (stopped_at) stopped_at[t] = -1;
+    }
+    for (int i = 0; i < rung && i < n_rungs - 1; i++) {
+        int c = 0;
+        for (int t = 0; t < n; t++)
+            if (alive[t]) {
+                idx[c] = t;
+                m[c++] = metric[(size_t)t * n_rungs + i];
+            }
+        sweep_halving_promote(m, c, eta, keep);
+        n_alive = 0;
+        for (int j = 0; j < c; j++) {
+            if (keep[j]) {
+                n_alive++;
+                continue;
+            }
+            alive[idx[j]] = 0;
+            if (stopped_at) stopped_at[idx[j]] = i;
+        }
+    }
+    free(m);
+    free(idx);
+    return n_alive;
+}

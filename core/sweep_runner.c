@@ -1,0 +1,645 @@
+/* sweep_runner.c — a sweep's trials, one after another, on the runner's thread, with
+ * the sweep's state kept in the run store (see sweep_runner.h). Not here: the spec and
+ * the halving rule (sweep.c), printing (commands/cmd_sweep.c). */
+#include "sweep_runner.h"
+
+#include "runstore.h"
+#include "sysinfo.h"
+#include "tokenizer.h"
+#include "trainer.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef LMLAB_GIT_REV
+#define LMLAB_GIT_REV "unknown"
+#endif
+
+typedef struct {
+    char status[16];       /* pending | running | done | stopped | failed | diverged */
+    long run_id;           /* 0 = no run yet */
+} TrialState;
+
+struct SweepRunner {
+    char db_path[1024];
+    long id;
+    SweepSpec spec;
+    SweepTrial *trials;    /* (n) */
+    TrialState *ts;        /* (n) */
+    int n;
+    long rungs[SWEEP_MAX_RUNGS];
+    int n_rungs;
+    RunStore *st;          /* the runner thread's own connection */
+    pthread_t thread;
+    int started, joined;
+    pthread_mutex_t mu;    /* guards everything below and ts[].status */
+    Recorder *rec;         /* the current trial's, or the last one's once it ended */
+    int current, rung;
+    long stop_at;
+    int stop_req, pause_req, ended;
+    char status[16], message[LM_ERR_LEN];
+};
+
+static int is_settled(const char *status)
+{
+    return !strcmp(status, "done") || !strcmp(status, "stopped") ||
+           !strcmp(status, "failed") || !strcmp(status, "diverged");
+}
+
+/* Trial i's status, in memory (under the lock) and in the store. */
+static int set_trial(SweepRunner *r, int i, const char *status, char *err)
+{
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->ts[i].status, sizeof r->ts[i].status, "%s", status);
+    pthread_mutex_unlock(&r->mu);
+    return runstore_sweep_trial_set(r->st, r->id, r->trials[i].k, r->ts[i].run_id,
+                                    r->trials[i].params, status, err);
+}
+
+static void set_message(SweepRunner *r, const char *msg)
+{
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->message, sizeof r->message, "%s", msg);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void set_sweep_status(SweepRunner *r, const char *status)
+{
+    char err[LM_ERR_LEN];
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->status, sizeof r->status, "%s", status);
+    pthread_mutex_unlock(&r->mu);
+    if (r->st && runstore_sweep_set_status(r->st, r->id, status, err))
+        set_message(r, err);
+}
+
+/* The newest step checkpoint of a run directory (names sort by step). 0 or -1. */
+static int newest_checkpoint(const char *dir, char *out, size_t cap)
+{
+    char best[64] = "";
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "step-", 5) && !strstr(e->d_name, ".optim.") &&
+            strstr(e->d_name, ".safetensors") && strlen(e->d_name) < sizeof best &&
+            strcmp(e->d_name, best) > 0)
+            snprintf(best, sizeof best, "%s", e->d_name);
+    closedir(d);
+    if (!best[0])
+        return -1;
+    snprintf(out, cap, "%.900s/%s", dir, best);
+    return 0;
+}
+
+/* A trial that already has a run continues it: its stored config, its directory and
+ * newest checkpoint (none: it restarts from step 0 as the same run). */
+static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o, char *err)
+{
+    RunRow row;
+    char e2[LM_ERR_LEN];
+    int rc = runstore_get(r->st, r->ts[i].run_id, &row, err);
+    if (rc)
+        return rc;
+    config_defaults(cfg);
+    if (config_from_text(cfg, row.config, e2))
+        *cfg = r->trials[i].cfg;
+    snprintf(o->run_dir, sizeof o->run_dir, "%s", row.checkpoint_dir);
+    if (newest_checkpoint(row.checkpoint_dir, o->resume, sizeof o->resume))
+        o->resume[0] = 0;
+    runstore_row_free(&row);
+    return LM_OK;
+}
+
+/* Records trial i's new run (sweep id, tag sweep-<id>) and names its directory. */
+static int create_run(SweepRunner *r, int i, Trainer *t, TrainerOptions *o, char *err)
+{
+    const Dataset *ds = trainer_dataset(t);
+    const Config *c = trainer_config(t);
+    char *cfg = config_to_text(c), hash[32], thash[32], machine[256], tag[32];
+    snprintf(hash, sizeof hash, "%016llx", ds->hash);
+    snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
+    snprintf(tag, sizeof tag, "sweep-%ld", r->id);
+    sysinfo_describe(machine, sizeof machine);
+    RunInfo info = {.name = c->name, .config = cfg, .model = c->model, .data_name = ds->name,
+                    .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
+                    .machine = machine, .git_rev = LMLAB_GIT_REV, .tags = tag,
+                    .params = trainer_param_count(t), .sweep_id = r->id};
+    long id;
+    int rc = runstore_run_create(r->st, &info, &id, err);
+    free(cfg);
+    if (rc)
+        return rc;
+    r->ts[i].run_id = id;
+    snprintf(o->run_dir, sizeof o->run_dir, "%.400s/run-%ld", c->runs_dir, id);
+    mkdir(c->runs_dir, 0777);
+    return runstore_set_checkpoint_dir(r->st, id, o->run_dir, err);
+}
+
+/* Blocks while the sweep is paused between trials; 1 when a stop was asked. */
+static int hold_while_paused(SweepRunner *r)
+{
+    int written = 0;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop_req, pause = r->pause_req;
+        pthread_mutex_unlock(&r->mu);
+        if (stop || !pause) {
+            if (written)
+                set_sweep_status(r, "running");
+            return stop;
+        }
+        if (!written++)
+            set_sweep_status(r, "paused");
+        usleep(50000);
+    }
+}
+
+/* Follows the running trial until its recorder has written the end; relays pause,
+ * resume and stop. Returns the trainer's final status. */
+static TrainerStatus follow_trial(SweepRunner *r, Trainer *t, Recorder *rec)
+{
+    int paused = 0, stopped = 0;
+    while (!recorder_done(rec)) {
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop_req, pause = r->pause_req;
+        pthread_mutex_unlock(&r->mu);
+        if (stop && !stopped) {
+            trainer_stop(t);
+            stopped = 1;
+        } else if (pause != paused && !stopped) {
+            if (pause)
+                trainer_pause(t);
+            else
+                trainer_resume(t);
+            paused = pause;
+            set_sweep_status(r, pause ? "paused" : "running");
+        }
+        usleep(50000);
+    }
+    trainer_join(t);
+    if (paused)
+        set_sweep_status(r, "running");
+    return trainer_status(t);
+}
+
+/* Makes rec the current trial's recorder (readers snapshot it), freeing the previous
+ * trial's, whose run has ended; rec NULL: trial i has ended, its recorder stays readable. */
+static void publish(SweepRunner *r, int i, Recorder *rec, long stop_at)
+{
+    Recorder *old = NULL;
+    pthread_mutex_lock(&r->mu);
+    if (rec) {
+        old = r->rec;
+        r->rec = rec;
+    }
+    r->current = rec ? r->trials[i].k : 0;
+    r->stop_at = stop_at;
+    pthread_mutex_unlock(&r->mu);
+    recorder_destroy(old);
+}
+
+/* The trial's status after its trainer ended; LM_ECANCEL when the sweep was stopped. */
+static int settle_trial(SweepRunner *r, int i, TrainerStatus end, char *err)
+{
+    pthread_mutex_lock(&r->mu);
+    int stop = r->stop_req;
+    pthread_mutex_unlock(&r->mu);
+    const char *status = end == TRAINER_FINISHED ? "done"
+                         : end == TRAINER_DIVERGED ? "diverged"
+                         : end == TRAINER_FAILED ? "failed" : "pending";
+    int rc = set_trial(r, i, status, err);
+    if (rc)
+        return rc;
+    return stop && !is_settled(status) ? LM_ECANCEL : LM_OK;
+}
+
+/* A trial that could not start: failed (its run too, if it has one), the sweep goes on. */
+static int fail_trial(SweepRunner *r, int i, const char *why, char *err)
+{
+    char msg[LM_ERR_LEN];
+    snprintf(msg, sizeof msg, "trial %d: %.480s", r->trials[i].k, why);
+    set_message(r, msg);
+    if (r->ts[i].run_id)
+        runstore_run_set_status(r->st, r->ts[i].run_id, "failed", why, err);
+    return set_trial(r, i, "failed", err);
+}
+
+/* Trains trial i to stop_at (0 = its whole budget) as a new run or a continued one.
+ * LM_OK when the trial ended on its own (its status recorded), LM_ECANCEL when the sweep
+ * was stopped, another status when the store failed (the sweep cannot go on). */
+static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
+{
+    if (hold_while_paused(r))
+        return LM_ECANCEL;
+    char why[LM_ERR_LEN];
+    Config cfg = r->trials[i].cfg;
+    TrainerOptions o = {0};
+    int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, err) : LM_OK;
+    if (rc)
+        return rc;
+    Trainer *t = trainer_create(&cfg, &o, why);
+    if (!t)
+        return fail_trial(r, i, why, err);
+    if (!r->ts[i].run_id)
+        rc = create_run(r, i, t, &o, err);
+    else if ((rc = runstore_run_claim(r->st, r->ts[i].run_id, why)) == LM_ESTATE)
+        rc = err_set(err, LM_ESTATE, "trial %d: %s", r->trials[i].k, why);
+    if (!rc)
+        rc = set_trial(r, i, "running", err);
+    if (rc) {
+        trainer_destroy(t);
+        return rc;
+    }
+    trainer_set_run(t, r->ts[i].run_id, o.run_dir);
+    if (stop_at > 0)
+        trainer_set_stop_at(t, stop_at);
+    Recorder *rec = NULL;
+    if (trainer_start(t, why) ||
+        !(rec = recorder_create(t, r->db_path, r->ts[i].run_id, cfg.name, NULL, NULL, why))) {
+        trainer_destroy(t);
+        return fail_trial(r, i, why, err);
+    }
+    publish(r, i, rec, stop_at);
+    TrainerStatus end = follow_trial(r, t, rec);
+    publish(r, i, NULL, 0);
+    trainer_destroy(t); /* its recorder has drained every event and ended */
+    return settle_trial(r, i, end, err);
+}
+
+/* Grid and random: every trial not yet settled, in order. A trial whose run already
+ * finished (the process died before the trial was marked) is marked done. */
+static int run_plain(SweepRunner *r, char *err)
+{
+    for (int i = 0; i < r->n; i++) {
+        if (is_settled(r->ts[i].status))
+            continue;
+        RunRow row;
+        if (r->ts[i].run_id && runstore_get(r->st, r->ts[i].run_id, &row, err) == LM_OK) {
+            int finished = !strcmp(row.status, "finished");
+            runstore_row_free(&row);
+            if (finished) {
+                if (set_trial(r, i, "done", err))
+                    return LM_EDB;
+                continue;
+            }
+        }
+        int rc = run_trial(r, i, 0, err);
+        if (rc)
+            return rc;
+    }
+    return LM_OK;
+}
+
+/* metric[t * n_rungs + j]: trial t's stored validation loss at step rungs[j] (NAN). */
+static int load_rung_metrics(SweepRunner *r, double *metric, char *err)
+{
+    for (int t = 0; t < r->n; t++) {
+        for (int j = 0; j < r->n_rungs; j++)
+            metric[(size_t)t * r->n_rungs + j] = NAN;
+        if (!r->ts[t].run_id)
+            continue;
+        SeriesPoint *pts = NULL;
+        int np = 0, rc = runstore_series(r->st, r->ts[t].run_id, "val_loss", &pts, &np, err);
+        if (rc)
+            return rc;
+        for (int k = 0; k < np; k++)
+            for (int j = 0; j < r->n_rungs; j++)
+                if (pts[k].step == r->rungs[j])
+                    metric[(size_t)t * r->n_rungs + j] = pts[k].value;
+        free(pts);
+    }
+    return LM_OK;
+}
+
+/* Marks the trials the decisions so far have stopped (idempotent). */
+static int mark_stopped(SweepRunner *r, const int *alive, const int *stopped_at, char *err)
+{
+    char why[128];
+    for (int t = 0; t < r->n; t++) {
+        if (alive[t] || is_settled(r->ts[t].status))
+            continue;
+        snprintf(why, sizeof why, "stopped early at step %ld (sweep %ld, rung %d)",
+                 r->rungs[stopped_at[t]], r->id, stopped_at[t]);
+        if (r->ts[t].run_id && runstore_run_set_status(r->st, r->ts[t].run_id, "stopped", why,
+                                                       err))
+            return LM_EDB;
+        if (set_trial(r, t, "stopped", err))
+            return LM_EDB;
+    }
+    return LM_OK;
+}
+
+/* One rung: decide who entered it from the stored losses, then train each entrant that
+ * has not reached it yet (no loss stored at this rung; at the last rung: not done). */
+static int run_rung(SweepRunner *r, int ri, double *metric, int *alive, int *stopped_at,
+                    char *err)
+{
+    int rc = load_rung_metrics(r, metric, err);
+    if (rc)
+        return rc;
+    if (sweep_halving_alive(metric, r->n, r->n_rungs, r->spec.eta, ri, alive, stopped_at) < 0)
+        return err_set(err, LM_ENOMEM, "out of memory");
+    if ((rc = mark_stopped(r, alive, stopped_at, err)))
+        return rc;
+    pthread_mutex_lock(&r->mu);
+    r->rung = ri;
+    pthread_mutex_unlock(&r->mu);
+    int last = ri == r->n_rungs - 1;
+    for (int t = 0; t < r->n; t++) {
+        if (!alive[t] || is_settled(r->ts[t].status))
+            continue;
+        if (!last && isfinite(metric[(size_t)t * r->n_rungs + ri]))
+            continue;
+        if ((rc = run_trial(r, t, last ? 0 : r->rungs[ri], err)))
+            return rc;
+    }
+    return LM_OK;
+}
+
+static int run_halving(SweepRunner *r, char *err)
+{
+    double *metric = malloc((size_t)r->n * r->n_rungs * sizeof *metric);
+    int *alive = malloc((size_t)r->n * 2 * sizeof *alive), rc = LM_OK;
+    if (!metric || !alive)
+        rc = err_set(err, LM_ENOMEM, "out of memory");
+    for (int ri = 0; !rc && ri < r->n_rungs; ri++)
+        rc = run_rung(r, ri, metric, alive, alive + r->n, err);
+    free(metric);
+    free(alive);
+    return rc;
+}
+
+static void *runner_main(void *arg)
+{
+    SweepRunner *r = arg;
+    char err[LM_ERR_LEN] = "";
+    int rc = runstore_open(r->db_path, &r->st, err);
+    if (!rc) {
+        set_sweep_status(r, "running");
+        rc = r->spec.strategy == SWEEP_HALVING ? run_halving(r, err) : run_plain(r, err);
+    }
+    if (rc && rc != LM_ECANCEL)
+        set_message(r, err);
+    set_sweep_status(r, rc == LM_ECANCEL ? "stopped" : rc ? "failed" : "finished");
+    runstore_close(r->st);
+    r->st = NULL;
+    pthread_mutex_lock(&r->mu);
+    r->ended = 1;
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* ---- construction and control ---------------------------------------------------------- */
+
+static SweepRunner *runner_alloc(const SweepSpec *spec, const char *db_path, char *err)
+{
+    if (spec->n_trials < 1) {
+        err_set(err, LM_EARG, "the sweep spec is not finished (sweep_spec_finish)");
+        return NULL;
+    }
+    SweepRunner *r = calloc(1, sizeof *r);
+    if (!r) {
+        err_set(err, LM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    r->spec = *spec;
+    snprintf(r->db_path, sizeof r->db_path, "%s", db_path ? db_path : "");
+    pthread_mutex_init(&r->mu, NULL);
+    snprintf(r->status, sizeof r->status, "running");
+    if (sweep_expand(&r->spec, &r->trials, &r->n, err) ||
+        !(r->ts = calloc((size_t)r->n, sizeof *r->ts))) {
+        if (r->trials)
+            err_set(err, LM_ENOMEM, "out of memory");
+        sweep_runner_destroy(r);
+        return NULL;
+    }
+    for (int i = 0; i < r->n; i++)
+        snprintf(r->ts[i].status, sizeof r->ts[i].status, "pending");
+    if (spec->strategy == SWEEP_HALVING)
+        r->n_rungs = sweep_halving_rungs(spec->min_steps, spec->eta, spec->base_cfg.steps,
+                                         r->rungs, SWEEP_MAX_RUNGS);
+    else
+        r->n_rungs = 1;
+    return r;
+}
+
+/* Once the id is known: the default name sweep<id> and the trials' run names. */
+static void name_trials(SweepRunner *r, long id)
+{
+    r->id = id;
+    if (!r->spec.name[0])
+        snprintf(r->spec.name, sizeof r->spec.name, "sweep%ld", id);
+    for (int i = 0; i < r->n; i++)
+        snprintf(r->trials[i].cfg.name, sizeof r->trials[i].cfg.name, "%s-t%d", r->spec.name,
+                 r->trials[i].k);
+}
+
+SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, char *err)
+{
+    SweepRunner *r = runner_alloc(spec, db_path, err);
+    if (!r)
+        return NULL;
+    RunStore *st;
+    if (runstore_open(r->db_path, &st, err)) {
+        sweep_runner_destroy(r);
+        return NULL;
+    }
+    /* the spec words, then the base configuration, so a resume needs no experiment file */
+    char words[8192];
+    sweep_spec_to_text(&r->spec, words, sizeof words);
+    char *cfg = config_to_text(&r->spec.base_cfg);
+    size_t len = strlen(words) + strlen(cfg ? cfg : "") + 2;
+    char *text = malloc(len);
+    long id = 0;
+    int rc = !text || !cfg ? err_set(err, LM_ENOMEM, "out of memory") : LM_OK;
+    if (!rc) {
+        snprintf(text, len, "%s\n%s", words, cfg);
+        rc = runstore_sweep_create(st, r->spec.name, text, sweep_strategy_name(spec->strategy),
+                                   &id, err);
+    }
+    free(text);
+    free(cfg);
+    if (!rc)
+        name_trials(r, id);
+    for (int i = 0; !rc && i < r->n; i++)
+        rc = runstore_sweep_trial_set(st, id, r->trials[i].k, 0, r->trials[i].params,
+                                      "pending", err);
+    runstore_close(st);
+    if (rc) {
+        sweep_runner_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* A stored spec: the words on the first line, the base configuration after it. */
+static int parse_stored_spec(const char *text, SweepSpec *sp, char *err)
+{
+    sweep_spec_init(sp);
+    const char *nl = strchr(text, '\n');
+    size_t n = nl ? (size_t)(nl - text) : strlen(text);
+    char *line = strndup(text, n), *save = NULL, e2[LM_ERR_LEN];
+    int rc = line ? LM_OK : LM_ENOMEM;
+    for (char *w = line ? strtok_r(line, " ", &save) : NULL; w && !rc;
+         w = strtok_r(NULL, " ", &save))
+        rc = sweep_spec_set_pair(sp, w, e2);
+    free(line);
+    config_defaults(&sp->base_cfg);
+    if (!rc && nl && (rc = config_from_text(&sp->base_cfg, nl + 1, e2)) == LM_OK)
+        sp->has_base_cfg = 1;
+    if (!rc)
+        rc = sweep_spec_finish(sp, NULL, e2);
+    return rc ? err_set(err, LM_EFORMAT, "the stored spec is unreadable: %s", e2) : LM_OK;
+}
+
+/* Copies the stored trials' statuses and runs, checking they match the expansion. */
+static int load_trials(SweepRunner *r, RunStore *st, char *err)
+{
+    SweepTrialRow *rows = NULL;
+    int n = 0, rc = runstore_sweep_trials(st, r->id, &rows, &n, err);
+    for (int j = 0; !rc && j < n; j++) {
+        int i = rows[j].trial - 1;
+        if (i < 0 || i >= r->n || strcmp(rows[j].params, r->trials[i].params)) {
+            rc = err_set(err, LM_EFORMAT, "sweep %ld: stored trial %d (%s) does not match its "
+                         "spec", r->id, rows[j].trial, rows[j].params);
+            break;
+        }
+        r->ts[i].run_id = rows[j].run_id;
+        snprintf(r->ts[i].status, sizeof r->ts[i].status, "%s",
+                 !strcmp(rows[j].status, "running") ? "pending" : rows[j].status);
+        if (!is_settled(r->ts[i].status) &&
+            (!strcmp(rows[j].run_status, "running") || !strcmp(rows[j].run_status, "paused")))
+            rc = err_set(err, LM_ESTATE, "sweep %ld: trial %d's run #%ld is %s in another "
+                         "process; stop it there first", r->id, rows[j].trial,
+                         rows[j].run_id, rows[j].run_status);
+    }
+    free(rows);
+    return rc;
+}
+
+SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err)
+{
+    RunStore *st;
+    if (runstore_open(db_path, &st, err))
+        return NULL;
+    SweepRow row = {0};
+    SweepSpec sp;
+    SweepRunner *r = NULL;
+    int rc = runstore_sweep_get(st, sweep_id, &row, err);
+    if (!rc && !strcmp(row.status, "finished"))
+        rc = err_set(err, LM_ESTATE, "sweep %ld has finished; `sweep show %ld` ranks its trials",
+                     sweep_id, sweep_id);
+    if (!rc)
+        rc = parse_stored_spec(row.spec, &sp, err);
+    if (!rc && !(r = runner_alloc(&sp, db_path, err)))
+        rc = LM_EARG;
+    if (!rc) {
+        name_trials(r, sweep_id);
+        rc = load_trials(r, st, err);
+    }
+    free(row.spec);
+    runstore_close(st);
+    if (rc) {
+        sweep_runner_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+int sweep_runner_start(SweepRunner *r, char *err)
+{
+    if (r->started)
+        return err_set(err, LM_ESTATE, "the sweep has already started");
+    if (pthread_create(&r->thread, NULL, runner_main, r))
+        return err_set(err, LM_ENOMEM, "cannot start the sweep's thread");
+    r->started = 1;
+    return LM_OK;
+}
+
+static void set_flag(SweepRunner *r, int *flag, int v)
+{
+    pthread_mutex_lock(&r->mu);
+    *flag = v;
+    pthread_mutex_unlock(&r->mu);
+}
+
+void sweep_runner_pause(SweepRunner *r) { set_flag(r, &r->pause_req, 1); }
+void sweep_runner_resume(SweepRunner *r) { set_flag(r, &r->pause_req, 0); }
+void sweep_runner_stop(SweepRunner *r) { set_flag(r, &r->stop_req, 1); }
+
+void sweep_runner_join(SweepRunner *r)
+{
+    if (r->started && !r->joined) {
+        pthread_join(r->thread, NULL);
+        r->joined = 1;
+    }
+}
+
+int sweep_runner_done(SweepRunner *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int d = r->ended || !r->started;
+    pthread_mutex_unlock(&r->mu);
+    return d;
+}
+
+void sweep_runner_destroy(SweepRunner *r)
+{
+    if (!r)
+        return;
+    sweep_runner_stop(r);
+    sweep_runner_join(r);
+    free(r->trials);
+    free(r->ts);
+    recorder_destroy(r->rec);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+long sweep_runner_id(const SweepRunner *r) { return r->id; }
+const SweepSpec *sweep_runner_spec(const SweepRunner *r) { return &r->spec; }
+
+void sweep_runner_progress(SweepRunner *r, SweepProgress *p)
+{
+    memset(p, 0, sizeof *p);
+    pthread_mutex_lock(&r->mu);
+    p->sweep_id = r->id;
+    snprintf(p->name, sizeof p->name, "%s", r->spec.name);
+    snprintf(p->status, sizeof p->status, "%s", r->status);
+    snprintf(p->message, sizeof p->message, "%s", r->message);
+    p->strategy = r->spec.strategy;
+    p->total = r->n;
+    for (int i = 0; i < r->n; i++) {
+        const char *s = r->ts[i].status;
+        if (!strcmp(s, "done")) p->done++;
+        else if (!strcmp(s, "running")) p->running++;
+        else if (!strcmp(s, "stopped")) p->stopped_early++;
+        else if (!strcmp(s, "failed") || !strcmp(s, "diverged")) p->failed++;
+        else p->pending++;
+    }
+    p->current = r->current;
+    p->current_run = r->current ? r->ts[r->current - 1].run_id : 0;
+    p->stop_at = r->stop_at;
+    p->rung = r->rung;
+    p->n_rungs = r->n_rungs;
+    p->ended = r->ended;
+    pthread_mutex_unlock(&r->mu);
+}
+
+int sweep_runner_snapshot(SweepRunner *r, Snapshot *dst)
+{
+    pthread_mutex_lock(&r->mu);
+    int have = r->rec != NULL;
+    if (have)
+        recorder_snapshot(r->rec, dst);
+    pthread_mutex_unlock(&r->mu);
+    return have;
+}

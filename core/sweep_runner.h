@@ -1,0 +1,80 @@
+/* sweep_runner.h — runs a sweep's trials ONE AFTER ANOTHER on a thread of its own (the
+ * machine has two cores and one trial uses them all). Each trial is a normal run in the
+ * run store (sweep_id set, tagged `sweep-<id>`, checkpoints in runs_dir/run-<id>),
+ * trained by a Trainer and recorded by a Recorder exactly as `train` does. Successive
+ * halving (sweep.h) stops a trial at its rung with trainer_set_stop_at and later
+ * continues a promoted one from its newest checkpoint as the same run.
+ *
+ * The sweep's state lives in the run store (sweeps.status, sweep_trials: pending,
+ * running, done, stopped (early, by halving), failed, diverged), so a stored sweep can be
+ * continued after a quit or a crash (sweep_runner_open): trials done are not run again;
+ * a trial that was running (its run now `interrupted` or `stopped`) continues from its
+ * newest checkpoint, or restarts as the same run when it has none; halving decisions
+ * are recomputed from the stored validation losses, so a half-written decision is
+ * completed, never redone differently.
+ * Not here: parsing specs (sweep.h), printing, or deciding what the user sees. */
+#ifndef LM_SWEEP_RUNNER_H
+#define LM_SWEEP_RUNNER_H
+
+#include "err.h"
+#include "recorder.h"
+#include "sweep.h"
+
+typedef struct SweepRunner SweepRunner;
+
+typedef struct {
+    long sweep_id;
+    char name[48];
+    char status[16];       /* the sweep: running | paused | finished | stopped | failed */
+    SweepStrategy strategy;
+    int total, done, running, pending, stopped_early, failed; /* failed includes diverged */
+    int current;           /* the trial being trained (from 1), 0 = none */
+    long current_run;      /* its run id */
+    long stop_at;          /* its target step (a halving rung), 0 = the whole budget */
+    int rung, n_rungs;     /* halving: the rung being trained (from 0) and how many */
+    int ended;             /* the runner's thread has finished */
+    char message[LM_ERR_LEN]; /* the latest problem (a trial that failed, the store) */
+} SweepProgress;
+
+/* A new sweep from a finished spec (sweep_spec_finish): records it in the store at
+ * db_path (status running; every trial pending with its values) and returns the runner,
+ * not yet started. NULL with a message on failure (nothing is recorded then). */
+SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, char *err);
+
+/* A stored sweep, to continue: re-reads its spec and base configuration, re-expands the
+ * trials and checks them against the stored ones. LM_ESTATE-style refusals (in err,
+ * NULL returned): the sweep has finished, or one of its runs is being trained by
+ * another live process. */
+SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err);
+
+/* Starts the runner's thread. LM_OK, LM_ESTATE (already started) or LM_ENOMEM. */
+int sweep_runner_start(SweepRunner *r, char *err);
+
+/* Pause holds the current trial after its step (and does not start the next one);
+ * resume releases it; stop ends the current trial cleanly (checkpoint written, the
+ * trial stays pending so `sweep resume ID` continues it) and then the sweep (stored as
+ * stopped). All return at once; the thread acts within ~50 ms. */
+void sweep_runner_pause(SweepRunner *r);
+void sweep_runner_resume(SweepRunner *r);
+void sweep_runner_stop(SweepRunner *r);
+
+/* Waits for the thread to end. */
+void sweep_runner_join(SweepRunner *r);
+/* 1 once the thread has ended (every trial settled, stopped, or a store failure). */
+int sweep_runner_done(SweepRunner *r);
+/* Stops (as sweep_runner_stop), joins and frees. NULL is a no-op. */
+void sweep_runner_destroy(SweepRunner *r);
+
+long sweep_runner_id(const SweepRunner *r);
+/* The spec being run (valid for the runner's lifetime). */
+const SweepSpec *sweep_runner_spec(const SweepRunner *r);
+
+/* Progress counts and the current trial, copied under the runner's lock. */
+void sweep_runner_progress(SweepRunner *r, SweepProgress *p);
+
+/* The current trial's snapshot (or the last trial's once it ended), copied under a lock
+ * into dst (its series arrays are reused; free with snapshot_free). Returns 1 when a
+ * trial has a snapshot, 0 when none has started (dst untouched). */
+int sweep_runner_snapshot(SweepRunner *r, Snapshot *dst);
+
+#endif
