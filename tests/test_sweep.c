@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -271,7 +272,249 @@ static void test_files(void)
     }
 }
 
-/* E2E_HERE */
+/* ---- end to end: the runner on Tiny Shakespeare with tiny models ---------------------- */
+
+static char db_path[600], runs_dir[600];
+
+static void tiny_base(Config *c)
+{
+    config_defaults(c);
+    c->d = 16; c->nhid = 32; c->layers = 1; c->bptt = 16; c->batch = 4; c->steps = 30;
+    c->log_every = 5; c->eval_every = 0; c->eval_batches = 2; c->sample_every = 0;
+    c->checkpoint_every = 10; c->keep_checkpoints = 100;
+    snprintf(c->runs_dir, sizeof c->runs_dir, "%.200s", runs_dir);
+}
+
+/* Finishes a spec over the tiny base and runs it to the end; returns the sweep id. */
+static long run_sweep(const char *const *words)
+{
+    SweepSpec sp;
+    Config base;
+    char err[LM_ERR_LEN];
+    tiny_base(&base);
+    sweep_spec_init(&sp);
+    for (int i = 0; words[i]; i++)
+        CHECK(sweep_spec_set_pair(&sp, words[i], err) == LM_OK, "%s: %s", words[i], err);
+    CHECK(sweep_spec_finish(&sp, &base, err) == LM_OK, "finish: %s", err);
+    SweepRunner *r = sweep_runner_create(&sp, db_path, err);
+    CHECK(r != NULL, "create: %s", err);
+    if (!r)
+        return -1;
+    CHECK(sweep_runner_start(r, err) == LM_OK, "start: %s", err);
+    sweep_runner_join(r);
+    SweepProgress p;
+    sweep_runner_progress(r, &p);
+    CHECK(p.ended && !strcmp(p.status, "finished"), "sweep %ld ended %s: %s", p.sweep_id,
+          p.status, p.message);
+    Snapshot sn = {0};
+    CHECK(sweep_runner_snapshot(r, &sn) == 1 && sn.status == TRAINER_FINISHED,
+          "the last trial's snapshot: status %d", sn.status);
+    snapshot_free(&sn);
+    long id = sweep_runner_id(r);
+    sweep_runner_destroy(r);
+    return id;
+}
+
+/* Runs of sweep id: each tagged sweep-<id>, named <name>-t<k>, one per trial. */
+static int check_runs(RunStore *st, long id, int n_trials, const char *name)
+{
+    char filter[64], tag[32], err[LM_ERR_LEN];
+    RunRow *rows = NULL;
+    int n = 0, seen[64] = {0};
+    snprintf(filter, sizeof filter, "sweep=%ld", id);
+    snprintf(tag, sizeof tag, "sweep-%ld", id);
+    CHECK(runstore_list(st, filter, NULL, 0, &rows, &n, err) == LM_OK, "%s", err);
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        char want[80];
+        const char *dash = strrchr(rows[i].name, '-');
+        if (dash && dash[1] == 't') k = atoi(dash + 2);
+        snprintf(want, sizeof want, "%s-t%d", name, k);
+        CHECK(strstr(rows[i].tags, tag) && !strcmp(rows[i].name, want) && k >= 1 &&
+              k <= n_trials, "run #%ld '%s' tags '%s'", rows[i].id, rows[i].name,
+              rows[i].tags);
+        if (k >= 1 && k < 64) seen[k]++;
+    }
+    for (int k = 1; k <= n_trials; k++)
+        CHECK(seen[k] == 1, "sweep %ld trial %d has %d runs", id, k, seen[k]);
+    runstore_rows_free(rows, n);
+    return n;
+}
+
+static void test_grid_e2e(RunStore *st)
+{
+    long id = run_sweep((const char *[]){"name=g", "lr=1e-3,3e-3", "model=dispatcher,msa",
+                                         NULL});
+    CHECK(check_runs(st, id, 4, "g") == 4, "four runs");
+    SweepTrialRow *t = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    runstore_sweep_trials(st, id, &t, &n, err);
+    CHECK(n == 4, "four trials stored: %d", n);
+    for (int i = 0; i < n; i++)
+        CHECK(!strcmp(t[i].status, "done") && !strcmp(t[i].run_status, "finished") &&
+              t[i].last_step == 30 && isfinite(t[i].best_val), "trial %d: %s/%s step %ld",
+              t[i].trial, t[i].status, t[i].run_status, t[i].last_step);
+    CHECK(n == 4 && !strcmp(t[2].params, "lr=3e-3 model=dispatcher"), "t3 %s",
+          n == 4 ? t[2].params : "");
+    free(t);
+}
+
+/* Halving over 4 trials, steps 40, rungs 10, 20, 40 with eta 2: 4 -> 2 -> 1. */
+static void test_halving_e2e(RunStore *st)
+{
+    long id = run_sweep((const char *[]){"name=h", "strategy=halving", "steps=40",
+                                         "min_steps=10", "eta=2", "lr=1e-3,3e-3,1e-2,3e-2",
+                                         NULL});
+    CHECK(check_runs(st, id, 4, "h") == 4, "four runs, promoted trials continue their run");
+    SweepTrialRow *t = NULL;
+    int n = 0, done = 0, at10 = 0, at20 = 0;
+    char err[LM_ERR_LEN];
+    runstore_sweep_trials(st, id, &t, &n, err);
+    double m10[4] = {NAN, NAN, NAN, NAN};
+    for (int i = 0; i < n && i < 4; i++) {
+        SeriesPoint *pts = NULL;
+        int np = 0;
+        runstore_series(st, t[i].run_id, "val_loss", &pts, &np, err);
+        for (int j = 0; j < np; j++)
+            if (pts[j].step == 10) m10[i] = pts[j].value;
+        free(pts);
+        done += !strcmp(t[i].status, "done") && t[i].last_step == 40;
+        at10 += !strcmp(t[i].status, "stopped") && t[i].last_step == 10;
+        at20 += !strcmp(t[i].status, "stopped") && t[i].last_step == 20;
+        if (!strcmp(t[i].status, "stopped")) {
+            RunRow row;
+            runstore_get(st, t[i].run_id, &row, err);
+            CHECK(strstr(row.reason, "stopped early at step"), "reason '%s'", row.reason);
+            runstore_row_free(&row);
+        }
+    }
+    CHECK(n == 4 && done == 1 && at10 == 2 && at20 == 1, "1 done, 2 stopped at 10, 1 at 20: "
+          "%d %d %d", done, at10, at20);
+    int keep[4];
+    sweep_halving_promote(m10, 4, 2, keep);
+    for (int i = 0; i < n && i < 4; i++)
+        CHECK(keep[i] == (t[i].last_step > 10), "trial %d: kept %d by its loss %.4f at step "
+              "10, trained to %ld", t[i].trial, keep[i], m10[i], t[i].last_step);
+    free(t);
+}
+/* The child: a 4-trial sweep of 600 steps each; writes the sweep id to fd, then runs. */
+static void kill_child(int fd)
+{
+    SweepSpec sp;
+    Config base;
+    char err[LM_ERR_LEN];
+    tiny_base(&base);
+    base.steps = 600;
+    base.checkpoint_every = 100;
+    sweep_spec_init(&sp);
+    sweep_spec_set_pair(&sp, "name=k", err);
+    sweep_spec_set_pair(&sp, "lr=1e-3,2e-3,3e-3,4e-3", err);
+    SweepRunner *r = NULL;
+    if (sweep_spec_finish(&sp, &base, err) == LM_OK)
+        r = sweep_runner_create(&sp, db_path, err);
+    long id = r ? sweep_runner_id(r) : -1;
+    if (write(fd, &id, sizeof id) != sizeof id || !r || sweep_runner_start(r, err))
+        _exit(1);
+    sweep_runner_join(r);
+    _exit(0);
+}
+
+/* Waits until trial 2's run has written its step-200 checkpoint; 0, or -1 on timeout. */
+static int wait_trial2(RunStore *st, long id, long *run2)
+{
+    char err[LM_ERR_LEN], path[1024];
+    for (int i = 0; i < 6000; i++) {
+        SweepTrialRow *t = NULL;
+        int n = 0;
+        if (runstore_sweep_trials(st, id, &t, &n, err) == LM_OK && n == 4 &&
+            !strcmp(t[1].status, "running") && t[1].run_id > 0) {
+            *run2 = t[1].run_id;
+            snprintf(path, sizeof path, "%s/run-%ld/step-00000200.safetensors", runs_dir,
+                     t[1].run_id);
+            if (access(path, F_OK) == 0) {
+                free(t);
+                return 0;
+            }
+        }
+        free(t);
+        usleep(5000);
+    }
+    return -1;
+}
+
+/* kill -9 during trial 2, then `sweep resume`: every trial once, none lost. */
+static void test_kill_resume(void)
+{
+    int fds[2];
+    if (pipe(fds))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        kill_child(fds[1]);
+    }
+    close(fds[1]);
+    long id = -1, run2 = 0;
+    CHECK(read(fds[0], &id, sizeof id) == sizeof id && id > 0, "the child's sweep id");
+    close(fds[0]);
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN];
+    CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);
+    int waited = wait_trial2(st, id, &run2);
+    CHECK(waited == 0, "trial 2 reached its step-200 checkpoint");
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    runstore_close(st);
+    /* reopening repairs the dead process's run: interrupted */
+    CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);
+    SweepTrialRow *before = NULL, *after = NULL;
+    int nb = 0, na = 0;
+    runstore_sweep_trials(st, id, &before, &nb, err);
+    CHECK(nb == 4 && !strcmp(before[0].status, "done") && !strcmp(before[1].status, "running")
+          && !strcmp(before[1].run_status, "interrupted") && !strcmp(before[2].status,
+          "pending") && before[2].run_id == 0, "killed during trial 2: %s %s/%s %s",
+          nb == 4 ? before[0].status : "", nb == 4 ? before[1].status : "",
+          nb == 4 ? before[1].run_status : "", nb == 4 ? before[2].status : "");
+    RunRow r1;
+    runstore_get(st, before[0].run_id, &r1, err);
+    /* trial 2 must continue from its step-200 checkpoint: its step-100 file stays as is */
+    char ck100[700];
+    struct stat s0 = {0}, s1 = {0};
+    snprintf(ck100, sizeof ck100, "%.600s/run-%ld/step-00000100.safetensors", runs_dir, run2);
+    CHECK(stat(ck100, &s0) == 0, "%s exists", ck100);
+    SweepRunner *r = sweep_runner_open(id, db_path, err);
+    CHECK(r != NULL, "sweep resume: %s", err);
+    if (r && sweep_runner_start(r, err) == LM_OK)
+        sweep_runner_join(r);
+    sweep_runner_destroy(r);
+    runstore_sweep_trials(st, id, &after, &na, err);
+    CHECK(check_runs(st, id, 4, "k") == 4, "four runs after resume: no trial ran twice");
+    for (int i = 0; i < na; i++)
+        CHECK(!strcmp(after[i].status, "done") && after[i].last_step == 600 &&
+              !strcmp(after[i].run_status, "finished"), "trial %d %s at %ld", after[i].trial,
+              after[i].status, after[i].last_step);
+    CHECK(na == 4 && after[0].run_id == before[0].run_id && after[1].run_id == run2,
+          "trials 1 and 2 keep their runs");
+    CHECK(stat(ck100, &s1) == 0 && s1.st_mtim.tv_sec == s0.st_mtim.tv_sec &&
+          s1.st_mtim.tv_nsec == s0.st_mtim.tv_nsec, "trial 2 resumed from its checkpoint "
+          "(step 100 not rewritten)");
+    RunRow r1b;
+    runstore_get(st, before[0].run_id, &r1b, err);
+    CHECK(r1b.ended == r1.ended, "trial 1 was not trained again (ended %.3f vs %.3f)",
+          r1b.ended, r1.ended);
+    SweepRow sw;
+    CHECK(runstore_sweep_get(st, id, &sw, err) == LM_OK && !strcmp(sw.status, "finished"),
+          "sweep status %s", sw.status);
+    free(sw.spec);
+    CHECK(sweep_runner_open(id, db_path, err) == NULL && strstr(err, "has finished"),
+          "a finished sweep is not resumed: %s", err);
+    runstore_row_free(&r1);
+    runstore_row_free(&r1b);
+    free(before);
+    free(after);
+    runstore_close(st);
+}
 
 int main(void)
 {
@@ -287,6 +530,15 @@ int main(void)
     test_promote();
     test_halving_curves();
     test_files();
+    snprintf(db_path, sizeof db_path, "%s/lmlab.db", tmpdir);
+    snprintf(runs_dir, sizeof runs_dir, "%s/runs", tmpdir);
+    test_kill_resume(); /* first: fork before this process starts BLAS threads */
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN];
+    CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);
+    test_grid_e2e(st);
+    test_halving_e2e(st);
+    runstore_close(st);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}
