@@ -1,0 +1,189 @@
+/* runstore_impl.h — internals shared by the run store's files (runstore.c, runstore_write.c,
+ * runstore_query.c, runstore_filter.c, runstore_export.c, runstore_sweep.c): the struct
+ * RunStore with its pending-row buffers, SQLite status mapping and statement helpers, the
+ * parsed filter terms and configs. Included only by those files; not a public API (use
+ * runstore.h), and the only header besides them that includes sqlite3.h. */
+#ifndef LM_RUNSTORE_IMPL_H
+#define LM_RUNSTORE_IMPL_H
+
+#include "runstore.h"
+#include "err.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+typedef struct { long run; StepMetric m; } PendingStep;
+typedef struct { long run; EvalMetric e; } PendingEval;
+
+struct RunStore {
+    sqlite3 *db;
+    char *path;
+    char host[64];
+    PendingStep *steps;
+    long n_steps, cap_steps;
+    PendingEval *evals;
+    long n_evals, cap_evals;
+    int max_rows;          /* autoflush when this many rows wait */
+    long next_rows;        /* ... or this many after a failed flush (back-off) */
+    double max_seconds, last_flush;
+    long known_run;        /* last run id checked to exist */
+    sqlite3_stmt *ins_step, *ins_eval, *upd_run;
+};
+
+/* ---- small helpers (tiny, inline) ---------------------------------------------------- */
+
+static inline double now_wall(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static inline double now_mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static inline int pid_alive(long pid)
+{
+    if (pid <= 0) return 0;
+    if (kill((pid_t)pid, 0) == 0) return 1;
+    return errno != ESRCH;   /* EPERM: alive, someone else's */
+}
+
+static inline void tx_rollback(RunStore *s)
+{
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static inline void bind_str(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+static inline void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    if (isnan(v)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
+}
+
+static inline const char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+static inline void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+    const char *t = col_str(st, i);
+    size_t n = (size_t)sqlite3_column_bytes(st, i);
+    n = n < cap ? n : cap - 1;
+    memcpy(dst, t, n);
+    dst[n] = 0;
+}
+
+static inline double col_real(sqlite3_stmt *st, int i)   /* NULL -> NAN */
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* ---- SQLite status and statements ---------------------------------------------------- */
+
+/* Maps an SQLite result to an lmlab status with a message naming the file (runstore.c). */
+int runstore_db_fail(const RunStore *s, int rc, const char *what, char *err);
+
+static inline int exec_sql(RunStore *s, const char *sql, const char *what, char *err)
+{
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? LM_OK : runstore_db_fail(s, rc, what, err);
+}
+
+static inline int tx_commit(RunStore *s, const char *what, char *err)
+{
+    int st = exec_sql(s, "COMMIT", what, err);
+    if (st) tx_rollback(s);
+    return st;
+}
+
+static inline int prep(RunStore *s, const char *sql, sqlite3_stmt **st, char *err)
+{
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    return rc == SQLITE_OK ? LM_OK : runstore_db_fail(s, rc, "preparing a query", err);
+}
+
+/* Steps a write statement to completion, finalizes it; *changes = rows changed. */
+static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, int *changes,
+                             char *err)
+{
+    int rc = sqlite3_step(st);
+    int status = rc == SQLITE_DONE ? LM_OK : runstore_db_fail(s, rc, what, err);
+    if (changes) *changes = sqlite3_changes(s->db);
+    sqlite3_finalize(st);
+    return status;
+}
+
+/* ---- runstore_write.c ---------------------------------------------------------------- */
+
+/* LM_OK when run exists (cached in s->known_run), LM_EARG when not. */
+int runstore_check_run(RunStore *s, long run, char *err);
+/* Grows the array whose pointer lives at pp to hold need elements. 0 or -1. */
+int runstore_grow(void *pp, long *cap, long need, size_t size);
+
+/* ---- list filters and configs (runstore_filter.c) ------------------------------------ */
+
+enum { K_NUM, K_TEXT, K_TAG, K_SINCE, K_UNTIL, K_CONFIG };
+
+typedef struct {
+    char key[64], val[256];
+    int op, kind, is_num;
+    const char *col;
+    double num;
+} Term;
+
+#define MAX_TERMS 24
+
+/* A whole string as a finite number: 1 and *x set, else 0. */
+int runstore_parse_number(const char *v, double *x);
+/* Parses a filter ("key OP value" terms) into terms (room for MAX_TERMS); LM_EARG. */
+int runstore_parse_filter(const char *filter, Term *terms, int *nt, char *err);
+/* 1 when every config term matches the run's config text. */
+int runstore_config_terms_match(const Term *terms, int nt, const char *config);
+/* Prepares "SELECT <what> FROM runs WHERE 1 <sql terms><tail>" with the terms bound;
+ * *next receives the next free parameter index. */
+int runstore_list_prepare(RunStore *s, const char *what, const Term *terms, int nt,
+                          const char *tail, sqlite3_stmt **st, int *next, char *err);
+
+/* A parsed "key=value" config text: key[i], val[i] point into buf. */
+typedef struct {
+    char *buf;
+    char **key, **val;
+    int n;
+} Cfg;
+
+void runstore_cfg_free(Cfg *c);
+/* Splits "key=value" lines (blank lines and '#' comments skipped). 0 or -1 (memory). */
+int runstore_cfg_parse(const char *text, Cfg *c);
+/* The value of key, or NULL. */
+const char *runstore_cfg_get(const Cfg *c, const char *key);
+/* The union of the keys of n configs, in first-seen order (pointers into the configs;
+ * free the array only). NULL when out of memory. */
+const char **runstore_cfg_union(const Cfg *c, int n, int *n_keys);
+
+/* ---- runstore_query.c ---------------------------------------------------------------- */
+
+/* Loads n runs and their parsed configs; on failure frees what it loaded. */
+int runstore_load_runs(RunStore *s, const long *ids, int n, RunRow *rows, Cfg *cfgs,
+                       char *err);
+/* Frees n loaded runs and configs and both arrays. */
+void runstore_free_runs(RunRow *rows, Cfg *cfgs, int n);
+
+#endif

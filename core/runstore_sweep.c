@@ -1,0 +1,131 @@
+/* runstore_sweep.c — the sweep tables of the run store: creating a sweep, its status, its
+ * trials (which run, which parameters), reading a sweep and its trials with their runs'
+ * results. Not the sweep logic (core/sweep.c, core/sweep_runner.c) and not the runs
+ * themselves (runstore_write.c). */
+#include "runstore.h"
+#include "runstore_impl.h"
+#include "err.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- sweeps ------------------------------------------------------------------------------ */
+
+static const char *SWEEP_STATUSES[] = {"running", "paused", "finished", "stopped", "failed",
+                                       NULL};
+
+int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
+                          const char *strategy, long *id, char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "INSERT INTO sweeps(name, spec, strategy, status, created)"
+                      " VALUES(?,?,?,'running',?)", &st, err);
+    if (status) return status;
+    bind_str(st, 1, name);
+    bind_str(st, 2, spec);
+    bind_str(st, 3, strategy);
+    sqlite3_bind_double(st, 4, now_wall());
+    status = write_stmt(s, st, "creating a sweep", NULL, err);
+    if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    return status;
+}
+
+int runstore_sweep_set_status(RunStore *s, long sweep, const char *status_text, char *err)
+{
+    int k = -1;
+    for (int i = 0; status_text && SWEEP_STATUSES[i] && k < 0; i++)
+        if (!strcmp(status_text, SWEEP_STATUSES[i])) k = i;
+    if (k < 0)
+        return err_set(err, LM_EARG, "unknown sweep status '%s' (running, paused, finished,"
+                       " stopped, failed)", status_text ? status_text : "");
+    sqlite3_stmt *st;
+    int changes = 0, status = prep(s, "UPDATE sweeps SET status=?, ended=? WHERE id=?", &st,
+                                   err);
+    if (status) return status;
+    bind_str(st, 1, status_text);
+    if (k >= 2) sqlite3_bind_double(st, 2, now_wall());
+    sqlite3_bind_int64(st, 3, sweep);
+    status = write_stmt(s, st, "setting the sweep status", &changes, err);
+    return !status && !changes ? err_set(err, LM_EARG, "no sweep %ld", sweep) : status;
+}
+
+int runstore_sweep_trial_set(RunStore *s, long sweep, int trial, long run_id,
+                             const char *params, const char *status_text, char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "INSERT OR REPLACE INTO sweep_trials(sweep_id, trial, run_id, params,"
+                      " status) VALUES(?,?,?,?,?)", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, sweep);
+    sqlite3_bind_int(st, 2, trial);
+    if (run_id > 0) sqlite3_bind_int64(st, 3, run_id);
+    bind_str(st, 4, params);
+    bind_str(st, 5, status_text);
+    status = write_stmt(s, st, "recording a sweep trial", NULL, err);
+    if (status == LM_EDB && strstr(err ? err : "", "FOREIGN KEY"))
+        status = err_set(err, LM_EARG, "no sweep %ld or no run %ld", sweep, run_id);
+    return status;
+}
+
+int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err)
+{
+    sqlite3_stmt *st;
+    memset(row, 0, sizeof *row);
+    int rc, status = prep(s, "SELECT id, name, strategy, status, created, ended, spec"
+                          " FROM sweeps WHERE id=?", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, sweep);
+    if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        row->id = sqlite3_column_int64(st, 0);
+        col_copy(st, 1, row->name, sizeof row->name);
+        col_copy(st, 2, row->strategy, sizeof row->strategy);
+        col_copy(st, 3, row->status, sizeof row->status);
+        row->created = sqlite3_column_double(st, 4);
+        row->ended = sqlite3_column_double(st, 5);
+        if (!(row->spec = strdup(col_str(st, 6))))
+            status = err_set(err, LM_ENOMEM, "out of memory");
+    } else {
+        status = rc == SQLITE_DONE ? err_set(err, LM_EARG, "no sweep %ld", sweep)
+                                   : runstore_db_fail(s, rc, "reading a sweep", err);
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
+int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n, char *err)
+{
+    sqlite3_stmt *st;
+    long cap = 0;
+    *rows = NULL;
+    *n = 0;
+    int rc, status = prep(s, "SELECT t.trial, t.run_id, t.params, t.status, r.status,"
+                          " r.best_val, r.final_val, r.last_step FROM sweep_trials t"
+                          " LEFT JOIN runs r ON r.id = t.run_id WHERE t.sweep_id=?"
+                          " ORDER BY t.trial", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, sweep);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (runstore_grow(rows, &cap, *n + 1, sizeof **rows)) {
+            status = err_set(err, LM_ENOMEM, "out of memory reading sweep trials");
+            break;
+        }
+        SweepTrialRow *t = &(*rows)[(*n)++];
+        t->trial = sqlite3_column_int(st, 0);
+        t->run_id = sqlite3_column_int64(st, 1);
+        col_copy(st, 2, t->params, sizeof t->params);
+        col_copy(st, 3, t->status, sizeof t->status);
+        col_copy(st, 4, t->run_status, sizeof t->run_status);
+        t->best_val = col_real(st, 5);
+        t->final_val = col_real(st, 6);
+        t->last_step = sqlite3_column_int64(st, 7);
+    }
+    if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading sweep trials", err);
+    sqlite3_finalize(st);
+    if (status) {
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    return status;
+}
