@@ -4,7 +4,7 @@
  * Not shared between threads: each thread or process opens its own RunStore on the same
  * file (WAL mode lets one writer and many readers work at once). Not a cache of model
  * weights: checkpoints live in files, the store only records their paths.
- * SQLite is used in runstore.c and nowhere else. */
+ * SQLite is used in the runstore*.c files (behind runstore_impl.h) and nowhere else. */
 #ifndef LM_RUNSTORE_H
 #define LM_RUNSTORE_H
 
