@@ -8,33 +8,12 @@
  * keeps whatever each backward needs (relu: out, gelu: inp). */
 #include "activation.h"
 
+#include "fastmath.h"
+
 #include <stdint.h>
 
 #define GELU_INV_SQRT2 0.70710678118654752440f
 #define GELU_INV_SQRT_2PI 0.39894228040143267794f
-
-/* exp(x) for x <= 0, branch-free (the Cephes expf polynomial, as in crossentropy.c):
- * round-to-nearest reduction x = n ln2 + r, degree-6 polynomial, 2^n in the exponent;
- * relative error ~2e-7, 0 below -88. */
-static inline float act_expf(float x)
-{
-    x = x < -88.0f ? -88.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    float fn = x * 1.44269504088896341f + 12582912.0f;  /* 1.5 * 2^23: rounds to an int */
-    fn -= 12582912.0f;
-    float r = x - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } s;
-    s.i = ((int32_t)fn + 127) << 23;
-    return p * s.f;
-}
 
 /* erf(z) given e = exp(-z^2) (A&S 7.1.26, the coefficients of torch's Vectorized erf). */
 static inline float act_erf(float z, float e)
@@ -67,7 +46,7 @@ void gelu_forward(float *out, const float *inp, long n)
     for (long i = 0; i < n; i++) {
         float x = inp[i];
         float z = x * GELU_INV_SQRT2;
-        out[i] = 0.5f * x * (1.0f + act_erf(z, act_expf(-z * z)));
+        out[i] = 0.5f * x * (1.0f + act_erf(z, fast_expf(-z * z)));
     }
 }
 
@@ -75,7 +54,7 @@ void gelu_backward(float *dinp, const float *dout, const float *inp, long n)
 {
     for (long i = 0; i < n; i++) {
         float x = inp[i];
-        float e = act_expf(-0.5f * x * x);   /* exp(-z^2) with z = x / sqrt 2 */
+        float e = fast_expf(-0.5f * x * x);   /* exp(-z^2) with z = x / sqrt 2 */
         float cdf = 0.5f * (1.0f + act_erf(x * GELU_INV_SQRT2, e));
         float pdf = GELU_INV_SQRT_2PI * e;
         dinp[i] += dout[i] * (cdf + x * pdf);

@@ -7,6 +7,8 @@
  * Not a flash-attention kernel: each head's (T,T) weights are materialised. */
 #include "attention.h"
 
+#include "fastmath.h"
+
 #include "linear.h"
 
 #include <cblas.h>
@@ -18,27 +20,6 @@
 #include "err.h"
 
 #define ATTN_BLK 64
-
-/* A branch-free expf for x <= 0 that the compiler can vectorise (Cephes-style range
- * reduction and polynomial; relative error about 2e-7). */
-static inline float exp_neg(float x)
-{
-    x = x < -87.0f ? -87.0f : x;
-    float y = x * 1.44269504f;
-    float n = (y + 12582912.0f) - 12582912.0f;   /* round to nearest (|y| < 2^22) */
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) * (1 << 23);
-    float e;
-    memcpy(&e, &bits, sizeof e);
-    return p * e;
-}
 
 size_t attention_act_floats(const AttentionDims *ad, int B, int T)
 {
@@ -98,7 +79,7 @@ static void softmax_row(float *restrict row, int i, int r1)
 {
     float m = max8(row, i + 1);
     for (int j = 0; j <= i; j++)
-        row[j] = exp_neg(row[j] - m);
+        row[j] = fast_expf(row[j] - m);
     float inv = 1.0f / dot8_abs(row, NULL, i + 1);
     for (int j = 0; j <= i; j++)
         row[j] *= inv;

@@ -7,34 +7,13 @@
  * lanes (a vectorisable order that needs no -ffast-math). Not a general math library. */
 #include "crossentropy.h"
 
+#include "fastmath.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #define CE_LANES 16
-
-/* exp(x) for x <= 0 (after max-subtraction); results below ~1e-38 flush to 0. Branch-free
- * so loops calling it vectorise: round-to-nearest range reduction x = n ln2 + r with
- * |r| <= ln2/2, a degree-6 polynomial (Cephes expf), then 2^n built in the exponent. */
-static inline float ce_expf(float x)
-{
-    x = x < -88.0f ? -88.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    float fn = x * 1.44269504088896341f + 12582912.0f;  /* 1.5 * 2^23: rounds to an int */
-    fn -= 12582912.0f;
-    float r = x - fn * 0.693359375f;                    /* ln2 split in two (Cody-Waite) */
-    r = r - fn * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } s;
-    s.i = ((int32_t)fn + 127) << 23;                    /* n = -127 gives +0 */
-    return p * s.f;
-}
 
 static float ce_row_max(const float *x, int V)
 {
@@ -62,18 +41,18 @@ static float ce_row_expsum(float *e, const float *x, int V, float m, float k)
     if (e) {
         for (; i + CE_LANES <= V; i += CE_LANES)
             for (int j = 0; j < CE_LANES; j++) {
-                float v = ce_expf((x[i + j] - m) * k);
+                float v = fast_expf((x[i + j] - m) * k);
                 e[i + j] = v;
                 lane[j] += v;
             }
     } else {
         for (; i + CE_LANES <= V; i += CE_LANES)
             for (int j = 0; j < CE_LANES; j++)
-                lane[j] += ce_expf((x[i + j] - m) * k);
+                lane[j] += fast_expf((x[i + j] - m) * k);
     }
     float s = 0.0f;
     for (; i < V; i++) {
-        float v = ce_expf((x[i] - m) * k);
+        float v = fast_expf((x[i] - m) * k);
         if (e)
             e[i] = v;
         s += v;

@@ -4,6 +4,8 @@
  * Not a stack of layers and not stateful: the caller carries h/c between windows. */
 #include "recurrent.h"
 
+#include "fastmath.h"
+
 #include <cblas.h>
 #include <math.h>
 #include <stdint.h>
@@ -14,39 +16,16 @@ int recurrent_gates(int kind)
     return kind == RECURRENT_LSTM ? 4 : kind == RECURRENT_GRU ? 3 : 1;
 }
 
-/* exp(x), branch-free so the gate loops vectorise (glibc's expf is a call gcc will not
- * vectorise without -ffast-math): Cephes expf polynomial after x = n ln2 + r, 2^n built
- * in the exponent; relative error ~2e-7; x clamped to [-87, 87]. */
-static inline float rec_expf(float x)
-{
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 87.0f ? 87.0f : x;
-    float fn = x * 1.44269504088896341f + 12582912.0f;  /* 1.5 * 2^23: rounds to an int */
-    fn -= 12582912.0f;
-    float r = x - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } sc;
-    sc.i = ((int32_t)fn + 127) << 23;
-    return p * sc.f;
-}
-
 static inline float sigmoidf(float x)
 {
-    return 1.0f / (1.0f + rec_expf(-x));
+    return 1.0f / (1.0f + fast_expf(-x));
 }
 
 /* tanh: (1-e)/(1+e) with e = exp(-2|x|), and its Taylor series below |x| = 0.25 where
  * that form would cancel (series error < 3e-9 there); within ~4e-7 relative of libm. */
 static inline float tanh_fast(float x)
 {
-    float a = fabsf(x), e = rec_expf(-2.0f * a);
+    float a = fabsf(x), e = fast_expf(-2.0f * a);
     float t = copysignf((1.0f - e) / (1.0f + e), x);
     float x2 = x * x;
     float p = x * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 +
