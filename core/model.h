@@ -40,7 +40,8 @@ typedef struct {
     int (*decode_step)(Model *m, DecodeState *st, int token, int pos, float *logits);
     void (*decode_destroy)(DecodeState *st);
     /* Gate coefficients (B*heads, T, levels) of dispatcher layer `layer` from the last
-     * forward, or NULL. */
+     * forward, or NULL. The op itself is NULL for families without gates (n_gate_layers
+     * is then 0, and callers check it first). */
     const float *(*gates)(Model *m, int layer);
     void (*destroy)(Model *m);
 } ModelOps;

@@ -302,13 +302,6 @@ static void lin_decode_destroy(DecodeState *st)
     free(st);
 }
 
-static const float *lin_gates(Model *m, int layer)
-{
-    (void)m;
-    (void)layer;
-    return NULL;
-}
-
 static const ModelOps linear_ops = {
     .alloc = lin_alloc,
     .forward = lin_forward,
@@ -318,6 +311,5 @@ static const ModelOps linear_ops = {
     .decode_create = lin_decode_create,
     .decode_step = lin_decode_step,
     .decode_destroy = lin_decode_destroy,
-    .gates = lin_gates,
     .destroy = lin_destroy,
 };

@@ -452,13 +452,6 @@ static void rec_decode_destroy(DecodeState *st)
     free(st);
 }
 
-static const float *rec_gates(Model *m, int layer)
-{
-    (void)m;
-    (void)layer;
-    return NULL;
-}
-
 static const ModelOps recurrent_ops = {
     .alloc = rec_alloc,
     .forward = rec_forward,
@@ -468,6 +461,5 @@ static const ModelOps recurrent_ops = {
     .decode_create = rec_decode_create,
     .decode_step = rec_decode_step,
     .decode_destroy = rec_decode_destroy,
-    .gates = rec_gates,
     .destroy = rec_destroy,
 };
