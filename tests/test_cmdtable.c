@@ -128,7 +128,8 @@ static void test_dispatch(void)
           strstr(err, "\n                ^^^^^^\n"), "lex error caret: %s", err);
     ctx.calls = 0;
     st = cmdtable_dispatch(table, n_table, &ctx, "fail; status", err);
-    CHECK(st == LM_ESTATE && ctx.calls == 1 && strstr(err, "'fail' failed"),
+    /* the handler reports its own error: err stays empty, the status is the handler's */
+    CHECK(st == LM_ESTATE && ctx.calls == 1 && err[0] == 0,
           "handler failure stops: %d %s", st, err);
     /* ARG_CONFIG_KEYVAL leaves unknown keys to the config table; enums are still checked */
     CHECK(cmdtable_dispatch(table, n_table, &ctx, "train whatever=1", err) == LM_OK, "config key");
