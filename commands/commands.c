@@ -104,9 +104,32 @@ static const Command COMMANDS[] = {
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
      "overhead on training throughput. `threads` is honoured.",
      ARG_WORD, BENCH_KEYS, H(cmd_bench), "general"},
-    {"sweep", "base=EXPERIMENT key=v1,v2 ... | status|pause|resume|stop|show [ID]",
-     "hyperparameter sweeps (grid, random, successive halving)", NULL, ARG_WORD, NULL,
-     H(cmd_sweep), "sweeps"},
+    {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
+     "wait|show [ID]|list",
+     "hyperparameter sweeps (grid, random, successive halving)",
+     "Starts a sweep in the background: its trials train one after another, each a run\n"
+     "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
+     "NAME.sweep, one word a line; words given here override the file's):\n"
+     "  base=EXPERIMENT (default: the current settings)  strategy=grid|random|halving\n"
+     "  steps=N|epochs=N (budget per trial)  metric=best_val|final_val (ranking)\n"
+     "  trials=N seed=S (random draws)  min_steps=N eta=K (halving)  name=NAME\n"
+     "  max_trials=N (default 64; more needs force=true)\n"
+     "  swept config keys: lr=1e-3,3e-4 (list)  lr=loguniform(1e-4,1e-2)  dropout=uniform(0,0.3)\n"
+     "Every trial is checked against the configuration before anything runs. grid: every\n"
+     "combination, the first key varying slowest; random: trials draws seeded by seed.\n"
+     "halving (successive halving, budget steps=N): rungs r0=min_steps (default\n"
+     "steps/eta^2), r_i = min_steps*eta^i while below steps, then steps. Every trial trains\n"
+     "to r0. At each rung but the last, the n trials that entered it are ranked by their\n"
+     "validation loss at step r_i (the full evaluation over the whole validation split that\n"
+     "the trainer does when it stops at the rung); the best ceil(n/eta) continue from their\n"
+     "step-r_i checkpoint, the others stop there (status: stopped early at step r_i). A\n"
+     "trial that diverged or failed ranks last; ties go to the lower trial. Trials are\n"
+     "grid combinations, or trials= random draws when given (needed with ranges).\n"
+     "status, pause, resume, stop, wait: the session's sweep (stop keeps the current\n"
+     "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
+     "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
+     "show [ID]: the trials ranked by the metric, swept values as columns, best marked.",
+     ARG_WORD, NULL, H(cmd_sweep), "sweeps"},
 };
 
 const Command *session_commands(int *n)

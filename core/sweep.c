@@ -543,7 +543,7 @@ int sweep_spec_to_text(const SweepSpec *sp, char *buf, size_t cap)
         const SweepParam *p = &sp->params[i];
         PUT(" %s=", p->key);
         if (p->kind != SWEEP_LIST)
-            PUT("%s(%.17g,%.17g)", p->kind == SWEEP_LOGUNIFORM ? "loguniform" : "uniform",
+            PUT("%s(%.15g,%.15g)", p->kind == SWEEP_LOGUNIFORM ? "loguniform" : "uniform",
                 p->lo, p->hi);
         for (int j = 0; p->kind == SWEEP_LIST && j < p->n_values; j++)
             PUT("%s%s", j ? "," : "", p->values[j]);

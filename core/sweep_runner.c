@@ -627,6 +627,9 @@ void sweep_runner_progress(SweepRunner *r, SweepProgress *p)
     }
     p->current = r->current;
     p->current_run = r->current ? r->ts[r->current - 1].run_id : 0;
+    if (r->current)
+        snprintf(p->current_params, sizeof p->current_params, "%s",
+                 r->trials[r->current - 1].params);
     p->stop_at = r->stop_at;
     p->rung = r->rung;
     p->n_rungs = r->n_rungs;

@@ -30,6 +30,7 @@ typedef struct {
     int total, done, running, pending, stopped_early, failed; /* failed includes diverged */
     int current;           /* the trial being trained (from 1), 0 = none */
     long current_run;      /* its run id */
+    char current_params[SWEEP_PARAMS_LEN]; /* its swept values */
     long stop_at;          /* its target step (a halving rung), 0 = the whole budget */
     int rung, n_rungs;     /* halving: the rung being trained (from 0) and how many */
     int ended;             /* the runner's thread has finished */

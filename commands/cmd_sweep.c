@@ -1,0 +1,547 @@
+/* cmd_sweep.c — the `sweep` command: start a sweep in the background from key=value
+ * words or a sweep file, follow and steer it (status, pause, resume, stop, wait),
+ * continue a stored one (resume ID), and compare its trials (show ID, list). The runner
+ * (core/sweep_runner.c) does the work; this file parses, prints text or JSON lines, and
+ * keeps the one runner of the process. Not here: the spec rules (core/sweep.c). */
+#include "cmd_sweep.h"
+
+#include "session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static SweepRunner *g_sweep;
+
+SweepRunner *cmd_sweep_runner(void)
+{
+    return g_sweep;
+}
+
+void cmd_sweep_shutdown(void)
+{
+    sweep_runner_destroy(g_sweep); /* stops and joins */
+    g_sweep = NULL;
+}
+
+/* Refuses while a run trains or a sweep runs; frees an ended sweep. */
+static int check_idle(Session *s)
+{
+    if (s->trainer && !trainer_is_done(trainer_status(s->trainer)))
+        return session_error(s, LM_ESTATE, "run #%ld is training: `stop` it (or `wait`) before "
+                             "starting a sweep", s->run_id);
+    if (g_sweep && !sweep_runner_done(g_sweep))
+        return session_error(s, LM_ESTATE, "sweep #%ld is running: `sweep stop` it (or `sweep "
+                             "wait`) first", sweep_runner_id(g_sweep));
+    cmd_sweep_shutdown();
+    return LM_OK;
+}
+
+static int need_sweep(Session *s, const char *what)
+{
+    if (g_sweep)
+        return LM_OK;
+    return session_error(s, LM_ESTATE, "sweep %s: no sweep in this session; `sweep list` shows "
+                         "the stored ones, `sweep resume ID` continues one", what);
+}
+
+/* Drops an earlier value of a swept key (the command line overrides the sweep file). */
+static void drop_param(SweepSpec *sp, const char *key)
+{
+    for (int i = 0; i < sp->n_params; i++)
+        if (!strcmp(sp->params[i].key, key)) {
+            memmove(&sp->params[i], &sp->params[i + 1],
+                    (size_t)(sp->n_params - i - 1) * sizeof sp->params[0]);
+            sp->n_params--;
+            return;
+        }
+}
+
+/* file=NAME first, then every other word; then the checks over every trial. */
+static int build_spec(Session *s, int argc, const LexWord *argv, SweepSpec *sp)
+{
+    char err[LM_ERR_LEN], path[1024];
+    sweep_spec_init(sp);
+    for (int i = 1; i < argc; i++) {
+        if (!argv[i].key || strcmp(argv[i].key, "file"))
+            continue;
+        if (sweep_find_file(argv[i].value, path, sizeof path))
+            return session_error(s, LM_EARG, "file=%s: no such sweep (experiments/sweeps/%s"
+                                 ".sweep)", argv[i].value, argv[i].value);
+        if (sweep_spec_load_file(sp, path, err))
+            return session_error(s, LM_EARG, "%s", err);
+    }
+    int from_file = sp->n_params;
+    for (int i = 1; i < argc; i++) {
+        if (!argv[i].key)
+            return session_error(s, LM_EARG, "'%s': expected key=value (or status, pause, "
+                                 "resume, stop, wait, show ID, list)", argv[i].text);
+        if (!strcmp(argv[i].key, "file"))
+            continue;
+        if (from_file)
+            drop_param(sp, argv[i].key);
+        if (sweep_spec_set(sp, argv[i].key, argv[i].value, err))
+            return session_error(s, LM_EARG, "%s", err);
+    }
+    if (sweep_spec_finish(sp, &s->cfg, err))
+        return session_error(s, LM_EARG, "%s", err);
+    return LM_OK;
+}
+
+static void announce(Session *s, SweepRunner *r, const char *verb)
+{
+    SweepProgress p;
+    sweep_runner_progress(r, &p);
+    const SweepSpec *sp = sweep_runner_spec(r);
+    if (s->json) {
+        session_emit_json(s, json_pack("{s:b s:I s:s s:s s:i s:i s:s}", "ok", 1, "sweep",
+                                       (json_int_t)p.sweep_id, "name", p.name, "strategy",
+                                       sweep_strategy_name(sp->strategy), "trials", p.total,
+                                       "done", p.done, "action", verb));
+        return;
+    }
+    session_printf(s, "sweep #%ld %s %s: %d trials (%s, metric %s), %d left to train; runs "
+                   "named %s-t1.., tagged sweep-%ld. Follow with `sweep status` or `sweep wait`",
+                   p.sweep_id, p.name, verb, p.total, sweep_strategy_name(sp->strategy),
+                   sweep_metric_name(sp->metric), p.total - p.done - p.stopped_early - p.failed,
+                   p.name, p.sweep_id);
+}
+
+static int start_runner(Session *s, SweepRunner *r, const char *verb)
+{
+    char err[LM_ERR_LEN];
+    if (sweep_runner_start(r, err)) {
+        sweep_runner_destroy(r);
+        return session_error(s, LM_ENOMEM, "%s", err);
+    }
+    g_sweep = r;
+    announce(s, r, verb);
+    return LM_OK;
+}
+
+static int sweep_start(Session *s, int argc, const LexWord *argv)
+{
+    if (check_idle(s))
+        return LM_ESTATE;
+    SweepSpec *sp = malloc(sizeof *sp);
+    if (!sp)
+        return session_error(s, LM_ENOMEM, "out of memory");
+    char err[LM_ERR_LEN];
+    int rc = build_spec(s, argc, argv, sp);
+    SweepRunner *r = rc ? NULL : sweep_runner_create(sp, s->db_path, err);
+    free(sp);
+    if (rc)
+        return rc;
+    if (!r)
+        return session_error(s, LM_EDB, "%s", err);
+    return start_runner(s, r, "started");
+}
+
+static int sweep_continue(Session *s, const char *word)
+{
+    long id = session_parse_run_id(word);
+    if (id <= 0)
+        return session_error(s, LM_EARG, "sweep resume %s: expected a sweep id", word);
+    if (check_idle(s))
+        return LM_ESTATE;
+    char err[LM_ERR_LEN];
+    SweepRunner *r = sweep_runner_open(id, s->db_path, err);
+    if (!r)
+        return session_error(s, LM_ESTATE, "%s", err);
+    return start_runner(s, r, "resumed");
+}
+
+static void fmt_duration(char *buf, size_t cap, double sec)
+{
+    if (!isfinite(sec) || sec < 0)
+        snprintf(buf, cap, "-");
+    else if (sec < 3600)
+        snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
+    else
+        snprintf(buf, cap, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
+}
+
+static json_t *progress_json(const SweepProgress *p, const char *event)
+{
+    return json_pack("{s:s s:I s:s s:s s:i s:i s:i s:i s:i s:i s:i s:I s:s s:I}", "event",
+                     event, "sweep", (json_int_t)p->sweep_id, "name", p->name, "status",
+                     p->status, "total", p->total, "done", p->done, "running", p->running,
+                     "pending", p->pending, "stopped_early", p->stopped_early, "failed",
+                     p->failed, "trial", p->current, "run", (json_int_t)p->current_run,
+                     "params", p->current_params, "stop_at", (json_int_t)p->stop_at);
+}
+
+static void print_progress(Session *s, const SweepProgress *p)
+{
+    session_printf(s, "sweep #%ld %s %s: %d trials: %d done, %d running, %d pending, %d stopped "
+                   "early, %d failed%s%s", p->sweep_id, p->name, p->status, p->total, p->done,
+                   p->running, p->pending, p->stopped_early, p->failed,
+                   p->message[0] ? "\n  note: " : "", p->message);
+}
+
+/* The current trial's line: step, loss, validation. */
+static void print_trial(Session *s, const SweepProgress *p, const Snapshot *sn)
+{
+    char el[32], rung[64] = "";
+    fmt_duration(el, sizeof el, sn->last.elapsed);
+    if (p->stop_at)
+        snprintf(rung, sizeof rung, "  [rung %d/%d: to step %ld]", p->rung + 1, p->n_rungs,
+                 p->stop_at);
+    session_printf(s, "  trial %d (run #%ld, %s): %s step %ld/%ld  loss %.4f  %.0f tok/s  "
+                   "elapsed %s%s", p->current, p->current_run, p->current_params,
+                   recorder_status_name(sn->status), sn->last.step, sn->total_steps,
+                   sn->last.loss, sn->last.tokens_per_s, el, rung);
+    if (sn->n_val)
+        session_printf(s, "  val loss %.4f (best %.4f)", sn->last_eval.loss, sn->best_val);
+}
+
+static int sweep_status(Session *s)
+{
+    if (!g_sweep) {
+        if (s->json)
+            session_emit_json(s, json_pack("{s:s s:s}", "event", "sweep_status", "status",
+                                           "idle"));
+        else
+            session_printf(s, "no sweep in this session; `sweep list` shows the stored ones");
+        return LM_OK;
+    }
+    SweepProgress p;
+    Snapshot sn = {0};
+    sweep_runner_progress(g_sweep, &p);
+    int have = p.current && sweep_runner_snapshot(g_sweep, &sn);
+    if (s->json) {
+        json_t *o = progress_json(&p, "sweep_status");
+        if (have) {
+            json_object_set_new(o, "step", json_integer(sn.last.step));
+            json_object_set_new(o, "total_steps", json_integer(sn.total_steps));
+            json_object_set_new(o, "loss", json_real(sn.last.loss));
+            if (sn.n_val)
+                json_object_set_new(o, "val_loss", json_real(sn.last_eval.loss));
+        }
+        session_emit_json(s, o);
+    } else {
+        print_progress(s, &p);
+        if (have)
+            print_trial(s, &p, &sn);
+    }
+    snapshot_free(&sn);
+    return LM_OK;
+}
+
+static int sweep_control(Session *s, const char *what)
+{
+    if (need_sweep(s, what))
+        return LM_ESTATE;
+    long id = sweep_runner_id(g_sweep);
+    if (!strcmp(what, "pause")) {
+        sweep_runner_pause(g_sweep);
+        session_printf(s, "sweep #%ld: pausing the current trial after its step", id);
+    } else if (!strcmp(what, "resume")) {
+        sweep_runner_resume(g_sweep);
+        session_printf(s, "sweep #%ld: resumed", id);
+    } else {
+        sweep_runner_stop(g_sweep);
+        sweep_runner_join(g_sweep);
+        SweepProgress p;
+        sweep_runner_progress(g_sweep, &p);
+        if (s->json)
+            session_emit_json(s, progress_json(&p, "sweep_end"));
+        else
+            session_printf(s, "sweep #%ld %s: %d of %d trials done, %d stopped early; the "
+                           "current trial kept its checkpoint: `sweep resume %ld` continues",
+                           id, p.status, p.done, p.total, p.stopped_early, id);
+    }
+    return LM_OK;
+}
+
+/* `sweep wait`: one line per change of trial or counts, until the sweep ends. */
+static int sweep_wait(Session *s)
+{
+    if (need_sweep(s, "wait"))
+        return LM_ESTATE;
+    SweepProgress p, last = {0};
+    last.current = -1;
+    s->interrupt = 0;
+    for (;;) {
+        sweep_runner_progress(g_sweep, &p);
+        if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
+            p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
+            if (s->json)
+                session_emit_json(s, progress_json(&p, p.ended ? "sweep_end" : "sweep_progress"));
+            else if (!p.ended && p.current)
+                session_printf(s, "sweep #%ld: %d/%d done, %d stopped early, %d failed; "
+                               "training trial %d (run #%ld, %s)%s", p.sweep_id, p.done, p.total,
+                               p.stopped_early, p.failed, p.current, p.current_run,
+                               p.current_params, p.stop_at ? " to its rung" : "");
+            last = p;
+        }
+        if (p.ended)
+            break;
+        if (s->interrupt) {
+            session_printf(s, "(stopped waiting; sweep #%ld continues: `sweep stop` ends it)",
+                           p.sweep_id);
+            return LM_ECANCEL;
+        }
+        usleep(200000);
+    }
+    if (!s->json)
+        print_progress(s, &p);
+    return !strcmp(p.status, "finished") ? LM_OK : !strcmp(p.status, "stopped") ? LM_ECANCEL
+                                                                                : LM_EDB;
+}
+
+/* ---- show and list ------------------------------------------------------------------ */
+
+typedef struct {
+    const SweepTrialRow *t;
+    double metric, seconds;
+} Ranked;
+
+/* Trials with a metric first, lowest first; then the others in trial order. */
+static int by_metric(const void *a, const void *b)
+{
+    const Ranked *x = a, *y = b;
+    int fx = isfinite(x->metric), fy = isfinite(y->metric);
+    if (fx != fy)
+        return fy - fx;
+    if (fx && x->metric != y->metric)
+        return x->metric < y->metric ? -1 : 1;
+    return x->t->trial - y->t->trial;
+}
+
+/* The value of key in "k=v k=v" params, into out ("-" when absent). */
+static void param_value(const char *params, const char *key, char *out, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = params; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            const char *v = p + kl + 1, *e = strchr(v, ' ');
+            snprintf(out, cap, "%.*s", (int)(e ? (size_t)(e - v) : strlen(v)), v);
+            return;
+        }
+    snprintf(out, cap, "-");
+}
+
+/* The swept keys, from the first trial's params. */
+static int param_keys(const char *params, char keys[][32], int cap)
+{
+    int n = 0;
+    for (const char *p = params; p && *p && n < cap; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL) {
+        const char *eq = strchr(p, '=');
+        if (!eq)
+            break;
+        snprintf(keys[n++], 32, "%.*s", (int)(eq - p) < 31 ? (int)(eq - p) : 31, p);
+    }
+    return n;
+}
+
+static void trial_status(const SweepTrialRow *t, char *out, size_t cap)
+{
+    if (!strcmp(t->status, "stopped"))
+        snprintf(out, cap, "stopped early at step %ld", t->last_step);
+    else
+        snprintf(out, cap, "%s", t->status);
+}
+
+static json_t *trial_json(long id, int rank, const Ranked *r, char keys[][32], int nk, int best)
+{
+    char v[SWEEP_VALUE_LEN], st[64];
+    json_t *params = json_object();
+    for (int k = 0; k < nk; k++) {
+        param_value(r->t->params, keys[k], v, sizeof v);
+        json_object_set_new(params, keys[k], json_string(v));
+    }
+    trial_status(r->t, st, sizeof st);
+    json_t *o = json_pack("{s:s s:I s:i s:i s:I s:o s:s s:I s:f s:b}", "event", "sweep_trial",
+                          "sweep", (json_int_t)id, "rank", rank, "trial", r->t->trial, "run",
+                          (json_int_t)r->t->run_id, "params", params, "status", st, "steps",
+                          (json_int_t)r->t->last_step, "seconds", r->seconds, "best", best);
+    if (isfinite(r->t->best_val)) json_object_set_new(o, "best_val", json_real(r->t->best_val));
+    if (isfinite(r->t->final_val)) json_object_set_new(o, "final_val", json_real(r->t->final_val));
+    return o;
+}
+
+/* One text row of the ranking table. */
+static void trial_line(Session *s, int rank, const Ranked *r, char keys[][32], int nk,
+                       const int *width, int best)
+{
+    char line[2048], v[SWEEP_VALUE_LEN], st[64], tm[32], bv[16] = "-", fv[16] = "-";
+    int o = snprintf(line, sizeof line, "%s%3d  t%-3d #%-5ld", best ? "*" : " ", rank,
+                     r->t->trial, r->t->run_id);
+    for (int k = 0; k < nk && o < (int)sizeof line; k++) {
+        param_value(r->t->params, keys[k], v, sizeof v);
+        o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", width[k], v);
+    }
+    if (isfinite(r->t->best_val)) snprintf(bv, sizeof bv, "%.4f", r->t->best_val);
+    if (isfinite(r->t->final_val)) snprintf(fv, sizeof fv, "%.4f", r->t->final_val);
+    trial_status(r->t, st, sizeof st);
+    fmt_duration(tm, sizeof tm, r->seconds);
+    if (o < (int)sizeof line)
+        snprintf(line + o, sizeof line - (size_t)o, "  %8s  %9s  %6ld  %6s  %s", bv, fv,
+                 r->t->last_step, tm, st);
+    session_printf(s, "%s", line);
+}
+
+static void show_table(Session *s, long id, Ranked *rk, int n, int final)
+{
+    char keys[SWEEP_MAX_PARAMS][32], v[SWEEP_VALUE_LEN], head[2048];
+    int nk = n ? param_keys(rk[0].t->params, keys, SWEEP_MAX_PARAMS) : 0, width[SWEEP_MAX_PARAMS];
+    int o = snprintf(head, sizeof head, " rank trial run   ");
+    for (int k = 0; k < nk; k++) {
+        width[k] = (int)strlen(keys[k]);
+        for (int i = 0; i < n; i++) {
+            param_value(rk[i].t->params, keys[k], v, sizeof v);
+            if ((int)strlen(v) > width[k]) width[k] = (int)strlen(v);
+        }
+        o += snprintf(head + o, o < (int)sizeof head ? sizeof head - (size_t)o : 0, "  %-*s",
+                      width[k], keys[k]);
+    }
+    if (o < (int)sizeof head)
+        snprintf(head + o, sizeof head - (size_t)o, "  %8s  %9s  %6s  %6s  status", "best val",
+                 "final val", "steps", "time");
+    if (!s->json)
+        session_printf(s, "%s", head);
+    for (int i = 0; i < n; i++) {
+        int best = i == 0 && isfinite(rk[i].metric);
+        if (s->json)
+            session_emit_json(s, trial_json(id, i + 1, &rk[i], keys, nk, best));
+        else
+            trial_line(s, i + 1, &rk[i], keys, nk, width, best);
+    }
+    if (!s->json && n && isfinite(rk[0].metric))
+        session_printf(s, "* best by %s: trial %d (run #%ld), %.4f", final ? "final_val"
+                       : "best_val", rk[0].t->trial, rk[0].t->run_id, rk[0].metric);
+}
+
+/* Seconds a trial's run trained (wall clock from start to end, or to now). */
+static double run_seconds(RunStore *st, long run)
+{
+    RunRow row;
+    char err[LM_ERR_LEN];
+    if (run <= 0 || runstore_get(st, run, &row, err))
+        return NAN;
+    double end = row.ended > 0 ? row.ended : (double)time(NULL);
+    double sec = row.started > 0 ? end - row.started : NAN;
+    runstore_row_free(&row);
+    return sec;
+}
+
+static int sweep_show(Session *s, const char *word)
+{
+    long id = word ? session_parse_run_id(word) : g_sweep ? sweep_runner_id(g_sweep) : -1;
+    if (id <= 0)
+        return session_error(s, LM_EARG, "sweep show: expected a sweep id (`sweep list`)");
+    RunStore *st = session_store(s);
+    if (!st)
+        return LM_EDB;
+    SweepRow row = {0};
+    SweepTrialRow *t = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    if (runstore_sweep_get(st, id, &row, err) || runstore_sweep_trials(st, id, &t, &n, err)) {
+        free(row.spec);
+        return session_error(s, LM_EARG, "%s", err);
+    }
+    if (!row.name[0])
+        snprintf(row.name, sizeof row.name, "sweep%ld", id);
+    const char *nl = strchr(row.spec, '\n');
+    const char *m = strstr(row.spec, "metric=final_val");
+    int final = m && (!nl || m < nl);
+    Ranked *rk = calloc((size_t)(n ? n : 1), sizeof *rk);
+    for (int i = 0; rk && i < n; i++) {
+        rk[i].t = &t[i];
+        rk[i].metric = final ? t[i].final_val : t[i].best_val;
+        rk[i].seconds = run_seconds(st, t[i].run_id);
+    }
+    if (rk)
+        qsort(rk, (size_t)n, sizeof *rk, by_metric);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:s s:I s:s s:s s:s s:i s:s}", "event", "sweep",
+                                       "sweep", (json_int_t)id, "name", row.name, "strategy",
+                                       row.strategy, "status", row.status, "trials", n,
+                                       "metric", final ? "final_val" : "best_val"));
+    else
+        session_printf(s, "sweep #%ld %s (%s, %d trials, %s, ranked by %s)\n  %.*s", id,
+                       row.name, row.strategy, n, row.status,
+                       final ? "final_val" : "best_val", nl ? (int)(nl - row.spec) : 400,
+                       row.spec);
+    if (rk)
+        show_table(s, id, rk, n, final);
+    free(rk);
+    free(t);
+    free(row.spec);
+    return LM_OK;
+}
+
+/* The store has no listing of sweeps: ids are probed upward until 20 in a row are
+ * missing (sweeps are never deleted by lmlab). */
+static int sweep_list(Session *s)
+{
+    RunStore *st = session_store(s);
+    if (!st)
+        return LM_EDB;
+    int misses = 0, shown = 0;
+    char err[LM_ERR_LEN];
+    for (long id = 1; misses < 20; id++) {
+        SweepRow row = {0};
+        if (runstore_sweep_get(st, id, &row, err)) {
+            misses++;
+            continue;
+        }
+        misses = 0;
+        if (!row.name[0])
+            snprintf(row.name, sizeof row.name, "sweep%ld", id);
+        SweepTrialRow *t = NULL;
+        int n = 0, done = 0;
+        double best = NAN;
+        runstore_sweep_trials(st, id, &t, &n, err);
+        for (int i = 0; i < n; i++) {
+            done += !strcmp(t[i].status, "done");
+            if (isfinite(t[i].best_val) && !(t[i].best_val >= best)) best = t[i].best_val;
+        }
+        if (s->json)
+            session_emit_json(s, json_pack("{s:s s:I s:s s:s s:s s:i s:i s:f}", "event",
+                                           "sweep", "sweep", (json_int_t)id, "name", row.name,
+                                           "strategy", row.strategy, "status", row.status,
+                                           "trials", n, "done", done, "best_val", best));
+        else {
+            char bv[16] = "-";
+            if (isfinite(best)) snprintf(bv, sizeof bv, "%.4f", best);
+            session_printf(s, "#%-4ld %-20s %-8s %-9s %3d trials, %3d done  best val %s", id,
+                           row.name, row.strategy, row.status, n, done, bv);
+        }
+        shown++;
+        free(t);
+        free(row.spec);
+    }
+    if (!shown && !s->json)
+        session_printf(s, "no sweeps yet: `help sweep` shows how to start one");
+    return LM_OK;
+}
+
+int cmd_sweep(Session *s, int argc, const LexWord *argv)
+{
+    const char *sub = argc > 1 && !argv[1].key ? argv[1].text : NULL;
+    const char *arg = argc > 2 && !argv[2].key ? argv[2].text : NULL;
+    if (argc == 1 || (sub && !strcmp(sub, "status")))
+        return sweep_status(s);
+    if (!sub)
+        return sweep_start(s, argc, argv);
+    if (argc > 3 || (argc == 3 && !arg))
+        return session_error(s, LM_EARG, "sweep %s: too many arguments", sub);
+    if (!strcmp(sub, "resume") && arg)
+        return sweep_continue(s, arg);
+    if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
+        return sweep_control(s, sub);
+    if (!strcmp(sub, "wait"))
+        return sweep_wait(s);
+    if (!strcmp(sub, "show"))
+        return sweep_show(s, arg);
+    if (!strcmp(sub, "list"))
+        return sweep_list(s);
+    return session_error(s, LM_EARG, "sweep %s: expected status, pause, resume [ID], stop, "
+                         "wait, show [ID], list, or a spec (base=... key=v1,v2 ...)", sub);
+}
