@@ -1,0 +1,361 @@
+/* test_dashboard.c — whole dashboard frames rendered off-screen from hand-built
+ * Snapshots and states (no terminal), checked on canvas_dump and on cells: the status
+ * bar fields, the loss plot (axis label, points, a falling curve), the gates heatmap
+ * (shift labels, a filled cell), the sample text, the history table with a marked run's
+ * curve and config diff, the per-token view, the command line and its hint, the help
+ * overlay listing every key of the key table, the too-small message, ASCII/monochrome,
+ * and the key table's focus rules. Sizes 80x24 (minimum) and 160x48. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canvas.h"
+#include "check.h"
+#include "dashboard.h"
+
+#include <curses.h>
+
+static const CanvasCaps U = {1, 1}, ASCII_MONO = {0, 0};
+
+static char *dump(Dashboard *d, const Snapshot *sn, int w, int h, const CanvasCaps *caps,
+                  Canvas **keep)
+{
+    Canvas *c = canvas_create(w, h);
+    dashboard_render(c, d, sn, caps);
+    char *s = canvas_dump(c);
+    if (keep)
+        *keep = c;
+    else
+        canvas_destroy(c);
+    return s;
+}
+
+static int has(const char *dump, const char *s) { return dump && strstr(dump, s) != NULL; }
+
+static int is_braille(const Canvas *c, int x, int y)
+{
+    const unsigned char *u = (const unsigned char *)canvas_glyph(c, x, y);
+    return u[0] == 0xE2 && (u[1] & 0xFC) == 0xA0 && !(u[1] == 0xA0 && u[2] == 0x80);
+}
+
+/* A run at step 150 of 300 with a falling loss, three evaluations, 2 x 5 gates (layer 1
+ * shift 16 fully open) and a sample. */
+static void make_snapshot(Snapshot *sn)
+{
+    memset(sn, 0, sizeof *sn);
+    config_defaults(&sn->cfg);
+    snprintf(sn->cfg.model, sizeof sn->cfg.model, "dispatcher");
+    snprintf(sn->cfg.data, sizeof sn->cfg.data, "tinyshakespeare");
+    sn->run_id = 7;
+    snprintf(sn->run_name, sizeof sn->run_name, "demo");
+    sn->total_steps = 300;
+    sn->status = TRAINER_RUNNING;
+    sn->last = (StepMetric){150, 0.12, 38400, 2.1f, 3e-3f, 1.0f, 12345.0f, 30.0};
+    sn->n_loss = sn->cap_loss = 30;
+    sn->loss = malloc(30 * sizeof *sn->loss);
+    for (int i = 0; i < 30; i++)
+        sn->loss[i] = (SeriesPoint){(i + 1) * 5, 4.2 * exp(-i / 12.0) + 0.5};
+    sn->n_val = sn->cap_val = 3;
+    sn->val = malloc(3 * sizeof *sn->val);
+    for (int i = 0; i < 3; i++)
+        sn->val[i] = (SeriesPoint){(i + 1) * 50, 3.5 - 0.6 * i};
+    sn->last_eval.loss = 2.3;
+    sn->last_eval.ppl = exp(2.3);
+    sn->best_val = 2.3;
+    sn->gate_layers = 2;
+    sn->gate_levels = 5;
+    sn->n_gates = 10;
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < 5; k++) {
+            GateStat *g = &sn->gates[l * 5 + k];
+            g->step = 100, g->layer = l, g->level = k;
+            g->mean = l == 1 && k == 4 ? 1.0f : 0.1f * (float)k;
+            g->std = 0.05f;
+            for (int b = 0; b < GATE_HIST_BINS; b++)
+                g->hist[b] = b * (k + 1);
+        }
+    snprintf(sn->sample, sizeof sn->sample, "ROMEO:\nwherefore art thou, sweet gate");
+    sn->sample_step = 100;
+    sn->seq = 42;
+}
+
+static void test_training_80x24(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    CHECK(dashboard_init(&d) == LM_OK, "init");
+    make_snapshot(&sn);
+    Canvas *c;
+    char *s = dump(&d, &sn, 80, 24, &U, &c);
+    CHECK(has(s, "TRAINING"), "state badge");
+    CHECK(has(s, "#7 demo"), "run id and name");
+    CHECK(has(s, "150/300"), "step / total");
+    CHECK(has(s, "tok/s"), "tokens/s field");
+    CHECK(has(s, "loss"), "loss plot title");
+    CHECK(has(s, "step"), "x axis label");
+    CHECK(has(s, "layer \\ shift"), "heatmap title");
+    CHECK(has(s, " 1 ") && has(s, "16"), "shift labels 1 .. 16");
+    CHECK(has(s, "█"), "the fully open gate is a filled cell");
+    CHECK(has(s, "wherefore art thou"), "sample text");
+    CHECK(has(s, "lmlab> "), "command line prompt");
+    CHECK(has(s, "1 training"), "view tabs");
+    /* braille points in the loss plot (left 44 columns, rows 3..12), falling: the
+     * topmost dot row is at the left, the lowest at the right */
+    int n = 0, top_y = 99, top_x = -1, bot_y = -1, bot_x = -1;
+    for (int y = 3; y < 13; y++)
+        for (int x = 1; x < 43; x++)
+            if (is_braille(c, x, y)) {
+                n++;
+                if (y < top_y)
+                    top_y = y, top_x = x;
+                if (y > bot_y)
+                    bot_y = y, bot_x = x;
+            }
+    CHECK(n > 20, "braille points in the loss plot: %d", n);
+    CHECK(top_y < bot_y && top_x < bot_x, "curve falls: top (%d,%d) bottom (%d,%d)", top_x,
+          top_y, bot_x, bot_y);
+    if (!has(s, "TRAINING") || n <= 20)
+        fputs(s, stderr);
+    free(s);
+    canvas_destroy(c);
+    snapshot_free(&sn);
+    dashboard_free(&d);
+}
+
+static void test_training_160x48(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dashboard_init(&d);
+    make_snapshot(&sn);
+    d.gate_row = 1, d.gate_col = 4;
+    d.n_gate_hist = 2;
+    d.gate_hist = malloc(2 * sizeof *d.gate_hist);
+    d.gate_hist[0] = (SeriesPoint){50, 0.4};
+    d.gate_hist[1] = (SeriesPoint){100, 1.0};
+    d.x_axis = DASH_X_TOKENS;
+    char *s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "perplexity"), "both plots fit at 160x48");
+    CHECK(has(s, "x tokens"), "x axis in tokens");
+    CHECK(has(s, "layer 1, shift 16"), "selected cell title");
+    CHECK(has(s, "mean 1.000"), "selected cell mean");
+    CHECK(has(s, "distribution"), "cell histogram");
+    CHECK(has(s, "mean by step"), "cell history plot legend");
+    CHECK(has(s, "epoch") && has(s, "ETA") && has(s, "lr") && has(s, "val 2.3000"),
+          "more status fields when wide");
+    free(s);
+    d.sample_from_cmd = 1;
+    snprintf(d.cmd_sample, sizeof d.cmd_sample, "streamed words");
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "sample (command)") && has(s, "streamed words"), "command sample shown");
+    free(s);
+    snapshot_free(&sn);
+    dashboard_free(&d);
+}
+
+static void test_too_small_and_idle(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dashboard_init(&d);
+    make_snapshot(&sn);
+    char *s = dump(&d, &sn, 60, 20, &U, NULL);
+    CHECK(has(s, "terminal too small (need 80x24"), "too-small message");
+    CHECK(!has(s, "TRAINING"), "nothing else drawn when too small");
+    free(s);
+    s = dump(&d, &sn, 10, 3, &U, NULL);
+    CHECK(has(s, "too"), "tiny terminal still says so");
+    free(s);
+    snapshot_free(&sn);
+    Snapshot idle;
+    memset(&idle, 0, sizeof idle);
+    config_defaults(&idle.cfg);
+    snprintf(d.experiment, sizeof d.experiment, "default");
+    s = dump(&d, &idle, 80, 24, &U, NULL);
+    CHECK(has(s, "IDLE") && has(s, "default") && has(s, "type `train`"), "idle status bar");
+    CHECK(has(s, "gates appear at each evaluation"), "empty heatmap says when gates come");
+    free(s);
+    dashboard_free(&d);
+}
+
+static void test_help_overlay(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dashboard_init(&d);
+    make_snapshot(&sn);
+    d.help = 1;
+    int n;
+    const DashKey *k = dashboard_keys(&n);
+    CHECK(n >= 25, "key table has %d entries", n);
+    int sizes[2][2] = {{80, 24}, {160, 48}};
+    for (int z = 0; z < 2; z++) {
+        char *s = dump(&d, &sn, sizes[z][0], sizes[z][1], &U, NULL);
+        CHECK(has(s, "keys | any key closes"), "help title at %dx%d", sizes[z][0], sizes[z][1]);
+        for (int i = 0; i < n; i++) {
+            CHECK(has(s, k[i].label), "key %s listed at %dx%d", k[i].label, sizes[z][0],
+                  sizes[z][1]);
+            CHECK(has(s, k[i].help), "help '%s' shown at %dx%d", k[i].help, sizes[z][0],
+                  sizes[z][1]);
+        }
+        free(s);
+    }
+    d.help = 0;
+    d.confirm_quit = 1;
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "Run #7 is training") && has(s, "y: stop and quit"), "quit confirmation");
+    free(s);
+    snapshot_free(&sn);
+    dashboard_free(&d);
+}
+
+static RunRow run_row(long id, const char *name, double best)
+{
+    RunRow r;
+    memset(&r, 0, sizeof r);
+    r.id = id;
+    snprintf(r.name, sizeof r.name, "%s", name);
+    snprintf(r.model, sizeof r.model, "dispatcher");
+    snprintf(r.status, sizeof r.status, "finished");
+    r.last_step = 300;
+    r.best_val = best;
+    r.config = strdup("");
+    r.notes = strdup("");
+    return r;
+}
+
+static void test_history(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dashboard_init(&d);
+    make_snapshot(&sn);
+    d.view = DASH_VIEW_HISTORY;
+    d.focus = DASH_FOCUS_VIEW;
+    d.n_runs = 2;
+    d.runs = malloc(2 * sizeof *d.runs);
+    d.runs[0] = run_row(3, "old-run", 1.75);
+    d.runs[1] = run_row(5, "new-run", NAN);
+    d.run_sel = 1;
+    d.n_marked = 1;
+    d.marked[0] = 3;
+    DashCurve *cv = &d.curves[0];
+    cv->run = 3;
+    snprintf(cv->label, sizeof cv->label, "#3 old-run");
+    cv->n = 20;
+    cv->pts = malloc(20 * sizeof *cv->pts);
+    for (int i = 0; i < 20; i++)
+        cv->pts[i] = (SeriesPoint){i * 10, 3.0 - 0.05 * i};
+    d.compare = strdup("            #3       #5\nlr          0.003    0.001\n");
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "old-run") && has(s, "new-run"), "runs listed");
+    CHECK(has(s, "1.7500"), "best val column");
+    CHECK(has(s, "sort best val"), "sort shown");
+    CHECK(has(s, "#3 old-run"), "marked run's legend");
+    CHECK(has(s, "0.003    0.001"), "config diff shown");
+    free(s);
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
+    free(s);
+    snapshot_free(&sn);
+    dashboard_free(&d);
+}
+
+static void test_tokens(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dashboard_init(&d);
+    make_snapshot(&sn);
+    d.view = DASH_VIEW_TOKENS;
+    DashTokens *t = &d.tok;
+    const char *texts[] = {"R", "O", "\\n", " "};
+    t->n_tok = 4, t->layers = 2, t->levels = 3, t->layer = 1;
+    t->text = malloc(4 * sizeof *t->text);
+    t->gates = malloc(2 * 4 * 3 * sizeof *t->gates);
+    for (int j = 0; j < 4; j++)
+        snprintf(t->text[j], sizeof t->text[j], "%s", texts[j]);
+    for (int i = 0; i < 24; i++)
+        t->gates[i] = i % 3 == 2 && i >= 12 ? 1.0f : 0.0f;
+    t->gates[12] = NAN;
+    snprintf(t->source, sizeof t->source, "run #7 (live weights)");
+    Canvas *c;
+    char *s = dump(&d, &sn, 80, 24, &U, &c);
+    CHECK(has(s, "layer 1 of 2"), "layer shown");
+    CHECK(has(s, "shift 1") && has(s, "shift 4"), "level labels");
+    CHECK(has(s, "RO↵·"), "tokens in a row, newline and space made visible");
+    CHECK(has(s, "█"), "an open gate is a filled cell");
+    CHECK(has(s, "run #7 (live weights)"), "weights source");
+    free(s);
+    canvas_destroy(c);
+    t->error[0] = 0;
+    snprintf(t->error, sizeof t->error, "no model yet: `train` one");
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "no model yet"), "error shown");
+    free(s);
+    snapshot_free(&sn);
+    dashboard_free(&d);
+}
+
+static void test_ascii_mono_and_command_line(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dashboard_init(&d);
+    make_snapshot(&sn);
+    editor_set_line(&d.ed, "train ");
+    char *s = dump(&d, &sn, 100, 30, &ASCII_MONO, NULL);
+    int ascii = s != NULL;
+    for (const char *p = s; p && *p; p++)
+        ascii &= (unsigned char)*p < 0x80;
+    CHECK(ascii, "ASCII only without Unicode");
+    CHECK(has(s, "lmlab> train [steps=N"), "hint after the typed command");
+    CHECK(has(s, "#"), "ASCII heatmap shade");
+    CHECK(d.cursor_y == 29 && d.cursor_x == 13, "cursor after 'train ': %d,%d", d.cursor_x,
+          d.cursor_y);
+    free(s);
+    textpane_append(d.out, "error: something broke\n", -1, UI_COLOR_ERROR, 0);
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "error: something broke"), "output pane shows command output");
+    free(s);
+    snapshot_free(&sn);
+    dashboard_free(&d);
+}
+
+static void test_key_rules(void)
+{
+    Dashboard d;
+    dashboard_init(&d);
+    CHECK(dashboard_key_action(&d, '2') == DA_VIEW_HISTORY, "digit on an empty line");
+    CHECK(dashboard_key_action(&d, 'p') == DA_NONE, "letters type while the line has focus");
+    CHECK(dashboard_key_action(&d, '\t') == DA_FOCUS_NEXT, "Tab on an empty line: focus");
+    CHECK(dashboard_key_action(&d, DASH_KEY_FN(KEY_F(1))) == DA_HELP, "F1 always");
+    editor_set_line(&d.ed, "sample");
+    CHECK(dashboard_key_action(&d, '2') == DA_NONE, "digit inside a typed line");
+    CHECK(dashboard_key_action(&d, '\t') == DA_NONE, "Tab on a typed line completes");
+    CHECK(dashboard_key_action(&d, 27) == DA_FOCUS_VIEW, "Esc leaves the line");
+    d.focus = DASH_FOCUS_VIEW;
+    CHECK(dashboard_key_action(&d, 'p') == DA_PAUSE, "p in a pane");
+    CHECK(dashboard_key_action(&d, 'q') == DA_QUIT, "q in a pane");
+    CHECK(dashboard_key_action(&d, ' ') == DA_NONE, "Space only in the history view");
+    d.view = DASH_VIEW_HISTORY;
+    CHECK(dashboard_key_action(&d, ' ') == DA_MARK, "Space marks in history");
+    CHECK(dashboard_key_action(&d, '\r') == DA_OPEN, "Enter opens in history");
+    d.prompt_mode = DASH_PROMPT_FILTER;
+    CHECK(dashboard_key_action(&d, 'q') == DA_NONE, "the filter line takes every key");
+    dashboard_free(&d);
+}
+
+int main(void)
+{
+    test_training_80x24();
+    test_training_160x48();
+    test_too_small_and_idle();
+    test_help_overlay();
+    test_history();
+    test_tokens();
+    test_ascii_mono_and_command_line();
+    test_key_rules();
+    return check_summary();
+}

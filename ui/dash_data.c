@@ -1,0 +1,196 @@
+/* dash_data.c — loading the dashboard's data (see dash_data.h): run list, marked runs'
+ * curves and config diff, a gate cell's history, per-token gates. Each loader replaces
+ * its part of the Dashboard only on success.
+ * Not a cache with invalidation rules: the loop decides when to reload. */
+#include "dash_data.h"
+
+#include "err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const SORT_NAMES[] = {"best", "recent", "model"};
+
+int dash_data_load_runs(Dashboard *d, RunStore *st, char *err)
+{
+    RunRow *rows = NULL;
+    int n = 0;
+    int rc = runstore_list(st, d->filter[0] ? d->filter : NULL, SORT_NAMES[d->sort], 0, &rows,
+                           &n, err);
+    if (rc)
+        return rc;
+    long sel_id = d->run_sel >= 0 && d->run_sel < d->n_runs ? d->runs[d->run_sel].id : -1;
+    runstore_rows_free(d->runs, d->n_runs);
+    d->runs = rows;
+    d->n_runs = n;
+    d->run_sel = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].id == sel_id)
+            d->run_sel = i;
+    return LM_OK;
+}
+
+/* The last value of a run's metric per step (tokens per step, seconds per step), 0 when
+ * there is none. */
+static double per_step(RunStore *st, long id, const char *metric)
+{
+    SeriesPoint *p = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    double v = 0;
+    if (runstore_series(st, id, metric, &p, &n, err) == LM_OK && n > 0 && p[n - 1].step > 0 &&
+        isfinite(p[n - 1].value))
+        v = p[n - 1].value / (double)p[n - 1].step;
+    free(p);
+    return v;
+}
+
+static int load_curve(RunStore *st, long id, DashCurve *cv, char *err)
+{
+    memset(cv, 0, sizeof *cv);
+    RunRow row;
+    int rc = runstore_get(st, id, &row, err);
+    if (rc)
+        return rc;
+    cv->run = id;
+    snprintf(cv->name, sizeof cv->name, "%s", row.name);
+    snprintf(cv->label, sizeof cv->label, "#%ld %s", id, row.name);
+    runstore_row_free(&row);
+    rc = runstore_series(st, id, "loss", &cv->pts, &cv->n, err);
+    if (rc)
+        return rc;
+    cv->tokens_per_step = per_step(st, id, "tokens");
+    cv->seconds_per_step = per_step(st, id, "elapsed");
+    return LM_OK;
+}
+
+static int refresh_compare(Dashboard *d, RunStore *st, char *err)
+{
+    free(d->compare);
+    d->compare = NULL;
+    if (!d->n_marked)
+        return LM_OK;
+    return runstore_compare(st, d->marked, d->n_marked, &d->compare, err);
+}
+
+int dash_data_toggle_mark(Dashboard *d, RunStore *st, long id, char *err)
+{
+    for (int i = 0; i < d->n_marked; i++) {
+        if (d->marked[i] != id)
+            continue;
+        free(d->curves[i].pts);
+        memmove(&d->marked[i], &d->marked[i + 1], (size_t)(d->n_marked - i - 1) *
+                sizeof d->marked[0]);
+        memmove(&d->curves[i], &d->curves[i + 1], (size_t)(d->n_marked - i - 1) *
+                sizeof d->curves[0]);
+        d->n_marked--;
+        return refresh_compare(d, st, err);
+    }
+    if (d->n_marked == DASH_MAX_MARKED)
+        return err_set(err, LM_EARG, "%d runs are marked already: unmark one first",
+                       DASH_MAX_MARKED);
+    DashCurve cv;
+    int rc = load_curve(st, id, &cv, err);
+    if (rc) {
+        free(cv.pts);
+        return rc;
+    }
+    d->marked[d->n_marked] = id;
+    d->curves[d->n_marked++] = cv;
+    return refresh_compare(d, st, err);
+}
+
+int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,
+                           char *err)
+{
+    char metric[48];
+    snprintf(metric, sizeof metric, "gate:%d:%d", layer, level);
+    SeriesPoint *p = NULL;
+    int n = 0;
+    int rc = runstore_series(st, run, metric, &p, &n, err);
+    free(d->gate_hist);
+    d->gate_hist = rc ? NULL : p;
+    d->n_gate_hist = rc ? 0 : n;
+    if (rc)
+        free(p);
+    return rc;
+}
+
+/* The gate of token j at level k: the mean over heads of the (B*heads, T, levels)
+ * coefficients, with the heads' reshape of the paper (as cmd_eval.c's coeffs). */
+static float token_gate(const float *coeff, int T, int H, int L, int j, int k)
+{
+    float sum = 0;
+    for (int c = 0; c < H; c++) {
+        int q = j * H + c, head = q / T, pos = q % T;
+        sum += coeff[((size_t)head * T + pos) * L + k];
+    }
+    return sum / (float)H;
+}
+
+static int fill_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const int *ids, int T)
+{
+    int L = m->gate_levels, H = m->gate_heads, NL = m->n_gate_layers;
+    char (*text)[16] = malloc((size_t)T * sizeof *text);
+    float *g = malloc((size_t)NL * T * L * sizeof *g);
+    if (!text || !g) {
+        free(text);
+        free(g);
+        snprintf(t->error, sizeof t->error, "out of memory");
+        return LM_ENOMEM;
+    }
+    for (int j = 0; j < T; j++) {
+        const char *tt = tokenizer_token_text(tok, ids[j]);
+        snprintf(text[j], sizeof text[j], "%s", tt ? tt : "?");
+    }
+    for (int l = 0; l < NL; l++) {
+        const float *c = m->ops->gates(m, l);
+        for (int j = 0; j < T; j++)
+            for (int k = 0; k < L; k++)
+                g[((size_t)l * T + j) * L + k] = !c || (j < (1 << k) && H == 1)
+                                                     ? NAN : token_gate(c, T, H, L, j, k);
+    }
+    free(t->text);
+    free(t->gates);
+    t->text = text;
+    t->gates = g;
+    t->n_tok = T;
+    t->layers = NL;
+    t->levels = L;
+    if (t->layer >= NL)
+        t->layer = NL - 1;
+    return LM_OK;
+}
+
+int dash_data_tokens(Dashboard *d, Model *m, const Tokenizer *tok, const char *source)
+{
+    DashTokens *t = &d->tok;
+    t->error[0] = 0;
+    snprintf(t->source, sizeof t->source, "%s", source ? source : "");
+    if (!m || !tok) {
+        snprintf(t->error, sizeof t->error, "no model yet: `train` one or `open` a run");
+        return LM_ESTATE;
+    }
+    if (!m->n_gate_layers || !m->ops->gates) {
+        snprintf(t->error, sizeof t->error, "%s has no gates (only Dispatcher models do)",
+                 m->cfg.model);
+        return LM_EARG;
+    }
+    int *ids = NULL;
+    size_t n = 0;
+    char err[LM_ERR_LEN] = "";
+    int rc = tokenizer_encode(tok, t->prompt, strlen(t->prompt), &ids, &n, err);
+    if (!rc && n == 0)
+        rc = err_set(err, LM_EARG, "the prompt is empty");
+    int T = n > (size_t)m->cfg.bptt ? m->cfg.bptt : (int)n;
+    if (!rc && (rc = model_forward(m, ids + n - T, NULL, 1, T, NULL, NULL)))
+        snprintf(err, sizeof err, "the forward pass failed (%s)", err_name(rc));
+    if (!rc)
+        rc = fill_tokens(t, m, tok, ids + n - T, T);
+    if (rc && !t->error[0])
+        snprintf(t->error, sizeof t->error, "%s", err);
+    free(ids);
+    return rc;
+}

@@ -1,0 +1,396 @@
+/* dash_term.c — the dashboard's curses loop (see dash_term.h). One thread: get_wch with
+ * a 100 ms timeout, a snapshot copy per wake-up, keys -> the key table -> actions,
+ * commands through session_run_line with their output (and streamed samples) appended
+ * to the scrollback by our writer, which also repaints (rate-limited) while a command
+ * blocks, so streaming shows token by token. stderr goes to lmlab.log next to the
+ * database while curses is up. Not the drawing: dashboard_render does every frame. */
+#define NCURSES_WIDECHAR 1
+#include "dash_term.h"
+
+#include "dash_data.h"
+#include "dash_keys.h"
+#include "err.h"
+#include "repl.h"
+
+#include <curses.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FRAME_SECONDS 0.1   /* at most ~10 redraws a second */
+#define MAX_PENDING 64      /* keys typed while a command runs, replayed after it */
+
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void out_text(DashTerm *t, int color, const char *text)
+{
+    textpane_newline_if_needed(t->d->out);
+    textpane_append(t->d->out, text, -1, color, 0);
+    textpane_append(t->d->out, "\n", 1, color, 0);
+    t->dirty = 1;
+}
+
+void dash_term_out(DashTerm *t, int color, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    out_text(t, color, buf);
+}
+
+/* ---- drawing ---- */
+
+static void draw(DashTerm *t)
+{
+    int h, w;
+    getmaxyx(stdscr, h, w);
+    if (w != canvas_width(t->c) || h != canvas_height(t->c)) {
+        if (canvas_resize(t->c, w, h))
+            return;
+        clearok(stdscr, TRUE);
+    }
+    dashboard_render(t->c, t->d, &t->snap, &t->caps);
+    canvas_blit(t->c, stdscr, t->caps.unicode);
+    int on = t->d->cursor_x >= 0;
+    if (on != t->cursor_on)
+        curs_set(on);
+    t->cursor_on = on;
+    if (on)
+        wmove(stdscr, t->d->cursor_y, t->d->cursor_x);
+    wnoutrefresh(stdscr);
+    doupdate();
+    t->last_draw = now_s();
+    t->dirty = 0;
+    t->drawn_run = t->snap.run_id;
+    t->drawn_seq = t->snap.seq;
+}
+
+/* ---- following the run ---- */
+
+static void report_end(DashTerm *t)
+{
+    const Snapshot *sn = &t->snap;
+    double el = sn->last.elapsed;
+    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s%s%s: %ld steps in %d:%02d, %.0f tokens/s", sn->run_id,
+              recorder_status_name(sn->status), sn->reason[0] ? ": " : "", sn->reason,
+              sn->last.step, (int)el / 60, (int)el % 60,
+              el > 0 ? (double)sn->last.tokens / el : 0.0);
+    if (sn->n_val)
+        dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f", sn->last_eval.loss,
+                  sn->last_eval.ppl, sn->best_val);
+}
+
+/* Evaluations, trainer/store messages and the end of the run go to the scrollback. */
+static void follow(DashTerm *t)
+{
+    const Snapshot *sn = &t->snap;
+    Dashboard *d = t->d;
+    if (!sn->run_id)
+        return;
+    if (sn->run_id != t->f_run) {
+        t->f_run = sn->run_id;
+        t->f_val = t->f_end = 0;
+        t->f_msg = 0;
+        t->f_sample = -1;
+    }
+    for (; t->f_val < sn->n_val; t->f_val++)
+        dash_term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
+                  sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
+    if (sn->message_seq != t->f_msg) {
+        t->f_msg = sn->message_seq;
+        if (sn->message[0])
+            dash_term_out(t, UI_COLOR_WARN, "note: %s", sn->message);
+    }
+    if (sn->sample[0] && sn->sample_step != t->f_sample) {
+        t->f_sample = sn->sample_step;
+        d->sample_from_cmd = 0;  /* a new periodic sample takes the pane */
+    }
+    if (!t->f_end && trainer_is_done(sn->status)) {
+        t->f_end = 1;
+        report_end(t);
+        char err[LM_ERR_LEN];
+        RunStore *st = d->view == DASH_VIEW_HISTORY ? session_store(t->s) : NULL;
+        if (st && dash_data_load_runs(d, st, err))
+            dash_term_out(t, UI_COLOR_ERROR, "error: %s", err);
+    }
+}
+
+void dash_term_gate_history(DashTerm *t)
+{
+    const Snapshot *sn = &t->snap;
+    Dashboard *d = t->d;
+    if (!sn->run_id || !sn->n_gates || sn->gate_layers < 1 || sn->gate_levels < 1)
+        return;
+    d->gate_row = d->gate_row < 0 ? 0 : d->gate_row >= sn->gate_layers ? sn->gate_layers - 1
+                                                                        : d->gate_row;
+    d->gate_col = d->gate_col < 0 ? 0 : d->gate_col >= sn->gate_levels ? sn->gate_levels - 1
+                                                                        : d->gate_col;
+    long step = sn->gates[0].step;
+    int same = t->gh_run == sn->run_id && t->gh_step == step && t->gh_row == d->gate_row &&
+               t->gh_col == d->gate_col;
+    double now = now_s();
+    if (same && (t->gh_retry == 0 || now < t->gh_retry))
+        return;
+    RunStore *st = session_store(t->s);
+    char err[LM_ERR_LEN];
+    if (!st)
+        return;
+    dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err);
+    t->gh_run = sn->run_id, t->gh_step = step, t->gh_row = d->gate_row, t->gh_col = d->gate_col;
+    int complete = d->n_gate_hist > 0 && d->gate_hist[d->n_gate_hist - 1].step >= step;
+    t->gh_retry = complete ? 0 : now + 0.5;
+    t->dirty = 1;
+}
+
+/* Takes a snapshot of the run (or, without one, shows the configuration `train` would
+ * use) and updates what depends on it. */
+static void poll_run(DashTerm *t)
+{
+    Session *s = t->s;
+    Dashboard *d = t->d;
+    if (!session_snapshot(s, &t->snap) && !t->snap.run_id &&
+        (strcmp(t->snap.cfg.model, s->cfg.model) || strcmp(t->snap.cfg.data, s->cfg.data) ||
+         t->snap.cfg.steps != s->cfg.steps)) {
+        t->snap.cfg = s->cfg;
+        t->dirty = 1;
+    }
+    if (strcmp(d->experiment, s->experiment)) {
+        snprintf(d->experiment, sizeof d->experiment, "%s", s->experiment);
+        t->dirty = 1;
+    }
+    if (t->snap.run_id != t->drawn_run || t->snap.seq != t->drawn_seq)
+        t->dirty = 1;
+    follow(t);
+    dash_term_gate_history(t);
+}
+
+/* While a command blocks: note resizes, keep typed keys for later, repaint. */
+static void pump(DashTerm *t)
+{
+    wint_t ch;
+    int r;
+    timeout(0);
+    while ((r = get_wch(&ch)) != ERR) {
+        if (r == KEY_CODE_YES && ch == KEY_RESIZE)
+            t->dirty = 1;
+        else if (t->n_pending < MAX_PENDING)
+            t->pending[t->n_pending++] = r == KEY_CODE_YES ? DASH_KEY_FN((int)ch) : (int)ch;
+    }
+    timeout(100);
+    if (now_s() - t->last_draw >= FRAME_SECONDS) {
+        poll_run(t);
+        draw(t);
+    }
+}
+
+static void writer(void *ud, int kind, const char *text)
+{
+    DashTerm *t = ud;
+    Dashboard *d = t->d;
+    if (kind == SESSION_OUT_STREAM) {
+        textpane_append(d->out, text, -1, UI_COLOR_DEFAULT, 0);
+        if (t->new_cmd)
+            d->cmd_sample[0] = 0, t->new_cmd = 0;
+        size_t have = strlen(d->cmd_sample), add = strlen(text), cap = sizeof d->cmd_sample;
+        if (add < cap) {
+            if (have + add >= cap) {  /* keep the tail */
+                size_t drop = have + add - (cap - 1);
+                memmove(d->cmd_sample, d->cmd_sample + drop, have - drop + 1);
+                have -= drop;
+            }
+            memcpy(d->cmd_sample + have, text, add + 1);
+        }
+        d->sample_from_cmd = 1;
+        t->dirty = 1;
+    } else {
+        out_text(t, kind == SESSION_OUT_ERROR ? UI_COLOR_ERROR : UI_COLOR_DEFAULT, text);
+    }
+    if (d->busy)
+        pump(t);
+}
+
+/* ---- commands ---- */
+
+/* 1 when one of the line's commands is `wait` (not needed: the screen follows the run). */
+static int has_wait(const char *line)
+{
+    for (const char *p = line; p && *p;) {
+        p += strspn(p, " \t;");
+        if (!strncmp(p, "wait", 4) && (!p[4] || strchr(" \t;", p[4])))
+            return 1;
+        p = strchr(p, ';');
+    }
+    return 0;
+}
+
+void dash_term_command(DashTerm *t, const char *line)
+{
+    Dashboard *d = t->d;
+    dash_term_out(t, UI_COLOR_ACCENT, "> %s", line);
+    if (has_wait(line)) {
+        out_text(t, UI_COLOR_WARN, "`wait` is not needed in the dashboard: the run trains in the "
+                 "background and this screen follows it (nothing was run)");
+        return;
+    }
+    d->busy = 1;
+    t->new_cmd = 1;
+    t->s->interrupt = 0;
+    draw(t);
+    session_run_line(t->s, line);
+    d->busy = 0;
+    t->s->interrupt = 0;
+    t->dirty = 1;
+    poll_run(t);
+}
+
+int dash_term_run_active(const DashTerm *t)
+{
+    return t->s->trainer && t->snap.run_id && !trainer_is_done(t->snap.status);
+}
+
+void dash_term_quit(DashTerm *t)
+{
+    if (t->s->trainer && !trainer_is_done(trainer_status(t->s->trainer)))
+        dash_term_command(t, "stop");
+    t->quit = 1;
+}
+
+void dash_term_reload_runs(DashTerm *t)
+{
+    char err[LM_ERR_LEN];
+    RunStore *st = session_store(t->s);
+    if (st && dash_data_load_runs(t->d, st, err))
+        dash_term_out(t, UI_COLOR_ERROR, "error: %s", err);
+}
+
+void dash_term_tokens(DashTerm *t)
+{
+    Session *s = t->s;
+    if (!s->trainer && !s->view)
+        dash_data_tokens(t->d, NULL, NULL, NULL);
+    else if (session_prepare_view(s) == LM_OK)
+        dash_data_tokens(t->d, s->view, s->view_tok, s->view_source);
+    t->dirty = 1;
+}
+
+/* ---- terminal setup and the loop ---- */
+
+static int term_open(DashTerm *t)
+{
+    setlocale(LC_ALL, "");
+    t->caps.unicode = !strcmp(nl_langinfo(CODESET), "UTF-8");
+    if (!getenv("ESCDELAY"))
+        set_escdelay(25);
+    t->screen = newterm(NULL, stdout, stdin);
+    if (!t->screen)
+        return -1;
+    set_term(t->screen);
+    cbreak();   /* Ctrl-C stays a signal: it sets s->interrupt (repl_install_signals) */
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    intrflush(stdscr, FALSE);
+    timeout(100);
+    t->caps.colors = has_colors();
+    if (t->caps.colors) {
+        start_color();
+        canvas_init_colors();
+    }
+    curs_set(0);
+    /* stderr into a log file next to the database: nothing may write over the screen */
+    char log[1100];
+    const char *slash = strrchr(t->s->db_path, '/');
+    snprintf(log, sizeof log, "%.*slmlab.log", slash ? (int)(slash - t->s->db_path + 1) : 0,
+             t->s->db_path);
+    int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    fflush(stderr);
+    t->saved_stderr = dup(STDERR_FILENO);
+    if (fd >= 0) {
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+    return 0;
+}
+
+static void term_close(DashTerm *t)
+{
+    endwin();
+    delscreen(t->screen);
+    fflush(stderr);
+    if (t->saved_stderr >= 0) {
+        dup2(t->saved_stderr, STDERR_FILENO);
+        close(t->saved_stderr);
+    }
+}
+
+static int next_key(DashTerm *t)
+{
+    if (t->n_pending) {
+        int k = t->pending[0];
+        memmove(t->pending, t->pending + 1, (size_t)--t->n_pending * sizeof t->pending[0]);
+        return k;
+    }
+    wint_t ch;
+    int r = get_wch(&ch);
+    if (r == ERR)
+        return -1;
+    return r == KEY_CODE_YES ? DASH_KEY_FN((int)ch) : (int)ch;
+}
+
+int dash_term_run(Session *s, Dashboard *d)
+{
+    DashTerm t = {.s = s, .d = d, .saved_stderr = -1, .f_sample = -1};
+    t.c = canvas_create(DASH_MIN_W, DASH_MIN_H);
+    if (!t.c || term_open(&t)) {
+        canvas_destroy(t.c);
+        return 1;
+    }
+    repl_history_path(s, t.hist_path, sizeof t.hist_path);
+    char err[LM_ERR_LEN];
+    history_load(&d->hist, t.hist_path, err);
+    session_set_writer(s, writer, &t);
+    s->quiet_progress = 1;
+    dash_term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
+              "the keys, `help` the commands.", LMLAB_VERSION);
+    if (!s->experiment[0])
+        session_run_line(s, "use default");
+    t.dirty = 1;
+    while (!t.quit && !repl_terminating()) {
+        if (s->interrupt) {   /* Ctrl-C outside a command: clear the line / cancel */
+            s->interrupt = 0;
+            editor_reset(&d->ed);
+            d->prompt_mode = DASH_PROMPT_CMD;
+            t.dirty = 1;
+        }
+        poll_run(&t);
+        if (t.dirty && now_s() - t.last_draw >= FRAME_SECONDS)
+            draw(&t);
+        int key = next_key(&t);
+        if (key >= 0)
+            dash_keys_press(&t, key);
+    }
+    if (repl_terminating() && s->trainer && !trainer_is_done(trainer_status(s->trainer)))
+        dash_term_command(&t, "stop");
+    session_set_writer(s, NULL, NULL);
+    term_close(&t);
+    snapshot_free(&t.snap);
+    canvas_destroy(t.c);
+    return 0;
+}

@@ -1,0 +1,386 @@
+/* dashboard.c — the dashboard's state, its one key table (dispatch + help overlay) and
+ * dashboard_render(): the whole frame (status bar, view tabs, the current view, the
+ * output pane, the command line, the help and quit overlays, the too-small message)
+ * drawn from the state and a Snapshot. The curses loop and the actions live in
+ * dash_term.c, the views in dash_views.c. Not a widget library: it only lays them out. */
+#include "dashboard.h"
+
+#include "dash_term.h"
+#include "dash_views.h"
+#include "plot.h"
+#include "statusbar.h"
+
+#include <curses.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_ESC 27
+#define KEY_CTRL_L 12
+
+/* THE key table: dispatch (dashboard_key_action) and the help overlay both read it.
+ * Adjacent entries with the same help text share one help line. */
+static const DashKey KEYS[] = {
+    {DASH_KEY_FN(KEY_F(1)), "F1", DASH_CTX_ANY, DA_HELP, "help (any key closes)"},
+    {'?', "?", DASH_CTX_NAV, DA_HELP, "help (any key closes)"},
+    {'\t', "Tab", DASH_CTX_ANY, DA_FOCUS_NEXT, "next pane / complete"},
+    {DASH_KEY_FN(KEY_BTAB), "S-Tab", DASH_CTX_ANY, DA_FOCUS_PREV, "previous pane"},
+    {KEY_ESC, "Esc", DASH_CTX_ANY, DA_FOCUS_VIEW, "leave the command line"},
+    {DASH_KEY_FN(KEY_F(2)), "F2", DASH_CTX_ANY, DA_VIEW_TRAIN, "training view"},
+    {'1', "1", DASH_CTX_NAV, DA_VIEW_TRAIN, "training view"},
+    {DASH_KEY_FN(KEY_F(3)), "F3", DASH_CTX_ANY, DA_VIEW_HISTORY, "history view"},
+    {'2', "2", DASH_CTX_NAV, DA_VIEW_HISTORY, "history view"},
+    {DASH_KEY_FN(KEY_F(4)), "F4", DASH_CTX_ANY, DA_VIEW_TOKENS, "tokens view"},
+    {'3', "3", DASH_CTX_NAV, DA_VIEW_TOKENS, "tokens view"},
+    {DASH_KEY_FN(KEY_F(10)), "F10", DASH_CTX_ANY, DA_QUIT, "quit (asks if training)"},
+    {'q', "q", DASH_CTX_PANE, DA_QUIT, "quit (asks if training)"},
+    {'p', "p", DASH_CTX_PANE, DA_PAUSE, "pause / resume the run"},
+    {'s', "s", DASH_CTX_PANE, DA_SAMPLE, "sample 200 tokens"},
+    {'x', "x", DASH_CTX_PANE, DA_STOP, "stop the run"},
+    {'l', "l", DASH_CTX_PANE, DA_LOG_Y, "log / linear y"},
+    {'a', "a", DASH_CTX_PANE, DA_X_AXIS, "x: steps/tokens/time"},
+    {'v', "v", DASH_CTX_PANE, DA_PPL, "loss / perplexity plot"},
+    {DASH_KEY_FN(KEY_UP), "Up", DASH_CTX_PANE, DA_UP, "cell / run / layer"},
+    {DASH_KEY_FN(KEY_DOWN), "Down", DASH_CTX_PANE, DA_DOWN, "cell / run / layer"},
+    {DASH_KEY_FN(KEY_LEFT), "Left", DASH_CTX_PANE, DA_LEFT, "gate cell: shift"},
+    {DASH_KEY_FN(KEY_RIGHT), "Right", DASH_CTX_PANE, DA_RIGHT, "gate cell: shift"},
+    {DASH_KEY_FN(KEY_PPAGE), "PgUp", DASH_CTX_ANY, DA_PAGE_UP, "page runs / output"},
+    {DASH_KEY_FN(KEY_NPAGE), "PgDn", DASH_CTX_ANY, DA_PAGE_DOWN, "page runs / output"},
+    {DASH_KEY_FN(KEY_END), "End", DASH_CTX_PANE, DA_END, "output: follow newest"},
+    {' ', "Space", DASH_CTX_HISTORY, DA_MARK, "history: mark a run"},
+    {'\n', "Enter", DASH_CTX_HISTORY, DA_OPEN, "history: open the run"},
+    {'/', "/", DASH_CTX_HISTORY, DA_FILTER, "history: filter runs"},
+    {'o', "o", DASH_CTX_HISTORY, DA_SORT, "history: sort order"},
+    {'t', "t", DASH_CTX_TOKENS, DA_PROMPT, "tokens: type a prompt"},
+    {KEY_CTRL_L, "C-l", DASH_CTX_ANY, DA_REDRAW, "redraw the screen"},
+};
+#define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+
+const DashKey *dashboard_keys(int *n)
+{
+    *n = N_KEYS;
+    return KEYS;
+}
+
+DashAction dashboard_key_action(const Dashboard *d, int key)
+{
+    if (key == '\r' || key == DASH_KEY_FN(KEY_ENTER))
+        key = '\n';
+    if (d->prompt_mode != DASH_PROMPT_CMD)
+        return DA_NONE;   /* the filter / prompt line takes every key (Esc cancels) */
+    int cmd = d->focus == DASH_FOCUS_CMD;
+    if (key == '\t' && cmd && d->ed.len > 0)
+        return DA_NONE;   /* completion */
+    for (int i = 0; i < N_KEYS; i++) {
+        if (KEYS[i].key != key)
+            continue;
+        int c = KEYS[i].context, ok = c == DASH_CTX_ANY ||
+            (c == DASH_CTX_NAV && (!cmd || d->ed.len == 0)) || (c == DASH_CTX_PANE && !cmd) ||
+            (c == DASH_CTX_HISTORY && d->focus == DASH_FOCUS_VIEW &&
+             d->view == DASH_VIEW_HISTORY) ||
+            (c == DASH_CTX_TOKENS && d->focus == DASH_FOCUS_VIEW && d->view == DASH_VIEW_TOKENS);
+        if (ok)
+            return KEYS[i].action;
+    }
+    return DA_NONE;
+}
+
+int dashboard_init(Dashboard *d)
+{
+    memset(d, 0, sizeof *d);
+    d->out = textpane_create(5000);
+    if (!d->out)
+        return LM_ENOMEM;
+    history_init(&d->hist, HISTORY_DEFAULT_MAX);
+    editor_init(&d->ed, &d->hist);
+    editor_init(&d->aux, NULL);
+    snprintf(d->tok.prompt, sizeof d->tok.prompt, "ROMEO:\nBut soft, what light");
+    d->cursor_x = d->cursor_y = -1;
+    return LM_OK;
+}
+
+void dashboard_free(Dashboard *d)
+{
+    textpane_destroy(d->out);
+    history_free(&d->hist);
+    runstore_rows_free(d->runs, d->n_runs);
+    for (int i = 0; i < d->n_marked; i++)
+        free(d->curves[i].pts);
+    free(d->compare);
+    free(d->gate_hist);
+    free(d->tok.text);
+    free(d->tok.gates);
+    free(d->scratch);
+    free(d->mark_rows);
+    memset(d, 0, sizeof *d);
+}
+
+int dashboard_run(Session *s)
+{
+    Dashboard d;
+    if (dashboard_init(&d))
+        return 1;
+    int rc = dash_term_run(s, &d);
+    dashboard_free(&d);
+    return rc;
+}
+
+/* ---- the status bar ---- */
+
+static void fmt_count(char *b, size_t n, double v)
+{
+    if (v >= 1e9)
+        snprintf(b, n, "%.2fG", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(b, n, "%.2fM", v / 1e6);
+    else if (v >= 1e4)
+        snprintf(b, n, "%.1fk", v / 1e3);
+    else
+        snprintf(b, n, "%.0f", v);
+}
+
+static void fmt_time(char *b, size_t n, double sec)
+{
+    if (!isfinite(sec) || sec < 0)
+        snprintf(b, n, "-");
+    else if (sec < 3600)
+        snprintf(b, n, "%d:%02d", (int)sec / 60, (int)sec % 60);
+    else
+        snprintf(b, n, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
+}
+
+static int bar_state(const Snapshot *sn, const char **text)
+{
+    *text = NULL;
+    if (!sn->run_id)
+        return STATUSBAR_IDLE;
+    switch (sn->status) {
+    case TRAINER_RUNNING: return STATUSBAR_TRAINING;
+    case TRAINER_EVALUATING: *text = "EVALUATING"; return STATUSBAR_TRAINING;
+    case TRAINER_PAUSED: return STATUSBAR_PAUSED;
+    case TRAINER_FINISHED: return STATUSBAR_FINISHED;
+    case TRAINER_STOPPED: *text = "STOPPED"; return STATUSBAR_FINISHED;
+    case TRAINER_DIVERGED: return STATUSBAR_DIVERGED;
+    case TRAINER_FAILED: return STATUSBAR_FAILED;
+    default: *text = "STARTING"; return STATUSBAR_TRAINING;
+    }
+}
+
+static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn,
+                        const CanvasCaps *caps)
+{
+    char run[96], step[48], ep[16], tok[16], tps[16], lr[16], el[16], eta[16], val[16];
+    const StepMetric *m = &sn->last;
+    snprintf(run, sizeof run, "#%ld %s", sn->run_id, sn->run_name);
+    snprintf(step, sizeof step, "%ld/%ld", m->step, sn->total_steps ? sn->total_steps
+                                                                     : sn->cfg.steps);
+    snprintf(ep, sizeof ep, "%.2f", m->epoch);
+    fmt_count(tok, sizeof tok, (double)m->tokens);
+    fmt_count(tps, sizeof tps, m->tokens_per_s);
+    snprintf(lr, sizeof lr, "%.2e", m->lr);
+    fmt_time(el, sizeof el, m->elapsed);
+    int live = sn->status == TRAINER_RUNNING || sn->status == TRAINER_EVALUATING;
+    fmt_time(eta, sizeof eta, live && m->step > 0 ? m->elapsed / (double)m->step *
+                                  (double)(sn->total_steps - m->step) : NAN);
+    snprintf(val, sizeof val, "%.4f", sn->n_val ? sn->last_eval.loss : NAN);
+    StatusField f[16];
+    int n = 0;
+    if (sn->run_id) {
+        f[n++] = (StatusField){NULL, run, 9, UI_COLOR_ACCENT, 0};
+        f[n++] = (StatusField){"model", sn->cfg.model, 7, 0, 0};
+        f[n++] = (StatusField){"data", sn->cfg.data, 4, 0, 0};
+        f[n++] = (StatusField){"step", step, 10, 0, 0};
+        f[n++] = (StatusField){"epoch", ep, 2, 0, 0};
+        f[n++] = (StatusField){"tokens", tok, 3, 0, 0};
+        f[n++] = (StatusField){"tok/s", tps, 8, 0, 0};
+        f[n++] = (StatusField){"lr", lr, 5, 0, 0};
+        f[n++] = (StatusField){"time", el, 6, 0, 0};
+        f[n++] = (StatusField){"ETA", eta, 7, 0, 0};
+        if (sn->n_val)
+            f[n++] = (StatusField){"val", val, 6, 0, 0};
+    } else {
+        f[n++] = (StatusField){"experiment", d->experiment[0] ? d->experiment : "-", 9,
+                               UI_COLOR_ACCENT, 0};
+        f[n++] = (StatusField){"model", sn->cfg.model, 7, 0, 0};
+        f[n++] = (StatusField){"data", sn->cfg.data, 5, 0, 0};
+        f[n++] = (StatusField){"steps", step + strcspn(step, "/") + 1, 4, 0, 0};
+        f[n++] = (StatusField){NULL, "type `train` to start", 8, UI_COLOR_DIM, 0};
+    }
+    if (d->busy)
+        f[n++] = (StatusField){NULL, "[command running]", 9, UI_COLOR_WARN, 1};
+    const char *text;
+    StatusBarData sd = {bar_state(sn, &text), text, f, n};
+    statusbar_draw(c, (Rect){0, 0, W, 1}, &sd, caps);
+}
+
+/* ---- tabs, output, command line ---- */
+
+static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *caps)
+{
+    static const char *const names[] = {" 1 training ", " 2 history ", " 3 tokens "};
+    static const char *const hints[] = {
+        "keys type into the command line | Esc: view keys | F1 help",
+        "view keys (? lists them) | other letters type a command",
+        "output: Up/Down/PgUp/PgDn scroll, End follows | ? help"};
+    int x = 0;
+    for (int i = 0; i < DASH_N_VIEWS; i++) {
+        int on = i == d->view;
+        x += canvas_text(c, x, 1, W - x, names[i], on ? UI_COLOR_ACCENT : UI_COLOR_DIM,
+                         on ? UI_ATTR_REVERSE | UI_ATTR_BOLD : 0);
+        x += canvas_text(c, x, 1, W - x, " ", 0, 0);
+    }
+    const char *h = d->prompt_mode != DASH_PROMPT_CMD ? "Enter applies | Esc cancels"
+                                                      : hints[d->focus];
+    int hw = canvas_utf8_width(h);
+    if (x + hw + 1 < W)
+        canvas_text(c, W - hw - 1, 1, hw, h, UI_COLOR_DIM, 0);
+    (void)caps;
+}
+
+static void output_pane(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
+{
+    int focused = d->focus == DASH_FOCUS_OUTPUT;
+    int col = focused ? UI_COLOR_ACCENT : UI_COLOR_DIM;
+    canvas_fill(c, (Rect){r.x, r.y, r.w, 1}, caps->unicode ? "─" : "-", col, 0);
+    canvas_text(c, r.x + 2, r.y, r.w - 4, " output ", col, focused ? UI_ATTR_BOLD : 0);
+    char info[64];
+    int off = textpane_offset(d->out);
+    if (off > 0)
+        snprintf(info, sizeof info, " scrolled back %d | End follows ", off);
+    else
+        snprintf(info, sizeof info, " PgUp/PgDn scroll ");
+    int iw = canvas_utf8_width(info);
+    canvas_text(c, r.x + r.w - iw - 2, r.y, iw, info, col, 0);
+    textpane_draw(c, (Rect){r.x, r.y + 1, r.w, r.h - 1}, d->out, caps);
+}
+
+static void command_line(Canvas *c, int y, int W, Dashboard *d)
+{
+    static const char *const prompts[] = {"lmlab> ", "filter> ", "prompt> "};
+    const char *p = prompts[d->prompt_mode];
+    int focused = d->focus == DASH_FOCUS_CMD || d->prompt_mode != DASH_PROMPT_CMD;
+    if (d->busy) {
+        canvas_text(c, 0, y, W, "... running (Ctrl-C interrupts)", UI_COLOR_WARN, 0);
+        return;
+    }
+    int pw = canvas_text(c, 0, y, W, p, focused ? UI_COLOR_ACCENT : UI_COLOR_DIM,
+                         focused ? UI_ATTR_BOLD : 0);
+    LineEditor *e = d->prompt_mode == DASH_PROMPT_CMD ? &d->ed : &d->aux;
+    char buf[4 * 512 + 1];
+    int cc = 0, fw = W - pw - 1 > 512 ? 512 : W - pw - 1;
+    editor_render(e, fw, buf, sizeof buf, &cc);
+    int tw = canvas_text(c, pw, y, fw, buf, UI_COLOR_DEFAULT, 0);
+    if (d->prompt_mode == DASH_PROMPT_CMD && e->cursor == e->len) {
+        int n;
+        const Command *t = session_commands(&n);
+        const char *hint = e->len ? cmdtable_hint(t, n, e->buf) : NULL;
+        int gap = e->len && e->buf[e->len - 1] != ' ';
+        if (hint && pw + tw + gap + 1 < W)
+            canvas_text(c, pw + tw + gap, y, W - pw - tw - gap, hint, UI_COLOR_DIM, 0);
+        else if (!e->len && !focused)
+            canvas_text(c, pw, y, W - pw, "(Tab or any letter: type a command)", UI_COLOR_DIM,
+                        0);
+    }
+    if (focused)
+        d->cursor_x = pw + cc, d->cursor_y = y;
+}
+
+/* ---- overlays ---- */
+
+static void overlay_box(Canvas *c, Rect r, const char *title, const CanvasCaps *caps)
+{
+    canvas_fill(c, r, " ", 0, 0);
+    canvas_box(c, r, title, 1, caps->unicode);
+}
+
+static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
+{
+    char lines[N_KEYS][128];
+    int n = 0;
+    for (int i = 0; i < N_KEYS; i++) {
+        if (n && !strcmp(KEYS[i].help, KEYS[i - 1].help)) {
+            size_t l = strcspn(lines[n - 1], "\t");
+            char rest[128];
+            snprintf(rest, sizeof rest, "%s", lines[n - 1] + l);
+            snprintf(lines[n - 1] + l, sizeof lines[0] - l, " %s%s", KEYS[i].label, rest);
+            continue;
+        }
+        snprintf(lines[n++], sizeof lines[0], "%s\t%s", KEYS[i].label, KEYS[i].help);
+    }
+    int cols = n + 8 > H - 2 ? 2 : 1, rows = (n + cols - 1) / cols;
+    int bw = cols == 2 ? (W - 4 < 100 ? W - 4 : 100) : (W - 4 < 64 ? W - 4 : 64);
+    int bh = rows + 6 < H ? rows + 6 : H;
+    Rect r = {(W - bw) / 2, (H - bh) / 2, bw, bh};
+    overlay_box(c, r, "keys | any key closes", caps);
+    int cw = (bw - 2) / cols;
+    for (int i = 0; i < n; i++) {
+        int x = r.x + 2 + (i / rows) * cw, y = r.y + 1 + i % rows;
+        size_t l = strcspn(lines[i], "\t");
+        lines[i][l] = 0;
+        canvas_text(c, x, y, 11, lines[i], UI_COLOR_ACCENT, UI_ATTR_BOLD);
+        canvas_text_fit(c, x + 11, y, cw - 12, lines[i] + l + 1, UI_COLOR_DEFAULT, 0,
+                        caps->unicode);
+    }
+    const char *foot[] = {
+        "At start the command line has the focus: keys type a command (1 2 3 ?",
+        "act on an empty line; Tab completes). Esc/Tab focus the view: the keys",
+        "above act there, and any other letter goes back to the command line."};
+    for (int i = 0; i < 3; i++)
+        canvas_text_fit(c, r.x + 2, r.y + bh - 4 + i, bw - 4, foot[i], UI_COLOR_DIM, 0,
+                        caps->unicode);
+}
+
+static void confirm_overlay(Canvas *c, int W, int H, const Snapshot *sn, const CanvasCaps *caps)
+{
+    Rect r = {(W - 56) / 2, (H - 5) / 2, 56, 5};
+    overlay_box(c, r, "quit", caps);
+    char line[96];
+    snprintf(line, sizeof line, "Run #%ld is training. Stop it (checkpointed and", sn->run_id);
+    canvas_text(c, r.x + 2, r.y + 1, r.w - 4, line, UI_COLOR_WARN, UI_ATTR_BOLD);
+    canvas_text(c, r.x + 2, r.y + 2, r.w - 4, "recorded) and quit?", UI_COLOR_WARN,
+                UI_ATTR_BOLD);
+    canvas_text(c, r.x + 2, r.y + 3, r.w - 4, "y: stop and quit    any other key: stay", 0, 0);
+}
+
+static void too_small(Canvas *c, int W, int H)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "terminal too small (need %dx%d, have %dx%d)", DASH_MIN_W,
+             DASH_MIN_H, W, H);
+    int w = canvas_utf8_width(msg);
+    if (w <= W)
+        canvas_text(c, (W - w) / 2, H / 2, w, msg, UI_COLOR_WARN, UI_ATTR_BOLD);
+    else
+        dash_views_wrap(c, (Rect){0, 0, W, H}, "too small (80x24)", UI_COLOR_WARN, 1);
+}
+
+void dashboard_render(Canvas *c, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps)
+{
+    canvas_clear(c);
+    int W = canvas_width(c), H = canvas_height(c);
+    d->cursor_x = d->cursor_y = -1;
+    if (W < DASH_MIN_W || H < DASH_MIN_H) {
+        too_small(c, W, H);
+        return;
+    }
+    status_line(c, W, d, sn, caps);
+    tabs_line(c, W, d, caps);
+    int out_h = H < 30 ? 5 : H / 4 + 1;
+    Rect main = {0, 2, W, H - 3 - out_h};
+    int vf = d->focus == DASH_FOCUS_VIEW && d->prompt_mode == DASH_PROMPT_CMD;
+    if (d->view == DASH_VIEW_HISTORY)
+        dash_views_history(c, main, d, sn, caps, vf);
+    else if (d->view == DASH_VIEW_TOKENS)
+        dash_views_tokens(c, main, d, caps, vf);
+    else
+        dash_views_training(c, main, d, sn, caps, vf);
+    output_pane(c, (Rect){0, H - 1 - out_h, W, out_h}, d, caps);
+    command_line(c, H - 1, W, d);
+    if (d->help)
+        help_overlay(c, W, H, caps);
+    else if (d->confirm_quit)
+        confirm_overlay(c, W, H, sn, caps);
+    if (d->help || d->confirm_quit)
+        d->cursor_x = d->cursor_y = -1;
+}
