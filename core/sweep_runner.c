@@ -137,7 +137,9 @@ static int create_run(SweepRunner *r, int i, Trainer *t, TrainerOptions *o, char
     free(cfg);
     if (rc)
         return rc;
+    pthread_mutex_lock(&r->mu);
     r->ts[i].run_id = id;
+    pthread_mutex_unlock(&r->mu);
     snprintf(o->run_dir, sizeof o->run_dir, "%.400s/run-%ld", c->runs_dir, id);
     mkdir(c->runs_dir, 0777);
     return runstore_set_checkpoint_dir(r->st, id, o->run_dir, err);

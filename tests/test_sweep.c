@@ -443,51 +443,41 @@ static int wait_trial2(RunStore *st, long id, long *run2)
     return -1;
 }
 
-/* kill -9 during trial 2, then `sweep resume`: every trial once, none lost. */
-static void test_kill_resume(void)
+/* Forks a child running a 4-trial sweep and SIGKILLs it once trial 2 has written its
+ * step-200 checkpoint. Returns the sweep id (-1 on failure); *run2 = trial 2's run. */
+static long kill_during_trial2(long *run2)
 {
     int fds[2];
     if (pipe(fds))
-        return;
+        return -1;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
         kill_child(fds[1]);
     }
     close(fds[1]);
-    long id = -1, run2 = 0;
+    long id = -1;
     CHECK(read(fds[0], &id, sizeof id) == sizeof id && id > 0, "the child's sweep id");
     close(fds[0]);
     RunStore *st = NULL;
     char err[LM_ERR_LEN];
     CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);
-    int waited = wait_trial2(st, id, &run2);
-    CHECK(waited == 0, "trial 2 reached its step-200 checkpoint");
+    CHECK(st && wait_trial2(st, id, run2) == 0, "trial 2 reached its step-200 checkpoint");
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     runstore_close(st);
-    /* reopening repairs the dead process's run: interrupted */
-    CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);
-    SweepTrialRow *before = NULL, *after = NULL;
-    int nb = 0, na = 0;
-    runstore_sweep_trials(st, id, &before, &nb, err);
-    CHECK(nb == 4 && !strcmp(before[0].status, "done") && !strcmp(before[1].status, "running")
-          && !strcmp(before[1].run_status, "interrupted") && !strcmp(before[2].status,
-          "pending") && before[2].run_id == 0, "killed during trial 2: %s %s/%s %s",
-          nb == 4 ? before[0].status : "", nb == 4 ? before[1].status : "",
-          nb == 4 ? before[1].run_status : "", nb == 4 ? before[2].status : "");
-    RunRow r1;
-    runstore_get(st, before[0].run_id, &r1, err);
-    /* trial 2 must continue from its step-200 checkpoint: its step-100 file stays as is */
-    char ck100[700];
-    struct stat s0 = {0}, s1 = {0};
-    snprintf(ck100, sizeof ck100, "%.600s/run-%ld/step-00000100.safetensors", runs_dir, run2);
-    CHECK(stat(ck100, &s0) == 0, "%s exists", ck100);
-    SweepRunner *r = sweep_runner_open(id, db_path, err);
-    CHECK(r != NULL, "sweep resume: %s", err);
-    if (r && sweep_runner_start(r, err) == LM_OK)
-        sweep_runner_join(r);
-    sweep_runner_destroy(r);
+    return id;
+}
+
+/* After the resume: every trial done once, trials 1 and 2 kept their runs, trial 1 was
+ * not trained again (same end time), trial 2 continued from its checkpoint (its step-100
+ * file, written before the kill, is untouched). */
+static void check_resumed(RunStore *st, long id, const SweepTrialRow *before, long run2,
+                          const RunRow *r1, const char *ck100, const struct stat *s0)
+{
+    char err[LM_ERR_LEN];
+    SweepTrialRow *after = NULL;
+    int na = 0;
     runstore_sweep_trials(st, id, &after, &na, err);
     CHECK(check_runs(st, id, 4, "k") == 4, "four runs after resume: no trial ran twice");
     for (int i = 0; i < na; i++)
@@ -496,23 +486,61 @@ static void test_kill_resume(void)
               after[i].status, after[i].last_step);
     CHECK(na == 4 && after[0].run_id == before[0].run_id && after[1].run_id == run2,
           "trials 1 and 2 keep their runs");
-    CHECK(stat(ck100, &s1) == 0 && s1.st_mtim.tv_sec == s0.st_mtim.tv_sec &&
-          s1.st_mtim.tv_nsec == s0.st_mtim.tv_nsec, "trial 2 resumed from its checkpoint "
+    struct stat s1 = {0};
+    CHECK(stat(ck100, &s1) == 0 && s1.st_mtim.tv_sec == s0->st_mtim.tv_sec &&
+          s1.st_mtim.tv_nsec == s0->st_mtim.tv_nsec, "trial 2 resumed from its checkpoint "
           "(step 100 not rewritten)");
     RunRow r1b;
     runstore_get(st, before[0].run_id, &r1b, err);
-    CHECK(r1b.ended == r1.ended, "trial 1 was not trained again (ended %.3f vs %.3f)",
-          r1b.ended, r1.ended);
-    SweepRow sw;
+    CHECK(r1b.ended == r1->ended, "trial 1 was not trained again (ended %.3f vs %.3f)",
+          r1b.ended, r1->ended);
+    runstore_row_free(&r1b);
+    SweepRow sw = {0};
     CHECK(runstore_sweep_get(st, id, &sw, err) == LM_OK && !strcmp(sw.status, "finished"),
           "sweep status %s", sw.status);
     free(sw.spec);
+    free(after);
+}
+
+/* kill -9 during trial 2, then `sweep resume`: every trial once, none lost. */
+static void test_kill_resume(void)
+{
+    long run2 = 0, id = kill_during_trial2(&run2);
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN];
+    /* reopening repairs the dead process's run: interrupted */
+    CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);
+    if (!st || id < 0)
+        return;
+    SweepTrialRow *before = NULL;
+    int nb = 0;
+    runstore_sweep_trials(st, id, &before, &nb, err);
+    CHECK(nb == 4 && !strcmp(before[0].status, "done") && !strcmp(before[1].status, "running")
+          && !strcmp(before[1].run_status, "interrupted") && !strcmp(before[2].status,
+          "pending") && before[2].run_id == 0, "killed during trial 2: %s %s/%s %s",
+          nb == 4 ? before[0].status : "", nb == 4 ? before[1].status : "",
+          nb == 4 ? before[1].run_status : "", nb == 4 ? before[2].status : "");
+    if (nb != 4) {
+        free(before);
+        runstore_close(st);
+        return;
+    }
+    RunRow r1;
+    runstore_get(st, before[0].run_id, &r1, err);
+    char ck100[700];
+    struct stat s0 = {0};
+    snprintf(ck100, sizeof ck100, "%.600s/run-%ld/step-00000100.safetensors", runs_dir, run2);
+    CHECK(stat(ck100, &s0) == 0, "%s exists", ck100);
+    SweepRunner *r = sweep_runner_open(id, db_path, err);
+    CHECK(r != NULL, "sweep resume: %s", err);
+    if (r && sweep_runner_start(r, err) == LM_OK)
+        sweep_runner_join(r);
+    sweep_runner_destroy(r);
+    check_resumed(st, id, before, run2, &r1, ck100, &s0);
     CHECK(sweep_runner_open(id, db_path, err) == NULL && strstr(err, "has finished"),
           "a finished sweep is not resumed: %s", err);
     runstore_row_free(&r1);
-    runstore_row_free(&r1b);
     free(before);
-    free(after);
     runstore_close(st);
 }
 
