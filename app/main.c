@@ -1,6 +1,7 @@
 /* main.c — lmlab's entry point: parses the command line and hands over to the
  * dashboard, the line-mode prompt, a script, or a headless command. Thin on purpose:
  * every behaviour lives in commands/, ui/ or core/. */
+#include "dashboard.h"
 #include "repl.h"
 #include "session.h"
 
@@ -127,6 +128,8 @@ int main(int argc, char **argv)
         fclose(f);
     } else if (!isatty(STDIN_FILENO)) {
         rc = repl_run_file(&s, stdin, a.keep_going) ? 1 : 0;
+    } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s) == 0) {
+        rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */
     } else {
         rc = repl_interactive(&s) ? 0 : 0;
     }

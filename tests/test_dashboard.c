@@ -284,7 +284,7 @@ static void test_tokens(void)
     char *s = dump(&d, &sn, 80, 24, &U, &c);
     CHECK(has(s, "layer 1 of 2"), "layer shown");
     CHECK(has(s, "shift 1") && has(s, "shift 4"), "level labels");
-    CHECK(has(s, "RO↵·"), "tokens in a row, newline and space made visible");
+    CHECK(has(s, "RO↵␣"), "tokens in a row, newline and space made visible");
     CHECK(has(s, "█"), "an open gate is a filled cell");
     CHECK(has(s, "run #7 (live weights)"), "weights source");
     free(s);

@@ -86,13 +86,18 @@ static void report_end(DashTerm *t)
 {
     const Snapshot *sn = &t->snap;
     double el = sn->last.elapsed;
-    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s%s%s: %ld steps in %d:%02d, %.0f tokens/s", sn->run_id,
-              recorder_status_name(sn->status), sn->reason[0] ? ": " : "", sn->reason,
-              sn->last.step, (int)el / 60, (int)el % 60,
-              el > 0 ? (double)sn->last.tokens / el : 0.0);
+    char when[32];
+    if (el < 60)
+        snprintf(when, sizeof when, "%.1f s", el);
+    else
+        snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
+    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
+                  sn->run_id, recorder_status_name(sn->status), sn->last.step, when,
+                  el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
+                  sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
-        dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f", sn->last_eval.loss,
-                  sn->last_eval.ppl, sn->best_val);
+        dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f",
+                      sn->last_eval.loss, sn->last_eval.ppl, sn->best_val);
 }
 
 /* Evaluations, trainer/store messages and the end of the run go to the scrollback. */

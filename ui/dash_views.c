@@ -280,7 +280,7 @@ void dash_views_training(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
 
 static const TableColumn RUN_COLS[] = {
     {"id", 5, TABLE_RIGHT}, {"name", 0, TABLE_LEFT}, {"model", 13, TABLE_LEFT},
-    {"status", 11, TABLE_LEFT}, {"steps", 7, TABLE_RIGHT}, {"best val", 8, TABLE_RIGHT},
+    {"status", 11, TABLE_LEFT}, {"steps", 7, TABLE_RIGHT}, {"best val", 10, TABLE_RIGHT},
     {"started", 11, TABLE_LEFT}};
 #define N_RUN_COLS 7
 #define CELL_LEN 72
@@ -403,7 +403,7 @@ static const char *tok_display(const char *t, const CanvasCaps *caps)
     if (!strcmp(t, "\\n"))
         return caps->unicode ? "↵" : "$";
     if (!strcmp(t, " "))
-        return caps->unicode ? "·" : "_";
+        return caps->unicode ? "␣" : "_";
     if (!strcmp(t, "\\t"))
         return caps->unicode ? "→" : ">";
     if (!strcmp(t, "\\\\"))

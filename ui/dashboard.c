@@ -309,7 +309,7 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
         snprintf(lines[n++], sizeof lines[0], "%s\t%s", KEYS[i].label, KEYS[i].help);
     }
     int cols = n + 8 > H - 2 ? 2 : 1, rows = (n + cols - 1) / cols;
-    int bw = cols == 2 ? (W - 4 < 100 ? W - 4 : 100) : (W - 4 < 64 ? W - 4 : 64);
+    int bw = cols == 2 ? (W - 4 < 100 ? W - 4 : 100) : (W - 4 < 78 ? W - 4 : 78);
     int bh = rows + 6 < H ? rows + 6 : H;
     Rect r = {(W - bw) / 2, (H - bh) / 2, bw, bh};
     overlay_box(c, r, "keys | any key closes", caps);
