@@ -337,6 +337,15 @@ static void unescape(char *s)
     *o = 0;
 }
 
+/* A value that parse_line would otherwise alter (a '#' read as a comment, a leading
+ * quote stripped, surrounding blanks trimmed) is written between double quotes. */
+static int needs_quotes(const char *esc)
+{
+    size_t n = strlen(esc);
+    return strchr(esc, '#') || esc[0] == '"' ||
+           (n && (isspace((unsigned char)esc[0]) || isspace((unsigned char)esc[n - 1])));
+}
+
 char *config_to_text(const Config *c)
 {
     size_t cap = 8192, len = 0;
@@ -348,7 +357,8 @@ char *config_to_text(const Config *c)
         char val[CONFIG_STR_LEN * 2], esc[CONFIG_STR_LEN * 2 + 8];
         config_get(c, KEYS[i].key, val, sizeof val);
         escape_into(esc, sizeof esc, val);
-        int n = snprintf(out + len, cap - len, "%s=%s\n", KEYS[i].key, esc);
+        const char *q = needs_quotes(esc) ? "\"" : "";
+        int n = snprintf(out + len, cap - len, "%s=%s%s%s\n", KEYS[i].key, q, esc, q);
         if (n < 0 || (size_t)n >= cap - len) {
             free(out);
             return NULL;
