@@ -203,10 +203,12 @@ int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, ch
     const char *fmt = safetensors_meta(*st, "format");
     const char *cfg = safetensors_meta(*st, "config");
     if (fmt && strcmp(fmt, CHECKPOINT_FORMAT)) {
+        /* fmt lives in *st: format the message before closing it */
+        err_set(err, LM_EFORMAT, "%s: checkpoint format '%.100s' is not supported by this "
+                "lmlab (%s)", path, fmt, CHECKPOINT_FORMAT);
         safetensors_close(*st);
         *st = NULL;
-        return err_set(err, LM_EFORMAT, "%s: checkpoint format '%s' is not supported by this "
-                       "lmlab (%s)", path, fmt, CHECKPOINT_FORMAT);
+        return LM_EFORMAT;
     }
     if (cfg) {
         config_defaults(&info->cfg);
