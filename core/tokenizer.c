@@ -318,7 +318,10 @@ static int char_train(const char *text, size_t len, Tokenizer **out, char *err)
             }
             cps[n++] = cp;
         }
-    rc = char_build(cps, n, out, err);
+    /* an empty vocabulary could be neither saved nor loaded back */
+    rc = n ? char_build(cps, n, out, err)
+           : err_set(err, LM_EARG, "char tokenizer: the text is empty, no characters to build "
+                     "a vocabulary from");
     free(seen);
     free(cps);
     return rc;

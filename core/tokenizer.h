@@ -33,7 +33,7 @@ const char *tokenizer_kind_name(TokenizerKind kind);
  *   0 keeps all. "<unk>" and "<eos>" are always present (appended when absent).
  * bpe: byte-level BPE with vocab_size - 256 merges (vocab_size >= 256); may stop earlier
  *   when no pair occurs twice (tokenizer_vocab_size tells).
- * LM_OK, or LM_EARG (bad vocab_size) / LM_ENOMEM with a message in err (LM_ERR_LEN). */
+ * LM_OK, or LM_EARG (bad vocab_size, or an empty text for char) / LM_ENOMEM with a message in err (LM_ERR_LEN). */
 int tokenizer_train(TokenizerKind kind, const char *text, size_t len, int vocab_size,
                     Tokenizer **out, char *err);
 
