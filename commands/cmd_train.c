@@ -266,6 +266,8 @@ static void print_status(Session *s, const Snapshot *sn)
         json_object_set_new(o, "event", json_string("status"));
         json_object_set_new(o, "status", json_string(recorder_status_name(sn->status)));
         json_object_set_new(o, "total_steps", json_integer(sn->total_steps));
+        if (sn->status == TRAINER_PAUSED && sn->reason[0])
+            json_object_set_new(o, "reason", json_string(sn->reason));
         if (!isnan(sn->best_val))
             json_object_set_new(o, "best_val", json_real(sn->best_val));
         session_emit_json(s, o);
@@ -278,6 +280,8 @@ static void print_status(Session *s, const Snapshot *sn)
     if (sn->n_val)
         session_printf(s, "  val loss %.4f  ppl %.2f%s  (best %.4f)", sn->last_eval.loss,
                        sn->last_eval.ppl, "", sn->best_val);
+    if (sn->status == TRAINER_PAUSED && sn->reason[0])
+        session_printf(s, "  paused: %s", sn->reason);
 }
 
 int cmd_status(Session *s, int argc, const LexWord *argv)

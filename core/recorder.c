@@ -101,7 +101,7 @@ static void apply(Snapshot *s, const TrainEvent *ev)
         break;
     case TEV_STATUS:
         s->status = ev->status;
-        if (ev->text && ev->text[0])
+        if (ev->status == TRAINER_PAUSED || (ev->text && ev->text[0])) /* a pause's own reason */
             snprintf(s->reason, sizeof s->reason, "%s", ev->text);
         break;
     case TEV_LOG:

@@ -314,14 +314,15 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     return rc;
 }
 
-/* Blocks while paused; returns 1 when a stop was requested. */
-int trainer_wait_if_paused(Trainer *t)
+/* Blocks while paused; returns 1 when a stop was requested. why: the reason recorded with
+ * the paused status (a failed checkpoint's message), "" for a pause the user asked for. */
+int trainer_wait_if_paused(Trainer *t, const char *why)
 {
     pthread_mutex_lock(&t->mu);
     if (t->pause_req && !t->stop_req) {
         t->status = TRAINER_PAUSED;
         pthread_mutex_unlock(&t->mu);
-        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup("")};
+        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup(why)};
         trainer_push(t, &ev);
         pthread_mutex_lock(&t->mu);
         while (t->pause_req && !t->stop_req)
@@ -370,7 +371,7 @@ static void *train_main(void *arg)
     int n_acc = 0, rc = LM_OK;
     trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
     while (t->ts.step < t->total_steps) {
-        if (trainer_wait_if_paused(t))
+        if (trainer_wait_if_paused(t, ""))
             break;
         if (c->time_budget > 0 && t->ts.elapsed >= c->time_budget)
             break;

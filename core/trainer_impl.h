@@ -48,7 +48,7 @@ void trainer_push(Trainer *t, TrainEvent *ev);
 void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text);
 void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason);
 void trainer_reset_states(Trainer *t);
-int trainer_wait_if_paused(Trainer *t);
+int trainer_wait_if_paused(Trainer *t, const char *why);
 
 /* trainer_tasks.c */
 int trainer_do_eval(Trainer *t, int final, char *err);

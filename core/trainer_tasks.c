@@ -216,7 +216,7 @@ int trainer_checkpoint_or_pause(Trainer *t, int is_best)
         pthread_mutex_lock(&t->mu);
         t->pause_req = 1;
         pthread_mutex_unlock(&t->mu);
-        if (trainer_wait_if_paused(t))
+        if (trainer_wait_if_paused(t, msg))
             return rc;
     }
 }
