@@ -102,7 +102,7 @@ static void apply(Snapshot *s, const TrainEvent *ev)
     case TEV_STATUS:
         s->status = ev->status;
         if (ev->status == TRAINER_PAUSED || (ev->text && ev->text[0])) /* a pause's own reason */
-            snprintf(s->reason, sizeof s->reason, "%s", ev->text);
+            snprintf(s->reason, sizeof s->reason, "%s", ev->text ? ev->text : "");
         break;
     case TEV_LOG:
         set_message(s, ev->text);
