@@ -2,6 +2,7 @@
 #include "checkpoint.h"
 
 #include "err.h"
+#include "tokenizer.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -140,6 +141,16 @@ static int write_optim(const char *path, const Model *m, const Optimizer *opt, c
     return rc;
 }
 
+/* FNV-1a of every parameter's float bytes in ParamSet order: stored as "weights_fnv1a" so
+ * bytes damaged after the write (a bad disk, a stray edit) are caught on load. */
+static void weights_hash(const ParamSet *ps, char *hex, size_t cap)
+{
+    unsigned long long h = TOKENIZER_FNV_SEED;
+    for (int i = 0; i < ps->n; i++)
+        h = tokenizer_fnv1a(ps->data + ps->info[i].offset, ps->info[i].numel * sizeof(float), h);
+    snprintf(hex, cap, "%016llx", h);
+}
+
 int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
                     const char *tokenizer_json, const TrainState *ts, char *err)
 {
@@ -165,9 +176,11 @@ int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
             shape[k] = p->shape[k];
         rc = safetensors_writer_add(w, p->name, ST_F32, p->ndim, shape, ps->data + p->offset);
     }
-    char vbuf[32];
+    char vbuf[32], hbuf[32];
     snprintf(vbuf, sizeof vbuf, "%d", m->vocab);
+    weights_hash(ps, hbuf, sizeof hbuf);
     rc = rc ? rc : safetensors_writer_meta(w, "format", CHECKPOINT_FORMAT);
+    rc = rc ? rc : safetensors_writer_meta(w, "weights_fnv1a", hbuf);
     rc = rc ? rc : safetensors_writer_meta(w, "config", cfg);
     rc = rc ? rc : safetensors_writer_meta(w, "vocab", vbuf);
     if (!rc && tokenizer_json)
@@ -283,6 +296,13 @@ int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix,
         if (rc)
             return rc;
     }
+    const char *want = prefix[0] ? NULL : safetensors_meta(st, "weights_fnv1a");
+    char have[32];
+    weights_hash(ps, have, sizeof have);
+    if (want && strcmp(want, have))
+        return err_set(err, LM_EFORMAT, "the weights do not match the checksum written with "
+                       "them (%.20s, now %s): the file was damaged after it was saved", want,
+                       have);
     return LM_OK;
 }
 

@@ -49,7 +49,9 @@ void checkpoint_info_free(CheckpointInfo *info);
 
 /* Copies every model parameter from the tensors named prefix + PyTorch name. Every
  * parameter must be present with the same shape; errors name the tensor and both
- * shapes ("checkpoint from another model shape"). */
+ * shapes ("checkpoint from another model shape"). With prefix "", a file that carries a
+ * "weights_fnv1a" checksum (every lmlab checkpoint) must match it: LM_EFORMAT "damaged"
+ * otherwise. The message does not name the file: callers prefix the path. */
 int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err);
 
 /* Restores the optimizer moments from <stem>.optim.safetensors. LM_EIO when the file is
