@@ -59,7 +59,7 @@ static int read_whole_file(const char *path, unsigned char **buf, size_t *size, 
 {
     *buf = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
     if (fd < 0)
         return err_set(err, LM_EIO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
