@@ -226,7 +226,11 @@ Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err)
                      "data gives %d", start, info.vocab, tokenizer_vocab_size(t->ds.tok));
     if (!rc) rc = build_model(t, err);
     if (!rc) rc = setup_training(t, err);
-    if (!rc && st) rc = checkpoint_read_weights(t->m, st, "", err);
+    if (!rc && st && (rc = checkpoint_read_weights(t->m, st, "", err))) {
+        char e2[LM_ERR_LEN];
+        snprintf(e2, sizeof e2, "%.200s: %.300s", start, err);
+        strcpy(err, e2);
+    }
     if (!rc && t->opt.resume[0] && info.has_state) {
         t->ts = info.ts;
         t->m->rng = info.ts.model_rng;
