@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static SweepRunner *g_sweep;
@@ -416,16 +415,19 @@ static void show_table(Session *s, long id, Ranked *rk, int n, int final)
                        : "best_val", rk[0].t->trial, rk[0].t->run_id, rk[0].metric);
 }
 
-/* Seconds a trial's run trained (wall clock from start to end, or to now). */
+/* Seconds a trial's run trained: the trainer's elapsed time at its last logged step
+ * (evaluations and the pauses between halving rungs excluded). */
 static double run_seconds(RunStore *st, long run)
 {
-    RunRow row;
+    SeriesPoint *pts = NULL;
+    int n = 0;
     char err[LM_ERR_LEN];
-    if (run <= 0 || runstore_get(st, run, &row, err))
+    if (run <= 0 || runstore_series(st, run, "elapsed", &pts, &n, err) || n == 0) {
+        free(pts);
         return NAN;
-    double end = row.ended > 0 ? row.ended : (double)time(NULL);
-    double sec = row.started > 0 ? end - row.started : NAN;
-    runstore_row_free(&row);
+    }
+    double sec = pts[n - 1].value;
+    free(pts);
     return sec;
 }
 

@@ -128,7 +128,8 @@ static const Command COMMANDS[] = {
      "status, pause, resume, stop, wait: the session's sweep (stop keeps the current\n"
      "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
-     "show [ID]: the trials ranked by the metric, swept values as columns, best marked.",
+     "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
+     "val loss, steps, training time, status; the best marked. list: the stored sweeps.",
      ARG_WORD, NULL, H(cmd_sweep), "sweeps"},
 };
 
