@@ -206,7 +206,8 @@ int session_run_checkpoint(const char *dir, const char *which, char *out, size_t
         if (stat(out, &stt) == 0)
             return 0;
     }
-    /* the newest step checkpoint (names sort by step: step-%08ld) */
+    /* the newest step checkpoint (names sort by step: step-%08ld); a write's leftover
+     * temporary file (step-N.safetensors.tmp.PID, torn by a crash) is never one */
     char cmd_best[64] = "";
     DIR *d = opendir(dir);
     if (!d)
@@ -214,7 +215,9 @@ int session_run_checkpoint(const char *dir, const char *which, char *out, size_t
     struct dirent *e;
     while ((e = readdir(d)))
         if (!strncmp(e->d_name, "step-", 5) && !strstr(e->d_name, ".optim.") &&
-            strstr(e->d_name, ".safetensors") && strlen(e->d_name) < sizeof cmd_best &&
+            strlen(e->d_name) > 12 &&
+            !strcmp(e->d_name + strlen(e->d_name) - 12, ".safetensors") &&
+            strlen(e->d_name) < sizeof cmd_best &&
             strcmp(e->d_name, cmd_best) > 0)
             snprintf(cmd_best, sizeof cmd_best, "%s", e->d_name);
     closedir(d);
