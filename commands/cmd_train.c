@@ -3,6 +3,7 @@
  * to the run store and the snapshot); the prompt returns at once. */
 #include "session.h"
 
+#include "cmd_sweep.h"
 #include "err.h"
 #include "sysinfo.h"
 
@@ -115,6 +116,10 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     if (active(s))
         return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
                              "before starting another", s->run_id);
+    SweepRunner *sw = cmd_sweep_runner();
+    if (sw && !sweep_runner_done(sw))
+        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `sweep stop` "
+                             "(or `sweep wait`) before starting a run", sweep_runner_id(sw));
     Config c = s->cfg;
     TrainerOptions o = {0};
     long resume = 0;
@@ -288,15 +293,15 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
     reap(s);
-    if (!s->rec) {
+    Snapshot sn = {0};
+    if (!session_snapshot(s, &sn)) { /* the run, or a sweep's current trial */
         if (s->json)
             session_emit_json(s, json_pack("{s:s s:s}", "event", "status", "status", "idle"));
         else
             session_printf(s, "no run is training; `runs` lists the stored ones");
+        snapshot_free(&sn);
         return LM_OK;
     }
-    Snapshot sn = {0};
-    recorder_snapshot(s->rec, &sn);
     print_status(s, &sn);
     snapshot_free(&sn);
     return LM_OK;

@@ -2,6 +2,7 @@
  * dispatch (see session.h). */
 #include "session.h"
 
+#include "cmd_sweep.h"
 #include "err.h"
 
 #include <dirent.h>
@@ -38,6 +39,7 @@ void session_set_writer(Session *s, SessionWriter w, void *ud)
 
 void session_free(Session *s)
 {
+    cmd_sweep_shutdown();
     if (s->trainer) {
         trainer_stop(s->trainer);
         trainer_join(s->trainer);
@@ -156,10 +158,12 @@ int session_find_experiment(const char *name, char *path, size_t cap)
 
 int session_snapshot(Session *s, Snapshot *dst)
 {
-    if (!s->rec)
-        return 0;
-    recorder_snapshot(s->rec, dst);
-    return 1;
+    if (s->rec) {
+        recorder_snapshot(s->rec, dst);
+        return 1;
+    }
+    SweepRunner *sw = cmd_sweep_runner(); /* a sweep's current trial */
+    return sw && sweep_runner_snapshot(sw, dst) == LM_OK;
 }
 
 int session_run_line(Session *s, const char *line)
