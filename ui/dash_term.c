@@ -151,12 +151,12 @@ void dash_term_gate_history(DashTerm *t)
     double now = now_s();
     if (same && (t->gh_retry == 0 || now < t->gh_retry))
         return;
+    t->gh_run = sn->run_id, t->gh_step = step, t->gh_row = d->gate_row, t->gh_col = d->gate_col;
+    t->gh_retry = now + 5;   /* until it worked: a failing store is not asked 10 times/s */
     RunStore *st = session_store(t->s);
     char err[LM_ERR_LEN];
-    if (!st)
+    if (!st || dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err))
         return;
-    dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err);
-    t->gh_run = sn->run_id, t->gh_step = step, t->gh_row = d->gate_row, t->gh_col = d->gate_col;
     int complete = d->n_gate_hist > 0 && d->gate_hist[d->n_gate_hist - 1].step >= step;
     t->gh_retry = complete ? 0 : now + 0.5;
     t->dirty = 1;
@@ -189,6 +189,9 @@ static void pump(DashTerm *t)
 {
     wint_t ch;
     int r;
+    if (t->pumping)   /* output written while pumping (a store error) draws later */
+        return;
+    t->pumping = 1;
     timeout(0);
     while ((r = get_wch(&ch)) != ERR) {
         if (r == KEY_CODE_YES && ch == KEY_RESIZE)
@@ -201,6 +204,7 @@ static void pump(DashTerm *t)
         poll_run(t);
         draw(t);
     }
+    t->pumping = 0;
 }
 
 static void writer(void *ud, int kind, const char *text)
@@ -297,6 +301,9 @@ void dash_term_tokens(DashTerm *t)
 
 static int term_open(DashTerm *t)
 {
+    const char *term = getenv("TERM");
+    if (!term || !*term || !strcmp(term, "dumb"))
+        return -1;   /* no cursor addressing: line mode */
     setlocale(LC_ALL, "");
     t->caps.unicode = !strcmp(nl_langinfo(CODESET), "UTF-8");
     if (!getenv("ESCDELAY"))

@@ -19,7 +19,7 @@ typedef struct {
     void *screen;                /* the curses SCREEN */
     Snapshot snap;               /* the latest copy; kept after the run is reaped */
     long drawn_run, drawn_seq;
-    int dirty, quit, cursor_on, new_cmd;
+    int dirty, quit, cursor_on, new_cmd, pumping;
     double last_draw;
     long f_run, f_msg, f_sample; /* what of the run the scrollback already reported */
     int f_val, f_end;
