@@ -93,10 +93,14 @@ static void action(DashTerm *t, DashAction a)
             dash_term_quit(t);
         break;
     case DA_PAUSE:
-        dash_term_command(t, t->snap.status == TRAINER_PAUSED ? "resume" : "pause");
+        snprintf(line, sizeof line, "%s%s", dash_term_sweep_active(t) ? "sweep " : "",
+                 t->snap.status == TRAINER_PAUSED ? "resume" : "pause");
+        dash_term_command(t, line);
         break;
     case DA_SAMPLE: dash_term_command(t, "sample tokens=200"); break;
-    case DA_STOP: dash_term_command(t, "stop"); break;
+    case DA_STOP:
+        dash_term_command(t, dash_term_sweep_active(t) ? "sweep stop" : "stop");
+        break;
     case DA_LOG_Y: d->log_y = !d->log_y; break;
     case DA_X_AXIS: d->x_axis = (d->x_axis + 1) % 3; break;
     case DA_PPL: d->show_ppl = !d->show_ppl; break;

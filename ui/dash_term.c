@@ -7,6 +7,7 @@
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
 
+#include "cmd_sweep.h"
 #include "dash_data.h"
 #include "dash_keys.h"
 #include "err.h"
@@ -164,16 +165,39 @@ void dash_term_gate_history(DashTerm *t)
 
 /* Takes a snapshot of the run (or, without one, shows the configuration `train` would
  * use) and updates what depends on it. */
+/* The sweep's progress for the status bar ("" without a sweep). */
+static void sweep_status(DashTerm *t, SweepRunner *sw)
+{
+    char text[sizeof t->d->sweep] = "";
+    if (sw) {
+        SweepProgress p;
+        sweep_runner_progress(sw, &p);
+        snprintf(text, sizeof text, "#%ld trial %d/%d%s%s", p.sweep_id, p.current, p.total,
+                 p.ended ? " " : "", p.ended ? p.status : "");
+    }
+    if (strcmp(text, t->d->sweep)) {
+        snprintf(t->d->sweep, sizeof t->d->sweep, "%s", text);
+        t->dirty = 1;
+    }
+}
+
+/* Takes a snapshot of the run — a running sweep's trial, else the session's run, else
+ * an ended sweep's last trial — or, without any, shows the configuration `train` would
+ * use; then updates what depends on it. */
 static void poll_run(DashTerm *t)
 {
     Session *s = t->s;
     Dashboard *d = t->d;
-    if (!session_snapshot(s, &t->snap) && !t->snap.run_id &&
+    SweepRunner *sw = cmd_sweep_runner();
+    int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
+    have = have || session_snapshot(s, &t->snap) || (sw && sweep_runner_snapshot(sw, &t->snap));
+    if (!have && !t->snap.run_id &&
         (strcmp(t->snap.cfg.model, s->cfg.model) || strcmp(t->snap.cfg.data, s->cfg.data) ||
          t->snap.cfg.steps != s->cfg.steps)) {
         t->snap.cfg = s->cfg;
         t->dirty = 1;
     }
+    sweep_status(t, sw);
     if (strcmp(d->experiment, s->experiment)) {
         snprintf(d->experiment, sizeof d->experiment, "%s", s->experiment);
         t->dirty = 1;
@@ -240,6 +264,8 @@ static int has_wait(const char *line)
 {
     for (const char *p = line; p && *p;) {
         p += strspn(p, " \t;");
+        if (!strncmp(p, "sweep", 5) && strchr(" \t", p[5]))
+            p += 5 + strspn(p + 5, " \t");   /* `sweep wait` blocks as well */
         if (!strncmp(p, "wait", 4) && (!p[4] || strchr(" \t;", p[4])))
             return 1;
         p = strchr(p, ';');
@@ -267,15 +293,28 @@ void dash_term_command(DashTerm *t, const char *line)
     poll_run(t);
 }
 
+int dash_term_sweep_active(const DashTerm *t)
+{
+    (void)t;
+    return cmd_sweep_runner() && !sweep_runner_done(cmd_sweep_runner());
+}
+
 int dash_term_run_active(const DashTerm *t)
 {
-    return t->s->trainer && t->snap.run_id && !trainer_is_done(t->snap.status);
+    return (t->s->trainer && t->snap.run_id && !trainer_is_done(t->snap.status)) ||
+           dash_term_sweep_active(t);
 }
 
 void dash_term_quit(DashTerm *t)
 {
     if (t->s->trainer && !trainer_is_done(trainer_status(t->s->trainer)))
         dash_term_command(t, "stop");
+    if (dash_term_sweep_active(t)) {
+        dash_term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
+                      "`sweep resume ID` continues it)");
+        draw(t);
+        cmd_sweep_shutdown();
+    }
     t->quit = 1;
 }
 
@@ -398,8 +437,8 @@ int dash_term_run(Session *s, Dashboard *d)
         if (key >= 0)
             dash_keys_press(&t, key);
     }
-    if (repl_terminating() && s->trainer && !trainer_is_done(trainer_status(s->trainer)))
-        dash_term_command(&t, "stop");
+    if (repl_terminating())
+        dash_term_quit(&t);
     session_set_writer(s, NULL, NULL);
     term_close(&t);
     snapshot_free(&t.snap);

@@ -38,8 +38,9 @@ int dash_term_run(Session *s, Dashboard *d);
 
 /* For the key actions. dash_term_out: a line in the scrollback. dash_term_command: runs
  * a command line (echoed; `wait` refused) with the screen following its output.
- * dash_term_quit: stops a training run (recorded) and ends the loop.
- * dash_term_run_active: a run is training or paused. dash_term_reload_runs: the history
+ * dash_term_quit: stops a training run (recorded) or a running sweep and ends the loop.
+ * dash_term_run_active: a run or a sweep is training or paused; dash_term_sweep_active:
+ * a sweep is. dash_term_reload_runs: the history
  * list again. dash_term_tokens: the per-token gates of d->tok.prompt with the current
  * weights. dash_term_gate_history: clamps the gate cursor and loads the cell's history
  * when it changed. */
@@ -48,6 +49,7 @@ void dash_term_out(DashTerm *t, int color, const char *fmt, ...)
 void dash_term_command(DashTerm *t, const char *line);
 void dash_term_quit(DashTerm *t);
 int dash_term_run_active(const DashTerm *t);
+int dash_term_sweep_active(const DashTerm *t);
 void dash_term_reload_runs(DashTerm *t);
 void dash_term_tokens(DashTerm *t);
 void dash_term_gate_history(DashTerm *t);

@@ -207,6 +207,8 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
         f[n++] = (StatusField){"steps", step + strcspn(step, "/") + 1, 4, 0, 0};
         f[n++] = (StatusField){NULL, "type `train` to start", 8, UI_COLOR_DIM, 0};
     }
+    if (d->sweep[0])
+        f[n++] = (StatusField){"sweep", d->sweep, 8, UI_COLOR_ACCENT, 0};
     if (d->busy)
         f[n++] = (StatusField){NULL, "[command running]", 9, UI_COLOR_WARN, 1};
     const char *text;
@@ -331,15 +333,19 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
                         caps->unicode);
 }
 
-static void confirm_overlay(Canvas *c, int W, int H, const Snapshot *sn, const CanvasCaps *caps)
+static void confirm_overlay(Canvas *c, int W, int H, const Dashboard *d, const Snapshot *sn,
+                            const CanvasCaps *caps)
 {
     Rect r = {(W - 56) / 2, (H - 5) / 2, 56, 5};
     overlay_box(c, r, "quit", caps);
     char line[96];
-    snprintf(line, sizeof line, "Run #%ld is training. Stop it (checkpointed and", sn->run_id);
+    if (d->sweep[0])
+        snprintf(line, sizeof line, "Sweep %.40s is running. Stop it", d->sweep);
+    else
+        snprintf(line, sizeof line, "Run #%ld is training. Stop it (checkpointed and", sn->run_id);
     canvas_text(c, r.x + 2, r.y + 1, r.w - 4, line, UI_COLOR_WARN, UI_ATTR_BOLD);
-    canvas_text(c, r.x + 2, r.y + 2, r.w - 4, "recorded) and quit?", UI_COLOR_WARN,
-                UI_ATTR_BOLD);
+    canvas_text(c, r.x + 2, r.y + 2, r.w - 4, d->sweep[0] ? "(resumable: `sweep resume ID`) and quit?"
+                : "recorded) and quit?", UI_COLOR_WARN, UI_ATTR_BOLD);
     canvas_text(c, r.x + 2, r.y + 3, r.w - 4, "y: stop and quit    any other key: stay", 0, 0);
 }
 
@@ -380,7 +386,7 @@ void dashboard_render(Canvas *c, Dashboard *d, const Snapshot *sn, const CanvasC
     if (d->help)
         help_overlay(c, W, H, caps);
     else if (d->confirm_quit)
-        confirm_overlay(c, W, H, sn, caps);
+        confirm_overlay(c, W, H, d, sn, caps);
     if (d->help || d->confirm_quit)
         d->cursor_x = d->cursor_y = -1;
 }

@@ -113,6 +113,7 @@ typedef struct Dashboard {
     LineEditor ed, aux;                   /* aux: the filter / prompt line */
     int prompt_mode;                      /* DASH_PROMPT_* */
     char experiment[256];                 /* shown when no run exists */
+    char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
     int busy;                             /* a command is running (status bar says so) */
     /* drawing scratch (owned, grown by dashboard_render) and its outputs */
     double *scratch;
