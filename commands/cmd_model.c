@@ -141,7 +141,7 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
             return LM_EDB;
         if (runstore_get(st, id, &row, err))
             return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
-        int found = session_run_checkpoint(row.checkpoint_dir, which, path, sizeof path);
+        int found = checkpoint_find(row.checkpoint_dir, which, path, sizeof path);
         runstore_row_free(&row);
         if (found)
             return session_error(s, LM_EIO, "run #%ld has no %s checkpoint in %s", id, which,
@@ -196,33 +196,4 @@ int cmd_save(Session *s, int argc, const LexWord *argv)
     else
         session_printf(s, "saved %s", path);
     return LM_OK;
-}
-
-int session_run_checkpoint(const char *dir, const char *which, char *out, size_t cap)
-{
-    struct stat stt;
-    if (!strcmp(which, "best")) {
-        snprintf(out, cap, "%.900s/best.safetensors", dir);
-        if (stat(out, &stt) == 0)
-            return 0;
-    }
-    /* the newest step checkpoint (names sort by step: step-%08ld); a write's leftover
-     * temporary file (step-N.safetensors.tmp.PID, torn by a crash) is never one */
-    char cmd_best[64] = "";
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, "step-", 5) && !strstr(e->d_name, ".optim.") &&
-            strlen(e->d_name) > 12 &&
-            !strcmp(e->d_name + strlen(e->d_name) - 12, ".safetensors") &&
-            strlen(e->d_name) < sizeof cmd_best &&
-            strcmp(e->d_name, cmd_best) > 0)
-            snprintf(cmd_best, sizeof cmd_best, "%s", e->d_name);
-    closedir(d);
-    if (!cmd_best[0])
-        return -1;
-    snprintf(out, cap, "%.900s/%s", dir, cmd_best);
-    return 0;
 }

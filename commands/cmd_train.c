@@ -61,7 +61,7 @@ static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, cha
     if (!rc && config_from_text(c, row.config, err))
         rc = session_error(s, LM_EFORMAT, "run #%ld: stored configuration unreadable: %s", id,
                            err);
-    if (!rc && session_run_checkpoint(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
+    if (!rc && checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
         rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from", id,
                            row.checkpoint_dir);
     snprintf(hash, cap, "%s", row.data_hash);
@@ -81,7 +81,7 @@ static int resolve_init_from(Session *s, Config *c)
     char err[LM_ERR_LEN], path[1100];
     if (!st || runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "init_from=%s: %s", c->init_from, st ? err : "no store");
-    int rc = session_run_checkpoint(row.checkpoint_dir, "best", path, sizeof path);
+    int rc = checkpoint_find(row.checkpoint_dir, "best", path, sizeof path);
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);

@@ -93,10 +93,6 @@ int session_prepare_view(Session *s);
  * s->view. run_id 0 when not from the store. */
 int session_open_checkpoint(Session *s, const char *path, long run_id);
 
-/* The best checkpoint of a run directory (which = "best", falling back to the newest)
- * or its newest step checkpoint (which = "last"). 0, or -1 when there is none. */
-int session_run_checkpoint(const char *dir, const char *which, char *out, size_t cap);
-
 /* Handlers are grouped by file: cmd_config.c, cmd_train.c, cmd_runs.c, cmd_sweep.c. */
 int cmd_help(Session *s, int argc, const LexWord *argv);
 int cmd_quit(Session *s, int argc, const LexWord *argv);

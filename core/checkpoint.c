@@ -4,12 +4,14 @@
 #include "err.h"
 #include "tokenizer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CHECKPOINT_FORMAT "lmlab-checkpoint-1"
 
@@ -332,4 +334,35 @@ int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char
         opt->t = t ? atol(t) : 0;
     safetensors_close(st);
     return rc;
+}
+
+static int is_step_checkpoint(const char *name)
+{
+    size_t n = strlen(name), e = strlen(".safetensors");
+    return !strncmp(name, "step-", 5) && !strstr(name, ".optim.") && n > e &&
+           !strcmp(name + n - e, ".safetensors");
+}
+
+int checkpoint_find(const char *dir, const char *which, char *out, size_t cap)
+{
+    struct stat st;
+    if (!strcmp(which, "best")) {
+        snprintf(out, cap, "%.900s/best.safetensors", dir);
+        if (stat(out, &st) == 0)
+            return 0;
+    }
+    char newest[64] = "";
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (is_step_checkpoint(e->d_name) && strlen(e->d_name) < sizeof newest &&
+            strcmp(e->d_name, newest) > 0)
+            snprintf(newest, sizeof newest, "%s", e->d_name);
+    closedir(d);
+    if (!newest[0])
+        return -1;
+    snprintf(out, cap, "%.900s/%s", dir, newest);
+    return 0;
 }

@@ -58,6 +58,12 @@ int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix,
  * missing (the caller may continue with fresh moments, and says so). */
 int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char *err);
 
+/* A run directory's checkpoint: which = "best" gives best.safetensors (falling back to
+ * the newest), "last" the newest step-N.safetensors (names sort by step). A write's
+ * leftover temporary file (step-N.safetensors.tmp.PID, torn by a crash) never counts.
+ * 0 with the path in out, or -1 when there is none. */
+int checkpoint_find(const char *dir, const char *which, char *out, size_t cap);
+
 /* "<stem>.optim.safetensors" for a checkpoint path. */
 void checkpoint_optim_path(const char *path, char *out, size_t cap);
 

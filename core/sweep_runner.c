@@ -79,26 +79,6 @@ static void set_sweep_status(SweepRunner *r, const char *status)
         set_message(r, err);
 }
 
-/* The newest step checkpoint of a run directory (names sort by step). 0 or -1. */
-static int newest_checkpoint(const char *dir, char *out, size_t cap)
-{
-    char best[64] = "";
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, "step-", 5) && !strstr(e->d_name, ".optim.") &&
-            strstr(e->d_name, ".safetensors") && strlen(e->d_name) < sizeof best &&
-            strcmp(e->d_name, best) > 0)
-            snprintf(best, sizeof best, "%s", e->d_name);
-    closedir(d);
-    if (!best[0])
-        return -1;
-    snprintf(out, cap, "%.900s/%s", dir, best);
-    return 0;
-}
-
 /* A trial that already has a run continues it: its stored config, its directory and
  * newest checkpoint (none: it restarts from step 0 as the same run). */
 static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o, char *err)
@@ -112,7 +92,7 @@ static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o,
     if (config_from_text(cfg, row.config, e2))
         *cfg = r->trials[i].cfg;
     snprintf(o->run_dir, sizeof o->run_dir, "%s", row.checkpoint_dir);
-    if (newest_checkpoint(row.checkpoint_dir, o->resume, sizeof o->resume))
+    if (checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
         o->resume[0] = 0;
     runstore_row_free(&row);
     return LM_OK;
