@@ -6,7 +6,6 @@
 #include "checkpoint.h"
 #include "err.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,6 @@
 #include "tokenizer.h"
 #include "trainer.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
