@@ -163,7 +163,7 @@ int session_snapshot(Session *s, Snapshot *dst)
         return 1;
     }
     SweepRunner *sw = cmd_sweep_runner(); /* a sweep's current trial */
-    return sw && sweep_runner_snapshot(sw, dst) == LM_OK;
+    return sw && sweep_runner_snapshot(sw, dst) == 1; /* 1: it had a trial to show */
 }
 
 int session_run_line(Session *s, const char *line)
