@@ -3,6 +3,7 @@
  * the session's view model: the live weights of the running run, or an opened run. */
 #include "session.h"
 
+#include "dispatcher.h"
 #include "err.h"
 #include "evaluate.h"
 #include "sample.h"
@@ -168,18 +169,6 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
-/* Mean gate of token j at level k: token j's H feature chunks are head-sequence
- * positions q = j*H + c of head q / T (the reference's reshape without transpose). */
-static float token_gate(const float *coeff, int T, int H, int L, int j, int k)
-{
-    float sum = 0;
-    for (int c = 0; c < H; c++) {
-        int q = j * H + c, head = q / T, pos = q % T;
-        sum += coeff[((size_t)head * T + pos) * L + k];
-    }
-    return sum / (float)H;
-}
-
 static void coeff_table(Session *s, const Model *m, const int *ids, int T, int layer)
 {
     int L = m->gate_levels, H = m->gate_heads;
@@ -204,7 +193,7 @@ static void coeff_table(Session *s, const Model *m, const int *ids, int T, int l
                                                : !strcmp(tt, "\n") ? "\\n" : tt);
             o = snprintf(line, sizeof line, "        %-6.6s", shown);
             for (int k = 0; k < L; k++) {
-                float g = token_gate(c, T, H, L, j, k);
+                float g = dispatcher_token_gate(c, T, H, L, j, k);
                 if (row)
                     json_array_append_new(row, j >= (1 << k) || H > 1 ? json_real(g) : json_null());
                 else if (j < (1 << k) && H == 1)

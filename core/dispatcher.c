@@ -307,3 +307,13 @@ void dispatcher_step(const DispatcherDims *dd, DispatcherCache *c, float *out, f
     }
     linear_matvec(out, w_out, d, v, d, d, 1.0f, 0.0f);
 }
+
+float dispatcher_token_gate(const float *coeff, int T, int heads, int levels, int j, int k)
+{
+    float sum = 0;
+    for (int c = 0; c < heads; c++) {
+        int q = j * heads + c, head = q / T, pos = q % T;
+        sum += coeff[((size_t)head * T + pos) * levels + k];
+    }
+    return sum / (float)heads;
+}

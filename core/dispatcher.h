@@ -87,6 +87,11 @@ void dispatcher_backward(const DispatcherDims *dd,
 /* The coefficients of the last forward, (B*heads, T, levels): act(gate) x level mask,
  * what the fixtures call `coefficients` (all levels, including skipped ones). Points
  * into act. */
+/* The gate of token j at level k in coefficients (heads, T, levels) of one sequence,
+ * averaged over the token's heads: token j's H feature chunks are head-sequence
+ * positions q = j*H + c of head q / T (the reshape without transpose). For displays. */
+float dispatcher_token_gate(const float *coeff, int T, int heads, int levels, int j, int k);
+
 const float *dispatcher_coeffs(const DispatcherDims *dd, const float *act, int B, int T);
 
 /* Streaming decoder for one sequence, heads == 1 only (either kind). With heads > 1 the

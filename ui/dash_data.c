@@ -4,6 +4,7 @@
  * Not a cache with invalidation rules: the loop decides when to reload. */
 #include "dash_data.h"
 
+#include "dispatcher.h"
 #include "err.h"
 
 #include <math.h>
@@ -118,18 +119,6 @@ int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int 
     return rc;
 }
 
-/* The gate of token j at level k: the mean over heads of the (B*heads, T, levels)
- * coefficients, with the heads' reshape of the paper (as cmd_eval.c's coeffs). */
-static float token_gate(const float *coeff, int T, int H, int L, int j, int k)
-{
-    float sum = 0;
-    for (int c = 0; c < H; c++) {
-        int q = j * H + c, head = q / T, pos = q % T;
-        sum += coeff[((size_t)head * T + pos) * L + k];
-    }
-    return sum / (float)H;
-}
-
 static int fill_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const int *ids, int T)
 {
     int L = m->gate_levels, H = m->gate_heads, NL = m->n_gate_layers;
@@ -150,7 +139,7 @@ static int fill_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const int 
         for (int j = 0; j < T; j++)
             for (int k = 0; k < L; k++)
                 g[((size_t)l * T + j) * L + k] = !c || (j < (1 << k) && H == 1)
-                                                     ? NAN : token_gate(c, T, H, L, j, k);
+                                                     ? NAN : dispatcher_token_gate(c, T, H, L, j, k);
     }
     free(t->text);
     free(t->gates);
