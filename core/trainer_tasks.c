@@ -163,7 +163,9 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
     if (rc)
         return rc;
+    pthread_mutex_lock(&t->step_mu); /* trainer_last_checkpoint reads it under step_mu */
     memcpy(t->last_ckpt, path, sizeof t->last_ckpt);
+    pthread_mutex_unlock(&t->step_mu);
     TrainEvent ev = {.kind = TEV_CHECKPOINT};
     ev.ckpt.step = t->ts.step;
     memcpy(ev.ckpt.path, path, sizeof ev.ckpt.path);
