@@ -309,21 +309,27 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
 
 /* Prints what appeared in the snapshot since the last call (progress for `wait`). */
 typedef struct {
-    int n_loss, n_val;
+    long loss_step, n_loss; /* the last loss point printed (by step: the series may be
+                               halved on long runs), and how many were printed */
+    int n_val;
     long sample_step, message_seq;
     char checkpoint[METRICS_PATH_LEN];
 } Printed;
 
 static void print_new(Session *s, const Snapshot *sn, Printed *p)
 {
-    for (; p->n_loss < sn->n_loss; p->n_loss++) {
-        const SeriesPoint *pt = &sn->loss[p->n_loss];
+    int first = sn->n_loss;
+    while (first > 0 && sn->loss[first - 1].step > p->loss_step)
+        first--;
+    for (int i = first; i < sn->n_loss; i++, p->n_loss++) {
+        const SeriesPoint *pt = &sn->loss[i];
+        p->loss_step = pt->step;
         if (s->json) {
             json_t *o = step_json(sn);
             json_object_set_new(o, "step", json_integer(pt->step));
             json_object_set_new(o, "loss", json_real(pt->value));
             session_emit_json(s, o);
-        } else if (p->n_loss + 1 == sn->n_loss || p->n_loss % 10 == 9) {
+        } else if (i + 1 == sn->n_loss || p->n_loss % 10 == 9) {
             session_printf(s, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s", pt->step,
                            sn->total_steps, pt->value, sn->last.lr, sn->last.grad_norm,
                            sn->last.tokens_per_s);

@@ -20,6 +20,10 @@ struct Recorder {
     pthread_mutex_t mu;
     Snapshot snap;
     int done;
+    /* the loss series keeps at most SNAP_MAX_LOSS points: each is the mean of `stride`
+     * logged steps, stride doubling whenever the series is halved */
+    int stride, acc_n;
+    double acc;
 };
 
 const char *recorder_status_name(int s)
@@ -56,13 +60,37 @@ static void set_message(Snapshot *s, const char *text)
     s->message_seq++;
 }
 
+/* Adds a logged loss to the bounded series: a point per `stride` steps (their mean, at
+ * the last one's step); when full, neighbouring points are averaged in pairs, so memory
+ * stays flat however long the run and the curve keeps its whole span. */
+static void push_loss(Recorder *r, Snapshot *s, long step, double v)
+{
+    r->acc += v;
+    if (++r->acc_n < r->stride)
+        return;
+    push_point(&s->loss, &s->n_loss, &s->cap_loss, step, r->acc / r->acc_n);
+    r->acc = 0;
+    r->acc_n = 0;
+    if (s->n_loss < SNAP_MAX_LOSS)
+        return;
+    int h = 0;
+    for (int i = 0; i + 1 < s->n_loss; i += 2, h++) {
+        s->loss[h].step = s->loss[i + 1].step;
+        s->loss[h].value = 0.5 * (s->loss[i].value + s->loss[i + 1].value);
+    }
+    if (s->n_loss % 2)
+        s->loss[h++] = s->loss[s->n_loss - 1];
+    s->n_loss = h;
+    r->stride *= 2;
+}
+
 /* Applies one event to the snapshot (under the lock). */
-static void apply(Snapshot *s, const TrainEvent *ev)
+static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
 {
     switch (ev->kind) {
     case TEV_STEP:
         s->last = ev->step;
-        push_point(&s->loss, &s->n_loss, &s->cap_loss, ev->step.step, ev->step.loss);
+        push_loss(r, s, ev->step.step, ev->step.loss);
         break;
     case TEV_EVAL:
         s->last_eval = ev->eval;
@@ -156,7 +184,7 @@ static void *record_main(void *arg)
             rc = runstore_flush(st, err) ? LM_EDB : record(st, r->run_id, &ev, err);
         }
         pthread_mutex_lock(&r->mu);
-        apply(&r->snap, &ev);
+        apply(r, &r->snap, &ev);
         if (rc) {
             char msg[LM_ERR_LEN + 64];
             snprintf(msg, sizeof msg, "run store: %s (rows kept in memory, retrying)", err);
@@ -190,6 +218,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->t = t;
     snprintf(r->db_path, sizeof r->db_path, "%s", db_path ? db_path : "");
     r->run_id = run_id;
+    r->stride = 1;
     r->cb = cb;
     r->ud = ud;
     pthread_mutex_init(&r->mu, NULL);

@@ -13,6 +13,7 @@
 
 #define SNAP_MAX_GATES 1024
 #define SNAP_SAMPLE_LEN 8192
+#define SNAP_MAX_LOSS 32768     /* points of the loss series kept (memory stays flat) */
 
 typedef struct {
     long run_id;
@@ -25,7 +26,9 @@ typedef struct {
     StepMetric last;       /* the latest logged step */
     EvalMetric last_eval;  /* valid when n_val > 0 */
     double best_val;       /* NAN before the first evaluation */
-    SeriesPoint *loss;     /* (n_loss) logged training loss, malloc'd */
+    SeriesPoint *loss;     /* (n_loss) logged training loss, malloc'd; at most SNAP_MAX_LOSS
+                              points: on a long run each point is the mean of 2^k logged
+                              steps (at the last one's step); the store keeps every step */
     int n_loss, cap_loss;
     SeriesPoint *val;      /* (n_val) validation loss per evaluation */
     int n_val, cap_val;
