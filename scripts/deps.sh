@@ -8,4 +8,4 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config meson ninja-build \
     libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev \
-    tmux sqlite3 ncurses-term locales >/dev/null
+    tmux sqlite3 ncurses-term locales clang libclang-rt-14-dev >/dev/null
