@@ -13,7 +13,7 @@
 
 #define SNAP_MAX_GATES 1024
 #define SNAP_SAMPLE_LEN 8192
-#define SNAP_MAX_LOSS 32768     /* points of the loss series kept (memory stays flat) */
+#define SNAP_MAX_LOSS 8192      /* points of the loss series kept (memory stays flat) */
 
 typedef struct {
     long run_id;
