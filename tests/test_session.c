@@ -102,7 +102,9 @@ static void train_flow(Session *s)
     CHECK(o && !strcmp(json_string_value(json_object_get(o, "status")), "finished"), "%s", out);
     CHECK(o && json_real_value(json_object_get(o, "best_val")) > 0, "%s", out);
     json_decref(o);
-    CHECK(last_json("step") != NULL, "wait printed no step lines");
+    o = last_json("step");
+    CHECK(o != NULL, "wait printed no step lines");
+    json_decref(o);
     CHECK(run(s, "eval batches=2") == LM_OK, "eval: %s", out);
     o = last_json("eval");
     CHECK(o && json_real_value(json_object_get(o, "loss")) > 0.5, "%s", out);
