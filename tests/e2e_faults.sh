@@ -169,7 +169,8 @@ wait_status() {
 pause_and_recover() {
     local what=$1 mnt=$2 breakit=$3 fixit=$4 word=$5
     start_session "s4_$what.out"
-    say "use quick; set runs_dir=$mnt/runs; train steps=2000 checkpoint_every=20 log_every=5"
+    # long enough (seconds) that the fault lands mid-run even on a much faster machine
+    say "use quick; set runs_dir=$mnt/runs; train steps=10000 checkpoint_every=20 log_every=5"
     sleep 0.8
     eval "$breakit"
     if ! wait_status paused; then
@@ -191,7 +192,7 @@ pause_and_recover() {
     check "$what: run finished after resume" eq "$(q 'SELECT status FROM runs WHERE id=1')" finished
     check "$what: rows recorded before the fault (to step $step) kept" \
         eq "$(q "SELECT group_concat(step || ':' || loss) FROM metrics WHERE run_id=1 AND step <= $step")" "$before"
-    check "$what: all 2000 steps recorded" eq "$(q 'SELECT count(*) FROM metrics WHERE run_id=1')" 400
+    check "$what: all 10000 steps recorded" eq "$(q 'SELECT count(*) FROM metrics WHERE run_id=1')" 2000
     check "$what: final checkpoint loads" loads "$mnt/runs/run-1/$(newest_ckpt "$mnt/runs/run-1")"
     check "$what: store consistent" store_ok
 }
@@ -265,7 +266,7 @@ scenario_bad_files() {
 scenario_two_processes() {
     echo "== 6. two processes on one database"
     DB=s6.db
-    "$L" --db "$DB" train quick steps=3000 checkpoint_every=100 log_every=5 runs_dir=R6 >s6_train.log 2>&1 &
+    "$L" --db "$DB" train quick steps=6000 checkpoint_every=100 log_every=5 runs_dir=R6 >s6_train.log 2>&1 &
     local pid=$! reads=0 readfail=0 half=0
     for _ in $(seq 1 100); do # until the run exists
         [ "$(q 'SELECT count(*) FROM runs' 2>/dev/null)" == 1 ] && break
@@ -283,7 +284,7 @@ scenario_two_processes() {
     done
     wait $pid
     check "training alongside a reader finished" eq "$?" 0
-    check "reader: $reads reads, none failed" eq "$readfail" 0
+    check "reader: $reads reads, none failed" eq "$readfail/$((reads > 0))" 0/1
     check "reader never saw a half-written step" eq "$half" 0
     "$L" --db "$DB" train quick steps=600 runs_dir=R6 name=a >s6_a.log 2>&1 &
     local a=$!
