@@ -5,6 +5,7 @@
 
 #include "cmd_sweep.h"
 #include "err.h"
+#include "repl.h"
 #include "sysinfo.h"
 
 #include <math.h>
@@ -384,7 +385,11 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         if (done)
             break;
         if (s->interrupt) {
-            session_printf(s, "(stopped waiting; run #%ld continues — `stop` ends it)", s->run_id);
+            if (repl_terminating())   /* SIGTERM/SIGHUP: the session ends and stops the run */
+                session_printf(s, "signal received: stopping run #%ld cleanly", s->run_id);
+            else
+                session_printf(s, "(stopped waiting; run #%ld continues — `stop` ends it)",
+                               s->run_id);
             snapshot_free(&sn);
             return LM_ECANCEL;
         }
