@@ -153,16 +153,6 @@ static int sweep_continue(Session *s, const char *word)
     return start_runner(s, r, "resumed");
 }
 
-static void fmt_duration(char *buf, size_t cap, double sec)
-{
-    if (!isfinite(sec) || sec < 0)
-        snprintf(buf, cap, "-");
-    else if (sec < 3600)
-        snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
-    else
-        snprintf(buf, cap, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
-}
-
 static json_t *progress_json(const SweepProgress *p, const char *event)
 {
     return json_pack("{s:s s:I s:s s:s s:i s:i s:i s:i s:i s:i s:i s:I s:s s:I}", "event",
@@ -185,7 +175,7 @@ static void print_progress(Session *s, const SweepProgress *p)
 static void print_trial(Session *s, const SweepProgress *p, const Snapshot *sn)
 {
     char el[32], rung[64] = "";
-    fmt_duration(el, sizeof el, sn->last.elapsed);
+    session_fmt_duration(el, sizeof el, sn->last.elapsed);
     if (p->stop_at)
         snprintf(rung, sizeof rung, "  [rung %d/%d: to step %ld]", p->rung + 1, p->n_rungs,
                  p->stop_at);
@@ -377,7 +367,7 @@ static void trial_line(Session *s, int rank, const Ranked *r, char keys[][32], i
     if (isfinite(r->t->best_val)) snprintf(bv, sizeof bv, "%.4f", r->t->best_val);
     if (isfinite(r->t->final_val)) snprintf(fv, sizeof fv, "%.4f", r->t->final_val);
     trial_status(r->t, st, sizeof st);
-    fmt_duration(tm, sizeof tm, r->seconds);
+    session_fmt_duration(tm, sizeof tm, r->seconds);
     if (o < (int)sizeof line)
         snprintf(line + o, sizeof line - (size_t)o, "  %8s  %9s  %6ld  %6s  %s", bv, fv,
                  r->t->last_step, tm, st);

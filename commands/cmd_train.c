@@ -240,16 +240,6 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
-static void fmt_duration(char *buf, size_t cap, double sec)
-{
-    if (!isfinite(sec) || sec < 0)
-        snprintf(buf, cap, "-");
-    else if (sec < 3600)
-        snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
-    else
-        snprintf(buf, cap, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
-}
-
 static json_t *step_json(const Snapshot *sn)
 {
     return json_pack("{s:s s:I s:I s:I s:f s:f s:f s:f s:f s:f}", "event", "step", "run",
@@ -265,8 +255,8 @@ static void print_status(Session *s, const Snapshot *sn)
                       ? sn->last.elapsed / sn->last.step * (sn->total_steps - sn->last.step)
                       : NAN;
     char el[32], eta[32];
-    fmt_duration(el, sizeof el, sn->last.elapsed);
-    fmt_duration(eta, sizeof eta, left);
+    session_fmt_duration(el, sizeof el, sn->last.elapsed);
+    session_fmt_duration(eta, sizeof eta, left);
     if (s->json) {
         json_t *o = step_json(sn);
         json_object_set_new(o, "event", json_string("status"));
@@ -411,7 +401,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         session_emit_json(s, o);
     } else {
         char el[32];
-        fmt_duration(el, sizeof el, sn.last.elapsed);
+        session_fmt_duration(el, sizeof el, sn.last.elapsed);
         session_printf(s, "run #%ld %s: %s", s->run_id, recorder_status_name(status), sn.reason);
         if (sn.n_val)
             session_printf(s, "  final val loss %.4f (ppl %.3f%s), best %.4f (ppl %.3f)",

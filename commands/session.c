@@ -6,6 +6,7 @@
 #include "err.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,16 @@ RunStore *session_store(Session *s)
         s->store = NULL;
     }
     return s->store;
+}
+
+void session_fmt_duration(char *buf, size_t cap, double sec)
+{
+    if (!isfinite(sec) || sec < 0)
+        snprintf(buf, cap, "-");
+    else if (sec < 3600)
+        snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
+    else
+        snprintf(buf, cap, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
 }
 
 long session_parse_run_id(const char *w)
