@@ -140,16 +140,6 @@ static void fmt_count(char *b, size_t n, double v)
         snprintf(b, n, "%.0f", v);
 }
 
-static void fmt_time(char *b, size_t n, double sec)
-{
-    if (!isfinite(sec) || sec < 0)
-        snprintf(b, n, "-");
-    else if (sec < 3600)
-        snprintf(b, n, "%d:%02d", (int)sec / 60, (int)sec % 60);
-    else
-        snprintf(b, n, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
-}
-
 static int bar_state(const Snapshot *sn, const char **text)
 {
     *text = NULL;
@@ -179,9 +169,9 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
     fmt_count(tok, sizeof tok, (double)m->tokens);
     fmt_count(tps, sizeof tps, m->tokens_per_s);
     snprintf(lr, sizeof lr, "%.2e", m->lr);
-    fmt_time(el, sizeof el, m->elapsed);
+    session_fmt_duration(el, sizeof el, m->elapsed);
     int live = sn->status == TRAINER_RUNNING || sn->status == TRAINER_EVALUATING;
-    fmt_time(eta, sizeof eta, live && m->step > 0 ? m->elapsed / (double)m->step *
+    session_fmt_duration(eta, sizeof eta, live && m->step > 0 ? m->elapsed / (double)m->step *
                                   (double)(sn->total_steps - m->step) : NAN);
     snprintf(val, sizeof val, "%.4f", sn->n_val ? sn->last_eval.loss : NAN);
     StatusField f[16];
