@@ -38,7 +38,7 @@ static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int 
     int rows_max = recurrent ? 1 : batch;
     size_t full = (n - 1) / (size_t)bptt; /* windows of exactly bptt tokens */
     for (size_t w = 0; w < windows;) {
-        if (cancel && *cancel)
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
             return LM_ECANCEL;
         int rows = 0;
         int T = w < full ? bptt : (int)(n - 1 - w * (size_t)bptt);
@@ -84,7 +84,7 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
     } else {
         int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
         for (int k = 0; k < max_batches && !rc; k++) {
-            if (cancel && *cancel) { rc = LM_ECANCEL; break; }
+            if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) { rc = LM_ECANCEL; break; }
             for (int b = 0; b < batch; b++) {
                 size_t start = rng_below(rng, (uint32_t)(n - (size_t)T));
                 memcpy(x + (size_t)b * T, data + start, (size_t)T * sizeof(int));

@@ -419,13 +419,13 @@ static void *train_main(void *arg)
     } else if (rc) {
         end = TRAINER_FAILED;
     } else {
-        int stopped = t->stop_req;
+        int stopped = trainer_stopping(t);
         if (!stopped) {
             double before = t->best_val;
             int erc = trainer_do_eval(t, 1, err);
             if (erc && erc != LM_ECANCEL)
                 trainer_push_text(t, TEV_LOG, err);
-            stopped = t->stop_req;
+            stopped = trainer_stopping(t);
             if (!stopped || !isnan(t->best_val))
                 trainer_checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
         } else {
@@ -474,14 +474,14 @@ int trainer_start(Trainer *t, char *err)
 void trainer_pause(Trainer *t)
 {
     pthread_mutex_lock(&t->mu);
-    t->pause_req = 1;
+    __atomic_store_n(&t->pause_req, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&t->mu);
 }
 
 void trainer_resume(Trainer *t)
 {
     pthread_mutex_lock(&t->mu);
-    t->pause_req = 0;
+    __atomic_store_n(&t->pause_req, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
 }
@@ -489,7 +489,7 @@ void trainer_resume(Trainer *t)
 void trainer_stop(Trainer *t)
 {
     pthread_mutex_lock(&t->mu);
-    t->stop_req = 1;
+    __atomic_store_n(&t->stop_req, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
 }

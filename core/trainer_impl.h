@@ -38,10 +38,17 @@ struct Trainer {
     pthread_mutex_t mu;    /* status, requests, queue */
     pthread_cond_t cv;     /* pause/resume, new events */
     pthread_mutex_t step_mu; /* held while parameters change */
-    volatile int stop_req, pause_req;
+    int stop_req, pause_req; /* read through __atomic loads (the training thread polls
+                                them); written with __atomic stores under mu */
     TrainerStatus status;
     EventNode *head, *tail;
 };
+
+/* Whether a stop was requested (any thread, no lock needed). */
+static inline int trainer_stopping(const Trainer *t)
+{
+    return __atomic_load_n(&t->stop_req, __ATOMIC_ACQUIRE);
+}
 
 /* trainer.c */
 void trainer_push(Trainer *t, TrainEvent *ev);

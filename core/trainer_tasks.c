@@ -112,7 +112,7 @@ static int sample_piece(void *ud, const char *piece, size_t len)
     Trainer *t = ud;
     TrainEvent ev = {.kind = TEV_SAMPLE_PIECE, .text = strndup(piece, len)};
     trainer_push(t, &ev);
-    return t->stop_req;
+    return trainer_stopping(t);
 }
 
 void trainer_do_sample(Trainer *t)
@@ -216,7 +216,7 @@ int trainer_checkpoint_or_pause(Trainer *t, int is_best)
                  "the directory, then resume", err);
         trainer_push_text(t, TEV_LOG, msg);
         pthread_mutex_lock(&t->mu);
-        t->pause_req = 1;
+        __atomic_store_n(&t->pause_req, 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&t->mu);
         if (trainer_wait_if_paused(t, msg))
             return rc;
