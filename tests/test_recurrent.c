@@ -132,15 +132,6 @@ static Model *make_model(const char *kind, int V, int d, int nhid, int layers, i
     return m;
 }
 
-static void free_model(Model *m)
-{
-    if (!m)
-        return;
-    m->ops->destroy(m);
-    params_free(&m->params);
-    free(m);
-}
-
 static const char *fixture(const char *name)
 {
     static char path[1024];
@@ -230,7 +221,7 @@ static void test_parity(const char *cell, const char *file)
         free(g);
     }
     free(tok_tb); free(tgt_tb); free(tok); free(tgt); free(ref); free(ref_bt);
-    free_model(m);
+    model_destroy(m);
     safetensors_close(st);
 }
 
@@ -291,7 +282,7 @@ static void test_decode_and_carry(const char *cell)
     snprintf(label, sizeof label, "%s after reset_state", cell);
     CHECK_CLOSE(label, m->ops->logits(m), full, (long)B * T * V, 0, 1e-7);
     free(full); free(step); free(two);
-    free_model(m);
+    model_destroy(m);
 }
 
 /* Model-level FD with dropout: the rng is replayed so every forward draws the same masks. */
@@ -341,7 +332,7 @@ static void test_dropout_fd(const char *cell, int tie)
                  m->params.info[i].name);
         CHECK_CLOSE(label, ana, num, k, 2e-2, 3e-3);
     }
-    free_model(m);
+    model_destroy(m);
 }
 
 static void test_init(void)
@@ -367,7 +358,7 @@ static void test_init(void)
     }
     CHECK(ok, "init ranges: encoder/decoder 0.1, rnn 1/sqrt(nhid), decoder bias 0");
     CHECK(params_find(ps, "decoder.weight") >= 0 && m->ops->gates == NULL && m->n_gate_layers == 0, "untied");
-    free_model(m);
+    model_destroy(m);
 }
 
 int main(void)

@@ -121,15 +121,6 @@ static Model *make_model(int V, int d, int ctx, char *err)
     return m;
 }
 
-static void free_model(Model *m)
-{
-    if (!m)
-        return;
-    m->ops->destroy(m);
-    params_free(&m->params);
-    free(m);
-}
-
 static void test_parity(void)
 {
     char err[LM_ERR_LEN] = "", path[1024], label[192];
@@ -196,7 +187,7 @@ static void test_parity(void)
             upper_zero &= gw[i * ctx + j] == 0.0f;
     CHECK(upper_zero, "time_mix.weight gradient exactly zero above the diagonal");
     free(tok); free(tgt); free(ref); free(ref5);
-    free_model(m);
+    model_destroy(m);
     safetensors_close(st);
 }
 
@@ -243,7 +234,7 @@ static void test_model_fd(void)
         snprintf(label, sizeof label, "FD linear %s", m->params.info[i].name);
         CHECK_CLOSE(label, ana, num, k, 2e-2, 2e-3);
     }
-    free_model(m);
+    model_destroy(m);
 }
 
 static void test_decode(void)
@@ -279,7 +270,7 @@ static void test_decode(void)
     m->ops->forward(m, seq, NULL, 1, 1, NULL, NULL);
     CHECK_CLOSE("linear decode restart at pos 0", again, m->ops->logits(m), V, 1e-5, 1e-6);
     m->ops->decode_destroy(ds);
-    free_model(m);
+    model_destroy(m);
 }
 
 static void test_init(void)
@@ -311,7 +302,7 @@ static void test_init(void)
     CHECK(m->ops->alloc(m, 2, 9, err) == LM_OK, "%s", err);
     int tok[20] = {0};
     CHECK(m->ops->forward(m, tok, NULL, 3, 9, NULL, NULL) == LM_ESTATE, "B beyond alloc");
-    free_model(m);
+    model_destroy(m);
 }
 
 int main(void)
