@@ -15,9 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef LMLAB_GIT_REV
-#define LMLAB_GIT_REV "unknown"
-#endif
 
 /* Frees a finished run's trainer and recorder, keeping its final weights as the model
  * `sample`, `eval` and `coeffs` use. */
@@ -104,7 +101,7 @@ static int record_run(Session *s, Trainer *t, long *id, char *err)
         snprintf(name, sizeof name, "%s-%s", c->model, ds->name);
     RunInfo info = {.name = name, .config = cfg, .model = c->model, .data_name = ds->name,
                     .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
-                    .machine = machine, .git_rev = LMLAB_GIT_REV,
+                    .machine = machine, .git_rev = sysinfo_git_rev(),
                     .params = trainer_param_count(t)};
     int rc = runstore_run_create(session_store(s), &info, id, err);
     free(cfg);

@@ -13,15 +13,17 @@ SECS=${1:-20}
 shift || true
 OUT=${FUZZ_OUT:-/tmp/lmlab-fuzz}
 CC=${CC_FUZZ:-clang}
-mkdir -p "$OUT/obj"
+mkdir -p "$OUT/obj" "$OUT/gen"
+# meson generates git_rev.h at build time; the fuzz build writes its own.
+echo '#define LMLAB_GIT_REV "fuzz"' > "$OUT/gen/git_rev.h"
 FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -std=c11"
 FLAGS="$FLAGS -DLMLAB_VERSION=\"fuzz\" -DLMLAB_DATA_DIR=\"$PWD/data\""
-FLAGS="$FLAGS -DLMLAB_EXPERIMENTS_DIR=\"$PWD/experiments\" -Icore -Icommands"
+FLAGS="$FLAGS -DLMLAB_EXPERIMENTS_DIR=\"$PWD/experiments\" $(for d in core/*/; do printf -- " -I%s" "${d%/}"; done) -Icommands -I$OUT/gen"
 LIBS="-lopenblas -ljansson -lsqlite3 -lm -lpthread"
 
 # One archive of the library sources, instrumented for coverage but without a main.
 objs=()
-for src in core/*.c commands/lexer.c commands/cmdtable.c commands/suggest.c \
+for src in core/*/*.c commands/lexer.c commands/cmdtable.c commands/suggest.c \
            commands/editor.c commands/history.c; do
     obj="$OUT/obj/$(echo "$src" | tr / _).o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ]; then

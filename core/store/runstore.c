@@ -8,7 +8,7 @@
  * built only from constant fragments. Not a query language, not thread-safe per handle
  * (one RunStore per thread). */
 #include "runstore.h"
-#include "runstore_impl.h"
+#include "private/runstore_impl.h"
 #include "err.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * columns) or a JSON file (runs with config, metrics and evaluations), through a temporary
  * file renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
 #include "runstore.h"
-#include "runstore_impl.h"
+#include "private/runstore_impl.h"
 #include "err.h"
 
 #include <errno.h>

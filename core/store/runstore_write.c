@@ -5,7 +5,7 @@
  * count or age, with back-off after a failure); gates, samples and checkpoints are written
  * at once. Not reading (runstore_query.c), not opening or schema (runstore.c). */
 #include "runstore.h"
-#include "runstore_impl.h"
+#include "private/runstore_impl.h"
 #include "err.h"
 
 #include <ctype.h>

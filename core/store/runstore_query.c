@@ -4,7 +4,7 @@
  * first flushes buffered rows where they matter. Not writing (runstore_write.c), not
  * exporting files (runstore_export.c). */
 #include "runstore.h"
-#include "runstore_impl.h"
+#include "private/runstore_impl.h"
 #include "err.h"
 
 #include <math.h>

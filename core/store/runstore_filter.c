@@ -4,7 +4,7 @@
  * parses "key=value" config texts for compare and export. Not a query language: terms are
  * ANDed, there are no parentheses or ORs; no SQL text is ever built from user input. */
 #include "runstore.h"
-#include "runstore_impl.h"
+#include "private/runstore_impl.h"
 #include "err.h"
 
 #include <ctype.h>

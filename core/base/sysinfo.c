@@ -2,6 +2,8 @@
  * sysinfo.h). Not portable beyond Linux + OpenBLAS, on purpose: that is the target. */
 #include "sysinfo.h"
 
+#include "git_rev.h"
+
 #include <cblas.h>
 #include <ctype.h>
 #include <sched.h>
@@ -112,4 +114,9 @@ double sysinfo_wall(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *sysinfo_git_rev(void)
+{
+    return LMLAB_GIT_REV;
 }

@@ -3,7 +3,7 @@
  * results. Not the sweep logic (core/sweep.c, core/sweep_runner.c) and not the runs
  * themselves (runstore_write.c). */
 #include "runstore.h"
-#include "runstore_impl.h"
+#include "private/runstore_impl.h"
 #include "err.h"
 
 #include <sqlite3.h>

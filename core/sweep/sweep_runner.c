@@ -16,9 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef LMLAB_GIT_REV
-#define LMLAB_GIT_REV "unknown"
-#endif
 
 typedef struct {
     char status[16];       /* pending | running | done | stopped | failed | diverged */
@@ -109,7 +106,7 @@ static int create_run(SweepRunner *r, int i, Trainer *t, TrainerOptions *o, char
     sysinfo_describe(machine, sizeof machine);
     RunInfo info = {.name = c->name, .config = cfg, .model = c->model, .data_name = ds->name,
                     .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
-                    .machine = machine, .git_rev = LMLAB_GIT_REV, .tags = tag,
+                    .machine = machine, .git_rev = sysinfo_git_rev(), .tags = tag,
                     .params = trainer_param_count(t), .sweep_id = r->id};
     long id;
     int rc = runstore_run_create(r->st, &info, &id, err);

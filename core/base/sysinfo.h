@@ -32,6 +32,10 @@ void sysinfo_set_threads(int n);
  * cap bytes. */
 void sysinfo_describe(char *buf, size_t cap);
 
+/* The commit this binary was built from ("git describe --always --dirty" at build
+ * time), "unknown" outside a git checkout. */
+const char *sysinfo_git_rev(void);
+
 /* Monotonic seconds (for durations) and Unix time in seconds (for timestamps). */
 double sysinfo_now(void);
 double sysinfo_wall(void);

@@ -2,7 +2,7 @@
  * schedule and the best loss), gate statistics on a fixed probe batch, periodic samples
  * streamed as events, checkpoints (step-N, best, pruning; pausing the run when one cannot
  * be written) and naming where a divergence appeared. Runs on the training thread. */
-#include "trainer_impl.h"
+#include "private/trainer_impl.h"
 
 #include "err.h"
 #include "evaluate.h"

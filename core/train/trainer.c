@@ -1,7 +1,7 @@
 /* trainer.c — the training thread: construction from a configuration, control (start,
  * pause, resume, stop), the event queue and the step loop (see trainer.h). The periodic
  * tasks (evaluations, samples, checkpoints) are in trainer_tasks.c. */
-#include "trainer_impl.h"
+#include "private/trainer_impl.h"
 
 #include "err.h"
 #include "sysinfo.h"
