@@ -369,9 +369,18 @@ static const int editor_signals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGINT};
 #define EDITOR_NSIG ((int)(sizeof editor_signals / sizeof editor_signals[0]))
 static struct sigaction editor_old_actions[EDITOR_NSIG];
 
+/* Bytes read from the terminal but not yet decoded into keys. They outlive one
+ * editor_readline call: what was typed ahead or pasted while the previous line was being
+ * handled is the next line's input, never dropped (psql and sqlite3 behave the same). */
+static unsigned char editor_pending[256];
+static int editor_npending;
+
+/* The terminal is switched with TCSADRAIN, never TCSAFLUSH: TCSAFLUSH would discard every
+ * byte typed ahead while a command ran (the kernel keeps them in its input queue while
+ * the terminal is in cooked mode). */
 static void editor_on_signal(int sig)
 {
-    tcsetattr(STDIN_FILENO, TCSAFLUSH, &editor_saved_tty);
+    tcsetattr(STDIN_FILENO, TCSANOW, &editor_saved_tty);
     editor_signalled = sig;
     for (int i = 0; i < EDITOR_NSIG; i++)
         if (editor_signals[i] == sig) sigaction(sig, &editor_old_actions[i], NULL);
@@ -393,7 +402,7 @@ static int editor_raw_on(void)
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < EDITOR_NSIG; i++)
         sigaction(editor_signals[i], &sa, &editor_old_actions[i]);
-    if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0) return 0;
+    if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0) return 0;
     for (int i = 0; i < EDITOR_NSIG; i++)
         sigaction(editor_signals[i], &editor_old_actions[i], NULL);
     return -1;
@@ -401,7 +410,7 @@ static int editor_raw_on(void)
 
 static void editor_raw_off(void)
 {
-    if (!editor_signalled) tcsetattr(STDIN_FILENO, TCSAFLUSH, &editor_saved_tty);
+    if (!editor_signalled) tcsetattr(STDIN_FILENO, TCSADRAIN, &editor_saved_tty);
     for (int i = 0; i < EDITOR_NSIG; i++)
         if (editor_signals[i] != editor_signalled)
             sigaction(editor_signals[i], &editor_old_actions[i], NULL);
@@ -441,27 +450,41 @@ static void editor_redraw(LineEditor *e, const char *prompt)
     editor_puts(pw + cc > 0 ? tail : "\x1b[K\r");
 }
 
-/* Reads bytes until they form one key; a lone ESC becomes EDITOR_KEY_ESC after 50 ms.
- * Returns 0 with *key set, -1 at end of input, -2 on an error (errno) or a signal. */
+/* Takes `used` decoded bytes off the front of the pending input. */
+static void editor_consume(int used)
+{
+    memmove(editor_pending, editor_pending + used, (size_t)(editor_npending - used));
+    editor_npending -= used;
+}
+
+/* Decodes one key from the pending bytes, reading more when they hold no whole key. A
+ * lone ESC becomes EDITOR_KEY_ESC after 50 ms; an escape sequence left unfinished that
+ * long is dropped whole (key -1), never inserted as text. Bytes after the key stay
+ * pending. Returns 0 with *key set, -1 at end of input, -2 on an error (errno) or a
+ * signal. */
 static int editor_read_key(int *key)
 {
-    unsigned char b[32];
-    int n = 0;
     for (;;) {
-        if (n > 0) {
-            int used = editor_decode_key(b, n, key);
-            if (used > 0) return 0; /* bytes beyond `used` are rare; they are dropped */
+        if (editor_npending > 0) {
+            int used = editor_decode_key(editor_pending, editor_npending, key);
+            if (used > 0) {
+                editor_consume(used);
+                return 0;
+            }
             struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-            if (n == (int)sizeof b || poll(&p, 1, 50) == 0) {
-                *key = b[0] == 27 ? EDITOR_KEY_ESC : -1;
+            if (editor_npending == (int)sizeof editor_pending || poll(&p, 1, 50) == 0) {
+                int lone_esc = editor_pending[0] == 27 && editor_npending == 1;
+                *key = lone_esc ? EDITOR_KEY_ESC : -1;
+                editor_consume(editor_pending[0] == 27 ? editor_npending : 1);
                 return 0;
             }
         }
-        ssize_t r = read(STDIN_FILENO, b + n, 1);
+        ssize_t r = read(STDIN_FILENO, editor_pending + editor_npending,
+                         sizeof editor_pending - (size_t)editor_npending);
         if (r < 0 && errno == EINTR && !editor_signalled) continue;
         if (r == 0) return -1;
         if (r < 0) return -2;
-        n++;
+        editor_npending += (int)r;
     }
 }
 

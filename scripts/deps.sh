@@ -1,16 +1,41 @@
 #!/usr/bin/env bash
 # Installs the Debian packages lmlab needs to build, run and test (as root, or via sudo).
-# `scripts/deps.sh --list` prints the package names only (for .ci/run).
+#   scripts/deps.sh            install them (apt-get update first)
+#   scripts/deps.sh --list     print the package names only (for .ci/run)
+#   scripts/deps.sh --missing  print the ones not installed (exit 0 either way)
+#   scripts/deps.sh --if-missing  install only when one is missing (a second run is instant)
 set -euo pipefail
-PACKAGES="build-essential pkg-config meson ninja-build
+PACKAGES="build-essential pkg-config meson ninja-build git
     libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev
     tmux sqlite3 ncurses-term locales clang libclang-rt-14-dev"
-if [ "${1:-}" = "--list" ]; then
-    echo $PACKAGES
-    exit 0
-fi
+
+missing() {
+    local p
+    for p in $PACKAGES; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+    done
+}
+
+case "${1:-}" in
+    --list) echo $PACKAGES; exit 0 ;;
+    --missing) missing; exit 0 ;;
+    --if-missing)
+        need=$(missing | tr '\n' ' ')
+        [ -z "${need// /}" ] && exit 0
+        echo "lmlab: installing the missing Debian packages: $need" >&2 ;;
+    "") ;;
+    *) echo "usage: scripts/deps.sh [--list|--missing|--if-missing]" >&2; exit 2 ;;
+esac
+command -v apt-get >/dev/null || {
+    echo "lmlab needs Debian's packages ($PACKAGES); this machine has no apt-get:" \
+         "install their equivalents by hand" >&2
+    exit 1
+}
 SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO=sudo
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "run scripts/deps.sh as root (apt-get needs it)" >&2; exit 1; }
+    SUDO=sudo
+fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $PACKAGES >/dev/null

@@ -4,7 +4,7 @@
 # Dispatcher). Extra arguments go to lmlab (e.g. --plain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh --if-missing
 [ -f build/build.ninja ] || meson setup build --buildtype=release >/dev/null
 ninja -C build >/dev/null
 exec build/app/lmlab "$@"

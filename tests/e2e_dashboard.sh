@@ -18,7 +18,7 @@ screen() { tmux -L "$sock" capture-pane -p -t t; }
 alive() { tmux -L "$sock" has-session -t t 2>/dev/null; }
 fail() { echo "FAIL: $*"; echo "--- screen ---"; screen || true; exit 1; }
 wait_for() { # wait_for TEXT [SECONDS]
-    for _ in $(seq 1 $(( ${2:-10} * 20 ))); do
+    for _ in $(seq 1 $(( ${2:-60} * 20 ))); do
         screen | grep -qF -- "$1" && return 0
         sleep 0.05
     done
@@ -57,10 +57,9 @@ printf '%s\n' "$s" | grep -q "[░▒▓█]" || fail "no shaded heatmap cell"
 
 # resize: minimum size, too small, back
 tmux -L "$sock" resize-window -t t -x 80 -y 24
-sleep 0.5
+wait_for "FINISHED"
 alive || fail "lmlab died on resize to 80x24"
 [ "$(screen | head -1 | wc -L)" -le 80 ] || fail "not redrawn at 80 columns"
-wait_for "FINISHED"
 wait_for "lmlab>"
 tmux -L "$sock" resize-window -t t -x 60 -y 20
 wait_for "terminal too small (need 80x24"
@@ -73,9 +72,9 @@ alive || fail "lmlab died on resize back"
 keys F1
 wait_for "keys | any key closes"
 keys Escape
-sleep 0.2
+for _ in $(seq 1 600); do screen | grep -qF "keys | any key closes" || break; sleep 0.05; done
 keys Escape q
-for _ in $(seq 1 50); do
+for _ in $(seq 1 600); do
     alive || break
     screen | grep -q "y: stop and quit" && keys y
     sleep 0.1

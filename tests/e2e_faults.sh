@@ -48,13 +48,30 @@ only_known_files() {
 # Opens the store once (a dead process's run becomes interrupted).
 reopen() { "$L" --db "$DB" --json -c runs >/dev/null 2>&1; }
 rand_delay() { echo "$1.$((RANDOM % 10))"; }
+# Polls until the command succeeds (every 50 ms, at most $1 seconds). Every scenario waits
+# for the state it needs (a run in the store, a checkpoint on disk) instead of sleeping a
+# fixed time, so its result does not depend on the machine's speed or load.
+wait_until() {
+    local secs=$1
+    shift
+    for _ in $(seq 1 $((secs * 20))); do
+        "$@" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "     waited ${secs} s for: $*"
+    return 1
+}
+# Run $1 is in the store and has logged a step past $2 (default 0).
+run_past() { [ "$(q "SELECT coalesce(max(last_step), 0) > ${2:-0} FROM runs WHERE id=$1" 2>/dev/null)" == 1 ]; }
+has_ckpt() { [ -n "$(newest_ckpt "$1")" ]; }
 
 scenario_kill_training() {
     echo "== 1. kill -9 during training, then resume"
     DB=s1.db
     "$L" --db "$DB" train quick steps=100000 checkpoint_every=20 runs_dir=R1 >s1.log 2>&1 &
     local pid=$!
-    sleep 2
+    wait_until 120 has_ckpt R1/run-1
+    wait_until 60 run_past 1 40
     kill -9 $pid
     wait $pid 2>/dev/null
     reopen
@@ -93,8 +110,9 @@ kill_loop() {
             "$L" --db "$DB" -c "train resume=1; wait" >/dev/null 2>&1 &
         fi
         local pid=$!
+        # the random moment is counted from the first checkpoint (a slow start is no fault)
+        [ "$i" -gt 1 ] || wait_until 120 has_ckpt "$dir/run-1"
         sleep "$(rand_delay $((i % 2)))"
-        sleep 0.5
         kill -9 $pid
         wait $pid 2>/dev/null
         reopen
@@ -128,7 +146,7 @@ scenario_signals() {
         id=$((id + 1))
         "$L" --db "$DB" train quick steps=100000 checkpoint_every=50 runs_dir=R3 >"s3_$sig.log" 2>&1 &
         local pid=$!
-        sleep 1.5
+        wait_until 120 run_past $id 20
         kill -$sig $pid
         wait $pid
         local rc=$? st stop ck
@@ -158,7 +176,7 @@ end_session() {
     wait "$SESSION"
 }
 wait_status() {
-    for _ in $(seq 1 200); do
+    for _ in $(seq 1 1200); do
         [ "$(q "SELECT status FROM runs WHERE id=1")" == "$1" ] && return 0
         sleep 0.1
     done
@@ -171,7 +189,7 @@ pause_and_recover() {
     start_session "s4_$what.out"
     # long enough (seconds) that the fault lands mid-run even on a much faster machine
     say "use quick; set runs_dir=$mnt/runs; train steps=10000 checkpoint_every=20 log_every=5"
-    sleep 0.8
+    wait_until 120 run_past 1 20
     eval "$breakit"
     if ! wait_status paused; then
         bad "$what: run never paused (status $(q 'SELECT status FROM runs WHERE id=1'))"
@@ -181,7 +199,6 @@ pause_and_recover() {
     fi
     ok "$what: run paused"
     check "$what: the reason says '$word'" has <(q "SELECT reason FROM runs WHERE id=1") "$word"
-    sleep 0.5
     local step before
     step=$(q "SELECT last_step FROM runs WHERE id=1")
     before=$(q "SELECT group_concat(step || ':' || loss) FROM metrics WHERE run_id=1")
@@ -251,7 +268,7 @@ scenario_bad_files() {
     head -c 200000 "$SRC/data/tinyshakespeare.txt" >book.txt
     "$L" --db "$DB" train quick data=book.txt steps=100000 checkpoint_every=20 runs_dir=R5 >/dev/null 2>&1 &
     local pid=$!
-    sleep 1.5
+    wait_until 120 run_past 2 20
     kill -TERM $pid
     wait $pid
     echo "one more line" >>book.txt
