@@ -25,8 +25,9 @@ train_pid=$!
 ( while :; do :; done ) &
 burn_pid=$!
 stop_busy() {
-    kill "$burn_pid" 2>/dev/null
-    pkill -P "$train_pid" 2>/dev/null; kill "$train_pid" 2>/dev/null
+    local kids
+    kids=$(pgrep -P "$train_pid")
+    kill -9 "$burn_pid" "$train_pid" $kids 2>/dev/null
     wait 2>/dev/null
     rm -rf "$busy"
 }
