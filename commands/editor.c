@@ -202,6 +202,7 @@ int editor_key(LineEditor *e, int key)
     case EDITOR_KEY_TAB: return EDIT_COMPLETE;
     case EDITOR_KEY_CTRL_C: return EDIT_INTERRUPT;
     case EDITOR_KEY_CTRL_L: return EDIT_CLEAR;
+    case EDITOR_KEY_CTRL_Z: return EDIT_SUSPEND;
     case EDITOR_KEY_CTRL_D:
         if (e->len == 0) return EDIT_EOF;
         break;
@@ -387,14 +388,20 @@ static void editor_on_signal(int sig)
     raise(sig); /* delivered with the previous action once this handler returns */
 }
 
+/* Byte-at-a-time input without echo, signals or flow control; output untouched. */
+static void editor_make_raw(struct termios *t)
+{
+    t->c_iflag &= ~(tcflag_t)(BRKINT | ICRNL | INPCK | ISTRIP | IXON);
+    t->c_lflag &= ~(tcflag_t)(ECHO | ICANON | IEXTEN | ISIG);
+    t->c_cc[VMIN] = 1;
+    t->c_cc[VTIME] = 0;
+}
+
 static int editor_raw_on(void)
 {
     if (tcgetattr(STDIN_FILENO, &editor_saved_tty) != 0) return -1;
     struct termios raw = editor_saved_tty;
-    raw.c_iflag &= ~(tcflag_t)(BRKINT | ICRNL | INPCK | ISTRIP | IXON);
-    raw.c_lflag &= ~(tcflag_t)(ECHO | ICANON | IEXTEN | ISIG);
-    raw.c_cc[VMIN] = 1;
-    raw.c_cc[VTIME] = 0;
+    editor_make_raw(&raw);
     editor_signalled = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -536,8 +543,27 @@ static int editor_read_plain(char **line, char *err)
         return LM_OK;
     }
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) buf[--n] = 0;
+    if (memchr(buf, 0, (size_t)n)) {
+        free(buf);
+        *line = NULL;
+        return err_set(err, LM_EFORMAT, "the line holds a NUL byte: refused, nothing on it"
+                       " ran (a binary file or a stray Ctrl-@?)");
+    }
     *line = buf;
     return LM_OK;
+}
+
+/* Ctrl-Z at the prompt: raw mode swallows the terminal's own suspend key, so the editor
+ * does what the terminal would: restore the terminal, stop the process (SIGTSTP, so a
+ * shell's job control sees a stopped job), and take raw mode back on `fg`. */
+static void editor_suspend(void)
+{
+    editor_puts("^Z\r\n");
+    tcsetattr(STDIN_FILENO, TCSADRAIN, &editor_saved_tty);
+    raise(SIGTSTP); /* returns once the process is continued */
+    struct termios raw = editor_saved_tty;
+    editor_make_raw(&raw);
+    tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
 }
 
 /* The raw-mode loop; the caller switched the terminal to raw and restores it. */
@@ -569,6 +595,7 @@ static int editor_loop(LineEditor *e, const char *prompt, EditorCompleteFn compl
             editor_reset(e);
             return err_set(err, LM_ECANCEL, "interrupted");
         case EDIT_CLEAR: editor_puts("\x1b[H\x1b[2J"); break;
+        case EDIT_SUSPEND: editor_suspend(); break;
         case EDIT_COMPLETE: editor_run_completion(e, complete, ud); break;
         default: break;
         }

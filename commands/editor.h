@@ -26,6 +26,7 @@ enum {
     EDIT_EOF,       /* Ctrl-D on an empty line */
     EDIT_INTERRUPT, /* Ctrl-C: the line is left as is; the caller decides */
     EDIT_CLEAR,     /* Ctrl-L: the caller clears the screen and redraws */
+    EDIT_SUSPEND,   /* Ctrl-Z: the caller restores the terminal and stops the process */
 };
 
 /* Key codes: printable Unicode code points stand for themselves; control keys are their
@@ -41,6 +42,7 @@ enum {
     EDITOR_KEY_CTRL_N = 14, /* same as Down */
     EDITOR_KEY_CTRL_P = 16, /* same as Up */
     EDITOR_KEY_CTRL_U = 21, EDITOR_KEY_CTRL_W = 23, EDITOR_KEY_CTRL_Y = 25,
+    EDITOR_KEY_CTRL_Z = 26, /* suspend (the terminal's own job control) */
     EDITOR_KEY_ESC = 27,    /* ignored */
     EDITOR_KEY_BACKSPACE = 127,
     EDITOR_KEY_LEFT = 0x110000, EDITOR_KEY_RIGHT, EDITOR_KEY_UP, EDITOR_KEY_DOWN,

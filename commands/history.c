@@ -6,6 +6,8 @@
 #include "err.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,12 +81,39 @@ static void history_unescape(char *s)
     *w = 0;
 }
 
+static const char *history_kind(mode_t m)
+{
+    return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+static int history_refuse(History *h, const char *path, mode_t m, char *err)
+{
+    h->off = 1;
+    return err_set(err, LM_EFORMAT, "history file %s is %s, not a regular file: command"
+                   " history is off for this session (move it aside to get history back)",
+                   path, history_kind(m));
+}
+
 int history_load(History *h, const char *path, char *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat decides. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
         if (errno == ENOENT) return LM_OK;
+        struct stat sb;
+        if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) return history_refuse(h, path, sb.st_mode, err);
         return err_set(err, LM_EIO, "cannot read history %s: %s", path, strerror(errno));
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return history_refuse(h, path, sb.st_mode, err);
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return err_set(err, LM_ENOMEM, "out of memory loading history %s", path);
     }
     char *line = NULL;
     size_t cap = 0;
@@ -113,7 +142,24 @@ static int history_write_entry(FILE *f, const char *s)
     return putc('\n', f) == EOF ? -1 : 0;
 }
 
-int history_save(const History *h, const char *path, char *err)
+static int history_save_at(const History *h, const char *path, char *err);
+
+int history_save(History *h, const char *path, char *err)
+{
+    if (h->off) return LM_OK;
+    struct stat sb;
+    char *target = NULL;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode)) return history_refuse(h, path, sb.st_mode, err);
+        target = realpath(path, NULL); /* replace the link's target, not the link */
+        if (target) path = target;
+    }
+    int st = history_save_at(h, path, err);
+    free(target);
+    return st;
+}
+
+static int history_save_at(const History *h, const char *path, char *err)
 {
     size_t pl = strlen(path) + 32;
     char *tmp = malloc(pl);

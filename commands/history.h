@@ -13,6 +13,7 @@ typedef struct {
     char **items;  /* (n) malloc'd entries, oldest first */
     int n, cap;
     int max;       /* entries kept; older ones are dropped */
+    int off;       /* the history file is not a regular file: never read or written */
 } History;
 
 /* Empty history keeping at most max entries (max <= 0: HISTORY_DEFAULT_MAX).
@@ -30,10 +31,15 @@ int history_add(History *h, const char *line);
 const char *history_get(const History *h, int i);
 
 /* Appends the entries of a history file (read as by history_add). A missing file is
- * LM_OK with nothing added; other failures LM_EIO / LM_ENOMEM with a message. */
+ * LM_OK with nothing added. A path that is not a regular file (a FIFO, a device, a
+ * directory; a symbolic link counts as its target) is never opened for reading in a way
+ * that could block: LM_EFORMAT with a message, and h->off is set so history_save leaves
+ * it alone. Other failures LM_EIO / LM_ENOMEM with a message. */
 int history_load(History *h, const char *path, char *err);
 
-/* Writes all entries to path via path.tmp.<pid> and rename(). LM_OK or LM_EIO. */
-int history_save(const History *h, const char *path, char *err);
+/* Writes all entries to path via path.tmp.<pid> and rename() (at the resolved target
+ * when path is a symbolic link). Does nothing (LM_OK) when h->off; refuses (LM_EFORMAT,
+ * and sets h->off) when path exists and is not a regular file. LM_OK or LM_EIO. */
+int history_save(History *h, const char *path, char *err);
 
 #endif

@@ -96,7 +96,7 @@ int repl_interactive(Session *s)
     char hist_path[1100], err[LM_ERR_LEN];
     history_init(&h, 1000);
     repl_history_path(s, hist_path, sizeof hist_path);
-    history_load(&h, hist_path, err);
+    if (history_load(&h, hist_path, err) != LM_OK) session_printf(s, "warning: %s", err);
     editor_init(&ed, &h);
     int n;
     CmdCompleter comp = {session_commands(&n), 0, session_complete, s};

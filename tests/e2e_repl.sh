@@ -86,5 +86,25 @@ keys Up Up
 wait_for "lmlab> status"
 keys C-c "quit" Enter
 for _ in $(seq 1 300); do tmux -L "$sock" has-session -t t 2>/dev/null || break; sleep 0.1; done
+tmux -L "$sock" kill-server 2>/dev/null || true
+
+# Ctrl-Z suspends like any terminal program (the shell reports a stopped job) and `fg`
+# brings the prompt back; a history file that is a FIFO gives one warning, no hang, and
+# is left a FIFO.
+mkdir "$dir/z" && mkfifo "$dir/z/.lmlab_history"
+tmux -L "$sock" new-session -d -s t -x 250 -y 30 "bash --norc --noprofile -i"
+keys "PS1='sh\$ '" Enter
+wait_for "sh\$"
+keys "$bin --plain --db $dir/z/t.db" Enter
+wait_for "command history is off"
+wait_for "lmlab>"
+keys C-z
+wait_for "Stopped"
+keys "fg" Enter
+keys "help quit" Enter
+wait_for "leave lmlab"
+keys "quit" Enter
+wait_for "sh\$ "
+[ -p "$dir/z/.lmlab_history" ] || { echo "the FIFO history file was replaced"; exit 1; }
 echo "e2e_repl: ok"
 echo "1 passed, 0 failed"

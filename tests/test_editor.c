@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void keys(LineEditor *e, const char *s)
@@ -370,8 +371,59 @@ static void test_history_cap_and_errors(void)
     history_free(&g);
 }
 
+/* A history path that is not a regular file is never opened in a blocking way, never
+ * replaced, and turns history off; a symbolic link is followed (the link stays). */
+static void test_history_special_files(void)
+{
+    char err[LM_ERR_LEN], dir[64], fifo[96], link[96], target[96];
+    snprintf(dir, sizeof dir, "/tmp/lmlab_test_hist_dir_%ld", (long)getpid());
+    CHECK(mkdir(dir, 0700) == 0, "mkdir %s", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    History h;
+    history_init(&h, 0);
+    CHECK(history_load(&h, fifo, err) == LM_EFORMAT && h.off && strstr(err, "a FIFO"),
+          "FIFO refused without blocking: %s", err);
+    history_add(&h, "help");
+    CHECK(history_save(&h, fifo, err) == LM_OK, "save with history off is a no-op");
+    struct stat sb;
+    CHECK(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO is still a FIFO");
+    history_free(&h);
+    history_init(&h, 0);
+    CHECK(history_load(&h, dir, err) == LM_EFORMAT && h.off && strstr(err, "a directory"),
+          "directory refused: %s", err);
+    history_free(&h);
+    /* a FIFO that appears after loading is not replaced either */
+    history_init(&h, 0);
+    history_add(&h, "runs");
+    CHECK(history_save(&h, fifo, err) == LM_EFORMAT && h.off, "save onto a FIFO refused");
+    CHECK(stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO survived the save");
+    history_free(&h);
+    /* a symbolic link to a regular file: the target gets the history, the link stays */
+    snprintf(target, sizeof target, "%s/real", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    FILE *f = fopen(target, "w");
+    if (f) fclose(f);
+    CHECK(symlink("real", link) == 0, "symlink");
+    history_init(&h, 0);
+    history_add(&h, "status");
+    CHECK(history_save(&h, link, err) == LM_OK, "save through a link: %s", err);
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "the link is still a link");
+    History g;
+    history_init(&g, 0);
+    CHECK(history_load(&g, target, err) == LM_OK && g.n == 1 &&
+          strcmp(history_get(&g, 0), "status") == 0, "the target holds the history");
+    history_free(&g);
+    history_free(&h);
+    remove(fifo);
+    remove(link);
+    remove(target);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_history_special_files();
     test_motion_and_delete();
     test_words_and_kill();
     test_actions();

@@ -415,11 +415,12 @@ int dash_term_run(Session *s, Dashboard *d)
     }
     repl_history_path(s, t.hist_path, sizeof t.hist_path);
     char err[LM_ERR_LEN];
-    history_load(&d->hist, t.hist_path, err);
+    int hist_st = history_load(&d->hist, t.hist_path, err);
     session_set_writer(s, writer, &t);
     s->quiet_progress = 1;
     dash_term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
               "the keys, `help` the commands.", LMLAB_VERSION);
+    if (hist_st != LM_OK) dash_term_out(&t, UI_COLOR_WARN, "warning: %s", err);
     if (!s->experiment[0])
         session_run_line(s, "use default");
     t.dirty = 1;
