@@ -57,7 +57,7 @@ static void parity(const char *name)
     }
     Config c;
     config_defaults(&c);
-    snprintf(c.model, sizeof c.model, "%s", safetensors_meta(st, "model"));
+    CHECK(config_set(&c, "model", safetensors_meta(st, "model"), err) == LM_OK, "%s", err);
     c.d = meta_int(st, "d"); c.heads = meta_int(st, "heads"); c.nhid = meta_int(st, "nhid");
     c.layers = meta_int(st, "layers"); c.bptt = meta_int(st, "bptt");
     int V = meta_int(st, "ntoken"), T = meta_int(st, "T"), B = meta_int(st, "B"), N = B * T;

@@ -7,7 +7,8 @@
  * with probability `dropout` (the multi-head variant never skips level 0).
  * The decoder and the loss run in row chunks, fused with the decoder's backward, so
  * logits of a large vocabulary never sit in memory whole. Not here: the kernels
- * (dispatcher.c, attention.c, ...) and incremental decoding (model_decode.c). */
+ * (dispatcher.c, attention.c, ...) and incremental decoding and gate coefficients
+ * (model_transformer_decode.c). */
 #include "model_transformer.h"
 
 #include "activation.h"
@@ -155,8 +156,8 @@ int model_transformer_init(Model *m, char *err)
     tf->p_wpe = tf->p_lnfw = tf->p_lnfb = -1;
     tf->prenorm = !strcmp(c->norm, "pre");
     tf->gelu = !strcmp(c->act, "gelu");
-    tf->mixer = !strcmp(c->model, "msa") ? MIXER_MSA : MIXER_DISPATCHER;
-    tf->dd.kind = !strcmp(c->model, "dispatcher-mh") ? DISPATCHER_MH : DISPATCHER_PAPER;
+    tf->mixer = c->model_kind == MODEL_MSA ? MIXER_MSA : MIXER_DISPATCHER;
+    tf->dd.kind = c->model_kind == MODEL_DISPATCHER_MH ? DISPATCHER_MH : DISPATCHER_PAPER;
     tf->dd.d = c->d;
     tf->dd.heads = c->heads;
     tf->dd.levels = dispatcher_levels(c->bptt);
@@ -167,12 +168,13 @@ int model_transformer_init(Model *m, char *err)
         m->gate_heads = c->heads;
         m->gate_levels = tf->dd.levels;
     }
-    if (register_params(m, tf) || params_alloc(&m->params, err)) {
+    if (register_params(m, tf) || (!m->estimate_only && params_alloc(&m->params, err))) {
         tf_destroy(m);
         return err[0] ? LM_ENOMEM : err_set(err, LM_ENOMEM, "out of memory for parameters");
     }
-    init_params(m, tf);
     m->ops = &transformer_ops;
+    if (!m->estimate_only)
+        init_params(m, tf);
     return LM_OK;
 }
 
@@ -242,18 +244,29 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
     return off;
 }
 
+/* Bytes tf_alloc takes for (B,T): the slab (rounded as aligned_alloc is asked) and the
+ * tokens. Registry entry of the transformer family. */
+size_t model_transformer_act_bytes(Model *m, int B, int T)
+{
+    size_t n = tf_layout(m, m->impl, NULL, B, T);
+    return (((n * sizeof(float)) + 63) & ~(size_t)63) + (size_t)B * T * sizeof(int);
+}
+
 static int tf_alloc(Model *m, int B, int T, char *err)
 {
     Transformer *tf = m->impl;
     tf_free_acts(tf);
     size_t n = tf_layout(m, tf, NULL, B, T);
-    tf->slab = aligned_alloc(64, ((n * sizeof(float)) + 63) & ~(size_t)63);
-    tf->tok = malloc((size_t)B * T * sizeof(int));
+    size_t slab_bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
+    size_t tok_bytes = (size_t)B * T * sizeof(int);
+    tf->slab = aligned_alloc(64, slab_bytes);
+    tf->tok = malloc(tok_bytes);
     if (!tf->slab || !tf->tok)
         return err_set(err, LM_ENOMEM, "cannot allocate %.1f GiB of activations for batch=%d "
                        "x bptt=%d: lower batch or bptt", (double)n * 4 / (1 << 30), B, T);
     memset(tf->slab, 0, n * sizeof(float));
     tf_layout(m, tf, tf->slab, B, T);
+    m->act_bytes = slab_bytes + tok_bytes;
     if (!strcmp(m->cfg.pos, "sinusoidal"))
         posenc_sinusoid(tf->pos_table, T > m->cfg.bptt ? T : m->cfg.bptt, m->cfg.d);
     m->B = B;
