@@ -3,7 +3,6 @@
 #include "check.h"
 #include "config.h"
 #include "err.h"
-#include "strdist.h"
 #include "tokenizer.h"
 
 #include <stdio.h>
@@ -129,20 +128,6 @@ int main(void)
     expect_invalid(linear, "4096");
     const char *bpe[] = {"tokenizer=bpe", "vocab_size=100", NULL};
     expect_invalid(bpe, "257");
-
-    /* the one edit distance of core/ */
-    CHECK(strdist_edit("", "", 0) == 0 && strdist_edit("abc", "", 0) == 3, "empty");
-    CHECK(strdist_edit("stpes", "steps", 0) == 1, "a swap is one edit");
-    CHECK(strdist_edit("kitten", "sitting", 0) == 3, "kitten/sitting");
-    CHECK(strdist_edit("ca", "abc", 0) == 3, "OSA, not full Damerau: %d",
-          strdist_edit("ca", "abc", 0));
-    CHECK(strdist_edit("LR", "lr", 0) == 2 && strdist_edit("LR", "lr", STRDIST_FOLD_CASE) == 0,
-          "case");
-    char long_a[300], long_b[300];
-    memset(long_a, 'x', 299); long_a[299] = 0;
-    memset(long_b, 'x', 199); long_b[199] = 0;
-    CHECK(strdist_edit(long_a, long_b, 0) == 100, "long strings: %d",
-          strdist_edit(long_a, long_b, 0));
 
     int n;
     const ConfigKey *keys = config_keys(&n);
