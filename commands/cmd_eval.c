@@ -3,9 +3,9 @@
  * the session's view model: the live weights of the running run, or an opened run. */
 #include "session.h"
 
-#include "dispatcher.h"
 #include "err.h"
 #include "evaluate.h"
+#include "gate_probe.h"
 #include "sample.h"
 
 #include <math.h>
@@ -169,15 +169,12 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
-static void coeff_table(Session *s, const Model *m, const int *ids, int T, int layer)
+static void coeff_table(Session *s, const GateProbe *gp, const int *ids, int layer)
 {
-    int L = m->gate_levels, H = m->gate_heads;
+    int L = gp->levels, T = gp->T;
     json_t *arr = s->json ? json_array() : NULL;
-    for (int l = 0; l < m->n_gate_layers; l++) {
-        if (layer >= 0 && l != layer)
-            continue;
-        const float *c = m->ops->gates((Model *)m, l);
-        if (!c)
+    for (int l = 0; l < gp->layers; l++) {
+        if ((layer >= 0 && l != layer) || !gp->coeff[l])
             continue;
         char line[1024];
         int o = snprintf(line, sizeof line, "layer %d  token ", l);
@@ -193,10 +190,11 @@ static void coeff_table(Session *s, const Model *m, const int *ids, int T, int l
                                                : !strcmp(tt, "\n") ? "\\n" : tt);
             o = snprintf(line, sizeof line, "        %-6.6s", shown);
             for (int k = 0; k < L; k++) {
-                float g = dispatcher_token_gate(c, T, H, L, j, k);
+                float g = gate_probe_token(gp, l, 0, j, k);
+                int masked = gate_probe_masked(gp, j, k);
                 if (row)
-                    json_array_append_new(row, j >= (1 << k) || H > 1 ? json_real(g) : json_null());
-                else if (j < (1 << k) && H == 1)
+                    json_array_append_new(row, masked ? json_null() : json_real(g));
+                else if (masked)
                     o += snprintf(line + o, sizeof line - (size_t)o, "     ·");
                 else
                     o += snprintf(line + o, sizeof line - (size_t)o, "%6.2f", g);
@@ -238,15 +236,17 @@ int cmd_coeffs(Session *s, int argc, const LexWord *argv)
     }
     int T = n > (size_t)m->cfg.bptt ? m->cfg.bptt : (int)n;
     const int *win = ids + n - T;
-    int rc = model_forward(m, win, NULL, 1, T, NULL, NULL);
+    GateProbe gp;
+    int rc = gate_probe_run(&gp, m, win, 1, T, GATE_PROBE_TOKENS, err);
     if (rc) {
         free(ids);
-        return session_error(s, rc, "forward failed");
+        return session_error(s, rc, "coeffs: %s", err);
     }
     if (!s->json)
         session_printf(s, "gate coefficient per level for each token of the prompt (%s); "
                        "· = level masked (shift beyond the start)", s->view_source);
-    coeff_table(s, m, win, T, (int)layer);
+    coeff_table(s, &gp, win, (int)layer);
+    gate_probe_free(&gp);
     free(ids);
     return LM_OK;
 }

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "config.h"
 #include "err.h"
+#include "tokenizer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -97,6 +98,36 @@ int main(void)
     unlink(path);
     CHECK(config_load_file(&c, "/nonexistent/x.conf", err) == LM_EIO, "missing file");
     CHECK(strstr(err, "/nonexistent/x.conf") != NULL, "message '%s'", err);
+
+    /* enums parsed once, next to their text; a refused value changes neither */
+    config_defaults(&c);
+    CHECK(c.model_kind == MODEL_DISPATCHER && c.batching_kind == CONFIG_BATCHING_RANDOM &&
+          c.tokenizer_kind == CONFIG_TOKENIZER_CHAR, "defaults' enums");
+    const char *models[] = {"dispatcher", "dispatcher-mh", "msa", "linear", "lstm", "gru", "rnn"};
+    const ModelKind kinds[] = {MODEL_DISPATCHER, MODEL_DISPATCHER_MH, MODEL_MSA, MODEL_LINEAR,
+                               MODEL_LSTM, MODEL_GRU, MODEL_RNN};
+    for (int i = 0; i < 7; i++) {
+        CHECK(config_set(&c, "model", models[i], err) == LM_OK, "%s", err);
+        CHECK(c.model_kind == kinds[i] && !strcmp(config_model_name(kinds[i]), models[i]),
+              "model=%s -> kind %d", models[i], (int)c.model_kind);
+        CHECK(config_is_recurrent(&c) == (i >= 4) && config_is_transformer(&c) == (i <= 2) &&
+              config_is_dispatcher(&c) == (i <= 1), "model=%s flags", models[i]);
+    }
+    CHECK(config_set(&c, "model", "lstmm", err) == LM_EARG && c.model_kind == MODEL_RNN &&
+          !strcmp(c.model, "rnn"), "a refused model changed the config");
+    CHECK(MODEL_N_KINDS == 7 && config_model_name(MODEL_N_KINDS) == NULL, "kinds");
+    CHECK(config_set(&c, "batching", "stream", err) == LM_OK &&
+          c.batching_kind == CONFIG_BATCHING_STREAM, "batching=stream");
+    const char *toks[] = {"char", "word", "bpe"};
+    const int tok_kinds[] = {TOKENIZER_CHAR, TOKENIZER_WORD, TOKENIZER_BPE};
+    for (int i = 0; i < 3; i++)
+        CHECK(config_set(&c, "tokenizer", toks[i], err) == LM_OK &&
+              (int)c.tokenizer_kind == tok_kinds[i], "tokenizer=%s: config's enum and "
+              "TokenizerKind disagree", toks[i]);
+    const char *linear[] = {"model=linear", "bptt=8192", NULL};
+    expect_invalid(linear, "4096");
+    const char *bpe[] = {"tokenizer=bpe", "vocab_size=100", NULL};
+    expect_invalid(bpe, "257");
 
     int n;
     const ConfigKey *keys = config_keys(&n);

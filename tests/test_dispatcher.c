@@ -1,6 +1,7 @@
 /* test_dispatcher.c — the Dispatcher layer against finite differences, the PyTorch
  * fixtures (tests/fixtures/dispatcher_*_layer_*.safetensors, made by
- * /work/shared/fixtures/make_fixtures.py) and its own streaming decoder.
+ * tests/fixtures/make_fixtures.py; see tests/fixtures/README.md) and its own streaming
+ * decoder.
  * Not a test of level dropout drawing (the caller's job) or of whole models. */
 #include "check.h"
 #include "dispatcher.h"

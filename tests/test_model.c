@@ -4,12 +4,15 @@
  * rtol 1e-4 / atol 2e-5 — float32 summation order differs between BLAS and PyTorch);
  * a finite-difference check of the whole model for norm=pre, learned positions,
  * GELU and tying (no fixture exists for those); incremental decoding equal to a full
- * recompute (1e-4). */
+ * recompute (1e-4); for every family of the registry, model_estimate_bytes equal to the
+ * bytes model_create + model_alloc take (parameters x 4 for values, gradients and Adam's
+ * two moments, plus the activations), exactly. */
 #include "check.h"
 #include "checkpoint.h"
 #include "config.h"
 #include "err.h"
 #include "model.h"
+#include "registry.h"
 #include "safetensors.h"
 
 #include <math.h>
@@ -57,7 +60,7 @@ static void parity(const char *name)
     }
     Config c;
     config_defaults(&c);
-    snprintf(c.model, sizeof c.model, "%s", safetensors_meta(st, "model"));
+    CHECK(config_set(&c, "model", safetensors_meta(st, "model"), err) == LM_OK, "%s", err);
     c.d = meta_int(st, "d"); c.heads = meta_int(st, "heads"); c.nhid = meta_int(st, "nhid");
     c.layers = meta_int(st, "layers"); c.bptt = meta_int(st, "bptt");
     int V = meta_int(st, "ntoken"), T = meta_int(st, "T"), B = meta_int(st, "B"), N = B * T;
@@ -215,6 +218,36 @@ static void decode_matches(const char *const *pairs)
     model_destroy(m);
 }
 
+/* Estimate == allocation for one configuration of every family. */
+static void estimate_is_allocation(const char *label, const char *const *pairs, int V, int B,
+                                   int T)
+{
+    char err[LM_ERR_LEN];
+    for (int f = 0; f < registry_count(); f++) {
+        const ModelFamily *fam = registry_family((ModelKind)f);
+        Config c;
+        config_defaults(&c);
+        c.d = 16; c.nhid = 24; c.layers = 2; c.bptt = 32; /* pairs may change these */
+        for (int i = 0; pairs[i]; i++)
+            CHECK(config_set_pair(&c, pairs[i], err) == LM_OK, "%s", err);
+        CHECK(config_set(&c, "model", fam->name, err) == LM_OK, "%s", err);
+        CHECK(c.model_kind == fam->kind && registry_find(fam->name) == fam &&
+              !strcmp(config_model_name(fam->kind), fam->name), "%s: kind", fam->name);
+        if (c.tie && config_is_recurrent(&c))
+            c.nhid = c.d;
+        double est = model_estimate_bytes(&c, V, B, T);
+        Model *m = model_create(&c, V, err);
+        CHECK(m != NULL, "%s %s: %s", label, fam->name, err);
+        if (!m)
+            continue;
+        CHECK(model_alloc(m, B, T, err) == LM_OK, "%s %s alloc: %s", label, fam->name, err);
+        double actual = 4.0 * sizeof(float) * (double)m->params.total + (double)m->act_bytes;
+        CHECK(est == actual && est > 0, "%s %s: estimate %.0f bytes, allocated %.0f", label,
+              fam->name, est, actual);
+        model_destroy(m);
+    }
+}
+
 int main(void)
 {
     parity("dispatcher_lm");
@@ -238,5 +271,21 @@ int main(void)
     decode_matches(d2);
     decode_matches(d3);
     decode_matches(d4);
+    const char *plain[] = {NULL};
+    const char *drop[] = {"dropout=0.2", "tie=true", NULL};
+    const char *prenorm[] = {"norm=pre", "pos=learned", "heads=2", NULL};
+    estimate_is_allocation("defaults", plain, 50, 3, 32);
+    estimate_is_allocation("dropout/tie", drop, 50, 2, 16);
+    estimate_is_allocation("pre-norm/heads", prenorm, 70, 4, 32);
+    /* 70000 x 4 x 64 logits exceed the transformer's 16M-float budget: chunked rows */
+    const char *long_ctx[] = {"bptt=64", NULL};
+    estimate_is_allocation("chunked logits", long_ctx, 70000, 4, 64);
+    char err[LM_ERR_LEN];
+    Config bad;
+    config_defaults(&bad);
+    bad.model_kind = MODEL_N_KINDS;
+    CHECK(model_create(&bad, 50, err) == NULL && strstr(err, "unknown model"),
+          "a kind outside the registry is refused: %s", err);
+    CHECK(model_estimate_bytes(&bad, 50, 2, 8) == 0, "no estimate outside the registry");
     return check_summary();
 }

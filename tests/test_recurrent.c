@@ -114,7 +114,10 @@ static Model *make_model(const char *kind, int V, int d, int nhid, int layers, i
                          float dropout, char *err)
 {
     Model *m = calloc(1, sizeof *m);
-    snprintf(m->cfg.model, sizeof m->cfg.model, "%s", kind);
+    if (config_set(&m->cfg, "model", kind, err)) {
+        free(m);
+        return NULL;
+    }
     m->cfg.d = d;
     m->cfg.nhid = nhid;
     m->cfg.layers = layers;

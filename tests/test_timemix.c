@@ -107,7 +107,10 @@ static void test_kernel(void)
 static Model *make_model(int V, int d, int ctx, char *err)
 {
     Model *m = calloc(1, sizeof *m);
-    snprintf(m->cfg.model, sizeof m->cfg.model, "linear");
+    if (config_set(&m->cfg, "model", "linear", err)) {
+        free(m);
+        return NULL;
+    }
     m->cfg.d = d;
     m->cfg.bptt = ctx;
     m->vocab = V;

@@ -4,8 +4,8 @@
  * Not a cache with invalidation rules: the loop decides when to reload. */
 #include "dash_data.h"
 
-#include "dispatcher.h"
 #include "err.h"
+#include "gate_probe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -119,9 +119,10 @@ int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int 
     return rc;
 }
 
-static int fill_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const int *ids, int T)
+static int fill_tokens(DashTokens *t, const GateProbe *gp, const Tokenizer *tok,
+                       const int *ids)
 {
-    int L = m->gate_levels, H = m->gate_heads, NL = m->n_gate_layers;
+    int L = gp->levels, NL = gp->layers, T = gp->T;
     char (*text)[16] = malloc((size_t)T * sizeof *text);
     float *g = malloc((size_t)NL * T * L * sizeof *g);
     if (!text || !g) {
@@ -134,13 +135,11 @@ static int fill_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const int 
         const char *tt = tokenizer_token_text(tok, ids[j]);
         snprintf(text[j], sizeof text[j], "%s", tt ? tt : "?");
     }
-    for (int l = 0; l < NL; l++) {
-        const float *c = m->ops->gates(m, l);
+    for (int l = 0; l < NL; l++)
         for (int j = 0; j < T; j++)
             for (int k = 0; k < L; k++)
-                g[((size_t)l * T + j) * L + k] = !c || (j < (1 << k) && H == 1)
-                                                     ? NAN : dispatcher_token_gate(c, T, H, L, j, k);
-    }
+                g[((size_t)l * T + j) * L + k] = !gp->coeff[l] || gate_probe_masked(gp, j, k)
+                                                     ? NAN : gate_probe_token(gp, l, 0, j, k);
     free(t->text);
     free(t->gates);
     t->text = text;
@@ -174,10 +173,12 @@ int dash_data_tokens(Dashboard *d, Model *m, const Tokenizer *tok, const char *s
     if (!rc && n == 0)
         rc = err_set(err, LM_EARG, "the prompt is empty");
     int T = n > (size_t)m->cfg.bptt ? m->cfg.bptt : (int)n;
-    if (!rc && (rc = model_forward(m, ids + n - T, NULL, 1, T, NULL, NULL)))
-        snprintf(err, sizeof err, "the forward pass failed (%s)", err_name(rc));
+    GateProbe gp = {0};
     if (!rc)
-        rc = fill_tokens(t, m, tok, ids + n - T, T);
+        rc = gate_probe_run(&gp, m, ids + n - T, 1, T, GATE_PROBE_TOKENS, err);
+    if (!rc)
+        rc = fill_tokens(t, &gp, tok, ids + n - T);
+    gate_probe_free(&gp);
     if (rc && !t->error[0])
         snprintf(t->error, sizeof t->error, "%s", err);
     free(ids);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "err.h"
+#include "strdist.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,10 +15,21 @@
 
 #define F(field) offsetof(Config, field), sizeof(((Config *)0)->field)
 
+/* "dispatcher|dispatcher-mh|...": the names of registry.def in enum order. */
+#define FAMILY(kind, name, flags, init, act_bytes) "|" name
+static const char MODEL_VALUES[] = ""
+#include "registry.def"
+    ;
+#undef FAMILY
+#define FAMILY(kind, name, flags, init, act_bytes) flags,
+static const int MODEL_FLAGS[] = {
+#include "registry.def"
+};
+#undef FAMILY
+
 static const ConfigKey KEYS[] = {
     /* model */
-    {"model", CFG_ENUM, F(model), 0, 0, "dispatcher|dispatcher-mh|msa|linear|lstm|gru|rnn",
-     "model family", "model"},
+    {"model", CFG_ENUM, F(model), 0, 0, MODEL_VALUES + 1, "model family", "model"},
     {"d", CFG_INT, F(d), 2, 8192, NULL, "embedding width (d_model)", "model"},
     {"heads", CFG_INT, F(heads), 1, 256, NULL, "heads of the mixer (must divide d)", "model"},
     {"nhid", CFG_INT, F(nhid), 1, 65536, NULL,
@@ -101,13 +113,16 @@ void config_defaults(Config *c)
 {
     memset(c, 0, sizeof *c);
     strcpy(c->model, "dispatcher");
+    c->model_kind = MODEL_DISPATCHER;
     c->d = 128; c->heads = 1; c->nhid = 512; c->layers = 4; c->bptt = 64;
     c->dropout = 0;
     strcpy(c->norm, "post"); strcpy(c->pos, "sinusoidal"); strcpy(c->act, "relu");
     strcpy(c->init, "uniform");
     strcpy(c->data, "tinyshakespeare"); strcpy(c->tokenizer, "char");
+    c->tokenizer_kind = CONFIG_TOKENIZER_CHAR;
     c->train_frac = 0.9f;
     c->batch = 12; strcpy(c->batching, "random");
+    c->batching_kind = CONFIG_BATCHING_RANDOM;
     c->steps = 2000;
     strcpy(c->optimizer, "adamw");
     c->lr = 1e-3f; c->beta1 = 0.9f; c->beta2 = 0.999f; c->eps = 1e-8f;
@@ -136,36 +151,13 @@ const ConfigKey *config_find_key(const char *key)
     return NULL;
 }
 
-/* Edit distance (insert, delete, substitute, transpose) between short strings. */
-static int distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    int d[64][64];
-    for (int i = 0; i <= la; i++) d[i][0] = i;
-    for (int j = 0; j <= lb; j++) d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int cost = a[i - 1] != b[j - 1];
-            int v = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < v)
-                v = d[i - 2][j - 2] + 1;
-            d[i][j] = v;
-        }
-    return d[la][lb];
-}
-
 /* The key closest to an unknown one, or NULL when none is plausibly meant. */
 static const char *nearest_key(const char *key)
 {
     const char *best = NULL;
     int best_d = 1 + (int)strlen(key) / 3;
     for (int i = 0; i < N_KEYS; i++) {
-        int dd = distance(key, KEYS[i].key);
+        int dd = strdist_edit(key, KEYS[i].key, 0);
         if (dd < best_d || (dd <= best_d && !best && strncmp(KEYS[i].key, key, strlen(key)) == 0)) {
             best_d = dd;
             best = KEYS[i].key;
@@ -174,19 +166,21 @@ static const char *nearest_key(const char *key)
     return best;
 }
 
-static int enum_has(const char *values, const char *v)
+/* The index of v among "a|b|c", or -1. */
+static int enum_index(const char *values, const char *v)
 {
     size_t n = strlen(v);
-    for (const char *p = values; *p;) {
+    int i = 0;
+    for (const char *p = values; *p; i++) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
         if (len == n && strncmp(p, v, n) == 0)
-            return 1;
+            return i;
         if (!bar)
             break;
         p = bar + 1;
     }
-    return 0;
+    return -1;
 }
 
 static int parse_number(const ConfigKey *k, const char *value, double *out, char *err)
@@ -206,6 +200,17 @@ static int parse_number(const ConfigKey *k, const char *value, double *out, char
                        value, k->min, k->max, k->help);
     *out = v;
     return LM_OK;
+}
+
+/* The enums kept next to their text: the value's index among the key's values. */
+static void set_kind(Config *c, const ConfigKey *k, int idx)
+{
+    if (k->offset == offsetof(Config, model))
+        c->model_kind = (ModelKind)idx;
+    else if (k->offset == offsetof(Config, batching))
+        c->batching_kind = (ConfigBatching)idx;
+    else if (k->offset == offsetof(Config, tokenizer))
+        c->tokenizer_kind = (ConfigTokenizer)idx;
 }
 
 int config_set(Config *c, const char *key, const char *value, char *err)
@@ -247,11 +252,14 @@ int config_set(Config *c, const char *key, const char *value, char *err)
         else
             return err_set(err, LM_EARG, "%s=%s: expected true or false", key, value);
         return LM_OK;
-    case CFG_ENUM:
-        if (!enum_has(k->values, value))
+    case CFG_ENUM: {
+        int idx = enum_index(k->values, value);
+        if (idx < 0)
             return err_set(err, LM_EARG, "%s=%s: allowed values are %s", key, value, k->values);
         snprintf(field, k->size, "%s", value);
+        set_kind(c, k, idx);
         return LM_OK;
+    }
     case CFG_STRING:
         if (strlen(value) >= k->size)
             return err_set(err, LM_EARG, "%s: value too long (at most %zu bytes)", key,
@@ -440,19 +448,34 @@ int config_load_file(Config *c, const char *path, char *err)
     return rc;
 }
 
+const char *config_model_name(ModelKind kind)
+{
+    static const char *const names[] = {
+#define FAMILY(kind, name, flags, init, act_bytes) name,
+#include "registry.def"
+#undef FAMILY
+    };
+    return (unsigned)kind < MODEL_N_KINDS ? names[kind] : NULL;
+}
+
+static int model_flags(const Config *c)
+{
+    return (unsigned)c->model_kind < MODEL_N_KINDS ? MODEL_FLAGS[c->model_kind] : 0;
+}
+
 int config_is_dispatcher(const Config *c)
 {
-    return !strcmp(c->model, "dispatcher") || !strcmp(c->model, "dispatcher-mh");
+    return !!(model_flags(c) & MODEL_F_DISPATCHER);
 }
 
 int config_is_transformer(const Config *c)
 {
-    return config_is_dispatcher(c) || !strcmp(c->model, "msa");
+    return !!(model_flags(c) & MODEL_F_TRANSFORMER);
 }
 
 int config_is_recurrent(const Config *c)
 {
-    return !strcmp(c->model, "lstm") || !strcmp(c->model, "gru") || !strcmp(c->model, "rnn");
+    return !!(model_flags(c) & MODEL_F_RECURRENT);
 }
 
 int config_levels(const Config *c)
@@ -476,7 +499,7 @@ int config_validate(const Config *c, char *err)
     if (config_is_recurrent(c) && c->tie && c->d != c->nhid)
         return err_set(err, LM_EARG, "tie=true needs d == nhid for recurrent models "
                        "(d=%d, nhid=%d)", c->d, c->nhid);
-    if (!strcmp(c->model, "linear") && c->bptt > 4096)
+    if (c->model_kind == MODEL_LINEAR && c->bptt > 4096)
         return err_set(err, LM_EARG, "bptt=%d: the linear LM mixes a bptt x bptt matrix; "
                        "keep it at most 4096", c->bptt);
     if (c->steps == 0 && c->epochs == 0)
@@ -484,7 +507,7 @@ int config_validate(const Config *c, char *err)
     if (!strcmp(c->schedule, "cosine") && c->steps == 0)
         return err_set(err, LM_EARG, "schedule=cosine needs steps=N (it decays to min_lr at "
                        "the last step)");
-    if (!strcmp(c->tokenizer, "bpe") && c->vocab_size && c->vocab_size < 257)
+    if (c->tokenizer_kind == CONFIG_TOKENIZER_BPE && c->vocab_size && c->vocab_size < 257)
         return err_set(err, LM_EARG, "vocab_size=%d: bpe needs at least 257 (256 bytes + one "
                        "merge)", c->vocab_size);
     if (c->min_lr > c->lr)

@@ -11,9 +11,26 @@
 
 typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_ENUM, CFG_STRING } ConfigType;
 
+/* What a model family is, for checks that hold for several families (config_is_*). */
+enum { MODEL_F_TRANSFORMER = 1, MODEL_F_DISPATCHER = 2, MODEL_F_RECURRENT = 4 };
+
+/* The model families, one per line of core/models/registry.def (the registry). */
+typedef enum {
+#define FAMILY(kind, name, flags, init, act_bytes) kind,
+#include "registry.def"
+#undef FAMILY
+    MODEL_N_KINDS
+} ModelKind;
+
+/* The values of batching= and tokenizer=, in the order of their key's allowed values
+ * (the tokenizer's order is TokenizerKind's in tokenizer.h; test_config checks it). */
+typedef enum { CONFIG_BATCHING_STREAM, CONFIG_BATCHING_RANDOM } ConfigBatching;
+typedef enum { CONFIG_TOKENIZER_CHAR, CONFIG_TOKENIZER_WORD, CONFIG_TOKENIZER_BPE } ConfigTokenizer;
+
 typedef struct {
     /* model */
-    char model[32];        /* dispatcher | dispatcher-mh | msa | linear | lstm | gru | rnn */
+    char model[32];        /* a name of registry.def: dispatcher | msa | lstm | ... */
+    ModelKind model_kind;  /* the same, parsed by config_set */
     int d, heads, nhid, layers, bptt;
     float dropout;
     char norm[8];          /* post | pre */
@@ -24,11 +41,13 @@ typedef struct {
     /* data */
     char data[CONFIG_STR_LEN];
     char tokenizer[8];     /* char | word | bpe */
+    ConfigTokenizer tokenizer_kind; /* the same, parsed by config_set */
     int vocab_size;
     float train_frac;
     /* batching and budget */
     int batch;
     char batching[8];      /* stream | random */
+    ConfigBatching batching_kind;   /* the same, parsed by config_set */
     long steps;
     int epochs;
     double time_budget;    /* seconds; 0 = none */
@@ -66,7 +85,9 @@ typedef struct {
 void config_defaults(Config *c);
 
 /* Sets one key from text. LM_OK, or LM_EARG with a message naming the key, the value
- * and what is allowed (and the nearest key when the key is unknown). */
+ * and what is allowed (and the nearest key when the key is unknown). Enum keys with a C
+ * enum (model, batching, tokenizer) set both the text and the enum: a Config's model,
+ * batching or tokenizer must only be changed through here (or config_defaults). */
 int config_set(Config *c, const char *key, const char *value, char *err);
 
 /* Parses "key=value" (one item). Same errors as config_set. */
@@ -94,7 +115,11 @@ int config_from_text(Config *c, const char *text, char *err);
 const ConfigKey *config_keys(int *n);
 const ConfigKey *config_find_key(const char *key);
 
-/* 1 when the model is a Dispatcher variant, a transformer, a recurrent model. */
+/* The registry name of a model kind ("dispatcher", ...), or NULL when out of range. */
+const char *config_model_name(ModelKind kind);
+
+/* 1 when the model is a Dispatcher variant, a transformer, a recurrent model (the
+ * family's flags in registry.def). */
 int config_is_dispatcher(const Config *c);
 int config_is_transformer(const Config *c);
 int config_is_recurrent(const Config *c);

@@ -45,7 +45,8 @@ int bench_workload(const char *name, BenchWorkload *w, char *err)
     c->heads = 1;
     w->steps = 10;
     int msa = strstr(name, "msa") != NULL;
-    snprintf(c->model, sizeof c->model, "%s", msa ? "msa" : "dispatcher");
+    if (config_set(c, "model", msa ? "msa" : "dispatcher", err))
+        return LM_EARG;
     if (!strcmp(name, "small") || !strcmp(name, "small-msa")) {
         /* the peer's char-level shape; MSA with 4 heads as the peer's msa recipe */
         set_shape(c, 128, 512, 4, 64, 12);
@@ -81,9 +82,9 @@ int bench_workload(const char *name, BenchWorkload *w, char *err)
 static double forward_flops(const Config *c, int V)
 {
     double d = c->d, h = c->nhid, L = config_levels(c), T = c->bptt, mix;
-    if (!strcmp(c->model, "msa"))
+    if (c->model_kind == MODEL_MSA)
         mix = 2 * 4 * d * d + 2 * T * d;      /* projections + causal QK^T and PV (T/2 avg) */
-    else if (!strcmp(c->model, "dispatcher"))
+    else if (c->model_kind == MODEL_DISPATCHER)
         mix = 2 * 2 * d * (d / c->heads) + 2 * d * L + 2 * d * L;
     else
         mix = 2 * 2 * d * d + 2 * d * L * c->heads + 2 * d * L;

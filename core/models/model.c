@@ -1,9 +1,10 @@
 /* model.c — creating a model from its configuration and the thin wrappers over the
- * family vtable (model.h). Which family a name means is decided here and only here. */
+ * family vtable (model.h). Which family a configuration means is the registry's
+ * (registry.def, parsed once by config_set); nothing here knows a family by name. */
 #include "model.h"
 
-#include "dispatcher.h"
 #include "err.h"
+#include "registry.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,11 @@ Model *model_create(const Config *cfg, int V, char *err)
     }
     if (config_validate(cfg, err))
         return NULL;
+    const ModelFamily *fam = registry_family(cfg->model_kind);
+    if (!fam) {
+        err_set(err, LM_EARG, "unknown model '%s' (set it with model=NAME)", cfg->model);
+        return NULL;
+    }
     Model *m = calloc(1, sizeof *m);
     if (!m) {
         err_set(err, LM_ENOMEM, "out of memory creating the model");
@@ -25,15 +31,7 @@ Model *model_create(const Config *cfg, int V, char *err)
     m->vocab = V;
     params_init(&m->params);
     rng_seed(&m->rng, (uint64_t)cfg->seed);
-    int rc;
-    if (config_is_transformer(cfg))
-        rc = model_transformer_init(m, err);
-    else if (config_is_recurrent(cfg))
-        rc = model_recurrent_init(m, err);
-    else if (!strcmp(cfg->model, "linear"))
-        rc = model_linear_init(m, err);
-    else
-        rc = err_set(err, LM_EARG, "unknown model '%s'", cfg->model);
+    int rc = fam->init(m, err);
     if (rc) {
         if (m->ops && m->ops->destroy)
             m->ops->destroy(m);
@@ -80,37 +78,20 @@ long model_param_count(const Model *m)
     return n;
 }
 
-/* Floats of parameters for the configuration (an estimate for recurrent/linear). */
-static double param_floats(const Config *c, int V)
-{
-    double d = c->d, h = c->nhid, L = c->layers, emb = (double)V * d;
-    double dec = c->tie ? V : (double)V * d + V;
-    if (config_is_transformer(c)) {
-        double mix = !strcmp(c->model, "msa") ? 4 * d * d + 4 * d
-                   : !strcmp(c->model, "dispatcher") ? 2 * (d / c->heads) * (d / c->heads) +
-                                                         config_levels(c) * (d / c->heads)
-                   : 2 * d * d + config_levels(c) * c->heads * d;
-        return emb + dec + L * (mix + 2 * d * h + h + d + 4 * d);
-    }
-    if (config_is_recurrent(c))
-        return emb + dec + L * 4 * (h * (d > h ? d : h) + h * h + 2 * h);
-    return emb + (double)c->bptt * c->bptt + d * d + d;
-}
-
 double model_estimate_bytes(const Config *c, int V, int B, int T)
 {
-    double P = param_floats(c, V);
-    double N = (double)B * T, d = c->d, h = c->nhid, acts;
-    if (config_is_transformer(c)) {
-        double mix = !strcmp(c->model, "msa") ? 4 * N * d + (double)B * c->heads * T * T * 2
-                                              : (config_levels(c) + 2) * N * d;
-        acts = c->layers * (mix + 9 * N * d + 2 * N * h) + 8 * N * d + 2 * N * h;
-        double logit_rows = N * V <= (16 << 20) ? N : (16 << 20) / (double)V;
-        acts += logit_rows * V + (double)V * d;
-    } else if (config_is_recurrent(c)) {
-        acts = c->layers * N * h * 8 + N * (d + h) + N * V;
-    } else {
-        acts = N * d * 4 + N * V * 2 + (double)B * c->bptt * d * 2;
-    }
-    return 4.0 * (4 * P + acts);
+    const ModelFamily *fam = registry_family(c->model_kind);
+    if (!fam || V < 1 || B < 1 || T < 1)
+        return 0;
+    Model m = {.cfg = *c, .vocab = V, .estimate_only = 1};
+    char err[LM_ERR_LEN];
+    params_init(&m.params);
+    double bytes = 0;
+    if (fam->init(&m, err) == LM_OK)
+        bytes = 4.0 * sizeof(float) * (double)m.params.total +
+                (double)fam->act_bytes(&m, B, T);
+    if (m.ops && m.ops->destroy)
+        m.ops->destroy(&m);
+    params_free(&m.params);
+    return bytes;
 }

@@ -10,6 +10,9 @@
 #include "config.h"
 #include "params.h"
 #include "rng.h"
+#include "sysinfo.h"
+
+#include <stddef.h>
 
 typedef struct Model Model;
 
@@ -59,6 +62,9 @@ struct Model {
     int gate_heads, gate_levels;
     int profiling;         /* accumulate seconds per part in prof[] */
     double prof[PROF_N];
+    int estimate_only;     /* set before init: register parameters, allocate nothing
+                              (model_estimate_bytes); such a model only counts */
+    size_t act_bytes;      /* bytes of activations the last alloc allocated */
     void *impl;            /* the family's own state */
 };
 
@@ -67,9 +73,26 @@ struct Model {
 Model *model_create(const Config *cfg, int V, char *err);
 void model_destroy(Model *m);
 
-/* Bytes of parameters + gradients + Adam state + activations for (B,T): the estimate
- * checked against the machine's memory before allocating. */
+/* Bytes of parameters + gradients + Adam state (4 floats per parameter) + the
+ * activations model_alloc(B,T) allocates: the estimate checked against the machine's
+ * memory before allocating. Counted by the family's own parameter registration and
+ * layout function (registry.h), allocating no parameter or activation; equal to what
+ * model_create + model_alloc then take (test_model checks every family). 0 when the
+ * configuration cannot make a model. */
 double model_estimate_bytes(const Config *cfg, int V, int B, int T);
+
+/* Profiling by stage (bench), free when m->profiling is 0:
+ *     double t = model_prof_begin(m); ...the stage...; model_prof_end(m, PROF_FFN, t); */
+static inline double model_prof_begin(const Model *m)
+{
+    return m->profiling ? sysinfo_now() : 0;
+}
+
+static inline void model_prof_end(Model *m, int part, double t0)
+{
+    if (m->profiling)
+        m->prof[part] += sysinfo_now() - t0;
+}
 
 /* Convenience wrappers over m->ops. */
 int model_alloc(Model *m, int B, int T, char *err);
@@ -81,7 +104,9 @@ void model_backward(Model *m, float scale);
 long model_param_count(const Model *m);
 
 /* Family constructors (model_transformer.c, model_linear.c, model_recurrent.c): register
- * parameters in m->params, set m->ops and m->impl, initialise weights. */
+ * parameters in m->params, set m->ops and m->impl, initialise weights (only register
+ * when m->estimate_only). model_create finds them through the registry (registry.def);
+ * they are declared here for tests that build a family directly. */
 int model_transformer_init(Model *m, char *err);
 int model_linear_init(Model *m, char *err);
 int model_recurrent_init(Model *m, char *err);

@@ -74,7 +74,7 @@ static void init_params(Model *m, LinearLM *lm)
 int model_linear_init(Model *m, char *err)
 {
     const Config *c = &m->cfg;
-    if (strcmp(c->model, "linear") != 0)
+    if (c->model_kind != MODEL_LINEAR)
         return err_set(err, LM_EARG, "model=%s is not the linear LM", c->model);
     if (c->d < 1 || c->bptt < 1 || m->vocab < 1)
         return err_set(err, LM_EARG, "the linear LM needs d, bptt (its context) and a "
@@ -91,13 +91,16 @@ int model_linear_init(Model *m, char *err)
         lin_destroy(m);
         return err_set(err, LM_ENOMEM, "out of memory registering the parameters");
     }
+    m->n_gate_layers = 0;
+    m->ops = &linear_ops;
+    if (m->estimate_only)
+        return LM_OK;
     if (!m->params.data && params_alloc(&m->params, err) != LM_OK) {
         lin_destroy(m);
+        m->ops = NULL;
         return LM_ENOMEM;
     }
     init_params(m, lm);
-    m->n_gate_layers = 0;
-    m->ops = &linear_ops;
     return LM_OK;
 }
 
@@ -131,6 +134,14 @@ static size_t lin_layout(LinearLM *lm, float *slab, int B, int T)
     return off;
 }
 
+/* Bytes lin_alloc takes for (B,T): the slab (rounded as aligned_alloc is asked) and
+ * the tokens. Registry entry of the linear family. */
+size_t model_linear_act_bytes(Model *m, int B, int T)
+{
+    size_t n = lin_layout(m->impl, NULL, B, T);
+    return ((n * sizeof(float) + 63) & ~(size_t)63) + (size_t)B * T * sizeof(int);
+}
+
 static int lin_alloc(Model *m, int B, int T, char *err)
 {
     LinearLM *lm = m->impl;
@@ -139,8 +150,10 @@ static int lin_alloc(Model *m, int B, int T, char *err)
                        "context, bptt); got batch=%d x %d", lm->ctx, B, T);
     lin_free_acts(lm);
     size_t n = lin_layout(lm, NULL, B, T);
-    lm->slab = aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
-    lm->tok = malloc((size_t)B * T * sizeof(int));
+    size_t slab_bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+    size_t tok_bytes = (size_t)B * T * sizeof(int);
+    lm->slab = aligned_alloc(64, slab_bytes);
+    lm->tok = malloc(tok_bytes);
     if (!lm->slab || !lm->tok) {
         lin_free_acts(lm);
         m->B = m->T = 0;
@@ -149,6 +162,7 @@ static int lin_alloc(Model *m, int B, int T, char *err)
     }
     memset(lm->slab, 0, n * sizeof(float));
     lin_layout(lm, lm->slab, B, T);
+    m->act_bytes = slab_bytes + tok_bytes;
     lm->trained = 0;
     m->B = B;
     m->T = T;

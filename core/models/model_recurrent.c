@@ -150,9 +150,9 @@ static const ModelOps recurrent_ops;
 int model_recurrent_init(Model *m, char *err)
 {
     const Config *c = &m->cfg;
-    int kind = !strcmp(c->model, "lstm") ? RECURRENT_LSTM
-             : !strcmp(c->model, "gru")  ? RECURRENT_GRU
-             : !strcmp(c->model, "rnn")  ? RECURRENT_RNN : -1;
+    int kind = c->model_kind == MODEL_LSTM ? RECURRENT_LSTM
+             : c->model_kind == MODEL_GRU  ? RECURRENT_GRU
+             : c->model_kind == MODEL_RNN  ? RECURRENT_RNN : -1;
     if (kind < 0)
         return err_set(err, LM_EARG, "model=%s is not a recurrent model (lstm, gru, rnn)",
                        c->model);
@@ -183,13 +183,16 @@ int model_recurrent_init(Model *m, char *err)
         rec_destroy(m);
         return err_set(err, LM_ENOMEM, "out of memory registering the parameters");
     }
+    m->n_gate_layers = 0;
+    m->ops = &recurrent_ops;
+    if (m->estimate_only)
+        return LM_OK;
     if (!m->params.data && params_alloc(&m->params, err) != LM_OK) {
         rec_destroy(m);
+        m->ops = NULL;
         return LM_ENOMEM;
     }
     init_params(m, r);
-    m->n_gate_layers = 0;
-    m->ops = &recurrent_ops;
     return LM_OK;
 }
 
@@ -225,6 +228,14 @@ static size_t rec_layout(Recurrent *r, float *slab, int B, int T)
     return off;
 }
 
+/* Bytes rec_alloc takes for (B,T): the slab (rounded as aligned_alloc is asked),
+ * tokens and targets. Registry entry of the recurrent family. */
+size_t model_recurrent_act_bytes(Model *m, int B, int T)
+{
+    size_t n = rec_layout(m->impl, NULL, B, T);
+    return ((n * sizeof(float) + 63) & ~(size_t)63) + 2 * (size_t)B * T * sizeof(int);
+}
+
 static int rec_alloc(Model *m, int B, int T, char *err)
 {
     Recurrent *r = m->impl;
@@ -232,8 +243,10 @@ static int rec_alloc(Model *m, int B, int T, char *err)
         return err_set(err, LM_EARG, "batch and bptt must be >= 1 (got %d, %d)", B, T);
     rec_free_acts(r);
     size_t n = rec_layout(r, NULL, B, T);
-    r->slab = aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
-    r->tok = malloc(2 * (size_t)B * T * sizeof(int));
+    size_t slab_bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+    size_t tok_bytes = 2 * (size_t)B * T * sizeof(int); /* tokens and targets */
+    r->slab = aligned_alloc(64, slab_bytes);
+    r->tok = malloc(tok_bytes);
     if (!r->slab || !r->tok) {
         rec_free_acts(r);
         m->B = m->T = 0;
@@ -242,6 +255,7 @@ static int rec_alloc(Model *m, int B, int T, char *err)
     }
     memset(r->slab, 0, n * sizeof(float));
     rec_layout(r, r->slab, B, T);
+    m->act_bytes = slab_bytes + tok_bytes;
     r->tgt = r->tok + (size_t)B * T;
     r->state_B = 0;
     r->trained = 0;

@@ -1,6 +1,7 @@
 /* model_transformer.h — internal state of the transformer family, shared by
- * model_transformer.c (construction, forward, backward) and model_transformer_decode.c
- * (incremental decoding, gate coefficients). Not a public API: use model.h. */
+ * model_transformer_build.c (construction, activation memory), model_transformer.c
+ * (forward, backward) and model_transformer_decode.c (incremental decoding, gate
+ * coefficients). Not a public API: use model.h. */
 #ifndef LM_MODEL_TRANSFORMER_H
 #define LM_MODEL_TRANSFORMER_H
 
@@ -51,6 +52,10 @@ typedef struct {
 } Transformer;
 
 extern const ModelOps transformer_ops;
+
+/* model_transformer_build.c: ModelOps.alloc and .destroy. */
+int transformer_alloc(Model *m, int B, int T, char *err);
+void transformer_destroy(Model *m);
 
 /* model_transformer_decode.c */
 DecodeState *transformer_decode_create(Model *m, char *err);

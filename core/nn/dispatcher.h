@@ -7,7 +7,7 @@
  *                      (dispatcher_model_multihead.py).
  * Heads, as the reference forms them: the (B,T,d) buffer is viewed as (N=B*heads, T, hd)
  * WITHOUT a transpose, so head h of batch b is the contiguous block h of that batch's T*d
- * floats and a head-sequence position is one hd-chunk (see /work/shared/fixtures/README.md).
+ * floats and a head-sequence position is one hd-chunk (see tests/fixtures/README.md).
  * For one head sequence:
  *     V_0(t) = W_in x_t;  c_k(t) = act(w_k . x_t) * [t >= 2^k]
  *     V_{k+1}(t) = V_k(t) + c_k(t) V_k(t - 2^k)   (k = 0..levels-1, stop once 2^k > T)

@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "rng.h"
+#include "strdist.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -39,28 +40,6 @@ const char *sweep_strategy_name(SweepStrategy s)
 const char *sweep_metric_name(SweepMetric m)
 {
     return m == SWEEP_FINAL_VAL ? "final_val" : "best_val";
-}
-
-/* Edit distance with transpositions, for "did you mean" over the spec keys. */
-static int distance(const char *a, const char *b)
-{
-    int la = (int)strlen(a), lb = (int)strlen(b);
-    if (la > 31 || lb > 31)
-        return 99;
-    int d[32][32];
-    for (int i = 0; i <= la; i++) d[i][0] = i;
-    for (int j = 0; j <= lb; j++) d[0][j] = j;
-    for (int i = 1; i <= la; i++)
-        for (int j = 1; j <= lb; j++) {
-            int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < v)
-                v = d[i - 2][j - 2] + 1;
-            d[i][j] = v;
-        }
-    return d[la][lb];
 }
 
 static int parse_long(const char *key, const char *v, long lo, long hi, long *out, char *err)
@@ -126,7 +105,7 @@ static int unknown_key(const char *key, char *err)
     const char *near = NULL;
     int best = 3;
     for (int i = 0; SPEC_KEYS[i]; i++) {
-        int d = distance(key, SPEC_KEYS[i]);
+        int d = strdist_edit(key, SPEC_KEYS[i], 0);
         if (d < best && d < (int)strlen(key)) {
             best = d;
             near = SPEC_KEYS[i];

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "evaluate.h"
+#include "gate_probe.h"
 #include "sample.h"
 
 #include <errno.h>
@@ -55,22 +56,21 @@ static void emit_gates(Trainer *t)
         return;
     if ((size_t)B * T > n)
         B = (int)(n / (size_t)T);
-    int was = m->training;
-    m->training = 0;
-    int rc = model_forward(m, val, NULL, B, T, NULL, NULL);
-    m->training = was;
-    if (rc && rc != LM_ENOMEM)
+    GateProbe gp;
+    char err[LM_ERR_LEN];
+    if (gate_probe_run(&gp, m, val, B, T, 0, err))
         return;
-    int L = m->gate_levels, NH = B * m->gate_heads;
-    TrainEvent ev = {.kind = TEV_GATES, .n_gates = m->n_gate_layers * L};
+    int L = gp.levels, NH = B * gp.heads;
+    TrainEvent ev = {.kind = TEV_GATES, .n_gates = gp.layers * L};
     ev.gates = calloc((size_t)ev.n_gates, sizeof *ev.gates);
-    if (!ev.gates)
+    if (!ev.gates) {
+        gate_probe_free(&gp);
         return;
-    for (int l = 0; l < m->n_gate_layers; l++) {
-        const float *c = m->ops->gates(m, l);
-        if (c)
-            trainer_gate_stats(c, NH, T, L, t->ts.step, l, ev.gates + (size_t)l * L);
     }
+    for (int l = 0; l < gp.layers; l++)
+        if (gp.coeff[l])
+            trainer_gate_stats(gp.coeff[l], NH, T, L, t->ts.step, l, ev.gates + (size_t)l * L);
+    gate_probe_free(&gp);
     trainer_push(t, &ev);
 }
 
