@@ -252,13 +252,14 @@ static void test_atomic(void)
     char bad[600];
     snprintf(bad, sizeof bad, "%s/nodir/out.safetensors", tmpdir);
     CHECK(safetensors_writer_write(w, bad, err) == LM_EIO && strstr(err, "nodir"), "%s", err);
-    /* failure at rename (target is a non-empty directory): temp removed, dir intact */
+    /* a directory as the target: refused up front, naming what it is; nothing left */
     char dir[600], inner[700];
     snprintf(dir, sizeof dir, "%s/occupied", tmpdir);
     mkdir(dir, 0755);
     snprintf(inner, sizeof inner, "%s/keep", dir);
     write_bytes(inner, "k", 1);
-    CHECK(safetensors_writer_write(w, dir, err) == LM_EIO, "rename over a directory");
+    CHECK(safetensors_writer_write(w, dir, err) == LM_EARG && strstr(err, "is a directory"),
+          "a directory refused: %s", err);
     CHECK(count_files(tmpdir, ".tmp.") == 0, "no temp file left after failure");
     CHECK(access(inner, F_OK) == 0, "existing target untouched");
     safetensors_writer_destroy(w);

@@ -3,6 +3,7 @@
  * and shape is checked before any byte of data is touched. Not a general tensor
  * library: conversion is only to float32 and int32, the types the models use. */
 #include "safetensors.h"
+#include "outfile.h"
 
 #include "err.h"
 
@@ -540,57 +541,25 @@ static char *build_header(SafeTensorsWriter *w, size_t *hlen, size_t *data_len)
     return h;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+static int write_body(SafeTensorsWriter *w, OutFile *o, const char *h, size_t hlen,
+                      size_t total)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t r = write(fd, c, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return r < 0 ? errno : ENOSPC;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int write_body(SafeTensorsWriter *w, int fd, const char *h, size_t hlen, size_t total)
-{
-    int e = posix_fallocate(fd, 0, (off_t)total);
+    int e = o->atomic ? posix_fallocate(o->fd, 0, (off_t)total) : 0;
     if (e == ENOSPC || e == EDQUOT || e == EFBIG)
         return e;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++)
         len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-    if ((e = write_all(fd, len8, 8)) || (e = write_all(fd, h, hlen)))
+    if ((e = outfile_write(o, len8, 8)) || (e = outfile_write(o, h, hlen)))
         return e;
     for (int i = 0; i < w->n; i++)
-        if ((e = write_all(fd, w->e[i].data, w->e[i].t.end - w->e[i].t.begin)))
+        if ((e = outfile_write(o, w->e[i].data, w->e[i].t.end - w->e[i].t.begin)))
             return e;
-    if (fsync(fd) != 0)
-        return errno;
     return 0;
 }
 
-static void fsync_dir(const char *path)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = 0;
-    else
-        *slash = 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
+/* Written through outfile: a regular file (or a link to one) is replaced atomically at
+ * its target, a FIFO or device is streamed, anything else is refused. */
 int safetensors_writer_write(SafeTensorsWriter *w, const char *path, char *err)
 {
     size_t hlen, data_len;
@@ -598,27 +567,22 @@ int safetensors_writer_write(SafeTensorsWriter *w, const char *path, char *err)
     if (!h)
         return err_set(err, LM_ENOMEM, "%s: cannot build the header (out of memory)", path);
     size_t total = 8 + hlen + data_len;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
+    OutFile o;
+    int st = outfile_open(&o, path, err);
+    if (st) {
         free(h);
-        return err_set(err, e == ENOSPC ? LM_ENOSPC : LM_EIO, "%s: cannot create %s: %s", path,
-                       tmp, strerror(e));
+        return st;
     }
-    int e = write_body(w, fd, h, hlen, total);
+    int e = write_body(w, &o, h, hlen, total);
     free(h);
-    if (close(fd) != 0 && !e)
-        e = errno;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
     if (e) {
-        unlink(tmp);
-        if (e == ENOSPC || e == EDQUOT)
+        outfile_abort(&o);
+        if (e == ENOSPC || e == EDQUOT || e == EFBIG)
             return err_set(err, LM_ENOSPC, "%s: disk full: %zu bytes were needed", path, total);
         return err_set(err, LM_EIO, "%s: write failed: %s", path, strerror(e));
     }
-    fsync_dir(path);
-    return LM_OK;
+    st = outfile_commit(&o, path, err);
+    if (st == LM_ENOSPC)
+        return err_set(err, LM_ENOSPC, "%s: disk full: %zu bytes were needed", path, total);
+    return st;
 }
