@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "err.h"
+#include "run_launch.h"
 #include "sysinfo.h"
 
 #include <stdio.h>
@@ -91,10 +92,12 @@ static int bench_sampling(Session *s, int tokens)
     return LM_OK;
 }
 
-/* Trains the small workload on Tiny Shakespeare for `steps` steps,
- * its events (a step metric every log_every steps) either recorded in a fresh run store (db != NULL) or just drained; returns
- * the training tokens/s (time in steps only). Runs in the calling process. */
-static double store_run(const char *db, long steps, char *err)
+/* Trains the small workload on Tiny Shakespeare for `steps` steps, its events (a step
+ * metric every log_every steps) either recorded (dir != NULL: a run launched as `train`
+ * launches one, in dir/bench.db with checkpoints under dir/runs) or just drained; returns
+ * the training tokens/s (time in steps only), -1 with err on failure. Runs in the calling
+ * process. */
+static double store_run(const char *dir, long steps, char *err)
 {
     BenchWorkload w;
     bench_workload("small", &w, err);
@@ -102,30 +105,36 @@ static double store_run(const char *db, long steps, char *err)
     c.steps = steps; c.eval_every = 0; c.sample_every = 0; /* default log_every */
     c.checkpoint_every = 0; c.eval_batches = 1;
     snprintf(c.optimizer, sizeof c.optimizer, "adamw");
-    TrainerOptions o = {0};
-    Trainer *t = trainer_create(&c, &o, err);
-    if (!t)
-        return -1;
-    RunStore *st = NULL;
-    long id = 0;
-    RunInfo info = {.name = "bench-store", .config = "", .model = c.model};
-    if (db && (runstore_open(db, &st, err) || runstore_run_create(st, &info, &id, err))) {
-        trainer_destroy(t);
-        runstore_close(st);
-        return -1;
-    }
-    trainer_start(t, err);
-    Recorder *r = db ? recorder_create(t, db, id, "bench-store", NULL, NULL, err) : NULL;
+    snprintf(c.name, sizeof c.name, "bench-store");
     StepMetric last = {0};
-    if (r) {
-        Snapshot snap = {0};
-        while (!recorder_done(r))
+    if (dir) {
+        char db[1100];
+        RunStore *st = NULL;
+        RunHandle h;
+        snprintf(db, sizeof db, "%.1000s/bench.db", dir);
+        snprintf(c.runs_dir, sizeof c.runs_dir, "%.200s/runs", dir);
+        RunLaunchOptions lo = {.db_path = db};
+        if (runstore_open(db, &st, err))
+            return -1;
+        lo.store = st;
+        int rc = run_launch(&c, &lo, &h, err);
+        runstore_close(st);
+        if (rc)
+            return -1;
+        while (!run_launch_done(&h))
             usleep(50000);
-        recorder_snapshot(r, &snap);
+        Snapshot snap = {0};
+        recorder_snapshot(h.rec, &snap);
         last = snap.last;
         snapshot_free(&snap);
-        recorder_destroy(r);
+        run_launch_close(&h, 0);
     } else {
+        TrainerOptions o = {0};
+        Trainer *t = trainer_create(&c, &o, err);
+        if (!t || trainer_start(t, err)) {
+            trainer_destroy(t);
+            return -1;
+        }
         TrainEvent ev;
         for (int end = 0; !end;)
             if (trainer_poll(t, &ev, 0.2)) {
@@ -133,32 +142,35 @@ static double store_run(const char *db, long steps, char *err)
                 end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
                 trainer_event_free(&ev);
             }
+        trainer_destroy(t);
     }
-    trainer_destroy(t);
-    runstore_close(st);
     return last.elapsed > 0 ? last.tokens / last.elapsed : -1;
+}
+
+/* Removes the scratch folder of `bench store` (its database and the runs' checkpoints). */
+static void remove_tree(const char *dir)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%.1100s'", dir);
+    if (system(cmd)) {}
 }
 
 /* `bench store`: the recording overhead, alternating runs with and without the store. */
 static int bench_store(Session *s, long steps)
 {
-    char err[LM_ERR_LEN], db[] = "/tmp/lmlab_bench_store_XXXXXX";
-    int fd = mkstemp(db);
-    if (fd < 0)
-        return session_error(s, LM_EIO, "cannot create a temporary database");
-    close(fd);
-    unlink(db);
+    char err[LM_ERR_LEN], dir[] = "/tmp/lmlab_bench_store_XXXXXX";
+    if (!mkdtemp(dir))
+        return session_error(s, LM_EIO, "cannot create a temporary folder in /tmp");
     double with[3], without[3];
     for (int i = 0; i < 3; i++) {
         without[i] = store_run(NULL, steps, err);
-        with[i] = store_run(db, steps, err);
-        if (with[i] < 0 || without[i] < 0)
+        with[i] = without[i] < 0 ? -1 : store_run(dir, steps, err);
+        if (with[i] < 0 || without[i] < 0) {
+            remove_tree(dir);
             return session_error(s, LM_EIO, "store bench: %s", err);
+        }
     }
-    char wal[64];
-    unlink(db);
-    snprintf(wal, sizeof wal, "%s-wal", db); unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", db); unlink(wal);
+    remove_tree(dir);
     double a = (with[0] + with[1] + with[2]) / 3, b = (without[0] + without[1] + without[2]) / 3;
     if (s->json)
         session_emit_json(s, json_pack("{s:s s:I s:f s:f s:f}", "event", "bench-store", "steps",

@@ -1,10 +1,8 @@
 /* cmd_sweep.c — the `sweep` command: start a sweep in the background from key=value
  * words or a sweep file, follow and steer it (status, pause, resume, stop, wait),
  * continue a stored one (resume ID), and compare its trials (show ID, list). The runner
- * (core/sweep_runner.c) does the work; this file parses, prints text or JSON lines, and
- * keeps the one runner of the process. Not here: the spec rules (core/sweep.c). */
-#include "cmd_sweep.h"
-
+ * (core/sweep_runner.c) does the work and is the session's job (session_job_*); this file
+ * parses and prints text or JSON lines. Not here: the spec rules (core/sweep.c). */
 #include "session.h"
 
 #include <math.h>
@@ -13,35 +11,22 @@
 #include <string.h>
 #include <unistd.h>
 
-static SweepRunner *g_sweep;
-
-SweepRunner *cmd_sweep_runner(void)
-{
-    return g_sweep;
-}
-
-void cmd_sweep_shutdown(void)
-{
-    sweep_runner_destroy(g_sweep); /* stops and joins */
-    g_sweep = NULL;
-}
-
-/* Refuses while a run trains or a sweep runs; frees an ended sweep. */
+/* Refuses while the session trains a run or a sweep. */
 static int check_idle(Session *s)
 {
-    if (s->trainer && !trainer_is_done(trainer_status(s->trainer)))
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
         return session_error(s, LM_ESTATE, "run #%ld is training: `stop` it (or `wait`) before "
                              "starting a sweep", s->run_id);
-    if (g_sweep && !sweep_runner_done(g_sweep))
+    if (k == SESSION_JOB_SWEEP)
         return session_error(s, LM_ESTATE, "sweep #%ld is running: `sweep stop` it (or `sweep "
-                             "wait`) first", sweep_runner_id(g_sweep));
-    cmd_sweep_shutdown();
+                             "wait`) first", sweep_runner_id(s->sweep));
     return LM_OK;
 }
 
 static int need_sweep(Session *s, const char *what)
 {
-    if (g_sweep)
+    if (s->sweep)
         return LM_OK;
     return session_error(s, LM_ESTATE, "sweep %s: no sweep in this session; `sweep list` shows "
                          "the stored ones, `sweep resume ID` continues one", what);
@@ -116,7 +101,7 @@ static int start_runner(Session *s, SweepRunner *r, const char *verb)
         sweep_runner_destroy(r);
         return session_error(s, LM_ENOMEM, "%s", err);
     }
-    g_sweep = r;
+    session_job_set_sweep(s, r);
     announce(s, r, verb);
     return LM_OK;
 }
@@ -189,7 +174,8 @@ static void print_trial(Session *s, const SweepProgress *p, const Snapshot *sn)
 
 static int sweep_status(Session *s)
 {
-    if (!g_sweep) {
+    SweepRunner *sw = s->sweep;
+    if (!sw) {
         if (s->json)
             session_emit_json(s, json_pack("{s:s s:s}", "event", "sweep_status", "status",
                                            "idle"));
@@ -199,8 +185,8 @@ static int sweep_status(Session *s)
     }
     SweepProgress p;
     Snapshot sn = {0};
-    sweep_runner_progress(g_sweep, &p);
-    int have = p.current && sweep_runner_snapshot(g_sweep, &sn);
+    sweep_runner_progress(sw, &p);
+    int have = p.current && sweep_runner_snapshot(sw, &sn);
     if (s->json) {
         json_t *o = progress_json(&p, "sweep_status");
         if (have) {
@@ -220,22 +206,22 @@ static int sweep_status(Session *s)
     return LM_OK;
 }
 
-static int sweep_control(Session *s, const char *what)
+int cmd_sweep_control(Session *s, const char *what)
 {
     if (need_sweep(s, what))
         return LM_ESTATE;
-    long id = sweep_runner_id(g_sweep);
+    long id = sweep_runner_id(s->sweep);
     if (!strcmp(what, "pause")) {
-        sweep_runner_pause(g_sweep);
+        sweep_runner_pause(s->sweep);
         session_printf(s, "sweep #%ld: pausing the current trial after its step", id);
     } else if (!strcmp(what, "resume")) {
-        sweep_runner_resume(g_sweep);
+        sweep_runner_resume(s->sweep);
         session_printf(s, "sweep #%ld: resumed", id);
     } else {
-        sweep_runner_stop(g_sweep);
-        sweep_runner_join(g_sweep);
+        sweep_runner_stop(s->sweep);
+        sweep_runner_join(s->sweep);
         SweepProgress p;
-        sweep_runner_progress(g_sweep, &p);
+        sweep_runner_progress(s->sweep, &p);
         if (s->json)
             session_emit_json(s, progress_json(&p, "sweep_end"));
         else
@@ -247,7 +233,7 @@ static int sweep_control(Session *s, const char *what)
 }
 
 /* `sweep wait`: one line per change of trial or counts, until the sweep ends. */
-static int sweep_wait(Session *s)
+int cmd_sweep_wait(Session *s)
 {
     if (need_sweep(s, "wait"))
         return LM_ESTATE;
@@ -255,7 +241,7 @@ static int sweep_wait(Session *s)
     last.current = -1;
     s->interrupt = 0;
     for (;;) {
-        sweep_runner_progress(g_sweep, &p);
+        sweep_runner_progress(s->sweep, &p);
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
             p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
             if (s->json)
@@ -423,7 +409,7 @@ static double run_seconds(RunStore *st, long run)
 
 static int sweep_show(Session *s, const char *word)
 {
-    long id = word ? session_parse_run_id(word) : g_sweep ? sweep_runner_id(g_sweep) : -1;
+    long id = word ? session_parse_run_id(word) : s->sweep ? sweep_runner_id(s->sweep) : -1;
     if (id <= 0)
         return session_error(s, LM_EARG, "sweep show: expected a sweep id (`sweep list`)");
     RunStore *st = session_store(s);
@@ -527,9 +513,9 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "resume") && arg)
         return sweep_continue(s, arg);
     if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
-        return sweep_control(s, sub);
+        return cmd_sweep_control(s, sub);
     if (!strcmp(sub, "wait"))
-        return sweep_wait(s);
+        return cmd_sweep_wait(s);
     if (!strcmp(sub, "show"))
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))

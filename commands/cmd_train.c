@@ -3,39 +3,16 @@
  * to the run store and the snapshot); the prompt returns at once. */
 #include "session.h"
 
-#include "cmd_sweep.h"
 #include "err.h"
 #include "repl.h"
-#include "sysinfo.h"
+#include "run_launch.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-
-/* Frees a finished run's trainer and recorder, keeping its final weights as the model
- * `sample`, `eval` and `coeffs` use. */
-static void reap(Session *s)
-{
-    if (s->trainer && trainer_is_done(trainer_status(s->trainer))) {
-        trainer_join(s->trainer);
-        session_prepare_view(s);
-        snprintf(s->view_source, sizeof s->view_source, "run #%ld (final weights)", s->run_id);
-        recorder_destroy(s->rec);
-        trainer_destroy(s->trainer);
-        s->rec = NULL;
-        s->trainer = NULL;
-    }
-}
-
-static int active(Session *s)
-{
-    reap(s);
-    return s->trainer != NULL;
-}
 
 /* resume=ID: the run's config, its newest checkpoint, and a data identity check. */
 static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, char *hash,
@@ -87,124 +64,100 @@ static int resolve_init_from(Session *s, Config *c)
     return LM_OK;
 }
 
-static int record_run(Session *s, Trainer *t, long *id, char *err)
+/* Refuses while the session trains something. */
+static int check_idle(Session *s)
 {
-    const Dataset *ds = trainer_dataset(t);
-    const Config *c = trainer_config(t);
-    char *cfg = config_to_text(c), hash[32], thash[32], machine[256], name[96];
-    snprintf(hash, sizeof hash, "%016llx", ds->hash);
-    snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
-    sysinfo_describe(machine, sizeof machine);
-    if (c->name[0])
-        snprintf(name, sizeof name, "%s", c->name);
-    else
-        snprintf(name, sizeof name, "%s-%s", c->model, ds->name);
-    RunInfo info = {.name = name, .config = cfg, .model = c->model, .data_name = ds->name,
-                    .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
-                    .machine = machine, .git_rev = sysinfo_git_rev(),
-                    .params = trainer_param_count(t)};
-    int rc = runstore_run_create(session_store(s), &info, id, err);
-    free(cfg);
-    return rc;
-}
-
-int cmd_train(Session *s, int argc, const LexWord *argv)
-{
-    char err[LM_ERR_LEN];
-    if (active(s))
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
         return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
                              "before starting another", s->run_id);
-    SweepRunner *sw = cmd_sweep_runner();
-    if (sw && !sweep_runner_done(sw))
-        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `sweep stop` "
-                             "(or `sweep wait`) before starting a run", sweep_runner_id(sw));
-    Config c = s->cfg;
-    TrainerOptions o = {0};
-    long resume = 0;
-    char want_hash[80] = "";
+    if (k == SESSION_JOB_SWEEP)
+        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `stop` it (or "
+                             "`wait`) before starting a run", sweep_runner_id(s->sweep));
+    return LM_OK;
+}
+
+/* The run's configuration: the session's (or a resumed run's stored one) with the
+ * command's key=value words applied. */
+static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
+                        TrainerOptions *o, long *resume, char *hash, size_t cap)
+{
+    char err[LM_ERR_LEN];
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "resume")) {
-            resume = session_parse_run_id(argv[i].value);
-            if (resume < 0)
+            *resume = session_parse_run_id(argv[i].value);
+            if (*resume < 0)
                 return session_error(s, LM_EARG, "resume=%s: expected a run id", argv[i].value);
-            if (prepare_resume(s, resume, &c, &o, want_hash, sizeof want_hash))
+            if (prepare_resume(s, *resume, c, o, hash, cap))
                 return LM_EARG;
         }
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "resume"))
             continue;
-        if (config_set(&c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
+        if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
     }
-    if (!session_store(s) || resolve_init_from(s, &c))
+    if (!session_store(s) || resolve_init_from(s, c))
         return LM_EARG;
-    Trainer *t = trainer_create(&c, &o, err);
-    if (!t)
-        return session_error(s, LM_EARG, "%s", err);
-    long id = resume;
-    if (resume) {
-        char have[32];
-        snprintf(have, sizeof have, "%016llx", trainer_dataset(t)->hash);
-        if (want_hash[0] && strcmp(have, want_hash)) {
-            trainer_destroy(t);
-            return session_error(s, LM_EFORMAT, "run #%ld was trained on data with hash %s, "
-                                 "but %s now hashes to %s: the dataset changed since the run "
-                                 "started", resume, want_hash, c.data, have);
-        }
-        if (runstore_run_claim(session_store(s), resume, err)) {
-            trainer_destroy(t);
-            return session_error(s, LM_EDB, "%s", err);
-        }
-    } else {
-        if (record_run(s, t, &id, err)) {
-            trainer_destroy(t);
-            return session_error(s, LM_EDB, "cannot record the run: %s", err);
-        }
-        snprintf(o.run_dir, sizeof o.run_dir, "%.400s/run-%ld", c.runs_dir, id);
-        mkdir(c.runs_dir, 0777);
-        runstore_set_checkpoint_dir(session_store(s), id, o.run_dir, err);
-    }
-    trainer_set_run(t, id, o.run_dir);
-    char name[64];
-    snprintf(name, sizeof name, "%s", c.name[0] ? c.name : c.model);
-    if (trainer_start(t, err)) {
-        trainer_destroy(t);
-        return session_error(s, LM_ENOMEM, "%s", err);
-    }
-    /* the trainer's events queue up until the recorder drains them */
-    Recorder *r = recorder_create(t, s->db_path, id, name, NULL, NULL, err);
-    if (!r) {
-        trainer_destroy(t); /* stops and joins */
-        return session_error(s, LM_ENOMEM, "%s", err);
-    }
-    s->trainer = t;
-    s->rec = r;
-    s->run_id = id;
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:I s:s s:I s:I s:s}", "ok", 1, "run",
-                                       (json_int_t)id, "model", c.model, "params",
-                                       (json_int_t)trainer_param_count(t), "steps",
-                                       (json_int_t)trainer_total_steps(t), "dir", o.run_dir));
-    else
-        session_printf(s, "run #%ld %s: %s on %s, %ld parameters, %ld steps; checkpoints in %s",
-                       id, resume ? "resumed" : "started", c.model, trainer_dataset(t)->name,
-                       trainer_param_count(t), trainer_total_steps(t), o.run_dir);
     return LM_OK;
 }
 
-static int need_run(Session *s, const char *what)
+int cmd_train(Session *s, int argc, const LexWord *argv)
 {
-    if (active(s))
-        return LM_OK;
-    return session_error(s, LM_ESTATE, "%s: no run is training (start one with `train`)", what);
+    char err[LM_ERR_LEN];
+    if (check_idle(s))
+        return LM_ESTATE;
+    Config c = s->cfg;
+    TrainerOptions o = {0};
+    long resume = 0;
+    char want_hash[80] = "";
+    if (train_config(s, argc, argv, &c, &o, &resume, want_hash, sizeof want_hash))
+        return LM_EARG;
+    RunLaunchOptions lo = {.db_path = s->db_path, .store = session_store(s),
+                           .resume_id = resume, .resume_from = o.resume,
+                           .resume_dir = o.run_dir, .data_hash = want_hash};
+    RunHandle h;
+    int rc = run_launch(&c, &lo, &h, err);
+    if (rc)
+        return session_error(s, rc, "%s%s", rc == LM_EDB && !resume ? "cannot record the run: "
+                             : "", err);
+    s->trainer = h.trainer;
+    s->rec = h.rec;
+    s->run_id = h.run_id;
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:s s:I s:I s:s}", "ok", 1, "run",
+                                       (json_int_t)h.run_id, "model", c.model, "params",
+                                       (json_int_t)trainer_param_count(h.trainer), "steps",
+                                       (json_int_t)trainer_total_steps(h.trainer), "dir",
+                                       h.run_dir));
+    else
+        session_printf(s, "run #%ld %s: %s on %s, %ld parameters, %ld steps; checkpoints in %s",
+                       h.run_id, resume ? "resumed" : "started", c.model,
+                       trainer_dataset(h.trainer)->name, trainer_param_count(h.trainer),
+                       trainer_total_steps(h.trainer), h.run_dir);
+    return LM_OK;
+}
+
+/* What `pause`, `resume`, `stop` and `wait` act on: the run or the sweep; an error
+ * naming the command when nothing trains. */
+static SessionJobKind need_job(Session *s, const char *what)
+{
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_NONE)
+        session_error(s, LM_ESTATE, "%s: no run or sweep is training (start one with `train` "
+                      "or `sweep`)", what);
+    return k;
 }
 
 int cmd_pause(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (need_run(s, "pause"))
+    SessionJobKind k = need_job(s, "pause");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_control(s, "pause");
+    if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
-    trainer_pause(s->trainer);
+    session_job_pause(s, 1);
     session_printf(s, "run #%ld: pausing after the current step", s->run_id);
     return LM_OK;
 }
@@ -212,9 +165,12 @@ int cmd_pause(Session *s, int argc, const LexWord *argv)
 int cmd_resume(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (need_run(s, "resume"))
+    SessionJobKind k = need_job(s, "resume");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_control(s, "resume");
+    if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
-    trainer_resume(s->trainer);
+    session_job_pause(s, 0);
     session_printf(s, "run #%ld: resumed", s->run_id);
     return LM_OK;
 }
@@ -222,18 +178,18 @@ int cmd_resume(Session *s, int argc, const LexWord *argv)
 int cmd_stop(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (need_run(s, "stop"))
+    SessionJobKind k = need_job(s, "stop");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_control(s, "stop");
+    if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
-    trainer_stop(s->trainer);
-    trainer_join(s->trainer);
-    while (!recorder_done(s->rec))
-        usleep(20000);
+    session_job_stop(s);
     Snapshot snap = {0};
     recorder_snapshot(s->rec, &snap);
     session_printf(s, "run #%ld %s at step %ld (%s)", s->run_id,
                    recorder_status_name(snap.status), snap.last.step, snap.reason);
     snapshot_free(&snap);
-    reap(s);
+    session_job_reap(s);
     return LM_OK;
 }
 
@@ -267,12 +223,11 @@ static void print_status(Session *s, const Snapshot *sn)
         return;
     }
     session_printf(s, "run #%ld %s  step %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  "
-                   "ETA %s%s", sn->run_id, recorder_status_name(sn->status), sn->last.step,
-                   sn->total_steps, sn->last.loss, sn->last.lr, sn->last.tokens_per_s, el, eta,
-                   isnan(sn->best_val) ? "" : "");
+                   "ETA %s", sn->run_id, recorder_status_name(sn->status), sn->last.step,
+                   sn->total_steps, sn->last.loss, sn->last.lr, sn->last.tokens_per_s, el, eta);
     if (sn->n_val)
-        session_printf(s, "  val loss %.4f  ppl %.2f%s  (best %.4f)", sn->last_eval.loss,
-                       sn->last_eval.ppl, "", sn->best_val);
+        session_printf(s, "  val loss %.4f  ppl %.2f  (best %.4f)", sn->last_eval.loss,
+                       sn->last_eval.ppl, sn->best_val);
     if (sn->status == TRAINER_PAUSED && sn->reason[0])
         session_printf(s, "  paused: %s", sn->reason);
 }
@@ -280,7 +235,7 @@ static void print_status(Session *s, const Snapshot *sn)
 int cmd_status(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    reap(s);
+    session_job_reap(s);
     Snapshot sn = {0};
     if (!session_snapshot(s, &sn)) { /* the run, or a sweep's current trial */
         if (s->json)
@@ -360,8 +315,11 @@ static void print_new(Session *s, const Snapshot *sn, Printed *p)
 int cmd_wait(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (!s->rec)
-        return session_error(s, LM_ESTATE, "wait: no run is training");
+    SessionJobKind k = s->rec ? SESSION_JOB_RUN : need_job(s, "wait");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_wait(s);
+    if (k == SESSION_JOB_NONE)
+        return LM_ESTATE;
     Printed p = {0};
     Snapshot sn = {0};
     s->interrupt = 0;
@@ -410,6 +368,6 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
                        sn.last.elapsed > 0 ? sn.last.tokens / sn.last.elapsed : 0, sn.checkpoint);
     }
     snapshot_free(&sn);
-    reap(s);
+    session_job_reap(s);
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;
 }

@@ -7,7 +7,6 @@
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
 
-#include "cmd_sweep.h"
 #include "dash_data.h"
 #include "dash_keys.h"
 #include "err.h"
@@ -188,7 +187,7 @@ static void poll_run(DashTerm *t)
 {
     Session *s = t->s;
     Dashboard *d = t->d;
-    SweepRunner *sw = cmd_sweep_runner();
+    SweepRunner *sw = session_job_sweep(s);
     int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
     have = have || session_snapshot(s, &t->snap) || (sw && sweep_runner_snapshot(sw, &t->snap));
     if (!have && !t->snap.run_id &&
@@ -295,8 +294,8 @@ void dash_term_command(DashTerm *t, const char *line)
 
 int dash_term_sweep_active(const DashTerm *t)
 {
-    (void)t;
-    return cmd_sweep_runner() && !sweep_runner_done(cmd_sweep_runner());
+    SweepRunner *sw = session_job_sweep(t->s);
+    return sw && !sweep_runner_done(sw);
 }
 
 int dash_term_run_active(const DashTerm *t)
@@ -313,7 +312,7 @@ void dash_term_quit(DashTerm *t)
         dash_term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
                       "`sweep resume ID` continues it)");
         draw(t);
-        cmd_sweep_shutdown();
+        session_job_shutdown(t->s);
     }
     t->quit = 1;
 }
