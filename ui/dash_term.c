@@ -258,25 +258,13 @@ static void writer(void *ud, int kind, const char *text)
 
 /* ---- commands ---- */
 
-/* 1 when one of the line's commands is `wait` (not needed: the screen follows the run). */
-static int has_wait(const char *line)
-{
-    for (const char *p = line; p && *p;) {
-        p += strspn(p, " \t;");
-        if (!strncmp(p, "sweep", 5) && strchr(" \t", p[5]))
-            p += 5 + strspn(p + 5, " \t");   /* `sweep wait` blocks as well */
-        if (!strncmp(p, "wait", 4) && (!p[4] || strchr(" \t;", p[4])))
-            return 1;
-        p = strchr(p, ';');
-    }
-    return 0;
-}
-
 void dash_term_command(DashTerm *t, const char *line)
 {
     Dashboard *d = t->d;
     dash_term_out(t, UI_COLOR_ACCENT, "> %s", line);
-    if (has_wait(line)) {
+    int n;
+    const Command *table = session_commands(&n);
+    if (cmdtable_blocks(table, n, line)) { /* `wait`, `sweep wait`: flagged in the table */
         out_text(t, UI_COLOR_WARN, "`wait` is not needed in the dashboard: the run trains in the "
                  "background and this screen follows it (nothing was run)");
         return;
