@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include "err.h"
+#include "output.h"
 #include "repl.h"
 #include "run_launch.h"
 
@@ -60,7 +61,11 @@ static int resolve_init_from(Session *s, Config *c)
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);
-    snprintf(c->init_from, sizeof c->init_from, "%s", path);
+    if (strlen(path) >= sizeof c->init_from)
+        return session_error(s, LM_EARG, "init_from=%ld: its checkpoint path %s is longer than "
+                             "%zu bytes; give a shorter path to the checkpoint", id, path,
+                             sizeof c->init_from - 1);
+    memcpy(c->init_from, path, strlen(path) + 1);
     return LM_OK;
 }
 
@@ -124,17 +129,18 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     s->trainer = h.trainer;
     s->rec = h.rec;
     s->run_id = h.run_id;
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:I s:s s:I s:I s:s}", "ok", 1, "run",
-                                       (json_int_t)h.run_id, "model", c.model, "params",
-                                       (json_int_t)trainer_param_count(h.trainer), "steps",
-                                       (json_int_t)trainer_total_steps(h.trainer), "dir",
-                                       h.run_dir));
-    else
-        session_printf(s, "run #%ld %s: %s on %s, %ld parameters, %ld steps; checkpoints in %s",
-                       h.run_id, resume ? "resumed" : "started", c.model,
-                       trainer_dataset(h.trainer)->name, trainer_param_count(h.trainer),
-                       trainer_total_steps(h.trainer), h.run_dir);
+    Output *out = output_create(NULL);
+    output_bool(out, "ok", 1);
+    output_int(out, "run", h.run_id);
+    output_str(out, "action", resume ? "resumed" : "started");
+    output_str(out, "model", c.model);
+    output_str(out, "data", trainer_dataset(h.trainer)->name);
+    output_int(out, "params", trainer_param_count(h.trainer));
+    output_int(out, "steps", trainer_total_steps(h.trainer));
+    output_str(out, "dir", h.run_dir);
+    output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
+                "steps; checkpoints in {dir}");
+    output_emit(s, out);
     return LM_OK;
 }
 
@@ -158,8 +164,10 @@ int cmd_pause(Session *s, int argc, const LexWord *argv)
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     session_job_pause(s, 1);
-    session_printf(s, "run #%ld: pausing after the current step", s->run_id);
-    return LM_OK;
+    Output *o = output_create("pause");
+    output_int(o, "run", s->run_id);
+    output_line(o, "run #{run}: pausing after the current step");
+    return output_emit(s, o);
 }
 
 int cmd_resume(Session *s, int argc, const LexWord *argv)
@@ -171,8 +179,10 @@ int cmd_resume(Session *s, int argc, const LexWord *argv)
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     session_job_pause(s, 0);
-    session_printf(s, "run #%ld: resumed", s->run_id);
-    return LM_OK;
+    Output *o = output_create("resume");
+    output_int(o, "run", s->run_id);
+    output_line(o, "run #{run}: resumed");
+    return output_emit(s, o);
 }
 
 int cmd_stop(Session *s, int argc, const LexWord *argv)
@@ -186,20 +196,30 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     session_job_stop(s);
     Snapshot snap = {0};
     recorder_snapshot(s->rec, &snap);
-    session_printf(s, "run #%ld %s at step %ld (%s)", s->run_id,
-                   recorder_status_name(snap.status), snap.last.step, snap.reason);
+    Output *o = output_create("stop");
+    output_int(o, "run", s->run_id);
+    output_str(o, "status", recorder_status_name(snap.status));
+    output_int(o, "step", snap.last.step);
+    output_str(o, "reason", snap.reason);
+    output_line(o, "run #{run} {status} at step {step} ({reason})");
     snapshot_free(&snap);
     session_job_reap(s);
-    return LM_OK;
+    return output_emit(s, o);
 }
 
-static json_t *step_json(const Snapshot *sn)
+/* The latest step's fields (run, step, tokens, loss, lr, grad_norm, tokens_per_s,
+ * elapsed, epoch). */
+static void step_fields(Output *o, const Snapshot *sn)
 {
-    return json_pack("{s:s s:I s:I s:I s:f s:f s:f s:f s:f s:f}", "event", "step", "run",
-                     (json_int_t)sn->run_id, "step", (json_int_t)sn->last.step, "tokens",
-                     (json_int_t)sn->last.tokens, "loss", sn->last.loss, "lr", sn->last.lr,
-                     "grad_norm", sn->last.grad_norm, "tokens_per_s", sn->last.tokens_per_s,
-                     "elapsed", sn->last.elapsed, "epoch", sn->last.epoch);
+    output_int(o, "run", sn->run_id);
+    output_int(o, "step", sn->last.step);
+    output_int(o, "tokens", sn->last.tokens);
+    output_real(o, "loss", sn->last.loss);
+    output_real(o, "lr", sn->last.lr);
+    output_real(o, "grad_norm", sn->last.grad_norm);
+    output_real(o, "tokens_per_s", sn->last.tokens_per_s);
+    output_real(o, "elapsed", sn->last.elapsed);
+    output_real(o, "epoch", sn->last.epoch);
 }
 
 static void print_status(Session *s, const Snapshot *sn)
@@ -210,26 +230,25 @@ static void print_status(Session *s, const Snapshot *sn)
     char el[32], eta[32];
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     session_fmt_duration(eta, sizeof eta, left);
-    if (s->json) {
-        json_t *o = step_json(sn);
-        json_object_set_new(o, "event", json_string("status"));
-        json_object_set_new(o, "status", json_string(recorder_status_name(sn->status)));
-        json_object_set_new(o, "total_steps", json_integer(sn->total_steps));
-        if (sn->status == TRAINER_PAUSED && sn->reason[0])
-            json_object_set_new(o, "reason", json_string(sn->reason));
-        if (!isnan(sn->best_val))
-            json_object_set_new(o, "best_val", json_real(sn->best_val));
-        session_emit_json(s, o);
-        return;
+    Output *o = output_create("status");
+    step_fields(o, sn);
+    output_str(o, "status", recorder_status_name(sn->status));
+    output_int(o, "total_steps", sn->total_steps);
+    output_real(o, "best_val", sn->best_val); /* NAN (left out) before an evaluation */
+    output_text_str(o, "elapsed_text", el);
+    output_text_str(o, "eta", eta);
+    output_line(o, "run #{run} {status}  step {step}/{total_steps}  loss {loss:%.4f}  lr "
+                "{lr:%.2e}  {tokens_per_s:%.0f} tok/s  elapsed {elapsed_text}  ETA {eta}");
+    if (sn->n_val) {
+        output_real(o, "val_loss", sn->last_eval.loss);
+        output_real(o, "val_ppl", sn->last_eval.ppl);
+        output_line(o, "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f}  (best {best_val:%.4f})");
     }
-    session_printf(s, "run #%ld %s  step %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  "
-                   "ETA %s", sn->run_id, recorder_status_name(sn->status), sn->last.step,
-                   sn->total_steps, sn->last.loss, sn->last.lr, sn->last.tokens_per_s, el, eta);
-    if (sn->n_val)
-        session_printf(s, "  val loss %.4f  ppl %.2f  (best %.4f)", sn->last_eval.loss,
-                       sn->last_eval.ppl, sn->best_val);
-    if (sn->status == TRAINER_PAUSED && sn->reason[0])
-        session_printf(s, "  paused: %s", sn->reason);
+    if (sn->status == TRAINER_PAUSED && sn->reason[0]) {
+        output_str(o, "reason", sn->reason);
+        output_line(o, "  paused: {reason}");
+    }
+    output_emit(s, o);
 }
 
 int cmd_status(Session *s, int argc, const LexWord *argv)
@@ -238,12 +257,11 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
     session_job_reap(s);
     Snapshot sn = {0};
     if (!session_snapshot(s, &sn)) { /* the run, or a sweep's current trial */
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:s}", "event", "status", "status", "idle"));
-        else
-            session_printf(s, "no run is training; `runs` lists the stored ones");
         snapshot_free(&sn);
-        return LM_OK;
+        Output *o = output_create("status");
+        output_str(o, "status", "idle");
+        output_line(o, "no run is training; `runs` lists the stored ones");
+        return output_emit(s, o);
     }
     print_status(s, &sn);
     snapshot_free(&sn);
@@ -267,49 +285,79 @@ static void print_new(Session *s, const Snapshot *sn, Printed *p)
     for (int i = first; i < sn->n_loss; i++, p->n_loss++) {
         const SeriesPoint *pt = &sn->loss[i];
         p->loss_step = pt->step;
-        if (s->json) {
-            json_t *o = step_json(sn);
-            json_object_set_new(o, "step", json_integer(pt->step));
-            json_object_set_new(o, "loss", json_real(pt->value));
-            session_emit_json(s, o);
-        } else if (i + 1 == sn->n_loss || p->n_loss % 10 == 9) {
-            session_printf(s, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s", pt->step,
-                           sn->total_steps, pt->value, sn->last.lr, sn->last.grad_norm,
-                           sn->last.tokens_per_s);
-        }
+        if (!s->json && i + 1 != sn->n_loss && p->n_loss % 10 != 9)
+            continue; /* people get every tenth line and the newest */
+        Output *o = output_create("step");
+        step_fields(o, sn);
+        output_int(o, "step", pt->step);
+        output_real(o, "loss", pt->value);
+        output_int(o, "total_steps", sn->total_steps);
+        output_line(o, "step {step:%6ld}/{total_steps}  loss {loss:%.4f}  lr {lr:%.2e}  |g| "
+                    "{grad_norm:%.3f}  {tokens_per_s:%6.0f} tok/s");
+        output_emit(s, o);
     }
     for (; p->n_val < sn->n_val; p->n_val++) {
-        const EvalMetric *e = &sn->last_eval;
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:I s:s s:f s:f s:I}", "event", "eval", "step",
-                                           (json_int_t)sn->val[p->n_val].step, "split", "valid",
-                                           "loss", sn->val[p->n_val].value, "ppl",
-                                           exp(sn->val[p->n_val].value), "tokens",
-                                           (json_int_t)e->tokens));
-        else
-            session_printf(s, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[p->n_val].step,
-                           sn->val[p->n_val].value, exp(sn->val[p->n_val].value));
+        Output *o = output_create("eval");
+        output_int(o, "step", sn->val[p->n_val].step);
+        output_str(o, "split", "valid");
+        output_real(o, "loss", sn->val[p->n_val].value);
+        output_real(o, "ppl", exp(sn->val[p->n_val].value));
+        output_int(o, "tokens", sn->last_eval.tokens);
+        output_line(o, "eval   step {step}  val loss {loss:%.4f}  ppl {ppl:%.3f}");
+        output_emit(s, o);
     }
     if (!sn->sample_live && sn->sample_step != p->sample_step && sn->sample[0]) {
         p->sample_step = sn->sample_step;
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:I s:s}", "event", "sample", "step",
-                                           (json_int_t)sn->sample_step, "text", sn->sample));
-        else
-            session_printf(s, "sample at step %ld:\n%s\n", sn->sample_step, sn->sample);
+        Output *o = output_create("sample");
+        output_int(o, "step", sn->sample_step);
+        output_str(o, "text", sn->sample);
+        output_line(o, "sample at step {step}:\n{text}\n");
+        output_emit(s, o);
     }
     if (sn->message_seq != p->message_seq) {
         p->message_seq = sn->message_seq;
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:s}", "event", "message", "text", sn->message));
-        else
-            session_printf(s, "note: %s", sn->message);
+        Output *o = output_create("message");
+        output_str(o, "text", sn->message);
+        output_line(o, "note: {text}");
+        output_emit(s, o);
     }
     if (strcmp(sn->checkpoint, p->checkpoint)) {
         snprintf(p->checkpoint, sizeof p->checkpoint, "%s", sn->checkpoint);
-        if (!s->json)
+        if (!s->json) /* text only: JSON readers get the path with the end */
             session_printf(s, "checkpoint %s", sn->checkpoint);
     }
+}
+
+/* The run's end: status, validation, speed, checkpoint. */
+static void print_end(Session *s, const Snapshot *sn)
+{
+    char el[32];
+    session_fmt_duration(el, sizeof el, sn->last.elapsed);
+    Output *o = output_create("end");
+    output_int(o, "run", s->run_id);
+    output_str(o, "status", recorder_status_name(sn->status));
+    output_str(o, "reason", sn->reason);
+    output_int(o, "steps", sn->last.step);
+    output_real(o, "elapsed", sn->last.elapsed);
+    output_real(o, "best_val", sn->best_val); /* NAN (left out) without evaluations */
+    output_line(o, "run #{run} {status}: {reason}");
+    if (sn->n_val) {
+        output_real(o, "final_val", sn->last_eval.loss);
+        output_real(o, "final_ppl", sn->last_eval.ppl);
+        output_real(o, "best_ppl", exp(sn->best_val));
+        output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
+                    "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+        if (!isnan(sn->last_eval.bpc)) {
+            output_real(o, "bpc", sn->last_eval.bpc);
+            output_line(o, "  bits per character {bpc:%.4f}");
+        }
+    }
+    output_real(o, "tokens_per_s", sn->last.elapsed > 0 ? sn->last.tokens / sn->last.elapsed : 0);
+    output_str(o, "checkpoint", sn->checkpoint);
+    output_text_str(o, "elapsed_text", el);
+    output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
+    output_emit(s, o);
 }
 
 int cmd_wait(Session *s, int argc, const LexWord *argv)
@@ -341,32 +389,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         usleep(100000);
     }
     int status = sn.status;
-    if (s->json) {
-        json_t *o = json_pack("{s:s s:I s:s s:s s:I s:f}", "event", "end", "run",
-                              (json_int_t)s->run_id, "status", recorder_status_name(status),
-                              "reason", sn.reason, "steps", (json_int_t)sn.last.step,
-                              "elapsed", sn.last.elapsed);
-        if (!isnan(sn.best_val))
-            json_object_set_new(o, "best_val", json_real(sn.best_val));
-        if (sn.n_val)
-            json_object_set_new(o, "final_val", json_real(sn.last_eval.loss));
-        json_object_set_new(o, "tokens_per_s", json_real(sn.last.elapsed > 0
-                                                   ? sn.last.tokens / sn.last.elapsed : 0));
-        json_object_set_new(o, "checkpoint", json_string(sn.checkpoint));
-        session_emit_json(s, o);
-    } else {
-        char el[32];
-        session_fmt_duration(el, sizeof el, sn.last.elapsed);
-        session_printf(s, "run #%ld %s: %s", s->run_id, recorder_status_name(status), sn.reason);
-        if (sn.n_val)
-            session_printf(s, "  final val loss %.4f (ppl %.3f%s), best %.4f (ppl %.3f)",
-                           sn.last_eval.loss, sn.last_eval.ppl, "", sn.best_val, exp(sn.best_val));
-        if (!isnan(sn.last_eval.bpc) && sn.n_val)
-            session_printf(s, "  bits per character %.4f", sn.last_eval.bpc);
-        session_printf(s, "  %ld steps in %s (%.1f s of training), %.0f tokens/s; checkpoint %s",
-                       sn.last.step, el, sn.last.elapsed,
-                       sn.last.elapsed > 0 ? sn.last.tokens / sn.last.elapsed : 0, sn.checkpoint);
-    }
+    print_end(s, &sn);
     snapshot_free(&sn);
     session_job_reap(s);
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;
