@@ -259,8 +259,15 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
     if (!session_snapshot(s, &sn)) { /* the run, or a sweep's current trial */
         snapshot_free(&sn);
         Output *o = output_create("status");
-        output_str(o, "status", "idle");
-        output_line(o, "no run is training; `runs` lists the stored ones");
+        if (session_job_kind(s) == SESSION_JOB_SWEEP) { /* between trials, or before the first */
+            output_str(o, "status", "sweep");
+            output_int(o, "sweep", sweep_runner_id(s->sweep));
+            output_line(o, "sweep #{sweep} has no trial training at the moment; `sweep status` "
+                        "shows its progress");
+        } else {
+            output_str(o, "status", "idle");
+            output_line(o, "no run is training; `runs` lists the stored ones");
+        }
         return output_emit(s, o);
     }
     print_status(s, &sn);

@@ -208,9 +208,13 @@ static void sweep_job(Session *s)
           "train during a sweep: %s", out);
     CHECK(run(s, "status") == LM_OK && (o = last_json("status")) != NULL, "status: %s", out);
     json_decref(o);
-    CHECK(run(s, "pause") == LM_OK && strstr(out, "sweep #"), "pause: %s", out);
+    CHECK(run(s, "pause") == LM_OK && (o = last_json("pause")) &&
+          json_integer_value(json_object_get(o, "sweep")) == id, "pause: %s", out);
+    json_decref(o);
     CHECK(sweep_until(s, "status", "paused"), "pause did not pause the sweep: %s", out);
-    CHECK(run(s, "resume") == LM_OK && strstr(out, "resumed"), "resume: %s", out);
+    CHECK(run(s, "resume") == LM_OK && (o = last_json("resume")) &&
+          json_integer_value(json_object_get(o, "sweep")) == id, "resume: %s", out);
+    json_decref(o);
     CHECK(sweep_until(s, "status", "running"), "resume did not resume the sweep: %s", out);
     CHECK(run(s, "stop") == LM_OK, "stop: %s", out);
     o = last_json("sweep_end");
