@@ -6,6 +6,7 @@
 
 #include "bench.h"
 #include "err.h"
+#include "output.h"
 #include "run_launch.h"
 #include "sysinfo.h"
 
@@ -81,15 +82,15 @@ static int bench_sampling(Session *s, int tokens)
     double cached = 0, full = 0;
     if (bench_sample(&w, tokens, &cached, &full, err))
         return session_error(s, LM_EIO, "sampling bench: %s", err);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:i s:f s:f s:f}", "event", "bench-sample", "bptt",
-                                       512, "cached_tokens_per_s", cached, "full_tokens_per_s",
-                                       full, "speedup", full > 0 ? cached / full : 0));
-    else
-        session_printf(s, "sampling (dispatcher d=128 L=4, bptt=512, full window): %.0f tok/s "
-                       "with the cache, %.1f tok/s recomputing the window: %.0fx", cached, full,
-                       full > 0 ? cached / full : 0);
-    return LM_OK;
+    Output *o = output_create("bench-sample");
+    output_int(o, "bptt", 512);
+    output_real(o, "cached_tokens_per_s", cached);
+    output_real(o, "full_tokens_per_s", full);
+    output_real(o, "speedup", full > 0 ? cached / full : 0);
+    output_line(o, "sampling (dispatcher d=128 L=4, bptt={bptt}, full window): "
+                "{cached_tokens_per_s:%.0f} tok/s with the cache, {full_tokens_per_s:%.1f} tok/s "
+                "recomputing the window: {speedup:%.0f}x");
+    return output_emit(s, o);
 }
 
 /* Trains the small workload on Tiny Shakespeare for `steps` steps, its events (a step
@@ -172,16 +173,16 @@ static int bench_store(Session *s, long steps)
     }
     remove_tree(dir);
     double a = (with[0] + with[1] + with[2]) / 3, b = (without[0] + without[1] + without[2]) / 3;
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:I s:f s:f s:f}", "event", "bench-store", "steps",
-                                       (json_int_t)steps, "with_store_tokens_per_s", a,
-                                       "without_store_tokens_per_s", b, "overhead",
-                                       b > 0 ? 1 - a / b : 0));
-    else
-        session_printf(s, "run store overhead (small workload, default logging, 3 runs "
-                       "each, alternating): %.0f tok/s with, %.0f without: %+.2f%%", a, b,
-                       b > 0 ? 100 * (1 - a / b) : 0);
-    return LM_OK;
+    Output *o = output_create("bench-store");
+    output_int(o, "steps", steps);
+    output_real(o, "with_store_tokens_per_s", a);
+    output_real(o, "without_store_tokens_per_s", b);
+    output_real(o, "overhead", b > 0 ? 1 - a / b : 0);
+    output_real(o, "overhead_pct", b > 0 ? 100 * (1 - a / b) : 0);
+    output_line(o, "run store overhead (small workload, default logging, 3 runs each, "
+                "alternating): {with_store_tokens_per_s:%.0f} tok/s with, "
+                "{without_store_tokens_per_s:%.0f} without: {overhead_pct:%+.2f}%");
+    return output_emit(s, o);
 }
 
 int cmd_bench(Session *s, int argc, const LexWord *argv)
@@ -199,11 +200,11 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
     int threads = s->cfg.threads;
     sysinfo_describe(desc, sizeof desc);
     double peak = bench_sgemm_gflops(1536);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:s s:f}", "event", "machine", "machine", desc,
-                                       "sgemm_gflops", peak));
-    else
-        session_printf(s, "machine: %s; sgemm peak %.1f GFLOP/s (1536^3)", desc, peak);
+    Output *mo = output_create("machine");
+    output_str(mo, "machine", desc);
+    output_real(mo, "sgemm_gflops", peak);
+    output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
+    output_emit(s, mo);
     const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
     int rc = LM_OK;
