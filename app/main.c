@@ -131,7 +131,7 @@ int main(int argc, char **argv)
     } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s) == 0) {
         rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */
     } else {
-        rc = repl_interactive(&s) ? 0 : 0;
+        rc = repl_interactive(&s) ? 1 : 0;   /* 1: the terminal could not be read */
     }
     session_free(&s);
     return rc;

@@ -6,6 +6,8 @@
 
 #include "bench.h"
 #include "err.h"
+#include "output.h"
+#include "run_launch.h"
 #include "sysinfo.h"
 
 #include <stdio.h>
@@ -80,21 +82,23 @@ static int bench_sampling(Session *s, int tokens)
     double cached = 0, full = 0;
     if (bench_sample(&w, tokens, &cached, &full, err))
         return session_error(s, LM_EIO, "sampling bench: %s", err);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:i s:f s:f s:f}", "event", "bench-sample", "bptt",
-                                       512, "cached_tokens_per_s", cached, "full_tokens_per_s",
-                                       full, "speedup", full > 0 ? cached / full : 0));
-    else
-        session_printf(s, "sampling (dispatcher d=128 L=4, bptt=512, full window): %.0f tok/s "
-                       "with the cache, %.1f tok/s recomputing the window: %.0fx", cached, full,
-                       full > 0 ? cached / full : 0);
-    return LM_OK;
+    Output *o = output_create("bench-sample");
+    output_int(o, "bptt", 512);
+    output_real(o, "cached_tokens_per_s", cached);
+    output_real(o, "full_tokens_per_s", full);
+    output_real(o, "speedup", full > 0 ? cached / full : 0);
+    output_line(o, "sampling (dispatcher d=128 L=4, bptt={bptt}, full window): "
+                "{cached_tokens_per_s:%.0f} tok/s with the cache, {full_tokens_per_s:%.1f} tok/s "
+                "recomputing the window: {speedup:%.0f}x");
+    return output_emit(s, o);
 }
 
-/* Trains the small workload on Tiny Shakespeare for `steps` steps,
- * its events (a step metric every log_every steps) either recorded in a fresh run store (db != NULL) or just drained; returns
- * the training tokens/s (time in steps only). Runs in the calling process. */
-static double store_run(const char *db, long steps, char *err)
+/* Trains the small workload on Tiny Shakespeare for `steps` steps, its events (a step
+ * metric every log_every steps) either recorded (dir != NULL: a run launched as `train`
+ * launches one, in dir/bench.db with checkpoints under dir/runs) or just drained; returns
+ * the training tokens/s (time in steps only), -1 with err on failure. Runs in the calling
+ * process. */
+static double store_run(const char *dir, long steps, char *err)
 {
     BenchWorkload w;
     bench_workload("small", &w, err);
@@ -102,30 +106,36 @@ static double store_run(const char *db, long steps, char *err)
     c.steps = steps; c.eval_every = 0; c.sample_every = 0; /* default log_every */
     c.checkpoint_every = 0; c.eval_batches = 1;
     snprintf(c.optimizer, sizeof c.optimizer, "adamw");
-    TrainerOptions o = {0};
-    Trainer *t = trainer_create(&c, &o, err);
-    if (!t)
-        return -1;
-    RunStore *st = NULL;
-    long id = 0;
-    RunInfo info = {.name = "bench-store", .config = "", .model = c.model};
-    if (db && (runstore_open(db, &st, err) || runstore_run_create(st, &info, &id, err))) {
-        trainer_destroy(t);
-        runstore_close(st);
-        return -1;
-    }
-    trainer_start(t, err);
-    Recorder *r = db ? recorder_create(t, db, id, "bench-store", NULL, NULL, err) : NULL;
+    snprintf(c.name, sizeof c.name, "bench-store");
     StepMetric last = {0};
-    if (r) {
-        Snapshot snap = {0};
-        while (!recorder_done(r))
+    if (dir) {
+        char db[1100];
+        RunStore *st = NULL;
+        RunHandle h;
+        snprintf(db, sizeof db, "%.1000s/bench.db", dir);
+        snprintf(c.runs_dir, sizeof c.runs_dir, "%.200s/runs", dir);
+        RunLaunchOptions lo = {.db_path = db};
+        if (runstore_open(db, &st, err))
+            return -1;
+        lo.store = st;
+        int rc = run_launch(&c, &lo, &h, err);
+        runstore_close(st);
+        if (rc)
+            return -1;
+        while (!run_launch_done(&h))
             usleep(50000);
-        recorder_snapshot(r, &snap);
+        Snapshot snap = {0};
+        recorder_snapshot(h.rec, &snap);
         last = snap.last;
         snapshot_free(&snap);
-        recorder_destroy(r);
+        run_launch_close(&h, 0);
     } else {
+        TrainerOptions o = {0};
+        Trainer *t = trainer_create(&c, &o, err);
+        if (!t || trainer_start(t, err)) {
+            trainer_destroy(t);
+            return -1;
+        }
         TrainEvent ev;
         for (int end = 0; !end;)
             if (trainer_poll(t, &ev, 0.2)) {
@@ -133,43 +143,46 @@ static double store_run(const char *db, long steps, char *err)
                 end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
                 trainer_event_free(&ev);
             }
+        trainer_destroy(t);
     }
-    trainer_destroy(t);
-    runstore_close(st);
     return last.elapsed > 0 ? last.tokens / last.elapsed : -1;
+}
+
+/* Removes the scratch folder of `bench store` (its database and the runs' checkpoints). */
+static void remove_tree(const char *dir)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%.1100s'", dir);
+    if (system(cmd)) {}
 }
 
 /* `bench store`: the recording overhead, alternating runs with and without the store. */
 static int bench_store(Session *s, long steps)
 {
-    char err[LM_ERR_LEN], db[] = "/tmp/lmlab_bench_store_XXXXXX";
-    int fd = mkstemp(db);
-    if (fd < 0)
-        return session_error(s, LM_EIO, "cannot create a temporary database");
-    close(fd);
-    unlink(db);
+    char err[LM_ERR_LEN], dir[] = "/tmp/lmlab_bench_store_XXXXXX";
+    if (!mkdtemp(dir))
+        return session_error(s, LM_EIO, "cannot create a temporary folder in /tmp");
     double with[3], without[3];
     for (int i = 0; i < 3; i++) {
         without[i] = store_run(NULL, steps, err);
-        with[i] = store_run(db, steps, err);
-        if (with[i] < 0 || without[i] < 0)
+        with[i] = without[i] < 0 ? -1 : store_run(dir, steps, err);
+        if (with[i] < 0 || without[i] < 0) {
+            remove_tree(dir);
             return session_error(s, LM_EIO, "store bench: %s", err);
+        }
     }
-    char wal[64];
-    unlink(db);
-    snprintf(wal, sizeof wal, "%s-wal", db); unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", db); unlink(wal);
+    remove_tree(dir);
     double a = (with[0] + with[1] + with[2]) / 3, b = (without[0] + without[1] + without[2]) / 3;
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:I s:f s:f s:f}", "event", "bench-store", "steps",
-                                       (json_int_t)steps, "with_store_tokens_per_s", a,
-                                       "without_store_tokens_per_s", b, "overhead",
-                                       b > 0 ? 1 - a / b : 0));
-    else
-        session_printf(s, "run store overhead (small workload, default logging, 3 runs "
-                       "each, alternating): %.0f tok/s with, %.0f without: %+.2f%%", a, b,
-                       b > 0 ? 100 * (1 - a / b) : 0);
-    return LM_OK;
+    Output *o = output_create("bench-store");
+    output_int(o, "steps", steps);
+    output_real(o, "with_store_tokens_per_s", a);
+    output_real(o, "without_store_tokens_per_s", b);
+    output_real(o, "overhead", b > 0 ? 1 - a / b : 0);
+    output_real(o, "overhead_pct", b > 0 ? 100 * (1 - a / b) : 0);
+    output_line(o, "run store overhead (small workload, default logging, 3 runs each, "
+                "alternating): {with_store_tokens_per_s:%.0f} tok/s with, "
+                "{without_store_tokens_per_s:%.0f} without: {overhead_pct:%+.2f}%");
+    return output_emit(s, o);
 }
 
 int cmd_bench(Session *s, int argc, const LexWord *argv)
@@ -187,11 +200,11 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
     int threads = s->cfg.threads;
     sysinfo_describe(desc, sizeof desc);
     double peak = bench_sgemm_gflops(1536);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:s s:f}", "event", "machine", "machine", desc,
-                                       "sgemm_gflops", peak));
-    else
-        session_printf(s, "machine: %s; sgemm peak %.1f GFLOP/s (1536^3)", desc, peak);
+    Output *mo = output_create("machine");
+    output_str(mo, "machine", desc);
+    output_real(mo, "sgemm_gflops", peak);
+    output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
+    output_emit(s, mo);
     const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
     int rc = LM_OK;

@@ -1,10 +1,9 @@
 /* cmd_sweep.c — the `sweep` command: start a sweep in the background from key=value
  * words or a sweep file, follow and steer it (status, pause, resume, stop, wait),
  * continue a stored one (resume ID), and compare its trials (show ID, list). The runner
- * (core/sweep_runner.c) does the work; this file parses, prints text or JSON lines, and
- * keeps the one runner of the process. Not here: the spec rules (core/sweep.c). */
-#include "cmd_sweep.h"
-
+ * (core/sweep_runner.c) does the work and is the session's job (session_job_*); this file
+ * parses and prints text or JSON lines. Not here: the spec rules (core/sweep.c). */
+#include "output.h"
 #include "session.h"
 
 #include <math.h>
@@ -13,35 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
-static SweepRunner *g_sweep;
-
-SweepRunner *cmd_sweep_runner(void)
-{
-    return g_sweep;
-}
-
-void cmd_sweep_shutdown(void)
-{
-    sweep_runner_destroy(g_sweep); /* stops and joins */
-    g_sweep = NULL;
-}
-
-/* Refuses while a run trains or a sweep runs; frees an ended sweep. */
+/* Refuses while the session trains a run or a sweep. */
 static int check_idle(Session *s)
 {
-    if (s->trainer && !trainer_is_done(trainer_status(s->trainer)))
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
         return session_error(s, LM_ESTATE, "run #%ld is training: `stop` it (or `wait`) before "
                              "starting a sweep", s->run_id);
-    if (g_sweep && !sweep_runner_done(g_sweep))
+    if (k == SESSION_JOB_SWEEP)
         return session_error(s, LM_ESTATE, "sweep #%ld is running: `sweep stop` it (or `sweep "
-                             "wait`) first", sweep_runner_id(g_sweep));
-    cmd_sweep_shutdown();
+                             "wait`) first", sweep_runner_id(s->sweep));
     return LM_OK;
 }
 
 static int need_sweep(Session *s, const char *what)
 {
-    if (g_sweep)
+    if (s->sweep)
         return LM_OK;
     return session_error(s, LM_ESTATE, "sweep %s: no sweep in this session; `sweep list` shows "
                          "the stored ones, `sweep resume ID` continues one", what);
@@ -95,18 +81,20 @@ static void announce(Session *s, SweepRunner *r, const char *verb)
     SweepProgress p;
     sweep_runner_progress(r, &p);
     const SweepSpec *sp = sweep_runner_spec(r);
-    if (s->json) {
-        session_emit_json(s, json_pack("{s:b s:I s:s s:s s:i s:i s:s}", "ok", 1, "sweep",
-                                       (json_int_t)p.sweep_id, "name", p.name, "strategy",
-                                       sweep_strategy_name(sp->strategy), "trials", p.total,
-                                       "done", p.done, "action", verb));
-        return;
-    }
-    session_printf(s, "sweep #%ld %s %s: %d trials (%s, metric %s), %d left to train; runs "
-                   "named %s-t1.., tagged sweep-%ld. Follow with `sweep status` or `sweep wait`",
-                   p.sweep_id, p.name, verb, p.total, sweep_strategy_name(sp->strategy),
-                   sweep_metric_name(sp->metric), p.total - p.done - p.stopped_early - p.failed,
-                   p.name, p.sweep_id);
+    Output *o = output_create(NULL);
+    output_bool(o, "ok", 1);
+    output_int(o, "sweep", p.sweep_id);
+    output_str(o, "name", p.name);
+    output_str(o, "strategy", sweep_strategy_name(sp->strategy));
+    output_int(o, "trials", p.total);
+    output_int(o, "done", p.done);
+    output_str(o, "action", verb);
+    output_str(o, "metric", sweep_metric_name(sp->metric));
+    output_int(o, "left", p.total - p.done - p.stopped_early - p.failed);
+    output_line(o, "sweep #{sweep} {name} {action}: {trials} trials ({strategy}, metric "
+                "{metric}), {left} left to train; runs named {name}-t1.., tagged "
+                "sweep-{sweep}. Follow with `sweep status` or `sweep wait`");
+    output_emit(s, o);
 }
 
 static int start_runner(Session *s, SweepRunner *r, const char *verb)
@@ -116,7 +104,7 @@ static int start_runner(Session *s, SweepRunner *r, const char *verb)
         sweep_runner_destroy(r);
         return session_error(s, LM_ENOMEM, "%s", err);
     }
-    g_sweep = r;
+    session_job_set_sweep(s, r);
     announce(s, r, verb);
     return LM_OK;
 }
@@ -153,101 +141,105 @@ static int sweep_continue(Session *s, const char *word)
     return start_runner(s, r, "resumed");
 }
 
-static json_t *progress_json(const SweepProgress *p, const char *event)
+/* A record of the sweep's progress: counts, status and the current trial; its summary
+ * line when summary is 1. */
+static Output *progress_record(const SweepProgress *p, const char *event, int summary)
 {
-    return json_pack("{s:s s:I s:s s:s s:i s:i s:i s:i s:i s:i s:i s:I s:s s:I}", "event",
-                     event, "sweep", (json_int_t)p->sweep_id, "name", p->name, "status",
-                     p->status, "total", p->total, "done", p->done, "running", p->running,
-                     "pending", p->pending, "stopped_early", p->stopped_early, "failed",
-                     p->failed, "trial", p->current, "run", (json_int_t)p->current_run,
-                     "params", p->current_params, "stop_at", (json_int_t)p->stop_at);
+    Output *o = output_create(event);
+    output_int(o, "sweep", p->sweep_id);
+    output_str(o, "name", p->name);
+    output_str(o, "status", p->status);
+    output_int(o, "total", p->total);
+    output_int(o, "done", p->done);
+    output_int(o, "running", p->running);
+    output_int(o, "pending", p->pending);
+    output_int(o, "stopped_early", p->stopped_early);
+    output_int(o, "failed", p->failed);
+    output_int(o, "trial", p->current);
+    output_int(o, "run", p->current_run);
+    output_str(o, "params", p->current_params);
+    output_int(o, "stop_at", p->stop_at);
+    if (summary)
+        output_line(o, "sweep #{sweep} {name} {status}: {total} trials: {done} done, {running} "
+                    "running, {pending} pending, {stopped_early} stopped early, {failed} failed");
+    if (summary && p->message[0]) {
+        output_text_str(o, "message", p->message);
+        output_line(o, "  note: {message}");
+    }
+    return o;
 }
 
-static void print_progress(Session *s, const SweepProgress *p)
-{
-    session_printf(s, "sweep #%ld %s %s: %d trials: %d done, %d running, %d pending, %d stopped "
-                   "early, %d failed%s%s", p->sweep_id, p->name, p->status, p->total, p->done,
-                   p->running, p->pending, p->stopped_early, p->failed,
-                   p->message[0] ? "\n  note: " : "", p->message);
-}
-
-/* The current trial's line: step, loss, validation. */
-static void print_trial(Session *s, const SweepProgress *p, const Snapshot *sn)
+/* The current trial's fields and lines: step, loss, validation. */
+static void trial_record(Output *o, const SweepProgress *p, const Snapshot *sn)
 {
     char el[32], rung[64] = "";
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     if (p->stop_at)
         snprintf(rung, sizeof rung, "  [rung %d/%d: to step %ld]", p->rung + 1, p->n_rungs,
                  p->stop_at);
-    session_printf(s, "  trial %d (run #%ld, %s): %s step %ld/%ld  loss %.4f  %.0f tok/s  "
-                   "elapsed %s%s", p->current, p->current_run, p->current_params,
-                   recorder_status_name(sn->status), sn->last.step, sn->total_steps,
-                   sn->last.loss, sn->last.tokens_per_s, el, rung);
-    if (sn->n_val)
-        session_printf(s, "  val loss %.4f (best %.4f)", sn->last_eval.loss, sn->best_val);
+    output_str(o, "trial_status", recorder_status_name(sn->status));
+    output_int(o, "step", sn->last.step);
+    output_int(o, "total_steps", sn->total_steps);
+    output_real(o, "loss", sn->last.loss);
+    output_real(o, "tokens_per_s", sn->last.tokens_per_s);
+    output_text_str(o, "elapsed", el);
+    output_text_str(o, "rung", rung);
+    output_line(o, "  trial {trial} (run #{run}, {params}): {trial_status} step {step}/"
+                "{total_steps}  loss {loss:%.4f}  {tokens_per_s:%.0f} tok/s  elapsed "
+                "{elapsed}{rung}");
+    if (sn->n_val) {
+        output_real(o, "val_loss", sn->last_eval.loss);
+        output_real(o, "best_val", sn->best_val);
+        output_line(o, "  val loss {val_loss:%.4f} (best {best_val:%.4f})");
+    }
 }
 
 static int sweep_status(Session *s)
 {
-    if (!g_sweep) {
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:s}", "event", "sweep_status", "status",
-                                           "idle"));
-        else
-            session_printf(s, "no sweep in this session; `sweep list` shows the stored ones");
-        return LM_OK;
+    SweepRunner *sw = s->sweep;
+    if (!sw) {
+        Output *o = output_create("sweep_status");
+        output_str(o, "status", "idle");
+        output_line(o, "no sweep in this session; `sweep list` shows the stored ones");
+        return output_emit(s, o);
     }
     SweepProgress p;
     Snapshot sn = {0};
-    sweep_runner_progress(g_sweep, &p);
-    int have = p.current && sweep_runner_snapshot(g_sweep, &sn);
-    if (s->json) {
-        json_t *o = progress_json(&p, "sweep_status");
-        if (have) {
-            json_object_set_new(o, "step", json_integer(sn.last.step));
-            json_object_set_new(o, "total_steps", json_integer(sn.total_steps));
-            json_object_set_new(o, "loss", json_real(sn.last.loss));
-            if (sn.n_val)
-                json_object_set_new(o, "val_loss", json_real(sn.last_eval.loss));
-        }
-        session_emit_json(s, o);
-    } else {
-        print_progress(s, &p);
-        if (have)
-            print_trial(s, &p, &sn);
-    }
+    sweep_runner_progress(sw, &p);
+    Output *o = progress_record(&p, "sweep_status", 1);
+    if (p.current && sweep_runner_snapshot(sw, &sn))
+        trial_record(o, &p, &sn);
     snapshot_free(&sn);
-    return LM_OK;
+    return output_emit(s, o);
 }
 
-static int sweep_control(Session *s, const char *what)
+int cmd_sweep_control(Session *s, const char *what)
 {
     if (need_sweep(s, what))
         return LM_ESTATE;
-    long id = sweep_runner_id(g_sweep);
-    if (!strcmp(what, "pause")) {
-        sweep_runner_pause(g_sweep);
-        session_printf(s, "sweep #%ld: pausing the current trial after its step", id);
-    } else if (!strcmp(what, "resume")) {
-        sweep_runner_resume(g_sweep);
-        session_printf(s, "sweep #%ld: resumed", id);
+    Output *o;
+    if (!strcmp(what, "pause") || !strcmp(what, "resume")) {
+        int pause = !strcmp(what, "pause");
+        (pause ? sweep_runner_pause : sweep_runner_resume)(s->sweep);
+        o = output_create(what);
+        output_int(o, "sweep", sweep_runner_id(s->sweep));
+        output_line(o, pause ? "sweep #{sweep}: pausing the current trial after its step"
+                             : "sweep #{sweep}: resumed");
     } else {
-        sweep_runner_stop(g_sweep);
-        sweep_runner_join(g_sweep);
+        sweep_runner_stop(s->sweep);
+        sweep_runner_join(s->sweep);
         SweepProgress p;
-        sweep_runner_progress(g_sweep, &p);
-        if (s->json)
-            session_emit_json(s, progress_json(&p, "sweep_end"));
-        else
-            session_printf(s, "sweep #%ld %s: %d of %d trials done, %d stopped early; the "
-                           "current trial kept its checkpoint: `sweep resume %ld` continues",
-                           id, p.status, p.done, p.total, p.stopped_early, id);
+        sweep_runner_progress(s->sweep, &p);
+        o = progress_record(&p, "sweep_end", 0);
+        output_line(o, "sweep #{sweep} {status}: {done} of {total} trials done, {stopped_early} "
+                    "stopped early; the current trial kept its checkpoint: `sweep resume "
+                    "{sweep}` continues");
     }
-    return LM_OK;
+    return output_emit(s, o);
 }
 
 /* `sweep wait`: one line per change of trial or counts, until the sweep ends. */
-static int sweep_wait(Session *s)
+int cmd_sweep_wait(Session *s)
 {
     if (need_sweep(s, "wait"))
         return LM_ESTATE;
@@ -255,16 +247,17 @@ static int sweep_wait(Session *s)
     last.current = -1;
     s->interrupt = 0;
     for (;;) {
-        sweep_runner_progress(g_sweep, &p);
+        sweep_runner_progress(s->sweep, &p);
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
             p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
-            if (s->json)
-                session_emit_json(s, progress_json(&p, p.ended ? "sweep_end" : "sweep_progress"));
-            else if (!p.ended && p.current)
-                session_printf(s, "sweep #%ld: %d/%d done, %d stopped early, %d failed; "
-                               "training trial %d (run #%ld, %s)%s", p.sweep_id, p.done, p.total,
-                               p.stopped_early, p.failed, p.current, p.current_run,
-                               p.current_params, p.stop_at ? " to its rung" : "");
+            Output *o = progress_record(&p, p.ended ? "sweep_end" : "sweep_progress", 0);
+            if (!p.ended && p.current) { /* text: the trial being trained; none at the end */
+                output_text_str(o, "to_rung", p.stop_at ? " to its rung" : "");
+                output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} stopped "
+                            "early, {failed} failed; training trial {trial} (run #{run}, "
+                            "{params}){to_rung}");
+            }
+            output_emit(s, o);
             last = p;
         }
         if (p.ended)
@@ -276,8 +269,8 @@ static int sweep_wait(Session *s)
         }
         usleep(200000);
     }
-    if (!s->json)
-        print_progress(s, &p);
+    if (!s->json) /* the summary; JSON readers had it as the sweep_end record */
+        output_emit(s, progress_record(&p, NULL, 1));
     return !strcmp(p.status, "finished") ? LM_OK : !strcmp(p.status, "stopped") ? LM_ECANCEL
                                                                                 : LM_EDB;
 }
@@ -423,7 +416,7 @@ static double run_seconds(RunStore *st, long run)
 
 static int sweep_show(Session *s, const char *word)
 {
-    long id = word ? session_parse_run_id(word) : g_sweep ? sweep_runner_id(g_sweep) : -1;
+    long id = word ? session_parse_run_id(word) : s->sweep ? sweep_runner_id(s->sweep) : -1;
     if (id <= 0)
         return session_error(s, LM_EARG, "sweep show: expected a sweep id (`sweep list`)");
     RunStore *st = session_store(s);
@@ -527,9 +520,9 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "resume") && arg)
         return sweep_continue(s, arg);
     if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
-        return sweep_control(s, sub);
+        return cmd_sweep_control(s, sub);
     if (!strcmp(sub, "wait"))
-        return sweep_wait(s);
+        return cmd_sweep_wait(s);
     if (!strcmp(sub, "show"))
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))

@@ -3,39 +3,17 @@
  * to the run store and the snapshot); the prompt returns at once. */
 #include "session.h"
 
-#include "cmd_sweep.h"
 #include "err.h"
+#include "output.h"
 #include "repl.h"
-#include "sysinfo.h"
+#include "run_launch.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-
-/* Frees a finished run's trainer and recorder, keeping its final weights as the model
- * `sample`, `eval` and `coeffs` use. */
-static void reap(Session *s)
-{
-    if (s->trainer && trainer_is_done(trainer_status(s->trainer))) {
-        trainer_join(s->trainer);
-        session_prepare_view(s);
-        snprintf(s->view_source, sizeof s->view_source, "run #%ld (final weights)", s->run_id);
-        recorder_destroy(s->rec);
-        trainer_destroy(s->trainer);
-        s->rec = NULL;
-        s->trainer = NULL;
-    }
-}
-
-static int active(Session *s)
-{
-    reap(s);
-    return s->trainer != NULL;
-}
 
 /* resume=ID: the run's config, its newest checkpoint, and a data identity check. */
 static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, char *hash,
@@ -83,167 +61,165 @@ static int resolve_init_from(Session *s, Config *c)
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);
-    snprintf(c->init_from, sizeof c->init_from, "%s", path);
+    if (strlen(path) >= sizeof c->init_from)
+        return session_error(s, LM_EARG, "init_from=%ld: its checkpoint path %s is longer than "
+                             "%zu bytes; give a shorter path to the checkpoint", id, path,
+                             sizeof c->init_from - 1);
+    memcpy(c->init_from, path, strlen(path) + 1);
     return LM_OK;
 }
 
-static int record_run(Session *s, Trainer *t, long *id, char *err)
+/* Refuses while the session trains something. */
+static int check_idle(Session *s)
 {
-    const Dataset *ds = trainer_dataset(t);
-    const Config *c = trainer_config(t);
-    char *cfg = config_to_text(c), hash[32], thash[32], machine[256], name[96];
-    snprintf(hash, sizeof hash, "%016llx", ds->hash);
-    snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
-    sysinfo_describe(machine, sizeof machine);
-    if (c->name[0])
-        snprintf(name, sizeof name, "%s", c->name);
-    else
-        snprintf(name, sizeof name, "%s-%s", c->model, ds->name);
-    RunInfo info = {.name = name, .config = cfg, .model = c->model, .data_name = ds->name,
-                    .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
-                    .machine = machine, .git_rev = sysinfo_git_rev(),
-                    .params = trainer_param_count(t)};
-    int rc = runstore_run_create(session_store(s), &info, id, err);
-    free(cfg);
-    return rc;
-}
-
-int cmd_train(Session *s, int argc, const LexWord *argv)
-{
-    char err[LM_ERR_LEN];
-    if (active(s))
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
         return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
                              "before starting another", s->run_id);
-    SweepRunner *sw = cmd_sweep_runner();
-    if (sw && !sweep_runner_done(sw))
-        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `sweep stop` "
-                             "(or `sweep wait`) before starting a run", sweep_runner_id(sw));
-    Config c = s->cfg;
-    TrainerOptions o = {0};
-    long resume = 0;
-    char want_hash[80] = "";
+    if (k == SESSION_JOB_SWEEP)
+        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `stop` it (or "
+                             "`wait`) before starting a run", sweep_runner_id(s->sweep));
+    return LM_OK;
+}
+
+/* The run's configuration: the session's (or a resumed run's stored one) with the
+ * command's key=value words applied. */
+static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
+                        TrainerOptions *o, long *resume, char *hash, size_t cap)
+{
+    char err[LM_ERR_LEN];
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "resume")) {
-            resume = session_parse_run_id(argv[i].value);
-            if (resume < 0)
+            *resume = session_parse_run_id(argv[i].value);
+            if (*resume < 0)
                 return session_error(s, LM_EARG, "resume=%s: expected a run id", argv[i].value);
-            if (prepare_resume(s, resume, &c, &o, want_hash, sizeof want_hash))
+            if (prepare_resume(s, *resume, c, o, hash, cap))
                 return LM_EARG;
         }
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "resume"))
             continue;
-        if (config_set(&c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
+        if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
     }
-    if (!session_store(s) || resolve_init_from(s, &c))
+    if (!session_store(s) || resolve_init_from(s, c))
         return LM_EARG;
-    Trainer *t = trainer_create(&c, &o, err);
-    if (!t)
-        return session_error(s, LM_EARG, "%s", err);
-    long id = resume;
-    if (resume) {
-        char have[32];
-        snprintf(have, sizeof have, "%016llx", trainer_dataset(t)->hash);
-        if (want_hash[0] && strcmp(have, want_hash)) {
-            trainer_destroy(t);
-            return session_error(s, LM_EFORMAT, "run #%ld was trained on data with hash %s, "
-                                 "but %s now hashes to %s: the dataset changed since the run "
-                                 "started", resume, want_hash, c.data, have);
-        }
-        if (runstore_run_claim(session_store(s), resume, err)) {
-            trainer_destroy(t);
-            return session_error(s, LM_EDB, "%s", err);
-        }
-    } else {
-        if (record_run(s, t, &id, err)) {
-            trainer_destroy(t);
-            return session_error(s, LM_EDB, "cannot record the run: %s", err);
-        }
-        snprintf(o.run_dir, sizeof o.run_dir, "%.400s/run-%ld", c.runs_dir, id);
-        mkdir(c.runs_dir, 0777);
-        runstore_set_checkpoint_dir(session_store(s), id, o.run_dir, err);
-    }
-    trainer_set_run(t, id, o.run_dir);
-    char name[64];
-    snprintf(name, sizeof name, "%s", c.name[0] ? c.name : c.model);
-    if (trainer_start(t, err)) {
-        trainer_destroy(t);
-        return session_error(s, LM_ENOMEM, "%s", err);
-    }
-    /* the trainer's events queue up until the recorder drains them */
-    Recorder *r = recorder_create(t, s->db_path, id, name, NULL, NULL, err);
-    if (!r) {
-        trainer_destroy(t); /* stops and joins */
-        return session_error(s, LM_ENOMEM, "%s", err);
-    }
-    s->trainer = t;
-    s->rec = r;
-    s->run_id = id;
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:I s:s s:I s:I s:s}", "ok", 1, "run",
-                                       (json_int_t)id, "model", c.model, "params",
-                                       (json_int_t)trainer_param_count(t), "steps",
-                                       (json_int_t)trainer_total_steps(t), "dir", o.run_dir));
-    else
-        session_printf(s, "run #%ld %s: %s on %s, %ld parameters, %ld steps; checkpoints in %s",
-                       id, resume ? "resumed" : "started", c.model, trainer_dataset(t)->name,
-                       trainer_param_count(t), trainer_total_steps(t), o.run_dir);
     return LM_OK;
 }
 
-static int need_run(Session *s, const char *what)
+int cmd_train(Session *s, int argc, const LexWord *argv)
 {
-    if (active(s))
-        return LM_OK;
-    return session_error(s, LM_ESTATE, "%s: no run is training (start one with `train`)", what);
+    char err[LM_ERR_LEN];
+    if (check_idle(s))
+        return LM_ESTATE;
+    Config c = s->cfg;
+    TrainerOptions o = {0};
+    long resume = 0;
+    char want_hash[80] = "";
+    if (train_config(s, argc, argv, &c, &o, &resume, want_hash, sizeof want_hash))
+        return LM_EARG;
+    RunLaunchOptions lo = {.db_path = s->db_path, .store = session_store(s),
+                           .resume_id = resume, .resume_from = o.resume,
+                           .resume_dir = o.run_dir, .data_hash = want_hash};
+    RunHandle h;
+    int rc = run_launch(&c, &lo, &h, err);
+    if (rc)
+        return session_error(s, rc, "%s%s", rc == LM_EDB && !resume ? "cannot record the run: "
+                             : "", err);
+    s->trainer = h.trainer;
+    s->rec = h.rec;
+    s->run_id = h.run_id;
+    Output *out = output_create(NULL);
+    output_bool(out, "ok", 1);
+    output_int(out, "run", h.run_id);
+    output_str(out, "action", resume ? "resumed" : "started");
+    output_str(out, "model", c.model);
+    output_str(out, "data", trainer_dataset(h.trainer)->name);
+    output_int(out, "params", trainer_param_count(h.trainer));
+    output_int(out, "steps", trainer_total_steps(h.trainer));
+    output_str(out, "dir", h.run_dir);
+    output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
+                "steps; checkpoints in {dir}");
+    output_emit(s, out);
+    return LM_OK;
+}
+
+/* What `pause`, `resume`, `stop` and `wait` act on: the run or the sweep; an error
+ * naming the command when nothing trains. */
+static SessionJobKind need_job(Session *s, const char *what)
+{
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_NONE)
+        session_error(s, LM_ESTATE, "%s: no run or sweep is training (start one with `train` "
+                      "or `sweep`)", what);
+    return k;
 }
 
 int cmd_pause(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (need_run(s, "pause"))
+    SessionJobKind k = need_job(s, "pause");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_control(s, "pause");
+    if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
-    trainer_pause(s->trainer);
-    session_printf(s, "run #%ld: pausing after the current step", s->run_id);
-    return LM_OK;
+    session_job_pause(s, 1);
+    Output *o = output_create("pause");
+    output_int(o, "run", s->run_id);
+    output_line(o, "run #{run}: pausing after the current step");
+    return output_emit(s, o);
 }
 
 int cmd_resume(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (need_run(s, "resume"))
+    SessionJobKind k = need_job(s, "resume");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_control(s, "resume");
+    if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
-    trainer_resume(s->trainer);
-    session_printf(s, "run #%ld: resumed", s->run_id);
-    return LM_OK;
+    session_job_pause(s, 0);
+    Output *o = output_create("resume");
+    output_int(o, "run", s->run_id);
+    output_line(o, "run #{run}: resumed");
+    return output_emit(s, o);
 }
 
 int cmd_stop(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (need_run(s, "stop"))
+    SessionJobKind k = need_job(s, "stop");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_control(s, "stop");
+    if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
-    trainer_stop(s->trainer);
-    trainer_join(s->trainer);
-    while (!recorder_done(s->rec))
-        usleep(20000);
+    session_job_stop(s);
     Snapshot snap = {0};
     recorder_snapshot(s->rec, &snap);
-    session_printf(s, "run #%ld %s at step %ld (%s)", s->run_id,
-                   recorder_status_name(snap.status), snap.last.step, snap.reason);
+    Output *o = output_create("stop");
+    output_int(o, "run", s->run_id);
+    output_str(o, "status", recorder_status_name(snap.status));
+    output_int(o, "step", snap.last.step);
+    output_str(o, "reason", snap.reason);
+    output_line(o, "run #{run} {status} at step {step} ({reason})");
     snapshot_free(&snap);
-    reap(s);
-    return LM_OK;
+    session_job_reap(s);
+    return output_emit(s, o);
 }
 
-static json_t *step_json(const Snapshot *sn)
+/* The latest step's fields (run, step, tokens, loss, lr, grad_norm, tokens_per_s,
+ * elapsed, epoch). */
+static void step_fields(Output *o, const Snapshot *sn)
 {
-    return json_pack("{s:s s:I s:I s:I s:f s:f s:f s:f s:f s:f}", "event", "step", "run",
-                     (json_int_t)sn->run_id, "step", (json_int_t)sn->last.step, "tokens",
-                     (json_int_t)sn->last.tokens, "loss", sn->last.loss, "lr", sn->last.lr,
-                     "grad_norm", sn->last.grad_norm, "tokens_per_s", sn->last.tokens_per_s,
-                     "elapsed", sn->last.elapsed, "epoch", sn->last.epoch);
+    output_int(o, "run", sn->run_id);
+    output_int(o, "step", sn->last.step);
+    output_int(o, "tokens", sn->last.tokens);
+    output_real(o, "loss", sn->last.loss);
+    output_real(o, "lr", sn->last.lr);
+    output_real(o, "grad_norm", sn->last.grad_norm);
+    output_real(o, "tokens_per_s", sn->last.tokens_per_s);
+    output_real(o, "elapsed", sn->last.elapsed);
+    output_real(o, "epoch", sn->last.epoch);
 }
 
 static void print_status(Session *s, const Snapshot *sn)
@@ -254,41 +230,45 @@ static void print_status(Session *s, const Snapshot *sn)
     char el[32], eta[32];
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     session_fmt_duration(eta, sizeof eta, left);
-    if (s->json) {
-        json_t *o = step_json(sn);
-        json_object_set_new(o, "event", json_string("status"));
-        json_object_set_new(o, "status", json_string(recorder_status_name(sn->status)));
-        json_object_set_new(o, "total_steps", json_integer(sn->total_steps));
-        if (sn->status == TRAINER_PAUSED && sn->reason[0])
-            json_object_set_new(o, "reason", json_string(sn->reason));
-        if (!isnan(sn->best_val))
-            json_object_set_new(o, "best_val", json_real(sn->best_val));
-        session_emit_json(s, o);
-        return;
+    Output *o = output_create("status");
+    step_fields(o, sn);
+    output_str(o, "status", recorder_status_name(sn->status));
+    output_int(o, "total_steps", sn->total_steps);
+    output_real(o, "best_val", sn->best_val); /* NAN (left out) before an evaluation */
+    output_text_str(o, "elapsed_text", el);
+    output_text_str(o, "eta", eta);
+    output_line(o, "run #{run} {status}  step {step}/{total_steps}  loss {loss:%.4f}  lr "
+                "{lr:%.2e}  {tokens_per_s:%.0f} tok/s  elapsed {elapsed_text}  ETA {eta}");
+    if (sn->n_val) {
+        output_real(o, "val_loss", sn->last_eval.loss);
+        output_real(o, "val_ppl", sn->last_eval.ppl);
+        output_line(o, "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f}  (best {best_val:%.4f})");
     }
-    session_printf(s, "run #%ld %s  step %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  elapsed %s  "
-                   "ETA %s%s", sn->run_id, recorder_status_name(sn->status), sn->last.step,
-                   sn->total_steps, sn->last.loss, sn->last.lr, sn->last.tokens_per_s, el, eta,
-                   isnan(sn->best_val) ? "" : "");
-    if (sn->n_val)
-        session_printf(s, "  val loss %.4f  ppl %.2f%s  (best %.4f)", sn->last_eval.loss,
-                       sn->last_eval.ppl, "", sn->best_val);
-    if (sn->status == TRAINER_PAUSED && sn->reason[0])
-        session_printf(s, "  paused: %s", sn->reason);
+    if (sn->status == TRAINER_PAUSED && sn->reason[0]) {
+        output_str(o, "reason", sn->reason);
+        output_line(o, "  paused: {reason}");
+    }
+    output_emit(s, o);
 }
 
 int cmd_status(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    reap(s);
+    session_job_reap(s);
     Snapshot sn = {0};
     if (!session_snapshot(s, &sn)) { /* the run, or a sweep's current trial */
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:s}", "event", "status", "status", "idle"));
-        else
-            session_printf(s, "no run is training; `runs` lists the stored ones");
         snapshot_free(&sn);
-        return LM_OK;
+        Output *o = output_create("status");
+        if (session_job_kind(s) == SESSION_JOB_SWEEP) { /* between trials, or before the first */
+            output_str(o, "status", "sweep");
+            output_int(o, "sweep", sweep_runner_id(s->sweep));
+            output_line(o, "sweep #{sweep} has no trial training at the moment; `sweep status` "
+                        "shows its progress");
+        } else {
+            output_str(o, "status", "idle");
+            output_line(o, "no run is training; `runs` lists the stored ones");
+        }
+        return output_emit(s, o);
     }
     print_status(s, &sn);
     snapshot_free(&sn);
@@ -312,56 +292,89 @@ static void print_new(Session *s, const Snapshot *sn, Printed *p)
     for (int i = first; i < sn->n_loss; i++, p->n_loss++) {
         const SeriesPoint *pt = &sn->loss[i];
         p->loss_step = pt->step;
-        if (s->json) {
-            json_t *o = step_json(sn);
-            json_object_set_new(o, "step", json_integer(pt->step));
-            json_object_set_new(o, "loss", json_real(pt->value));
-            session_emit_json(s, o);
-        } else if (i + 1 == sn->n_loss || p->n_loss % 10 == 9) {
-            session_printf(s, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s", pt->step,
-                           sn->total_steps, pt->value, sn->last.lr, sn->last.grad_norm,
-                           sn->last.tokens_per_s);
-        }
+        if (!s->json && i + 1 != sn->n_loss && p->n_loss % 10 != 9)
+            continue; /* people get every tenth line and the newest */
+        Output *o = output_create("step");
+        step_fields(o, sn);
+        output_int(o, "step", pt->step);
+        output_real(o, "loss", pt->value);
+        output_int(o, "total_steps", sn->total_steps);
+        output_line(o, "step {step:%6ld}/{total_steps}  loss {loss:%.4f}  lr {lr:%.2e}  |g| "
+                    "{grad_norm:%.3f}  {tokens_per_s:%6.0f} tok/s");
+        output_emit(s, o);
     }
     for (; p->n_val < sn->n_val; p->n_val++) {
-        const EvalMetric *e = &sn->last_eval;
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:I s:s s:f s:f s:I}", "event", "eval", "step",
-                                           (json_int_t)sn->val[p->n_val].step, "split", "valid",
-                                           "loss", sn->val[p->n_val].value, "ppl",
-                                           exp(sn->val[p->n_val].value), "tokens",
-                                           (json_int_t)e->tokens));
-        else
-            session_printf(s, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[p->n_val].step,
-                           sn->val[p->n_val].value, exp(sn->val[p->n_val].value));
+        Output *o = output_create("eval");
+        output_int(o, "step", sn->val[p->n_val].step);
+        output_str(o, "split", "valid");
+        output_real(o, "loss", sn->val[p->n_val].value);
+        output_real(o, "ppl", exp(sn->val[p->n_val].value));
+        output_int(o, "tokens", sn->last_eval.tokens);
+        output_line(o, "eval   step {step}  val loss {loss:%.4f}  ppl {ppl:%.3f}");
+        output_emit(s, o);
     }
     if (!sn->sample_live && sn->sample_step != p->sample_step && sn->sample[0]) {
         p->sample_step = sn->sample_step;
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:I s:s}", "event", "sample", "step",
-                                           (json_int_t)sn->sample_step, "text", sn->sample));
-        else
-            session_printf(s, "sample at step %ld:\n%s\n", sn->sample_step, sn->sample);
+        Output *o = output_create("sample");
+        output_int(o, "step", sn->sample_step);
+        output_str(o, "text", sn->sample);
+        output_line(o, "sample at step {step}:\n{text}\n");
+        output_emit(s, o);
     }
     if (sn->message_seq != p->message_seq) {
         p->message_seq = sn->message_seq;
-        if (s->json)
-            session_emit_json(s, json_pack("{s:s s:s}", "event", "message", "text", sn->message));
-        else
-            session_printf(s, "note: %s", sn->message);
+        Output *o = output_create("message");
+        output_str(o, "text", sn->message);
+        output_line(o, "note: {text}");
+        output_emit(s, o);
     }
     if (strcmp(sn->checkpoint, p->checkpoint)) {
         snprintf(p->checkpoint, sizeof p->checkpoint, "%s", sn->checkpoint);
-        if (!s->json)
+        if (!s->json) /* text only: JSON readers get the path with the end */
             session_printf(s, "checkpoint %s", sn->checkpoint);
     }
+}
+
+/* The run's end: status, validation, speed, checkpoint. */
+static void print_end(Session *s, const Snapshot *sn)
+{
+    char el[32];
+    session_fmt_duration(el, sizeof el, sn->last.elapsed);
+    Output *o = output_create("end");
+    output_int(o, "run", s->run_id);
+    output_str(o, "status", recorder_status_name(sn->status));
+    output_str(o, "reason", sn->reason);
+    output_int(o, "steps", sn->last.step);
+    output_real(o, "elapsed", sn->last.elapsed);
+    output_real(o, "best_val", sn->best_val); /* NAN (left out) without evaluations */
+    output_line(o, "run #{run} {status}: {reason}");
+    if (sn->n_val) {
+        output_real(o, "final_val", sn->last_eval.loss);
+        output_real(o, "final_ppl", sn->last_eval.ppl);
+        output_real(o, "best_ppl", exp(sn->best_val));
+        output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
+                    "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+        if (!isnan(sn->last_eval.bpc)) {
+            output_real(o, "bpc", sn->last_eval.bpc);
+            output_line(o, "  bits per character {bpc:%.4f}");
+        }
+    }
+    output_real(o, "tokens_per_s", sn->last.elapsed > 0 ? sn->last.tokens / sn->last.elapsed : 0);
+    output_str(o, "checkpoint", sn->checkpoint);
+    output_text_str(o, "elapsed_text", el);
+    output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
+    output_emit(s, o);
 }
 
 int cmd_wait(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    if (!s->rec)
-        return session_error(s, LM_ESTATE, "wait: no run is training");
+    SessionJobKind k = s->rec ? SESSION_JOB_RUN : need_job(s, "wait");
+    if (k == SESSION_JOB_SWEEP)
+        return cmd_sweep_wait(s);
+    if (k == SESSION_JOB_NONE)
+        return LM_ESTATE;
     Printed p = {0};
     Snapshot sn = {0};
     s->interrupt = 0;
@@ -383,33 +396,8 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         usleep(100000);
     }
     int status = sn.status;
-    if (s->json) {
-        json_t *o = json_pack("{s:s s:I s:s s:s s:I s:f}", "event", "end", "run",
-                              (json_int_t)s->run_id, "status", recorder_status_name(status),
-                              "reason", sn.reason, "steps", (json_int_t)sn.last.step,
-                              "elapsed", sn.last.elapsed);
-        if (!isnan(sn.best_val))
-            json_object_set_new(o, "best_val", json_real(sn.best_val));
-        if (sn.n_val)
-            json_object_set_new(o, "final_val", json_real(sn.last_eval.loss));
-        json_object_set_new(o, "tokens_per_s", json_real(sn.last.elapsed > 0
-                                                   ? sn.last.tokens / sn.last.elapsed : 0));
-        json_object_set_new(o, "checkpoint", json_string(sn.checkpoint));
-        session_emit_json(s, o);
-    } else {
-        char el[32];
-        session_fmt_duration(el, sizeof el, sn.last.elapsed);
-        session_printf(s, "run #%ld %s: %s", s->run_id, recorder_status_name(status), sn.reason);
-        if (sn.n_val)
-            session_printf(s, "  final val loss %.4f (ppl %.3f%s), best %.4f (ppl %.3f)",
-                           sn.last_eval.loss, sn.last_eval.ppl, "", sn.best_val, exp(sn.best_val));
-        if (!isnan(sn.last_eval.bpc) && sn.n_val)
-            session_printf(s, "  bits per character %.4f", sn.last_eval.bpc);
-        session_printf(s, "  %ld steps in %s (%.1f s of training), %.0f tokens/s; checkpoint %s",
-                       sn.last.step, el, sn.last.elapsed,
-                       sn.last.elapsed > 0 ? sn.last.tokens / sn.last.elapsed : 0, sn.checkpoint);
-    }
+    print_end(s, &sn);
     snapshot_free(&sn);
-    reap(s);
+    session_job_reap(s);
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;
 }

@@ -108,6 +108,14 @@ static const CmdArgSpec *cmdtable_spec(const Command *cmd, const char *key)
     return NULL;
 }
 
+/* The subcommand of cmd named word, or NULL. */
+static const CmdSub *cmdtable_sub(const Command *cmd, const char *word)
+{
+    for (const CmdSub *s = cmd->subs; s && s->name && word; s++)
+        if (strcmp(s->name, word) == 0) return s;
+    return NULL;
+}
+
 /* The nearest of the table's names, or of a command's keys, for "did you mean". */
 static const char *cmdtable_nearest(const Command *table, int n, const CmdArgSpec *keys,
                                     const char *word)
@@ -196,9 +204,34 @@ static int cmdtable_check_keyval(const Command *cmd, const LexWord *w, int *bo, 
     return LM_OK;
 }
 
+/* A first bare word that is none of the command's subcommands. */
+static int cmdtable_check_sub(const Command *cmd, const LexWord *w, int *bo, int *bl, char *err)
+{
+    const char *names[64];
+    int k = 0;
+    char list[512] = "";
+    size_t o = 0;
+    for (const CmdSub *s = cmd->subs; s->name && k < 64; s++) {
+        names[k++] = s->name;
+        int m = snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", s->name);
+        if (m > 0 && (size_t)m < sizeof list - o) o += (size_t)m;
+    }
+    const char *near = suggest_nearest(w->text, names, k);
+    if (near)
+        err_set(err, LM_EARG, "'%s %s': no such subcommand — did you mean '%s %s'?", cmd->name,
+                w->text, cmd->name, near);
+    else
+        err_set(err, LM_EARG, "'%s %s': no such subcommand (one of %s)", cmd->name, w->text,
+                list);
+    return cmdtable_bad(w, 0, bo, bl);
+}
+
 int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv, int *bad_offset,
                         int *bad_len, char *err)
 {
+    if (cmd->subs && cmd->subs[0].name && argc > 1 && !argv[1].key &&
+        !cmdtable_sub(cmd, argv[1].text))
+        return cmdtable_check_sub(cmd, &argv[1], bad_offset, bad_len, err);
     for (int i = 1; i < argc; i++) {
         const LexWord *w = &argv[i];
         if (cmd->arg_kind == ARG_NONE) {
@@ -295,6 +328,18 @@ static void cmdtable_help_one(const Command *c, Text *t)
     text_add(t, "usage: %s %s\n\n%s\n", c->name, c->args_hint ? c->args_hint : "",
              c->summary ? c->summary : "");
     if (c->help && *c->help) text_add(t, "\n%s%s", c->help, c->help[strlen(c->help) - 1] == '\n' ? "" : "\n");
+    if (c->flags & CMD_BLOCKS) text_add(t, "\nBlocks until training ends.\n");
+    if (c->flags & CMD_DESTRUCTIVE) text_add(t, "\nDestructive: deletes stored data.\n");
+    if (c->subs && c->subs[0].name) {
+        text_add(t, "\nsubcommands:\n");
+        for (const CmdSub *s = c->subs; s->name; s++) {
+            char left[128];
+            snprintf(left, sizeof left, "%s %s", s->name, s->args_hint ? s->args_hint : "");
+            text_add(t, "  %-16s  %s%s%s\n", left, s->summary ? s->summary : "",
+                     s->flags & CMD_BLOCKS ? " (blocks until it ends)" : "",
+                     s->flags & CMD_DESTRUCTIVE ? " (deletes stored data)" : "");
+        }
+    }
     if (c->keys && c->keys[0].key) {
         text_add(t, "\nkeys:\n");
         for (const CmdArgSpec *s = c->keys; s->key; s++) {
@@ -316,7 +361,8 @@ int cmdtable_help(const Command *table, int n, const char *name, char **text, ch
         if (st != LM_OK) return st;
         cmdtable_help_one(c, &t);
     }
-    if (!t.failed && !t.s) text_add(&t, "%s", "");
+    if (!t.failed && !t.s && !(t.s = calloc(1, 1))) /* an empty table: "" */
+        t.failed = 1;
     if (t.failed) {
         free(t.s);
         return err_set(err, LM_ENOMEM, "out of memory formatting help");
@@ -367,7 +413,7 @@ static void cmdtable_filter(StrList *l, const char *prefix)
 
 /* Candidates for a word after the command name (w NULL: a new, empty word). */
 static void cmdtable_complete_arg(const Command *table, int n, const Command *cmd,
-                                  const LexWord *w, CompleteProvider p, void *ud,
+                                  const LexWord *w, int first, CompleteProvider p, void *ud,
                                   StrList *l, const char **prefix)
 {
     if (w && w->key) {
@@ -381,6 +427,7 @@ static void cmdtable_complete_arg(const Command *table, int n, const Command *cm
     *prefix = w ? w->text : "";
     if (cmd->arg_kind == ARG_NONE) return;
     for (const CmdArgSpec *s = cmd->keys; s && s->key; s++) strlist_add(l, s->key, "=");
+    for (const CmdSub *s = first ? cmd->subs : NULL; s && s->name; s++) strlist_add(l, s->name, NULL);
     switch (cmd->arg_kind) {
     case ARG_CONFIG_KEYVAL: cmdtable_provide(l, p, ud, ARG_CONFIG_KEYVAL, NULL, *prefix, "="); break;
     case ARG_RUN_ID: case ARG_EXPERIMENT: case ARG_PATH:
@@ -447,7 +494,8 @@ int cmdtable_complete(const Command *table, int n, const char *line, int cursor,
     } else {
         const Command *cmd = NULL;
         if (cmdtable_find(table, n, argv[0].text, &cmd, NULL) == LM_OK)
-            cmdtable_complete_arg(table, n, cmd, w, p, ud, &l, &prefix);
+            cmdtable_complete_arg(table, n, cmd, w, w ? w == &argv[1] : argc == 1, p, ud, &l,
+                                  &prefix);
     }
     if (w) *word_start = w->key ? w->value_offset : w->offset;
     cmdtable_filter(&l, prefix);
@@ -486,9 +534,33 @@ const char *cmdtable_hint(const Command *table, int n, const char *line)
     const Command *cmd = NULL;
     if (cmdtable_locate(&lx, line, (int)strlen(line), &w, &argv, &argc) == 0 && argc > 0 && cmdtable_find(table, n, argv[0].text, &cmd, NULL) == LM_OK) {
         const CmdArgSpec *spec = w && w->key ? cmdtable_spec(cmd, w->key) : NULL;
+        const CmdSub *sub = argc > 1 && !argv[1].key ? cmdtable_sub(cmd, argv[1].text) : NULL;
         if (spec && spec->hint) hint = spec->hint;
+        else if (sub && sub->args_hint && *sub->args_hint) hint = sub->args_hint;
         else if (cmd->args_hint && *cmd->args_hint) hint = cmd->args_hint;
     }
     lexer_free(&lx);
     return hint;
+}
+
+/* ---- what a line does ----------------------------------------------------------- */
+
+int cmdtable_blocks(const Command *table, int n, const char *line)
+{
+    LexLine lx;
+    int blocks = 0;
+    if (lexer_split(&lx, line, 0, NULL) != LM_OK) {
+        lexer_free(&lx);
+        return 0;
+    }
+    for (int c = 0; c < lx.n_cmds && !blocks; c++) {
+        const LexCommand *lc = &lx.cmds[c];
+        const Command *cmd;
+        if (cmdtable_find(table, n, lc->argv[0].text, &cmd, NULL) != LM_OK) continue;
+        const CmdSub *sub = lc->argc > 1 && !lc->argv[1].key ? cmdtable_sub(cmd, lc->argv[1].text)
+                                                             : NULL;
+        blocks = (cmd->flags & CMD_BLOCKS) || (sub && (sub->flags & CMD_BLOCKS));
+    }
+    lexer_free(&lx);
+    return blocks;
 }

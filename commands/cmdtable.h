@@ -1,6 +1,7 @@
 /* cmdtable.h — the command table engine: ONE array of Command entries is the single
  * source for dispatch (cmdtable_dispatch), argument checks, help text (cmdtable_help),
- * tab completion (cmdtable_complete) and argument hints (cmdtable_hint), as in
+ * tab completion (cmdtable_complete), argument hints (cmdtable_hint) and what a command
+ * does beyond its output (cmdtable_blocks: it waits for training to end), as in
  * redis-cli. The commands themselves and their handlers live elsewhere (cmd_*.c); this
  * file knows nothing about training, runs or configs. Dynamic candidates (config keys
  * and values, run ids, experiment names, paths) come from a CompleteProvider the
@@ -37,6 +38,22 @@ typedef struct {
     const char *values; /* "a|b|c" for enumerations, or NULL */
 } CmdArgSpec;
 
+/* Command and CmdSub flags. */
+#define CMD_BLOCKS      0x1u /* waits until training ends (`wait`, `sweep wait`): the
+                                dashboard, whose screen follows the run, refuses it */
+#define CMD_DESTRUCTIVE 0x2u /* deletes stored data (`rm`); help says so */
+
+/* A subcommand: one of the bare words a command takes first (`sweep status`, `show
+ * model`). Listed subcommands are completed, hinted and checked (a bare first word that
+ * is none of them is refused with a "did you mean"); a command with subcommands may
+ * still take key=value words first when its arg_kind allows (a sweep spec). */
+typedef struct {
+    const char *name;      /* "status" */
+    const char *args_hint; /* what follows it ("[ID]") or "" */
+    const char *summary;   /* one line, for help */
+    unsigned flags;        /* CMD_BLOCKS, CMD_DESTRUCTIVE */
+} CmdSub;
+
 typedef struct Command {
     const char *name;      /* "train" */
     const char *args_hint; /* "[steps=N|epochs=N] [key=value ...]" or "" */
@@ -48,6 +65,8 @@ typedef struct Command {
      * own errors through ctx). */
     int (*handler)(CmdContext *ctx, int argc, const LexWord *argv);
     const char *group;     /* heading in the command list, e.g. "training" */
+    unsigned flags;        /* CMD_BLOCKS, CMD_DESTRUCTIVE (0: none) */
+    const CmdSub *subs;    /* (terminated by a {NULL} entry) or NULL */
 } Command;
 
 /* Supplies dynamic candidates: `what` is ARG_CONFIG_KEYVAL (config key names, without
@@ -64,7 +83,8 @@ int cmdtable_find(const Command *table, int n, const char *name, const Command *
                   char *err);
 
 /* Checks a command's arguments against its entry: no arguments for ARG_NONE; only
- * key=value words for ARG_KEYVAL and ARG_CONFIG_KEYVAL; keys must be in cmd->keys
+ * key=value words for ARG_KEYVAL and ARG_CONFIG_KEYVAL; a first bare word that is one
+ * of cmd->subs (when listed); keys must be in cmd->keys
  * (except for ARG_CONFIG_KEYVAL, whose other keys the handler checks against the config
  * table); values of enumerated keys must be one of them. LM_OK, or LM_EARG with a
  * message (with a "did you mean" when one is near) and the byte span of the offending
@@ -91,7 +111,8 @@ int cmdtable_help(const Command *table, int n, const char *name, char **text, ch
 /* Completes the word that ends at byte `cursor` of line (only line[0..cursor) matters;
  * the current command starts after the last ';'). The first word completes to command
  * names; later words to the command's keys (with a trailing '='), config keys (for
- * ARG_CONFIG_KEYVAL) and positional candidates by arg_kind; after `key=` to the
+ * ARG_CONFIG_KEYVAL), the subcommands (for the first word after the name) and
+ * positional candidates by arg_kind; after `key=` to the
  * enumerated values of the key (from Command.keys, else the provider's
  * COMPLETE_CONFIG_VALUES). *cands gets a sorted, de-duplicated, malloc'd array of
  * malloc'd strings (free with cmdtable_free_cands), *ncand their count, *word_start the
@@ -101,12 +122,18 @@ int cmdtable_complete(const Command *table, int n, const char *line, int cursor,
                       CompleteProvider p, void *ud, char ***cands, int *ncand,
                       int *word_start);
 
+/* 1 when a command of line blocks until training ends (CMD_BLOCKS on the command, or on
+ * the subcommand named by its first bare word), else 0 (also for a line that does not
+ * lex or names no command: dispatch reports those). */
+int cmdtable_blocks(const Command *table, int n, const char *line);
+
 /* Frees what cmdtable_complete returned. NULL is a no-op. */
 void cmdtable_free_cands(char **cands, int n);
 
 /* The hint to show after what is typed at the end of line: while typing `key=` of a key
- * in Command.keys, that key's hint; otherwise, once the last command's name is typed in
- * full, its args_hint. NULL when there is none. Points into the table. */
+ * in Command.keys, that key's hint; after a subcommand typed in full, its args_hint
+ * (when not empty); otherwise, once the last command's name is typed in full, its
+ * args_hint. NULL when there is none. Points into the table. */
 const char *cmdtable_hint(const Command *table, int n, const char *line);
 
 /* Adapter so editor_readline (EditorCompleteFn) completes from a table:

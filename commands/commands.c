@@ -2,7 +2,7 @@
  * Dispatch, `help`, tab completion and argument hints all read this one array. */
 #include "session.h"
 
-#define H(fn) ((int (*)(CmdContext *, int, const LexWord *))(fn))
+/* Handlers take the Session, which is the table's CmdContext (session.h): no casts. */
 
 static const CmdArgSpec TRAIN_KEYS[] = {
     {"steps", "steps=N", NULL}, {"epochs", "epochs=N", NULL}, {"resume", "resume=RUN_ID", NULL},
@@ -28,72 +28,85 @@ static const CmdArgSpec OPEN_KEYS[] = {
 static const CmdArgSpec RM_KEYS[] = {
     {"checkpoints", "checkpoints=true|false", "true|false"}, {NULL, NULL, NULL}};
 static const CmdArgSpec SHOW_KEYS[] = {{NULL, NULL, NULL}};
+static const CmdSub SHOW_SUBS[] = {
+    {"config", "", "every setting, its value and where it came from", 0},
+    {"model", "", "the model `train` would build: parameters, memory", 0},
+    {"data", "", "the dataset: tokens, vocabulary, splits", 0}, {NULL, NULL, NULL, 0}};
+static const CmdSub SWEEP_SUBS[] = {
+    {"status", "", "the session's sweep and its current trial", 0},
+    {"pause", "", "hold the current trial after its step", 0},
+    {"resume", "[ID]", "release a paused sweep, or continue stored sweep ID", 0},
+    {"stop", "", "end the sweep (the current trial keeps its checkpoint)", 0},
+    {"wait", "", "print progress until the sweep ends", CMD_BLOCKS},
+    {"show", "[ID]", "the trials ranked by the metric", 0},
+    {"list", "", "the stored sweeps", 0}, {NULL, NULL, NULL, 0}};
 static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL}, {NULL, NULL, NULL}};
 
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
-     H(cmd_help), "general"},
+     cmd_help, "general", 0, NULL},
     {"quit", "", "leave lmlab (a running run is stopped cleanly and recorded)", NULL,
-     ARG_NONE, NULL, H(cmd_quit), "general"},
+     ARG_NONE, NULL, cmd_quit, "general", 0, NULL},
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"
      "key=value a line, '#' comments. `use` alone lists the experiments.",
-     ARG_EXPERIMENT, NULL, H(cmd_use), "configuration"},
+     ARG_EXPERIMENT, NULL, cmd_use, "configuration", 0, NULL},
     {"set", "key=value ...", "change settings for the next run",
      "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
-     "keys; `show config` shows the current values.", ARG_CONFIG_KEYVAL, NULL, H(cmd_set),
-     "configuration"},
+     "keys; `show config` shows the current values.", ARG_CONFIG_KEYVAL, NULL, cmd_set,
+     "configuration", 0, NULL},
     {"unset", "key ...", "reset settings to the experiment's (or default) values", NULL,
-     ARG_WORD, NULL, H(cmd_unset), "configuration"},
+     ARG_WORD, NULL, cmd_unset, "configuration", 0, NULL},
     {"show", "[config|model|data]", "the configuration, the model's size and memory, the data",
-     NULL, ARG_WORD, SHOW_KEYS, H(cmd_show), "configuration"},
+     NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS},
     {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
      "start a run in the background (returns at once)",
      "Applies the key=value settings, records a new run in the run store and trains on\n"
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
-     ARG_CONFIG_KEYVAL, TRAIN_KEYS, H(cmd_train), "training"},
-    {"pause", "", "pause the run after its current step", NULL, ARG_NONE, NULL, H(cmd_pause),
-     "training"},
-    {"resume", "", "resume a paused run", NULL, ARG_NONE, NULL, H(cmd_resume), "training"},
-    {"stop", "", "stop the run after its current step (writes a checkpoint)", NULL, ARG_NONE,
-     NULL, H(cmd_stop), "training"},
+     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL},
+    {"pause", "", "pause the run (or the sweep's trial) after its current step", NULL,
+     ARG_NONE, NULL, cmd_pause, "training", 0, NULL},
+    {"resume", "", "resume a paused run or sweep", NULL, ARG_NONE, NULL, cmd_resume,
+     "training", 0, NULL},
+    {"stop", "", "stop the run or sweep after its current step (writes a checkpoint)", NULL,
+     ARG_NONE, NULL, cmd_stop, "training", 0, NULL},
     {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
-     H(cmd_status), "training"},
-    {"wait", "", "block until the run ends, printing progress (for scripts)", NULL, ARG_NONE,
-     NULL, H(cmd_wait), "training"},
+     cmd_status, "training", 0, NULL},
+    {"wait", "", "block until the run (or sweep) ends, printing progress (for scripts)", NULL,
+     ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS, NULL},
     {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,
-     ARG_KEYVAL, EVAL_KEYS, H(cmd_eval), "model"},
+     ARG_KEYVAL, EVAL_KEYS, cmd_eval, "model", 0, NULL},
     {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S]",
      "generate text, streamed as it is produced",
      "Uses the open model: the running run's current weights (copied between steps), or\n"
-     "a run or checkpoint opened with `open`.", ARG_KEYVAL, SAMPLE_KEYS, H(cmd_sample),
-     "model"},
+     "a run or checkpoint opened with `open`.", ARG_KEYVAL, SAMPLE_KEYS, cmd_sample,
+     "model", 0, NULL},
     {"coeffs", "[layer=L] [prompt=\"...\"]", "Dispatcher gate coefficients per level",
      "A table of each layer's mean gate per level (shift 1, 2, 4, ...), and for a prompt\n"
      "the per-token view: how strongly each level's gate opened at each token.",
-     ARG_KEYVAL, COEFF_KEYS, H(cmd_coeffs), "model"},
+     ARG_KEYVAL, COEFF_KEYS, cmd_coeffs, "model", 0, NULL},
     {"open", "RUN_ID|PATH [which=best|last]", "open a stored run's checkpoint for sample/eval",
-     NULL, ARG_RUN_ID, OPEN_KEYS, H(cmd_open), "model"},
+     NULL, ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
     {"save", "[PATH]", "write the open model as a checkpoint", NULL, ARG_PATH, NULL,
-     H(cmd_save), "model"},
+     cmd_save, "model", 0, NULL},
     {"import", "PATH", "open PyTorch weights (safetensors, PyTorch names) with this config",
-     NULL, ARG_PATH, NULL, H(cmd_import), "model"},
+     NULL, ARG_PATH, NULL, cmd_import, "model", 0, NULL},
     {"runs", "[filter ...] [sort=best|recent] [limit=N]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001\n"
-     "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, H(cmd_runs), "history"},
-    {"run", "RUN_ID", "one run in detail", NULL, ARG_RUN_ID, NULL, H(cmd_run), "history"},
+     "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
+    {"run", "RUN_ID", "one run in detail", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
-     NULL, H(cmd_compare), "history"},
-    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, H(cmd_tag), "history"},
-    {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, H(cmd_note),
-     "history"},
+     NULL, cmd_compare, "history", 0, NULL},
+    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL},
+    {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, cmd_note,
+     "history", 0, NULL},
     {"rm", "RUN_ID [checkpoints=true]", "delete a run (and its checkpoints on request)", NULL,
-     ARG_RUN_ID, RM_KEYS, H(cmd_rm), "history"},
+     ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL},
     {"export", "RUN_ID ... format=csv|json file=PATH", "export runs' metrics with config columns",
-     NULL, ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
+     NULL, ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
      "[steps=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
@@ -103,7 +116,7 @@ static const Command COMMANDS[] = {
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
      "overhead on training throughput. `threads` is honoured.",
-     ARG_WORD, BENCH_KEYS, H(cmd_bench), "general"},
+     ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
      "wait|show [ID]|list",
      "hyperparameter sweeps (grid, random, successive halving)",
@@ -130,7 +143,7 @@ static const Command COMMANDS[] = {
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.",
-     ARG_WORD, NULL, H(cmd_sweep), "sweeps"},
+     ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS},
 };
 
 const Command *session_commands(int *n)

@@ -103,19 +103,25 @@ int repl_interactive(Session *s)
     comp.n = n;
     session_printf(s, "lmlab %s — type `help` for the commands, Tab to complete, `quit` to "
                    "leave.", LMLAB_VERSION);
-    int last = 0;
+    int rc = LM_OK;
     while (!s->quit && !g_terminate) {
         char *line = NULL;
         s->interrupt = 0;
-        int rc = editor_readline(&ed, "lmlab> ", cmdtable_completer, &comp, &line, err);
-        if (rc == LM_ECANCEL)
+        rc = editor_readline(&ed, "lmlab> ", cmdtable_completer, &comp, &line, err);
+        if (rc == LM_ECANCEL) {
+            rc = LM_OK;
             continue;
-        if (rc || !line)
+        }
+        if (rc) {
+            session_error(s, rc, "cannot read the terminal: %s", err);
             break;
-        last = session_run_line(s, line);
+        }
+        if (!line)
+            break;
+        session_run_line(s, line);
         free(line);
         history_save(&h, hist_path, err);
     }
     history_free(&h);
-    return last;
+    return rc;
 }

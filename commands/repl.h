@@ -20,7 +20,9 @@ int repl_terminating(void);
 int repl_run_lines(Session *s, const char *text, int keep_going);
 int repl_run_file(Session *s, FILE *f, int keep_going);
 
-/* The interactive prompt until `quit`, end of input or a termination signal. */
+/* The interactive prompt until `quit`, end of input or a termination signal. A failed
+ * command is reported and the prompt goes on, so it is not the result: LM_OK, or the
+ * editor's status (LM_EIO, LM_ENOMEM, reported) when the terminal could not be read. */
 int repl_interactive(Session *s);
 
 /* Where the history file lives: next to the database (<db dir>/.lmlab_history). */

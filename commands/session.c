@@ -2,8 +2,8 @@
  * dispatch (see session.h). */
 #include "session.h"
 
-#include "cmd_sweep.h"
 #include "err.h"
+#include "run_launch.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void default_writer(void *ud, int kind, const char *text)
 {
@@ -40,21 +41,13 @@ void session_set_writer(Session *s, SessionWriter w, void *ud)
 
 void session_free(Session *s)
 {
-    cmd_sweep_shutdown();
-    if (s->trainer) {
-        trainer_stop(s->trainer);
-        trainer_join(s->trainer);
-    }
-    recorder_destroy(s->rec);
-    trainer_destroy(s->trainer);
+    session_job_shutdown(s);
     model_destroy(s->view);
     tokenizer_destroy(s->view_tok);
     if (s->has_view_ds)
         dataset_free(&s->view_ds);
     s->has_view_ds = 0;
     runstore_close(s->store);
-    s->rec = NULL;
-    s->trainer = NULL;
     s->view = NULL;
     s->view_tok = NULL;
     s->store = NULL;
@@ -167,14 +160,105 @@ int session_find_experiment(const char *name, char *path, size_t cap)
     return -1;
 }
 
+/* ---- the job ---- */
+
+/* Frees the run's trainer and recorder once it has ended (or, with stop, after stopping
+ * it), keeping its final weights as the model `sample`, `eval` and `coeffs` use. */
+static void close_run(Session *s, int stop)
+{
+    if (!s->trainer)
+        return;
+    if (!stop && !trainer_is_done(trainer_status(s->trainer)))
+        return;
+    RunHandle h = {.trainer = s->trainer, .rec = s->rec, .run_id = s->run_id};
+    if (stop) {
+        run_launch_close(&h, 1);
+    } else {
+        trainer_join(s->trainer);
+        session_prepare_view(s);
+        snprintf(s->view_source, sizeof s->view_source, "run #%ld (final weights)", s->run_id);
+        run_launch_close(&h, 0);
+    }
+    s->trainer = NULL;
+    s->rec = NULL;
+}
+
+void session_job_reap(Session *s)
+{
+    close_run(s, 0);
+}
+
+SessionJobKind session_job_kind(Session *s)
+{
+    close_run(s, 0);
+    if (s->trainer)
+        return SESSION_JOB_RUN;
+    if (s->sweep && !sweep_runner_done(s->sweep))
+        return SESSION_JOB_SWEEP;
+    return SESSION_JOB_NONE;
+}
+
+void session_job_name(Session *s, char *buf, size_t cap)
+{
+    switch (session_job_kind(s)) {
+    case SESSION_JOB_RUN: snprintf(buf, cap, "run #%ld", s->run_id); break;
+    case SESSION_JOB_SWEEP: snprintf(buf, cap, "sweep #%ld", sweep_runner_id(s->sweep)); break;
+    default: if (cap) buf[0] = 0; break;
+    }
+}
+
+SweepRunner *session_job_sweep(Session *s)
+{
+    return s->sweep;
+}
+
+void session_job_set_sweep(Session *s, SweepRunner *r)
+{
+    if (s->sweep != r)
+        sweep_runner_destroy(s->sweep);
+    s->sweep = r;
+}
+
+SessionJobKind session_job_pause(Session *s, int on)
+{
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
+        (on ? trainer_pause : trainer_resume)(s->trainer);
+    else if (k == SESSION_JOB_SWEEP)
+        (on ? sweep_runner_pause : sweep_runner_resume)(s->sweep);
+    return k;
+}
+
+SessionJobKind session_job_stop(Session *s)
+{
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN) {
+        trainer_stop(s->trainer);
+        trainer_join(s->trainer);
+        while (!recorder_done(s->rec))
+            usleep(20000);
+    } else if (k == SESSION_JOB_SWEEP) {
+        sweep_runner_stop(s->sweep);
+        sweep_runner_join(s->sweep);
+    }
+    return k;
+}
+
+void session_job_shutdown(Session *s)
+{
+    sweep_runner_destroy(s->sweep); /* stops and joins */
+    s->sweep = NULL;
+    close_run(s, 1);
+}
+
 int session_snapshot(Session *s, Snapshot *dst)
 {
     if (s->rec) {
         recorder_snapshot(s->rec, dst);
         return 1;
     }
-    SweepRunner *sw = cmd_sweep_runner(); /* a sweep's current trial */
-    return sw && sweep_runner_snapshot(sw, dst) == 1; /* 1: it had a trial to show */
+    /* a sweep's current trial; 1: it had a trial to show */
+    return s->sweep && sweep_runner_snapshot(s->sweep, dst) == 1;
 }
 
 int session_run_line(Session *s, const char *line)

@@ -1,6 +1,6 @@
 /* session.h — the state the commands act on (the command table's CmdContext): the
- * current configuration, the run store, the run being trained (trainer + recorder), the
- * model opened for sampling/evaluation, and where output goes (stdout or the dashboard's
+ * current configuration, the run store, the session's one job (a run being trained, or a
+ * sweep training its trials), the model opened for sampling/evaluation, and where output goes (stdout or the dashboard's
  * scrollback, text or JSON lines). One session per lmlab process; commands run on the
  * main thread. Not here: parsing (lexer/cmdtable), drawing (ui). */
 #ifndef LM_SESSION_H
@@ -12,6 +12,7 @@
 #include "model.h"
 #include "recorder.h"
 #include "runstore.h"
+#include "sweep_runner.h"
 #include "tokenizer.h"
 #include "trainer.h"
 
@@ -28,10 +29,13 @@ struct CmdContext {
     char experiment[256];       /* the experiment last `use`d */
     char db_path[1024];
     RunStore *store;            /* browsing connection (main thread) */
-    /* the run being trained, if any */
-    Trainer *trainer;
+    /* the job (session_job_kind): at most one of a run and a training sweep */
+    Trainer *trainer;           /* the run being trained (started by run_launch), or NULL */
     Recorder *rec;
     long run_id;
+    SweepRunner *sweep;         /* the sweep started or resumed here: training, or ended and
+                                   kept (its summary and last trial stay readable) until the
+                                   next job replaces it; NULL when none */
     /* the model opened for sample/eval/coeffs: a stored run, a checkpoint, or a copy of
      * the training weights */
     Model *view;
@@ -86,6 +90,34 @@ void session_fmt_duration(char *buf, size_t cap, double sec);
 /* Parses a run id word ("12" or "#12"); -1 when it is not one. */
 long session_parse_run_id(const char *word);
 
+/* ---- the job: what the session trains ----
+ * SESSION_JOB_RUN while the run trains or is paused; SESSION_JOB_SWEEP while the sweep
+ * trains its trials (or is paused); SESSION_JOB_NONE otherwise. A run that has ended is
+ * reaped first (its final weights become the open model). */
+typedef enum { SESSION_JOB_NONE, SESSION_JOB_RUN, SESSION_JOB_SWEEP } SessionJobKind;
+SessionJobKind session_job_kind(Session *s);
+/* Frees the run's trainer and recorder once it has ended, keeping its final weights as
+ * the model `sample`, `eval` and `coeffs` use (a no-op while it trains). */
+void session_job_reap(Session *s);
+/* "run #12" or "sweep #3" for messages ("" when idle). */
+void session_job_name(Session *s, char *buf, size_t cap);
+/* The session's sweep (training or ended), or NULL. Valid until the next job or
+ * session_job_shutdown. */
+SweepRunner *session_job_sweep(Session *s);
+/* Makes r (started) the session's sweep, freeing an ended one it replaces. The caller
+ * checked that no job is training. */
+void session_job_set_sweep(Session *s, SweepRunner *r);
+/* Pauses (on = 1) or resumes (on = 0) whatever trains: the run after its step, or the
+ * sweep's current trial. Returns the kind acted on (SESSION_JOB_NONE: nothing trains). */
+SessionJobKind session_job_pause(Session *s, int on);
+/* Asks whatever trains to stop and waits: the run ends after its step with a checkpoint
+ * (recorded as stopped; it stays the session's until reaped); the sweep's current trial
+ * is checkpointed and stays pending, the sweep is stored as stopped. Returns the kind
+ * stopped. */
+SessionJobKind session_job_stop(Session *s);
+/* Stops whatever trains (as session_job_stop) and frees the run and the sweep. For quit. */
+void session_job_shutdown(Session *s);
+
 /* Snapshot of the current run (zeroed when there is none); returns 1 if a run exists. */
 int session_snapshot(Session *s, Snapshot *dst);
 
@@ -124,5 +156,9 @@ int cmd_rm(Session *s, int argc, const LexWord *argv);
 int cmd_export(Session *s, int argc, const LexWord *argv);
 int cmd_sweep(Session *s, int argc, const LexWord *argv);
 int cmd_bench(Session *s, int argc, const LexWord *argv);
+/* The sweep's pause/resume/stop (what: "pause", "resume", "stop") and wait, printing as
+ * `sweep pause` etc.; `pause`, `resume`, `stop` and `wait` use them while a sweep trains. */
+int cmd_sweep_control(Session *s, const char *what);
+int cmd_sweep_wait(Session *s);
 
 #endif

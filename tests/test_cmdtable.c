@@ -36,16 +36,29 @@ static const CmdArgSpec sample_keys[] = {
     {NULL, NULL, NULL},
 };
 
+static const CmdSub job_subs[] = {
+    {"status", "", "how it goes", 0},
+    {"resume", "[ID]", "continue", 0},
+    {"wait", "", "until it ends", CMD_BLOCKS},
+    {NULL, NULL, NULL, 0},
+};
+
 static const Command table[] = {
     {"train", "[steps=N|epochs=N] [key=value ...]", "train a model with the current config",
      "Trains until the budget is spent.", ARG_CONFIG_KEYVAL, train_keys, fake_handler,
-     "training"},
-    {"status", "", "show the running job", NULL, ARG_NONE, NULL, fake_handler, "training"},
-    {"runs", "[RUN_ID]", "list runs or show one", NULL, ARG_RUN_ID, NULL, fake_handler, "runs"},
+     "training", 0, NULL},
+    {"status", "", "show the running job", NULL, ARG_NONE, NULL, fake_handler, "training", 0, NULL},
+    {"runs", "[RUN_ID]", "list runs or show one", NULL, ARG_RUN_ID, NULL, fake_handler, "runs", 0, NULL},
     {"sample", "[prompt=TEXT] [mode=...]", "generate text", NULL, ARG_KEYVAL, sample_keys,
-     fake_handler, "training"},
-    {"help", "[COMMAND]", "show help", NULL, ARG_COMMAND, NULL, fake_handler, NULL},
-    {"fail", "", "always fails", NULL, ARG_WORD, NULL, fake_handler, "runs"},
+     fake_handler, "training", 0, NULL},
+    {"help", "[COMMAND]", "show help", NULL, ARG_COMMAND, NULL, fake_handler, NULL, 0, NULL},
+    {"fail", "", "always fails", NULL, ARG_WORD, NULL, fake_handler, "runs", 0, NULL},
+    {"job", "status|resume [ID]|wait | key=value ...", "a job", NULL, ARG_WORD, NULL,
+     fake_handler, "training", 0, job_subs},
+    {"wait", "", "wait for the job", NULL, ARG_NONE, NULL, fake_handler, "training",
+     CMD_BLOCKS, NULL},
+    {"rm", "RUN_ID", "delete a run", NULL, ARG_RUN_ID, NULL, fake_handler, "runs",
+     CMD_DESTRUCTIVE, NULL},
 };
 static const int n_table = (int)(sizeof table / sizeof table[0]);
 
@@ -183,7 +196,7 @@ static void expect(const char *line, int cursor, const char *want, int want_star
 
 static void test_complete(void)
 {
-    expect("", -1, "fail help runs sample status train", 0);
+    expect("", -1, "fail help job rm runs sample status train wait", 0);
     expect("s", -1, "sample status", 0);
     expect("  tr", -1, "train", 2);
     expect("status; ru", -1, "runs", 8);
@@ -206,6 +219,42 @@ static void test_complete(void)
     expect("train model=g; s", -1, "sample status", 15);
     expect("train st more", 8, "steps=", 6);  /* cursor inside the line */
     expect("train ste", 9, "steps=", 6);
+    expect("job ", -1, "resume status wait", 4);   /* subcommands of the first word */
+    expect("job st", -1, "status", 4);
+    expect("job status ", -1, "", 11);             /* only the first word */
+    expect("job lr=1 ", -1, "", 9);
+}
+
+/* Subcommands are checked; blocking comes from the table's flags, not the typed text. */
+static void test_subs_and_flags(void)
+{
+    char err[LM_ERR_LEN], *text = NULL;
+    CmdContext ctx = {0};
+    int st = cmdtable_dispatch(table, n_table, &ctx, "job stauts", err);
+    CHECK(st == LM_EARG && ctx.calls == 0 && strstr(err, "did you mean 'job status'") &&
+          strstr(err, "\n  job stauts\n      ^^^^^^\n"), "bad subcommand: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "job xyzzyq", err);
+    CHECK(st == LM_EARG && strstr(err, "one of status, resume, wait"), "no near one: %s", err);
+    CHECK(cmdtable_dispatch(table, n_table, &ctx, "job resume 3; job lr=1,2", err) == LM_OK &&
+          ctx.calls == 2, "subcommand with an argument, key=value first: %s", err);
+    CHECK(cmdtable_blocks(table, n_table, "wait") == 1, "wait blocks");
+    CHECK(cmdtable_blocks(table, n_table, "job wait") == 1, "job wait blocks");
+    CHECK(cmdtable_blocks(table, n_table, "status; job wait # x") == 1, "second command");
+    CHECK(cmdtable_blocks(table, n_table, "job status") == 0, "job status does not block");
+    CHECK(cmdtable_blocks(table, n_table, "sample prompt=wait") == 0, "a value named wait");
+    CHECK(cmdtable_blocks(table, n_table, "runs wait") == 0, "an argument named wait");
+    CHECK(cmdtable_blocks(table, n_table, "wiat; \"wait") == 0, "bad lines do not block");
+    CHECK(streq(cmdtable_hint(table, n_table, "job resume"), "[ID]"), "subcommand hint");
+    CHECK(streq(cmdtable_hint(table, n_table, "job status"), table[6].args_hint),
+          "empty subcommand hint: the command's");
+    CHECK(cmdtable_help(table, n_table, "job", &text, err) == LM_OK && text &&
+          strstr(text, "subcommands:") && strstr(text, "resume [ID]") &&
+          strstr(text, "until it ends (blocks until it ends)"), "help job: %s", text);
+    free(text);
+    text = NULL;
+    CHECK(cmdtable_help(table, n_table, "rm", &text, err) == LM_OK && text &&
+          strstr(text, "Destructive"), "help rm: %s", text);
+    free(text);
 }
 
 static void test_hint(void)
@@ -226,5 +275,6 @@ int main(void)
     test_help();
     test_complete();
     test_hint();
+    test_subs_and_flags();
     return check_summary();
 }

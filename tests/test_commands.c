@@ -372,6 +372,31 @@ static void test_errors(Session *s)
     CHECK(run(s, "runs") == LM_OK && count_lines(out) == 4, "still working: %s", out);
 }
 
+/* The real table: subcommands complete, and only `wait` / `sweep wait` block. */
+static void test_table(Session *s)
+{
+    int n, nc = 0, ws = 0;
+    const Command *t = session_commands(&n);
+    const char *lines[] = {"show ", "sweep ", "sweep s"};
+    const char *want[] = {"config data model", "list pause resume show status stop wait",
+                          "show status stop"};
+    for (int i = 0; i < 3; i++) {
+        char **c = NULL, got[256] = "";
+        CHECK(cmdtable_complete(t, n, lines[i], (int)strlen(lines[i]), session_complete, s, &c,
+                                &nc, &ws) == LM_OK, "complete '%s'", lines[i]);
+        for (int k = 0; k < nc && strlen(got) + strlen(c[k]) + 2 < sizeof got; k++) {
+            strcat(got, k ? " " : "");
+            strcat(got, c[k]);
+        }
+        CHECK(!strcmp(got, want[i]), "complete '%s': '%s', want '%s'", lines[i], got, want[i]);
+        cmdtable_free_cands(c, nc);
+    }
+    CHECK(cmdtable_blocks(t, n, "wait") && cmdtable_blocks(t, n, "status; sweep wait"),
+          "wait and sweep wait block");
+    CHECK(!cmdtable_blocks(t, n, "sweep status") && !cmdtable_blocks(t, n, "runs; stop"),
+          "status, runs, stop do not block");
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/lmlab-cmds-XXXXXX");
@@ -392,6 +417,7 @@ int main(void)
     test_export(&s, sweep);
     test_rm(&s);
     test_errors(&s);
+    test_table(&s);
     session_free(&s);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

@@ -1,8 +1,8 @@
 /* test_session.c — the commands in script mode with JSON output, through the real
  * command table and a real (tiny) training run: use, set, show, train, status, pause,
  * resume, sample during training, wait, eval, open, resume of a stopped run, coeffs,
- * help, and a table of bad inputs that must each give one error and leave the session
- * working. */
+ * help, a table of bad inputs that must each give one error and leave the session
+ * working, and a sweep as the session's job (pause, resume, stop, wait act on it). */
 #include "check.h"
 #include "err.h"
 #include "session.h"
@@ -170,6 +170,67 @@ static void finetune_and_import(Session *s, long base)
     CHECK(run(s, "import other.txt") != LM_OK && n_errors == 1, "text imported: %s", out);
 }
 
+/* Polls `sweep status` until its field equals want (a string) or exceeds it (a number),
+ * up to ~10 s; 1 when it did. */
+static int sweep_until(Session *s, const char *field, const char *want)
+{
+    for (int i = 0; i < 200; i++) {
+        run(s, "sweep status");
+        json_t *o = last_json("sweep_status");
+        json_t *v = o ? json_object_get(o, field) : NULL;
+        int ok = v && (json_is_string(v) ? !strcmp(json_string_value(v), want)
+                                         : json_integer_value(v) > atol(want));
+        json_decref(o);
+        if (ok)
+            return 1;
+        usleep(50000);
+    }
+    return 0;
+}
+
+/* A sweep is the session's job: `pause`, `resume`, `stop` and `wait` act on it (they
+ * used to say "no run is training" while `status` showed its trial), `train` is
+ * refused while it trains, and with nothing training they say so. */
+static void sweep_job(Session *s)
+{
+    CHECK(run(s, "use quick") == LM_OK, "%s", out);
+    CHECK(run(s, "set runs_dir=runs log_every=5 sample_every=0 eval_every=0") == LM_OK, "%s",
+          out);
+    CHECK(run(s, "stop") != LM_OK && strstr(out, "no run or sweep is training"), "idle stop: %s",
+          out);
+    CHECK(run(s, "sweep steps=100000 lr=0.003,0.001 name=jobs") == LM_OK, "sweep: %s", out);
+    json_t *o = last_json(NULL);
+    long id = o ? (long)json_integer_value(json_object_get(o, "sweep")) : 0;
+    json_decref(o);
+    CHECK(id > 0, "no sweep id: %s", out);
+    CHECK(sweep_until(s, "step", "0"), "the first trial never stepped: %s", out);
+    CHECK(run(s, "train steps=10") != LM_OK && n_errors == 1 && strstr(out, "sweep #"),
+          "train during a sweep: %s", out);
+    CHECK(run(s, "status") == LM_OK && (o = last_json("status")) != NULL, "status: %s", out);
+    json_decref(o);
+    CHECK(run(s, "pause") == LM_OK && (o = last_json("pause")) &&
+          json_integer_value(json_object_get(o, "sweep")) == id, "pause: %s", out);
+    json_decref(o);
+    CHECK(sweep_until(s, "status", "paused"), "pause did not pause the sweep: %s", out);
+    CHECK(run(s, "resume") == LM_OK && (o = last_json("resume")) &&
+          json_integer_value(json_object_get(o, "sweep")) == id, "resume: %s", out);
+    json_decref(o);
+    CHECK(sweep_until(s, "status", "running"), "resume did not resume the sweep: %s", out);
+    CHECK(run(s, "stop") == LM_OK, "stop: %s", out);
+    o = last_json("sweep_end");
+    CHECK(o && !strcmp(json_string_value(json_object_get(o, "status")), "stopped"),
+          "stop did not stop the sweep: %s", out);
+    json_decref(o);
+    CHECK(run(s, "wait") != LM_OK && n_errors == 1, "wait after the stop: %s", out);
+    CHECK(run(s, "sweep steps=15 lr=0.003,0.001 name=jobw") == LM_OK, "sweep: %s", out);
+    CHECK(run(s, "wait") == LM_OK, "wait on a sweep: %s", out);
+    o = last_json("sweep_end");
+    CHECK(o && !strcmp(json_string_value(json_object_get(o, "status")), "finished") &&
+          json_integer_value(json_object_get(o, "done")) == 2, "wait's end: %s", out);
+    json_decref(o);
+    CHECK(run(s, "pause") != LM_OK && n_errors == 1, "pause after the sweep ended: %s", out);
+}
+
 static void bad_inputs(Session *s)
 {
     const char *bad[] = {
@@ -201,6 +262,7 @@ int main(void)
     stop_and_resume(&s);
     finetune_and_import(&s, first_run);
     bad_inputs(&s);
+    sweep_job(&s);
     session_free(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

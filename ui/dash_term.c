@@ -7,7 +7,6 @@
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
 
-#include "cmd_sweep.h"
 #include "dash_data.h"
 #include "dash_keys.h"
 #include "err.h"
@@ -188,7 +187,7 @@ static void poll_run(DashTerm *t)
 {
     Session *s = t->s;
     Dashboard *d = t->d;
-    SweepRunner *sw = cmd_sweep_runner();
+    SweepRunner *sw = session_job_sweep(s);
     int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
     have = have || session_snapshot(s, &t->snap) || (sw && sweep_runner_snapshot(sw, &t->snap));
     if (!have && !t->snap.run_id &&
@@ -259,25 +258,13 @@ static void writer(void *ud, int kind, const char *text)
 
 /* ---- commands ---- */
 
-/* 1 when one of the line's commands is `wait` (not needed: the screen follows the run). */
-static int has_wait(const char *line)
-{
-    for (const char *p = line; p && *p;) {
-        p += strspn(p, " \t;");
-        if (!strncmp(p, "sweep", 5) && strchr(" \t", p[5]))
-            p += 5 + strspn(p + 5, " \t");   /* `sweep wait` blocks as well */
-        if (!strncmp(p, "wait", 4) && (!p[4] || strchr(" \t;", p[4])))
-            return 1;
-        p = strchr(p, ';');
-    }
-    return 0;
-}
-
 void dash_term_command(DashTerm *t, const char *line)
 {
     Dashboard *d = t->d;
     dash_term_out(t, UI_COLOR_ACCENT, "> %s", line);
-    if (has_wait(line)) {
+    int n;
+    const Command *table = session_commands(&n);
+    if (cmdtable_blocks(table, n, line)) { /* `wait`, `sweep wait`: flagged in the table */
         out_text(t, UI_COLOR_WARN, "`wait` is not needed in the dashboard: the run trains in the "
                  "background and this screen follows it (nothing was run)");
         return;
@@ -295,8 +282,8 @@ void dash_term_command(DashTerm *t, const char *line)
 
 int dash_term_sweep_active(const DashTerm *t)
 {
-    (void)t;
-    return cmd_sweep_runner() && !sweep_runner_done(cmd_sweep_runner());
+    SweepRunner *sw = session_job_sweep(t->s);
+    return sw && !sweep_runner_done(sw);
 }
 
 int dash_term_run_active(const DashTerm *t)
@@ -313,7 +300,7 @@ void dash_term_quit(DashTerm *t)
         dash_term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
                       "`sweep resume ID` continues it)");
         draw(t);
-        cmd_sweep_shutdown();
+        session_job_shutdown(t->s);
     }
     t->quit = 1;
 }

@@ -3,9 +3,8 @@
  * the halving rule (sweep.c), printing (commands/cmd_sweep.c). */
 #include "sweep_runner.h"
 
+#include "run_launch.h"
 #include "runstore.h"
-#include "sysinfo.h"
-#include "tokenizer.h"
 #include "trainer.h"
 
 #include <math.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -92,33 +90,6 @@ static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o,
         o->resume[0] = 0;
     runstore_row_free(&row);
     return LM_OK;
-}
-
-/* Records trial i's new run (sweep id, tag sweep-<id>) and names its directory. */
-static int create_run(SweepRunner *r, int i, Trainer *t, TrainerOptions *o, char *err)
-{
-    const Dataset *ds = trainer_dataset(t);
-    const Config *c = trainer_config(t);
-    char *cfg = config_to_text(c), hash[32], thash[32], machine[256], tag[32];
-    snprintf(hash, sizeof hash, "%016llx", ds->hash);
-    snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
-    snprintf(tag, sizeof tag, "sweep-%ld", r->id);
-    sysinfo_describe(machine, sizeof machine);
-    RunInfo info = {.name = c->name, .config = cfg, .model = c->model, .data_name = ds->name,
-                    .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
-                    .machine = machine, .git_rev = sysinfo_git_rev(), .tags = tag,
-                    .params = trainer_param_count(t), .sweep_id = r->id};
-    long id;
-    int rc = runstore_run_create(r->st, &info, &id, err);
-    free(cfg);
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&r->mu);
-    r->ts[i].run_id = id;
-    pthread_mutex_unlock(&r->mu);
-    snprintf(o->run_dir, sizeof o->run_dir, "%.400s/run-%ld", c->runs_dir, id);
-    mkdir(c->runs_dir, 0777);
-    return runstore_set_checkpoint_dir(r->st, id, o->run_dir, err);
 }
 
 /* Blocks while the sweep is paused between trials; 1 when a stop was asked. */
@@ -217,38 +188,36 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
 {
     if (hold_while_paused(r))
         return LM_ECANCEL;
-    char why[LM_ERR_LEN];
+    char why[LM_ERR_LEN], tag[32];
     Config cfg = r->trials[i].cfg;
     TrainerOptions o = {0};
     int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, err) : LM_OK;
     if (rc)
         return rc;
-    Trainer *t = trainer_create(&cfg, &o, why);
-    if (!t)
+    snprintf(tag, sizeof tag, "sweep-%ld", r->id);
+    RunLaunchOptions lo = {.db_path = r->db_path, .store = r->st, .resume_id = r->ts[i].run_id,
+                           .resume_from = o.resume, .resume_dir = o.run_dir, .tags = tag,
+                           .sweep_id = r->id, .stop_at = stop_at};
+    RunHandle h;
+    rc = run_launch(&cfg, &lo, &h, why);
+    if (h.run_id && !r->ts[i].run_id) {
+        pthread_mutex_lock(&r->mu);
+        r->ts[i].run_id = h.run_id;
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (rc == LM_ESTATE || rc == LM_EDB) /* the sweep cannot go on */
+        return err_set(err, rc, "trial %d: %s", r->trials[i].k, why);
+    if (rc)
         return fail_trial(r, i, why, err);
-    if (!r->ts[i].run_id)
-        rc = create_run(r, i, t, &o, err);
-    else if ((rc = runstore_run_claim(r->st, r->ts[i].run_id, why)) == LM_ESTATE)
-        rc = err_set(err, LM_ESTATE, "trial %d: %s", r->trials[i].k, why);
-    if (!rc)
-        rc = set_trial(r, i, "running", err);
-    if (rc) {
-        trainer_destroy(t);
+    if ((rc = set_trial(r, i, "running", err))) {
+        run_launch_close(&h, 1);
         return rc;
     }
-    trainer_set_run(t, r->ts[i].run_id, o.run_dir);
-    if (stop_at > 0)
-        trainer_set_stop_at(t, stop_at);
-    Recorder *rec = NULL;
-    if (trainer_start(t, why) ||
-        !(rec = recorder_create(t, r->db_path, r->ts[i].run_id, cfg.name, NULL, NULL, why))) {
-        trainer_destroy(t);
-        return fail_trial(r, i, why, err);
-    }
-    publish(r, i, rec, stop_at);
-    TrainerStatus end = follow_trial(r, t, rec);
+    publish(r, i, h.rec, stop_at);
+    TrainerStatus end = follow_trial(r, h.trainer, h.rec);
     publish(r, i, NULL, 0);
-    trainer_destroy(t); /* its recorder has drained every event and ended */
+    h.rec = NULL; /* published: stays readable until the next trial's replaces it */
+    run_launch_close(&h, 0);
     return settle_trial(r, i, end, err);
 }
 

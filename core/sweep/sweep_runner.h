@@ -1,7 +1,7 @@
 /* sweep_runner.h — runs a sweep's trials ONE AFTER ANOTHER on a thread of its own (the
  * machine has two cores and one trial uses them all). Each trial is a normal run in the
- * run store (sweep_id set, tagged `sweep-<id>`, checkpoints in runs_dir/run-<id>),
- * trained by a Trainer and recorded by a Recorder exactly as `train` does. Successive
+ * run store (sweep_id set, tagged `sweep-<id>`), started by run_launch exactly as
+ * `train` starts its run (record, checkpoint folder, trainer, recorder). Successive
  * halving (sweep.h) stops a trial at its rung with trainer_set_stop_at and later
  * continues a promoted one from its newest checkpoint as the same run.
  *

@@ -1,0 +1,142 @@
+/* run_launch.c — trainer + run record + checkpoint folder + recorder, started in one
+ * place (see run_launch.h). Not here: choosing what to resume, printing. */
+#include "run_launch.h"
+
+#include "err.h"
+#include "sysinfo.h"
+#include "tokenizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void run_launch_name(const Config *cfg, const char *data_name, char *buf, size_t cap)
+{
+    if (cfg->name[0])
+        snprintf(buf, cap, "%s", cfg->name);
+    else
+        snprintf(buf, cap, "%s-%s", cfg->model, data_name ? data_name : "data");
+}
+
+void run_launch_dir(const char *runs_dir, long id, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%.400s/run-%ld", runs_dir, id);
+}
+
+/* The run's stored record: everything needed to find, compare and reproduce it. */
+static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
+{
+    Trainer *t = h->trainer;
+    const Dataset *ds = trainer_dataset(t);
+    const Config *c = trainer_config(t);
+    char *cfg = config_to_text(c), hash[32], thash[32], machine[256];
+    if (!cfg)
+        return err_set(err, LM_ENOMEM, "out of memory");
+    snprintf(hash, sizeof hash, "%016llx", ds->hash);
+    snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
+    sysinfo_describe(machine, sizeof machine);
+    RunInfo info = {.name = h->name, .config = cfg, .model = c->model, .data_name = ds->name,
+                    .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
+                    .machine = machine, .git_rev = sysinfo_git_rev(), .tags = o->tags,
+                    .params = trainer_param_count(t), .sweep_id = o->sweep_id};
+    int rc = runstore_run_create(o->store, &info, &h->run_id, err);
+    free(cfg);
+    if (rc)
+        return LM_EDB;
+    run_launch_dir(c->runs_dir, h->run_id, h->run_dir, sizeof h->run_dir);
+    mkdir(c->runs_dir, 0777); /* the trainer creates run_dir itself, and reports failures */
+    return runstore_set_checkpoint_dir(o->store, h->run_id, h->run_dir, err) ? LM_EDB : LM_OK;
+}
+
+/* A stored run continues as itself: same data (by hash), claimed for this process. */
+static int claim_run(RunHandle *h, const Config *cfg, const RunLaunchOptions *o, char *err)
+{
+    char have[32], why[LM_ERR_LEN];
+    snprintf(have, sizeof have, "%016llx", trainer_dataset(h->trainer)->hash);
+    if (o->data_hash && o->data_hash[0] && strcmp(have, o->data_hash))
+        return err_set(err, LM_EFORMAT, "run #%ld was trained on data with hash %s, but %s "
+                       "now hashes to %s: the dataset changed since the run started",
+                       o->resume_id, o->data_hash, cfg->data, have);
+    int rc = runstore_run_claim(o->store, o->resume_id, why);
+    if (rc)
+        return err_set(err, rc == LM_ESTATE ? LM_ESTATE : LM_EDB, "%s", why);
+    h->run_id = o->resume_id;
+    snprintf(h->run_dir, sizeof h->run_dir, "%s", o->resume_dir ? o->resume_dir : "");
+    return LM_OK;
+}
+
+/* A recorded run that never got going is marked failed, so it does not stay `running`. */
+static void fail_recorded(RunHandle *h, const RunLaunchOptions *o, const char *why)
+{
+    char e2[LM_ERR_LEN];
+    trainer_destroy(h->trainer); /* stops and joins */
+    h->trainer = NULL;
+    if (h->run_id)
+        runstore_run_set_status(o->store, h->run_id, "failed", why, e2);
+}
+
+int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char *err)
+{
+    memset(h, 0, sizeof *h);
+    if (!o->store || !o->db_path)
+        return err_set(err, LM_EARG, "run_launch: no run store");
+    TrainerOptions to = {0};
+    if (o->resume_id > 0 && o->resume_from)
+        snprintf(to.resume, sizeof to.resume, "%s", o->resume_from);
+    if (o->resume_id > 0 && o->resume_dir)
+        snprintf(to.run_dir, sizeof to.run_dir, "%s", o->resume_dir);
+    if (!(h->trainer = trainer_create(cfg, &to, err)))
+        return LM_EARG;
+    run_launch_name(trainer_config(h->trainer), trainer_dataset(h->trainer)->name, h->name,
+                    sizeof h->name);
+    int rc = o->resume_id > 0 ? claim_run(h, cfg, o, err) : record_run(h, o, err);
+    if (rc) {
+        if (o->resume_id > 0) { /* not ours: leave the stored run as it was */
+            trainer_destroy(h->trainer);
+            h->trainer = NULL;
+        } else {
+            fail_recorded(h, o, err);
+        }
+        return rc;
+    }
+    trainer_set_run(h->trainer, h->run_id, h->run_dir);
+    if (o->stop_at > 0)
+        trainer_set_stop_at(h->trainer, o->stop_at);
+    if (trainer_start(h->trainer, err)) {
+        fail_recorded(h, o, err);
+        return LM_ENOMEM;
+    }
+    /* the trainer's events queue up until the recorder drains them */
+    h->rec = recorder_create(h->trainer, o->db_path, h->run_id, h->name, NULL, NULL, err);
+    if (!h->rec) {
+        fail_recorded(h, o, err);
+        return LM_ENOMEM;
+    }
+    return LM_OK;
+}
+
+int run_launch_done(RunHandle *h)
+{
+    return !h->rec || recorder_done(h->rec);
+}
+
+void run_launch_stop(RunHandle *h)
+{
+    if (h->trainer)
+        trainer_stop(h->trainer);
+}
+
+void run_launch_close(RunHandle *h, int stop)
+{
+    if (!h->trainer)
+        return;
+    if (stop)
+        trainer_stop(h->trainer);
+    trainer_join(h->trainer);
+    recorder_destroy(h->rec); /* waits until every event is recorded */
+    trainer_destroy(h->trainer);
+    h->rec = NULL;
+    h->trainer = NULL;
+}
