@@ -237,13 +237,19 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
-static json_t *step_json(const Snapshot *sn)
+/* One logged step as a JSON event: that step's own values. */
+static json_t *step_metric_json(long run, const StepMetric *m)
 {
     return json_pack("{s:s s:I s:I s:I s:f s:f s:f s:f s:f s:f}", "event", "step", "run",
-                     (json_int_t)sn->run_id, "step", (json_int_t)sn->last.step, "tokens",
-                     (json_int_t)sn->last.tokens, "loss", sn->last.loss, "lr", sn->last.lr,
-                     "grad_norm", sn->last.grad_norm, "tokens_per_s", sn->last.tokens_per_s,
-                     "elapsed", sn->last.elapsed, "epoch", sn->last.epoch);
+                     (json_int_t)run, "step", (json_int_t)m->step, "tokens",
+                     (json_int_t)m->tokens, "loss", m->loss, "lr", m->lr,
+                     "grad_norm", m->grad_norm, "tokens_per_s", m->tokens_per_s,
+                     "elapsed", m->elapsed, "epoch", m->epoch);
+}
+
+static json_t *step_json(const Snapshot *sn)
+{
+    return step_metric_json(sn->run_id, &sn->last);
 }
 
 static void print_status(Session *s, const Snapshot *sn)
@@ -297,32 +303,40 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
 
 /* Prints what appeared in the snapshot since the last call (progress for `wait`). */
 typedef struct {
-    long loss_step, n_loss; /* the last loss point printed (by step: the series may be
-                               halved on long runs), and how many were printed */
+    long n_steps;           /* step events printed (or passed over) */
     int n_val;
     long sample_step, message_seq;
     char checkpoint[METRICS_PATH_LEN];
 } Printed;
 
+/* Prints every logged step since the last call, each with its own values (the snapshot
+ * keeps the latest SNAP_RECENT_STEPS whole; a printer further behind says so). */
+static void print_steps(Session *s, const Snapshot *sn, Printed *p)
+{
+    if (sn->n_steps - p->n_steps > SNAP_RECENT_STEPS) {
+        long missed = sn->n_steps - SNAP_RECENT_STEPS - p->n_steps;
+        char note[96];
+        snprintf(note, sizeof note, "%ld logged steps not printed; `export` has them all", missed);
+        if (s->json)
+            session_emit_json(s, json_pack("{s:s s:s}", "event", "message", "text", note));
+        else
+            session_printf(s, "(%s)", note);
+        p->n_steps += missed;
+    }
+    for (; p->n_steps < sn->n_steps; p->n_steps++) {
+        const StepMetric *m = &sn->recent[p->n_steps % SNAP_RECENT_STEPS];
+        if (s->json)
+            session_emit_json(s, step_metric_json(sn->run_id, m));
+        else
+            session_printf(s, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s",
+                           m->step, sn->total_steps, m->loss, m->lr, m->grad_norm,
+                           m->tokens_per_s);
+    }
+}
+
 static void print_new(Session *s, const Snapshot *sn, Printed *p)
 {
-    int first = sn->n_loss;
-    while (first > 0 && sn->loss[first - 1].step > p->loss_step)
-        first--;
-    for (int i = first; i < sn->n_loss; i++, p->n_loss++) {
-        const SeriesPoint *pt = &sn->loss[i];
-        p->loss_step = pt->step;
-        if (s->json) {
-            json_t *o = step_json(sn);
-            json_object_set_new(o, "step", json_integer(pt->step));
-            json_object_set_new(o, "loss", json_real(pt->value));
-            session_emit_json(s, o);
-        } else if (i + 1 == sn->n_loss || p->n_loss % 10 == 9) {
-            session_printf(s, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s", pt->step,
-                           sn->total_steps, pt->value, sn->last.lr, sn->last.grad_norm,
-                           sn->last.tokens_per_s);
-        }
-    }
+    print_steps(s, sn, p);
     for (; p->n_val < sn->n_val; p->n_val++) {
         const EvalMetric *e = &sn->last_eval;
         if (s->json)

