@@ -92,8 +92,13 @@ static const Command COMMANDS[] = {
      "history"},
     {"rm", "RUN_ID [checkpoints=true]", "delete a run (and its checkpoints on request)", NULL,
      ARG_RUN_ID, RM_KEYS, H(cmd_rm), "history"},
-    {"export", "RUN_ID ... format=csv|json file=PATH", "export runs' metrics with config columns",
-     NULL, ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
+    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
+     "export runs' metrics and evaluations (to stdout without file=)",
+     "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
+     "metric (loss lr grad_norm tokens_per_s elapsed tokens epoch, val_loss val_ppl val_bpc,\n"
+     "test_loss ...). json is an array of runs in the schema of `--json runs` (config typed,\n"
+     "created as ISO 8601 UTC and created_unix seconds) with metrics and evals.",
+     ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
      "[steps=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"

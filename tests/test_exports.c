@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char out[1 << 20];
@@ -70,6 +71,8 @@ static double stored(const SeriesPoint *p, int n, long step)
     return NAN;
 }
 
+static long json_run;   /* the run of test_events_json: 90 steps, evaluations at 30, 60, 90 */
+
 static long train_run(Session *s, const char *settings)
 {
     char line[256];
@@ -94,6 +97,7 @@ static void test_events_json(Session *s)
     s->json = 1;
     long id = train_run(s, "runs_dir=runs steps=90 log_every=10 eval_every=30 sample_every=0 "
                            "checkpoint_every=0");
+    json_run = id;
     json_t *a = json_events("step");
     RunStore *st = NULL;
     char err[LM_ERR_LEN];
@@ -154,6 +158,105 @@ static void test_events_text(Session *s)
     s->json = 1;
 }
 
+/* CSV to stdout, long form, read back: every (step, metric) equals the store's series,
+ * evaluations included, integers written as integers. */
+static void test_export_csv(Session *s)
+{
+    char line[128];
+    s->json = 0;
+    snprintf(line, sizeof line, "export %ld", json_run);
+    CHECK(run(s, line) == LM_OK && n_errors == 0, "%s", out);
+    CHECK(!strncmp(out, "run,step,metric,value\n", 22), "header: %.100s", out);
+    CHECK(strstr(out + 1, "run,step") == NULL, "a second header: %.100s", out);
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN];
+    CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
+    const char *metrics[] = {"loss", "lr", "grad_norm", "tokens_per_s", "elapsed", "tokens",
+                             "epoch", "val_loss", "val_ppl", "val_bpc"};
+    int rows = 0, matched = 0, n_val = 0, int_tokens = 1;
+    char *copy = strdup(out + 22);
+    for (char *sv = NULL, *l = strtok_r(copy, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
+        long r = 0, step = 0;
+        char metric[32], value[64];
+        rows++;
+        if (sscanf(l, "%ld,%ld,%31[^,],%63s", &r, &step, metric, value) != 4 || r != json_run) {
+            CHECK(0, "bad row '%s'", l);
+            continue;
+        }
+        if (!strcmp(metric, "tokens") && strpbrk(value, ".eE")) int_tokens = 0;
+        n_val += !strcmp(metric, "val_loss");
+        for (int m = 0; m < 10; m++) {
+            if (strcmp(metric, metrics[m])) continue;
+            SeriesPoint *p = NULL;
+            int n = 0;
+            runstore_series(st, json_run, metric, &p, &n, err);
+            double want = stored(p, n, step), v = atof(value);
+            matched += fabs(v - want) <= 1e-6 * (1 + fabs(want));
+            free(p);
+        }
+    }
+    free(copy);
+    CHECK(rows >= 9 * 7 + n_val * 2 && matched == rows, "%d rows, %d match the store", rows,
+          matched);
+    CHECK(n_val == 3, "%d validation rows (evaluations at 30, 60 and the end)", n_val);
+    CHECK(int_tokens, "tokens written as a float");
+    runstore_close(st);
+    snprintf(line, sizeof line, "export %ld file=back.csv", json_run);
+    char copy_out[1 << 16];
+    snprintf(copy_out, sizeof copy_out, "%s", out);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    FILE *f = fopen("back.csv", "r");
+    char buf[1 << 16] = "";
+    size_t nb = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[nb] = 0;
+    if (f) fclose(f);
+    CHECK(!strcmp(buf, copy_out), "file and stdout differ");
+}
+
+/* `export format=json` and `--json runs` share one schema: the same run object. */
+static void test_export_schema(Session *s)
+{
+    char line[128];
+    s->json = 1;
+    snprintf(line, sizeof line, "tag %ld paper", json_run);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    snprintf(line, sizeof line, "runs id=%ld", json_run);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    json_t *listed = json_loads(out, 0, NULL);
+    snprintf(line, sizeof line, "export %ld format=json", json_run);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    json_t *arr = json_loads(out, 0, NULL), *ex = json_array_get(arr, 0);
+    CHECK(listed && ex, "runs: %p export: %p", (void *)listed, (void *)ex);
+    if (!listed || !ex) return;
+    json_t *metrics = json_incref(json_object_get(ex, "metrics"));
+    json_t *evals = json_incref(json_object_get(ex, "evals"));
+    json_object_del(ex, "metrics");
+    json_object_del(ex, "evals");
+    CHECK(json_equal(listed, ex), "schemas differ:\n%s\n%s", json_dumps(listed, 0),
+          json_dumps(ex, 0));
+    json_t *cfg = json_object_get(ex, "config");
+    CHECK(json_is_integer(json_object_get(cfg, "d")) &&
+          json_integer_value(json_object_get(cfg, "d")) == 32, "d is not the integer 32");
+    CHECK(json_is_real(json_object_get(cfg, "lr")), "lr is not a number");
+    json_t *tags = json_object_get(ex, "tags");
+    CHECK(json_is_array(tags) && !strcmp(json_string_value(json_array_get(tags, 0)), "paper"),
+          "tags is not a list");
+    const char *iso = json_string_value(json_object_get(ex, "created"));
+    int Y, M, D, h, m, sec;
+    CHECK(iso && sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2dZ", &Y, &M, &D, &h, &m, &sec) == 6 &&
+          strlen(iso) == 20, "created is not ISO 8601: %s", iso ? iso : "null");
+    double unix_s = json_real_value(json_object_get(ex, "created_unix"));
+    CHECK(unix_s > 1.7e9 && unix_s != floor(unix_s) && fabs(unix_s - time(NULL)) < 600,
+          "created_unix %.6f is not this run's time in seconds with a fraction", unix_s);
+    CHECK(json_array_size(metrics) == 9 && json_is_integer(json_object_get(
+          json_array_get(metrics, 0), "tokens")), "metrics: %s", json_dumps(metrics, 0));
+    CHECK(json_array_size(evals) >= 2, "evals: %s", json_dumps(evals, 0));
+    json_decref(metrics);
+    json_decref(evals);
+    json_decref(arr);
+    json_decref(listed);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_exports_XXXXXX";
@@ -164,6 +267,8 @@ int main(void)
     session_set_writer(&s, capture, NULL);
     test_events_json(&s);
     test_events_text(&s);
+    test_export_csv(&s);
+    test_export_schema(&s);
     session_free(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
