@@ -1,5 +1,6 @@
 /* commands.c — THE command table: every command's name, arguments, help and handler.
  * Dispatch, `help`, tab completion and argument hints all read this one array. */
+#include "cmd_plot.h"
 #include "session.h"
 
 #define H(fn) ((int (*)(CmdContext *, int, const LexWord *))(fn))
@@ -23,6 +24,11 @@ static const CmdArgSpec RUNS_KEYS[] = {
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec PLOT_KEYS[] = {
+    {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
+    {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
+    {"title", "title=\"text\"", NULL}, {"step", "step=N (gates)", NULL},
+    {"file", "file=PATH.svg|png|pdf", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
 static const CmdArgSpec RM_KEYS[] = {
@@ -99,6 +105,14 @@ static const Command COMMANDS[] = {
      "test_loss ...). json is an array of runs in the schema of `--json runs` (config typed,\n"
      "created as ISO 8601 UTC and created_unix seconds) with metrics and evals.",
      ARG_RUN_ID, EXPORT_KEYS, H(cmd_export), "history"},
+    {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] file=F.svg|png|pdf",
+     "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
+     "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
+     "train (default), val, test or any stored series (lr grad_norm tokens_per_s val_ppl\n"
+     "val_bpc ...); x= is step (default), tokens seen or training time; smooth=K is a\n"
+     "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
+     "layer x shift heatmap of mean gates at the last recorded step <= N.",
+     ARG_RUN_ID, PLOT_KEYS, H(cmd_plot), "history"},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
      "[steps=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"

@@ -257,6 +257,71 @@ static void test_export_schema(Session *s)
     json_decref(listed);
 }
 
+/* The first n bytes of a file into buf; returns the file's size (-1 when missing). */
+static long head_of(const char *path, unsigned char *buf, size_t n)
+{
+    struct stat sb;
+    FILE *f = fopen(path, "rb");
+    if (!f || stat(path, &sb)) {
+        if (f) fclose(f);
+        return -1;
+    }
+    memset(buf, 0, n);
+    if (fread(buf, 1, n, f)) {}
+    fclose(f);
+    return (long)sb.st_size;
+}
+
+/* plot: curves of three runs and a gate heatmap as PNG, SVG and PDF, checked by their
+ * magic bytes, size and (PNG) pixel dimensions; bad requests give one clear error. */
+static void test_plot(Session *s, long a, long b)
+{
+    char line[256];
+    unsigned char h[64];
+    s->json = 0;
+    snprintf(line, sizeof line, "plot %ld %ld %ld metric=val x=tokens file=cmp.png", a, b, a);
+    CHECK(run(s, line) == LM_OK && strstr(out, "wrote cmp.png"), "%s", out);
+    long size = head_of("cmp.png", h, sizeof h);
+    unsigned w = (unsigned)h[16] << 24 | h[17] << 16 | h[18] << 8 | h[19];
+    unsigned ht = (unsigned)h[20] << 24 | h[21] << 16 | h[22] << 8 | h[23];
+    CHECK(size > 10000 && !memcmp(h, "\x89PNG\r\n\x1a\n", 8) && !memcmp(h + 12, "IHDR", 4) &&
+          w == 1280 && ht == 800, "cmp.png: %ld bytes, %ux%u", size, w, ht);
+    snprintf(line, sizeof line, "plot %ld %ld smooth=3 x=time file=cmp.svg", a, b);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    size = head_of("cmp.svg", h, sizeof h - 1);
+    CHECK(size > 5000 && strstr((char *)h, "<svg") , "cmp.svg: %ld bytes: %.60s", size, h);
+    snprintf(line, sizeof line, "plot %ld file=cmp.pdf", b);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    size = head_of("cmp.pdf", h, sizeof h);
+    CHECK(size > 2000 && !memcmp(h, "%PDF-", 5), "cmp.pdf: %ld bytes", size);
+    s->json = 1;
+    snprintf(line, sizeof line, "plot gates %ld step=60 file=gates.png", a);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    json_t *o = json_loads(out, 0, NULL);
+    CHECK(o && json_integer_value(json_object_get(o, "step")) == 60 &&
+          json_integer_value(json_object_get(o, "layers")) == 2, "gates reply: %s", out);
+    json_decref(o);
+    size = head_of("gates.png", h, sizeof h);
+    CHECK(size > 5000 && !memcmp(h + 1, "PNG", 3), "gates.png: %ld bytes", size);
+    s->json = 0;
+    struct { const char *line, *says; } bad[] = {
+        {"plot 1 file=x.gif", ".svg, .png or .pdf"},
+        {"plot 1", "file=PATH"},
+        {"plot file=x.png", "run ids"},
+        {"plot 1 metric=bogus file=x.png", "metric=bogus"},
+        {"plot 1 x=epochs file=x.png", "step|tokens|time"},
+        {"plot 1 smooth=0 file=x.png", "smooth=0"},
+        {"plot 99 file=x.png", "no run 99"},
+        {"plot 1 file=/nonexistent-dir/x.png", "/nonexistent-dir/x.png"},
+        {"plot gates 1 2 file=x.png", "one id"},
+        {"plot gates 1 step=5 file=x.png", "no gate statistics at or before step 5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(run(s, bad[i].line) != LM_OK && n_errors == 1 && strstr(out, bad[i].says),
+              "'%s' gave: %s", bad[i].line, out);
+    CHECK(access("x.gif", F_OK) && access("x.png", F_OK), "a refused plot left a file");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_exports_XXXXXX";
@@ -269,6 +334,7 @@ int main(void)
     test_events_text(&s);
     test_export_csv(&s);
     test_export_schema(&s);
+    test_plot(&s, 1, 2);
     session_free(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
