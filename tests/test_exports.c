@@ -7,6 +7,7 @@
  * (test_runstore.c) nor of training itself (test_trainer.c). */
 #include "check.h"
 #include "err.h"
+#include "repl.h"
 #include "runstore.h"
 #include "session.h"
 
@@ -322,6 +323,41 @@ static void test_plot(Session *s, long a, long b)
     CHECK(access("x.gif", F_OK) && access("x.png", F_OK), "a refused plot left a file");
 }
 
+/* Scripts: -c honours --keep-going across ';', and a script's errors say file:line:. */
+static void test_scripts(Session *s)
+{
+    s->json = 0;
+    out_len = 0, out[0] = 0, n_errors = 0;
+    int rc = repl_run_lines(s, "plot 1 file=x.gif; show config; bogus", 1);
+    CHECK(rc != LM_OK && n_errors == 2 && strstr(out, "lr "), "-c --keep-going ran: %s", out);
+    out_len = 0, out[0] = 0, n_errors = 0;
+    rc = repl_run_lines(s, "plot 1 file=x.gif; show config", 0);
+    CHECK(rc != LM_OK && n_errors == 1 && !strstr(out, "lr "), "-c without it went on: %s", out);
+    FILE *f = fopen("bad.lmlab", "w");
+    if (f) {
+        fputs("# a comment\nshow config\nset lr=abc\n\nbogus x=1\n", f);
+        fclose(f);
+    }
+    f = fopen("bad.lmlab", "r");
+    out_len = 0, out[0] = 0, n_errors = 0;
+    rc = f ? repl_run_file(s, f, "bad.lmlab", 1) : LM_EIO;
+    if (f) fclose(f);
+    CHECK(rc != LM_OK && n_errors == 2 && strstr(out, "bad.lmlab:3: error: ") &&
+          strstr(out, "bad.lmlab:5: error: "), "file:line: %s", out);
+    s->json = 1;
+    f = fopen("bad.lmlab", "r");
+    out_len = 0, out[0] = 0, n_errors = 0;
+    rc = f ? repl_run_file(s, f, "bad.lmlab", 0) : LM_EIO;
+    if (f) fclose(f);
+    json_t *a = json_events(NULL), *e = NULL;
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (json_object_get(json_array_get(a, i), "error")) e = json_array_get(a, i);
+    CHECK(rc != LM_OK && n_errors == 1 && e &&
+          !strcmp(json_string_value(json_object_get(e, "file")), "bad.lmlab") &&
+          json_integer_value(json_object_get(e, "line")) == 3, "JSON error place: %s", out);
+    json_decref(a);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_exports_XXXXXX";
@@ -335,6 +371,7 @@ int main(void)
     test_export_csv(&s);
     test_export_schema(&s);
     test_plot(&s, 1, 2);
+    test_scripts(&s);
     session_free(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
