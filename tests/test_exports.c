@@ -358,6 +358,38 @@ static void test_scripts(Session *s)
     json_decref(a);
 }
 
+/* Word-level sampling: the first sampled word is joined to the prompt by the tokenizer's
+ * rule (a space), and prompt words outside the vocabulary are named. */
+static void test_word_sampling(Session *s)
+{
+    s->json = 1;
+    long id = train_run(s, "runs_dir=runs tokenizer=word vocab_size=500 steps=20 eval_every=0 "
+                           "sample_every=0 checkpoint_every=0 log_every=10");
+    char line[64];
+    snprintf(line, sizeof line, "open %ld", id);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    CHECK(run(s, "sample prompt=\"the king\" tokens=3 seed=1") == LM_OK, "%s", out);
+    json_t *a = json_events("sample"), *o = json_array_get(a, 0);
+    const char *text = o ? json_string_value(json_object_get(o, "text")) : NULL;
+    CHECK(text && text[0] == ' ' && text[1] != ' ', "the first word is glued to the prompt: %s",
+          out);
+    CHECK(json_array_size(json_object_get(o, "unknown")) == 0, "known words listed: %s", out);
+    json_decref(a);
+    CHECK(run(s, "sample prompt=\"the zzqx king qqvv\" tokens=2 seed=1") == LM_OK, "%s", out);
+    a = json_events("sample"), o = json_array_get(a, 0);
+    json_t *unk = json_object_get(o, "unknown");
+    CHECK(json_array_size(unk) == 2 && !strcmp(json_string_value(json_array_get(unk, 0)), "zzqx")
+          && !strcmp(json_string_value(json_array_get(unk, 1)), "qqvv"), "unknown: %s", out);
+    json_decref(a);
+    s->json = 0;
+    CHECK(run(s, "sample prompt=\"the zzqx king\" tokens=2 seed=1") == LM_OK &&
+          strstr(out, "the zzqx king ") && strstr(out, "not in the vocabulary") &&
+          strstr(out, "zzqx"), "text mode: %s", out);
+    CHECK(run(s, "sample prompt=\"the king \" tokens=2 seed=1") == LM_OK &&
+          !strstr(out, "king  "), "a prompt ending in a space gets no second one: %s", out);
+    s->json = 1;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_exports_XXXXXX";
@@ -372,6 +404,7 @@ int main(void)
     test_export_schema(&s);
     test_plot(&s, 1, 2);
     test_scripts(&s);
+    test_word_sampling(&s);
     session_free(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

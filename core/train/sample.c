@@ -5,7 +5,9 @@
 #include "err.h"
 #include "sysinfo.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +159,7 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
             return err_set(err, LM_ENOMEM, "out of memory");
         n = 1;
     }
+    const char *sep = tokenizer_join(tok, prompt);
     Gen g = {.m = m};
     g.logits = malloc((size_t)m->vocab * sizeof(float));
     char *out = NULL;
@@ -173,7 +176,10 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
     for (; !rc && generated < o->n_tokens; generated++) {
         int next = sample_pick(g.logits, m->vocab, o, &rng);
         char piece[256];
-        int len = tokenizer_decode_token(tok, next, piece, sizeof piece);
+        int len = tokenizer_decode_token(tok, next, piece + 1, sizeof piece - 1), at = 1;
+        if (generated == 0 && *sep && len > 0 && !isspace((unsigned char)piece[1]))
+            piece[0] = *sep, at = 0, len++;   /* "the cat" + "house" -> "the cat house" */
+        memmove(piece, piece + at, sizeof piece - 1);
         if (len > 0 && text) {
             if (out_len + (size_t)len + 1 > out_cap) {
                 out_cap = (out_len + (size_t)len + 1) * 2;
@@ -217,4 +223,32 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
     else
         free(out);
     return LM_OK;
+}
+
+int sample_unknown_words(const Tokenizer *tok, const char *prompt, char *list, size_t cap)
+{
+    int *ids = NULL, unk = -1, count = 0;
+    size_t n = 0, used = 0;
+    if (cap) list[0] = 0;
+    if (tokenizer_kind(tok) != TOKENIZER_WORD || !prompt)
+        return 0;
+    if (tokenizer_encode(tok, "<unk>", 5, &ids, &n, NULL) == LM_OK && n >= 1)
+        unk = ids[0];
+    free(ids);
+    for (const char *p = prompt; unk >= 0 && *p;) {
+        size_t len = strcspn(p, " \t\n\v\f\r");
+        ids = NULL;
+        if (len && !(len == 5 && !memcmp(p, "<unk>", 5)) &&
+            tokenizer_encode(tok, p, len, &ids, &n, NULL) == LM_OK && n >= 1 && ids[0] == unk) {
+            count++;
+            if (used + len + 2 < cap) {
+                used += (size_t)snprintf(list + used, cap - used, "%s%.*s", used ? " " : "",
+                                         (int)len, p);
+            }
+        }
+        free(ids);
+        p += len;
+        p += strspn(p, " \t\n\v\f\r");
+    }
+    return count;
 }
