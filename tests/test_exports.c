@@ -390,6 +390,29 @@ static void test_word_sampling(Session *s)
     s->json = 1;
 }
 
+/* A binary file given as data= is refused with a message that says so; text with UTF-8
+ * accents and a stray control character still trains. */
+static void test_binary_data(Session *s)
+{
+    s->json = 0;
+    CHECK(system("cp /bin/true prog.bin") == 0, "cannot copy /bin/true");
+    FILE *f = fopen("ctrl.txt", "wb");
+    for (int i = 0; f && i < 4000; i++) fputc(i % 3 ? 0x01 + i % 20 : 'a', f);
+    if (f) fclose(f);
+    f = fopen("ok.txt", "wb");
+    for (int i = 0; f && i < 300; i++) fputs("Ca\xc3\xa7a, na\xc3\xafve \x1b caf\xc3\xa9.\n", f);
+    if (f) fclose(f);
+    CHECK(run(s, "use quick") == LM_OK, "%s", out);
+    CHECK(run(s, "train data=prog.bin steps=5 runs_dir=runs") != LM_OK && n_errors == 1 &&
+          strstr(out, "prog.bin") && strstr(out, "binary") && strstr(out, "NUL"),
+          "an ELF file was not refused: %s", out);
+    CHECK(run(s, "train data=ctrl.txt steps=5 runs_dir=runs") != LM_OK && n_errors == 1 &&
+          strstr(out, "ctrl.txt") && strstr(out, "control"), "control bytes: %s", out);
+    CHECK(run(s, "train data=ok.txt steps=5 eval_every=0 sample_every=0 checkpoint_every=0 "
+              "runs_dir=runs") == LM_OK, "accented text refused: %s", out);
+    CHECK(run(s, "wait") == LM_OK, "%s", out);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_exports_XXXXXX";
@@ -405,6 +428,7 @@ int main(void)
     test_plot(&s, 1, 2);
     test_scripts(&s);
     test_word_sampling(&s);
+    test_binary_data(&s);
     session_free(&s);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
