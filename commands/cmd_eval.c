@@ -135,6 +135,8 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
     o.top_p = (float)top_p;
     o.seed = (uint64_t)seed;
     o.use_cache = !cache || strcmp(cache, "false");
+    const char *positions = arg(argc, argv, "positions");
+    o.slide_positions = positions && !strcmp(positions, "slide");
     const char *prompt = arg(argc, argv, "prompt");
     if (!prompt)
         prompt = "";

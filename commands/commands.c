@@ -15,7 +15,8 @@ static const CmdArgSpec SAMPLE_KEYS[] = {
     {"prompt", "prompt=\"text\"", NULL}, {"tokens", "tokens=N", NULL},
     {"temp", "temp=T (0 = greedy)", NULL}, {"top_k", "top_k=K", NULL},
     {"top_p", "top_p=P", NULL}, {"seed", "seed=S", NULL},
-    {"cache", "cache=true|false", "true|false"}, {NULL, NULL, NULL}};
+    {"cache", "cache=true|false", "true|false"},
+    {"positions", "positions=count|slide", "count|slide"}, {NULL, NULL, NULL}};
 static const CmdArgSpec COEFF_KEYS[] = {
     {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec RUNS_KEYS[] = {
@@ -72,10 +73,17 @@ static const Command COMMANDS[] = {
      NULL, H(cmd_wait), "training"},
     {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,
      ARG_KEYVAL, EVAL_KEYS, H(cmd_eval), "model"},
-    {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S]",
+    {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S] "
+     "[positions=count|slide]",
      "generate text, streamed as it is produced",
      "Uses the open model: the running run's current weights (copied between steps), or\n"
-     "a run or checkpoint opened with `open`.", ARG_KEYVAL, SAMPLE_KEYS, H(cmd_sample),
+     "a run or checkpoint opened with `open`.\n"
+     "positions=count (default, as the reference): with cached decoding, positions keep\n"
+     "counting past the training window (bptt) up to the cache's reach (5000 for the\n"
+     "sinusoidal Dispatcher, bptt for MSA), so text far past bptt tokens can drift into\n"
+     "gibberish. positions=slide restarts the window's positions whenever they reach bptt\n"
+     "(re-reading the last bptt/2 tokens; a recurrent model's state is rebuilt from them\n"
+     "too). cache=false always recomputes a bptt window from position 0.", ARG_KEYVAL, SAMPLE_KEYS, H(cmd_sample),
      "model"},
     {"coeffs", "[layer=L] [prompt=\"...\"]", "Dispatcher gate coefficients per level",
      "A table of each layer's mean gate per level (shift 1, 2, 4, ...), and for a prompt\n"

@@ -413,6 +413,39 @@ static void test_binary_data(Session *s)
     CHECK(run(s, "wait") == LM_OK, "%s", out);
 }
 
+static char *sample_text(Session *s, const char *line)
+{
+    CHECK(run(s, line) == LM_OK, "%s: %s", line, out);
+    json_t *a = json_events("sample");
+    const char *t = json_string_value(json_object_get(json_array_get(a, 0), "text"));
+    char *copy = strdup(t ? t : "");
+    json_decref(a);
+    return copy;
+}
+
+/* positions=slide: identical to the default while the positions are inside the training
+ * window (bptt=32 for quick), different after it; `help sample` says what the default does. */
+static void test_positions_slide(Session *s)
+{
+    char line[64];
+    s->json = 1;
+    snprintf(line, sizeof line, "open %ld", json_run);
+    CHECK(run(s, line) == LM_OK, "%s", out);
+    char *count = sample_text(s, "sample prompt=\"A\" tokens=300 seed=5");
+    char *count2 = sample_text(s, "sample prompt=\"A\" tokens=300 seed=5 positions=count");
+    char *slide = sample_text(s, "sample prompt=\"A\" tokens=300 seed=5 positions=slide");
+    CHECK(!strcmp(count, count2), "positions=count is not the default");
+    CHECK(strlen(slide) == 300 && strlen(count) == 300 && !strncmp(count, slide, 25) &&
+          strcmp(count, slide), "slide vs count:\n%s\n%s", count, slide);
+    free(count), free(count2), free(slide);
+    CHECK(run(s, "sample tokens=5 positions=wrap") != LM_OK && strstr(out, "count|slide"),
+          "%s", out);
+    s->json = 0;
+    CHECK(run(s, "help sample") == LM_OK && strstr(out, "positions=slide") &&
+          strstr(out, "5000"), "help sample: %s", out);
+    s->json = 1;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_exports_XXXXXX";
@@ -428,6 +461,7 @@ int main(void)
     test_plot(&s, 1, 2);
     test_scripts(&s);
     test_word_sampling(&s);
+    test_positions_slide(&s);
     test_binary_data(&s);
     session_free(&s);
     char cmd[128];

@@ -19,6 +19,7 @@ void sample_options_default(SampleOptions *o)
     o->top_p = 1.0f;
     o->seed = 1337;
     o->use_cache = 1;
+    o->slide_positions = 0;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -74,6 +75,7 @@ typedef struct {
     int *ctx;              /* the whole token history */
     size_t n, cap;
     int pos;               /* next cache position */
+    int slide;             /* re-prime at bptt (SampleOptions.slide_positions) */
     float *logits;
 } Gen;
 
@@ -97,12 +99,14 @@ static int next_logits(Gen *g, int fed_token)
     Model *m = g->m;
     int V = m->vocab, bptt = m->cfg.bptt;
     if (g->ds) {
-        int rc = m->ops->decode_step(m, g->ds, fed_token, g->pos, g->logits);
+        int rc = g->slide && g->pos >= bptt
+                     ? LM_ESTATE : m->ops->decode_step(m, g->ds, fed_token, g->pos, g->logits);
         if (rc == LM_OK) {
             g->pos++;
             return LM_OK;
         }
-        /* past the cache's reach: re-prime with the last bptt/2 tokens */
+        /* past the cache's reach (or bptt when sliding): re-prime with the last bptt/2
+         * tokens, which includes the one just fed */
         size_t keep = (size_t)(bptt / 2 > 0 ? bptt / 2 : 1);
         if (keep > g->n)
             keep = g->n;
@@ -160,7 +164,7 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
         n = 1;
     }
     const char *sep = tokenizer_join(tok, prompt);
-    Gen g = {.m = m};
+    Gen g = {.m = m, .slide = o->slide_positions};
     g.logits = malloc((size_t)m->vocab * sizeof(float));
     char *out = NULL;
     size_t out_len = 0, out_cap = 0;

@@ -21,6 +21,9 @@ typedef struct {
     float top_p;           /* 1 = off */
     uint64_t seed;
     int use_cache;         /* 1 (default): incremental decoding when the model has it */
+    int slide_positions;   /* 1: cached decoding re-primes whenever the position reaches
+                              bptt, so positions stay inside the training window;
+                              0 (default): they count on to the cache's reach */
 } SampleOptions;
 
 typedef struct {
