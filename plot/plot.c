@@ -264,7 +264,8 @@ static int data_range(const PlotSeries *s, int n, Frame *f)
     if (f->y1 <= f->y0) f->y0 -= 0.5, f->y1 += 0.5;
     double pad = 0.04 * (f->y1 - f->y0);
     f->y0 -= pad, f->y1 += pad;
-    if (f->x0 > 0 && f->x0 < 0.1 * f->x1) f->x0 = 0;   /* steps from 10 read as from 0 */
+    if (f->x0 > 0 && f->x0 <= 0.2 * f->x1) f->x0 = 0;  /* steps from 10 read as from 0 */
+    f->x1 += 0.02 * (f->x1 - f->x0);                   /* the last marker whole */
     return 1;
 }
 
