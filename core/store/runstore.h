@@ -164,11 +164,12 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
 int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err);
 
 /* The one JSON schema of a run, shared by `export format=json` and `--json runs`:
- * {id, name, status, reason, model, data, tokenizer, params, steps, best_val, best_ppl,
- * final_val (null before any validation), created (ISO 8601 UTC, "2026-11-24T07:45:42Z"),
- * created_unix (seconds, full precision), tags [strings], notes, sweep (id or null),
- * config {key: integer | number | string}}. Integers are JSON integers. Caller owns the
- * result (json_decref); NULL only when out of memory. */
+ * {id, name, model, status, steps, best_val, best_ppl, final_val (null before any
+ * validation), params, created (ISO 8601 UTC, "2026-11-24T07:45:42Z"), created_unix
+ * (seconds; written with 16 significant digits, i.e. to the microsecond), tags [strings],
+ * reason, data, tokenizer, notes, sweep (id or null), config {key: integer | number |
+ * string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
+ * when out of memory. */
 struct json_t *runstore_run_json(const RunRow *r);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with
  * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one

@@ -39,7 +39,8 @@ static const char EVAL_SQL[] = "SELECT step, split, loss, ppl, bpc, tokens, elap
                                " WHERE run_id=? ORDER BY step, split";
 
 /* One long-form value: integers as integers; floats that came from 32-bit training
- * metrics with 9 significant digits (they hold no more), doubles with 17. */
+ * metrics with 9 significant digits (they hold no more), doubles with 16
+ * (0.003 stays 0.003, 17 would print 0.0030000000000000001). */
 static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_stmt *st,
                       int c, int digits)
 {
@@ -55,7 +56,7 @@ static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
 {
     static const char *cols[] = {"epoch", "tokens", "loss", "lr", "grad_norm", "tokens_per_s",
                                  "elapsed"};
-    static const int digits[] = {17, 17, 9, 9, 9, 9, 17};
+    static const int digits[] = {16, 16, 9, 9, 9, 9, 16};
     sqlite3_stmt *st;
     int rc, status = prep(s, METRIC_SQL, &st, err);
     if (status) return status;
@@ -73,7 +74,7 @@ static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
         for (int c = 0; c < 3; c++) {
             snprintf(metric, sizeof metric, "%s_%s", strcmp(split, "valid") ? split : "val",
                      what[c]);
-            csv_value(f, run, sqlite3_column_int64(st, 0), metric, st, c + 2, 17);
+            csv_value(f, run, sqlite3_column_int64(st, 0), metric, st, c + 2, 16);
         }
     }
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting evaluations", err);
@@ -192,20 +193,21 @@ static json_t *json_iso_time(double t)
 json_t *runstore_run_json(const RunRow *r)
 {
     json_t *o = json_object();
-    const char *strs[][2] = {{"name", r->name}, {"status", r->status}, {"reason", r->reason},
-                             {"model", r->model}, {"data", r->data_name},
-                             {"tokenizer", r->tokenizer}};
     json_object_set_new(o, "id", json_integer(r->id));
-    for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
-        json_object_set_new(o, strs[k][0], json_str(strs[k][1]));
-    json_object_set_new(o, "params", json_integer(r->params));
+    json_object_set_new(o, "name", json_str(r->name));
+    json_object_set_new(o, "model", json_str(r->model));
+    json_object_set_new(o, "status", json_str(r->status));
     json_object_set_new(o, "steps", json_integer(r->last_step));
     json_object_set_new(o, "best_val", json_num_or_null(r->best_val));
     json_object_set_new(o, "best_ppl", json_num_or_null(exp(r->best_val)));
     json_object_set_new(o, "final_val", json_num_or_null(r->final_val));
+    json_object_set_new(o, "params", json_integer(r->params));
     json_object_set_new(o, "created", json_iso_time(r->created));
     json_object_set_new(o, "created_unix", r->created > 0 ? json_real(r->created) : json_null());
     json_object_set_new(o, "tags", json_tags(r->tags));
+    json_object_set_new(o, "reason", json_str(r->reason));
+    json_object_set_new(o, "data", json_str(r->data_name));
+    json_object_set_new(o, "tokenizer", json_str(r->tokenizer));
     json_object_set_new(o, "notes", json_str(r->notes));
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
     json_object_set_new(o, "config", json_config(r->config));
@@ -234,7 +236,8 @@ static int export_json(RunStore *s, FILE *f, const RunRow *rows, int n, char *er
     int status = LM_OK;
     for (int i = 0; i < n && !status; i++)
         status = export_json_run(s, &rows[i], arr, err);
-    if (!status && (json_dumpf(arr, f, JSON_INDENT(1)) || fputc('\n', f) == EOF))
+    if (!status && (json_dumpf(arr, f, JSON_INDENT(1) | JSON_REAL_PRECISION(16)) ||
+                    fputc('\n', f) == EOF))
         status = err_set(err, LM_EIO, "writing JSON failed");
     json_decref(arr);
     return status;
