@@ -3,8 +3,8 @@
  * text), the long-form CSV export read back, the JSON export sharing `--json runs`'s
  * schema, export to stdout, plots written as SVG/PNG/PDF and checked by their magic bytes
  * and size, scripts with `file:line:` errors and --keep-going, word-level sampling joins
- * and unknown words, refusal of binary data files. Not a test of the store's SQL
- * (test_runstore.c) nor of training itself (test_trainer.c). */
+ * and unknown words, sample positions=slide, refusal of binary data files. Not a test of
+ * the store's SQL (test_runstore.c) nor of training itself (test_trainer.c). */
 #include "check.h"
 #include "err.h"
 #include "repl.h"
