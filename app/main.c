@@ -124,10 +124,10 @@ int main(int argc, char **argv)
             session_free(&s);
             return 2;
         }
-        rc = repl_run_file(&s, f, a.keep_going) ? 1 : 0;
+        rc = repl_run_file(&s, f, a.script, a.keep_going) ? 1 : 0;
         fclose(f);
     } else if (!isatty(STDIN_FILENO)) {
-        rc = repl_run_file(&s, stdin, a.keep_going) ? 1 : 0;
+        rc = repl_run_file(&s, stdin, "<stdin>", a.keep_going) ? 1 : 0;
     } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s) == 0) {
         rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */
     } else {

@@ -135,24 +135,35 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
     o.top_p = (float)top_p;
     o.seed = (uint64_t)seed;
     o.use_cache = !cache || strcmp(cache, "false");
+    const char *positions = arg(argc, argv, "positions");
+    o.slide_positions = positions && !strcmp(positions, "slide");
     const char *prompt = arg(argc, argv, "prompt");
     if (!prompt)
         prompt = "";
     if (strlen(prompt) > 65536)
         return session_error(s, LM_EARG, "prompt of %zu bytes: keep it under 64 KiB (only the "
                              "last bptt tokens are used anyway)", strlen(prompt));
-    char *text = NULL, err[LM_ERR_LEN];
+    char *text = NULL, err[LM_ERR_LEN], unknown[512];
     SampleStats st;
     s->interrupt = 0;
+    int n_unknown = sample_unknown_words(s->view_tok, prompt, unknown, sizeof unknown);
+    if (n_unknown && !s->json)
+        session_printf(s, "note: %d prompt word%s not in the vocabulary, read as <unk>: %s",
+                       n_unknown, n_unknown == 1 ? " is" : "s are", unknown);
     if (!s->json)
         session_stream(s, prompt);
     int rc = sample_generate(s->view, s->view_tok, prompt, &o, stream_piece, s, &text, &st, err);
     if (rc)
         return session_error(s, rc, "%s", err);
     if (s->json) {
-        session_emit_json(s, json_pack("{s:s s:s s:s s:i s:f s:b}", "event", "sample", "prompt",
-                                       prompt, "text", text, "tokens", st.generated,
-                                       "tokens_per_s", st.tokens_per_s, "cached", st.cached));
+        json_t *o = json_pack("{s:s s:s s:s s:i s:f s:b}", "event", "sample", "prompt",
+                              prompt, "text", text, "tokens", st.generated,
+                              "tokens_per_s", st.tokens_per_s, "cached", st.cached);
+        json_t *unk = json_array();
+        for (char *sv = NULL, *w = strtok_r(unknown, " ", &sv); w; w = strtok_r(NULL, " ", &sv))
+            json_array_append_new(unk, json_string(w));
+        json_object_set_new(o, "unknown", unk);
+        session_emit_json(s, o);
     } else {
         session_stream(s, "\n");
         session_printf(s, "(%d tokens, %.0f tokens/s%s)", st.generated, st.tokens_per_s,

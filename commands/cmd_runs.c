@@ -166,17 +166,10 @@ static int filter_append(Session *s, char *buf, size_t cap, const LexWord *w)
     return 0;
 }
 
+/* The run in the store's one JSON schema (the same objects `export format=json` writes). */
 static json_t *run_row_json(const RunRow *r)
 {
-    char created[32];
-    fmt_time(created, sizeof created, r->created);
-    return json_pack("{s:I s:o s:o s:s s:I s:o s:o s:o s:I s:s s:o s:o}", "id",
-                     (json_int_t)r->id, "name", jstr(r->name), "model", jstr(r->model), "status",
-                     r->status, "steps", (json_int_t)r->last_step, "best_val",
-                     json_num(r->best_val), "best_ppl", json_num(exp(r->best_val)),
-                     "final_val", json_num(r->final_val), "params", (json_int_t)r->params,
-                     "created", created, "created_unix", json_num(r->created), "tags",
-                     tags_json(r->tags));
+    return runstore_run_json(r);
 }
 
 /* One table line (r NULL: the header); name and model columns nw, mw wide. */
@@ -269,22 +262,30 @@ static void run_lists_json(json_t *o, const CheckpointRecord *c, int nc, const S
     json_object_set_new(o, "samples", sm);
 }
 
+/* ISO 8601 UTC, null when unset (the schema's form of a time). */
+static json_t *iso_time(double t)
+{
+    char buf[32];
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (t <= 0 || !gmtime_r(&tt, &tm)) return json_null();
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(buf);
+}
+
 static json_t *run_full_json(const RunRow *r)
 {
     json_t *o = run_row_json(r);
-    char started[32], ended[32];
-    fmt_time(started, sizeof started, r->started);
-    fmt_time(ended, sizeof ended, r->ended);
     const char *fields[][2] = {
-        {"reason", r->reason}, {"started", started}, {"ended", ended},
-        {"data", r->data_name}, {"data_hash", r->data_hash}, {"tokenizer", r->tokenizer},
-        {"machine", r->machine}, {"host", r->host}, {"git_rev", r->git_rev},
-        {"checkpoint_dir", r->checkpoint_dir}, {"notes", r->notes}};
+        {"data_hash", r->data_hash}, {"machine", r->machine}, {"host", r->host},
+        {"git_rev", r->git_rev}, {"checkpoint_dir", r->checkpoint_dir}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         json_object_set_new(o, fields[i][0], jstr(fields[i][1]));
+    json_object_set_new(o, "started", iso_time(r->started));
+    json_object_set_new(o, "started_unix", r->started > 0 ? json_real(r->started) : json_null());
+    json_object_set_new(o, "ended", iso_time(r->ended));
+    json_object_set_new(o, "ended_unix", r->ended > 0 ? json_real(r->ended) : json_null());
     json_object_set_new(o, "final_ppl", json_num(exp(r->final_val)));
-    json_object_set_new(o, "sweep", json_integer(r->sweep_id));
-    json_object_set_new(o, "config", config_json(r->config));
     return o;
 }
 
@@ -569,6 +570,20 @@ static long count_steps(RunStore *st, const long *ids, int n)
     return total;
 }
 
+/* export without file=: the CSV or JSON itself as the command's output. */
+static int export_print(Session *s, RunStore *st, const long *ids, int n, const char *format)
+{
+    char err[LM_ERR_LEN], *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return session_error(s, LM_ENOMEM, "out of memory exporting");
+    int status = runstore_export_stream(st, ids, n, format, f, err);
+    if (fclose(f) && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
+    if (!status) session_stream(s, buf);
+    free(buf);
+    return status ? session_error(s, status, "%s", err) : LM_OK;
+}
+
 int cmd_export(Session *s, int argc, const LexWord *argv)
 {
     const char *format = NULL, *file = NULL, *sweep = NULL;
@@ -577,10 +592,11 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
         else if (argv[i].key && !strcmp(argv[i].key, "file")) file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "sweep")) sweep = argv[i].value;
     }
-    if (!file || !*file)
-        return session_error(s, LM_EARG, "export needs file=PATH, e.g. `export 3 4 "
-                             "file=runs.csv` (format from .csv/.json or format=)");
-    if (!(format = export_format(s, format, file))) return LM_EARG;
+    if (file && !*file)
+        return session_error(s, LM_EARG, "file= is empty: give a path, e.g. `export 3 4 "
+                             "file=runs.csv`, or leave file= out to print the export");
+    if (!file && !format) format = "csv";
+    if (file && !(format = export_format(s, format, file))) return LM_EARG;
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
     long ids[RUNS_MAX_IDS];
@@ -590,6 +606,7 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
     if (n == 0) return session_error(s, LM_EARG, "export needs run ids or sweep=ID, e.g. "
                                      "`export 3 4 file=runs.csv`");
     char err[LM_ERR_LEN];
+    if (!file) return export_print(s, st, ids, n, format);
     int status = runstore_export(st, ids, n, format, file, err);
     if (status) return session_error(s, status, "%s", err);
     long steps = count_steps(st, ids, n);

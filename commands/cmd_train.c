@@ -207,19 +207,19 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     return output_emit(s, o);
 }
 
-/* The latest step's fields (run, step, tokens, loss, lr, grad_norm, tokens_per_s,
+/* One logged step's own fields (run, step, tokens, loss, lr, grad_norm, tokens_per_s,
  * elapsed, epoch). */
-static void step_fields(Output *o, const Snapshot *sn)
+static void step_fields(Output *o, long run, const StepMetric *m)
 {
-    output_int(o, "run", sn->run_id);
-    output_int(o, "step", sn->last.step);
-    output_int(o, "tokens", sn->last.tokens);
-    output_real(o, "loss", sn->last.loss);
-    output_real(o, "lr", sn->last.lr);
-    output_real(o, "grad_norm", sn->last.grad_norm);
-    output_real(o, "tokens_per_s", sn->last.tokens_per_s);
-    output_real(o, "elapsed", sn->last.elapsed);
-    output_real(o, "epoch", sn->last.epoch);
+    output_int(o, "run", run);
+    output_int(o, "step", m->step);
+    output_int(o, "tokens", m->tokens);
+    output_real(o, "loss", m->loss);
+    output_real(o, "lr", m->lr);
+    output_real(o, "grad_norm", m->grad_norm);
+    output_real(o, "tokens_per_s", m->tokens_per_s);
+    output_real(o, "elapsed", m->elapsed);
+    output_real(o, "epoch", m->epoch);
 }
 
 static void print_status(Session *s, const Snapshot *sn)
@@ -231,7 +231,7 @@ static void print_status(Session *s, const Snapshot *sn)
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     session_fmt_duration(eta, sizeof eta, left);
     Output *o = output_create("status");
-    step_fields(o, sn);
+    step_fields(o, sn->run_id, &sn->last);
     output_str(o, "status", recorder_status_name(sn->status));
     output_int(o, "total_steps", sn->total_steps);
     output_real(o, "best_val", sn->best_val); /* NAN (left out) before an evaluation */
@@ -277,32 +277,39 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
 
 /* Prints what appeared in the snapshot since the last call (progress for `wait`). */
 typedef struct {
-    long loss_step, n_loss; /* the last loss point printed (by step: the series may be
-                               halved on long runs), and how many were printed */
+    long n_steps;           /* step events printed (or passed over) */
     int n_val;
     long sample_step, message_seq;
     char checkpoint[METRICS_PATH_LEN];
 } Printed;
 
-static void print_new(Session *s, const Snapshot *sn, Printed *p)
+/* Prints every logged step since the last call, each with its own values (the snapshot
+ * keeps the latest SNAP_RECENT_STEPS whole; a printer further behind says so). */
+static void print_steps(Session *s, const Snapshot *sn, Printed *p)
 {
-    int first = sn->n_loss;
-    while (first > 0 && sn->loss[first - 1].step > p->loss_step)
-        first--;
-    for (int i = first; i < sn->n_loss; i++, p->n_loss++) {
-        const SeriesPoint *pt = &sn->loss[i];
-        p->loss_step = pt->step;
-        if (!s->json && i + 1 != sn->n_loss && p->n_loss % 10 != 9)
-            continue; /* people get every tenth line and the newest */
+    if (sn->n_steps - p->n_steps > SNAP_RECENT_STEPS) {
+        long missed = sn->n_steps - SNAP_RECENT_STEPS - p->n_steps;
+        Output *o = output_create("message");
+        output_int(o, "missed", missed);
+        output_str(o, "text", "logged steps not printed; `export` has them all");
+        output_line(o, "({missed} {text})");
+        output_emit(s, o);
+        p->n_steps += missed;
+    }
+    for (; p->n_steps < sn->n_steps; p->n_steps++) {
+        const StepMetric *m = &sn->recent[p->n_steps % SNAP_RECENT_STEPS];
         Output *o = output_create("step");
-        step_fields(o, sn);
-        output_int(o, "step", pt->step);
-        output_real(o, "loss", pt->value);
+        step_fields(o, sn->run_id, m);
         output_int(o, "total_steps", sn->total_steps);
         output_line(o, "step {step:%6ld}/{total_steps}  loss {loss:%.4f}  lr {lr:%.2e}  |g| "
                     "{grad_norm:%.3f}  {tokens_per_s:%6.0f} tok/s");
         output_emit(s, o);
     }
+}
+
+static void print_new(Session *s, const Snapshot *sn, Printed *p)
+{
+    print_steps(s, sn, p);
     for (; p->n_val < sn->n_val; p->n_val++) {
         Output *o = output_create("eval");
         output_int(o, "step", sn->val[p->n_val].step);

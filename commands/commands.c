@@ -1,5 +1,6 @@
 /* commands.c — THE command table: every command's name, arguments, help and handler.
  * Dispatch, `help`, tab completion and argument hints all read this one array. */
+#include "cmd_plot.h"
 #include "session.h"
 
 /* Handlers take the Session, which is the table's CmdContext (session.h): no casts. */
@@ -14,7 +15,8 @@ static const CmdArgSpec SAMPLE_KEYS[] = {
     {"prompt", "prompt=\"text\"", NULL}, {"tokens", "tokens=N", NULL},
     {"temp", "temp=T (0 = greedy)", NULL}, {"top_k", "top_k=K", NULL},
     {"top_p", "top_p=P", NULL}, {"seed", "seed=S", NULL},
-    {"cache", "cache=true|false", "true|false"}, {NULL, NULL, NULL}};
+    {"cache", "cache=true|false", "true|false"},
+    {"positions", "positions=count|slide", "count|slide"}, {NULL, NULL, NULL}};
 static const CmdArgSpec COEFF_KEYS[] = {
     {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec RUNS_KEYS[] = {
@@ -23,6 +25,11 @@ static const CmdArgSpec RUNS_KEYS[] = {
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec PLOT_KEYS[] = {
+    {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
+    {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
+    {"title", "title=\"text\"", NULL}, {"step", "step=N (gates)", NULL},
+    {"file", "file=PATH.svg|png|pdf", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
 static const CmdArgSpec RM_KEYS[] = {
@@ -79,10 +86,17 @@ static const Command COMMANDS[] = {
      ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS, NULL},
     {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,
      ARG_KEYVAL, EVAL_KEYS, cmd_eval, "model", 0, NULL},
-    {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S]",
+    {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S] "
+     "[positions=count|slide]",
      "generate text, streamed as it is produced",
      "Uses the open model: the running run's current weights (copied between steps), or\n"
-     "a run or checkpoint opened with `open`.", ARG_KEYVAL, SAMPLE_KEYS, cmd_sample,
+     "a run or checkpoint opened with `open`.\n"
+     "positions=count (default, as the reference): with cached decoding, positions keep\n"
+     "counting past the training window (bptt) up to the cache's reach (5000 for the\n"
+     "sinusoidal Dispatcher, bptt for MSA), so text far past bptt tokens can drift into\n"
+     "gibberish. positions=slide restarts the window's positions whenever they reach bptt\n"
+     "(re-reading the last bptt/2 tokens; a recurrent model's state is rebuilt from them\n"
+     "too). cache=false always recomputes a bptt window from position 0.", ARG_KEYVAL, SAMPLE_KEYS, cmd_sample,
      "model", 0, NULL},
     {"coeffs", "[layer=L] [prompt=\"...\"]", "Dispatcher gate coefficients per level",
      "A table of each layer's mean gate per level (shift 1, 2, 4, ...), and for a prompt\n"
@@ -105,8 +119,21 @@ static const Command COMMANDS[] = {
      "history", 0, NULL},
     {"rm", "RUN_ID [checkpoints=true]", "delete a run (and its checkpoints on request)", NULL,
      ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL},
-    {"export", "RUN_ID ... format=csv|json file=PATH", "export runs' metrics with config columns",
-     NULL, ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
+    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
+     "export runs' metrics and evaluations (to stdout without file=)",
+     "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
+     "metric (loss lr grad_norm tokens_per_s elapsed tokens epoch, val_loss val_ppl val_bpc,\n"
+     "test_loss ...). json is an array of runs in the schema of `--json runs` (config typed,\n"
+     "created as ISO 8601 UTC and created_unix seconds) with metrics and evals.",
+     ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
+    {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] file=F.svg|png|pdf",
+     "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
+     "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
+     "train (default), val, test or any stored series (lr grad_norm tokens_per_s val_ppl\n"
+     "val_bpc ...); x= is step (default), tokens seen or training time; smooth=K is a\n"
+     "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
+     "layer x shift heatmap of mean gates at the last recorded step <= N.",
+     ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
      "[steps=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"

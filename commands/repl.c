@@ -4,8 +4,10 @@
 #include "editor.h"
 #include "err.h"
 #include "history.h"
+#include "lexer.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,8 +44,53 @@ int repl_terminating(void)
     return g_terminate;
 }
 
+/* Where a script's command came from: errors passing through the session's writer get
+ * "name:line: " in front (or "file" and "line" fields in JSON mode). */
+typedef struct {
+    Session *s;
+    SessionWriter writer;
+    void *ud;
+    const char *name;
+    long line;
+} ScriptPlace;
+
+static void place_writer(void *ud, int kind, const char *text)
+{
+    ScriptPlace *p = ud;
+    json_t *o = kind == SESSION_OUT_ERROR && p->s->json ? json_loads(text, 0, NULL) : NULL;
+    char *t = NULL;
+    if (o) {
+        json_object_set_new(o, "file", json_string(p->name));
+        json_object_set_new(o, "line", json_integer(p->line));
+        t = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+    } else if (kind == SESSION_OUT_ERROR && asprintf(&t, "%s:%ld: %s", p->name, p->line,
+                                                     text) < 0) {
+        t = NULL;
+    }
+    p->writer(p->ud, kind, t ? t : text);
+    free(t);
+}
+
+/* Runs one line; with keep_going each ';'-separated command on its own, so a failing one
+ * does not take the rest of the line with it. Returns 1 when the script must stop. */
 static int run_one(Session *s, const char *line, int keep_going, int *first_rc)
 {
+    LexLine lx;
+    int split = keep_going && lexer_split(&lx, line, 0, NULL) == LM_OK && lx.n_cmds > 1;
+    for (int c = 0; split && c < lx.n_cmds; c++) {
+        char *one = strndup(line + lx.cmds[c].offset, (size_t)lx.cmds[c].len);
+        int rc = one ? session_run_line(s, one) : LM_ENOMEM;
+        free(one);
+        if (rc && !*first_rc)
+            *first_rc = rc;
+        if (s->quit || g_terminate)
+            break;
+    }
+    if (keep_going)
+        lexer_free(&lx);
+    if (split)
+        return s->quit || g_terminate;
     int rc = session_run_line(s, line);
     if (rc && !*first_rc)
         *first_rc = rc;
@@ -64,18 +111,24 @@ int repl_run_lines(Session *s, const char *text, int keep_going)
     return first;
 }
 
-int repl_run_file(Session *s, FILE *f, int keep_going)
+int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int first = 0;
+    ScriptPlace place = {s, s->writer, s->writer_ud, name, 0};
+    if (name)
+        session_set_writer(s, place_writer, &place);
     while ((n = getline(&line, &cap, f)) >= 0) {
+        place.line++;
         if (n && line[n - 1] == '\n')
             line[n - 1] = 0;
         if (run_one(s, line, keep_going, &first))
             break;
     }
+    if (name)
+        session_set_writer(s, place.writer, place.ud);
     free(line);
     return first;
 }

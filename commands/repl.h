@@ -15,10 +15,12 @@ void repl_install_signals(Session *s);
 /* 1 once SIGTERM or SIGHUP arrived. */
 int repl_terminating(void);
 
-/* Runs each line; stops at the first failing line unless keep_going. Returns 0 when every
- * command succeeded, else the first failure's status. */
+/* Runs each command (lines, and commands separated by ';'); stops at the first failing
+ * command unless keep_going. repl_run_file's errors start with "name:LINE: " (in JSON
+ * mode the error object gets "file" and "line") when name is not NULL. Returns 0 when
+ * every command succeeded, else the first failure's status. */
 int repl_run_lines(Session *s, const char *text, int keep_going);
-int repl_run_file(Session *s, FILE *f, int keep_going);
+int repl_run_file(Session *s, FILE *f, const char *name, int keep_going);
 
 /* The interactive prompt until `quit`, end of input or a termination signal. A failed
  * command is reported and the prompt goes on, so it is not the result: LM_OK, or the

@@ -96,7 +96,9 @@ void session_emit_json(Session *s, json_t *obj)
 {
     if (!obj)
         return;
-    char *t = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII);
+    /* 16 digits: 0.003 stays 0.003 (17 would print 0.0030000000000000001), unix times
+     * keep their microseconds */
+    char *t = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16));
     if (t)
         s->writer(s->writer_ud, SESSION_OUT_TEXT, t);
     free(t);

@@ -220,8 +220,11 @@ static void test_run_detail(Session *s)
     CHECK(run(s, "run 2") == LM_OK && count_lines(out) == 1, "run JSON: %s", out);
     json_t *o = json_loads(out, 0, NULL);
     json_t *ck = json_object_get(o, "checkpoints"), *sm = json_object_get(o, "samples");
-    CHECK(o && !strcmp(js(json_object_get(json_object_get(o, "config"), "lr")),
-                       "0.0005"), "config.lr: %s", out);
+    json_t *cfg = json_object_get(o, "config");
+    CHECK(json_is_real(json_object_get(cfg, "lr")) &&
+          json_real_value(json_object_get(cfg, "lr")) == 0.0005 &&
+          json_is_integer(json_object_get(cfg, "d_model")) &&
+          json_integer_value(json_object_get(cfg, "d_model")) == 128, "typed config: %s", out);
     CHECK(json_array_size(ck) == 2 && json_is_true(json_object_get(json_array_get(ck, 0), "best"))
           && json_integer_value(json_object_get(json_array_get(ck, 1), "step")) == 100,
           "checkpoints: %s", out);
@@ -290,9 +293,12 @@ static void test_export(Session *s, long sweep)
     size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     buf[n] = 0;
     if (f) fclose(f);
-    CHECK(count_lines(buf) == 21 && !strncmp(buf, "run_id,run_name", 15) && strstr(buf, "lr"),
-          "csv file: %.200s", buf);
-    CHECK(strstr(buf, "\n2,msa-a,") != NULL, "csv row of run 2: %.300s", buf);
+    /* long form: a header, 7 training metrics x 10 steps x 2 runs, run 1's 2 evaluations
+     * and run 2's 2 (loss and ppl each; bpc NaN is left out) */
+    CHECK(count_lines(buf) == 1 + 140 + 4 + 4 && !strncmp(buf, "run,step,metric,value\n", 22),
+          "csv file (%d lines): %.200s", count_lines(buf), buf);
+    CHECK(strstr(buf, "\n2,30,tokens,1920\n") && strstr(buf, "\n2,100,val_loss,2\n") &&
+          strstr(buf, "\n1,100,loss,2\n"), "csv rows of runs 1 and 2: %.300s", buf);
     s->json = 1;
     snprintf(path, sizeof path, "%s/out.json", tmpdir);
     snprintf(line, sizeof line, "export 3 2 format=json file=%s", path);
@@ -315,7 +321,9 @@ static void test_export(Session *s, long sweep)
     s->json = 0;
     CHECK(run(s, "export 2 file=/nonexistent-dir/x.csv") != LM_OK && n_errors == 1 &&
           strstr(out, "/nonexistent-dir/x.csv"), "unwritable: %s", out);
-    CHECK(run(s, "export 2") != LM_OK && strstr(out, "file=PATH"), "no file: %s", out);
+    CHECK(run(s, "export 2") == LM_OK && !strncmp(out, "run,step,metric,value\n2,10,", 27),
+          "no file: csv on stdout: %.200s", out);
+    CHECK(run(s, "export 2 file=") != LM_OK && strstr(out, "file= is empty"), "%s", out);
     CHECK(run(s, "export 2 file=x.txt") != LM_OK && strstr(out, "format=csv|json"),
           "unknown extension: %s", out);
     CHECK(run(s, "export file=x.csv") != LM_OK && n_errors == 1, "no ids: %s", out);

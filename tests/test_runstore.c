@@ -333,16 +333,20 @@ static void test_compare_export(void)
     CHECK(runstore_export(s, ids, 2, "csv", out, err) == LM_OK, "csv: %s", err);
     FILE *f = fopen(out, "r");
     char line[1024];
-    int lines = 0, header_ok = 0, row_ok = 0;
-    const char *row2 = "2,\"wide, \"\"quoted\"\"\",msa,256,0.001,adamw,3,1,0.01,640,";
+    int lines = 0, header_ok = 0, row_ok = 0, eval_ok = 0, n_loss = 0;
+    char row2[64];   /* long form: run, step, metric, value; integers as integers */
+    snprintf(row2, sizeof row2, "%ld,10,tokens,6400\n", ids[1]);
     while (f && fgets(line, sizeof line, f)) {
-        if (lines == 0) header_ok = !!strstr(line, "run_id,run_name,config.model,config.d,");
-        if (lines == 51) row_ok = !strncmp(line, row2, strlen(row2));
+        if (lines == 0) header_ok = !strcmp(line, "run,step,metric,value\n");
+        row_ok |= !strcmp(line, row2);
+        eval_ok |= !strncmp(line, "1,50,val_loss,1.25\n", 19) && ids[0] == 1;
+        n_loss += strstr(line, ",loss,") != NULL;
         lines++;
     }
     if (f) fclose(f);
-    CHECK(lines == 101 && header_ok && row_ok, "csv lines %d header %d row %d", lines,
-          header_ok, row_ok);
+    CHECK(lines == 1 + 2 * 50 * 7 + 3 && n_loss == 100 && header_ok && row_ok && eval_ok,
+          "csv lines %d loss rows %d header %d row %d eval %d", lines, n_loss, header_ok,
+          row_ok, eval_ok);
     db_path(out, sizeof out, "export.json");
     CHECK(runstore_export(s, ids, 2, "json", out, err) == LM_OK, "json: %s", err);
     json_error_t je;

@@ -34,7 +34,29 @@ const char *dataset_split_name(int split)
     return split >= 0 && split < 3 ? names[split] : "?";
 }
 
-/* Reads a whole regular file. Empty files are an error unless allow_empty. */
+/* Refuses bytes that are not text: any NUL (executables, images, archives, UTF-16), or
+ * more than 10% control bytes other than tab, newline, CR, form feed and vertical tab
+ * (bytes >= 0x80 are left alone: UTF-8 and Latin-1 text use them). */
+static int check_text(const char *path, const char *b, size_t n, char *err)
+{
+    size_t nul = 0, ctrl = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)b[i];
+        nul += c == 0;
+        ctrl += (c < 0x20 && !strchr("\t\n\r\f\v", c)) || c == 0x7f;
+    }
+    if (nul)
+        return err_set(err, LM_EFORMAT, "'%s' looks binary, not text: %zu NUL byte%s in %zu "
+                       "bytes (an executable, image, archive or UTF-16 file?): give a text "
+                       "file (UTF-8)", path, nul, nul == 1 ? "" : "s", n);
+    if (ctrl * 10 > n)
+        return err_set(err, LM_EFORMAT, "'%s' looks binary, not text: %.0f%% of its bytes are "
+                       "control characters: give a text file (UTF-8)", path,
+                       100.0 * (double)ctrl / (double)n);
+    return LM_OK;
+}
+
+/* Reads a whole regular file of text. Empty files are an error unless allow_empty. */
 static int read_file(const char *path, int allow_empty, char **buf, size_t *len, char *err)
 {
     struct stat st;
@@ -72,6 +94,11 @@ static int read_file(const char *path, int allow_empty, char **buf, size_t *len,
     if (n == 0 && !allow_empty) {
         free(b);
         return err_set(err, LM_EFORMAT, "'%s' is empty: give a file with text in it", path);
+    }
+    int rc = check_text(path, b, n, err);
+    if (rc) {
+        free(b);
+        return rc;
     }
     b[n] = 0;
     *buf = b;

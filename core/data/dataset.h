@@ -40,7 +40,8 @@ typedef struct {
  * Only regular files are read (a FIFO or device is refused); empty train or valid files,
  * and train or valid splits under 2 tokens, are errors. Returns LM_OK, or LM_EIO (missing
  * path or file), LM_EARG (not a regular file, text the given tokenizer cannot encode,
- * bad train_frac), LM_EFORMAT (empty or too short), LM_ENOMEM; the message in err names
+ * bad train_frac), LM_EFORMAT (empty, too short, or binary: a NUL byte or over 10%
+ * control bytes), LM_ENOMEM; the message in err names
  * the path and what to do. On failure *ds is left zeroed. */
 int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_size,
                  double train_frac, Tokenizer *given, char *err);

@@ -748,3 +748,11 @@ int tokenizer_load(const char *json, Tokenizer **out, char *err)
     json_decref(o);
     return rc;
 }
+
+const char *tokenizer_join(const Tokenizer *t, const char *prompt)
+{
+    size_t n = prompt ? strlen(prompt) : 0;
+    if (t->kind != TOKENIZER_WORD || n == 0 || strchr(" \t\n\v\f\r", prompt[n - 1]))
+        return "";
+    return " ";
+}

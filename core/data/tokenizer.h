@@ -85,4 +85,10 @@ unsigned long long tokenizer_fnv1a(const void *data, size_t n, unsigned long lon
  * UTF-8 as one (the char tokenizer's count of symbols). */
 size_t tokenizer_count_chars(const char *text, size_t len);
 
+/* The separator between a prompt and the first token generated after it, by the
+ * tokenizer's own rule: word tokens are joined by a space, so " " when prompt is not
+ * empty and does not end in whitespace; "" for char and bpe (their tokens carry their
+ * own spacing). A static string. */
+const char *tokenizer_join(const Tokenizer *t, const char *prompt);
+
 #endif

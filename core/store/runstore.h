@@ -10,6 +10,8 @@
 
 #include "metrics.h"
 
+#include <stdio.h>
+
 #define RUNSTORE_SCHEMA_VERSION 2
 
 typedef struct RunStore RunStore;
@@ -161,12 +163,24 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
  * LM_EARG for n < 1 or an unknown run. */
 int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err);
 
-/* Writes the metrics of n runs to path. csv: one row per step with run_id, run_name,
- * every config key of those runs, then the step columns. json: an array with one object
- * per run {id, name, status, model, best_val, final_val, config:{...},
- * metrics:[...], evals:[...]}. Written to a temporary file then renamed, so path is
- * either the old file or the complete new one. LM_EARG for an unknown format or run,
- * LM_EIO on write failure. */
+/* The one JSON schema of a run, shared by `export format=json` and `--json runs`:
+ * {id, name, model, status, steps, best_val, best_ppl, final_val (null before any
+ * validation), params, created (ISO 8601 UTC, "2026-11-24T07:45:42Z"), created_unix
+ * (seconds; written with 16 significant digits, i.e. to the microsecond), tags [strings],
+ * reason, data, tokenizer, notes, sweep (id or null), config {key: integer | number |
+ * string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
+ * when out of memory. */
+struct json_t *runstore_run_json(const RunRow *r);
+/* Writes the metrics of n runs to path, or to stdout's replacement `f` with
+ * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one
+ * row per (run, step, metric) with the training metrics (loss lr grad_norm tokens_per_s
+ * elapsed tokens epoch) and every evaluation (val_loss val_ppl val_bpc, test_loss ...;
+ * NaN values left out), integers as integers. json: an array of runstore_run_json
+ * objects, each with metrics:[{step, ...}] and evals:[{step, split, ...}]. runstore_export
+ * writes a temporary file then renames it, so path is either the old file or the complete
+ * new one. LM_EARG for an unknown format or run, LM_EIO on write failure. */
+int runstore_export_stream(RunStore *s, const long *ids, int n, const char *format, FILE *f,
+                           char *err);
 int runstore_export(RunStore *s, const long *ids, int n, const char *format,
                     const char *path, char *err);
 

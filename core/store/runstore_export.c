@@ -1,6 +1,7 @@
-/* runstore_export.c — writes runs to a CSV file (one row per logged step, config keys as
- * columns) or a JSON file (runs with config, metrics and evaluations), through a temporary
- * file renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
+/* runstore_export.c — writes runs as long-form CSV (run, step, metric, value: training
+ * metrics and evaluations) or JSON (runs in the one schema runstore_run_json also gives
+ * `--json runs`, with metrics and evaluations), to a stream or through a temporary file
+ * renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- export ----------------------------------------------------------------------------- */
@@ -33,55 +35,59 @@ static void csv_field(FILE *f, const char *v)
 
 static const char METRIC_SQL[] = "SELECT step, epoch, tokens, loss, lr, grad_norm,"
                                  " tokens_per_s, elapsed FROM metrics WHERE run_id=? ORDER BY step";
-static const char *METRIC_COLS[] = {"step", "epoch", "tokens", "loss", "lr", "grad_norm",
-                                    "tokens_per_s", "elapsed"};
+static const char EVAL_SQL[] = "SELECT step, split, loss, ppl, bpc, tokens, elapsed FROM evals"
+                               " WHERE run_id=? ORDER BY step, split";
 
-static int export_csv_run(RunStore *s, FILE *f, const RunRow *r, const Cfg *cfg,
-                          const char **keys, int n_keys, char *err)
+/* One long-form value: integers as integers; floats that came from 32-bit training
+ * metrics with 9 significant digits (they hold no more), doubles with 16
+ * (0.003 stays 0.003, 17 would print 0.0030000000000000001). */
+static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_stmt *st,
+                      int c, int digits)
 {
+    int type = sqlite3_column_type(st, c);
+    if (type == SQLITE_NULL) return;                       /* NaN is stored as NULL */
+    fprintf(f, "%ld,%ld,", run, step);
+    csv_field(f, metric);
+    if (type == SQLITE_INTEGER) fprintf(f, ",%lld\n", sqlite3_column_int64(st, c));
+    else fprintf(f, ",%.*g\n", digits, sqlite3_column_double(st, c));
+}
+
+static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
+{
+    static const char *cols[] = {"epoch", "tokens", "loss", "lr", "grad_norm", "tokens_per_s",
+                                 "elapsed"};
+    static const int digits[] = {16, 16, 9, 9, 9, 9, 16};
     sqlite3_stmt *st;
     int rc, status = prep(s, METRIC_SQL, &st, err);
     if (status) return status;
-    sqlite3_bind_int64(st, 1, r->id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        fprintf(f, "%ld,", r->id);
-        csv_field(f, r->name);
-        for (int k = 0; k < n_keys; k++) {
-            const char *v = runstore_cfg_get(cfg, keys[k]);
-            fputc(',', f);
-            csv_field(f, v ? v : "");
-        }
-        for (int c = 0; c < 8; c++) {
-            int type = sqlite3_column_type(st, c);
-            if (type == SQLITE_INTEGER) fprintf(f, ",%lld", sqlite3_column_int64(st, c));
-            else if (type == SQLITE_FLOAT) fprintf(f, ",%.9g", sqlite3_column_double(st, c));
-            else fputc(',', f);
-        }
-        fputc('\n', f);
-    }
+    sqlite3_bind_int64(st, 1, run);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int c = 0; c < 7; c++)
+            csv_value(f, run, sqlite3_column_int64(st, 0), cols[c], st, c + 1, digits[c]);
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting metrics", err);
+    sqlite3_finalize(st);
+    if (status || (status = prep(s, EVAL_SQL, &st, err))) return status;
+    sqlite3_bind_int64(st, 1, run);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *split = col_str(st, 1), *what[] = {"loss", "ppl", "bpc"};
+        char metric[32];
+        for (int c = 0; c < 3; c++) {
+            snprintf(metric, sizeof metric, "%s_%s", strcmp(split, "valid") ? split : "val",
+                     what[c]);
+            csv_value(f, run, sqlite3_column_int64(st, 0), metric, st, c + 2, 16);
+        }
+    }
+    if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting evaluations", err);
     sqlite3_finalize(st);
     return status;
 }
 
-static int export_csv(RunStore *s, FILE *f, const RunRow *rows, const Cfg *cfgs, int n,
-                      char *err)
+static int export_csv(RunStore *s, FILE *f, const RunRow *rows, int n, char *err)
 {
-    int n_keys = 0, status = LM_OK;
-    const char **keys = runstore_cfg_union(cfgs, n, &n_keys);
-    if (!keys) return err_set(err, LM_ENOMEM, "out of memory exporting");
-    fputs("run_id,run_name", f);
-    for (int k = 0; k < n_keys; k++) {
-        char h[128];
-        snprintf(h, sizeof h, "config.%s", keys[k]);
-        fputc(',', f);
-        csv_field(f, h);
-    }
-    for (int c = 0; c < 8; c++) fprintf(f, ",%s", METRIC_COLS[c]);
-    fputc('\n', f);
+    int status = LM_OK;
+    fputs("run,step,metric,value\n", f);
     for (int i = 0; i < n && !status; i++)
-        status = export_csv_run(s, f, &rows[i], &cfgs[i], keys, n_keys, err);
-    free(keys);
+        status = export_csv_run(s, f, rows[i].id, err);
     return status;
 }
 
@@ -116,36 +122,105 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
     return status;
 }
 
-static json_t *json_num_or_null(double v) { return isnan(v) ? json_null() : json_real(v); }
-
-static int export_json_run(RunStore *s, const RunRow *r, const Cfg *cfg, json_t *arr,
-                           char *err)
+static json_t *json_num_or_null(double v)
 {
-    json_t *o = json_object(), *config = json_object(), *metrics = NULL, *evals = NULL;
-    json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "name", json_string(r->name));
-    json_object_set_new(o, "status", json_string(r->status));
-    json_object_set_new(o, "model", json_string(r->model));
-    json_object_set_new(o, "data", json_string(r->data_name));
-    json_object_set_new(o, "tags", json_string(r->tags));
-    json_object_set_new(o, "notes", json_string(r->notes));
-    json_object_set_new(o, "created", json_real(r->created));
-    json_object_set_new(o, "params", json_integer(r->params));
-    json_object_set_new(o, "last_step", json_integer(r->last_step));
-    json_object_set_new(o, "best_val", json_num_or_null(r->best_val));
-    json_object_set_new(o, "final_val", json_num_or_null(r->final_val));
-    for (int k = 0; k < cfg->n; k++) {
-        double x;
-        json_object_set_new(config, cfg->key[k],
-                            runstore_parse_number(cfg->val[k], &x) ? json_real(x)
-                                                                   : json_string(cfg->val[k]));
+    return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+/* A config value typed: "64" an integer, "3e-4" a number, anything else a string. */
+static json_t *json_typed(const char *v)
+{
+    char *end;
+    errno = 0;
+    long long i = strtoll(v, &end, 10);
+    if (*v && !*end && !errno) return json_integer(i);
+    double x;
+    return runstore_parse_number(v, &x) ? json_real(x) : json_string(v);
+}
+
+/* "key=value\n" lines as a typed JSON object (keys in their order). */
+static json_t *json_config(const char *cfg)
+{
+    json_t *o = json_object();
+    for (const char *p = cfg; p && *p;) {
+        const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq && eq > p) {
+            char key[128], val[1024];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
+            json_object_set_new(o, key, json_typed(val));
+        }
+        p = nl ? nl + 1 : end;
     }
-    json_object_set_new(o, "config", config);
+    return o;
+}
+
+/* A string that is not valid UTF-8 (a byte-level sample cut mid-character) with '?' for
+ * the bytes >= 0x80, rather than a lost value. */
+static json_t *json_str(const char *text)
+{
+    json_t *j = json_string(text ? text : "");
+    if (j) return j;
+    char *copy = strdup(text);
+    for (char *p = copy; p && *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    j = json_string(copy ? copy : "");
+    free(copy);
+    return j;
+}
+
+static json_t *json_tags(const char *tags)
+{
+    json_t *a = json_array();
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", tags);
+    for (char *sv = NULL, *t = strtok_r(copy, ", \t", &sv); t; t = strtok_r(NULL, ", \t", &sv))
+        json_array_append_new(a, json_str(t));
+    return a;
+}
+
+/* ISO 8601 UTC to the second ("" for 0: never set). */
+static json_t *json_iso_time(double t)
+{
+    char buf[32] = "";
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (t > 0 && gmtime_r(&tt, &tm)) strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf[0] ? json_string(buf) : json_null();
+}
+
+json_t *runstore_run_json(const RunRow *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(r->id));
+    json_object_set_new(o, "name", json_str(r->name));
+    json_object_set_new(o, "model", json_str(r->model));
+    json_object_set_new(o, "status", json_str(r->status));
+    json_object_set_new(o, "steps", json_integer(r->last_step));
+    json_object_set_new(o, "best_val", json_num_or_null(r->best_val));
+    json_object_set_new(o, "best_ppl", json_num_or_null(exp(r->best_val)));
+    json_object_set_new(o, "final_val", json_num_or_null(r->final_val));
+    json_object_set_new(o, "params", json_integer(r->params));
+    json_object_set_new(o, "created", json_iso_time(r->created));
+    json_object_set_new(o, "created_unix", r->created > 0 ? json_real(r->created) : json_null());
+    json_object_set_new(o, "tags", json_tags(r->tags));
+    json_object_set_new(o, "reason", json_str(r->reason));
+    json_object_set_new(o, "data", json_str(r->data_name));
+    json_object_set_new(o, "tokenizer", json_str(r->tokenizer));
+    json_object_set_new(o, "notes", json_str(r->notes));
+    json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
+    json_object_set_new(o, "config", json_config(r->config));
+    return o;
+}
+
+static int export_json_run(RunStore *s, const RunRow *r, json_t *arr, char *err)
+{
+    json_t *o = runstore_run_json(r), *metrics = NULL, *evals = NULL;
     json_array_append_new(arr, o);
     int status = json_rows(s, METRIC_SQL, r->id, &metrics, err);
     if (!status)
-        status = json_rows(s, "SELECT step, split, loss, ppl, bpc, tokens, elapsed FROM evals"
-                           " WHERE run_id=? ORDER BY step, split", r->id, &evals, err);
+        status = json_rows(s, EVAL_SQL, r->id, &evals, err);
     if (!status) {
         json_object_set_new(o, "metrics", metrics);
         json_object_set_new(o, "evals", evals);
@@ -155,23 +230,57 @@ static int export_json_run(RunStore *s, const RunRow *r, const Cfg *cfg, json_t 
     return status;
 }
 
-static int export_json(RunStore *s, FILE *f, const RunRow *rows, const Cfg *cfgs, int n,
-                       char *err)
+static int export_json(RunStore *s, FILE *f, const RunRow *rows, int n, char *err)
 {
     json_t *arr = json_array();
     int status = LM_OK;
     for (int i = 0; i < n && !status; i++)
-        status = export_json_run(s, &rows[i], &cfgs[i], arr, err);
-    if (!status && json_dumpf(arr, f, JSON_INDENT(1) | JSON_REAL_PRECISION(9)))
+        status = export_json_run(s, &rows[i], arr, err);
+    if (!status && (json_dumpf(arr, f, JSON_INDENT(1) | JSON_REAL_PRECISION(16)) ||
+                    fputc('\n', f) == EOF))
         status = err_set(err, LM_EIO, "writing JSON failed");
     json_decref(arr);
     return status;
 }
 
-/* Writes through a temporary file in the same directory, then renames it over path. */
-static int export_write(RunStore *s, const char *path, int json, const RunRow *rows,
-                        const Cfg *cfgs, int n, char *err)
+static int export_check(const char *format, int n, int *json, char *err)
 {
+    *json = format && !strcmp(format, "json");
+    if (!*json && !(format && !strcmp(format, "csv")))
+        return err_set(err, LM_EARG, "unknown export format '%s' (csv, json)",
+                       format ? format : "");
+    if (n < 1) return err_set(err, LM_EARG, "export needs at least one run");
+    return LM_OK;
+}
+
+int runstore_export_stream(RunStore *s, const long *ids, int n, const char *format, FILE *f,
+                           char *err)
+{
+    int json, status = export_check(format, n, &json, err);
+    if (status) return status;
+    if (runstore_pending(s)) runstore_flush(s, NULL);
+    RunRow *rows = calloc((size_t)n, sizeof *rows);
+    Cfg *cfgs = calloc((size_t)n, sizeof *cfgs);
+    if (!rows || !cfgs) {
+        free(rows), free(cfgs);
+        return err_set(err, LM_ENOMEM, "out of memory exporting");
+    }
+    status = runstore_load_runs(s, ids, n, rows, cfgs, err);
+    if (status) {
+        free(rows), free(cfgs);
+        return status;
+    }
+    status = json ? export_json(s, f, rows, n, err) : export_csv(s, f, rows, n, err);
+    runstore_free_runs(rows, cfgs, n);
+    return status;
+}
+
+/* Writes through a temporary file in the same directory, then renames it over path. */
+int runstore_export(RunStore *s, const long *ids, int n, const char *format,
+                    const char *path, char *err)
+{
+    int json, status = export_check(format, n, &json, err);
+    if (status) return status;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
@@ -183,8 +292,7 @@ static int export_write(RunStore *s, const char *path, int json, const RunRow *r
                        strerror(e));
     }
     fchmod(fd, 0644);
-    int status = json ? export_json(s, f, rows, cfgs, n, err)
-                      : export_csv(s, f, rows, cfgs, n, err);
+    status = runstore_export_stream(s, ids, n, format, f, err);
     int bad = ferror(f) || fflush(f) || fsync(fd);
     int e = errno;
     bad |= fclose(f) != 0;
@@ -194,30 +302,5 @@ static int export_write(RunStore *s, const char *path, int json, const RunRow *r
     if (!status && rename(tmp, path))
         status = err_set(err, LM_EIO, "cannot rename into %s: %s", path, strerror(errno));
     if (status) unlink(tmp);
-    return status;
-}
-
-int runstore_export(RunStore *s, const long *ids, int n, const char *format,
-                    const char *path, char *err)
-{
-    int json = format && !strcmp(format, "json");
-    if (!json && !(format && !strcmp(format, "csv")))
-        return err_set(err, LM_EARG, "unknown export format '%s' (csv, json)",
-                       format ? format : "");
-    if (n < 1) return err_set(err, LM_EARG, "export needs at least one run");
-    if (runstore_pending(s)) runstore_flush(s, NULL);
-    RunRow *rows = calloc((size_t)n, sizeof *rows);
-    Cfg *cfgs = calloc((size_t)n, sizeof *cfgs);
-    if (!rows || !cfgs) {
-        free(rows), free(cfgs);
-        return err_set(err, LM_ENOMEM, "out of memory exporting");
-    }
-    int status = runstore_load_runs(s, ids, n, rows, cfgs, err);
-    if (status) {
-        free(rows), free(cfgs);
-        return status;
-    }
-    status = export_write(s, path, json, rows, cfgs, n, err);
-    runstore_free_runs(rows, cfgs, n);
     return status;
 }

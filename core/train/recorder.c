@@ -90,6 +90,7 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
     switch (ev->kind) {
     case TEV_STEP:
         s->last = ev->step;
+        s->recent[s->n_steps++ % SNAP_RECENT_STEPS] = ev->step;
         push_loss(r, s, ev->step.step, ev->step.loss);
         break;
     case TEV_EVAL:

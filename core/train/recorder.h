@@ -14,6 +14,7 @@
 #define SNAP_MAX_GATES 1024
 #define SNAP_SAMPLE_LEN 8192
 #define SNAP_MAX_LOSS 8192      /* points of the loss series kept (memory stays flat) */
+#define SNAP_RECENT_STEPS 1024  /* logged steps kept whole, for printers that follow */
 
 typedef struct {
     long run_id;
@@ -24,6 +25,9 @@ typedef struct {
     int status;            /* TrainerStatus */
     char reason[LM_ERR_LEN];
     StepMetric last;       /* the latest logged step */
+    StepMetric recent[SNAP_RECENT_STEPS]; /* logged step k (0-based) at [k % N], each with
+                                             its own values, while k >= n_steps - N */
+    long n_steps;          /* step events seen */
     EvalMetric last_eval;  /* valid when n_val > 0 */
     double best_val;       /* NAN before the first evaluation */
     SeriesPoint *loss;     /* (n_loss) logged training loss, malloc'd; at most SNAP_MAX_LOSS

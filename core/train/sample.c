@@ -5,7 +5,9 @@
 #include "err.h"
 #include "sysinfo.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@ void sample_options_default(SampleOptions *o)
     o->top_p = 1.0f;
     o->seed = 1337;
     o->use_cache = 1;
+    o->slide_positions = 0;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -72,6 +75,7 @@ typedef struct {
     int *ctx;              /* the whole token history */
     size_t n, cap;
     int pos;               /* next cache position */
+    int slide;             /* re-prime at bptt (SampleOptions.slide_positions) */
     float *logits;
 } Gen;
 
@@ -95,12 +99,14 @@ static int next_logits(Gen *g, int fed_token)
     Model *m = g->m;
     int V = m->vocab, bptt = m->cfg.bptt;
     if (g->ds) {
-        int rc = m->ops->decode_step(m, g->ds, fed_token, g->pos, g->logits);
+        int rc = g->slide && g->pos >= bptt
+                     ? LM_ESTATE : m->ops->decode_step(m, g->ds, fed_token, g->pos, g->logits);
         if (rc == LM_OK) {
             g->pos++;
             return LM_OK;
         }
-        /* past the cache's reach: re-prime with the last bptt/2 tokens */
+        /* past the cache's reach (or bptt when sliding): re-prime with the last bptt/2
+         * tokens, which includes the one just fed */
         size_t keep = (size_t)(bptt / 2 > 0 ? bptt / 2 : 1);
         if (keep > g->n)
             keep = g->n;
@@ -157,7 +163,8 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
             return err_set(err, LM_ENOMEM, "out of memory");
         n = 1;
     }
-    Gen g = {.m = m};
+    const char *sep = tokenizer_join(tok, prompt);
+    Gen g = {.m = m, .slide = o->slide_positions};
     g.logits = malloc((size_t)m->vocab * sizeof(float));
     char *out = NULL;
     size_t out_len = 0, out_cap = 0;
@@ -173,7 +180,10 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
     for (; !rc && generated < o->n_tokens; generated++) {
         int next = sample_pick(g.logits, m->vocab, o, &rng);
         char piece[256];
-        int len = tokenizer_decode_token(tok, next, piece, sizeof piece);
+        int len = tokenizer_decode_token(tok, next, piece + 1, sizeof piece - 1), at = 1;
+        if (generated == 0 && *sep && len > 0 && !isspace((unsigned char)piece[1]))
+            piece[0] = *sep, at = 0, len++;   /* "the cat" + "house" -> "the cat house" */
+        memmove(piece, piece + at, sizeof piece - 1);
         if (len > 0 && text) {
             if (out_len + (size_t)len + 1 > out_cap) {
                 out_cap = (out_len + (size_t)len + 1) * 2;
@@ -217,4 +227,32 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
     else
         free(out);
     return LM_OK;
+}
+
+int sample_unknown_words(const Tokenizer *tok, const char *prompt, char *list, size_t cap)
+{
+    int *ids = NULL, unk = -1, count = 0;
+    size_t n = 0, used = 0;
+    if (cap) list[0] = 0;
+    if (tokenizer_kind(tok) != TOKENIZER_WORD || !prompt)
+        return 0;
+    if (tokenizer_encode(tok, "<unk>", 5, &ids, &n, NULL) == LM_OK && n >= 1)
+        unk = ids[0];
+    free(ids);
+    for (const char *p = prompt; unk >= 0 && *p;) {
+        size_t len = strcspn(p, " \t\n\v\f\r");
+        ids = NULL;
+        if (len && !(len == 5 && !memcmp(p, "<unk>", 5)) &&
+            tokenizer_encode(tok, p, len, &ids, &n, NULL) == LM_OK && n >= 1 && ids[0] == unk) {
+            count++;
+            if (used + len + 2 < cap) {
+                used += (size_t)snprintf(list + used, cap - used, "%s%.*s", used ? " " : "",
+                                         (int)len, p);
+            }
+        }
+        free(ids);
+        p += len;
+        p += strspn(p, " \t\n\v\f\r");
+    }
+    return count;
 }

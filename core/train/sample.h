@@ -21,6 +21,9 @@ typedef struct {
     float top_p;           /* 1 = off */
     uint64_t seed;
     int use_cache;         /* 1 (default): incremental decoding when the model has it */
+    int slide_positions;   /* 1: cached decoding re-primes whenever the position reaches
+                              bptt, so positions stay inside the training window;
+                              0 (default): they count on to the cache's reach */
 } SampleOptions;
 
 typedef struct {
@@ -42,5 +45,10 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
 
 /* Picks a token from logits (V) (modified in place): greedy, temperature, top-k, top-p. */
 int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng);
+
+/* The words of prompt that a word tokenizer does not know (encoded as <unk>), space
+ * separated into list (cap bytes, truncated at a word); returns how many there are.
+ * 0 for char and bpe tokenizers, which encode every text exactly or refuse it. */
+int sample_unknown_words(const Tokenizer *tok, const char *prompt, char *list, size_t cap);
 
 #endif

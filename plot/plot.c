@@ -1,0 +1,371 @@
+/* plot.c — line charts and heatmaps through cairo's SVG, PDF and image (PNG) surfaces
+ * (see plot.h). Layout in points on a 640x400 page: the plot area inside fixed margins,
+ * ticks at 1-2-5 steps (Heckbert, "Nice numbers for graph labels", Graphics Gems 1990),
+ * the Okabe-Ito colour-blind-safe palette for curves and viridis for heatmaps. Not a
+ * general plotting library: no subplots, no styles beyond what the commands need. */
+#include "plot.h"
+
+#include "err.h"
+
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PLOT_W 640.0
+#define PLOT_H 400.0
+#define PNG_SCALE 2.0
+
+enum { FMT_NONE, FMT_SVG, FMT_PNG, FMT_PDF };
+
+typedef struct {
+    cairo_surface_t *surf;
+    cairo_t *cr;
+    int fmt;
+    const char *path;
+    char tmp[4096];
+} Canvas;
+
+typedef struct {
+    double x0, x1, y0, y1;      /* data range */
+    double left, right, top, bottom; /* plot area in points */
+} Frame;
+
+static int format_of(const char *path)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot) return FMT_NONE;
+    if (!strcasecmp(dot, ".svg")) return FMT_SVG;
+    if (!strcasecmp(dot, ".png")) return FMT_PNG;
+    if (!strcasecmp(dot, ".pdf")) return FMT_PDF;
+    return FMT_NONE;
+}
+
+int plot_format_ok(const char *path)
+{
+    return format_of(path) != FMT_NONE;
+}
+
+/* Opens a page of w x h points drawing into a temporary file next to path. */
+static int canvas_open(Canvas *c, const char *path, double w, double h, char *err)
+{
+    memset(c, 0, sizeof *c);
+    c->fmt = format_of(path);
+    c->path = path;
+    if (c->fmt == FMT_NONE)
+        return err_set(err, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
+                       ".png or .pdf", path ? path : "");
+    snprintf(c->tmp, sizeof c->tmp, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(c->tmp);
+    if (fd < 0)
+        return err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
+    fchmod(fd, 0644);   /* like any file the user writes, not mkstemp's 0600 */
+    close(fd);
+    if (c->fmt == FMT_SVG) c->surf = cairo_svg_surface_create(c->tmp, w, h);
+    else if (c->fmt == FMT_PDF) c->surf = cairo_pdf_surface_create(c->tmp, w, h);
+    else c->surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)(w * PNG_SCALE),
+                                              (int)(h * PNG_SCALE));
+    c->cr = cairo_create(c->surf);
+    if (cairo_status(c->cr)) {
+        cairo_destroy(c->cr);
+        cairo_surface_destroy(c->surf);
+        unlink(c->tmp);
+        return err_set(err, LM_EIO, "cannot start drawing %s", path);
+    }
+    if (c->fmt == FMT_PNG) cairo_scale(c->cr, PNG_SCALE, PNG_SCALE);
+    cairo_set_source_rgb(c->cr, 1, 1, 1);
+    cairo_paint(c->cr);
+    cairo_select_font_face(c->cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           CAIRO_FONT_WEIGHT_NORMAL);
+    return LM_OK;
+}
+
+/* Finishes the page, writes it and renames it over path. */
+static int canvas_close(Canvas *c, char *err)
+{
+    int bad = cairo_status(c->cr) != CAIRO_STATUS_SUCCESS;
+    cairo_destroy(c->cr);
+    if (!bad && c->fmt == FMT_PNG)
+        bad = cairo_surface_write_to_png(c->surf, c->tmp) != CAIRO_STATUS_SUCCESS;
+    cairo_surface_finish(c->surf);
+    bad |= cairo_surface_status(c->surf) != CAIRO_STATUS_SUCCESS;
+    cairo_surface_destroy(c->surf);
+    if (!bad && rename(c->tmp, c->path) == 0)
+        return LM_OK;
+    unlink(c->tmp);
+    return err_set(err, LM_EIO, "writing %s failed (directory missing or not writable, or "
+                   "disk full?)", c->path);
+}
+
+/* Text anchored at (x, y): ax 0/0.5/1 = its left/centre/right there, ay 0/0.5/1 = its
+ * cap top/middle/baseline there. */
+static void text_at(cairo_t *cr, double x, double y, double size, double ax, double ay,
+                    const char *t)
+{
+    cairo_text_extents_t e;
+    cairo_set_font_size(cr, size);
+    cairo_text_extents(cr, t, &e);
+    cairo_move_to(cr, x - ax * e.x_advance, y + size * 0.72 * (1 - ay));
+    cairo_show_text(cr, t);
+}
+
+/* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
+static double nice_step(double span, int want)
+{
+    double raw = span / want, p = pow(10, floor(log10(raw))), f = raw / p;
+    return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p;
+}
+
+static void fmt_tick(char *buf, size_t cap, double v, double step)
+{
+    double a = fabs(v);
+    if (v == 0) snprintf(buf, cap, "0");
+    else if (a >= 1e6 || a < 1e-3) snprintf(buf, cap, "%.3g", v);
+    else if (a >= 1e4 && step >= 1000) snprintf(buf, cap, "%gk", v / 1000);
+    else {
+        int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+        snprintf(buf, cap, "%.*f", dec, v);
+    }
+}
+
+static double px(const Frame *f, double x)
+{
+    return f->left + (x - f->x0) / (f->x1 - f->x0) * (f->right - f->left);
+}
+
+static double py(const Frame *f, double y)
+{
+    return f->bottom - (y - f->y0) / (f->y1 - f->y0) * (f->bottom - f->top);
+}
+
+/* Grid lines, ticks with labels, the frame and the axis labels and title. */
+static void draw_axes(cairo_t *cr, const Frame *f, const PlotAxes *ax)
+{
+    char buf[32];
+    double xs = nice_step(f->x1 - f->x0, 6), ys = nice_step(f->y1 - f->y0, 6);
+    cairo_set_line_width(cr, 0.5);
+    for (double v = ceil(f->x0 / xs) * xs; v <= f->x1 + xs * 1e-9; v += xs) {
+        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+        cairo_move_to(cr, px(f, v), f->top);
+        cairo_line_to(cr, px(f, v), f->bottom);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        fmt_tick(buf, sizeof buf, fabs(v) < xs * 1e-9 ? 0 : v, xs);
+        text_at(cr, px(f, v), f->bottom + 5, 10, 0.5, 0, buf);
+    }
+    for (double v = ceil(f->y0 / ys) * ys; v <= f->y1 + ys * 1e-9; v += ys) {
+        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+        cairo_move_to(cr, f->left, py(f, v));
+        cairo_line_to(cr, f->right, py(f, v));
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        fmt_tick(buf, sizeof buf, fabs(v) < ys * 1e-9 ? 0 : v, ys);
+        text_at(cr, f->left - 5, py(f, v), 10, 1, 0.5, buf);
+    }
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, f->left, f->top, f->right - f->left, f->bottom - f->top);
+    cairo_stroke(cr);
+    if (ax && ax->xlabel)
+        text_at(cr, (f->left + f->right) / 2, f->bottom + 24, 12, 0.5, 0, ax->xlabel);
+    if (ax && ax->title)
+        text_at(cr, (f->left + f->right) / 2, 12, 14, 0.5, 0, ax->title);
+    if (ax && ax->ylabel) {
+        cairo_save(cr);
+        cairo_translate(cr, 16, (f->top + f->bottom) / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        text_at(cr, 0, 0, 12, 0.5, 0.5, ax->ylabel);
+        cairo_restore(cr);
+    }
+}
+
+/* Okabe & Ito (2008), "Color Universal Design": distinguishable with colour blindness. */
+static const double PALETTE[][3] = {
+    {0.000, 0.447, 0.698}, {0.835, 0.369, 0.000}, {0.000, 0.620, 0.451},
+    {0.800, 0.475, 0.655}, {0.902, 0.624, 0.000}, {0.337, 0.706, 0.914},
+    {0.941, 0.894, 0.259}, {0.000, 0.000, 0.000}};
+#define N_PALETTE (int)(sizeof PALETTE / sizeof PALETTE[0])
+
+static void draw_series(cairo_t *cr, const Frame *f, const PlotSeries *s, int k)
+{
+    const double *c = PALETTE[k % N_PALETTE];
+    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    cairo_set_line_width(cr, 1.6);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    int pen = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (!isfinite(s->x[i]) || !isfinite(s->y[i])) {
+            pen = 0;
+            continue;
+        }
+        if (pen) cairo_line_to(cr, px(f, s->x[i]), py(f, s->y[i]));
+        else cairo_move_to(cr, px(f, s->x[i]), py(f, s->y[i]));
+        pen = 1;
+    }
+    cairo_stroke(cr);
+    for (int i = 0; s->n < 40 && i < s->n; i++) {
+        if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
+        cairo_arc(cr, px(f, s->x[i]), py(f, s->y[i]), 2.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
+}
+
+/* A box in the plot area's top-right corner: a line of each colour and its label. */
+static void draw_legend(cairo_t *cr, const Frame *f, const PlotSeries *s, int n)
+{
+    double w = 0, row = 15;
+    cairo_set_font_size(cr, 10);
+    for (int k = 0; k < n; k++) {
+        cairo_text_extents_t e;
+        cairo_text_extents(cr, s[k].label ? s[k].label : "", &e);
+        if (e.x_advance > w) w = e.x_advance;
+    }
+    double x = f->right - w - 40, y = f->top + 8;
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
+    cairo_rectangle(cr, x, y, w + 32, row * n + 6);
+    cairo_fill_preserve(cr);
+    cairo_set_source_rgb(cr, 0.7, 0.7, 0.7);
+    cairo_set_line_width(cr, 0.5);
+    cairo_stroke(cr);
+    for (int k = 0; k < n; k++) {
+        const double *c = PALETTE[k % N_PALETTE];
+        double yy = y + 3 + row * k + row / 2;
+        cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+        cairo_set_line_width(cr, 2);
+        cairo_move_to(cr, x + 5, yy);
+        cairo_line_to(cr, x + 22, yy);
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        text_at(cr, x + 26, yy, 10, 0, 0.5, s[k].label ? s[k].label : "");
+    }
+}
+
+/* The data range of all finite points, padded 4% in y; 0 when there is none. */
+static int data_range(const PlotSeries *s, int n, Frame *f)
+{
+    f->x0 = f->y0 = INFINITY;
+    f->x1 = f->y1 = -INFINITY;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < s[k].n; i++) {
+            double x = s[k].x[i], y = s[k].y[i];
+            if (!isfinite(x) || !isfinite(y)) continue;
+            f->x0 = fmin(f->x0, x), f->x1 = fmax(f->x1, x);
+            f->y0 = fmin(f->y0, y), f->y1 = fmax(f->y1, y);
+        }
+    if (!isfinite(f->x0)) return 0;
+    if (f->x1 <= f->x0) f->x0 -= 0.5, f->x1 += 0.5;
+    if (f->y1 <= f->y0) f->y0 -= 0.5, f->y1 += 0.5;
+    double pad = 0.04 * (f->y1 - f->y0);
+    f->y0 -= pad, f->y1 += pad;
+    if (f->x0 > 0 && f->x0 <= 0.2 * f->x1) f->x0 = 0;  /* steps from 10 read as from 0 */
+    f->x1 += 0.02 * (f->x1 - f->x0);                   /* the last marker whole */
+    return 1;
+}
+
+int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax, char *err)
+{
+    Frame f = {.left = 64, .right = PLOT_W - 16, .top = 28, .bottom = PLOT_H - 44};
+    if (n < 1) return err_set(err, LM_EARG, "nothing to plot: no series");
+    if (!plot_format_ok(path))
+        return err_set(err, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
+                       ".png or .pdf", path ? path : "");
+    if (!data_range(s, n, &f)) return err_set(err, LM_EARG, "nothing to plot: no finite point");
+    Canvas c;
+    int status = canvas_open(&c, path, PLOT_W, PLOT_H, err);
+    if (status) return status;
+    draw_axes(c.cr, &f, ax);
+    cairo_save(c.cr);
+    cairo_rectangle(c.cr, f.left, f.top, f.right - f.left, f.bottom - f.top);
+    cairo_clip(c.cr);
+    for (int k = 0; k < n; k++) draw_series(c.cr, &f, &s[k], k);
+    cairo_restore(c.cr);
+    draw_legend(c.cr, &f, s, n);
+    return canvas_close(&c, err);
+}
+
+/* viridis (matplotlib's default colour map) at t in [0,1], from 5 of its stops. */
+static void viridis(double t, double *rgb)
+{
+    static const double stops[5][3] = {{0.267, 0.005, 0.329}, {0.231, 0.322, 0.545},
+                                       {0.129, 0.569, 0.549}, {0.369, 0.788, 0.384},
+                                       {0.993, 0.906, 0.144}};
+    t = fmin(1, fmax(0, t)) * 4;
+    int i = t >= 4 ? 3 : (int)t;
+    double u = t - i;
+    for (int k = 0; k < 3; k++) rgb[k] = stops[i][k] + u * (stops[i + 1][k] - stops[i][k]);
+}
+
+static void draw_colorbar(cairo_t *cr, double x, double top, double bottom, double lo,
+                          double hi)
+{
+    double rgb[3];
+    char buf[32];
+    for (int i = 0; i < 100; i++) {
+        viridis(i / 99.0, rgb);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        double y = bottom - (bottom - top) * (i + 1) / 100.0;
+        cairo_rectangle(cr, x, y, 12, (bottom - top) / 100.0 + 0.5);
+        cairo_fill(cr);
+    }
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    snprintf(buf, sizeof buf, "%.3g", hi);
+    text_at(cr, x + 16, top, 10, 0, 0.5, buf);
+    snprintf(buf, sizeof buf, "%.3g", lo);
+    text_at(cr, x + 16, bottom, 10, 0, 0.5, buf);
+}
+
+int plot_heatmap(const char *path, const double *v, int rows, int cols, double lo, double hi,
+                 const char *const *row_labels, const char *const *col_labels,
+                 const PlotAxes *ax, char *err)
+{
+    if (rows < 1 || cols < 1) return err_set(err, LM_EARG, "nothing to plot: empty grid");
+    if (!plot_format_ok(path))
+        return err_set(err, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
+                       ".png or .pdf", path ? path : "");
+    Canvas c;
+    int status = canvas_open(&c, path, PLOT_W, PLOT_H, err);
+    if (status) return status;
+    cairo_t *cr = c.cr;
+    double left = 64, right = PLOT_W - 70, top = 40, bottom = PLOT_H - 44;
+    double cw = (right - left) / cols, ch = (bottom - top) / rows, rgb[3];
+    char buf[32];
+    for (int r = 0; r < rows; r++)
+        for (int k = 0; k < cols; k++) {
+            double x = v[(long)r * cols + k], t = hi > lo ? (x - lo) / (hi - lo) : 0;
+            if (isnan(x)) continue;
+            viridis(t, rgb);
+            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            cairo_rectangle(cr, left + k * cw, top + r * ch, cw - 1, ch - 1);
+            cairo_fill(cr);
+            if (t > 0.6) cairo_set_source_rgb(cr, 0, 0, 0);
+            else cairo_set_source_rgb(cr, 1, 1, 1);
+            snprintf(buf, sizeof buf, "%.2f", x);
+            text_at(cr, left + (k + 0.5) * cw, top + (r + 0.5) * ch, fmin(11, ch * 0.4), 0.5,
+                    0.5, buf);
+        }
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    for (int r = 0; row_labels && r < rows; r++)
+        text_at(cr, left - 5, top + (r + 0.5) * ch, 10, 1, 0.5, row_labels[r]);
+    for (int k = 0; col_labels && k < cols; k++)
+        text_at(cr, left + (k + 0.5) * cw, bottom + 4, 10, 0.5, 0, col_labels[k]);
+    draw_colorbar(cr, right + 12, top, bottom, lo, hi);
+    PlotAxes a = ax ? *ax : (PlotAxes){0};
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    if (a.xlabel) text_at(cr, (left + right) / 2, bottom + 22, 12, 0.5, 0, a.xlabel);
+    if (a.title) text_at(cr, (left + right) / 2, 12, 14, 0.5, 0, a.title);
+    if (a.ylabel) {
+        cairo_save(cr);
+        cairo_translate(cr, 16, (top + bottom) / 2);
+        cairo_rotate(cr, -M_PI / 2);
+        text_at(cr, 0, 0, 12, 0.5, 0.5, a.ylabel);
+        cairo_restore(cr);
+    }
+    return canvas_close(&c, err);
+}

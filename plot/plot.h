@@ -1,0 +1,37 @@
+/* plot.h — figures for papers, drawn with cairo (Debian's libcairo2): line charts of
+ * several curves with a legend and labelled axes, and a labelled heatmap. The file type
+ * comes from the path's extension (.svg, .png, .pdf); every file is written to a
+ * temporary name and renamed into place, so a path is either the old file or the whole
+ * new one. Takes plain arrays: it knows nothing of runs or stores (commands/cmd_plot.c
+ * reads those) and is kept out of core/ so the training library never links a drawing
+ * library. */
+#ifndef LM_PLOT_H
+#define LM_PLOT_H
+
+typedef struct {
+    const char *label;     /* legend text */
+    const double *x, *y;   /* (n) points in x order; NaN y values leave a gap */
+    int n;
+} PlotSeries;
+
+typedef struct {
+    const char *title, *xlabel, *ylabel;
+} PlotAxes;
+
+/* 1 when path ends in .svg, .png or .pdf (case-insensitive), else 0. */
+int plot_format_ok(const char *path);
+
+/* Draws n curves (colours from a colour-blind-safe palette, in order) with axes, ticks,
+ * labels, a title and a legend into path (640x400 points; PNG at 2x, 1280x800 pixels).
+ * Series with fewer than 40 points also get a marker per point. LM_EARG for an unknown
+ * extension, n < 1 or no finite point at all; LM_EIO when the file cannot be written. */
+int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax, char *err);
+
+/* Draws a (rows, cols) grid of values in [lo, hi] as coloured cells (viridis), each
+ * with its value written in, row and column labels, axis labels, a title and a colour
+ * bar. v is row-major; NaN cells are left blank. Errors as plot_curves. */
+int plot_heatmap(const char *path, const double *v, int rows, int cols, double lo, double hi,
+                 const char *const *row_labels, const char *const *col_labels,
+                 const PlotAxes *ax, char *err);
+
+#endif
