@@ -6,6 +6,7 @@
 #include "plot.h"
 
 #include "err.h"
+#include "outfile.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -30,7 +31,8 @@ typedef struct {
     cairo_t *cr;
     int fmt;
     const char *path;
-    char tmp[4096];
+    OutFile out;     /* the file being written (see outfile.h) */
+    int write_err;   /* errno of the first failed write, 0 if none */
 } Canvas;
 
 typedef struct {
@@ -53,7 +55,18 @@ int plot_format_ok(const char *path)
     return format_of(path) != FMT_NONE;
 }
 
-/* Opens a page of w x h points drawing into a temporary file next to path. */
+/* cairo's stream callback: every byte goes through the OutFile. */
+static cairo_status_t canvas_write(void *closure, const unsigned char *data, unsigned int n)
+{
+    Canvas *c = closure;
+    int e = c->write_err ? c->write_err : outfile_write(&c->out, data, n);
+    if (e && !c->write_err) c->write_err = e;
+    return e ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
+}
+
+/* Opens a page of w x h points drawing into path through outfile (a regular file is
+ * replaced atomically at a link's target; a FIFO or device is streamed; other kinds of
+ * path are refused). */
 static int canvas_open(Canvas *c, const char *path, double w, double h, char *err)
 {
     memset(c, 0, sizeof *c);
@@ -62,21 +75,17 @@ static int canvas_open(Canvas *c, const char *path, double w, double h, char *er
     if (c->fmt == FMT_NONE)
         return err_set(err, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
                        ".png or .pdf", path ? path : "");
-    snprintf(c->tmp, sizeof c->tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(c->tmp);
-    if (fd < 0)
-        return err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
-    fchmod(fd, 0644);   /* like any file the user writes, not mkstemp's 0600 */
-    close(fd);
-    if (c->fmt == FMT_SVG) c->surf = cairo_svg_surface_create(c->tmp, w, h);
-    else if (c->fmt == FMT_PDF) c->surf = cairo_pdf_surface_create(c->tmp, w, h);
+    int st = outfile_open(&c->out, path, err);
+    if (st) return st;
+    if (c->fmt == FMT_SVG) c->surf = cairo_svg_surface_create_for_stream(canvas_write, c, w, h);
+    else if (c->fmt == FMT_PDF) c->surf = cairo_pdf_surface_create_for_stream(canvas_write, c, w, h);
     else c->surf = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)(w * PNG_SCALE),
                                               (int)(h * PNG_SCALE));
     c->cr = cairo_create(c->surf);
     if (cairo_status(c->cr)) {
         cairo_destroy(c->cr);
         cairo_surface_destroy(c->surf);
-        unlink(c->tmp);
+        outfile_abort(&c->out);
         return err_set(err, LM_EIO, "cannot start drawing %s", path);
     }
     if (c->fmt == FMT_PNG) cairo_scale(c->cr, PNG_SCALE, PNG_SCALE);
@@ -87,21 +96,22 @@ static int canvas_open(Canvas *c, const char *path, double w, double h, char *er
     return LM_OK;
 }
 
-/* Finishes the page, writes it and renames it over path. */
+/* Finishes the page and commits the file. */
 static int canvas_close(Canvas *c, char *err)
 {
     int bad = cairo_status(c->cr) != CAIRO_STATUS_SUCCESS;
     cairo_destroy(c->cr);
     if (!bad && c->fmt == FMT_PNG)
-        bad = cairo_surface_write_to_png(c->surf, c->tmp) != CAIRO_STATUS_SUCCESS;
+        bad = cairo_surface_write_to_png_stream(c->surf, canvas_write, c) != CAIRO_STATUS_SUCCESS;
     cairo_surface_finish(c->surf);
     bad |= cairo_surface_status(c->surf) != CAIRO_STATUS_SUCCESS;
     cairo_surface_destroy(c->surf);
-    if (!bad && rename(c->tmp, c->path) == 0)
-        return LM_OK;
-    unlink(c->tmp);
-    return err_set(err, LM_EIO, "writing %s failed (directory missing or not writable, or "
-                   "disk full?)", c->path);
+    if (!bad && !c->write_err) return outfile_commit(&c->out, c->path, err);
+    outfile_abort(&c->out);
+    if (c->write_err == ENOSPC)
+        return err_set(err, LM_ENOSPC, "%s: disk full while writing the image", c->path);
+    return err_set(err, LM_EIO, "writing %s failed%s%s", c->path, c->write_err ? ": " : "",
+                   c->write_err ? strerror(c->write_err) : "");
 }
 
 /* Text anchored at (x, y): ax 0/0.5/1 = its left/centre/right there, ay 0/0.5/1 = its

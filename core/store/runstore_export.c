@@ -3,6 +3,7 @@
  * `--json runs`, with metrics and evaluations), to a stream or through a temporary file
  * renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
 #include "runstore.h"
+#include "outfile.h"
 #include "private/runstore_impl.h"
 #include "err.h"
 
@@ -275,32 +276,32 @@ int runstore_export_stream(RunStore *s, const long *ids, int n, const char *form
     return status;
 }
 
-/* Writes through a temporary file in the same directory, then renames it over path. */
+/* Writes through outfile: a regular file is replaced atomically (at a link's target), a
+ * FIFO, a device or - is streamed, anything else is refused. */
 int runstore_export(RunStore *s, const long *ids, int n, const char *format,
                     const char *path, char *err)
 {
     int json, status = export_check(format, n, &json, err);
     if (status) return status;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
+    OutFile o;
+    if ((status = outfile_open(&o, path, err))) return status;
+    int fd = dup(o.fd);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        int e = errno;
-        if (fd >= 0) close(fd), unlink(tmp);
-        return err_set(err, e == ENOSPC ? LM_ENOSPC : LM_EIO, "cannot write %s: %s", path,
-                       strerror(e));
+        if (fd >= 0) close(fd);
+        outfile_abort(&o);
+        return err_set(err, LM_ENOMEM, "cannot write %s: out of memory", path);
     }
-    fchmod(fd, 0644);
     status = runstore_export_stream(s, ids, n, format, f, err);
-    int bad = ferror(f) || fflush(f) || fsync(fd);
+    int bad = ferror(f) || fflush(f);
     int e = errno;
     bad |= fclose(f) != 0;
     if (!status && bad)
         status = err_set(err, e == ENOSPC ? LM_ENOSPC : LM_EIO, "writing %s failed: %s", path,
                          strerror(e));
-    if (!status && rename(tmp, path))
-        status = err_set(err, LM_EIO, "cannot rename into %s: %s", path, strerror(errno));
-    if (status) unlink(tmp);
-    return status;
+    if (status) {
+        outfile_abort(&o);
+        return status;
+    }
+    return outfile_commit(&o, path, err);
 }
