@@ -15,12 +15,12 @@ static void words_free(void *impl)
 {
     WordImpl *w = impl;
     wordmap_free(&w->map);
+    if (w->extra) w->free_extra(w->extra);
     free(w);
 }
 
 int tok_words_build(TokenizerKind kind, const char *const *w, const size_t *wl, int n,
-                    const char *unk_name, int lowercase, int from_train, Tokenizer **out,
-                    char *err)
+                    const WordsSetup *su, Tokenizer **out, char *err)
 {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += wl[i];
@@ -28,12 +28,16 @@ int tok_words_build(TokenizerKind kind, const char *const *w, const size_t *wl, 
     WordImpl *wi = t ? calloc(1, sizeof *wi) : NULL;
     if (!wi) {
         tokenizer_destroy(t);
+        if (su->extra) su->free_extra(su->extra);
         return err_set(err, LM_ENOMEM, "tokenizer: out of memory");
     }
     t->impl = wi;
-    wi->lowercase = lowercase;
-    wi->from_train = from_train;
+    wi->lowercase = su->lowercase;
+    wi->from_train = su->from_train;
+    wi->extra = su->extra;
+    wi->free_extra = su->free_extra;
     wi->unk = wi->eos = -1;
+    const char *unk_name = su->unk_name;
     for (int i = 0; i < n; i++) {
         memcpy(t->bytes + t->off[i], w[i], wl[i]);
         t->off[i + 1] = t->off[i] + wl[i];
@@ -86,10 +90,11 @@ static long json_word(const json_t *v, char *buf, size_t cap)
 }
 
 int tok_words_load(const json_t *o, const char *key, TokenizerKind kind, int V,
-                   const char *unk_name, int lowercase, int from_train, Tokenizer **out,
-                   char *err)
+                   const WordsSetup *su, Tokenizer **out, char *err)
 {
     const json_t *a = json_object_get(o, key);
+    if ((!json_is_array(a) || json_array_size(a) != (size_t)V) && su->extra)
+        su->free_extra(su->extra);
     if (!json_is_array(a) || json_array_size(a) != (size_t)V)
         return err_set(err, LM_EFORMAT, "tokenizer JSON: \"%s\" must be an array of %d entries",
                        key, V);
@@ -113,7 +118,8 @@ int tok_words_load(const json_t *o, const char *key, TokenizerKind kind, int V,
             at += (size_t)n;
         }
     }
-    if (!rc) rc = tok_words_build(kind, w, wl, V, unk_name, lowercase, from_train, out, err);
+    if (!rc) rc = tok_words_build(kind, w, wl, V, su, out, err);
+    else if (su->extra) su->free_extra(su->extra);
     free(buf); free(w); free(wl);
     return rc;
 }
@@ -147,6 +153,8 @@ int *tok_rank_words(const WordMap *m, int by_name)
 }
 
 /* ---- the word tokenizer ---- */
+
+static const WordsSetup WORD_SETUP = { .unk_name = "<unk>" };
 
 /* Calls fn for every word of text and for "<eos>" at each line end; stops on nonzero. */
 typedef int (*WordFn)(void *ctx, const char *w, size_t n);
@@ -210,7 +218,7 @@ static int word_train(const char *text, size_t len, const TokenizerOptions *opt,
             w[n_keep] = m.key[i];
             wl[n_keep++] = m.klen[i];
         }
-    rc = tok_words_build(TOKENIZER_WORD, w, wl, n_keep, "<unk>", 0, 0, out, err);
+    rc = tok_words_build(TOKENIZER_WORD, w, wl, n_keep, &WORD_SETUP, out, err);
 done:
     if (rc == LM_ENOMEM) err_set(err, rc, "word tokenizer: out of memory");
     wordmap_free(&m);
@@ -260,7 +268,7 @@ static int word_save(const Tokenizer *t, json_t *o) { return tok_words_save(t, o
 
 static int word_load(const json_t *o, int V, Tokenizer **out, char *err)
 {
-    int rc = tok_words_load(o, "words", TOKENIZER_WORD, V, "<unk>", 0, 0, out, err);
+    int rc = tok_words_load(o, "words", TOKENIZER_WORD, V, &WORD_SETUP, out, err);
     return rc ? rc : word_check(*out, out, err);
 }
 

@@ -15,6 +15,8 @@ static const TokenizerOps *const KINDS[TOKENIZER_N_KINDS] = {
     [TOKENIZER_CHAR] = &TOK_CHAR_OPS,
     [TOKENIZER_WORD] = &TOK_WORD_OPS,
     [TOKENIZER_BPE] = &TOK_BPE_OPS,
+    [TOKENIZER_WORDPIECE] = &TOK_WORDPIECE_OPS,
+    [TOKENIZER_BASIC_ENGLISH] = &TOK_BASIC_ENGLISH_OPS,
 };
 
 int tokenizer_kind_parse(const char *name, TokenizerKind *kind)

@@ -99,20 +99,28 @@ typedef struct {
     int unk, eos;         /* ids of "<unk>" / "<eos>" ("[UNK]" for wordpiece), -1 absent */
     int lowercase;        /* wordpiece: BERT's uncased normalisation */
     int from_train;       /* wordpiece: the reference pipeline's vocabulary */
+    void *extra;          /* the kind's further state (wordpiece: BERT's pieces), owned */
+    void (*free_extra)(void *extra);
 } WordImpl;
 
+/* How tok_words_build sets up the WordImpl: unk from unk_name, eos from "<eos>", the rest
+ * copied. extra is taken over: freed with free_extra also when the build fails. */
+typedef struct {
+    const char *unk_name;
+    int lowercase, from_train;
+    void *extra;
+    void (*free_extra)(void *extra);
+} WordsSetup;
+
 /* A tokenizer of kind over n distinct words (pointer, length), ids in that order, with a
- * WordImpl (lowercase, from_train as given; unk from unk_name, eos from "<eos>").
- * LM_OK, LM_EFORMAT (a repeated word), LM_ENOMEM. */
+ * WordImpl set up from *su. LM_OK, LM_EFORMAT (a repeated word), LM_ENOMEM. */
 int tok_words_build(TokenizerKind kind, const char *const *w, const size_t *wl, int n,
-                    const char *unk_name, int lowercase, int from_train, Tokenizer **out,
-                    char *err);
+                    const WordsSetup *su, Tokenizer **out, char *err);
 /* Adds the stored tokens as o[key] (strings; byte arrays for non-UTF-8). 0 ok, -1 no memory. */
 int tok_words_save(const Tokenizer *t, json_t *o, const char *key);
 /* Reads o[key] (V non-empty words without whitespace) and builds as tok_words_build. */
 int tok_words_load(const json_t *o, const char *key, TokenizerKind kind, int V,
-                   const char *unk_name, int lowercase, int from_train, Tokenizer **out,
-                   char *err);
+                   const WordsSetup *su, Tokenizer **out, char *err);
 /* Frees a WordImpl (the free_impl of the word-vocabulary kinds). */
 void tok_words_free(void *impl);
 /* Ranks the n entries of m by falling count; ties by id (by_name = 0) or by bytes
