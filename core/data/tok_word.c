@@ -183,9 +183,10 @@ static int word_check(Tokenizer *t, Tokenizer **out, char *err)
 {
     const WordImpl *wi = t->impl;
     if (wi->unk >= 0 && wi->eos >= 0) return LM_OK;
+    const char *lacks = wi->unk < 0 ? "<unk>" : "<eos>";
     *out = NULL;
     tokenizer_destroy(t);
-    return err_set(err, LM_EFORMAT, "the word vocabulary lacks %s", wi->unk < 0 ? "<unk>" : "<eos>");
+    return err_set(err, LM_EFORMAT, "the word vocabulary lacks %s", lacks);
 }
 
 static int word_train(const char *text, size_t len, const TokenizerOptions *opt,

@@ -333,10 +333,10 @@ static int wp_check(Tokenizer *t, Tokenizer **out, char *err)
         if (wi->from_train) pieces_link(t);
         return LM_OK;
     }
+    const char *lacks = !wi->from_train ? "[UNK]" : wi->unk < 0 ? "<unk>" : "<eos>";
     *out = NULL;
     tokenizer_destroy(t);
-    return err_set(err, LM_EFORMAT, "the wordpiece vocabulary lacks %s",
-                   !wi->from_train ? "[UNK]" : wi->unk < 0 ? "<unk>" : "<eos>");
+    return err_set(err, LM_EFORMAT, "the wordpiece vocabulary lacks %s", lacks);
 }
 
 static int count_piece(void *ctx, int piece)
