@@ -3,6 +3,7 @@
 #include "session.h"
 
 #define H(fn) ((int (*)(CmdContext *, int, const LexWord *))(fn))
+int cmd_tokenize(Session *s, int argc, const LexWord *argv);   /* cmd_tokenize.c */
 
 static const CmdArgSpec TRAIN_KEYS[] = {
     {"steps", "steps=N", NULL}, {"epochs", "epochs=N", NULL}, {"resume", "resume=RUN_ID", NULL},
@@ -131,6 +132,8 @@ static const Command COMMANDS[] = {
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.",
      ARG_WORD, NULL, H(cmd_sweep), "sweeps"},
+    {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
+     ARG_WORD, NULL, H(cmd_tokenize), "general"},
 };
 
 const Command *session_commands(int *n)

@@ -23,8 +23,10 @@ typedef struct {
     char init[16];         /* uniform | normal */
     /* data */
     char data[CONFIG_STR_LEN];
-    char tokenizer[8];     /* char | word | bpe */
+    char tokenizer[16];    /* char | word | bpe | wordpiece | basic_english */
     int vocab_size;
+    char vocab[CONFIG_STR_LEN];  /* wordpiece: BERT's vocab.txt */
+    int lowercase, vocab_from_train;  /* wordpiece options */
     float train_frac;
     /* batching and budget */
     int batch;

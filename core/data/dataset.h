@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "config.h"
 #include "rng.h"
 #include "tokenizer.h"
 
@@ -44,6 +45,19 @@ typedef struct {
  * the path and what to do. On failure *ds is left zeroed. */
 int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_size,
                  double train_frac, Tokenizer *given, char *err);
+
+/* dataset_load with every tokenizer option (tokenizer_train_opts): the wordpiece
+ * vocab.txt, lowercase, vocab_from_train. WordPiece's reference vocabulary is built from
+ * the train split (the first train_frac of a single file). */
+int dataset_load_opts(Dataset *ds, const char *spec, TokenizerKind kind,
+                      const TokenizerOptions *opt, double train_frac, Tokenizer *given,
+                      char *err);
+
+/* The tokenizer kind and options of a configuration (tokenizer, vocab_size with bpe's
+ * default of 1024, vocab, lowercase, vocab_from_train); opt->vocab_path points into c.
+ * LM_OK or LM_EARG naming an unknown tokenizer. */
+int dataset_tokenizer_options(const Config *c, TokenizerKind *kind,
+                              TokenizerOptions *opt, char *err);
 
 /* Frees the splits and the tokenizer and zeroes *ds; a zeroed Dataset is a no-op. */
 void dataset_free(Dataset *ds);
