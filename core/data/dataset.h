@@ -30,10 +30,11 @@ typedef struct {
  *   "<dir>/<name>.txt" or a "<dir>/<name>/" directory), else a path:
  *   - a text file: tokenized as a whole, the first train_frac (0 < train_frac < 1) of the
  *     tokens is train, the rest valid, test empty (the seed's prepare_data: the count is
- *     (size_t)(train_frac * n)). The char vocabulary covers the whole file; word and BPE
- *     are trained on the first train_frac of the bytes.
+ *     (size_t)(train_frac * n)). The char vocabulary covers the whole file; the others
+ *     (word, BPE, basic_english, wordpiece's vocab_from_train) are trained on the first
+ *     train_frac of the bytes.
  *   - a directory in WikiText layout: wiki.{train,valid,test}.tokens or
- *     {train,valid,test}.txt (test optional). Word and BPE are trained on the train file
+ *     {train,valid,test}.txt (test optional). All but char are trained on the train file
  *     only; the char vocabulary covers all files. train_frac is ignored.
  * kind / vocab_size: the tokenizer to train (see tokenizer_train). given != NULL: use that
  *   tokenizer instead (kind and vocab_size ignored); it belongs to ds from this call on,
