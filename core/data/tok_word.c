@@ -124,31 +124,39 @@ int tok_words_load(const json_t *o, const char *key, TokenizerKind kind, int V,
     return rc;
 }
 
-static const WordMap *rank_map;   /* qsort has no context argument; set only while sorting */
-static int rank_by_name;
+/* One entry to rank: everything the comparators need (qsort has no context argument, and
+ * a static one would race when two threads train). */
+typedef struct { long long count; const char *key; size_t len; int id; } Ranked;
 
-static int by_count(const void *a, const void *b)
+static int by_count_then_id(const void *a, const void *b)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    long long cx = rank_map->count[x], cy = rank_map->count[y];
-    if (cx != cy) return cx < cy ? 1 : -1;
-    if (rank_by_name) {
-        size_t nx = rank_map->klen[x], ny = rank_map->klen[y];
-        int c = memcmp(rank_map->key[x], rank_map->key[y], nx < ny ? nx : ny);
-        if (c || nx != ny) return c ? c : nx < ny ? -1 : 1;
-    }
-    return (x > y) - (x < y);
+    const Ranked *x = a, *y = b;
+    if (x->count != y->count) return x->count < y->count ? 1 : -1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int by_count_then_name(const void *a, const void *b)
+{
+    const Ranked *x = a, *y = b;
+    if (x->count != y->count) return x->count < y->count ? 1 : -1;
+    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+    if (c || x->len != y->len) return c ? c : x->len < y->len ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 int *tok_rank_words(const WordMap *m, int by_name)
 {
+    Ranked *r = malloc(sizeof *r * ((size_t)m->n + 1));
     int *order = malloc(sizeof *order * ((size_t)m->n + 1));
-    if (!order) return NULL;
-    for (int i = 0; i < m->n; i++) order[i] = i;
-    rank_map = m;
-    rank_by_name = by_name;
-    qsort(order, (size_t)m->n, sizeof *order, by_count);
-    rank_map = NULL;
+    if (!r || !order) {
+        free(r);
+        free(order);
+        return NULL;
+    }
+    for (int i = 0; i < m->n; i++) r[i] = (Ranked){ m->count[i], m->key[i], m->klen[i], i };
+    qsort(r, (size_t)m->n, sizeof *r, by_name ? by_count_then_name : by_count_then_id);
+    for (int i = 0; i < m->n; i++) order[i] = r[i].id;
+    free(r);
     return order;
 }
 
