@@ -196,6 +196,11 @@ static void test_bad_vocab(void)
     TokenizerOptions o = { 0 };
     CHECK(tokenizer_train_opts(TOKENIZER_WORDPIECE, "", 0, &o, &t, err) == LM_EARG &&
           strstr(err, "vocab=PATH"), "no vocab path: %s", err);
+    o.vocab_path = vocab_path;
+    o.vocab_size = 1000;
+    CHECK(tokenizer_train_opts(TOKENIZER_WORDPIECE, "", 0, &o, &t, err) == LM_EARG &&
+          strstr(err, "vocab_size=0"), "vocab_size with a vocab file: %s", err);
+    o.vocab_size = 0;
     o.vocab_path = "/nonexistent/vocab.txt";
     CHECK(tokenizer_train_opts(TOKENIZER_WORDPIECE, "", 0, &o, &t, err) == LM_EIO, "missing file: %s", err);
     int fd = mkstemp(path);

@@ -394,7 +394,11 @@ static int wp_train(const char *text, size_t len, const TokenizerOptions *opt, T
     size_t *wl;
     int n;
     Pieces *pc = NULL;
-    if (opt->vocab_size < 0 || (opt->vocab_from_train && opt->vocab_size > 0 && opt->vocab_size < 5))
+    if (!opt->vocab_from_train && opt->vocab_size)
+        return err_set(err, LM_EARG, "vocab_size=%d: wordpiece takes its vocabulary from the "
+                       "vocab file as it is; use vocab_size=0 (or vocab_from_train=true, whose "
+                       "built vocabulary vocab_size limits)", opt->vocab_size);
+    if (opt->vocab_size < 0 || (opt->vocab_size > 0 && opt->vocab_size < 5))
         return err_set(err, LM_EARG, "wordpiece vocabulary size %d: use 0 (all pieces) or at "
                        "least 5 (<unk> <pad> <sos> <eos> and a piece)", opt->vocab_size);
     int rc = read_vocab(opt->vocab_path, &buf, &w, &wl, &n, err);
