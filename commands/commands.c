@@ -4,6 +4,7 @@
 #include "session.h"
 
 /* Handlers take the Session, which is the table's CmdContext (session.h): no casts. */
+int cmd_tokenize(Session *s, int argc, const LexWord *argv);   /* cmd_tokenize.c */
 
 static const CmdArgSpec TRAIN_KEYS[] = {
     {"steps", "steps=N", NULL}, {"epochs", "epochs=N", NULL}, {"resume", "resume=RUN_ID", NULL},
@@ -171,6 +172,8 @@ static const Command COMMANDS[] = {
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS},
+    {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
+     ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL},
 };
 
 const Command *session_commands(int *n)

@@ -96,6 +96,63 @@ static void test_bundled(const char *data_dir)
     rc = dataset_load(&ds, "wikitext-small", TOKENIZER_CHAR, 0, 0.9, NULL, err);
     CHECK(rc == LM_OK && ds.n[1] == 114379 && ds.n_chars == 114379, "char over all splits: %s", err);
     dataset_free(&ds);
+
+    /* python3 with torchtext's basic_english regular expressions and
+     * build_vocab_from_iterator order: 11291 tokens (<unk> the , . of ... the last '♯'),
+     * the valid split 22263 ids summing to 724469 mod 1000003 */
+    rc = dataset_load(&ds, "wikitext-small", TOKENIZER_BASIC_ENGLISH, 0, 0.9, NULL, err);
+    CHECK(rc == LM_OK && tokenizer_vocab_size(ds.tok) == 11291, "basic_english vocab: %s", err);
+    if (!rc) {
+        long sum = 0;
+        for (size_t i = 0; i < ds.n[1]; i++) sum = (sum + ds.split[1][i]) % 1000003;
+        int first[] = { 9, 1017, 218, 19, 1145, 18, 96, 9, 1017, 218 };
+        CHECK(ds.n[1] == 22263 && sum == 724469 && !memcmp(ds.split[1], first, sizeof first) &&
+              !strcmp(tokenizer_token_text(ds.tok, 1), "the") &&
+              !strcmp(tokenizer_token_text(ds.tok, 11290), "\xe2\x99\xaf"),
+              "basic_english valid split: %zu ids, sum %ld", ds.n[1], sum);
+    }
+    dataset_free(&ds);
+}
+
+/* The reference WikiText-2 pipeline's vocabulary on wikitext-small's train split against
+ * Hugging Face tokenizers + the same recipe in node (tests/fixtures/wordpiece_expected.js
+ * wrote wordpiece_pipeline_vocab.txt, one token a line, ids in order). */
+static void test_wordpiece_pipeline(void)
+{
+    char vocab[1024], want_path[1024], err[LM_ERR_LEN];
+    const char *fx = getenv("LMLAB_FIXTURES");
+    snprintf(vocab, sizeof vocab, "%s/wordpiece_vocab.txt", fx ? fx : "tests/fixtures");
+    snprintf(want_path, sizeof want_path, "%s/wordpiece_pipeline_vocab.txt", fx ? fx : "tests/fixtures");
+    Config c;
+    config_defaults(&c);
+    snprintf(c.tokenizer, sizeof c.tokenizer, "wordpiece");
+    snprintf(c.vocab, sizeof c.vocab, "%s", vocab);
+    c.vocab_from_train = 1;
+    TokenizerKind kind;
+    TokenizerOptions opt;
+    Dataset ds;
+    CHECK(dataset_tokenizer_options(&c, &kind, &opt, err) == LM_OK && kind == TOKENIZER_WORDPIECE &&
+          opt.vocab_from_train && !strcmp(opt.vocab_path, vocab), "options from the config");
+    int rc = dataset_load_opts(&ds, "wikitext-small", kind, &opt, 0.9, NULL, err);
+    CHECK(rc == LM_OK, "wordpiece pipeline: %s", err);
+    if (rc) return;
+    size_t n;
+    char *want = slurp(want_path, &n);
+    int id = 0, bad = 0;
+    for (char *line = want, *nl; want && (nl = strchr(line, '\n')); line = nl + 1, id++) {
+        *nl = 0;
+        size_t len;
+        const char *got = tokenizer_token_bytes(ds.tok, id, &len);
+        if (!got || len != strlen(line) || memcmp(got, line, len)) {
+            if (bad++ < 3) fprintf(stderr, "id %d: want '%s', got '%.*s'\n", id, line, (int)len, got ? got : "");
+        }
+    }
+    CHECK(bad == 0 && id == tokenizer_vocab_size(ds.tok) && id == 9627,
+          "pipeline vocabulary: %d of %d tokens differ from the node recipe's", bad, id);
+    printf("  wordpiece pipeline on wikitext-small: %d tokens, %d differ from node's; train %zu ids\n",
+           tokenizer_vocab_size(ds.tok), bad, ds.n[0]);
+    free(want);
+    dataset_free(&ds);
 }
 
 static void test_dirs(void)
@@ -281,6 +338,8 @@ int main(void)
     test_bundled(data_dir);
     printf("directories:\n");
     test_dirs();
+    printf("wordpiece pipeline:\n");
+    test_wordpiece_pipeline();
     printf("errors:\n");
     test_errors();
     test_stream();

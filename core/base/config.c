@@ -49,9 +49,17 @@ static const ConfigKey KEYS[] = {
     /* data */
     {"data", CFG_STRING, F(data), 0, 0, NULL,
      "bundled corpus name, a text file, or a WikiText-layout directory", "data"},
-    {"tokenizer", CFG_ENUM, F(tokenizer), 0, 0, "char|word|bpe", "tokenizer", "data"},
+    {"tokenizer", CFG_ENUM, F(tokenizer), 0, 0, "char|word|bpe|wordpiece|basic_english",
+     "tokenizer", "data"},
     {"vocab_size", CFG_INT, F(vocab_size), 0, 1000000, NULL,
      "vocabulary limit (word) or target size (bpe); 0 = all words / 1024 for bpe", "data"},
+    {"vocab", CFG_STRING, F(vocab), 0, 0, NULL, "wordpiece: BERT's vocab.txt (one piece a line)",
+     "data"},
+    {"lowercase", CFG_BOOL, F(lowercase), 0, 1, NULL,
+     "wordpiece: lowercase and strip accents first (uncased BERT vocabularies)", "data"},
+    {"vocab_from_train", CFG_BOOL, F(vocab_from_train), 0, 1, NULL, "wordpiece: the reference "
+     "WikiText-2 vocabulary (pieces lowercased, <eos> per line, built from the train split)",
+     "data"},
     {"train_frac", CFG_FLOAT, F(train_frac), 0.05, 0.995, NULL,
      "fraction of a single text file used for training", "data"},
     /* training */
@@ -512,5 +520,8 @@ int config_validate(const Config *c, char *err)
                        "merge)", c->vocab_size);
     if (c->min_lr > c->lr)
         return err_set(err, LM_EARG, "min_lr=%g is above lr=%g", c->min_lr, c->lr);
+    if (c->tokenizer_kind == CONFIG_TOKENIZER_WORDPIECE && !c->vocab[0])
+        return err_set(err, LM_EARG, "tokenizer=wordpiece needs vocab=PATH, a BERT vocab.txt "
+                       "(e.g. bert-base-cased's)");
     return LM_OK;
 }

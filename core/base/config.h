@@ -25,7 +25,10 @@ typedef enum {
 /* The values of batching= and tokenizer=, in the order of their key's allowed values
  * (the tokenizer's order is TokenizerKind's in tokenizer.h; test_config checks it). */
 typedef enum { CONFIG_BATCHING_STREAM, CONFIG_BATCHING_RANDOM } ConfigBatching;
-typedef enum { CONFIG_TOKENIZER_CHAR, CONFIG_TOKENIZER_WORD, CONFIG_TOKENIZER_BPE } ConfigTokenizer;
+typedef enum {
+    CONFIG_TOKENIZER_CHAR, CONFIG_TOKENIZER_WORD, CONFIG_TOKENIZER_BPE,
+    CONFIG_TOKENIZER_WORDPIECE, CONFIG_TOKENIZER_BASIC_ENGLISH
+} ConfigTokenizer; /* the order of TokenizerKind (tokenizer.h) and of the key's values */
 
 typedef struct {
     /* model */
@@ -40,9 +43,11 @@ typedef struct {
     char init[16];         /* uniform | normal */
     /* data */
     char data[CONFIG_STR_LEN];
-    char tokenizer[8];     /* char | word | bpe */
+    char tokenizer[16];    /* char | word | bpe | wordpiece | basic_english */
     ConfigTokenizer tokenizer_kind; /* the same, parsed by config_set */
     int vocab_size;
+    char vocab[CONFIG_STR_LEN];  /* wordpiece: BERT's vocab.txt */
+    int lowercase, vocab_from_train;  /* wordpiece options */
     float train_frac;
     /* batching and budget */
     int batch;

@@ -183,8 +183,9 @@ static int read_dir(Raw *raw, char *err)
 }
 
 /* The tokenizer for the raw text: given, or trained as dataset.h describes. */
-static int make_tokenizer(Dataset *ds, const Raw *raw, TokenizerKind kind, int vocab_size,
-                          double train_frac, Tokenizer *given, char *err)
+static int make_tokenizer(Dataset *ds, const Raw *raw, TokenizerKind kind,
+                          const TokenizerOptions *opt, double train_frac, Tokenizer *given,
+                          char *err)
 {
     if (given) {
         ds->tok = given;
@@ -192,7 +193,7 @@ static int make_tokenizer(Dataset *ds, const Raw *raw, TokenizerKind kind, int v
     }
     if (kind != TOKENIZER_CHAR) {
         size_t n = raw->is_dir ? raw->len[0] : (size_t)(train_frac * (double)raw->len[0]);
-        return tokenizer_train(kind, raw->text[0], n, vocab_size, &ds->tok, err);
+        return tokenizer_train_opts(kind, raw->text[0], n, opt, &ds->tok, err);
     }
     if (!raw->is_dir) return tokenizer_train(kind, raw->text[0], raw->len[0], 0, &ds->tok, err);
     size_t total = raw->len[0] + raw->len[1] + raw->len[2], at = 0;
@@ -259,6 +260,14 @@ static void raw_free(Raw *raw)
 int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_size,
                  double train_frac, Tokenizer *given, char *err)
 {
+    TokenizerOptions opt = { .vocab_size = vocab_size };
+    return dataset_load_opts(ds, spec, kind, &opt, train_frac, given, err);
+}
+
+int dataset_load_opts(Dataset *ds, const char *spec, TokenizerKind kind,
+                      const TokenizerOptions *opt, double train_frac, Tokenizer *given,
+                      char *err)
+{
     Raw raw;
     memset(&raw, 0, sizeof raw);
     memset(ds, 0, sizeof *ds);
@@ -279,7 +288,7 @@ int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_si
                  raw.names[1], raw.path[2][0] ? "," : "", raw.path[2][0] ? raw.names[2] : "");
     else
         snprintf(ds->source, sizeof ds->source, "%.1000s", raw.path[0]);
-    rc = make_tokenizer(ds, &raw, kind, vocab_size, train_frac, given, err);
+    rc = make_tokenizer(ds, &raw, kind, opt, train_frac, given, err);
     if (!rc) rc = encode_all(ds, &raw, train_frac, given != NULL, err);
     for (int s = 0; !rc && s < 2; s++)
         if (ds->n[s] < 2)
@@ -292,6 +301,19 @@ int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_si
         dataset_free(ds);
     }
     return rc;
+}
+
+int dataset_tokenizer_options(const Config *c, TokenizerKind *kind, TokenizerOptions *opt,
+                              char *err)
+{
+    if (tokenizer_kind_parse(c->tokenizer, kind))
+        return err_set(err, LM_EARG, "tokenizer=%s: unknown (use char, word, bpe, wordpiece or "
+                       "basic_english)", c->tokenizer);
+    opt->vocab_size = *kind == TOKENIZER_BPE && c->vocab_size == 0 ? 1024 : c->vocab_size;
+    opt->vocab_path = c->vocab;
+    opt->lowercase = c->lowercase;
+    opt->vocab_from_train = c->vocab_from_train;
+    return LM_OK;
 }
 
 void dataset_free(Dataset *ds)

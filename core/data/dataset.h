@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "config.h"
 #include "rng.h"
 #include "tokenizer.h"
 
@@ -29,10 +30,11 @@ typedef struct {
  *   "<dir>/<name>.txt" or a "<dir>/<name>/" directory), else a path:
  *   - a text file: tokenized as a whole, the first train_frac (0 < train_frac < 1) of the
  *     tokens is train, the rest valid, test empty (the seed's prepare_data: the count is
- *     (size_t)(train_frac * n)). The char vocabulary covers the whole file; word and BPE
- *     are trained on the first train_frac of the bytes.
+ *     (size_t)(train_frac * n)). The char vocabulary covers the whole file; the others
+ *     (word, BPE, basic_english, wordpiece's vocab_from_train) are trained on the first
+ *     train_frac of the bytes.
  *   - a directory in WikiText layout: wiki.{train,valid,test}.tokens or
- *     {train,valid,test}.txt (test optional). Word and BPE are trained on the train file
+ *     {train,valid,test}.txt (test optional). All but char are trained on the train file
  *     only; the char vocabulary covers all files. train_frac is ignored.
  * kind / vocab_size: the tokenizer to train (see tokenizer_train). given != NULL: use that
  *   tokenizer instead (kind and vocab_size ignored); it belongs to ds from this call on,
@@ -45,6 +47,19 @@ typedef struct {
  * the path and what to do. On failure *ds is left zeroed. */
 int dataset_load(Dataset *ds, const char *spec, TokenizerKind kind, int vocab_size,
                  double train_frac, Tokenizer *given, char *err);
+
+/* dataset_load with every tokenizer option (tokenizer_train_opts): the wordpiece
+ * vocab.txt, lowercase, vocab_from_train. WordPiece's reference vocabulary is built from
+ * the train split (the first train_frac of a single file). */
+int dataset_load_opts(Dataset *ds, const char *spec, TokenizerKind kind,
+                      const TokenizerOptions *opt, double train_frac, Tokenizer *given,
+                      char *err);
+
+/* The tokenizer kind and options of a configuration (tokenizer, vocab_size with bpe's
+ * default of 1024, vocab, lowercase, vocab_from_train); opt->vocab_path points into c.
+ * LM_OK or LM_EARG naming an unknown tokenizer. */
+int dataset_tokenizer_options(const Config *c, TokenizerKind *kind,
+                              TokenizerOptions *opt, char *err);
 
 /* Frees the splits and the tokenizer and zeroes *ds; a zeroed Dataset is a no-op. */
 void dataset_free(Dataset *ds);

@@ -1,24 +1,37 @@
 /* tokenizer.h — text <-> token ids: characters (the seed notebook's sorted(set(text))),
- * words (PyTorch's word_language_model: whitespace-split words plus <eos> per line) and
- * byte-level BPE (core/bpe.c). Trained on a text, saved as JSON next to checkpoints, and
+ * words (PyTorch's word_language_model: whitespace-split words plus <eos> per line),
+ * byte-level BPE (bpe.c), BERT's WordPiece over a user-given vocab.txt, and torchtext's
+ * basic_english words. Trained on a text, saved as JSON next to checkpoints, and
  * identified by a hash so a checkpoint is never paired with the wrong vocabulary.
- * Not a normaliser: no lowercasing, no Unicode normalisation, no special tokens beyond
- * the word tokenizer's <unk> and <eos>. */
+ * One file per kind (tok_<kind>.c) behind this handle; docs/arch_data.md tells how to
+ * add one. Not a general normaliser: only WordPiece and basic_english lowercase. */
 #ifndef LM_TOKENIZER_H
 #define LM_TOKENIZER_H
 
 #include <stddef.h>
 
-typedef enum { TOKENIZER_CHAR, TOKENIZER_WORD, TOKENIZER_BPE } TokenizerKind;
+typedef enum {
+    TOKENIZER_CHAR, TOKENIZER_WORD, TOKENIZER_BPE, TOKENIZER_WORDPIECE, TOKENIZER_BASIC_ENGLISH,
+    TOKENIZER_N_KINDS
+} TokenizerKind;
+
+/* What a tokenizer is trained with besides the text (tokenizer_train_opts). */
+typedef struct {
+    int vocab_size;          /* word, bpe, basic_english, wordpiece vocab_from_train: the limit */
+    const char *vocab_path;  /* wordpiece: BERT's vocab.txt (one piece a line; id = line - 1) */
+    int lowercase;           /* wordpiece: BERT's uncased normalisation (lowercase, strip accents) */
+    int vocab_from_train;    /* wordpiece: the reference WikiText pipeline (see below) */
+} TokenizerOptions;
 
 typedef struct Tokenizer Tokenizer;   /* heap object: tokenizer_train / _load, _destroy */
 
 #define TOKENIZER_FNV_SEED 0xcbf29ce484222325ULL
 
-/* "char" | "word" | "bpe" -> *kind. 0 ok, -1 unknown name (*kind untouched). */
+/* "char" | "word" | "bpe" | "wordpiece" | "basic_english" -> *kind. 0 ok, -1 unknown
+ * name (*kind untouched). */
 int tokenizer_kind_parse(const char *name, TokenizerKind *kind);
 
-/* The name of a kind ("char", "word", "bpe"). */
+/* The name of a kind ("char", "word", ...; "?" for a bad value). */
 const char *tokenizer_kind_name(TokenizerKind kind);
 
 /* Builds a tokenizer from text (len bytes, any bytes).
@@ -37,6 +50,21 @@ const char *tokenizer_kind_name(TokenizerKind kind);
 int tokenizer_train(TokenizerKind kind, const char *text, size_t len, int vocab_size,
                     Tokenizer **out, char *err);
 
+/* tokenizer_train with every option; opt->vocab_size as vocab_size above, and:
+ * wordpiece: BERT's BasicTokenizer + WordpieceTokenizer (tok_wordpiece.c) over the pieces
+ *   of opt->vocab_path (which must hold [UNK]); lowercase: lowercase and strip accents
+ *   first (uncased models). Ids are the vocab.txt lines; the text is not used.
+ *   vocab_from_train: the reference WikiText-2 run instead (torchtext Field(tokenize=
+ *   BertTokenizer.tokenize, lower=True) + build_vocab): the pieces are lowercased, "<eos>"
+ *   ends each line, and the vocabulary is <unk>, <pad>, <sos>, <eos>, then the pieces of
+ *   text by falling count, ties in code point order (vocab_size > 0: at most that many).
+ * basic_english: torchtext's get_tokenizer("basic_english") (lowercase; ' . , ( ) ! ?
+ *   split off; " ; : dropped) and build_vocab_from_iterator(specials=["<unk>"]): <unk>,
+ *   then the words by falling count, ties in code point order. No <eos>.
+ * LM_EARG (bad option), LM_EIO (vocab file unreadable), LM_EFORMAT (bad vocab file). */
+int tokenizer_train_opts(TokenizerKind kind, const char *text, size_t len,
+                         const TokenizerOptions *opt, Tokenizer **out, char *err);
+
 /* Frees the tokenizer; NULL is a no-op. */
 void tokenizer_destroy(Tokenizer *t);
 
@@ -50,7 +78,12 @@ int tokenizer_vocab_size(const Tokenizer *t);
 int tokenizer_encode(const Tokenizer *t, const char *text, size_t len, int **ids, size_t *n,
                      char *err);
 
-/* The bytes of token id (word: the word and a space, <eos> -> "\n"), for streaming
+/* The stored text of token id as it is in the vocabulary (no space added), owned by t;
+ * its length in *len. NULL for an invalid id. */
+const char *tokenizer_token_bytes(const Tokenizer *t, int id, size_t *len);
+
+/* The bytes of token id (word, basic_english: the word and a space, <eos> -> "\n";
+ * wordpiece: a space and the piece, "##x" -> "x"), for streaming
  * output: copies min(length, cap) bytes into buf, adds a NUL when there is room, and
  * returns the token's length; -1 for an invalid id. */
 int tokenizer_decode_token(const Tokenizer *t, int id, char *buf, size_t cap);
@@ -65,8 +98,8 @@ const char *tokenizer_token_text(const Tokenizer *t, int id);
 
 /* Serialises the vocabulary to a compact JSON string (malloc'd, caller frees); NULL when
  * out of memory. {"format":"lmlab-tokenizer","version":1,"kind":...,"vocab_size":...}
- * plus "chars" (code points), "words" (strings; byte arrays for non-UTF-8 words) or
- * "merges" ([left, right] pairs). */
+ * plus "chars" (code points), "words" (strings; byte arrays for non-UTF-8 words),
+ * "merges" ([left, right] pairs) or, for wordpiece, "pieces" and its options. */
 char *tokenizer_save(const Tokenizer *t);
 
 /* Rebuilds a tokenizer from tokenizer_save's JSON, validating everything (format, kind,

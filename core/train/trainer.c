@@ -101,12 +101,13 @@ void trainer_event_free(TrainEvent *ev)
 static int load_data(Trainer *t, Tokenizer *given, char *err)
 {
     TokenizerKind kind;
-    if (tokenizer_kind_parse(t->cfg.tokenizer, &kind))
-        return err_set(err, LM_EARG, "tokenizer=%s: unknown", t->cfg.tokenizer);
-    int vs = t->cfg.vocab_size;
-    if (kind == TOKENIZER_BPE && vs == 0)
-        vs = 1024;
-    return dataset_load(&t->ds, t->cfg.data, kind, vs, t->cfg.train_frac, given, err);
+    TokenizerOptions opt;
+    int rc = dataset_tokenizer_options(&t->cfg, &kind, &opt, err);
+    if (rc) {
+        tokenizer_destroy(given);   /* dataset_load owned it from here on */
+        return rc;
+    }
+    return dataset_load_opts(&t->ds, t->cfg.data, kind, &opt, t->cfg.train_frac, given, err);
 }
 
 /* The tokenizer and weights a run starts from: resume (same run) or init_from. */

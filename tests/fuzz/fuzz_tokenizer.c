@@ -1,8 +1,11 @@
-/* fuzz_tokenizer.c — libFuzzer target for the three tokenizers and the vocabulary loader.
+/* fuzz_tokenizer.c — libFuzzer target for the tokenizers and the vocabulary loader.
  * The first byte picks what the rest is: (a) a training text for the char, word or BPE
  * tokenizer (tokenizer_train, then encode/decode of the text and of other bytes, every
  * token's bytes and display text, save -> load), or (b) a saved vocabulary (tokenizer_load
- * of hostile JSON, then encode/decode with what loaded).
+ * of hostile JSON, then encode/decode with what loaded); a first byte of 0xF0 or more:
+ * (c) a training text for basic_english, or (d) a text for WordPiece (encoded with the
+ * 30,522-piece fixture vocabulary, cased and uncased, and used to train the reference
+ * pipeline's vocabulary over a small vocab.txt written once to /tmp).
  * Invariants: char and BPE decode(encode(text)) == text for any bytes they accept (BPE
  * accepts all); word ids are all valid; ids out of range are refused (-1, "<invalid>",
  * skipped by decode); save -> load gives the same JSON and hash; a failure leaves a message
@@ -20,6 +23,7 @@
 #include "tokenizer.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +65,7 @@ static void fuzz_encode(const Tokenizer *t, const char *text, size_t len)
         FUZZ_ASSERT(ids[i] >= 0 && ids[i] < V);
     char *back = tokenizer_decode(t, ids, n);
     FUZZ_ASSERT(back);
-    if (tokenizer_kind(t) != TOKENIZER_WORD)
+    if (tokenizer_kind(t) == TOKENIZER_CHAR || tokenizer_kind(t) == TOKENIZER_BPE)
         FUZZ_ASSERT(strlen(back) <= len && memcmp(back, text, strlen(back)) == 0 &&
                     (memchr(text, 0, len) || strlen(back) == len));
     free(back);
@@ -90,12 +94,13 @@ static void fuzz_save_load(const Tokenizer *t)
     tokenizer_destroy(u);
 }
 
-static void fuzz_train(TokenizerKind kind, int vocab, const char *text, size_t len)
+static void fuzz_train_opts(TokenizerKind kind, const TokenizerOptions *o, const char *text,
+                            size_t len)
 {
     size_t cut = len / 2; /* train on the first half, encode both halves */
     Tokenizer *t = NULL;
     char err[LM_ERR_LEN] = "";
-    if (tokenizer_train(kind, text, len - cut, vocab, &t, err) != LM_OK) {
+    if (tokenizer_train_opts(kind, text, len - cut, o, &t, err) != LM_OK) {
         FUZZ_ASSERT(err[0] && t == NULL);
         return;
     }
@@ -105,6 +110,36 @@ static void fuzz_train(TokenizerKind kind, int vocab, const char *text, size_t l
     fuzz_encode(t, "", 0);
     fuzz_save_load(t);
     tokenizer_destroy(t);
+}
+
+static void fuzz_train(TokenizerKind kind, int vocab, const char *text, size_t len)
+{
+    TokenizerOptions o = { .vocab_size = vocab };
+    fuzz_train_opts(kind, &o, text, len);
+}
+
+/* WordPiece: the fixture vocabulary (loaded once) on the text, then the reference
+ * pipeline trained on it over a small vocab.txt. */
+static void fuzz_wordpiece(int vocab, const char *text, size_t len)
+{
+    static Tokenizer *wp[2];
+    static const char small[] = "/tmp/lmlab_fuzz_wp_vocab.txt";
+    char err[LM_ERR_LEN];
+    if (!wp[0]) {
+        for (int lc = 0; lc < 2; lc++) {
+            TokenizerOptions o = { .vocab_path = LMLAB_DATA_DIR "/../tests/fixtures/wordpiece_vocab.txt",
+                                   .lowercase = lc };
+            FUZZ_ASSERT(tokenizer_train_opts(TOKENIZER_WORDPIECE, "", 0, &o, &wp[lc], err) == LM_OK);
+        }
+        FILE *f = fopen(small, "w");
+        FUZZ_ASSERT(f);
+        fputs("[UNK]\nthe\n##s\na\n##b\nb\n.\n,\n\xc3\xa9\n##\xc3\xa9\ncaf\n##e\n", f);
+        fclose(f);
+    }
+    fuzz_encode(wp[vocab & 1], text, len);
+    TokenizerOptions o = { .vocab_path = small, .lowercase = vocab >> 1 & 1,
+                           .vocab_from_train = 1, .vocab_size = vocab >> 2 };
+    fuzz_train_opts(TOKENIZER_WORDPIECE, &o, text, len);
 }
 
 static void fuzz_load(const char *json)
@@ -133,7 +168,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size - 2] = 0;
     int mode = data[0] % 4, vocab = data[1];
     size_t len = size - 2;
-    if (mode == 0)
+    if (data[0] >= 0xF8)
+        fuzz_wordpiece(vocab, text, len);
+    else if (data[0] >= 0xF0)
+        fuzz_train(TOKENIZER_BASIC_ENGLISH, vocab % 16, text, len);
+    else if (mode == 0)
         fuzz_train(TOKENIZER_CHAR, 0, text, len);
     else if (mode == 1)
         fuzz_train(TOKENIZER_WORD, vocab % 16, text, len);

@@ -1,0 +1,72 @@
+/* test_tokenize.c — the `tokenize TEXT` command through the real command table: pieces
+ * and ids under char, basic_english and wordpiece settings (text and JSON output), and
+ * its errors (no text, wordpiece without vocab=). Not a tokenizer test (test_tokenizer.c,
+ * test_wordpiece.c). */
+#include "check.h"
+#include "err.h"
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char out[1 << 16];
+static size_t out_len;
+static int n_errors;
+
+static void capture(void *ud, int kind, const char *text)
+{
+    (void)ud;
+    if (kind == SESSION_OUT_ERROR) n_errors++;
+    size_t n = strlen(text);
+    if (out_len + n + 2 < sizeof out) {
+        memcpy(out + out_len, text, n);
+        out_len += n;
+        if (kind != SESSION_OUT_STREAM) out[out_len++] = '\n';
+        out[out_len] = 0;
+    }
+}
+
+static int run(Session *s, const char *line)
+{
+    out_len = 0;
+    out[0] = 0;
+    n_errors = 0;
+    return session_run_line(s, line);
+}
+
+int main(void)
+{
+    char db[] = "/tmp/lmlab_tokenize_XXXXXX", line[4096];
+    int fd = mkstemp(db);
+    if (fd < 0) return 1;
+    close(fd);
+    Session s;
+    session_init(&s, db);
+    session_set_writer(&s, capture, NULL);
+    const char *fx = getenv("LMLAB_FIXTURES");
+
+    CHECK(run(&s, "tokenize Hi there") == LM_OK && strstr(out, "tokenizer=char") &&
+          strstr(out, "8 pieces") && strstr(out, " H\n"), "char pieces: %s", out);
+    CHECK(run(&s, "tokenize") != LM_OK && n_errors == 1 && strstr(out, "needs a text"), "no text: %s", out);
+    CHECK(run(&s, "set tokenizer=wordpiece") != LM_OK && strstr(out, "vocab=PATH"),
+          "wordpiece without vocab: %s", out);
+    snprintf(line, sizeof line, "set data=wikitext-small tokenizer=wordpiece vocab=%s/wordpiece_vocab.txt "
+             "lowercase=true", fx ? fx : "tests/fixtures");
+    CHECK(run(&s, line) == LM_OK, "set wordpiece: %s", out);
+    CHECK(run(&s, "tokenize \"An unaffable Café.\"") == LM_OK &&
+          strstr(out, "tokenizer=wordpiece (30522 tokens): 6 pieces") && strstr(out, "14477  una\n") &&
+          strstr(out, "20961  ##ffa\n") && strstr(out, "7668  cafe\n") && strstr(out, "1012  .\n"),
+          "wordpiece pieces: %s", out);
+    s.json = 1;
+    CHECK(run(&s, "tokenize Café") == LM_OK &&
+          strstr(out, "\"ids\":[7668]") && strstr(out, "\"pieces\":[\"cafe\"]"), "json: %s", out);
+    s.json = 0;
+    CHECK(run(&s, "set tokenizer=basic_english") == LM_OK, "set basic_english: %s", out);
+    CHECK(run(&s, "tokenize \"The (film), it's\"") == LM_OK && strstr(out, "tokenizer=basic_english") &&
+          strstr(out, "8 pieces") && strstr(out, "  the\n") && strstr(out, "  '\n"), "basic_english: %s", out);
+    session_free(&s);
+    remove(db);
+    return check_summary();
+}
