@@ -25,6 +25,8 @@ static const CmdArgSpec EXPORT_KEYS[] = {
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
+static const CmdArgSpec SAVE_KEYS[] = {
+    {"names", "names=lmlab|reference", "lmlab|reference"}, {NULL, NULL, NULL}};
 static const CmdArgSpec RM_KEYS[] = {
     {"checkpoints", "checkpoints=true|false", "true|false"}, {NULL, NULL, NULL}};
 static const CmdArgSpec SHOW_KEYS[] = {{NULL, NULL, NULL}};
@@ -77,10 +79,17 @@ static const Command COMMANDS[] = {
      ARG_KEYVAL, COEFF_KEYS, H(cmd_coeffs), "model"},
     {"open", "RUN_ID|PATH [which=best|last]", "open a stored run's checkpoint for sample/eval",
      NULL, ARG_RUN_ID, OPEN_KEYS, H(cmd_open), "model"},
-    {"save", "[PATH]", "write the open model as a checkpoint", NULL, ARG_PATH, NULL,
-     H(cmd_save), "model"},
-    {"import", "PATH", "open PyTorch weights (safetensors, PyTorch names) with this config",
-     NULL, ARG_PATH, NULL, H(cmd_import), "model"},
+    {"save", "[PATH] [names=lmlab|reference]", "write the open model as a checkpoint",
+     "names=reference writes the reference repositories' state_dict names (and their\n"
+     "pos_encoder.pe buffer), so fractalego/dispatcher's classes and PyTorch's\n"
+     "word_language_model load the file with load_state_dict(strict=True).", ARG_PATH,
+     SAVE_KEYS, H(cmd_save), "model"},
+    {"import", "PATH", "open PyTorch weights: safetensors or torch.save (.pt) files",
+     "Reads lmlab's names or the reference repositories' (detected from the names), a\n"
+     "bare state_dict or one under model_state_dict/state_dict/model. Without lmlab's\n"
+     "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
+     "the tokenizer) from the current configuration.", ARG_PATH, NULL, H(cmd_import),
+     "model"},
     {"runs", "[filter ...] [sort=best|recent] [limit=N]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001\n"
      "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, H(cmd_runs), "history"},
