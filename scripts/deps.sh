@@ -3,7 +3,7 @@
 # `scripts/deps.sh --list` prints the package names only (for .ci/run).
 set -euo pipefail
 PACKAGES="build-essential pkg-config meson ninja-build
-    libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev
+    libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev libzip-dev
     tmux sqlite3 ncurses-term locales clang libclang-rt-14-dev"
 if [ "${1:-}" = "--list" ]; then
     echo $PACKAGES

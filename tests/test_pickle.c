@@ -296,8 +296,48 @@ static void test_fixture_pickle(void)
     free(buf);
 }
 
+/* Files torch.save itself wrote (tests/fixtures/torchsave/README.md). */
+static void test_torch_written(void)
+{
+    printf("torch.save-written files\n");
+    const char *dir = getenv("LMLAB_FIXTURES");
+    char path[512], err[LM_ERR_LEN];
+    SafeTensors *st = NULL;
+    snprintf(path, sizeof path, "%s/torchsave/strided.pt", dir ? dir : "tests/fixtures");
+    CHECK(torchfile_open(path, &st, err) == LM_OK, "%s", err);
+    float w[6], v[3], h[6], d[6];
+    int l[3];
+    const float want_w[6] = {0, 3, 1, 4, 2, 5}, want_v[3] = {3, 4, 5}, want_h[6] = {0, 1, 2, 3, 4, 5};
+    CHECK(st && !safetensors_read_f32(st, "w", w, 6, err) && !memcmp(w, want_w, sizeof w),
+          "transposed view: %s", err);
+    CHECK(st && !safetensors_read_f32(st, "v", v, 3, err) && !memcmp(v, want_v, sizeof v),
+          "view at an offset: %s", err);
+    CHECK(st && !safetensors_read_f32(st, "h", h, 6, err) && !memcmp(h, want_h, sizeof h),
+          "half: %s", err);
+    CHECK(st && !safetensors_read_f32(st, "d", d, 6, err) && !memcmp(d, want_h, sizeof d),
+          "double: %s", err);
+    CHECK(st && !safetensors_read_i32(st, "l", l, 3, err) && l[0] == 0 && l[2] == 2,
+          "int64: %s", err);
+    CHECK(st && safetensors_find(st, "w")->shape[0] == 3 && safetensors_find(st, "w")->shape[1] == 2,
+          "shape of the transposed view");
+    safetensors_close(st);
+    const char *files[] = {"param.pt", "proto4.pt", "wrapped.pt"};
+    const char *where[] = {"model", "state_dict", "model_state_dict"};
+    const char *tensor[] = {"p", "weight", "bias"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/torchsave/%s", dir ? dir : "tests/fixtures", files[i]);
+        st = NULL;
+        CHECK(torchfile_open(path, &st, err) == LM_OK, "%s", err);
+        CHECK(st && !strcmp(safetensors_meta(st, "torch_state_dict_key"), where[i]) &&
+                  safetensors_find(st, tensor[i]), "%s: state_dict under '%s'", files[i],
+              where[i]);
+        safetensors_close(st);
+    }
+}
+
 int main(void)
 {
+    test_torch_written();
     test_pickle_refusals();
     test_torchfile();
     test_fixture_pickle();

@@ -26,7 +26,7 @@ typedef struct {
     size_t *marks;
     size_t n_marks, marks_cap;
     PkObj **memo;
-    size_t memo_cap;
+    size_t memo_cap, memo_len;   /* slots allocated; distinct slots filled (MEMOIZE) */
     char *err;
 } Unpickler;
 
@@ -384,6 +384,7 @@ static int memo_put(Unpickler *u, unsigned long long idx)
     if (grow((void **)&u->memo, &u->memo_cap, (size_t)idx + 1, sizeof *u->memo))
         return oom(u);
     memset(u->memo + old, 0, (u->memo_cap - old) * sizeof *u->memo);
+    u->memo_len += !u->memo[idx];
     u->memo[idx] = u->stack[u->sp - 1];
     return LM_OK;
 }
@@ -531,7 +532,7 @@ static int step(Unpickler *u, int op)
     case 0x87: return op_tuple_n(u, 3);
     case 'q': return (rc = need(u, 1, &b)) ? rc : memo_put(u, b[0]);
     case 'r': return (rc = need(u, 4, &b)) ? rc : memo_put(u, le(b, 4));
-    case 0x94: return memo_put(u, u->memo_cap);                /* MEMOIZE */
+    case 0x94: return memo_put(u, u->memo_len);                /* MEMOIZE: len(memo) */
     case 'h': return (rc = need(u, 1, &b)) ? rc : memo_get(u, b[0]);
     case 'j': return (rc = need(u, 4, &b)) ? rc : memo_get(u, le(b, 4));
     case 'X': return op_string(u, 4);
