@@ -189,18 +189,32 @@ static int infer_mixer(const SafeTensors *st, Config *c, const char **heads_from
     return LM_OK;
 }
 
+/* LM_EFORMAT: `what` is missing, with a few of the names the file holds. */
+static int unknown_model(const SafeTensors *st, const char *what, char *err)
+{
+    const char *found[3];
+    int nf = safetensors_count(st);
+    for (int i = 0; i < nf && i < 3; i++)
+        found[i] = safetensors_at(st, i)->name;
+    char fbuf[300];
+    list_names(fbuf, sizeof fbuf, found, nf, 3);
+    return err_set(err, LM_EFORMAT, "not a model lmlab knows: %s; expected lmlab's or the "
+                   "reference's names (encoder.weight, transformer_encoder.layers.0.* or "
+                   "blocks.0.*, rnn.weight_ih_l0, ...), the file holds %s", what,
+                   nf ? fbuf : "no tensors");
+}
+
 int names_infer_config(const SafeTensors *st, Config *c, char *note, size_t cap, char *err)
 {
     const StTensor *emb = safetensors_find(st, "encoder.weight");
     if (!emb || emb->ndim != 2 || emb->shape[1] < 1)
-        return err_set(err, LM_EFORMAT, "no encoder.weight (V, d): not a model lmlab knows");
+        return unknown_model(st, "no encoder.weight (V, d)", err);
     int d = (int)emb->shape[1];
     if (safetensors_find(st, "rnn.weight_ih_l0"))
         return infer_recurrent(st, c, d, note, cap, err);
     const StTensor *w1 = layer_tensor(st, 0, "linear1.weight");
     if (!w1 || w1->ndim != 2)
-        return err_set(err, LM_EFORMAT, "neither rnn.weight_ih_l0 nor layer 0's linear1.weight: "
-                       "not a model lmlab knows");
+        return unknown_model(st, "neither rnn.weight_ih_l0 nor layer 0's linear1.weight", err);
     c->d = d;
     c->nhid = (int)w1->shape[0];
     c->layers = count_layers(st, "linear1.weight");
