@@ -7,9 +7,13 @@
 #include "err.h"
 #include "pickle.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
 
 #define TORCHFILE_MAX_PICKLE (256u << 20) /* a state_dict's data.pkl is kilobytes */
@@ -260,34 +264,31 @@ int torchfile_open_memory(const unsigned char *buf, size_t n, const char *label,
 int torchfile_open(const char *path, SafeTensors **out, char *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(err, LM_EIO, "%s: cannot open", path);
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    int rc = LM_OK;
-    for (;;) {
-        if (n == cap) {
-            size_t c = cap ? 2 * cap : 1 << 16;
-            unsigned char *b = realloc(buf, c);
-            if (!b) {
-                rc = err_set(err, LM_ENOMEM, "%s: out of memory", path);
-                break;
-            }
-            buf = b;
-            cap = c;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = err_set(err, LM_EIO, "%s: read failed", path);
-            break;
-        }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* a FIFO must not block */
+    if (fd < 0)
+        return err_set(err, LM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return err_set(err, LM_EIO, "%s: not a regular file", path);
     }
-    fclose(f);
-    if (!rc)
-        rc = torchfile_open_memory(buf, n, path, out, err);
+    size_t n = (size_t)sb.st_size, got = 0;
+    unsigned char *buf = malloc(n ? n : 1);
+    if (!buf) {
+        close(fd);
+        return err_set(err, LM_ENOMEM, "%s: cannot allocate %zu bytes", path, n);
+    }
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    int rc = got == n ? torchfile_open_memory(buf, n, path, out, err)
+                      : err_set(err, LM_EIO, "%s: read failed (%zu of %zu bytes)", path, got, n);
     free(buf);
     return rc;
 }

@@ -9,12 +9,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CHECKPOINT_FORMAT "lmlab-checkpoint-1"
 
@@ -262,15 +264,19 @@ void checkpoint_info_free(CheckpointInfo *info)
     info->tokenizer_json = NULL;
 }
 
-/* 1 when the file at path starts like a zip (a torch.save file). */
+/* 1 when path is a regular file that starts like a zip (a torch.save file). Opened
+ * non-blocking and checked first, so a FIFO or a device never hangs here; anything
+ * else is left to safetensors_open, which says what is wrong with it. */
 static int is_zip_file(const char *path)
 {
     unsigned char head[4];
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(head, 1, sizeof head, f) : 0;
-    if (f)
-        fclose(f);
-    return torchfile_is_zip(head, n);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, head, sizeof head) : 0;
+    close(fd);
+    return n > 0 && torchfile_is_zip(head, (size_t)n);
 }
 
 int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err)
