@@ -43,12 +43,12 @@ static const size_t storage_sizes[PKG_N] = {0, 0, 0, 4, 8, 2, 2, 8, 4, 2, 1, 1, 
 
 const char *pickle_global_name(PkGlobal g)
 {
-    static char names[PKG_N][48];
-    if ((int)g < 0 || g >= PKG_N)
-        return "?";
-    if (!names[g][0])
-        snprintf(names[g], sizeof names[g], "%s.%s", global_names[g][0], global_names[g][1]);
-    return names[g];
+    static const char *const full[PKG_N] = {
+        "collections.OrderedDict", "torch._utils._rebuild_tensor_v2",
+        "torch._utils._rebuild_parameter", "torch.FloatStorage", "torch.DoubleStorage",
+        "torch.HalfStorage", "torch.BFloat16Storage", "torch.LongStorage", "torch.IntStorage",
+        "torch.ShortStorage", "torch.CharStorage", "torch.ByteStorage", "torch.BoolStorage"};
+    return (int)g >= 0 && g < PKG_N ? full[g] : "?";
 }
 
 const char *pickle_kind_name(PkKind k)
