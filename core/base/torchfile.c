@@ -44,10 +44,10 @@ static int read_entry(TorchZip *z, zip_int64_t idx, long long want, size_t cap,
         return err_set(z->err, LM_EFORMAT, "%s: %.200s holds %llu bytes where its tensor "
                        "needs %lld", z->label, sb.name ? sb.name : "?",
                        (unsigned long long)sb.size, want);
-    if (sb.size > cap)
-        return err_set(z->err, LM_EFORMAT, "%s: %.200s is %llu bytes, more than lmlab reads "
-                       "(%zu)", z->label, sb.name ? sb.name : "?",
-                       (unsigned long long)sb.size, cap);
+    if (sb.size > cap || ((sb.valid & ZIP_STAT_COMP_SIZE) && sb.size / 1100 > sb.comp_size))
+        return err_set(z->err, LM_EFORMAT, "%s: %.200s claims %llu bytes, more than lmlab "
+                       "reads (%zu) or than its compressed size allows", z->label,
+                       sb.name ? sb.name : "?", (unsigned long long)sb.size, cap);
     unsigned char *b = malloc(sb.size ? (size_t)sb.size : 1);
     if (!b)
         return err_set(z->err, LM_ENOMEM, "%s: out of memory (%llu bytes)", z->label,
@@ -143,8 +143,17 @@ static int st_dtype(PkGlobal g)
 static void gather(const PkObj *t, const unsigned char *src, size_t es, unsigned char *dst)
 {
     long long idx[PK_MAX_DIM] = {0}, numel = 1;
-    for (int k = 0; k < t->ndim; k++)
+    int contiguous = 1;
+    for (int k = t->ndim - 1; k >= 0; k--) {
+        contiguous = contiguous && (t->shape[k] == 1 || t->stride[k] == numel);
         numel *= t->shape[k];
+    }
+    if (numel == 0)
+        return;
+    if (contiguous) {   /* the usual case: one copy */
+        memcpy(dst, src + (size_t)t->offset * es, (size_t)numel * es);
+        return;
+    }
     for (long long e = 0; e < numel; e++) {
         long long at = t->offset;
         for (int k = 0; k < t->ndim; k++)
