@@ -9,7 +9,8 @@
  * Corpus (tests/fuzz/corpus/torchfile/): the fixtures' data.pkl, small torch.save files
  * written by python3-torch 1.13 (bare, wrapped with epoch/loss/lists, strided, half,
  * double, long, a Parameter, protocol 4) with their data.pkl, and hostile pickles
- * (os.system, builtins.eval). Not built by meson: scripts/fuzz.sh builds and runs it:
+ * (os.system, builtins.eval), plus the inputs under 1 KB a 6-minute run added (-merge=1).
+ * Not built by meson: scripts/fuzz.sh builds and runs it:
  *
  *   scripts/fuzz.sh 0 torchfile     # builds /tmp/lmlab-fuzz/fuzz_torchfile
  *   /tmp/lmlab-fuzz/fuzz_torchfile -max_total_time=120 -max_len=8192 /tmp/tf_work \
