@@ -2,33 +2,17 @@
  * torch.save emits; values are plain PkObj nodes owned by one arena (a list of every
  * node), so freeing never recurses and a self-referencing list cannot loop. Every read
  * is bounds-checked against the buffer; the stack, the memo and the mark stack grow
- * only with the number of opcodes read, so memory stays proportional to the input. */
+ * only with the number of opcodes read, so memory stays proportional to the input.
+ * Globals are given meaning only in pickle_apply.c (BINPERSID, REDUCE, BUILD). */
 #include "pickle.h"
 
 #include "err.h"
+#include "private/pickle_impl.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct Pickle {
-    PkObj **all;        /* every node allocated, for pickle_free */
-    size_t n_all, cap_all;
-};
-
-typedef struct {
-    Pickle *p;
-    const unsigned char *buf;
-    size_t n, pos, op_pos;
-    PkObj **stack;
-    size_t sp, stack_cap;
-    size_t *marks;
-    size_t n_marks, marks_cap;
-    PkObj **memo;
-    size_t memo_cap, memo_len;   /* slots allocated; distinct slots filled (MEMOIZE) */
-    char *err;
-} Unpickler;
 
 static const char *const global_names[PKG_N][2] = {
     {"collections", "OrderedDict"},  {"torch._utils", "_rebuild_tensor_v2"},
@@ -88,7 +72,7 @@ const PkObj *pickle_dict_get(const PkObj *d, const char *key)
 
 /* ---- the machine ---- */
 
-static int fail(Unpickler *u, const char *fmt, const char *what)
+int pickle_fail(Unpickler *u, const char *fmt, const char *what)
 {
     char msg[LM_ERR_LEN];
     snprintf(msg, sizeof msg, fmt, what);
@@ -96,7 +80,7 @@ static int fail(Unpickler *u, const char *fmt, const char *what)
     return LM_EFORMAT;
 }
 
-static int oom(Unpickler *u)
+int pickle_oom(Unpickler *u)
 {
     return err_set(u->err, LM_ENOMEM, "out of memory reading data.pkl");
 }
@@ -116,7 +100,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static PkObj *new_obj(Unpickler *u, PkKind kind)
+PkObj *pickle_new_obj(Unpickler *u, PkKind kind)
 {
     Pickle *p = u->p;
     if (grow((void **)&p->all, &p->cap_all, p->n_all + 1, sizeof *p->all))
@@ -129,31 +113,31 @@ static PkObj *new_obj(Unpickler *u, PkKind kind)
     return o;
 }
 
-static int push(Unpickler *u, PkObj *o)
+int pickle_push(Unpickler *u, PkObj *o)
 {
     if (!o || grow((void **)&u->stack, &u->stack_cap, u->sp + 1, sizeof *u->stack))
-        return oom(u);
+        return pickle_oom(u);
     u->stack[u->sp++] = o;
     return LM_OK;
 }
 
-static int push_new(Unpickler *u, PkKind kind, PkObj **out)
+int pickle_push_new(Unpickler *u, PkKind kind, PkObj **out)
 {
-    PkObj *o = new_obj(u, kind);
+    PkObj *o = pickle_new_obj(u, kind);
     if (out)
         *out = o;
-    return push(u, o);
+    return pickle_push(u, o);
 }
 
 static int add_item(Unpickler *u, PkObj *c, PkObj *item)
 {
     if (c->n == 1 << 30)
-        return oom(u);
+        return pickle_oom(u);
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
         PkObj **it = realloc(c->items, (size_t)cap * sizeof *it);
         if (!it)
-            return oom(u);
+            return pickle_oom(u);
         c->items = it;
         c->cap = cap;
     }
@@ -162,16 +146,16 @@ static int add_item(Unpickler *u, PkObj *c, PkObj *item)
 }
 
 /* The stack floor for the current operation: the last mark, or 0. */
-static size_t floor_of(const Unpickler *u)
+size_t pickle_floor_of(const Unpickler *u)
 {
     return u->n_marks ? u->marks[u->n_marks - 1] : 0;
 }
 
-static int pop(Unpickler *u, PkObj **o)
+int pickle_pop(Unpickler *u, PkObj **o)
 {
     *o = NULL;
-    if (u->sp <= floor_of(u))
-        return fail(u, "%s", "the stack is empty where a value was expected");
+    if (u->sp <= pickle_floor_of(u))
+        return pickle_fail(u, "%s", "the stack is empty where a value was expected");
     *o = u->stack[--u->sp];
     return LM_OK;
 }
@@ -180,7 +164,7 @@ static int pop_mark(Unpickler *u, size_t *mark)
 {
     *mark = 0;
     if (!u->n_marks)
-        return fail(u, "%s", "no MARK before an opcode that needs one");
+        return pickle_fail(u, "%s", "no MARK before an opcode that needs one");
     *mark = u->marks[--u->n_marks];
     return LM_OK;
 }
@@ -189,7 +173,7 @@ static int need(Unpickler *u, size_t k, const unsigned char **at)
 {
     *at = u->buf;
     if (u->n - u->pos < k)
-        return fail(u, "%s", "truncated (the pickle ends inside an opcode's argument)");
+        return pickle_fail(u, "%s", "truncated (the pickle ends inside an opcode's argument)");
     *at = u->buf + u->pos;
     u->pos += k;
     return LM_OK;
@@ -211,15 +195,15 @@ static int op_string(Unpickler *u, int len_bytes)
         return rc;
     unsigned long long len = le(b, len_bytes);
     if (len > u->n - u->pos)
-        return fail(u, "%s", "truncated (a string runs past the end)");
-    PkObj *o = new_obj(u, PK_STR);
+        return pickle_fail(u, "%s", "truncated (a string runs past the end)");
+    PkObj *o = pickle_new_obj(u, PK_STR);
     if (!o || !(o->s = malloc((size_t)len + 1)))
-        return oom(u);
+        return pickle_oom(u);
     memcpy(o->s, u->buf + u->pos, (size_t)len);
     o->s[len] = 0;
     o->len = (size_t)len;
     u->pos += (size_t)len;
-    return push(u, o);
+    return pickle_push(u, o);
 }
 
 static int op_int(Unpickler *u, int k, int is_signed)
@@ -230,7 +214,7 @@ static int op_int(Unpickler *u, int k, int is_signed)
         return rc;
     unsigned long long v = le(b, k);
     PkObj *o;
-    if ((rc = push_new(u, PK_INT, &o)))
+    if ((rc = pickle_push_new(u, PK_INT, &o)))
         return rc;
     o->i = is_signed ? (long long)(int32_t)(uint32_t)v : (long long)v;
     return LM_OK;
@@ -244,14 +228,14 @@ static int op_long1(Unpickler *u)
         return rc;
     int k = b[0];
     if (k > 8)
-        return fail(u, "%s", "an integer wider than 64 bits");
+        return pickle_fail(u, "%s", "an integer wider than 64 bits");
     if ((rc = need(u, (size_t)k, &b)))
         return rc;
     unsigned long long v = k ? le(b, k) : 0;
     if (k && k < 8 && (b[k - 1] & 0x80))    /* sign-extend two's complement */
         v |= ~0ULL << (8 * k);
     PkObj *o;
-    if ((rc = push_new(u, PK_INT, &o)))
+    if ((rc = pickle_push_new(u, PK_INT, &o)))
         return rc;
     o->i = (long long)v;
     return LM_OK;
@@ -267,7 +251,7 @@ static int op_float(Unpickler *u)
     for (int i = 0; i < 8; i++)
         bits = bits << 8 | b[i];   /* big-endian */
     PkObj *o;
-    if ((rc = push_new(u, PK_FLOAT, &o)))
+    if ((rc = pickle_push_new(u, PK_FLOAT, &o)))
         return rc;
     memcpy(&o->f, &bits, 8);
     return LM_OK;
@@ -280,7 +264,7 @@ static int resolve_global(Unpickler *u, const char *mod, size_t ml, const char *
         if (strlen(global_names[g][0]) == ml && !memcmp(global_names[g][0], mod, ml) &&
             strlen(global_names[g][1]) == nl && !memcmp(global_names[g][1], name, nl)) {
             PkObj *o;
-            int rc = push_new(u, PK_GLOBAL, &o);
+            int rc = pickle_push_new(u, PK_GLOBAL, &o);
             if (!rc)
                 o->global = (PkGlobal)g;
             return rc;
@@ -288,7 +272,7 @@ static int resolve_global(Unpickler *u, const char *mod, size_t ml, const char *
     char what[200];
     snprintf(what, sizeof what, "%.*s.%.*s", (int)(ml > 80 ? 80 : ml), mod,
              (int)(nl > 80 ? 80 : nl), name);
-    return fail(u, "refused the global '%s': a torch.save file of weights only uses "
+    return pickle_fail(u, "refused the global '%s': a torch.save file of weights only uses "
                 "collections.OrderedDict, torch._utils._rebuild_tensor_v2 and torch storage "
                 "types, and lmlab never runs code from a file", what);
 }
@@ -300,7 +284,7 @@ static int op_global(Unpickler *u)
     const char *nl1 = memchr(s, '\n', left);
     const char *nl2 = nl1 ? memchr(nl1 + 1, '\n', left - (size_t)(nl1 + 1 - s)) : NULL;
     if (!nl2)
-        return fail(u, "%s", "truncated GLOBAL (module and name need two lines)");
+        return pickle_fail(u, "%s", "truncated GLOBAL (module and name need two lines)");
     u->pos += (size_t)(nl2 + 1 - s);
     return resolve_global(u, s, (size_t)(nl1 - s), nl1 + 1, (size_t)(nl2 - nl1 - 1));
 }
@@ -308,13 +292,13 @@ static int op_global(Unpickler *u)
 static int op_stack_global(Unpickler *u)
 {
     PkObj *name, *mod;
-    int rc = pop(u, &name);
+    int rc = pickle_pop(u, &name);
     if (!rc)
-        rc = pop(u, &mod);
+        rc = pickle_pop(u, &mod);
     if (rc)
         return rc;
     if (name->kind != PK_STR || mod->kind != PK_STR)
-        return fail(u, "%s", "STACK_GLOBAL needs two strings");
+        return pickle_fail(u, "%s", "STACK_GLOBAL needs two strings");
     return resolve_global(u, mod->s, mod->len, name->s, name->len);
 }
 
@@ -322,16 +306,16 @@ static int op_stack_global(Unpickler *u)
 
 static int op_tuple_n(Unpickler *u, int k)
 {
-    PkObj *t = new_obj(u, PK_TUPLE);
+    PkObj *t = pickle_new_obj(u, PK_TUPLE);
     if (!t)
-        return oom(u);
-    if (u->sp < floor_of(u) + (size_t)k)
-        return fail(u, "%s", "a TUPLE opcode finds too few values on the stack");
+        return pickle_oom(u);
+    if (u->sp < pickle_floor_of(u) + (size_t)k)
+        return pickle_fail(u, "%s", "a TUPLE opcode finds too few values on the stack");
     for (int i = k; i > 0; i--)
         if (add_item(u, t, u->stack[u->sp - (size_t)i]))
             return LM_ENOMEM;
     u->sp -= (size_t)k;
-    return push(u, t);
+    return pickle_push(u, t);
 }
 
 static int op_tuple_mark(Unpickler *u)
@@ -340,26 +324,26 @@ static int op_tuple_mark(Unpickler *u)
     int rc = pop_mark(u, &mark);
     if (rc)
         return rc;
-    PkObj *t = new_obj(u, PK_TUPLE);
+    PkObj *t = pickle_new_obj(u, PK_TUPLE);
     if (!t)
-        return oom(u);
+        return pickle_oom(u);
     for (size_t i = mark; i < u->sp; i++)
         if (add_item(u, t, u->stack[i]))
             return LM_ENOMEM;
     u->sp = mark;
-    return push(u, t);
+    return pickle_push(u, t);
 }
 
 /* SETITEM(S) and APPEND(S): values from `from` to the top go into the container below. */
 static int fill_container(Unpickler *u, size_t from, PkKind want, const char *opname)
 {
-    if (from == 0 || from > u->sp || from - 1 < floor_of(u))
-        return fail(u, "%s needs a container below its values", opname);
+    if (from == 0 || from > u->sp || from - 1 < pickle_floor_of(u))
+        return pickle_fail(u, "%s needs a container below its values", opname);
     PkObj *c = u->stack[from - 1];
     if (c->kind != want)
-        return fail(u, "%s applied to something that is not the right container", opname);
+        return pickle_fail(u, "%s applied to something that is not the right container", opname);
     if (want == PK_DICT && (u->sp - from) % 2)
-        return fail(u, "%s", "SETITEMS with a key and no value");
+        return pickle_fail(u, "%s", "SETITEMS with a key and no value");
     for (size_t i = from; i < u->sp; i++)
         if (add_item(u, c, u->stack[i]))
             return LM_ENOMEM;
@@ -376,13 +360,13 @@ static int op_fill_mark(Unpickler *u, PkKind want, const char *opname)
 
 static int memo_put(Unpickler *u, unsigned long long idx)
 {
-    if (u->sp <= floor_of(u))
-        return fail(u, "%s", "a memo PUT with an empty stack");
+    if (u->sp <= pickle_floor_of(u))
+        return pickle_fail(u, "%s", "a memo PUT with an empty stack");
     if (idx > u->n)   /* a valid pickle never has more memo slots than bytes */
-        return fail(u, "%s", "a memo index beyond anything this pickle could hold");
+        return pickle_fail(u, "%s", "a memo index beyond anything this pickle could hold");
     size_t old = u->memo_cap;
     if (grow((void **)&u->memo, &u->memo_cap, (size_t)idx + 1, sizeof *u->memo))
-        return oom(u);
+        return pickle_oom(u);
     memset(u->memo + old, 0, (u->memo_cap - old) * sizeof *u->memo);
     u->memo_len += !u->memo[idx];
     u->memo[idx] = u->stack[u->sp - 1];
@@ -392,116 +376,8 @@ static int memo_put(Unpickler *u, unsigned long long idx)
 static int memo_get(Unpickler *u, unsigned long long idx)
 {
     if (idx >= u->memo_cap || !u->memo[idx])
-        return fail(u, "%s", "a memo GET of a slot never PUT");
-    return push(u, u->memo[idx]);
-}
-
-/* ---- persistent ids, REDUCE and BUILD: the only places a global is "applied" ---- */
-
-static int is_int(const PkObj *o)
-{
-    return o->kind == PK_INT || o->kind == PK_BOOL;
-}
-
-/* BINPERSID: ('storage', <torch.XStorage>, key, location, numel) becomes a PK_STORAGE. */
-static int op_persid(Unpickler *u)
-{
-    PkObj *pid;
-    int rc = pop(u, &pid);
-    if (rc)
-        return rc;
-    if (pid->kind != PK_TUPLE || pid->n != 5 || pid->items[0]->kind != PK_STR ||
-        strcmp(pid->items[0]->s, "storage") || pid->items[1]->kind != PK_GLOBAL ||
-        !pickle_storage_elem_size(pid->items[1]->global) || pid->items[2]->kind != PK_STR ||
-        pid->items[3]->kind != PK_STR || !is_int(pid->items[4]) || pid->items[4]->i < 0)
-        return fail(u, "%s", "a persistent id that is not ('storage', torch.XStorage, key, "
-                    "location, numel)");
-    PkObj *o = new_obj(u, PK_STORAGE);
-    if (!o || !(o->s = strdup(pid->items[2]->s)))
-        return oom(u);
-    o->global = pid->items[1]->global;
-    o->numel = pid->items[4]->i;
-    return push(u, o);
-}
-
-static int int_tuple(const PkObj *t, long long *out)
-{
-    if (t->kind != PK_TUPLE || t->n > PK_MAX_DIM)
-        return -1;
-    for (int i = 0; i < t->n; i++) {
-        if (!is_int(t->items[i]) || t->items[i]->i < 0 || t->items[i]->i > (1LL << 40))
-            return -1;
-        out[i] = t->items[i]->i;
-    }
-    return 0;
-}
-
-/* _rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks[, metadata]):
- * checked so that every element the tensor addresses lies inside its storage. */
-static int rebuild_tensor(Unpickler *u, const PkObj *args)
-{
-    PkObj *t = new_obj(u, PK_TENSOR);
-    if (!t)
-        return oom(u);
-    const PkObj *const *a = (const PkObj *const *)args->items;
-    if (args->n < 6 || args->n > 7 || a[0]->kind != PK_STORAGE || !is_int(a[1]) ||
-        a[1]->i < 0 || int_tuple(a[2], t->shape) || int_tuple(a[3], t->stride) ||
-        a[2]->n != a[3]->n)
-        return fail(u, "%s", "_rebuild_tensor_v2 with arguments that are not (storage, "
-                    "offset, size, stride, requires_grad, hooks)");
-    t->storage = a[0];
-    t->offset = a[1]->i;
-    t->ndim = a[2]->n;
-    long long last = t->offset, numel = 1; /* index of the last element addressed */
-    for (int k = 0; k < t->ndim; k++) {
-        if (__builtin_mul_overflow(numel, t->shape[k], &numel) || numel > (1LL << 40))
-            return fail(u, "%s", "a tensor with an absurd number of elements");
-        if (t->shape[k] > 0)
-            last += (t->shape[k] - 1) * t->stride[k];  /* each factor < 2^40: no overflow */
-    }
-    if (numel > 0 && last >= t->storage->numel)
-        return fail(u, "%s", "a tensor that reaches past the end of its storage");
-    return push(u, t);
-}
-
-static int op_reduce(Unpickler *u)
-{
-    PkObj *args, *fn;
-    int rc = pop(u, &args);
-    if (!rc)
-        rc = pop(u, &fn);
-    if (rc)
-        return rc;
-    if (fn->kind != PK_GLOBAL || args->kind != PK_TUPLE)
-        return fail(u, "%s", "REDUCE of something that is not an accepted global");
-    switch (fn->global) {
-    case PKG_ORDERED_DICT:
-        if (args->n)
-            return fail(u, "%s", "OrderedDict called with arguments");
-        return push_new(u, PK_DICT, NULL);
-    case PKG_REBUILD_TENSOR_V2:
-        return rebuild_tensor(u, args);
-    case PKG_REBUILD_PARAMETER:   /* (tensor, requires_grad, hooks): the tensor itself */
-        if (args->n != 3 || args->items[0]->kind != PK_TENSOR)
-            return fail(u, "%s", "_rebuild_parameter without a tensor");
-        return push(u, args->items[0]);
-    default:
-        return fail(u, "refused to call '%s': only OrderedDict and the tensor rebuilders "
-                    "are applied", pickle_global_name(fn->global));
-    }
-}
-
-/* BUILD sets an object's state: torch.save only does it for the state_dict's
- * `_metadata` attribute of an OrderedDict, which carries no weights and is dropped. */
-static int op_build(Unpickler *u)
-{
-    PkObj *state;
-    int rc = pop(u, &state);
-    if (rc)
-        return rc;
-    if (u->sp <= floor_of(u) || u->stack[u->sp - 1]->kind != PK_DICT)
-        return fail(u, "%s", "BUILD on something other than a dict");
-    return LM_OK;
+        return pickle_fail(u, "%s", "a memo GET of a slot never PUT");
+    return pickle_push(u, u->memo[idx]);
 }
 
 static int step(Unpickler *u, int op)
@@ -513,16 +389,16 @@ static int step(Unpickler *u, int op)
     case 0x95: return need(u, 8, &b);                          /* FRAME (protocol 4) */
     case '(':
         if (grow((void **)&u->marks, &u->marks_cap, u->n_marks + 1, sizeof *u->marks))
-            return oom(u);
+            return pickle_oom(u);
         u->marks[u->n_marks++] = u->sp;
         return LM_OK;
-    case '}': return push_new(u, PK_DICT, NULL);
-    case ']': return push_new(u, PK_LIST, NULL);
-    case ')': return push_new(u, PK_TUPLE, NULL);
-    case 'N': return push_new(u, PK_NONE, NULL);
+    case '}': return pickle_push_new(u, PK_DICT, NULL);
+    case ']': return pickle_push_new(u, PK_LIST, NULL);
+    case ')': return pickle_push_new(u, PK_TUPLE, NULL);
+    case 'N': return pickle_push_new(u, PK_NONE, NULL);
     case 0x88: case 0x89: {                                    /* NEWTRUE, NEWFALSE */
         PkObj *o;
-        if (!(rc = push_new(u, PK_BOOL, &o)))
+        if (!(rc = pickle_push_new(u, PK_BOOL, &o)))
             o->i = op == 0x88;
         return rc;
     }
@@ -544,19 +420,19 @@ static int step(Unpickler *u, int op)
     case 'G': return op_float(u);
     case 'c': return op_global(u);
     case 0x93: return op_stack_global(u);
-    case 'Q': return op_persid(u);
-    case 'R': return op_reduce(u);
-    case 'b': return op_build(u);
-    case 's': return u->sp < 2 ? fail(u, "%s", "SETITEM with too few values")
+    case 'Q': return pickle_op_persid(u);
+    case 'R': return pickle_op_reduce(u);
+    case 'b': return pickle_op_build(u);
+    case 's': return u->sp < 2 ? pickle_fail(u, "%s", "SETITEM with too few values")
                                : fill_container(u, u->sp - 2, PK_DICT, "SETITEM");
     case 'u': return op_fill_mark(u, PK_DICT, "SETITEMS");
-    case 'a': return u->sp < 1 ? fail(u, "%s", "APPEND with nothing to append")
+    case 'a': return u->sp < 1 ? pickle_fail(u, "%s", "APPEND with nothing to append")
                                : fill_container(u, u->sp - 1, PK_LIST, "APPEND");
     case 'e': return op_fill_mark(u, PK_LIST, "APPENDS");
     default: {
         char what[16];
         snprintf(what, sizeof what, "0x%02x", op);
-        return fail(u, "opcode %s is not one torch.save writes for weights; lmlab reads only "
+        return pickle_fail(u, "opcode %s is not one torch.save writes for weights; lmlab reads only "
                     "tensors, dicts, lists, tuples, numbers and strings and never runs code "
                     "from a file", what);
     }
@@ -581,7 +457,7 @@ int pickle_load(const unsigned char *buf, size_t n, Pickle **out, const PkObj **
         int op = buf[u.pos++];
         if (op == '.') {
             if (u.sp != 1 || u.n_marks)
-                rc = fail(&u, "%s", "STOP with a stack that does not hold exactly one value");
+                rc = pickle_fail(&u, "%s", "STOP with a stack that does not hold exactly one value");
             stopped = 1;
         } else {
             rc = step(&u, op);
