@@ -78,7 +78,10 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
     Config c = info.has_config ? info.cfg : s->cfg;
     Tokenizer *tok = NULL;
     int rc = LM_OK;
-    if (info.tokenizer_json && tokenizer_load(info.tokenizer_json, &tok, err))
+    char note[300] = "";
+    if (!info.has_config && names_infer_config(st, &c, note, sizeof note, err))
+        rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
+    if (!rc && info.tokenizer_json && tokenizer_load(info.tokenizer_json, &tok, err))
         rc = session_error(s, LM_EFORMAT, "%s: damaged tokenizer: %s", path, err);
     if (!rc && !tok) { /* plain PyTorch weights: the tokenizer of the configured data */
         Dataset ds;
@@ -118,6 +121,8 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
     s->view_tok = tok;
     s->view_run = run_id;
     snprintf(s->view_source, sizeof s->view_source, "%s", path);
+    if (note[0] && !s->json)
+        session_printf(s, "%s: no lmlab configuration inside; %s", path, note);
     return LM_OK;
 }
 
@@ -164,7 +169,8 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
 int cmd_import(Session *s, int argc, const LexWord *argv)
 {
     if (argc != 2)
-        return session_error(s, LM_EARG, "import: give the path of a safetensors file");
+        return session_error(s, LM_EARG, "import: give the path of a safetensors or "
+                             "torch.save (.pt) file");
     int rc = session_open_checkpoint(s, argv[1].text, 0);
     if (!rc)
         session_printf(s, "imported %s: %s, %ld parameters", argv[1].text, s->view->cfg.model,
@@ -177,22 +183,29 @@ int cmd_save(Session *s, int argc, const LexWord *argv)
     int rc = session_prepare_view(s);
     if (rc)
         return rc;
-    char path[1100], err[LM_ERR_LEN];
-    if (argc > 1) {
-        snprintf(path, sizeof path, "%s", argv[1].text);
-    } else {
+    char path[1100] = "", err[LM_ERR_LEN];
+    NamesKind names = NAMES_LMLAB;
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, "names")) {
+            if (names_parse(argv[i].value, &names, err))
+                return session_error(s, LM_EARG, "%s", err);
+        } else if (!argv[i].key) {
+            snprintf(path, sizeof path, "%s", argv[i].text);
+        }
+    if (!path[0]) {
         mkdir(s->view->cfg.runs_dir, 0777);
         snprintf(path, sizeof path, "%s/saved-%ld.safetensors", s->view->cfg.runs_dir,
                  (long)time(NULL));
     }
     char *json = tokenizer_save(s->view_tok);
-    rc = checkpoint_save(path, s->view, NULL, json, NULL, err);
+    rc = checkpoint_save_names(path, s->view, json, names, err);
     free(json);
     if (rc)
         return session_error(s, rc, "%s", err);
+    const char *nm = names == NAMES_REFERENCE ? "reference" : "lmlab";
     if (s->json)
-        session_emit_json(s, json_pack("{s:b s:s}", "ok", 1, "saved", path));
+        session_emit_json(s, json_pack("{s:b s:s s:s}", "ok", 1, "saved", path, "names", nm));
     else
-        session_printf(s, "saved %s", path);
+        session_printf(s, "saved %s (%s names)", path, nm);
     return LM_OK;
 }

@@ -33,6 +33,8 @@ static const CmdArgSpec PLOT_KEYS[] = {
     {"file", "file=PATH.svg|png|pdf", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
+static const CmdArgSpec SAVE_KEYS[] = {
+    {"names", "names=lmlab|reference", "lmlab|reference"}, {NULL, NULL, NULL}};
 static const CmdArgSpec RM_KEYS[] = {
     {"checkpoints", "checkpoints=true|false", "true|false"}, {NULL, NULL, NULL}};
 static const CmdArgSpec SHOW_KEYS[] = {{NULL, NULL, NULL}};
@@ -105,10 +107,17 @@ static const Command COMMANDS[] = {
      ARG_KEYVAL, COEFF_KEYS, cmd_coeffs, "model", 0, NULL},
     {"open", "RUN_ID|PATH [which=best|last]", "open a stored run's checkpoint for sample/eval",
      NULL, ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
-    {"save", "[PATH]", "write the open model as a checkpoint", NULL, ARG_PATH, NULL,
-     cmd_save, "model", 0, NULL},
-    {"import", "PATH", "open PyTorch weights (safetensors, PyTorch names) with this config",
-     NULL, ARG_PATH, NULL, cmd_import, "model", 0, NULL},
+    {"save", "[PATH] [names=lmlab|reference]", "write the open model as a checkpoint",
+     "names=reference writes the reference repositories' state_dict names (and their\n"
+     "pos_encoder.pe buffer), so fractalego/dispatcher's classes and PyTorch's\n"
+     "word_language_model load the file with load_state_dict(strict=True).", ARG_PATH,
+     SAVE_KEYS, cmd_save, "model", 0, NULL},
+    {"import", "PATH", "open PyTorch weights: safetensors or torch.save (.pt) files",
+     "Reads lmlab's names or the reference repositories' (detected from the names), a\n"
+     "bare state_dict or one under model_state_dict/state_dict/model. Without lmlab's\n"
+     "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
+     "the tokenizer) from the current configuration.", ARG_PATH, NULL, cmd_import,
+     "model", 0, NULL},
     {"runs", "[filter ...] [sort=best|recent] [limit=N]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001\n"
      "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},

@@ -6,7 +6,7 @@
 #   scripts/deps.sh --if-missing  install only when one is missing (a second run is instant)
 set -euo pipefail
 PACKAGES="build-essential pkg-config meson ninja-build git
-    libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev libcairo2-dev libutf8proc-dev
+    libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev libcairo2-dev libutf8proc-dev libzip-dev
     tmux sqlite3 ncurses-term locales clang libclang-rt-14-dev"
 
 missing() {

@@ -19,7 +19,7 @@ echo '#define LMLAB_GIT_REV "fuzz"' > "$OUT/gen/git_rev.h"
 FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -std=c11"
 FLAGS="$FLAGS -DLMLAB_VERSION=\"fuzz\" -DLMLAB_DATA_DIR=\"$PWD/data\""
 FLAGS="$FLAGS -DLMLAB_EXPERIMENTS_DIR=\"$PWD/experiments\" $(for d in core/*/; do printf -- " -I%s" "${d%/}"; done) -Icommands -I$OUT/gen"
-LIBS="-lopenblas -ljansson -lsqlite3 -lutf8proc -lm -lpthread"
+LIBS="-lopenblas -ljansson -lsqlite3 -lutf8proc -lzip -lm -lpthread"
 
 # One archive of the library sources, instrumented for coverage but without a main.
 objs=()

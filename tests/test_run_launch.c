@@ -31,7 +31,7 @@ static void test_names(void)
     Config c;
     char buf[600];
     config_defaults(&c);
-    snprintf(c.model, sizeof c.model, "msa");
+    config_set(&c, "model", "msa", buf);
     run_launch_name(&c, "tinyshakespeare", buf, sizeof buf);
     CHECK(!strcmp(buf, "msa-tinyshakespeare"), "unnamed run: %s", buf);
     snprintf(c.name, sizeof c.name, "mine");

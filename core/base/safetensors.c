@@ -225,17 +225,10 @@ static int parse_header(SafeTensors *st, json_t *root, const char *path, char *e
     return check_overlaps(st, path, err);
 }
 
-int safetensors_open(const char *path, SafeTensors **out, char *err)
+/* Parses st->buf[0..st->size) (already filled); path only labels messages. */
+static int parse_buffer(SafeTensors *st, const char *path, char *err)
 {
-    *out = NULL;
-    SafeTensors *st = calloc(1, sizeof *st);
-    if (!st)
-        return err_set(err, LM_ENOMEM, "%s: out of memory", path);
-    int rc = read_whole_file(path, &st->buf, &st->size, err);
-    if (rc != LM_OK) {
-        safetensors_close(st);
-        return rc;
-    }
+    int rc = LM_OK;
     uint64_t hlen = 0;
     if (st->size < 8) {
         rc = err_set(err, LM_EFORMAT, "%s: only %zu bytes, too short for a safetensors header",
@@ -264,6 +257,38 @@ int safetensors_open(const char *path, SafeTensors **out, char *err)
             rc = parse_header(st, root, path, err);
         json_decref(root);
     }
+    return rc;
+}
+
+int safetensors_open(const char *path, SafeTensors **out, char *err)
+{
+    *out = NULL;
+    SafeTensors *st = calloc(1, sizeof *st);
+    if (!st)
+        return err_set(err, LM_ENOMEM, "%s: out of memory", path);
+    int rc = read_whole_file(path, &st->buf, &st->size, err);
+    if (rc == LM_OK)
+        rc = parse_buffer(st, path, err);
+    if (rc != LM_OK) {
+        safetensors_close(st);
+        return rc;
+    }
+    *out = st;
+    return LM_OK;
+}
+
+int safetensors_open_memory(unsigned char *buf, size_t size, const char *label,
+                            SafeTensors **out, char *err)
+{
+    *out = NULL;
+    SafeTensors *st = calloc(1, sizeof *st);
+    if (!st) {
+        free(buf);
+        return err_set(err, LM_ENOMEM, "%s: out of memory", label);
+    }
+    st->buf = buf;
+    st->size = size;
+    int rc = parse_buffer(st, label, err);
     if (rc != LM_OK) {
         safetensors_close(st);
         return rc;
@@ -556,6 +581,29 @@ static int write_body(SafeTensorsWriter *w, OutFile *o, const char *h, size_t hl
         if ((e = outfile_write(o, w->e[i].data, w->e[i].t.end - w->e[i].t.begin)))
             return e;
     return 0;
+}
+
+int safetensors_writer_to_memory(SafeTensorsWriter *w, unsigned char **buf, size_t *size,
+                                 char *err)
+{
+    *buf = NULL;
+    *size = 0;
+    size_t hlen, data_len;
+    char *h = build_header(w, &hlen, &data_len);
+    unsigned char *b = h ? malloc(8 + hlen + data_len) : NULL;
+    if (!b) {
+        free(h);
+        return err_set(err, LM_ENOMEM, "out of memory assembling %zu tensors", (size_t)w->n);
+    }
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
+    memcpy(b + 8, h, hlen);
+    free(h);
+    for (int i = 0; i < w->n; i++)
+        memcpy(b + 8 + hlen + w->e[i].t.begin, w->e[i].data, w->e[i].t.end - w->e[i].t.begin);
+    *buf = b;
+    *size = 8 + hlen + data_len;
+    return LM_OK;
 }
 
 /* Written through outfile: a regular file (or a link to one) is replaced atomically at

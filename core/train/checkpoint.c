@@ -2,16 +2,21 @@
 #include "checkpoint.h"
 
 #include "err.h"
+#include "names_reference.h"
+#include "posenc.h"
 #include "tokenizer.h"
+#include "torchfile.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CHECKPOINT_FORMAT "lmlab-checkpoint-1"
 
@@ -153,38 +158,64 @@ static void weights_hash(const ParamSet *ps, char *hex, size_t cap)
     snprintf(hex, cap, "%016llx", h);
 }
 
-int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
-                    const char *tokenizer_json, const TrainState *ts, char *err)
+/* Adds every parameter under naming k; for the reference names also what the reference
+ * state_dict holds beyond lmlab's parameters: decoder.weight when tied (the reference
+ * lists the shared tensor under both names) and the (5000, 1, d) sinusoidal buffer,
+ * whose table is returned in *pe for the caller to free after the write. */
+static int add_weights(SafeTensorsWriter *w, const Model *m, NamesKind k, float **pe)
+{
+    const ParamSet *ps = &m->params;
+    int rc = LM_OK, enc = -1, dec = -1;
+    char name[ST_NAME_LEN];
+    for (int i = 0; i < ps->n && !rc; i++) {
+        const ParamInfo *p = &ps->info[i];
+        long shape[PARAMS_MAX_DIM];
+        for (int j = 0; j < p->ndim; j++)
+            shape[j] = p->shape[j];
+        enc = strcmp(p->name, "encoder.weight") ? enc : i;
+        dec = strcmp(p->name, "decoder.weight") ? dec : i;
+        names_map(p->name, k, name, sizeof name);
+        rc = safetensors_writer_add(w, name, ST_F32, p->ndim, shape, ps->data + p->offset);
+    }
+    if (rc || k != NAMES_REFERENCE)
+        return rc;
+    if (dec < 0 && enc >= 0) {
+        long shape[2] = {ps->info[enc].shape[0], ps->info[enc].shape[1]};
+        rc = safetensors_writer_add(w, "decoder.weight", ST_F32, 2, shape,
+                                    ps->data + ps->info[enc].offset);
+    }
+    if (!rc && config_is_transformer(&m->cfg)) {
+        int d = m->cfg.d;
+        if (!(*pe = malloc((size_t)NAMES_PE_ROWS * (size_t)d * sizeof **pe)))
+            return LM_ENOMEM;
+        posenc_sinusoid(*pe, NAMES_PE_ROWS, d);
+        long shape[3] = {NAMES_PE_ROWS, 1, d};
+        rc = safetensors_writer_add(w, NAMES_PE, ST_F32, 3, shape, *pe);
+    }
+    return rc;
+}
+
+static int save_weights(const char *path, const Model *m, const char *tokenizer_json,
+                        const TrainState *ts, NamesKind names, char *err)
 {
     int rc;
-    if (opt) {
-        char op[1024];
-        checkpoint_optim_path(path, op, sizeof op);
-        if ((rc = write_optim(op, m, opt, err)))
-            return rc;
-    }
     SafeTensorsWriter *w = safetensors_writer_create();
     char *cfg = config_to_text(&m->cfg), *state = ts ? state_to_json(ts) : NULL;
+    float *pe = NULL;
     if (!w || !cfg || (ts && !state)) {
         rc = err_set(err, LM_ENOMEM, "out of memory writing a checkpoint");
         goto done;
     }
-    const ParamSet *ps = &m->params;
-    rc = LM_OK;
-    for (int i = 0; i < ps->n && !rc; i++) {
-        const ParamInfo *p = &ps->info[i];
-        long shape[PARAMS_MAX_DIM];
-        for (int k = 0; k < p->ndim; k++)
-            shape[k] = p->shape[k];
-        rc = safetensors_writer_add(w, p->name, ST_F32, p->ndim, shape, ps->data + p->offset);
-    }
+    rc = add_weights(w, m, names, &pe);
     char vbuf[32], hbuf[32];
     snprintf(vbuf, sizeof vbuf, "%d", m->vocab);
-    weights_hash(ps, hbuf, sizeof hbuf);
+    weights_hash(&m->params, hbuf, sizeof hbuf);
     rc = rc ? rc : safetensors_writer_meta(w, "format", CHECKPOINT_FORMAT);
     rc = rc ? rc : safetensors_writer_meta(w, "weights_fnv1a", hbuf);
     rc = rc ? rc : safetensors_writer_meta(w, "config", cfg);
     rc = rc ? rc : safetensors_writer_meta(w, "vocab", vbuf);
+    if (!rc && names == NAMES_REFERENCE)
+        rc = safetensors_writer_meta(w, "names", "reference");
     if (!rc && tokenizer_json)
         rc = safetensors_writer_meta(w, "tokenizer", tokenizer_json);
     if (!rc && state)
@@ -197,7 +228,32 @@ done:
     safetensors_writer_destroy(w);
     free(cfg);
     free(state);
+    free(pe);
     return rc;
+}
+
+int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
+                    const char *tokenizer_json, const TrainState *ts, char *err)
+{
+    if (opt) {
+        char op[1024];
+        checkpoint_optim_path(path, op, sizeof op);
+        int rc = write_optim(op, m, opt, err);
+        if (rc)
+            return rc;
+    }
+    return save_weights(path, m, tokenizer_json, ts, NAMES_LMLAB, err);
+}
+
+int checkpoint_save_names(const char *path, const Model *m, const char *tokenizer_json,
+                          NamesKind names, char *err)
+{
+    if (names == NAMES_REFERENCE) {
+        int rc = names_reference_check(&m->cfg, err);
+        if (rc)
+            return rc;
+    }
+    return save_weights(path, m, tokenizer_json, NULL, names, err);
 }
 
 void checkpoint_info_free(CheckpointInfo *info)
@@ -208,19 +264,36 @@ void checkpoint_info_free(CheckpointInfo *info)
     info->tokenizer_json = NULL;
 }
 
+/* 1 when path is a regular file that starts like a zip (a torch.save file). Opened
+ * non-blocking and checked first, so a FIFO or a device never hangs here; anything
+ * else is left to safetensors_open, which says what is wrong with it. */
+static int is_zip_file(const char *path)
+{
+    unsigned char head[4];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, head, sizeof head) : 0;
+    close(fd);
+    return n > 0 && torchfile_is_zip(head, (size_t)n);
+}
+
 int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err)
 {
     memset(info, 0, sizeof *info);
     info->ts.best_val = NAN;
-    int rc = safetensors_open(path, st, err);
+    int rc = is_zip_file(path) ? torchfile_open(path, st, err) : safetensors_open(path, st, err);
     if (rc)
         return rc;
     const char *fmt = safetensors_meta(*st, "format");
-    const char *cfg = safetensors_meta(*st, "config");
-    if (fmt && strcmp(fmt, CHECKPOINT_FORMAT)) {
+    int ours = fmt && !strcmp(fmt, CHECKPOINT_FORMAT);
+    const char *cfg = ours ? safetensors_meta(*st, "config") : NULL;
+    if (fmt && !ours && !strncmp(fmt, "lmlab-", 6)) {
         /* fmt lives in *st: format the message before closing it */
         err_set(err, LM_EFORMAT, "%s: checkpoint format '%.100s' is not supported by this "
-                "lmlab (%s)", path, fmt, CHECKPOINT_FORMAT);
+                "lmlab (%s): it was written by another lmlab version", path, fmt,
+                CHECKPOINT_FORMAT);
         safetensors_close(*st);
         *st = NULL;
         return LM_EFORMAT;
@@ -235,18 +308,18 @@ int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, ch
         }
         info->has_config = 1;
     }
-    const char *v = safetensors_meta(*st, "vocab");
+    const char *v = ours ? safetensors_meta(*st, "vocab") : NULL;
     const StTensor *emb = safetensors_find(*st, "encoder.weight");
     if (!emb)
         emb = safetensors_find(*st, "lm_head.weight");
     info->vocab = v ? atoi(v) : emb && emb->ndim == 2 ? (int)emb->shape[0] : 0;
-    const char *tok = safetensors_meta(*st, "tokenizer");
+    const char *tok = ours ? safetensors_meta(*st, "tokenizer") : NULL;
     if (tok && !(info->tokenizer_json = strdup(tok))) {
         safetensors_close(*st);
         *st = NULL;
         return err_set(err, LM_ENOMEM, "out of memory");
     }
-    const char *state = safetensors_meta(*st, "state");
+    const char *state = ours ? safetensors_meta(*st, "state") : NULL;
     if (state) {
         if (state_from_json(state, &info->ts)) {
             checkpoint_info_free(info);
@@ -272,15 +345,15 @@ static void shape_text(char *buf, size_t cap, int ndim, const long *shape)
 int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err)
 {
     ParamSet *ps = &m->params;
-    char name[PARAMS_NAME_LEN + 32];
+    NamesKind names = names_detect(st);
+    char name[PARAMS_NAME_LEN + 64], mapped[PARAMS_NAME_LEN + 32];
     for (int i = 0; i < ps->n; i++) {
         const ParamInfo *p = &ps->info[i];
-        snprintf(name, sizeof name, "%s%s", prefix, p->name);
+        names_map(p->name, names, mapped, sizeof mapped);
+        snprintf(name, sizeof name, "%s%s", prefix, mapped);
         const StTensor *t = safetensors_find(st, name);
         if (!t)
-            return err_set(err, LM_EFORMAT, "tensor '%s' is missing: the file holds another "
-                           "model (this one is %s with %d layers)", name, m->cfg.model,
-                           m->cfg.layers);
+            return names_mismatch(m, st, name, err);
         long want[PARAMS_MAX_DIM];
         int same = t->ndim == p->ndim;
         for (int k = 0; k < p->ndim; k++) {
@@ -298,7 +371,9 @@ int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix,
         if (rc)
             return rc;
     }
-    const char *want = prefix[0] ? NULL : safetensors_meta(st, "weights_fnv1a");
+    const char *fmt = safetensors_meta(st, "format");
+    const char *want = prefix[0] || !fmt || strcmp(fmt, CHECKPOINT_FORMAT)
+                     ? NULL : safetensors_meta(st, "weights_fnv1a");
     char have[32];
     weights_hash(ps, have, sizeof have);
     if (want && strcmp(want, have))

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "model.h"
+#include "names_reference.h"
 #include "optim.h"
 #include "safetensors.h"
 #include "schedule.h"
@@ -41,15 +42,31 @@ typedef struct {
 int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
                     const char *tokenizer_json, const TrainState *ts, char *err);
 
+/* Writes the weights alone (no optimizer, no training state) under naming `names`:
+ * NAMES_LMLAB is checkpoint_save's file; NAMES_REFERENCE writes the reference
+ * repositories' state_dict names (plus their decoder.weight when tied and the
+ * (5000, 1, d) pos_encoder.pe buffer), so the reference classes load the file with
+ * load_state_dict(strict=True); the metadata keeps lmlab's configuration and tokenizer
+ * and says names=reference. LM_EARG when the model has no reference form
+ * (names_reference_check), else as checkpoint_save. */
+int checkpoint_save_names(const char *path, const Model *m, const char *tokenizer_json,
+                          NamesKind names, char *err);
+
 /* Opens a checkpoint and reads its metadata into info (caller frees with
- * checkpoint_info_free) and the open file into *st (caller closes). A plain PyTorch
- * safetensors file (no lmlab metadata) opens with has_config = 0. */
+ * checkpoint_info_free) and the open file into *st (caller closes). The file may be
+ * safetensors or a torch.save zip (torchfile.h: its state_dict's tensors). Metadata is
+ * read only when its "format" is lmlab's own; any other tool's metadata (safetensors'
+ * {"format": "pt"}, ...) is ignored and the file opens as plain weights with
+ * has_config = 0. A newer lmlab format is refused (LM_EFORMAT). */
 int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err);
 void checkpoint_info_free(CheckpointInfo *info);
 
-/* Copies every model parameter from the tensors named prefix + PyTorch name. Every
- * parameter must be present with the same shape; errors name the tensor and both
- * shapes ("checkpoint from another model shape"). With prefix "", a file that carries a
+/* Copies every model parameter from the tensors named prefix + its name, in lmlab's
+ * naming or the reference's (names_detect decides from the file). Every parameter must
+ * be present with the same shape; a missing one gets a message with the names expected
+ * in both namings and those found; a shape error names the tensor and both shapes
+ * ("checkpoint from another model shape"). Tensors the model does not use (the
+ * reference's pos_encoder.pe) are ignored. With prefix "", a file that carries a
  * "weights_fnv1a" checksum (every lmlab checkpoint) must match it: LM_EFORMAT "damaged"
  * otherwise. The message does not name the file: callers prefix the path. */
 int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err);
