@@ -8,10 +8,11 @@
 #include "dash_term.h"
 
 #include "cmd_sweep.h"
-#include "dash_data.h"
 #include "dash_keys.h"
+#include "dash_render.h"
 #include "err.h"
 #include "repl.h"
+#include "views.h"
 
 #include <curses.h>
 #include <fcntl.h>
@@ -28,6 +29,27 @@
 #define FRAME_SECONDS 0.1   /* at most ~10 redraws a second */
 #define MAX_PENDING 64      /* keys typed while a command runs, replayed after it */
 
+/* The loop's state. */
+typedef struct {
+    Session *s;
+    Dashboard *d;
+    Canvas *c;
+    CanvasCaps caps;
+    void *screen;                /* the curses SCREEN */
+    Snapshot snap;               /* the latest copy; kept after the run is reaped */
+    DashCtx ctx;                 /* what the keys and views may use (callbacks below) */
+    long drawn_run, drawn_seq;
+    int dirty, quit, cursor_on, new_cmd, pumping;
+    double last_draw;
+    long f_run, f_msg, f_sample; /* what of the run the scrollback already reported */
+    int f_val, f_end;
+    int pending[MAX_PENDING], n_pending;
+    char hist_path[1100];
+    int saved_stderr;
+} DashTerm;
+
+static void term_command(DashTerm *t, const char *line);
+static void term_quit(DashTerm *t);
 
 static double now_s(void)
 {
@@ -44,7 +66,9 @@ static void out_text(DashTerm *t, int color, const char *text)
     t->dirty = 1;
 }
 
-void dash_term_out(DashTerm *t, int color, const char *fmt, ...)
+static void term_out(DashTerm *t, int color, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void term_out(DashTerm *t, int color, const char *fmt, ...)
 {
     char buf[2048];
     va_list ap;
@@ -65,7 +89,7 @@ static void draw(DashTerm *t)
             return;
         clearok(stdscr, TRUE);
     }
-    dashboard_render(t->c, t->d, &t->snap, &t->caps);
+    dash_render(t->c, t->d, &t->snap, &t->caps);
     canvas_blit(t->c, stdscr, t->caps.unicode);
     int on = t->d->cursor_x >= 0;
     if (on != t->cursor_on)
@@ -92,12 +116,12 @@ static void report_end(DashTerm *t)
         snprintf(when, sizeof when, "%.1f s", el);
     else
         snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
-    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
+    term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
                   sn->run_id, recorder_status_name(sn->status), sn->last.step, when,
                   el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
                   sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
-        dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f",
+        term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f",
                       sn->last_eval.loss, sn->last_eval.ppl, sn->best_val);
 }
 
@@ -115,12 +139,12 @@ static void follow(DashTerm *t)
         t->f_sample = -1;
     }
     for (; t->f_val < sn->n_val; t->f_val++)
-        dash_term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
+        term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
                   sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
     if (sn->message_seq != t->f_msg) {
         t->f_msg = sn->message_seq;
         if (sn->message[0])
-            dash_term_out(t, UI_COLOR_WARN, "note: %s", sn->message);
+            term_out(t, UI_COLOR_WARN, "note: %s", sn->message);
     }
     if (sn->sample[0] && sn->sample_step != t->f_sample) {
         t->f_sample = sn->sample_step;
@@ -129,42 +153,11 @@ static void follow(DashTerm *t)
     if (!t->f_end && trainer_is_done(sn->status)) {
         t->f_end = 1;
         report_end(t);
-        char err[LM_ERR_LEN];
-        RunStore *st = d->view == DASH_VIEW_HISTORY ? session_store(t->s) : NULL;
-        if (st && dash_data_load_runs(d, st, err))
-            dash_term_out(t, UI_COLOR_ERROR, "error: %s", err);
+        if (views_get(d->view)->run_ended)
+            views_get(d->view)->run_ended(&t->ctx);
     }
 }
 
-void dash_term_gate_history(DashTerm *t)
-{
-    const Snapshot *sn = &t->snap;
-    Dashboard *d = t->d;
-    if (!sn->run_id || !sn->n_gates || sn->gate_layers < 1 || sn->gate_levels < 1)
-        return;
-    d->gate_row = d->gate_row < 0 ? 0 : d->gate_row >= sn->gate_layers ? sn->gate_layers - 1
-                                                                        : d->gate_row;
-    d->gate_col = d->gate_col < 0 ? 0 : d->gate_col >= sn->gate_levels ? sn->gate_levels - 1
-                                                                        : d->gate_col;
-    long step = sn->gates[0].step;
-    int same = t->gh_run == sn->run_id && t->gh_step == step && t->gh_row == d->gate_row &&
-               t->gh_col == d->gate_col;
-    double now = now_s();
-    if (same && (t->gh_retry == 0 || now < t->gh_retry))
-        return;
-    t->gh_run = sn->run_id, t->gh_step = step, t->gh_row = d->gate_row, t->gh_col = d->gate_col;
-    t->gh_retry = now + 5;   /* until it worked: a failing store is not asked 10 times/s */
-    RunStore *st = session_store(t->s);
-    char err[LM_ERR_LEN];
-    if (!st || dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err))
-        return;
-    int complete = d->n_gate_hist > 0 && d->gate_hist[d->n_gate_hist - 1].step >= step;
-    t->gh_retry = complete ? 0 : now + 0.5;
-    t->dirty = 1;
-}
-
-/* Takes a snapshot of the run (or, without one, shows the configuration `train` would
- * use) and updates what depends on it. */
 /* The sweep's progress for the status bar ("" without a sweep). */
 static void sweep_status(DashTerm *t, SweepRunner *sw)
 {
@@ -205,7 +198,9 @@ static void poll_run(DashTerm *t)
     if (t->snap.run_id != t->drawn_run || t->snap.seq != t->drawn_seq)
         t->dirty = 1;
     follow(t);
-    dash_term_gate_history(t);
+    const DashView *v = views_get(d->view);
+    if (v->tick && v->tick(&t->ctx))
+        t->dirty = 1;
 }
 
 /* While a command blocks: note resizes, keep typed keys for later, repaint. */
@@ -273,10 +268,10 @@ static int has_wait(const char *line)
     return 0;
 }
 
-void dash_term_command(DashTerm *t, const char *line)
+static void term_command(DashTerm *t, const char *line)
 {
     Dashboard *d = t->d;
-    dash_term_out(t, UI_COLOR_ACCENT, "> %s", line);
+    term_out(t, UI_COLOR_ACCENT, "> %s", line);
     if (has_wait(line)) {
         out_text(t, UI_COLOR_WARN, "`wait` is not needed in the dashboard: the run trains in the "
                  "background and this screen follows it (nothing was run)");
@@ -293,24 +288,12 @@ void dash_term_command(DashTerm *t, const char *line)
     poll_run(t);
 }
 
-int dash_term_sweep_active(const DashTerm *t)
-{
-    (void)t;
-    return cmd_sweep_runner() && !sweep_runner_done(cmd_sweep_runner());
-}
-
-int dash_term_run_active(const DashTerm *t)
-{
-    return (t->s->trainer && t->snap.run_id && !trainer_is_done(t->snap.status)) ||
-           dash_term_sweep_active(t);
-}
-
-void dash_term_quit(DashTerm *t)
+static void term_quit(DashTerm *t)
 {
     if (t->s->trainer && !trainer_is_done(trainer_status(t->s->trainer)))
-        dash_term_command(t, "stop");
-    if (dash_term_sweep_active(t)) {
-        dash_term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
+        term_command(t, "stop");
+    if (dash_view_sweep_active()) {
+        term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
                       "`sweep resume ID` continues it)");
         draw(t);
         cmd_sweep_shutdown();
@@ -318,23 +301,11 @@ void dash_term_quit(DashTerm *t)
     t->quit = 1;
 }
 
-void dash_term_reload_runs(DashTerm *t)
-{
-    char err[LM_ERR_LEN];
-    RunStore *st = session_store(t->s);
-    if (st && dash_data_load_runs(t->d, st, err))
-        dash_term_out(t, UI_COLOR_ERROR, "error: %s", err);
-}
+/* ---- the DashCtx callbacks ---- */
 
-void dash_term_tokens(DashTerm *t)
-{
-    Session *s = t->s;
-    if (!s->trainer && !s->view)
-        dash_data_tokens(t->d, NULL, NULL, NULL);
-    else if (session_prepare_view(s) == LM_OK)
-        dash_data_tokens(t->d, s->view, s->view_tok, s->view_source);
-    t->dirty = 1;
-}
+static void ctx_out(void *loop, int color, const char *text) { out_text(loop, color, text); }
+static void ctx_command(void *loop, const char *line) { term_command(loop, line); }
+static void ctx_quit(void *loop) { term_quit(loop); }
 
 /* ---- terminal setup and the loop ---- */
 
@@ -408,6 +379,7 @@ static int next_key(DashTerm *t)
 int dash_term_run(Session *s, Dashboard *d)
 {
     DashTerm t = {.s = s, .d = d, .saved_stderr = -1, .f_sample = -1};
+    t.ctx = (DashCtx){d, s, &t.snap, t.hist_path, &t, ctx_out, ctx_command, ctx_quit};
     t.c = canvas_create(DASH_MIN_W, DASH_MIN_H);
     if (!t.c || term_open(&t)) {
         canvas_destroy(t.c);
@@ -418,7 +390,7 @@ int dash_term_run(Session *s, Dashboard *d)
     history_load(&d->hist, t.hist_path, err);
     session_set_writer(s, writer, &t);
     s->quiet_progress = 1;
-    dash_term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
+    term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
               "the keys, `help` the commands.", LMLAB_VERSION);
     if (!s->experiment[0])
         session_run_line(s, "use default");
@@ -434,11 +406,13 @@ int dash_term_run(Session *s, Dashboard *d)
         if (t.dirty && now_s() - t.last_draw >= FRAME_SECONDS)
             draw(&t);
         int key = next_key(&t);
-        if (key >= 0)
-            dash_keys_press(&t, key);
+        if (key >= 0) {
+            dash_keys_press(&t.ctx, key);
+            t.dirty = 1;
+        }
     }
     if (repl_terminating())
-        dash_term_quit(&t);
+        term_quit(&t);
     session_set_writer(s, NULL, NULL);
     term_close(&t);
     snapshot_free(&t.snap);
