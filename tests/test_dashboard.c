@@ -126,6 +126,30 @@ static void test_training_80x24(void)
     dash_state_free(&d);
 }
 
+/* At 80x24 the gate values stay readable with 6 levels (5-column cells: ".42"). */
+static void test_gate_numbers_80x24(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    sn.gate_levels = 6;
+    sn.n_gates = 12;
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < 6; k++) {
+            GateStat *g = &sn.gates[l * 6 + k];
+            *g = sn.gates[0];
+            g->layer = l, g->level = k, g->mean = 0.42f + 0.01f * (float)k;
+        }
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, ".42") && has(s, ".47") && has(s, "32"), "gate values at 80x24, 6 levels");
+    if (!has(s, ".47"))
+        fputs(s, stderr);
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
 static void test_training_160x48(void)
 {
     Dashboard d;
@@ -215,9 +239,15 @@ static void test_help_overlay(void)
         free(s);
     }
     d.help = 0;
-    d.confirm_quit = 1;
+    d.confirm = DASH_CONFIRM_QUIT;
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "Run #7 is training") && has(s, "y: stop and quit"), "quit confirmation");
+    free(s);
+    d.confirm = DASH_CONFIRM_STOP;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "Run #7 is training") && has(s, "y: stop the run") && !has(s, "and quit"),
+          "stop confirmation");
+    CHECK(d.cursor_x < 0, "no cursor under a question");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
@@ -303,9 +333,11 @@ static void test_tokens(void)
     free(s);
     canvas_destroy(c);
     t->error[0] = 0;
-    snprintf(t->error, sizeof t->error, "no model yet: `train` one");
+    snprintf(t->error, sizeof t->error, "no model open: `open ID` or `train`");
+    t->layers = 0;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "no model yet"), "error shown");
+    CHECK(has(s, "no model open: `open ID` or `train`"), "error shown");
+    CHECK(!has(s, "layer 0 of 0") && !has(s, "of 0"), "no 'layer 0 of 0' without a model");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
@@ -336,25 +368,60 @@ static void test_ascii_mono_and_command_line(void)
     dash_state_free(&d);
 }
 
+/* Typing a command can never trigger an action: no printable letter is bound in any
+ * focus or view, so each letter of every command name goes to the line. */
+static void test_letters_never_act(void)
+{
+    Dashboard d;
+    dash_state_init(&d);
+    int n, arg, bad = 0;
+    const Command *t = session_commands(&n);
+    for (int focus = 0; focus < DASH_N_FOCUS; focus++)
+        for (int v = 0; v < views_count(); v++)
+            for (int i = 0; i < n; i++)
+                for (const char *p = t[i].name; *p; p++) {
+                    d.focus = focus, d.view = v;
+                    editor_reset(&d.ed);
+                    DashAction a = dash_keymap_action(&d, (unsigned char)*p, &arg);
+                    if (a != DA_NONE && !bad++)
+                        fprintf(stderr, "'%c' of `%s` acts (%d) in focus %d view %d\n", *p,
+                                t[i].name, a, focus, v);
+                }
+    CHECK(n > 10 && bad == 0, "letters of %d command names never act (%d did)", n, bad);
+    for (int c = 'A'; c <= 'z'; c++)
+        if ((c <= 'Z' || c >= 'a')) {
+            d.focus = DASH_FOCUS_VIEW;
+            for (int v = 0; v < views_count(); v++) {
+                d.view = v;
+                CHECK(dash_keymap_action(&d, c, &arg) == DA_NONE, "letter %c in view %d", c, v);
+            }
+        }
+    dash_state_free(&d);
+}
+
 static void test_key_rules(void)
 {
     Dashboard d;
     dash_state_init(&d);
-    int arg, hist = views_find("history");
-    CHECK(views_count() == 3 && views_find("training") == 0 && hist == 1 &&
-          views_find("tokens") == 2 && views_find("nope") == -1, "the view table");
+    int arg, hist = views_find("history"), tok = views_find("tokens");
+    CHECK(views_count() == 3 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+          views_find("nope") == -1, "the view table");
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_VIEW && arg == hist, "digit on an empty line");
-    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == 2, "F4");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == tok, "F4");
     CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "letters type while the line has focus");
     CHECK(dash_keymap_action(&d, '\t', &arg) == DA_FOCUS_NEXT, "Tab on an empty line: focus");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(1)), &arg) == DA_HELP, "F1 always");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(8)), &arg) == DA_STOP, "F8 stop (asks)");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(10)), &arg) == DA_QUIT, "F10 quit");
+    CHECK(dash_keymap_action(&d, '*', &arg) == DA_NONE, "plot keys type on the line");
     editor_set_line(&d.ed, "sample");
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_NONE, "digit inside a typed line");
     CHECK(dash_keymap_action(&d, '\t', &arg) == DA_NONE, "Tab on a typed line completes");
     CHECK(dash_keymap_action(&d, 27, &arg) == DA_FOCUS_VIEW, "Esc leaves the line");
     d.focus = DASH_FOCUS_VIEW;
-    CHECK(dash_keymap_action(&d, 'p', &arg) == DA_PAUSE, "p in a pane");
-    CHECK(dash_keymap_action(&d, 'q', &arg) == DA_QUIT, "q in a pane");
+    CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "p types, in a pane too");
+    CHECK(dash_keymap_action(&d, 'q', &arg) == DA_NONE, "q types, in a pane too");
+    CHECK(dash_keymap_action(&d, '*', &arg) == DA_LOG_Y, "* in a pane: log y");
     CHECK(dash_keymap_action(&d, ' ', &arg) == DA_NONE, "Space only in the history view");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_LEFT), &arg) == DA_VIEW_KEY,
           "Left moves the gate cursor in the training view");
@@ -363,11 +430,13 @@ static void test_key_rules(void)
     int mark = arg;
     CHECK(dash_keymap_action(&d, '\r', &arg) == DA_VIEW_KEY && arg != mark,
           "Enter opens in history");
+    d.view = tok;
+    CHECK(dash_keymap_action(&d, '\n', &arg) == DA_VIEW_KEY, "Enter edits the tokens prompt");
     d.focus = DASH_FOCUS_OUTPUT;
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_UP), &arg) == DA_UP, "Up scrolls the output");
     d.focus = DASH_FOCUS_VIEW;
     d.prompt_mode = DASH_PROMPT_VIEW;
-    CHECK(dash_keymap_action(&d, 'q', &arg) == DA_NONE, "a view's line takes every key");
+    CHECK(dash_keymap_action(&d, '2', &arg) == DA_NONE, "a view's line takes every key");
     dash_state_free(&d);
 }
 
@@ -375,11 +444,13 @@ int main(void)
 {
     test_training_80x24();
     test_training_160x48();
+    test_gate_numbers_80x24();
     test_too_small_and_idle();
     test_help_overlay();
     test_history();
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();
+    test_letters_never_act();
     return check_summary();
 }

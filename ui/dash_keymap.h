@@ -4,12 +4,16 @@
  * a global action, or nothing (the key is typed into the line). The help overlay reads
  * the same tables. Not what the actions do (dash_keys.c).
  *
- * Focus and keys: the command line has the focus at start, so typing `train` works at
- * once. While it has the focus, printable keys go to the line, except on an EMPTY line
- * '1'.. '9' '?' (no command starts with them); Tab completes a non-empty line and
- * otherwise cycles the focus; Esc moves the focus to the view. With the view or the
- * output pane focused, the single-letter shortcuts work and any other printable key
- * goes back to the command line and is typed there. Function keys work everywhere. */
+ * Focus and keys (one rule: typing a command can never trigger an action). No letter
+ * is bound to anything: a letter always goes to the command line, and from a pane it
+ * moves the focus there first, so everything typed after it is text. The command line
+ * has the focus at start. View keys are not letters (arrows, PgUp/PgDn, End, Space,
+ * Enter, / = * > ^) and act only while a pane (the view or the output) has the focus;
+ * Esc, Tab and S-Tab move the focus. On an empty command line, and from a pane, '1'..'9'
+ * switch views and '?' shows the help (no command starts with them). Function keys work
+ * everywhere: F1 help, F2.. views, F5 pause/resume, F6 sample, F8 stop (asks), F10 quit
+ * (asks while training). Destructive keys ask first. The screen shows which has the
+ * focus (the tab line's badge, the bold frame, the prompt). */
 #ifndef LM_UI_DASH_KEYMAP_H
 #define LM_UI_DASH_KEYMAP_H
 

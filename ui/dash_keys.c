@@ -22,6 +22,25 @@ static void set_view(DashCtx *x, int v)
         views_get(v)->enter(x);
 }
 
+/* Every way to quit (F10, `quit`, Ctrl-D on an empty line) comes here: while a run or
+ * a sweep trains it asks first; otherwise it quits. */
+static void request_quit(DashCtx *x)
+{
+    if (dash_view_run_active(x))
+        x->d->confirm = DASH_CONFIRM_QUIT;
+    else
+        x->quit(x->loop);
+}
+
+/* A destructive key asks first (when there is something to stop). */
+static void request_stop(DashCtx *x)
+{
+    if (dash_view_run_active(x))
+        x->d->confirm = DASH_CONFIRM_STOP;
+    else
+        dash_view_out(x, UI_COLOR_WARN, "nothing is training: no run to stop");
+}
+
 static void action(DashCtx *x, DashAction a, int arg)
 {
     Dashboard *d = x->d;
@@ -33,19 +52,14 @@ static void action(DashCtx *x, DashAction a, int arg)
     case DA_FOCUS_VIEW: d->focus = DASH_FOCUS_VIEW; break;
     case DA_VIEW: set_view(x, arg); break;
     case DA_VIEW_KEY: views_get(d->view)->on_key(x, arg); break;
-    case DA_QUIT:
-        if (dash_view_run_active(x))
-            d->confirm_quit = 1;
-        else
-            x->quit(x->loop);
-        break;
+    case DA_QUIT: request_quit(x); break;
     case DA_PAUSE:
         snprintf(line, sizeof line, "%s%s", dash_view_sweep_active() ? "sweep " : "",
                  x->snap->status == TRAINER_PAUSED ? "resume" : "pause");
         x->command(x->loop, line);
         break;
     case DA_SAMPLE: x->command(x->loop, "sample tokens=200"); break;
-    case DA_STOP: x->command(x->loop, dash_view_sweep_active() ? "sweep stop" : "stop"); break;
+    case DA_STOP: request_stop(x); break;
     case DA_LOG_Y: d->log_y = !d->log_y; break;
     case DA_X_AXIS: d->x_axis = (d->x_axis + 1) % 3; break;
     case DA_PPL: d->show_ppl = !d->show_ppl; break;
@@ -108,8 +122,10 @@ static void submit_command(DashCtx *x)
     textpane_scroll_end(d->out);
     if (line[strspn(line, " \t")])
         x->command(x->loop, line);
-    if (x->s->quit)
-        x->quit(x->loop);
+    if (x->s->quit) {   /* `quit` typed: the same as F10 */
+        x->s->quit = 0;
+        request_quit(x);
+    }
 }
 
 static void submit_prompt(DashCtx *x)
@@ -139,24 +155,59 @@ static void edit(DashCtx *x, int key)
     case EDIT_SUBMIT: submit_command(x); break;
     case EDIT_COMPLETE: complete(x); break;
     case EDIT_CLEAR: clearok(curscr, TRUE); break;
+    case EDIT_EOF: request_quit(x); break;
+    case EDIT_INTERRUPT: dash_keys_interrupt(x); break;
     default: break;
     }
 }
 
-/* One key: overlays first, then the key table, then the line editor. */
+void dash_keys_interrupt(DashCtx *x)
+{
+    Dashboard *d = x->d;
+    if (d->help || d->confirm) {
+        d->help = 0;
+        d->confirm = DASH_CONFIRM_NONE;
+    } else if (d->prompt_mode != DASH_PROMPT_CMD) {
+        d->prompt_mode = DASH_PROMPT_CMD;   /* cancels the view's line */
+    } else if (d->ed.len > 0) {
+        editor_reset(&d->ed);
+        d->focus = DASH_FOCUS_CMD;
+    } else {
+        dash_view_out(x, UI_COLOR_WARN, "Ctrl-C cancels a line or a running command; to "
+                      "quit type `quit` or press F10");
+    }
+}
+
+/* The answer to the question over the screen: y does it, anything else does not. */
+static void answer(DashCtx *x, int key)
+{
+    int what = x->d->confirm, yes = key == 'y' || key == 'Y';
+    x->d->confirm = DASH_CONFIRM_NONE;
+    if (what == DASH_CONFIRM_QUIT && yes)
+        x->quit(x->loop);
+    else if (what == DASH_CONFIRM_STOP && yes)
+        x->command(x->loop, dash_view_sweep_active() ? "sweep stop" : "stop");
+    else
+        dash_view_out(x, UI_COLOR_DIM, "%s: the run keeps training",
+                      what == DASH_CONFIRM_QUIT ? "not quitting" : "not stopped");
+}
+
+/* One key: Ctrl-C, overlays, then the key tables, then the line editor. */
 void dash_keys_press(DashCtx *x, int key)
 {
     Dashboard *d = x->d;
     if (key == DASH_KEY_FN(KEY_RESIZE))
         return;
+    if (key == EDITOR_KEY_CTRL_C) {   /* when it arrives as a key, not as SIGINT */
+        dash_keys_interrupt(x);
+        return;
+    }
     if (d->help) {
         d->help = 0;
         return;
     }
-    if (d->confirm_quit) {
-        d->confirm_quit = 0;
-        if (key == 'y' || key == 'Y')
-            x->quit(x->loop);
+    if (d->confirm) {
+        answer(x, key);
         return;
     }
     int arg;
@@ -166,9 +217,9 @@ void dash_keys_press(DashCtx *x, int key)
         return;
     }
     if (d->focus != DASH_FOCUS_CMD && d->prompt_mode == DASH_PROMPT_CMD) {
-        if (key < 32 || key == 127 || (key & DASH_KEY_FN(0)))
-            return;
-        d->focus = DASH_FOCUS_CMD;  /* typing a command from a pane */
+        if (key < 32 || key == 127 || key >= EDITOR_KEY_LEFT)
+            return;   /* a pane's unbound non-printable key */
+        d->focus = DASH_FOCUS_CMD;  /* a letter from a pane: it types a command */
     }
     edit(x, key == '\r' ? '\n' : key);
 }

@@ -11,4 +11,9 @@
 /* Handles one key (a code point, or DASH_KEY_FN(curses code)). */
 void dash_keys_press(DashCtx *x, int key);
 
+/* Ctrl-C (the signal or the key) outside a command: closes an overlay (a question is
+ * answered "no"), else cancels the view's line, else clears the command line, else (an
+ * empty line) says how to quit. Never quits. */
+void dash_keys_interrupt(DashCtx *x);
+
 #endif

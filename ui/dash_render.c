@@ -96,12 +96,15 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
 
 /* ---- tabs, output, command line ---- */
 
+/* The tab line: the views, then on the right which part has the keys (a badge) and
+ * what the keys do there. */
 static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *caps)
 {
+    static const char *const badges[] = {" TYPING ", " VIEW KEYS ", " OUTPUT KEYS "};
     static const char *const hints[] = {
-        "keys type into the command line | Esc: view keys | F1 help",
-        "view keys (? lists them) | other letters type a command",
-        "output: Up/Down/PgUp/PgDn scroll, End follows | ? help"};
+        "letters type a command | Esc: view keys | F1 help",
+        "arrows Space Enter / = * > ^ | a letter types a command",
+        "arrows PgUp PgDn End | a letter types a command"};
     int x = 0;
     for (int i = 0; i < views_count(); i++) {
         int on = i == d->view;
@@ -111,11 +114,17 @@ static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *ca
                          on ? UI_ATTR_REVERSE | UI_ATTR_BOLD : 0);
         x += canvas_text(c, x, 1, W - x, " ", 0, 0);
     }
-    const char *h = d->prompt_mode != DASH_PROMPT_CMD ? "Enter applies | Esc cancels"
-                                                      : hints[d->focus];
-    int hw = canvas_utf8_width(h);
-    if (x + hw + 1 < W)
+    int view_line = d->prompt_mode != DASH_PROMPT_CMD;
+    const char *badge = view_line ? " TYPING " : badges[d->focus];
+    const char *h = view_line ? "Enter applies | Esc cancels" : hints[d->focus];
+    int bw = canvas_utf8_width(badge), hw = canvas_utf8_width(h);
+    if (x + bw + hw + 2 < W)
         canvas_text(c, W - hw - 1, 1, hw, h, UI_COLOR_DIM, 0);
+    else
+        hw = -1;
+    if (x + bw + hw + 2 < W)
+        canvas_text(c, W - hw - bw - 2, 1, bw, badge, UI_COLOR_ACCENT,
+                    UI_ATTR_REVERSE | UI_ATTR_BOLD);
     (void)caps;
 }
 
@@ -159,7 +168,7 @@ static void command_line(Canvas *c, int y, int W, Dashboard *d)
         if (hint && pw + tw + gap + 1 < W)
             canvas_text(c, pw + tw + gap, y, W - pw - tw - gap, hint, UI_COLOR_DIM, 0);
         else if (!e->len && !focused)
-            canvas_text(c, pw, y, W - pw, "(Tab or any letter: type a command)", UI_COLOR_DIM,
+            canvas_text(c, pw, y, W - pw, "(view keys active: a letter types a command)", UI_COLOR_DIM,
                         0);
     }
     if (focused)
@@ -231,9 +240,9 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
                         caps->unicode);
     }
     const char *foot[] = {
-        "At start the command line has the focus: keys type a command (1 2 3 ?",
-        "act on an empty line; Tab completes). Esc/Tab focus the view: the keys",
-        "above act there, and any other letter goes back to the command line."};
+        "Letters always type a command (from a pane they move the focus to the",
+        "command line first). Esc/Tab focus the view: the other keys above act",
+        "there; 1 2 3 ? also on an empty line. Ctrl-C cancels the line."};
     for (int i = 0; i < 3; i++)
         canvas_text_fit(c, r.x + 2, r.y + bh - 4 + i, bw - 4, foot[i], UI_COLOR_DIM, 0,
                         caps->unicode);
@@ -242,17 +251,20 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
 static void confirm_overlay(Canvas *c, int W, int H, const Dashboard *d, const Snapshot *sn,
                             const CanvasCaps *caps)
 {
+    int quit = d->confirm == DASH_CONFIRM_QUIT;
     Rect r = {(W - 56) / 2, (H - 5) / 2, 56, 5};
-    overlay_box(c, r, "quit", caps);
+    overlay_box(c, r, quit ? "quit" : "stop", caps);
     char line[96];
     if (d->sweep[0])
         snprintf(line, sizeof line, "Sweep %.40s is running. Stop it", d->sweep);
     else
         snprintf(line, sizeof line, "Run #%ld is training. Stop it (checkpointed and", sn->run_id);
     canvas_text(c, r.x + 2, r.y + 1, r.w - 4, line, UI_COLOR_WARN, UI_ATTR_BOLD);
-    canvas_text(c, r.x + 2, r.y + 2, r.w - 4, d->sweep[0] ? "(resumable: `sweep resume ID`) and quit?"
-                : "recorded) and quit?", UI_COLOR_WARN, UI_ATTR_BOLD);
-    canvas_text(c, r.x + 2, r.y + 3, r.w - 4, "y: stop and quit    any other key: stay", 0, 0);
+    snprintf(line, sizeof line, "%s%s", d->sweep[0] ? "(resumable: `sweep resume ID`)"
+             : "recorded)", quit ? " and quit?" : "?");
+    canvas_text(c, r.x + 2, r.y + 2, r.w - 4, line, UI_COLOR_WARN, UI_ATTR_BOLD);
+    canvas_text(c, r.x + 2, r.y + 3, r.w - 4, quit ? "y: stop and quit    any other key: stay"
+                : "y: stop the run    any other key: keep training", 0, 0);
 }
 
 static void too_small(Canvas *c, int W, int H)
@@ -286,8 +298,8 @@ void dash_render(Canvas *c, Dashboard *d, const Snapshot *sn, const CanvasCaps *
     command_line(c, H - 1, W, d);
     if (d->help)
         help_overlay(c, W, H, caps);
-    else if (d->confirm_quit)
+    else if (d->confirm)
         confirm_overlay(c, W, H, d, sn, caps);
-    if (d->help || d->confirm_quit)
+    if (d->help || d->confirm)
         d->cursor_x = d->cursor_y = -1;
 }

@@ -20,6 +20,8 @@
 #define DASH_MAX_VIEWS 9   /* keys 1..9 */
 
 enum { DASH_FOCUS_CMD, DASH_FOCUS_VIEW, DASH_FOCUS_OUTPUT, DASH_N_FOCUS };
+/* What the y/n question over the screen asks: quit while training, stop the run. */
+enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP };
 enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
 enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_N_SORTS };
 /* What the bottom line edits: a command, or a line the current view asked for (the
@@ -51,7 +53,8 @@ typedef struct {
 } DashTokens;
 
 typedef struct Dashboard {
-    int view, focus, help, confirm_quit;  /* view: index in the view table (views.c) */
+    int view, focus, help;                /* view: index in the view table (views.c) */
+    int confirm;                          /* DASH_CONFIRM_*: a question over the screen */
     int x_axis, log_y, show_ppl;          /* plot settings (training and history views) */
     /* marked runs (history view marks them, the training view overlays them) */
     long marked[DASH_MAX_MARKED];

@@ -90,7 +90,7 @@ static void draw(DashTerm *t)
         clearok(stdscr, TRUE);
     }
     dash_render(t->c, t->d, &t->snap, &t->caps);
-    canvas_blit(t->c, stdscr, t->caps.unicode);
+    canvas_blit(t->c, stdscr, &t->caps);
     int on = t->d->cursor_x >= 0;
     if (on != t->cursor_on)
         curs_set(on);
@@ -174,6 +174,33 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
     }
 }
 
+/* The run on screen was live but no longer has a snapshot: a command (`stop`) ended and
+ * reaped it. Its final state comes from the store (STOPPED when the store cannot say),
+ * so the status bar stops saying TRAINING with an ETA. The command reported the end. */
+static void settle_reaped(DashTerm *t)
+{
+    Snapshot *sn = &t->snap;
+    int status = TRAINER_STOPPED;
+    RunStore *st = session_store(t->s);
+    RunRow row;
+    char err[LM_ERR_LEN];
+    if (st && runstore_get(st, sn->run_id, &row, err) == LM_OK) {
+        static const int ends[] = {TRAINER_FINISHED, TRAINER_STOPPED, TRAINER_DIVERGED,
+                                   TRAINER_FAILED};
+        for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+            if (!strcmp(row.status, recorder_status_name(ends[i])))
+                status = ends[i];
+        if (row.last_step > sn->last.step)
+            sn->last.step = row.last_step;
+        snprintf(sn->reason, sizeof sn->reason, "%s", row.reason);
+        runstore_row_free(&row);
+    }
+    sn->status = status;
+    if (t->f_run == sn->run_id)
+        t->f_end = 1;
+    t->dirty = 1;
+}
+
 /* Takes a snapshot of the run — a running sweep's trial, else the session's run, else
  * an ended sweep's last trial — or, without any, shows the configuration `train` would
  * use; then updates what depends on it. */
@@ -184,6 +211,8 @@ static void poll_run(DashTerm *t)
     SweepRunner *sw = cmd_sweep_runner();
     int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
     have = have || session_snapshot(s, &t->snap) || (sw && sweep_runner_snapshot(sw, &t->snap));
+    if (!have && t->snap.run_id && !trainer_is_done(t->snap.status))
+        settle_reaped(t);
     if (!have && !t->snap.run_id &&
         (strcmp(t->snap.cfg.model, s->cfg.model) || strcmp(t->snap.cfg.data, s->cfg.data) ||
          t->snap.cfg.steps != s->cfg.steps)) {
@@ -328,7 +357,8 @@ static int term_open(DashTerm *t)
     keypad(stdscr, TRUE);
     intrflush(stdscr, FALSE);
     timeout(100);
-    t->caps.colors = has_colors();
+    const char *no_color = getenv("NO_COLOR");   /* no-color.org: set and non-empty */
+    t->caps.colors = has_colors() && !(no_color && no_color[0]);
     if (t->caps.colors) {
         start_color();
         canvas_init_colors();
@@ -362,7 +392,9 @@ static void term_close(DashTerm *t)
     }
 }
 
-static int next_key(DashTerm *t)
+/* The next key typed (keys kept while a command ran first); wait: block for up to the
+ * loop's timeout, else only what is there already. -1 for none. */
+static int raw_key(DashTerm *t, int wait)
 {
     if (t->n_pending) {
         int k = t->pending[0];
@@ -370,10 +402,60 @@ static int next_key(DashTerm *t)
         return k;
     }
     wint_t ch;
+    if (!wait)
+        timeout(0);
     int r = get_wch(&ch);
+    if (!wait)
+        timeout(100);
     if (r == ERR)
         return -1;
     return r == KEY_CODE_YES ? DASH_KEY_FN((int)ch) : (int)ch;
+}
+
+/* An escape sequence curses did not know (ESC already read, then '[' or 'O' in intro):
+ * reads it to its final byte and maps the common Home/End/Delete/PgUp/PgDn/arrow forms;
+ * anything else is dropped (-1), never typed as text. */
+static int escape_sequence(DashTerm *t, int intro)
+{
+    char seq[16];
+    int n = 0, k;
+    while ((k = raw_key(t, 0)) >= 0) {
+        if (n < (int)sizeof seq - 1)
+            seq[n++] = (char)k;
+        if (k >= 0x40 && k <= 0x7E && !(intro == '[' && n == 1 && k == '['))
+            break;   /* the final byte (a Linux console F-key "[[A" goes on) */
+        if (k < 0x20 || k > 0x7E)
+            return -1;
+    }
+    seq[n] = 0;
+    static const struct { const char *s; int key; } map[] = {
+        {"H", KEY_HOME}, {"1~", KEY_HOME}, {"7~", KEY_HOME}, {"F", KEY_END}, {"4~", KEY_END},
+        {"8~", KEY_END}, {"3~", KEY_DC}, {"5~", KEY_PPAGE}, {"6~", KEY_NPAGE}, {"A", KEY_UP},
+        {"B", KEY_DOWN}, {"C", KEY_RIGHT}, {"D", KEY_LEFT}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(seq, map[i].s))
+            return DASH_KEY_FN(map[i].key);
+    return -1;
+}
+
+/* The next key: Esc + [ or O starts a sequence curses did not decode
+ * (escape_sequence); Esc + any other key is Esc, then that key. -1 for none. */
+static int next_key(DashTerm *t)
+{
+    int k = raw_key(t, 1);
+    if (k != 27)
+        return k;
+    int k2 = raw_key(t, 0);
+    if (k2 == '[' || k2 == 'O')
+        return escape_sequence(t, k2);
+    if (k2 >= 0) {   /* put it back: it is read next */
+        if (t->n_pending == MAX_PENDING)
+            t->n_pending--;
+        memmove(t->pending + 1, t->pending, (size_t)t->n_pending * sizeof t->pending[0]);
+        t->pending[0] = k2;
+        t->n_pending++;
+    }
+    return 27;
 }
 
 int dash_term_run(Session *s, Dashboard *d)
@@ -396,10 +478,9 @@ int dash_term_run(Session *s, Dashboard *d)
         session_run_line(s, "use default");
     t.dirty = 1;
     while (!t.quit && !repl_terminating()) {
-        if (s->interrupt) {   /* Ctrl-C outside a command: clear the line / cancel */
+        if (s->interrupt) {   /* Ctrl-C outside a command: cancel, never quit */
             s->interrupt = 0;
-            editor_reset(&d->ed);
-            d->prompt_mode = DASH_PROMPT_CMD;
+            dash_keys_interrupt(&t.ctx);
             t.dirty = 1;
         }
         poll_run(&t);

@@ -57,7 +57,7 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     static const char *const sorts[] = {"best val", "recent", "model"};
     char title[400];
     snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s | Space mark, Enter open, / "
-             "filter, o sort", d->n_runs, sorts[d->sort], d->filter[0] ? " | filter \"" : "",
+             "filter, = sort", d->n_runs, sorts[d->sort], d->filter[0] ? " | filter \"" : "",
              d->filter, d->filter[0] ? "\"" : "");
     canvas_box(c, r, title, focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
@@ -181,7 +181,7 @@ static const DashViewKey KEYS[] = {
     {' ', "Space", K_MARK, "history: mark a run"},
     {'\n', "Enter", K_OPEN, "history: open the run"},
     {'/', "/", K_FILTER, "history: filter runs"},
-    {'o', "o", K_SORT, "history: sort order"},
+    {'=', "=", K_SORT, "history: sort order"},
 };
 
 const DashView view_history = {

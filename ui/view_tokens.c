@@ -69,13 +69,16 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     (void)sn;
     DashTokens *t = &d->tok;
     char title[160];
-    snprintf(title, sizeof title, "per-token gates | layer %d of %d (Up/Down) | t: prompt",
-             t->layer, t->layers);
+    if (t->layers > 0 && !t->error[0])
+        snprintf(title, sizeof title, "per-token gates | layer %d of %d (Up/Down) | Enter: "
+                 "prompt", t->layer, t->layers);
+    else
+        snprintf(title, sizeof title, "per-token gates | Enter: prompt");
     canvas_box(c, r, title, focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
     if (t->error[0] || t->n_tok == 0 || !t->gates) {
         dash_draw_message(c, in, t->error[0] ? t->error
-                                             : "t types a prompt; its per-token gates show here");
+                                             : "Enter types a prompt; its per-token gates show here");
         return;
     }
     int wide = 0;
@@ -108,7 +111,8 @@ static void load(DashCtx *x)
 {
     Session *s = x->s;
     if (!s->trainer && !s->view)
-        dash_data_tokens(x->d, NULL, NULL, NULL);
+        snprintf(x->d->tok.error, sizeof x->d->tok.error,
+                 "no model open: `open ID` or `train`");
     else if (session_prepare_view(s) == LM_OK)
         dash_data_tokens(x->d, s->view, s->view_tok, s->view_source);
 }
@@ -138,7 +142,7 @@ static void on_prompt(DashCtx *x, const char *line)
 static const DashViewKey KEYS[] = {
     {DASH_KEY_FN(KEY_UP), "Up", K_UP, "tokens: layer"},
     {DASH_KEY_FN(KEY_DOWN), "Down", K_DOWN, "tokens: layer"},
-    {'t', "t", K_PROMPT, "tokens: type a prompt"},
+    {'\n', "Enter", K_PROMPT, "tokens: edit the prompt"},
 };
 
 const DashView view_tokens = {

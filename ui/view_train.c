@@ -33,9 +33,9 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
                         const CanvasCaps *caps, int ppl)
 {
     char title[96];
-    snprintf(title, sizeof title, "%s%s | x %s  [l]og [a]xis%s",
+    snprintf(title, sizeof title, "%s%s | x %s  * log  > axis%s",
              ppl ? "perplexity" : "loss", d->log_y ? " (log)" : "", dash_draw_x_label(d),
-             ppl ? "" : " [v]ppl");
+             ppl ? "" : "  ^ ppl");
     canvas_box(c, r, title, 0, caps->unicode);
     long nl = sn->n_loss, nv = sn->n_val;
     double *b = dash_draw_scratch(d, 3 * nl + 2 * nv + dash_draw_curves_need(d) + 1);
@@ -158,7 +158,7 @@ static void sample_pane(Canvas *c, Rect r, const Dashboard *d, const Snapshot *s
     canvas_box(c, r, title, 0, caps->unicode);
     Rect in = canvas_rect_inner(r);
     if (!text[0])
-        dash_draw_wrap(c, in, "samples stream here during training; s samples now",
+        dash_draw_wrap(c, in, "samples stream here during training; F6 samples now",
                        UI_COLOR_DIM, 1);
     else
         dash_draw_wrap(c, in, text, UI_COLOR_DEFAULT, 0);
