@@ -2,7 +2,7 @@
 # e2e_dashboard.sh — the dashboard in a real terminal (tmux, 120x40): `use quick`,
 # `train steps=300` (with larger batches, so it lasts ~3 s); the status bar's step advances and the run finishes, the loss plot
 # has braille points, the gates heatmap is filled; the window is resized to 80x24, to
-# 60x20 (the "too small" message) and back without a crash; q quits (y if asked) and the
+# 60x20 (the "too small" message) and back without a crash; F10 quits (y if asked) and the
 # run is recorded as finished in the store. Usage: e2e_dashboard.sh LMLAB_BINARY.
 # Exits 77 (skipped) without tmux.
 set -eu
@@ -23,6 +23,13 @@ wait_for() { # wait_for TEXT [SECONDS]
         sleep 0.05
     done
     fail "expected '$1'"
+}
+wait_gone() { # wait_gone TEXT [SECONDS]
+    for _ in $(seq 1 $(( ${2:-10} * 20 ))); do
+        screen | grep -qF -- "$1" || return 0
+        sleep 0.05
+    done
+    fail "'$1' stayed on screen"
 }
 keys() { tmux -L "$sock" send-keys -t t "$@"; }
 
@@ -57,9 +64,15 @@ printf '%s\n' "$s" | grep -q "[░▒▓█]" || fail "no shaded heatmap cell"
 
 # resize: minimum size, too small, back
 tmux -L "$sock" resize-window -t t -x 80 -y 24
-wait_for "FINISHED"
+for _ in $(seq 1 200); do   # redrawn at 80 columns (poll, up to 10 s)
+    [ "$(screen | head -1 | wc -L)" -le 80 ] && screen | head -1 | grep -q FINISHED && break
+    sleep 0.05
+done
 alive || fail "lmlab died on resize to 80x24"
 [ "$(screen | head -1 | wc -L)" -le 80 ] || fail "not redrawn at 80 columns"
+wait_for "FINISHED"
+# the gate values stay at 80x24 (6 levels in 5-column cells: ".42")
+screen | grep -Eq "L0 .*(\.[0-9][0-9]|1\.0)" || fail "gate values vanished at 80x24"
 wait_for "lmlab>"
 tmux -L "$sock" resize-window -t t -x 60 -y 20
 wait_for "terminal too small (need 80x24"
@@ -68,12 +81,14 @@ tmux -L "$sock" resize-window -t t -x 120 -y 40
 wait_for "gates @300: layer x shift"
 alive || fail "lmlab died on resize back"
 
-# help overlay, then quit from the view (Esc leaves the command line)
+# help overlay (any key closes it), then quit with F10 (y if asked)
 keys F1
 wait_for "keys | any key closes"
 keys Escape
-for _ in $(seq 1 600); do screen | grep -qF "keys | any key closes" || break; sleep 0.05; done
-keys Escape q
+wait_gone "keys | any key closes"
+keys Escape
+wait_for "VIEW KEYS"
+keys F10
 for _ in $(seq 1 600); do
     alive || break
     screen | grep -q "y: stop and quit" && keys y

@@ -194,7 +194,8 @@ static void test_blit(void)
     canvas_box(c, (Rect){0, 0, 12, 3}, "é", 0, 1);
     canvas_text(c, 1, 1, 10, "ab", UI_COLOR_ERROR, UI_ATTR_BOLD | UI_ATTR_REVERSE);
     WINDOW *w = newwin(3, 8, 0, 0);   /* narrower than the canvas: clipped */
-    canvas_blit(c, w, 1);
+    CanvasCaps uc = {1, 1}, ascii = {0, 1}, mono = {1, 0};
+    canvas_blit(c, w, &uc);
     cchar_t cc;
     wchar_t wc[CCHARW_MAX + 1];
     attr_t a;
@@ -206,10 +207,13 @@ static void test_blit(void)
     CHECK(mvwin_wch(w, 1, 2, &cc) == OK && getcchar(&cc, wc, &a, &pair, NULL) == OK &&
               wc[0] == L'b' && (a & A_BOLD) && (a & A_REVERSE), "attributes blitted");
     CHECK(!has_colors() || pair == UI_COLOR_ERROR, "colour pair blitted: %d", pair);
-    canvas_blit(c, w, 0);
+    canvas_blit(c, w, &ascii);
     CHECK(mvwin_wch(w, 0, 0, &cc) == OK && getcchar(&cc, wc, &a, &pair, NULL) == OK &&
               wc[0] == L'?', "ASCII blit maps non-ASCII to '?'");
-    canvas_blit(c, NULL, 1);   /* no crash */
+    canvas_blit(c, w, &mono);   /* NO_COLOR: attributes kept, no colour pair */
+    CHECK(mvwin_wch(w, 1, 2, &cc) == OK && getcchar(&cc, wc, &a, &pair, NULL) == OK &&
+              wc[0] == L'b' && (a & A_BOLD) && pair == 0, "monochrome blit: pair %d", pair);
+    canvas_blit(c, NULL, &uc);   /* no crash */
     delwin(w);
     canvas_destroy(c);
     endwin();

@@ -3,7 +3,7 @@
  * bar fields, the loss plot (axis label, points, a falling curve), the gates heatmap
  * (shift labels, a filled cell), the sample text, the history table with a marked run's
  * curve and config diff, the per-token view, the command line and its hint, the help
- * overlay listing every key of the key table, the too-small message, ASCII/monochrome,
+ * overlay listing every key of the key tables (global and each view's), the too-small message, ASCII/monochrome,
  * and the key table's focus rules. Sizes 80x24 (minimum) and 160x48. */
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,10 @@
 
 #include "canvas.h"
 #include "check.h"
-#include "dashboard.h"
+#include "dash_keymap.h"
+#include "dash_render.h"
+#include "dash_state.h"
+#include "views.h"
 
 #include <curses.h>
 
@@ -22,7 +25,7 @@ static char *dump(Dashboard *d, const Snapshot *sn, int w, int h, const CanvasCa
                   Canvas **keep)
 {
     Canvas *c = canvas_create(w, h);
-    dashboard_render(c, d, sn, caps);
+    dash_render(c, d, sn, caps);
     char *s = canvas_dump(c);
     if (keep)
         *keep = c;
@@ -84,7 +87,7 @@ static void test_training_80x24(void)
 {
     Dashboard d;
     Snapshot sn;
-    CHECK(dashboard_init(&d) == LM_OK, "init");
+    CHECK(dash_state_init(&d) == LM_OK, "init");
     make_snapshot(&sn);
     Canvas *c;
     char *s = dump(&d, &sn, 80, 24, &U, &c);
@@ -120,14 +123,38 @@ static void test_training_80x24(void)
     free(s);
     canvas_destroy(c);
     snapshot_free(&sn);
-    dashboard_free(&d);
+    dash_state_free(&d);
+}
+
+/* At 80x24 the gate values stay readable with 6 levels (5-column cells: ".42"). */
+static void test_gate_numbers_80x24(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    sn.gate_levels = 6;
+    sn.n_gates = 12;
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < 6; k++) {
+            GateStat *g = &sn.gates[l * 6 + k];
+            *g = sn.gates[0];
+            g->layer = l, g->level = k, g->mean = 0.42f + 0.01f * (float)k;
+        }
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, ".42") && has(s, ".47") && has(s, "32"), "gate values at 80x24, 6 levels");
+    if (!has(s, ".47"))
+        fputs(s, stderr);
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
 }
 
 static void test_training_160x48(void)
 {
     Dashboard d;
     Snapshot sn;
-    dashboard_init(&d);
+    dash_state_init(&d);
     make_snapshot(&sn);
     d.gate_row = 1, d.gate_col = 4;
     d.n_gate_hist = 2;
@@ -151,14 +178,14 @@ static void test_training_160x48(void)
     CHECK(has(s, "sample (command)") && has(s, "streamed words"), "command sample shown");
     free(s);
     snapshot_free(&sn);
-    dashboard_free(&d);
+    dash_state_free(&d);
 }
 
 static void test_too_small_and_idle(void)
 {
     Dashboard d;
     Snapshot sn;
-    dashboard_init(&d);
+    dash_state_init(&d);
     make_snapshot(&sn);
     char *s = dump(&d, &sn, 60, 20, &U, NULL);
     CHECK(has(s, "terminal too small (need 80x24"), "too-small message");
@@ -176,19 +203,19 @@ static void test_too_small_and_idle(void)
     CHECK(has(s, "IDLE") && has(s, "default") && has(s, "type `train`"), "idle status bar");
     CHECK(has(s, "gates appear at each evaluation"), "empty heatmap says when gates come");
     free(s);
-    dashboard_free(&d);
+    dash_state_free(&d);
 }
 
 static void test_help_overlay(void)
 {
     Dashboard d;
     Snapshot sn;
-    dashboard_init(&d);
+    dash_state_init(&d);
     make_snapshot(&sn);
     d.help = 1;
     int n;
-    const DashKey *k = dashboard_keys(&n);
-    CHECK(n >= 25, "key table has %d entries", n);
+    const DashKey *k = dash_keymap_keys(&n);
+    CHECK(n >= 15, "global key table has %d entries", n);
     int sizes[2][2] = {{80, 24}, {160, 48}};
     for (int z = 0; z < 2; z++) {
         char *s = dump(&d, &sn, sizes[z][0], sizes[z][1], &U, NULL);
@@ -199,15 +226,31 @@ static void test_help_overlay(void)
             CHECK(has(s, k[i].help), "help '%s' shown at %dx%d", k[i].help, sizes[z][0],
                   sizes[z][1]);
         }
+        for (int v = 0; v < views_count(); v++) {
+            const DashView *dv = views_get(v);
+            char line[64];
+            snprintf(line, sizeof line, "%s view", dv->name);
+            CHECK(has(s, line), "view switch '%s' listed", line);
+            for (int j = 0; j < dv->n_keys; j++)
+                CHECK(has(s, dv->keys[j].label) && has(s, dv->keys[j].help),
+                      "view key %s '%s' listed at %dx%d", dv->keys[j].label, dv->keys[j].help,
+                      sizes[z][0], sizes[z][1]);
+        }
         free(s);
     }
     d.help = 0;
-    d.confirm_quit = 1;
+    d.confirm = DASH_CONFIRM_QUIT;
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "Run #7 is training") && has(s, "y: stop and quit"), "quit confirmation");
     free(s);
+    d.confirm = DASH_CONFIRM_STOP;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "Run #7 is training") && has(s, "y: stop the run") && !has(s, "and quit"),
+          "stop confirmation");
+    CHECK(d.cursor_x < 0, "no cursor under a question");
+    free(s);
     snapshot_free(&sn);
-    dashboard_free(&d);
+    dash_state_free(&d);
 }
 
 static RunRow run_row(long id, const char *name, double best)
@@ -229,9 +272,9 @@ static void test_history(void)
 {
     Dashboard d;
     Snapshot sn;
-    dashboard_init(&d);
+    dash_state_init(&d);
     make_snapshot(&sn);
-    d.view = DASH_VIEW_HISTORY;
+    d.view = views_find("history");
     d.focus = DASH_FOCUS_VIEW;
     d.n_runs = 2;
     d.runs = malloc(2 * sizeof *d.runs);
@@ -259,16 +302,16 @@ static void test_history(void)
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
     free(s);
     snapshot_free(&sn);
-    dashboard_free(&d);
+    dash_state_free(&d);
 }
 
 static void test_tokens(void)
 {
     Dashboard d;
     Snapshot sn;
-    dashboard_init(&d);
+    dash_state_init(&d);
     make_snapshot(&sn);
-    d.view = DASH_VIEW_TOKENS;
+    d.view = views_find("tokens");
     DashTokens *t = &d.tok;
     const char *texts[] = {"R", "O", "\\n", " "};
     t->n_tok = 4, t->layers = 2, t->levels = 3, t->layer = 1;
@@ -290,19 +333,21 @@ static void test_tokens(void)
     free(s);
     canvas_destroy(c);
     t->error[0] = 0;
-    snprintf(t->error, sizeof t->error, "no model yet: `train` one");
+    snprintf(t->error, sizeof t->error, "no model open: `open ID` or `train`");
+    t->layers = 0;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "no model yet"), "error shown");
+    CHECK(has(s, "no model open: `open ID` or `train`"), "error shown");
+    CHECK(!has(s, "layer 0 of 0") && !has(s, "of 0"), "no 'layer 0 of 0' without a model");
     free(s);
     snapshot_free(&sn);
-    dashboard_free(&d);
+    dash_state_free(&d);
 }
 
 static void test_ascii_mono_and_command_line(void)
 {
     Dashboard d;
     Snapshot sn;
-    dashboard_init(&d);
+    dash_state_init(&d);
     make_snapshot(&sn);
     editor_set_line(&d.ed, "train ");
     char *s = dump(&d, &sn, 100, 30, &ASCII_MONO, NULL);
@@ -320,42 +365,92 @@ static void test_ascii_mono_and_command_line(void)
     CHECK(has(s, "error: something broke"), "output pane shows command output");
     free(s);
     snapshot_free(&sn);
-    dashboard_free(&d);
+    dash_state_free(&d);
+}
+
+/* Typing a command can never trigger an action: no printable letter is bound in any
+ * focus or view, so each letter of every command name goes to the line. */
+static void test_letters_never_act(void)
+{
+    Dashboard d;
+    dash_state_init(&d);
+    int n, arg, bad = 0;
+    const Command *t = session_commands(&n);
+    for (int focus = 0; focus < DASH_N_FOCUS; focus++)
+        for (int v = 0; v < views_count(); v++)
+            for (int i = 0; i < n; i++)
+                for (const char *p = t[i].name; *p; p++) {
+                    d.focus = focus, d.view = v;
+                    editor_reset(&d.ed);
+                    DashAction a = dash_keymap_action(&d, (unsigned char)*p, &arg);
+                    if (a != DA_NONE && !bad++)
+                        fprintf(stderr, "'%c' of `%s` acts (%d) in focus %d view %d\n", *p,
+                                t[i].name, a, focus, v);
+                }
+    CHECK(n > 10 && bad == 0, "letters of %d command names never act (%d did)", n, bad);
+    for (int c = 'A'; c <= 'z'; c++)
+        if ((c <= 'Z' || c >= 'a')) {
+            d.focus = DASH_FOCUS_VIEW;
+            for (int v = 0; v < views_count(); v++) {
+                d.view = v;
+                CHECK(dash_keymap_action(&d, c, &arg) == DA_NONE, "letter %c in view %d", c, v);
+            }
+        }
+    dash_state_free(&d);
 }
 
 static void test_key_rules(void)
 {
     Dashboard d;
-    dashboard_init(&d);
-    CHECK(dashboard_key_action(&d, '2') == DA_VIEW_HISTORY, "digit on an empty line");
-    CHECK(dashboard_key_action(&d, 'p') == DA_NONE, "letters type while the line has focus");
-    CHECK(dashboard_key_action(&d, '\t') == DA_FOCUS_NEXT, "Tab on an empty line: focus");
-    CHECK(dashboard_key_action(&d, DASH_KEY_FN(KEY_F(1))) == DA_HELP, "F1 always");
+    dash_state_init(&d);
+    int arg, hist = views_find("history"), tok = views_find("tokens");
+    CHECK(views_count() == 3 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+          views_find("nope") == -1, "the view table");
+    CHECK(dash_keymap_action(&d, '2', &arg) == DA_VIEW && arg == hist, "digit on an empty line");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == tok, "F4");
+    CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "letters type while the line has focus");
+    CHECK(dash_keymap_action(&d, '\t', &arg) == DA_FOCUS_NEXT, "Tab on an empty line: focus");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(1)), &arg) == DA_HELP, "F1 always");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(8)), &arg) == DA_STOP, "F8 stop (asks)");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(10)), &arg) == DA_QUIT, "F10 quit");
+    CHECK(dash_keymap_action(&d, '*', &arg) == DA_NONE, "plot keys type on the line");
     editor_set_line(&d.ed, "sample");
-    CHECK(dashboard_key_action(&d, '2') == DA_NONE, "digit inside a typed line");
-    CHECK(dashboard_key_action(&d, '\t') == DA_NONE, "Tab on a typed line completes");
-    CHECK(dashboard_key_action(&d, 27) == DA_FOCUS_VIEW, "Esc leaves the line");
+    CHECK(dash_keymap_action(&d, '2', &arg) == DA_NONE, "digit inside a typed line");
+    CHECK(dash_keymap_action(&d, '\t', &arg) == DA_NONE, "Tab on a typed line completes");
+    CHECK(dash_keymap_action(&d, 27, &arg) == DA_FOCUS_VIEW, "Esc leaves the line");
     d.focus = DASH_FOCUS_VIEW;
-    CHECK(dashboard_key_action(&d, 'p') == DA_PAUSE, "p in a pane");
-    CHECK(dashboard_key_action(&d, 'q') == DA_QUIT, "q in a pane");
-    CHECK(dashboard_key_action(&d, ' ') == DA_NONE, "Space only in the history view");
-    d.view = DASH_VIEW_HISTORY;
-    CHECK(dashboard_key_action(&d, ' ') == DA_MARK, "Space marks in history");
-    CHECK(dashboard_key_action(&d, '\r') == DA_OPEN, "Enter opens in history");
-    d.prompt_mode = DASH_PROMPT_FILTER;
-    CHECK(dashboard_key_action(&d, 'q') == DA_NONE, "the filter line takes every key");
-    dashboard_free(&d);
+    CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "p types, in a pane too");
+    CHECK(dash_keymap_action(&d, 'q', &arg) == DA_NONE, "q types, in a pane too");
+    CHECK(dash_keymap_action(&d, '*', &arg) == DA_LOG_Y, "* in a pane: log y");
+    CHECK(dash_keymap_action(&d, ' ', &arg) == DA_NONE, "Space only in the history view");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_LEFT), &arg) == DA_VIEW_KEY,
+          "Left moves the gate cursor in the training view");
+    d.view = hist;
+    CHECK(dash_keymap_action(&d, ' ', &arg) == DA_VIEW_KEY, "Space marks in history");
+    int mark = arg;
+    CHECK(dash_keymap_action(&d, '\r', &arg) == DA_VIEW_KEY && arg != mark,
+          "Enter opens in history");
+    d.view = tok;
+    CHECK(dash_keymap_action(&d, '\n', &arg) == DA_VIEW_KEY, "Enter edits the tokens prompt");
+    d.focus = DASH_FOCUS_OUTPUT;
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_UP), &arg) == DA_UP, "Up scrolls the output");
+    d.focus = DASH_FOCUS_VIEW;
+    d.prompt_mode = DASH_PROMPT_VIEW;
+    CHECK(dash_keymap_action(&d, '2', &arg) == DA_NONE, "a view's line takes every key");
+    dash_state_free(&d);
 }
 
 int main(void)
 {
     test_training_80x24();
     test_training_160x48();
+    test_gate_numbers_80x24();
     test_too_small_and_idle();
     test_help_overlay();
     test_history();
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();
+    test_letters_never_act();
     return check_summary();
 }

@@ -343,7 +343,7 @@ static void blit_run(const Canvas *c, WINDOW *win, int y, int x0, int x1, int un
     }
 }
 
-void canvas_blit(const Canvas *c, void *curses_window, int unicode)
+void canvas_blit(const Canvas *c, void *curses_window, const CanvasCaps *caps)
 {
     WINDOW *win = curses_window;
     if (!win)
@@ -351,7 +351,7 @@ void canvas_blit(const Canvas *c, void *curses_window, int unicode)
     int wh, ww;
     getmaxyx(win, wh, ww);
     int h = c->h < wh ? c->h : wh, w = c->w < ww ? c->w : ww;
-    int colors = has_colors();
+    int colors = caps->colors && has_colors(), unicode = caps->unicode;
     for (int y = 0; y < h; y++) {
         const Cell *row = &c->cells[(size_t)y * c->w];
         int x0 = 0;

@@ -100,9 +100,10 @@ int canvas_utf8_len(const char *s, size_t avail);
 int canvas_utf8_width(const char *utf8);
 
 /* Copies the canvas to a curses WINDOW* from its top-left corner (clipped to the
- * window), with the colour pairs of canvas_init_colors and the attributes. With
- * !unicode, non-ASCII glyphs are written as '?'. Does not refresh the window. */
-void canvas_blit(const Canvas *c, void *curses_window, int unicode);
+ * window), with the attributes and, when caps->colors (and the terminal has colours),
+ * the colour pairs of canvas_init_colors; without, no colour at all (NO_COLOR). With
+ * !caps->unicode, non-ASCII glyphs are written as '?'. Does not refresh the window. */
+void canvas_blit(const Canvas *c, void *curses_window, const CanvasCaps *caps);
 /* Declares the palette's colour pairs; call after start_color(). No-op without
  * colours. Uses the terminal's default background when it allows. */
 void canvas_init_colors(void);

@@ -6,7 +6,7 @@
 #ifndef LM_UI_DASH_DATA_H
 #define LM_UI_DASH_DATA_H
 
-#include "dashboard.h"
+#include "dash_state.h"
 
 /* Reloads d->runs from st with d->filter and d->sort (keeps the selection on the same
  * run when it is still listed). LM_OK, or the store's status with err (the old list

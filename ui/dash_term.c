@@ -7,10 +7,11 @@
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
 
-#include "dash_data.h"
 #include "dash_keys.h"
+#include "dash_render.h"
 #include "err.h"
 #include "repl.h"
+#include "views.h"
 
 #include <curses.h>
 #include <fcntl.h>
@@ -27,6 +28,27 @@
 #define FRAME_SECONDS 0.1   /* at most ~10 redraws a second */
 #define MAX_PENDING 64      /* keys typed while a command runs, replayed after it */
 
+/* The loop's state. */
+typedef struct {
+    Session *s;
+    Dashboard *d;
+    Canvas *c;
+    CanvasCaps caps;
+    void *screen;                /* the curses SCREEN */
+    Snapshot snap;               /* the latest copy; kept after the run is reaped */
+    DashCtx ctx;                 /* what the keys and views may use (callbacks below) */
+    long drawn_run, drawn_seq;
+    int dirty, quit, cursor_on, new_cmd, pumping;
+    double last_draw;
+    long f_run, f_msg, f_sample; /* what of the run the scrollback already reported */
+    int f_val, f_end;
+    int pending[MAX_PENDING], n_pending;
+    char hist_path[1100];
+    int saved_stderr;
+} DashTerm;
+
+static void term_command(DashTerm *t, const char *line);
+static void term_quit(DashTerm *t);
 
 static double now_s(void)
 {
@@ -43,7 +65,9 @@ static void out_text(DashTerm *t, int color, const char *text)
     t->dirty = 1;
 }
 
-void dash_term_out(DashTerm *t, int color, const char *fmt, ...)
+static void term_out(DashTerm *t, int color, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void term_out(DashTerm *t, int color, const char *fmt, ...)
 {
     char buf[2048];
     va_list ap;
@@ -64,8 +88,8 @@ static void draw(DashTerm *t)
             return;
         clearok(stdscr, TRUE);
     }
-    dashboard_render(t->c, t->d, &t->snap, &t->caps);
-    canvas_blit(t->c, stdscr, t->caps.unicode);
+    dash_render(t->c, t->d, &t->snap, &t->caps);
+    canvas_blit(t->c, stdscr, &t->caps);
     int on = t->d->cursor_x >= 0;
     if (on != t->cursor_on)
         curs_set(on);
@@ -91,12 +115,12 @@ static void report_end(DashTerm *t)
         snprintf(when, sizeof when, "%.1f s", el);
     else
         snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
-    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
+    term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
                   sn->run_id, recorder_status_name(sn->status), sn->last.step, when,
                   el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
                   sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
-        dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f",
+        term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f",
                       sn->last_eval.loss, sn->last_eval.ppl, sn->best_val);
 }
 
@@ -114,12 +138,12 @@ static void follow(DashTerm *t)
         t->f_sample = -1;
     }
     for (; t->f_val < sn->n_val; t->f_val++)
-        dash_term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
+        term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
                   sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
     if (sn->message_seq != t->f_msg) {
         t->f_msg = sn->message_seq;
         if (sn->message[0])
-            dash_term_out(t, UI_COLOR_WARN, "note: %s", sn->message);
+            term_out(t, UI_COLOR_WARN, "note: %s", sn->message);
     }
     if (sn->sample[0] && sn->sample_step != t->f_sample) {
         t->f_sample = sn->sample_step;
@@ -128,42 +152,11 @@ static void follow(DashTerm *t)
     if (!t->f_end && trainer_is_done(sn->status)) {
         t->f_end = 1;
         report_end(t);
-        char err[LM_ERR_LEN];
-        RunStore *st = d->view == DASH_VIEW_HISTORY ? session_store(t->s) : NULL;
-        if (st && dash_data_load_runs(d, st, err))
-            dash_term_out(t, UI_COLOR_ERROR, "error: %s", err);
+        if (views_get(d->view)->run_ended)
+            views_get(d->view)->run_ended(&t->ctx);
     }
 }
 
-void dash_term_gate_history(DashTerm *t)
-{
-    const Snapshot *sn = &t->snap;
-    Dashboard *d = t->d;
-    if (!sn->run_id || !sn->n_gates || sn->gate_layers < 1 || sn->gate_levels < 1)
-        return;
-    d->gate_row = d->gate_row < 0 ? 0 : d->gate_row >= sn->gate_layers ? sn->gate_layers - 1
-                                                                        : d->gate_row;
-    d->gate_col = d->gate_col < 0 ? 0 : d->gate_col >= sn->gate_levels ? sn->gate_levels - 1
-                                                                        : d->gate_col;
-    long step = sn->gates[0].step;
-    int same = t->gh_run == sn->run_id && t->gh_step == step && t->gh_row == d->gate_row &&
-               t->gh_col == d->gate_col;
-    double now = now_s();
-    if (same && (t->gh_retry == 0 || now < t->gh_retry))
-        return;
-    t->gh_run = sn->run_id, t->gh_step = step, t->gh_row = d->gate_row, t->gh_col = d->gate_col;
-    t->gh_retry = now + 5;   /* until it worked: a failing store is not asked 10 times/s */
-    RunStore *st = session_store(t->s);
-    char err[LM_ERR_LEN];
-    if (!st || dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err))
-        return;
-    int complete = d->n_gate_hist > 0 && d->gate_hist[d->n_gate_hist - 1].step >= step;
-    t->gh_retry = complete ? 0 : now + 0.5;
-    t->dirty = 1;
-}
-
-/* Takes a snapshot of the run (or, without one, shows the configuration `train` would
- * use) and updates what depends on it. */
 /* The sweep's progress for the status bar ("" without a sweep). */
 static void sweep_status(DashTerm *t, SweepRunner *sw)
 {
@@ -180,6 +173,33 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
     }
 }
 
+/* The run on screen was live but no longer has a snapshot: a command (`stop`) ended and
+ * reaped it. Its final state comes from the store (STOPPED when the store cannot say),
+ * so the status bar stops saying TRAINING with an ETA. The command reported the end. */
+static void settle_reaped(DashTerm *t)
+{
+    Snapshot *sn = &t->snap;
+    int status = TRAINER_STOPPED;
+    RunStore *st = session_store(t->s);
+    RunRow row;
+    char err[LM_ERR_LEN];
+    if (st && runstore_get(st, sn->run_id, &row, err) == LM_OK) {
+        static const int ends[] = {TRAINER_FINISHED, TRAINER_STOPPED, TRAINER_DIVERGED,
+                                   TRAINER_FAILED};
+        for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+            if (!strcmp(row.status, recorder_status_name(ends[i])))
+                status = ends[i];
+        if (row.last_step > sn->last.step)
+            sn->last.step = row.last_step;
+        snprintf(sn->reason, sizeof sn->reason, "%s", row.reason);
+        runstore_row_free(&row);
+    }
+    sn->status = status;
+    if (t->f_run == sn->run_id)
+        t->f_end = 1;
+    t->dirty = 1;
+}
+
 /* Takes a snapshot of the run — a running sweep's trial, else the session's run, else
  * an ended sweep's last trial — or, without any, shows the configuration `train` would
  * use; then updates what depends on it. */
@@ -190,6 +210,8 @@ static void poll_run(DashTerm *t)
     SweepRunner *sw = session_job_sweep(s);
     int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
     have = have || session_snapshot(s, &t->snap) || (sw && sweep_runner_snapshot(sw, &t->snap));
+    if (!have && t->snap.run_id && !trainer_is_done(t->snap.status))
+        settle_reaped(t);
     if (!have && !t->snap.run_id &&
         (strcmp(t->snap.cfg.model, s->cfg.model) || strcmp(t->snap.cfg.data, s->cfg.data) ||
          t->snap.cfg.steps != s->cfg.steps)) {
@@ -204,7 +226,9 @@ static void poll_run(DashTerm *t)
     if (t->snap.run_id != t->drawn_run || t->snap.seq != t->drawn_seq)
         t->dirty = 1;
     follow(t);
-    dash_term_gate_history(t);
+    const DashView *v = views_get(d->view);
+    if (v->tick && v->tick(&t->ctx))
+        t->dirty = 1;
 }
 
 /* While a command blocks: note resizes, keep typed keys for later, repaint. */
@@ -258,10 +282,10 @@ static void writer(void *ud, int kind, const char *text)
 
 /* ---- commands ---- */
 
-void dash_term_command(DashTerm *t, const char *line)
+static void term_command(DashTerm *t, const char *line)
 {
     Dashboard *d = t->d;
-    dash_term_out(t, UI_COLOR_ACCENT, "> %s", line);
+    term_out(t, UI_COLOR_ACCENT, "> %s", line);
     int n;
     const Command *table = session_commands(&n);
     if (cmdtable_blocks(table, n, line)) { /* `wait`, `sweep wait`: flagged in the table */
@@ -280,24 +304,12 @@ void dash_term_command(DashTerm *t, const char *line)
     poll_run(t);
 }
 
-int dash_term_sweep_active(const DashTerm *t)
-{
-    SweepRunner *sw = session_job_sweep(t->s);
-    return sw && !sweep_runner_done(sw);
-}
-
-int dash_term_run_active(const DashTerm *t)
-{
-    return (t->s->trainer && t->snap.run_id && !trainer_is_done(t->snap.status)) ||
-           dash_term_sweep_active(t);
-}
-
-void dash_term_quit(DashTerm *t)
+static void term_quit(DashTerm *t)
 {
     if (t->s->trainer && !trainer_is_done(trainer_status(t->s->trainer)))
-        dash_term_command(t, "stop");
-    if (dash_term_sweep_active(t)) {
-        dash_term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
+        term_command(t, "stop");
+    if (dash_view_sweep_active(t->s)) {
+        term_out(t, UI_COLOR_WARN, "stopping the sweep (its trial is checkpointed; "
                       "`sweep resume ID` continues it)");
         draw(t);
         session_job_shutdown(t->s);
@@ -305,23 +317,11 @@ void dash_term_quit(DashTerm *t)
     t->quit = 1;
 }
 
-void dash_term_reload_runs(DashTerm *t)
-{
-    char err[LM_ERR_LEN];
-    RunStore *st = session_store(t->s);
-    if (st && dash_data_load_runs(t->d, st, err))
-        dash_term_out(t, UI_COLOR_ERROR, "error: %s", err);
-}
+/* ---- the DashCtx callbacks ---- */
 
-void dash_term_tokens(DashTerm *t)
-{
-    Session *s = t->s;
-    if (!s->trainer && !s->view)
-        dash_data_tokens(t->d, NULL, NULL, NULL);
-    else if (session_prepare_view(s) == LM_OK)
-        dash_data_tokens(t->d, s->view, s->view_tok, s->view_source);
-    t->dirty = 1;
-}
+static void ctx_out(void *loop, int color, const char *text) { out_text(loop, color, text); }
+static void ctx_command(void *loop, const char *line) { term_command(loop, line); }
+static void ctx_quit(void *loop) { term_quit(loop); }
 
 /* ---- terminal setup and the loop ---- */
 
@@ -344,7 +344,8 @@ static int term_open(DashTerm *t)
     keypad(stdscr, TRUE);
     intrflush(stdscr, FALSE);
     timeout(100);
-    t->caps.colors = has_colors();
+    const char *no_color = getenv("NO_COLOR");   /* no-color.org: set and non-empty */
+    t->caps.colors = has_colors() && !(no_color && no_color[0]);
     if (t->caps.colors) {
         start_color();
         canvas_init_colors();
@@ -378,7 +379,9 @@ static void term_close(DashTerm *t)
     }
 }
 
-static int next_key(DashTerm *t)
+/* The next key typed (keys kept while a command ran first); wait: block for up to the
+ * loop's timeout, else only what is there already. -1 for none. */
+static int raw_key(DashTerm *t, int wait)
 {
     if (t->n_pending) {
         int k = t->pending[0];
@@ -386,15 +389,66 @@ static int next_key(DashTerm *t)
         return k;
     }
     wint_t ch;
+    if (!wait)
+        timeout(0);
     int r = get_wch(&ch);
+    if (!wait)
+        timeout(100);
     if (r == ERR)
         return -1;
     return r == KEY_CODE_YES ? DASH_KEY_FN((int)ch) : (int)ch;
 }
 
+/* An escape sequence curses did not know (ESC already read, then '[' or 'O' in intro):
+ * reads it to its final byte and maps the common Home/End/Delete/PgUp/PgDn/arrow forms;
+ * anything else is dropped (-1), never typed as text. */
+static int escape_sequence(DashTerm *t, int intro)
+{
+    char seq[16];
+    int n = 0, k;
+    while ((k = raw_key(t, 0)) >= 0) {
+        if (n < (int)sizeof seq - 1)
+            seq[n++] = (char)k;
+        if (k >= 0x40 && k <= 0x7E && !(intro == '[' && n == 1 && k == '['))
+            break;   /* the final byte (a Linux console F-key "[[A" goes on) */
+        if (k < 0x20 || k > 0x7E)
+            return -1;
+    }
+    seq[n] = 0;
+    static const struct { const char *s; int key; } map[] = {
+        {"H", KEY_HOME}, {"1~", KEY_HOME}, {"7~", KEY_HOME}, {"F", KEY_END}, {"4~", KEY_END},
+        {"8~", KEY_END}, {"3~", KEY_DC}, {"5~", KEY_PPAGE}, {"6~", KEY_NPAGE}, {"A", KEY_UP},
+        {"B", KEY_DOWN}, {"C", KEY_RIGHT}, {"D", KEY_LEFT}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(seq, map[i].s))
+            return DASH_KEY_FN(map[i].key);
+    return -1;
+}
+
+/* The next key: Esc + [ or O starts a sequence curses did not decode
+ * (escape_sequence); Esc + any other key is Esc, then that key. -1 for none. */
+static int next_key(DashTerm *t)
+{
+    int k = raw_key(t, 1);
+    if (k != 27)
+        return k;
+    int k2 = raw_key(t, 0);
+    if (k2 == '[' || k2 == 'O')
+        return escape_sequence(t, k2);
+    if (k2 >= 0) {   /* put it back: it is read next */
+        if (t->n_pending == MAX_PENDING)
+            t->n_pending--;
+        memmove(t->pending + 1, t->pending, (size_t)t->n_pending * sizeof t->pending[0]);
+        t->pending[0] = k2;
+        t->n_pending++;
+    }
+    return 27;
+}
+
 int dash_term_run(Session *s, Dashboard *d)
 {
     DashTerm t = {.s = s, .d = d, .saved_stderr = -1, .f_sample = -1};
+    t.ctx = (DashCtx){d, s, &t.snap, t.hist_path, &t, ctx_out, ctx_command, ctx_quit};
     t.c = canvas_create(DASH_MIN_W, DASH_MIN_H);
     if (!t.c || term_open(&t)) {
         canvas_destroy(t.c);
@@ -405,28 +459,29 @@ int dash_term_run(Session *s, Dashboard *d)
     int hist_st = history_load(&d->hist, t.hist_path, err);
     session_set_writer(s, writer, &t);
     s->quiet_progress = 1;
-    dash_term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
+    term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
               "the keys, `help` the commands.", LMLAB_VERSION);
-    if (hist_st != LM_OK) dash_term_out(&t, UI_COLOR_WARN, "warning: %s", err);
+    if (hist_st != LM_OK) term_out(&t, UI_COLOR_WARN, "warning: %s", err);
     if (!s->experiment[0])
         session_run_line(s, "use default");
     t.dirty = 1;
     while (!t.quit && !repl_terminating()) {
-        if (s->interrupt) {   /* Ctrl-C outside a command: clear the line / cancel */
+        if (s->interrupt) {   /* Ctrl-C outside a command: cancel, never quit */
             s->interrupt = 0;
-            editor_reset(&d->ed);
-            d->prompt_mode = DASH_PROMPT_CMD;
+            dash_keys_interrupt(&t.ctx);
             t.dirty = 1;
         }
         poll_run(&t);
         if (t.dirty && now_s() - t.last_draw >= FRAME_SECONDS)
             draw(&t);
         int key = next_key(&t);
-        if (key >= 0)
-            dash_keys_press(&t, key);
+        if (key >= 0) {
+            dash_keys_press(&t.ctx, key);
+            t.dirty = 1;
+        }
     }
     if (repl_terminating())
-        dash_term_quit(&t);
+        term_quit(&t);
     session_set_writer(s, NULL, NULL);
     term_close(&t);
     snapshot_free(&t.snap);

@@ -29,22 +29,29 @@ static int window_start(int n, int n_vis, int cursor)
     return first < 0 ? 0 : first > n - n_vis ? n - n_vis : first;
 }
 
+/* A cell: shade blocks, then the value ("0.42" from 6 columns, ".42" in 5, so the
+ * numbers stay at 80 columns with 6 levels), then a gap column from 3. */
 static void cell_draw(Canvas *c, int x, int y, int cw, float v, int is_cursor,
                       const CanvasCaps *caps)
 {
-    int text = cw >= 6, gap = cw >= 3;
-    int n_shade = cw - gap - (text ? 4 : 0);
+    int tw = cw >= 6 ? 4 : cw == 5 ? 3 : 0, gap = cw >= 3;
+    int n_shade = cw - gap - tw;
     int color = 0;
     const char *g = isnan(v) ? " " : shade(v, caps, &color);
     for (int i = 0; i < n_shade; i++)
         canvas_put(c, x + i, y, g, color, 0);
-    if (text) {
+    if (tw) {
         char buf[16];
+        double cl = v < 0 ? 0.0 : v > 1 ? 1.0 : (double)v;
         if (isnan(v))
-            snprintf(buf, sizeof buf, "  --");
+            snprintf(buf, sizeof buf, "%*s", tw, "--");
+        else if (tw == 4)
+            snprintf(buf, sizeof buf, "%4.2f", cl);
+        else if (cl >= 0.995)
+            snprintf(buf, sizeof buf, "1.0");
         else
-            snprintf(buf, sizeof buf, "%4.2f", v < 0 ? 0.0 : v > 1 ? 1.0 : (double)v);
-        canvas_text(c, x + n_shade, y, 4, buf, UI_COLOR_DEFAULT, 0);
+            snprintf(buf, sizeof buf, ".%02d", (int)lround(cl * 100));
+        canvas_text(c, x + n_shade, y, tw, buf, UI_COLOR_DEFAULT, 0);
     }
     if (is_cursor)
         canvas_mark(c, (Rect){x, y, cw - gap, 1}, -1, UI_ATTR_REVERSE);

@@ -1,0 +1,100 @@
+/* dash_draw.c — drawing helpers shared by the dashboard's views (see dash_draw.h).
+ * Not a widget: the widgets are plot.c, heatmap.c, table.c, textpane.c, statusbar.c. */
+#include "dash_draw.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double *dash_draw_scratch(Dashboard *d, long need)
+{
+    if (need > d->scratch_cap) {
+        double *p = realloc(d->scratch, (size_t)need * sizeof *p);
+        if (!p)
+            return NULL;
+        d->scratch = p;
+        d->scratch_cap = need;
+    }
+    return d->scratch;
+}
+
+/* Walks text as wrapped rows; draws rows [skip, skip + r.h) when c is not NULL.
+ * Returns the number of rows the text takes. */
+static int wrap_walk(Canvas *c, Rect r, const char *text, int color, int skip)
+{
+    int row = 0, col = 0;
+    size_t len = strlen(text);
+    for (size_t i = 0; i < len;) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '\n') {
+            row++, col = 0, i++;
+            continue;
+        }
+        if (col == r.w)
+            row++, col = 0;
+        int n = canvas_utf8_len(text + i, len - i);
+        const char *g = n ? text + i : "?";
+        if (ch == '\t' || ch == '\r')
+            g = " ";
+        if (c && row >= skip && row - skip < r.h)
+            canvas_put(c, r.x + col, r.y + row - skip, g, color, 0);
+        col++;
+        i += n ? (size_t)n : 1;
+    }
+    return col ? row + 1 : row;
+}
+
+void dash_draw_wrap(Canvas *c, Rect r, const char *text, int color, int from_top)
+{
+    if (r.w < 1 || r.h < 1 || !text)
+        return;
+    int skip = 0;
+    if (!from_top) {
+        int total = wrap_walk(NULL, r, text, color, 0);
+        skip = total > r.h ? total - r.h : 0;
+    }
+    wrap_walk(c, r, text, color, skip);
+}
+
+void dash_draw_message(Canvas *c, Rect in, const char *text)
+{
+    dash_draw_wrap(c, (Rect){in.x + 1, in.y + in.h / 2 - 1, in.w - 2, 3}, text, UI_COLOR_DIM,
+                   1);
+}
+
+const char *dash_draw_x_label(const Dashboard *d)
+{
+    static const char *const labels[] = {"step", "tokens", "seconds"};
+    return labels[d->x_axis];
+}
+
+static double curve_x_scale(const Dashboard *d, const DashCurve *cv)
+{
+    if (d->x_axis == DASH_X_STEPS)
+        return 1;
+    double v = d->x_axis == DASH_X_TOKENS ? cv->tokens_per_step : cv->seconds_per_step;
+    return v > 0 ? v : 1;
+}
+
+int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int ppl)
+{
+    for (int i = 0; i < d->n_marked && n < PLOT_MAX_SERIES; i++) {
+        const DashCurve *cv = &d->curves[i];
+        double *x = buf, *y = buf + cv->n, k = curve_x_scale(d, cv);
+        buf += 2 * (long)cv->n;
+        for (int j = 0; j < cv->n; j++) {
+            x[j] = (double)cv->pts[j].step * k;
+            y[j] = ppl ? exp(cv->pts[j].value) : cv->pts[j].value;
+        }
+        ps[n++] = (PlotSeries){x, y, cv->n, cv->label, UI_COLOR_SERIES3 + i, PLOT_LINE};
+    }
+    return n;
+}
+
+long dash_draw_curves_need(const Dashboard *d)
+{
+    long need = 0;
+    for (int i = 0; i < d->n_marked; i++)
+        need += 2L * d->curves[i].n;
+    return need;
+}

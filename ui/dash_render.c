@@ -1,0 +1,305 @@
+/* dash_render.c — a whole dashboard frame (see dash_render.h): the status bar, the
+ * view tabs, the current view (through the view table), the output pane, the command
+ * line, the help and quit overlays, the too-small message. Not a widget library: it only
+ * lays them out; not the views (view_*.c) and not the curses loop (dash_term.c). */
+#include "dash_render.h"
+
+#include "dash_draw.h"
+#include "dash_keymap.h"
+#include "statusbar.h"
+#include "views.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the status bar ---- */
+
+static void fmt_count(char *b, size_t n, double v)
+{
+    if (v >= 1e9)
+        snprintf(b, n, "%.2fG", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(b, n, "%.2fM", v / 1e6);
+    else if (v >= 1e4)
+        snprintf(b, n, "%.1fk", v / 1e3);
+    else
+        snprintf(b, n, "%.0f", v);
+}
+
+static int bar_state(const Snapshot *sn, const char **text)
+{
+    *text = NULL;
+    if (!sn->run_id)
+        return STATUSBAR_IDLE;
+    switch (sn->status) {
+    case TRAINER_RUNNING: return STATUSBAR_TRAINING;
+    case TRAINER_EVALUATING: *text = "EVALUATING"; return STATUSBAR_TRAINING;
+    case TRAINER_PAUSED: return STATUSBAR_PAUSED;
+    case TRAINER_FINISHED: return STATUSBAR_FINISHED;
+    case TRAINER_STOPPED: *text = "STOPPED"; return STATUSBAR_FINISHED;
+    case TRAINER_DIVERGED: return STATUSBAR_DIVERGED;
+    case TRAINER_FAILED: return STATUSBAR_FAILED;
+    default: *text = "STARTING"; return STATUSBAR_TRAINING;
+    }
+}
+
+static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn,
+                        const CanvasCaps *caps)
+{
+    char run[96], step[48], ep[16], tok[16], tps[16], lr[16], el[16], eta[16], val[16];
+    const StepMetric *m = &sn->last;
+    snprintf(run, sizeof run, "#%ld %s", sn->run_id, sn->run_name);
+    snprintf(step, sizeof step, "%ld/%ld", m->step, sn->total_steps ? sn->total_steps
+                                                                     : sn->cfg.steps);
+    snprintf(ep, sizeof ep, "%.2f", m->epoch);
+    fmt_count(tok, sizeof tok, (double)m->tokens);
+    fmt_count(tps, sizeof tps, m->tokens_per_s);
+    snprintf(lr, sizeof lr, "%.2e", m->lr);
+    session_fmt_duration(el, sizeof el, m->elapsed);
+    int live = sn->status == TRAINER_RUNNING || sn->status == TRAINER_EVALUATING;
+    session_fmt_duration(eta, sizeof eta, live && m->step > 0 ? m->elapsed / (double)m->step *
+                                  (double)(sn->total_steps - m->step) : NAN);
+    snprintf(val, sizeof val, "%.4f", sn->n_val ? sn->last_eval.loss : NAN);
+    StatusField f[16];
+    int n = 0;
+    if (sn->run_id) {
+        f[n++] = (StatusField){NULL, run, 9, UI_COLOR_ACCENT, 0};
+        f[n++] = (StatusField){"model", sn->cfg.model, 7, 0, 0};
+        f[n++] = (StatusField){"data", sn->cfg.data, 4, 0, 0};
+        f[n++] = (StatusField){"step", step, 10, 0, 0};
+        f[n++] = (StatusField){"epoch", ep, 2, 0, 0};
+        f[n++] = (StatusField){"tokens", tok, 3, 0, 0};
+        f[n++] = (StatusField){"tok/s", tps, 8, 0, 0};
+        f[n++] = (StatusField){"lr", lr, 5, 0, 0};
+        f[n++] = (StatusField){"time", el, 6, 0, 0};
+        f[n++] = (StatusField){"ETA", eta, 7, 0, 0};
+        if (sn->n_val)
+            f[n++] = (StatusField){"val", val, 6, 0, 0};
+    } else {
+        f[n++] = (StatusField){"experiment", d->experiment[0] ? d->experiment : "-", 9,
+                               UI_COLOR_ACCENT, 0};
+        f[n++] = (StatusField){"model", sn->cfg.model, 7, 0, 0};
+        f[n++] = (StatusField){"data", sn->cfg.data, 5, 0, 0};
+        f[n++] = (StatusField){"steps", step + strcspn(step, "/") + 1, 4, 0, 0};
+        f[n++] = (StatusField){NULL, "type `train` to start", 8, UI_COLOR_DIM, 0};
+    }
+    if (d->sweep[0])
+        f[n++] = (StatusField){"sweep", d->sweep, 8, UI_COLOR_ACCENT, 0};
+    if (d->busy)
+        f[n++] = (StatusField){NULL, "[command running]", 9, UI_COLOR_WARN, 1};
+    const char *text;
+    StatusBarData sd = {bar_state(sn, &text), text, f, n};
+    statusbar_draw(c, (Rect){0, 0, W, 1}, &sd, caps);
+}
+
+/* ---- tabs, output, command line ---- */
+
+/* The tab line: the views, then on the right which part has the keys (a badge) and
+ * what the keys do there. */
+static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *caps)
+{
+    static const char *const badges[] = {" TYPING ", " VIEW KEYS ", " OUTPUT KEYS "};
+    static const char *const hints[] = {
+        "letters type a command | Esc: view keys | F1 help",
+        "arrows Space Enter / = * > ^ | a letter types a command",
+        "arrows PgUp PgDn End | a letter types a command"};
+    int x = 0;
+    for (int i = 0; i < views_count(); i++) {
+        int on = i == d->view;
+        char name[48];
+        snprintf(name, sizeof name, " %d %s ", i + 1, views_get(i)->name);
+        x += canvas_text(c, x, 1, W - x, name, on ? UI_COLOR_ACCENT : UI_COLOR_DIM,
+                         on ? UI_ATTR_REVERSE | UI_ATTR_BOLD : 0);
+        x += canvas_text(c, x, 1, W - x, " ", 0, 0);
+    }
+    int view_line = d->prompt_mode != DASH_PROMPT_CMD;
+    const char *badge = view_line ? " TYPING " : badges[d->focus];
+    const char *h = view_line ? "Enter applies | Esc cancels" : hints[d->focus];
+    int bw = canvas_utf8_width(badge), hw = canvas_utf8_width(h);
+    if (x + bw + hw + 2 < W)
+        canvas_text(c, W - hw - 1, 1, hw, h, UI_COLOR_DIM, 0);
+    else
+        hw = -1;
+    if (x + bw + hw + 2 < W)
+        canvas_text(c, W - hw - bw - 2, 1, bw, badge, UI_COLOR_ACCENT,
+                    UI_ATTR_REVERSE | UI_ATTR_BOLD);
+    (void)caps;
+}
+
+static void output_pane(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
+{
+    int focused = d->focus == DASH_FOCUS_OUTPUT;
+    int col = focused ? UI_COLOR_ACCENT : UI_COLOR_DIM;
+    canvas_fill(c, (Rect){r.x, r.y, r.w, 1}, caps->unicode ? "─" : "-", col, 0);
+    canvas_text(c, r.x + 2, r.y, r.w - 4, " output ", col, focused ? UI_ATTR_BOLD : 0);
+    char info[64];
+    int off = textpane_offset(d->out);
+    if (off > 0)
+        snprintf(info, sizeof info, " scrolled back %d | End follows ", off);
+    else
+        snprintf(info, sizeof info, " PgUp/PgDn scroll ");
+    int iw = canvas_utf8_width(info);
+    canvas_text(c, r.x + r.w - iw - 2, r.y, iw, info, col, 0);
+    textpane_draw(c, (Rect){r.x, r.y + 1, r.w, r.h - 1}, d->out, caps);
+}
+
+static void command_line(Canvas *c, int y, int W, Dashboard *d)
+{
+    const char *p = d->prompt_mode == DASH_PROMPT_CMD ? "lmlab> " : d->prompt_label;
+    int focused = d->focus == DASH_FOCUS_CMD || d->prompt_mode != DASH_PROMPT_CMD;
+    if (d->busy) {
+        canvas_text(c, 0, y, W, "... running (Ctrl-C interrupts)", UI_COLOR_WARN, 0);
+        return;
+    }
+    int pw = canvas_text(c, 0, y, W, p, focused ? UI_COLOR_ACCENT : UI_COLOR_DIM,
+                         focused ? UI_ATTR_BOLD : 0);
+    LineEditor *e = d->prompt_mode == DASH_PROMPT_CMD ? &d->ed : &d->aux;
+    char buf[4 * 512 + 1];
+    int cc = 0, fw = W - pw - 1 > 512 ? 512 : W - pw - 1;
+    editor_render(e, fw, buf, sizeof buf, &cc);
+    int tw = canvas_text(c, pw, y, fw, buf, UI_COLOR_DEFAULT, 0);
+    if (d->prompt_mode == DASH_PROMPT_CMD && e->cursor == e->len) {
+        int n;
+        const Command *t = session_commands(&n);
+        const char *hint = e->len ? cmdtable_hint(t, n, e->buf) : NULL;
+        int gap = e->len && e->buf[e->len - 1] != ' ';
+        if (hint && pw + tw + gap + 1 < W)
+            canvas_text(c, pw + tw + gap, y, W - pw - tw - gap, hint, UI_COLOR_DIM, 0);
+        else if (!e->len && !focused)
+            canvas_text(c, pw, y, W - pw, "(view keys active: a letter types a command)", UI_COLOR_DIM,
+                        0);
+    }
+    if (focused)
+        d->cursor_x = pw + cc, d->cursor_y = y;
+}
+
+/* ---- overlays ---- */
+
+static void overlay_box(Canvas *c, Rect r, const char *title, const CanvasCaps *caps)
+{
+    canvas_fill(c, r, " ", 0, 0);
+    canvas_box(c, r, title, 1, caps->unicode);
+}
+
+#define HELP_MAX_LINES 96
+
+/* Adds "label<TAB>help" to lines, or the label to the previous line with the same help. */
+static void help_add(char (*lines)[128], int *n, const char *label, const char *help)
+{
+    if (*n >= HELP_MAX_LINES)
+        return;
+    if (*n) {
+        size_t l = strcspn(lines[*n - 1], "\t");
+        if (!strcmp(lines[*n - 1] + l + 1, help)) {
+            char rest[128];
+            snprintf(rest, sizeof rest, "%s", lines[*n - 1] + l);
+            snprintf(lines[*n - 1] + l, sizeof lines[0] - l, " %s%s", label, rest);
+            return;
+        }
+    }
+    snprintf(lines[(*n)++], sizeof lines[0], "%s\t%s", label, help);
+}
+
+/* The help lines: the global keys, the view switches, each view's own keys. */
+static int help_lines(char (*lines)[128])
+{
+    int n = 0, nk;
+    const DashKey *k = dash_keymap_keys(&nk);
+    for (int i = 0; i < nk; i++)
+        help_add(lines, &n, k[i].label, k[i].help);
+    for (int i = 0; i < views_count(); i++) {
+        char label[32], help[64];
+        snprintf(label, sizeof label, "F%d %d", i + 2, i + 1);
+        snprintf(help, sizeof help, "%s view", views_get(i)->name);
+        help_add(lines, &n, label, help);
+    }
+    for (int i = 0; i < views_count(); i++)
+        for (int j = 0; j < views_get(i)->n_keys; j++)
+            help_add(lines, &n, views_get(i)->keys[j].label, views_get(i)->keys[j].help);
+    return n;
+}
+
+static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
+{
+    char lines[HELP_MAX_LINES][128];
+    int n = help_lines(lines);
+    int cols = n + 8 > H - 2 ? 2 : 1, rows = (n + cols - 1) / cols;
+    int bw = cols == 2 ? (W - 4 < 100 ? W - 4 : 100) : (W - 4 < 78 ? W - 4 : 78);
+    int bh = rows + 6 < H ? rows + 6 : H;
+    Rect r = {(W - bw) / 2, (H - bh) / 2, bw, bh};
+    overlay_box(c, r, "keys | any key closes", caps);
+    int cw = (bw - 2) / cols;
+    for (int i = 0; i < n; i++) {
+        int x = r.x + 2 + (i / rows) * cw, y = r.y + 1 + i % rows;
+        size_t l = strcspn(lines[i], "\t");
+        lines[i][l] = 0;
+        canvas_text(c, x, y, 11, lines[i], UI_COLOR_ACCENT, UI_ATTR_BOLD);
+        canvas_text_fit(c, x + 11, y, cw - 12, lines[i] + l + 1, UI_COLOR_DEFAULT, 0,
+                        caps->unicode);
+    }
+    const char *foot[] = {
+        "Letters always type a command (from a pane they move the focus to the",
+        "command line first). Esc/Tab focus the view: the other keys above act",
+        "there; 1 2 3 ? also on an empty line. Ctrl-C cancels the line."};
+    for (int i = 0; i < 3; i++)
+        canvas_text_fit(c, r.x + 2, r.y + bh - 4 + i, bw - 4, foot[i], UI_COLOR_DIM, 0,
+                        caps->unicode);
+}
+
+static void confirm_overlay(Canvas *c, int W, int H, const Dashboard *d, const Snapshot *sn,
+                            const CanvasCaps *caps)
+{
+    int quit = d->confirm == DASH_CONFIRM_QUIT;
+    Rect r = {(W - 56) / 2, (H - 5) / 2, 56, 5};
+    overlay_box(c, r, quit ? "quit" : "stop", caps);
+    char line[96];
+    if (d->sweep[0])
+        snprintf(line, sizeof line, "Sweep %.40s is running. Stop it", d->sweep);
+    else
+        snprintf(line, sizeof line, "Run #%ld is training. Stop it (checkpointed and", sn->run_id);
+    canvas_text(c, r.x + 2, r.y + 1, r.w - 4, line, UI_COLOR_WARN, UI_ATTR_BOLD);
+    snprintf(line, sizeof line, "%s%s", d->sweep[0] ? "(resumable: `sweep resume ID`)"
+             : "recorded)", quit ? " and quit?" : "?");
+    canvas_text(c, r.x + 2, r.y + 2, r.w - 4, line, UI_COLOR_WARN, UI_ATTR_BOLD);
+    canvas_text(c, r.x + 2, r.y + 3, r.w - 4, quit ? "y: stop and quit    any other key: stay"
+                : "y: stop the run    any other key: keep training", 0, 0);
+}
+
+static void too_small(Canvas *c, int W, int H)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "terminal too small (need %dx%d, have %dx%d)", DASH_MIN_W,
+             DASH_MIN_H, W, H);
+    int w = canvas_utf8_width(msg);
+    if (w <= W)
+        canvas_text(c, (W - w) / 2, H / 2, w, msg, UI_COLOR_WARN, UI_ATTR_BOLD);
+    else
+        dash_draw_wrap(c, (Rect){0, 0, W, H}, "too small (80x24)", UI_COLOR_WARN, 1);
+}
+
+void dash_render(Canvas *c, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps)
+{
+    canvas_clear(c);
+    int W = canvas_width(c), H = canvas_height(c);
+    d->cursor_x = d->cursor_y = -1;
+    if (W < DASH_MIN_W || H < DASH_MIN_H) {
+        too_small(c, W, H);
+        return;
+    }
+    status_line(c, W, d, sn, caps);
+    tabs_line(c, W, d, caps);
+    int out_h = H < 30 ? 5 : H / 4 + 1;
+    Rect main = {0, 2, W, H - 3 - out_h};
+    int vf = d->focus == DASH_FOCUS_VIEW && d->prompt_mode == DASH_PROMPT_CMD;
+    views_get(d->view)->draw(c, main, d, sn, caps, vf);
+    output_pane(c, (Rect){0, H - 1 - out_h, W, out_h}, d, caps);
+    command_line(c, H - 1, W, d);
+    if (d->help)
+        help_overlay(c, W, H, caps);
+    else if (d->confirm)
+        confirm_overlay(c, W, H, d, sn, caps);
+    if (d->help || d->confirm)
+        d->cursor_x = d->cursor_y = -1;
+}

@@ -1,0 +1,103 @@
+/* dash_state.h — the dashboard's state (Dashboard): focus, plot settings, the shared
+ * marked runs, each view's fields, the command line and the drawing scratch; its
+ * init/free; and the key code convention. Plain data: drawing is dash_render.c and the
+ * views (view_*.c), key handling dash_keys.c, the curses loop dash_term.c.
+ * Not a place for behaviour: a view's logic lives in its own file. */
+#ifndef LM_UI_DASH_STATE_H
+#define LM_UI_DASH_STATE_H
+
+#include "canvas.h"
+#include "editor.h"
+#include "history.h"
+#include "recorder.h"
+#include "runstore.h"
+#include "session.h"
+#include "textpane.h"
+
+#define DASH_MIN_W 80
+#define DASH_MIN_H 24
+#define DASH_MAX_MARKED 6
+#define DASH_MAX_VIEWS 9   /* keys 1..9 */
+
+enum { DASH_FOCUS_CMD, DASH_FOCUS_VIEW, DASH_FOCUS_OUTPUT, DASH_N_FOCUS };
+/* What the y/n question over the screen asks: quit while training, stop the run. */
+enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP };
+enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
+enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_N_SORTS };
+/* What the bottom line edits: a command, or a line the current view asked for (the
+ * history filter, the tokens prompt), submitted to that view's on_prompt. */
+enum { DASH_PROMPT_CMD, DASH_PROMPT_VIEW };
+
+/* Keys are Unicode code points (and control codes) as typed, or DASH_KEY_FN(curses
+ * KEY_* code) for function keys, which curses reports apart (get_wch KEY_CODE_YES). */
+#define DASH_KEY_FN(k) (0x1000000 | (k))
+
+/* A loaded curve (a marked run's loss) for the overlays. */
+typedef struct {
+    long run;
+    char name[64];
+    SeriesPoint *pts;  /* (n) malloc'd */
+    int n;
+    double tokens_per_step, seconds_per_step; /* for x in tokens / time; 0 unknown */
+    char label[80];    /* legend: "#12 name" */
+} DashCurve;
+
+/* The per-token gate view of a prompt. */
+typedef struct {
+    char prompt[512];
+    int n_tok, layers, levels, layer; /* layer: the one shown */
+    char (*text)[16];  /* (n_tok) each token's text, malloc'd */
+    float *gates;      /* (layers, n_tok, levels) mean over heads; NaN = masked; malloc'd */
+    char source[160];  /* which weights */
+    char error[256];   /* why there is nothing to show, or "" */
+} DashTokens;
+
+typedef struct Dashboard {
+    int view, focus, help;                /* view: index in the view table (views.c) */
+    int confirm;                          /* DASH_CONFIRM_*: a question over the screen */
+    int x_axis, log_y, show_ppl;          /* plot settings (training and history views) */
+    /* marked runs (history view marks them, the training view overlays them) */
+    long marked[DASH_MAX_MARKED];
+    int n_marked;
+    DashCurve curves[DASH_MAX_MARKED];    /* loss of the marked runs, same order */
+    char *compare;                        /* runstore_compare text of the marked runs */
+    /* training view: gates heatmap cursor (layer, level) and the selected cell's history
+     * (runstore_series "gate:L:K"), with what was loaded (run, gates step, cell) */
+    int gate_row, gate_col;
+    SeriesPoint *gate_hist;
+    int n_gate_hist;
+    long gh_run, gh_step;
+    int gh_row, gh_col;
+    double gh_retry;                      /* reload then: the store may lag the snapshot */
+    /* history view */
+    RunRow *runs;
+    int n_runs, run_sel, run_scroll, sort;
+    char filter[256];
+    /* tokens view */
+    DashTokens tok;
+    /* sample pane: the periodic sample, or the newest `sample` command's stream */
+    char cmd_sample[SNAP_SAMPLE_LEN];
+    int sample_from_cmd;
+    /* command line */
+    TextPane *out;                        /* command output (scrollback) */
+    History hist;
+    LineEditor ed, aux;                   /* aux: the line a view asked for */
+    int prompt_mode;                      /* DASH_PROMPT_* */
+    char prompt_label[16];                /* aux line's prompt: "filter> " */
+    char experiment[256];                 /* shown when no run exists */
+    char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
+    int busy;                             /* a command is running (status bar says so) */
+    /* drawing scratch (owned, grown by dash_render) and its outputs */
+    double *scratch;
+    long scratch_cap;
+    unsigned char *mark_rows;
+    int mark_cap;
+    int cursor_x, cursor_y;               /* where the terminal cursor goes; -1 hidden */
+} Dashboard;
+
+/* Empty state: the first view, command line focused, an empty scrollback. Caller-owned:
+ * dash_state_free releases what it holds. LM_OK or LM_ENOMEM. */
+int dash_state_init(Dashboard *d);
+void dash_state_free(Dashboard *d);
+
+#endif

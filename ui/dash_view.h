@@ -1,0 +1,58 @@
+/* dash_view.h — what a dashboard view is (DashView: name, keys, draw, on_key, hooks)
+ * and what it may ask of the loop (DashCtx: the state, the session, the latest snapshot,
+ * a line in the scrollback, running a command). Views are listed in ONE table
+ * (views.c); each lives in its own file (view_<name>.c). The loop (dash_term.c) fills a
+ * DashCtx; views never include it, so dependencies point one way:
+ * dash_term -> dash_keys, dash_render -> views -> view_* -> dash_view -> dash_state.
+ * Not the global keys (dash_keymap.c) and not the chrome (dash_render.c). */
+#ifndef LM_UI_DASH_VIEW_H
+#define LM_UI_DASH_VIEW_H
+
+#include "dash_state.h"
+
+/* What a view (or the key actions) may use. loop is the caller's; the callbacks get it. */
+typedef struct DashCtx {
+    Dashboard *d;
+    Session *s;
+    const Snapshot *snap;
+    const char *hist_path;   /* the command history file */
+    void *loop;
+    void (*out)(void *loop, int color, const char *text);   /* a scrollback line */
+    void (*command)(void *loop, const char *line);          /* runs it, echoed */
+    void (*quit)(void *loop);  /* stops a run or sweep (recorded) and ends the loop */
+} DashCtx;
+
+/* One key of a view: acts when the view has the focus; listed in the help overlay. */
+typedef struct {
+    int key;           /* code point or DASH_KEY_FN(KEY_*) */
+    const char *label; /* "Space", "Up" */
+    int action;        /* the view's own code, passed to on_key */
+    const char *help;  /* one line */
+} DashViewKey;
+
+typedef struct {
+    const char *name;       /* tab label and lookup ("history"); key: its place in the table */
+    const DashViewKey *keys;
+    int n_keys;
+    /* Draws the view into r (r.w >= 40, r.h >= 8 expected; smaller still draws without
+     * overflowing). focused: bold frame. Writes only the canvas and d's drawing fields. */
+    void (*draw)(Canvas *c, Rect r, Dashboard *d, const Snapshot *snap,
+                 const CanvasCaps *caps, int focused);
+    void (*on_key)(DashCtx *x, int action);            /* one of keys[].action */
+    void (*enter)(DashCtx *x);        /* it becomes the current view: load; or NULL */
+    void (*run_ended)(DashCtx *x);    /* the shown run ended (current view); or NULL */
+    int (*tick)(DashCtx *x);          /* each wake-up (current view): 1 redraw; or NULL */
+    void (*on_prompt)(DashCtx *x, const char *line); /* its aux line submitted; or NULL */
+} DashView;
+
+/* A line in the scrollback (printf-style) through x->out. */
+void dash_view_out(DashCtx *x, int color, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A run or a sweep is training or paused (dash_view_sweep_active: a sweep is). */
+int dash_view_run_active(const DashCtx *x);
+int dash_view_sweep_active(Session *s);
+/* Opens the aux line with label ("filter> ") holding text (newlines shown as \n); its
+ * Enter goes to the current view's on_prompt, Esc cancels. */
+void dash_view_prompt(DashCtx *x, const char *label, const char *text);
+
+#endif

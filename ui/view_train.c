@@ -1,0 +1,244 @@
+/* view_train.c — the training view: loss / perplexity plots (marked runs overlaid), the
+ * streaming sample, the gates heatmap with a cursor and the selected cell's
+ * distribution and history (loaded from the run store as evaluations arrive).
+ * Not the status bar or the run control keys (dash_render.c, dash_keymap.c). */
+#define NCURSES_WIDECHAR 1
+#include "dash_data.h"
+#include "dash_draw.h"
+#include "dash_view.h"
+#include "heatmap.h"
+#include "plot.h"
+
+#include <curses.h>
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+enum { K_UP, K_DOWN, K_LEFT, K_RIGHT };
+
+/* ---- plots ---- */
+
+/* x of a live-run step: steps, or tokens / seconds at the run's average rate so far. */
+static double live_x_scale(const Dashboard *d, const Snapshot *sn)
+{
+    if (d->x_axis == DASH_X_STEPS || sn->last.step <= 0)
+        return 1;
+    return d->x_axis == DASH_X_TOKENS ? (double)sn->last.tokens / (double)sn->last.step
+                                      : sn->last.elapsed / (double)sn->last.step;
+}
+
+/* The loss plot (train raw, smoothed EMA, validation) or the perplexity plot (val ppl,
+ * smoothed train ppl), with the marked runs overlaid. */
+static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
+                        const CanvasCaps *caps, int ppl)
+{
+    char title[96];
+    snprintf(title, sizeof title, "%s%s | x %s  * log  > axis%s",
+             ppl ? "perplexity" : "loss", d->log_y ? " (log)" : "", dash_draw_x_label(d),
+             ppl ? "" : "  ^ ppl");
+    canvas_box(c, r, title, 0, caps->unicode);
+    long nl = sn->n_loss, nv = sn->n_val;
+    double *b = dash_draw_scratch(d, 3 * nl + 2 * nv + dash_draw_curves_need(d) + 1);
+    if (!b)
+        return;
+    double *xl = b, *raw = b + nl, *ema = b + 2 * nl, *xv = b + 3 * nl, *yv = xv + nv;
+    double k = live_x_scale(d, sn), e = 0;
+    for (long i = 0; i < nl; i++) {
+        double y = sn->loss[i].value;
+        e = i == 0 || !isfinite(e) ? y : 0.9 * e + 0.1 * y;
+        xl[i] = (double)sn->loss[i].step * k;
+        raw[i] = y;
+        ema[i] = ppl ? exp(e) : e;
+    }
+    for (long i = 0; i < nv; i++) {
+        xv[i] = (double)sn->val[i].step * k;
+        yv[i] = ppl ? exp(sn->val[i].value) : sn->val[i].value;
+    }
+    PlotSeries ps[PLOT_MAX_SERIES];
+    int n = 0;
+    if (!ppl)
+        ps[n++] = (PlotSeries){xl, raw, nl, "train", UI_COLOR_DIM, PLOT_LINE};
+    ps[n++] = (PlotSeries){xl, ema, nl, ppl ? "train (smoothed)" : "smoothed", UI_COLOR_SERIES1,
+                           PLOT_LINE};
+    ps[n++] = (PlotSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, PLOT_LINE};
+    n = dash_draw_add_curves(d, ps, n, yv + nv, ppl);
+    PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    plot_draw(c, canvas_rect_inner(r), &pd, caps);
+}
+
+/* ---- gates ---- */
+
+static const GateStat *gate_at(const Snapshot *sn, int layer, int level)
+{
+    for (int i = 0; i < sn->n_gates && i < SNAP_MAX_GATES; i++)
+        if (sn->gates[i].layer == layer && sn->gates[i].level == level)
+            return &sn->gates[i];
+    return NULL;
+}
+
+static void gates_heatmap(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
+                          const CanvasCaps *caps, int focused)
+{
+    char title[64];
+    long step = sn->n_gates ? sn->gates[0].step : 0;
+    snprintf(title, sizeof title, sn->n_gates ? "gates @%ld: layer x shift" : "gates", step);
+    canvas_box(c, r, title, focused, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    int L = sn->gate_layers, K = sn->gate_levels;
+    if (!sn->n_gates || L < 1 || K < 1 || (long)L * K > SNAP_MAX_GATES) {
+        dash_draw_message(c, in, sn->run_id && !config_is_dispatcher(&sn->cfg)
+                                     ? "no gates: only Dispatcher models have them"
+                                     : "gates appear at each evaluation");
+        return;
+    }
+    float vals[SNAP_MAX_GATES];
+    for (int i = 0; i < L * K; i++)
+        vals[i] = NAN;
+    for (int i = 0; i < sn->n_gates && i < SNAP_MAX_GATES; i++) {
+        const GateStat *g = &sn->gates[i];
+        if (g->layer >= 0 && g->layer < L && g->level >= 0 && g->level < K)
+            vals[g->layer * K + g->level] = g->mean;
+    }
+    HeatmapData hd = {"layer \\ shift", vals, L, K, NULL, NULL,
+                      dash_draw_clamp(d->gate_row, 0, L - 1), dash_draw_clamp(d->gate_col, 0, K - 1)};
+    heatmap_draw(c, in, &hd, caps);
+}
+
+static void gate_cell(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
+                      const CanvasCaps *caps)
+{
+    int L = sn->gate_layers, K = sn->gate_levels;
+    int l = dash_draw_clamp(d->gate_row, 0, L > 0 ? L - 1 : 0);
+    int k = dash_draw_clamp(d->gate_col, 0, K > 0 ? K - 1 : 0);
+    const GateStat *g = sn->n_gates ? gate_at(sn, l, k) : NULL;
+    char title[64];
+    if (g)
+        snprintf(title, sizeof title, "layer %d, shift %d", l, 1 << k);
+    else
+        snprintf(title, sizeof title, "gate cell");
+    canvas_box(c, r, title, 0, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    if (!g) {
+        dash_draw_message(c, in, "arrows pick a cell: its distribution and history");
+        return;
+    }
+    char line[96];
+    snprintf(line, sizeof line, "mean %.3f  std %.3f  at step %ld", g->mean, g->std, g->step);
+    canvas_text(c, in.x, in.y, in.w, line, UI_COLOR_DEFAULT, UI_ATTR_BOLD);
+    int hw = dash_draw_clamp(in.w * 2 / 5, 12, 30);
+    Rect hr = {in.x, in.y + 1, hw, in.h - 1}, pr = {in.x + hw + 1, in.y + 1, in.w - hw - 1,
+                                                    in.h - 1};
+    HistogramData hd = {"distribution", g->hist, GATE_HIST_BINS, 0, 1, UI_COLOR_SERIES1};
+    histogram_draw(c, hr, &hd, caps);
+    double *b = dash_draw_scratch(d, 2L * d->n_gate_hist + 1);
+    if (!b)
+        return;
+    for (int i = 0; i < d->n_gate_hist; i++) {
+        b[i] = (double)d->gate_hist[i].step;
+        b[d->n_gate_hist + i] = d->gate_hist[i].value;
+    }
+    PlotSeries ps = {b, b + d->n_gate_hist, d->n_gate_hist, "mean by step",
+                     UI_COLOR_SERIES2, PLOT_LINE};
+    PlotData pd = {&ps, 1, "step", 0, 1, 0, 1};
+    plot_draw(c, pr, &pd, caps);
+}
+
+static void sample_pane(Canvas *c, Rect r, const Dashboard *d, const Snapshot *sn,
+                        const CanvasCaps *caps)
+{
+    char title[64];
+    const char *text = d->sample_from_cmd ? d->cmd_sample : sn->sample;
+    if (d->sample_from_cmd)
+        snprintf(title, sizeof title, "sample (command)");
+    else if (sn->sample[0])
+        snprintf(title, sizeof title, "sample @ step %ld%s", sn->sample_step,
+                 sn->sample_live ? " (streaming)" : "");
+    else
+        snprintf(title, sizeof title, "sample");
+    canvas_box(c, r, title, 0, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    if (!text[0])
+        dash_draw_wrap(c, in, "samples stream here during training; F6 samples now",
+                       UI_COLOR_DIM, 1);
+    else
+        dash_draw_wrap(c, in, text, UI_COLOR_DEFAULT, 0);
+}
+
+static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
+                 int focused)
+{
+    int lw = r.w * 55 / 100;
+    Rect left = {r.x, r.y, lw, r.h}, right = {r.x + lw, r.y, r.w - lw, r.h};
+    int sample_h = dash_draw_clamp(r.h / 3, 4, 12);
+    Rect plots = {left.x, left.y, left.w, left.h - sample_h};
+    if (plots.h >= 20) {
+        int lh = plots.h * 3 / 5;
+        plot_losses(c, (Rect){plots.x, plots.y, plots.w, lh}, d, sn, caps, 0);
+        plot_losses(c, (Rect){plots.x, plots.y + lh, plots.w, plots.h - lh}, d, sn, caps, 1);
+    } else {
+        plot_losses(c, plots, d, sn, caps, d->show_ppl);
+    }
+    sample_pane(c, (Rect){left.x, plots.y + plots.h, left.w, sample_h}, d, sn, caps);
+    int gh = dash_draw_clamp(sn->gate_layers + 5, 5, right.h - 6 > 5 ? right.h - 6 : 5);
+    gates_heatmap(c, (Rect){right.x, right.y, right.w, gh}, d, sn, caps, focused);
+    gate_cell(c, (Rect){right.x, right.y + gh, right.w, right.h - gh}, d, sn, caps);
+}
+
+/* ---- the selected cell's history ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Clamps the gate cursor and loads the cell's history when it changed (or, while the
+ * store lags the snapshot, again a little later). 1 when something new was loaded. */
+static int gate_history(DashCtx *x)
+{
+    const Snapshot *sn = x->snap;
+    Dashboard *d = x->d;
+    if (!sn->run_id || !sn->n_gates || sn->gate_layers < 1 || sn->gate_levels < 1)
+        return 0;
+    d->gate_row = dash_draw_clamp(d->gate_row, 0, sn->gate_layers - 1);
+    d->gate_col = dash_draw_clamp(d->gate_col, 0, sn->gate_levels - 1);
+    long step = sn->gates[0].step;
+    int same = d->gh_run == sn->run_id && d->gh_step == step && d->gh_row == d->gate_row &&
+               d->gh_col == d->gate_col;
+    double now = now_s();
+    if (same && (d->gh_retry == 0 || now < d->gh_retry))
+        return 0;
+    d->gh_run = sn->run_id, d->gh_step = step, d->gh_row = d->gate_row, d->gh_col = d->gate_col;
+    d->gh_retry = now + 5;   /* until it worked: a failing store is not asked 10 times/s */
+    RunStore *st = session_store(x->s);
+    char err[LM_ERR_LEN];
+    if (!st || dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err))
+        return 0;
+    int complete = d->n_gate_hist > 0 && d->gate_hist[d->n_gate_hist - 1].step >= step;
+    d->gh_retry = complete ? 0 : now + 0.5;
+    return 1;
+}
+
+static void on_key(DashCtx *x, int action)
+{
+    static const int dx[] = {0, 0, -1, 1}, dy[] = {-1, 1, 0, 0};
+    x->d->gate_row += dy[action], x->d->gate_col += dx[action];
+    gate_history(x);   /* clamps to the heatmap */
+}
+
+static const DashViewKey KEYS[] = {
+    {DASH_KEY_FN(KEY_UP), "Up", K_UP, "gate cell: layer"},
+    {DASH_KEY_FN(KEY_DOWN), "Down", K_DOWN, "gate cell: layer"},
+    {DASH_KEY_FN(KEY_LEFT), "Left", K_LEFT, "gate cell: shift"},
+    {DASH_KEY_FN(KEY_RIGHT), "Right", K_RIGHT, "gate cell: shift"},
+};
+
+const DashView view_train = {
+    .name = "training",
+    .keys = KEYS,
+    .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
+    .draw = draw,
+    .on_key = on_key,
+    .tick = gate_history,
+};
