@@ -99,8 +99,8 @@ void blas_select_decide(const BlasCpu *cpu, const char *chosen, const char *user
     int have = blas_select_core_rank(chosen), want = blas_select_core_rank(best);
     if (user && *user) {
         snprintf(out->core, sizeof out->core, "%s", user);
-        snprintf(out->reason, sizeof out->reason, "OPENBLAS_CORETYPE=%s set by the user, kept "
-                 "(the best for this CPU: %s)", user, *best ? best : "unknown");
+        snprintf(out->reason, sizeof out->reason, "OPENBLAS_CORETYPE=%s set by the user, kept; "
+                 "the best for this CPU is %s", user, *best ? best : "unknown");
     } else if (!*best) {
         snprintf(out->reason, sizeof out->reason, "no x86 CPU features to judge by: "
                  "OpenBLAS's choice kept");
@@ -148,8 +148,12 @@ const char *blas_select_describe(char *buf, size_t cap)
             snprintf(buf, cap, "%s kernels (lmlab asked for %s over OpenBLAS's %s, but the "
                      "library kept %s)", running, user, mark, running);
         else
+        {
+            char cpu_text[160];
             snprintf(buf, cap, "%s kernels (chosen by lmlab: OpenBLAS chose %s, weaker than "
-                     "this CPU supports)", running, mark);
+                     "this CPU supports: %s)", running, mark,
+                     blas_select_cpu_text(&cpu, cpu_text, sizeof cpu_text));
+        }
         return buf;
     }
     const char *hook = getenv(BLAS_SELECT_TEST_ENV);
