@@ -89,7 +89,12 @@ static void blas_reexec(char **argv)
         return;
     if (setenv(BLAS_SELECT_MARK_ENV, chosen, 1) || setenv("OPENBLAS_CORETYPE", ch.core, 1))
         return;
-    execv("/proc/self/exe", argv);
+    char self[4096];   /* the real path, so the process keeps its name ("lmlab", not "exe") */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        execv(self, argv);
+    }
     fprintf(stderr, "lmlab: could not restart with OPENBLAS_CORETYPE=%s (%s); running "
             "OpenBLAS's %s kernels\n", ch.core, strerror(errno), chosen);
     unsetenv("OPENBLAS_CORETYPE");

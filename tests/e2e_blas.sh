@@ -32,6 +32,21 @@ if [ "$best" != Prescott ] && [ -n "$best" ]; then
     check "re-exec: the best core runs" "$(has "$out" "kernels  $best kernels (chosen by lmlab: OpenBLAS chose Prescott, weaker than this CPU supports")" "$out"
     check "re-exec: the library runs it" "$(has "$out" "NO_AFFINITY $best ")" "$out"
     check "re-exec: the machine line says why" "$(has "$out" "(chosen by lmlab: OpenBLAS chose Prescott")" "$out"
+    # The same process (pid) re-executed: its environment now carries the variable and the
+    # mark, and it keeps its name.
+    env -u OPENBLAS_CORETYPE -u LMLAB_BLAS_OVERRODE LMLAB_TEST_BLAS_CORENAME=Prescott \
+        "$bin" --db "$dir/p.db" < <(sleep 3) >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1 20); do
+        tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -q '^LMLAB_BLAS_OVERRODE=Prescott$' && break
+        sleep 0.1
+    done
+    envs=$(tr '\0' '\n' < /proc/$pid/environ 2>/dev/null || true)
+    comm=$(cat /proc/$pid/comm 2>/dev/null || true)
+    wait $pid || true
+    check "re-exec: the same pid carries the mark" "$(has "$envs" "LMLAB_BLAS_OVERRODE=Prescott")" "$envs"
+    check "re-exec: and OPENBLAS_CORETYPE" "$(has "$envs" "OPENBLAS_CORETYPE=$best")" "$envs"
+    check "re-exec: keeps its name" "$([ "$comm" = "$(basename "$bin" | cut -c1-15)" ]; echo $?)" "comm=$comm"
     json=$(plain LMLAB_TEST_BLAS_CORENAME=Prescott "$bin" bench sample tokens=4 --json)
     check "bench --json: machine event" "$(has "$json" '"event":"machine"')" "$json"
     check "bench --json: kernels and why" "$(has "$json" "\"kernels\":\"$best kernels (chosen by lmlab: OpenBLAS chose Prescott")" "$json"
