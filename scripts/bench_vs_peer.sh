@@ -35,15 +35,13 @@ field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 
 best=$(env -u OPENBLAS_CORETYPE "$LMLAB" -c 'show machine' | sed -n 's/^best *\([A-Za-z0-9_]*\).*/\1/p')
 echo "user's OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-(unset)}; best core for this CPU: ${best:-?}"
-declare -A TL TP
-for mode in as-is forced; do
-    run=()
-    [ "$mode" = forced ] && run=(env OPENBLAS_CORETYPE="$best")
-    echo
-    echo "== $mode: ${run[*]:-the environment as the user has it}"
-    printf "%-22s %12s %12s %8s %10s %10s %7s %s\n" workload "lmlab tok/s" "peer tok/s" ratio \
-        "lmlab MiB" "peer MiB" "%sgemm" "lmlab kernels (sgemm GFLOP/s)"
-    for w in "${workloads[@]}"; do
+# Workload by workload, the two settings back to back (lmlab, peer, lmlab forced, peer
+# forced), so a drift in the machine's speed hits both settings alike; tables after.
+declare -A TL TP ROW
+for w in "${workloads[@]}"; do
+    for mode in as-is forced; do
+        run=()
+        [ "$mode" = forced ] && run=(env OPENBLAS_CORETYPE="$best")
         all=$("${run[@]}" "$LMLAB" bench "$w" --json)
         ours=$(grep '"event": *"bench"' <<<"$all" || true)
         mach=$(grep '"event": *"machine"' <<<"$all" || true)
@@ -54,12 +52,20 @@ for mode in as-is forced; do
         tp=$(sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p' <<<"$out")
         mp=$(sed -n 's/^maxrss \([0-9]*\)/\1/p' <<<"$out")
         TL[$mode,$w]=${tl:-0}; TP[$mode,$w]=${tp:-0}
-        awk -v w="$w" -v tl="${tl:-0}" -v tp="${tp:-0}" -v ml="${ml:-0}" -v mp="${mp:-0}" \
-            -v f="${frac:-0}" -v c="$core" -v p="${peak:-0}" 'BEGIN {
-            printf "%-22s %12.0f %12.0f %7.2fx %10.0f %10.0f %6.0f%% %s (%.0f)\n", w, tl, tp,
-                   (tp > 0 ? tl / tp : 0), ml / 1024, mp / 1024, 100 * f, c, p }'
-        [ -n "$tp" ] || echo "   peer failed: $(tail -1 <<<"$out")"
+        ROW[$mode,$w]=$(awk -v w="$w" -v tl="${tl:-0}" -v tp="${tp:-0}" -v ml="${ml:-0}" \
+            -v mp="${mp:-0}" -v f="${frac:-0}" -v c="$core" -v p="${peak:-0}" 'BEGIN {
+            printf "%-22s %12.0f %12.0f %7.2fx %10.0f %10.0f %6.0f%% %s (%.0f)", w, tl, tp,
+                   (tp > 0 ? tl / tp : 0), ml / 1024, mp / 1024, 100 * f, c, p }')
+        [ -n "$tp" ] || ROW[$mode,$w]+="  (peer failed: $(tail -1 <<<"$out"))"
     done
+done
+for mode in as-is forced; do
+    echo
+    [ "$mode" = forced ] && echo "== forced: OPENBLAS_CORETYPE=$best on both" \
+        || echo "== as-is: the environment as the user has it"
+    printf "%-22s %12s %12s %8s %10s %10s %7s %s\n" workload "lmlab tok/s" "peer tok/s" ratio \
+        "lmlab MiB" "peer MiB" "%sgemm" "lmlab kernels (sgemm GFLOP/s)"
+    for w in "${workloads[@]}"; do echo "${ROW[$mode,$w]}"; done
 done
 echo
 echo "== as-is / forced (1.00 = the environment costs nothing; lmlab's target: >= 0.90)"
