@@ -1,10 +1,12 @@
 /* main.c — lmlab's entry point: parses the command line and hands over to the
  * dashboard, the line-mode prompt, a script, or a headless command. Thin on purpose:
  * every behaviour lives in commands/, ui/ or core/. */
+#include "blas_select.h"
 #include "dashboard.h"
 #include "repl.h"
 #include "session.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,33 @@ static int parse_args(int argc, char **argv, Args *a)
     return 0;
 }
 
+/* Runs the best OpenBLAS kernels the CPU supports (core/base/blas_select.h): when OpenBLAS
+ * chose a weaker core, re-executes this same program with OPENBLAS_CORETYPE set. Re-exec,
+ * not dlopen: OpenBLAS reads the variable only in its load-time constructor, which has run
+ * before main; loading the library later by hand would route every cblas call in core/ and
+ * the tests through function pointers, while one exec at start costs a few milliseconds and
+ * keeps the normal link. The mark variable makes a second re-exec impossible, and a failed
+ * exec just carries on with OpenBLAS's kernels. Here, not in core/: only the lmlab binary
+ * re-executes itself, never a library user or a test binary. */
+static void blas_reexec(char **argv)
+{
+    BlasChoice ch;
+    const char *chosen;
+    if (!blas_select_plan(&ch, &chosen))
+        return;
+    if (setenv(BLAS_SELECT_MARK_ENV, chosen, 1) || setenv("OPENBLAS_CORETYPE", ch.core, 1))
+        return;
+    char self[4096];   /* the real path, so the process keeps its name ("lmlab", not "exe") */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        execv(self, argv);
+    }
+    fprintf(stderr, "lmlab: could not restart with OPENBLAS_CORETYPE=%s (%s); running "
+            "OpenBLAS's %s kernels\n", ch.core, strerror(errno), chosen);
+    unsetenv("OPENBLAS_CORETYPE");
+}
+
 /* `lmlab train EXP k=v ...` = `use EXP; train k=v ...; wait`, printed as it goes. */
 static int headless_train(Session *s, int argc, char **argv, int i)
 {
@@ -98,6 +127,7 @@ static int headless_train(Session *s, int argc, char **argv, int i)
 
 int main(int argc, char **argv)
 {
+    blas_reexec(argv);
     Args a;
     if (parse_args(argc, argv, &a))
         return 2;

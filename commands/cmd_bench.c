@@ -1,15 +1,19 @@
 /* cmd_bench.c — `bench [WORKLOAD ...] [steps=N] [tokens=N]`: the machine's sgemm peak,
  * training throughput of named workloads with the time split by layer kind, achieved
  * model FLOP/s against the peak, peak memory, and sampling speed with and without the
- * cache. Each workload runs in a child process so its peak memory is its own. */
+ * cache. Each workload runs in a child process so its peak memory is its own. Names are
+ * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
+ * here too. */
 #include "session.h"
 
 #include "bench.h"
+#include "blas_select.h"
 #include "err.h"
 #include "output.h"
 #include "run_launch.h"
 #include "sysinfo.h"
 
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,7 +189,36 @@ static int bench_store(Session *s, long steps)
     return output_emit(s, o);
 }
 
-int cmd_bench(Session *s, int argc, const LexWord *argv)
+/* A workload `bench` knows: a built-in training workload, sample, store or all. */
+static int bench_name_ok(const char *name)
+{
+    BenchWorkload w;
+    char err[LM_ERR_LEN];
+    return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "all") ||
+           bench_workload(name, &w, err) == LM_OK;
+}
+
+/* `bench --help`: the usage and the workloads, from the command table and bench.c. */
+static int bench_help(Session *s)
+{
+    int n;
+    const Command *table = session_commands(&n);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(table[i].name, "bench"))
+            session_printf(s, "bench [WORKLOAD ...] [steps=N] [tokens=N] [--json]: %s\n%s",
+                           table[i].summary, table[i].help ? table[i].help : "");
+    char line[512];
+    int o = snprintf(line, sizeof line, "workloads:");
+    for (const char *const *w = bench_workload_names(); *w && o < (int)sizeof line; w++)
+        o += snprintf(line + o, sizeof line - (size_t)o, " %s", *w);
+    if (o < (int)sizeof line)
+        snprintf(line + o, sizeof line - (size_t)o, " sample store all (default: small "
+                 "small-msa sample)");
+    session_printf(s, "%s", line);
+    return LM_OK;
+}
+
+static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN], desc[256];
     int steps = 0, tokens = 512, n_named = 0;
@@ -194,23 +227,33 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
         else if (argv[i].key) return session_error(s, LM_EARG, "bench: unknown key '%s'",
                                                    argv[i].key);
-        else n_named++;
+        else if (!strcmp(argv[i].text, "--json")) s->json = 1;
+        else if (!strcmp(argv[i].text, "--help") || !strcmp(argv[i].text, "-h"))
+            return bench_help(s);
+        else if (bench_name_ok(argv[i].text)) n_named++;
+        else return session_error(s, LM_EARG, "bench: unknown workload '%s' (`bench --help` "
+                                  "lists them)", argv[i].text);
     }
     sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
     int threads = s->cfg.threads;
     sysinfo_describe(desc, sizeof desc);
     double peak = bench_sgemm_gflops(1536);
+    char kernels[320];
+    blas_select_describe(kernels, sizeof kernels);
     Output *mo = output_create("machine");
     output_str(mo, "machine", desc);
+    output_str(mo, "kernels", kernels);
+    output_str(mo, "blas_core", openblas_get_corename());
     output_real(mo, "sgemm_gflops", peak);
     output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
+    output_line(mo, "kernels: {kernels}");
     output_emit(s, mo);
     const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
     int rc = LM_OK;
     for (int i = 0; n_named ? i < argc : defaults[i] != NULL; i++) {
         const char *name = n_named ? argv[i].text : defaults[i];
-        if (n_named && (i == 0 || argv[i].key))
+        if (n_named && (i == 0 || argv[i].key || argv[i].text[0] == '-'))
             continue;
         if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
         if (!strcmp(name, "store")) { rc |= bench_store(s, steps > 0 ? steps : 300); continue; }
@@ -237,4 +280,12 @@ int cmd_bench(Session *s, int argc, const LexWord *argv)
         else print_result(s, &r, peak);
     }
     return rc ? LM_EIO : LM_OK;
+}
+
+/* --json applies to this command only: the session's own setting comes back after it. */
+int cmd_bench(Session *s, int argc, const LexWord *argv)
+{
+    int json = s->json, rc = bench_command(s, argc, argv);
+    s->json = json;
+    return rc;
 }

@@ -1,9 +1,12 @@
-/* cmd_config.c — help, quit, and the configuration commands: use, set, unset, show. */
+/* cmd_config.c — help, quit, and the configuration commands: use, set, unset, show
+ * (config, model, data, machine). */
 #include "session.h"
 
+#include "blas_select.h"
 #include "err.h"
 #include "sysinfo.h"
 
+#include <cblas.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +218,28 @@ static int show_model(Session *s, int with_data)
     return LM_OK;
 }
 
+/* The CPU, the OpenBLAS build and its kernels, and who chose them (blas_select.h). */
+static int show_machine(Session *s)
+{
+    char desc[320], blas[256], kernels[320], cpu_text[160];
+    BlasCpu cpu;
+    blas_select_read_cpu(&cpu);
+    sysinfo_describe(desc, sizeof desc);
+    sysinfo_blas(blas, sizeof blas);
+    blas_select_describe(kernels, sizeof kernels);
+    blas_select_cpu_text(&cpu, cpu_text, sizeof cpu_text);
+    const char *best = blas_select_best_core(&cpu);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s}", "machine", desc, "cpu",
+                                       cpu_text, "blas", blas, "kernels", kernels, "blas_core",
+                                       openblas_get_corename(), "best_core", best));
+    else
+        session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
+                       "(the strongest OpenBLAS core this CPU supports)", desc, cpu_text, blas,
+                       kernels, *best ? best : "unknown");
+    return LM_OK;
+}
+
 int cmd_show(Session *s, int argc, const LexWord *argv)
 {
     const char *what = argc > 1 ? argv[1].text : "config";
@@ -226,5 +251,7 @@ int cmd_show(Session *s, int argc, const LexWord *argv)
         return show_model(s, 0);
     if (!strcmp(what, "data"))
         return show_model(s, 1);
-    return session_error(s, LM_EARG, "show %s: expected config, model or data", what);
+    if (!strcmp(what, "machine"))
+        return show_machine(s);
+    return session_error(s, LM_EARG, "show %s: expected config, model, data or machine", what);
 }

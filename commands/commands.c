@@ -41,7 +41,8 @@ static const CmdArgSpec SHOW_KEYS[] = {{NULL, NULL, NULL}};
 static const CmdSub SHOW_SUBS[] = {
     {"config", "", "every setting, its value and where it came from", 0},
     {"model", "", "the model `train` would build: parameters, memory", 0},
-    {"data", "", "the dataset: tokens, vocabulary, splits", 0}, {NULL, NULL, NULL, 0}};
+    {"data", "", "the dataset: tokens, vocabulary, splits", 0},
+    {"machine", "", "cores, memory, the BLAS kernels in use and why", 0}, {NULL, NULL, NULL, 0}};
 static const CmdSub SWEEP_SUBS[] = {
     {"status", "", "the session's sweep and its current trial", 0},
     {"pause", "", "hold the current trial after its step", 0},
@@ -69,7 +70,8 @@ static const Command COMMANDS[] = {
      "configuration", 0, NULL},
     {"unset", "key ...", "reset settings to the experiment's (or default) values", NULL,
      ARG_WORD, NULL, cmd_unset, "configuration", 0, NULL},
-    {"show", "[config|model|data]", "the configuration, the model's size and memory, the data",
+    {"show", "[config|model|data|machine]",
+     "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
      NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS},
     {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
      "start a run in the background (returns at once)",

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs lmlab's bench and the PyTorch peer (the seed's models in PyTorch, Debian's
-# python3-torch, 2 threads) on the same workloads, one after the other on this machine,
-# and prints tokens/s, peak memory and the ratios against the issue's targets.
+# python3-torch, 2 threads) side by side on the same workloads in one run, twice: first
+# with the environment as the user has it (whatever OPENBLAS_CORETYPE says, or nothing),
+# then with the best OpenBLAS kernels for this CPU forced on both (OPENBLAS_CORETYPE set to
+# the core `lmlab show machine` names as best). Prints tokens/s, peak memory, % of the sgemm
+# peak and the ratios: lmlab/peer in each setting, and each program's as-is/forced speed
+# (lmlab picks the best kernels by itself, so its as-is/forced should be about 1).
 # Usage: scripts/bench_vs_peer.sh [WORKLOAD ...]   (default: small small-msa paper paper-msa
 #        and the sequence-length scan). PEER=/path/to/torch_ref.py, LMLAB=/path/to/lmlab.
 # Needs python3-torch for the peer (apt-get install python3-torch); lmlab itself does not.
@@ -27,21 +31,48 @@ peer_args() {
                 echo "--kind $kind --heads $heads --ntoken 65 --d 128 --nhid 512 --layers 4 --bptt $T --batch $((8192 / T)) --steps 4" ;;
     esac
 }
-field() { sed -n "s/.*\"$1\": *\([0-9.eE+-]*\).*/\1/p" | head -1; }
+field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -1; }
 
-printf "%-22s %12s %12s %8s %10s %10s %9s\n" workload "lmlab tok/s" "peer tok/s" ratio \
-    "lmlab MiB" "peer MiB" "%sgemm"
+best=$(env -u OPENBLAS_CORETYPE "$LMLAB" -c 'show machine' | sed -n 's/^best *\([A-Za-z0-9_]*\).*/\1/p')
+echo "user's OPENBLAS_CORETYPE: ${OPENBLAS_CORETYPE:-(unset)}; best core for this CPU: ${best:-?}"
+# Workload by workload, the two settings back to back (lmlab, peer, lmlab forced, peer
+# forced), so a drift in the machine's speed hits both settings alike; tables after.
+declare -A TL TP ROW
 for w in "${workloads[@]}"; do
-    ours=$("$LMLAB" --json bench "$w" | grep '"event": *"bench"' || true)
-    peak=$("$LMLAB" --json bench sample tokens=8 | field sgemm_gflops)
-    tl=$(echo "$ours" | field tokens_per_s); ml=$(echo "$ours" | field peak_rss_kb)
-    frac=$(echo "$ours" | field peak_fraction)
-    out=$( { /usr/bin/time -f 'maxrss %M' /usr/bin/python3 "$PEER" $(peer_args "$w") --threads 2; } 2>&1 )
-    tp=$(echo "$out" | sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p')
-    mp=$(echo "$out" | sed -n 's/^maxrss \([0-9]*\)/\1/p')
-    awk -v w="$w" -v tl="$tl" -v tp="$tp" -v ml="$ml" -v mp="$mp" -v f="$frac" 'BEGIN {
-        printf "%-22s %12.0f %12.0f %7.2fx %10.0f %10.0f %8.0f%%\n", w, tl, tp, (tp > 0 ? tl / tp : 0),
-               ml / 1024, mp / 1024, 100 * f }'
+    for mode in as-is forced; do
+        run=()
+        [ "$mode" = forced ] && run=(env OPENBLAS_CORETYPE="$best")
+        all=$("${run[@]}" "$LMLAB" bench "$w" --json)
+        ours=$(grep '"event": *"bench"' <<<"$all" || true)
+        mach=$(grep '"event": *"machine"' <<<"$all" || true)
+        tl=$(field tokens_per_s <<<"$ours"); ml=$(field peak_rss_kb <<<"$ours")
+        frac=$(field peak_fraction <<<"$ours"); core=$(field blas_core <<<"$mach")
+        peak=$(field sgemm_gflops <<<"$mach")
+        out=$( { "${run[@]}" /usr/bin/time -f 'maxrss %M' /usr/bin/python3 "$PEER" $(peer_args "$w") --threads 2; } 2>&1 || true)
+        tp=$(sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p' <<<"$out")
+        mp=$(sed -n 's/^maxrss \([0-9]*\)/\1/p' <<<"$out")
+        TL[$mode,$w]=${tl:-0}; TP[$mode,$w]=${tp:-0}
+        ROW[$mode,$w]=$(awk -v w="$w" -v tl="${tl:-0}" -v tp="${tp:-0}" -v ml="${ml:-0}" \
+            -v mp="${mp:-0}" -v f="${frac:-0}" -v c="$core" -v p="${peak:-0}" 'BEGIN {
+            printf "%-22s %12.0f %12.0f %7.2fx %10.0f %10.0f %6.0f%% %s (%.0f)", w, tl, tp,
+                   (tp > 0 ? tl / tp : 0), ml / 1024, mp / 1024, 100 * f, c, p }')
+        [ -n "$tp" ] || ROW[$mode,$w]+="  (peer failed: $(tail -1 <<<"$out"))"
+    done
 done
-echo "sgemm peak (this run): ${peak:-?} GFLOP/s"
-echo "targets: small >= 4x, paper >= 1.5x and >= 75% of the sgemm peak, paper memory <= peer's"
+for mode in as-is forced; do
+    echo
+    [ "$mode" = forced ] && echo "== forced: OPENBLAS_CORETYPE=$best on both" \
+        || echo "== as-is: the environment as the user has it"
+    printf "%-22s %12s %12s %8s %10s %10s %7s %s\n" workload "lmlab tok/s" "peer tok/s" ratio \
+        "lmlab MiB" "peer MiB" "%sgemm" "lmlab kernels (sgemm GFLOP/s)"
+    for w in "${workloads[@]}"; do echo "${ROW[$mode,$w]}"; done
+done
+echo
+echo "== as-is / forced (1.00 = the environment costs nothing; lmlab's target: >= 0.90)"
+printf "%-22s %10s %10s\n" workload lmlab peer
+for w in "${workloads[@]}"; do
+    awk -v w="$w" -v a="${TL[as-is,$w]}" -v b="${TL[forced,$w]}" -v c="${TP[as-is,$w]}" \
+        -v d="${TP[forced,$w]}" 'BEGIN { printf "%-22s %9.2fx %9.2fx\n", w,
+        (b > 0 ? a / b : 0), (d > 0 ? c / d : 0) }'
+done
+echo "targets: small >= 4x, paper >= 1.5x the peer and >= 75% of the sgemm peak, paper memory <= peer's"

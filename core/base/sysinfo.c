@@ -2,6 +2,7 @@
  * sysinfo.h). Not portable beyond Linux + OpenBLAS, on purpose: that is the target. */
 #include "sysinfo.h"
 
+#include "blas_select.h"
 #include "git_rev.h"
 
 #include <cblas.h>
@@ -100,6 +101,9 @@ void sysinfo_describe(char *buf, size_t cap)
             len += snprintf(buf + len, cap - (size_t)len, " %.*s", (int)w, s);
         s += w;
     }
+    char why[160];
+    if (*blas_select_brief(why, sizeof why) && len >= 0 && (size_t)len < cap)
+        snprintf(buf + len, cap - (size_t)len, " (%s)", why);
 }
 
 double sysinfo_now(void)

@@ -28,8 +28,10 @@ const char *sysinfo_blas(char *buf, size_t cap);
 void sysinfo_set_threads(int n);
 
 /* One line for logs and the dashboard: "2 cores, 24.0 GiB, OpenBLAS 0.3.21 Haswell
- * MAX_THREADS=64" (OpenBLAS build flags such as DYNAMIC_ARCH left out), truncated to
- * cap bytes. */
+ * MAX_THREADS=64" (OpenBLAS build flags such as DYNAMIC_ARCH left out), then, when the
+ * kernels are not OpenBLAS's own choice, who chose them and why (blas_select_brief: "(chosen
+ * by lmlab: OpenBLAS chose Haswell, weaker than this CPU supports)"), truncated to cap
+ * bytes. */
 void sysinfo_describe(char *buf, size_t cap);
 
 /* The commit this binary was built from ("git describe --always --dirty" at build

@@ -82,11 +82,12 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int N)
     LayerActs *a = &tf->layers[l];
     int d = m->cfg.d, h = m->cfg.nhid;
     size_t Nd = (size_t)N * d, Nh = (size_t)N * h;
-    linear_forward(a->hpre, a->x1, W(bp->w1), W(bp->b1), N, d, h);
-    if (tf->gelu)
+    if (tf->gelu) {
+        linear_forward(a->hpre, a->x1, W(bp->w1), W(bp->b1), N, d, h);
         gelu_forward(a->hact, a->hpre, (long)Nh);
-    else
-        relu_forward(a->hact, a->hpre, (long)Nh);
+    } else {   /* bias + ReLU fused into one pass after the product */
+        linear_forward_relu(a->hpre, a->hact, a->x1, W(bp->w1), W(bp->b1), N, d, h);
+    }
     maybe_dropout(m, a->hact, a->maskh, Nh);
     linear_forward(a->f, a->hact, W(bp->w2), W(bp->b2), N, h, d);
     maybe_dropout(m, a->f, a->mask2, Nd);
@@ -146,6 +147,11 @@ static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const flo
         memset(tf->dy, 0, Nd * sizeof(float));
         dropout_backward(tf->dy, df, a->mask2, (long)Nd);
         df = tf->dy;
+    }
+    if (!drop && !tf->gelu) {   /* through W2 and the ReLU in one: no zeroing, one pass */
+        linear_backward_relu(tf->dh2, G(bp->w2), G(bp->b2), df, a->hact, W(bp->w2), N, h, d);
+        linear_backward(dx1, G(bp->w1), G(bp->b1), tf->dh2, a->x1, W(bp->w1), N, d, h);
+        return;
     }
     memset(tf->dh, 0, Nh * sizeof(float));
     linear_backward(tf->dh, G(bp->w2), G(bp->b2), df, a->hact, W(bp->w2), N, h, d);

@@ -109,3 +109,40 @@ void linear_backward(float *dinp, float *dw, float *db, const float *dout, const
     if (db)
         linear_bias_grad(db, dout, N, C_out);
 }
+
+void linear_forward_relu(float *pre, float *out, const float *inp, const float *w,
+                         const float *b, int N, int C_in, int C_out)
+{
+    if (N <= 0 || C_out <= 0)
+        return;
+    if (N == 1 || C_in <= 0 || !b) {   /* decoding, empty products, no bias: plain path */
+        linear_forward(pre, inp, w, b, N, C_in, C_out);
+        for (size_t i = 0; i < (size_t)N * C_out; i++)
+            out[i] = pre[i] > 0.0f ? pre[i] : 0.0f;
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
+                C_in, 0.0f, pre, C_out);
+    for (int n = 0; n < N; n++) {
+        float *restrict p = pre + (size_t)n * C_out, *restrict o = out + (size_t)n * C_out;
+        for (int c = 0; c < C_out; c++) {
+            float v = p[c] + b[c];
+            p[c] = v;
+            o[c] = v > 0.0f ? v : 0.0f;
+        }
+    }
+}
+
+void linear_backward_relu(float *dpre, float *dw, float *db, const float *dout,
+                          const float *inp, const float *w, int N, int C_in, int C_out)
+{
+    if (N <= 0 || C_out <= 0)
+        return;
+    if (C_in > 0) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout,
+                    C_out, w, C_in, 0.0f, dpre, C_in);
+        for (size_t i = 0; i < (size_t)N * C_in; i++)
+            dpre[i] = inp[i] > 0.0f ? dpre[i] : 0.0f;
+    }
+    linear_backward(NULL, dw, db, dout, inp, w, N, C_in, C_out);
+}

@@ -120,7 +120,7 @@ typedef struct {
     char reason[256];
     char checkpoint_dir[512];
     char *notes;                     /* malloc'd, never NULL ("" when none) */
-    char data_hash[72], tokenizer[16], git_rev[48], machine[128], host[64];
+    char data_hash[72], tokenizer[16], git_rev[48], machine[256], host[64];
     long pid;
 } RunRow;
 

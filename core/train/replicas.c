@@ -24,21 +24,44 @@ struct Replicas {
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     long generation;       /* bumps for every phase the workers must run */
-    int running, quit, phase; /* phase 0: forward, 1: backward */
+    int running, quit, phase; /* phase 0: forward, 1: backward, 2: gradient sum */
     float scale;
 };
+
+static void add_grads(float *restrict acc, const float *restrict g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        acc[i] += g[i];
+}
+
+/* Phase 2: replica i sums its 1/n share of every replica's gradients into the primary's,
+ * so the reduction runs on all threads instead of the caller's alone (the others idled). */
+static void reduce_slice(Replicas *r, int i)
+{
+    Model *m = r->s[0].m;
+    size_t total = m->params.total, per = (total + (size_t)r->n - 1) / (size_t)r->n;
+    size_t off = per * (size_t)i, n = off < total ? (total - off < per ? total - off : per) : 0;
+    for (int j = 1; j < r->n; j++)
+        if (r->s[j].B > 0)
+            add_grads(m->params.grad + off, r->s[j].m->params.grad + off, n);
+}
 
 static void run_phase(Replicas *r, int i)
 {
     Slice *s = &r->s[i];
+    if (r->phase == 2) {
+        reduce_slice(r, i);
+        return;
+    }
     if (s->B <= 0)
         return;
     if (r->phase == 0) {
         if (s->m->training)
             params_zero_grad(&s->m->params);
         s->rc = model_forward(s->m, s->x, s->y, s->B, s->T, &s->loss, &s->count);
-    } else if (s->m->training && !s->rc) {
-        model_backward(s->m, r->scale);
+    } else if (r->phase == 1) {
+        if (s->m->training && !s->rc)
+            model_backward(s->m, r->scale);
     }
 }
 
@@ -157,12 +180,6 @@ void replicas_reset_state(Replicas *r)
             r->s[i].m->ops->reset_state(r->s[i].m);
 }
 
-static void add_grads(float *restrict acc, const float *restrict g, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        acc[i] += g[i];
-}
-
 int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
                   long *count)
 {
@@ -196,9 +213,8 @@ int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double 
     if (m->training && cnt > 0) {
         r->scale = 1.0f / (float)cnt;
         fork_join(r, 1);
-        for (int i = 1; i < r->n; i++)
-            if (r->s[i].B > 0)
-                add_grads(m->params.grad, r->s[i].m->params.grad, m->params.total);
+        if (r->n > 1)
+            fork_join(r, 2);
     }
     *loss_sum = sum;
     *count = cnt;
