@@ -2,7 +2,10 @@
  * emits steps, evaluations, gate statistics, samples, checkpoints and a final status;
  * resuming from a checkpoint reproduces the uninterrupted run's losses bit for bit;
  * a huge learning rate ends as `diverged` naming a tensor; pause/stop work; a
- * checkpoint that cannot be written pauses the run instead of killing it. */
+ * checkpoint that cannot be written pauses the run instead of killing it; a checkpoint
+ * refused for another reason than the disk says why and fails the run; a new best
+ * evaluation writes best.safetensors at once; a loss far above ln(V) for
+ * diverge_patience steps ends the run as diverged (issue 13, items 2, 7, 8). */
 #include "check.h"
 #include "checkpoint.h"
 #include "err.h"
@@ -194,6 +197,140 @@ static void checkpoint_failure_pauses(void)
     trainer_destroy(t);
 }
 
+/* Runs to the end collecting checkpoint events: *best_steps gets the steps at which
+ * best.safetensors was written (up to 8). */
+static int best_steps_of(Trainer *t, long *best_steps, Seen *s)
+{
+    int n = 0;
+    memset(s, 0, sizeof *s);
+    TrainEvent ev;
+    for (double t0 = sysinfo_now(); sysinfo_now() - t0 < 120;) {
+        if (!trainer_poll(t, &ev, 0.5))
+            continue;
+        if (ev.kind == TEV_CHECKPOINT && strstr(ev.ckpt.path, "best.safetensors") && n < 8)
+            best_steps[n++] = ev.ckpt.step;
+        int end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        if (end) {
+            s->status_end = ev.status;
+            snprintf(s->reason, sizeof s->reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+        if (end)
+            break;
+    }
+    trainer_join(t);
+    return n;
+}
+
+/* Item 7: an evaluation that improves writes best at once, not at the next checkpoint. */
+static void best_written_at_eval(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 30; c.eval_every = 10; c.sample_every = 0; c.checkpoint_every = 0;
+    c.dropout = 0;
+    TrainerOptions o = {0};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/best", tmpdir);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    long best[8];
+    Seen s;
+    int n = best_steps_of(t, best, &s);
+    CHECK(s.status_end == TRAINER_FINISHED, "ended %d: %s", s.status_end, s.reason);
+    CHECK(n >= 1 && best[0] == 10, "first best written at step %ld (want 10, %d writes)",
+          n ? best[0] : -1L, n);
+    /* the file on disk is the best evaluation's weights: its state carries that step */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/best.safetensors", o.run_dir);
+    CheckpointInfo info;
+    SafeTensors *st = NULL;
+    CHECK(checkpoint_open(path, &info, &st, err) == LM_OK, "%s", err);
+    if (st) {
+        CHECK(info.has_state && info.ts.step == best[n - 1], "best file at step %ld, last best "
+              "event at %ld", info.ts.step, best[n - 1]);
+        CHECK(!isnan(info.ts.best_val), "best file has no best_val");
+        checkpoint_info_free(&info);
+        safetensors_close(st);
+    }
+    trainer_destroy(t);
+}
+
+/* Item 2: a checkpoint that cannot be assembled for a reason other than the disk says the
+ * real reason and fails the run instead of pausing for space forever. */
+static void checkpoint_refused_says_why(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 10; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 5;
+    strcpy(c.name, "a\x9b" "b");   /* bypasses config_set's check, as an old store would */
+    TrainerOptions o = {0};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/utf8", tmpdir);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    char logged[LM_ERR_LEN + 200] = "";
+    Seen s;
+    memset(&s, 0, sizeof s);
+    TrainEvent ev;
+    for (double t0 = sysinfo_now(); sysinfo_now() - t0 < 30;) {
+        if (!trainer_poll(t, &ev, 0.1))
+            continue;
+        if (ev.kind == TEV_LOG && strstr(ev.text, "checkpoint"))
+            snprintf(logged, sizeof logged, "%s", ev.text);
+        if (ev.kind == TEV_STATUS && ev.status == TRAINER_PAUSED)
+            trainer_stop(t);   /* the old behaviour: paused waiting for space */
+        int end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        if (end) {
+            s.status_end = ev.status;
+            snprintf(s.reason, sizeof s.reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+        if (end)
+            break;
+    }
+    trainer_join(t);
+    CHECK(strstr(logged, "UTF-8") != NULL, "message does not give the reason: '%s'", logged);
+    CHECK(strstr(logged, "free space") == NULL, "message blames the disk: '%s'", logged);
+    CHECK(s.status_end == TRAINER_FAILED, "ended %d (%s), want failed", s.status_end, s.reason);
+    trainer_destroy(t);
+}
+
+/* Item 8: a finite loss far above ln(V) for diverge_patience steps is a divergence. */
+static void diverges_finite(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.dropout = 0;
+    c.lr = 10; c.steps = 300; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    CHECK(config_set(&c, "diverge_patience", "10", err) == LM_OK, "%s", err);
+    TrainerOptions o = {0};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Seen s;
+    drain(t, &s);
+    CHECK(s.status_end == TRAINER_DIVERGED, "lr=10 ended %d: %s", s.status_end, s.reason);
+    printf("  lr=10: %s\n", s.reason);
+    trainer_destroy(t);
+    /* a healthy run with the default setting is not flagged */
+    small_config(&c);
+    c.steps = 60; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    drain(t, &s);
+    CHECK(s.status_end == TRAINER_FINISHED, "healthy run ended %d: %s", s.status_end, s.reason);
+    trainer_destroy(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -202,6 +339,9 @@ int main(void)
     diverges();
     pause_and_stop();
     checkpoint_failure_pauses();
+    best_written_at_eval();
+    checkpoint_refused_says_why();
+    diverges_finite();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

@@ -153,6 +153,25 @@ static void weights_hash(const ParamSet *ps, char *hex, size_t cap)
     snprintf(hex, cap, "%016llx", h);
 }
 
+/* One metadata entry; the only refusals are text that is not UTF-8 (JSON cannot hold it)
+ * and memory, and the message says which. */
+static int add_meta(SafeTensorsWriter *w, const char *key, const char *value, char *err)
+{
+    int rc = safetensors_writer_meta(w, key, value);
+    if (rc == LM_EARG) {
+        long bad = 0;
+        for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+            if (*p >= 0x80) { bad = (long)(p - (const unsigned char *)value) + 1; break; }
+        return err_set(err, LM_EFORMAT, "cannot write the checkpoint's '%s' metadata: it is "
+                       "not valid UTF-8 (near byte %ld); a text setting such as the run name "
+                       "holds bytes that are not text: set it again with plain text", key, bad);
+    }
+    if (rc)
+        return err_set(err, LM_ENOMEM, "out of memory assembling the checkpoint's '%s' "
+                       "metadata", key);
+    return LM_OK;
+}
+
 int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
                     const char *tokenizer_json, const TrainState *ts, char *err)
 {
@@ -181,17 +200,17 @@ int checkpoint_save(const char *path, const Model *m, const Optimizer *opt,
     char vbuf[32], hbuf[32];
     snprintf(vbuf, sizeof vbuf, "%d", m->vocab);
     weights_hash(ps, hbuf, sizeof hbuf);
-    rc = rc ? rc : safetensors_writer_meta(w, "format", CHECKPOINT_FORMAT);
-    rc = rc ? rc : safetensors_writer_meta(w, "weights_fnv1a", hbuf);
-    rc = rc ? rc : safetensors_writer_meta(w, "config", cfg);
-    rc = rc ? rc : safetensors_writer_meta(w, "vocab", vbuf);
-    if (!rc && tokenizer_json)
-        rc = safetensors_writer_meta(w, "tokenizer", tokenizer_json);
-    if (!rc && state)
-        rc = safetensors_writer_meta(w, "state", state);
     if (rc)
-        rc = err_set(err, LM_ENOMEM, "cannot assemble the checkpoint");
-    else
+        rc = err_set(err, rc, "cannot assemble the checkpoint's tensors (%s)", err_name(rc));
+    rc = rc ? rc : add_meta(w, "format", CHECKPOINT_FORMAT, err);
+    rc = rc ? rc : add_meta(w, "weights_fnv1a", hbuf, err);
+    rc = rc ? rc : add_meta(w, "config", cfg, err);
+    rc = rc ? rc : add_meta(w, "vocab", vbuf, err);
+    if (!rc && tokenizer_json)
+        rc = add_meta(w, "tokenizer", tokenizer_json, err);
+    if (!rc && state)
+        rc = add_meta(w, "state", state, err);
+    if (!rc)
         rc = safetensors_writer_write(w, path, err);
 done:
     safetensors_writer_destroy(w);

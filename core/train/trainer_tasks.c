@@ -146,6 +146,43 @@ static void prune_checkpoints(Trainer *t, long step)
     unlink(op);
 }
 
+/* The training state a checkpoint records (RNGs, batcher, schedule, run id). */
+static void fill_state(Trainer *t)
+{
+    t->ts.model_rng = t->m->rng;
+    batcher_get_state(&t->batcher, t->ts.batcher);
+    t->ts.sched = t->sched;
+    t->ts.run_id = t->opt.run_id;
+}
+
+int trainer_write_best(Trainer *t)
+{
+    char err[LM_ERR_LEN], best[METRICS_PATH_LEN];
+    if (!t->opt.run_dir[0])
+        return LM_OK;
+    int rc = LM_OK;
+    if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
+        rc = err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
+    snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
+    fill_state(t);
+    if (!rc)
+        rc = checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err);
+    if (rc) {
+        char msg[LM_ERR_LEN + 64];
+        snprintf(msg, sizeof msg, "best checkpoint not written: %s", err);
+        trainer_push_text(t, TEV_LOG, msg);
+        return rc;
+    }
+    t->best_written = t->ts.step;
+    TrainEvent ev = {.kind = TEV_CHECKPOINT};
+    ev.ckpt.step = t->ts.step;
+    memcpy(ev.ckpt.path, best, sizeof ev.ckpt.path);
+    ev.ckpt.val_loss = t->best_val;
+    ev.ckpt.is_best = 1;
+    trainer_push(t, &ev);
+    return LM_OK;
+}
+
 /* Writes step-N (and best when this evaluation improved). On failure the run pauses
  * with the reason; resume retries. Returns LM_OK or the failure. */
 static int do_checkpoint(Trainer *t, int is_best, char *err)
@@ -156,10 +193,7 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
         return err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
     char path[METRICS_PATH_LEN];
     snprintf(path, sizeof path, "%.900s/step-%08ld.safetensors", t->opt.run_dir, t->ts.step);
-    t->ts.model_rng = t->m->rng;
-    batcher_get_state(&t->batcher, t->ts.batcher);
-    t->ts.sched = t->sched;
-    t->ts.run_id = t->opt.run_id;
+    fill_state(t);
     int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
     if (rc)
         return rc;
@@ -172,10 +206,11 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     ev.ckpt.val_loss = t->best_val;
     ev.ckpt.is_best = is_best;
     trainer_push(t, &ev);
-    if (is_best) {
+    if (is_best && t->best_written != t->ts.step) {
         char best[METRICS_PATH_LEN];
         snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
         if (checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
+            t->best_written = t->ts.step;
             TrainEvent bev = {.kind = TEV_CHECKPOINT};
             bev.ckpt = ev.ckpt;
             memcpy(bev.ckpt.path, best, sizeof bev.ckpt.path);
@@ -211,6 +246,11 @@ int trainer_checkpoint_or_pause(Trainer *t, int is_best)
         int rc = do_checkpoint(t, is_best, err);
         if (rc == LM_OK)
             return LM_OK;
+        if (rc != LM_ENOSPC && rc != LM_EIO) {   /* waiting for space cannot fix it */
+            snprintf(t->fatal, sizeof t->fatal, "checkpoint failed: %.480s", err);
+            trainer_push_text(t, TEV_LOG, t->fatal);
+            return rc;
+        }
         char msg[LM_ERR_LEN + 96];
         snprintf(msg, sizeof msg, "checkpoint failed: %s — training paused; free space or fix "
                  "the directory, then resume", err);
