@@ -6,6 +6,7 @@
 #include "cmd_sweep.h"
 #include "err.h"
 #include "repl.h"
+#include "rundir.h"
 #include "sysinfo.h"
 
 #include <math.h>
@@ -62,6 +63,11 @@ static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, cha
     if (!rc && checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
         rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from", id,
                            row.checkpoint_dir);
+    int own = rc ? LM_OK : checkpoint_verify_owner(o->resume, runstore_store_id(st), id, err);
+    if (own == 1)
+        session_printf(s, "warning: %s", err);
+    else if (own)
+        rc = session_error(s, own, "resume=%ld: %s", id, err);
     snprintf(hash, cap, "%s", row.data_hash);
     snprintf(o->run_dir, sizeof o->run_dir, "%s", row.checkpoint_dir);
     runstore_row_free(&row);
@@ -83,6 +89,10 @@ static int resolve_init_from(Session *s, Config *c)
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);
+    if ((rc = checkpoint_verify_owner(path, runstore_store_id(st), id, err)) == 1)
+        session_printf(s, "warning: %s", err);
+    else if (rc)
+        return session_error(s, rc, "init_from=%ld: %s", id, err);
     snprintf(c->init_from, sizeof c->init_from, "%s", path);
     return LM_OK;
 }
@@ -160,11 +170,17 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
             trainer_destroy(t);
             return session_error(s, LM_EDB, "cannot record the run: %s", err);
         }
-        snprintf(o.run_dir, sizeof o.run_dir, "%.400s/run-%ld", c.runs_dir, id);
-        mkdir(c.runs_dir, 0777);
+        rundir_name(o.run_dir, sizeof o.run_dir, c.runs_dir,
+                    runstore_store_id(session_store(s)), id);
+        if (rundir_create(o.run_dir, err)) {
+            runstore_run_set_status(session_store(s), id, "failed", err, NULL);
+            trainer_destroy(t);
+            return session_error(s, LM_ESTATE, "%s", err);
+        }
         runstore_set_checkpoint_dir(session_store(s), id, o.run_dir, err);
     }
     trainer_set_run(t, id, o.run_dir);
+    trainer_set_store_id(t, runstore_store_id(session_store(s)));
     char name[64];
     snprintf(name, sizeof name, "%s", c.name[0] ? c.name : c.model);
     if (trainer_start(t, err)) {

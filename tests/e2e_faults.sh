@@ -36,7 +36,10 @@ store_ok() {
                  HAVING count(*) != count(DISTINCT step))')" 0
 }
 # The newest complete step checkpoint of a run directory (temporary files excluded).
-newest_ckpt() { ls "$1" 2>/dev/null | grep -E '^step-[0-9]+\.safetensors$' | sort | tail -1; }
+# A run's folder: run-N-<store id> (issue 13: folders cannot collide between stores), or
+# the older run-N; rd R1/run-1 gives whichever exists.
+rd() { local d; for d in "$1" "$1"-*; do [ -d "$d" ] && { echo "$d"; return; }; done; echo "$1"; }
+newest_ckpt() { ls "$(rd "$1")" 2>/dev/null | grep -E '^step-[0-9]+\.safetensors$' | sort | tail -1; }
 ckpt_step() { local n=${1#step-}; echo $((10#${n%%.*})); }
 loads() { "$L" --db "$DB" -c "open \"$1\"; sample tokens=5" >loads.log 2>&1 || { cat loads.log; return 1; }; }
 # Only checkpoints, their optimizer files, best, and a crash's temporary leftovers.
@@ -82,7 +85,7 @@ scenario_kill_training() {
     check "store consistent after kill -9" store_ok
     ck=$(newest_ckpt R1/run-1)
     cs=$(ckpt_step "$ck")
-    check "newest checkpoint $ck loads" loads "R1/run-1/$ck"
+    check "newest checkpoint $ck loads" loads "$(rd R1/run-1)/$ck"
     local before
     before=$(q "SELECT group_concat(step || ':' || loss) FROM metrics WHERE run_id=1 AND step <= $cs")
     "$L" --db "$DB" --json -c "train resume=1 steps=$((cs + 200)); wait" >s1.resume 2>&1
@@ -119,9 +122,9 @@ kill_loop() {
         local st ck
         st=$(q "SELECT status FROM runs WHERE id=1")
         ck=$(newest_ckpt "$dir/run-1")
-        ls "$dir/run-1" | grep -q '\.tmp\.' && torn=$((torn + 1))
-        { eq "$st" interrupted && store_ok && [ -n "$ck" ] && loads "$dir/run-1/$ck" &&
-            only_known_files "$dir/run-1"; } ||
+        ls "$(rd "$dir/run-1")" | grep -q '\.tmp\.' && torn=$((torn + 1))
+        { eq "$st" interrupted && store_ok && [ -n "$ck" ] && loads "$(rd "$dir/run-1")/$ck" &&
+            only_known_files "$(rd "$dir/run-1")"; } ||
             { bad "kill $i: store or newest checkpoint $ck (status $st)"; return; }
     done
     ok "$n kills: every time interrupted, store consistent, newest checkpoint loads ($torn left a torn .tmp file, ignored)"
@@ -156,7 +159,7 @@ scenario_signals() {
         check "SIG$sig: exit status $rc is a clean failure (1), not a signal death" eq "$rc" 1
         check "SIG$sig: run recorded stopped" eq "$st" stopped
         check "SIG$sig: checkpoint at the stop step ${stop:-?}" eq "$ck" "$(printf 'step-%08d.safetensors' "${stop:-0}")"
-        check "SIG$sig: that checkpoint loads" loads "R3/run-$id/$ck"
+        check "SIG$sig: that checkpoint loads" loads "$(rd R3/run-$id)/$ck"
     done
     check "store consistent after signals" store_ok
 }
@@ -210,7 +213,7 @@ pause_and_recover() {
     check "$what: rows recorded before the fault (to step $step) kept" \
         eq "$(q "SELECT group_concat(step || ':' || loss) FROM metrics WHERE run_id=1 AND step <= $step")" "$before"
     check "$what: all 10000 steps recorded" eq "$(q 'SELECT count(*) FROM metrics WHERE run_id=1')" 2000
-    check "$what: final checkpoint loads" loads "$mnt/runs/run-1/$(newest_ckpt "$mnt/runs/run-1")"
+    check "$what: final checkpoint loads" loads "$(rd "$mnt/runs/run-1")/$(newest_ckpt "$mnt/runs/run-1")"
     check "$what: store consistent" store_ok
 }
 
@@ -245,7 +248,7 @@ scenario_bad_files() {
     echo "== 5. corrupt, truncated and foreign checkpoints; newer store; changed and odd data"
     DB=s5.db
     "$L" --db "$DB" train quick steps=40 checkpoint_every=20 runs_dir=R5 >/dev/null 2>&1
-    local c=R5/run-1/step-00000020.safetensors
+    local c; c=$(rd R5/run-1)/step-00000020.safetensors
     cp $c trunc.safetensors && truncate -s 30000 trunc.safetensors
     cp $c header.safetensors && printf 'XXXXXXXXXXXXXXXX' | dd of=header.safetensors bs=1 seek=8 conv=notrunc 2>/dev/null
     cp $c bytes.safetensors && printf '\x7f\x7f\x7f\x7f\x01\x02' | dd of=bytes.safetensors bs=1 seek=$(($(stat -c %s $c) - 40)) conv=notrunc 2>/dev/null
@@ -337,7 +340,7 @@ scenario_absurd() {
     check "no run recorded by refused settings" eq "$(q 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" 0
     DB=s7b.db
     "$L" --db "$DB" train quick steps=20 runs_dir=R7 >/dev/null 2>&1
-    { printf 'open R7/run-1/best.safetensors\nsample tokens=5 prompt="'
+    { printf 'open %s/best.safetensors\nsample tokens=5 prompt="' "$(rd R7/run-1)"
       head -c 1000000 /dev/zero | tr '\0' a
       printf '"\n'; } >big.lmlab
     check "1 MB prompt refused" refused "prompt of 1000000 bytes" big.lmlab

@@ -64,8 +64,17 @@ static const char INDEXES[] =
     "CREATE INDEX IF NOT EXISTS runs_best ON runs(best_val IS NULL, best_val);"
     "CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id);"
     "CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, step);"
-    "CREATE INDEX IF NOT EXISTS trials_run ON sweep_trials(run_id);"
-    "PRAGMA user_version = 2;";
+    "CREATE INDEX IF NOT EXISTS trials_run ON sweep_trials(run_id);";
+
+/* Version 3: the store's identity and the highest run id ever handed out (kept by a
+ * trigger, so an id is never handed out twice, even after the newest run is deleted). */
+static const char SCHEMA_V3[] =
+    "CREATE TABLE store_meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+    "INSERT INTO store_meta(key, value) SELECT 'last_run_id', coalesce(max(id), 0) FROM runs;"
+    "CREATE TRIGGER runs_last_id AFTER INSERT ON runs BEGIN"
+    " UPDATE store_meta SET value=max(NEW.id, CAST(value AS INTEGER))"
+    " WHERE key='last_run_id'; END;"
+    "PRAGMA user_version = 3;";
 
 /* ---- SQLite status ------------------------------------------------------------------- */
 
@@ -154,7 +163,42 @@ static int count_tables(RunStore *s, int *n, char *err)
     return status;
 }
 
-/* Creates the schema in an empty file or upgrades version 1, in one transaction. */
+/* A fresh random identity for the store (16 hex digits from /dev/urandom, or from the
+ * time and pid when that cannot be read). */
+static int store_new_id(RunStore *s, char *err)
+{
+    unsigned char b[8] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t got = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    unsigned long long v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | b[i];
+    if (got != sizeof b) v ^= (unsigned long long)(now_wall() * 1e6) ^ ((unsigned long long)getpid() << 32);
+    char hex[20];
+    snprintf(hex, sizeof hex, "%016llx", v);
+    sqlite3_stmt *st;
+    int status = prep(s, "INSERT OR REPLACE INTO store_meta(key, value) VALUES('store_id', ?)",
+                      &st, err);
+    if (status) return status;
+    bind_str(st, 1, hex);
+    return write_stmt(s, st, "naming the store", NULL, err);
+}
+
+static int store_read_id(RunStore *s, char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "SELECT value FROM store_meta WHERE key='store_id'", &st, err);
+    if (status) return status;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) col_copy(st, 0, s->store_id, sizeof s->store_id);
+    else status = rc == SQLITE_DONE ? err_set(err, LM_EFORMAT, "%s has no store identity;"
+                                              " it is damaged", s->path)
+                                    : runstore_db_fail(s, rc, "reading the store id", err);
+    sqlite3_finalize(st);
+    return status;
+}
+
+/* Creates the schema in an empty file or upgrades version 1 or 2, in one transaction. */
 static int store_migrate(RunStore *s, char *err)
 {
     int version = 0, n_tables = 0;
@@ -173,8 +217,12 @@ static int store_migrate(RunStore *s, char *err)
         status = exec_sql(s, SCHEMA_SWEEPS, "migrating schema 1 to 2", err);
         if (!status) status = exec_sql(s, MIGRATE_1_2, "migrating schema 1 to 2", err);
     }
-    if (!status && version < RUNSTORE_SCHEMA_VERSION)
+    if (!status && version < 2)
         status = exec_sql(s, INDEXES, "creating indexes", err);
+    if (!status && version < 3)
+        status = exec_sql(s, SCHEMA_V3, "migrating schema 2 to 3", err);
+    if (!status && version < 3)
+        status = store_new_id(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
@@ -280,6 +328,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
                          s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     if (!status) status = store_setup(s, err);
     if (!status) status = store_migrate(s, err);
+    if (!status) status = store_read_id(s, err);
     if (!status) status = store_repair(s, err);
     if (!status) status = store_prepare(s, err);
     if (status) {
@@ -298,6 +347,8 @@ void runstore_close(RunStore *s)
 }
 
 const char *runstore_path(const RunStore *s) { return s->path; }
+
+const char *runstore_store_id(const RunStore *s) { return s->store_id; }
 
 void runstore_set_busy_timeout(RunStore *s, int ms) { sqlite3_busy_timeout(s->db, ms); }
 

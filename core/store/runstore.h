@@ -10,7 +10,7 @@
 
 #include "metrics.h"
 
-#define RUNSTORE_SCHEMA_VERSION 2
+#define RUNSTORE_SCHEMA_VERSION 3
 
 typedef struct RunStore RunStore;
 
@@ -30,6 +30,11 @@ void runstore_close(RunStore *s);
 /* The file path the store was opened with (owned by the store). */
 const char *runstore_path(const RunStore *s);
 
+/* The store's identity: a random hex string chosen when the store was created (or
+ * upgraded to schema 3), stable for its life. Run folders and checkpoints carry it, so a
+ * checkpoint can be matched to its store (owned by the store). */
+const char *runstore_store_id(const RunStore *s);
+
 /* Tuning: how long a write waits for another process's lock (default 5000 ms), and
  * when buffered rows are flushed automatically (default 256 rows or 2 seconds). */
 void runstore_set_busy_timeout(RunStore *s, int ms);
@@ -46,6 +51,8 @@ typedef struct {
 } RunInfo;
 
 /* Creates a run with status "running", this process's pid and host; *id receives its id.
+ * Ids are never reused, not even the id of a deleted newest run (the store keeps the
+ * highest id it ever handed out).
  * NULL strings are stored as NULL. LM_EDB/LM_EIO/LM_ENOSPC on write failure. */
 int runstore_run_create(RunStore *s, const RunInfo *info, long *id, char *err);
 

@@ -233,10 +233,14 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     char tags[256];
     int status = tags_normalize(in->tags, NULL, NULL, tags, sizeof tags, err);
     sqlite3_stmt *st;
-    if (status || (status = prep(s, "INSERT INTO runs(name, created, started, status, config,"
-                    " model, data_name, data_hash, tokenizer, tokenizer_hash, params, machine,"
-                    " git_rev, tags, checkpoint_dir, sweep_id, pid, host, heartbeat, last_step)"
-                    " VALUES(?1,?2,?2,'running',?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
+    /* the id: one past the highest ever handed out (store_meta), never a deleted run's */
+    if (status || (status = prep(s, "INSERT INTO runs(id, name, created, started, status,"
+                    " config, model, data_name, data_hash, tokenizer, tokenizer_hash, params,"
+                    " machine, git_rev, tags, checkpoint_dir, sweep_id, pid, host, heartbeat,"
+                    " last_step) VALUES(1 + max(coalesce((SELECT max(id) FROM runs), 0),"
+                    " coalesce((SELECT CAST(value AS INTEGER) FROM store_meta"
+                    " WHERE key='last_run_id'), 0)),"
+                    " ?1,?2,?2,'running',?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
                     "?15,?16,?2,0)", &st, err)))
         return status;
     bind_str(st, 1, in->name);

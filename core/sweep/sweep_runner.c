@@ -4,6 +4,7 @@
 #include "sweep_runner.h"
 
 #include "runstore.h"
+#include "rundir.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
 #include "trainer.h"
@@ -116,8 +117,11 @@ static int create_run(SweepRunner *r, int i, Trainer *t, TrainerOptions *o, char
     pthread_mutex_lock(&r->mu);
     r->ts[i].run_id = id;
     pthread_mutex_unlock(&r->mu);
-    snprintf(o->run_dir, sizeof o->run_dir, "%.400s/run-%ld", c->runs_dir, id);
-    mkdir(c->runs_dir, 0777);
+    rundir_name(o->run_dir, sizeof o->run_dir, c->runs_dir, runstore_store_id(r->st), id);
+    if ((rc = rundir_create(o->run_dir, err))) {
+        runstore_run_set_status(r->st, id, "failed", err, NULL);
+        return rc;
+    }
     return runstore_set_checkpoint_dir(r->st, id, o->run_dir, err);
 }
 
@@ -237,6 +241,7 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
         return rc;
     }
     trainer_set_run(t, r->ts[i].run_id, o.run_dir);
+    trainer_set_store_id(t, runstore_store_id(r->st));
     if (stop_at > 0)
         trainer_set_stop_at(t, stop_at);
     Recorder *rec = NULL;

@@ -54,6 +54,8 @@ static char *state_to_json(const TrainState *ts)
     json_object_set_new(o, "sched_best", json_string(buf));
     json_object_set_new(o, "sched_bad_evals", json_integer(s->bad_evals));
     json_object_set_new(o, "sched_scale", json_real(s->plateau_scale));
+    if (ts->store_id[0])
+        json_object_set_new(o, "store_id", json_string(ts->store_id));
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
@@ -88,6 +90,9 @@ static int state_from_json(const char *text, TrainState *ts)
     ts->epoch = epoch;
     ts->elapsed = elapsed;
     ts->run_id = (long)run;
+    json_t *sid = json_object_get(o, "store_id");
+    snprintf(ts->store_id, sizeof ts->store_id, "%s",
+             json_is_string(sid) ? json_string_value(sid) : "");
     json_t *bv = json_object_get(o, "best_val");
     ts->best_val = json_is_string(bv) ? strtod(json_string_value(bv), NULL) : NAN;
     ts->model_rng.state = get_u64(o, "model_rng_state", &bad);
@@ -384,4 +389,49 @@ int checkpoint_find(const char *dir, const char *which, char *out, size_t cap)
         return -1;
     snprintf(out, cap, "%.900s/%s", dir, newest);
     return 0;
+}
+
+int checkpoint_check_owner(const CheckpointInfo *info, const char *path, const char *store_id,
+                           long run_id, char *err)
+{
+    if (!info->has_state || !info->ts.store_id[0] || info->ts.run_id <= 0) {
+        err_set(err, LM_OK, "%s does not record which run wrote it (an older or foreign "
+                "file): it cannot be checked against run %ld", path, run_id);
+        return 1;
+    }
+    if (info->ts.run_id != run_id || strcmp(info->ts.store_id, store_id ? store_id : ""))
+        return err_set(err, LM_ESTATE, "%s was written by run %ld of store %s, not by run "
+                       "%ld of this store (%s): the folder holds another run's weights; "
+                       "open the file by its path if you mean it", path, info->ts.run_id,
+                       info->ts.store_id, run_id, store_id ? store_id : "?");
+    return LM_OK;
+}
+
+long checkpoint_count_nonfinite(const Model *m, char *first, size_t cap)
+{
+    const ParamSet *ps = &m->params;
+    long n = 0;
+    if (cap) first[0] = 0;
+    for (int i = 0; i < ps->n; i++) {
+        const float *w = ps->data + ps->info[i].offset;
+        for (size_t k = 0; k < ps->info[i].numel; k++)
+            if (!isfinite(w[k])) {
+                if (!n && cap) snprintf(first, cap, "%s", ps->info[i].name);
+                n++;
+            }
+    }
+    return n;
+}
+
+int checkpoint_verify_owner(const char *path, const char *store_id, long run_id, char *err)
+{
+    CheckpointInfo info;
+    SafeTensors *st = NULL;
+    int rc = checkpoint_open(path, &info, &st, err);
+    if (rc)
+        return rc;
+    rc = checkpoint_check_owner(&info, path, store_id, run_id, err);
+    checkpoint_info_free(&info);
+    safetensors_close(st);
+    return rc;
 }

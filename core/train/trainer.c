@@ -484,6 +484,11 @@ void trainer_set_run(Trainer *t, long run_id, const char *run_dir)
     snprintf(t->opt.run_dir, sizeof t->opt.run_dir, "%s", run_dir ? run_dir : "");
 }
 
+void trainer_set_store_id(Trainer *t, const char *store_id)
+{
+    snprintf(t->ts.store_id, sizeof t->ts.store_id, "%s", store_id ? store_id : "");
+}
+
 void trainer_set_stop_at(Trainer *t, long step)
 {
     t->opt.stop_at = step;

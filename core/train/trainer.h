@@ -61,6 +61,9 @@ void trainer_destroy(Trainer *t);   /* stops and joins first */
 
 /* Names the run before it starts: its store id and checkpoint directory. */
 void trainer_set_run(Trainer *t, long run_id, const char *run_dir);
+/* Records the run store's identity in every checkpoint this run writes (with the run id
+ * from trainer_set_run), so open/resume can tell its checkpoints from another run's. */
+void trainer_set_store_id(Trainer *t, const char *store_id);
 /* Sets TrainerOptions.stop_at before the start. */
 void trainer_set_stop_at(Trainer *t, long step);
 

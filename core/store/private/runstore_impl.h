@@ -25,6 +25,7 @@ struct RunStore {
     sqlite3 *db;
     char *path;
     char host[64];
+    char store_id[40];     /* store_meta 'store_id' */
     PendingStep *steps;
     long n_steps, cap_steps;
     PendingEval *evals;
