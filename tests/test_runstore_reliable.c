@@ -72,11 +72,106 @@ static void folder_with_foreign_files_refused(void)
     CHECK(strstr(err, "step-00000100.safetensors") != NULL, "message: %s", err);
 }
 
+/* A child creates a run and then either exits at once without closing it (a crash) or,
+ * with hold, waits until its pipe closes. Returns its pid; *id receives the run id. */
+static pid_t child_with_run(const char *path, int hold, long *id, int *keep_fd)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down)) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        char err[LM_ERR_LEN];
+        RunStore *s;
+        long rid = 0;
+        RunInfo info = {.name = "child", .model = "msa"};
+        if (runstore_open(path, &s, err) || runstore_run_create(s, &info, &rid, err)) _exit(3);
+        if (write(up[1], &rid, sizeof rid) != sizeof rid) _exit(4);
+        char c;
+        if (hold && read(down[0], &c, 1) < 0) _exit(5);
+        _exit(0);   /* no close, no status: as a crash */
+    }
+    close(up[1]);
+    close(down[0]);
+    if (read(up[0], id, sizeof *id) != sizeof *id) *id = -1;
+    close(up[0]);
+    *keep_fd = down[1];
+    return pid;
+}
+
+static void status_of(const char *path, long id, char *out, size_t cap)
+{
+    char err[LM_ERR_LEN];
+    RunStore *s;
+    RunRow r;
+    snprintf(out, cap, "(error)");
+    if (runstore_open(path, &s, err)) return;   /* the open repairs dead runs */
+    if (!runstore_get(s, id, &r, err)) {
+        snprintf(out, cap, "%s", r.status);
+        runstore_row_free(&r);
+    }
+    runstore_close(s);
+}
+
+/* Item 5: a run is alive while its process holds the run's kernel lock. */
+static void liveness_is_a_lock(void)
+{
+    char path[512], st[32], sql[200], err[LM_ERR_LEN];
+    db_path(path, sizeof path, "live.db");
+    long id;
+    int fd;
+
+    /* a live holder: the run stays running and cannot be deleted */
+    pid_t holder = child_with_run(path, 1, &id, &fd);
+    CHECK(holder > 0 && id > 0, "child run");
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "running"), "live run became %s", st);
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (s) {
+        CHECK(runstore_delete_run(s, id, 0, err) == LM_ESTATE, "deleted a live run");
+        runstore_close(s);
+    }
+    close(fd);
+    waitpid(holder, NULL, 0);
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "interrupted"), "after the holder ended: %s", st);
+
+    /* a zombie (exited, not yet reaped): kill(pid, 0) succeeds, the lock is gone */
+    pid_t z = child_with_run(path, 0, &id, &fd);
+    close(fd);
+    for (int i = 0; i < 400; i++) {   /* until it has exited (still unreaped) */
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (!waitid(P_PID, (id_t)z, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == z) break;
+        usleep(5000);
+    }
+    CHECK(kill(z, 0) == 0, "the zombie answers kill(pid, 0)");
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "interrupted"), "a zombie's run is %s", st);
+    waitpid(z, NULL, 0);
+
+    /* a reused PID: the dead run's pid now belongs to an unrelated live process */
+    pid_t other = fork();
+    if (other == 0) { pause(); _exit(0); }
+    pid_t dead = child_with_run(path, 0, &id, &fd);
+    close(fd);
+    waitpid(dead, NULL, 0);
+    snprintf(sql, sizeof sql, "UPDATE runs SET pid=%ld WHERE id=%ld", (long)other, id);
+    CHECK(q_exec(path, sql) == SQLITE_OK, "set pid");
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "interrupted"), "a run whose PID was reused is %s", st);
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
+}
+
 static void run_all(void)
 {
     ids_never_reused();
     store_identity();
     folder_with_foreign_files_refused();
+    liveness_is_a_lock();
 }
 
 int main(void)

@@ -9,6 +9,7 @@
  * (one RunStore per thread). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "private/runlock.h"
 #include "err.h"
 
 #include <errno.h>
@@ -228,6 +229,14 @@ static int store_migrate(RunStore *s, char *err)
     return status;
 }
 
+int runstore_run_alive(const RunStore *s, long id, long pid)
+{
+    if (pid == (long)getpid())
+        return 1;
+    int held = runlock_held(s->path, id, NULL);
+    return held >= 0 ? held : pid_alive(pid);
+}
+
 typedef struct { long id, pid, last_step; } Orphan;
 
 static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
@@ -259,7 +268,7 @@ static int store_repair(RunStore *s, char *err)
     while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         Orphan o = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                     sqlite3_column_int64(st, 2)};
-        if (!strcmp(col_str(st, 3), s->host) && o.pid > 0 && !pid_alive(o.pid))
+        if (!strcmp(col_str(st, 3), s->host) && o.pid > 0 && !runstore_run_alive(s, o.id, o.pid))
             found[n++] = o;
     }
     if (n < 64 && rc != SQLITE_DONE)

@@ -6,6 +6,7 @@
  * at once. Not reading (runstore_query.c), not opening or schema (runstore.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "private/runlock.h"
 #include "err.h"
 
 #include <ctype.h>
@@ -261,6 +262,7 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     bind_str(st, 16, s->host);
     status = write_stmt(s, st, "creating a run", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    if (!status) status = runlock_acquire(s->path, *id, err);  /* held while it trains */
     return status;
 }
 
@@ -284,6 +286,7 @@ int runstore_run_set_status(RunStore *s, long id, const char *status_text,
     sqlite3_bind_int64(st, 5, id);
     status = write_stmt(s, st, "setting the run status", &changes, err);
     if (!status && changes == 0) status = err_set(err, LM_EARG, "no run %ld", id);
+    if (!status && k >= 2) runlock_release(s->path, id);   /* terminal: no longer trained */
     return status;
 }
 
@@ -314,7 +317,10 @@ static int check_not_live(RunStore *s, long id, const char *action, char *err)
     int st = run_owner(s, id, status, &pid, host, err);
     if (st) return st;
     if ((!strcmp(status, "running") || !strcmp(status, "paused")) && !strcmp(host, s->host)
-        && pid != (long)getpid() && pid_alive(pid))
+        && !runstore_run_alive(s, id, pid))
+        return LM_OK;
+    if ((!strcmp(status, "running") || !strcmp(status, "paused")) && !strcmp(host, s->host)
+        && pid != (long)getpid())
         return err_set(err, LM_ESTATE, "run %ld is being trained by process %ld; stop it"
                        " before you %s it", id, pid, action);
     return LM_OK;
@@ -323,6 +329,7 @@ static int check_not_live(RunStore *s, long id, const char *action, char *err)
 int runstore_run_claim(RunStore *s, long id, char *err)
 {
     int status = check_not_live(s, id, "resume", err);
+    if (!status) status = runlock_acquire(s->path, id, err);
     sqlite3_stmt *st;
     if (status || (status = prep(s, "UPDATE runs SET status='running', reason=NULL,"
                                  " ended=NULL, pid=?1, host=?2, heartbeat=?3 WHERE id=?4",

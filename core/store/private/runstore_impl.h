@@ -60,6 +60,12 @@ static inline int pid_alive(long pid)
     return errno != ESRCH;   /* EPERM: alive, someone else's */
 }
 
+/* Whether run id, recorded as trained by pid on this host, still has a live process: the
+ * run's kernel lock (runlock.h), so a reused PID or a zombie never counts; this process's
+ * own runs are alive; a store written by an older lmlab (no lock file) falls back to the
+ * pid. Defined in runstore.c. */
+int runstore_run_alive(const RunStore *s, long id, long pid);
+
 static inline void tx_rollback(RunStore *s)
 {
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
