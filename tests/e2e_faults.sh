@@ -5,12 +5,12 @@
 # checkpoints, a newer database, changed/vanished/odd dataset paths; two processes on one
 # database; absurd settings. Each scenario asserts on the store with sqlite3 and on the
 # files, and that nothing already recorded was lost. Usage: e2e_faults.sh LMLAB [SCENARIO...]
-# (scenarios 1-7; all by default). Not a benchmark and not a soak test (tests/soak.sh).
+# (scenarios 1-8; all by default; 8 = the reproductions of issue 13). Not a benchmark and not a soak test (tests/soak.sh).
 set -uo pipefail
 L=$(realpath "$1")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 shift
-ONLY=" ${*:-1 2 3 4 5 6 7} "
+ONLY=" ${*:-1 2 3 4 5 6 7 8} "
 W=$(mktemp -d /tmp/lmlab_faults_XXXXXX)
 MOUNTS=()
 cleanup() {
@@ -346,6 +346,51 @@ scenario_absurd() {
     check "1 MB prompt refused" refused "prompt of 1000000 bytes" big.lmlab
 }
 
+no_raw_escape() { ! grep -q $'\e' "$1" || { echo "     raw ESC in $1"; return 1; }; }
+
+scenario_issue13() {
+    echo "== 8. issue 13: run ids and folders, text settings, terminal escapes, divergence"
+    DB=s8.db
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    # 1. rm of the newest run, then train: a new id and a new folder
+    "$L" --db "$DB" -c "rm 2" >rm1.log 2>&1
+    check "1. rm in a script without --yes deletes nothing" has rm1.log "add --yes"
+    check "1. run 2 still there" eq "$(q 'SELECT count(*) FROM runs WHERE id=2')" 1
+    "$L" --db "$DB" -c "rm 2 --yes" >rm2.log 2>&1
+    check "1. rm says the files are kept" has rm2.log "checkpoint files are kept"
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    check "1. the deleted run's id is not reused" eq "$(q 'SELECT max(id) FROM runs')" 3
+    check "1. run 3 has a folder of its own" eq "$(ls -d R8/run-3-* 2>/dev/null | wc -l)" 1
+    local d3; d3=$(rd R8/run-3)
+    cp "$(rd R8/run-1)/step-00000020.safetensors" "$d3/step-99999999.safetensors"
+    check "1. open of another run's checkpoint in the folder refused" \
+        refused "written by run 1 of store" -c "open 3 which=last"
+    rm -f "$d3/step-99999999.safetensors"
+    DB=s8b.db   # a new store beside the old runs folder never writes into its run-1
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    check "1. a new store's run 1 gets its own folder" eq "$(ls -d R8/run-1-* | wc -l)" 2
+    # 2. invalid UTF-8 in a text setting is refused when set
+    check "2. name with invalid UTF-8 refused" refused "not valid UTF-8" train quick $'name=a\x9bb'
+    check "2. name with an escape refused" refused "escape" train quick $'name=\e]0;PWNED\a\e[2J'
+    check "2. nothing recorded" eq "$(q 'SELECT count(*) FROM runs')" 1
+    # 6. text stored by an older lmlab is escaped at output
+    DB=s8.db
+    q "UPDATE runs SET name=char(27)||']0;PWNED'||char(7)||char(27)||'[2J',
+         notes='n'||char(27)||'[31m', tags='t'||char(27) WHERE id=1"
+    q "INSERT INTO samples(run_id, step, text) VALUES(1, 20, 'x'||char(27)||'[2Jy')"
+    "$L" --db "$DB" -c "runs; run 1; compare 1 3" >esc.log 2>&1
+    check "6. runs/run/compare print no raw ESC" no_raw_escape esc.log
+    check "6. the escape is shown as \\e" has esc.log '\\e\]0;PWNED\\a\\e\[2J'
+    "$L" --db "$DB" --json -c "run 1" >esc.json 2>&1
+    check "6. JSON escapes it as JSON does" has esc.json '\\u001[bB]'
+    # 8. lr=10 is recorded as diverged, not finished
+    "$L" --db "$DB" train quick lr=10 steps=300 runs_dir=R8 >div.log 2>&1
+    check "8. lr=10 exits non-zero" eq "$?" 1
+    check "8. lr=10 recorded diverged" eq "$(q 'SELECT status FROM runs ORDER BY id DESC LIMIT 1')" diverged
+    check "8. the reason names ln(V)" has div.log "uniform guess"
+}
+
 [[ $ONLY == *" 1 "* ]] && scenario_kill_training
 [[ $ONLY == *" 2 "* ]] && scenario_kill_writes
 [[ $ONLY == *" 3 "* ]] && scenario_signals
@@ -353,5 +398,6 @@ scenario_absurd() {
 [[ $ONLY == *" 5 "* ]] && scenario_bad_files
 [[ $ONLY == *" 6 "* ]] && scenario_two_processes
 [[ $ONLY == *" 7 "* ]] && scenario_absurd
+[[ $ONLY == *" 8 "* ]] && scenario_issue13
 echo "e2e_faults: $FAILS failed"
 [ "$FAILS" -eq 0 ]

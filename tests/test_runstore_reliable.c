@@ -166,12 +166,35 @@ static void liveness_is_a_lock(void)
     waitpid(other, NULL, 0);
 }
 
+/* Items 2 and 6: notes and tags are validated when set like the text settings. */
+static void notes_and_tags_checked(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "text.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "t", "msa", "", NULL);
+    CHECK(runstore_set_note(s, id, "clears\x1b[2J", err) == LM_EARG && strstr(err, "escape"),
+          "note with an escape: %s", err);
+    CHECK(runstore_set_note(s, id, "bad \xff byte", err) == LM_EARG && strstr(err, "UTF-8"),
+          "note with invalid UTF-8: %s", err);
+    CHECK(runstore_set_note(s, id, "two\nlines are fine", err) == LM_OK, "%s", err);
+    CHECK(runstore_add_tag(s, id, "x\x07", err) == LM_EARG, "tag with a bell accepted");
+    CHECK(runstore_set_tags(s, id, "a,\x1b]0;T", err) == LM_EARG, "tags with an escape");
+    RunInfo info = {.name = "n", .tags = "ok,\x9b"};
+    long id2 = 0;
+    CHECK(runstore_run_create(s, &info, &id2, err) == LM_EARG, "run created with a bad tag");
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     ids_never_reused();
     store_identity();
     folder_with_foreign_files_refused();
     liveness_is_a_lock();
+    notes_and_tags_checked();
 }
 
 int main(void)

@@ -48,6 +48,11 @@ static size_t escape_into(char *out, size_t cap, const char *in, int flags)
     for (size_t i = 0; i < n;) {
         unsigned cp;
         int len = textcheck_utf8_char(s + i, n - i, &cp), bad = len == 0;
+        if ((flags & SAFETEXT_PASS_HIGH) && s[i] >= 0x80) {
+            cp = 'x';   /* printable: copied as the raw byte below */
+            len = 1;
+            bad = 0;
+        }
         if (bad) {
             cp = s[i];
             len = 1;

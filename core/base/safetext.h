@@ -9,7 +9,10 @@
 #include <stddef.h>
 
 enum {
-    SAFETEXT_KEEP_NEWLINES = 1   /* '\n' and '\t' are kept (samples, notes) */
+    SAFETEXT_KEEP_NEWLINES = 1,  /* '\n' and '\t' are kept (samples, notes) */
+    SAFETEXT_PASS_HIGH = 2       /* bytes >= 0x80 pass unchanged (a stream may split a
+                                    UTF-8 character between pieces); ASCII controls are
+                                    still escaped */
 };
 
 /* Writes the escaped form of in into out (cap bytes, always NUL-terminated when cap > 0;

@@ -7,6 +7,7 @@
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "private/runlock.h"
+#include "textcheck.h"
 #include "err.h"
 
 #include <ctype.h>
@@ -210,6 +211,8 @@ static int tags_normalize(const char *in, const char *add, const char *remove, c
                           size_t cap, char *err)
 {
     char buf[1024];
+    int bad = textcheck_value("tags", in ? in : "", 0, err);
+    if (bad || (bad = textcheck_value("tag", add ? add : "", 0, err))) return bad;
     snprintf(buf, sizeof buf, "%s,%s", in ? in : "", add ? add : "");
     size_t n = 0;
     out[0] = 0;
@@ -475,7 +478,9 @@ int runstore_remove_tag(RunStore *s, long id, const char *tag, char *err)
 int runstore_set_note(RunStore *s, long id, const char *note, char *err)
 {
     sqlite3_stmt *st;
-    int changes = 0, status = prep(s, "UPDATE runs SET notes=? WHERE id=?", &st, err);
+    int changes = 0, status = textcheck_value("note", note ? note : "",
+                                              TEXTCHECK_ALLOW_NEWLINE, err);
+    if (!status) status = prep(s, "UPDATE runs SET notes=? WHERE id=?", &st, err);
     if (status) return status;
     bind_str(st, 1, note);
     sqlite3_bind_int64(st, 2, id);
