@@ -39,8 +39,8 @@ static int active(Session *s)
 }
 
 /* resume=ID: the run's config, its newest checkpoint, and a data identity check. */
-static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, char *hash,
-                          size_t cap)
+static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOptions *o,
+                          char *hash, size_t cap)
 {
     RunStore *st = session_store(s);
     if (!st)
@@ -50,9 +50,17 @@ static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, cha
     if (runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "%s", err);
     int rc = LM_OK;
-    if (!strcmp(row.status, "running") || !strcmp(row.status, "paused"))
-        rc = session_error(s, LM_ESTATE, "run #%ld is %s in process %ld; stop it there first",
-                           id, row.status, row.pid);
+    double age = 0;
+    int stale = runstore_run_stale(st, &row, RUNSTORE_STALE_SECONDS, &age);
+    if (stale && !force)
+        rc = session_error(s, LM_ESTATE, "run #%ld is marked %s by process %ld on host %s, "
+                           "but has sent no heartbeat for %.0f s (stale after %d s): if that "
+                           "process is gone, take the run over with `train resume=%ld "
+                           "force=true`", id, row.status, row.pid, row.host, age,
+                           RUNSTORE_STALE_SECONDS, id);
+    else if (!stale && (!strcmp(row.status, "running") || !strcmp(row.status, "paused")))
+        rc = session_error(s, LM_ESTATE, "run #%ld is %s in process %ld on host %s; stop it "
+                           "there first", id, row.status, row.pid, row.host);
     else if (!strcmp(row.status, "finished"))
         rc = session_error(s, LM_ESTATE, "run #%ld has finished; to train further, start a "
                            "new run with init_from=%ld", id, id);
@@ -132,16 +140,20 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     TrainerOptions o = {0};
     long resume = 0;
     char want_hash[80] = "";
+    int force = 0;   /* force=true: take over a run whose other-host heartbeat is stale */
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, "force"))
+            force = !strcmp(argv[i].value, "true");
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "resume")) {
             resume = session_parse_run_id(argv[i].value);
             if (resume < 0)
                 return session_error(s, LM_EARG, "resume=%s: expected a run id", argv[i].value);
-            if (prepare_resume(s, resume, &c, &o, want_hash, sizeof want_hash))
+            if (prepare_resume(s, resume, force, &c, &o, want_hash, sizeof want_hash))
                 return LM_EARG;
         }
     for (int i = 1; i < argc; i++) {
-        if (argv[i].key && !strcmp(argv[i].key, "resume"))
+        if (argv[i].key && (!strcmp(argv[i].key, "resume") || !strcmp(argv[i].key, "force")))
             continue;
         if (config_set(&c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);

@@ -370,6 +370,15 @@ scenario_issue13() {
     DB=s8b.db   # a new store beside the old runs folder never writes into its run-1
     "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
     check "1. a new store's run 1 gets its own folder" eq "$(ls -d R8/run-1-* | wc -l)" 2
+    # 5. a run left "running" on another host: stale heartbeat, then force=true
+    DB=s8.db
+    q "UPDATE runs SET status='running', host='elsewhere', pid=4242, heartbeat=1 WHERE id=3"
+    check "5. resume of a stale other-host run says how to take it over" \
+        refused "train resume=3 force=true" -c "train resume=3"
+    "$L" --db "$DB" -c "train resume=3 force=true; wait" >force.log 2>&1
+    check "5. force=true takes it over" eq "$?" 0
+    check "5. and it ends" eq "$(q 'SELECT status FROM runs WHERE id=3')" finished
+    DB=s8b.db
     # 2. invalid UTF-8 in a text setting is refused when set
     check "2. name with invalid UTF-8 refused" refused "not valid UTF-8" train quick $'name=a\x9bb'
     check "2. name with an escape refused" refused "escape" train quick $'name=\e]0;PWNED\a\e[2J'

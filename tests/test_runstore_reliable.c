@@ -188,6 +188,33 @@ static void notes_and_tags_checked(void)
     runstore_close(s);
 }
 
+/* Item 5 on other hosts: no lock to see, the heartbeat decides after a delay. */
+static void other_host_heartbeat(void)
+{
+    char path[512], err[LM_ERR_LEN], sql[200];
+    RunStore *s;
+    db_path(path, sizeof path, "hosts.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "far", "msa", "", NULL);
+    RunRow r;
+    double age;
+    snprintf(sql, sizeof sql, "UPDATE runs SET host='elsewhere', heartbeat=%.0f WHERE id=%ld",
+             (double)time(NULL) - 5000, id);
+    q_exec(path, sql);
+    CHECK(runstore_get(s, id, &r, err) == LM_OK, "%s", err);
+    CHECK(runstore_run_stale(s, &r, RUNSTORE_STALE_SECONDS, &age) == 1 && age > 4000,
+          "a silent run on another host is not stale (age %.0f)", age);
+    runstore_row_free(&r);
+    snprintf(sql, sizeof sql, "UPDATE runs SET heartbeat=%.0f WHERE id=%ld",
+             (double)time(NULL), id);
+    q_exec(path, sql);
+    runstore_get(s, id, &r, err);
+    CHECK(runstore_run_stale(s, &r, RUNSTORE_STALE_SECONDS, &age) == 0, "fresh run stale");
+    runstore_row_free(&r);
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     ids_never_reused();
@@ -195,6 +222,7 @@ static void run_all(void)
     folder_with_foreign_files_refused();
     liveness_is_a_lock();
     notes_and_tags_checked();
+    other_host_heartbeat();
 }
 
 int main(void)

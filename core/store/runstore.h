@@ -127,7 +127,17 @@ typedef struct {
     char *notes;                     /* malloc'd, never NULL ("" when none) */
     char data_hash[72], tokenizer[16], git_rev[48], machine[128], host[64];
     long pid;
+    double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
 } RunRow;
+
+/* A run is considered gone after this long without a heartbeat when it runs on another
+ * host (where its lock cannot be seen). */
+#define RUNSTORE_STALE_SECONDS 600
+
+/* 1 when r is running/paused on another host and its heartbeat is older than
+ * stale_seconds (*age receives the age in seconds, INFINITY without one); 0 otherwise (on
+ * this host the run's kernel lock decides, and runstore_open repairs dead runs). */
+int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age);
 
 /* runstore_rows_free frees an array from runstore_list (n rows and the array);
  * runstore_row_free frees the strings of one caller-owned row (runstore_get). */
