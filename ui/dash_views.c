@@ -7,6 +7,7 @@
 
 #include "heatmap.h"
 #include "plot.h"
+#include "safetext.h"
 #include "table.h"
 
 #include <math.h>
@@ -252,8 +253,11 @@ static void sample_pane(Canvas *c, Rect r, const Dashboard *d, const Snapshot *s
     if (!text[0])
         dash_views_wrap(c, in, "samples stream here during training; s samples now",
                         UI_COLOR_DIM, 1);
-    else
-        dash_views_wrap(c, in, text, UI_COLOR_DEFAULT, 0);
+    else {
+        char *safe = safetext_dup(text, SAFETEXT_KEEP_NEWLINES);  /* generated text: escaped */
+        dash_views_wrap(c, in, safe ? safe : text, UI_COLOR_DEFAULT, 0);
+        free(safe);
+    }
 }
 
 void dash_views_training(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
@@ -288,7 +292,7 @@ static const TableColumn RUN_COLS[] = {
 static void run_cells(const RunRow *row, char (*out)[CELL_LEN])
 {
     snprintf(out[0], CELL_LEN, "%ld", row->id);
-    snprintf(out[1], CELL_LEN, "%s", row->name);
+    safetext_escape(out[1], CELL_LEN, row->name, 0);   /* stored text: escaped */
     snprintf(out[2], CELL_LEN, "%s", row->model);
     snprintf(out[3], CELL_LEN, "%s", row->status);
     snprintf(out[4], CELL_LEN, "%ld", row->last_step);
