@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/lmlab_trainer_XXXXXX";
@@ -331,6 +332,54 @@ static void diverges_finite(void)
     trainer_destroy(t);
 }
 
+/* Item 4: a checkpoint that fails for lack of space (or a bad folder) is retried by
+ * itself every checkpoint_retry seconds, so a headless run continues once it is fixed. */
+static void checkpoint_retries_by_itself(void)
+{
+    char err[LM_ERR_LEN], blocker[600];
+    Config c;
+    small_config(&c);
+    c.steps = 10; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 5;
+    snprintf(blocker, sizeof blocker, "%s/blocker", tmpdir);
+    FILE *f = fopen(blocker, "w");   /* a file where the run folder's parent should be */
+    if (f) fclose(f);
+    TrainerOptions o = {.checkpoint_retry = 0.2};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/run", blocker);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    int told = 0, fixed = 0;
+    Seen s;
+    memset(&s, 0, sizeof s);
+    TrainEvent ev;
+    for (double t0 = sysinfo_now(); sysinfo_now() - t0 < 30;) {
+        if (!trainer_poll(t, &ev, 0.05))
+            continue;
+        if (ev.kind == TEV_LOG && strstr(ev.text, "retrying every 0.2 s") &&
+            strstr(ev.text, "stop")) told = 1;
+        if (ev.kind == TEV_STATUS && ev.status == TRAINER_PAUSED && !fixed) {
+            unlink(blocker);         /* space returns: no `resume` is ever sent */
+            mkdir(blocker, 0777);
+            fixed = 1;
+        }
+        int end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        if (end) {
+            s.status_end = ev.status;
+            snprintf(s.reason, sizeof s.reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+        if (end)
+            break;
+    }
+    if (!s.status_end) trainer_stop(t);
+    trainer_join(t);
+    CHECK(told, "the pause message does not give the retry interval and how to stop");
+    CHECK(fixed && s.status_end == TRAINER_FINISHED, "ended %d (%s) without a resume",
+          s.status_end, s.reason);
+    trainer_destroy(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -342,6 +391,7 @@ int main(void)
     best_written_at_eval();
     checkpoint_refused_says_why();
     diverges_finite();
+    checkpoint_retries_by_itself();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

@@ -49,6 +49,8 @@ typedef struct {
     char resume[1024];     /* a checkpoint of this run to continue from, or "" */
     long stop_at;          /* > 0: evaluate, checkpoint and stop at this step (a rung of
                               successive halving); the run ends as `stopped` */
+    double checkpoint_retry; /* seconds between automatic retries of a checkpoint that
+                                failed for space or I/O (0 = 30 s); `resume` retries at once */
 } TrainerOptions;
 
 typedef struct Trainer Trainer;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
@@ -238,27 +239,62 @@ void trainer_find_nonfinite(const Model *m, char *buf, size_t cap)
     snprintf(buf, cap, "the loss (every gradient is finite)");
 }
 
-/* Checkpoint, pausing on failure until it succeeds or the run is stopped. */
+/* Paused (status event on the first try) until `resume`, a stop, or `every` seconds have
+ * passed (then the checkpoint is retried without anyone's help: a headless run cannot be
+ * resumed from another process). Returns 1 when a stop was requested. */
+static int wait_retry(Trainer *t, const char *why, double every, int first)
+{
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->pause_req, 1, __ATOMIC_RELEASE);
+    t->status = TRAINER_PAUSED;
+    pthread_mutex_unlock(&t->mu);
+    if (first) {
+        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup(why)};
+        trainer_push(t, &ev);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long ns = until.tv_nsec + (long)((every - floor(every)) * 1e9);
+    until.tv_sec += (time_t)floor(every) + ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&t->mu);
+    while (t->pause_req && !t->stop_req)
+        if (pthread_cond_timedwait(&t->cv, &t->mu, &until) == ETIMEDOUT)
+            break;
+    __atomic_store_n(&t->pause_req, 0, __ATOMIC_RELEASE);
+    int stop = t->stop_req;
+    t->status = TRAINER_RUNNING;
+    pthread_mutex_unlock(&t->mu);
+    return stop;
+}
+
+/* Checkpoint; on a space or I/O failure, pause and retry (by itself every
+ * checkpoint_retry seconds, or at `resume`) until it succeeds or the run is stopped. */
 int trainer_checkpoint_or_pause(Trainer *t, int is_best)
 {
     char err[LM_ERR_LEN];
+    int tries = 0;
     for (;;) {
         int rc = do_checkpoint(t, is_best, err);
-        if (rc == LM_OK)
+        if (rc == LM_OK) {
+            if (tries)
+                trainer_set_status(t, TRAINER_RUNNING, "checkpoint written after a retry");
             return LM_OK;
+        }
         if (rc != LM_ENOSPC && rc != LM_EIO) {   /* waiting for space cannot fix it */
             snprintf(t->fatal, sizeof t->fatal, "checkpoint failed: %.480s", err);
             trainer_push_text(t, TEV_LOG, t->fatal);
             return rc;
         }
-        char msg[LM_ERR_LEN + 96];
-        snprintf(msg, sizeof msg, "checkpoint failed: %s — training paused; free space or fix "
-                 "the directory, then resume", err);
-        trainer_push_text(t, TEV_LOG, msg);
-        pthread_mutex_lock(&t->mu);
-        __atomic_store_n(&t->pause_req, 1, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&t->mu);
-        if (trainer_wait_if_paused(t, msg))
+        double every = t->opt.checkpoint_retry > 0 ? t->opt.checkpoint_retry : 30;
+        char msg[LM_ERR_LEN + 300];
+        snprintf(msg, sizeof msg, "checkpoint failed: %.400s — training paused; free space or "
+                 "fix the directory: retrying every %g s by itself (`resume` retries now); "
+                 "`stop`, Ctrl-C or SIGTERM ends the run keeping the last good checkpoint",
+                 err, every);
+        if (!tries++)
+            trainer_push_text(t, TEV_LOG, msg);
+        if (wait_retry(t, msg, every, tries == 1))
             return rc;
     }
 }
