@@ -437,7 +437,12 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
                        sn.last.step, el, sn.last.elapsed,
                        sn.last.elapsed > 0 ? sn.last.tokens / sn.last.elapsed : 0, sn.checkpoint);
     }
+    long unrecorded = sn.unrecorded;
+    if (unrecorded)   /* the training ended, but the store does not have all of it */
+        session_error(s, LM_EIO, "%s", sn.unrecorded_why);
     snapshot_free(&sn);
     reap(s);
+    if (unrecorded)
+        return LM_EIO;
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;
 }

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "checkpoint.h"
 #include "err.h"
+#include "recorder.h"
 #include "sysinfo.h"
 #include "trainer.h"
 
@@ -380,6 +381,35 @@ static void checkpoint_retries_by_itself(void)
     trainer_destroy(t);
 }
 
+/* Item 3 (part): a run whose rows could not reach the store does not end as a plain
+ * success: the recorder says what was not recorded and where. */
+static void unrecorded_is_reported(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 5; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    TrainerOptions o = {0};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Recorder *r = recorder_create(t, "/proc/lmlab-no-store-here/x.db", 1, "x", NULL, NULL, err);
+    CHECK(r != NULL, "%s", err);
+    if (!r) { trainer_destroy(t); return; }
+    for (double t0 = sysinfo_now(); !recorder_done(r) && sysinfo_now() - t0 < 30;)
+        usleep(20000);
+    Snapshot sn = {0};
+    recorder_snapshot(r, &sn);
+    CHECK(sn.status == TRAINER_FINISHED, "training itself finished (%d)", sn.status);
+    CHECK(sn.unrecorded > 0 && strstr(sn.unrecorded_why, "/proc/lmlab-no-store-here/x.db") &&
+          strstr(sn.unrecorded_why, "final status"), "unrecorded %ld: '%s'", sn.unrecorded,
+          sn.unrecorded_why);
+    snapshot_free(&sn);
+    recorder_destroy(r);
+    trainer_destroy(t);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -392,6 +422,7 @@ int main(void)
     checkpoint_refused_says_why();
     diverges_finite();
     checkpoint_retries_by_itself();
+    unrecorded_is_reported();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

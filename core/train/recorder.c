@@ -168,7 +168,8 @@ static void *record_main(void *arg)
         set_message(&r->snap, err);
         pthread_mutex_unlock(&r->mu);
     }
-    int ended = 0;
+    int ended = 0, final_rc = LM_OK;
+    char final_err[LM_ERR_LEN] = "";
     while (!ended) {
         TrainEvent ev;
         if (!trainer_poll(r->t, &ev, 0.25)) {
@@ -183,6 +184,10 @@ static void *record_main(void *arg)
             usleep(250000);
             rc = runstore_flush(st, err) ? LM_EDB : record(st, r->run_id, &ev, err);
         }
+        if (ended) {
+            final_rc = st ? rc : LM_EIO;
+            snprintf(final_err, sizeof final_err, "%s", st ? err : "the store did not open");
+        }
         pthread_mutex_lock(&r->mu);
         apply(r, &r->snap, &ev);
         if (rc) {
@@ -196,11 +201,22 @@ static void *record_main(void *arg)
             r->cb(r->ud, &ev, &r->snap);
         trainer_event_free(&ev);
     }
+    long left = 0;
     if (st) {
-        runstore_flush(st, err);
+        if (runstore_flush(st, err) == LM_OK) err[0] = 0;
+        left = runstore_pending(st);
         runstore_close(st);
     }
     pthread_mutex_lock(&r->mu);
+    /* never report success for what was not recorded: say what, where and why */
+    r->snap.unrecorded = left + (final_rc != LM_OK || !st);
+    if (r->snap.unrecorded)
+        snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
+                 "%ld metric row%s%s of run #%ld could not be written to the run store %.200s "
+                 "(%.200s)", left, left == 1 ? "" : "s",
+                 final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
+                 r->db_path[0] ? r->db_path : "(default)",
+                 final_err[0] ? final_err : err[0] ? err : "unknown reason");
     r->done = 1;
     r->snap.seq++;
     pthread_mutex_unlock(&r->mu);
