@@ -215,6 +215,55 @@ static void other_host_heartbeat(void)
     runstore_close(s);
 }
 
+/* Item 3: rows the store cannot take are bounded in memory, spilled to a journal, and
+ * land when the store takes writes again (also from a later process). */
+static void rows_spill_and_land(void)
+{
+    char path[512], jpath[600], err[LM_ERR_LEN], sql[200];
+    RunStore *s;
+    db_path(path, sizeof path, "spill.db");
+    snprintf(jpath, sizeof jpath, "%s/unrecorded.tsv", tmpdir);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "spill", "msa", "", NULL);
+    runstore_set_journal(s, jpath, 50);
+    runstore_set_autoflush(s, 10, 1000);
+    runstore_set_busy_timeout(s, 5);
+    sqlite3 *blocker;   /* another process holding the write lock: the store cannot write */
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    for (long k = 1; k <= 200; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, id, &m, err);
+    }
+    EvalMetric e = {.step = 200, .split = "valid", .loss = 1.5, .ppl = 4.48, .bpc = NAN,
+                    .tokens = 10, .elapsed = 2};
+    runstore_log_eval(s, id, &e, err);
+    CHECK(runstore_pending(s) < 100, "memory not bounded: %ld rows buffered",
+          runstore_pending(s));
+    CHECK(runstore_journal_rows(s) >= 150, "journal holds %ld rows", runstore_journal_rows(s));
+    CHECK(access(jpath, F_OK) == 0, "no journal at %s", jpath);
+    runstore_close(s);   /* still locked: the rest is spilled too */
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM metrics WHERE run_id=%ld", id);
+    CHECK(q_long(path, sql) == 0, "rows written while locked?");
+    /* a later process sets the same journal: its first flush lands every row */
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);
+    CHECK(runstore_journal_rows(s) == 201, "journal rows after reopen: %ld",
+          runstore_journal_rows(s));
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    CHECK(q_long(path, sql) == 200, "landed %ld of 200 step rows", q_long(path, sql));
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evals WHERE run_id=%ld", id);
+    CHECK(q_long(path, sql) == 1, "evaluation landed");
+    snprintf(sql, sizeof sql, "SELECT last_step FROM runs WHERE id=%ld", id);
+    CHECK(q_long(path, sql) == 200, "last_step %ld", q_long(path, sql));
+    CHECK(access(jpath, F_OK) != 0 && runstore_journal_rows(s) == 0, "journal not removed");
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     ids_never_reused();
@@ -223,6 +272,7 @@ static void run_all(void)
     liveness_is_a_lock();
     notes_and_tags_checked();
     other_host_heartbeat();
+    rows_spill_and_land();
 }
 
 int main(void)

@@ -326,6 +326,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     s->max_rows = 256;
     s->next_rows = 256;
     s->max_seconds = 2.0;
+    s->max_pending = 100000;
     s->last_flush = now_mono();
     if (gethostname(s->host, sizeof s->host - 1)) strcpy(s->host, "localhost");
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -351,7 +352,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
 void runstore_close(RunStore *s)
 {
     if (!s) return;
-    runstore_flush(s, NULL);
+    if (runstore_flush(s, NULL)) runstore_journal_spill(s, NULL);   /* nothing dropped */
     store_free(s);
 }
 

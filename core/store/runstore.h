@@ -23,8 +23,9 @@ typedef struct RunStore RunStore;
  * failures). On failure *out is NULL. */
 int runstore_open(const char *path, RunStore **out, char *err);
 
-/* Flushes buffered rows (a failure is silently lost only here: call runstore_flush first
- * to see it) and closes. NULL is a no-op. */
+/* Flushes buffered rows and closes. Rows that cannot be flushed go to the journal when
+ * one is set (runstore_set_journal); without one they are lost (call runstore_flush
+ * first to see the failure). NULL is a no-op. */
 void runstore_close(RunStore *s);
 
 /* The file path the store was opened with (owned by the store). */
@@ -95,6 +96,16 @@ int runstore_flush(RunStore *s, char *err);
 
 /* Rows (steps + evaluations) buffered and not yet written. */
 long runstore_pending(const RunStore *s);
+
+/* Bounds the buffer: when a flush fails with more than max_pending rows buffered (0 =
+ * 100,000), they are appended to the journal file at path (fsync'd) and memory is freed;
+ * every later flush inserts the journal's rows first and deletes the file once they are
+ * committed. An existing journal at path (a previous process's) lands at the next flush.
+ * runstore_close spills what it could not flush. path NULL or "" = no journal. */
+int runstore_set_journal(RunStore *s, const char *path, long max_pending);
+/* Rows waiting in the journal, and its path ("" when none is set). */
+long runstore_journal_rows(const RunStore *s);
+const char *runstore_journal_path(const RunStore *s);
 
 /* Replaces a run's tags (comma or space separated; stored comma separated), adds one tag
  * (no-op if present), removes one tag, or sets its free-text note. A tag is non-empty

@@ -101,18 +101,20 @@ static int flush_runs(RunStore *s, char *err)
 
 int runstore_flush(RunStore *s, char *err)
 {
-    if (s->n_steps + s->n_evals == 0) {
+    if (s->n_steps + s->n_evals + s->journal_rows == 0) {
         s->last_flush = now_mono();
         return LM_OK;
     }
     int status = exec_sql(s, "BEGIN IMMEDIATE", "flushing metrics", err);
     if (status) return status;   /* rows stay buffered */
-    status = flush_steps(s, err);
+    status = runstore_journal_insert(s, err);   /* older rows first */
+    if (!status) status = flush_steps(s, err);
     if (!status) status = flush_evals(s, err);
     if (!status) status = flush_runs(s, err);
     if (!status) status = tx_commit(s, "flushing metrics", err);
     else tx_rollback(s);
     if (status) return status;
+    runstore_journal_landed(s);
     s->n_steps = s->n_evals = 0;
     s->next_rows = s->max_rows;
     s->last_flush = now_mono();
@@ -147,6 +149,8 @@ static int maybe_flush(RunStore *s, char *err)
     if (status) {
         s->next_rows = pending + (pending > s->max_rows ? pending : s->max_rows);
         s->last_flush = now_mono();
+        if (pending >= s->max_pending && runstore_journal_spill(s, NULL) == LM_OK)
+            s->next_rows = s->max_rows;   /* memory freed: retry at the usual pace */
     }
     return status;
 }

@@ -545,6 +545,7 @@ TrainerStatus trainer_status(Trainer *t)
 }
 
 const Config *trainer_config(const Trainer *t) { return &t->cfg; }
+const char *trainer_run_dir(const Trainer *t) { return t->opt.run_dir; }
 const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
 long trainer_total_steps(const Trainer *t) { return t->total_steps; }
 long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }

@@ -66,6 +66,8 @@ void trainer_set_run(Trainer *t, long run_id, const char *run_dir);
 /* Records the run store's identity in every checkpoint this run writes (with the run id
  * from trainer_set_run), so open/resume can tell its checkpoints from another run's. */
 void trainer_set_store_id(Trainer *t, const char *store_id);
+/* The run's checkpoint directory ("" when none; owned by the trainer). */
+const char *trainer_run_dir(const Trainer *t);
 /* Sets TrainerOptions.stop_at before the start. */
 void trainer_set_stop_at(Trainer *t, long step);
 
