@@ -410,6 +410,24 @@ static void unrecorded_is_reported(void)
     trainer_destroy(t);
 }
 
+/* Item 8: non-finite weights are counted and named (open warns with this). */
+static void nonfinite_weights_named(void)
+{
+    char err[LM_ERR_LEN], first[96];
+    Config c;
+    small_config(&c);
+    Model *m = model_create(&c, 65, err);
+    CHECK(m != NULL, "%s", err);
+    if (!m) return;
+    CHECK(checkpoint_count_nonfinite(m, first, sizeof first) == 0, "fresh model non-finite");
+    const ParamInfo *last = &m->params.info[m->params.n - 1];
+    m->params.data[last->offset] = NAN;
+    m->params.data[last->offset + last->numel - 1] = INFINITY;
+    long n = checkpoint_count_nonfinite(m, first, sizeof first);
+    CHECK(n == 2 && !strcmp(first, last->name), "counted %ld non-finite weights, first in '%s'", n, first);
+    model_destroy(m);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -423,6 +441,7 @@ int main(void)
     diverges_finite();
     checkpoint_retries_by_itself();
     unrecorded_is_reported();
+    nonfinite_weights_named();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}
