@@ -150,12 +150,23 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
         if (found)
             return session_error(s, LM_EIO, "run #%ld has no %s checkpoint in %s", id, which,
                                  row.checkpoint_dir);
+        int own = checkpoint_verify_owner(path, runstore_store_id(st), id, err);
+        if (own == 1)
+            session_printf(s, "warning: %s", err);
+        else if (own)
+            return session_error(s, own, "%s", err);
     } else {
         snprintf(path, sizeof path, "%s", argv[1].text);
     }
     int rc = session_open_checkpoint(s, path, id > 0 ? id : 0);
     if (rc)
         return rc;
+    char bad_tensor[96];
+    long n_bad = checkpoint_count_nonfinite(s->view, bad_tensor, sizeof bad_tensor);
+    if (n_bad)
+        session_printf(s, "warning: %s holds %ld non-finite weights (NaN/Inf), first in %s: "
+                       "the run that wrote it diverged; its samples and evaluations are "
+                       "meaningless", path, n_bad, bad_tensor);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:s s:s s:I}", "ok", 1, "opened", path, "model",
                                        s->view->cfg.model, "params",

@@ -4,6 +4,7 @@
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
+#include "safetext.h"
 
 #include "err.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define RUNS_MAX_IDS 256
@@ -336,8 +338,8 @@ static void run_text_lists(Session *s, const CheckpointRecord *c, int nc, const 
 
 int cmd_run(Session *s, int argc, const LexWord *argv)
 {
-    RunStore *st;
-    long id;
+    RunStore *st = NULL;
+    long id = 0;
     if (argc > 2) return session_error(s, LM_EARG, "run takes one run id (`compare` takes "
                                        "several)");
     if (store_and_id(s, argc, argv, "run RUN_ID", &st, &id)) return LM_EARG;
@@ -452,8 +454,8 @@ int cmd_compare(Session *s, int argc, const LexWord *argv)
 
 int cmd_tag(Session *s, int argc, const LexWord *argv)
 {
-    RunStore *st;
-    long id;
+    RunStore *st = NULL;
+    long id = 0;
     if (store_and_id(s, argc, argv, "tag RUN_ID TAG", &st, &id)) return LM_EARG;
     if (argc != 3 || argv[2].key)
         return session_error(s, LM_EARG, "tag takes one tag after the run id: `tag %ld TAG`",
@@ -474,8 +476,8 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
 
 int cmd_note(Session *s, int argc, const LexWord *argv)
 {
-    RunStore *st;
-    long id;
+    RunStore *st = NULL;
+    long id = 0;
     if (store_and_id(s, argc, argv, "note RUN_ID \"text\"", &st, &id)) return LM_EARG;
     if (argc < 3)
         return session_error(s, LM_EARG, "note needs the text: `note %ld \"text\"` (\"\" "
@@ -496,30 +498,86 @@ int cmd_note(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
+/* What rm does to one run's files, in words. */
+static void rm_describe(Session *s, RunStore *st, long id, int files, int done)
+{
+    RunRow r;
+    char err[LM_ERR_LEN], name[200];
+    if (runstore_get(st, id, &r, err)) return;
+    CheckpointRecord *ck = NULL;
+    int nc = 0;
+    runstore_checkpoints(st, id, &ck, &nc, err);
+    free(ck);
+    const char *dir = r.checkpoint_dir[0] ? r.checkpoint_dir : "(no folder)";
+    session_printf(s, "  run %ld '%s' (%s, %d checkpoint%s in %s): %s", id,
+                   safetext_escape(name, sizeof name, r.name, 0), r.status, nc,
+                   nc == 1 ? "" : "s", dir,
+                   files ? (done ? "run and checkpoint files deleted"
+                                 : "the run and its checkpoint files will be deleted")
+                         : (done ? "run deleted; its checkpoint files are kept"
+                                 : "the run will be deleted; its checkpoint files are kept "
+                                   "(checkpoints=true deletes them too)"));
+    runstore_row_free(&r);
+}
+
+/* rm ID... [checkpoints=true] [yes|--yes]: without yes it only says what would happen
+ * (at a terminal: repeat with yes; in a script: an error, nothing deleted). */
 int cmd_rm(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st;
-    long id;
-    int files = 0;
-    if (store_and_id(s, argc, argv, "rm RUN_ID [checkpoints=true]", &st, &id)) return LM_EARG;
-    for (int i = 2; i < argc; i++) {
-        if (!argv[i].key)
-            return session_error(s, LM_EARG, "rm takes one run id, got '%s' too",
-                                 argv[i].text);
-        files = !strcmp(argv[i].value, "true");
+    long ids[RUNS_MAX_IDS];
+    int n = 0, files = 0, yes = 0;
+    const char *usage = "rm RUN_ID... [checkpoints=true] [yes]";
+    if (argc < 2 || argv[1].key)
+        return session_error(s, LM_EARG, "run id expected — usage: %s", usage);
+    if (!(st = session_store(s))) return LM_EDB;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i].key) {
+            if (strcmp(argv[i].key, "checkpoints"))
+                return session_error(s, LM_EARG, "rm: unknown setting %s= — usage: %s",
+                                     argv[i].key, usage);
+            files = !strcmp(argv[i].value, "true");
+        } else if (!strcmp(argv[i].text, "yes") || !strcmp(argv[i].text, "--yes")) {
+            yes = 1;
+        } else {
+            RunRow row;
+            if (n == RUNS_MAX_IDS)
+                return session_error(s, LM_EARG, "too many runs (at most %d)", RUNS_MAX_IDS);
+            if (parse_id(s, &argv[i], &ids[n]) || get_run(s, st, ids[n], &row)) return LM_EARG;
+            runstore_row_free(&row);
+            if (s->trainer && s->run_id == ids[n])
+                return session_error(s, LM_ESTATE, "run %ld is the run of this session — "
+                                     "`stop` it and `wait` for it to end before deleting it",
+                                     ids[n]);
+            n++;
+        }
     }
-    if (s->trainer && s->run_id == id)
-        return session_error(s, LM_ESTATE, "run %ld is the run of this session — `stop` it "
-                             "and `wait` for it to end before deleting it", id);
+    if (!yes) {
+        int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+        if (!tty && !s->json)
+            return session_error(s, LM_EARG, "rm deletes runs for good: in a script add "
+                                 "--yes (or yes) to confirm; nothing was deleted");
+        if (!tty)
+            return session_error(s, LM_EARG, "rm needs yes (or --yes) to delete; nothing "
+                                 "was deleted");
+        session_printf(s, "rm would delete %d run%s:", n, n == 1 ? "" : "s");
+        for (int i = 0; i < n; i++) rm_describe(s, st, ids[i], files, 0);
+        session_printf(s, "nothing deleted yet: repeat the command with yes to delete");
+        return LM_OK;
+    }
     char err[LM_ERR_LEN];
-    int status = runstore_delete_run(st, id, files, err);
-    if (status) return session_error(s, status, "%s", err);
-    if (s->view && s->view_run == id) s->view_run = 0;   /* the open copy stays usable */
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:I s:b}", "ok", 1, "deleted", (json_int_t)id,
-                                       "checkpoints", files));
-    else
-        session_printf(s, "deleted run %ld%s", id, files ? " and its checkpoint files" : "");
+    for (int i = 0; i < n; i++) {
+        if (!s->json) rm_describe(s, st, ids[i], files, 1);
+        int status = runstore_delete_run(st, ids[i], files, err);
+        if (status) return session_error(s, status, "%s", err);
+        if (s->view && s->view_run == ids[i]) s->view_run = 0; /* the open copy stays usable */
+        if (s->json)
+            session_emit_json(s, json_pack("{s:b s:I s:b}", "ok", 1, "deleted",
+                                           (json_int_t)ids[i], "checkpoints", files));
+        else
+            session_printf(s, "deleted run %ld%s", ids[i],
+                           files ? " and its checkpoint files" : " (checkpoint files kept)");
+    }
     return LM_OK;
 }
 

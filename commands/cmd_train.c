@@ -16,8 +16,8 @@
 
 
 /* resume=ID: the run's config, its newest checkpoint, and a data identity check. */
-static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, char *hash,
-                          size_t cap)
+static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOptions *o,
+                          char *hash, size_t cap)
 {
     RunStore *st = session_store(s);
     if (!st)
@@ -27,9 +27,17 @@ static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, cha
     if (runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "%s", err);
     int rc = LM_OK;
-    if (!strcmp(row.status, "running") || !strcmp(row.status, "paused"))
-        rc = session_error(s, LM_ESTATE, "run #%ld is %s in process %ld; stop it there first",
-                           id, row.status, row.pid);
+    double age = 0;
+    int stale = runstore_run_stale(st, &row, RUNSTORE_STALE_SECONDS, &age);
+    if (stale && !force)
+        rc = session_error(s, LM_ESTATE, "run #%ld is marked %s by process %ld on host %s, "
+                           "but has sent no heartbeat for %.0f s (stale after %d s): if that "
+                           "process is gone, take the run over with `train resume=%ld "
+                           "force=true`", id, row.status, row.pid, row.host, age,
+                           RUNSTORE_STALE_SECONDS, id);
+    else if (!stale && (!strcmp(row.status, "running") || !strcmp(row.status, "paused")))
+        rc = session_error(s, LM_ESTATE, "run #%ld is %s in process %ld on host %s; stop it "
+                           "there first", id, row.status, row.pid, row.host);
     else if (!strcmp(row.status, "finished"))
         rc = session_error(s, LM_ESTATE, "run #%ld has finished; to train further, start a "
                            "new run with init_from=%ld", id, id);
@@ -40,6 +48,11 @@ static int prepare_resume(Session *s, long id, Config *c, TrainerOptions *o, cha
     if (!rc && checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
         rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from", id,
                            row.checkpoint_dir);
+    int own = rc ? LM_OK : checkpoint_verify_owner(o->resume, runstore_store_id(st), id, err);
+    if (own == 1)
+        session_printf(s, "warning: %s", err);
+    else if (own)
+        rc = session_error(s, own, "resume=%ld: %s", id, err);
     snprintf(hash, cap, "%s", row.data_hash);
     snprintf(o->run_dir, sizeof o->run_dir, "%s", row.checkpoint_dir);
     runstore_row_free(&row);
@@ -61,6 +74,10 @@ static int resolve_init_from(Session *s, Config *c)
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);
+    if ((rc = checkpoint_verify_owner(path, runstore_store_id(st), id, err)) == 1)
+        session_printf(s, "warning: %s", err);
+    else if (rc)
+        return session_error(s, rc, "init_from=%ld: %s", id, err);
     if (strlen(path) >= sizeof c->init_from)
         return session_error(s, LM_EARG, "init_from=%ld: its checkpoint path %s is longer than "
                              "%zu bytes; give a shorter path to the checkpoint", id, path,
@@ -88,16 +105,20 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
                         TrainerOptions *o, long *resume, char *hash, size_t cap)
 {
     char err[LM_ERR_LEN];
+    int force = 0;   /* force=true: take over a run whose other-host heartbeat is stale */
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, "force"))
+            force = !strcmp(argv[i].value, "true");
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "resume")) {
             *resume = session_parse_run_id(argv[i].value);
             if (*resume < 0)
                 return session_error(s, LM_EARG, "resume=%s: expected a run id", argv[i].value);
-            if (prepare_resume(s, *resume, c, o, hash, cap))
+            if (prepare_resume(s, *resume, force, c, o, hash, cap))
                 return LM_EARG;
         }
     for (int i = 1; i < argc; i++) {
-        if (argv[i].key && !strcmp(argv[i].key, "resume"))
+        if (argv[i].key && (!strcmp(argv[i].key, "resume") || !strcmp(argv[i].key, "force")))
             continue;
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
@@ -404,7 +425,12 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
     }
     int status = sn.status;
     print_end(s, &sn);
+    long unrecorded = sn.unrecorded;
+    if (unrecorded)   /* the training ended, but the store does not have all of it */
+        session_error(s, LM_EIO, "%s", sn.unrecorded_why);
     snapshot_free(&sn);
     session_job_reap(s);
+    if (unrecorded)
+        return LM_EIO;
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;
 }

@@ -129,8 +129,9 @@ static const Command COMMANDS[] = {
     {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL},
     {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, cmd_note,
      "history", 0, NULL},
-    {"rm", "RUN_ID [checkpoints=true]", "delete a run (and its checkpoints on request)", NULL,
-     ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL},
+    {"rm", "RUN_ID... [checkpoints=true] [yes]",
+     "delete runs (and their checkpoints on request); without yes only says what it would do",
+     NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL},
     {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"

@@ -2,6 +2,7 @@
  * dispatch (see session.h). */
 #include "session.h"
 
+#include "safetext.h"
 #include "err.h"
 #include "run_launch.h"
 
@@ -60,7 +61,10 @@ void session_printf(Session *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    s->writer(s->writer_ud, SESSION_OUT_TEXT, buf);
+    /* stored and generated text (names, notes, samples) never drives the terminal */
+    char *safe = safetext_dup(buf, SAFETEXT_KEEP_NEWLINES);
+    s->writer(s->writer_ud, SESSION_OUT_TEXT, safe ? safe : buf);
+    free(safe);
 }
 
 int session_error(Session *s, int status, const char *fmt, ...)
@@ -81,7 +85,9 @@ int session_error(Session *s, int status, const char *fmt, ...)
         size_t n = strlen(buf);
         while (n && buf[n - 1] == '\n')
             buf[--n] = 0;
-        snprintf(line, sizeof line, "error: %s", buf);
+        char safe[4100];
+        snprintf(line, sizeof line, "error: %s",
+                 safetext_escape(safe, sizeof safe, buf, SAFETEXT_KEEP_NEWLINES));
         s->writer(s->writer_ud, SESSION_OUT_ERROR, line);
     }
     return status ? status : LM_EARG;
@@ -89,7 +95,9 @@ int session_error(Session *s, int status, const char *fmt, ...)
 
 void session_stream(Session *s, const char *piece)
 {
-    s->writer(s->writer_ud, SESSION_OUT_STREAM, piece);
+    char *safe = s->json ? NULL : safetext_dup(piece, SAFETEXT_KEEP_NEWLINES | SAFETEXT_PASS_HIGH);
+    s->writer(s->writer_ud, SESSION_OUT_STREAM, safe ? safe : piece);
+    free(safe);
 }
 
 void session_emit_json(Session *s, json_t *obj)

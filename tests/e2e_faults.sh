@@ -5,12 +5,12 @@
 # checkpoints, a newer database, changed/vanished/odd dataset paths; two processes on one
 # database; absurd settings. Each scenario asserts on the store with sqlite3 and on the
 # files, and that nothing already recorded was lost. Usage: e2e_faults.sh LMLAB [SCENARIO...]
-# (scenarios 1-7; all by default). Not a benchmark and not a soak test (tests/soak.sh).
+# (scenarios 1-8; all by default; 8 = the reproductions of issue 13). Not a benchmark and not a soak test (tests/soak.sh).
 set -uo pipefail
 L=$(realpath "$1")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 shift
-ONLY=" ${*:-1 2 3 4 5 6 7} "
+ONLY=" ${*:-1 2 3 4 5 6 7 8} "
 W=$(mktemp -d /tmp/lmlab_faults_XXXXXX)
 MOUNTS=()
 cleanup() {
@@ -36,7 +36,10 @@ store_ok() {
                  HAVING count(*) != count(DISTINCT step))')" 0
 }
 # The newest complete step checkpoint of a run directory (temporary files excluded).
-newest_ckpt() { ls "$1" 2>/dev/null | grep -E '^step-[0-9]+\.safetensors$' | sort | tail -1; }
+# A run's folder: run-N-<store id> (issue 13: folders cannot collide between stores), or
+# the older run-N; rd R1/run-1 gives whichever exists.
+rd() { local d; for d in "$1" "$1"-*; do [ -d "$d" ] && { echo "$d"; return; }; done; echo "$1"; }
+newest_ckpt() { ls "$(rd "$1")" 2>/dev/null | grep -E '^step-[0-9]+\.safetensors$' | sort | tail -1; }
 ckpt_step() { local n=${1#step-}; echo $((10#${n%%.*})); }
 loads() { "$L" --db "$DB" -c "open \"$1\"; sample tokens=5" >loads.log 2>&1 || { cat loads.log; return 1; }; }
 # Only checkpoints, their optimizer files, best, and a crash's temporary leftovers.
@@ -82,7 +85,7 @@ scenario_kill_training() {
     check "store consistent after kill -9" store_ok
     ck=$(newest_ckpt R1/run-1)
     cs=$(ckpt_step "$ck")
-    check "newest checkpoint $ck loads" loads "R1/run-1/$ck"
+    check "newest checkpoint $ck loads" loads "$(rd R1/run-1)/$ck"
     local before
     before=$(q "SELECT group_concat(step || ':' || loss) FROM metrics WHERE run_id=1 AND step <= $cs")
     "$L" --db "$DB" --json -c "train resume=1 steps=$((cs + 200)); wait" >s1.resume 2>&1
@@ -119,9 +122,9 @@ kill_loop() {
         local st ck
         st=$(q "SELECT status FROM runs WHERE id=1")
         ck=$(newest_ckpt "$dir/run-1")
-        ls "$dir/run-1" | grep -q '\.tmp\.' && torn=$((torn + 1))
-        { eq "$st" interrupted && store_ok && [ -n "$ck" ] && loads "$dir/run-1/$ck" &&
-            only_known_files "$dir/run-1"; } ||
+        ls "$(rd "$dir/run-1")" | grep -q '\.tmp\.' && torn=$((torn + 1))
+        { eq "$st" interrupted && store_ok && [ -n "$ck" ] && loads "$(rd "$dir/run-1")/$ck" &&
+            only_known_files "$(rd "$dir/run-1")"; } ||
             { bad "kill $i: store or newest checkpoint $ck (status $st)"; return; }
     done
     ok "$n kills: every time interrupted, store consistent, newest checkpoint loads ($torn left a torn .tmp file, ignored)"
@@ -156,7 +159,7 @@ scenario_signals() {
         check "SIG$sig: exit status $rc is a clean failure (1), not a signal death" eq "$rc" 1
         check "SIG$sig: run recorded stopped" eq "$st" stopped
         check "SIG$sig: checkpoint at the stop step ${stop:-?}" eq "$ck" "$(printf 'step-%08d.safetensors' "${stop:-0}")"
-        check "SIG$sig: that checkpoint loads" loads "R3/run-$id/$ck"
+        check "SIG$sig: that checkpoint loads" loads "$(rd R3/run-$id)/$ck"
     done
     check "store consistent after signals" store_ok
 }
@@ -210,7 +213,7 @@ pause_and_recover() {
     check "$what: rows recorded before the fault (to step $step) kept" \
         eq "$(q "SELECT group_concat(step || ':' || loss) FROM metrics WHERE run_id=1 AND step <= $step")" "$before"
     check "$what: all 10000 steps recorded" eq "$(q 'SELECT count(*) FROM metrics WHERE run_id=1')" 2000
-    check "$what: final checkpoint loads" loads "$mnt/runs/run-1/$(newest_ckpt "$mnt/runs/run-1")"
+    check "$what: final checkpoint loads" loads "$(rd "$mnt/runs/run-1")/$(newest_ckpt "$mnt/runs/run-1")"
     check "$what: store consistent" store_ok
 }
 
@@ -245,7 +248,7 @@ scenario_bad_files() {
     echo "== 5. corrupt, truncated and foreign checkpoints; newer store; changed and odd data"
     DB=s5.db
     "$L" --db "$DB" train quick steps=40 checkpoint_every=20 runs_dir=R5 >/dev/null 2>&1
-    local c=R5/run-1/step-00000020.safetensors
+    local c; c=$(rd R5/run-1)/step-00000020.safetensors
     cp $c trunc.safetensors && truncate -s 30000 trunc.safetensors
     cp $c header.safetensors && printf 'XXXXXXXXXXXXXXXX' | dd of=header.safetensors bs=1 seek=8 conv=notrunc 2>/dev/null
     cp $c bytes.safetensors && printf '\x7f\x7f\x7f\x7f\x01\x02' | dd of=bytes.safetensors bs=1 seek=$(($(stat -c %s $c) - 40)) conv=notrunc 2>/dev/null
@@ -337,10 +340,64 @@ scenario_absurd() {
     check "no run recorded by refused settings" eq "$(q 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" 0
     DB=s7b.db
     "$L" --db "$DB" train quick steps=20 runs_dir=R7 >/dev/null 2>&1
-    { printf 'open R7/run-1/best.safetensors\nsample tokens=5 prompt="'
+    { printf 'open %s/best.safetensors\nsample tokens=5 prompt="' "$(rd R7/run-1)"
       head -c 1000000 /dev/zero | tr '\0' a
       printf '"\n'; } >big.lmlab
     check "1 MB prompt refused" refused "prompt of 1000000 bytes" big.lmlab
+}
+
+no_raw_escape() { ! grep -q $'\e' "$1" || { echo "     raw ESC in $1"; return 1; }; }
+
+scenario_issue13() {
+    echo "== 8. issue 13: run ids and folders, text settings, terminal escapes, divergence"
+    DB=s8.db
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    # 1. rm of the newest run, then train: a new id and a new folder
+    "$L" --db "$DB" -c "rm 2" >rm1.log 2>&1
+    check "1. rm in a script without --yes deletes nothing" has rm1.log "add --yes"
+    check "1. run 2 still there" eq "$(q 'SELECT count(*) FROM runs WHERE id=2')" 1
+    "$L" --db "$DB" -c "rm 2 --yes" >rm2.log 2>&1
+    check "1. rm says the files are kept" has rm2.log "checkpoint files are kept"
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    check "1. the deleted run's id is not reused" eq "$(q 'SELECT max(id) FROM runs')" 3
+    check "1. run 3 has a folder of its own" eq "$(ls -d R8/run-3-* 2>/dev/null | wc -l)" 1
+    local d3; d3=$(rd R8/run-3)
+    cp "$(rd R8/run-1)/step-00000020.safetensors" "$d3/step-99999999.safetensors"
+    check "1. open of another run's checkpoint in the folder refused" \
+        refused "written by run 1 of store" -c "open 3 which=last"
+    rm -f "$d3/step-99999999.safetensors"
+    DB=s8b.db   # a new store beside the old runs folder never writes into its run-1
+    "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
+    check "1. a new store's run 1 gets its own folder" eq "$(ls -d R8/run-1-* | wc -l)" 2
+    # 5. a run left "running" on another host: stale heartbeat, then force=true
+    DB=s8.db
+    q "UPDATE runs SET status='running', host='elsewhere', pid=4242, heartbeat=1 WHERE id=3"
+    check "5. resume of a stale other-host run says how to take it over" \
+        refused "train resume=3 force=true" -c "train resume=3"
+    "$L" --db "$DB" -c "train resume=3 force=true; wait" >force.log 2>&1
+    check "5. force=true takes it over" eq "$?" 0
+    check "5. and it ends" eq "$(q 'SELECT status FROM runs WHERE id=3')" finished
+    DB=s8b.db
+    # 2. invalid UTF-8 in a text setting is refused when set
+    check "2. name with invalid UTF-8 refused" refused "not valid UTF-8" train quick $'name=a\x9bb'
+    check "2. name with an escape refused" refused "escape" train quick $'name=\e]0;PWNED\a\e[2J'
+    check "2. nothing recorded" eq "$(q 'SELECT count(*) FROM runs')" 1
+    # 6. text stored by an older lmlab is escaped at output
+    DB=s8.db
+    q "UPDATE runs SET name=char(27)||']0;PWNED'||char(7)||char(27)||'[2J',
+         notes='n'||char(27)||'[31m', tags='t'||char(27) WHERE id=1"
+    q "INSERT INTO samples(run_id, step, text) VALUES(1, 20, 'x'||char(27)||'[2Jy')"
+    "$L" --db "$DB" -c "runs; run 1; compare 1 3" >esc.log 2>&1
+    check "6. runs/run/compare print no raw ESC" no_raw_escape esc.log
+    check "6. the escape is shown as \\e" has esc.log '\\e\]0;PWNED\\a\\e\[2J'
+    "$L" --db "$DB" --json -c "run 1" >esc.json 2>&1
+    check "6. JSON escapes it as JSON does" has esc.json '\\u001[bB]'
+    # 8. lr=10 is recorded as diverged, not finished
+    "$L" --db "$DB" train quick lr=10 steps=300 runs_dir=R8 >div.log 2>&1
+    check "8. lr=10 exits non-zero" eq "$?" 1
+    check "8. lr=10 recorded diverged" eq "$(q 'SELECT status FROM runs ORDER BY id DESC LIMIT 1')" diverged
+    check "8. the reason names ln(V)" has div.log "uniform guess"
 }
 
 [[ $ONLY == *" 1 "* ]] && scenario_kill_training
@@ -350,5 +407,6 @@ scenario_absurd() {
 [[ $ONLY == *" 5 "* ]] && scenario_bad_files
 [[ $ONLY == *" 6 "* ]] && scenario_two_processes
 [[ $ONLY == *" 7 "* ]] && scenario_absurd
+[[ $ONLY == *" 8 "* ]] && scenario_issue13
 echo "e2e_faults: $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -100,8 +100,9 @@ samples=$(q "SELECT count(*) FROM samples WHERE run_id=1")
 ckpts=$(q "SELECT count(*) FROM checkpoints WHERE run_id=1")
 echo "run: $(q 'SELECT last_step FROM runs WHERE id=1') steps, $evals evals, $samples samples, $ckpts checkpoints recorded"
 [ "$evals" -gt 0 ] && [ "$samples" -gt 0 ] && [ "$ckpts" -gt 0 ] || fail "missing evals/samples/checkpoints"
-newest=$(ls runs/run-1 | grep -E '^step-[0-9]+\.safetensors$' | sort | tail -1)
+rdir=$(ls -d runs/run-1 runs/run-1-* 2>/dev/null | head -1)
+newest=$(ls "$rdir" | grep -E '^step-[0-9]+\.safetensors$' | sort | tail -1)
 [ -n "$newest" ] || fail "no checkpoint file"
-"$L" --db "$DB" -c "open runs/run-1/$newest; sample tokens=20" >open.log 2>&1 || { cat open.log; fail "newest checkpoint $newest does not load"; }
-[ -f runs/run-1/best.safetensors ] || fail "no best.safetensors"
+"$L" --db "$DB" -c "open $rdir/$newest; sample tokens=20" >open.log 2>&1 || { cat open.log; fail "newest checkpoint $newest does not load"; }
+[ -f "$rdir/best.safetensors" ] || fail "no best.safetensors"
 echo "soak: ok ($newest loads)"

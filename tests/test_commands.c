@@ -342,13 +342,15 @@ static void test_rm(Session *s)
     char ck[128];
     snprintf(ck, sizeof ck, "%s/ck4.safetensors", tmpdir);
     CHECK(access(ck, F_OK) == 0, "checkpoint file of run 4 exists before rm");
-    CHECK(run(s, "rm 4 checkpoints=true") == LM_OK &&
+    CHECK(run(s, "rm 4 checkpoints=true") != LM_OK && strstr(out, "--yes") &&
+          access(ck, F_OK) == 0, "rm in a script without --yes deleted: %s", out);
+    CHECK(run(s, "rm 4 checkpoints=true --yes") == LM_OK &&
           strstr(out, "deleted run 4 and its checkpoint files"), "rm: %s", out);
     CHECK(access(ck, F_OK) != 0, "rm checkpoints=true removed %s", ck);
     CHECK(run(s, "runs") == LM_OK && count_lines(out) == 4 && !strstr(out, "lstm-nan"),
           "3 runs left: %s", out);
     CHECK(run(s, "run 4") != LM_OK && strstr(out, "no run 4 — `runs` lists them"), "%s", out);
-    CHECK(run(s, "rm 4") != LM_OK && strstr(out, "no run 4"), "rm twice: %s", out);
+    CHECK(run(s, "rm 4 yes") != LM_OK && strstr(out, "no run 4"), "rm twice: %s", out);
 }
 
 /* Each line must fail with exactly one error containing the text. */
@@ -363,7 +365,7 @@ static void test_errors(Session *s)
         {"compare 2 x", "run id expected, got 'x'"}, {"compare 2 77", "no run 77"},
         {"tag", "run id expected"}, {"tag 2", "tag takes one tag"}, {"tag zz best", "'zz'"},
         {"note 2", "note needs the text"}, {"note", "run id expected"},
-        {"rm", "run id expected"}, {"rm 2 3", "one run id"}, {"rm -3", "'-3'"},
+        {"rm", "run id expected"}, {"rm 2 3", "--yes"}, {"rm -3", "'-3'"},
         {"export 2 file=x.csv sweep=abc", "sweep id expected"},
         {"export 2 file=x.csv sweep=42", "no sweep 42"},
     };

@@ -37,8 +37,10 @@ static void test_names(void)
     snprintf(c.name, sizeof c.name, "mine");
     run_launch_name(&c, "tinyshakespeare", buf, sizeof buf);
     CHECK(!strcmp(buf, "mine"), "named run: %s", buf);
-    run_launch_dir("runs", 12, buf, sizeof buf);
-    CHECK(!strcmp(buf, "runs/run-12"), "folder: %s", buf);
+    run_launch_dir("runs", "5ee3a1", 12, buf, sizeof buf);
+    CHECK(!strcmp(buf, "runs/run-12-5ee3a1"), "folder carries the store's identity: %s", buf);
+    run_launch_dir("runs", NULL, 12, buf, sizeof buf);
+    CHECK(!strcmp(buf, "runs/run-12"), "folder without a store identity: %s", buf);
 }
 
 static int count_runs(RunStore *st)
@@ -79,11 +81,11 @@ static long test_new_run(RunStore *st)
     if (!h.trainer)
         return 0;
     CHECK(h.run_id > 0 && h.rec, "run id %ld", h.run_id);
-    run_launch_dir(c.runs_dir, h.run_id, dir, sizeof dir);
+    run_launch_dir(c.runs_dir, runstore_store_id(o.store), h.run_id, dir, sizeof dir);
     CHECK(!strcmp(h.run_dir, dir), "checkpoint folder %s, expected %s", h.run_dir, dir);
-    for (int i = 0; i < 600 && !run_launch_done(&h); i++)
+    for (int i = 0; i < 12000 && !run_launch_done(&h); i++) /* generous: a loaded machine */
         usleep(50000);
-    CHECK(run_launch_done(&h), "the run did not end in 30 s");
+    CHECK(run_launch_done(&h), "the run did not end in 10 minutes");
     run_launch_close(&h, 0);
     CHECK(!h.trainer && !h.rec && h.run_id > 0, "close keeps the id only");
     RunRow row;

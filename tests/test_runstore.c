@@ -12,7 +12,7 @@ static void test_schema(void)
     CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
     CHECK(!strcmp(runstore_path(s), path), "path %s", runstore_path(s));
     runstore_close(s);
-    CHECK(q_long(path, "PRAGMA user_version") == 2, "user_version");
+    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "user_version");
     q_text(path, "PRAGMA journal_mode", mode, sizeof mode);
     CHECK(!strcmp(mode, "wal"), "journal mode %s", mode);
     CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN"
@@ -71,7 +71,7 @@ static void test_migration(void)
     CHECK(q_long(path, "PRAGMA user_version") == 1, "v1 version");
     CHECK(runstore_open(path, &s, err) == LM_OK, "open v1: %s", err);
     if (!s) return;
-    CHECK(q_long(path, "PRAGMA user_version") == 2, "migrated to 2");
+    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "migrated");
     RunRow r;
     CHECK(runstore_get(s, 7, &r, err) == LM_OK, "old run kept: %s", err);
     CHECK(!strcmp(r.name, "old-run") && !strcmp(r.status, "finished") && r.last_step == 3,

@@ -324,7 +324,7 @@ static void test_bad_files(void)
 
     db_path(path, sizeof path, "newer.db");
     make_db_with_steps(path, 1);
-    q_exec(path, "PRAGMA user_version = 3");
+    q_exec(path, "PRAGMA user_version = 4");   /* RUNSTORE_SCHEMA_VERSION + 1 */
     CHECK(runstore_open(path, &s, err) == LM_EFORMAT && strstr(err, "newer lmlab"),
           "newer schema: %s", err);
 

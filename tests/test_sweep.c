@@ -430,8 +430,8 @@ static int wait_trial2(RunStore *st, long id, long *run2)
         if (runstore_sweep_trials(st, id, &t, &n, err) == LM_OK && n == 4 &&
             !strcmp(t[1].status, "running") && t[1].run_id > 0) {
             *run2 = t[1].run_id;
-            snprintf(path, sizeof path, "%s/run-%ld/step-00000200.safetensors", runs_dir,
-                     t[1].run_id);
+            snprintf(path, sizeof path, "%s/run-%ld-%s/step-00000200.safetensors", runs_dir,
+                     t[1].run_id, runstore_store_id(st));
             if (access(path, F_OK) == 0) {
                 free(t);
                 return 0;
@@ -529,7 +529,8 @@ static void test_kill_resume(void)
     runstore_get(st, before[0].run_id, &r1, err);
     char ck100[700];
     struct stat s0 = {0};
-    snprintf(ck100, sizeof ck100, "%.600s/run-%ld/step-00000100.safetensors", runs_dir, run2);
+    snprintf(ck100, sizeof ck100, "%.600s/run-%ld-%s/step-00000100.safetensors", runs_dir, run2,
+             runstore_store_id(st));
     CHECK(stat(ck100, &s0) == 0, "%s exists", ck100);
     SweepRunner *r = sweep_runner_open(id, db_path, err);
     CHECK(r != NULL, "sweep resume: %s", err);

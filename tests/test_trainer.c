@@ -2,10 +2,14 @@
  * emits steps, evaluations, gate statistics, samples, checkpoints and a final status;
  * resuming from a checkpoint reproduces the uninterrupted run's losses bit for bit;
  * a huge learning rate ends as `diverged` naming a tensor; pause/stop work; a
- * checkpoint that cannot be written pauses the run instead of killing it. */
+ * checkpoint that cannot be written pauses the run instead of killing it; a checkpoint
+ * refused for another reason than the disk says why and fails the run; a new best
+ * evaluation writes best.safetensors at once; a loss far above ln(V) for
+ * diverge_patience steps ends the run as diverged (issue 13, items 2, 7, 8). */
 #include "check.h"
 #include "checkpoint.h"
 #include "err.h"
+#include "recorder.h"
 #include "sysinfo.h"
 #include "trainer.h"
 
@@ -13,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[] = "/tmp/lmlab_trainer_XXXXXX";
@@ -194,6 +199,235 @@ static void checkpoint_failure_pauses(void)
     trainer_destroy(t);
 }
 
+/* Runs to the end collecting checkpoint events: *best_steps gets the steps at which
+ * best.safetensors was written (up to 8). */
+static int best_steps_of(Trainer *t, long *best_steps, Seen *s)
+{
+    int n = 0;
+    memset(s, 0, sizeof *s);
+    TrainEvent ev;
+    for (double t0 = sysinfo_now(); sysinfo_now() - t0 < 120;) {
+        if (!trainer_poll(t, &ev, 0.5))
+            continue;
+        if (ev.kind == TEV_CHECKPOINT && strstr(ev.ckpt.path, "best.safetensors") && n < 8)
+            best_steps[n++] = ev.ckpt.step;
+        int end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        if (end) {
+            s->status_end = ev.status;
+            snprintf(s->reason, sizeof s->reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+        if (end)
+            break;
+    }
+    trainer_join(t);
+    return n;
+}
+
+/* Item 7: an evaluation that improves writes best at once, not at the next checkpoint. */
+static void best_written_at_eval(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 30; c.eval_every = 10; c.sample_every = 0; c.checkpoint_every = 0;
+    c.dropout = 0;
+    TrainerOptions o = {0};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/best", tmpdir);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    long best[8];
+    Seen s;
+    int n = best_steps_of(t, best, &s);
+    CHECK(s.status_end == TRAINER_FINISHED, "ended %d: %s", s.status_end, s.reason);
+    CHECK(n >= 1 && best[0] == 10, "first best written at step %ld (want 10, %d writes)",
+          n ? best[0] : -1L, n);
+    /* the file on disk is the best evaluation's weights: its state carries that step */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/best.safetensors", o.run_dir);
+    CheckpointInfo info;
+    SafeTensors *st = NULL;
+    CHECK(checkpoint_open(path, &info, &st, err) == LM_OK, "%s", err);
+    if (st) {
+        CHECK(info.has_state && info.ts.step == best[n - 1], "best file at step %ld, last best "
+              "event at %ld", info.ts.step, best[n - 1]);
+        CHECK(!isnan(info.ts.best_val), "best file has no best_val");
+        checkpoint_info_free(&info);
+        safetensors_close(st);
+    }
+    trainer_destroy(t);
+}
+
+/* Item 2: a checkpoint that cannot be assembled for a reason other than the disk says the
+ * real reason and fails the run instead of pausing for space forever. */
+static void checkpoint_refused_says_why(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 10; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 5;
+    strcpy(c.name, "a\x9b" "b");   /* bypasses config_set's check, as an old store would */
+    TrainerOptions o = {0};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/utf8", tmpdir);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    char logged[LM_ERR_LEN + 200] = "";
+    Seen s;
+    memset(&s, 0, sizeof s);
+    TrainEvent ev;
+    for (double t0 = sysinfo_now(); sysinfo_now() - t0 < 30;) {
+        if (!trainer_poll(t, &ev, 0.1))
+            continue;
+        if (ev.kind == TEV_LOG && strstr(ev.text, "checkpoint"))
+            snprintf(logged, sizeof logged, "%s", ev.text);
+        if (ev.kind == TEV_STATUS && ev.status == TRAINER_PAUSED)
+            trainer_stop(t);   /* the old behaviour: paused waiting for space */
+        int end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        if (end) {
+            s.status_end = ev.status;
+            snprintf(s.reason, sizeof s.reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+        if (end)
+            break;
+    }
+    trainer_join(t);
+    CHECK(strstr(logged, "UTF-8") != NULL, "message does not give the reason: '%s'", logged);
+    CHECK(strstr(logged, "free space") == NULL, "message blames the disk: '%s'", logged);
+    CHECK(s.status_end == TRAINER_FAILED, "ended %d (%s), want failed", s.status_end, s.reason);
+    trainer_destroy(t);
+}
+
+/* Item 8: a finite loss far above ln(V) for diverge_patience steps is a divergence. */
+static void diverges_finite(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.dropout = 0;
+    c.lr = 10; c.steps = 300; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    CHECK(config_set(&c, "diverge_patience", "10", err) == LM_OK, "%s", err);
+    TrainerOptions o = {0};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Seen s;
+    drain(t, &s);
+    CHECK(s.status_end == TRAINER_DIVERGED, "lr=10 ended %d: %s", s.status_end, s.reason);
+    printf("  lr=10: %s\n", s.reason);
+    trainer_destroy(t);
+    /* a healthy run with the default setting is not flagged */
+    small_config(&c);
+    c.steps = 60; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    drain(t, &s);
+    CHECK(s.status_end == TRAINER_FINISHED, "healthy run ended %d: %s", s.status_end, s.reason);
+    trainer_destroy(t);
+}
+
+/* Item 4: a checkpoint that fails for lack of space (or a bad folder) is retried by
+ * itself every checkpoint_retry seconds, so a headless run continues once it is fixed. */
+static void checkpoint_retries_by_itself(void)
+{
+    char err[LM_ERR_LEN], blocker[600];
+    Config c;
+    small_config(&c);
+    c.steps = 10; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 5;
+    snprintf(blocker, sizeof blocker, "%s/blocker", tmpdir);
+    FILE *f = fopen(blocker, "w");   /* a file where the run folder's parent should be */
+    if (f) fclose(f);
+    TrainerOptions o = {.checkpoint_retry = 0.2};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/run", blocker);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    int told = 0, fixed = 0;
+    Seen s;
+    memset(&s, 0, sizeof s);
+    TrainEvent ev;
+    for (double t0 = sysinfo_now(); sysinfo_now() - t0 < 30;) {
+        if (!trainer_poll(t, &ev, 0.05))
+            continue;
+        if (ev.kind == TEV_LOG && strstr(ev.text, "retrying every 0.2 s") &&
+            strstr(ev.text, "stop")) told = 1;
+        if (ev.kind == TEV_STATUS && ev.status == TRAINER_PAUSED && !fixed) {
+            unlink(blocker);         /* space returns: no `resume` is ever sent */
+            mkdir(blocker, 0777);
+            fixed = 1;
+        }
+        int end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        if (end) {
+            s.status_end = ev.status;
+            snprintf(s.reason, sizeof s.reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+        if (end)
+            break;
+    }
+    if (!s.status_end) trainer_stop(t);
+    trainer_join(t);
+    CHECK(told, "the pause message does not give the retry interval and how to stop");
+    CHECK(fixed && s.status_end == TRAINER_FINISHED, "ended %d (%s) without a resume",
+          s.status_end, s.reason);
+    trainer_destroy(t);
+}
+
+/* Item 3 (part): a run whose rows could not reach the store does not end as a plain
+ * success: the recorder says what was not recorded and where. */
+static void unrecorded_is_reported(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 5; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    TrainerOptions o = {0};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Recorder *r = recorder_create(t, "/proc/lmlab-no-store-here/x.db", 1, "x", NULL, NULL, err);
+    CHECK(r != NULL, "%s", err);
+    if (!r) { trainer_destroy(t); return; }
+    for (double t0 = sysinfo_now(); !recorder_done(r) && sysinfo_now() - t0 < 30;)
+        usleep(20000);
+    Snapshot sn = {0};
+    recorder_snapshot(r, &sn);
+    CHECK(sn.status == TRAINER_FINISHED, "training itself finished (%d)", sn.status);
+    CHECK(sn.unrecorded > 0 && strstr(sn.unrecorded_why, "/proc/lmlab-no-store-here/x.db") &&
+          strstr(sn.unrecorded_why, "final status"), "unrecorded %ld: '%s'", sn.unrecorded,
+          sn.unrecorded_why);
+    snapshot_free(&sn);
+    recorder_destroy(r);
+    trainer_destroy(t);
+}
+
+/* Item 8: non-finite weights are counted and named (open warns with this). */
+static void nonfinite_weights_named(void)
+{
+    char err[LM_ERR_LEN], first[96];
+    Config c;
+    small_config(&c);
+    Model *m = model_create(&c, 65, err);
+    CHECK(m != NULL, "%s", err);
+    if (!m) return;
+    CHECK(checkpoint_count_nonfinite(m, first, sizeof first) == 0, "fresh model non-finite");
+    const ParamInfo *last = &m->params.info[m->params.n - 1];
+    m->params.data[last->offset] = NAN;
+    m->params.data[last->offset + last->numel - 1] = INFINITY;
+    long n = checkpoint_count_nonfinite(m, first, sizeof first);
+    CHECK(n == 2 && !strcmp(first, last->name), "counted %ld non-finite weights, first in '%s'", n, first);
+    model_destroy(m);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -202,6 +436,12 @@ int main(void)
     diverges();
     pause_and_stop();
     checkpoint_failure_pauses();
+    best_written_at_eval();
+    checkpoint_refused_says_why();
+    diverges_finite();
+    checkpoint_retries_by_itself();
+    unrecorded_is_reported();
+    nonfinite_weights_named();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "gate_probe.h"
+#include "safetext.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,8 +57,8 @@ static int load_curve(RunStore *st, long id, DashCurve *cv, char *err)
     if (rc)
         return rc;
     cv->run = id;
-    snprintf(cv->name, sizeof cv->name, "%s", row.name);
-    snprintf(cv->label, sizeof cv->label, "#%ld %s", id, row.name);
+    safetext_escape(cv->name, sizeof cv->name, row.name, 0);   /* stored text: escaped */
+    snprintf(cv->label, sizeof cv->label, "#%ld %s", id, cv->name);
     runstore_row_free(&row);
     rc = runstore_series(st, id, "loss", &cv->pts, &cv->n, err);
     if (rc)

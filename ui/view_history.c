@@ -4,6 +4,7 @@
  * Not the loaders (dash_data.c) and not the table widget (table.c). */
 #define NCURSES_WIDECHAR 1
 #include "dash_data.h"
+#include "safetext.h"
 #include "dash_draw.h"
 #include "dash_view.h"
 #include "err.h"
@@ -27,7 +28,7 @@ static const TableColumn RUN_COLS[] = {
 static void run_cells(const RunRow *row, char (*out)[CELL_LEN])
 {
     snprintf(out[0], CELL_LEN, "%ld", row->id);
-    snprintf(out[1], CELL_LEN, "%s", row->name);
+    safetext_escape(out[1], CELL_LEN, row->name, 0);   /* stored text: escaped */
     snprintf(out[2], CELL_LEN, "%s", row->model);
     snprintf(out[3], CELL_LEN, "%s", row->status);
     snprintf(out[4], CELL_LEN, "%ld", row->last_step);

@@ -4,11 +4,13 @@
  * Not the status bar or the run control keys (dash_render.c, dash_keymap.c). */
 #define NCURSES_WIDECHAR 1
 #include "dash_data.h"
+#include "safetext.h"
 #include "dash_draw.h"
 #include "dash_view.h"
 #include "heatmap.h"
 #include "plot.h"
 
+#include <stdlib.h>
 #include <curses.h>
 #include <math.h>
 #include <stdio.h>
@@ -160,8 +162,11 @@ static void sample_pane(Canvas *c, Rect r, const Dashboard *d, const Snapshot *s
     if (!text[0])
         dash_draw_wrap(c, in, "samples stream here during training; F6 samples now",
                        UI_COLOR_DIM, 1);
-    else
-        dash_draw_wrap(c, in, text, UI_COLOR_DEFAULT, 0);
+    else {
+        char *safe = safetext_dup(text, SAFETEXT_KEEP_NEWLINES);  /* generated text: escaped */
+        dash_draw_wrap(c, in, safe ? safe : text, UI_COLOR_DEFAULT, 0);
+        free(safe);
+    }
 }
 
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,

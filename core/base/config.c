@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "strdist.h"
+#include "textcheck.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -89,6 +90,11 @@ static const ConfigKey KEYS[] = {
     {"patience", CFG_INT, F(patience), 0, 1000, NULL,
      "evaluations without improvement before a cut (plateau)", "optim"},
     {"factor", CFG_FLOAT, F(factor), 1e-6, 0.999, NULL, "cut factor (plateau)", "optim"},
+    {"diverge_factor", CFG_FLOAT, F(diverge_factor), 0, 1e6, NULL,
+     "a loss above this x ln(vocab) (a uniform guess) counts as diverging (0 = off)", "optim"},
+    {"diverge_patience", CFG_INT, F(diverge_patience), 1, 1e8, NULL,
+     "steps in a row above diverge_factor x ln(vocab) before the run stops as diverged",
+     "optim"},
     /* evaluation, sampling, checkpoints */
     {"log_every", CFG_INT, F(log_every), 1, 1e6, NULL, "steps between logged metrics", "eval"},
     {"eval_every", CFG_INT, F(eval_every), 0, 1e8, NULL,
@@ -137,6 +143,7 @@ void config_defaults(Config *c)
     c->weight_decay = 0.01f;
     strcpy(c->schedule, "constant");
     c->step_size = 1000; c->gamma = 0.5f; c->patience = 3; c->factor = 0.5f;
+    c->diverge_factor = 3; c->diverge_patience = 20;
     c->log_every = 10; c->eval_every = 500; c->sample_every = 500; c->sample_tokens = 200;
     c->sample_temp = 0.8f;
     strcpy(c->sample_prompt, "\n");
@@ -272,6 +279,9 @@ int config_set(Config *c, const char *key, const char *value, char *err)
         if (strlen(value) >= k->size)
             return err_set(err, LM_EARG, "%s: value too long (at most %zu bytes)", key,
                            k->size - 1);
+        if ((rc = textcheck_value(key, value, !strcmp(key, "sample_prompt")
+                                                  ? TEXTCHECK_ALLOW_NEWLINE : 0, err)))
+            return rc;
         snprintf(field, k->size, "%s", value);
         return LM_OK;
     }

@@ -62,6 +62,8 @@ typedef struct {
     char schedule[12];     /* constant | step | invsqrt | cosine | plateau */
     int warmup, step_size, patience;
     float gamma, min_lr, factor;
+    float diverge_factor;  /* loss above this x ln(V) ... */
+    int diverge_patience;  /* ... for this many steps in a row: diverged */
     /* evaluation, sampling, checkpoints */
     int log_every, eval_every, eval_batches, sample_every, sample_tokens, checkpoint_every;
     float sample_temp;

@@ -9,6 +9,7 @@
  * (one RunStore per thread). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "private/runlock.h"
 #include "err.h"
 
 #include <errno.h>
@@ -64,8 +65,17 @@ static const char INDEXES[] =
     "CREATE INDEX IF NOT EXISTS runs_best ON runs(best_val IS NULL, best_val);"
     "CREATE INDEX IF NOT EXISTS runs_sweep ON runs(sweep_id);"
     "CREATE INDEX IF NOT EXISTS samples_run ON samples(run_id, step);"
-    "CREATE INDEX IF NOT EXISTS trials_run ON sweep_trials(run_id);"
-    "PRAGMA user_version = 2;";
+    "CREATE INDEX IF NOT EXISTS trials_run ON sweep_trials(run_id);";
+
+/* Version 3: the store's identity and the highest run id ever handed out (kept by a
+ * trigger, so an id is never handed out twice, even after the newest run is deleted). */
+static const char SCHEMA_V3[] =
+    "CREATE TABLE store_meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+    "INSERT INTO store_meta(key, value) SELECT 'last_run_id', coalesce(max(id), 0) FROM runs;"
+    "CREATE TRIGGER runs_last_id AFTER INSERT ON runs BEGIN"
+    " UPDATE store_meta SET value=max(NEW.id, CAST(value AS INTEGER))"
+    " WHERE key='last_run_id'; END;"
+    "PRAGMA user_version = 3;";
 
 /* ---- SQLite status ------------------------------------------------------------------- */
 
@@ -154,7 +164,42 @@ static int count_tables(RunStore *s, int *n, char *err)
     return status;
 }
 
-/* Creates the schema in an empty file or upgrades version 1, in one transaction. */
+/* A fresh random identity for the store (16 hex digits from /dev/urandom, or from the
+ * time and pid when that cannot be read). */
+static int store_new_id(RunStore *s, char *err)
+{
+    unsigned char b[8] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t got = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    unsigned long long v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | b[i];
+    if (got != sizeof b) v ^= (unsigned long long)(now_wall() * 1e6) ^ ((unsigned long long)getpid() << 32);
+    char hex[20];
+    snprintf(hex, sizeof hex, "%016llx", v);
+    sqlite3_stmt *st;
+    int status = prep(s, "INSERT OR REPLACE INTO store_meta(key, value) VALUES('store_id', ?)",
+                      &st, err);
+    if (status) return status;
+    bind_str(st, 1, hex);
+    return write_stmt(s, st, "naming the store", NULL, err);
+}
+
+static int store_read_id(RunStore *s, char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "SELECT value FROM store_meta WHERE key='store_id'", &st, err);
+    if (status) return status;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) col_copy(st, 0, s->store_id, sizeof s->store_id);
+    else status = rc == SQLITE_DONE ? err_set(err, LM_EFORMAT, "%s has no store identity;"
+                                              " it is damaged", s->path)
+                                    : runstore_db_fail(s, rc, "reading the store id", err);
+    sqlite3_finalize(st);
+    return status;
+}
+
+/* Creates the schema in an empty file or upgrades version 1 or 2, in one transaction. */
 static int store_migrate(RunStore *s, char *err)
 {
     int version = 0, n_tables = 0;
@@ -173,11 +218,23 @@ static int store_migrate(RunStore *s, char *err)
         status = exec_sql(s, SCHEMA_SWEEPS, "migrating schema 1 to 2", err);
         if (!status) status = exec_sql(s, MIGRATE_1_2, "migrating schema 1 to 2", err);
     }
-    if (!status && version < RUNSTORE_SCHEMA_VERSION)
+    if (!status && version < 2)
         status = exec_sql(s, INDEXES, "creating indexes", err);
+    if (!status && version < 3)
+        status = exec_sql(s, SCHEMA_V3, "migrating schema 2 to 3", err);
+    if (!status && version < 3)
+        status = store_new_id(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
+}
+
+int runstore_run_alive(const RunStore *s, long id, long pid)
+{
+    if (pid == (long)getpid())
+        return 1;
+    int held = runlock_held(s->path, id, NULL);
+    return held >= 0 ? held : pid_alive(pid);
 }
 
 typedef struct { long id, pid, last_step; } Orphan;
@@ -211,7 +268,7 @@ static int store_repair(RunStore *s, char *err)
     while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         Orphan o = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                     sqlite3_column_int64(st, 2)};
-        if (!strcmp(col_str(st, 3), s->host) && o.pid > 0 && !pid_alive(o.pid))
+        if (!strcmp(col_str(st, 3), s->host) && o.pid > 0 && !runstore_run_alive(s, o.id, o.pid))
             found[n++] = o;
     }
     if (n < 64 && rc != SQLITE_DONE)
@@ -269,6 +326,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     s->max_rows = 256;
     s->next_rows = 256;
     s->max_seconds = 2.0;
+    s->max_pending = 100000;
     s->last_flush = now_mono();
     if (gethostname(s->host, sizeof s->host - 1)) strcpy(s->host, "localhost");
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
@@ -280,6 +338,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
                          s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     if (!status) status = store_setup(s, err);
     if (!status) status = store_migrate(s, err);
+    if (!status) status = store_read_id(s, err);
     if (!status) status = store_repair(s, err);
     if (!status) status = store_prepare(s, err);
     if (status) {
@@ -293,11 +352,13 @@ int runstore_open(const char *path, RunStore **out, char *err)
 void runstore_close(RunStore *s)
 {
     if (!s) return;
-    runstore_flush(s, NULL);
+    if (runstore_flush(s, NULL)) runstore_journal_spill(s, NULL);   /* nothing dropped */
     store_free(s);
 }
 
 const char *runstore_path(const RunStore *s) { return s->path; }
+
+const char *runstore_store_id(const RunStore *s) { return s->store_id; }
 
 void runstore_set_busy_timeout(RunStore *s, int ms) { sqlite3_busy_timeout(s->db, ms); }
 

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 2
+#define RUNSTORE_SCHEMA_VERSION 3
 
 typedef struct RunStore RunStore;
 
@@ -25,12 +25,18 @@ typedef struct RunStore RunStore;
  * failures). On failure *out is NULL. */
 int runstore_open(const char *path, RunStore **out, char *err);
 
-/* Flushes buffered rows (a failure is silently lost only here: call runstore_flush first
- * to see it) and closes. NULL is a no-op. */
+/* Flushes buffered rows and closes. Rows that cannot be flushed go to the journal when
+ * one is set (runstore_set_journal); without one they are lost (call runstore_flush
+ * first to see the failure). NULL is a no-op. */
 void runstore_close(RunStore *s);
 
 /* The file path the store was opened with (owned by the store). */
 const char *runstore_path(const RunStore *s);
+
+/* The store's identity: a random hex string chosen when the store was created (or
+ * upgraded to schema 3), stable for its life. Run folders and checkpoints carry it, so a
+ * checkpoint can be matched to its store (owned by the store). */
+const char *runstore_store_id(const RunStore *s);
 
 /* Tuning: how long a write waits for another process's lock (default 5000 ms), and
  * when buffered rows are flushed automatically (default 256 rows or 2 seconds). */
@@ -48,6 +54,8 @@ typedef struct {
 } RunInfo;
 
 /* Creates a run with status "running", this process's pid and host; *id receives its id.
+ * Ids are never reused, not even the id of a deleted newest run (the store keeps the
+ * highest id it ever handed out).
  * NULL strings are stored as NULL. LM_EDB/LM_EIO/LM_ENOSPC on write failure. */
 int runstore_run_create(RunStore *s, const RunInfo *info, long *id, char *err);
 
@@ -91,6 +99,16 @@ int runstore_flush(RunStore *s, char *err);
 /* Rows (steps + evaluations) buffered and not yet written. */
 long runstore_pending(const RunStore *s);
 
+/* Bounds the buffer: when a flush fails with more than max_pending rows buffered (0 =
+ * 100,000), they are appended to the journal file at path (fsync'd) and memory is freed;
+ * every later flush inserts the journal's rows first and deletes the file once they are
+ * committed. An existing journal at path (a previous process's) lands at the next flush.
+ * runstore_close spills what it could not flush. path NULL or "" = no journal. */
+int runstore_set_journal(RunStore *s, const char *path, long max_pending);
+/* Rows waiting in the journal, and its path ("" when none is set). */
+long runstore_journal_rows(const RunStore *s);
+const char *runstore_journal_path(const RunStore *s);
+
 /* Replaces a run's tags (comma or space separated; stored comma separated), adds one tag
  * (no-op if present), removes one tag, or sets its free-text note. A tag is non-empty
  * and contains no comma or whitespace (LM_EARG otherwise). */
@@ -122,7 +140,17 @@ typedef struct {
     char *notes;                     /* malloc'd, never NULL ("" when none) */
     char data_hash[72], tokenizer[16], git_rev[48], machine[256], host[64];
     long pid;
+    double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
 } RunRow;
+
+/* A run is considered gone after this long without a heartbeat when it runs on another
+ * host (where its lock cannot be seen). */
+#define RUNSTORE_STALE_SECONDS 600
+
+/* 1 when r is running/paused on another host and its heartbeat is older than
+ * stale_seconds (*age receives the age in seconds, INFINITY without one); 0 otherwise (on
+ * this host the run's kernel lock decides, and runstore_open repairs dead runs). */
+int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age);
 
 /* runstore_rows_free frees an array from runstore_list (n rows and the array);
  * runstore_row_free frees the strings of one caller-owned row (runstore_get). */

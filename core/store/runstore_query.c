@@ -20,7 +20,7 @@
 
 #define RUN_COLS "id, name, status, model, data_name, tags, created, started, ended, params," \
     " last_step, sweep_id, best_val, final_val, config, reason, checkpoint_dir, notes," \
-    " data_hash, tokenizer, git_rev, machine, host, pid"
+    " data_hash, tokenizer, git_rev, machine, host, pid, coalesce(heartbeat, 0)"
 enum { RC_CONFIG = 14 };
 
 static int row_fill(sqlite3_stmt *st, RunRow *r)
@@ -49,6 +49,7 @@ static int row_fill(sqlite3_stmt *st, RunRow *r)
     col_copy(st, 21, r->machine, sizeof r->machine);
     col_copy(st, 22, r->host, sizeof r->host);
     r->pid = sqlite3_column_int64(st, 23);
+    r->heartbeat = sqlite3_column_double(st, 24);
     return r->config && r->notes ? LM_OK : LM_ENOMEM;
 }
 
@@ -530,4 +531,14 @@ int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
         *n = 0;
     }
     return status;
+}
+
+int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age)
+{
+    *age = r->heartbeat > 0 ? now_wall() - r->heartbeat : INFINITY;
+    if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
+        return 0;
+    if (!strcmp(r->host, s->host))   /* this host: the run lock decides (store_repair) */
+        return 0;
+    return *age > stale_seconds;
 }

@@ -6,6 +6,8 @@
  * at once. Not reading (runstore_query.c), not opening or schema (runstore.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "private/runlock.h"
+#include "textcheck.h"
 #include "err.h"
 
 #include <ctype.h>
@@ -99,18 +101,20 @@ static int flush_runs(RunStore *s, char *err)
 
 int runstore_flush(RunStore *s, char *err)
 {
-    if (s->n_steps + s->n_evals == 0) {
+    if (s->n_steps + s->n_evals + s->journal_rows == 0) {
         s->last_flush = now_mono();
         return LM_OK;
     }
     int status = exec_sql(s, "BEGIN IMMEDIATE", "flushing metrics", err);
     if (status) return status;   /* rows stay buffered */
-    status = flush_steps(s, err);
+    status = runstore_journal_insert(s, err);   /* older rows first */
+    if (!status) status = flush_steps(s, err);
     if (!status) status = flush_evals(s, err);
     if (!status) status = flush_runs(s, err);
     if (!status) status = tx_commit(s, "flushing metrics", err);
     else tx_rollback(s);
     if (status) return status;
+    runstore_journal_landed(s);
     s->n_steps = s->n_evals = 0;
     s->next_rows = s->max_rows;
     s->last_flush = now_mono();
@@ -145,6 +149,8 @@ static int maybe_flush(RunStore *s, char *err)
     if (status) {
         s->next_rows = pending + (pending > s->max_rows ? pending : s->max_rows);
         s->last_flush = now_mono();
+        if (pending >= s->max_pending && runstore_journal_spill(s, NULL) == LM_OK)
+            s->next_rows = s->max_rows;   /* memory freed: retry at the usual pace */
     }
     return status;
 }
@@ -209,6 +215,8 @@ static int tags_normalize(const char *in, const char *add, const char *remove, c
                           size_t cap, char *err)
 {
     char buf[1024];
+    int bad = textcheck_value("tags", in ? in : "", 0, err);
+    if (bad || (bad = textcheck_value("tag", add ? add : "", 0, err))) return bad;
     snprintf(buf, sizeof buf, "%s,%s", in ? in : "", add ? add : "");
     size_t n = 0;
     out[0] = 0;
@@ -233,10 +241,14 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     char tags[256];
     int status = tags_normalize(in->tags, NULL, NULL, tags, sizeof tags, err);
     sqlite3_stmt *st;
-    if (status || (status = prep(s, "INSERT INTO runs(name, created, started, status, config,"
-                    " model, data_name, data_hash, tokenizer, tokenizer_hash, params, machine,"
-                    " git_rev, tags, checkpoint_dir, sweep_id, pid, host, heartbeat, last_step)"
-                    " VALUES(?1,?2,?2,'running',?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
+    /* the id: one past the highest ever handed out (store_meta), never a deleted run's */
+    if (status || (status = prep(s, "INSERT INTO runs(id, name, created, started, status,"
+                    " config, model, data_name, data_hash, tokenizer, tokenizer_hash, params,"
+                    " machine, git_rev, tags, checkpoint_dir, sweep_id, pid, host, heartbeat,"
+                    " last_step) VALUES(1 + max(coalesce((SELECT max(id) FROM runs), 0),"
+                    " coalesce((SELECT CAST(value AS INTEGER) FROM store_meta"
+                    " WHERE key='last_run_id'), 0)),"
+                    " ?1,?2,?2,'running',?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
                     "?15,?16,?2,0)", &st, err)))
         return status;
     bind_str(st, 1, in->name);
@@ -257,6 +269,7 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     bind_str(st, 16, s->host);
     status = write_stmt(s, st, "creating a run", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    if (!status) status = runlock_acquire(s->path, *id, err);  /* held while it trains */
     return status;
 }
 
@@ -280,6 +293,7 @@ int runstore_run_set_status(RunStore *s, long id, const char *status_text,
     sqlite3_bind_int64(st, 5, id);
     status = write_stmt(s, st, "setting the run status", &changes, err);
     if (!status && changes == 0) status = err_set(err, LM_EARG, "no run %ld", id);
+    if (!status && k >= 2) runlock_release(s->path, id);   /* terminal: no longer trained */
     return status;
 }
 
@@ -310,7 +324,10 @@ static int check_not_live(RunStore *s, long id, const char *action, char *err)
     int st = run_owner(s, id, status, &pid, host, err);
     if (st) return st;
     if ((!strcmp(status, "running") || !strcmp(status, "paused")) && !strcmp(host, s->host)
-        && pid != (long)getpid() && pid_alive(pid))
+        && !runstore_run_alive(s, id, pid))
+        return LM_OK;
+    if ((!strcmp(status, "running") || !strcmp(status, "paused")) && !strcmp(host, s->host)
+        && pid != (long)getpid())
         return err_set(err, LM_ESTATE, "run %ld is being trained by process %ld; stop it"
                        " before you %s it", id, pid, action);
     return LM_OK;
@@ -319,6 +336,7 @@ static int check_not_live(RunStore *s, long id, const char *action, char *err)
 int runstore_run_claim(RunStore *s, long id, char *err)
 {
     int status = check_not_live(s, id, "resume", err);
+    if (!status) status = runlock_acquire(s->path, id, err);
     sqlite3_stmt *st;
     if (status || (status = prep(s, "UPDATE runs SET status='running', reason=NULL,"
                                  " ended=NULL, pid=?1, host=?2, heartbeat=?3 WHERE id=?4",
@@ -464,7 +482,9 @@ int runstore_remove_tag(RunStore *s, long id, const char *tag, char *err)
 int runstore_set_note(RunStore *s, long id, const char *note, char *err)
 {
     sqlite3_stmt *st;
-    int changes = 0, status = prep(s, "UPDATE runs SET notes=? WHERE id=?", &st, err);
+    int changes = 0, status = textcheck_value("note", note ? note : "",
+                                              TEXTCHECK_ALLOW_NEWLINE, err);
+    if (!status) status = prep(s, "UPDATE runs SET notes=? WHERE id=?", &st, err);
     if (status) return status;
     bind_str(st, 1, note);
     sqlite3_bind_int64(st, 2, id);

@@ -59,6 +59,8 @@ static char *state_to_json(const TrainState *ts)
     json_object_set_new(o, "sched_best", json_string(buf));
     json_object_set_new(o, "sched_bad_evals", json_integer(s->bad_evals));
     json_object_set_new(o, "sched_scale", json_real(s->plateau_scale));
+    if (ts->store_id[0])
+        json_object_set_new(o, "store_id", json_string(ts->store_id));
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
@@ -93,6 +95,9 @@ static int state_from_json(const char *text, TrainState *ts)
     ts->epoch = epoch;
     ts->elapsed = elapsed;
     ts->run_id = (long)run;
+    json_t *sid = json_object_get(o, "store_id");
+    snprintf(ts->store_id, sizeof ts->store_id, "%s",
+             json_is_string(sid) ? json_string_value(sid) : "");
     json_t *bv = json_object_get(o, "best_val");
     ts->best_val = json_is_string(bv) ? strtod(json_string_value(bv), NULL) : NAN;
     ts->model_rng.state = get_u64(o, "model_rng_state", &bad);
@@ -158,6 +163,25 @@ static void weights_hash(const ParamSet *ps, char *hex, size_t cap)
     snprintf(hex, cap, "%016llx", h);
 }
 
+/* One metadata entry; the only refusals are text that is not UTF-8 (JSON cannot hold it)
+ * and memory, and the message says which. */
+static int add_meta(SafeTensorsWriter *w, const char *key, const char *value, char *err)
+{
+    int rc = safetensors_writer_meta(w, key, value);
+    if (rc == LM_EARG) {
+        long bad = 0;
+        for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+            if (*p >= 0x80) { bad = (long)(p - (const unsigned char *)value) + 1; break; }
+        return err_set(err, LM_EFORMAT, "cannot write the checkpoint's '%s' metadata: it is "
+                       "not valid UTF-8 (near byte %ld); a text setting such as the run name "
+                       "holds bytes that are not text: set it again with plain text", key, bad);
+    }
+    if (rc)
+        return err_set(err, LM_ENOMEM, "out of memory assembling the checkpoint's '%s' "
+                       "metadata", key);
+    return LM_OK;
+}
+
 /* Adds every parameter under naming k; for the reference names also what the reference
  * state_dict holds beyond lmlab's parameters: decoder.weight when tied (the reference
  * lists the shared tensor under both names) and the (5000, 1, d) sinusoidal buffer,
@@ -210,19 +234,19 @@ static int save_weights(const char *path, const Model *m, const char *tokenizer_
     char vbuf[32], hbuf[32];
     snprintf(vbuf, sizeof vbuf, "%d", m->vocab);
     weights_hash(&m->params, hbuf, sizeof hbuf);
-    rc = rc ? rc : safetensors_writer_meta(w, "format", CHECKPOINT_FORMAT);
-    rc = rc ? rc : safetensors_writer_meta(w, "weights_fnv1a", hbuf);
-    rc = rc ? rc : safetensors_writer_meta(w, "config", cfg);
-    rc = rc ? rc : safetensors_writer_meta(w, "vocab", vbuf);
-    if (!rc && names == NAMES_REFERENCE)
-        rc = safetensors_writer_meta(w, "names", "reference");
-    if (!rc && tokenizer_json)
-        rc = safetensors_writer_meta(w, "tokenizer", tokenizer_json);
-    if (!rc && state)
-        rc = safetensors_writer_meta(w, "state", state);
     if (rc)
-        rc = err_set(err, LM_ENOMEM, "cannot assemble the checkpoint");
-    else
+        rc = err_set(err, rc, "cannot assemble the checkpoint's tensors (%s)", err_name(rc));
+    rc = rc ? rc : add_meta(w, "format", CHECKPOINT_FORMAT, err);
+    rc = rc ? rc : add_meta(w, "weights_fnv1a", hbuf, err);
+    rc = rc ? rc : add_meta(w, "config", cfg, err);
+    rc = rc ? rc : add_meta(w, "vocab", vbuf, err);
+    if (!rc && names == NAMES_REFERENCE)
+        rc = add_meta(w, "names", "reference", err);
+    if (!rc && tokenizer_json)
+        rc = add_meta(w, "tokenizer", tokenizer_json, err);
+    if (!rc && state)
+        rc = add_meta(w, "state", state, err);
+    if (!rc)
         rc = safetensors_writer_write(w, path, err);
 done:
     safetensors_writer_destroy(w);
@@ -440,4 +464,49 @@ int checkpoint_find(const char *dir, const char *which, char *out, size_t cap)
         return -1;
     snprintf(out, cap, "%.900s/%s", dir, newest);
     return 0;
+}
+
+int checkpoint_check_owner(const CheckpointInfo *info, const char *path, const char *store_id,
+                           long run_id, char *err)
+{
+    if (!info->has_state || !info->ts.store_id[0] || info->ts.run_id <= 0) {
+        err_set(err, LM_OK, "%s does not record which run wrote it (an older or foreign "
+                "file): it cannot be checked against run %ld", path, run_id);
+        return 1;
+    }
+    if (info->ts.run_id != run_id || strcmp(info->ts.store_id, store_id ? store_id : ""))
+        return err_set(err, LM_ESTATE, "%s was written by run %ld of store %s, not by run "
+                       "%ld of this store (%s): the folder holds another run's weights; "
+                       "open the file by its path if you mean it", path, info->ts.run_id,
+                       info->ts.store_id, run_id, store_id ? store_id : "?");
+    return LM_OK;
+}
+
+long checkpoint_count_nonfinite(const Model *m, char *first, size_t cap)
+{
+    const ParamSet *ps = &m->params;
+    long n = 0;
+    if (cap) first[0] = 0;
+    for (int i = 0; i < ps->n; i++) {
+        const float *w = ps->data + ps->info[i].offset;
+        for (size_t k = 0; k < ps->info[i].numel; k++)
+            if (!isfinite(w[k])) {
+                if (!n && cap) snprintf(first, cap, "%s", ps->info[i].name);
+                n++;
+            }
+    }
+    return n;
+}
+
+int checkpoint_verify_owner(const char *path, const char *store_id, long run_id, char *err)
+{
+    CheckpointInfo info;
+    SafeTensors *st = NULL;
+    int rc = checkpoint_open(path, &info, &st, err);
+    if (rc)
+        return rc;
+    rc = checkpoint_check_owner(&info, path, store_id, run_id, err);
+    checkpoint_info_free(&info);
+    safetensors_close(st);
+    return rc;
 }

@@ -23,6 +23,7 @@ typedef struct {
     double epoch, elapsed; /* fractional epochs, seconds of training */
     double best_val;       /* best validation loss so far (NAN if none) */
     long run_id;           /* run store id (0 = none) */
+    char store_id[40];     /* the run store's identity ("" = none or an older file) */
     Rng model_rng;         /* dropout stream */
     Rng data_rng;          /* unused by stream batching; kept for completeness */
     unsigned long long batcher[4]; /* batcher_get_state */
@@ -60,6 +61,22 @@ int checkpoint_save_names(const char *path, const Model *m, const char *tokenize
  * has_config = 0. A newer lmlab format is refused (LM_EFORMAT). */
 int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err);
 void checkpoint_info_free(CheckpointInfo *info);
+
+/* Whether a checkpoint belongs to run run_id of store store_id, from the run id and
+ * store id its metadata records. LM_OK when both match; LM_ESTATE when it names another
+ * run or store (the message says which: the folder holds another run's weights);
+ * 1 when the file does not record them (written by an older lmlab or
+ * not by lmlab), which the caller reports as a warning. */
+int checkpoint_check_owner(const CheckpointInfo *info, const char *path, const char *store_id,
+                           long run_id, char *err);
+
+/* Opens path's metadata and applies checkpoint_check_owner (same results; open errors as
+ * checkpoint_open). */
+int checkpoint_verify_owner(const char *path, const char *store_id, long run_id, char *err);
+
+/* The number of non-finite values (NaN, Inf) in a model's weights; *first receives the
+ * name of the first tensor holding one (cap bytes) when there are any. */
+long checkpoint_count_nonfinite(const Model *m, char *first, size_t cap);
 
 /* Copies every model parameter from the tensors named prefix + its name, in lmlab's
  * naming or the reference's (names_detect decides from the file). Every parameter must

@@ -169,7 +169,13 @@ static void *record_main(void *arg)
         set_message(&r->snap, err);
         pthread_mutex_unlock(&r->mu);
     }
-    int ended = 0;
+    char journal[1100] = "";
+    if (st && trainer_run_dir(r->t)[0]) {   /* rows the store cannot take wait here */
+        snprintf(journal, sizeof journal, "%.1000s/unrecorded-rows.tsv", trainer_run_dir(r->t));
+        runstore_set_journal(st, journal, 0);
+    }
+    int ended = 0, final_rc = LM_OK;
+    char final_err[LM_ERR_LEN] = "";
     while (!ended) {
         TrainEvent ev;
         if (!trainer_poll(r->t, &ev, 0.25)) {
@@ -184,6 +190,10 @@ static void *record_main(void *arg)
             usleep(250000);
             rc = runstore_flush(st, err) ? LM_EDB : record(st, r->run_id, &ev, err);
         }
+        if (ended) {
+            final_rc = st ? rc : LM_EIO;
+            snprintf(final_err, sizeof final_err, "%s", st ? err : "the store did not open");
+        }
         pthread_mutex_lock(&r->mu);
         apply(r, &r->snap, &ev);
         if (rc) {
@@ -197,11 +207,25 @@ static void *record_main(void *arg)
             r->cb(r->ud, &ev, &r->snap);
         trainer_event_free(&ev);
     }
+    long left = 0, journaled = 0;
     if (st) {
-        runstore_flush(st, err);
-        runstore_close(st);
+        if (runstore_flush(st, err) == LM_OK) err[0] = 0;
+        left = runstore_pending(st) + runstore_journal_rows(st);
+        runstore_close(st);   /* spills what is still in memory into the journal */
+        journaled = journal[0] && access(journal, F_OK) == 0;
     }
     pthread_mutex_lock(&r->mu);
+    /* never report success for what was not recorded: say what, where and why */
+    r->snap.unrecorded = left + (final_rc != LM_OK || !st);
+    if (r->snap.unrecorded)
+        snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
+                 "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
+                 "(%.120s)%s%.200s%s", left, left == 1 ? "" : "s",
+                 final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
+                 r->db_path[0] ? r->db_path : "(default)",
+                 final_err[0] ? final_err : err[0] ? err : "unknown reason",
+                 journaled ? "; the rows are kept in " : "", journaled ? journal : "",
+                 journaled ? " and land in the store when this run is resumed" : "");
     r->done = 1;
     r->snap.seq++;
     pthread_mutex_unlock(&r->mu);

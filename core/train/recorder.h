@@ -45,6 +45,9 @@ typedef struct {
     long message_seq;
     char checkpoint[METRICS_PATH_LEN];
     long pending_rows;     /* rows waiting for the store */
+    long unrecorded;       /* after the end: rows (and the final status, counted as one)
+                              that never reached the store; 0 = everything recorded */
+    char unrecorded_why[LM_ERR_LEN]; /* what was not recorded, where and why */
     long seq;              /* bumps on every change */
 } Snapshot;
 

@@ -3,6 +3,7 @@
 #include "run_launch.h"
 
 #include "err.h"
+#include "rundir.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
 
@@ -20,9 +21,10 @@ void run_launch_name(const Config *cfg, const char *data_name, char *buf, size_t
         snprintf(buf, cap, "%s-%s", cfg->model, data_name ? data_name : "data");
 }
 
-void run_launch_dir(const char *runs_dir, long id, char *buf, size_t cap)
+void run_launch_dir(const char *runs_dir, const char *store_id, long id, char *buf,
+                    size_t cap)
 {
-    snprintf(buf, cap, "%.400s/run-%ld", runs_dir, id);
+    rundir_name(buf, cap, runs_dir, store_id, id);
 }
 
 /* The run's stored record: everything needed to find, compare and reproduce it. */
@@ -45,8 +47,10 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
     free(cfg);
     if (rc)
         return LM_EDB;
-    run_launch_dir(c->runs_dir, h->run_id, h->run_dir, sizeof h->run_dir);
-    mkdir(c->runs_dir, 0777); /* the trainer creates run_dir itself, and reports failures */
+    run_launch_dir(c->runs_dir, runstore_store_id(o->store), h->run_id, h->run_dir,
+                   sizeof h->run_dir);
+    if ((rc = rundir_create(h->run_dir, err)))
+        return rc; /* another run's files are there, or it cannot be created */
     return runstore_set_checkpoint_dir(o->store, h->run_id, h->run_dir, err) ? LM_EDB : LM_OK;
 }
 
@@ -102,6 +106,7 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
         return rc;
     }
     trainer_set_run(h->trainer, h->run_id, h->run_dir);
+    trainer_set_store_id(h->trainer, runstore_store_id(o->store)); /* in every checkpoint */
     if (o->stop_at > 0)
         trainer_set_stop_at(h->trainer, o->stop_at);
     if (trainer_start(h->trainer, err)) {

@@ -39,9 +39,10 @@ typedef struct {
 /* The run's name: cfg->name when set, else "<model>-<data name>". */
 void run_launch_name(const Config *cfg, const char *data_name, char *buf, size_t cap);
 
-/* The checkpoint folder of run `id` under runs_dir. The one place run folders are
- * named. */
-void run_launch_dir(const char *runs_dir, long id, char *buf, size_t cap);
+/* The checkpoint folder of run `id` of the store `store_id` under runs_dir
+ * (runs_dir/run-ID-STOREID, see rundir.h). The one place run folders are named. */
+void run_launch_dir(const char *runs_dir, const char *store_id, long id, char *buf,
+                    size_t cap);
 
 /* Starts a recorded run of cfg as described by o, filling *h (zeroed first). LM_OK, or on
  * failure nothing is left running and h holds no trainer or recorder (h->run_id is set

@@ -168,6 +168,7 @@ static int setup_training(Trainer *t, char *err)
     t->m->carry_state = !strcmp(c->batching, "stream");
     t->best_val = NAN;
     t->ts.best_val = NAN;
+    t->best_written = -1;
     return LM_OK;
 }
 
@@ -319,6 +320,25 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     return rc;
 }
 
+/* A finite loss far above ln(V), the loss of a uniform guess, for diverge_patience steps
+ * in a row: the run is lost even though nothing became NaN. LM_EDIVERGED (err) or LM_OK. */
+static int check_high_loss(Trainer *t, double loss, char *err)
+{
+    const Config *c = &t->cfg;
+    double uniform = log((double)(t->m->vocab > 1 ? t->m->vocab : 2));
+    if (c->diverge_factor <= 0 || loss <= c->diverge_factor * uniform) {
+        t->high_loss_steps = 0;
+        return LM_OK;
+    }
+    if (++t->high_loss_steps < c->diverge_patience)
+        return LM_OK;
+    return err_set(err, LM_EDIVERGED, "loss %.4g at step %ld stayed above %g x ln(%d) = %.3g "
+                   "(the loss of a uniform guess) for %d steps in a row: lower lr or set clip "
+                   "(settings diverge_factor, diverge_patience)", loss, t->ts.step,
+                   c->diverge_factor, t->m->vocab, c->diverge_factor * uniform,
+                   t->high_loss_steps);
+}
+
 /* Blocks while paused; returns 1 when a stop was requested. why: the reason recorded with
  * the paused status (a failed checkpoint's message), "" for a pause the user asked for. */
 int trainer_wait_if_paused(Trainer *t, const char *why)
@@ -388,7 +408,7 @@ static void *train_main(void *arg)
         double ts0 = sysinfo_now();
         rc = train_step(t, &loss, &gnorm, &count, err);
         t->ts.elapsed += sysinfo_now() - ts0;
-        if (rc)
+        if (rc || (rc = check_high_loss(t, loss, err)))
             break;
         t->last_gnorm = gnorm;
         loss_acc += loss;
@@ -408,11 +428,16 @@ static void *train_main(void *arg)
                 break;
             rc = LM_OK;
             improved = isnan(before) || t->best_val < before;
+            if (improved)
+                trainer_write_best(t);
         }
         if (due(s, c->sample_every) && s < t->total_steps)
             trainer_do_sample(t);
-        if (due(s, c->checkpoint_every) && s < t->total_steps && trainer_checkpoint_or_pause(t, improved))
+        if (due(s, c->checkpoint_every) && s < t->total_steps && trainer_checkpoint_or_pause(t, improved)) {
+            if (t->fatal[0])
+                rc = err_set(err, LM_EFORMAT, "%s", t->fatal);
             break;
+        }
     }
     TrainerStatus end;
     if (rc == LM_EDIVERGED) {
@@ -431,6 +456,10 @@ static void *train_main(void *arg)
                 trainer_checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
         } else {
             trainer_checkpoint_or_pause(t, 0);
+        }
+        if (t->fatal[0]) {
+            trainer_set_status(t, TRAINER_FAILED, t->fatal);
+            return NULL;
         }
         int rung = t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at &&
                    t->ts.step < t->total_steps;
@@ -454,6 +483,11 @@ void trainer_set_run(Trainer *t, long run_id, const char *run_dir)
     t->opt.run_id = run_id;
     t->ts.run_id = run_id;
     snprintf(t->opt.run_dir, sizeof t->opt.run_dir, "%s", run_dir ? run_dir : "");
+}
+
+void trainer_set_store_id(Trainer *t, const char *store_id)
+{
+    snprintf(t->ts.store_id, sizeof t->ts.store_id, "%s", store_id ? store_id : "");
 }
 
 void trainer_set_stop_at(Trainer *t, long step)
@@ -512,6 +546,7 @@ TrainerStatus trainer_status(Trainer *t)
 }
 
 const Config *trainer_config(const Trainer *t) { return &t->cfg; }
+const char *trainer_run_dir(const Trainer *t) { return t->opt.run_dir; }
 const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
 long trainer_total_steps(const Trainer *t) { return t->total_steps; }
 long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }

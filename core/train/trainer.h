@@ -49,6 +49,8 @@ typedef struct {
     char resume[1024];     /* a checkpoint of this run to continue from, or "" */
     long stop_at;          /* > 0: evaluate, checkpoint and stop at this step (a rung of
                               successive halving); the run ends as `stopped` */
+    double checkpoint_retry; /* seconds between automatic retries of a checkpoint that
+                                failed for space or I/O (0 = 30 s); `resume` retries at once */
 } TrainerOptions;
 
 typedef struct Trainer Trainer;
@@ -61,6 +63,11 @@ void trainer_destroy(Trainer *t);   /* stops and joins first */
 
 /* Names the run before it starts: its store id and checkpoint directory. */
 void trainer_set_run(Trainer *t, long run_id, const char *run_dir);
+/* Records the run store's identity in every checkpoint this run writes (with the run id
+ * from trainer_set_run), so open/resume can tell its checkpoints from another run's. */
+void trainer_set_store_id(Trainer *t, const char *store_id);
+/* The run's checkpoint directory ("" when none; owned by the trainer). */
+const char *trainer_run_dir(const Trainer *t);
 /* Sets TrainerOptions.stop_at before the start. */
 void trainer_set_stop_at(Trainer *t, long step);
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
@@ -146,6 +147,43 @@ static void prune_checkpoints(Trainer *t, long step)
     unlink(op);
 }
 
+/* The training state a checkpoint records (RNGs, batcher, schedule, run id). */
+static void fill_state(Trainer *t)
+{
+    t->ts.model_rng = t->m->rng;
+    batcher_get_state(&t->batcher, t->ts.batcher);
+    t->ts.sched = t->sched;
+    t->ts.run_id = t->opt.run_id;
+}
+
+int trainer_write_best(Trainer *t)
+{
+    char err[LM_ERR_LEN], best[METRICS_PATH_LEN];
+    if (!t->opt.run_dir[0])
+        return LM_OK;
+    int rc = LM_OK;
+    if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
+        rc = err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
+    snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
+    fill_state(t);
+    if (!rc)
+        rc = checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err);
+    if (rc) {
+        char msg[LM_ERR_LEN + 64];
+        snprintf(msg, sizeof msg, "best checkpoint not written: %s", err);
+        trainer_push_text(t, TEV_LOG, msg);
+        return rc;
+    }
+    t->best_written = t->ts.step;
+    TrainEvent ev = {.kind = TEV_CHECKPOINT};
+    ev.ckpt.step = t->ts.step;
+    memcpy(ev.ckpt.path, best, sizeof ev.ckpt.path);
+    ev.ckpt.val_loss = t->best_val;
+    ev.ckpt.is_best = 1;
+    trainer_push(t, &ev);
+    return LM_OK;
+}
+
 /* Writes step-N (and best when this evaluation improved). On failure the run pauses
  * with the reason; resume retries. Returns LM_OK or the failure. */
 static int do_checkpoint(Trainer *t, int is_best, char *err)
@@ -156,10 +194,7 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
         return err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
     char path[METRICS_PATH_LEN];
     snprintf(path, sizeof path, "%.900s/step-%08ld.safetensors", t->opt.run_dir, t->ts.step);
-    t->ts.model_rng = t->m->rng;
-    batcher_get_state(&t->batcher, t->ts.batcher);
-    t->ts.sched = t->sched;
-    t->ts.run_id = t->opt.run_id;
+    fill_state(t);
     int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
     if (rc)
         return rc;
@@ -172,10 +207,11 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     ev.ckpt.val_loss = t->best_val;
     ev.ckpt.is_best = is_best;
     trainer_push(t, &ev);
-    if (is_best) {
+    if (is_best && t->best_written != t->ts.step) {
         char best[METRICS_PATH_LEN];
         snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
         if (checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
+            t->best_written = t->ts.step;
             TrainEvent bev = {.kind = TEV_CHECKPOINT};
             bev.ckpt = ev.ckpt;
             memcpy(bev.ckpt.path, best, sizeof bev.ckpt.path);
@@ -203,22 +239,62 @@ void trainer_find_nonfinite(const Model *m, char *buf, size_t cap)
     snprintf(buf, cap, "the loss (every gradient is finite)");
 }
 
-/* Checkpoint, pausing on failure until it succeeds or the run is stopped. */
+/* Paused (status event on the first try) until `resume`, a stop, or `every` seconds have
+ * passed (then the checkpoint is retried without anyone's help: a headless run cannot be
+ * resumed from another process). Returns 1 when a stop was requested. */
+static int wait_retry(Trainer *t, const char *why, double every, int first)
+{
+    pthread_mutex_lock(&t->mu);
+    __atomic_store_n(&t->pause_req, 1, __ATOMIC_RELEASE);
+    t->status = TRAINER_PAUSED;
+    pthread_mutex_unlock(&t->mu);
+    if (first) {
+        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup(why)};
+        trainer_push(t, &ev);
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long ns = until.tv_nsec + (long)((every - floor(every)) * 1e9);
+    until.tv_sec += (time_t)floor(every) + ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&t->mu);
+    while (t->pause_req && !t->stop_req)
+        if (pthread_cond_timedwait(&t->cv, &t->mu, &until) == ETIMEDOUT)
+            break;
+    __atomic_store_n(&t->pause_req, 0, __ATOMIC_RELEASE);
+    int stop = t->stop_req;
+    t->status = TRAINER_RUNNING;
+    pthread_mutex_unlock(&t->mu);
+    return stop;
+}
+
+/* Checkpoint; on a space or I/O failure, pause and retry (by itself every
+ * checkpoint_retry seconds, or at `resume`) until it succeeds or the run is stopped. */
 int trainer_checkpoint_or_pause(Trainer *t, int is_best)
 {
     char err[LM_ERR_LEN];
+    int tries = 0;
     for (;;) {
         int rc = do_checkpoint(t, is_best, err);
-        if (rc == LM_OK)
+        if (rc == LM_OK) {
+            if (tries)
+                trainer_set_status(t, TRAINER_RUNNING, "checkpoint written after a retry");
             return LM_OK;
-        char msg[LM_ERR_LEN + 96];
-        snprintf(msg, sizeof msg, "checkpoint failed: %s — training paused; free space or fix "
-                 "the directory, then resume", err);
-        trainer_push_text(t, TEV_LOG, msg);
-        pthread_mutex_lock(&t->mu);
-        __atomic_store_n(&t->pause_req, 1, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&t->mu);
-        if (trainer_wait_if_paused(t, msg))
+        }
+        if (rc != LM_ENOSPC && rc != LM_EIO) {   /* waiting for space cannot fix it */
+            snprintf(t->fatal, sizeof t->fatal, "checkpoint failed: %.480s", err);
+            trainer_push_text(t, TEV_LOG, t->fatal);
+            return rc;
+        }
+        double every = t->opt.checkpoint_retry > 0 ? t->opt.checkpoint_retry : 30;
+        char msg[LM_ERR_LEN + 300];
+        snprintf(msg, sizeof msg, "checkpoint failed: %.400s — training paused; free space or "
+                 "fix the directory: retrying every %g s by itself (`resume` retries now); "
+                 "`stop`, Ctrl-C or SIGTERM ends the run keeping the last good checkpoint",
+                 err, every);
+        if (!tries++)
+            trainer_push_text(t, TEV_LOG, msg);
+        if (wait_retry(t, msg, every, tries == 1))
             return rc;
     }
 }

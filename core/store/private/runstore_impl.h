@@ -25,6 +25,7 @@ struct RunStore {
     sqlite3 *db;
     char *path;
     char host[64];
+    char store_id[40];     /* store_meta 'store_id' */
     PendingStep *steps;
     long n_steps, cap_steps;
     PendingEval *evals;
@@ -33,6 +34,8 @@ struct RunStore {
     long next_rows;        /* ... or this many after a failed flush (back-off) */
     double max_seconds, last_flush;
     long known_run;        /* last run id checked to exist */
+    char journal[1024];    /* spill file for rows past max_pending ("" = none) */
+    long max_pending, journal_rows;
     sqlite3_stmt *ins_step, *ins_eval, *upd_run;
 };
 
@@ -58,6 +61,12 @@ static inline int pid_alive(long pid)
     if (kill((pid_t)pid, 0) == 0) return 1;
     return errno != ESRCH;   /* EPERM: alive, someone else's */
 }
+
+/* Whether run id, recorded as trained by pid on this host, still has a live process: the
+ * run's kernel lock (runlock.h), so a reused PID or a zombie never counts; this process's
+ * own runs are alive; a store written by an older lmlab (no lock file) falls back to the
+ * pid. Defined in runstore.c. */
+int runstore_run_alive(const RunStore *s, long id, long pid);
 
 static inline void tx_rollback(RunStore *s)
 {
@@ -137,6 +146,16 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
 int runstore_check_run(RunStore *s, long run, char *err);
 /* Grows the array whose pointer lives at pp to hold need elements. 0 or -1. */
 int runstore_grow(void *pp, long *cap, long need, size_t size);
+
+/* ---- runstore_journal.c --------------------------------------------------------------- */
+
+/* Appends every buffered row to the journal and empties the buffers (LM_OK when no
+ * journal is set: rows stay in memory). */
+int runstore_journal_spill(RunStore *s, char *err);
+/* Inserts the journal's rows (inside the caller's transaction). */
+int runstore_journal_insert(RunStore *s, char *err);
+/* After a commit that included the journal: deletes it. */
+void runstore_journal_landed(RunStore *s);
 
 /* ---- list filters and configs (runstore_filter.c) ------------------------------------ */
 

@@ -32,6 +32,9 @@ struct Trainer {
     double best_val;
     float last_gnorm;
     char last_ckpt[1024];
+    long best_written;     /* step whose evaluation best.safetensors holds (-1 none) */
+    int high_loss_steps;   /* consecutive steps above diverge_factor x ln(V) */
+    char fatal[512];       /* (LM_ERR_LEN) why a checkpoint can never be written (run fails) */
     /* control */
     pthread_t thread;
     int started;
@@ -61,6 +64,9 @@ int trainer_wait_if_paused(Trainer *t, const char *why);
 int trainer_do_eval(Trainer *t, int final, char *err);
 void trainer_do_sample(Trainer *t);
 int trainer_checkpoint_or_pause(Trainer *t, int is_best);
+/* Writes best.safetensors now (after an evaluation that improved). LM_OK or the failure
+ * (logged; the step checkpoints still carry the weights). */
+int trainer_write_best(Trainer *t);
 void trainer_find_nonfinite(const Model *m, char *buf, size_t cap);
 
 #endif

@@ -1,0 +1,281 @@
+/* test_runstore_reliable.c — issue 13 in the run store: run ids are never reused (not
+ * after `rm` of the newest run, not after reopening), every store has its own identity,
+ * run folders are named with it and a folder holding files a run did not write is
+ * refused; liveness is a lock the OS drops when the training process dies. */
+#include "runstore_util.h"
+#include "rundir.h"
+
+static void ids_never_reused(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "ids.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    long a = new_run(s, "a", "msa", "", NULL), b = new_run(s, "b", "msa", "", NULL);
+    runstore_run_set_status(s, b, "finished", NULL, err);
+    CHECK(runstore_delete_run(s, b, 0, err) == LM_OK, "delete: %s", err);
+    long c = new_run(s, "c", "msa", "", NULL);
+    CHECK(c > b, "after deleting the newest run %ld, the next run got id %ld", b, c);
+    runstore_run_set_status(s, c, "finished", NULL, err);
+    runstore_delete_run(s, c, 0, err);
+    runstore_close(s);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
+    if (!s) return;
+    long d = new_run(s, "d", "msa", "", NULL);
+    CHECK(d > c, "after reopening, id %ld reused (deleted %ld)", d, c);
+    (void)a;
+    runstore_close(s);
+}
+
+static void store_identity(void)
+{
+    char p1[512], p2[512], err[LM_ERR_LEN], id1[64], id2[64];
+    RunStore *s;
+    db_path(p1, sizeof p1, "ident1.db");
+    db_path(p2, sizeof p2, "ident2.db");
+    CHECK(runstore_open(p1, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    snprintf(id1, sizeof id1, "%s", runstore_store_id(s));
+    runstore_close(s);
+    CHECK(strlen(id1) >= 8, "store id '%s' too short", id1);
+    CHECK(runstore_open(p1, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    CHECK(!strcmp(id1, runstore_store_id(s)), "store id changed on reopen: %s vs %s", id1,
+          runstore_store_id(s));
+    runstore_close(s);
+    CHECK(runstore_open(p2, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    snprintf(id2, sizeof id2, "%s", runstore_store_id(s));
+    runstore_close(s);
+    CHECK(strcmp(id1, id2), "two stores share the id %s", id1);
+
+    /* two stores' run 1 never share a folder */
+    char d1[600], d2[600];
+    rundir_name(d1, sizeof d1, "runs", id1, 1);
+    rundir_name(d2, sizeof d2, "runs", id2, 1);
+    CHECK(strcmp(d1, d2), "run 1 of two stores: same folder %s", d1);
+    CHECK(strstr(d1, id1) && strstr(d1, "run-1"), "folder %s lacks the run or store id", d1);
+}
+
+static void folder_with_foreign_files_refused(void)
+{
+    char runs[512], dir[700], file[800], err[LM_ERR_LEN];
+    db_path(runs, sizeof runs, "runs");
+    rundir_name(dir, sizeof dir, runs, "abcd1234", 5);
+    CHECK(rundir_create(dir, err) == LM_OK, "fresh folder: %s", err);
+    CHECK(rundir_create(dir, err) == LM_OK, "empty existing folder: %s", err);
+    snprintf(file, sizeof file, "%s/step-00000100.safetensors", dir);
+    FILE *f = fopen(file, "w");
+    if (f) fclose(f);
+    CHECK(rundir_create(dir, err) == LM_ESTATE, "folder with another run's files accepted");
+    CHECK(strstr(err, "step-00000100.safetensors") != NULL, "message: %s", err);
+}
+
+/* A child creates a run and then either exits at once without closing it (a crash) or,
+ * with hold, waits until its pipe closes. Returns its pid; *id receives the run id. */
+static pid_t child_with_run(const char *path, int hold, long *id, int *keep_fd)
+{
+    int up[2], down[2];
+    if (pipe(up) || pipe(down)) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        char err[LM_ERR_LEN];
+        RunStore *s;
+        long rid = 0;
+        RunInfo info = {.name = "child", .model = "msa"};
+        if (runstore_open(path, &s, err) || runstore_run_create(s, &info, &rid, err)) _exit(3);
+        if (write(up[1], &rid, sizeof rid) != sizeof rid) _exit(4);
+        char c;
+        if (hold && read(down[0], &c, 1) < 0) _exit(5);
+        _exit(0);   /* no close, no status: as a crash */
+    }
+    close(up[1]);
+    close(down[0]);
+    if (read(up[0], id, sizeof *id) != sizeof *id) *id = -1;
+    close(up[0]);
+    *keep_fd = down[1];
+    return pid;
+}
+
+static void status_of(const char *path, long id, char *out, size_t cap)
+{
+    char err[LM_ERR_LEN];
+    RunStore *s;
+    RunRow r;
+    snprintf(out, cap, "(error)");
+    if (runstore_open(path, &s, err)) return;   /* the open repairs dead runs */
+    if (!runstore_get(s, id, &r, err)) {
+        snprintf(out, cap, "%s", r.status);
+        runstore_row_free(&r);
+    }
+    runstore_close(s);
+}
+
+/* Item 5: a run is alive while its process holds the run's kernel lock. */
+static void liveness_is_a_lock(void)
+{
+    char path[512], st[32], sql[200], err[LM_ERR_LEN];
+    db_path(path, sizeof path, "live.db");
+    long id;
+    int fd;
+
+    /* a live holder: the run stays running and cannot be deleted */
+    pid_t holder = child_with_run(path, 1, &id, &fd);
+    CHECK(holder > 0 && id > 0, "child run");
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "running"), "live run became %s", st);
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (s) {
+        CHECK(runstore_delete_run(s, id, 0, err) == LM_ESTATE, "deleted a live run");
+        runstore_close(s);
+    }
+    close(fd);
+    waitpid(holder, NULL, 0);
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "interrupted"), "after the holder ended: %s", st);
+
+    /* a zombie (exited, not yet reaped): kill(pid, 0) succeeds, the lock is gone */
+    pid_t z = child_with_run(path, 0, &id, &fd);
+    close(fd);
+    for (int i = 0; i < 400; i++) {   /* until it has exited (still unreaped) */
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (!waitid(P_PID, (id_t)z, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == z) break;
+        usleep(5000);
+    }
+    CHECK(kill(z, 0) == 0, "the zombie answers kill(pid, 0)");
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "interrupted"), "a zombie's run is %s", st);
+    waitpid(z, NULL, 0);
+
+    /* a reused PID: the dead run's pid now belongs to an unrelated live process */
+    pid_t other = fork();
+    if (other == 0) { pause(); _exit(0); }
+    pid_t dead = child_with_run(path, 0, &id, &fd);
+    close(fd);
+    waitpid(dead, NULL, 0);
+    snprintf(sql, sizeof sql, "UPDATE runs SET pid=%ld WHERE id=%ld", (long)other, id);
+    CHECK(q_exec(path, sql) == SQLITE_OK, "set pid");
+    status_of(path, id, st, sizeof st);
+    CHECK(!strcmp(st, "interrupted"), "a run whose PID was reused is %s", st);
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
+}
+
+/* Items 2 and 6: notes and tags are validated when set like the text settings. */
+static void notes_and_tags_checked(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "text.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "t", "msa", "", NULL);
+    CHECK(runstore_set_note(s, id, "clears\x1b[2J", err) == LM_EARG && strstr(err, "escape"),
+          "note with an escape: %s", err);
+    CHECK(runstore_set_note(s, id, "bad \xff byte", err) == LM_EARG && strstr(err, "UTF-8"),
+          "note with invalid UTF-8: %s", err);
+    CHECK(runstore_set_note(s, id, "two\nlines are fine", err) == LM_OK, "%s", err);
+    CHECK(runstore_add_tag(s, id, "x\x07", err) == LM_EARG, "tag with a bell accepted");
+    CHECK(runstore_set_tags(s, id, "a,\x1b]0;T", err) == LM_EARG, "tags with an escape");
+    RunInfo info = {.name = "n", .tags = "ok,\x9b"};
+    long id2 = 0;
+    CHECK(runstore_run_create(s, &info, &id2, err) == LM_EARG, "run created with a bad tag");
+    runstore_close(s);
+}
+
+/* Item 5 on other hosts: no lock to see, the heartbeat decides after a delay. */
+static void other_host_heartbeat(void)
+{
+    char path[512], err[LM_ERR_LEN], sql[200];
+    RunStore *s;
+    db_path(path, sizeof path, "hosts.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "far", "msa", "", NULL);
+    RunRow r;
+    double age;
+    snprintf(sql, sizeof sql, "UPDATE runs SET host='elsewhere', heartbeat=%.0f WHERE id=%ld",
+             (double)time(NULL) - 5000, id);
+    q_exec(path, sql);
+    CHECK(runstore_get(s, id, &r, err) == LM_OK, "%s", err);
+    CHECK(runstore_run_stale(s, &r, RUNSTORE_STALE_SECONDS, &age) == 1 && age > 4000,
+          "a silent run on another host is not stale (age %.0f)", age);
+    runstore_row_free(&r);
+    snprintf(sql, sizeof sql, "UPDATE runs SET heartbeat=%.0f WHERE id=%ld",
+             (double)time(NULL), id);
+    q_exec(path, sql);
+    runstore_get(s, id, &r, err);
+    CHECK(runstore_run_stale(s, &r, RUNSTORE_STALE_SECONDS, &age) == 0, "fresh run stale");
+    runstore_row_free(&r);
+    runstore_close(s);
+}
+
+/* Item 3: rows the store cannot take are bounded in memory, spilled to a journal, and
+ * land when the store takes writes again (also from a later process). */
+static void rows_spill_and_land(void)
+{
+    char path[512], jpath[600], err[LM_ERR_LEN], sql[200];
+    RunStore *s;
+    db_path(path, sizeof path, "spill.db");
+    snprintf(jpath, sizeof jpath, "%s/unrecorded.tsv", tmpdir);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "spill", "msa", "", NULL);
+    runstore_set_journal(s, jpath, 50);
+    runstore_set_autoflush(s, 10, 1000);
+    runstore_set_busy_timeout(s, 5);
+    sqlite3 *blocker;   /* another process holding the write lock: the store cannot write */
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    for (long k = 1; k <= 200; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, id, &m, err);
+    }
+    EvalMetric e = {.step = 200, .split = "valid", .loss = 1.5, .ppl = 4.48, .bpc = NAN,
+                    .tokens = 10, .elapsed = 2};
+    runstore_log_eval(s, id, &e, err);
+    CHECK(runstore_pending(s) < 100, "memory not bounded: %ld rows buffered",
+          runstore_pending(s));
+    CHECK(runstore_journal_rows(s) >= 150, "journal holds %ld rows", runstore_journal_rows(s));
+    CHECK(access(jpath, F_OK) == 0, "no journal at %s", jpath);
+    runstore_close(s);   /* still locked: the rest is spilled too */
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM metrics WHERE run_id=%ld", id);
+    CHECK(q_long(path, sql) == 0, "rows written while locked?");
+    /* a later process sets the same journal: its first flush lands every row */
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);
+    CHECK(runstore_journal_rows(s) == 201, "journal rows after reopen: %ld",
+          runstore_journal_rows(s));
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    CHECK(q_long(path, sql) == 200, "landed %ld of 200 step rows", q_long(path, sql));
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evals WHERE run_id=%ld", id);
+    CHECK(q_long(path, sql) == 1, "evaluation landed");
+    snprintf(sql, sizeof sql, "SELECT last_step FROM runs WHERE id=%ld", id);
+    CHECK(q_long(path, sql) == 200, "last_step %ld", q_long(path, sql));
+    CHECK(access(jpath, F_OK) != 0 && runstore_journal_rows(s) == 0, "journal not removed");
+    runstore_close(s);
+}
+
+static void run_all(void)
+{
+    ids_never_reused();
+    store_identity();
+    folder_with_foreign_files_refused();
+    liveness_is_a_lock();
+    notes_and_tags_checked();
+    other_host_heartbeat();
+    rows_spill_and_land();
+}
+
+int main(void)
+{
+    return runstore_test_main("run store reliability tests", run_all);
+}
