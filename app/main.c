@@ -2,8 +2,11 @@
  * dashboard, the line-mode prompt, a script, or a headless command. Thin on purpose:
  * every behaviour lives in commands/, ui/ or core/. */
 #include "dashboard.h"
+#include "dist.h"
+#include "err.h"
 #include "repl.h"
 #include "session.h"
+#include "trainer_dist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,9 +101,22 @@ static int headless_train(Session *s, int argc, char **argv, int i)
 
 int main(int argc, char **argv)
 {
-    Args a;
-    if (parse_args(argc, argv, &a))
+    char derr[LM_ERR_LEN];
+    if (dist_init(&argc, &argv, derr)) {
+        fprintf(stderr, "lmlab: %s\n", derr);
         return 2;
+    }
+    if (dist_rank() > 0) {         /* under mpirun: ranks 1..N-1 serve rank 0's runs */
+        int src = trainer_dist_serve();
+        dist_finalize();
+        return src ? 1 : 0;
+    }
+    Args a;
+    if (parse_args(argc, argv, &a)) {
+        trainer_dist_release();
+        dist_finalize();
+        return 2;
+    }
     Session s;
     session_init(&s, a.db);
     s.json = a.json;
@@ -122,6 +138,8 @@ int main(int argc, char **argv)
         if (!f) {
             perror(a.script);
             session_free(&s);
+            trainer_dist_release();
+            dist_finalize();
             return 2;
         }
         rc = repl_run_file(&s, f, a.keep_going) ? 1 : 0;
@@ -134,5 +152,7 @@ int main(int argc, char **argv)
         rc = repl_interactive(&s) ? 0 : 0;
     }
     session_free(&s);
+    trainer_dist_release();
+    dist_finalize();
     return rc;
 }

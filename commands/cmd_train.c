@@ -4,6 +4,7 @@
 #include "session.h"
 
 #include "cmd_sweep.h"
+#include "dist.h"
 #include "err.h"
 #include "repl.h"
 #include "sysinfo.h"
@@ -95,6 +96,10 @@ static int record_run(Session *s, Trainer *t, long *id, char *err)
     snprintf(hash, sizeof hash, "%016llx", ds->hash);
     snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
     sysinfo_describe(machine, sizeof machine);
+    char group[160];     /* under mpirun: "; mpi 2 ranks on host(2)" */
+    dist_describe(group, sizeof group);
+    if (group[0])
+        snprintf(machine + strlen(machine), sizeof machine - strlen(machine), "; mpi %s", group);
     if (c->name[0])
         snprintf(name, sizeof name, "%s", c->name);
     else

@@ -163,8 +163,8 @@ static void add_grads(float *restrict acc, const float *restrict g, size_t n)
         acc[i] += g[i];
 }
 
-int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
-                  long *count)
+int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                     long *count)
 {
     Model *m = r->s[0].m;
     int n = r->n < B ? r->n : B, per = (B + n - 1) / n, row = 0;
@@ -193,14 +193,28 @@ int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double 
         sum += r->s[i].loss;
         cnt += r->s[i].count;
     }
-    if (m->training && cnt > 0) {
-        r->scale = 1.0f / (float)cnt;
-        fork_join(r, 1);
-        for (int i = 1; i < r->n; i++)
-            if (r->s[i].B > 0)
-                add_grads(m->params.grad, r->s[i].m->params.grad, m->params.total);
-    }
     *loss_sum = sum;
     *count = cnt;
     return LM_OK;
+}
+
+void replicas_backward(Replicas *r, float scale)
+{
+    Model *m = r->s[0].m;
+    if (!m->training)
+        return;
+    r->scale = scale;
+    fork_join(r, 1);
+    for (int i = 1; i < r->n; i++)
+        if (r->s[i].B > 0)
+            add_grads(m->params.grad, r->s[i].m->params.grad, m->params.total);
+}
+
+int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                  long *count)
+{
+    int rc = replicas_forward(r, x, y, B, T, loss_sum, count);
+    if (!rc && *count > 0)
+        replicas_backward(r, 1.0f / (float)*count);
+    return rc;
 }
