@@ -103,10 +103,10 @@ void dist_allreduce_sum_f64(double *buf, size_t n)
     }
 }
 
-void dist_allreduce_min_int(int *v)
+void dist_allreduce_min_int(int *v, int n)
 {
     if (g_size > 1)
-        MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
 void dist_bcast(void *buf, size_t bytes)
@@ -151,7 +151,7 @@ int dist_compiled(void) { return 0; }
 void dist_describe(char *buf, size_t cap) { if (cap) buf[0] = 0; }
 void dist_allreduce_sum_f32(float *buf, size_t n) { (void)buf; (void)n; }
 void dist_allreduce_sum_f64(double *buf, size_t n) { (void)buf; (void)n; }
-void dist_allreduce_min_int(int *v) { (void)v; }
+void dist_allreduce_min_int(int *v, int n) { (void)v; (void)n; }
 void dist_bcast(void *buf, size_t bytes) { (void)buf; (void)bytes; }
 
 #endif

@@ -32,7 +32,7 @@ void dist_describe(char *buf, size_t cap);
 /* Collectives over every rank (all must call them in the same order). In place. */
 void dist_allreduce_sum_f32(float *buf, size_t n);
 void dist_allreduce_sum_f64(double *buf, size_t n);
-void dist_allreduce_min_int(int *v);
+void dist_allreduce_min_int(int *v, int n);
 /* Copies rank 0's bytes into every other rank's buf. */
 void dist_bcast(void *buf, size_t bytes);
 

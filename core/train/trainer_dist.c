@@ -68,13 +68,13 @@ Trainer *trainer_dist_agree(Trainer *t, char *err)
                 t->cfg.batch, dist_size());
         ok = 0;
     }
-    int all = ok;
-    dist_allreduce_min_int(&all);
-    if (!all) {
+    int all[2] = {ok, dist_rank() == 0 ? ok : 1};   /* every rank's, rank 0's */
+    dist_allreduce_min_int(all, 2);
+    if (!all[0]) {
         if (ok)
             err_set(err, LM_EARG, "another process of the MPI job could not build the run "
                     "(its message is on its standard error)");
-        else if (dist_rank() > 0)
+        else if (dist_rank() > 0 && all[1])   /* rank 0 failed too: it has said why */
             fprintf(stderr, "lmlab rank %d: %s\n", dist_rank(), err);
         trainer_destroy(t);
         return NULL;
