@@ -8,7 +8,7 @@
 #      stopped by one process, resumed under -np 2; both end where an uninterrupted run
 #      ends (1e-3 rel)
 #   5. bad input: batch smaller than the process count is refused on every rank, no hang
-#   6. a rank killed mid-run ends the whole job (MPI aborts it), no hang
+#   6. a rank killed mid-run ends the whole job (MPI aborts it), no hang; the run resumes
 # Exits 77 (skipped) when mpirun is absent or lmlab was built without MPI.
 # Usage: e2e_mpi.sh LMLAB. No timing assertions.
 set -uo pipefail
@@ -97,6 +97,9 @@ cd ..
 check "rank 1 found and killed" [ -n "$R1" ]
 check "the job ended with an error, not a hang (exit $KRC)" bash -c "[ $KRC != 0 ] && [ $KRC != 124 ]"
 check "the run kept its checkpoint" bash -c "ls k6/runs/run-1/step-*.safetensors >/dev/null"
+(cd k6 && M 2 --json --db a.db -c "train resume=1 steps=200; wait" >b.txt 2>&1)
+check "the killed run resumed under -np 2 and finished" grep -q '"status":"finished","reason":"finished 200 steps"' k6/b.txt
+check "the killed run is still one run" [ "$(q k6/a.db 'select count(*) from runs')" == 1 ]
 
 echo "$FAILS failed"
 [ $FAILS == 0 ]
