@@ -96,10 +96,7 @@ static int record_run(Session *s, Trainer *t, long *id, char *err)
     snprintf(hash, sizeof hash, "%016llx", ds->hash);
     snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
     sysinfo_describe(machine, sizeof machine);
-    char group[160];     /* under mpirun: "; mpi 2 ranks on host(2)" */
-    dist_describe(group, sizeof group);
-    if (group[0])
-        snprintf(machine + strlen(machine), sizeof machine - strlen(machine), "; mpi %s", group);
+    dist_append_machine(machine, sizeof machine);   /* under mpirun: the ranks and hosts */
     if (c->name[0])
         snprintf(name, sizeof name, "%s", c->name);
     else

@@ -3,6 +3,7 @@
  * the halving rule (sweep.c), printing (commands/cmd_sweep.c). */
 #include "sweep_runner.h"
 
+#include "dist.h"
 #include "runstore.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
@@ -104,6 +105,7 @@ static int create_run(SweepRunner *r, int i, Trainer *t, TrainerOptions *o, char
     snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
     snprintf(tag, sizeof tag, "sweep-%ld", r->id);
     sysinfo_describe(machine, sizeof machine);
+    dist_append_machine(machine, sizeof machine);   /* under mpirun: the ranks and hosts */
     RunInfo info = {.name = c->name, .config = cfg, .model = c->model, .data_name = ds->name,
                     .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
                     .machine = machine, .git_rev = sysinfo_git_rev(), .tags = tag,

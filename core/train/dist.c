@@ -11,6 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
+void dist_append_machine(char *buf, size_t cap)
+{
+    char group[512];
+    dist_describe(group, sizeof group);
+    size_t n = strnlen(buf, cap);
+    if (group[0] && n + 1 < cap)
+        snprintf(buf + n, cap - n, "; mpi %s", group);
+}
+
 #ifdef LMLAB_MPI
 #include <mpi.h>
 
@@ -21,7 +30,9 @@ static void describe_group(void);
 
 int dist_init(int *argc, char ***argv, char *err)
 {
-    (void)err;
+    /* OpenMPI: a rank waiting in a collective (while rank 0 evaluates or saves) yields
+     * its core instead of spinning on it; the user's setting wins. */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
         return err_set(err, LM_EIO, "MPI_Init_thread failed");

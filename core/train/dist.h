@@ -28,6 +28,9 @@ int dist_compiled(void);
 /* "2 ranks on hostA(2)": the group's size and hosts (gathered by dist_init), for the run
  * store; "" for one process. Not a collective: any rank may call it. */
 void dist_describe(char *buf, size_t cap);
+/* Appends "; mpi " and dist_describe's text to the machine description in buf (size cap)
+ * under mpirun; leaves buf as it is for one process. */
+void dist_append_machine(char *buf, size_t cap);
 
 /* Collectives over every rank (all must call them in the same order). In place. */
 void dist_allreduce_sum_f32(float *buf, size_t n);

@@ -422,6 +422,9 @@ static void *train_main(void *arg)
             trainer_do_sample(t);
         if (lead && due(s, c->checkpoint_every) && s < t->total_steps && trainer_checkpoint_or_pause(t, improved))
             break;
+        if (!lead && s < t->total_steps)
+            trainer_dist_mirror_tasks(t, due(s, c->eval_every),
+                                      due(s, c->sample_every) || due(s, c->checkpoint_every));
     }
     trainer_dist_end(t);
     TrainerStatus end;

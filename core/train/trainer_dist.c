@@ -114,6 +114,14 @@ void trainer_dist_end(Trainer *t)
     g_open = 0;
 }
 
+void trainer_dist_mirror_tasks(Trainer *t, int evaluated, int other)
+{
+    if (evaluated && t->m->ops->reset_state)
+        t->m->ops->reset_state(t->m);
+    if (other)
+        trainer_reset_states(t);
+}
+
 int trainer_dist_step(Trainer *t, int T, double *loss_sum, long *count)
 {
     int B = t->cfg.batch, N = dist_size(), r = dist_rank();

@@ -42,6 +42,10 @@ int trainer_dist_control(Trainer *t, int go);
 /* After the step loop on every rank: closes the loop for ranks still waiting on a
  * control (rank 0 left it after an evaluation or checkpoint). */
 void trainer_dist_end(Trainer *t);
+/* Ranks 1..N-1, where rank 0 evaluated (evaluated) or sampled or saved (other): forgets
+ * the carried state of recurrent models as rank 0's tasks do for its rows (an evaluation
+ * resets the primary model's, a sample or checkpoint every replica's). */
+void trainer_dist_mirror_tasks(Trainer *t, int evaluated, int other);
 /* The forward and backward of the global batch x, y (B = cfg.batch rows, T) over every
  * rank: gradients summed in t's params.grad on every rank, *loss_sum and *count over
  * the whole batch. LM_OK, or the first failing rank's status on every rank. */
