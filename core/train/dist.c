@@ -20,6 +20,20 @@ void dist_append_machine(char *buf, size_t cap)
         snprintf(buf + n, cap - n, "; mpi %s", group);
 }
 
+/* The size mpirun (OpenMPI, MPICH/PMI, PMIx) announced to this process: 0 when no
+ * launcher started it (then MPI is not initialised at all: a second saved on every plain
+ * lmlab command, and nothing to fail where MPI's singleton start would). */
+static int launcher_size(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v)
+            return atoi(v) > 1 ? atoi(v) : 1;
+    }
+    return getenv("PMIX_RANK") || getenv("PMI_RANK") ? 1 : 0;
+}
+
 #ifdef LMLAB_MPI
 #include <mpi.h>
 
@@ -32,6 +46,8 @@ int dist_init(int *argc, char ***argv, char *err)
 {
     /* OpenMPI: a rank waiting in a collective (while rank 0 evaluates or saves) yields
      * its core instead of spinning on it; the user's setting wins. */
+    if (!launcher_size())
+        return LM_OK;               /* not under mpirun: one process, MPI untouched */
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
@@ -129,18 +145,6 @@ void dist_bcast(void *buf, size_t bytes)
 }
 
 #else /* one process: rank 0 of 1 */
-
-/* The size mpirun (OpenMPI, MPICH/PMI, PMIx) announced to this process, 1 if none. */
-static int launcher_size(void)
-{
-    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1)
-            return atoi(v);
-    }
-    return 1;
-}
 
 int dist_init(int *argc, char ***argv, char *err)
 {
