@@ -44,10 +44,10 @@ static void describe_group(void);
 
 int dist_init(int *argc, char ***argv, char *err)
 {
-    /* OpenMPI: a rank waiting in a collective (while rank 0 evaluates or saves) yields
-     * its core instead of spinning on it; the user's setting wins. */
     if (!launcher_size())
         return LM_OK;               /* not under mpirun: one process, MPI untouched */
+    /* OpenMPI: a rank waiting in a collective (while rank 0 evaluates or saves) yields
+     * its core to runnable threads instead of spinning on it; the user's setting wins. */
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)

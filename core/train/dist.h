@@ -10,7 +10,9 @@
 #include <stddef.h>
 
 /* Starts the process group (MPI_Init_thread asking for MPI_THREAD_SERIALIZED: collectives
- * run on the training thread, never two at once). Call once, first thing in main.
+ * run on the training thread, never two at once) when a launcher (mpirun) started this
+ * process; otherwise MPI is left alone and this is rank 0 of 1. Call once, first thing
+ * in main.
  * Returns LM_OK, or LM_EARG with a message when the process was started by mpirun with
  * several ranks but this lmlab was built without MPI (the caller exits). */
 int dist_init(int *argc, char ***argv, char *err);
