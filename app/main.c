@@ -103,7 +103,8 @@ int main(int argc, char **argv)
 {
     char derr[LM_ERR_LEN];
     if (dist_init(&argc, &argv, derr)) {
-        fprintf(stderr, "lmlab: %s\n", derr);
+        if (derr[0])
+            fprintf(stderr, "lmlab: %s\n", derr);
         return 2;
     }
     if (dist_rank() > 0) {         /* under mpirun: ranks 1..N-1 serve rank 0's runs */

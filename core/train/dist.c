@@ -150,6 +150,12 @@ int dist_init(int *argc, char ***argv, char *err)
 {
     (void)argc; (void)argv;
     int n = launcher_size();
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank) rank = getenv("PMI_RANK");
+    if (n > 1 && rank && atoi(rank) > 0) {
+        err[0] = 0;                 /* rank 0 says why; the others end silently */
+        return LM_EARG;
+    }
     if (n > 1)
         return err_set(err, LM_EARG, "mpirun started %d processes, but this lmlab was built "
                        "without MPI: install libopenmpi-dev and rebuild (meson setup "

@@ -14,7 +14,8 @@
  * process; otherwise MPI is left alone and this is rank 0 of 1. Call once, first thing
  * in main.
  * Returns LM_OK, or LM_EARG with a message when the process was started by mpirun with
- * several ranks but this lmlab was built without MPI (the caller exits). */
+ * several ranks but this lmlab was built without MPI (the caller exits; the message is
+ * "" on ranks other than 0, so it is printed once). */
 int dist_init(int *argc, char ***argv, char *err);
 /* Ends the process group (MPI_Finalize); no-op when dist_init did not start one. */
 void dist_finalize(void);
