@@ -172,10 +172,12 @@ int trainer_dist_serve(void)
         int started = 0;
         dist_bcast(&started, sizeof started);
         g_pending = 0;
-        if (started && trainer_start(t, err) == LM_OK)
+        if (started && trainer_start(t, err) == LM_OK) {
             trainer_join(t);
-        else if (started)
+        } else if (started) {  /* rank 0 is already waiting for this rank's steps */
             fprintf(stderr, "lmlab rank %d: %s\n", dist_rank(), err);
+            dist_abort(1);
+        }
         TrainEvent ev;
         while (trainer_poll(t, &ev, 0))
             trainer_event_free(&ev);
