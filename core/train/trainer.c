@@ -275,7 +275,7 @@ void trainer_destroy(Trainer *t)
         return;
     trainer_stop(t);
     trainer_join(t);
-    trainer_dist_start(0);  /* the other ranks drop it too, if it never started */
+    trainer_dist_start(t, 0);  /* the other ranks drop it too, if it never started */
     TrainEvent ev;
     while (trainer_poll(t, &ev, 0))
         trainer_event_free(&ev);
@@ -481,7 +481,7 @@ int trainer_start(Trainer *t, char *err)
     if (t->started)
         return err_set(err, LM_ESTATE, "the run has already started");
     t->status = TRAINER_RUNNING;
-    trainer_dist_start(1);
+    trainer_dist_start(t, 1);
     if (pthread_create(&t->thread, NULL, train_main, t)) {
         dist_abort(1);   /* the other ranks wait for this one's steps */
         return err_set(err, LM_ENOMEM, "cannot start the training thread");

@@ -31,7 +31,7 @@ typedef struct {
     Schedule sched;
 } Control;
 
-static int g_pending;   /* a run agreed on but not yet started (or dropped) */
+static const Trainer *g_pending; /* the run agreed on but not yet started (or dropped) */
 static int g_open;      /* the last control said go: the loop is still open */
 
 void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
@@ -84,15 +84,15 @@ Trainer *trainer_dist_agree(Trainer *t, char *err)
         dist_bcast(t->optim.m, t->optim.n * sizeof(float));
     if (t->optim.v)
         dist_bcast(t->optim.v, t->optim.n * sizeof(float));
-    g_pending = 1;
+    g_pending = t;
     return t;
 }
 
-void trainer_dist_start(int started)
+void trainer_dist_start(const Trainer *t, int started)
 {
-    if (dist_size() < 2 || !g_pending)
+    if (dist_size() < 2 || !t || g_pending != t)
         return;
-    g_pending = 0;
+    g_pending = NULL;
     dist_bcast(&started, sizeof started);
 }
 
@@ -171,7 +171,7 @@ int trainer_dist_serve(void)
             continue;
         int started = 0;
         dist_bcast(&started, sizeof started);
-        g_pending = 0;
+        g_pending = NULL;
         if (started && trainer_start(t, err) == LM_OK) {
             trainer_join(t);
         } else if (started) {  /* rank 0 is already waiting for this rank's steps */

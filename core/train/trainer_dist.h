@@ -34,8 +34,10 @@ void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt);
  * rank failed. */
 Trainer *trainer_dist_agree(Trainer *t, char *err);
 /* trainer_start (started = 1) and trainer_destroy of a trainer never started
- * (started = 0): tells the serving ranks whether to run the trainer they built. */
-void trainer_dist_start(int started);
+ * (started = 0): tells the serving ranks whether to run the trainer they built. Acts only
+ * for t = the trainer last agreed on and not yet started or dropped (destroying an older,
+ * finished trainer sends nothing). */
+void trainer_dist_start(const Trainer *t, int started);
 /* The top of every step: returns rank 0's go (1 = take a step, 0 = leave the loop) and
  * copies rank 0's schedule state into t. */
 int trainer_dist_control(Trainer *t, int go);
