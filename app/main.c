@@ -3,8 +3,11 @@
  * every behaviour lives in commands/, ui/ or core/. */
 #include "blas_select.h"
 #include "dashboard.h"
+#include "dist.h"
+#include "err.h"
 #include "repl.h"
 #include "session.h"
+#include "trainer_dist.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -127,10 +130,24 @@ static int headless_train(Session *s, int argc, char **argv, int i)
 
 int main(int argc, char **argv)
 {
-    blas_reexec(argv);
-    Args a;
-    if (parse_args(argc, argv, &a))
+    blas_reexec(argv);  /* first: may exec this binary again with the best BLAS kernels */
+    char derr[LM_ERR_LEN];
+    if (dist_init(&argc, &argv, derr)) {
+        if (derr[0])
+            fprintf(stderr, "lmlab: %s\n", derr);
         return 2;
+    }
+    if (dist_rank() > 0) {         /* under mpirun: ranks 1..N-1 serve rank 0's runs */
+        int src = trainer_dist_serve();
+        dist_finalize();
+        return src ? 1 : 0;
+    }
+    Args a;
+    if (parse_args(argc, argv, &a)) {
+        trainer_dist_release();
+        dist_finalize();
+        return 2;
+    }
     Session s;
     session_init(&s, a.db);
     s.json = a.json;
@@ -152,6 +169,8 @@ int main(int argc, char **argv)
         if (!f) {
             perror(a.script);
             session_free(&s);
+            trainer_dist_release();
+            dist_finalize();
             return 2;
         }
         rc = repl_run_file(&s, f, a.script, a.keep_going) ? 1 : 0;
@@ -164,5 +183,7 @@ int main(int argc, char **argv)
         rc = repl_interactive(&s) ? 1 : 0;   /* 1: the terminal could not be read */
     }
     session_free(&s);
+    trainer_dist_release();
+    dist_finalize();
     return rc;
 }

@@ -180,8 +180,8 @@ void replicas_reset_state(Replicas *r)
             r->s[i].m->ops->reset_state(r->s[i].m);
 }
 
-int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
-                  long *count)
+int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                     long *count)
 {
     Model *m = r->s[0].m;
     int n = r->n < B ? r->n : B, per = (B + n - 1) / n, row = 0;
@@ -210,13 +210,27 @@ int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double 
         sum += r->s[i].loss;
         cnt += r->s[i].count;
     }
-    if (m->training && cnt > 0) {
-        r->scale = 1.0f / (float)cnt;
-        fork_join(r, 1);
-        if (r->n > 1)
-            fork_join(r, 2);
-    }
     *loss_sum = sum;
     *count = cnt;
     return LM_OK;
+}
+
+void replicas_backward(Replicas *r, float scale)
+{
+    Model *m = r->s[0].m;
+    if (!m->training)
+        return;
+    r->scale = scale;
+    fork_join(r, 1);
+    if (r->n > 1)
+        fork_join(r, 2);   /* the gradient sum, spread over every replica's thread */
+}
+
+int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                  long *count)
+{
+    int rc = replicas_forward(r, x, y, B, T, loss_sum, count);
+    if (!rc && *count > 0)
+        replicas_backward(r, 1.0f / (float)*count);
+    return rc;
 }

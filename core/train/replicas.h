@@ -30,4 +30,13 @@ void replicas_reset_state(Replicas *r);
 int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
                   long *count);
 
+/* replicas_step in its two halves, for a caller that must learn the loss's token count
+ * over several processes before the backward (trainer_dist.c): the forward of x, y (B,T)
+ * (gradients zeroed when m->training), then the backward of every replica with gradients
+ * scaled by `scale` (1 / the tokens the loss is a mean over) and summed into the
+ * primary's params.grad. The backward is a no-op when m is not training. */
+int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                     long *count);
+void replicas_backward(Replicas *r, float scale);
+
 #endif

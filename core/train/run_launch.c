@@ -2,6 +2,7 @@
  * place (see run_launch.h). Not here: choosing what to resume, printing. */
 #include "run_launch.h"
 
+#include "dist.h"
 #include "err.h"
 #include "rundir.h"
 #include "sysinfo.h"
@@ -39,6 +40,7 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
     snprintf(hash, sizeof hash, "%016llx", ds->hash);
     snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
     sysinfo_describe(machine, sizeof machine);
+    dist_append_machine(machine, sizeof machine);   /* under mpirun: the ranks and hosts */
     RunInfo info = {.name = h->name, .config = cfg, .model = c->model, .data_name = ds->name,
                     .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
                     .machine = machine, .git_rev = sysinfo_git_rev(), .tags = o->tags,

@@ -3,8 +3,10 @@
  * tasks (evaluations, samples, checkpoints) are in trainer_tasks.c. */
 #include "private/trainer_impl.h"
 
+#include "dist.h"
 #include "err.h"
 #include "sysinfo.h"
+#include "trainer_dist.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,7 +34,7 @@ int trainer_is_done(TrainerStatus s)
 
 void trainer_push(Trainer *t, TrainEvent *ev)
 {
-    EventNode *n = calloc(1, sizeof *n);
+    EventNode *n = dist_rank() == 0 ? calloc(1, sizeof *n) : NULL; /* rank 0 alone reports */
     if (!n) {
         trainer_event_free(ev);
         return;
@@ -201,7 +203,7 @@ void trainer_reset_states(Trainer *t)
         replicas_reset_state(t->reps);
 }
 
-Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err)
+static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char *err)
 {
     Trainer *t = calloc(1, sizeof *t);
     if (!t) {
@@ -262,12 +264,20 @@ fail:
     return NULL;
 }
 
+/* Under mpirun every rank builds the run rank 0 builds (trainer_dist.h). */
+Trainer *trainer_create(const Config *cfg, const TrainerOptions *opt, char *err)
+{
+    trainer_dist_announce(cfg, opt);
+    return trainer_dist_agree(create_local(cfg, opt, err), err);
+}
+
 void trainer_destroy(Trainer *t)
 {
     if (!t)
         return;
     trainer_stop(t);
     trainer_join(t);
+    trainer_dist_start(t, 0);  /* the other ranks drop it too, if it never started */
     TrainEvent ev;
     while (trainer_poll(t, &ev, 0))
         trainer_event_free(&ev);
@@ -295,7 +305,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
         trainer_reset_states(t);
     double sum = 0;
     long n = 0;
-    int rc = replicas_step(t->reps, t->x, t->y, t->cfg.batch, T, &sum, &n);
+    int rc = trainer_dist_step(t, T, &sum, &n);
     if (!rc) {
         *gnorm = optim_clip_grad_norm(m->params.grad, m->params.total, t->cfg.clip);
         *loss = sum / (double)(n ? n : 1);
@@ -395,12 +405,12 @@ static void *train_main(void *arg)
     long tok_log = t->ts.tokens;
     int n_acc = 0, rc = LM_OK;
     trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
+    int lead = dist_rank() == 0;   /* under mpirun rank 0 alone evaluates, samples, saves */
     while (t->ts.step < t->total_steps) {
-        if (trainer_wait_if_paused(t, ""))
-            break;
-        if (c->time_budget > 0 && t->ts.elapsed >= c->time_budget)
-            break;
-        if (t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at)
+        int go = !trainer_wait_if_paused(t, "") &&
+                 !(c->time_budget > 0 && t->ts.elapsed >= c->time_budget) &&
+                 !(t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at);
+        if (!trainer_dist_control(t, go))   /* rank 0's decision on every rank */
             break;
         double loss = 0;
         float gnorm = 0;
@@ -422,7 +432,7 @@ static void *train_main(void *arg)
             tok_log = t->ts.tokens;
         }
         int improved = 0;
-        if (due(s, c->eval_every) && s < t->total_steps) {
+        if (lead && due(s, c->eval_every) && s < t->total_steps) {
             double before = t->best_val;
             if ((rc = trainer_do_eval(t, 0, err)) && rc != LM_ECANCEL)
                 break;
@@ -431,19 +441,26 @@ static void *train_main(void *arg)
             if (improved)
                 trainer_write_best(t);
         }
-        if (due(s, c->sample_every) && s < t->total_steps)
+        if (lead && due(s, c->sample_every) && s < t->total_steps)
             trainer_do_sample(t);
-        if (due(s, c->checkpoint_every) && s < t->total_steps && trainer_checkpoint_or_pause(t, improved)) {
+        if (lead && due(s, c->checkpoint_every) && s < t->total_steps &&
+            trainer_checkpoint_or_pause(t, improved)) {
             if (t->fatal[0])
                 rc = err_set(err, LM_EFORMAT, "%s", t->fatal);
             break;
         }
+        if (!lead && s < t->total_steps)
+            trainer_dist_mirror_tasks(t, due(s, c->eval_every),
+                                      due(s, c->sample_every) || due(s, c->checkpoint_every));
     }
+    trainer_dist_end(t);
     TrainerStatus end;
     if (rc == LM_EDIVERGED) {
         end = TRAINER_DIVERGED;
     } else if (rc) {
         end = TRAINER_FAILED;
+    } else if (!lead) {
+        end = TRAINER_FINISHED;   /* rank 0 evaluates, saves and reports the ending */
     } else {
         int stopped = trainer_stopping(t);
         if (!stopped) {
@@ -500,8 +517,11 @@ int trainer_start(Trainer *t, char *err)
     if (t->started)
         return err_set(err, LM_ESTATE, "the run has already started");
     t->status = TRAINER_RUNNING;
-    if (pthread_create(&t->thread, NULL, train_main, t))
+    trainer_dist_start(t, 1);
+    if (pthread_create(&t->thread, NULL, train_main, t)) {
+        dist_abort(1);   /* the other ranks wait for this one's steps */
         return err_set(err, LM_ENOMEM, "cannot start the training thread");
+    }
     t->started = 1;
     return LM_OK;
 }

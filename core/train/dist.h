@@ -1,0 +1,45 @@
+/* dist.h — the process group a run is spread over: MPI when lmlab is built with it
+ * (`meson setup -Dmpi=enabled`, OpenMPI's libopenmpi-dev), otherwise one process that is
+ * rank 0 of 1 where every collective is the identity. This is the only interface to MPI
+ * in lmlab (dist.c is the only file that includes mpi.h). What is shared per step and
+ * why is in trainer_dist.c and docs/scaling.md.
+ * Not here: sockets of our own, or deciding what to compute (the trainer does). */
+#ifndef LM_DIST_H
+#define LM_DIST_H
+
+#include <stddef.h>
+
+/* Starts the process group (MPI_Init_thread asking for MPI_THREAD_SERIALIZED: collectives
+ * run on the training thread, never two at once) when a launcher (mpirun) started this
+ * process; otherwise MPI is left alone and this is rank 0 of 1. Call once, first thing
+ * in main.
+ * Returns LM_OK, or LM_EARG with a message when the process was started by mpirun with
+ * several ranks but this lmlab was built without MPI (the caller exits; the message is
+ * "" on ranks other than 0, so it is printed once). */
+int dist_init(int *argc, char ***argv, char *err);
+/* Ends the process group (MPI_Finalize); no-op when dist_init did not start one. */
+void dist_finalize(void);
+/* Ends every process of the job at once with this exit code (MPI_Abort): for a rank that
+ * cannot go on, so no other rank waits forever in a collective. Returns (doing nothing)
+ * when there is no job of several processes to end. */
+void dist_abort(int code);
+
+int dist_rank(void);   /* 0 .. dist_size()-1; 0 without MPI */
+int dist_size(void);   /* number of processes; 1 without MPI */
+/* 1 when this build has MPI compiled in. */
+int dist_compiled(void);
+/* "2 ranks on hostA(2)": the group's size and hosts (gathered by dist_init), for the run
+ * store; "" for one process. Not a collective: any rank may call it. */
+void dist_describe(char *buf, size_t cap);
+/* Appends "; mpi " and dist_describe's text to the machine description in buf (size cap)
+ * under mpirun; leaves buf as it is for one process. */
+void dist_append_machine(char *buf, size_t cap);
+
+/* Collectives over every rank (all must call them in the same order). In place. */
+void dist_allreduce_sum_f32(float *buf, size_t n);
+void dist_allreduce_sum_f64(double *buf, size_t n);
+void dist_allreduce_min_int(int *v, int n);
+/* Copies rank 0's bytes into every other rank's buf. */
+void dist_bcast(void *buf, size_t bytes);
+
+#endif

@@ -1,0 +1,186 @@
+/* trainer_dist.c — a run over the processes of an MPI job (see trainer_dist.h).
+ * Messages, all from rank 0 by broadcast, in this order per run:
+ *   job header {kind, Config, TrainerOptions}   (trainer_dist_announce / _serve)
+ *   agreement: allreduce-min of "built it"        (trainer_dist_agree)
+ *   weights + optimizer moments                   (trainer_dist_agree)
+ *   start or not                                  (trainer_dist_start)
+ *   per step: control {go, Schedule}, then allreduce {loss sum, tokens, -status},
+ *             then allreduce of the gradient slab (trainer_dist_control / _step)
+ *   a last control with go = 0                    (trainer_dist_end, if not sent yet)
+ * The state below is per process: one distributed run at a time (lmlab trains one run at
+ * a time; a sweep's trials run one after another). */
+#include "trainer_dist.h"
+
+#include "dist.h"
+#include "err.h"
+#include "private/trainer_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { JOB_QUIT = 0, JOB_TRAIN = 1 };
+
+typedef struct {
+    int kind;
+    Config cfg;
+    TrainerOptions opt;
+} Job;
+
+typedef struct {
+    int go;
+    Schedule sched;
+} Control;
+
+static const Trainer *g_pending; /* the run agreed on but not yet started (or dropped) */
+static int g_open;      /* the last control said go: the loop is still open */
+
+void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
+{
+    if (dist_size() < 2 || dist_rank() != 0)
+        return;
+    static Job job;     /* large (paths): not on the stack */
+    memset(&job, 0, sizeof job);
+    job.kind = JOB_TRAIN;
+    job.cfg = *cfg;
+    if (opt)
+        job.opt = *opt;
+    dist_bcast(&job, sizeof job);
+}
+
+void trainer_dist_release(void)
+{
+    if (dist_size() < 2 || dist_rank() != 0)
+        return;
+    static Job job;
+    memset(&job, 0, sizeof job);
+    job.kind = JOB_QUIT;
+    dist_bcast(&job, sizeof job);
+}
+
+Trainer *trainer_dist_agree(Trainer *t, char *err)
+{
+    if (dist_size() < 2)
+        return t;
+    int ok = t != NULL;
+    if (ok && t->cfg.batch < dist_size()) {
+        err_set(err, LM_EARG, "batch=%d is smaller than the %d processes: every process "
+                "needs at least one row of the batch (raise batch or lower -np)",
+                t->cfg.batch, dist_size());
+        ok = 0;
+    }
+    int all[2] = {ok, dist_rank() == 0 ? ok : 1};   /* every rank's, rank 0's */
+    dist_allreduce_min_int(all, 2);
+    if (!all[0]) {
+        if (ok)
+            err_set(err, LM_EARG, "another process of the MPI job could not build the run "
+                    "(its message is on its standard error)");
+        else if (dist_rank() > 0 && all[1])   /* rank 0 failed too: it has said why */
+            fprintf(stderr, "lmlab rank %d: %s\n", dist_rank(), err);
+        trainer_destroy(t);
+        return NULL;
+    }
+    dist_bcast(t->m->params.data, t->m->params.total * sizeof(float));
+    if (t->optim.m)
+        dist_bcast(t->optim.m, t->optim.n * sizeof(float));
+    if (t->optim.v)
+        dist_bcast(t->optim.v, t->optim.n * sizeof(float));
+    g_pending = t;
+    return t;
+}
+
+void trainer_dist_start(const Trainer *t, int started)
+{
+    if (dist_size() < 2 || !t || g_pending != t)
+        return;
+    g_pending = NULL;
+    dist_bcast(&started, sizeof started);
+}
+
+int trainer_dist_control(Trainer *t, int go)
+{
+    if (dist_size() < 2)
+        return go;
+    Control c = {.go = go, .sched = t->sched};
+    dist_bcast(&c, sizeof c);
+    t->sched = c.sched;
+    g_open = c.go;
+    return c.go;
+}
+
+void trainer_dist_end(Trainer *t)
+{
+    if (dist_size() > 1 && g_open)
+        trainer_dist_control(t, 0);
+    g_open = 0;
+}
+
+void trainer_dist_mirror_tasks(Trainer *t, int evaluated, int other)
+{
+    if (evaluated && t->m->ops->reset_state)
+        t->m->ops->reset_state(t->m);
+    if (other)
+        trainer_reset_states(t);
+}
+
+int trainer_dist_step(Trainer *t, int T, double *loss_sum, long *count)
+{
+    int B = t->cfg.batch, N = dist_size(), r = dist_rank();
+    if (N < 2)
+        return replicas_step(t->reps, t->x, t->y, B, T, loss_sum, count);
+    Model *m = t->m;
+    /* Every rank draws the same seed from the shared stream, then gives its rows their
+     * own dropout stream; the shared stream (what checkpoints keep) stays the same on
+     * every rank whatever the replicas draw. */
+    uint64_t seed = rng_u32(&m->rng);
+    Rng shared = m->rng;
+    rng_seed(&m->rng, seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)r);
+    int r0 = (int)((long)r * B / N), r1 = (int)((long)(r + 1) * B / N);
+    double sum = 0;
+    long cnt = 0;
+    int rc = replicas_forward(t->reps, t->x + (size_t)r0 * T, t->y + (size_t)r0 * T, r1 - r0,
+                              T, &sum, &cnt);
+    double red[3] = {rc ? 0 : sum, rc ? 0 : (double)cnt, rc ? -(double)rc : 0};
+    dist_allreduce_sum_f64(red, 3);
+    if (red[2] != 0) {
+        m->rng = shared;
+        return rc ? rc : LM_EIO;   /* some rank failed: every rank stops at this step */
+    }
+    long total = (long)red[1];
+    if (m->training && total > 0) {
+        replicas_backward(t->reps, 1.0f / (float)total);
+        dist_allreduce_sum_f32(m->params.grad, m->params.total);
+    }
+    m->rng = shared;
+    *loss_sum = red[0];
+    *count = total;
+    return LM_OK;
+}
+
+int trainer_dist_serve(void)
+{
+    if (dist_size() < 2 || dist_rank() == 0)
+        return LM_OK;
+    static Job job;
+    for (;;) {
+        dist_bcast(&job, sizeof job);
+        if (job.kind != JOB_TRAIN)
+            return LM_OK;
+        char err[LM_ERR_LEN] = "";
+        Trainer *t = trainer_create(&job.cfg, &job.opt, err);
+        if (!t)
+            continue;
+        int started = 0;
+        dist_bcast(&started, sizeof started);
+        g_pending = NULL;
+        if (started && trainer_start(t, err) == LM_OK) {
+            trainer_join(t);
+        } else if (started) {  /* rank 0 is already waiting for this rank's steps */
+            fprintf(stderr, "lmlab rank %d: %s\n", dist_rank(), err);
+            dist_abort(1);
+        }
+        TrainEvent ev;
+        while (trainer_poll(t, &ev, 0))
+            trainer_event_free(&ev);
+        trainer_destroy(t);
+    }
+}

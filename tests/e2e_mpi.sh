@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# e2e_mpi.sh — data-parallel training over MPI against the real lmlab binary, 2 processes
+# on this machine (mpirun --oversubscribe, no ssh: plm isolated, shared-memory btl):
+#   1. first-step parity: loss and gradient norm of `-np 2` equal one process's (1e-6 rel)
+#   2. 200 steps: final training and validation loss equal one process's (1e-3 rel)
+#   3. the store: one run, its machine field names the 2 ranks; rank 1 prints nothing
+#   4. checkpoint and resume across N: stopped under -np 2, resumed by one process; and
+#      stopped by one process, resumed under -np 2; both end where an uninterrupted run
+#      ends (1e-3 rel)
+#   5. bad input: batch smaller than the process count is refused on every rank, no hang
+#   6. a rank killed mid-run ends the whole job (MPI aborts it), no hang; the run resumes
+# Exits 77 (skipped) when mpirun is absent or lmlab was built without MPI.
+# Usage: e2e_mpi.sh LMLAB. No timing assertions.
+set -uo pipefail
+L=$(realpath "$1")
+command -v mpirun >/dev/null || { echo "mpirun not found: skipped (apt-get install openmpi-bin)"; exit 77; }
+W=$(mktemp -d /tmp/lmlab_mpi_XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
+cd "$W" || exit 1
+export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+M() { local n=$1; shift; timeout 300 mpirun --oversubscribe -np "$n" "$L" "$@"; }
+FAILS=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+# field KEY FILE [EVENT]: the value of "KEY" in the last JSON line of event EVENT (step)
+field() { grep "\"event\":\"${3:-step}\"" "$2" | tail -1 | sed -E "s/.*\"$1\":([-0-9.eE+]+).*/\1/"; }
+# close A B TOL: |A-B| <= TOL*|B| (and both are numbers)
+close() {
+    awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { if (a == "" || b == "") exit 1;
+        d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+        if (d <= t * m) exit 0; printf "     %s vs %s: off by %.3g (tolerance %g rel)\n", a, b, d / m, t; exit 1 }'
+}
+q() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
+
+M 2 --version >probe.txt 2>&1
+if grep -q "built without MPI" probe.txt; then
+    echo "this lmlab was built without MPI: skipped (meson setup -Dmpi=enabled with libopenmpi-dev)"
+    exit 77
+fi
+COMMON="threads=1 log_every=1 runs_dir=runs"
+
+# 1. first step
+mkdir s1 p1
+(cd s1 && "$L" --json --db a.db train quick steps=1 $COMMON >out.txt 2>&1)
+(cd p1 && M 2 --json --db a.db train quick steps=1 $COMMON >out.txt 2>&1)
+check "first step: loss, one process vs -np 2 (1e-6)" close "$(field loss p1/out.txt)" "$(field loss s1/out.txt)" 1e-6
+check "first step: gradient norm, one process vs -np 2 (1e-6)" close "$(field grad_norm p1/out.txt)" "$(field grad_norm s1/out.txt)" 1e-6
+
+# 2. 200 steps
+mkdir s2 p2
+(cd s2 && "$L" --json --db a.db train quick steps=200 $COMMON >out.txt 2>&1)
+(cd p2 && M 2 --json --db a.db train quick steps=200 $COMMON >out.txt 2>&1)
+check "200 steps: training loss (1e-3)" close "$(field loss p2/out.txt)" "$(field loss s2/out.txt)" 1e-3
+check "200 steps: validation loss (1e-3)" close "$(field final_val p2/out.txt end)" "$(field final_val s2/out.txt end)" 1e-3
+check "200 steps: -np 2 finished" grep -q '"status":"finished"' p2/out.txt
+
+# 3. the store and the output
+check "one run recorded" [ "$(q p2/a.db 'select count(*) from runs')" == 1 ]
+check "the store names the ranks" bash -c "sqlite3 p2/a.db 'select machine from runs' | grep -q 'mpi 2 ranks on'"
+check "one 'run started' line (rank 1 prints nothing)" [ "$(grep -c '"run":1,"action":"started"' p2/out.txt)" == 1 ]
+check "checkpoints written once, by rank 0" bash -c "ls p2/runs/run-1-*/best.safetensors >/dev/null"
+
+# 4. stop, then resume with another N
+mkdir r1 r2
+(cd r1 && M 2 --json --db a.db -c "use quick; train steps=120 $COMMON; stop" >a.txt 2>&1;
+ "$L" --json --db a.db -c "train resume=1 threads=1; wait" >b.txt 2>&1)
+(cd r2 && "$L" --json --db a.db -c "use quick; train steps=120 $COMMON; stop" >a.txt 2>&1;
+ M 2 --json --db a.db -c "train resume=1 threads=1; wait" >b.txt 2>&1)
+mkdir s4 && (cd s4 && "$L" --json --db a.db train quick steps=120 $COMMON >out.txt 2>&1)
+check "stopped under -np 2 with a checkpoint" bash -c "ls r1/runs/run-1-*/step-*.safetensors >/dev/null"
+check "resumed by one process: finished" grep -q '"status":"finished"' r1/b.txt
+check "resumed by one process: ends where an uninterrupted run ends" close "$(field final_val r1/b.txt end)" "$(field final_val s4/out.txt end)" 1e-3
+check "resumed under -np 2: finished" grep -q '"status":"finished"' r2/b.txt
+check "resumed under -np 2: ends where an uninterrupted run ends" close "$(field final_val r2/b.txt end)" "$(field final_val s4/out.txt end)" 1e-3
+check "resumed under -np 2: still one run" [ "$(q r2/a.db 'select count(*) from runs')" == 1 ]
+
+# 5. batch below the process count
+mkdir b5 && (cd b5 && M 2 --db a.db train quick batch=1 $COMMON >out.txt 2>&1; echo $? >rc)
+check "batch=1 on 2 ranks: refused with a reason" grep -q "smaller than the 2 processes" b5/out.txt
+check "batch=1 on 2 ranks: said once" [ "$(grep -c 'smaller than the 2' b5/out.txt)" == 1 ]
+check "batch=1 on 2 ranks: non-zero exit" [ "$(cat b5/rc)" != 0 ]
+
+# 6. kill rank 1 mid-run: the job ends (it does not hang)
+mkdir k6 && cd k6
+timeout 300 mpirun --oversubscribe -np 2 "$L" --db a.db train quick steps=100000 $COMMON checkpoint_every=50 >out.txt 2>&1 &
+MP=$!
+for _ in $(seq 1500); do ls runs/run-1-*/step-*.safetensors >/dev/null 2>&1 && break; sleep 0.2; done
+R1=""
+for p in $(pgrep -f "$L"); do
+    tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && R1=$p
+done
+[ -n "$R1" ] && kill -9 "$R1"
+wait $MP; KRC=$?
+cd ..
+check "rank 1 found and killed" [ -n "$R1" ]
+check "the job ended with an error, not a hang (exit $KRC)" bash -c "[ $KRC != 0 ] && [ $KRC != 124 ]"
+check "the run kept its checkpoint" bash -c "ls k6/runs/run-1-*/step-*.safetensors >/dev/null"
+P0=$(q k6/a.db 'select pid from runs where id=1')   # rank 0 may still be on its way out
+for _ in $(seq 1200); do kill -0 "$P0" 2>/dev/null || break; sleep 0.1; done
+LAST=$(ls k6/runs/run-1-*/ | sed -nE 's/^step-0*([0-9]+)\.safetensors$/\1/p' | sort -n | tail -1)
+END=$((${LAST:-0} + 50))
+(cd k6 && M 2 --json --db a.db -c "train resume=1 steps=$END; wait" >b.txt 2>&1)
+check "the killed run resumed under -np 2 from step $LAST and finished" \
+    grep -q "\"status\":\"finished\",\"reason\":\"finished $END steps\"" k6/b.txt
+check "the killed run is still one run" [ "$(q k6/a.db 'select count(*) from runs')" == 1 ]
+
+echo "$FAILS failed"
+[ $FAILS == 0 ]
