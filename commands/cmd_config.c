@@ -173,12 +173,9 @@ static int show_model(Session *s, int with_data)
 {
     char err[LM_ERR_LEN];
     Dataset ds;
-    TokenizerKind kind;
     if (config_validate(&s->cfg, err))
         return session_error(s, LM_EARG, "%s", err);
-    tokenizer_kind_parse(s->cfg.tokenizer, &kind);
-    int vs = kind == TOKENIZER_BPE && !s->cfg.vocab_size ? 1024 : s->cfg.vocab_size;
-    if (dataset_load(&ds, s->cfg.data, kind, vs, s->cfg.train_frac, NULL, err))
+    if (dataset_load_config(&ds, &s->cfg, NULL, err))
         return session_error(s, LM_EIO, "%s", err);
     int V = tokenizer_vocab_size(ds.tok);
     Model *m = model_create(&s->cfg, V, err);

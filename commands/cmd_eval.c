@@ -52,10 +52,7 @@ static const Dataset *view_data(Session *s)
         return NULL;
     }
     free(json);
-    const Config *c = &s->view->cfg;
-    TokenizerKind kind;
-    tokenizer_kind_parse(c->tokenizer, &kind);
-    if (dataset_load(&s->view_ds, c->data, kind, c->vocab_size, c->train_frac, copy, err)) {
+    if (dataset_load_config(&s->view_ds, &s->view->cfg, copy, err)) {
         session_error(s, LM_EIO, "the model's data: %s", err);
         return NULL;
     }
@@ -82,7 +79,7 @@ int cmd_eval(Session *s, int argc, const LexWord *argv)
     rng_seed(&rng, (uint64_t)m->cfg.seed);
     EvalResult r;
     char err[LM_ERR_LEN];
-    size_t chars = !strcmp(m->cfg.tokenizer, "char") ? ds->n[split] - 1 : 0;
+    size_t chars = m->cfg.tokenizer_kind == CONFIG_TOKENIZER_CHAR ? ds->n[split] - 1 : 0;
     s->interrupt = 0;
     int rc = x && y ? evaluate_split(m, NULL, ds->split[split], ds->n[split], m->cfg.bptt, m->B,
                                      (int)batches, &rng, chars, &s->interrupt, x, y, &r, err)

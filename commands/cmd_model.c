@@ -85,9 +85,7 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
         rc = session_error(s, LM_EFORMAT, "%s: damaged tokenizer: %s", path, err);
     if (!rc && !tok) { /* plain PyTorch weights: the tokenizer of the configured data */
         Dataset ds;
-        TokenizerKind kind;
-        tokenizer_kind_parse(c.tokenizer, &kind);
-        if (dataset_load(&ds, c.data, kind, c.vocab_size, c.train_frac, NULL, err))
+        if (dataset_load_config(&ds, &c, NULL, err))
             rc = session_error(s, LM_EIO, "%s has no tokenizer, and the configured data "
                                "cannot provide one: %s", path, err);
         else {

@@ -316,6 +316,16 @@ int dataset_tokenizer_options(const Config *c, TokenizerKind *kind, TokenizerOpt
     return LM_OK;
 }
 
+int dataset_load_config(Dataset *ds, const Config *c, Tokenizer *given, char *err)
+{
+    TokenizerKind kind;
+    TokenizerOptions opt;
+    memset(ds, 0, sizeof *ds);
+    int rc = dataset_tokenizer_options(c, &kind, &opt, err);
+    if (rc) return rc;
+    return dataset_load_opts(ds, c->data, kind, &opt, c->train_frac, given, err);
+}
+
 void dataset_free(Dataset *ds)
 {
     tokenizer_destroy(ds->tok);

@@ -61,6 +61,11 @@ int dataset_load_opts(Dataset *ds, const char *spec, TokenizerKind kind,
 int dataset_tokenizer_options(const Config *c, TokenizerKind *kind,
                               TokenizerOptions *opt, char *err);
 
+/* The dataset a configuration names, with its tokenizer and every tokenizer option
+ * (dataset_tokenizer_options + dataset_load_opts): what `train`, `show model`, `import`
+ * and `eval` all load. Same results as dataset_load_opts. */
+int dataset_load_config(Dataset *ds, const Config *c, Tokenizer *given, char *err);
+
 /* Frees the splits and the tokenizer and zeroes *ds; a zeroed Dataset is a no-op. */
 void dataset_free(Dataset *ds);
 

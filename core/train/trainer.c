@@ -133,7 +133,7 @@ static long compute_total_steps(Trainer *t)
     const Config *c = &t->cfg;
     size_t n = t->ds.n[SPLIT_TRAIN];
     size_t per_stream = n / (size_t)c->batch;
-    if (!strcmp(c->batching, "stream"))
+    if (c->batching_kind == CONFIG_BATCHING_STREAM)
         t->steps_per_epoch = per_stream > 1 ? (long)((per_stream - 2) / (size_t)c->bptt) + 1 : 1;
     else
         t->steps_per_epoch = (long)(n / ((size_t)c->batch * (size_t)c->bptt));
@@ -161,13 +161,13 @@ static int setup_training(Trainer *t, char *err)
         return err_set(err, LM_EARG, "the training split (%zu tokens) is too short for "
                        "batch=%d x bptt=%d", n, c->batch, c->bptt);
     batcher_init(&t->batcher, t->ds.split[SPLIT_TRAIN], n, c->batch, c->bptt,
-                 !strcmp(c->batching, "stream") ? BATCH_STREAM : BATCH_RANDOM,
+                 c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM,
                  (unsigned long long)c->seed);
     t->x = malloc((size_t)c->batch * c->bptt * sizeof(int));
     t->y = malloc((size_t)c->batch * c->bptt * sizeof(int));
     if (!t->x || !t->y)
         return err_set(err, LM_ENOMEM, "out of memory for batches");
-    t->m->carry_state = !strcmp(c->batching, "stream");
+    t->m->carry_state = c->batching_kind == CONFIG_BATCHING_STREAM;
     t->best_val = NAN;
     t->ts.best_val = NAN;
     t->best_written = -1;

@@ -84,7 +84,7 @@ int trainer_do_eval(Trainer *t, int final, char *err)
     EvalResult r;
     int split = SPLIT_VALID;
     /* bits per character for char-level runs: every predicted token is one character */
-    size_t chars = !strcmp(c->tokenizer, "char") ? t->ds.n[split] - 1 : 0;
+    size_t chars = c->tokenizer_kind == CONFIG_TOKENIZER_CHAR ? t->ds.n[split] - 1 : 0;
     int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
                             final ? 0 : c->eval_batches, &rng, chars, &t->stop_req, t->x, t->y,
                             &r, err);
