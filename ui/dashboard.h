@@ -2,7 +2,7 @@
  * Views: 1 training (loss/perplexity plots, gates heatmap with a cursor, the cell's
  * histogram and history, the streaming sample), 2 history (the run store table, sort,
  * filter, marked runs overlaid with their config diff), 3 tokens (per-token gates of a
- * prompt); the view table is ui/views.c, one file per view (docs/arch_ui.md).
+ * prompt); the view table is ui/views.c, one file per view (docs/architecture.md).
  * Module stack (each includes only those below it): dashboard -> dash_term ->
  * {dash_keys, dash_render} -> {dash_keymap, views} -> view_* -> {dash_view, dash_draw,
  * dash_data} -> dash_state -> widgets. Not here: the commands (commands/) or training

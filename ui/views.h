@@ -1,7 +1,7 @@
 /* views.h — THE table of dashboard views (views.c), in tab order: view i is shown by
  * the key '1' + i (on an empty command line or from a pane) and by F(2 + i). Adding a
  * view is one file (view_<name>.c defining `const DashView view_<name>`) and one line in
- * views.c (docs/arch_ui.md). Not the views themselves. */
+ * views.c (docs/architecture.md). Not the views themselves. */
 #ifndef LM_UI_VIEWS_H
 #define LM_UI_VIEWS_H
 

@@ -3,7 +3,7 @@
  * byte-level BPE (bpe.c), BERT's WordPiece over a user-given vocab.txt, and torchtext's
  * basic_english words. Trained on a text, saved as JSON next to checkpoints, and
  * identified by a hash so a checkpoint is never paired with the wrong vocabulary.
- * One file per kind (tok_<kind>.c) behind this handle; docs/arch_data.md tells how to
+ * One file per kind (tok_<kind>.c) behind this handle; docs/architecture.md tells how to
  * add one. Not a general normaliser: only WordPiece and basic_english lowercase. */
 #ifndef LM_TOKENIZER_H
 #define LM_TOKENIZER_H
