@@ -5,10 +5,10 @@
 #define LM_SUGGEST_H
 
 /* Edits (insert, delete, substitute, swap of two adjacent bytes) turning a into b,
- * ignoring ASCII case. Bytes, not code points. Strings longer than SUGGEST_MAX_LEN
- * bytes are compared on their first SUGGEST_MAX_LEN bytes plus the length difference.
- * Never allocates. */
-#define SUGGEST_MAX_LEN 127
+ * ignoring ASCII case: strdist_edit (core/base/strdist.h) with STRDIST_FOLD_CASE.
+ * Bytes, not code points. Strings longer than SUGGEST_MAX_LEN bytes are compared on
+ * their first SUGGEST_MAX_LEN bytes plus the length difference. Never allocates. */
+#define SUGGEST_MAX_LEN 127 /* = STRDIST_MAX_LEN */
 int suggest_distance(const char *a, const char *b);
 
 /* The candidate nearest to word, or NULL when none is near enough. In order:

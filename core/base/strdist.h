@@ -12,8 +12,8 @@
 #define STRDIST_MAX_LEN 127
 
 /* Edits turning a into b (bytes, not code points); flags: 0 or STRDIST_FOLD_CASE.
- * Never allocates, never fails. commands/suggest.c keeps its own copy for now; it is
- * this function with STRDIST_FOLD_CASE. */
+ * Never allocates, never fails. commands/suggest.c's "did you mean" uses it with
+ * STRDIST_FOLD_CASE. */
 int strdist_edit(const char *a, const char *b, unsigned flags);
 
 #endif
