@@ -249,13 +249,19 @@ int cmd_sweep_wait(Session *s)
     for (;;) {
         sweep_runner_progress(s->sweep, &p);
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
+            p.running != last.running ||
             p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
             Output *o = progress_record(&p, p.ended ? "sweep_end" : "sweep_progress", 0);
             if (!p.ended && p.current) { /* text: the trial being trained; none at the end */
                 output_text_str(o, "to_rung", p.stop_at ? " to its rung" : "");
-                output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} stopped "
-                            "early, {failed} failed; training trial {trial} (run #{run}, "
-                            "{params}){to_rung}");
+                if (p.running > 1) /* parallel=K: the latest trial handed to a worker */
+                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
+                                "stopped early, {failed} failed; {running} trials training at "
+                                "once, the latest trial {trial} ({params}){to_rung}");
+                else
+                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
+                                "stopped early, {failed} failed; training trial {trial} (run "
+                                "#{run}, {params}){to_rung}");
             }
             output_emit(s, o);
             last = p;

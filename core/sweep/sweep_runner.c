@@ -252,14 +252,14 @@ static int reload_trial(SweepRunner *r, int i, char *err)
     return rc;
 }
 
-/* A worker ended: read its trial back; one that ended without settling its trial (and
- * not because the sweep was stopped) failed. */
+/* A worker ended: read its trial back (pending at a halving rung, or settled). One that
+ * exited with an error without settling its trial (the sweep not being stopped) failed. */
 static int worker_ended(SweepRunner *r, int k, int code, int stopping, char *err)
 {
     int i = k - 1, rc = reload_trial(r, i, err);
     if (rc)
         return rc;
-    if (is_settled(r->ts[i].status) || stopping)
+    if (is_settled(r->ts[i].status) || stopping || code == 0)
         return LM_OK;
     char why[128];
     snprintf(why, sizeof why, "its worker process ended with status %d before the trial "
