@@ -94,7 +94,8 @@ static int set_spec_key(SweepSpec *sp, const char *key, const char *v, char *err
     } else if (!strcmp(key, "max_trials")) {
         if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->max_trials = (int)x;
     } else if (!strcmp(key, "parallel")) {
-        if (!(rc = parse_long(key, v, 1, SWEEP_MAX_PARALLEL, &x, err))) sp->parallel = (int)x;
+        if (!strcmp(v, "ranks")) sp->parallel = SWEEP_PARALLEL_RANKS;
+        else if (!(rc = parse_long(key, v, 1, SWEEP_MAX_PARALLEL, &x, err))) sp->parallel = (int)x;
     } else {
         return -1;
     }
@@ -521,6 +522,7 @@ int sweep_spec_to_text(const SweepSpec *sp, char *buf, size_t cap)
     if (sp->max_trials != 64) PUT(" max_trials=%d", sp->max_trials);
     if (sp->force) PUT(" force=true");
     if (sp->parallel > 1) PUT(" parallel=%d", sp->parallel);
+    if (sp->parallel == SWEEP_PARALLEL_RANKS) PUT(" parallel=ranks");
     for (int i = 0; i < sp->n_params; i++) {
         const SweepParam *p = &sp->params[i];
         PUT(" %s=", p->key);

@@ -4,6 +4,7 @@
  * printing (commands/cmd_sweep.c). */
 #include "sweep_runner.h"
 
+#include "dist.h"
 #include "run_launch.h"
 #include "runstore.h"
 #include "sweep_pool.h"
@@ -448,6 +449,29 @@ static int worker_threads(int k, int base_threads)
     return base_threads > 0 && base_threads <= per ? 0 : per;
 }
 
+/* parallel=K: K local workers splitting this machine's cores; parallel=ranks under
+ * mpirun -np N: rank 0's share as one local worker plus ranks 1..N-1, each host's cores
+ * split between the ranks on it (hosts alike: rank 0's count is used for all). */
+static int make_pool(SweepRunner *r, char *err)
+{
+    int par = r->spec.parallel, ranks = 0;
+    if (par == SWEEP_PARALLEL_RANKS && dist_world_size() < 2) {
+        set_message(r, "parallel=ranks outside mpirun -np N (N >= 2): the trials run one "
+                    "after another");
+        return LM_OK;
+    }
+    if (par == SWEEP_PARALLEL_RANKS) {
+        ranks = dist_world_size() - 1;
+        par = 1;
+    }
+    if (par <= 1 && !ranks)
+        return LM_OK;
+    if (!(r->pool = sweep_pool_create(par, ranks, err)))
+        return LM_EIO;
+    r->threads = worker_threads(ranks ? dist_local_size() : par, r->spec.base_cfg.threads);
+    return LM_OK;
+}
+
 static void *runner_main(void *arg)
 {
     SweepRunner *r = arg;
@@ -457,10 +481,7 @@ static void *runner_main(void *arg)
         rc = run_trial(r, r->only - 1, r->only_stop_at, err);
     } else if (!rc) {
         set_sweep_status(r, "running");
-        if (r->spec.parallel > 1 && !(r->pool = sweep_pool_create(r->spec.parallel, err)))
-            rc = LM_EIO;
-        if (r->pool)
-            r->threads = worker_threads(r->spec.parallel, r->spec.base_cfg.threads);
+        rc = make_pool(r, err);
         if (!rc)
             rc = r->spec.strategy == SWEEP_HALVING ? run_halving(r, err) : run_plain(r, err);
     }
