@@ -3,6 +3,7 @@
  * continue a stored one (resume ID), and compare its trials (show ID, list). The runner
  * (core/sweep_runner.c) does the work and is the session's job (session_job_*); this file
  * parses and prints text or JSON lines. Not here: the spec rules (core/sweep.c). */
+#include "dist.h"
 #include "output.h"
 #include "session.h"
 
@@ -118,6 +119,10 @@ static int sweep_start(Session *s, int argc, const LexWord *argv)
         return session_error(s, LM_ENOMEM, "out of memory");
     char err[LM_ERR_LEN];
     int rc = build_spec(s, argc, argv, sp);
+    if (!rc && sp->parallel == SWEEP_PARALLEL_RANKS && dist_world_size() < 2)
+        rc = session_error(s, LM_EARG, "parallel=ranks trains one trial on each rank of an MPI "
+                           "job: start lmlab with `mpirun -np N` (N >= 2), or use parallel=K "
+                           "for K trials at once on this machine");
     SweepRunner *r = rc ? NULL : sweep_runner_create(sp, s->db_path, err);
     free(sp);
     if (rc)

@@ -95,7 +95,11 @@ static int set_spec_key(SweepSpec *sp, const char *key, const char *v, char *err
         if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->max_trials = (int)x;
     } else if (!strcmp(key, "parallel")) {
         if (!strcmp(v, "ranks")) sp->parallel = SWEEP_PARALLEL_RANKS;
-        else if (!(rc = parse_long(key, v, 1, SWEEP_MAX_PARALLEL, &x, err))) sp->parallel = (int)x;
+        else if (parse_long(key, v, 1, SWEEP_MAX_PARALLEL, &x, err))
+            return err_set(err, LM_EARG, "parallel=%s: expected how many trials train at once "
+                           "(1 to %d; 1 = one after another), or ranks (one per rank under "
+                           "mpirun)", v, SWEEP_MAX_PARALLEL);
+        else sp->parallel = (int)x;
     } else {
         return -1;
     }
