@@ -94,7 +94,9 @@ else
     check "mpirun grid: finished" grep -q '"event":"sweep_end".*"status":"finished"' m1.txt
     check "mpirun grid: one run per trial" [ "$(q m1/a.db "select count(*) || '/' || count(distinct name) from runs where sweep_id=1")" == 4/4 ]
     check "mpirun grid: each trial as the one-by-one sweep (1e-6)" same m1.txt s1.txt 1e-6
-    check "mpirun grid: rank 1 prints nothing (one sweep started line)" [ "$(grep -c '"action":"started"' m1.txt)" == 1 ]
+    check "mpirun: rank 1 prints nothing (one line each for the sweep and the run started)" \
+        [ "$(grep -c '"action":"started"' m1.txt)" == 2 ]
+    check "mpirun: no rank reported a failure" bash -c "! grep -q 'lmlab rank' m1.txt"
     check "mpirun: a data-parallel train after the sweep (ranks back to serving)" \
         bash -c "q() { sqlite3 -cmd '.timeout 5000' \"\$@\"; }; q m1/a.db \"select machine from runs where sweep_id is null or sweep_id=0\" | grep -q 'mpi 2 ranks'"
     run m2 "${MPI[@]}" --json --db a.db -c "$(sweep "$HALV parallel=ranks")" >m2.txt 2>&1
