@@ -254,7 +254,7 @@ int cmd_sweep_wait(Session *s)
     for (;;) {
         sweep_runner_progress(s->sweep, &p);
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
-            p.running != last.running ||
+            p.running != last.running || p.ended != last.ended ||
             p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
             Output *o = progress_record(&p, p.ended ? "sweep_end" : "sweep_progress", 0);
             if (!p.ended && p.current) { /* text: the trial being trained; none at the end */
