@@ -7,7 +7,8 @@
 #   3. a parallel sweep stopped part-way and resumed ends as the uninterrupted one (1e-3)
 #   4. bad input: parallel=0, parallel=x, parallel=ranks without mpirun
 #   5. under `mpirun --oversubscribe -np 2` with parallel=ranks: grid and halving as in 1
-#      and 2, rank 1 prints nothing, and a data-parallel `train` still works afterwards
+#      and 2, stop and resume as in 3, rank 1 prints nothing, and a data-parallel `train`
+#      still works afterwards
 #      (skipped when mpirun is absent or lmlab was built without MPI)
 # Usage: e2e_sweep_parallel.sh LMLAB. No timing assertions.
 set -uo pipefail
@@ -106,6 +107,12 @@ else
         bash -c "q() { sqlite3 -cmd '.timeout 5000' \"\$@\"; }; q m1/a.db \"select machine from runs where sweep_id is null or sweep_id=0\" | grep -q 'mpi 2 ranks'"
     run m2 "${MPI[@]}" --json --db a.db -c "$(sweep "$HALV parallel=ranks")" >m2.txt 2>&1
     check "mpirun halving: same survivors and losses (1e-6)" same m2.txt s2.txt 1e-6
+    mkdir -p m3 && (cd m3 && { echo "sweep $LONG parallel=ranks"; sleep 3; echo "sweep stop"; } |
+        timeout 300 "${MPI[@]}" --json --db a.db >a.txt 2>&1)
+    check "mpirun stopped: stored as stopped" [ "$(q m3/a.db "select status from sweeps where id=1")" == stopped ]
+    (cd m3 && timeout 300 "${MPI[@]}" --json --db a.db -c "sweep resume 1; sweep wait; sweep show" >b.txt 2>&1)
+    check "mpirun resumed: finished" finished m3/b.txt
+    check "mpirun resumed: ends as the uninterrupted sweep (1e-3)" same m3/b.txt s3.txt 1e-3
 fi
 
 echo "$FAILS failed"
