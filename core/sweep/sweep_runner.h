@@ -1,6 +1,7 @@
 /* sweep_runner.h — runs a sweep's trials ONE AFTER ANOTHER on a thread of its own (the
  * default: one trial uses every core), or with parallel=K, K at a time in worker
- * processes (sweep_pool.h) that share the store and split the cores; the runner's thread
+ * processes (sweep_pool.h) that share the store and split the cores (parallel=ranks
+ * under mpirun: one local worker and ranks 1..N-1, each training alone); the runner's thread
  * then hands out trials, waits, and reads each trial's result back from the store, and a
  * halving rung's survivors are chosen only once every trial of the rung has ended. Each trial is a normal run in the
  * run store (sweep_id set, tagged `sweep-<id>`), started by run_launch exactly as
