@@ -7,6 +7,7 @@
 #include "err.h"
 #include "repl.h"
 #include "session.h"
+#include "sweep_pool.h"
 #include "trainer_dist.h"
 
 #include <errno.h>
@@ -138,6 +139,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (dist_rank() > 0) {         /* under mpirun: ranks 1..N-1 serve rank 0's runs */
+        trainer_dist_set_service(sweep_pool_serve_rank);   /* and parallel sweeps */
         int src = trainer_dist_serve();
         dist_finalize();
         return src ? 1 : 0;

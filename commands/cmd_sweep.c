@@ -3,6 +3,7 @@
  * continue a stored one (resume ID), and compare its trials (show ID, list). The runner
  * (core/sweep_runner.c) does the work and is the session's job (session_job_*); this file
  * parses and prints text or JSON lines. Not here: the spec rules (core/sweep.c). */
+#include "dist.h"
 #include "output.h"
 #include "session.h"
 
@@ -118,6 +119,10 @@ static int sweep_start(Session *s, int argc, const LexWord *argv)
         return session_error(s, LM_ENOMEM, "out of memory");
     char err[LM_ERR_LEN];
     int rc = build_spec(s, argc, argv, sp);
+    if (!rc && sp->parallel == SWEEP_PARALLEL_RANKS && dist_world_size() < 2)
+        rc = session_error(s, LM_EARG, "parallel=ranks trains one trial on each rank of an MPI "
+                           "job: start lmlab with `mpirun -np N` (N >= 2), or use parallel=K "
+                           "for K trials at once on this machine");
     SweepRunner *r = rc ? NULL : sweep_runner_create(sp, s->db_path, err);
     free(sp);
     if (rc)
@@ -249,13 +254,19 @@ int cmd_sweep_wait(Session *s)
     for (;;) {
         sweep_runner_progress(s->sweep, &p);
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
+            p.running != last.running || p.ended != last.ended ||
             p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
             Output *o = progress_record(&p, p.ended ? "sweep_end" : "sweep_progress", 0);
             if (!p.ended && p.current) { /* text: the trial being trained; none at the end */
                 output_text_str(o, "to_rung", p.stop_at ? " to its rung" : "");
-                output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} stopped "
-                            "early, {failed} failed; training trial {trial} (run #{run}, "
-                            "{params}){to_rung}");
+                if (p.running > 1) /* parallel=K: the latest trial handed to a worker */
+                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
+                                "stopped early, {failed} failed; {running} trials training at "
+                                "once, the latest trial {trial} ({params}){to_rung}");
+                else
+                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
+                                "stopped early, {failed} failed; training trial {trial} (run "
+                                "#{run}, {params}){to_rung}");
             }
             output_emit(s, o);
             last = p;
@@ -507,12 +518,50 @@ static int sweep_list(Session *s)
     return LM_OK;
 }
 
+/* `sweep worker=ID trial=K [stop_at=N] [threads=T]`: what a parallel sweep's worker
+ * process runs for trial K of sweep ID (sweep_pool.h); not for people (a key word, not a
+ * subcommand, so it stays out of `help sweep`). Trains the one trial in the foreground;
+ * SIGTERM (s->interrupt) stops it with a checkpoint. Quiet: the parent reads the store. */
+static int sweep_worker(Session *s, int argc, const LexWord *argv)
+{
+    long v[4] = {0, 0, 0, 0};  /* sweep, trial, stop_at, threads */
+    const char *keys[4] = {"worker", "trial", "stop_at", "threads"};
+    for (int i = 1; i < argc; i++) {
+        int k = 0;
+        while (k < 4 && (!argv[i].key || strcmp(argv[i].key, keys[k])))
+            k++;
+        char *end = NULL;
+        if (k == 4 || (v[k] = strtol(argv[i].value, &end, 10)) < 0 || !end || *end)
+            return session_error(s, LM_EARG, "sweep worker: '%s': expected worker=ID trial=K "
+                                 "stop_at=N threads=T (numbers)", argv[i].text);
+    }
+    if (v[0] <= 0 || v[1] <= 0)
+        return session_error(s, LM_EARG, "sweep worker: worker=ID and trial=K are required");
+    char err[LM_ERR_LEN];
+    SweepRunner *r = sweep_runner_open_worker(v[0], s->db_path, (int)v[1], v[2], (int)v[3], err);
+    if (!r)
+        return session_error(s, LM_ESTATE, "%s", err);
+    int rc = sweep_runner_start(r, err);
+    for (int stopping = 0; !rc && !sweep_runner_done(r); usleep(50000))
+        if (s->interrupt && !stopping++)
+            sweep_runner_stop(r);
+    sweep_runner_join(r);
+    SweepProgress p;
+    sweep_runner_progress(r, &p);
+    if (!rc && (rc = sweep_runner_result(r)))
+        snprintf(err, sizeof err, "%s", p.message);
+    sweep_runner_destroy(r);
+    return rc == LM_ECANCEL ? LM_OK : rc ? session_error(s, rc, "sweep worker: %s", err) : LM_OK;
+}
+
 int cmd_sweep(Session *s, int argc, const LexWord *argv)
 {
     const char *sub = argc > 1 && !argv[1].key ? argv[1].text : NULL;
     const char *arg = argc > 2 && !argv[2].key ? argv[2].text : NULL;
     if (argc == 1 || (sub && !strcmp(sub, "status")))
         return sweep_status(s);
+    if (!sub && argv[1].key && !strcmp(argv[1].key, "worker"))
+        return sweep_worker(s, argc, argv);
     if (!sub)
         return sweep_start(s, argc, argv);
     if (argc > 3 || (argc == 3 && !arg))

@@ -41,6 +41,17 @@ static void test_one_process(void)
     CHECK(!strcmp(machine, "2 cores"), "one process changed the machine field: '%s'", machine);
     dist_abort(3);    /* no job of several processes: returns */
     CHECK(1, "dist_abort returned");
+    /* a parallel sweep's calls, alone: solo changes nothing, no peer to message */
+    dist_solo(1);
+    CHECK(dist_rank() == 0 && dist_size() == 1 && dist_world_rank() == 0 &&
+          dist_world_size() == 1 && dist_local_size() == 1, "solo alone: rank %d of %d",
+          dist_rank(), dist_size());
+    dist_solo(0);
+    int msg = 5, from = -2;
+    CHECK(dist_send(1, 3, &msg, sizeof msg) == LM_EIO, "dist_send with no job succeeded");
+    CHECK(dist_recv(-1, 3, &msg, sizeof msg, &from) == LM_EIO && msg == 5 && from == -2,
+          "dist_recv with no job returned a message");
+    CHECK(dist_probe(-1, 3, &from) == 0 && from == -2, "dist_probe with no job found one");
     dist_finalize();
 }
 

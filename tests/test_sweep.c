@@ -182,6 +182,38 @@ static void test_round_trip(void)
     free(b);
 }
 
+/* parallel=K and parallel=ranks survive the stored text; bad values are refused. */
+static void test_parallel_words(void)
+{
+    const char *vals[] = {"2", "ranks", "1"};
+    const int want[] = {2, SWEEP_PARALLEL_RANKS, 1};
+    for (int k = 0; k < 3; k++) {
+        SweepSpec sp, back;
+        char err[LM_ERR_LEN] = "", text[4096], word[32];
+        sweep_spec_init(&sp);
+        snprintf(word, sizeof word, "parallel=%s", vals[k]);
+        CHECK(sweep_spec_set_pair(&sp, word, err) == LM_OK && sp.parallel == want[k],
+              "%s: %s (got %d)", word, err, sp.parallel);
+        sweep_spec_to_text(&sp, text, sizeof text);
+        sweep_spec_init(&back);
+        char *save, *copy = strdup(text);
+        for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+            CHECK(sweep_spec_set_pair(&back, w, err) == LM_OK, "%s: %s", w, err);
+        free(copy);
+        CHECK(back.parallel == (want[k] == 1 ? 0 : want[k]), "%s read back from '%s' as %d",
+              word, text, back.parallel);
+    }
+    const char *bad[] = {"parallel=0", "parallel=65", "parallel=x", "parallel=2.5",
+                         "parallel=", NULL};
+    for (int k = 0; bad[k]; k++) {
+        SweepSpec sp;
+        char err[LM_ERR_LEN] = "";
+        sweep_spec_init(&sp);
+        CHECK(sweep_spec_set_pair(&sp, bad[k], err) == LM_EARG && strstr(err, "parallel"),
+              "%s accepted (%s)", bad[k], err);
+    }
+}
+
 static void test_rungs(void)
 {
     long r[SWEEP_MAX_RUNGS];
@@ -555,6 +587,7 @@ int main(void)
     test_grid();
     test_random();
     test_round_trip();
+    test_parallel_words();
     test_rungs();
     test_promote();
     test_halving_curves();

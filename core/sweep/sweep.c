@@ -20,7 +20,7 @@
 #endif
 
 static const char *const SPEC_KEYS[] = {"base", "strategy", "trials", "seed", "steps",
-    "epochs", "metric", "min_steps", "eta", "max_trials", "force", "name", NULL};
+    "epochs", "metric", "min_steps", "eta", "max_trials", "force", "name", "parallel", NULL};
 
 void sweep_spec_init(SweepSpec *sp)
 {
@@ -93,6 +93,13 @@ static int set_spec_key(SweepSpec *sp, const char *key, const char *v, char *err
         if (!(rc = parse_long(key, v, 2, 100, &x, err))) sp->eta = (int)x;
     } else if (!strcmp(key, "max_trials")) {
         if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->max_trials = (int)x;
+    } else if (!strcmp(key, "parallel")) {
+        if (!strcmp(v, "ranks")) sp->parallel = SWEEP_PARALLEL_RANKS;
+        else if (parse_long(key, v, 1, SWEEP_MAX_PARALLEL, &x, err))
+            return err_set(err, LM_EARG, "parallel=%s: expected how many trials train at once "
+                           "(1 to %d; 1 = one after another), or ranks (one per rank under "
+                           "mpirun)", v, SWEEP_MAX_PARALLEL);
+        else sp->parallel = (int)x;
     } else {
         return -1;
     }
@@ -518,6 +525,8 @@ int sweep_spec_to_text(const SweepSpec *sp, char *buf, size_t cap)
     if (sp->strategy == SWEEP_HALVING) PUT(" min_steps=%ld eta=%d", sp->min_steps, sp->eta);
     if (sp->max_trials != 64) PUT(" max_trials=%d", sp->max_trials);
     if (sp->force) PUT(" force=true");
+    if (sp->parallel > 1) PUT(" parallel=%d", sp->parallel);
+    if (sp->parallel == SWEEP_PARALLEL_RANKS) PUT(" parallel=ranks");
     for (int i = 0; i < sp->n_params; i++) {
         const SweepParam *p = &sp->params[i];
         PUT(" %s=", p->key);

@@ -6,11 +6,13 @@
  *
  * Spec words: base=EXPERIMENT strategy=grid|random|halving trials=N seed=S
  *   steps=N|epochs=N metric=best_val|final_val min_steps=N eta=K max_trials=N
- *   force=true name=NAME, and swept config keys: `lr=1e-3,3e-4` (a list),
+ *   force=true name=NAME parallel=K, and swept config keys: `lr=1e-3,3e-4` (a list),
  *   `lr=loguniform(1e-4,1e-2)`, `dropout=uniform(0,0.3)`. A single value (`d=64`) is a
  *   one-element list, i.e. a fixed override. `seed=` seeds the sweep's random draws (the
  *   trials keep the base's training seed); `name=` names the sweep (trials are
- *   `<name>-t<k>`, k from 1).
+ *   `<name>-t<k>`, k from 1). `parallel=K` (1..SWEEP_MAX_PARALLEL, default 1: one
+ *   trial after another) trains K trials at once as worker processes; `parallel=ranks`
+ *   under `mpirun -np N` trains N at once, one per rank (sweep_runner.h, sweep_pool.h).
  *
  * Expansion: grid = the cartesian product of the lists, the first key varying slowest;
  * random = `trials` draws (lists uniformly, uniform() and loguniform() continuously,
@@ -38,6 +40,8 @@
 #define SWEEP_VALUE_LEN 64
 #define SWEEP_PARAMS_LEN 512   /* a trial's "k=v k=v" text (sweep_trials.params) */
 #define SWEEP_MAX_RUNGS 32
+#define SWEEP_MAX_PARALLEL 64  /* parallel=K: at most this many trials at once */
+#define SWEEP_PARALLEL_RANKS (-1) /* parallel=ranks: one trial per rank of the MPI job */
 
 typedef enum { SWEEP_GRID, SWEEP_RANDOM, SWEEP_HALVING } SweepStrategy;
 typedef enum { SWEEP_LIST, SWEEP_UNIFORM, SWEEP_LOGUNIFORM } SweepDomain;
@@ -65,6 +69,8 @@ typedef struct {
     long min_steps;        /* halving: first rung (0 = steps / eta^2, at least 1) */
     int eta;               /* halving: keep 1/eta at each rung (default 3) */
     int max_trials, force; /* refuse more than max_trials trials (default 64) unless force */
+    int parallel;          /* trials trained at once (worker processes); 0 or 1 = one by one;
+                              SWEEP_PARALLEL_RANKS = one per rank of the MPI job */
     SweepParam params[SWEEP_MAX_PARAMS];
     int n_params;
     int n_trials;          /* sweep_spec_finish: how many trials it expands to */

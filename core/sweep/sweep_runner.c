@@ -1,14 +1,18 @@
-/* sweep_runner.c — a sweep's trials, one after another, on the runner's thread, with
- * the sweep's state kept in the run store (see sweep_runner.h). Not here: the spec and
- * the halving rule (sweep.c), printing (commands/cmd_sweep.c). */
+/* sweep_runner.c — a sweep's trials, one after another on the runner's thread or K at a
+ * time in worker processes (parallel=K, sweep_pool.h), with the sweep's state kept in the
+ * run store (see sweep_runner.h). Not here: the spec and the halving rule (sweep.c),
+ * printing (commands/cmd_sweep.c). */
 #include "sweep_runner.h"
 
+#include "dist.h"
 #include "run_launch.h"
 #include "runstore.h"
+#include "sweep_pool.h"
 #include "trainer.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +40,13 @@ struct SweepRunner {
     Recorder *rec;         /* the current trial's, or the last one's once it ended */
     int current, rung;
     long stop_at;
-    int stop_req, pause_req, ended;
+    int stop_req, pause_req, ended, rc;
     char status[16], message[LM_ERR_LEN];
+    SweepPool *pool;       /* parallel=K: the worker processes; NULL = one by one here */
+    int threads;           /* > 0: every trial trains with this many threads */
+    int workers_paused;    /* parallel=K: the workers are held with SIGSTOP */
+    int only;              /* a worker: the one trial it trains (from 1); 0 = the sweep */
+    long only_stop_at;     /* a worker: that trial's target step (0 = its budget) */
 };
 
 static int is_settled(const char *status)
@@ -194,6 +203,8 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
     int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, err) : LM_OK;
     if (rc)
         return rc;
+    if (r->threads > 0)
+        cfg.threads = r->threads;
     snprintf(tag, sizeof tag, "sweep-%ld", r->id);
     RunLaunchOptions lo = {.db_path = r->db_path, .store = r->st, .resume_id = r->ts[i].run_id,
                            .resume_from = o.resume, .resume_dir = o.run_dir, .tags = tag,
@@ -221,6 +232,111 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
     return settle_trial(r, i, end, err);
 }
 
+/* ---- parallel=K: trials in worker processes ------------------------------------------- */
+
+/* Trial i's status and run as its worker left them in the store ("running" from a worker
+ * that died reads as pending). */
+static int reload_trial(SweepRunner *r, int i, char *err)
+{
+    SweepTrialRow *rows = NULL;
+    int n = 0, rc = runstore_sweep_trials(r->st, r->id, &rows, &n, err);
+    for (int j = 0; !rc && j < n; j++) {
+        if (rows[j].trial != r->trials[i].k)
+            continue;
+        pthread_mutex_lock(&r->mu);
+        r->ts[i].run_id = rows[j].run_id;
+        snprintf(r->ts[i].status, sizeof r->ts[i].status, "%s",
+                 !strcmp(rows[j].status, "running") ? "pending" : rows[j].status);
+        pthread_mutex_unlock(&r->mu);
+    }
+    free(rows);
+    return rc;
+}
+
+/* A worker ended: read its trial back (pending at a halving rung, or settled). One that
+ * exited with an error without settling its trial (the sweep not being stopped) failed. */
+static int worker_ended(SweepRunner *r, int k, int code, int stopping, char *err)
+{
+    int i = k - 1, rc = reload_trial(r, i, err);
+    if (rc)
+        return rc;
+    if (is_settled(r->ts[i].status) || stopping || code == 0)
+        return LM_OK;
+    char why[128];
+    snprintf(why, sizeof why, "its worker process ended with status %d before the trial "
+             "settled", code);
+    return fail_trial(r, i, why, err);
+}
+
+/* Waits on the workers, relaying pause (SIGSTOP/SIGCONT) and stop (SIGTERM: each trial
+ * checkpoints and stays pending), until a worker slot is free and the sweep is not paused
+ * (want_free) or none runs.
+ * LM_ECANCEL once a stopped sweep's workers have all ended. */
+static int pool_wait(SweepRunner *r, int want_free, char *err)
+{
+    int stopping = 0, k, code, rc;
+    for (;;) {
+        while (sweep_pool_reap(r->pool, &k, &code))
+            if ((rc = worker_ended(r, k, code, stopping, err)))
+                return rc;
+        pthread_mutex_lock(&r->mu);
+        int stop = r->stop_req, pause = r->pause_req;
+        pthread_mutex_unlock(&r->mu);
+        if (stop && !stopping) {
+            sweep_pool_signal(r->pool, SIGCONT);
+            sweep_pool_signal(r->pool, SIGTERM);
+            stopping = 1;
+        } else if (!stopping && pause != r->workers_paused) {
+            sweep_pool_signal(r->pool, pause ? SIGSTOP : SIGCONT);
+            set_sweep_status(r, pause ? "paused" : "running");
+            r->workers_paused = pause;
+        }
+        int running = sweep_pool_running(r->pool);
+        if (stopping && !running)
+            return LM_ECANCEL;
+        if (!stopping && (want_free ? sweep_pool_free(r->pool) > 0 && !pause : running == 0))
+            return LM_OK;
+        usleep(50000);
+    }
+}
+
+/* Starts trial i in a worker once a slot is free (LM_OK at once when the start failed:
+ * the trial is recorded as failed and the sweep goes on). */
+static int pool_run(SweepRunner *r, int i, long stop_at, char *err)
+{
+    int rc = pool_wait(r, 1, err);
+    if (rc)
+        return rc;
+    char why[LM_ERR_LEN];
+    if (sweep_pool_spawn(r->pool, r->db_path, r->id, r->trials[i].k, stop_at, r->threads, why))
+        return fail_trial(r, i, why, err);
+    pthread_mutex_lock(&r->mu);
+    snprintf(r->ts[i].status, sizeof r->ts[i].status, "running");
+    r->current = r->trials[i].k;
+    r->stop_at = stop_at;
+    pthread_mutex_unlock(&r->mu);
+    return LM_OK;
+}
+
+/* Trains trial i to stop_at: here, to its end (one by one), or started in a worker
+ * (parallel=K; drain waits for every started trial). */
+static int dispatch(SweepRunner *r, int i, long stop_at, char *err)
+{
+    return r->pool ? pool_run(r, i, stop_at, err) : run_trial(r, i, stop_at, err);
+}
+
+/* parallel=K: waits until every started trial has ended (a no-op one by one). */
+static int drain(SweepRunner *r, char *err)
+{
+    if (!r->pool)
+        return LM_OK;
+    int rc = pool_wait(r, 0, err);
+    pthread_mutex_lock(&r->mu);
+    r->current = 0;
+    pthread_mutex_unlock(&r->mu);
+    return rc;
+}
+
 /* Grid and random: every trial not yet settled, in order. A trial whose run already
  * finished (the process died before the trial was marked) is marked done. */
 static int run_plain(SweepRunner *r, char *err)
@@ -238,11 +354,11 @@ static int run_plain(SweepRunner *r, char *err)
                 continue;
             }
         }
-        int rc = run_trial(r, i, 0, err);
+        int rc = dispatch(r, i, 0, err);
         if (rc)
             return rc;
     }
-    return LM_OK;
+    return drain(r, err);
 }
 
 /* metric[t * n_rungs + j]: trial t's stored validation loss at step rungs[j] (NAN). */
@@ -305,10 +421,10 @@ static int run_rung(SweepRunner *r, int ri, double *metric, int *alive, int *sto
             continue;
         if (!last && isfinite(metric[(size_t)t * r->n_rungs + ri]))
             continue;
-        if ((rc = run_trial(r, t, last ? 0 : r->rungs[ri], err)))
+        if ((rc = dispatch(r, t, last ? 0 : r->rungs[ri], err)))
             return rc;
     }
-    return LM_OK;
+    return drain(r, err); /* the rung's decision needs every entrant's loss at the rung */
 }
 
 static int run_halving(SweepRunner *r, char *err)
@@ -324,18 +440,60 @@ static int run_halving(SweepRunner *r, char *err)
     return rc;
 }
 
+/* The cores split between K workers: each gets cores/K threads (at least 1), or the base's
+ * threads= when that is fewer (0 = keep the trial's own setting). */
+static int worker_threads(int k, int base_threads)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int per = cores > k ? (int)(cores / k) : 1;
+    return base_threads > 0 && base_threads <= per ? 0 : per;
+}
+
+/* parallel=K: K local workers splitting this machine's cores; parallel=ranks under
+ * mpirun -np N: rank 0's share as one local worker plus ranks 1..N-1, each host's cores
+ * split between the ranks on it (hosts alike: rank 0's count is used for all). */
+static int make_pool(SweepRunner *r, char *err)
+{
+    int par = r->spec.parallel, ranks = 0;
+    if (par == SWEEP_PARALLEL_RANKS && dist_world_size() < 2) {
+        set_message(r, "parallel=ranks outside mpirun -np N (N >= 2): the trials run one "
+                    "after another");
+        return LM_OK;
+    }
+    if (par == SWEEP_PARALLEL_RANKS) {
+        ranks = dist_world_size() - 1;
+        par = 1;
+    }
+    if (par <= 1 && !ranks)
+        return LM_OK;
+    if (!(r->pool = sweep_pool_create(par, ranks, err)))
+        return LM_EIO;
+    r->threads = worker_threads(ranks ? dist_local_size() : par, r->spec.base_cfg.threads);
+    return LM_OK;
+}
+
 static void *runner_main(void *arg)
 {
     SweepRunner *r = arg;
     char err[LM_ERR_LEN] = "";
     int rc = runstore_open(r->db_path, &r->st, err);
-    if (!rc) {
+    if (!rc && r->only) {           /* a worker: its one trial; the sweep is its parent's */
+        rc = run_trial(r, r->only - 1, r->only_stop_at, err);
+    } else if (!rc) {
         set_sweep_status(r, "running");
-        rc = r->spec.strategy == SWEEP_HALVING ? run_halving(r, err) : run_plain(r, err);
+        rc = make_pool(r, err);
+        if (!rc)
+            rc = r->spec.strategy == SWEEP_HALVING ? run_halving(r, err) : run_plain(r, err);
     }
     if (rc && rc != LM_ECANCEL)
         set_message(r, err);
-    set_sweep_status(r, rc == LM_ECANCEL ? "stopped" : rc ? "failed" : "finished");
+    pthread_mutex_lock(&r->mu);
+    r->rc = rc;
+    pthread_mutex_unlock(&r->mu);
+    if (!r->only)
+        set_sweep_status(r, rc == LM_ECANCEL ? "stopped" : rc ? "failed" : "finished");
+    sweep_pool_destroy(r->pool); /* none left but after a store failure: those end now */
+    r->pool = NULL;
     runstore_close(r->st);
     r->st = NULL;
     pthread_mutex_lock(&r->mu);
@@ -448,7 +606,7 @@ static int parse_stored_spec(const char *text, SweepSpec *sp, char *err)
 }
 
 /* Copies the stored trials' statuses and runs, checking they match the expansion. */
-static int load_trials(SweepRunner *r, RunStore *st, char *err)
+static int load_trials(SweepRunner *r, RunStore *st, int only, char *err)
 {
     SweepTrialRow *rows = NULL;
     int n = 0, rc = runstore_sweep_trials(st, r->id, &rows, &n, err);
@@ -462,7 +620,7 @@ static int load_trials(SweepRunner *r, RunStore *st, char *err)
         r->ts[i].run_id = rows[j].run_id;
         snprintf(r->ts[i].status, sizeof r->ts[i].status, "%s",
                  !strcmp(rows[j].status, "running") ? "pending" : rows[j].status);
-        if (!is_settled(r->ts[i].status) &&
+        if (!is_settled(r->ts[i].status) && (!only || rows[j].trial == only) &&
             (!strcmp(rows[j].run_status, "running") || !strcmp(rows[j].run_status, "paused")))
             rc = err_set(err, LM_ESTATE, "sweep %ld: trial %d's run #%ld is %s in another "
                          "process; stop it there first", r->id, rows[j].trial,
@@ -490,7 +648,7 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err)
         rc = LM_EARG;
     if (!rc) {
         name_trials(r, sweep_id);
-        rc = load_trials(r, st, err);
+        rc = load_trials(r, st, 0, err);
     }
     free(row.spec);
     runstore_close(st);
@@ -499,6 +657,46 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err)
         return NULL;
     }
     return r;
+}
+
+SweepRunner *sweep_runner_open_worker(long sweep_id, const char *db_path, int trial,
+                                     long stop_at, int threads, char *err)
+{
+    RunStore *st;
+    if (runstore_open(db_path, &st, err))
+        return NULL;
+    SweepRow row = {0};
+    SweepSpec sp;
+    SweepRunner *r = NULL;
+    int rc = runstore_sweep_get(st, sweep_id, &row, err);
+    if (!rc)
+        rc = parse_stored_spec(row.spec, &sp, err);
+    if (!rc && !(r = runner_alloc(&sp, db_path, err)))
+        rc = LM_EARG;
+    if (!rc && (trial < 1 || trial > r->n))
+        rc = err_set(err, LM_EARG, "sweep %ld has trials 1..%d, not %d", sweep_id, r->n, trial);
+    if (!rc) {
+        name_trials(r, sweep_id);
+        rc = load_trials(r, st, trial, err);
+    }
+    free(row.spec);
+    runstore_close(st);
+    if (rc) {
+        sweep_runner_destroy(r);
+        return NULL;
+    }
+    r->only = trial;
+    r->only_stop_at = stop_at > 0 ? stop_at : 0;
+    r->threads = threads > 0 ? threads : 0;
+    return r;
+}
+
+int sweep_runner_result(SweepRunner *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int rc = r->ended ? r->rc : LM_ESTATE;
+    pthread_mutex_unlock(&r->mu);
+    return rc;
 }
 
 int sweep_runner_start(SweepRunner *r, char *err)

@@ -1,5 +1,9 @@
 /* sweep_runner.h — runs a sweep's trials ONE AFTER ANOTHER on a thread of its own (the
- * machine has two cores and one trial uses them all). Each trial is a normal run in the
+ * default: one trial uses every core), or with parallel=K, K at a time in worker
+ * processes (sweep_pool.h) that share the store and split the cores (parallel=ranks
+ * under mpirun: one local worker and ranks 1..N-1, each training alone); the runner's thread
+ * then hands out trials, waits, and reads each trial's result back from the store, and a
+ * halving rung's survivors are chosen only once every trial of the rung has ended. Each trial is a normal run in the
  * run store (sweep_id set, tagged `sweep-<id>`), started by run_launch exactly as
  * `train` starts its run (record, checkpoint folder, trainer, recorder). Successive
  * halving (sweep.h) stops a trial at its rung with trainer_set_stop_at and later
@@ -47,6 +51,20 @@ SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, cha
  * NULL returned): the sweep has finished, or one of its runs is being trained by
  * another live process. */
 SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err);
+
+/* A worker of a parallel sweep (sweep_pool.h): trains trial `trial` (from 1) of the stored
+ * sweep to stop_at (0 = its budget) with `threads` threads (0 = its config's), as the
+ * one-by-one runner trains a trial (a new run, or its run continued from its newest
+ * checkpoint), recording the trial's status; the sweep's own status and the halving
+ * decisions stay with the parent. Started, stopped (stop: checkpoint, trial pending) and
+ * destroyed like any runner. NULL with a message: no such sweep or trial, or the trial's
+ * run is live in another process. */
+SweepRunner *sweep_runner_open_worker(long sweep_id, const char *db_path, int trial,
+                                     long stop_at, int threads, char *err);
+
+/* Once the thread has ended: LM_OK (every trial settled, or a worker's trial settled),
+ * LM_ECANCEL (stopped) or the store's failure; LM_ESTATE while it runs. */
+int sweep_runner_result(SweepRunner *r);
 
 /* Starts the runner's thread. LM_OK, LM_ESTATE (already started) or LM_ENOMEM. */
 int sweep_runner_start(SweepRunner *r, char *err);

@@ -34,10 +34,20 @@ static int launcher_size(void)
     return getenv("PMIX_RANK") || getenv("PMI_RANK") ? 1 : 0;
 }
 
+int dist_local_size(void)
+{
+    const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (!v)
+        v = getenv("MPI_LOCALNRANKS");
+    int n = v ? atoi(v) : 1;
+    return dist_world_size() > 1 && n > 1 ? n : 1;
+}
+
 #ifdef LMLAB_MPI
 #include <mpi.h>
 
 static int g_started, g_rank, g_size = 1;
+static int g_solo;         /* dist_solo: this process trains alone for now */
 static char g_desc[512];   /* the group's size and hosts, see describe_group */
 
 static void describe_group(void);
@@ -76,13 +86,49 @@ void dist_finalize(void)
 
 void dist_abort(int code)
 {
-    if (g_started && g_size > 1)
+    if (g_started && dist_size() > 1)
         MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-int dist_rank(void) { return g_rank; }
-int dist_size(void) { return g_size; }
+int dist_rank(void) { return g_solo ? 0 : g_rank; }
+int dist_size(void) { return g_solo ? 1 : g_size; }
 int dist_compiled(void) { return 1; }
+void dist_solo(int on) { g_solo = on != 0; }
+int dist_world_rank(void) { return g_rank; }
+int dist_world_size(void) { return g_size; }
+
+int dist_send(int dest, int tag, const void *buf, size_t bytes)
+{
+    if (!g_started || bytes > INT_MAX)
+        return LM_EIO;
+    return MPI_Send(buf, (int)bytes, MPI_BYTE, dest, tag, MPI_COMM_WORLD) == MPI_SUCCESS
+               ? LM_OK : LM_EIO;
+}
+
+int dist_recv(int src, int tag, void *buf, size_t bytes, int *from)
+{
+    if (!g_started || bytes > INT_MAX)
+        return LM_EIO;
+    MPI_Status st;
+    if (MPI_Recv(buf, (int)bytes, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, tag,
+                 MPI_COMM_WORLD, &st) != MPI_SUCCESS)
+        return LM_EIO;
+    if (from)
+        *from = st.MPI_SOURCE;
+    return LM_OK;
+}
+
+int dist_probe(int src, int tag, int *from)
+{
+    int flag = 0;
+    MPI_Status st;
+    if (!g_started || MPI_Iprobe(src < 0 ? MPI_ANY_SOURCE : src, tag, MPI_COMM_WORLD, &flag,
+                                 &st) != MPI_SUCCESS)
+        return 0;
+    if (flag && from)
+        *from = st.MPI_SOURCE;
+    return flag;
+}
 
 /* Host names of every rank, gathered once by dist_init: "2 ranks on a(1) b(1)". */
 static void describe_group(void)
@@ -111,12 +157,12 @@ static void describe_group(void)
 void dist_describe(char *buf, size_t cap)
 {
     if (cap)
-        snprintf(buf, cap, "%s", g_size > 1 ? g_desc : "");
+        snprintf(buf, cap, "%s", dist_size() > 1 ? g_desc : "");
 }
 
 void dist_allreduce_sum_f32(float *buf, size_t n)
 {
-    for (size_t o = 0; g_size > 1 && o < n; o += INT_MAX) {
+    for (size_t o = 0; dist_size() > 1 && o < n; o += INT_MAX) {
         int k = n - o > INT_MAX ? INT_MAX : (int)(n - o);
         MPI_Allreduce(MPI_IN_PLACE, buf + o, k, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     }
@@ -124,7 +170,7 @@ void dist_allreduce_sum_f32(float *buf, size_t n)
 
 void dist_allreduce_sum_f64(double *buf, size_t n)
 {
-    for (size_t o = 0; g_size > 1 && o < n; o += INT_MAX) {
+    for (size_t o = 0; dist_size() > 1 && o < n; o += INT_MAX) {
         int k = n - o > INT_MAX ? INT_MAX : (int)(n - o);
         MPI_Allreduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
@@ -132,13 +178,13 @@ void dist_allreduce_sum_f64(double *buf, size_t n)
 
 void dist_allreduce_min_int(int *v, int n)
 {
-    if (g_size > 1)
+    if (dist_size() > 1)
         MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 }
 
 void dist_bcast(void *buf, size_t bytes)
 {
-    for (size_t o = 0; g_size > 1 && o < bytes; o += INT_MAX) {
+    for (size_t o = 0; dist_size() > 1 && o < bytes; o += INT_MAX) {
         int k = bytes - o > INT_MAX ? INT_MAX : (int)(bytes - o);
         MPI_Bcast((char *)buf + o, k, MPI_BYTE, 0, MPI_COMM_WORLD);
     }
@@ -174,5 +220,19 @@ void dist_allreduce_sum_f32(float *buf, size_t n) { (void)buf; (void)n; }
 void dist_allreduce_sum_f64(double *buf, size_t n) { (void)buf; (void)n; }
 void dist_allreduce_min_int(int *v, int n) { (void)v; (void)n; }
 void dist_bcast(void *buf, size_t bytes) { (void)buf; (void)bytes; }
+void dist_solo(int on) { (void)on; }
+int dist_world_rank(void) { return 0; }
+int dist_world_size(void) { return 1; }
+int dist_send(int dest, int tag, const void *buf, size_t bytes)
+{
+    (void)dest; (void)tag; (void)buf; (void)bytes;
+    return LM_EIO;
+}
+int dist_recv(int src, int tag, void *buf, size_t bytes, int *from)
+{
+    (void)src; (void)tag; (void)buf; (void)bytes; (void)from;
+    return LM_EIO;
+}
+int dist_probe(int src, int tag, int *from) { (void)src; (void)tag; (void)from; return 0; }
 
 #endif

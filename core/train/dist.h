@@ -35,6 +35,27 @@ void dist_describe(char *buf, size_t cap);
  * under mpirun; leaves buf as it is for one process. */
 void dist_append_machine(char *buf, size_t cap);
 
+/* ---- a parallel sweep (core/sweep/sweep_pool.c): ranks train trials of their own ---- */
+
+/* on = 1: this process trains alone from now on: dist_size() is 1, dist_rank() 0, the
+ * collectives are the identity and the machine description is the plain one, so the
+ * trainer runs exactly as in a one-process lmlab; point-to-point messages below still
+ * reach the whole job. on = 0: back to the job. */
+void dist_solo(int on);
+int dist_world_rank(void);  /* this process's rank in the job, solo or not (0 alone) */
+int dist_world_size(void);  /* the job's size, solo or not (1 alone) */
+/* How many of the job's processes run on this host (the launcher's
+ * OMPI_COMM_WORLD_LOCAL_SIZE / MPI_LOCALNRANKS), 1 when unknown or alone. */
+int dist_local_size(void);
+/* Point-to-point, whole messages of `bytes` bytes with a tag (>= 0). dist_send blocks
+ * until buf may be reused; dist_recv blocks until a message from src (-1: any) with the
+ * tag arrives, its sender in *from (may be NULL). LM_OK, or LM_EIO (no job, MPI failed). */
+int dist_send(int dest, int tag, const void *buf, size_t bytes);
+int dist_recv(int src, int tag, void *buf, size_t bytes, int *from);
+/* 1 when a message from src (-1: any) with the tag is waiting (its sender in *from), else
+ * 0; never blocks. */
+int dist_probe(int src, int tag, int *from);
+
 /* Collectives over every rank (all must call them in the same order). In place. */
 void dist_allreduce_sum_f32(float *buf, size_t n);
 void dist_allreduce_sum_f64(double *buf, size_t n);

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { JOB_QUIT = 0, JOB_TRAIN = 1 };
+enum { JOB_QUIT = 0, JOB_TRAIN = 1, JOB_SERVICE = 2 };
 
 typedef struct {
     int kind;
@@ -31,6 +31,7 @@ typedef struct {
     Schedule sched;
 } Control;
 
+static int (*g_service)(void);   /* trainer_dist_set_service: a parallel sweep's worker */
 static const Trainer *g_pending; /* the run agreed on but not yet started (or dropped) */
 static int g_open;      /* the last control said go: the loop is still open */
 
@@ -54,6 +55,18 @@ void trainer_dist_release(void)
     static Job job;
     memset(&job, 0, sizeof job);
     job.kind = JOB_QUIT;
+    dist_bcast(&job, sizeof job);
+}
+
+void trainer_dist_set_service(int (*fn)(void)) { g_service = fn; }
+
+void trainer_dist_call_service(void)
+{
+    if (dist_size() < 2 || dist_rank() != 0)
+        return;
+    static Job job;
+    memset(&job, 0, sizeof job);
+    job.kind = JOB_SERVICE;
     dist_bcast(&job, sizeof job);
 }
 
@@ -163,6 +176,13 @@ int trainer_dist_serve(void)
     static Job job;
     for (;;) {
         dist_bcast(&job, sizeof job);
+        if (job.kind == JOB_SERVICE) {
+            if (g_service)
+                g_service();
+            else           /* rank 0 would wait for it forever */
+                dist_abort(1);
+            continue;
+        }
         if (job.kind != JOB_TRAIN)
             return LM_OK;
         char err[LM_ERR_LEN] = "";

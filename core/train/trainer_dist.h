@@ -10,7 +10,8 @@
  * to go on (stop, pause, time budget, stop_at) and owns the learning-rate schedule's state
  * (plateau follows rank 0's evaluations); both reach the others once per step.
  * With one process every hook here is a no-op and the step is replicas_step, unchanged.
- * Not here: MPI itself (dist.c), sweeps over several processes. */
+ * Not here: MPI itself (dist.c), sweeps over several processes (sweep_pool.c, reached
+ * through the service hook below). */
 #ifndef LM_TRAINER_DIST_H
 #define LM_TRAINER_DIST_H
 
@@ -23,6 +24,14 @@ int trainer_dist_serve(void);
 /* Rank 0: tells the serving ranks there is nothing more to train (call before
  * dist_finalize). No-op elsewhere. */
 void trainer_dist_release(void);
+
+/* Ranks 1..N-1 (before trainer_dist_serve): fn runs when rank 0 calls
+ * trainer_dist_call_service, talking to rank 0 by dist_send/dist_recv until it returns;
+ * then the rank serves runs again. A parallel sweep's trial worker (sweep_pool.h) is the
+ * one service: this file knows nothing of sweeps. */
+void trainer_dist_set_service(int (*fn)(void));
+/* Rank 0: sends every serving rank into its service (see above). No-op elsewhere. */
+void trainer_dist_call_service(void);
 
 /* ---- hooks for trainer.c (all ranks call them at the same points) ---- */
 
