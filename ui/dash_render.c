@@ -50,7 +50,8 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
 {
     char run[96], step[48], ep[16], tok[16], tps[16], lr[16], el[16], eta[16], val[16];
     const StepMetric *m = &sn->last;
-    snprintf(run, sizeof run, "#%ld %s", sn->run_id, sn->run_name);
+    snprintf(run, sizeof run, "#%ld %s%s", sn->run_id, sn->run_name,
+             !d->from_store ? "" : trainer_is_done(sn->status) ? " (stored)" : " (followed)");
     snprintf(step, sizeof step, "%ld/%ld", m->step, sn->total_steps ? sn->total_steps
                                                                      : sn->cfg.steps);
     snprintf(ep, sizeof ep, "%.2f", m->epoch);

@@ -87,6 +87,8 @@ typedef struct Dashboard {
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
     int busy;                             /* a command is running (status bar says so) */
+    int from_store;                       /* the run on screen is read from the store:
+                                             another process's, or a replayed one */
     /* drawing scratch (owned, grown by dash_render) and its outputs */
     double *scratch;
     long scratch_cap;
