@@ -12,6 +12,7 @@
 
 #include "canvas.h"
 #include "check.h"
+#include "dash_draw.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
 #include "dash_state.h"
@@ -268,6 +269,26 @@ static RunRow run_row(long id, const char *name, double best)
     return r;
 }
 
+static DashCurve make_curve(long id, const char *name, const char *config, double best)
+{
+    DashCurve cv;
+    memset(&cv, 0, sizeof cv);
+    cv.run = id;
+    snprintf(cv.label, sizeof cv.label, "#%ld %s", id, name);
+    cv.n = 20;
+    cv.pts = malloc(20 * sizeof *cv.pts);
+    for (int i = 0; i < 20; i++)
+        cv.pts[i] = (SeriesPoint){i * 10, best + 1.0 - 0.05 * i};
+    cv.config = strdup(config);
+    cv.best_val = best;
+    cv.final_val = best + 0.01;
+    cv.last_step = 190;
+    return cv;
+}
+
+/* The history view at 80x24 with three marked runs: the runs table with a column per
+ * differing setting, the curves and a readable diff (one row per setting, a column per
+ * run, nothing wrapped mid-word), the metric and smoothing in the title. */
 static void test_history(void)
 {
     Dashboard d;
@@ -276,33 +297,72 @@ static void test_history(void)
     make_snapshot(&sn);
     d.view = views_find("history");
     d.focus = DASH_FOCUS_VIEW;
-    d.n_runs = 2;
-    d.runs = malloc(2 * sizeof *d.runs);
-    d.runs[0] = run_row(3, "old-run", 1.75);
-    d.runs[1] = run_row(5, "new-run", NAN);
+    static const char *const cfg[] = {
+        "model=dispatcher\nlr=0.003\nd=128\ndata=tinyshakespeare\n",
+        "model=dispatcher\nlr=0.001\nd=128\ndata=tinyshakespeare\n",
+        "model=dispatcher\nlr=0.0005\nd=256\ndata=tinyshakespeare\n"};
+    static const char *const names[] = {"old-run", "new-run", "third-run-with-a-long-name"};
+    static const double best[] = {1.75, NAN, 1.5};
+    d.n_runs = 3;
+    d.runs = malloc(3 * sizeof *d.runs);
+    for (int i = 0; i < 3; i++) {
+        d.runs[i] = run_row(3 + 2 * i, names[i], best[i]);
+        free(d.runs[i].config);
+        d.runs[i].config = strdup(cfg[i]);
+        d.marked[i] = 3 + 2 * i;
+        d.curves[i] = make_curve(3 + 2 * i, names[i], cfg[i], isnan(best[i]) ? 2.0 : best[i]);
+    }
     d.run_sel = 1;
-    d.n_marked = 1;
-    d.marked[0] = 3;
-    DashCurve *cv = &d.curves[0];
-    cv->run = 3;
-    snprintf(cv->label, sizeof cv->label, "#3 old-run");
-    cv->n = 20;
-    cv->pts = malloc(20 * sizeof *cv->pts);
-    for (int i = 0; i < 20; i++)
-        cv->pts[i] = (SeriesPoint){i * 10, 3.0 - 0.05 * i};
-    d.compare = strdup("            #3       #5\nlr          0.003    0.001\n");
+    d.n_marked = 3;
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "old-run") && has(s, "new-run"), "runs listed");
+    CHECK(has(s, "old-run") && has(s, "new-run") && has(s, "third-run-wit"), "names readable");
     CHECK(has(s, "1.7500"), "best val column");
     CHECK(has(s, "sort best val"), "sort shown");
-    CHECK(has(s, "#3 old-run"), "marked run's legend");
-    CHECK(has(s, "0.003    0.001"), "config diff shown");
+    CHECK(has(s, " lr") && has(s, "0.0005"), "a differing setting is a column of the runs table");
+    CHECK(has(s, "━━ #3  ━━ #5  ━━ #7"), "a legend that fits: ids when the names do not");
+    CHECK(has(s, "train loss | smooth off"), "metric and smoothing in the title: %s", s);
+    /* the diff: a header of ids, one row per differing setting with every value */
+    const char *diff = strstr(s, "settings that differ");
+    CHECK(diff != NULL, "diff box");
+    CHECK(has(diff, "#3") && has(diff, "#5") && has(diff, "#7"), "run ids head the diff");
+    int lr_row = has(diff, "lr        0.003    0.001    0.0005"),
+        d_row = has(diff, "d         128      128      256");
+    CHECK(lr_row && d_row, "lr and d rows each on one line with all three values: %s", s);
+    CHECK(!has(diff, "tinyshakespeare"), "a setting all share is not in the diff");
+    free(s);
+    d.cmp_smooth = 2;
+    d.cmp_metric = DASH_CMP_VAL;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "validation loss | smooth 20 pts"), "metric/smoothing title follows the state");
     free(s);
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
+    CHECK(has(s, "#3 old-run"), "names in the legend when wide");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
+}
+
+/* The pure pieces of the comparison: which settings differ, a value, smoothing, and a
+ * run's colour that does not depend on what else is marked. */
+static void test_compare_logic(void)
+{
+    const char *cfg[] = {"a=1\nb=2\nc=3\n", "a=1\nb=5\n", "a=1\nb=2\nc=3\n"};
+    char keys[4][32], v[16];
+    int n = dash_draw_diff_keys(cfg, 3, keys, 4);
+    CHECK(n == 2 && !strcmp(keys[0], "b") && !strcmp(keys[1], "c"), "differing keys: %d", n);
+    CHECK(dash_draw_diff_keys(cfg, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
+    CHECK(dash_draw_diff_keys(cfg, 1, keys, 4) == 0, "one run differs from nothing");
+    dash_draw_config_value(cfg[1], "b", v, sizeof v);
+    CHECK(!strcmp(v, "5"), "value of b: %s", v);
+    dash_draw_config_value(cfg[1], "c", v, sizeof v);
+    CHECK(!strcmp(v, "-"), "missing value: %s", v);
+    double y[6] = {1, 3, 5, NAN, 7, 9};
+    dash_draw_smooth(y, 6, 2);
+    CHECK(y[0] == 1 && y[1] == 2 && y[2] == 4 && isnan(y[3]) && y[4] == 7 && y[5] == 8,
+          "moving average: %g %g %g %g %g", y[0], y[1], y[2], y[4], y[5]);
+    CHECK(dash_draw_run_color(12) == dash_draw_run_color(18) &&
+          dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }
 
 static void test_tokens(void)
@@ -448,6 +508,7 @@ int main(void)
     test_too_small_and_idle();
     test_help_overlay();
     test_history();
+    test_compare_logic();
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();

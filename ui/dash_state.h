@@ -40,7 +40,15 @@ typedef struct {
     int n;
     double tokens_per_step, seconds_per_step; /* for x in tokens / time; 0 unknown */
     char label[80];    /* legend: "#12 name" */
+    char *config;      /* the run's "key=value\n" settings (malloc'd): the config diff */
+    double best_val, final_val; /* NAN when none */
+    long last_step;
 } DashCurve;
+
+/* What the marked runs' curves show (history view; the training view overlays them only
+ * for the train loss and validation). */
+enum { DASH_CMP_TRAIN, DASH_CMP_VAL, DASH_CMP_GRAD, DASH_CMP_LR, DASH_N_CMP };
+#define DASH_N_SMOOTH 4   /* smoothing: off, 5, 20, 100 points (moving average) */
 
 /* The per-token gate view of a prompt. */
 typedef struct {
@@ -59,8 +67,8 @@ typedef struct Dashboard {
     /* marked runs (history view marks them, the training view overlays them) */
     long marked[DASH_MAX_MARKED];
     int n_marked;
-    DashCurve curves[DASH_MAX_MARKED];    /* loss of the marked runs, same order */
-    char *compare;                        /* runstore_compare text of the marked runs */
+    DashCurve curves[DASH_MAX_MARKED];    /* the marked runs' cmp_metric, same order */
+    int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
     /* training view: gates heatmap cursor (layer, level) and the selected cell's history
      * (runstore_series "gate:L:K"), with what was loaded (run, gates step, cell) */
     int gate_row, gate_col;
