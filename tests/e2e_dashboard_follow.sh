@@ -92,3 +92,29 @@ wait_for "opened "
 wait_bar "#3 .*\(stored\).*step 200/200"
 wait_for "sample @ step"
 echo "attach and open replayed finished runs"
+
+# three runs compared at 80x24: validation curves and a readable diff (one row per
+# setting, every run's value on it)
+tmux -L "$sock" kill-session -t t
+tmux -L "$sock" new-session -d -s t -x 80 -y 24 "$bin --db $dir/f.db"
+tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
+wait_for "lmlab>"
+keys F3
+wait_for "runs: 3"
+keys Escape
+wait_for "VIEW KEYS"
+keys Space Down Space Down Space
+wait_for "settings that differ"
+for _ in $(seq 1 200); do
+    screen | grep -q "│ *#[0-9] *#[0-9] *#[0-9]" && break
+    sleep 0.05
+done
+screen | grep -q "│ *#[0-9] *#[0-9] *#[0-9]" || fail "the diff is not headed by the three runs"
+keys '#'
+wait_for "validation loss | smooth"
+screen | grep -E "│lr +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+" | grep -q "0.002" ||
+    fail "no lr row with the three runs' values on one line"
+screen | grep -E "│lr " | grep -q "0.004" || fail "the lr row lacks run 3's value"
+keys '~'
+wait_for "validation loss | smooth 5 pts"
+echo "three runs compared at 80x24: validation curves, a readable diff"
