@@ -365,6 +365,40 @@ static void test_compare_logic(void)
           dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }
 
+/* F9 grows the output pane: half the screen, then all of it (the view hidden), and back;
+ * the pane shows more of the scrollback each time. */
+static void test_output_sizes(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    for (int i = 0; i < 40; i++) {
+        char line[32];
+        snprintf(line, sizeof line, "line %02d\n", i);
+        textpane_append(d.out, line, -1, 0, 0);
+    }
+    int shown[DASH_N_OUT_SIZES];
+    for (int z = 0; z < DASH_N_OUT_SIZES; z++) {
+        d.out_size = z;
+        char *s = dump(&d, &sn, 80, 24, &U, NULL);
+        shown[z] = 0;
+        for (int i = 0; i < 40; i++) {
+            char line[32];
+            snprintf(line, sizeof line, "line %02d", i);
+            shown[z] += has(s, line);
+        }
+        CHECK(has(s, "line 39"), "the newest line shows at size %d", z);
+        CHECK(has(s, "loss") == (z != DASH_OUT_FULL), "the view shows except full-screen (%d)", z);
+        CHECK(has(s, z == DASH_OUT_FULL ? "F9 back" : "F9 larger"), "the F9 hint at size %d", z);
+        free(s);
+    }
+    CHECK(shown[0] < shown[1] && shown[1] < shown[2] && shown[2] >= 19,
+          "lines shown: %d, %d, %d", shown[0], shown[1], shown[2]);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
 static void test_tokens(void)
 {
     Dashboard d;
@@ -509,6 +543,7 @@ int main(void)
     test_help_overlay();
     test_history();
     test_compare_logic();
+    test_output_sizes();
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();

@@ -30,6 +30,7 @@ static const DashKey KEYS[] = {
     {DASH_KEY_FN(KEY_PPAGE), "PgUp", DASH_CTX_ANY, DA_PAGE_UP, "page output"},
     {DASH_KEY_FN(KEY_NPAGE), "PgDn", DASH_CTX_ANY, DA_PAGE_DOWN, "page output"},
     {DASH_KEY_FN(KEY_END), "End", DASH_CTX_PANE, DA_END, "output: follow newest"},
+    {DASH_KEY_FN(KEY_F(9)), "F9", DASH_CTX_ANY, DA_OUTPUT_SIZE, "output: larger / full"},
     {KEY_CTRL_L, "C-l", DASH_CTX_ANY, DA_REDRAW, "redraw the screen"},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))

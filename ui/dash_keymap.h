@@ -25,7 +25,7 @@ typedef enum {
     DA_VIEW,      /* show view *arg */
     DA_VIEW_KEY,  /* the current view's key: its action is *arg */
     DA_QUIT, DA_PAUSE, DA_SAMPLE, DA_STOP, DA_LOG_Y, DA_X_AXIS, DA_PPL, DA_UP, DA_DOWN,
-    DA_PAGE_UP, DA_PAGE_DOWN, DA_END, DA_REDRAW
+    DA_PAGE_UP, DA_PAGE_DOWN, DA_END, DA_REDRAW, DA_OUTPUT_SIZE
 } DashAction;
 
 /* Where a global key binding applies. */

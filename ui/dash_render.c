@@ -140,7 +140,8 @@ static void output_pane(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
     if (off > 0)
         snprintf(info, sizeof info, " scrolled back %d | End follows ", off);
     else
-        snprintf(info, sizeof info, " PgUp/PgDn scroll ");
+        snprintf(info, sizeof info, " PgUp/PgDn scroll | F9 %s ",
+                 d->out_size == DASH_OUT_FULL ? "back" : "larger");
     int iw = canvas_utf8_width(info);
     canvas_text(c, r.x + r.w - iw - 2, r.y, iw, info, col, 0);
     textpane_draw(c, (Rect){r.x, r.y + 1, r.w, r.h - 1}, d->out, caps);
@@ -291,10 +292,13 @@ void dash_render(Canvas *c, Dashboard *d, const Snapshot *sn, const CanvasCaps *
     }
     status_line(c, W, d, sn, caps);
     tabs_line(c, W, d, caps);
-    int out_h = H < 30 ? 5 : H / 4 + 1;
+    int out_h = d->out_size == DASH_OUT_FULL ? H - 3
+              : d->out_size == DASH_OUT_LARGE ? (H - 3) / 2
+              : H < 30 ? 5 : H / 4 + 1;
     Rect main = {0, 2, W, H - 3 - out_h};
     int vf = d->focus == DASH_FOCUS_VIEW && d->prompt_mode == DASH_PROMPT_CMD;
-    views_get(d->view)->draw(c, main, d, sn, caps, vf);
+    if (main.h > 0)
+        views_get(d->view)->draw(c, main, d, sn, caps, vf);
     output_pane(c, (Rect){0, H - 1 - out_h, W, out_h}, d, caps);
     command_line(c, H - 1, W, d);
     if (d->help)

@@ -23,6 +23,8 @@ enum { DASH_FOCUS_CMD, DASH_FOCUS_VIEW, DASH_FOCUS_OUTPUT, DASH_N_FOCUS };
 /* What the y/n question over the screen asks: quit while training, stop the run. */
 enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP };
 enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
+/* The output pane's size (F9 cycles): a quarter of the screen, half, all of it. */
+enum { DASH_OUT_NORMAL, DASH_OUT_LARGE, DASH_OUT_FULL, DASH_N_OUT_SIZES };
 enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_N_SORTS };
 /* What the bottom line edits: a command, or a line the current view asked for (the
  * history filter, the tokens prompt), submitted to that view's on_prompt. */
@@ -88,6 +90,7 @@ typedef struct Dashboard {
     int sample_from_cmd;
     /* command line */
     TextPane *out;                        /* command output (scrollback) */
+    int out_size;                         /* DASH_OUT_*: how much of the screen it takes */
     History hist;
     LineEditor ed, aux;                   /* aux: the line a view asked for */
     int prompt_mode;                      /* DASH_PROMPT_* */
