@@ -56,8 +56,10 @@ struct CmdContext {
 };
 typedef struct CmdContext Session;
 
-/* Initialises s with the default configuration and the store at db_path (NULL:
- * $LMLAB_DB or ./lmlab.db; opened lazily). Output goes to stdout/stderr until
+/* Initialises s with the default configuration — the experiment "default"
+ * (experiments/default.conf, as `use default`) when it is found and loads, else the
+ * built-in defaults — and the store at db_path (NULL: $LMLAB_DB or ./lmlab.db; opened
+ * lazily). Output goes to stdout/stderr until
  * session_set_writer. */
 void session_init(Session *s, const char *db_path);
 /* Stops a running run cleanly (recorded as stopped), closes everything. */

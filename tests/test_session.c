@@ -258,6 +258,10 @@ int main(void)
     session_init(&s, "test.db");
     session_set_writer(&s, capture, NULL);
     s.json = 1;
+    /* one default everywhere: scripts start from experiments/default.conf like the
+     * dashboard (`show config` said "experiment: none" here) */
+    CHECK(!strcmp(s.experiment, "default") && s.cfg.steps == 2000,
+          "a session starts from the default experiment: '%s'", s.experiment);
     train_flow(&s);
     stop_and_resume(&s);
     finetune_and_import(&s, first_run);

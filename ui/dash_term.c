@@ -478,8 +478,8 @@ int dash_term_run(Session *s, Dashboard *d)
     term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
               "the keys, `help` the commands.", LMLAB_VERSION);
     if (hist_st != LM_OK) term_out(&t, UI_COLOR_WARN, "warning: %s", err);
-    if (!s->experiment[0])
-        session_run_line(s, "use default");
+    if (!s->experiment[0] || !strcmp(s->experiment, "default"))
+        session_run_line(s, "use default");   /* says which settings `train` will use */
     t.dirty = 1;
     while (!t.quit && !repl_terminating()) {
         if (s->interrupt) {   /* Ctrl-C outside a command: cancel, never quit */
