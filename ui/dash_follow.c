@@ -16,7 +16,10 @@ int dash_follow_poll(DashFollow *f, Session *s, int own, Snapshot *snap, double 
     if (now < f->next)
         return f->active;
     f->next = now + DASH_FOLLOW_SECONDS;
+    if (!s->store && f->no_store)
+        return f->active;   /* it could not be opened (said once); a command may open it */
     long id = session_followed_run(s);
+    f->no_store = !s->store;
     if (!id && f->active && snap->run_id && !trainer_is_done(snap->status))
         id = snap->run_id;   /* it stopped being live: read its end */
     if (!id)

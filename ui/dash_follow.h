@@ -15,6 +15,7 @@ typedef struct {
     double next;   /* monotonic seconds of the next poll */
     int active;    /* snap holds a run read from the store */
     long attached; /* the session's attached run at the last poll */
+    int no_store;  /* the store could not be opened: not retried every second */
     char error[LM_ERR_LEN];  /* the last read's failure, "" when it worked */
 } DashFollow;
 
