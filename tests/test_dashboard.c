@@ -399,6 +399,46 @@ static void test_output_sizes(void)
     dash_state_free(&d);
 }
 
+/* The sweep view: the trials table (swept values, status, best val) and best val
+ * against a swept setting, log x when it spans more than 20x; # picks the other key. */
+static void test_sweep_view(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    d.view = views_find("sweep");
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "no sweep yet"), "the empty sweep view says how to start one");
+    free(s);
+    d.sw_id = 4;
+    snprintf(d.sw_name, sizeof d.sw_name, "lrs");
+    snprintf(d.sw_status, sizeof d.sw_status, "running");
+    d.n_sw_trials = 3;
+    d.sw_trials = calloc(3, sizeof *d.sw_trials);
+    static const char *const params[] = {"lr=0.0001 d=64", "lr=0.001 d=64", "lr=0.01 d=128"};
+    for (int i = 0; i < 3; i++) {
+        SweepTrialRow *t = &d.sw_trials[i];
+        t->trial = i;
+        t->run_id = 10 + i;
+        snprintf(t->params, sizeof t->params, "%s", params[i]);
+        snprintf(t->status, sizeof t->status, i == 2 ? "running" : "done");
+        t->best_val = i == 2 ? NAN : 2.0 - 0.5 * i;
+        t->last_step = 100;
+    }
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "sweep #4 lrs: running, 3 trials"), "sweep title: %s", s);
+    CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s);
+    CHECK(has(s, "best val loss vs lr") && has(s, "log10 lr"), "chart against lr, log x");
+    free(s);
+    d.sw_param = 1;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "best val loss vs d") && !has(s, "log10"), "# picks d (linear x)");
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
 static void test_tokens(void)
 {
     Dashboard d;
@@ -498,8 +538,13 @@ static void test_key_rules(void)
     Dashboard d;
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
-    CHECK(views_count() == 3 && views_find("training") == 0 && hist == 1 && tok == 2 &&
-          views_find("nope") == -1, "the view table");
+    int sweep = views_find("sweep");
+    CHECK(views_count() == 4 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+          sweep == 3 && views_find("nope") == -1, "the view table");
+    CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(5)), &arg) == DA_PAUSE,
+          "F5 still pauses (the 4th view has its digit only)");
+    CHECK(dash_keymap_view_fkey(3) == 0 && dash_keymap_view_fkey(2) == 4, "view F-keys");
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_VIEW && arg == hist, "digit on an empty line");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == tok, "F4");
     CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "letters type while the line has focus");
@@ -544,6 +589,7 @@ int main(void)
     test_history();
     test_compare_logic();
     test_output_sizes();
+    test_sweep_view();
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();

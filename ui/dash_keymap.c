@@ -41,6 +41,14 @@ const DashKey *dash_keymap_keys(int *n)
     return KEYS;
 }
 
+int dash_keymap_view_fkey(int i)
+{
+    for (int j = 0; j < N_KEYS; j++)
+        if (KEYS[j].key == DASH_KEY_FN(KEY_F(2 + i)))
+            return 0;   /* F5 pauses, F10 quits, ...: that view has its digit only */
+    return 2 + i;
+}
+
 DashAction dash_keymap_action(const Dashboard *d, int key, int *arg)
 {
     *arg = 0;
@@ -52,7 +60,8 @@ DashAction dash_keymap_action(const Dashboard *d, int key, int *arg)
     if (key == '\t' && cmd && d->ed.len > 0)
         return DA_NONE;   /* completion */
     for (int i = 0; i < views_count(); i++)
-        if (key == DASH_KEY_FN(KEY_F(2 + i)) || (nav && key == '1' + i)) {
+        if ((dash_keymap_view_fkey(i) && key == DASH_KEY_FN(KEY_F(2 + i))) ||
+            (nav && key == '1' + i)) {
             *arg = i;
             return DA_VIEW;
         }

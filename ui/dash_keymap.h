@@ -50,4 +50,8 @@ const DashKey *dash_keymap_keys(int *n);
  * to the line editor; Tab on a non-empty command line is completion). */
 DashAction dash_keymap_action(const Dashboard *d, int key, int *arg);
 
+/* The function key number that shows view i: F(i+2), or 0 when a global key has it
+ * (the view is then shown by its digit alone). */
+int dash_keymap_view_fkey(int i);
+
 #endif

@@ -213,7 +213,10 @@ static int help_lines(char (*lines)[128])
         help_add(lines, &n, k[i].label, k[i].help);
     for (int i = 0; i < views_count(); i++) {
         char label[32], help[64];
-        snprintf(label, sizeof label, "F%d %d", i + 2, i + 1);
+        if (dash_keymap_view_fkey(i))
+            snprintf(label, sizeof label, "F%d %d", i + 2, i + 1);
+        else
+            snprintf(label, sizeof label, "%d", i + 1);
         snprintf(help, sizeof help, "%s view", views_get(i)->name);
         help_add(lines, &n, label, help);
     }

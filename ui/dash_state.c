@@ -31,6 +31,7 @@ void dash_state_free(Dashboard *d)
         free(d->curves[i].config);
     }
     free(d->gate_hist);
+    free(d->sw_trials);
     free(d->tok.text);
     free(d->tok.gates);
     free(d->scratch);

@@ -85,6 +85,12 @@ typedef struct Dashboard {
     char filter[256];
     /* tokens view */
     DashTokens tok;
+    /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */
+    long sw_id;
+    char sw_name[64], sw_status[16];
+    SweepTrialRow *sw_trials;             /* (n_sw_trials) malloc'd */
+    int n_sw_trials, sw_sel, sw_scroll, sw_param; /* sw_param: the swept key on the x axis */
+    double sw_next;                       /* reload then (monotonic seconds) */
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;
