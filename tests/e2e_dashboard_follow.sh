@@ -18,7 +18,8 @@ trap 'tmux -L "$sock" kill-server 2>/dev/null || true
 cd "$dir"
 export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
 
-screen() { tmux -L "$sock" capture-pane -p -t t; }
+tgt=t    # the tmux session the helpers look at
+screen() { tmux -L "$sock" capture-pane -p -t "$tgt"; }
 fail() { echo "FAIL: $*"; echo "--- screen ---"; screen || true; exit 1; }
 wait_for() { # wait_for TEXT [SECONDS]: TEXT anywhere on the screen
     for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
@@ -27,7 +28,7 @@ wait_for() { # wait_for TEXT [SECONDS]: TEXT anywhere on the screen
     done
     fail "expected '$1'"
 }
-keys() { tmux -L "$sock" send-keys -t t "$@"; }
+keys() { tmux -L "$sock" send-keys -t "$tgt" "$@"; }
 status_bar() { screen | head -1; }
 bar_step() { status_bar | sed -n 's/.* step \([0-9][0-9]*\)\/.*/\1/p'; }
 
@@ -95,9 +96,11 @@ echo "attach and open replayed finished runs"
 
 # three runs compared at 80x24: validation curves and a readable diff (one row per
 # setting, every run's value on it)
+# (the new session first: killing the server's last session would end the server)
+tmux -L "$sock" new-session -d -s u -x 80 -y 24 "$bin --db $dir/f.db"
+tmux -L "$sock" set-option -t u window-size manual >/dev/null 2>&1 || true
 tmux -L "$sock" kill-session -t t
-tmux -L "$sock" new-session -d -s t -x 80 -y 24 "$bin --db $dir/f.db"
-tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
+tgt=u
 wait_for "lmlab>"
 keys F3
 wait_for "runs: 3"
