@@ -179,7 +179,7 @@ static int load(DashCtx *x, int forced)
     if (!forced && now < d->sw_next)
         return 0;
     d->sw_next = now + 1.0;
-    RunStore *st = x->s->store ? x->s->store : session_store(x->s);
+    RunStore *st = forced ? session_store(x->s) : x->s->store; /* a failure is said once */
     if (!st)
         return 0;
     SweepRunner *sw = session_job_sweep(x->s);
