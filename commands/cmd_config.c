@@ -4,6 +4,7 @@
 
 #include "blas_select.h"
 #include "err.h"
+#include "suggest.h"
 #include "sysinfo.h"
 
 #include <cblas.h>
@@ -12,26 +13,79 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a key allows: "1e-06..10", "true|false", "a|b|c", or "text". */
+static void key_range(const ConfigKey *k, char *out, size_t cap)
+{
+    if (k->values)
+        snprintf(out, cap, "%s", k->values);
+    else if (k->type == CFG_BOOL)
+        snprintf(out, cap, "true|false");
+    else if (k->type == CFG_INT || k->type == CFG_FLOAT)
+        snprintf(out, cap, "%g..%g", k->min, k->max);
+    else
+        snprintf(out, cap, "text");
+}
+
+/* `help set`: every setting with its current value, what it allows and its help. */
+static int help_set(Session *s)
+{
+    int nk;
+    const ConfigKey *keys = config_keys(&nk);
+    const char *group = "";
+    for (int i = 0; i < nk; i++) {
+        char v[64], range[96];
+        if (config_get(&s->cfg, keys[i].key, v, sizeof v))
+            snprintf(v, sizeof v, "?");
+        key_range(&keys[i], range, sizeof range);
+        if (strcmp(group, keys[i].group))
+            session_printf(s, "%s%s:", i ? "\n" : "", group = keys[i].group);
+        session_printf(s, "  %-16s = %-14.40s %s  [%s]", keys[i].key, v, keys[i].help, range);
+    }
+    session_printf(s, "\n`help set KEY` explains one setting; `show config` marks what "
+                   "differs from the default.");
+    return LM_OK;
+}
+
+/* `help set KEY`: that setting alone: value, default, range, help. */
+static int help_set_key(Session *s, const char *key)
+{
+    const ConfigKey *k = config_find_key(key);
+    if (!k) {
+        int nk;
+        const ConfigKey *keys = config_keys(&nk);
+        const char *names[256];
+        for (int i = 0; i < nk && i < 256; i++)
+            names[i] = keys[i].key;
+        const char *near = suggest_nearest(key, names, nk < 256 ? nk : 256);
+        return session_error(s, LM_EARG, "no setting '%s'%s%s%s; `help set` lists them", key,
+                             near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+    }
+    Config def;
+    config_defaults(&def);
+    char v[CONFIG_STR_LEN], dv[CONFIG_STR_LEN], range[96];
+    config_get(&s->cfg, k->key, v, sizeof v);
+    config_get(&def, k->key, dv, sizeof dv);
+    key_range(k, range, sizeof range);
+    if (s->json) {
+        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s}", "key", k->key, "value", v,
+                                       "default", dv, "allowed", range, "help", k->help,
+                                       "group", k->group));
+        return LM_OK;
+    }
+    session_printf(s, "%s = %s   (default %s; %s settings)", k->key, v, dv, k->group);
+    session_printf(s, "  %s", k->help);
+    session_printf(s, "  allowed: %s", range);
+    return LM_OK;
+}
+
 int cmd_help(Session *s, int argc, const LexWord *argv)
 {
     int n;
     const Command *table = session_commands(&n);
     char *text = NULL, err[LM_ERR_LEN];
     const char *name = argc > 1 ? argv[1].text : NULL;
-    if (name && !strcmp(name, "set")) { /* the keys, from the config table */
-        int nk;
-        const ConfigKey *keys = config_keys(&nk);
-        const char *group = "";
-        for (int i = 0; i < nk; i++) {
-            if (strcmp(group, keys[i].group))
-                session_printf(s, "%s%s:", i ? "\n" : "", group = keys[i].group);
-            if (keys[i].values)
-                session_printf(s, "  %-16s %s  [%s]", keys[i].key, keys[i].help, keys[i].values);
-            else
-                session_printf(s, "  %-16s %s", keys[i].key, keys[i].help);
-        }
-        return LM_OK;
-    }
+    if (name && !strcmp(name, "set")) /* the keys, from the config table */
+        return argc > 2 ? help_set_key(s, argv[2].text) : help_set(s);
     if (cmdtable_help(table, n, name, &text, err))
         return session_error(s, LM_EARG, "%s", err);
     if (s->json) {
@@ -76,6 +130,35 @@ static void list_experiments(Session *s)
     session_printf(s, "no experiments directory found");
 }
 
+/* The experiment name nearest to name (suggest_nearest over the first experiments
+ * folder found), or "" when none is near. */
+static void nearest_experiment(const char *name, char *out, size_t cap)
+{
+    const char *env = getenv("LMLAB_EXPERIMENTS");
+    const char *dirs[] = {env, "experiments", LMLAB_EXPERIMENTS_DIR};
+    for (int i = 0; i < 3; i++) {
+        DIR *d = dirs[i] ? opendir(dirs[i]) : NULL;
+        if (!d)
+            continue;
+        char names[64][64];
+        const char *list[64];
+        int n = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) && n < 64) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && l < 64 && !strcmp(e->d_name + l - 5, ".conf")) {
+                snprintf(names[n], sizeof names[n], "%.*s", (int)(l - 5), e->d_name);
+                list[n] = names[n];
+                n++;
+            }
+        }
+        closedir(d);
+        const char *near = suggest_nearest(name, list, n);
+        snprintf(out, cap, "%s", near ? near : "");
+        return;
+    }
+}
+
 int cmd_use(Session *s, int argc, const LexWord *argv)
 {
     if (argc < 2) {
@@ -83,9 +166,13 @@ int cmd_use(Session *s, int argc, const LexWord *argv)
         return LM_OK;
     }
     char path[1024], err[LM_ERR_LEN];
-    if (session_find_experiment(argv[1].text, path, sizeof path))
-        return session_error(s, LM_EIO, "no experiment '%s' (looked for experiments/%s.conf); "
-                             "`use` lists them", argv[1].text, argv[1].text);
+    if (session_find_experiment(argv[1].text, path, sizeof path)) {
+        char near[128] = "";
+        nearest_experiment(argv[1].text, near, sizeof near);
+        return session_error(s, LM_EIO, "no experiment '%s' (looked for experiments/%s.conf)%s%s%s;"
+                             " `use` lists them", argv[1].text, argv[1].text,
+                             near[0] ? "; did you mean " : "", near, near[0] ? "?" : "");
+    }
     Config c;
     config_defaults(&c);
     if (config_load_file(&c, path, err))

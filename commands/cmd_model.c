@@ -159,6 +159,8 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
     int rc = session_open_checkpoint(s, path, id > 0 ? id : 0);
     if (rc)
         return rc;
+    if (id > 0)
+        s->attached = id;   /* the dashboard's training view replays it (cmd_attach.c) */
     char bad_tensor[96];
     long n_bad = checkpoint_count_nonfinite(s->view, bad_tensor, sizeof bad_tensor);
     if (n_bad)

@@ -150,6 +150,7 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     s->trainer = h.trainer;
     s->rec = h.rec;
     s->run_id = h.run_id;
+    s->attached = 0;   /* the run trained here is the one on screen */
     Output *out = output_create(NULL);
     output_bool(out, "ok", 1);
     output_int(out, "run", h.run_id);
@@ -272,6 +273,23 @@ static void print_status(Session *s, const Snapshot *sn)
     output_emit(s, o);
 }
 
+/* The run followed from the store (session_followed_run): its status, and where it
+ * comes from. 1 when one was printed. */
+static int status_followed(Session *s, Snapshot *sn)
+{
+    long id = session_followed_run(s);
+    RunStore *st = id > 0 ? session_store(s) : NULL;
+    char err[LM_ERR_LEN];
+    if (!st || snapshot_from_store(st, id, sn, err))
+        return 0;
+    print_status(s, sn);
+    if (!s->json)
+        session_printf(s, "  (%s from the run store%s)",
+                       trainer_is_done(sn->status) ? "replayed" : "another process; followed",
+                       s->attached > 0 ? ": attached" : "");
+    return 1;
+}
+
 int cmd_status(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
@@ -285,10 +303,15 @@ int cmd_status(Session *s, int argc, const LexWord *argv)
             output_int(o, "sweep", sweep_runner_id(s->sweep));
             output_line(o, "sweep #{sweep} has no trial training at the moment; `sweep status` "
                         "shows its progress");
+        } else if (status_followed(s, &sn)) {
+            output_destroy(o);
+            snapshot_free(&sn);
+            return LM_OK;
         } else {
             output_str(o, "status", "idle");
             output_line(o, "no run is training; `runs` lists the stored ones");
         }
+        snapshot_free(&sn);
         return output_emit(s, o);
     }
     print_status(s, &sn);

@@ -87,6 +87,12 @@ static const Command COMMANDS[] = {
      ARG_NONE, NULL, cmd_stop, "training", 0, NULL},
     {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
      cmd_status, "training", 0, NULL},
+    {"attach", "[RUN_ID]", "show a stored run: another process's live run, or a finished one",
+     "The dashboard's training view and `status` follow the run from the run store (polled\n"
+     "about once a second): its curves, evaluations, gates and samples as they are recorded.\n"
+     "Without an id they follow the newest running run of any process on this store (the\n"
+     "default). A run trained by this session always shows first; `open RUN_ID` attaches too.",
+     ARG_RUN_ID, NULL, cmd_attach, "training", 0, NULL},
     {"wait", "", "block until the run (or sweep) ends, printing progress (for scripts)", NULL,
      ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS, NULL},
     {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,

@@ -32,6 +32,16 @@ void session_init(Session *s, const char *db_path)
     snprintf(s->db_path, sizeof s->db_path, "%s",
              db_path && *db_path ? db_path : env && *env ? env : "lmlab.db");
     s->writer = default_writer;
+    /* one default everywhere (dashboard, --plain, -c, scripts, headless): the settings of
+     * experiments/default.conf when it exists and loads, as `use default` would */
+    char path[1024], err[LM_ERR_LEN];
+    Config c;
+    config_defaults(&c);
+    if (!session_find_experiment("default", path, sizeof path) &&
+        !config_load_file(&c, path, err)) {
+        s->cfg = c;
+        snprintf(s->experiment, sizeof s->experiment, "default");
+    }
 }
 
 void session_set_writer(Session *s, SessionWriter w, void *ud)

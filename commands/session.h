@@ -33,6 +33,8 @@ struct CmdContext {
     Trainer *trainer;           /* the run being trained (started by run_launch), or NULL */
     Recorder *rec;
     long run_id;
+    long attached;              /* the run `attach`/`open` put on screen when none trains
+                                   here; 0: the newest live run of the store */
     SweepRunner *sweep;         /* the sweep started or resumed here: training, or ended and
                                    kept (its summary and last trial stay readable) until the
                                    next job replaces it; NULL when none */
@@ -54,8 +56,10 @@ struct CmdContext {
 };
 typedef struct CmdContext Session;
 
-/* Initialises s with the default configuration and the store at db_path (NULL:
- * $LMLAB_DB or ./lmlab.db; opened lazily). Output goes to stdout/stderr until
+/* Initialises s with the default configuration — the experiment "default"
+ * (experiments/default.conf, as `use default`) when it is found and loads, else the
+ * built-in defaults — and the store at db_path (NULL: $LMLAB_DB or ./lmlab.db; opened
+ * lazily). Output goes to stdout/stderr until
  * session_set_writer. */
 void session_init(Session *s, const char *db_path);
 /* Stops a running run cleanly (recorded as stopped), closes everything. */
@@ -118,6 +122,11 @@ SessionJobKind session_job_stop(Session *s);
 /* Stops whatever trains (as session_job_stop) and frees the run and the sweep. For quit. */
 void session_job_shutdown(Session *s);
 
+/* The run shown when the session trains none (session_snapshot fails): the attached
+ * run (`attach ID`, `open ID`), else the newest running or paused run of the store that
+ * another process trains and is alive; 0 when none. (cmd_attach.c) */
+long session_followed_run(Session *s);
+
 /* Snapshot of the current run (zeroed when there is none); returns 1 if a run exists. */
 int session_snapshot(Session *s, Snapshot *dst);
 
@@ -140,6 +149,7 @@ int cmd_pause(Session *s, int argc, const LexWord *argv);
 int cmd_resume(Session *s, int argc, const LexWord *argv);
 int cmd_stop(Session *s, int argc, const LexWord *argv);
 int cmd_status(Session *s, int argc, const LexWord *argv);
+int cmd_attach(Session *s, int argc, const LexWord *argv);
 int cmd_wait(Session *s, int argc, const LexWord *argv);
 int cmd_eval(Session *s, int argc, const LexWord *argv);
 int cmd_sample(Session *s, int argc, const LexWord *argv);

@@ -12,6 +12,7 @@
 
 #include "canvas.h"
 #include "check.h"
+#include "dash_draw.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
 #include "dash_state.h"
@@ -268,6 +269,26 @@ static RunRow run_row(long id, const char *name, double best)
     return r;
 }
 
+static DashCurve make_curve(long id, const char *name, const char *config, double best)
+{
+    DashCurve cv;
+    memset(&cv, 0, sizeof cv);
+    cv.run = id;
+    snprintf(cv.label, sizeof cv.label, "#%ld %s", id, name);
+    cv.n = 20;
+    cv.pts = malloc(20 * sizeof *cv.pts);
+    for (int i = 0; i < 20; i++)
+        cv.pts[i] = (SeriesPoint){i * 10, best + 1.0 - 0.05 * i};
+    cv.config = strdup(config);
+    cv.best_val = best;
+    cv.final_val = best + 0.01;
+    cv.last_step = 190;
+    return cv;
+}
+
+/* The history view at 80x24 with three marked runs: the runs table with a column per
+ * differing setting, the curves and a readable diff (one row per setting, a column per
+ * run, nothing wrapped mid-word), the metric and smoothing in the title. */
 static void test_history(void)
 {
     Dashboard d;
@@ -276,30 +297,143 @@ static void test_history(void)
     make_snapshot(&sn);
     d.view = views_find("history");
     d.focus = DASH_FOCUS_VIEW;
-    d.n_runs = 2;
-    d.runs = malloc(2 * sizeof *d.runs);
-    d.runs[0] = run_row(3, "old-run", 1.75);
-    d.runs[1] = run_row(5, "new-run", NAN);
+    static const char *const cfg[] = {
+        "model=dispatcher\nlr=0.003\nd=128\ndata=tinyshakespeare\n",
+        "model=dispatcher\nlr=0.001\nd=128\ndata=tinyshakespeare\n",
+        "model=dispatcher\nlr=0.0005\nd=256\ndata=tinyshakespeare\n"};
+    static const char *const names[] = {"old-run", "new-run", "third-run-with-a-long-name"};
+    static const double best[] = {1.75, NAN, 1.5};
+    d.n_runs = 3;
+    d.runs = malloc(3 * sizeof *d.runs);
+    for (int i = 0; i < 3; i++) {
+        d.runs[i] = run_row(3 + 2 * i, names[i], best[i]);
+        free(d.runs[i].config);
+        d.runs[i].config = strdup(cfg[i]);
+        d.marked[i] = 3 + 2 * i;
+        d.curves[i] = make_curve(3 + 2 * i, names[i], cfg[i], isnan(best[i]) ? 2.0 : best[i]);
+    }
     d.run_sel = 1;
-    d.n_marked = 1;
-    d.marked[0] = 3;
-    DashCurve *cv = &d.curves[0];
-    cv->run = 3;
-    snprintf(cv->label, sizeof cv->label, "#3 old-run");
-    cv->n = 20;
-    cv->pts = malloc(20 * sizeof *cv->pts);
-    for (int i = 0; i < 20; i++)
-        cv->pts[i] = (SeriesPoint){i * 10, 3.0 - 0.05 * i};
-    d.compare = strdup("            #3       #5\nlr          0.003    0.001\n");
+    d.n_marked = 3;
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "old-run") && has(s, "new-run"), "runs listed");
+    CHECK(has(s, "old-run") && has(s, "new-run") && has(s, "third-run-wit"), "names readable");
     CHECK(has(s, "1.7500"), "best val column");
     CHECK(has(s, "sort best val"), "sort shown");
-    CHECK(has(s, "#3 old-run"), "marked run's legend");
-    CHECK(has(s, "0.003    0.001"), "config diff shown");
+    CHECK(has(s, " lr") && has(s, "0.0005"), "a differing setting is a column of the runs table");
+    CHECK(has(s, "━━ #3  ━━ #5  ━━ #7"), "a legend that fits: ids when the names do not");
+    CHECK(has(s, "train loss | smooth off"), "metric and smoothing in the title: %s", s);
+    /* the diff: a header of ids, one row per differing setting with every value */
+    const char *diff = strstr(s, "settings that differ");
+    CHECK(diff != NULL, "diff box");
+    CHECK(has(diff, "#3") && has(diff, "#5") && has(diff, "#7"), "run ids head the diff");
+    int lr_row = has(diff, "lr        0.003    0.001    0.0005"),
+        d_row = has(diff, "d         128      128      256");
+    CHECK(lr_row && d_row, "lr and d rows each on one line with all three values: %s", s);
+    CHECK(!has(diff, "tinyshakespeare"), "a setting all share is not in the diff");
+    free(s);
+    d.cmp_smooth = 2;
+    d.cmp_metric = DASH_CMP_VAL;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "validation loss | smooth 20 pts"), "metric/smoothing title follows the state");
     free(s);
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
+    CHECK(has(s, "#3 old-run"), "names in the legend when wide");
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
+/* The pure pieces of the comparison: which settings differ, a value, smoothing, and a
+ * run's colour that does not depend on what else is marked. */
+static void test_compare_logic(void)
+{
+    const char *cfg[] = {"a=1\nb=2\nc=3\n", "a=1\nb=5\n", "a=1\nb=2\nc=3\n"};
+    char keys[4][32], v[16];
+    int n = dash_draw_diff_keys(cfg, 3, keys, 4);
+    CHECK(n == 2 && !strcmp(keys[0], "b") && !strcmp(keys[1], "c"), "differing keys: %d", n);
+    CHECK(dash_draw_diff_keys(cfg, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
+    CHECK(dash_draw_diff_keys(cfg, 1, keys, 4) == 0, "one run differs from nothing");
+    dash_draw_config_value(cfg[1], "b", v, sizeof v);
+    CHECK(!strcmp(v, "5"), "value of b: %s", v);
+    dash_draw_config_value(cfg[1], "c", v, sizeof v);
+    CHECK(!strcmp(v, "-"), "missing value: %s", v);
+    double y[6] = {1, 3, 5, NAN, 7, 9};
+    dash_draw_smooth(y, 6, 2);
+    CHECK(y[0] == 1 && y[1] == 2 && y[2] == 4 && isnan(y[3]) && y[4] == 7 && y[5] == 8,
+          "moving average: %g %g %g %g %g", y[0], y[1], y[2], y[4], y[5]);
+    CHECK(dash_draw_run_color(12) == dash_draw_run_color(18) &&
+          dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
+}
+
+/* F9 grows the output pane: half the screen, then all of it (the view hidden), and back;
+ * the pane shows more of the scrollback each time. */
+static void test_output_sizes(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    for (int i = 0; i < 40; i++) {
+        char line[32];
+        snprintf(line, sizeof line, "line %02d\n", i);
+        textpane_append(d.out, line, -1, 0, 0);
+    }
+    int shown[DASH_N_OUT_SIZES];
+    for (int z = 0; z < DASH_N_OUT_SIZES; z++) {
+        d.out_size = z;
+        char *s = dump(&d, &sn, 80, 24, &U, NULL);
+        shown[z] = 0;
+        for (int i = 0; i < 40; i++) {
+            char line[32];
+            snprintf(line, sizeof line, "line %02d", i);
+            shown[z] += has(s, line);
+        }
+        CHECK(has(s, "line 39"), "the newest line shows at size %d", z);
+        CHECK(has(s, "loss") == (z != DASH_OUT_FULL), "the view shows except full-screen (%d)", z);
+        CHECK(has(s, z == DASH_OUT_FULL ? "F9 back" : "F9 larger"), "the F9 hint at size %d", z);
+        free(s);
+    }
+    CHECK(shown[0] < shown[1] && shown[1] < shown[2] && shown[2] >= 19,
+          "lines shown: %d, %d, %d", shown[0], shown[1], shown[2]);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
+/* The sweep view: the trials table (swept values, status, best val) and best val
+ * against a swept setting, log x when it spans more than 20x; # picks the other key. */
+static void test_sweep_view(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    d.view = views_find("sweep");
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "no sweep yet"), "the empty sweep view says how to start one");
+    free(s);
+    d.sw_id = 4;
+    snprintf(d.sw_name, sizeof d.sw_name, "lrs");
+    snprintf(d.sw_status, sizeof d.sw_status, "running");
+    d.n_sw_trials = 3;
+    d.sw_trials = calloc(3, sizeof *d.sw_trials);
+    static const char *const params[] = {"lr=0.0001 d=64", "lr=0.001 d=64", "lr=0.01 d=128"};
+    for (int i = 0; i < 3; i++) {
+        SweepTrialRow *t = &d.sw_trials[i];
+        t->trial = i;
+        t->run_id = 10 + i;
+        snprintf(t->params, sizeof t->params, "%s", params[i]);
+        snprintf(t->status, sizeof t->status, i == 2 ? "running" : "done");
+        t->best_val = i == 2 ? NAN : 2.0 - 0.5 * i;
+        t->last_step = 100;
+    }
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "sweep #4 lrs: running, 3 trials"), "sweep title: %s", s ? s : "");
+    CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
+    CHECK(has(s, "best val loss vs lr") && has(s, "log10 lr"), "chart against lr, log x");
+    free(s);
+    d.sw_param = 1;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "best val loss vs d") && !has(s, "log10"), "# picks d (linear x)");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
@@ -404,8 +538,13 @@ static void test_key_rules(void)
     Dashboard d;
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
-    CHECK(views_count() == 3 && views_find("training") == 0 && hist == 1 && tok == 2 &&
-          views_find("nope") == -1, "the view table");
+    int sweep = views_find("sweep");
+    CHECK(views_count() == 4 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+          sweep == 3 && views_find("nope") == -1, "the view table");
+    CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(5)), &arg) == DA_PAUSE,
+          "F5 still pauses (the 4th view has its digit only)");
+    CHECK(dash_keymap_view_fkey(3) == 0 && dash_keymap_view_fkey(2) == 4, "view F-keys");
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_VIEW && arg == hist, "digit on an empty line");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == tok, "F4");
     CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "letters type while the line has focus");
@@ -448,6 +587,9 @@ int main(void)
     test_too_small_and_idle();
     test_help_overlay();
     test_history();
+    test_compare_logic();
+    test_output_sizes();
+    test_sweep_view();
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();

@@ -3,6 +3,7 @@
  * run folders are named with it and a folder holding files a run did not write is
  * refused; liveness is a lock the OS drops when the training process dies. */
 #include "runstore_util.h"
+#include "recorder.h"
 #include "rundir.h"
 
 static void ids_never_reused(void)
@@ -264,6 +265,72 @@ static void rows_spill_and_land(void)
     runstore_close(s);
 }
 
+/* Following a run from the store (issue 15): the last step, the gates of the last
+ * evaluation (every layer and level), and a Snapshot rebuilt from the rows; a run marked
+ * running whose process is gone shows as stopped, saying so, and is not live. */
+static void snapshot_of_stored_run(void)
+{
+    char path[128], err[LM_ERR_LEN], sql[160];
+    db_path(path, sizeof path, "follow.db");
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "fol", "dispatcher", "model=dispatcher\nsteps=500\nlr=0.002\n", "");
+    for (long k = 1; k <= 300; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, id, &m, err);
+    }
+    EvalMetric e1 = {.step = 100, .split = "valid", .loss = 2.5, .ppl = exp(2.5)};
+    EvalMetric e2 = {.step = 200, .split = "valid", .loss = 2.0, .ppl = exp(2.0)};
+    runstore_log_eval(s, id, &e1, err);
+    runstore_log_eval(s, id, &e2, err);
+    GateStat g[6];
+    for (int step = 100; step <= 200; step += 100) {
+        for (int i = 0; i < 6; i++)
+            g[i] = (GateStat){.step = step, .layer = i / 3, .level = i % 3,
+                              .mean = (float)(step + i) / 1000.0f, .std = 0.1f};
+        CHECK(runstore_log_gates(s, id, g, 6, err) == LM_OK, "gates: %s", err);
+    }
+    CHECK(runstore_log_sample(s, id, 200, "", NULL, "To be", err) == LM_OK, "%s", err);
+    StepMetric last;
+    long n_steps;
+    CHECK(runstore_last_step(s, id, &last, &n_steps, err) == LM_OK, "%s", err);
+    CHECK(last.step == 300 && n_steps == 300 && last.tokens == 300 * 640,
+          "last step %ld of %ld", last.step, n_steps);
+    GateStat *gs;
+    int ng;
+    CHECK(runstore_gates_at(s, id, 150, &gs, &ng, err) == LM_OK && ng == 6 &&
+          gs[0].step == 100 && gs[5].layer == 1 && gs[5].level == 2, "gates at 150: %d", ng);
+    free(gs);
+    CHECK(runstore_gates_at(s, id, -1, &gs, &ng, err) == LM_OK && ng == 6 &&
+          gs[4].step == 200 && fabsf(gs[4].mean - 0.204f) < 1e-6f, "last gates: %d", ng);
+    free(gs);
+    Snapshot sn = {0};
+    CHECK(snapshot_from_store(s, id, &sn, err) == LM_OK, "snapshot: %s", err);
+    CHECK(sn.run_id == id && sn.status == TRAINER_RUNNING && sn.last.step == 300 &&
+          sn.total_steps == 500 && sn.n_loss == 300 && sn.n_val == 2 &&
+          sn.last_eval.loss == 2.0 && sn.gate_layers == 2 && sn.gate_levels == 3 &&
+          sn.n_gates == 6 && !strcmp(sn.sample, "To be") && sn.sample_step == 200 &&
+          !strcmp(sn.cfg.model, "dispatcher") && sn.seq == 1,
+          "snapshot: status %d step %ld/%ld loss %d val %d gates %dx%d sample '%s' seq %ld",
+          sn.status, sn.last.step, sn.total_steps, sn.n_loss, sn.n_val, sn.gate_layers,
+          sn.gate_levels, sn.sample, sn.seq);
+    CHECK(snapshot_from_store(s, id, &sn, err) == LM_OK && sn.seq == 1, "seq bumped unchanged");
+    /* its process is gone: stopped, and the reason says so */
+    snprintf(sql, sizeof sql, "UPDATE runs SET pid=999999999 WHERE id=%ld", id);
+    CHECK(q_exec(path, sql) == 0, "set pid");
+    RunRow row;
+    CHECK(runstore_get(s, id, &row, err) == LM_OK && !runstore_run_live(s, &row),
+          "a run of a dead process is live");
+    runstore_row_free(&row);
+    CHECK(snapshot_from_store(s, id, &sn, err) == LM_OK && sn.status == TRAINER_STOPPED &&
+          strstr(sn.reason, "is gone") && sn.seq == 2, "dead run: %d '%s'", sn.status,
+          sn.reason);
+    snapshot_free(&sn);
+    CHECK(snapshot_from_store(s, id + 7, &sn, err) == LM_EARG, "no such run accepted");
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     ids_never_reused();
@@ -273,6 +340,7 @@ static void run_all(void)
     notes_and_tags_checked();
     other_host_heartbeat();
     rows_spill_and_land();
+    snapshot_of_stored_run();
 }
 
 int main(void)

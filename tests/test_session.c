@@ -249,6 +249,25 @@ static void bad_inputs(Session *s)
     CHECK(run(s, "status") == LM_OK, "session broken after bad inputs: %s", out);
 }
 
+/* `help set KEY` explains that one setting (value, default, range); `help set` shows
+ * every current value and range; a mistyped key or experiment gets a suggestion. */
+static void help_and_suggestions(Session *s)
+{
+    s->json = 0;
+    CHECK(run(s, "set lr=0.0042") == LM_OK, "%s", out);
+    CHECK(run(s, "help set lr") == LM_OK && strstr(out, "lr = 0.0042") &&
+          strstr(out, "default 0.001") && strstr(out, "allowed: ") && !strstr(out, "bptt"),
+          "help set lr: %s", out);
+    CHECK(run(s, "help set") == LM_OK && strstr(out, "= 0.0042") && strstr(out, "[2..8192]") &&
+          strstr(out, "bptt"), "help set: values and ranges");
+    CHECK(run(s, "help set lrr") != LM_OK && n_errors == 1 && strstr(out, "did you mean lr"),
+          "help set lrr: %s", out);
+    CHECK(run(s, "use quik") != LM_OK && n_errors == 1 && strstr(out, "did you mean quick"),
+          "use quik: %s", out);
+    CHECK(run(s, "unset lr") == LM_OK, "%s", out);
+    s->json = 1;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_session_XXXXXX";
@@ -258,6 +277,11 @@ int main(void)
     session_init(&s, "test.db");
     session_set_writer(&s, capture, NULL);
     s.json = 1;
+    /* one default everywhere: scripts start from experiments/default.conf like the
+     * dashboard (`show config` said "experiment: none" here) */
+    CHECK(!strcmp(s.experiment, "default") && s.cfg.steps == 2000,
+          "a session starts from the default experiment: '%s'", s.experiment);
+    help_and_suggestions(&s);
     train_flow(&s);
     stop_and_resume(&s);
     finetune_and_import(&s, first_run);

@@ -49,7 +49,17 @@ static double per_step(RunStore *st, long id, const char *metric)
     return v;
 }
 
-static int load_curve(RunStore *st, long id, DashCurve *cv, char *err)
+static const char *const CMP_SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
+
+static void free_curve(DashCurve *cv)
+{
+    free(cv->pts);
+    free(cv->config);
+    cv->pts = NULL;
+    cv->config = NULL;
+}
+
+static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *err)
 {
     memset(cv, 0, sizeof *cv);
     RunRow row;
@@ -58,9 +68,14 @@ static int load_curve(RunStore *st, long id, DashCurve *cv, char *err)
         return rc;
     cv->run = id;
     safetext_escape(cv->name, sizeof cv->name, row.name, 0);   /* stored text: escaped */
-    snprintf(cv->label, sizeof cv->label, "#%ld %s", id, cv->name);
+    snprintf(cv->label, sizeof cv->label, "#%ld %.12s", id, cv->name); /* legends fit */
+    cv->config = row.config;   /* taken over */
+    row.config = NULL;
+    cv->best_val = row.best_val;
+    cv->final_val = row.final_val;
+    cv->last_step = row.last_step;
     runstore_row_free(&row);
-    rc = runstore_series(st, id, "loss", &cv->pts, &cv->n, err);
+    rc = runstore_series(st, id, CMP_SERIES[metric], &cv->pts, &cv->n, err);
     if (rc)
         return rc;
     cv->tokens_per_step = per_step(st, id, "tokens");
@@ -68,40 +83,46 @@ static int load_curve(RunStore *st, long id, DashCurve *cv, char *err)
     return LM_OK;
 }
 
-static int refresh_compare(Dashboard *d, RunStore *st, char *err)
-{
-    free(d->compare);
-    d->compare = NULL;
-    if (!d->n_marked)
-        return LM_OK;
-    return runstore_compare(st, d->marked, d->n_marked, &d->compare, err);
-}
-
 int dash_data_toggle_mark(Dashboard *d, RunStore *st, long id, char *err)
 {
     for (int i = 0; i < d->n_marked; i++) {
         if (d->marked[i] != id)
             continue;
-        free(d->curves[i].pts);
+        free_curve(&d->curves[i]);
         memmove(&d->marked[i], &d->marked[i + 1], (size_t)(d->n_marked - i - 1) *
                 sizeof d->marked[0]);
         memmove(&d->curves[i], &d->curves[i + 1], (size_t)(d->n_marked - i - 1) *
                 sizeof d->curves[0]);
         d->n_marked--;
-        return refresh_compare(d, st, err);
+        return LM_OK;
     }
     if (d->n_marked == DASH_MAX_MARKED)
         return err_set(err, LM_EARG, "%d runs are marked already: unmark one first",
                        DASH_MAX_MARKED);
     DashCurve cv;
-    int rc = load_curve(st, id, &cv, err);
+    int rc = load_curve(st, id, d->cmp_metric, &cv, err);
     if (rc) {
-        free(cv.pts);
+        free_curve(&cv);
         return rc;
     }
     d->marked[d->n_marked] = id;
     d->curves[d->n_marked++] = cv;
-    return refresh_compare(d, st, err);
+    return LM_OK;
+}
+
+int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err)
+{
+    for (int i = 0; i < d->n_marked; i++) {
+        DashCurve cv;
+        int rc = load_curve(st, d->marked[i], d->cmp_metric, &cv, err);
+        if (rc) {
+            free_curve(&cv);
+            return rc;
+        }
+        free_curve(&d->curves[i]);
+        d->curves[i] = cv;
+    }
+    return LM_OK;
 }
 
 int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,

@@ -13,10 +13,13 @@
  * stays). */
 int dash_data_load_runs(Dashboard *d, RunStore *st, char *err);
 
-/* Marks run id (loading its loss curve and rates) or, when marked, unmarks it; then
- * recomputes d->compare. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked;
- * the store's status otherwise (with err). */
+/* Marks run id (loading its d->cmp_metric series, rates, settings and results) or, when
+ * marked, unmarks it. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked; the
+ * store's status otherwise (with err). */
 int dash_data_toggle_mark(Dashboard *d, RunStore *st, long id, char *err);
+/* Reloads every marked run's curve (d->cmp_metric changed). LM_OK or the store's status
+ * (the curves loaded so far are the new ones). */
+int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err);
 
 /* Loads the mean of gate (layer, level) of run over its evaluations into d->gate_hist.
  * LM_OK or the store's status (d->gate_hist then empty). */

@@ -76,19 +76,122 @@ static double curve_x_scale(const Dashboard *d, const DashCurve *cv)
     return v > 0 ? v : 1;
 }
 
-int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int ppl)
+int dash_draw_run_color(long id)
 {
+    return UI_COLOR_SERIES3 + (int)(id % 6);   /* SERIES3..SERIES8: 1, 2 are the live run's */
+}
+
+const char *dash_draw_cmp_label(const Dashboard *d)
+{
+    static const char *const names[DASH_N_CMP] = {"train loss", "validation loss", "grad norm",
+                                                  "learning rate"};
+    return names[d->cmp_metric];
+}
+
+int dash_draw_smooth_window(int i)
+{
+    static const int w[DASH_N_SMOOTH] = {1, 5, 20, 100};
+    return w[dash_draw_clamp(i, 0, DASH_N_SMOOTH - 1)];
+}
+
+const char *dash_draw_smooth_label(const Dashboard *d)
+{
+    static const char *const names[DASH_N_SMOOTH] = {"off", "5 pts", "20 pts", "100 pts"};
+    return names[dash_draw_clamp(d->cmp_smooth, 0, DASH_N_SMOOTH - 1)];
+}
+
+void dash_draw_smooth(double *y, int n, int window)
+{
+    if (window <= 1 || n < 2)
+        return;
+    double sum = 0, *orig = malloc((size_t)n * sizeof *orig);
+    int cnt = 0;
+    if (!orig)
+        return;
+    memcpy(orig, y, (size_t)n * sizeof *y);
+    for (int i = 0; i < n; i++) {
+        if (isfinite(orig[i]))
+            sum += orig[i], cnt++;
+        if (i >= window && isfinite(orig[i - window]))
+            sum -= orig[i - window], cnt--;
+        if (isfinite(orig[i]) && cnt > 0)
+            y[i] = sum / cnt;
+    }
+    free(orig);
+}
+
+int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int mode)
+{
+    if (mode != DASH_CURVES_AS_IS && d->cmp_metric != DASH_CMP_TRAIN &&
+        d->cmp_metric != DASH_CMP_VAL)
+        return n;
     for (int i = 0; i < d->n_marked && n < PLOT_MAX_SERIES; i++) {
         const DashCurve *cv = &d->curves[i];
         double *x = buf, *y = buf + cv->n, k = curve_x_scale(d, cv);
         buf += 2 * (long)cv->n;
         for (int j = 0; j < cv->n; j++) {
             x[j] = (double)cv->pts[j].step * k;
-            y[j] = ppl ? exp(cv->pts[j].value) : cv->pts[j].value;
+            y[j] = cv->pts[j].value;
         }
-        ps[n++] = (PlotSeries){x, y, cv->n, cv->label, UI_COLOR_SERIES3 + i, PLOT_LINE};
+        dash_draw_smooth(y, cv->n, dash_draw_smooth_window(d->cmp_smooth));
+        if (mode == DASH_CURVES_PPL)
+            for (int j = 0; j < cv->n; j++)
+                y[j] = exp(y[j]);
+        ps[n++] = (PlotSeries){x, y, cv->n, cv->label, dash_draw_run_color(cv->run), PLOT_LINE};
     }
     return n;
+}
+
+void dash_draw_config_value(const char *config, const char *key, char *out, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+            size_t vl = len - kl - 1 < cap - 1 ? len - kl - 1 : cap - 1;
+            memcpy(out, p + kl + 1, vl);
+            out[vl] = 0;
+            return;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    snprintf(out, cap, "-");
+}
+
+int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max)
+{
+    char seen[128][32];
+    int n_seen = 0, found = 0;
+    for (int r = 0; r < n; r++)
+        for (const char *p = configs[r]; p && *p;) {
+            const char *line = p, *e = strchr(p, '\n');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            const char *eq = memchr(line, '=', len);
+            p = e ? e + 1 : NULL;
+            size_t kl = eq ? (size_t)(eq - line) : 0;
+            if (kl == 0 || kl >= 32 || n_seen == 128)
+                continue;
+            char key[32], a[256], b[256];
+            memcpy(key, line, kl);
+            key[kl] = 0;
+            int dup = 0;
+            for (int k = 0; k < n_seen && !dup; k++)
+                dup = !strcmp(seen[k], key);
+            if (dup)
+                continue;
+            memcpy(seen[n_seen++], key, kl + 1);
+            int differs = 0;
+            dash_draw_config_value(configs[0], key, a, sizeof a);
+            for (int o = 1; o < n && !differs; o++) {
+                dash_draw_config_value(configs[o], key, b, sizeof b);
+                differs = strcmp(a, b) != 0;
+            }
+            if (differs && found < max)
+                memcpy(keys[found], key, kl + 1);
+            found += differs;
+        }
+    return found;
 }
 
 long dash_draw_curves_need(const Dashboard *d)

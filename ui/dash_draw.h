@@ -18,9 +18,30 @@ double *dash_draw_scratch(Dashboard *d, long need);
 const char *dash_draw_x_label(const Dashboard *d);
 /* Doubles the marked runs' curves need in a scratch buffer. */
 long dash_draw_curves_need(const Dashboard *d);
-/* Appends the marked runs' loss curves (exp'd when ppl) to ps[n..], their x/y written
- * into buf (dash_draw_curves_need doubles); returns the new count. */
-int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int ppl);
+/* Appends the marked runs' curves to ps[n..], their x/y written into buf
+ * (dash_draw_curves_need doubles), smoothed by d->cmp_smooth, each in its run's colour;
+ * returns the new count. mode DASH_CURVES_AS_IS: d->cmp_metric as it is (history view);
+ * DASH_CURVES_LOSS / DASH_CURVES_PPL: only when the metric is a loss (train or
+ * validation), exp'd for PPL (the training view's overlays). */
+enum { DASH_CURVES_LOSS, DASH_CURVES_PPL, DASH_CURVES_AS_IS };
+int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int mode);
+/* The colour of run id's curve: the same run, the same colour, in every plot. */
+int dash_draw_run_color(long id);
+/* The name of d->cmp_metric ("train loss (smoothed)", "validation loss", ...) and of the
+ * smoothing ("off", "5 pts", ...). */
+const char *dash_draw_cmp_label(const Dashboard *d);
+const char *dash_draw_smooth_label(const Dashboard *d);
+/* The moving-average window of smoothing index i (1 = off). */
+int dash_draw_smooth_window(int i);
+/* y[0..n) smoothed in place by a trailing moving average over window points (1: as is;
+ * non-finite points are skipped by the average but kept where they are). */
+void dash_draw_smooth(double *y, int n, int window);
+/* The settings that differ among n "key=value\n" configs (a key missing from some counts
+ * as differing), in first-seen order: up to max names into keys. Returns how many differ
+ * (may exceed max). */
+int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max);
+/* The value of key in a "key=value\n" config into out ("-" when absent). */
+void dash_draw_config_value(const char *config, const char *key, char *out, size_t cap);
 
 static inline int dash_draw_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 

@@ -30,6 +30,7 @@ static const DashKey KEYS[] = {
     {DASH_KEY_FN(KEY_PPAGE), "PgUp", DASH_CTX_ANY, DA_PAGE_UP, "page output"},
     {DASH_KEY_FN(KEY_NPAGE), "PgDn", DASH_CTX_ANY, DA_PAGE_DOWN, "page output"},
     {DASH_KEY_FN(KEY_END), "End", DASH_CTX_PANE, DA_END, "output: follow newest"},
+    {DASH_KEY_FN(KEY_F(9)), "F9", DASH_CTX_ANY, DA_OUTPUT_SIZE, "output: larger / full"},
     {KEY_CTRL_L, "C-l", DASH_CTX_ANY, DA_REDRAW, "redraw the screen"},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -38,6 +39,14 @@ const DashKey *dash_keymap_keys(int *n)
 {
     *n = N_KEYS;
     return KEYS;
+}
+
+int dash_keymap_view_fkey(int i)
+{
+    for (int j = 0; j < N_KEYS; j++)
+        if (KEYS[j].key == DASH_KEY_FN(KEY_F(2 + i)))
+            return 0;   /* F5 pauses, F10 quits, ...: that view has its digit only */
+    return 2 + i;
 }
 
 DashAction dash_keymap_action(const Dashboard *d, int key, int *arg)
@@ -51,7 +60,8 @@ DashAction dash_keymap_action(const Dashboard *d, int key, int *arg)
     if (key == '\t' && cmd && d->ed.len > 0)
         return DA_NONE;   /* completion */
     for (int i = 0; i < views_count(); i++)
-        if (key == DASH_KEY_FN(KEY_F(2 + i)) || (nav && key == '1' + i)) {
+        if ((dash_keymap_view_fkey(i) && key == DASH_KEY_FN(KEY_F(2 + i))) ||
+            (nav && key == '1' + i)) {
             *arg = i;
             return DA_VIEW;
         }

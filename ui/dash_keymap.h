@@ -25,7 +25,7 @@ typedef enum {
     DA_VIEW,      /* show view *arg */
     DA_VIEW_KEY,  /* the current view's key: its action is *arg */
     DA_QUIT, DA_PAUSE, DA_SAMPLE, DA_STOP, DA_LOG_Y, DA_X_AXIS, DA_PPL, DA_UP, DA_DOWN,
-    DA_PAGE_UP, DA_PAGE_DOWN, DA_END, DA_REDRAW
+    DA_PAGE_UP, DA_PAGE_DOWN, DA_END, DA_REDRAW, DA_OUTPUT_SIZE
 } DashAction;
 
 /* Where a global key binding applies. */
@@ -49,5 +49,9 @@ const DashKey *dash_keymap_keys(int *n);
  * (DA_VIEW: the view index; DA_VIEW_KEY: the view's action), or DA_NONE (the key goes
  * to the line editor; Tab on a non-empty command line is completion). */
 DashAction dash_keymap_action(const Dashboard *d, int key, int *arg);
+
+/* The function key number that shows view i: F(i+2), or 0 when a global key has it
+ * (the view is then shown by its digit alone). */
+int dash_keymap_view_fkey(int i);
 
 #endif

@@ -69,6 +69,7 @@ static void action(DashCtx *x, DashAction a, int arg)
     case DA_PAGE_DOWN: textpane_page(d->out, -1); break;
     case DA_END: textpane_scroll_end(d->out); break;
     case DA_REDRAW: clearok(curscr, TRUE); break;
+    case DA_OUTPUT_SIZE: d->out_size = (d->out_size + 1) % DASH_N_OUT_SIZES; break;
     case DA_NONE: break;
     }
 }

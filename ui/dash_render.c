@@ -50,7 +50,8 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
 {
     char run[96], step[48], ep[16], tok[16], tps[16], lr[16], el[16], eta[16], val[16];
     const StepMetric *m = &sn->last;
-    snprintf(run, sizeof run, "#%ld %s", sn->run_id, sn->run_name);
+    snprintf(run, sizeof run, "#%ld %s%s", sn->run_id, sn->run_name,
+             !d->from_store ? "" : trainer_is_done(sn->status) ? " (stored)" : " (followed)");
     snprintf(step, sizeof step, "%ld/%ld", m->step, sn->total_steps ? sn->total_steps
                                                                      : sn->cfg.steps);
     snprintf(ep, sizeof ep, "%.2f", m->epoch);
@@ -139,7 +140,8 @@ static void output_pane(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
     if (off > 0)
         snprintf(info, sizeof info, " scrolled back %d | End follows ", off);
     else
-        snprintf(info, sizeof info, " PgUp/PgDn scroll ");
+        snprintf(info, sizeof info, " PgUp/PgDn scroll | F9 %s ",
+                 d->out_size == DASH_OUT_FULL ? "back" : "larger");
     int iw = canvas_utf8_width(info);
     canvas_text(c, r.x + r.w - iw - 2, r.y, iw, info, col, 0);
     textpane_draw(c, (Rect){r.x, r.y + 1, r.w, r.h - 1}, d->out, caps);
@@ -211,7 +213,10 @@ static int help_lines(char (*lines)[128])
         help_add(lines, &n, k[i].label, k[i].help);
     for (int i = 0; i < views_count(); i++) {
         char label[32], help[64];
-        snprintf(label, sizeof label, "F%d %d", i + 2, i + 1);
+        if (dash_keymap_view_fkey(i))
+            snprintf(label, sizeof label, "F%d %d", i + 2, i + 1);
+        else
+            snprintf(label, sizeof label, "%d", i + 1);
         snprintf(help, sizeof help, "%s view", views_get(i)->name);
         help_add(lines, &n, label, help);
     }
@@ -290,10 +295,13 @@ void dash_render(Canvas *c, Dashboard *d, const Snapshot *sn, const CanvasCaps *
     }
     status_line(c, W, d, sn, caps);
     tabs_line(c, W, d, caps);
-    int out_h = H < 30 ? 5 : H / 4 + 1;
+    int out_h = d->out_size == DASH_OUT_FULL ? H - 3
+              : d->out_size == DASH_OUT_LARGE ? (H - 3) / 2
+              : H < 30 ? 5 : H / 4 + 1;
     Rect main = {0, 2, W, H - 3 - out_h};
     int vf = d->focus == DASH_FOCUS_VIEW && d->prompt_mode == DASH_PROMPT_CMD;
-    views_get(d->view)->draw(c, main, d, sn, caps, vf);
+    if (main.h > 0)
+        views_get(d->view)->draw(c, main, d, sn, caps, vf);
     output_pane(c, (Rect){0, H - 1 - out_h, W, out_h}, d, caps);
     command_line(c, H - 1, W, d);
     if (d->help)

@@ -26,10 +26,12 @@ void dash_state_free(Dashboard *d)
     textpane_destroy(d->out);
     history_free(&d->hist);
     runstore_rows_free(d->runs, d->n_runs);
-    for (int i = 0; i < d->n_marked; i++)
+    for (int i = 0; i < d->n_marked; i++) {
         free(d->curves[i].pts);
-    free(d->compare);
+        free(d->curves[i].config);
+    }
     free(d->gate_hist);
+    free(d->sw_trials);
     free(d->tok.text);
     free(d->tok.gates);
     free(d->scratch);

@@ -23,6 +23,8 @@ enum { DASH_FOCUS_CMD, DASH_FOCUS_VIEW, DASH_FOCUS_OUTPUT, DASH_N_FOCUS };
 /* What the y/n question over the screen asks: quit while training, stop the run. */
 enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP };
 enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
+/* The output pane's size (F9 cycles): a quarter of the screen, half, all of it. */
+enum { DASH_OUT_NORMAL, DASH_OUT_LARGE, DASH_OUT_FULL, DASH_N_OUT_SIZES };
 enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_N_SORTS };
 /* What the bottom line edits: a command, or a line the current view asked for (the
  * history filter, the tokens prompt), submitted to that view's on_prompt. */
@@ -40,7 +42,15 @@ typedef struct {
     int n;
     double tokens_per_step, seconds_per_step; /* for x in tokens / time; 0 unknown */
     char label[80];    /* legend: "#12 name" */
+    char *config;      /* the run's "key=value\n" settings (malloc'd): the config diff */
+    double best_val, final_val; /* NAN when none */
+    long last_step;
 } DashCurve;
+
+/* What the marked runs' curves show (history view; the training view overlays them only
+ * for the train loss and validation). */
+enum { DASH_CMP_TRAIN, DASH_CMP_VAL, DASH_CMP_GRAD, DASH_CMP_LR, DASH_N_CMP };
+#define DASH_N_SMOOTH 4   /* smoothing: off, 5, 20, 100 points (moving average) */
 
 /* The per-token gate view of a prompt. */
 typedef struct {
@@ -59,8 +69,8 @@ typedef struct Dashboard {
     /* marked runs (history view marks them, the training view overlays them) */
     long marked[DASH_MAX_MARKED];
     int n_marked;
-    DashCurve curves[DASH_MAX_MARKED];    /* loss of the marked runs, same order */
-    char *compare;                        /* runstore_compare text of the marked runs */
+    DashCurve curves[DASH_MAX_MARKED];    /* the marked runs' cmp_metric, same order */
+    int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
     /* training view: gates heatmap cursor (layer, level) and the selected cell's history
      * (runstore_series "gate:L:K"), with what was loaded (run, gates step, cell) */
     int gate_row, gate_col;
@@ -75,11 +85,18 @@ typedef struct Dashboard {
     char filter[256];
     /* tokens view */
     DashTokens tok;
+    /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */
+    long sw_id;
+    char sw_name[64], sw_status[16];
+    SweepTrialRow *sw_trials;             /* (n_sw_trials) malloc'd */
+    int n_sw_trials, sw_sel, sw_scroll, sw_param; /* sw_param: the swept key on the x axis */
+    double sw_next;                       /* reload then (monotonic seconds) */
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;
     /* command line */
     TextPane *out;                        /* command output (scrollback) */
+    int out_size;                         /* DASH_OUT_*: how much of the screen it takes */
     History hist;
     LineEditor ed, aux;                   /* aux: the line a view asked for */
     int prompt_mode;                      /* DASH_PROMPT_* */
@@ -87,6 +104,8 @@ typedef struct Dashboard {
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
     int busy;                             /* a command is running (status bar says so) */
+    int from_store;                       /* the run on screen is read from the store:
+                                             another process's, or a replayed one */
     /* drawing scratch (owned, grown by dash_render) and its outputs */
     double *scratch;
     long scratch_cap;

@@ -7,6 +7,7 @@
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
 
+#include "dash_follow.h"
 #include "dash_keys.h"
 #include "dash_render.h"
 #include "err.h"
@@ -36,6 +37,7 @@ typedef struct {
     CanvasCaps caps;
     void *screen;                /* the curses SCREEN */
     Snapshot snap;               /* the latest copy; kept after the run is reaped */
+    DashFollow follow;           /* snap read from the store: another process's run */
     DashCtx ctx;                 /* what the keys and views may use (callbacks below) */
     long drawn_run, drawn_seq;
     int dirty, quit, cursor_on, new_cmd, pumping;
@@ -136,6 +138,14 @@ static void follow(DashTerm *t)
         t->f_val = t->f_end = 0;
         t->f_msg = 0;
         t->f_sample = -1;
+        if (t->follow.active) {   /* read from the store: say so, report only what's new */
+            t->f_val = sn->n_val;
+            t->f_end = trainer_is_done(sn->status);
+            t->f_sample = sn->sample_step;
+            term_out(t, UI_COLOR_ACCENT, "run #%ld %s (%s), step %ld: %s the run store", sn->run_id,
+                     sn->run_name, recorder_status_name(sn->status), sn->last.step,
+                     t->f_end ? "replayed from" : "another process's, followed through");
+        }
     }
     for (; t->f_val < sn->n_val; t->f_val++)
         term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
@@ -209,8 +219,14 @@ static void poll_run(DashTerm *t)
     Dashboard *d = t->d;
     SweepRunner *sw = session_job_sweep(s);
     int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
-    have = have || session_snapshot(s, &t->snap) || (sw && sweep_runner_snapshot(sw, &t->snap));
-    if (!have && t->snap.run_id && !trainer_is_done(t->snap.status))
+    have = have || session_snapshot(s, &t->snap) ||
+           (!s->attached && sw && sweep_runner_snapshot(sw, &t->snap));
+    int stored = dash_follow_poll(&t->follow, s, have, &t->snap, now_s());
+    if (stored != d->from_store) {
+        d->from_store = stored;
+        t->dirty = 1;
+    }
+    if (!have && !stored && t->snap.run_id && !trainer_is_done(t->snap.status))
         settle_reaped(t);
     if (!have && !t->snap.run_id &&
         (strcmp(t->snap.cfg.model, s->cfg.model) || strcmp(t->snap.cfg.data, s->cfg.data) ||
@@ -462,8 +478,8 @@ int dash_term_run(Session *s, Dashboard *d)
     term_out(&t, UI_COLOR_ACCENT, "lmlab %s: type `train` and watch it learn; F1 or ? lists "
               "the keys, `help` the commands.", LMLAB_VERSION);
     if (hist_st != LM_OK) term_out(&t, UI_COLOR_WARN, "warning: %s", err);
-    if (!s->experiment[0])
-        session_run_line(s, "use default");
+    if (!s->experiment[0] || !strcmp(s->experiment, "default"))
+        session_run_line(s, "use default");   /* says which settings `train` will use */
     t.dirty = 1;
     while (!t.quit && !repl_terminating()) {
         if (s->interrupt) {   /* Ctrl-C outside a command: cancel, never quit */

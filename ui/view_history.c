@@ -14,28 +14,34 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-enum { K_UP, K_DOWN, K_PAGE_UP, K_PAGE_DOWN, K_MARK, K_OPEN, K_FILTER, K_SORT };
+enum { K_UP, K_DOWN, K_PAGE_UP, K_PAGE_DOWN, K_MARK, K_OPEN, K_FILTER, K_SORT, K_METRIC,
+       K_SMOOTH };
 
+/* The fixed columns; the settings that differ among the visible runs go after "steps". */
 static const TableColumn RUN_COLS[] = {
-    {"id", 5, TABLE_RIGHT}, {"name", 0, TABLE_LEFT}, {"model", 13, TABLE_LEFT},
-    {"status", 11, TABLE_LEFT}, {"steps", 7, TABLE_RIGHT}, {"best val", 10, TABLE_RIGHT},
+    {"id", 4, TABLE_RIGHT}, {"name", 0, TABLE_LEFT}, {"best val", 10, TABLE_RIGHT},
+    {"steps", 7, TABLE_RIGHT}, {"status", 10, TABLE_LEFT}, {"model", 11, TABLE_LEFT},
     {"started", 11, TABLE_LEFT}};
 #define N_RUN_COLS 7
+#define N_CFG_COLS 3      /* at most this many differing settings as columns */
+#define MAX_COLS (N_RUN_COLS + N_CFG_COLS)
 #define CELL_LEN 72
 
-static void run_cells(const RunRow *row, char (*out)[CELL_LEN])
+/* The row's cells in RUN_COLS order, then the values of the n_cfg settings keys. */
+static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32], int n_cfg)
 {
     snprintf(out[0], CELL_LEN, "%ld", row->id);
     safetext_escape(out[1], CELL_LEN, row->name, 0);   /* stored text: escaped */
-    snprintf(out[2], CELL_LEN, "%s", row->model);
-    snprintf(out[3], CELL_LEN, "%s", row->status);
-    snprintf(out[4], CELL_LEN, "%ld", row->last_step);
     if (isnan(row->best_val))
-        snprintf(out[5], CELL_LEN, "-");
+        snprintf(out[2], CELL_LEN, "-");
     else
-        snprintf(out[5], CELL_LEN, "%.4f", row->best_val);
+        snprintf(out[2], CELL_LEN, "%.4f", row->best_val);
+    snprintf(out[3], CELL_LEN, "%ld", row->last_step);
+    snprintf(out[4], CELL_LEN, "%s", row->status);
+    snprintf(out[5], CELL_LEN, "%s", row->model);
     double t = row->started > 0 ? row->started : row->created;
     time_t tt = (time_t)t;
     struct tm tm;
@@ -43,6 +49,50 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN])
         strftime(out[6], CELL_LEN, "%m-%d %H:%M", &tm);
     else
         snprintf(out[6], CELL_LEN, "-");
+    for (int k = 0; k < n_cfg; k++) {
+        char v[CELL_LEN];
+        dash_draw_config_value(row->config, keys[k], v, sizeof v);
+        safetext_escape(out[N_RUN_COLS + k], CELL_LEN, v, 0);
+    }
+}
+
+/* The table's columns: RUN_COLS with the differing settings of rows [lo, hi) inserted
+ * after "steps" (each as wide as its widest value, at most 10). Returns the count;
+ * order[j] is the cell index of column j. */
+static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColumn *cols,
+                       int *order, char (*keys)[32], int *n_cfg)
+{
+    const char *configs[64];
+    int n = 0;
+    for (int i = lo; i < hi && n < 64; i++)
+        configs[n++] = d->runs[i].config;
+    *n_cfg = n > 1 ? dash_draw_diff_keys(configs, n, keys, N_CFG_COLS) : 0;
+    if (*n_cfg > N_CFG_COLS)
+        *n_cfg = N_CFG_COLS;
+    int nc = 0;
+    for (int j = 0; j < N_RUN_COLS; j++) {
+        cols[nc] = RUN_COLS[j], order[nc++] = j;
+        if (j != 3)
+            continue;
+        for (int k = 0; k < *n_cfg; k++) {
+            int w = (int)strlen(keys[k]);
+            for (int i = lo; i < hi; i++) {
+                char v[CELL_LEN];
+                dash_draw_config_value(d->runs[i].config, keys[k], v, sizeof v);
+                w = (int)strlen(v) > w ? (int)strlen(v) : w;
+            }
+            cols[nc] = (TableColumn){keys[k], w < 10 ? w : 10, TABLE_RIGHT};
+            order[nc++] = N_RUN_COLS + k;
+        }
+    }
+    /* the columns after the settings go first when the name would get under 16 */
+    int used;
+    do {
+        used = nc - 1;
+        for (int j = 0; j < nc; j++)
+            used += cols[j].width;
+    } while (used + 16 > width && nc > 4 + *n_cfg && nc--);
+    return nc;
 }
 
 static int is_marked(const Dashboard *d, long id)
@@ -71,8 +121,12 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
     int lo = dash_draw_clamp((d->run_scroll < sel - page ? d->run_scroll : sel - page), 0, n);
     int hi = dash_draw_clamp((d->run_scroll > sel ? d->run_scroll : sel) + page + 1, 0, n);
-    const char **cells = calloc((size_t)n * N_RUN_COLS, sizeof *cells);
-    char (*buf)[N_RUN_COLS][CELL_LEN] = malloc((size_t)(hi - lo + 1) * sizeof *buf);
+    TableColumn cols[MAX_COLS];
+    int order[MAX_COLS], n_cfg;
+    char keys[N_CFG_COLS][32];
+    int nc = run_columns(d, lo, hi, in.w - 2, cols, order, keys, &n_cfg);
+    const char **cells = calloc((size_t)n * nc, sizeof *cells);
+    char (*buf)[MAX_COLS][CELL_LEN] = malloc((size_t)(hi - lo + 1) * sizeof *buf);
     if (d->mark_cap < n) {
         unsigned char *m = realloc(d->mark_rows, (size_t)n);
         if (m)
@@ -82,17 +136,85 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
         for (int i = 0; i < n; i++)
             d->mark_rows[i] = (unsigned char)is_marked(d, d->runs[i].id);
         for (int i = lo; i < hi; i++) {
-            run_cells(&d->runs[i], buf[i - lo]);
-            for (int j = 0; j < N_RUN_COLS; j++)
-                cells[(size_t)i * N_RUN_COLS + j] = buf[i - lo][j];
+            run_cells(&d->runs[i], buf[i - lo], keys, n_cfg);
+            for (int j = 0; j < nc; j++)
+                cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }
-        static const int sort_col[] = {5, 6, 2};
-        TableData td = {RUN_COLS, N_RUN_COLS, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3,
-                        sort_col[d->sort], d->sort == DASH_SORT_RECENT, d->run_scroll};
+        static const int sort_cell[] = {2, 6, 5};   /* best val, started, model */
+        int sc = -1;
+        for (int j = 0; j < nc; j++)
+            if (order[j] == sort_cell[d->sort])
+                sc = j;
+        TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3,
+                        sc, d->sort == DASH_SORT_RECENT, d->run_scroll};
         d->run_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
     free(buf);
+}
+
+/* The marked runs side by side: a column per run (its id in its curve's colour), a row
+ * per setting that differs, then the results; values cut with an ellipsis, never
+ * wrapped; what does not fit is counted on the last row. */
+static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCaps *caps)
+{
+    int n = d->n_marked;
+    const char *configs[DASH_MAX_MARKED];
+    for (int i = 0; i < n; i++)
+        configs[i] = d->curves[i].config ? d->curves[i].config : "";
+    char keys[32][32];
+    int nk = dash_draw_diff_keys(configs, n, keys, 32), shown = nk < 32 ? nk : 32;
+    int kw = 9;   /* "final val" */
+    for (int k = 0; k < shown; k++)
+        kw = (int)strlen(keys[k]) > kw ? (int)strlen(keys[k]) : kw;
+    kw = kw < 14 ? kw : 14;
+    int cw = n ? (in.w - kw - 1) / n : 0;
+    cw = cw > 16 ? 16 : cw;
+    if (cw < 3 || in.h < 2)
+        return;
+    int rows = in.h - 1 - 3;   /* header, 3 result rows */
+    if (shown > rows)
+        shown = rows > 1 ? rows - 1 : 0;
+    for (int i = 0; i < n; i++) {
+        char id[24];
+        snprintf(id, sizeof id, "#%ld", d->curves[i].run);
+        canvas_text_fit(c, in.x + kw + 1 + i * cw, in.y, cw - 1, id,
+                        dash_draw_run_color(d->curves[i].run), UI_ATTR_BOLD, caps->unicode);
+    }
+    int y = in.y + 1;
+    for (int k = 0; k < shown; k++, y++) {
+        canvas_text_fit(c, in.x, y, kw, keys[k], UI_COLOR_DIM, 0, caps->unicode);
+        for (int i = 0; i < n; i++) {
+            char v[128];
+            dash_draw_config_value(configs[i], keys[k], v, sizeof v);
+            canvas_text_fit(c, in.x + kw + 1 + i * cw, y, cw - 1, v, UI_COLOR_DEFAULT, 0,
+                            caps->unicode);
+        }
+    }
+    if (shown < nk) {
+        char more[64];
+        snprintf(more, sizeof more, "+%d more settings differ: `compare`", nk - shown);
+        canvas_text_fit(c, in.x, y++, in.w, more, UI_COLOR_DIM, 0, caps->unicode);
+    } else if (nk == 0 && n > 1) {
+        canvas_text_fit(c, in.x, y++, in.w, "same settings", UI_COLOR_DIM, 0, caps->unicode);
+    }
+    static const char *const labels[] = {"best val", "final val", "steps"};
+    for (int r = 0; r < 3 && y < in.y + in.h; r++, y++) {
+        canvas_text_fit(c, in.x, y, kw, labels[r], UI_COLOR_DIM, 0, caps->unicode);
+        for (int i = 0; i < n; i++) {
+            const DashCurve *cv = &d->curves[i];
+            double v = r == 0 ? cv->best_val : cv->final_val;
+            char t[32];
+            if (r == 2)
+                snprintf(t, sizeof t, "%ld", cv->last_step);
+            else if (isnan(v))
+                snprintf(t, sizeof t, "-");
+            else
+                snprintf(t, sizeof t, "%.4f", v);
+            canvas_text_fit(c, in.x + kw + 1 + i * cw, y, cw - 1, t, UI_COLOR_DEFAULT, 0,
+                            caps->unicode);
+        }
+    }
 }
 
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
@@ -105,13 +227,14 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     Rect cr = {r.x + r.w / 2, r.y + th, r.w - r.w / 2, r.h - th};
     if (pr.h < 3)
         return;
-    char title[64];
-    snprintf(title, sizeof title, "marked runs: loss | x %s", dash_draw_x_label(d));
+    char title[128];
+    snprintf(title, sizeof title, "%s | smooth %s | x %s  # metric ~ smooth > x",
+             dash_draw_cmp_label(d), dash_draw_smooth_label(d), dash_draw_x_label(d));
     canvas_box(c, pr, title, 0, caps->unicode);
-    canvas_box(c, cr, "config diff of the marked runs", 0, caps->unicode);
+    canvas_box(c, cr, "settings that differ", 0, caps->unicode);
     Rect pin = canvas_rect_inner(pr), cin = canvas_rect_inner(cr);
     if (!d->n_marked) {
-        dash_draw_message(c, pin, "Space marks runs: their loss curves overlay here");
+        dash_draw_message(c, pin, "Space marks runs: their curves overlay here");
         dash_draw_message(c, cin, "and their differing settings show here");
         return;
     }
@@ -119,10 +242,18 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     if (!b)
         return;
     PlotSeries ps[PLOT_MAX_SERIES];
-    int n = dash_draw_add_curves(d, ps, 0, b, 0);
+    int n = dash_draw_add_curves(d, ps, 0, b, DASH_CURVES_AS_IS);
+    char ids[DASH_MAX_MARKED][24];   /* a legend that fits: "#12" when names would not */
+    int legend = 0;
+    for (int i = 0; i < n; i++)
+        legend += (int)strlen(ps[i].label) + 5;
+    for (int i = 0; i < n && legend > pin.w && i < DASH_MAX_MARKED; i++) {
+        snprintf(ids[i], sizeof ids[i], "#%ld", d->curves[i].run);
+        ps[i].label = ids[i];
+    }
     PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
     plot_draw(c, pin, &pd, caps);
-    dash_draw_wrap(c, cin, d->compare ? d->compare : "", UI_COLOR_DEFAULT, 1);
+    compare_table(c, cin, d, caps);
 }
 
 /* ---- loading and keys ---- */
@@ -162,6 +293,18 @@ static void on_key(DashCtx *x, int action)
             x->command(x->loop, line);
         }
         break;
+    case K_METRIC: case K_SMOOTH: {
+        if (action == K_SMOOTH) {
+            d->cmp_smooth = (d->cmp_smooth + 1) % DASH_N_SMOOTH;
+            break;
+        }
+        d->cmp_metric = (d->cmp_metric + 1) % DASH_N_CMP;
+        char err[LM_ERR_LEN];
+        RunStore *st = session_store(x->s);
+        if (st && dash_data_reload_curves(d, st, err))
+            dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+        break;
+    }
     case K_FILTER: dash_view_prompt(x, "filter> ", d->filter); break;
     case K_SORT: d->sort = (d->sort + 1) % DASH_N_SORTS; reload(x); break;
     default: break;
@@ -183,6 +326,8 @@ static const DashViewKey KEYS[] = {
     {'\n', "Enter", K_OPEN, "history: open the run"},
     {'/', "/", K_FILTER, "history: filter runs"},
     {'=', "=", K_SORT, "history: sort order"},
+    {'#', "#", K_METRIC, "history: curve metric"},
+    {'~', "~", K_SMOOTH, "history: smoothing"},
 };
 
 const DashView view_history = {

@@ -63,7 +63,7 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
     ps[n++] = (PlotSeries){xl, ema, nl, ppl ? "train (smoothed)" : "smoothed", UI_COLOR_SERIES1,
                            PLOT_LINE};
     ps[n++] = (PlotSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, PLOT_LINE};
-    n = dash_draw_add_curves(d, ps, n, yv + nv, ppl);
+    n = dash_draw_add_curves(d, ps, n, yv + nv, ppl ? DASH_CURVES_PPL : DASH_CURVES_LOSS);
     PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
     plot_draw(c, canvas_rect_inner(r), &pd, caps);
 }

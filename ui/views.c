@@ -7,7 +7,8 @@
 #define DASH_VIEW_TABLE(X) \
     X(train)               \
     X(history)             \
-    X(tokens)
+    X(tokens)              \
+    X(sweep)
 
 #define DECLARE(name) extern const DashView view_##name;
 #define ENTRY(name) &view_##name,

@@ -227,6 +227,23 @@ void runstore_samples_free(SampleRow *rows, int n);
 int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat **stats,
                           int *n, char *err);
 
+/* ---- Following a run (another process's, or a finished one replayed) ---- */
+
+/* 1 when run r is running or paused and its process is alive: on this host its run lock
+ * is held (a store of an older lmlab: its pid exists); on another host its heartbeat is
+ * younger than RUNSTORE_STALE_SECONDS. 0 otherwise (ended, or its process is gone). */
+int runstore_run_live(const RunStore *s, const RunRow *r);
+
+/* The newest logged step of a run into *m, and how many steps are logged (*n_steps; 0
+ * with *m zeroed when none). Buffered rows of this store are flushed first.
+ * LM_EARG "no run N". */
+int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char *err);
+
+/* The gate statistics of every (layer, level) at a run's last recorded step <= step
+ * (step < 0: its last), ordered by layer then level. *stats is malloc'd (free()); NULL
+ * when *n = 0 (no gates: not a Dispatcher run, or no evaluation yet). LM_EARG "no run N". */
+int runstore_gates_at(RunStore *s, long run, long step, GateStat **stats, int *n, char *err);
+
 /* The checkpoints of a run in step order (val_loss NAN when unknown). malloc'd. */
 int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
                          char *err);

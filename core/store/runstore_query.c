@@ -455,7 +455,7 @@ int runstore_samples(RunStore *s, long run, SampleRow **rows, int *n, char *err)
     return status;
 }
 
-static void parse_hist(const char *text, int *hist)
+void runstore_parse_hist(const char *text, int *hist)
 {
     memset(hist, 0, sizeof(int) * GATE_HIST_BINS);
     for (int b = 0; b < GATE_HIST_BINS && *text; b++) {
@@ -489,7 +489,7 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
         g->level = level;
         g->mean = (float)col_real(st, 1);
         g->std = (float)col_real(st, 2);
-        parse_hist(col_str(st, 3), g->hist);
+        runstore_parse_hist(col_str(st, 3), g->hist);
     }
     if (!status && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading gate statistics", err);

@@ -70,6 +70,15 @@ int recorder_done(Recorder *r);
 long recorder_snapshot(Recorder *r, Snapshot *dst);
 void snapshot_free(Snapshot *s);
 
+/* Fills dst (series arrays reused/grown, as recorder_snapshot) with run `run` as the
+ * store has it: status (a running/paused run whose process is gone shows as stopped,
+ * the reason saying so), configuration, the last logged step, the loss curve (averaged
+ * down to SNAP_MAX_LOSS points), evaluations, the last gates and the newest sample.
+ * dst->seq bumps when the step, status, evaluations or sample changed since the last
+ * fill of the same dst. For a run another process trains, or a finished one.
+ * LM_EARG "no run N"; store errors as runstore_series. (snapshot_store.c) */
+int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err);
+
 /* The store's name for a trainer status ("running", "paused", ...). */
 const char *recorder_status_name(int status);
 

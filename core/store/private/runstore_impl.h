@@ -146,6 +146,8 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
 int runstore_check_run(RunStore *s, long run, char *err);
 /* Grows the array whose pointer lives at pp to hold need elements. 0 or -1. */
 int runstore_grow(void *pp, long *cap, long need, size_t size);
+/* A gate histogram's stored text ("3,0,12,...") into GATE_HIST_BINS counts. */
+void runstore_parse_hist(const char *text, int *hist);
 
 /* ---- runstore_journal.c --------------------------------------------------------------- */
 

@@ -1,0 +1,89 @@
+/* runstore_follow.c — what following a run from the store needs: whether a run's
+ * process is alive, its newest logged step, and its gate statistics at one step (every
+ * layer and level). The dashboard and `status` use them to show a run that another
+ * process trains, or a finished one, from the store alone. Not the run list or the
+ * series (runstore_query.c). */
+#include "private/runstore_impl.h"
+
+#include <stdlib.h>
+
+int runstore_run_live(const RunStore *s, const RunRow *r)
+{
+    if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
+        return 0;
+    if (strcmp(r->host, s->host)) {
+        double age;
+        return !runstore_run_stale(s, r, RUNSTORE_STALE_SECONDS, &age);
+    }
+    return r->pid > 0 && runstore_run_alive(s, r->id, r->pid);
+}
+
+int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char *err)
+{
+    memset(m, 0, sizeof *m);
+    *n_steps = 0;
+    int status = runstore_check_run(s, run, err);
+    if (status) return status;
+    if (runstore_pending(s) && (status = runstore_flush(s, err))) return status;
+    sqlite3_stmt *st;
+    status = prep(s, "SELECT step, epoch, tokens, loss, lr, grad_norm, tokens_per_s, elapsed,"
+                  " (SELECT count(*) FROM metrics WHERE run_id=?1) FROM metrics"
+                  " WHERE run_id=?1 ORDER BY step DESC LIMIT 1", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        m->step = sqlite3_column_int64(st, 0);
+        m->epoch = col_real(st, 1);
+        m->tokens = sqlite3_column_int64(st, 2);
+        m->loss = (float)col_real(st, 3);
+        m->lr = (float)col_real(st, 4);
+        m->grad_norm = (float)col_real(st, 5);
+        m->tokens_per_s = (float)col_real(st, 6);
+        m->elapsed = col_real(st, 7);
+        *n_steps = sqlite3_column_int64(st, 8);
+    } else if (rc != SQLITE_DONE) {
+        status = runstore_db_fail(s, rc, "reading the last step", err);
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
+int runstore_gates_at(RunStore *s, long run, long step, GateStat **stats, int *n, char *err)
+{
+    *stats = NULL;
+    *n = 0;
+    int status = runstore_check_run(s, run, err);
+    if (status) return status;
+    sqlite3_stmt *st;
+    status = prep(s, "SELECT step, layer, level, mean, std, hist FROM gates WHERE run_id=?1"
+                  " AND step=(SELECT max(step) FROM gates WHERE run_id=?1 AND (?2 < 0 OR"
+                  " step <= ?2)) ORDER BY layer, level", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, step);
+    long cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (runstore_grow(stats, &cap, *n + 1, sizeof **stats)) {
+            status = err_set(err, LM_ENOMEM, "out of memory reading gate statistics");
+            break;
+        }
+        GateStat *g = &(*stats)[(*n)++];
+        g->step = sqlite3_column_int64(st, 0);
+        g->layer = sqlite3_column_int(st, 1);
+        g->level = sqlite3_column_int(st, 2);
+        g->mean = (float)col_real(st, 3);
+        g->std = (float)col_real(st, 4);
+        runstore_parse_hist(col_str(st, 5), g->hist);
+    }
+    if (!status && rc != SQLITE_DONE)
+        status = runstore_db_fail(s, rc, "reading gate statistics", err);
+    sqlite3_finalize(st);
+    if (status) {
+        free(*stats);
+        *stats = NULL;
+        *n = 0;
+    }
+    return status;
+}

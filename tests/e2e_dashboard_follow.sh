@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# e2e_dashboard_follow.sh — the dashboard follows runs through the run store (issue 15):
+# a run that a second process (`lmlab --db X train ...`) trains shows on the dashboard on
+# the same store, its step advancing, marked "(followed)"; `status` reports it instead of
+# "no run is training"; when that process stops the run, the dashboard shows it stopped;
+# `attach ID` and `open ID` put a finished run on screen, replayed from the store
+# ("(stored)", its curves and evaluations). Every wait polls the screen (no fixed
+# sleeps). Usage: e2e_dashboard_follow.sh LMLAB_BINARY. Exits 77 (skipped) without tmux.
+set -eu
+bin=$(readlink -f "$1")
+command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
+dir=$(mktemp -d)
+sock="lmlab-dfollow-$$"
+bg=""
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true
+      [ -n "$bg" ] && kill "$bg" 2>/dev/null || true
+      for _ in 1 2 3 4 5 6 7 8 9 10; do rm -rf "$dir" 2>/dev/null && break; sleep 0.2; done' EXIT
+cd "$dir"
+export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+tgt=t    # the tmux session the helpers look at
+screen() { tmux -L "$sock" capture-pane -p -t "$tgt"; }
+fail() { echo "FAIL: $*"; echo "--- screen ---"; screen || true; exit 1; }
+wait_for() { # wait_for TEXT [SECONDS]: TEXT anywhere on the screen
+    for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.05
+    done
+    fail "expected '$1'"
+}
+keys() { tmux -L "$sock" send-keys -t "$tgt" "$@"; }
+status_bar() { screen | head -1; }
+bar_step() { status_bar | sed -n 's/.* step \([0-9][0-9]*\)\/.*/\1/p'; }
+
+tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $dir/f.db"
+tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
+wait_for "lmlab>"
+wait_for "IDLE"
+
+# a second process trains on the same store: the dashboard follows it
+"$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
+bg=$!
+wait_for "(followed)" 60
+wait_for "another process's, followed through the run store"
+first=$(bar_step)
+[ -n "$first" ] || fail "no step on the status bar"
+advanced=""
+for _ in $(seq 1 600); do
+    s=$(bar_step)
+    if [ -n "$s" ] && [ "$s" -gt "$first" ]; then advanced=$s; break; fi
+    sleep 0.05
+done
+[ -n "$advanced" ] || fail "the followed run's step stayed at $first"
+status_bar | grep -qE "TRAINING|EVALUATING" || fail "the followed run does not show as training"
+wait_for "eval   step" 60          # its evaluations reach the scrollback as they are stored
+echo "followed the other process's run: step $first -> $advanced"
+
+# `status` in a third process reports it (not "no run is training")
+st=$("$bin" --db "$dir/f.db" -c status)
+echo "$st" | grep -q "^run #1 running" || fail "status does not report the other run: $st"
+echo "$st" | grep -qF "(another process; followed from the run store)" ||
+    fail "status does not say where the run is from: $st"
+
+# the other process stops it (SIGTERM: stopped cleanly): the dashboard settles
+kill -TERM "$bg"
+wait "$bg" || true
+bg=""
+wait_for "STOPPED" 60
+status_bar | grep -qE "TRAINING|EVALUATING" && fail "still TRAINING after the other process stopped"
+wait_for "(stored)"
+
+# two finished runs; attach and open replay them
+"$bin" --db "$dir/f.db" -c "use quick; train steps=300 lr=0.002; wait" >/dev/null 2>&1 ||
+    fail "a headless run failed"
+"$bin" --db "$dir/f.db" -c "use quick; train steps=200 lr=0.004; wait" >/dev/null 2>&1 ||
+    fail "a headless run failed"
+keys -l "attach 2"
+keys Enter
+wait_for "attached run #2"
+wait_bar() { # wait_bar REGEX [SECONDS]: the status bar matches
+    for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
+        status_bar | grep -qE -- "$1" && return 0
+        sleep 0.05
+    done
+    fail "expected the status bar to match '$1'"
+}
+wait_bar "#2 .*\(stored\).*step 300/300"
+wait_for "FINISHED"
+screen | grep -q "val" || fail "no validation curve in the replay"
+keys -l "open 3"
+keys Enter
+wait_for "opened "
+wait_bar "#3 .*\(stored\).*step 200/200"
+wait_for "sample @ step"
+echo "attach and open replayed finished runs"
+
+# three runs compared at 80x24: validation curves and a readable diff (one row per
+# setting, every run's value on it)
+# (the new session first: killing the server's last session would end the server)
+tmux -L "$sock" new-session -d -s u -x 80 -y 24 "$bin --db $dir/f.db"
+tmux -L "$sock" set-option -t u window-size manual >/dev/null 2>&1 || true
+tmux -L "$sock" kill-session -t t
+tgt=u
+wait_for "lmlab>"
+keys F3
+wait_for "runs: 3"
+keys Escape
+wait_for "VIEW KEYS"
+keys Space Down Space Down Space
+wait_for "settings that differ"
+for _ in $(seq 1 200); do
+    screen | grep -q "│ *#[0-9] *#[0-9] *#[0-9]" && break
+    sleep 0.05
+done
+screen | grep -q "│ *#[0-9] *#[0-9] *#[0-9]" || fail "the diff is not headed by the three runs"
+keys '#'
+wait_for "validation loss | smooth"
+screen | grep -E "│lr +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+" | grep -q "0.002" ||
+    fail "no lr row with the three runs' values on one line"
+screen | grep -E "│lr " | grep -q "0.004" || fail "the lr row lacks run 3's value"
+keys '~'
+wait_for "validation loss | smooth 5 pts"
+echo "three runs compared at 80x24: validation curves, a readable diff"
