@@ -52,5 +52,24 @@ printf '\xEF\xBB\xBFd=48\n' >bom.conf
 "$L" --db t.db -c 'use bom.conf; show config' >out.log 2>&1
 check "an experiment file with a byte-order mark loads" grep -q "^  d  *48 " out.log
 
+# 3. rm ID checkpoints=true: only the run's files go; a user's file and a sub-folder stay
+"$L" --db r.db train quick steps=20 checkpoint_every=10 runs_dir=R >/dev/null 2>&1 ||
+    bad "training for rm failed"
+d=$(ls -d R/run-1-* 2>/dev/null | head -1)
+check "the run folder exists" [ -n "$d" ]
+echo mine >"$d/mine.txt"
+mkdir "$d/sub"
+"$L" --db r.db -c 'rm 1 checkpoints=true yes' >out.log 2>&1
+check "rm succeeds" [ $? -eq 0 ]
+check "the user's file is kept" [ -f "$d/mine.txt" ]
+check "the sub-folder is kept" [ -d "$d/sub" ]
+check "no checkpoint is left" bash -c "! ls '$d' | grep -q safetensors"
+check "rm says what it removed" grep -q "deleted run 1 and the 5 files it wrote" out.log
+check "rm says what it left" grep -q "left in $d (not written by run 1): .*mine.txt" out.log
+"$L" --db r.db train quick steps=10 runs_dir=R >/dev/null 2>&1
+d=$(ls -d R/run-2-* 2>/dev/null | head -1)
+"$L" --db r.db -c 'rm 2 checkpoints=true yes' >out.log 2>&1
+check "a folder holding only the run's files is removed" bash -c "[ -n '$d' ] && [ ! -e '$d' ] && grep -q 'removed the empty folder' out.log"
+
 echo "$FAILS failed"
 [ "$FAILS" -eq 0 ]
