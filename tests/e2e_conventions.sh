@@ -71,5 +71,21 @@ d=$(ls -d R/run-2-* 2>/dev/null | head -1)
 "$L" --db r.db -c 'rm 2 checkpoints=true yes' >out.log 2>&1
 check "a folder holding only the run's files is removed" bash -c "[ -n '$d' ] && [ ! -e '$d' ] && grep -q 'removed the empty folder' out.log"
 
+# 6. sweep stop on a trial that could not checkpoint: the words say so; the interrupted
+# trial is not ranked, not "best"
+{
+    echo 'sweep base=quick lr=1e-3,3e-3 strategy=grid steps=1000000 checkpoint_every=500 eval_every=50 runs_dir=S'
+    for _ in $(seq 1 300); do ls -d S/run-1-* >/dev/null 2>&1 && break; sleep 0.1; done
+    d=$(ls -d S/run-1-* 2>/dev/null | head -1)
+    [ -n "$d" ] && rm -rf "$d" && touch "$d"   # a file where the folder was: no checkpoint
+    sleep 2
+    echo 'sweep stop'
+    echo 'sweep show'
+} | "$L" --db sw.db >out.log 2>&1
+check "sweep stop says the trial has no checkpoint" grep -q "trial 1 (run #1) was stopped at step [0-9]* (not finished, not ranked) with no checkpoint" out.log
+check "sweep stop never claims a kept checkpoint" bash -c '! grep -q "kept its checkpoint" out.log'
+check "the interrupted trial is not ranked" grep -q "^   -  t1 .*pending" out.log
+check "no best is named among unfinished trials" bash -c '! grep -q "best by" out.log'
+
 echo "$FAILS failed"
 [ "$FAILS" -eq 0 ]
