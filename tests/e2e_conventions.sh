@@ -87,5 +87,20 @@ check "sweep stop never claims a kept checkpoint" bash -c '! grep -q "kept its c
 check "the interrupted trial is not ranked" grep -q "^   -  t1 .*pending" out.log
 check "no best is named among unfinished trials" bash -c '! grep -q "best by" out.log'
 
+# 6. after train resume=ID the summary's best is the run's best, not the resumed part's:
+# a high learning rate after the resume makes every later evaluation worse
+{
+    echo 'use quick'
+    echo 'train steps=200000 eval_every=100 checkpoint_every=100 runs_dir=T'
+    for _ in $(seq 1 300); do ls T/run-1-*/step-*.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
+    sleep 1
+    echo stop
+} | "$L" --db res.db >/dev/null 2>&1
+"$L" --db res.db -c 'train resume=1 steps=3000 lr=0.1 clip=1; wait' >out.log 2>&1
+said=$(sed -n 's/.*, best \([0-9.]*\) (ppl.*/\1/p' out.log | tail -1)
+"$L" --db res.db -c 'runs' >runs.txt 2>&1
+stored=$(awk '$1 == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) { print $(i - 1); exit } }' runs.txt)
+check "resume summary best ($said) is the run's best ($stored)" [ -n "$said" -a "$said" = "$stored" ]
+
 echo "$FAILS failed"
 [ "$FAILS" -eq 0 ]
