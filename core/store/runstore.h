@@ -131,7 +131,8 @@ typedef struct {
 /* Deletes a run and all its rows. With delete_checkpoints, also removes only the files the
  * run wrote: the checkpoint files it recorded (and their .optim siblings) and, in its
  * checkpoint_dir when no other run shares it, the regular files named like the trainer's
- * (step-N.safetensors, step-N.optim.safetensors, best.safetensors, and those + .tmp.PID).
+ * (step-N.safetensors, step-N.optim.safetensors, best.safetensors, those + .tmp.PID, and
+ * the journal unrecorded-rows.tsv).
  * Every other entry (a user's file, a sub-folder, a link) is left, and the folder is
  * removed only when nothing is left in it. LM_ESTATE if a live process is running it;
  * LM_EARG "no run N". File removal failures are reported as LM_EIO after the rows are

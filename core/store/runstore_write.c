@@ -543,10 +543,13 @@ static int count_sharing(RunStore *s, long id, const char *dir, long *n, char *e
 
 /* 1 when name is one lmlab's trainer writes in a run folder: step-DIGITS.safetensors,
  * step-DIGITS.optim.safetensors, best.safetensors, or one of them + ".tmp.PID" (a write a
- * crash interrupted). Anything else in the folder is someone else's. */
+ * crash interrupted), and unrecorded-rows.tsv, the journal of rows the store could not
+ * take. Anything else in the folder is someone else's. */
 static int is_run_file_name(const char *name)
 {
     const char *p = name;
+    if (!strcmp(name, "unrecorded-rows.tsv"))   /* the recorder's journal (recorder.c) */
+        return 1;
     if (!strncmp(p, "best", 4)) {
         p += 4;
     } else if (!strncmp(p, "step-", 5) && isdigit((unsigned char)p[5])) {
