@@ -26,7 +26,7 @@ static const char USAGE[] =
     "bundled default experiment; type `train` and watch it learn.\n"
     "\n"
     "options:\n"
-    "  -c 'CMD; CMD'     run the commands and exit\n"
+    "  -c 'CMD; CMD'     run the commands and exit (not with a FILE.lmlab)\n"
     "  --plain           line-mode prompt instead of the dashboard\n"
     "  --json            print every result as one JSON object per line\n"
     "  --db PATH         the run store (default: $LMLAB_DB or ./lmlab.db)\n"
@@ -65,6 +65,11 @@ static int parse_args(int argc, char **argv, Args *a)
         } else if (!strcmp(s, "--keep-going")) {
             a->keep_going = 1;
         } else if (!strcmp(s, "train") || !strcmp(s, "bench")) {
+            if (a->commands || a->script) {   /* never drop a source of commands silently */
+                fprintf(stderr, "lmlab: `%s` and %s given together: run one of them\n", s,
+                        a->commands ? "-c" : a->script);
+                return -1;
+            }
             a->cmd_index = i;
             return 0;
         } else if (s[0] == '-') {

@@ -44,6 +44,9 @@ check "piped: neither NUL line ran" bash -c '! grep -q "usage: use" out.log && g
 check "-c with a script file is refused (exit 2)" [ $? -eq 2 ]
 check "the refusal names the script" grep -q "script first.lmlab given together" out.log
 check "nothing ran" bash -c '! grep -q "usage: quit" out.log'
+"$L" --db t.db -c 'help quit' train quick steps=5 >out.log 2>&1
+check "-c with train is refused (exit 2)" [ $? -eq 2 ]
+check "the refusal names both" grep -q "\`train\` and -c given together" out.log
 printf '\xEF\xBB\xBFhelp quit\n' >bom.lmlab
 "$L" --db t.db bom.lmlab >out.log 2>&1
 check "a script with a byte-order mark runs" [ $? -eq 0 ]
