@@ -27,7 +27,7 @@ static const char USAGE[] =
     "bundled default experiment; type `train` and watch it learn.\n"
     "\n"
     "options:\n"
-    "  -c 'CMD; CMD'     run the commands and exit\n"
+    "  -c 'CMD; CMD'     run the commands and exit (not with a FILE.lmlab)\n"
     "  --plain           line-mode prompt instead of the dashboard\n"
     "  --json            print every result as one JSON object per line\n"
     "  --db PATH         the run store (default: $LMLAB_DB or ./lmlab.db)\n"
@@ -52,6 +52,10 @@ static int parse_args(int argc, char **argv, Args *a)
             fputs(USAGE, stdout);
             exit(0);
         } else if (!strcmp(s, "-c") && i + 1 < argc) {
+            if (a->commands) {
+                fprintf(stderr, "lmlab: -c given twice: join the commands with ';' in one -c\n");
+                return -1;
+            }
             a->commands = argv[++i];
         } else if (!strcmp(s, "--db") && i + 1 < argc) {
             a->db = argv[++i];
@@ -62,6 +66,11 @@ static int parse_args(int argc, char **argv, Args *a)
         } else if (!strcmp(s, "--keep-going")) {
             a->keep_going = 1;
         } else if (!strcmp(s, "train") || !strcmp(s, "bench")) {
+            if (a->commands || a->script) {   /* never drop a source of commands silently */
+                fprintf(stderr, "lmlab: `%s` and %s given together: run one of them\n", s,
+                        a->commands ? "-c" : a->script);
+                return -1;
+            }
             a->cmd_index = i;
             return 0;
         } else if (s[0] == '-') {
@@ -73,6 +82,11 @@ static int parse_args(int argc, char **argv, Args *a)
             fprintf(stderr, "lmlab: unexpected argument '%s'\n", s);
             return -1;
         }
+    }
+    if (a->commands && a->script) {   /* one source of commands: never drop one silently */
+        fprintf(stderr, "lmlab: -c and the script %s given together: run one of them (put the "
+                "commands in the script, or run them one after the other)\n", a->script);
+        return -1;
     }
     return 0;
 }

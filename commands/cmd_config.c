@@ -9,9 +9,11 @@
 
 #include <cblas.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What a key allows: "1e-06..10", "true|false", "a|b|c", or "text". */
 static void key_range(const ConfigKey *k, char *out, size_t cap)
@@ -248,11 +250,18 @@ static void show_config(Session *s)
         shown[k] = 0;
         session_printf(s, "  %-16s %-20s%s", keys[i].key, shown, strcmp(v, d) ? "  *" : "");
     }
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, "(unknown: %s)", strerror(errno));
     if (o)
-        session_emit_json(s, json_pack("{s:s s:o}", "experiment", s->experiment, "config", o));
-    else
+        session_emit_json(s, json_pack("{s:s s:o s:s}", "experiment", s->experiment, "config", o,
+                                       "paths_relative_to", cwd));
+    else {
         session_printf(s, "(* = differs from the default; experiment: %s)",
                        s->experiment[0] ? s->experiment : "none");
+        session_printf(s, "(relative paths in runs_dir, data, vocab, init_from resolve against "
+                       "the working folder: %s)", cwd);
+    }
 }
 
 /* Parameters and memory need the vocabulary: loading the data gives it. */

@@ -512,12 +512,32 @@ static void rm_describe(Session *s, RunStore *st, long id, int files, int done)
     session_printf(s, "  run %ld '%s' (%s, %d checkpoint%s in %s): %s", id,
                    safetext_escape(name, sizeof name, r.name, 0), r.status, nc,
                    nc == 1 ? "" : "s", dir,
-                   files ? (done ? "run and checkpoint files deleted"
-                                 : "the run and its checkpoint files will be deleted")
+                   files ? (done ? "deleting the run and the files it wrote"
+                                 : "the run and the files it wrote will be deleted (other "
+                                   "files in its folder are left)")
                          : (done ? "run deleted; its checkpoint files are kept"
                                  : "the run will be deleted; its checkpoint files are kept "
                                    "(checkpoints=true deletes them too)"));
     runstore_row_free(&r);
+}
+
+/* What rm did: the files removed, the entries it left (not written by the run), the folder. */
+static void rm_report(Session *s, long id, int files, const RunFilesReport *rep)
+{
+    if (!files) {
+        session_printf(s, "deleted run %ld (checkpoint files kept)", id);
+        return;
+    }
+    session_printf(s, "deleted run %ld and the %d file%s it wrote", id, rep->removed,
+                   rep->removed == 1 ? "" : "s");
+    char dir[1100], left[1100];   /* names come from the disk: escaped */
+    safetext_escape(dir, sizeof dir, rep->dir, 0);
+    safetext_escape(left, sizeof left, rep->left_names, 0);
+    if (rep->left)
+        session_printf(s, "  left in %s (not written by run %ld): %s — the folder stays", dir,
+                       id, left);
+    else if (rep->dir_removed)
+        session_printf(s, "  removed the empty folder %s", dir);
 }
 
 /* rm ID... [checkpoints=true] [yes|--yes]: without yes it only says what would happen
@@ -568,15 +588,20 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     for (int i = 0; i < n; i++) {
         if (!s->json) rm_describe(s, st, ids[i], files, 1);
-        int status = runstore_delete_run(st, ids[i], files, err);
+        RunFilesReport rep;
+        int status = runstore_delete_run_report(st, ids[i], files, &rep, err);
+        if (status && files && rep.left)
+            rm_report(s, ids[i], files, &rep);
         if (status) return session_error(s, status, "%s", err);
         if (s->view && s->view_run == ids[i]) s->view_run = 0; /* the open copy stays usable */
         if (s->json)
-            session_emit_json(s, json_pack("{s:b s:I s:b}", "ok", 1, "deleted",
-                                           (json_int_t)ids[i], "checkpoints", files));
+            session_emit_json(s, json_pack("{s:b s:I s:b s:i s:i s:s s:b}", "ok", 1, "deleted",
+                                           (json_int_t)ids[i], "checkpoints", files,
+                                           "files_removed", rep.removed, "entries_left",
+                                           rep.left, "left", rep.left_names, "folder_removed",
+                                           rep.dir_removed));
         else
-            session_printf(s, "deleted run %ld%s", ids[i],
-                           files ? " and its checkpoint files" : " (checkpoint files kept)");
+            rm_report(s, ids[i], files, &rep);
     }
     return LM_OK;
 }

@@ -6,6 +6,8 @@
 #include "dist.h"
 #include "output.h"
 #include "session.h"
+#include "checkpoint.h"
+#include "runstore.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -218,6 +220,44 @@ static int sweep_status(Session *s)
     return output_emit(s, o);
 }
 
+/* What `sweep stop` did to the trial it interrupted, from the run's own record: the
+ * checkpoint it kept (and its step), or that it has none. */
+static void stopped_trial_words(Session *s, Output *o, const SweepProgress *before)
+{
+    RunStore *st = before->current_run > 0 ? session_store(s) : NULL;
+    RunRow row;
+    char err[LM_ERR_LEN], path[1024];
+    if (!st || runstore_get(st, before->current_run, &row, err)) {
+        output_line(o, "  no trial was training: `sweep resume {sweep}` continues the sweep");
+        return;
+    }
+    output_int(o, "stopped_trial", before->current);
+    output_int(o, "stopped_run", row.id);
+    output_int(o, "stopped_step", row.last_step);
+    int kept = row.checkpoint_dir[0] &&
+               !checkpoint_find(row.checkpoint_dir, "last", path, sizeof path);
+    output_bool(o, "checkpoint_kept", kept);
+    if (kept) {
+        const char *base = strrchr(path, '/');
+        long ck_step = 0;
+        if (base && sscanf(base, "/step-%ld.", &ck_step) == 1)
+            output_int(o, "checkpoint_step", ck_step);
+        output_text_str(o, "checkpoint", path);
+        output_line(o, ck_step ? "  trial {stopped_trial} (run #{stopped_run}) was stopped (not "
+                                 "finished, not ranked) and kept its checkpoint at step "
+                                 "{checkpoint_step}, {checkpoint}: `sweep resume {sweep}` "
+                                 "continues it"
+                               : "  trial {stopped_trial} (run #{stopped_run}) was stopped (not "
+                                 "finished, not ranked) and kept its checkpoint {checkpoint}: "
+                                 "`sweep resume {sweep}` continues it");
+    } else {
+        output_line(o, "  trial {stopped_trial} (run #{stopped_run}) was stopped at step "
+                    "{stopped_step} (not finished, not ranked) with no checkpoint to continue "
+                    "from: `sweep resume {sweep}` trains it again from step 0");
+    }
+    runstore_row_free(&row);
+}
+
 int cmd_sweep_control(Session *s, const char *what)
 {
     if (need_sweep(s, what))
@@ -231,14 +271,15 @@ int cmd_sweep_control(Session *s, const char *what)
         output_line(o, pause ? "sweep #{sweep}: pausing the current trial after its step"
                              : "sweep #{sweep}: resumed");
     } else {
+        SweepProgress before, p;
+        sweep_runner_progress(s->sweep, &before);
         sweep_runner_stop(s->sweep);
         sweep_runner_join(s->sweep);
-        SweepProgress p;
         sweep_runner_progress(s->sweep, &p);
         o = progress_record(&p, "sweep_end", 0);
         output_line(o, "sweep #{sweep} {status}: {done} of {total} trials done, {stopped_early} "
-                    "stopped early; the current trial kept its checkpoint: `sweep resume "
-                    "{sweep}` continues");
+                    "stopped early");
+        stopped_trial_words(s, o, &before);
     }
     return output_emit(s, o);
 }
@@ -352,6 +393,7 @@ static json_t *trial_json(long id, int rank, const Ranked *r, char keys[][32], i
                           "sweep", (json_int_t)id, "rank", rank, "trial", r->t->trial, "run",
                           (json_int_t)r->t->run_id, "params", params, "status", st, "steps",
                           (json_int_t)r->t->last_step, "seconds", r->seconds, "best", best);
+    if (!isfinite(r->metric)) json_object_set_new(o, "rank", json_null()); /* not finished */
     if (isfinite(r->t->best_val)) json_object_set_new(o, "best_val", json_real(r->t->best_val));
     if (isfinite(r->t->final_val)) json_object_set_new(o, "final_val", json_real(r->t->final_val));
     return o;
@@ -362,7 +404,9 @@ static void trial_line(Session *s, int rank, const Ranked *r, char keys[][32], i
                        const int *width, int best)
 {
     char line[2048], v[SWEEP_VALUE_LEN], st[64], tm[32], bv[16] = "-", fv[16] = "-";
-    int o = snprintf(line, sizeof line, "%s%3d  t%-3d #%-5ld", best ? "*" : " ", rank,
+    char rank_s[16] = "  -";   /* not ranked: not finished */
+    if (isfinite(r->metric)) snprintf(rank_s, sizeof rank_s, "%3d", rank);
+    int o = snprintf(line, sizeof line, "%s%s  t%-3d #%-5ld", best ? "*" : " ", rank_s,
                      r->t->trial, r->t->run_id);
     for (int k = 0; k < nk && o < (int)sizeof line; k++) {
         param_value(r->t->params, keys[k], v, sizeof v);
@@ -449,7 +493,9 @@ static int sweep_show(Session *s, const char *word)
     Ranked *rk = calloc((size_t)(n ? n : 1), sizeof *rk);
     for (int i = 0; rk && i < n; i++) {
         rk[i].t = &t[i];
-        rk[i].metric = final ? t[i].final_val : t[i].best_val;
+        /* only finished trials are ranked: one stopped early or interrupted has no metric */
+        rk[i].metric = strcmp(t[i].status, "done") ? NAN : final ? t[i].final_val
+                                                                  : t[i].best_val;
         rk[i].seconds = run_seconds(st, t[i].run_id);
     }
     if (rk)

@@ -397,12 +397,23 @@ static void print_end(Session *s, const Snapshot *sn)
     output_str(o, "reason", sn->reason);
     output_int(o, "steps", sn->last.step);
     output_real(o, "elapsed", sn->last.elapsed);
-    output_real(o, "best_val", sn->best_val); /* NAN (left out) without evaluations */
+    /* best over the whole run, from the run's own record: after `train resume=ID` the
+     * snapshot has seen only the resumed part */
+    double best = sn->best_val;
+    RunStore *st = session_store(s);
+    RunRow row;
+    char err[LM_ERR_LEN];
+    if (st && runstore_get(st, s->run_id, &row, err) == LM_OK) {
+        if (isfinite(row.best_val) && !(row.best_val > best))
+            best = row.best_val;
+        runstore_row_free(&row);
+    }
+    output_real(o, "best_val", best); /* NAN (left out) without evaluations */
     output_line(o, "run #{run} {status}: {reason}");
     if (sn->n_val) {
         output_real(o, "final_val", sn->last_eval.loss);
         output_real(o, "final_ppl", sn->last_eval.ppl);
-        output_real(o, "best_ppl", exp(sn->best_val));
+        output_real(o, "best_ppl", exp(best));
         output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
                     "{best_val:%.4f} (ppl {best_ppl:%.3f})");
         if (!isnan(sn->last_eval.bpc)) {

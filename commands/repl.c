@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static Session *g_session;
 static volatile sig_atomic_t g_terminate;
@@ -111,6 +112,29 @@ int repl_run_lines(Session *s, const char *text, int keep_going)
     return first;
 }
 
+/* The 1-based line of the first NUL byte of a regular file read from its current position,
+ * or 0 (none, or not a regular file: a pipe is checked line by line instead). The position
+ * is restored. */
+static long first_nul_line(FILE *f)
+{
+    struct stat st;
+    off_t start = ftello(f);
+    if (start < 0 || fstat(fileno(f), &st) || !S_ISREG(st.st_mode))
+        return 0;
+    long line = 1, found = 0;
+    int ch;
+    while (!found && (ch = getc(f)) != EOF) {
+        if (ch == 0)
+            found = line;
+        else if (ch == '\n')
+            line++;
+    }
+    clearerr(f);
+    if (fseeko(f, start, SEEK_SET))
+        return 0;
+    return found;
+}
+
 int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
 {
     char *line = NULL;
@@ -120,11 +144,33 @@ int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
     ScriptPlace place = {s, s->writer, s->writer_ud, name, 0};
     if (name)
         session_set_writer(s, place_writer, &place);
+    long nul_line = first_nul_line(f);
+    if (nul_line > 0) {   /* a script file holding NUL runs nothing at all */
+        place.line = nul_line;
+        first = session_error(s, LM_EFORMAT, "this line holds a NUL byte: the script is "
+                              "refused and nothing in it ran (remove the byte and run it again)");
+        if (name)
+            session_set_writer(s, place.writer, place.ud);
+        return first;
+    }
     while ((n = getline(&line, &cap, f)) >= 0) {
         place.line++;
-        if (n && line[n - 1] == '\n')
-            line[n - 1] = 0;
-        if (run_one(s, line, keep_going, &first))
+        size_t len = (size_t)n;
+        if (len && line[len - 1] == '\n')
+            line[--len] = 0;
+        char *text = line;
+        if (place.line == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3))
+            text += 3;   /* a UTF-8 byte-order mark before the first command */
+        if (memchr(line, 0, len)) {   /* piped input: this line is refused, not cut */
+            int rc = session_error(s, LM_EFORMAT, "this line holds a NUL byte: refused, nothing "
+                                   "on it ran");
+            if (!first)
+                first = rc;
+            if (!keep_going)
+                break;
+            continue;
+        }
+        if (run_one(s, text, keep_going, &first))
             break;
     }
     if (name)

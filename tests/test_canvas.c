@@ -222,10 +222,45 @@ static void test_blit(void)
     fclose(in);
 }
 
+/* Issue 21: double-width glyphs (CJK, emoji) are measured by wcwidth and take two cells,
+ * so the text after them keeps its columns and nothing at the end is lost. */
+static void test_wide(void)
+{
+    if (!setlocale(LC_ALL, "C.UTF-8") && !setlocale(LC_ALL, "C.utf8")) {
+        printf("no UTF-8 locale: wide-glyph checks skipped\n");
+        return;
+    }
+    Canvas *c = canvas_create(8, 3);
+    char buf[128];
+    const char *cjk = "\xE6\x97\xA5\xE6\x9C\xAC";   /* 日本: 2 glyphs, 4 columns */
+    CHECK(canvas_utf8_width(cjk) == 4, "width of two CJK glyphs: %d", canvas_utf8_width(cjk));
+    CHECK(canvas_utf8_width("\xF0\x9F\x98\x80") == 2, "an emoji takes two columns");
+    int n = canvas_text(c, 0, 0, 8, "\xE6\x97\xA5\xE6\x9C\xAC" "abcd", 0, 0);
+    CHECK(n == 8 && strcmp(row(c, 0, buf, sizeof buf), "日本abcd") == 0,
+          "two wide glyphs then 4 ASCII fill 8 columns, nothing lost: %d '%s'", n, buf);
+    CHECK(strcmp(canvas_glyph(c, 4, 0), "a") == 0, "'a' in column 4");
+    n = canvas_text(c, 0, 1, 3, cjk, 0, 0);
+    CHECK(n == 2 && strcmp(row(c, 1, buf, sizeof buf), "日      ") == 0,
+          "a wide glyph that does not fit is not drawn: %d '%s'", n, buf);
+    canvas_put(c, 1, 0, "x", 0, 0);   /* over the right half of 日 */
+    CHECK(strcmp(row(c, 0, buf, sizeof buf), " x本abcd") == 0, "half overwritten: '%s'", buf);
+    canvas_put(c, 7, 2, "\xE6\x97\xA5", 0, 0);   /* last column: no room */
+    CHECK(strcmp(canvas_glyph(c, 7, 2), " ") == 0, "a wide glyph in the last column: a space");
+    n = canvas_text_fit(c, 0, 2, 5, "\xE6\x97\xA5\xE6\x9C\xAC\xE6\x97\xA5", 0, 0, 1);
+    CHECK(strstr(row(c, 2, buf, sizeof buf), "…") != NULL && n <= 5, "cut wide text ends in an "
+          "ellipsis within max_w: %d '%s'", n, buf);
+    char *d = canvas_dump(c);
+    CHECK(d && strncmp(d, " x本abcd\n", strlen(" x本abcd\n")) == 0, "dump: '%s'", d ? d : "");
+    free(d);
+    canvas_destroy(c);
+    setlocale(LC_ALL, "C");
+}
+
 int main(void)
 {
     test_put_clip();
     test_text();
+    test_wide();
     test_box_dump();
     test_blit();
     return check_summary();

@@ -345,7 +345,7 @@ static void test_rm(Session *s)
     CHECK(run(s, "rm 4 checkpoints=true") != LM_OK && strstr(out, "--yes") &&
           access(ck, F_OK) == 0, "rm in a script without --yes deleted: %s", out);
     CHECK(run(s, "rm 4 checkpoints=true --yes") == LM_OK &&
-          strstr(out, "deleted run 4 and its checkpoint files"), "rm: %s", out);
+          strstr(out, "deleted run 4 and the 1 file it wrote"), "rm: %s", out);
     CHECK(access(ck, F_OK) != 0, "rm checkpoints=true removed %s", ck);
     CHECK(run(s, "runs") == LM_OK && count_lines(out) == 4 && !strstr(out, "lstm-nan"),
           "3 runs left: %s", out);

@@ -96,6 +96,21 @@ int main(void)
     CHECK(strstr(err, ":3:") && strstr(err, "heads"), "message '%s'", err);
     CHECK(strcmp(c.model, "msa") == 0, "line 2 not applied");
     unlink(path);
+    /* issue 21: a UTF-8 byte-order mark before line 1 is skipped; an empty runs_dir is
+     * refused with the key and file:line named (it would put run folders at "/") */
+    char bom_path[] = "/tmp/lmlab_cfg_XXXXXX";
+    fd = mkstemp(bom_path);
+    f = fdopen(fd, "w");
+    fprintf(f, "\xEF\xBB\xBF" "d=48\nruns_dir=\n");
+    fclose(f);
+    config_defaults(&c);
+    CHECK(config_load_file(&c, bom_path, err) == LM_EARG, "empty runs_dir in a file accepted");
+    CHECK(c.d == 48, "line 1 after a byte-order mark not applied (d=%d)", c.d);
+    CHECK(strstr(err, ":2:") && strstr(err, "runs_dir") && strstr(err, "empty"),
+          "message '%s'", err);
+    CHECK(strcmp(c.runs_dir, "runs") == 0, "runs_dir changed to '%s'", c.runs_dir);
+    unlink(bom_path);
+    expect_refused("runs_dir=", "runs_dir");
     CHECK(config_load_file(&c, "/nonexistent/x.conf", err) == LM_EIO, "missing file");
     CHECK(strstr(err, "/nonexistent/x.conf") != NULL, "message '%s'", err);
 

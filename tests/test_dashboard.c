@@ -151,6 +151,27 @@ static void test_gate_numbers_80x24(void)
     dash_state_free(&d);
 }
 
+/* Issue 21: at 80x24 the gate cell pane cut "at step 3000" to "at step 300"; now a field
+ * is dropped whole and the step number stays whole. */
+static void test_gate_detail_step_80x24(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    for (int i = 0; i < sn.n_gates; i++)
+        sn.gates[i].step = 3000;
+    char *s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, "step 3000"), "the step number is whole at 80x24");
+    CHECK(!has(s, "step 300 ") && !has(s, "step 300\n") && !has(s, "step 300│"),
+          "no cut number");
+    if (!has(s, "step 3000"))
+        fputs(s, stderr);
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
 static void test_training_160x48(void)
 {
     Dashboard d;
@@ -584,6 +605,7 @@ int main(void)
     test_training_80x24();
     test_training_160x48();
     test_gate_numbers_80x24();
+    test_gate_detail_step_80x24();
     test_too_small_and_idle();
     test_help_overlay();
     test_history();

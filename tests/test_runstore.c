@@ -395,8 +395,30 @@ static void test_delete(void)
         runstore_log_step(s, keep, &m, err);
     }
     runstore_log_sample(s, id, 5, "a", NULL, "b", err);
-    CHECK(runstore_delete_run(s, id, 1, err) == LM_OK, "delete: %s", err);
-    CHECK(access(f1, F_OK) && access(f2, F_OK) && access(dir, F_OK), "files and dir removed");
+    /* issue 21: only what the run wrote goes — recorded paths, their .optim siblings and
+     * trainer-named files (a torn best.safetensors.tmp.PID); config.txt, a sub-folder and
+     * a file named like a checkpoint but not one (step-x.safetensors) are left */
+    char f4[300], f5[300], f6[300], sub[300];
+    snprintf(f4, sizeof f4, "%s/step-00000002.optim.safetensors", dir);
+    snprintf(f5, sizeof f5, "%s/best.safetensors.tmp.123", dir);
+    snprintf(f6, sizeof f6, "%s/step-x.safetensors", dir);
+    char f7[300];
+    snprintf(f7, sizeof f7, "%s/unrecorded-rows.tsv", dir);
+    fclose(fopen(f7, "w"));
+    snprintf(sub, sizeof sub, "%s/notes", dir);
+    fclose(fopen(f4, "w")), fclose(fopen(f5, "w")), fclose(fopen(f6, "w"));
+    mkdir(sub, 0755);
+    RunFilesReport rep;
+    CHECK(runstore_delete_run_report(s, id, 1, &rep, err) == LM_OK, "delete: %s", err);
+    CHECK(access(f1, F_OK) && access(f2, F_OK) && access(f4, F_OK) && access(f5, F_OK) &&
+          access(f7, F_OK), "the run's files removed");
+    CHECK(!access(f3, F_OK) && !access(f6, F_OK) && !access(sub, F_OK) && !access(dir, F_OK),
+          "a file the run did not write was deleted (or its folder)");
+    CHECK(rep.removed == 5 && rep.left == 3 && !rep.dir_removed, "report: removed %d left %d "
+          "dir_removed %d", rep.removed, rep.left, rep.dir_removed);
+    CHECK(strstr(rep.left_names, "config.txt") && strstr(rep.left_names, "notes") &&
+          strstr(rep.left_names, "step-x.safetensors"), "left: '%s'", rep.left_names);
+    unlink(f3), unlink(f6), rmdir(sub), rmdir(dir);
     RunRow r;
     CHECK(runstore_get(s, id, &r, err) == LM_EARG && strstr(err, "no run"), "gone: %s", err);
     CHECK(runstore_flush(s, err) == LM_OK, "pending rows of the deleted run dropped: %s", err);

@@ -2,6 +2,7 @@
  * the dump and on individual cells: plot (ticks, direction of a decreasing curve,
  * log labels, ASCII, empty, NaN, legend, huge n), heatmap and histogram, table,
  * text pane, status bar; every widget at degenerate sizes (w, h in 0..2). */
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,6 +480,26 @@ static void test_textpane_append(void)
     textpane_destroy(p);
 }
 
+/* Issue 21: a line of double-width glyphs in the output pane wraps by display width:
+ * nothing is cut at the right edge and no glyph is lost. */
+static void test_textpane_wide(void)
+{
+    if (!setlocale(LC_ALL, "C.UTF-8") && !setlocale(LC_ALL, "C.utf8"))
+        return;
+    TextPane *p = textpane_create(10);
+    /* 6 CJK glyphs (12 columns) then "ab": in 10 columns, 5 glyphs then 1 glyph + "ab" */
+    textpane_append(p, "一二三四五六ab\n", -1, 0, 0);
+    Canvas *c = canvas_create(10, 2);
+    textpane_draw(c, (Rect){0, 0, 10, 2}, p, &U);
+    char *d = canvas_dump(c);
+    CHECK(d && strcmp(d, "一二三四五\n六ab      \n") == 0, "wide glyphs wrap by width:\n%s",
+          d ? d : "");
+    free(d);
+    canvas_destroy(c);
+    textpane_destroy(p);
+    setlocale(LC_ALL, "C");
+}
+
 static void test_textpane_wrap_scroll(void)
 {
     /* wrap */
@@ -606,6 +627,7 @@ int main(void)
     test_table();
     test_textpane_append();
     test_textpane_wrap_scroll();
+    test_textpane_wide();
     test_statusbar();
     return check_summary();
 }

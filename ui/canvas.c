@@ -6,9 +6,11 @@
 #include <curses.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 typedef struct {
-    char g[5];             /* one code point, NUL-terminated */
+    char g[5];             /* one code point, NUL-terminated; "" = the right half of the
+                            * double-width glyph in the cell to the left */
     unsigned char color;
     unsigned char attr;
 } Cell;
@@ -102,6 +104,17 @@ int canvas_utf8_len(const char *s, size_t avail)
     return n;
 }
 
+int canvas_glyph_width(const char *s, int n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (n < 2)
+        return 1;
+    unsigned cp = u[0] & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
+    for (int i = 1; i < n; i++)
+        cp = (cp << 6) | (u[i] & 0x3F);
+    return wcwidth((wchar_t)cp) == 2 ? 2 : 1;   /* combining and unknown: one column */
+}
+
 int canvas_utf8_width(const char *utf8)
 {
     if (!utf8)
@@ -110,11 +123,11 @@ int canvas_utf8_width(const char *utf8)
     int cols = 0;
     while (left > 0) {
         int n = canvas_utf8_len(utf8, left);
+        cols += canvas_glyph_width(utf8, n);
         if (n == 0)
             n = 1;
         utf8 += n;
         left -= (size_t)n;
-        cols++;
     }
     return cols;
 }
@@ -135,20 +148,43 @@ static void cell_set(Cell *cell, const char *s, int n, int color, int attr)
     cell->attr = (unsigned char)(attr < 0 ? 0 : attr);
 }
 
-void canvas_put(Canvas *c, int x, int y, const char *utf8_glyph, int color, int attr)
+/* Sets cell (x, y) (inside the canvas) to s (n bytes, cell_set's rules) of width w: a
+ * double-width glyph takes the next cell too (its right half, ""), or becomes ' ' at the
+ * right edge; a glyph written over either half of a double-width one blanks the other. */
+static void cell_store(Canvas *c, int x, int y, const char *s, int n, int w, int color,
+                       int attr)
 {
-    if (x < 0 || y < 0 || x >= c->w || y >= c->h)
-        return;
-    Cell *cell = &c->cells[(size_t)y * c->w + x];
-    if (!utf8_glyph || !utf8_glyph[0]) {
-        cell_set(cell, " ", 1, color, attr);
+    Cell *row = &c->cells[(size_t)y * c->w];
+    if (!row[x].g[0] && x > 0)
+        cell_set(&row[x - 1], " ", 1, row[x - 1].color, row[x - 1].attr);
+    if (x + 1 < c->w && !row[x + 1].g[0])
+        cell_set(&row[x + 1], " ", 1, row[x + 1].color, row[x + 1].attr);
+    if (w == 2 && x + 1 >= c->w) {
+        cell_set(&row[x], " ", 1, color, attr);
         return;
     }
+    cell_set(&row[x], s, n, color, attr);
+    if (w == 2) {
+        if (x + 2 < c->w && !row[x + 2].g[0])
+            cell_set(&row[x + 2], " ", 1, row[x + 2].color, row[x + 2].attr);
+        row[x + 1].g[0] = '\0';
+        row[x + 1].color = row[x].color;
+        row[x + 1].attr = row[x].attr;
+    }
+}
+
+int canvas_put(Canvas *c, int x, int y, const char *utf8_glyph, int color, int attr)
+{
+    if (!utf8_glyph || !utf8_glyph[0])
+        utf8_glyph = " ";
     size_t avail = strnlen(utf8_glyph, 4);
     int n = canvas_utf8_len(utf8_glyph, avail);
     if (n == 1 && ((unsigned char)utf8_glyph[0] < 0x20 || utf8_glyph[0] == 0x7F))
         n = 0;      /* a control character as a glyph is a caller error: show '?' */
-    cell_set(cell, utf8_glyph, n, color, attr);
+    int w = canvas_glyph_width(utf8_glyph, n);
+    if (x >= 0 && y >= 0 && x < c->w && y < c->h)
+        cell_store(c, x, y, utf8_glyph, n, w, color, attr);
+    return w;
 }
 
 int canvas_text(Canvas *c, int x, int y, int max_w, const char *utf8, int color, int attr)
@@ -160,13 +196,15 @@ int canvas_text(Canvas *c, int x, int y, int max_w, const char *utf8, int color,
     int row_ok = y >= 0 && y < c->h;
     while (left > 0 && cols < max_w && *utf8 != '\n') {
         int n = canvas_utf8_len(utf8, left);
-        int step = n ? n : 1;
+        int step = n ? n : 1, w = canvas_glyph_width(utf8, n);
+        if (cols + w > max_w)
+            break;   /* a double-width glyph that does not fit in the last column */
         int cx = x + cols;
         if (row_ok && cx >= 0 && cx < c->w)
-            cell_set(&c->cells[(size_t)y * c->w + cx], utf8, n, color, attr);
+            cell_store(c, cx, y, utf8, n, w, color, attr);
         utf8 += step;
         left -= (size_t)step;
-        cols++;
+        cols += w;
     }
     return cols;
 }
@@ -330,6 +368,8 @@ static void blit_run(const Canvas *c, WINDOW *win, int y, int x0, int x1, int un
             const char *g = row[x].g;
             if (!unicode && (unsigned char)g[0] >= 0x80)
                 g = "?";
+            else if (!unicode && !g[0])
+                g = " ";   /* the right half of a wide glyph written as one '?' */
             size_t len = strlen(g);
             memcpy(buf + n, g, len);
             n += len;

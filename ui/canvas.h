@@ -59,9 +59,12 @@ int canvas_height(const Canvas *c);
 /* Blanks every cell (space, default colour, no attribute). */
 void canvas_clear(Canvas *c);
 /* Sets the cell (x, y) to the first code point of utf8_glyph (NULL or "" = space;
- * an invalid or control byte becomes '?'). Cells outside the canvas are ignored. */
-void canvas_put(Canvas *c, int x, int y, const char *utf8_glyph, int color, int attr);
-/* Draws a string from (x, y), one column per code point, at most max_w columns; stops
+ * an invalid or control byte becomes '?'). A double-width glyph (wcwidth 2: CJK, most
+ * emoji) also takes cell (x + 1), or is drawn as a space in the last column. Cells
+ * outside the canvas are ignored. Returns the columns the glyph takes (1 or 2). */
+int canvas_put(Canvas *c, int x, int y, const char *utf8_glyph, int color, int attr);
+/* Draws a string from (x, y), by display width (double-width glyphs take two columns,
+ * one that does not fit is not drawn), at most max_w columns; stops
  * at a newline; control characters are drawn as spaces and invalid bytes as '?'.
  * Returns the columns the text occupies (<= max_w), counting any cut off by the
  * canvas edge, so callers can advance x. */
@@ -76,7 +79,8 @@ void canvas_fill(Canvas *c, Rect r, const char *utf8_glyph, int color, int attr)
  * their glyphs: selection bars, cursors. */
 void canvas_mark(Canvas *c, Rect r, int color, int attr);
 
-/* The cell's glyph ("" never; a space for blank cells), colour and attributes; for a
+/* The cell's glyph (a space for blank cells; "" only for the right half of a
+ * double-width glyph), colour and attributes; for a
  * cell outside the canvas: "", -1, -1. The glyph pointer lives until the next change. */
 const char *canvas_glyph(const Canvas *c, int x, int y);
 int canvas_color(const Canvas *c, int x, int y);
@@ -94,10 +98,13 @@ Rect canvas_rect_inner(Rect r);
 
 /* UTF-8 helpers shared by the widgets. canvas_utf8_len: the byte length (1..4) of the
  * well-formed code point starting at s within avail bytes, 0 if invalid or
- * incomplete. canvas_utf8_width: the columns a string takes (code points, invalid
- * bytes counted as one each). */
+ * incomplete. canvas_utf8_width: the columns a string takes on the terminal (wcwidth:
+ * 2 for double-width glyphs, 1 for others; invalid bytes count one each; needs an
+ * LC_CTYPE UTF-8 locale, else every glyph counts one). canvas_glyph_width: the columns of
+ * the n-byte code point at s (n from canvas_utf8_len; 0 = an invalid byte, one column). */
 int canvas_utf8_len(const char *s, size_t avail);
 int canvas_utf8_width(const char *utf8);
+int canvas_glyph_width(const char *s, int n);
 
 /* Copies the canvas to a curses WINDOW* from its top-left corner (clipped to the
  * window), with the attributes and, when caps->colors (and the terminal has colours),

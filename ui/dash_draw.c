@@ -30,15 +30,16 @@ static int wrap_walk(Canvas *c, Rect r, const char *text, int color, int skip)
             row++, col = 0, i++;
             continue;
         }
-        if (col == r.w)
-            row++, col = 0;
         int n = canvas_utf8_len(text + i, len - i);
         const char *g = n ? text + i : "?";
         if (ch == '\t' || ch == '\r')
             g = " ";
+        int gw = canvas_glyph_width(g, n && g == text + i ? n : 1);   /* CJK, emoji: 2 */
+        if (col + gw > r.w && col > 0)
+            row++, col = 0;
         if (c && row >= skip && row - skip < r.h)
             canvas_put(c, r.x + col, r.y + row - skip, g, color, 0);
-        col++;
+        col += gw;
         i += n ? (size_t)n : 1;
     }
     return col ? row + 1 : row;

@@ -269,10 +269,13 @@ static int wrap_row(const Line *l, int start, int w, int *end)
         w = 1;
     while (i < len && cols < w) {
         int n = canvas_utf8_len(s + i, (size_t)(len - i));
+        int gw = canvas_glyph_width(s + i, n);   /* display width: CJK and emoji take 2 */
+        if (cols + gw > w && cols > 0)
+            break;
         if (s[i] == ' ')
             brk = i;
         i += n ? n : 1;
-        cols++;
+        cols += gw;
     }
     if (i >= len) {
         *end = len;
@@ -297,12 +300,12 @@ static void row_draw(Canvas *c, int x, int y, const Line *l, int start, int end,
                      const CanvasCaps *caps)
 {
     int sp = 0;
-    for (int i = start; i < end; x++) {
+    for (int i = start; i < end;) {
         while (sp + 1 < l->n_spans && l->spans[sp + 1].start <= i)
             sp++;
         int color = l->n_spans && caps->colors ? l->spans[sp].color : 0;
         int attr = l->n_spans ? l->spans[sp].attr : 0;
-        canvas_put(c, x, y, l->text + i, color, attr);
+        x += canvas_put(c, x, y, l->text + i, color, attr);
         int n = canvas_utf8_len(l->text + i, (size_t)(l->len - i));
         i += n ? n : 1;
     }

@@ -124,9 +124,19 @@ static void gate_cell(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
         dash_draw_message(c, in, "arrows pick a cell: its distribution and history");
         return;
     }
-    char line[96];
-    snprintf(line, sizeof line, "mean %.3f  std %.3f  at step %ld", g->mean, g->std, g->step);
-    canvas_text(c, in.x, in.y, in.w, line, UI_COLOR_DEFAULT, UI_ATTR_BOLD);
+    /* the longest wording that fits: fields are dropped whole, a number is never cut
+     * (at 80x24 "at step 3000" became "at step 300"); what is still too long ends in '…' */
+    char line[4][96];
+    snprintf(line[0], sizeof line[0], "mean %.3f  std %.3f  at step %ld", g->mean, g->std,
+             g->step);
+    snprintf(line[1], sizeof line[1], "mean %.3f std %.3f step %ld", g->mean, g->std, g->step);
+    snprintf(line[2], sizeof line[2], "mean %.3f step %ld", g->mean, g->step);
+    snprintf(line[3], sizeof line[3], "step %ld", g->step);
+    int pick = 0;
+    while (pick < 3 && canvas_utf8_width(line[pick]) > in.w)
+        pick++;
+    canvas_text_fit(c, in.x, in.y, in.w, line[pick], UI_COLOR_DEFAULT, UI_ATTR_BOLD,
+                    caps->unicode);
     int hw = dash_draw_clamp(in.w * 2 / 5, 12, 30);
     Rect hr = {in.x, in.y + 1, hw, in.h - 1}, pr = {in.x + hw + 1, in.y + 1, in.w - hw - 1,
                                                     in.h - 1};

@@ -276,6 +276,10 @@ int config_set(Config *c, const char *key, const char *value, char *err)
         return LM_OK;
     }
     case CFG_STRING:
+        if (!value[0] && k->offset == offsetof(Config, runs_dir))
+            return err_set(err, LM_EARG, "runs_dir: an empty path is refused (run folders would "
+                           "land at the filesystem root); give a folder, e.g. runs_dir=runs "
+                           "(relative paths resolve against the working folder)");
         if (strlen(value) >= k->size)
             return err_set(err, LM_EARG, "%s: value too long (at most %zu bytes)", key,
                            k->size - 1);
@@ -459,7 +463,10 @@ int config_load_file(Config *c, const char *path, char *err)
             rc = err_set(err, LM_EFORMAT, "%s:%d: line too long", path, lineno);
             break;
         }
-        if ((rc = parse_line(c, line, path, lineno, err)))
+        char *text = line;
+        if (lineno == 1 && !memcmp(line, "\xEF\xBB\xBF", 3))   /* a UTF-8 byte-order mark */
+            text += 3;
+        if ((rc = parse_line(c, text, path, lineno, err)))
             break;
     }
     fclose(f);

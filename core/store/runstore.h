@@ -119,12 +119,28 @@ int runstore_set_note(RunStore *s, long id, const char *note, char *err);
 /* Where a run's checkpoints live (named after its id, so set after creation). */
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
 
-/* Deletes a run and all its rows. With delete_checkpoints, also removes the checkpoint
- * files it recorded and, when no other run shares it, the regular files of its
- * checkpoint_dir and the directory itself (non-recursive). LM_ESTATE if a live process
- * is running it; LM_EARG "no run N". File removal failures are reported as LM_EIO after
- * the rows are gone. */
+/* What deleting a run did to its files (runstore_delete_run_report). */
+typedef struct {
+    int removed;             /* files removed */
+    int left;                /* entries of the run folder left in place */
+    int dir_removed;         /* the run folder itself was removed (nothing was left in it) */
+    char dir[512];           /* the run folder ("" when the run had none) */
+    char left_names[512];    /* the entries left, ", "-separated (cut with ", ...") */
+} RunFilesReport;
+
+/* Deletes a run and all its rows. With delete_checkpoints, also removes only the files the
+ * run wrote: the checkpoint files it recorded (and their .optim siblings) and, in its
+ * checkpoint_dir when no other run shares it, the regular files named like the trainer's
+ * (step-N.safetensors, step-N.optim.safetensors, best.safetensors, those + .tmp.PID, and
+ * the journal unrecorded-rows.tsv).
+ * Every other entry (a user's file, a sub-folder, a link) is left, and the folder is
+ * removed only when nothing is left in it. LM_ESTATE if a live process is running it;
+ * LM_EARG "no run N". File removal failures are reported as LM_EIO after the rows are
+ * gone. */
 int runstore_delete_run(RunStore *s, long id, int delete_checkpoints, char *err);
+/* The same, filling *report (may be NULL) with what was removed and what was left. */
+int runstore_delete_run_report(RunStore *s, long id, int delete_checkpoints,
+                               RunFilesReport *report, char *err);
 
 /* ---- Reading ---------------------------------------------------------------------- */
 

@@ -527,22 +527,6 @@ static int checkpoint_paths(RunStore *s, long id, char **paths, size_t *len, cha
     return status;
 }
 
-/* Removes the regular files of dir (non-recursive) and dir itself; 0 or -1. */
-static int remove_dir_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? 0 : -1;
-    int bad = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        char p[1024];
-        struct stat sb;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (!lstat(p, &sb) && S_ISREG(sb.st_mode) && unlink(p)) bad = 1;
-    }
-    closedir(d);
-    return bad || rmdir(dir) ? -1 : 0;
-}
-
 static int count_sharing(RunStore *s, long id, const char *dir, long *n, char *err)
 {
     sqlite3_stmt *st;
@@ -557,23 +541,111 @@ static int count_sharing(RunStore *s, long id, const char *dir, long *n, char *e
     return status;
 }
 
+/* 1 when name is one lmlab's trainer writes in a run folder: step-DIGITS.safetensors,
+ * step-DIGITS.optim.safetensors, best.safetensors, or one of them + ".tmp.PID" (a write a
+ * crash interrupted), and unrecorded-rows.tsv, the journal of rows the store could not
+ * take. Anything else in the folder is someone else's. */
+static int is_run_file_name(const char *name)
+{
+    const char *p = name;
+    if (!strcmp(name, "unrecorded-rows.tsv"))   /* the recorder's journal (recorder.c) */
+        return 1;
+    if (!strncmp(p, "best", 4)) {
+        p += 4;
+    } else if (!strncmp(p, "step-", 5) && isdigit((unsigned char)p[5])) {
+        for (p += 5; isdigit((unsigned char)*p); p++) {}
+        if (!strncmp(p, ".optim", 6)) p += 6;
+    } else {
+        return 0;
+    }
+    if (strncmp(p, ".safetensors", 12)) return 0;
+    p += 12;
+    if (!*p) return 1;
+    if (strncmp(p, ".tmp.", 5) || !isdigit((unsigned char)p[5])) return 0;
+    for (p += 5; isdigit((unsigned char)*p); p++) {}
+    return !*p;
+}
+
+/* Unlinks path when it is a regular file: 1 removed, 0 absent or not a regular file (left
+ * alone), -1 failure. */
+static int remove_regular(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb)) return errno == ENOENT ? 0 : -1;
+    if (!S_ISREG(sb.st_mode)) return 0;
+    return unlink(path) ? -1 : 1;
+}
+
+static void note_left(RunFilesReport *rep, const char *name)
+{
+    size_t n = strlen(rep->left_names);
+    rep->left++;
+    if (n + strlen(name) + 8 < sizeof rep->left_names)
+        snprintf(rep->left_names + n, sizeof rep->left_names - n, "%s%s", n ? ", " : "", name);
+    else if (n + 5 < sizeof rep->left_names && !strstr(rep->left_names, "..."))
+        snprintf(rep->left_names + n, sizeof rep->left_names - n, ", ...");
+}
+
+/* In dir (the run's own folder): removes the files named like the trainer's, keeps every
+ * other entry (noted in rep), and removes dir only when nothing is left. 0 or -1. */
+static int clean_run_dir(const char *dir, RunFilesReport *rep)
+{
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? 0 : -1;
+    int bad = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[1100];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        int r = is_run_file_name(e->d_name) ? remove_regular(p) : 0;
+        if (r > 0) rep->removed++;
+        else note_left(rep, e->d_name);
+        if (r < 0) bad = 1;
+    }
+    closedir(d);
+    if (!rep->left && !bad) {
+        if (rmdir(dir)) return -1;
+        rep->dir_removed = 1;
+    }
+    return bad ? -1 : 0;
+}
+
 static int delete_files(RunStore *s, long id, const char *paths, size_t len,
-                        const char *dir, char *err)
+                        const char *dir, RunFilesReport *rep, char *err)
 {
     int bad = 0;
-    for (size_t i = 0; i < len; i += strlen(paths + i) + 1)
-        if (unlink(paths + i) && errno != ENOENT) bad = 1;
+    for (size_t i = 0; i < len; i += strlen(paths + i) + 1) {
+        char optim[1100];
+        size_t n = strlen(paths + i), e = strlen(".safetensors");
+        if (n > e && !strcmp(paths + i + n - e, ".safetensors"))
+            snprintf(optim, sizeof optim, "%.*s.optim.safetensors", (int)(n - e), paths + i);
+        else
+            snprintf(optim, sizeof optim, "%s.optim", paths + i);
+        int r = remove_regular(paths + i), q = remove_regular(optim);
+        rep->removed += (r > 0) + (q > 0);
+        if (r < 0 || q < 0) bad = 1;
+    }
+    snprintf(rep->dir, sizeof rep->dir, "%s", dir);
     long sharing = 1;
     if (dir[0] && strcmp(dir, "/") && strcmp(dir, ".") && !count_sharing(s, id, dir, &sharing,
                                                                           NULL)
-        && sharing == 0 && remove_dir_files(dir))
+        && sharing == 0 && clean_run_dir(dir, rep))
         bad = 1;
-    return bad ? err_set(err, LM_EIO, "run %ld deleted, but some checkpoint files could not"
-                         " be removed (%s)", id, dir[0] ? dir : "listed paths") : LM_OK;
+    return bad ? err_set(err, LM_EIO, "run %ld deleted, but some of its checkpoint files could "
+                         "not be removed (%s)", id, dir[0] ? dir : "listed paths") : LM_OK;
 }
 
 int runstore_delete_run(RunStore *s, long id, int delete_checkpoints, char *err)
 {
+    return runstore_delete_run_report(s, id, delete_checkpoints, NULL, err);
+}
+
+int runstore_delete_run_report(RunStore *s, long id, int delete_checkpoints,
+                               RunFilesReport *report, char *err)
+{
+    RunFilesReport scratch;
+    RunFilesReport *rep = report ? report : &scratch;
+    memset(rep, 0, sizeof *rep);
     char *paths = NULL, dir[512] = "";
     size_t len = 0;
     sqlite3_stmt *st;
@@ -591,7 +663,8 @@ int runstore_delete_run(RunStore *s, long id, int delete_checkpoints, char *err)
         status = write_stmt(s, st, "deleting a run", NULL, err);
     }
     if (!status) drop_pending(s, id);
-    if (!status && delete_checkpoints) status = delete_files(s, id, paths, len, dir, err);
+    if (!status && delete_checkpoints)
+        status = delete_files(s, id, paths, len, dir, rep, err);
     free(paths);
     return status;
 }
