@@ -7,7 +7,7 @@
 set -euo pipefail
 PACKAGES="build-essential pkg-config meson ninja-build git
     libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev libcairo2-dev libutf8proc-dev libzip-dev
-    tmux sqlite3 ncurses-term locales clang libclang-rt-14-dev
+    tmux sqlite3 procps ncurses-term locales clang libclang-rt-14-dev
     openmpi-bin libopenmpi-dev"
 
 missing() {
