@@ -78,15 +78,25 @@ check "a folder holding only the run's files is removed" bash -c "[ -n '$d' ] &&
 # trial is not ranked, not "best"
 {
     echo 'sweep base=quick lr=1e-3,3e-3 strategy=grid steps=1000000 checkpoint_every=500 eval_every=50 runs_dir=S'
-    for _ in $(seq 1 300); do ls -d S/run-1-* >/dev/null 2>&1 && break; sleep 0.1; done
+    # generous: a loaded machine may take long to start the trial
+    for _ in $(seq 1 3000); do ls -d S/run-1-* >/dev/null 2>&1 && break; sleep 0.1; done
     d=$(ls -d S/run-1-* 2>/dev/null | head -1)
     # a file where the folder was: no checkpoint can be written (renamed away, not
     # removed: rm -rf races the trainer writing into the folder)
-    [ -n "$d" ] && mv "$d" "$d.gone" && touch "$d"
-    sleep 2
+    if [ -n "$d" ] && mv "$d" "$d.gone" && touch "$d"; then
+        echo "folder replaced: $d" >&2
+    else
+        echo "the trial's folder never appeared or could not be replaced" >&2
+    fi
+    # the trial goes on training (its checkpoints now fail) until the store shows it
+    for _ in $(seq 1 3000); do
+        [ "$(sqlite3 -cmd '.timeout 5000' sw.db 'select coalesce(max(last_step),0) > 0 from runs where id=1' 2>/dev/null)" = 1 ] && break
+        sleep 0.1
+    done
     echo 'sweep stop'
     echo 'sweep show'
-} | "$L" --db sw.db >out.log 2>&1
+} 2>replace.log | "$L" --db sw.db >out.log 2>&1
+cat replace.log >>out.log
 check "sweep stop says the trial has no checkpoint" grep -q "trial 1 (run #1) was stopped at step [0-9]* (not finished, not ranked) with no checkpoint" out.log
 check "sweep stop never claims a kept checkpoint" bash -c '! grep -q "kept its checkpoint" out.log'
 check "the interrupted trial is not ranked" grep -q "^   -  t1 .*pending" out.log
