@@ -527,7 +527,8 @@ static int cmp_name(const void *a, const void *b)
  * assigned in sorted name order. */
 static char *build_header(SafeTensorsWriter *w, size_t *hlen, size_t *data_len)
 {
-    qsort(w->e, (size_t)w->n, sizeof *w->e, cmp_name);
+    if (w->n > 1)   /* no tensors: w->e may be NULL, which qsort must not get */
+        qsort(w->e, (size_t)w->n, sizeof *w->e, cmp_name);
     json_t *root = json_object();
     if (!root)
         return NULL;
@@ -600,7 +601,9 @@ int safetensors_writer_to_memory(SafeTensorsWriter *w, unsigned char **buf, size
     memcpy(b + 8, h, hlen);
     free(h);
     for (int i = 0; i < w->n; i++)
-        memcpy(b + 8 + hlen + w->e[i].t.begin, w->e[i].data, w->e[i].t.end - w->e[i].t.begin);
+        if (w->e[i].t.end > w->e[i].t.begin)   /* an empty tensor may have no data */
+            memcpy(b + 8 + hlen + w->e[i].t.begin, w->e[i].data,
+                   w->e[i].t.end - w->e[i].t.begin);
     *buf = b;
     *size = 8 + hlen + data_len;
     return LM_OK;
