@@ -97,8 +97,16 @@ check "a folder holding only the run's files is removed" bash -c "[ -n '$d' ] &&
     echo 'sweep show'
 } 2>replace.log | "$L" --db sw.db >out.log 2>&1
 cat replace.log >>out.log
-check "sweep stop says the trial has no checkpoint" grep -q "trial 1 (run #1) was stopped at step [0-9]* (not finished, not ranked) with no checkpoint" out.log
-check "sweep stop never claims a kept checkpoint" bash -c '! grep -q "kept its checkpoint" out.log'
+# The words must be true whatever the timing did: the folder was replaced by a file, so
+# normally no checkpoint can be written and the message says so; if a checkpoint was
+# nevertheless kept (the replacement came too late on a loaded machine), the message
+# names it and the file must exist.
+kept=$(sed -n 's/.*kept its checkpoint at step [0-9]*, \([^:]*\): .*/\1/p' out.log | head -1)
+if [ -n "$kept" ]; then
+    check "sweep stop's kept checkpoint exists ($kept)" [ -f "$kept" ]
+else
+    check "sweep stop says the trial has no checkpoint" grep -q "trial 1 (run #1) was stopped at step [0-9]* (not finished, not ranked) with no checkpoint" out.log
+fi
 check "the interrupted trial is not ranked" grep -q "^   -  t1 .*pending" out.log
 check "no best is named among unfinished trials" bash -c '! grep -q "best by" out.log'
 
