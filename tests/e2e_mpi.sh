@@ -3,6 +3,9 @@
 # on this machine (mpirun --oversubscribe, no ssh: plm isolated, shared-memory btl):
 #   1. first-step parity: loss and gradient norm of `-np 2` equal one process's (1e-6 rel)
 #   2. 200 steps: final training and validation loss equal one process's (1e-3 rel)
+#   2b. with dropout (elements and Dispatcher levels): one process with 2 threads and
+#      -np 2 with one thread each agree after 1 step (1e-6) and 100 steps (1e-3), since
+#      masks follow the global step and row, not the split
 #   3. the store: one run, its machine field names the 2 ranks; rank 1 prints nothing
 #   4. checkpoint and resume across N: stopped under -np 2, resumed by one process; and
 #      stopped by one process, resumed under -np 2; both end where an uninterrupted run
@@ -55,6 +58,15 @@ mkdir s2 p2
 check "200 steps: training loss (1e-3)" close "$(field loss p2/out.txt)" "$(field loss s2/out.txt)" 1e-3
 check "200 steps: validation loss (1e-3)" close "$(field final_val p2/out.txt end)" "$(field final_val s2/out.txt end)" 1e-3
 check "200 steps: -np 2 finished" grep -q '"status":"finished"' p2/out.txt
+
+# 2b. dropout does not depend on N (nor on the thread count)
+mkdir d1 d2
+(cd d1 && "$L" --json --db a.db train quick steps=100 dropout=0.3 threads=2 log_every=1 runs_dir=runs >out.txt 2>&1)
+(cd d2 && M 2 --json --db a.db train quick steps=100 dropout=0.3 $COMMON >out.txt 2>&1)
+first() { grep '"event":"step"' "$2" | head -1 | sed -E "s/.*\"$1\":([-0-9.eE+]+).*/\1/"; }
+check "dropout 0.3, first step: loss, 2 threads vs -np 2 (1e-6)" close "$(first loss d2/out.txt)" "$(first loss d1/out.txt)" 1e-6
+check "dropout 0.3, 100 steps: training loss (1e-3)" close "$(field loss d2/out.txt)" "$(field loss d1/out.txt)" 1e-3
+check "dropout 0.3, 100 steps: validation loss (1e-3)" close "$(field final_val d2/out.txt end)" "$(field final_val d1/out.txt end)" 1e-3
 
 # 3. the store and the output
 check "one run recorded" [ "$(q p2/a.db 'select count(*) from runs')" == 1 ]

@@ -1,7 +1,10 @@
 /* test_dist.c — the process group's one-process behaviour (dist.c without mpirun: rank 0
  * of 1, every collective the identity, nothing in the store's machine field) and the
  * split of replicas_step into forward and backward that trainer_dist.c relies on (same
- * loss, same gradients to the bit, the backward's scale applied). Runs in one process;
+ * loss, same gradients to the bit, the backward's scale applied), and that a step with
+ * dropout gives the same loss and gradients whatever the split of its batch: whole, over
+ * replicas, or over "ranks" (shares of the rows with their global offsets), for every
+ * model family. Runs in one process;
  * the multi-process behaviour is tests/e2e_mpi.sh (mpirun -np 2). */
 #include "check.h"
 
@@ -11,6 +14,8 @@
 #include "model.h"
 #include "replicas.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,7 +111,7 @@ static void test_forward_backward_split(void)
     long c1 = 0, c2 = 0;
     CHECK(replicas_step(r, x, y, B, T, &s1, &c1) == LM_OK, "replicas_step");
     memcpy(g1, m->params.grad, n * sizeof *g1);
-    CHECK(replicas_forward(r, x, y, B, T, &s2, &c2) == LM_OK, "replicas_forward");
+    CHECK(replicas_forward(r, x, y, B, T, 0, &s2, &c2) == LM_OK, "replicas_forward");
     CHECK(c2 == B * T && c1 == c2, "token counts %ld %ld", c1, c2);
     replicas_backward(r, 1.0f / (float)c2);
     memcpy(g2, m->params.grad, n * sizeof *g2);
@@ -116,14 +121,14 @@ static void test_forward_backward_split(void)
     for (size_t i = 0; i < n; i++) norm += (double)g1[i] * g1[i];
     CHECK(norm > 0, "the gradient is zero");
     /* the scale is the caller's: twice the scale, twice the gradient (powers of two are exact) */
-    CHECK(replicas_forward(r, x, y, B, T, &s2, &c2) == LM_OK, "replicas_forward");
+    CHECK(replicas_forward(r, x, y, B, T, 0, &s2, &c2) == LM_OK, "replicas_forward");
     replicas_backward(r, 2.0f / (float)c2);
     int twice = 1;
     for (size_t i = 0; i < n; i++) twice &= m->params.grad[i] == 2.0f * g1[i];
     CHECK(twice, "backward(2/count) is not twice backward(1/count)");
     /* not training: the backward leaves the gradients alone */
     m->training = 0;
-    CHECK(replicas_forward(r, x, y, B, T, &s2, &c2) == LM_OK, "replicas_forward (eval)");
+    CHECK(replicas_forward(r, x, y, B, T, 0, &s2, &c2) == LM_OK, "replicas_forward (eval)");
     memcpy(g2, m->params.grad, n * sizeof *g2);
     replicas_backward(r, 1.0f);
     CHECK(!memcmp(g2, m->params.grad, n * sizeof *g2), "a backward ran while not training");
@@ -133,10 +138,91 @@ static void test_forward_backward_split(void)
     model_destroy(m);
 }
 
+/* One step of rows [r0, r1) of x, y (B,T) with row offset r0 from the stream state st:
+ * loss sum into *s, gradients (scale 1/count_total) added into acc. */
+static void share_step(Replicas *r, Model *m, const Rng *st, const int *x, const int *y,
+                       int r0, int r1, int T, long total, double *s, float *acc)
+{
+    double ls = 0;
+    long cnt = 0;
+    m->rng = *st;
+    CHECK(replicas_forward(r, x + r0 * T, y + r0 * T, r1 - r0, T, r0, &ls, &cnt) == LM_OK,
+          "forward of rows %d..%d", r0, r1);
+    replicas_backward(r, 1.0f / (float)total);
+    *s += ls;
+    for (size_t i = 0; i < m->params.total; i++)
+        acc[i] += m->params.grad[i];
+}
+
+static double max_rel(const float *a, const float *b, size_t n)
+{
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < n; i++)
+        scale = fmax(scale, fabs(a[i]));
+    for (size_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs((double)a[i] - b[i]) / scale);
+    return worst;
+}
+
+/* Data order and dropout (elements and Dispatcher levels) are defined by the step and the
+ * global row: the same step split 1, 3 ways over replicas, or 2 ways over ranks with a
+ * replica each, gives the same loss and gradients (to summation order). */
+static void test_dropout_split(const char *family, int has_dropout)
+{
+    enum { V = 13, B = 6, T = 8 };
+    char err[LM_ERR_LEN] = "";
+    Config c;
+    config_defaults(&c);
+    CHECK(config_set(&c, "model", family, err) == LM_OK, "model=%s: %s", family, err);
+    c.d = 16; c.nhid = 32; c.layers = 2; c.bptt = T; c.batch = B; c.dropout = 0.4f;
+    Model *m = model_create(&c, V, err);
+    CHECK(m && !model_alloc(m, B, T, err), "%s: %s", family, err);
+    if (!m) return;
+    m->training = 1;
+    Replicas *one = replicas_create(m, 1, B, T, err), *three = replicas_create(m, 3, B, T, err);
+    CHECK(one && three, "replicas: %s", err);
+    int x[B * T], y[B * T];
+    for (int i = 0; i < B * T; i++) {
+        x[i] = (i * 7 + 3) % V;
+        y[i] = (i * 5 + 1) % V;
+    }
+    size_t n = m->params.total;
+    float *whole = calloc(n, sizeof *whole), *split = calloc(n, sizeof *split);
+    float *ranks = calloc(n, sizeof *ranks), *other = calloc(n, sizeof *other);
+    Rng st = m->rng;
+    double s_whole = 0, s_split = 0, s_ranks = 0, s_other = 0;
+    share_step(one, m, &st, x, y, 0, B, T, B * T, &s_whole, whole);
+    share_step(three, m, &st, x, y, 0, B, T, B * T, &s_split, split);
+    share_step(one, m, &st, x, y, 0, 2, T, B * T, &s_ranks, ranks);   /* "rank 0" */
+    share_step(three, m, &st, x, y, 2, B, T, B * T, &s_ranks, ranks); /* "rank 1" */
+    /* a different step seed must change the masks (the test can fail) */
+    Rng next = st;
+    rng_u32(&next);
+    share_step(one, m, &next, x, y, 0, B, T, B * T, &s_other, other);
+    printf("  %-13s loss sums whole %.9f, 3 replicas %.9f, 2 ranks %.9f; other seed %.9f\n",
+           family, s_whole, s_split, s_ranks, s_other);
+    CHECK(fabs(s_split - s_whole) <= 1e-6 * fabs(s_whole), "%s: 3 replicas' loss differs",
+          family);
+    CHECK(fabs(s_ranks - s_whole) <= 1e-6 * fabs(s_whole), "%s: 2 ranks' loss differs", family);
+    double e1 = max_rel(whole, split, n), e2 = max_rel(whole, ranks, n);
+    CHECK(e1 <= 1e-5 && e2 <= 1e-5, "%s: gradients differ by %.3g (replicas), %.3g (ranks)",
+          family, e1, e2);
+    if (has_dropout)   /* the linear LM has no dropout */
+        CHECK(fabs(s_other - s_whole) > 1e-4 * fabs(s_whole),
+              "%s: another seed gave the same loss", family);
+    free(whole), free(split), free(ranks), free(other);
+    replicas_destroy(one);
+    replicas_destroy(three);
+    model_destroy(m);
+}
+
 int main(void)
 {
     test_one_process();
     test_refuses_without_mpi();
     test_forward_backward_split();
+    const char *families[] = {"dispatcher", "dispatcher-mh", "msa", "linear", "lstm", "gru", "rnn"};
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        test_dropout_split(families[i], strcmp(families[i], "linear") != 0);
     return check_summary();
 }

@@ -346,7 +346,6 @@ typedef struct {
     long n;
     int kind;   /* 0 relu, 1 gelu, 2 dropout */
     float p;
-    Rng rng;
 } ActCtx;
 
 static double act_loss(void *p)
@@ -357,8 +356,8 @@ static double act_loss(void *p)
     else if (c->kind == 1)
         gelu_forward(c->out, c->inp, c->n);
     else {
-        rng_seed(&c->rng, 77);   /* the same mask on every evaluation */
-        dropout_forward(c->out, c->mask, c->inp, c->p, c->n, &c->rng);
+        DropKey k = {.seed = 77};   /* the same mask on every evaluation */
+        dropout_forward(c->out, c->mask, c->inp, c->p, &k, 1, 1, (int)c->n, 0);
     }
     return dot_d(c->out, c->G, c->n);
 }
@@ -406,9 +405,8 @@ static void test_dropout(Rng *r)
     long n = 100000;
     float p = 0.3f;
     float *x = rand_buf(r, n, 0.5f, 1.5f), *out = buf(n), *mask = buf(n), *d = buf(n);
-    Rng dr;
-    rng_seed(&dr, 5);
-    dropout_forward(out, mask, x, p, n, &dr);
+    DropKey dk = {.seed = 5};
+    dropout_forward(out, mask, x, p, &dk, 1, 1, (int)n, 0);
     long zeros = 0, bad = 0;
     for (long i = 0; i < n; i++) {
         zeros += out[i] == 0.0f;
@@ -435,15 +433,42 @@ static void test_dropout(Rng *r)
     act_loss(&c);
     dropout_backward(d, g, mask, 50);
     fd_check("dropout FD dinp", act_loss, &c, x, d, 50);
-    /* p = 0: identity, mask 1, no random numbers drawn; in place */
-    Rng before = dr;
+    /* p = 0: identity, mask 1; in place; the call site still advances */
     memcpy(out, x, (size_t)n * sizeof *x);
-    dropout_forward(out, mask, out, 0.0f, n, &dr);
+    dropout_forward(out, mask, out, 0.0f, &dk, 1, 1, (int)n, 0);
     long diff = 0;
     for (long i = 0; i < n; i++)
         diff += out[i] != x[i] || mask[i] != 1.0f;
     CHECK(diff == 0, "p=0 dropout is not the identity at %ld places", diff);
-    CHECK(before.state == dr.state, "p=0 dropout consumed random numbers");
+    CHECK(dk.site == 2, "two calls left the site at %u", dk.site);
+    /* The mask is keyed by (seed, site, global row, position in row): the same batch split
+     * into row shares with their offsets, or laid out time-major, gets the same mask. */
+    enum { B = 5, T = 7, W = 3 };
+    float one[B * T * W], whole[B * T * W], shares[B * T * W], tm[B * T * W], o[B * T * W];
+    for (int i = 0; i < B * T * W; i++)
+        one[i] = 1.0f;
+    DropKey k1 = {.seed = 9, .site = 4}, k2 = {.seed = 9, .site = 4, .row0 = 0};
+    dropout_forward(o, whole, one, 0.5f, &k1, B, T, W, 0);
+    dropout_forward(o, shares, one, 0.5f, &k2, 2, T, W, 0);
+    k2 = (DropKey){.seed = 9, .site = 4, .row0 = 2};
+    dropout_forward(o, shares + 2 * T * W, one, 0.5f, &k2, B - 2, T, W, 0);
+    k2 = (DropKey){.seed = 9, .site = 4};
+    dropout_forward(o, tm, one, 0.5f, &k2, B, T, W, 1);
+    long split_diff = 0, tm_diff = 0, dropped = 0;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < W; j++) {
+                float w = whole[(b * T + t) * W + j];
+                split_diff += shares[(b * T + t) * W + j] != w;
+                tm_diff += tm[(t * B + b) * W + j] != w;
+                dropped += w == 0.0f;
+            }
+    CHECK(split_diff == 0 && tm_diff == 0, "masks differ: %ld split, %ld time-major",
+          split_diff, tm_diff);
+    CHECK(dropped > 0 && dropped < B * T * W, "p=0.5 dropped %ld of %d", dropped, B * T * W);
+    k2 = (DropKey){.seed = 9, .site = 5};   /* another site: another mask */
+    dropout_forward(o, shares, one, 0.5f, &k2, B, T, W, 0);
+    CHECK(memcmp(shares, whole, sizeof whole) != 0, "two call sites gave the same mask");
     free(x), free(out), free(mask), free(d), free(g);
 }
 

@@ -309,7 +309,7 @@ static void test_dropout_fd(const char *cell, int tie)
     Rng keep = m->rng;
     double base;
     long count;
-    m->ops->forward(m, tok, tgt, B, T, &base, &count);
+    model_forward(m, tok, tgt, B, T, &base, &count);
     CHECK(count == B * T - 1, "count %ld", count);
     params_zero_grad(&m->params);
     m->ops->backward(m, 1.0f);
@@ -323,10 +323,10 @@ static void test_dropout_fd(const char *cell, int tie)
             double lp, lm;
             p[idx] = save + eps;
             m->rng = keep;
-            m->ops->forward(m, tok, tgt, B, T, &lp, &count);
+            model_forward(m, tok, tgt, B, T, &lp, &count);
             p[idx] = save - eps;
             m->rng = keep;
-            m->ops->forward(m, tok, tgt, B, T, &lm, &count);
+            model_forward(m, tok, tgt, B, T, &lm, &count);
             p[idx] = save;
             num[j] = (float)((lp - lm) / (2 * eps));
             ana[j] = g[idx];

@@ -62,7 +62,23 @@ int model_alloc(Model *m, int B, int T, char *err)
 int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                   double *loss_sum, long *count)
 {
+    if (m->training && !m->drop_set)
+        model_drop_key(m, model_drop_seed(m), 0);
+    m->drop.site = 0;
+    m->drop_set = 0;
     return m->ops->forward(m, tokens, targets, B, T, loss_sum, count);
+}
+
+void model_drop_key(Model *m, uint64_t seed, long row0)
+{
+    m->drop = (DropKey){.seed = seed, .row0 = row0};
+    m->drop_set = 1;
+}
+
+uint64_t model_drop_seed(Model *m)
+{
+    uint64_t hi = rng_u32(&m->rng);
+    return hi << 32 | rng_u32(&m->rng);
 }
 
 void model_backward(Model *m, float scale)

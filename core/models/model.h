@@ -8,6 +8,7 @@
 #define LM_MODEL_H
 
 #include "config.h"
+#include "dropout.h"
 #include "params.h"
 #include "rng.h"
 #include "sysinfo.h"
@@ -54,7 +55,9 @@ struct Model {
     Config cfg;
     int vocab;             /* V */
     ParamSet params;
-    Rng rng;               /* dropout */
+    Rng rng;               /* initialisation, then one dropout seed per training forward */
+    DropKey drop;          /* the masks of the current training forward (dropout.h) */
+    int drop_set;          /* model_drop_key was called for the next forward */
     int training;          /* 1: dropout on, keep activations for backward */
     int carry_state;       /* recurrent: keep the hidden state across forward calls */
     int B, T;              /* allocated for */
@@ -99,6 +102,13 @@ int model_alloc(Model *m, int B, int T, char *err);
 int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                   double *loss_sum, long *count);
 void model_backward(Model *m, float scale);
+/* Sets the dropout key of m's next training forward: the step's seed (model_drop_seed of
+ * the model that owns the stream) and the global index of the forward's first batch row,
+ * so a batch split over replicas or ranks gets the masks it would get whole. Without it,
+ * model_forward draws the seed from m->rng and counts rows from 0. */
+void model_drop_key(Model *m, uint64_t seed, long row0);
+/* The next step's dropout seed, drawn from m->rng (two 32-bit draws). */
+uint64_t model_drop_seed(Model *m);
 
 /* Parameter count (weights tied once). */
 long model_param_count(const Model *m);

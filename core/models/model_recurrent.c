@@ -282,7 +282,7 @@ static void prepare_state(Model *m, Recurrent *r, int B)
 /* Runs the stack over the embedded input; returns the top layer's (dropped) output. */
 static const float *run_layers(Model *m, Recurrent *r, int B, int T)
 {
-    long N = (long)B * T, BH = (long)B * r->H;
+    long BH = (long)B * r->H;
     const float *x = r->emb;
     for (int l = 0; l < r->L; l++) {
         RecurrentWeights w = layer_weights(m, r, l);
@@ -296,7 +296,7 @@ static const float *run_layers(Model *m, Recurrent *r, int B, int T)
         }
         x = a->h;
         if (r->dropping) {
-            dropout_forward(r->drop[l], r->mask[l], a->h, r->p, N * r->H, &m->rng);
+            dropout_forward(r->drop[l], r->mask[l], a->h, r->p, &m->drop, B, T, r->H, 1);
             x = r->drop[l];
         }
     }
@@ -318,7 +318,7 @@ static int rec_forward(Model *m, const int *tokens, const int *targets, int B, i
     prepare_state(m, r, B);
     embedding_forward(r->emb, r->tok, params_data(&m->params, r->p_enc), 1.0f, (int)N, r->d);
     if (r->dropping)
-        dropout_forward(r->emb, r->mask_emb, r->emb, r->p, N * r->d, &m->rng);
+        dropout_forward(r->emb, r->mask_emb, r->emb, r->p, &m->drop, B, T, r->d, 1);
     const float *top = run_layers(m, r, B, T);
     transpose_tb(r->out_bt, top, B, T, r->H, 1);
     linear_forward(r->logits, r->out_bt, params_data(&m->params, r->p_dec_w),

@@ -47,9 +47,12 @@ static void mixer_forward(Model *m, Transformer *tf, int l, float *out, const fl
         return;
     }
     memset(a->skip, 0, sizeof a->skip);
-    if (m->training && m->cfg.dropout > 0)
+    if (m->training && m->cfg.dropout > 0) {   /* one draw per level for the whole batch */
+        uint32_t site = m->drop.site++;
         for (int k = tf->dd.kind == DISPATCHER_MH ? 1 : 0; k < tf->dd.levels; k++)
-            a->skip[k] = rng_uniform(&m->rng) < m->cfg.dropout;
+            a->skip[k] = drop_uniform(m->drop.seed, site, UINT64_MAX, (uint64_t)k) <
+                         m->cfg.dropout;
+    }
     dispatcher_forward(&tf->dd, out, a->mix_act, inp, W(bp->w_mix[0]), W(bp->w_mix[1]),
                        W(bp->w_mix[2]), a->skip, B, T);
 }
@@ -69,28 +72,29 @@ static void mixer_backward(Model *m, Transformer *tf, int l, float *dinp, const 
                             W(bp->w_mix[1]), W(bp->w_mix[2]), a->skip, B, T);
 }
 
-static void maybe_dropout(Model *m, float *x, float *mask, size_t n)
+/* Dropout in place of x (B,T,w) with the forward's key (model.h: Model.drop). */
+static void maybe_dropout(Model *m, float *x, float *mask, int B, int T, int w)
 {
     if (m->training && m->cfg.dropout > 0)
-        dropout_forward(x, mask, x, m->cfg.dropout, (long)n, &m->rng);
+        dropout_forward(x, mask, x, m->cfg.dropout, &m->drop, B, T, w, 0);
 }
 
-/* The FFN of block l on x1 (N,d) into f: W2 act(W1 x1 + b1) + b2, with dropout. */
-static void ffn_forward(Model *m, Transformer *tf, int l, int N)
+/* The FFN of block l on x1 (N=B*T,d) into f: W2 act(W1 x1 + b1) + b2, with dropout. */
+static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
 {
     const BlockParams *bp = &tf->blocks[l];
     LayerActs *a = &tf->layers[l];
-    int d = m->cfg.d, h = m->cfg.nhid;
-    size_t Nd = (size_t)N * d, Nh = (size_t)N * h;
+    int N = B * T, d = m->cfg.d, h = m->cfg.nhid;
+    size_t Nh = (size_t)N * h;
     if (tf->gelu) {
         linear_forward(a->hpre, a->x1, W(bp->w1), W(bp->b1), N, d, h);
         gelu_forward(a->hact, a->hpre, (long)Nh);
     } else {   /* bias + ReLU fused into one pass after the product */
         linear_forward_relu(a->hpre, a->hact, a->x1, W(bp->w1), W(bp->b1), N, d, h);
     }
-    maybe_dropout(m, a->hact, a->maskh, Nh);
+    maybe_dropout(m, a->hact, a->maskh, B, T, h);
     linear_forward(a->f, a->hact, W(bp->w2), W(bp->b2), N, h, d);
-    maybe_dropout(m, a->f, a->mask2, Nd);
+    maybe_dropout(m, a->f, a->mask2, B, T, d);
 }
 
 /* Each stage timed into m->prof (model_prof_begin/end; free unless bench profiles). */
@@ -110,7 +114,7 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     }
     t0 = model_prof_begin(m);
     mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
-    maybe_dropout(m, a->mix_out, a->mask1, Nd);
+    maybe_dropout(m, a->mix_out, a->mask1, B, T, d);
     model_prof_end(m, PROF_MIXER, t0);
 
     t0 = model_prof_begin(m);
@@ -122,7 +126,7 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     model_prof_end(m, PROF_NORM, t0);
 
     t0 = model_prof_begin(m);
-    ffn_forward(m, tf, l, N);
+    ffn_forward(m, tf, l, B, T);
     model_prof_end(m, PROF_FFN, t0);
 
     t0 = model_prof_begin(m);
@@ -272,7 +276,7 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     double t0 = model_prof_begin(m);
     embedding_forward(tf->x0, tokens, W(tf->p_wte), sqrtf((float)d), N, d);
     posenc_add(tf->x0, tf->p_wpe >= 0 ? W(tf->p_wpe) : tf->pos_table, B, T, d, 0);
-    maybe_dropout(m, tf->x0, tf->mask0, (size_t)N * d);
+    maybe_dropout(m, tf->x0, tf->mask0, B, T, d);
     model_prof_end(m, PROF_EMBED, t0);
     const float *x = tf->x0;
     for (int l = 0; l < c->layers; l++) {

@@ -1,13 +1,55 @@
-/* dropout.c — inverted dropout (see dropout.h).
+/* dropout.c — inverted dropout with counter-based masks (see dropout.h).
  * Reference: https://pytorch.org/docs/stable/generated/torch.nn.Dropout.html
- * One uniform draw per element from the caller's Rng, so a run is reproducible from its
- * seed. Not vectorised (the generator is sequential); not used at inference. */
+ * The hash is SplitMix64's finaliser (Steele, Lea, Flood, "Fast splittable pseudorandom
+ * number generators", OOPSLA 2014): one 64-bit mix per element of a key that names the
+ * element, as counter-based generators do (Salmon et al., "Parallel random numbers: as
+ * easy as 1, 2, 3", SC 2011). Each row's key is mixed once; elements add j times the
+ * golden-ratio increment, as SplitMix64's own stream does. Not used at inference. */
 #include "dropout.h"
 
 #include <string.h>
 
-void dropout_forward(float *out, float *mask, const float *inp, float p, long n, Rng *rng)
+static inline uint64_t mix64(uint64_t z)
 {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+#define GOLDEN 0x9E3779B97F4A7C15ull
+
+/* The key of one (seed, site, row): every element of the row counts on from it. */
+static inline uint64_t row_key(uint64_t seed, uint32_t site, uint64_t row)
+{
+    return mix64(mix64(seed ^ ((uint64_t)site << 40)) + row * GOLDEN);
+}
+
+static inline float to_unit(uint64_t h)
+{
+    return (float)(h >> 40) * (1.0f / 16777216.0f);   /* top 24 bits: exact in a float */
+}
+
+float drop_uniform(uint64_t seed, uint32_t site, uint64_t row, uint64_t j)
+{
+    return to_unit(mix64(row_key(seed, site, row) + (j + 1) * GOLDEN));
+}
+
+/* n elements of one row's run of positions, starting at position-in-row j0. */
+static void drop_run(float *out, float *mask, const float *inp, long n, uint64_t key,
+                     uint64_t j0, float p, float keep)
+{
+    for (long i = 0; i < n; i++) {
+        float m = to_unit(mix64(key + (j0 + (uint64_t)i + 1) * GOLDEN)) < p ? 0.0f : keep;
+        mask[i] = m;
+        out[i] = inp[i] * m;
+    }
+}
+
+void dropout_forward(float *out, float *mask, const float *inp, float p, DropKey *key, int B,
+                     int T, int w, int time_major)
+{
+    long n = (long)B * T * w;
+    uint32_t site = key->site++;
     if (p <= 0.0f) {
         if (out != inp)
             memmove(out, inp, (size_t)n * sizeof *out);
@@ -17,10 +59,17 @@ void dropout_forward(float *out, float *mask, const float *inp, float p, long n,
         return;
     }
     float keep = p >= 1.0f ? 0.0f : 1.0f / (1.0f - p);
-    for (long i = 0; i < n; i++) {
-        float m = rng_uniform(rng) < p ? 0.0f : keep;
-        mask[i] = m;
-        out[i] = inp[i] * m;
+    for (int b = 0; b < B; b++) {
+        uint64_t k = row_key(key->seed, site, (uint64_t)(key->row0 + b));
+        if (!time_major) {
+            size_t o = (size_t)b * T * w;
+            drop_run(out + o, mask + o, inp + o, (long)T * w, k, 0, p, keep);
+        } else {
+            for (int t = 0; t < T; t++) {
+                size_t o = ((size_t)t * B + b) * w;
+                drop_run(out + o, mask + o, inp + o, w, k, (uint64_t)t * w, p, keep);
+            }
+        }
     }
 }
 

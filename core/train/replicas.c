@@ -180,11 +180,12 @@ void replicas_reset_state(Replicas *r)
             r->s[i].m->ops->reset_state(r->s[i].m);
 }
 
-int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
-                     long *count)
+int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, long row0,
+                     double *loss_sum, long *count)
 {
     Model *m = r->s[0].m;
     int n = r->n < B ? r->n : B, per = (B + n - 1) / n, row = 0;
+    uint64_t seed = m->training ? model_drop_seed(m) : 0;   /* one per step, every slice */
     for (int i = 0; i < r->n; i++) {
         Slice *s = &r->s[i];
         s->B = i < n ? (B - row < per ? B - row : per) : 0;
@@ -194,12 +195,13 @@ int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, doub
         s->rc = LM_OK;
         s->loss = 0;
         s->count = 0;
-        row += s->B;
         if (i > 0) {
             s->m->training = m->training;
             s->m->carry_state = m->carry_state;
-            rng_seed(&s->m->rng, rng_u32(&m->rng) ^ ((uint64_t)i << 32));
         }
+        if (m->training)
+            model_drop_key(s->m, seed, row0 + row);
+        row += s->B;
     }
     fork_join(r, 0);
     double sum = 0;
@@ -229,7 +231,7 @@ void replicas_backward(Replicas *r, float scale)
 int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
                   long *count)
 {
-    int rc = replicas_forward(r, x, y, B, T, loss_sum, count);
+    int rc = replicas_forward(r, x, y, B, T, 0, loss_sum, count);
     if (!rc && *count > 0)
         replicas_backward(r, 1.0f / (float)*count);
     return rc;

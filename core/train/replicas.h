@@ -4,8 +4,9 @@
  * summed into the primary's. For the sizes lmlab trains, this beats letting BLAS split
  * every (small) matrix product across threads: one fork-join per step instead of one
  * hand-off per product. n = 1 is the plain single-model path.
- * Replica k>0's dropout stream is reseeded each step from the primary's, so a run stays
- * reproducible (and resumable) from the primary's RNG alone.
+ * Dropout masks are keyed by the step's seed (one draw from the primary's stream) and the
+ * global batch row (dropout.h), so a step is the same for any number of replicas and a run
+ * stays reproducible (and resumable) from the primary's RNG alone.
  * Not here: the optimizer step, clipping (the caller does them on the primary). */
 #ifndef LM_REPLICAS_H
 #define LM_REPLICAS_H
@@ -34,9 +35,11 @@ int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double 
  * over several processes before the backward (trainer_dist.c): the forward of x, y (B,T)
  * (gradients zeroed when m->training), then the backward of every replica with gradients
  * scaled by `scale` (1 / the tokens the loss is a mean over) and summed into the
- * primary's params.grad. The backward is a no-op when m is not training. */
-int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
-                     long *count);
+ * primary's params.grad. The backward is a no-op when m is not training. row0 is the
+ * global index of x's first row when x is one process's share of a larger batch (dropout
+ * masks follow the global row); 0 otherwise. */
+int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, long row0,
+                     double *loss_sum, long *count);
 void replicas_backward(Replicas *r, float scale);
 
 #endif

@@ -141,29 +141,22 @@ int trainer_dist_step(Trainer *t, int T, double *loss_sum, long *count)
     if (N < 2)
         return replicas_step(t->reps, t->x, t->y, B, T, loss_sum, count);
     Model *m = t->m;
-    /* Every rank draws the same seed from the shared stream, then gives its rows their
-     * own dropout stream; the shared stream (what checkpoints keep) stays the same on
-     * every rank whatever the replicas draw. */
-    uint64_t seed = rng_u32(&m->rng);
-    Rng shared = m->rng;
-    rng_seed(&m->rng, seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)r);
+    /* Every rank takes its share of the rows; dropout masks follow the global row and the
+     * step's seed, which every rank draws alike from its copy of the shared stream. */
     int r0 = (int)((long)r * B / N), r1 = (int)((long)(r + 1) * B / N);
     double sum = 0;
     long cnt = 0;
     int rc = replicas_forward(t->reps, t->x + (size_t)r0 * T, t->y + (size_t)r0 * T, r1 - r0,
-                              T, &sum, &cnt);
+                              T, r0, &sum, &cnt);
     double red[3] = {rc ? 0 : sum, rc ? 0 : (double)cnt, rc ? -(double)rc : 0};
     dist_allreduce_sum_f64(red, 3);
-    if (red[2] != 0) {
-        m->rng = shared;
+    if (red[2] != 0)
         return rc ? rc : LM_EIO;   /* some rank failed: every rank stops at this step */
-    }
     long total = (long)red[1];
     if (m->training && total > 0) {
         replicas_backward(t->reps, 1.0f / (float)total);
         dist_allreduce_sum_f32(m->params.grad, m->params.total);
     }
-    m->rng = shared;
     *loss_sum = red[0];
     *count = total;
     return LM_OK;
