@@ -11,9 +11,12 @@
 #include "trainer_dist.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char USAGE[] =
@@ -143,6 +146,31 @@ static int headless_train(Session *s, int argc, char **argv, int i)
     return 0;
 }
 
+/* Under mpirun, rank 0's stdin is mpirun's pipe (mpirun forwards what is typed) and its
+ * stdout mpirun's pty or pipe, but the terminal mpirun was started from is still the
+ * controlling terminal. Unless --plain: stdout becomes that terminal (/dev/tty), so the
+ * dashboard draws on it and sets its modes there (cbreak: the terminal then hands each
+ * key to mpirun at once), while keys keep coming through mpirun's pipe. The rank runs in
+ * its own process group, in the terminal's background: SIGTTOU is ignored so that setting
+ * the modes and drawing do not stop it. Without a forwarded stdin (`mpirun --stdin none`)
+ * there is nothing to read keys from: 0. 1 when it took the terminal; 0 leaves rank 0
+ * reading commands from stdin as a script. */
+static int mpi_terminal(int plain)
+{
+    struct stat st;
+    if (plain || dist_size() < 2 || isatty(STDIN_FILENO) || fstat(STDIN_FILENO, &st) ||
+        !S_ISFIFO(st.st_mode))
+        return 0;
+    int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    signal(SIGTTOU, SIG_IGN);
+    fflush(stdout);
+    int ok = isatty(fd) && dup2(fd, STDOUT_FILENO) >= 0;
+    close(fd);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     blas_reexec(argv);  /* first: may exec this binary again with the best BLAS kernels */
@@ -191,7 +219,7 @@ int main(int argc, char **argv)
         }
         rc = repl_run_file(&s, f, a.script, a.keep_going) ? 1 : 0;
         fclose(f);
-    } else if (!isatty(STDIN_FILENO)) {
+    } else if (!isatty(STDIN_FILENO) && !mpi_terminal(a.plain)) {
         rc = repl_run_file(&s, stdin, "<stdin>", a.keep_going) ? 1 : 0;
     } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s) == 0) {
         rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */

@@ -12,6 +12,10 @@
 #      ends (1e-3 rel)
 #   5. bad input: batch smaller than the process count is refused on every rank, no hang
 #   6. a rank killed mid-run ends the whole job (MPI aborts it), no hang; the run resumes
+#   7. the dashboard under mpirun (tmux): rank 0 draws on the terminal mpirun runs in,
+#      takes keys through mpirun (Ctrl-C included: it does not end the job), trains a run
+#      that finishes, and quits cleanly; a waiting
+#      rank sleeps (under 10% of a core while the dashboard is idle)
 # Exits 77 (skipped) when mpirun is absent or lmlab was built without MPI.
 # Usage: e2e_mpi.sh LMLAB. No timing assertions.
 set -uo pipefail
@@ -117,6 +121,49 @@ END=$((${LAST:-0} + 50))
 check "the killed run resumed under -np 2 from step $LAST and finished" \
     grep -q "\"status\":\"finished\",\"reason\":\"finished $END steps\"" k6/b.txt
 check "the killed run is still one run" [ "$(q k6/a.db 'select count(*) from runs')" == 1 ]
+
+# 7. the dashboard under mpirun
+if command -v tmux >/dev/null; then
+    mkdir t7
+    SOCK="lmlab-mpi-$$"
+    export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
+    tmux -L "$SOCK" new-session -d -s t -x 150 -y 45 \
+        "cd $W/t7 && timeout --foreground 300 mpirun --oversubscribe -np 2 $L --db a.db; echo EXIT=\$? >exit.txt; sleep 60"
+    screen() { tmux -L "$SOCK" capture-pane -p -t t; }
+    until_screen() { for _ in $(seq 1200); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done; return 1; }
+    check "dashboard under mpirun: drawn on the terminal" until_screen "1 training"
+    tmux -L "$SOCK" send-keys -t t "use quick" Enter
+    until_screen "experiment quick" || true
+    tmux -L "$SOCK" send-keys -t t "train steps=300 threads=1" Enter
+    check "dashboard under mpirun: the run finishes" until_screen "FINISHED"
+    sleep 1
+    # CPU seconds (utime + stime) each process uses in 3 s of idling: a rank that spins in
+    # a blocking broadcast uses most of them; one that sleeps between polls nearly none
+    cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+    PIDS=$(pgrep -f "$L --db a.db")
+    declare -A T0
+    for p in $PIDS; do T0[$p]=$(cpu_ticks "$p"); done
+    sleep 3
+    BUSY=0
+    HZ=$(getconf CLK_TCK)
+    for p in $PIDS; do
+        used=$(( $(cpu_ticks "$p") - ${T0[$p]} ))
+        echo "     pid $p used $used ticks (of $((3 * HZ)) in 3 s) while idle"
+        [ $used -gt $((3 * HZ / 10)) ] && BUSY=1
+    done
+    check "dashboard under mpirun: idle ranks do not spin" [ $BUSY == 0 ]
+    tmux -L "$SOCK" send-keys -t t C-c   # reaches the dashboard, not mpirun (raw mode)
+    sleep 2
+    check "dashboard under mpirun: Ctrl-C does not end the job" [ ! -s t7/exit.txt ]
+    tmux -L "$SOCK" send-keys -t t "quit" Enter
+    for _ in $(seq 300); do [ -s t7/exit.txt ] && break; sleep 0.1; done
+    check "dashboard under mpirun: quit ends the job (exit 0)" grep -qx "EXIT=0" t7/exit.txt
+    check "dashboard under mpirun: the run is recorded once, finished, on 2 ranks" \
+        [ "$(q t7/a.db "select count(*) from runs where status='finished' and machine like '%mpi 2 ranks%'")" == 1 ]
+    tmux -L "$SOCK" kill-server 2>/dev/null
+else
+    echo "skip 7: tmux not installed"
+fi
 
 echo "$FAILS failed"
 [ $FAILS == 0 ]

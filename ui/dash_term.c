@@ -47,6 +47,7 @@ typedef struct {
     int pending[MAX_PENDING], n_pending;
     char hist_path[1100];
     int saved_stderr;
+    int keys_forwarded;  /* stdin is not the terminal (mpirun's pipe): raw mode, 0x03 is Ctrl-C */
 } DashTerm;
 
 static void term_command(DashTerm *t, const char *line);
@@ -354,7 +355,14 @@ static int term_open(DashTerm *t)
     if (!t->screen)
         return -1;
     set_term(t->screen);
-    cbreak();   /* Ctrl-C stays a signal: it sets s->interrupt (repl_install_signals) */
+    /* Ctrl-C stays a signal: it sets s->interrupt (repl_install_signals). When the keys
+     * come through a launcher's pipe (mpirun: app/main.c), the signal would go to the
+     * launcher and end the whole job: raw mode, and next_key turns the byte into it. */
+    t->keys_forwarded = !isatty(STDIN_FILENO);
+    if (t->keys_forwarded)
+        raw();
+    else
+        cbreak();
     noecho();
     nonl();
     keypad(stdscr, TRUE);
@@ -446,6 +454,10 @@ static int escape_sequence(DashTerm *t, int intro)
 static int next_key(DashTerm *t)
 {
     int k = raw_key(t, 1);
+    if (k == 3 && t->keys_forwarded) {   /* Ctrl-C typed in raw mode (term_open) */
+        t->s->interrupt = 1;
+        return -1;
+    }
     if (k != 27)
         return k;
     int k2 = raw_key(t, 0);

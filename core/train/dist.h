@@ -62,5 +62,10 @@ void dist_allreduce_sum_f64(double *buf, size_t n);
 void dist_allreduce_min_int(int *v, int n);
 /* Copies rank 0's bytes into every other rank's buf. */
 void dist_bcast(void *buf, size_t bytes);
+/* dist_bcast for a broadcast the other ranks may wait on for long (rank 0's next job, or
+ * the next step of a paused run): a waiting rank polls for 2 ms, then sleeps 1 ms between
+ * polls instead of spinning a core at 100% as a blocking MPI_Bcast does. Every rank must
+ * call this one (not dist_bcast) for the same broadcast. */
+void dist_bcast_idle(void *buf, size_t bytes);
 
 #endif

@@ -45,7 +45,7 @@ void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
     job.cfg = *cfg;
     if (opt)
         job.opt = *opt;
-    dist_bcast(&job, sizeof job);
+    dist_bcast_idle(&job, sizeof job);
 }
 
 void trainer_dist_release(void)
@@ -55,7 +55,7 @@ void trainer_dist_release(void)
     static Job job;
     memset(&job, 0, sizeof job);
     job.kind = JOB_QUIT;
-    dist_bcast(&job, sizeof job);
+    dist_bcast_idle(&job, sizeof job);
 }
 
 void trainer_dist_set_service(int (*fn)(void)) { g_service = fn; }
@@ -67,7 +67,7 @@ void trainer_dist_call_service(void)
     static Job job;
     memset(&job, 0, sizeof job);
     job.kind = JOB_SERVICE;
-    dist_bcast(&job, sizeof job);
+    dist_bcast_idle(&job, sizeof job);
 }
 
 Trainer *trainer_dist_agree(Trainer *t, char *err)
@@ -106,7 +106,7 @@ void trainer_dist_start(const Trainer *t, int started)
     if (dist_size() < 2 || !t || g_pending != t)
         return;
     g_pending = NULL;
-    dist_bcast(&started, sizeof started);
+    dist_bcast_idle(&started, sizeof started);
 }
 
 int trainer_dist_control(Trainer *t, int go)
@@ -114,7 +114,7 @@ int trainer_dist_control(Trainer *t, int go)
     if (dist_size() < 2)
         return go;
     Control c = {.go = go, .sched = t->sched};
-    dist_bcast(&c, sizeof c);
+    dist_bcast_idle(&c, sizeof c);
     t->sched = c.sched;
     g_open = c.go;
     return c.go;
@@ -168,7 +168,7 @@ int trainer_dist_serve(void)
         return LM_OK;
     static Job job;
     for (;;) {
-        dist_bcast(&job, sizeof job);
+        dist_bcast_idle(&job, sizeof job);
         if (job.kind == JOB_SERVICE) {
             if (g_service)
                 g_service();
@@ -183,7 +183,7 @@ int trainer_dist_serve(void)
         if (!t)
             continue;
         int started = 0;
-        dist_bcast(&started, sizeof started);
+        dist_bcast_idle(&started, sizeof started);
         g_pending = NULL;
         if (started && trainer_start(t, err) == LM_OK) {
             trainer_join(t);
