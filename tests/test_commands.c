@@ -250,8 +250,8 @@ static void test_compare(Session *s)
     CHECK(json_object_size(diff) == 3 && json_object_get(diff, "lr") &&
           json_object_get(diff, "model") && json_object_get(diff, "d_model") &&
           !json_object_get(diff, "bptt"), "diff keys: %s", out);
-    CHECK(!strcmp(js(json_array_get(json_object_get(diff, "d_model"), 1)), "256"),
-          "diff values in run order: %s", out);
+    CHECK(json_integer_value(json_array_get(json_object_get(diff, "d_model"), 1)) == 256,
+          "diff values in run order, typed as in the run's JSON: %s", out);
     CHECK(fabs(json_real_value(json_array_get(json_object_get(o, "best_val"), 0)) - 1.9) < 1e-9
           && fabs(json_real_value(json_array_get(json_object_get(o, "final_val"), 0)) - 2.0)
           < 1e-9, "losses: %s", out);
@@ -278,6 +278,12 @@ static void test_tag_note(Session *s)
     json_t *tags = json_object_get(o, "tags");
     CHECK(json_array_size(tags) == 1 && !strcmp(js(json_array_get(tags, 0)),
                                                 "best"), "tags array: %s", out);
+    json_decref(o);
+    CHECK(run(s, "tag 3 lowlr") == LM_OK && (o = json_loads(out, 0, NULL)) &&
+          json_integer_value(json_object_get(o, "run")) == 3 &&
+          json_array_size(json_object_get(o, "tags")) == 1 &&
+          !strcmp(js(json_array_get(json_object_get(o, "tags"), 0)), "lowlr"),
+          "tag JSON: %s", out);
     json_decref(o);
 }
 
