@@ -1,6 +1,7 @@
 /* cmd_runs.c — the history commands: runs (a filtered, sorted list), run (one run in
  * full), compare, tag, note, rm and export. Each reads or edits the run store through
- * core/runstore.h and prints an aligned text table or, in JSON mode, one object per line.
+ * core/runstore.h and prints an aligned text table or, in JSON mode, one object per line;
+ * a run's JSON, its tags and config are runstore_run_json's, the export schema.
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
@@ -63,36 +64,6 @@ static void fmt_time(char *buf, size_t cap, double t)
     struct tm tm;
     if (t <= 0 || !localtime_r(&tt, &tm)) snprintf(buf, cap, "-");
     else strftime(buf, cap, "%Y-%m-%d %H:%M", &tm);
-}
-
-/* Comma-separated tags as a JSON array. */
-static json_t *tags_json(const char *tags)
-{
-    json_t *a = json_array();
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", tags);
-    for (char *sv = NULL, *t = strtok_r(copy, ", \t", &sv); t; t = strtok_r(NULL, ", \t", &sv))
-        json_array_append_new(a, jstr(t));
-    return a;
-}
-
-/* "key=value\n" lines as a JSON object of strings (keys in their order). */
-static json_t *config_json(const char *cfg)
-{
-    json_t *o = json_object();
-    const char *p = cfg;
-    while (p && *p) {
-        const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
-        const char *eq = memchr(p, '=', (size_t)(end - p));
-        if (eq && eq > p) {
-            char key[128], val[1024];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
-            snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
-            json_object_set_new(o, key, jstr(val));
-        }
-        p = nl ? nl + 1 : end;
-    }
-    return o;
 }
 
 /* Parses argv word w as a run id into *id; reports and returns LM_EARG otherwise. */
@@ -168,12 +139,6 @@ static int filter_append(Session *s, char *buf, size_t cap, const LexWord *w)
     return 0;
 }
 
-/* The run in the store's one JSON schema (the same objects `export format=json` writes). */
-static json_t *run_row_json(const RunRow *r)
-{
-    return runstore_run_json(r);
-}
-
 /* One table line (r NULL: the header); name and model columns nw, mw wide. */
 static void runs_line(Session *s, const RunRow *r, int nw, int mw)
 {
@@ -235,7 +200,7 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
     int status = runstore_list(st, filter, sort, limit, &rows, &n, err);
     if (status) return session_error(s, status, "%s", err);
     if (s->json) {
-        for (int i = 0; i < n; i++) session_emit_json(s, run_row_json(&rows[i]));
+        for (int i = 0; i < n; i++) session_emit_json(s, runstore_run_json(&rows[i]));
     } else if (n == 0) {
         session_printf(s, "no runs match%s%s", filter[0] ? ": " : "", filter);
     } else {
@@ -275,9 +240,10 @@ static json_t *iso_time(double t)
     return json_string(buf);
 }
 
+/* runstore_run_json's object plus what only `run` shows. */
 static json_t *run_full_json(const RunRow *r)
 {
-    json_t *o = run_row_json(r);
+    json_t *o = runstore_run_json(r);
     const char *fields[][2] = {
         {"data_hash", r->data_hash}, {"machine", r->machine}, {"host", r->host},
         {"git_rev", r->git_rev}, {"checkpoint_dir", r->checkpoint_dir}};
@@ -386,13 +352,16 @@ static int parse_ids(Session *s, RunStore *st, int argc, const LexWord *argv, lo
     return LM_OK;
 }
 
-/* {"runs":[ids], "diff":{key:[values]}, "best_val":[...], "final_val":[...]}. */
+/* {"runs":[ids], "diff":{key:[values]}, "best_val":[...], "final_val":[...]}; the values
+ * typed as in runstore_run_json's config. */
 static json_t *compare_json(const RunRow *r, int n)
 {
     json_t *cfg = json_array(), *diff = json_object(), *ids = json_array();
     json_t *best = json_array(), *fin = json_array();
     for (int i = 0; i < n; i++) {
-        json_array_append_new(cfg, config_json(r[i].config));
+        json_t *run = runstore_run_json(&r[i]);
+        json_array_append(cfg, json_object_get(run, "config"));
+        json_decref(run);
         json_array_append_new(ids, json_integer(r[i].id));
         json_array_append_new(best, json_num(r[i].best_val));
         json_array_append_new(fin, json_num(r[i].final_val));
@@ -465,11 +434,14 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
     if (status) return session_error(s, status, "%s", err);
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:I s:o}", "ok", 1, "run", (json_int_t)id, "tags",
-                                       tags_json(r.tags)));
-    else
+    if (s->json) {
+        json_t *run = runstore_run_json(&r);
+        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
+                                       json_object_get(run, "tags")));
+        json_decref(run);
+    } else {
         session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
+    }
     runstore_row_free(&r);
     return LM_OK;
 }

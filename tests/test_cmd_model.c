@@ -8,35 +8,14 @@
 #include "err.h"
 #include "safetensors.h"
 #include "session.h"
+#include "session_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static char out[1 << 16];
-static size_t out_len;
 static char tmpdir[64];
-
-static void capture(void *ud, int kind, const char *text)
-{
-    (void)ud;
-    (void)kind;
-    size_t n = strlen(text);
-    if (out_len + n + 2 < sizeof out) {
-        memcpy(out + out_len, text, n);
-        out_len += n;
-        out[out_len++] = '\n';
-        out[out_len] = 0;
-    }
-}
-
-static int run(Session *s, const char *line)
-{
-    out_len = 0;
-    out[0] = 0;
-    return session_run_line(s, line);
-}
 
 static const char *fixture(const char *name)
 {

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "err.h"
 #include "session.h"
+#include "session_util.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -15,31 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char out[1 << 18];
-static size_t out_len;
-static int n_errors;
 static char tmpdir[64];
-
-static void capture(void *ud, int kind, const char *text)
-{
-    (void)ud;
-    if (kind == SESSION_OUT_ERROR) n_errors++;
-    size_t n = strlen(text);
-    if (out_len + n + 2 < sizeof out) {
-        memcpy(out + out_len, text, n);
-        out_len += n;
-        if (kind != SESSION_OUT_STREAM) out[out_len++] = '\n';
-        out[out_len] = 0;
-    }
-}
-
-static int run(Session *s, const char *line)
-{
-    out_len = 0;
-    out[0] = 0;
-    n_errors = 0;
-    return session_run_line(s, line);
-}
 
 static int count_lines(const char *t)
 {
@@ -250,8 +227,8 @@ static void test_compare(Session *s)
     CHECK(json_object_size(diff) == 3 && json_object_get(diff, "lr") &&
           json_object_get(diff, "model") && json_object_get(diff, "d_model") &&
           !json_object_get(diff, "bptt"), "diff keys: %s", out);
-    CHECK(!strcmp(js(json_array_get(json_object_get(diff, "d_model"), 1)), "256"),
-          "diff values in run order: %s", out);
+    CHECK(json_integer_value(json_array_get(json_object_get(diff, "d_model"), 1)) == 256,
+          "diff values in run order, typed as in the run's JSON: %s", out);
     CHECK(fabs(json_real_value(json_array_get(json_object_get(o, "best_val"), 0)) - 1.9) < 1e-9
           && fabs(json_real_value(json_array_get(json_object_get(o, "final_val"), 0)) - 2.0)
           < 1e-9, "losses: %s", out);
@@ -278,6 +255,12 @@ static void test_tag_note(Session *s)
     json_t *tags = json_object_get(o, "tags");
     CHECK(json_array_size(tags) == 1 && !strcmp(js(json_array_get(tags, 0)),
                                                 "best"), "tags array: %s", out);
+    json_decref(o);
+    CHECK(run(s, "tag 3 lowlr") == LM_OK && (o = json_loads(out, 0, NULL)) &&
+          json_integer_value(json_object_get(o, "run")) == 3 &&
+          json_array_size(json_object_get(o, "tags")) == 1 &&
+          !strcmp(js(json_array_get(json_object_get(o, "tags"), 0)), "lowlr"),
+          "tag JSON: %s", out);
     json_decref(o);
 }
 

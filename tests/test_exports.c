@@ -10,6 +10,7 @@
 #include "repl.h"
 #include "runstore.h"
 #include "session.h"
+#include "session_util.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -19,33 +20,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static char out[1 << 20];
-static size_t out_len;
-static int n_errors;
-
-static void capture(void *ud, int kind, const char *text)
-{
-    (void)ud;
-    if (kind == SESSION_OUT_ERROR)
-        n_errors++;
-    size_t n = strlen(text);
-    if (out_len + n + 2 < sizeof out) {
-        memcpy(out + out_len, text, n);
-        out_len += n;
-        if (kind != SESSION_OUT_STREAM)
-            out[out_len++] = '\n';
-        out[out_len] = 0;
-    }
-}
-
-static int run(Session *s, const char *line)
-{
-    out_len = 0;
-    out[0] = 0;
-    n_errors = 0;
-    return session_run_line(s, line);
-}
 
 /* The JSON objects of the output whose "event" is ev (all when NULL), in an array. */
 static json_t *json_events(const char *ev)
@@ -327,10 +301,10 @@ static void test_plot(Session *s, long a, long b)
 static void test_scripts(Session *s)
 {
     s->json = 0;
-    out_len = 0, out[0] = 0, n_errors = 0;
+    reset();
     int rc = repl_run_lines(s, "plot 1 file=x.gif; show config; bogus", 1);
     CHECK(rc != LM_OK && n_errors == 2 && strstr(out, "lr "), "-c --keep-going ran: %s", out);
-    out_len = 0, out[0] = 0, n_errors = 0;
+    reset();
     rc = repl_run_lines(s, "plot 1 file=x.gif; show config", 0);
     CHECK(rc != LM_OK && n_errors == 1 && !strstr(out, "lr "), "-c without it went on: %s", out);
     FILE *f = fopen("bad.lmlab", "w");
@@ -339,14 +313,14 @@ static void test_scripts(Session *s)
         fclose(f);
     }
     f = fopen("bad.lmlab", "r");
-    out_len = 0, out[0] = 0, n_errors = 0;
+    reset();
     rc = f ? repl_run_file(s, f, "bad.lmlab", 1) : LM_EIO;
     if (f) fclose(f);
     CHECK(rc != LM_OK && n_errors == 2 && strstr(out, "bad.lmlab:3: error: ") &&
           strstr(out, "bad.lmlab:5: error: "), "file:line: %s", out);
     s->json = 1;
     f = fopen("bad.lmlab", "r");
-    out_len = 0, out[0] = 0, n_errors = 0;
+    reset();
     rc = f ? repl_run_file(s, f, "bad.lmlab", 0) : LM_EIO;
     if (f) fclose(f);
     json_t *a = json_events(NULL), *e = NULL;

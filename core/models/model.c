@@ -94,6 +94,21 @@ long model_param_count(const Model *m)
     return n;
 }
 
+int model_finish_init(Model *m, const ModelOps *ops, void (*init_weights)(Model *m),
+                      char *err)
+{
+    m->ops = ops;
+    if (m->estimate_only)
+        return LM_OK;
+    if (params_alloc(&m->params, err) != LM_OK) {
+        ops->destroy(m);
+        m->ops = NULL;
+        return LM_ENOMEM;
+    }
+    init_weights(m);
+    return LM_OK;
+}
+
 double model_estimate_bytes(const Config *c, int V, int B, int T)
 {
     const ModelFamily *fam = registry_family(c->model_kind);

@@ -121,4 +121,12 @@ int model_transformer_init(Model *m, char *err);
 int model_linear_init(Model *m, char *err);
 int model_recurrent_init(Model *m, char *err);
 
+/* The tail every family constructor shares, called once its parameters are registered
+ * and m->impl is set: installs ops, then (unless m->estimate_only) allocates the
+ * parameter and gradient slabs and fills the weights with init_weights(m), which reads
+ * m->impl and draws from m->rng. LM_OK, or LM_ENOMEM with the message in err; on
+ * failure ops->destroy(m) has released m->impl and m->ops is NULL again. */
+int model_finish_init(Model *m, const ModelOps *ops, void (*init_weights)(Model *m),
+                      char *err);
+
 #endif

@@ -53,8 +53,9 @@ static int register_params(Model *m, LinearLM *lm)
 
 /* nn.Linear's default init: uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias
  * (kaiming_uniform with a = sqrt(5)); time_mix.weight then lower-triangularised. */
-static void init_params(Model *m, LinearLM *lm)
+static void init_params(Model *m)
 {
+    LinearLM *lm = m->impl;
     ParamSet *ps = &m->params;
     float kd = 1.0f / sqrtf((float)lm->d), kc = 1.0f / sqrtf((float)lm->ctx);
     rng_fill_uniform(&m->rng, params_data(ps, lm->p_head), (long)lm->V * lm->d, -kd, kd);
@@ -92,16 +93,7 @@ int model_linear_init(Model *m, char *err)
         return err_set(err, LM_ENOMEM, "out of memory registering the parameters");
     }
     m->n_gate_layers = 0;
-    m->ops = &linear_ops;
-    if (m->estimate_only)
-        return LM_OK;
-    if (!m->params.data && params_alloc(&m->params, err) != LM_OK) {
-        lin_destroy(m);
-        m->ops = NULL;
-        return LM_ENOMEM;
-    }
-    init_params(m, lm);
-    return LM_OK;
+    return model_finish_init(m, &linear_ops, init_params, err);
 }
 
 static void lin_free_acts(LinearLM *lm)

@@ -102,8 +102,9 @@ static int register_params(Model *m, Recurrent *r)
 }
 
 /* word_language_model's init_weights plus PyTorch's default for the cells. */
-static void init_params(Model *m, Recurrent *r)
+static void init_params(Model *m)
 {
+    Recurrent *r = m->impl;
     ParamSet *ps = &m->params;
     rng_fill_uniform(&m->rng, params_data(ps, r->p_enc), (long)ps->info[r->p_enc].numel,
                      -0.1f, 0.1f);
@@ -184,16 +185,7 @@ int model_recurrent_init(Model *m, char *err)
         return err_set(err, LM_ENOMEM, "out of memory registering the parameters");
     }
     m->n_gate_layers = 0;
-    m->ops = &recurrent_ops;
-    if (m->estimate_only)
-        return LM_OK;
-    if (!m->params.data && params_alloc(&m->params, err) != LM_OK) {
-        rec_destroy(m);
-        m->ops = NULL;
-        return LM_ENOMEM;
-    }
-    init_params(m, r);
-    return LM_OK;
+    return model_finish_init(m, &recurrent_ops, init_params, err);
 }
 
 /* Carves every activation buffer from one slab; with slab NULL only counts floats. */

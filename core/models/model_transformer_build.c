@@ -84,8 +84,9 @@ static void fill(float *x, size_t n, float v)
         x[i] = v;
 }
 
-static void init_params(Model *m, Transformer *tf)
+static void init_params(Model *m)
 {
+    Transformer *tf = m->impl;
     const Config *c = &m->cfg;
     ParamSet *ps = &m->params;
     int gpt = !strcmp(c->init, "normal");
@@ -151,14 +152,11 @@ int model_transformer_init(Model *m, char *err)
         m->gate_heads = c->heads;
         m->gate_levels = tf->dd.levels;
     }
-    if (register_params(m, tf) || (!m->estimate_only && params_alloc(&m->params, err))) {
+    if (register_params(m, tf)) {
         transformer_destroy(m);
-        return err[0] ? LM_ENOMEM : err_set(err, LM_ENOMEM, "out of memory for parameters");
+        return err_set(err, LM_ENOMEM, "out of memory for parameters");
     }
-    m->ops = &transformer_ops;
-    if (!m->estimate_only)
-        init_params(m, tf);
-    return LM_OK;
+    return model_finish_init(m, &transformer_ops, init_params, err);
 }
 
 static void tf_free_acts(Transformer *tf)

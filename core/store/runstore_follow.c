@@ -5,8 +5,6 @@
  * series (runstore_query.c). */
 #include "private/runstore_impl.h"
 
-#include <stdlib.h>
-
 int runstore_run_live(const RunStore *s, const RunRow *r)
 {
     if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
@@ -62,28 +60,5 @@ int runstore_gates_at(RunStore *s, long run, long step, GateStat **stats, int *n
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, step);
-    long cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (runstore_grow(stats, &cap, *n + 1, sizeof **stats)) {
-            status = err_set(err, LM_ENOMEM, "out of memory reading gate statistics");
-            break;
-        }
-        GateStat *g = &(*stats)[(*n)++];
-        g->step = sqlite3_column_int64(st, 0);
-        g->layer = sqlite3_column_int(st, 1);
-        g->level = sqlite3_column_int(st, 2);
-        g->mean = (float)col_real(st, 3);
-        g->std = (float)col_real(st, 4);
-        runstore_parse_hist(col_str(st, 5), g->hist);
-    }
-    if (!status && rc != SQLITE_DONE)
-        status = runstore_db_fail(s, rc, "reading gate statistics", err);
-    sqlite3_finalize(st);
-    if (status) {
-        free(*stats);
-        *stats = NULL;
-        *n = 0;
-    }
-    return status;
+    return runstore_read_gates(s, st, stats, n, err);
 }

@@ -455,7 +455,8 @@ int runstore_samples(RunStore *s, long run, SampleRow **rows, int *n, char *err)
     return status;
 }
 
-void runstore_parse_hist(const char *text, int *hist)
+/* A gate histogram's stored text ("3,0,12,...") into GATE_HIST_BINS counts. */
+static void parse_hist(const char *text, int *hist)
 {
     memset(hist, 0, sizeof(int) * GATE_HIST_BINS);
     for (int b = 0; b < GATE_HIST_BINS && *text; b++) {
@@ -465,19 +466,12 @@ void runstore_parse_hist(const char *text, int *hist)
     }
 }
 
-int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat **stats,
-                          int *n, char *err)
+int runstore_read_gates(RunStore *s, sqlite3_stmt *st, GateStat **stats, int *n, char *err)
 {
-    sqlite3_stmt *st;
     long cap = 0;
+    int rc, status = LM_OK;
     *stats = NULL;
     *n = 0;
-    int rc, status = prep(s, "SELECT step, mean, std, hist FROM gates WHERE run_id=? AND"
-                          " layer=? AND level=? ORDER BY step", &st, err);
-    if (status) return status;
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int(st, 2, layer);
-    sqlite3_bind_int(st, 3, level);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (runstore_grow(stats, &cap, *n + 1, sizeof **stats)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading gate statistics");
@@ -485,11 +479,11 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
         }
         GateStat *g = &(*stats)[(*n)++];
         g->step = sqlite3_column_int64(st, 0);
-        g->layer = layer;
-        g->level = level;
-        g->mean = (float)col_real(st, 1);
-        g->std = (float)col_real(st, 2);
-        runstore_parse_hist(col_str(st, 3), g->hist);
+        g->layer = sqlite3_column_int(st, 1);
+        g->level = sqlite3_column_int(st, 2);
+        g->mean = (float)col_real(st, 3);
+        g->std = (float)col_real(st, 4);
+        parse_hist(col_str(st, 5), g->hist);
     }
     if (!status && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading gate statistics", err);
@@ -500,6 +494,21 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
         *n = 0;
     }
     return status;
+}
+
+int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat **stats,
+                          int *n, char *err)
+{
+    sqlite3_stmt *st;
+    *stats = NULL;
+    *n = 0;
+    int status = prep(s, "SELECT step, layer, level, mean, std, hist FROM gates WHERE"
+                      " run_id=? AND layer=? AND level=? ORDER BY step", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int(st, 2, layer);
+    sqlite3_bind_int(st, 3, level);
+    return runstore_read_gates(s, st, stats, n, err);
 }
 
 int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n, char *err)

@@ -146,8 +146,6 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
 int runstore_check_run(RunStore *s, long run, char *err);
 /* Grows the array whose pointer lives at pp to hold need elements. 0 or -1. */
 int runstore_grow(void *pp, long *cap, long need, size_t size);
-/* A gate histogram's stored text ("3,0,12,...") into GATE_HIST_BINS counts. */
-void runstore_parse_hist(const char *text, int *hist);
 
 /* ---- runstore_journal.c --------------------------------------------------------------- */
 
@@ -206,5 +204,9 @@ int runstore_load_runs(RunStore *s, const long *ids, int n, RunRow *rows, Cfg *c
                        char *err);
 /* Frees n loaded runs and configs and both arrays. */
 void runstore_free_runs(RunRow *rows, Cfg *cfgs, int n);
+/* Steps st, a prepared and bound "SELECT step, layer, level, mean, std, hist FROM gates
+ * ..." (runstore_gates_at, runstore_gate_history), to its end into *stats (the caller
+ * frees it) and *n, and finalizes st. On failure *stats is NULL and *n is 0. */
+int runstore_read_gates(RunStore *s, sqlite3_stmt *st, GateStat **stats, int *n, char *err);
 
 #endif
