@@ -82,7 +82,7 @@ int cmd_eval(Session *s, int argc, const LexWord *argv)
     size_t chars = m->cfg.tokenizer_kind == CONFIG_TOKENIZER_CHAR ? ds->n[split] - 1 : 0;
     s->interrupt = 0;
     int rc = x && y ? evaluate_split(m, NULL, ds->split[split], ds->n[split], m->cfg.bptt, m->B,
-                                     (int)batches, &rng, chars, &s->interrupt, x, y, &r, err)
+                                     (int)batches, 0, &rng, chars, &s->interrupt, x, y, &r, err)
                     : err_set(err, LM_ENOMEM, "out of memory");
     free(x);
     free(y);

@@ -3,6 +3,7 @@
 # on this machine (mpirun --oversubscribe, no ssh: plm isolated, shared-memory btl):
 #   1. first-step parity: loss and gradient norm of `-np 2` equal one process's (1e-6 rel)
 #   2. 200 steps: final training and validation loss equal one process's (1e-3 rel)
+#      and the periodic evaluation, shared by the ranks, equals one process's (1e-6)
 #   2b. with dropout (elements and Dispatcher levels): one process with 2 threads and
 #      -np 2 with one thread each agree after 1 step (1e-6) and 100 steps (1e-3), since
 #      masks follow the global step and row, not the split
@@ -62,6 +63,11 @@ mkdir s2 p2
 check "200 steps: training loss (1e-3)" close "$(field loss p2/out.txt)" "$(field loss s2/out.txt)" 1e-3
 check "200 steps: validation loss (1e-3)" close "$(field final_val p2/out.txt end)" "$(field final_val s2/out.txt end)" 1e-3
 check "200 steps: -np 2 finished" grep -q '"status":"finished"' p2/out.txt
+# the periodic evaluation at step 100 (5 random batches) is shared by the ranks: each
+# forwards its share and the sums are reduced; same windows, so the same loss
+ev100() { grep '"event":"eval","step":100,' "$1" | sed -E "s/.*\"$2\":([-0-9.eE+]+).*/\1/"; }
+check "step-100 evaluation shared by 2 ranks: same loss (1e-6)" close "$(ev100 p2/out.txt loss)" "$(ev100 s2/out.txt loss)" 1e-6
+check "step-100 evaluation shared by 2 ranks: same tokens" [ -n "$(ev100 s2/out.txt tokens)" -a "$(ev100 p2/out.txt tokens)" == "$(ev100 s2/out.txt tokens)" ]
 
 # 2b. dropout does not depend on N (nor on the thread count)
 mkdir d1 d2

@@ -1,6 +1,7 @@
 /* evaluate.c — whole-split and estimated evaluation (see evaluate.h). */
 #include "evaluate.h"
 
+#include "dist.h"
 #include "err.h"
 
 #include <math.h>
@@ -60,9 +61,9 @@ static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int 
     return LM_OK;
 }
 
-int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch, int max_batches,
-                   Rng *rng, size_t chars, const volatile int *cancel, int *x, int *y,
-                   EvalResult *out, char *err)
+int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,
+                   int max_batches, int shared, Rng *rng, size_t chars,
+                   const volatile int *cancel, int *x, int *y, EvalResult *out, char *err)
 {
     memset(out, 0, sizeof *out);
     if (n < 2)
@@ -83,16 +84,27 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
         rc = whole_split(m, reps, data, n, bptt, batch, cancel, x, y, &sum, &count);
     } else {
         int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
+        int ranks = shared ? dist_size() : 1, me = shared ? dist_rank() : 0;
         for (int k = 0; k < max_batches && !rc; k++) {
             if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) { rc = LM_ECANCEL; break; }
-            for (int b = 0; b < batch; b++) {
+            for (int b = 0; b < batch; b++) {   /* every rank draws every batch's windows */
                 size_t start = rng_below(rng, (uint32_t)(n - (size_t)T));
                 memcpy(x + (size_t)b * T, data + start, (size_t)T * sizeof(int));
                 memcpy(y + (size_t)b * T, data + start + 1, (size_t)T * sizeof(int));
             }
+            if (k % ranks != me)
+                continue;
             if (m->ops->reset_state)
                 m->ops->reset_state(m);
             rc = run_batch(m, reps, x, y, batch, T, &sum, &count);
+        }
+        if (ranks > 1) {   /* one reduction, whatever happened: no rank is left waiting */
+            double red[3] = {rc ? 0 : sum, rc ? 0 : (double)count, rc ? 1 : 0};
+            dist_allreduce_sum_f64(red, 3);
+            sum = red[0];
+            count = (long)red[1];
+            if (!rc && red[2] > 0)
+                rc = LM_ECANCEL;   /* another rank was cancelled or failed */
         }
     }
     if (m->ops->reset_state)

@@ -432,6 +432,9 @@ static void *train_main(void *arg)
             tok_log = t->ts.tokens;
         }
         int improved = 0;
+        if (!lead && due(s, c->eval_every) && s < t->total_steps &&
+            trainer_eval_shared(t, 0))
+            trainer_do_eval(t, 0, err);   /* this rank's share of rank 0's evaluation */
         if (lead && due(s, c->eval_every) && s < t->total_steps) {
             double before = t->best_val;
             if ((rc = trainer_do_eval(t, 0, err)) && rc != LM_ECANCEL)

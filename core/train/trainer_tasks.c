@@ -5,6 +5,7 @@
 #include "private/trainer_impl.h"
 
 #include "err.h"
+#include "dist.h"
 #include "evaluate.h"
 #include "gate_probe.h"
 #include "sample.h"
@@ -75,6 +76,11 @@ static void emit_gates(Trainer *t)
     trainer_push(t, &ev);
 }
 
+int trainer_eval_shared(const Trainer *t, int final)
+{
+    return !final && t->cfg.eval_batches > 0 && dist_size() > 1;
+}
+
 int trainer_do_eval(Trainer *t, int final, char *err)
 {
     Config *c = &t->cfg;
@@ -85,10 +91,13 @@ int trainer_do_eval(Trainer *t, int final, char *err)
     int split = SPLIT_VALID;
     /* bits per character for char-level runs: every predicted token is one character */
     size_t chars = c->tokenizer_kind == CONFIG_TOKENIZER_CHAR ? t->ds.n[split] - 1 : 0;
+    int batches = final ? 0 : c->eval_batches, lead = dist_rank() == 0;
     int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
-                            final ? 0 : c->eval_batches, &rng, chars, &t->stop_req, t->x, t->y,
-                            &r, err);
-    if (!rc) {
+                            batches, trainer_eval_shared(t, final), &rng, chars, &t->stop_req,
+                            t->x, t->y, &r, err);
+    if (!rc && !lead) {   /* a share of rank 0's evaluation: it reports */
+        schedule_observe(&t->sched, r.loss);
+    } else if (!rc) {
         TrainEvent ev = {.kind = TEV_EVAL};
         ev.eval.step = t->ts.step;
         snprintf(ev.eval.split, sizeof ev.eval.split, "valid");

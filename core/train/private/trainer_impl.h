@@ -62,6 +62,10 @@ int trainer_wait_if_paused(Trainer *t, const char *why);
 
 /* trainer_tasks.c */
 int trainer_do_eval(Trainer *t, int final, char *err);
+/* 1 when trainer_do_eval is shared by every rank of an mpirun job (periodic estimates:
+ * each rank forwards its share of the batches, evaluate.h); the final whole-split
+ * evaluation is rank 0's alone. Every rank must then call trainer_do_eval together. */
+int trainer_eval_shared(const Trainer *t, int final);
 void trainer_do_sample(Trainer *t);
 int trainer_checkpoint_or_pause(Trainer *t, int is_best);
 /* Writes best.safetensors now (after an evaluation that improved). LM_OK or the failure
