@@ -43,6 +43,7 @@ typedef struct {
     int plain, json, keep_going, cmd_index;
 } Args;
 
+/* 0: go on; 1: done (--version, --help printed); -1: bad arguments (said why). */
 static int parse_args(int argc, char **argv, Args *a)
 {
     memset(a, 0, sizeof *a);
@@ -50,10 +51,10 @@ static int parse_args(int argc, char **argv, Args *a)
         const char *s = argv[i];
         if (!strcmp(s, "--version")) {
             printf("lmlab %s\n", LMLAB_VERSION);
-            exit(0);
+            return 1;
         } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             fputs(USAGE, stdout);
-            exit(0);
+            return 1;
         } else if (!strcmp(s, "-c") && i + 1 < argc) {
             if (a->commands) {
                 fprintf(stderr, "lmlab: -c given twice: join the commands with ';' in one -c\n");
@@ -187,10 +188,11 @@ int main(int argc, char **argv)
         return src ? 1 : 0;
     }
     Args a;
-    if (parse_args(argc, argv, &a)) {
+    int pa = parse_args(argc, argv, &a);
+    if (pa) {   /* the other ranks wait for a job: release them, then leave MPI properly */
         trainer_dist_release();
         dist_finalize();
-        return 2;
+        return pa < 0 ? 2 : 0;
     }
     Session s;
     session_init(&s, a.db);

@@ -48,6 +48,9 @@ if grep -q "built without MPI" probe.txt; then
     exit 77
 fi
 COMMON="threads=1 log_every=1 runs_dir=runs"
+M 2 --version >v.txt 2>&1; VRC=$?
+check "--version under mpirun: exit 0, no 'exiting improperly' notice" \
+    bash -c "[ $VRC == 0 ] && grep -q '^lmlab ' v.txt && ! grep -q improperly v.txt"
 
 # 1. first step
 mkdir s1 p1
