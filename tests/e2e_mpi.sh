@@ -124,6 +124,7 @@ check "the job ended with an error, not a hang (exit $KRC)" bash -c "[ $KRC != 0
 check "the run kept its checkpoint" bash -c "ls k6/runs/run-1-*/step-*.safetensors >/dev/null"
 P0=$(q k6/a.db 'select pid from runs where id=1')   # rank 0 may still be on its way out
 for _ in $(seq 1200); do kill -0 "$P0" 2>/dev/null || break; sleep 0.1; done
+check "the killed run shows as interrupted" bash -c "'$L' --db k6/a.db -c runs | grep -q ' interrupted '"
 LAST=$(ls k6/runs/run-1-*/ | sed -nE 's/^step-0*([0-9]+)\.safetensors$/\1/p' | sort -n | tail -1)
 END=$((${LAST:-0} + 50))
 (cd k6 && M 2 --json --db a.db -c "train resume=1 steps=$END; wait" >b.txt 2>&1)
