@@ -69,6 +69,33 @@ int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
     return m->ops->forward(m, tokens, targets, B, T, loss_sum, count);
 }
 
+size_t model_act_bytes(size_t n_floats, size_t n_ints)
+{
+    return ((n_floats * sizeof(float) + 63) & ~(size_t)63) + n_ints * sizeof(int);
+}
+
+int model_act_alloc(Model *m, size_t n_floats, size_t n_ints, float **slab, int **ints, int B,
+                    int T, char *err)
+{
+    size_t slab_bytes = (n_floats * sizeof(float) + 63) & ~(size_t)63;
+    *slab = aligned_alloc(64, slab_bytes ? slab_bytes : 64);
+    *ints = malloc(n_ints ? n_ints * sizeof(int) : 1);
+    if (!*slab || !*ints) {
+        free(*slab);
+        free(*ints);
+        *slab = NULL;
+        *ints = NULL;
+        m->B = m->T = 0;
+        double mib = (double)model_act_bytes(n_floats, n_ints) / (1 << 20);
+        return err_set(err, LM_ENOMEM, "cannot allocate %.1f %s of activations for batch=%d "
+                       "x bptt=%d: lower batch or bptt", mib >= 1024 ? mib / 1024 : mib,
+                       mib >= 1024 ? "GiB" : "MiB", B, T);
+    }
+    memset(*slab, 0, n_floats * sizeof(float));
+    m->act_bytes = model_act_bytes(n_floats, n_ints);
+    return LM_OK;
+}
+
 void model_drop_key(Model *m, uint64_t seed, long row0)
 {
     m->drop = (DropKey){.seed = seed, .row0 = row0};

@@ -102,6 +102,14 @@ int model_alloc(Model *m, int B, int T, char *err);
 int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                   double *loss_sum, long *count);
 void model_backward(Model *m, float scale);
+/* A family's activation memory, for its alloc op: one zeroed, 64-byte aligned slab of
+ * n_floats floats (the family lays its buffers out in it) and a buffer of n_ints ints.
+ * Sets m->act_bytes to the bytes taken (model_act_bytes, what the family's act-bytes
+ * registry function returns). On failure both are NULL, m->B = m->T = 0 and LM_ENOMEM
+ * says how much batch x bptt asked for. */
+int model_act_alloc(Model *m, size_t n_floats, size_t n_ints, float **slab, int **ints, int B,
+                    int T, char *err);
+size_t model_act_bytes(size_t n_floats, size_t n_ints);
 /* Sets the dropout key of m's next training forward: the step's seed (model_drop_seed of
  * the model that owns the stream) and the global index of the forward's first batch row,
  * so a batch split over replicas or ranks gets the masks it would get whole. Without it,

@@ -131,7 +131,7 @@ static size_t lin_layout(LinearLM *lm, float *slab, int B, int T)
 size_t model_linear_act_bytes(Model *m, int B, int T)
 {
     size_t n = lin_layout(m->impl, NULL, B, T);
-    return ((n * sizeof(float) + 63) & ~(size_t)63) + (size_t)B * T * sizeof(int);
+    return model_act_bytes(n, (size_t)B * T);
 }
 
 static int lin_alloc(Model *m, int B, int T, char *err)
@@ -142,19 +142,10 @@ static int lin_alloc(Model *m, int B, int T, char *err)
                        "context, bptt); got batch=%d x %d", lm->ctx, B, T);
     lin_free_acts(lm);
     size_t n = lin_layout(lm, NULL, B, T);
-    size_t slab_bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-    size_t tok_bytes = (size_t)B * T * sizeof(int);
-    lm->slab = aligned_alloc(64, slab_bytes);
-    lm->tok = malloc(tok_bytes);
-    if (!lm->slab || !lm->tok) {
-        lin_free_acts(lm);
-        m->B = m->T = 0;
-        return err_set(err, LM_ENOMEM, "cannot allocate %.1f MiB of activations for batch=%d "
-                       "x bptt=%d", (double)n * 4 / (1 << 20), B, T);
-    }
-    memset(lm->slab, 0, n * sizeof(float));
+    int rc = model_act_alloc(m, n, (size_t)B * T, &lm->slab, &lm->tok, B, T, err);
+    if (rc)
+        return rc;
     lin_layout(lm, lm->slab, B, T);
-    m->act_bytes = slab_bytes + tok_bytes;
     lm->trained = 0;
     m->B = B;
     m->T = T;

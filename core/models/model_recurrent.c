@@ -225,7 +225,7 @@ static size_t rec_layout(Recurrent *r, float *slab, int B, int T)
 size_t model_recurrent_act_bytes(Model *m, int B, int T)
 {
     size_t n = rec_layout(m->impl, NULL, B, T);
-    return ((n * sizeof(float) + 63) & ~(size_t)63) + 2 * (size_t)B * T * sizeof(int);
+    return model_act_bytes(n, 2 * (size_t)B * T);
 }
 
 static int rec_alloc(Model *m, int B, int T, char *err)
@@ -235,19 +235,10 @@ static int rec_alloc(Model *m, int B, int T, char *err)
         return err_set(err, LM_EARG, "batch and bptt must be >= 1 (got %d, %d)", B, T);
     rec_free_acts(r);
     size_t n = rec_layout(r, NULL, B, T);
-    size_t slab_bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-    size_t tok_bytes = 2 * (size_t)B * T * sizeof(int); /* tokens and targets */
-    r->slab = aligned_alloc(64, slab_bytes);
-    r->tok = malloc(tok_bytes);
-    if (!r->slab || !r->tok) {
-        rec_free_acts(r);
-        m->B = m->T = 0;
-        return err_set(err, LM_ENOMEM, "cannot allocate %.1f MiB of activations for batch=%d "
-                       "x bptt=%d: lower batch or bptt", (double)n * 4 / (1 << 20), B, T);
-    }
-    memset(r->slab, 0, n * sizeof(float));
+    int rc = model_act_alloc(m, n, 2 * (size_t)B * T, &r->slab, &r->tok, B, T, err);
+    if (rc)   /* the ints: tokens and targets */
+        return rc;
     rec_layout(r, r->slab, B, T);
-    m->act_bytes = slab_bytes + tok_bytes;
     r->tgt = r->tok + (size_t)B * T;
     r->state_B = 0;
     r->trained = 0;

@@ -230,7 +230,7 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
 size_t model_transformer_act_bytes(Model *m, int B, int T)
 {
     size_t n = tf_layout(m, m->impl, NULL, B, T);
-    return (((n * sizeof(float)) + 63) & ~(size_t)63) + (size_t)B * T * sizeof(int);
+    return model_act_bytes(n, (size_t)B * T);
 }
 
 int transformer_alloc(Model *m, int B, int T, char *err)
@@ -238,16 +238,10 @@ int transformer_alloc(Model *m, int B, int T, char *err)
     Transformer *tf = m->impl;
     tf_free_acts(tf);
     size_t n = tf_layout(m, tf, NULL, B, T);
-    size_t slab_bytes = ((n * sizeof(float)) + 63) & ~(size_t)63;
-    size_t tok_bytes = (size_t)B * T * sizeof(int);
-    tf->slab = aligned_alloc(64, slab_bytes);
-    tf->tok = malloc(tok_bytes);
-    if (!tf->slab || !tf->tok)
-        return err_set(err, LM_ENOMEM, "cannot allocate %.1f GiB of activations for batch=%d "
-                       "x bptt=%d: lower batch or bptt", (double)n * 4 / (1 << 30), B, T);
-    memset(tf->slab, 0, n * sizeof(float));
+    int rc = model_act_alloc(m, n, (size_t)B * T, &tf->slab, &tf->tok, B, T, err);
+    if (rc)
+        return rc;
     tf_layout(m, tf, tf->slab, B, T);
-    m->act_bytes = slab_bytes + tok_bytes;
     if (!strcmp(m->cfg.pos, "sinusoidal"))
         posenc_sinusoid(tf->pos_table, T > m->cfg.bptt ? T : m->cfg.bptt, m->cfg.d);
     m->B = B;
