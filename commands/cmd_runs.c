@@ -20,25 +20,6 @@
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static json_t *json_num(double v)
-{
-    return isnan(v) || isinf(v) ? json_null() : json_real(v);
-}
-
-/* A JSON string; bytes that are not valid UTF-8 (a byte-level model's sample cut
- * mid-character) become '?' rather than losing the whole object. */
-static json_t *jstr(const char *text)
-{
-    json_t *j = json_string(text ? text : "");
-    if (j) return j;
-    char *copy = strdup(text);
-    for (char *p = copy; p && *p; p++)
-        if ((unsigned char)*p >= 0x80) *p = '?';
-    j = json_string(copy ? copy : "");
-    free(copy);
-    return j;
-}
-
 /* "1.2345", with ppl "1.2345 (3.44)"; "-" for NaN. */
 static void fmt_loss(char *buf, size_t cap, double v, int ppl)
 {
@@ -219,25 +200,16 @@ static void run_lists_json(json_t *o, const CheckpointRecord *c, int nc, const S
     json_t *ck = json_array(), *sm = json_array();
     for (int i = 0; i < nc; i++)
         json_array_append_new(ck, json_pack("{s:I s:o s:o s:b}", "step", (json_int_t)c[i].step,
-                                            "path", jstr(c[i].path), "val_loss",
-                                            json_num(c[i].val_loss), "best", c[i].is_best));
+                                            "path", runstore_json_str(c[i].path),
+                                            "val_loss", runstore_json_num(c[i].val_loss),
+                                            "best", c[i].is_best));
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++)
         json_array_append_new(sm, json_pack("{s:I s:o s:o s:o}", "step", (json_int_t)r[i].step,
-                                            "prompt", jstr(r[i].prompt), "settings",
-                                            jstr(r[i].settings), "text", jstr(r[i].text)));
+                                            "prompt", runstore_json_str(r[i].prompt),
+                                            "settings", runstore_json_str(r[i].settings),
+                                            "text", runstore_json_str(r[i].text)));
     json_object_set_new(o, "checkpoints", ck);
     json_object_set_new(o, "samples", sm);
-}
-
-/* ISO 8601 UTC, null when unset (the schema's form of a time). */
-static json_t *iso_time(double t)
-{
-    char buf[32];
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (t <= 0 || !gmtime_r(&tt, &tm)) return json_null();
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return json_string(buf);
 }
 
 /* runstore_run_json's object plus what only `run` shows. */
@@ -248,12 +220,12 @@ static json_t *run_full_json(const RunRow *r)
         {"data_hash", r->data_hash}, {"machine", r->machine}, {"host", r->host},
         {"git_rev", r->git_rev}, {"checkpoint_dir", r->checkpoint_dir}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        json_object_set_new(o, fields[i][0], jstr(fields[i][1]));
-    json_object_set_new(o, "started", iso_time(r->started));
+        json_object_set_new(o, fields[i][0], runstore_json_str(fields[i][1]));
+    json_object_set_new(o, "started", runstore_json_time(r->started));
     json_object_set_new(o, "started_unix", r->started > 0 ? json_real(r->started) : json_null());
-    json_object_set_new(o, "ended", iso_time(r->ended));
+    json_object_set_new(o, "ended", runstore_json_time(r->ended));
     json_object_set_new(o, "ended_unix", r->ended > 0 ? json_real(r->ended) : json_null());
-    json_object_set_new(o, "final_ppl", json_num(exp(r->final_val)));
+    json_object_set_new(o, "final_ppl", runstore_json_num(exp(r->final_val)));
     return o;
 }
 
@@ -363,8 +335,8 @@ static json_t *compare_json(const RunRow *r, int n)
         json_array_append(cfg, json_object_get(run, "config"));
         json_decref(run);
         json_array_append_new(ids, json_integer(r[i].id));
-        json_array_append_new(best, json_num(r[i].best_val));
-        json_array_append_new(fin, json_num(r[i].final_val));
+        json_array_append_new(best, runstore_json_num(r[i].best_val));
+        json_array_append_new(fin, runstore_json_num(r[i].final_val));
     }
     for (int i = 0; i < n; i++) {
         const char *key;
@@ -464,7 +436,7 @@ int cmd_note(Session *s, int argc, const LexWord *argv)
     if (status) return session_error(s, status, "%s", err);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:I s:o}", "ok", 1, "run", (json_int_t)id, "note",
-                                       jstr(note)));
+                                       runstore_json_str(note)));
     else
         session_printf(s, note[0] ? "note saved on run %ld" : "note of run %ld cleared", id);
     return LM_OK;
@@ -666,8 +638,8 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
     if (status) return session_error(s, status, "%s", err);
     long steps = count_steps(st, ids, n);
     if (s->json)
-        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1, "file", jstr(file),
-                                       "format", format, "runs", n, "steps",
+        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1,
+                                       "file", runstore_json_str(file), "format", format, "runs", n, "steps",
                                        (json_int_t)steps));
     else
         session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",

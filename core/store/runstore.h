@@ -215,6 +215,13 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
  * string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
  * when out of memory. */
 struct json_t *runstore_run_json(const RunRow *r);
+/* The value forms of that schema, for callers that add fields to a run's object: a
+ * number, null for NaN or infinity; a string, with '?' for the bytes of text that is not
+ * valid UTF-8 (a byte-level sample cut mid-character) rather than a lost value; a time
+ * as ISO 8601 UTC to the second, null when unset (0). */
+struct json_t *runstore_json_num(double v);
+struct json_t *runstore_json_str(const char *text);
+struct json_t *runstore_json_time(double t);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with
  * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one
  * row per (run, step, metric) with the training metrics (loss lr grad_norm tokens_per_s

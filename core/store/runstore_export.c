@@ -123,7 +123,7 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
     return status;
 }
 
-static json_t *json_num_or_null(double v)
+json_t *runstore_json_num(double v)
 {
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
@@ -157,9 +157,7 @@ static json_t *json_config(const char *cfg)
     return o;
 }
 
-/* A string that is not valid UTF-8 (a byte-level sample cut mid-character) with '?' for
- * the bytes >= 0x80, rather than a lost value. */
-static json_t *json_str(const char *text)
+json_t *runstore_json_str(const char *text)
 {
     json_t *j = json_string(text ? text : "");
     if (j) return j;
@@ -177,12 +175,11 @@ static json_t *json_tags(const char *tags)
     char copy[256];
     snprintf(copy, sizeof copy, "%s", tags);
     for (char *sv = NULL, *t = strtok_r(copy, ", \t", &sv); t; t = strtok_r(NULL, ", \t", &sv))
-        json_array_append_new(a, json_str(t));
+        json_array_append_new(a, runstore_json_str(t));
     return a;
 }
 
-/* ISO 8601 UTC to the second ("" for 0: never set). */
-static json_t *json_iso_time(double t)
+json_t *runstore_json_time(double t)
 {
     char buf[32] = "";
     time_t tt = (time_t)t;
@@ -195,21 +192,21 @@ json_t *runstore_run_json(const RunRow *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "name", json_str(r->name));
-    json_object_set_new(o, "model", json_str(r->model));
-    json_object_set_new(o, "status", json_str(r->status));
+    json_object_set_new(o, "name", runstore_json_str(r->name));
+    json_object_set_new(o, "model", runstore_json_str(r->model));
+    json_object_set_new(o, "status", runstore_json_str(r->status));
     json_object_set_new(o, "steps", json_integer(r->last_step));
-    json_object_set_new(o, "best_val", json_num_or_null(r->best_val));
-    json_object_set_new(o, "best_ppl", json_num_or_null(exp(r->best_val)));
-    json_object_set_new(o, "final_val", json_num_or_null(r->final_val));
+    json_object_set_new(o, "best_val", runstore_json_num(r->best_val));
+    json_object_set_new(o, "best_ppl", runstore_json_num(exp(r->best_val)));
+    json_object_set_new(o, "final_val", runstore_json_num(r->final_val));
     json_object_set_new(o, "params", json_integer(r->params));
-    json_object_set_new(o, "created", json_iso_time(r->created));
+    json_object_set_new(o, "created", runstore_json_time(r->created));
     json_object_set_new(o, "created_unix", r->created > 0 ? json_real(r->created) : json_null());
     json_object_set_new(o, "tags", json_tags(r->tags));
-    json_object_set_new(o, "reason", json_str(r->reason));
-    json_object_set_new(o, "data", json_str(r->data_name));
-    json_object_set_new(o, "tokenizer", json_str(r->tokenizer));
-    json_object_set_new(o, "notes", json_str(r->notes));
+    json_object_set_new(o, "reason", runstore_json_str(r->reason));
+    json_object_set_new(o, "data", runstore_json_str(r->data_name));
+    json_object_set_new(o, "tokenizer", runstore_json_str(r->tokenizer));
+    json_object_set_new(o, "notes", runstore_json_str(r->notes));
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
     json_object_set_new(o, "config", json_config(r->config));
     return o;
