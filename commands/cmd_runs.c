@@ -639,8 +639,8 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
     long steps = count_steps(st, ids, n);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1,
-                                       "file", runstore_json_str(file), "format", format, "runs", n, "steps",
-                                       (json_int_t)steps));
+                                       "file", runstore_json_str(file), "format", format,
+                                       "runs", n, "steps", (json_int_t)steps));
     else
         session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",
                        steps, file, format);
