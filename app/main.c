@@ -32,6 +32,8 @@ static const char USAGE[] =
     "options:\n"
     "  -c 'CMD; CMD'     run the commands and exit (not with a FILE.lmlab)\n"
     "  --plain           line-mode prompt instead of the dashboard\n"
+    "  --dashboard       under mpirun: the dashboard on the terminal mpirun runs in\n"
+    "                    (without it, rank 0 reads commands from stdin as a script)\n"
     "  --json            print every result as one JSON object per line\n"
     "  --db PATH         the run store (default: $LMLAB_DB or ./lmlab.db)\n"
     "  --keep-going      in scripts, continue after a failing command\n"
@@ -40,7 +42,7 @@ static const char USAGE[] =
 
 typedef struct {
     const char *commands, *script, *db;
-    int plain, json, keep_going, cmd_index;
+    int plain, dashboard, json, keep_going, cmd_index;
 } Args;
 
 /* 0: go on; 1: done (--version, --help printed); -1: bad arguments (said why). */
@@ -65,14 +67,16 @@ static int parse_args(int argc, char **argv, Args *a)
             a->db = argv[++i];
         } else if (!strcmp(s, "--plain")) {
             a->plain = 1;
+        } else if (!strcmp(s, "--dashboard")) {
+            a->dashboard = 1;
         } else if (!strcmp(s, "--json")) {
             a->json = 1;
         } else if (!strcmp(s, "--keep-going")) {
             a->keep_going = 1;
         } else if (!strcmp(s, "train") || !strcmp(s, "bench")) {
-            if (a->commands || a->script) {   /* never drop a source of commands silently */
+            if (a->commands || a->script || a->dashboard) {   /* never drop one silently */
                 fprintf(stderr, "lmlab: `%s` and %s given together: run one of them\n", s,
-                        a->commands ? "-c" : a->script);
+                        a->commands ? "-c" : a->script ? a->script : "--dashboard");
                 return -1;
             }
             a->cmd_index = i;
@@ -86,6 +90,11 @@ static int parse_args(int argc, char **argv, Args *a)
             fprintf(stderr, "lmlab: unexpected argument '%s'\n", s);
             return -1;
         }
+    }
+    if (a->dashboard && (a->plain || a->commands || a->script)) {
+        fprintf(stderr, "lmlab: --dashboard opens the dashboard, so it goes without --plain, -c "
+                "or a script\n");
+        return -1;
     }
     if (a->commands && a->script) {   /* one source of commands: never drop one silently */
         fprintf(stderr, "lmlab: -c and the script %s given together: run one of them (put the "
@@ -147,29 +156,35 @@ static int headless_train(Session *s, int argc, char **argv, int i)
     return 0;
 }
 
-/* Under mpirun, rank 0's stdin is mpirun's pipe (mpirun forwards what is typed) and its
- * stdout mpirun's pty or pipe, but the terminal mpirun was started from is still the
- * controlling terminal. Unless --plain: stdout becomes that terminal (/dev/tty), so the
- * dashboard draws on it and sets its modes there (cbreak: the terminal then hands each
- * key to mpirun at once), while keys keep coming through mpirun's pipe. The rank runs in
- * its own process group, in the terminal's background: SIGTTOU is ignored so that setting
- * the modes and drawing do not stop it. Without a forwarded stdin (`mpirun --stdin none`)
- * there is nothing to read keys from: 0. 1 when it took the terminal; 0 leaves rank 0
- * reading commands from stdin as a script. */
-static int mpi_terminal(int plain)
+/* `--dashboard` under mpirun: rank 0's stdin is mpirun's pipe (mpirun forwards what is
+ * typed) and its stdout mpirun's pty or pipe, but the terminal mpirun was started from is
+ * still the controlling terminal. stdout becomes that terminal (/dev/tty), so the
+ * dashboard draws on it and sets its modes there (raw: the terminal then hands each key
+ * to mpirun at once), while keys keep coming through mpirun's pipe. The rank runs in its
+ * own process group, in the terminal's background: SIGTTOU is ignored so that setting the
+ * modes and drawing do not stop it. An explicit flag, because the same pipe also carries
+ * a script piped into mpirun. LM_OK, or LM_EARG with the reason in err. */
+static int mpi_terminal(char *err)
 {
     struct stat st;
-    if (plain || dist_size() < 2 || isatty(STDIN_FILENO) || fstat(STDIN_FILENO, &st) ||
-        !S_ISFIFO(st.st_mode))
-        return 0;
+    if (fstat(STDIN_FILENO, &st) || !S_ISFIFO(st.st_mode))
+        return err_set(err, LM_EARG, "--dashboard under mpirun reads the keys mpirun forwards "
+                       "to rank 0, and this rank's standard input is not mpirun's pipe (was "
+                       "it started with --stdin none?)");
     int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
+    if (fd < 0 || !isatty(fd)) {
+        if (fd >= 0)
+            close(fd);
+        return err_set(err, LM_EARG, "--dashboard: mpirun was not started from a terminal "
+                       "(no /dev/tty), so there is nothing to draw on; leave out --dashboard "
+                       "and pass the commands with -c or a script");
+    }
     signal(SIGTTOU, SIG_IGN);
     fflush(stdout);
-    int ok = isatty(fd) && dup2(fd, STDOUT_FILENO) >= 0;
+    int rc = dup2(fd, STDOUT_FILENO) < 0 ? err_set(err, LM_EIO, "--dashboard: cannot use the "
+                                                   "terminal (%s)", strerror(errno)) : LM_OK;
     close(fd);
-    return ok;
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -199,6 +214,7 @@ int main(int argc, char **argv)
     s.json = a.json;
     repl_install_signals(&s);
     int rc;
+    int mpi_dash = a.dashboard && dist_size() > 1 && !isatty(STDIN_FILENO);
     if (a.cmd_index && !strcmp(argv[a.cmd_index], "train")) {
         rc = headless_train(&s, argc, argv, a.cmd_index);
     } else if (a.cmd_index) {
@@ -221,7 +237,10 @@ int main(int argc, char **argv)
         }
         rc = repl_run_file(&s, f, a.script, a.keep_going) ? 1 : 0;
         fclose(f);
-    } else if (!isatty(STDIN_FILENO) && !mpi_terminal(a.plain)) {
+    } else if (mpi_dash && mpi_terminal(derr) != LM_OK) {
+        fprintf(stderr, "lmlab: %s\n", derr);
+        rc = 2;
+    } else if (!isatty(STDIN_FILENO) && !mpi_dash) {
         rc = repl_run_file(&s, stdin, "<stdin>", a.keep_going) ? 1 : 0;
     } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s) == 0) {
         rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */

@@ -13,7 +13,7 @@
 #      ends (1e-3 rel)
 #   5. bad input: batch smaller than the process count is refused on every rank, no hang
 #   6. a rank killed mid-run ends the whole job (MPI aborts it), no hang; the run resumes
-#   7. the dashboard under mpirun (tmux): rank 0 draws on the terminal mpirun runs in,
+#   7. `--dashboard` under mpirun (tmux): rank 0 draws on the terminal mpirun runs in,
 #      takes keys through mpirun (Ctrl-C included: it does not end the job), trains a run
 #      that finishes, and quits cleanly; a waiting
 #      rank sleeps (under 10% of a core while the dashboard is idle)
@@ -138,7 +138,7 @@ if command -v tmux >/dev/null; then
     SOCK="lmlab-mpi-$$"
     export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
     tmux -L "$SOCK" new-session -d -s t -x 150 -y 45 \
-        "cd $W/t7 && timeout --foreground 300 mpirun --oversubscribe -np 2 $L --db a.db; echo EXIT=\$? >exit.txt; sleep 60"
+        "cd $W/t7 && timeout --foreground 300 mpirun --oversubscribe -np 2 $L --dashboard --db a.db; echo EXIT=\$? >exit.txt; sleep 60"
     screen() { tmux -L "$SOCK" capture-pane -p -t t; }
     until_screen() { for _ in $(seq 1200); do screen | grep -qF -- "$1" && return 0; sleep 0.1; done; return 1; }
     check "dashboard under mpirun: drawn on the terminal" until_screen "1 training"
@@ -150,7 +150,7 @@ if command -v tmux >/dev/null; then
     # CPU seconds (utime + stime) each process uses in 3 s of idling: a rank that spins in
     # a blocking broadcast uses most of them; one that sleeps between polls nearly none
     cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-    PIDS=$(pgrep -f "$L --db a.db")
+    PIDS=$(pgrep -f "$L --dashboard --db a.db")
     declare -A T0
     for p in $PIDS; do T0[$p]=$(cpu_ticks "$p"); done
     sleep 3
@@ -171,6 +171,15 @@ if command -v tmux >/dev/null; then
     check "dashboard under mpirun: the run is recorded once, finished, on 2 ranks" \
         [ "$(q t7/a.db "select count(*) from runs where status='finished' and machine like '%mpi 2 ranks%'")" == 1 ]
     tmux -L "$SOCK" kill-server 2>/dev/null
+    # without --dashboard, commands piped into mpirun run as a script (no dashboard)
+    (cd t7 && echo "runs" | M 2 --db a.db >piped.txt 2>&1)
+    check "piped into mpirun without --dashboard: a script, the run listed" \
+        bash -c "grep -q ' finished ' t7/piped.txt && ! grep -q '1 training' t7/piped.txt"
+    # --dashboard without a terminal (setsid: no controlling terminal): refused, no hang
+    (cd t7 && setsid -w timeout 300 mpirun --oversubscribe -np 2 "$L" --dashboard --db a.db \
+        </dev/null >nodash.txt 2>&1; echo $? >nodash.rc)
+    check "--dashboard without a terminal: refused with a reason" \
+        bash -c "grep -q 'not started from a terminal\|not mpirun' t7/nodash.txt && [ \$(cat t7/nodash.rc) != 0 ]"
 else
     echo "skip 7: tmux not installed"
 fi
