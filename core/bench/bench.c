@@ -4,6 +4,7 @@
 #include "err.h"
 #include "optim.h"
 #include "replicas.h"
+#include "update.h"
 #include "sample.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
@@ -136,8 +137,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
         if (rc) { err_set(err, rc, "forward failed"); break; }
         double t1 = sysinfo_now();
-        optim_clip_grad_norm(m->params.grad, m->params.total, c->clip);
-        optim_step(&opt, &m->params, c->lr);
+        float norm = update_grad_norm(reps, &m->params);   /* as trainer.c's step */
+        update_apply(reps, &opt, &m->params, norm, c->clip, c->lr);
         double t2 = sysinfo_now();
         if (s >= 0) {
             times[s] = t2 - t0;

@@ -121,22 +121,37 @@ const char *optim_kind_name(OptimKind kind)
     return "?";
 }
 
-float optim_clip_grad_norm(float *grad, size_t n, float max_norm)
+void optim_sumsq8(const float *grad, size_t n, double acc[8])
 {
     /* eight double lanes so the sum vectorises without reassociating a single chain */
-    double acc[8] = {0};
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         for (int j = 0; j < 8; j++)
             acc[j] += (double)grad[i + j] * (double)grad[i + j];
     for (; i < n; i++)
         acc[0] += (double)grad[i] * (double)grad[i];
-    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    float norm = (float)sqrt(sum);
+}
+
+float optim_norm8(const double acc[8])
+{
+    return (float)sqrt(((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                       ((acc[4] + acc[5]) + (acc[6] + acc[7])));
+}
+
+float optim_clip_coef(float norm, float max_norm)
+{
     if (!isfinite(norm) || !(max_norm > 0))
-        return norm;
+        return 1.0f;
     /* PyTorch: clip_coef = max_norm / (total_norm + 1e-6), clamped to at most 1 */
     float coef = (float)((double)max_norm / ((double)norm + 1e-6));
+    return coef < 1.0f ? coef : 1.0f;
+}
+
+float optim_clip_grad_norm(float *grad, size_t n, float max_norm)
+{
+    double acc[8] = {0};
+    optim_sumsq8(grad, n, acc);
+    float norm = optim_norm8(acc), coef = optim_clip_coef(norm, max_norm);
     if (coef < 1.0f)
         for (size_t k = 0; k < n; k++)
             grad[k] *= coef;
@@ -245,10 +260,14 @@ static void step_slice(Optimizer *o, const ParamSet *ps, const AdamCoef *k, size
     }
 }
 
-void optim_step(Optimizer *o, const ParamSet *ps, float lr)
+void optim_step_begin(Optimizer *o)
 {
-    assert(o->n >= ps->total);
     o->t++;
+}
+
+void optim_step_range(Optimizer *o, const ParamSet *ps, float lr, size_t lo, size_t hi)
+{
+    assert(o->n >= ps->total && hi <= ps->total);
     AdamCoef k = {0};
     if (o->kind != OPTIM_SGD) {
         double bc1 = 1.0 - pow(o->beta1_d, (double)o->t);
@@ -262,9 +281,21 @@ void optim_step(Optimizer *o, const ParamSet *ps, float lr)
         k.eps = o->eps;
     }
     if (o->decay_all || o->weight_decay == 0) {
-        step_slice(o, ps, &k, 0, ps->total, 1, lr);
+        if (hi > lo)
+            step_slice(o, ps, &k, lo, hi - lo, 1, lr);
         return;
     }
-    for (int i = 0; i < ps->n; i++)
-        step_slice(o, ps, &k, ps->info[i].offset, ps->info[i].numel, !ps->info[i].no_decay, lr);
+    for (int i = 0; i < ps->n; i++) {   /* each tensor's part of [lo, hi) */
+        size_t a = ps->info[i].offset, b = a + ps->info[i].numel;
+        a = a > lo ? a : lo;
+        b = b < hi ? b : hi;
+        if (b > a)
+            step_slice(o, ps, &k, a, b - a, !ps->info[i].no_decay, lr);
+    }
+}
+
+void optim_step(Optimizer *o, const ParamSet *ps, float lr)
+{
+    optim_step_begin(o);
+    optim_step_range(o, ps, lr, 0, ps->total);
 }

@@ -59,6 +59,21 @@ const char *optim_kind_name(OptimKind kind);
 float optim_clip_grad_norm(float *grad,   /* (n) */
                            size_t n, float max_norm);
 
+/* optim_clip_grad_norm and optim_step in parts, for a caller that runs them over slices
+ * of the slab on several threads (update.h); one slice [0, total) gives the same bits.
+ * optim_sumsq8 adds grad[0..n)'s squares into 8 double lanes (element i into lane i mod 8,
+ * so a slice must start at a multiple of 8; the last n mod 8 go to lane 0);
+ * optim_norm8 is the norm of the lanes' sum; optim_clip_coef the factor clipping
+ * multiplies the gradient by (1 when it leaves it alone: max_norm <= 0, a norm within
+ * it, or a non-finite norm). optim_step_begin counts the step; optim_step_range then
+ * updates the parameters [lo, hi) of that step (any split of [0, ps->total) into ranges,
+ * each once, gives optim_step's result). */
+void optim_sumsq8(const float *grad, size_t n, double acc[8]);
+float optim_norm8(const double acc[8]);
+float optim_clip_coef(float norm, float max_norm);
+void optim_step_begin(Optimizer *o);
+void optim_step_range(Optimizer *o, const ParamSet *ps, float lr, size_t lo, size_t hi);
+
 /* One update of every parameter in ps with learning rate lr, using ps->grad (which is
  * read, never modified). PyTorch 1.13 semantics:
  *   SGD:   g += wd*p; m = momentum*m + g (first step m = g); p -= lr*(momentum ? m : g)

@@ -24,8 +24,11 @@ struct Replicas {
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     long generation;       /* bumps for every phase the workers must run */
-    int running, quit, phase; /* phase 0: forward, 1: backward, 2: gradient sum */
+    int running, quit, phase; /* 0: forward, 1: backward, 2: gradient sum, 3: parallel for */
     float scale;
+    void (*pf)(void *ctx, int slice, size_t lo, size_t hi);   /* phase 3 */
+    void *pf_ctx;
+    size_t pf_n;
 };
 
 static void add_grads(float *restrict acc, const float *restrict g, size_t n)
@@ -46,11 +49,25 @@ static void reduce_slice(Replicas *r, int i)
             add_grads(m->params.grad + off, r->s[j].m->params.grad + off, n);
 }
 
+/* Slice i of [0, n) split n ways, in multiples of 16 elements (64 bytes). */
+static void slice_range(size_t n, int ways, int i, size_t *lo, size_t *hi)
+{
+    size_t per = ((n + (size_t)ways - 1) / (size_t)ways + 15) & ~(size_t)15;
+    *lo = per * (size_t)i < n ? per * (size_t)i : n;
+    *hi = *lo + per < n ? *lo + per : n;
+}
+
 static void run_phase(Replicas *r, int i)
 {
     Slice *s = &r->s[i];
     if (r->phase == 2) {
         reduce_slice(r, i);
+        return;
+    }
+    if (r->phase == 3) {
+        size_t lo, hi;
+        slice_range(r->pf_n, r->n, i, &lo, &hi);
+        r->pf(r->pf_ctx, i, lo, hi);
         return;
     }
     if (s->B <= 0)
@@ -226,6 +243,19 @@ void replicas_backward(Replicas *r, float scale)
     fork_join(r, 1);
     if (r->n > 1)
         fork_join(r, 2);   /* the gradient sum, spread over every replica's thread */
+}
+
+void replicas_parallel_for(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
+                           void *ctx, size_t n)
+{
+    if (!r || r->n == 1) {
+        fn(ctx, 0, 0, n);
+        return;
+    }
+    r->pf = fn;
+    r->pf_ctx = ctx;
+    r->pf_n = n;
+    fork_join(r, 3);
 }
 
 int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,

@@ -7,7 +7,8 @@
  * Dropout masks are keyed by the step's seed (one draw from the primary's stream) and the
  * global batch row (dropout.h), so a step is the same for any number of replicas and a run
  * stays reproducible (and resumable) from the primary's RNG alone.
- * Not here: the optimizer step, clipping (the caller does them on the primary). */
+ * The optimizer step and clipping are update.h's, run on these threads through
+ * replicas_parallel_for. */
 #ifndef LM_REPLICAS_H
 #define LM_REPLICAS_H
 
@@ -41,5 +42,13 @@ int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double 
 int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, long row0,
                      double *loss_sum, long *count);
 void replicas_backward(Replicas *r, float scale);
+
+/* Runs fn(ctx, slice, lo, hi) for the replicas_count(r) slices of [0, n) (contiguous, in
+ * order, each a multiple of 16 elements but the last, some possibly empty), each on its
+ * replica's thread, and returns when all are done. For element-wise work on the
+ * parameter slab between steps (update.c); fn must touch only its slice. r may be NULL
+ * (one slice, on the caller's thread). */
+void replicas_parallel_for(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
+                           void *ctx, size_t n);
 
 #endif

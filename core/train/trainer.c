@@ -7,6 +7,7 @@
 #include "err.h"
 #include "sysinfo.h"
 #include "trainer_dist.h"
+#include "update.h"
 
 #include <errno.h>
 #include <math.h>
@@ -307,7 +308,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     long n = 0;
     int rc = trainer_dist_step(t, T, &sum, &n);
     if (!rc) {
-        *gnorm = optim_clip_grad_norm(m->params.grad, m->params.total, t->cfg.clip);
+        *gnorm = update_grad_norm(t->reps, &m->params);
         *loss = sum / (double)(n ? n : 1);
         if (!isfinite(*loss) || !isfinite(*gnorm)) {
             char where[PARAMS_NAME_LEN + 32];
@@ -317,7 +318,8 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
                          isfinite(*loss) ? "gradient norm became non-finite" : "loss became NaN/Inf",
                          t->ts.step + 1, where);
         } else {
-            optim_step(&t->optim, &m->params, schedule_lr(&t->sched, t->ts.step));
+            update_apply(t->reps, &t->optim, &m->params, *gnorm, t->cfg.clip,
+                         schedule_lr(&t->sched, t->ts.step));
             t->ts.step++;
             t->ts.tokens += n;
             t->ts.epoch = batcher_epoch(&t->batcher);
