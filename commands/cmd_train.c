@@ -360,7 +360,8 @@ static void print_new(Session *s, const Snapshot *sn, Printed *p)
         output_str(o, "split", "valid");
         output_real(o, "loss", sn->val[p->n_val].value);
         output_real(o, "ppl", exp(sn->val[p->n_val].value));
-        output_int(o, "tokens", sn->last_eval.tokens);
+        if (p->n_val == sn->n_val - 1)   /* last_eval is the newest one's, not older ones' */
+            output_int(o, "tokens", sn->last_eval.tokens);
         output_line(o, "eval   step {step}  val loss {loss:%.4f}  ppl {ppl:%.3f}");
         output_emit(s, o);
     }

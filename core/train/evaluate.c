@@ -31,14 +31,17 @@ static int run_batch(Model *m, Replicas *reps, const int *x, const int *y, int r
     return LM_OK;
 }
 
+/* The whole split in batches of consecutive windows; with ranks > 1 this rank forwards
+ * batches me, me + ranks, ... (their windows are independent: not for carried state). */
 static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,
-                       const volatile int *cancel, int *x, int *y, double *sum, long *count)
+                       int ranks, int me, const volatile int *cancel, int *x, int *y,
+                       double *sum, long *count)
 {
     size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt;
     int recurrent = config_is_recurrent(&m->cfg);
     int rows_max = recurrent ? 1 : batch;
     size_t full = (n - 1) / (size_t)bptt; /* windows of exactly bptt tokens */
-    for (size_t w = 0; w < windows;) {
+    for (size_t w = 0, k = 0; w < windows; k++) {
         if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
             return LM_ECANCEL;
         int rows = 0;
@@ -54,6 +57,8 @@ static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int 
             rows++;
             w++;
         }
+        if (k % (size_t)ranks != (size_t)me)
+            continue;
         int rc = run_batch(m, reps, x, y, rows, T, sum, count);
         if (rc)
             return rc;
@@ -80,11 +85,11 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
     double sum = 0;
     long count = 0;
     int rc = LM_OK;
+    int ranks = shared ? dist_size() : 1, me = shared ? dist_rank() : 0;
     if (max_batches == 0) {
-        rc = whole_split(m, reps, data, n, bptt, batch, cancel, x, y, &sum, &count);
+        rc = whole_split(m, reps, data, n, bptt, batch, ranks, me, cancel, x, y, &sum, &count);
     } else {
         int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
-        int ranks = shared ? dist_size() : 1, me = shared ? dist_rank() : 0;
         for (int k = 0; k < max_batches && !rc; k++) {
             if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) { rc = LM_ECANCEL; break; }
             for (int b = 0; b < batch; b++) {   /* every rank draws every batch's windows */
@@ -98,14 +103,14 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
                 m->ops->reset_state(m);
             rc = run_batch(m, reps, x, y, batch, T, &sum, &count);
         }
-        if (ranks > 1) {   /* one reduction, whatever happened: no rank is left waiting */
-            double red[3] = {rc ? 0 : sum, rc ? 0 : (double)count, rc ? 1 : 0};
-            dist_allreduce_sum_f64(red, 3);
-            sum = red[0];
-            count = (long)red[1];
-            if (!rc && red[2] > 0)
-                rc = LM_ECANCEL;   /* another rank was cancelled or failed */
-        }
+    }
+    if (ranks > 1) {   /* one reduction, whatever happened: no rank is left waiting */
+        double red[3] = {rc ? 0 : sum, rc ? 0 : (double)count, rc ? 1 : 0};
+        dist_allreduce_sum_f64(red, 3);
+        sum = red[0];
+        count = (long)red[1];
+        if (!rc && red[2] > 0)
+            rc = LM_ECANCEL;   /* another rank was cancelled or failed */
     }
     if (m->ops->reset_state)
         m->ops->reset_state(m);

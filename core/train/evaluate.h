@@ -25,10 +25,11 @@ typedef struct {
  * many batches of random windows drawn with rng. chars: characters the split's text
  * holds (for bits per character; 0 = not char-level). cancel: polled between batches
  * (may be NULL). reps (may be NULL): the model's data-parallel replicas, used for
- * batches of independent windows. shared (estimate mode, under mpirun): every rank of
- * the job calls this together with the same arguments and rng state; batch k is forwarded
- * by rank k mod N and the sums (and a cancel on any rank) are reduced over the ranks, so
- * every rank returns the same result in 1/N of the time. LM_OK, LM_EARG (split shorter
+ * batches of independent windows. shared (under mpirun; not for a recurrent model's
+ * whole split, whose state runs window to window): every rank of the job calls this
+ * together with the same arguments and rng state; batch k is forwarded by rank k mod N
+ * and the sums (and a cancel on any rank) are reduced over the ranks, so every rank
+ * returns the same result in 1/N of the time. LM_OK, LM_EARG (split shorter
  * than 2 tokens), LM_ECANCEL. Uses caller-provided scratch x, y of at least batch * bptt
  * ints. */
 int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,

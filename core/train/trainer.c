@@ -459,6 +459,12 @@ static void *train_main(void *arg)
                                       due(s, c->sample_every) || due(s, c->checkpoint_every));
     }
     trainer_dist_end(t);
+    /* The final evaluation: rank 0 decides, and the others join it when it is shared (the
+     * one decision: rank 0 must not change its mind after saying so). */
+    int stopped = lead ? trainer_stopping(t) : 0;
+    int final_eval = trainer_dist_flag(lead && !rc && !stopped);
+    if (!lead && final_eval && trainer_eval_shared(t, 1))
+        trainer_do_eval(t, 1, err);   /* this rank's share of rank 0's */
     TrainerStatus end;
     if (rc == LM_EDIVERGED) {
         end = TRAINER_DIVERGED;
@@ -467,7 +473,6 @@ static void *train_main(void *arg)
     } else if (!lead) {
         end = TRAINER_FINISHED;   /* rank 0 evaluates, saves and reports the ending */
     } else {
-        int stopped = trainer_stopping(t);
         if (!stopped) {
             double before = t->best_val;
             int erc = trainer_do_eval(t, 1, err);

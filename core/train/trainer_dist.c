@@ -127,6 +127,13 @@ void trainer_dist_end(Trainer *t)
     g_open = 0;
 }
 
+int trainer_dist_flag(int v)
+{
+    if (dist_size() > 1)
+        dist_bcast_idle(&v, sizeof v);
+    return v;
+}
+
 void trainer_dist_mirror_tasks(Trainer *t, int evaluated, int other)
 {
     if (evaluated && t->m->ops->reset_state)

@@ -53,6 +53,8 @@ int trainer_dist_control(Trainer *t, int go);
 /* After the step loop on every rank: closes the loop for ranks still waiting on a
  * control (rank 0 left it after an evaluation or checkpoint). */
 void trainer_dist_end(Trainer *t);
+/* Rank 0's v on every rank (alone: v). Every rank must call it at the same point. */
+int trainer_dist_flag(int v);
 /* Ranks 1..N-1, where rank 0 evaluated (evaluated) or sampled or saved (other): forgets
  * the carried state of recurrent models as rank 0's tasks do for its rows (an evaluation
  * resets the primary model's, a sample or checkpoint every replica's). */

@@ -78,7 +78,8 @@ static void emit_gates(Trainer *t)
 
 int trainer_eval_shared(const Trainer *t, int final)
 {
-    return !final && t->cfg.eval_batches > 0 && dist_size() > 1;
+    int whole = final || t->cfg.eval_batches == 0;
+    return dist_size() > 1 && !(whole && config_is_recurrent(&t->cfg));
 }
 
 int trainer_do_eval(Trainer *t, int final, char *err)

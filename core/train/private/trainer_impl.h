@@ -62,9 +62,10 @@ int trainer_wait_if_paused(Trainer *t, const char *why);
 
 /* trainer_tasks.c */
 int trainer_do_eval(Trainer *t, int final, char *err);
-/* 1 when trainer_do_eval is shared by every rank of an mpirun job (periodic estimates:
- * each rank forwards its share of the batches, evaluate.h); the final whole-split
- * evaluation is rank 0's alone. Every rank must then call trainer_do_eval together. */
+/* 1 when trainer_do_eval is shared by every rank of an mpirun job: each rank forwards its
+ * share of the batches (evaluate.h), for the periodic estimates and the final whole-split
+ * evaluation alike, except a recurrent model's whole split (its state runs window to
+ * window: rank 0's alone). Every rank must then call trainer_do_eval together. */
 int trainer_eval_shared(const Trainer *t, int final);
 void trainer_do_sample(Trainer *t);
 int trainer_checkpoint_or_pause(Trainer *t, int is_best);
