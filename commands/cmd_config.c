@@ -3,6 +3,7 @@
 #include "session.h"
 
 #include "blas_select.h"
+#include "dist.h"
 #include "err.h"
 #include "suggest.h"
 #include "sysinfo.h"
@@ -311,13 +312,15 @@ static int show_model(Session *s, int with_data)
     return LM_OK;
 }
 
-/* The CPU, the OpenBLAS build and its kernels, and who chose them (blas_select.h). */
+/* The CPU, the OpenBLAS build and its kernels, and who chose them (blas_select.h); under
+ * mpirun also the process group, as the run store records it. */
 static int show_machine(Session *s)
 {
-    char desc[320], blas[256], kernels[320], cpu_text[160];
+    char desc[512], blas[256], kernels[320], cpu_text[160];
     BlasCpu cpu;
     blas_select_read_cpu(&cpu);
     sysinfo_describe(desc, sizeof desc);
+    dist_append_machine(desc, sizeof desc);
     sysinfo_blas(blas, sizeof blas);
     blas_select_describe(kernels, sizeof kernels);
     blas_select_cpu_text(&cpu, cpu_text, sizeof cpu_text);

@@ -49,6 +49,8 @@ if grep -q "built without MPI" probe.txt; then
 fi
 COMMON="threads=1 log_every=1 runs_dir=runs"
 M 2 --version >v.txt 2>&1; VRC=$?
+M 2 --db sm.db -c "show machine" >sm.txt 2>&1
+check "show machine under mpirun names the process group" grep -q "^machine .*; mpi 2 ranks on " sm.txt
 check "--version under mpirun: exit 0, no 'exiting improperly' notice" \
     bash -c "[ $VRC == 0 ] && grep -q '^lmlab ' v.txt && ! grep -q improperly v.txt"
 
