@@ -69,16 +69,22 @@ int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
     return m->ops->forward(m, tokens, targets, B, T, loss_sum, count);
 }
 
+/* The slab's bytes as aligned_alloc is asked for them (a multiple of its 64). */
+static size_t slab_bytes(size_t n_floats)
+{
+    return (n_floats * sizeof(float) + 63) & ~(size_t)63;
+}
+
 size_t model_act_bytes(size_t n_floats, size_t n_ints)
 {
-    return ((n_floats * sizeof(float) + 63) & ~(size_t)63) + n_ints * sizeof(int);
+    return slab_bytes(n_floats) + n_ints * sizeof(int);
 }
 
 int model_act_alloc(Model *m, size_t n_floats, size_t n_ints, float **slab, int **ints, int B,
                     int T, char *err)
 {
-    size_t slab_bytes = (n_floats * sizeof(float) + 63) & ~(size_t)63;
-    *slab = aligned_alloc(64, slab_bytes ? slab_bytes : 64);
+    size_t bytes = slab_bytes(n_floats);
+    *slab = aligned_alloc(64, bytes ? bytes : 64);
     *ints = malloc(n_ints ? n_ints * sizeof(int) : 1);
     if (!*slab || !*ints) {
         free(*slab);

@@ -29,9 +29,15 @@ static inline float to_unit(uint64_t h)
     return (float)(h >> 40) * (1.0f / 16777216.0f);   /* top 24 bits: exact in a float */
 }
 
+/* The uniform of position j of a row, from the row's key. */
+static inline float elem_unit(uint64_t key, uint64_t j)
+{
+    return to_unit(mix64(key + (j + 1) * GOLDEN));
+}
+
 float drop_uniform(uint64_t seed, uint32_t site, uint64_t row, uint64_t j)
 {
-    return to_unit(mix64(row_key(seed, site, row) + (j + 1) * GOLDEN));
+    return elem_unit(row_key(seed, site, row), j);
 }
 
 /* n elements of one row's run of positions, starting at position-in-row j0. */
@@ -39,7 +45,7 @@ static void drop_run(float *out, float *mask, const float *inp, long n, uint64_t
                      uint64_t j0, float p, float keep)
 {
     for (long i = 0; i < n; i++) {
-        float m = to_unit(mix64(key + (j0 + (uint64_t)i + 1) * GOLDEN)) < p ? 0.0f : keep;
+        float m = elem_unit(key, j0 + (uint64_t)i) < p ? 0.0f : keep;
         mask[i] = m;
         out[i] = inp[i] * m;
     }

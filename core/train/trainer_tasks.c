@@ -96,9 +96,9 @@ int trainer_do_eval(Trainer *t, int final, char *err)
     int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
                             batches, trainer_eval_shared(t, final), &rng, chars, &t->stop_req,
                             t->x, t->y, &r, err);
-    if (!rc && !lead) {   /* a share of rank 0's evaluation: it reports */
-        schedule_observe(&t->sched, r.loss);
-    } else if (!rc) {
+    /* rank 0 reports; elsewhere this was a share of its evaluation (rank 0's schedule
+     * state reaches the other ranks with the next step's control) */
+    if (!rc && lead) {
         TrainEvent ev = {.kind = TEV_EVAL};
         ev.eval.step = t->ts.step;
         snprintf(ev.eval.split, sizeof ev.eval.split, "valid");
