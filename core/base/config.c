@@ -16,15 +16,15 @@
 
 #define F(field) offsetof(Config, field), sizeof(((Config *)0)->field)
 
-/* "dispatcher|dispatcher-mh|...": the names of registry.def in enum order. */
+/* "dispatcher|dispatcher-mh|...": the names of families.def in enum order. */
 #define FAMILY(kind, name, flags, init, act_bytes) "|" name
 static const char MODEL_VALUES[] = ""
-#include "registry.def"
+#include "families.def"
     ;
 #undef FAMILY
 #define FAMILY(kind, name, flags, init, act_bytes) flags,
 static const int MODEL_FLAGS[] = {
-#include "registry.def"
+#include "families.def"
 };
 #undef FAMILY
 
@@ -477,7 +477,7 @@ const char *config_model_name(ModelKind kind)
 {
     static const char *const names[] = {
 #define FAMILY(kind, name, flags, init, act_bytes) name,
-#include "registry.def"
+#include "families.def"
 #undef FAMILY
     };
     return (unsigned)kind < MODEL_N_KINDS ? names[kind] : NULL;

@@ -14,10 +14,10 @@ typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_ENUM, CFG_STRING } ConfigType;
 /* What a model family is, for checks that hold for several families (config_is_*). */
 enum { MODEL_F_TRANSFORMER = 1, MODEL_F_DISPATCHER = 2, MODEL_F_RECURRENT = 4 };
 
-/* The model families, one per line of core/models/registry.def (the registry). */
+/* The model families, one per line of core/base/families.def (the registry). */
 typedef enum {
 #define FAMILY(kind, name, flags, init, act_bytes) kind,
-#include "registry.def"
+#include "families.def"
 #undef FAMILY
     MODEL_N_KINDS
 } ModelKind;
@@ -32,7 +32,7 @@ typedef enum {
 
 typedef struct {
     /* model */
-    char model[32];        /* a name of registry.def: dispatcher | msa | lstm | ... */
+    char model[32];        /* a name of families.def: dispatcher | msa | lstm | ... */
     ModelKind model_kind;  /* the same, parsed by config_set */
     int d, heads, nhid, layers, bptt;
     float dropout;
@@ -126,7 +126,7 @@ const ConfigKey *config_find_key(const char *key);
 const char *config_model_name(ModelKind kind);
 
 /* 1 when the model is a Dispatcher variant, a transformer, a recurrent model (the
- * family's flags in registry.def). */
+ * family's flags in families.def). */
 int config_is_dispatcher(const Config *c);
 int config_is_transformer(const Config *c);
 int config_is_recurrent(const Config *c);

@@ -1,6 +1,6 @@
 /* model.c — creating a model from its configuration and the thin wrappers over the
  * family vtable (model.h). Which family a configuration means is the registry's
- * (registry.def, parsed once by config_set); nothing here knows a family by name. */
+ * (families.def, parsed once by config_set); nothing here knows a family by name. */
 #include "model.h"
 
 #include "err.h"

@@ -123,7 +123,7 @@ long model_param_count(const Model *m);
 
 /* Family constructors (model_transformer.c, model_linear.c, model_recurrent.c): register
  * parameters in m->params, set m->ops and m->impl, initialise weights (only register
- * when m->estimate_only). model_create finds them through the registry (registry.def);
+ * when m->estimate_only). model_create finds them through the registry (families.def);
  * they are declared here for tests that build a family directly. */
 int model_transformer_init(Model *m, char *err);
 int model_linear_init(Model *m, char *err);

@@ -1,4 +1,4 @@
-/* registry.c — the model family table, generated from registry.def so that a family's
+/* registry.c — the model family table, generated from families.def so that a family's
  * name, flags and functions are written once. Not a plugin loader: families are linked
  * in. */
 #include "registry.h"
@@ -8,12 +8,12 @@
 #define FAMILY(kind, name, flags, init, act_bytes) \
     int init(Model *m, char *err);                 \
     size_t act_bytes(Model *m, int B, int T);
-#include "registry.def"
+#include "families.def"
 #undef FAMILY
 
 static const ModelFamily FAMILIES[] = {
 #define FAMILY(kind, name, flags, init, act_bytes) {name, kind, flags, init, act_bytes},
-#include "registry.def"
+#include "families.def"
 #undef FAMILY
 };
 #define N_FAMILIES ((int)(sizeof FAMILIES / sizeof FAMILIES[0]))

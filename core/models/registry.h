@@ -1,5 +1,5 @@
 /* registry.h — the table of model families behind model_create and model_estimate_bytes,
- * built from registry.def (one line per `model=` value: name, flags, init, activation
+ * built from families.def (one line per `model=` value: name, flags, init, activation
  * bytes). Not where a family is implemented: that is its own file (model_*.c). */
 #ifndef LM_REGISTRY_H
 #define LM_REGISTRY_H
