@@ -119,6 +119,12 @@ void model_backward(Model *m, float scale)
     m->ops->backward(m, scale);
 }
 
+int model_carries_state(const Model *m)
+{
+    const ModelFamily *f = registry_family(m->cfg.model_kind);
+    return f && (f->flags & MODEL_F_RECURRENT);
+}
+
 long model_param_count(const Model *m)
 {
     long n = 0;

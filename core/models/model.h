@@ -118,6 +118,11 @@ void model_drop_key(Model *m, uint64_t seed, long row0);
 /* The next step's dropout seed, drawn from m->rng (two 32-bit draws). */
 uint64_t model_drop_seed(Model *m);
 
+/* Whether the family carries its hidden state from one window to the next (the recurrent
+ * families of families.def): a whole-split evaluation then runs the windows in order on
+ * one row, and cannot be shared between ranks. Asked here, never by kind elsewhere. */
+int model_carries_state(const Model *m);
+
 /* Parameter count (weights tied once). */
 long model_param_count(const Model *m);
 

@@ -7,8 +7,10 @@
 #include "names_reference.h"
 
 #include "err.h"
+#include "posenc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define REF_LAYERS "transformer_encoder.layers."
@@ -237,4 +239,19 @@ int names_infer_config(const SafeTensors *st, Config *c, char *note, size_t cap,
                  "heads=%d (from %s)", c->model, c->d, c->nhid, c->layers, c->bptt, c->heads,
                  heads_from);
     return rc;
+}
+
+int names_reference_pe(const Model *m, float **pe, long shape[3])
+{
+    *pe = NULL;
+    if (!config_is_transformer(&m->cfg))
+        return LM_OK;
+    int d = m->cfg.d;
+    if (!(*pe = malloc((size_t)NAMES_PE_ROWS * (size_t)d * sizeof **pe)))
+        return LM_ENOMEM;
+    posenc_sinusoid(*pe, NAMES_PE_ROWS, d);
+    shape[0] = NAMES_PE_ROWS;
+    shape[1] = 1;
+    shape[2] = d;
+    return LM_OK;
 }

@@ -22,6 +22,12 @@ typedef enum { NAMES_LMLAB, NAMES_REFERENCE } NamesKind;
 #define NAMES_PE_ROWS 5000
 #define NAMES_PE "pos_encoder.pe"
 
+/* The buffers the reference's state_dict holds beyond the parameters, for a checkpoint
+ * written under the reference names: for the Transformer families the (NAMES_PE_ROWS, 1, d)
+ * sinusoidal table `pos_encoder.pe`. Sets *pe to a malloc'd table the caller frees after
+ * the write (NULL when the family has none) and shape to its shape. LM_OK or LM_ENOMEM. */
+int names_reference_pe(const Model *m, float **pe, long shape[3]);
+
 /* "lmlab" or "reference" into *out: LM_OK, or LM_EARG with the accepted values. */
 int names_parse(const char *s, NamesKind *out, char *err);
 

@@ -3,7 +3,6 @@
 
 #include "err.h"
 #include "names_reference.h"
-#include "posenc.h"
 #include "tokenizer.h"
 #include "torchfile.h"
 
@@ -208,14 +207,10 @@ static int add_weights(SafeTensorsWriter *w, const Model *m, NamesKind k, float 
         rc = safetensors_writer_add(w, "decoder.weight", ST_F32, 2, shape,
                                     ps->data + ps->info[enc].offset);
     }
-    if (!rc && config_is_transformer(&m->cfg)) {
-        int d = m->cfg.d;
-        if (!(*pe = malloc((size_t)NAMES_PE_ROWS * (size_t)d * sizeof **pe)))
-            return LM_ENOMEM;
-        posenc_sinusoid(*pe, NAMES_PE_ROWS, d);
-        long shape[3] = {NAMES_PE_ROWS, 1, d};
+    long shape[3];
+    rc = rc ? rc : names_reference_pe(m, pe, shape);
+    if (!rc && *pe)
         rc = safetensors_writer_add(w, NAMES_PE, ST_F32, 3, shape, *pe);
-    }
     return rc;
 }
 

@@ -38,7 +38,7 @@ static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int 
                        double *sum, long *count)
 {
     size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt;
-    int recurrent = config_is_recurrent(&m->cfg);
+    int recurrent = model_carries_state(m);
     int rows_max = recurrent ? 1 : batch;
     size_t full = (n - 1) / (size_t)bptt; /* windows of exactly bptt tokens */
     for (size_t w = 0, k = 0; w < windows; k++) {
@@ -79,7 +79,7 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
         bptt = m->T;
     int was_training = m->training, was_carry = m->carry_state;
     m->training = 0;
-    m->carry_state = config_is_recurrent(&m->cfg) && max_batches == 0;
+    m->carry_state = model_carries_state(m) && max_batches == 0;
     if (m->ops->reset_state)
         m->ops->reset_state(m);
     double sum = 0;

@@ -79,7 +79,7 @@ static void emit_gates(Trainer *t)
 int trainer_eval_shared(const Trainer *t, int final)
 {
     int whole = final || t->cfg.eval_batches == 0;
-    return dist_size() > 1 && !(whole && config_is_recurrent(&t->cfg));
+    return dist_size() > 1 && !(whole && model_carries_state(t->m));
 }
 
 int trainer_do_eval(Trainer *t, int final, char *err)
