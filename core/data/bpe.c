@@ -243,7 +243,7 @@ typedef struct {
     HeapItem *heap; int heap_n, heap_cap;
     int *touched; int n_touched, touched_cap;
     int oom;
-} Trainer;
+} BpeTrainer;
 
 static int vec_push(IntVec *v, int x)
 {
@@ -273,7 +273,7 @@ static int heap_before(const HeapItem *x, const HeapItem *y)
     return x->count > y->count || (x->count == y->count && x->key < y->key);
 }
 
-static void heap_push(Trainer *tr, long long count, int p)
+static void heap_push(BpeTrainer *tr, long long count, int p)
 {
     if (grow((void **)&tr->heap, sizeof(HeapItem), tr->heap_n + 1, &tr->heap_cap)) {
         tr->oom = 1;
@@ -288,7 +288,7 @@ static void heap_push(Trainer *tr, long long count, int p)
     tr->heap[i] = it;
 }
 
-static HeapItem heap_pop(Trainer *tr)
+static HeapItem heap_pop(BpeTrainer *tr)
 {
     HeapItem top = tr->heap[0], last = tr->heap[--tr->heap_n];
     int i = 0, n = tr->heap_n;
@@ -305,7 +305,7 @@ static HeapItem heap_pop(Trainer *tr)
 }
 
 /* Index of pair (a,b), created with count 0 when new; -1 when out of memory. */
-static int pair_index(Trainer *tr, int a, int b)
+static int pair_index(BpeTrainer *tr, int a, int b)
 {
     uint64_t k = pair_key(a, b);
     if (2 * (size_t)(tr->n_pairs + 1) > tr->map_cap) {
@@ -344,7 +344,7 @@ static int pair_index(Trainer *tr, int a, int b)
 
 /* Adds delta to the count of (a,b); on an increase records word w as a holder and the
  * pair as touched by merge m (to be pushed on the heap). */
-static void pair_add(Trainer *tr, int a, int b, long long delta, int w, int m)
+static void pair_add(BpeTrainer *tr, int a, int b, long long delta, int w, int m)
 {
     int p = pair_index(tr, a, b);
     if (p < 0) { tr->oom = 1; return; }
@@ -362,7 +362,7 @@ static void pair_add(Trainer *tr, int a, int b, long long delta, int w, int m)
 }
 
 /* Replaces every (a,b) in word w, left to right, by token t, adjusting neighbour pairs. */
-static void word_merge(Trainer *tr, int w, int a, int b, int t, int m)
+static void word_merge(BpeTrainer *tr, int w, int a, int b, int t, int m)
 {
     int *s = tr->sym[w], L = tr->len[w], o = 0;
     long long f = tr->freq[w];
@@ -386,7 +386,7 @@ static void word_merge(Trainer *tr, int w, int a, int b, int t, int m)
 }
 
 /* Counts the distinct chunks of text and lays out their bytes as symbols. */
-static int trainer_load_words(Trainer *tr, const unsigned char *s, size_t len)
+static int bpe_trainer_load_words(BpeTrainer *tr, const unsigned char *s, size_t len)
 {
     ChunkMap c = { .s = s };
     size_t total = 0;
@@ -423,7 +423,7 @@ oom:
     return -1;
 }
 
-static void trainer_free(Trainer *tr)
+static void bpe_trainer_free(BpeTrainer *tr)
 {
     for (int p = 0; p < tr->n_pairs; p++) free(tr->where[p].v);
     free(tr->sym); free(tr->len); free(tr->freq); free(tr->stamp); free(tr->arena);
@@ -432,7 +432,7 @@ static void trainer_free(Trainer *tr)
 }
 
 /* The pair to merge next (count >= 2), or -1. Stale heap entries are refreshed. */
-static int trainer_best(Trainer *tr)
+static int bpe_trainer_best(BpeTrainer *tr)
 {
     while (tr->heap_n > 0) {
         HeapItem it = heap_pop(tr);
@@ -443,7 +443,7 @@ static int trainer_best(Trainer *tr)
     return -1;
 }
 
-static int trainer_run(Trainer *tr, int n_merges, int *merges, int *done)
+static int bpe_trainer_run(BpeTrainer *tr, int n_merges, int *merges, int *done)
 {
     for (int w = 0; w < tr->n_words; w++)
         for (int i = 0; i + 1 < tr->len[w]; i++)
@@ -451,7 +451,7 @@ static int trainer_run(Trainer *tr, int n_merges, int *merges, int *done)
     for (int k = 0; k < tr->n_touched; k++) heap_push(tr, tr->pcount[tr->touched[k]], tr->touched[k]);
     int m = 0;
     for (; m < n_merges && !tr->oom; m++) {
-        int p = trainer_best(tr);
+        int p = bpe_trainer_best(tr);
         if (p < 0) break;
         uint64_t key = tr->pkey[p] - 1;
         int a = (int)(key >> 32), b = (int)(uint32_t)key, t = 256 + m;
@@ -479,16 +479,16 @@ int bpe_train(const char *text, size_t len, int n_merges, Bpe **out, char *err)
     *out = NULL;
     if (n_merges < 0 || n_merges > (1 << 20))
         return err_set(err, LM_EARG, "BPE: %d merges is out of range (0..%d)", n_merges, 1 << 20);
-    Trainer tr;
+    BpeTrainer tr;
     memset(&tr, 0, sizeof tr);
     int *merges = malloc(sizeof(int) * 2 * (size_t)(n_merges + 1)), done = 0;
-    if (!merges || trainer_load_words(&tr, (const unsigned char *)text, len) ||
-        trainer_run(&tr, n_merges, merges, &done)) {
-        trainer_free(&tr);
+    if (!merges || bpe_trainer_load_words(&tr, (const unsigned char *)text, len) ||
+        bpe_trainer_run(&tr, n_merges, merges, &done)) {
+        bpe_trainer_free(&tr);
         free(merges);
         return err_set(err, LM_ENOMEM, "BPE training: out of memory (%zu bytes of text)", len);
     }
-    trainer_free(&tr);
+    bpe_trainer_free(&tr);
     int rc = bpe_create(merges, done, out, err);
     free(merges);
     return rc;

@@ -119,6 +119,16 @@ void model_backward(Model *m, float scale)
     m->ops->backward(m, scale);
 }
 
+void model_transpose_tb(float *dst, const float *src, int B, int T, int C, int to_bt)
+{
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) {
+            const float *s = to_bt ? src + ((long)t * B + b) * C : src + ((long)b * T + t) * C;
+            float *o = to_bt ? dst + ((long)b * T + t) * C : dst + ((long)t * B + b) * C;
+            memcpy(o, s, (size_t)C * sizeof(float));
+        }
+}
+
 int model_carries_state(const Model *m)
 {
     const ModelFamily *f = registry_family(m->cfg.model_kind);

@@ -123,6 +123,10 @@ uint64_t model_drop_seed(Model *m);
  * one row, and cannot be shared between ranks. Asked here, never by kind elsewhere. */
 int model_carries_state(const Model *m);
 
+/* Layout helper for families that run time-major: dst (B,T,C) from src (T,B,C) when
+ * to_bt, else dst (T,B,C) from src (B,T,C). */
+void model_transpose_tb(float *dst, const float *src, int B, int T, int C, int to_bt);
+
 /* Parameter count (weights tied once). */
 long model_param_count(const Model *m);
 

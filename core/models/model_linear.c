@@ -152,17 +152,6 @@ static int lin_alloc(Model *m, int B, int T, char *err)
     return LM_OK;
 }
 
-/* dst (B,T,C) from src (T,B,C), or back with to_bt = 0. */
-static void transpose_tb(float *dst, const float *src, int B, int T, int C, int to_bt)
-{
-    for (int t = 0; t < T; t++)
-        for (int b = 0; b < B; b++) {
-            const float *s = to_bt ? src + ((long)t * B + b) * C : src + ((long)b * T + t) * C;
-            float *o = to_bt ? dst + ((long)b * T + t) * C : dst + ((long)t * B + b) * C;
-            memcpy(o, s, (size_t)C * sizeof(float));
-        }
-}
-
 static int lin_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                        double *loss_sum, long *count)
 {
@@ -178,7 +167,7 @@ static int lin_forward(Model *m, const int *tokens, const int *targets, int B, i
     embedding_forward(lm->x, lm->tok, wte, 1.0f, N, d);
     timemix_forward(lm->y, lm->x, params_data(ps, lm->p_tw), params_data(ps, lm->p_tb), T,
                     B * d, lm->ctx);
-    transpose_tb(lm->ybt, lm->y, B, T, d, 1);
+    model_transpose_tb(lm->ybt, lm->y, B, T, d, 1);
     linear_forward(lm->z, lm->ybt, params_data(ps, lm->p_cw), params_data(ps, lm->p_cb), N, d,
                    d);
     linear_forward(lm->logits, lm->z, wte, NULL, N, d, lm->V);
@@ -222,7 +211,7 @@ static void lin_backward(Model *m, float scale)
     memset(lm->dybt, 0, nd);
     linear_backward(lm->dybt, params_grad(ps, lm->p_cw), params_grad(ps, lm->p_cb), lm->dz,
                     lm->ybt, params_data(ps, lm->p_cw), N, d, d);
-    transpose_tb(lm->dy, lm->dybt, B, T, d, 0);
+    model_transpose_tb(lm->dy, lm->dybt, B, T, d, 0);
     memset(lm->dx, 0, nd);
     timemix_backward(lm->dx, params_grad(ps, lm->p_tw), params_grad(ps, lm->p_tb), lm->scratch,
                      lm->dy, lm->x, params_data(ps, lm->p_tw), T, B * d, lm->ctx);

@@ -65,17 +65,6 @@ static RecurrentGrads layer_grads(const Model *m, const Recurrent *r, int l)
     return g;
 }
 
-/* dst (B,T,C) = src (T,B,C) transposed, or back with to_bt = 0. */
-static void transpose_tb(float *dst, const float *src, int B, int T, int C, int to_bt)
-{
-    for (int t = 0; t < T; t++)
-        for (int b = 0; b < B; b++) {
-            const float *s = to_bt ? src + ((long)t * B + b) * C : src + ((long)b * T + t) * C;
-            float *o = to_bt ? dst + ((long)b * T + t) * C : dst + ((long)t * B + b) * C;
-            memcpy(o, s, (size_t)C * sizeof(float));
-        }
-}
-
 /* ---- construction ---- */
 
 static int register_params(Model *m, Recurrent *r)
@@ -303,7 +292,7 @@ static int rec_forward(Model *m, const int *tokens, const int *targets, int B, i
     if (r->dropping)
         dropout_forward(r->emb, r->mask_emb, r->emb, r->p, &m->drop, B, T, r->d, 1);
     const float *top = run_layers(m, r, B, T);
-    transpose_tb(r->out_bt, top, B, T, r->H, 1);
+    model_transpose_tb(r->out_bt, top, B, T, r->H, 1);
     linear_forward(r->logits, r->out_bt, params_data(&m->params, r->p_dec_w),
                    params_data(&m->params, r->p_dec_b), (int)N, r->H, r->V);
     r->fwd_B = B;
@@ -353,7 +342,7 @@ static void rec_backward(Model *m, float scale)
     memset(r->dbt, 0, (size_t)N * H * sizeof(float));
     linear_backward(r->dbt, params_grad(ps, r->p_dec_w), params_grad(ps, r->p_dec_b),
                     r->logits, r->out_bt, params_data(ps, r->p_dec_w), (int)N, H, r->V);
-    transpose_tb(r->g0, r->dbt, B, T, H, 0);
+    model_transpose_tb(r->g0, r->dbt, B, T, H, 0);
     float *gh = drop_back(r, r->g0, r->g1, r->mask[r->L - 1], N * H);
     for (int l = r->L - 1; l >= 0; l--) {
         int C_in = l ? H : r->d;

@@ -62,11 +62,6 @@ size_t dispatcher_w_gate_floats(const DispatcherDims *dd)
     return (size_t)dd->levels * (size_t)dd->heads * (size_t)dd->d;
 }
 
-size_t dispatcher_w_out_floats(const DispatcherDims *dd)
-{
-    return dispatcher_w_in_floats(dd);
-}
-
 int dispatcher_used_levels(const DispatcherDims *dd, int T)
 {
     int k = 0;

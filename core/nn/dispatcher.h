@@ -37,7 +37,6 @@ int dispatcher_levels(int bptt);
 /* Number of floats of each parameter tensor for these dims. */
 size_t dispatcher_w_in_floats(const DispatcherDims *dd);
 size_t dispatcher_w_gate_floats(const DispatcherDims *dd);
-size_t dispatcher_w_out_floats(const DispatcherDims *dd);
 
 /* Levels the full forward applies for a head sequence of length T: those with 2^k <= T
  * (and k < levels), before any level dropout. */

@@ -129,12 +129,6 @@ int run_launch_done(RunHandle *h)
     return !h->rec || recorder_done(h->rec);
 }
 
-void run_launch_stop(RunHandle *h)
-{
-    if (h->trainer)
-        trainer_stop(h->trainer);
-}
-
 void run_launch_close(RunHandle *h, int stop)
 {
     if (!h->trainer)

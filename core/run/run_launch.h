@@ -58,9 +58,6 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
 /* 1 once the run has ended and its end is recorded. */
 int run_launch_done(RunHandle *h);
 
-/* Asks the run to stop after its step (a checkpoint is written); returns at once. */
-void run_launch_stop(RunHandle *h);
-
 /* Waits until the run has ended and every event is recorded (stopping it first when
  * stop is 1), then frees the trainer and recorder and sets them NULL (run_id, name and
  * run_dir stay). A caller that keeps the recorder's final snapshot readable (the sweep

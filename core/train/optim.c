@@ -89,15 +89,6 @@ void optim_free(Optimizer *o)
     memset(o, 0, sizeof *o);
 }
 
-void optim_reset(Optimizer *o)
-{
-    if (o->m)
-        memset(o->m, 0, o->n * sizeof(float));
-    if (o->v)
-        memset(o->v, 0, o->n * sizeof(float));
-    o->t = 0;
-}
-
 int optim_kind_parse(const char *name, OptimKind *kind)
 {
     static const struct { const char *name; OptimKind kind; } table[] = {

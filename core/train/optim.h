@@ -42,9 +42,6 @@ int optim_init(Optimizer *o, OptimKind kind, size_t n, float beta1, float beta2,
 /* Releases the moments and zeroes the struct; NULL is a no-op. */
 void optim_free(Optimizer *o);
 
-/* Forgets every moment and the step count (a fresh start with the same settings). */
-void optim_reset(Optimizer *o);
-
 /* "sgd", "adam", "adamw" -> *kind. LM_OK, or LM_EARG for any other name. */
 int optim_kind_parse(const char *name, OptimKind *kind);
 
