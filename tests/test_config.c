@@ -117,7 +117,7 @@ int main(void)
     /* enums parsed once, next to their text; a refused value changes neither */
     config_defaults(&c);
     CHECK(c.model_kind == MODEL_DISPATCHER && c.batching_kind == CONFIG_BATCHING_RANDOM &&
-          c.tokenizer_kind == CONFIG_TOKENIZER_CHAR, "defaults' enums");
+          c.tokenizer_kind == TOKENIZER_CHAR, "defaults' enums");
     const char *models[] = {"dispatcher", "dispatcher-mh", "msa", "linear", "lstm", "gru", "rnn"};
     const ModelKind kinds[] = {MODEL_DISPATCHER, MODEL_DISPATCHER_MH, MODEL_MSA, MODEL_LINEAR,
                                MODEL_LSTM, MODEL_GRU, MODEL_RNN};

@@ -28,6 +28,13 @@ static const int MODEL_FLAGS[] = {
 };
 #undef FAMILY
 
+/* "char|word|...": the names of tokenizers.def in enum order. */
+#define TOKENIZER(suffix, name) "|" name
+static const char TOKENIZER_VALUES[] = ""
+#include "tokenizers.def"
+    ;
+#undef TOKENIZER
+
 static const ConfigKey KEYS[] = {
     /* model */
     {"model", CFG_ENUM, F(model), 0, 0, MODEL_VALUES + 1, "model family", "model"},
@@ -50,7 +57,7 @@ static const ConfigKey KEYS[] = {
     /* data */
     {"data", CFG_STRING, F(data), 0, 0, NULL,
      "bundled corpus name, a text file, or a WikiText-layout directory", "data"},
-    {"tokenizer", CFG_ENUM, F(tokenizer), 0, 0, "char|word|bpe|wordpiece|basic_english",
+    {"tokenizer", CFG_ENUM, F(tokenizer), 0, 0, TOKENIZER_VALUES + 1,
      "tokenizer", "data"},
     {"vocab_size", CFG_INT, F(vocab_size), 0, 1000000, NULL,
      "vocabulary limit (word) or target size (bpe); 0 = all words / 1024 for bpe", "data"},
@@ -133,7 +140,7 @@ void config_defaults(Config *c)
     strcpy(c->norm, "post"); strcpy(c->pos, "sinusoidal"); strcpy(c->act, "relu");
     strcpy(c->init, "uniform");
     strcpy(c->data, "tinyshakespeare"); strcpy(c->tokenizer, "char");
-    c->tokenizer_kind = CONFIG_TOKENIZER_CHAR;
+    c->tokenizer_kind = TOKENIZER_CHAR;
     c->train_frac = 0.9f;
     c->batch = 12; strcpy(c->batching, "random");
     c->batching_kind = CONFIG_BATCHING_RANDOM;
@@ -225,7 +232,7 @@ static void set_kind(Config *c, const ConfigKey *k, int idx)
     else if (k->offset == offsetof(Config, batching))
         c->batching_kind = (ConfigBatching)idx;
     else if (k->offset == offsetof(Config, tokenizer))
-        c->tokenizer_kind = (ConfigTokenizer)idx;
+        c->tokenizer_kind = (TokenizerKind)idx;
 }
 
 int config_set(Config *c, const char *key, const char *value, char *err)
@@ -532,12 +539,12 @@ int config_validate(const Config *c, char *err)
     if (!strcmp(c->schedule, "cosine") && c->steps == 0)
         return err_set(err, LM_EARG, "schedule=cosine needs steps=N (it decays to min_lr at "
                        "the last step)");
-    if (c->tokenizer_kind == CONFIG_TOKENIZER_BPE && c->vocab_size && c->vocab_size < 257)
+    if (c->tokenizer_kind == TOKENIZER_BPE && c->vocab_size && c->vocab_size < 257)
         return err_set(err, LM_EARG, "vocab_size=%d: bpe needs at least 257 (256 bytes + one "
                        "merge)", c->vocab_size);
     if (c->min_lr > c->lr)
         return err_set(err, LM_EARG, "min_lr=%g is above lr=%g", c->min_lr, c->lr);
-    if (c->tokenizer_kind == CONFIG_TOKENIZER_WORDPIECE && !c->vocab[0])
+    if (c->tokenizer_kind == TOKENIZER_WORDPIECE && !c->vocab[0])
         return err_set(err, LM_EARG, "tokenizer=wordpiece needs vocab=PATH, a BERT vocab.txt "
                        "(e.g. bert-base-cased's)");
     return LM_OK;

@@ -22,13 +22,16 @@ typedef enum {
     MODEL_N_KINDS
 } ModelKind;
 
-/* The values of batching= and tokenizer=, in the order of their key's allowed values
- * (the tokenizer's order is TokenizerKind's in tokenizer.h; test_config checks it). */
+/* The values of batching=, in the order of the key's allowed values. */
 typedef enum { CONFIG_BATCHING_STREAM, CONFIG_BATCHING_RANDOM } ConfigBatching;
+
+/* The tokenizer kinds, one per line of core/base/tokenizers.def. */
 typedef enum {
-    CONFIG_TOKENIZER_CHAR, CONFIG_TOKENIZER_WORD, CONFIG_TOKENIZER_BPE,
-    CONFIG_TOKENIZER_WORDPIECE, CONFIG_TOKENIZER_BASIC_ENGLISH
-} ConfigTokenizer; /* the order of TokenizerKind (tokenizer.h) and of the key's values */
+#define TOKENIZER(suffix, name) TOKENIZER_##suffix,
+#include "tokenizers.def"
+#undef TOKENIZER
+    TOKENIZER_N_KINDS
+} TokenizerKind;
 
 typedef struct {
     /* model */
@@ -43,8 +46,8 @@ typedef struct {
     char init[16];         /* uniform | normal */
     /* data */
     char data[CONFIG_STR_LEN];
-    char tokenizer[16];    /* char | word | bpe | wordpiece | basic_english */
-    ConfigTokenizer tokenizer_kind; /* the same, parsed by config_set */
+    char tokenizer[16];    /* a name of tokenizers.def: char | word | bpe | ... */
+    TokenizerKind tokenizer_kind; /* the same, parsed by config_set */
     int vocab_size;
     char vocab[CONFIG_STR_LEN];  /* wordpiece: BERT's vocab.txt */
     int lowercase, vocab_from_train;  /* wordpiece options */

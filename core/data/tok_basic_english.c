@@ -190,6 +190,6 @@ static int be_load(const json_t *o, int V, Tokenizer **out, char *err)
 }
 
 const TokenizerOps TOK_BASIC_ENGLISH_OPS = {
-    .name = "basic_english", .train = be_train, .load = be_load, .save = be_save,
+    .train = be_train, .load = be_load, .save = be_save,
     .encode = be_encode, .decoded = be_decoded, .free_impl = tok_words_free,
 };

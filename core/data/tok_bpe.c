@@ -88,6 +88,6 @@ static int tbpe_load(const json_t *o, int V, Tokenizer **out, char *err)
 }
 
 const TokenizerOps TOK_BPE_OPS = {
-    .name = "bpe", .train = tbpe_train, .load = tbpe_load, .save = tbpe_save,
+    .train = tbpe_train, .load = tbpe_load, .save = tbpe_save,
     .encode = tbpe_encode, .decoded = NULL, .free_impl = bpe_free,
 };

@@ -163,6 +163,6 @@ static int char_load(const json_t *o, int V, Tokenizer **out, char *err)
 }
 
 const TokenizerOps TOK_CHAR_OPS = {
-    .name = "char", .train = char_train, .load = char_load, .save = char_save,
+    .train = char_train, .load = char_load, .save = char_save,
     .encode = char_encode, .decoded = NULL, .free_impl = char_free,
 };

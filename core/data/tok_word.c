@@ -282,7 +282,7 @@ static int word_load(const json_t *o, int V, Tokenizer **out, char *err)
 }
 
 const TokenizerOps TOK_WORD_OPS = {
-    .name = "word", .train = word_train, .load = word_load, .save = word_save,
+    .train = word_train, .load = word_load, .save = word_save,
     .encode = word_encode, .decoded = word_decoded, .free_impl = tok_words_free,
 };
 

@@ -526,6 +526,6 @@ static int wp_load(const json_t *o, int V, Tokenizer **out, char *err)
 }
 
 const TokenizerOps TOK_WORDPIECE_OPS = {
-    .name = "wordpiece", .train = wp_train, .load = wp_load, .save = wp_save,
+    .train = wp_train, .load = wp_load, .save = wp_save,
     .encode = wp_encode, .decoded = wp_decoded, .free_impl = tok_words_free,
 };

@@ -12,17 +12,27 @@
 
 /* The registry: one line per kind, in TokenizerKind order. */
 static const TokenizerOps *const KINDS[TOKENIZER_N_KINDS] = {
-    [TOKENIZER_CHAR] = &TOK_CHAR_OPS,
-    [TOKENIZER_WORD] = &TOK_WORD_OPS,
-    [TOKENIZER_BPE] = &TOK_BPE_OPS,
-    [TOKENIZER_WORDPIECE] = &TOK_WORDPIECE_OPS,
-    [TOKENIZER_BASIC_ENGLISH] = &TOK_BASIC_ENGLISH_OPS,
+#define TOKENIZER(suffix, name) [TOKENIZER_##suffix] = &TOK_##suffix##_OPS,
+#include "tokenizers.def"
+#undef TOKENIZER
 };
+static const char *const NAMES[TOKENIZER_N_KINDS] = {
+#define TOKENIZER(suffix, name) [TOKENIZER_##suffix] = name,
+#include "tokenizers.def"
+#undef TOKENIZER
+};
+
+/* "char, word, ..." for messages. */
+static const char KIND_LIST[] = ""
+#define TOKENIZER(suffix, name) name ", "
+#include "tokenizers.def"
+#undef TOKENIZER
+    ;
 
 int tokenizer_kind_parse(const char *name, TokenizerKind *kind)
 {
     for (int k = 0; k < TOKENIZER_N_KINDS; k++)
-        if (name && !strcmp(name, KINDS[k]->name)) {
+        if (name && !strcmp(name, NAMES[k])) {
             *kind = (TokenizerKind)k;
             return 0;
         }
@@ -31,7 +41,7 @@ int tokenizer_kind_parse(const char *name, TokenizerKind *kind)
 
 const char *tokenizer_kind_name(TokenizerKind kind)
 {
-    return (unsigned)kind < TOKENIZER_N_KINDS ? KINDS[kind]->name : "?";
+    return (unsigned)kind < TOKENIZER_N_KINDS ? NAMES[kind] : "?";
 }
 
 unsigned long long tokenizer_fnv1a(const void *data, size_t n, unsigned long long h)
@@ -191,7 +201,7 @@ char *tokenizer_save(const Tokenizer *t)
     if (!o) return NULL;
     json_object_set_new(o, "format", json_string("lmlab-tokenizer"));
     json_object_set_new(o, "version", json_integer(1));
-    json_object_set_new(o, "kind", json_string(t->ops->name));
+    json_object_set_new(o, "kind", json_string(tokenizer_kind_name(t->kind)));
     json_object_set_new(o, "vocab_size", json_integer(t->V));
     char *s = t->ops->save(t, o) ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
@@ -213,8 +223,8 @@ int tokenizer_load(const char *json, Tokenizer **out, char *err)
     else if (!json_is_integer(ver) || json_integer_value(ver) != 1)
         rc = err_set(err, LM_EFORMAT, "tokenizer JSON: unsupported version (this lmlab reads 1)");
     else if (tokenizer_kind_parse(json_string_value(json_object_get(o, "kind")), &kind))
-        rc = err_set(err, LM_EFORMAT, "tokenizer JSON: \"kind\" must be char, word, bpe, "
-                     "wordpiece or basic_english");
+        rc = err_set(err, LM_EFORMAT, "tokenizer JSON: \"kind\" must be one of %.*s",
+                     (int)sizeof KIND_LIST - 3, KIND_LIST);
     else if (!json_is_integer(vs) || json_integer_value(vs) < 1 || json_integer_value(vs) > (1 << 24))
         rc = err_set(err, LM_EFORMAT, "tokenizer JSON: \"vocab_size\" must be an integer in 1..%d", 1 << 24);
     if (!rc) rc = KINDS[kind]->load(o, (int)json_integer_value(vs), out, err);

@@ -8,12 +8,11 @@
 #ifndef LM_TOKENIZER_H
 #define LM_TOKENIZER_H
 
+#include "config.h"
+
 #include <stddef.h>
 
-typedef enum {
-    TOKENIZER_CHAR, TOKENIZER_WORD, TOKENIZER_BPE, TOKENIZER_WORDPIECE, TOKENIZER_BASIC_ENGLISH,
-    TOKENIZER_N_KINDS
-} TokenizerKind;
+/* TokenizerKind (TOKENIZER_CHAR, ...): config.h, from core/base/tokenizers.def. */
 
 /* What a tokenizer is trained with besides the text (tokenizer_train_opts). */
 typedef struct {
@@ -27,7 +26,7 @@ typedef struct Tokenizer Tokenizer;   /* heap object: tokenizer_train / _load, _
 
 #define TOKENIZER_FNV_SEED 0xcbf29ce484222325ULL
 
-/* "char" | "word" | "bpe" | "wordpiece" | "basic_english" -> *kind. 0 ok, -1 unknown
+/* A name of core/base/tokenizers.def ("char", "word", ...) -> *kind. 0 ok, -1 unknown
  * name (*kind untouched). */
 int tokenizer_kind_parse(const char *name, TokenizerKind *kind);
 

@@ -91,7 +91,7 @@ int trainer_do_eval(Trainer *t, int final, char *err)
     EvalResult r;
     int split = SPLIT_VALID;
     /* bits per character for char-level runs: every predicted token is one character */
-    size_t chars = c->tokenizer_kind == CONFIG_TOKENIZER_CHAR ? t->ds.n[split] - 1 : 0;
+    size_t chars = c->tokenizer_kind == TOKENIZER_CHAR ? t->ds.n[split] - 1 : 0;
     int batches = final ? 0 : c->eval_batches, lead = dist_rank() == 0;
     int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
                             batches, trainer_eval_shared(t, final), &rng, chars, &t->stop_req,

@@ -12,7 +12,6 @@
 
 /* One tokenizer kind. Every function gets a tokenizer built by that kind. */
 typedef struct {
-    const char *name;       /* as in tokenizer=NAME and the JSON "kind" */
     /* Trains from text (see tokenizer_train_opts). */
     int (*train)(const char *text, size_t len, const TokenizerOptions *opt, Tokenizer **out,
                  char *err);
@@ -45,8 +44,10 @@ struct Tokenizer {
 };
 
 /* The ops of each kind (tok_char.c, tok_word.c, ...). */
-extern const TokenizerOps TOK_CHAR_OPS, TOK_WORD_OPS, TOK_BPE_OPS, TOK_WORDPIECE_OPS,
-    TOK_BASIC_ENGLISH_OPS;
+/* Every kind's ops, one per line of tokenizers.def (tok_<name>.c defines it). */
+#define TOKENIZER(suffix, name) extern const TokenizerOps TOK_##suffix##_OPS;
+#include "tokenizers.def"
+#undef TOKENIZER
 
 /* A tokenizer of kind with V tokens whose stored bytes total n_bytes (off[0] = 0, the
  * rest for the caller to fill); NULL when out of memory. */
