@@ -3,6 +3,7 @@
 
 #include "err.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +70,13 @@ int params_alloc(ParamSet *ps, char *err)
 
 float *params_data(const ParamSet *ps, int i)
 {
+    assert(i >= 0 && i < ps->n && ps->data);
     return ps->data + ps->info[i].offset;
 }
 
 float *params_grad(const ParamSet *ps, int i)
 {
+    assert(i >= 0 && i < ps->n && ps->grad);
     return ps->grad + ps->info[i].offset;
 }
 

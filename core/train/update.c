@@ -1,6 +1,8 @@
 /* update.c — the end-of-step update over the replicas' threads (see update.h). */
 #include "update.h"
 
+#include <assert.h>
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -42,6 +44,7 @@ static void apply_slice(void *ctx, int slice, size_t lo, size_t hi)
 void update_apply(Replicas *r, Optimizer *o, ParamSet *ps, float norm, float max_norm,
                   float lr)
 {
+    assert(isfinite(norm) && "update_apply needs the finite norm of update_grad_norm");
     UpdateJob j = {.ps = ps, .o = o, .coef = optim_clip_coef(norm, max_norm), .lr = lr};
     optim_step_begin(o);
     replicas_parallel_for(r, apply_slice, &j, ps->total);

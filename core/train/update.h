@@ -15,8 +15,8 @@
 float update_grad_norm(Replicas *r, const ParamSet *ps);
 
 /* Clips the gradient as optim_clip_grad_norm does for this norm and max_norm (<= 0: no
- * clipping), then takes one optimizer step with learning rate lr. Call only with a finite
- * norm from update_grad_norm of the same gradient. */
+ * clipping), then takes one optimizer step with learning rate lr. norm is update_grad_norm
+ * of the same gradient and finite (asserted: a NaN norm would poison every weight). */
 void update_apply(Replicas *r, Optimizer *o, ParamSet *ps, float norm, float max_norm,
                   float lr);
 
