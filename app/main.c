@@ -65,6 +65,12 @@ static int parse_args(int argc, char **argv, Args *a)
             a->commands = argv[++i];
         } else if (!strcmp(s, "--db") && i + 1 < argc) {
             a->db = argv[++i];
+            if (strlen(a->db) >= sizeof ((Session *)0)->db_path) {   /* never cut: another store */
+                fprintf(stderr, "lmlab: --db: the path is %zu bytes, more than the %zu lmlab "
+                        "takes; give a shorter path (cd to its folder)\n", strlen(a->db),
+                        sizeof ((Session *)0)->db_path - 1);
+                return -1;
+            }
         } else if (!strcmp(s, "--plain")) {
             a->plain = 1;
         } else if (!strcmp(s, "--dashboard")) {
