@@ -55,7 +55,7 @@ typedef struct {
  * claims is materialised before a model asked for it. Takes src over (released also on
  * failure). LM_EFORMAT on a duplicate name or a malformed entry; LM_ENOMEM. Such a
  * SafeTensors has no data pointer (safetensors_data returns NULL); every read function
- * works on it. */
+ * works on it, from one thread at a time (the source may keep state, e.g. a zip). */
 int safetensors_open_source(const StTensor *t, int n, const char *const *meta, int n_meta,
                             const StSource *src, const char *label, SafeTensors **out,
                             char *err);
