@@ -65,6 +65,12 @@ static int parse_args(int argc, char **argv, Args *a)
             a->commands = argv[++i];
         } else if (!strcmp(s, "--db") && i + 1 < argc) {
             a->db = argv[++i];
+            if (strlen(a->db) >= sizeof ((Session *)0)->db_path) {   /* never cut: another store */
+                fprintf(stderr, "lmlab: --db: the path is %zu bytes, more than the %zu lmlab "
+                        "takes; give a shorter path (cd to its folder)\n", strlen(a->db),
+                        sizeof ((Session *)0)->db_path - 1);
+                return -1;
+            }
         } else if (!strcmp(s, "--plain")) {
             a->plain = 1;
         } else if (!strcmp(s, "--dashboard")) {
@@ -116,15 +122,30 @@ static void blas_reexec(char **argv)
 {
     BlasChoice ch;
     const char *chosen;
-    if (!blas_select_plan(&ch, &chosen))
-        return;
-    if (setenv(BLAS_SELECT_MARK_ENV, chosen, 1) || setenv("OPENBLAS_CORETYPE", ch.core, 1))
+    /* Under a tight `ulimit -v` OpenBLAS's worker threads spin forever on buffers they
+     * cannot map and exit() waits for them: the process restarts with one BLAS thread
+     * (the variable is read only by the load-time constructor), unless the user chose. */
+    int one_thread = blas_select_thread_cap() == 1 && !getenv("OPENBLAS_NUM_THREADS") &&
+                     !setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    if (one_thread)
+        fprintf(stderr, "lmlab: the address space is limited (ulimit -v); OpenBLAS runs "
+                "one thread\n");
+    int override = blas_select_plan(&ch, &chosen);
+    if (override &&
+        (setenv(BLAS_SELECT_MARK_ENV, chosen, 1) || setenv("OPENBLAS_CORETYPE", ch.core, 1)))
+        override = 0;
+    if (!override && !one_thread)
         return;
     char self[4096];   /* the real path, so the process keeps its name ("lmlab", not "exe") */
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
         self[n] = 0;
         execv(self, argv);
+    }
+    if (!override) {
+        fprintf(stderr, "lmlab: could not restart with one OpenBLAS thread (%s): under this "
+                "ulimit -v it may hang; set OPENBLAS_NUM_THREADS=1\n", strerror(errno));
+        _exit(1);
     }
     fprintf(stderr, "lmlab: could not restart with OPENBLAS_CORETYPE=%s (%s); running "
             "OpenBLAS's %s kernels\n", ch.core, strerror(errno), chosen);

@@ -25,10 +25,15 @@ static void drop_view(Session *s)
     s->view_run = 0;
 }
 
-/* A model of configuration c and vocabulary V, allocated for sampling and evaluation. */
-static Model *make_view(Session *s, const Config *c, int V)
+/* A model of configuration c and vocabulary V, allocated for sampling and evaluation,
+ * after the memory estimate train runs (model_check_memory); `what` names the source. */
+static Model *make_view(Session *s, const Config *c, int V, const char *what)
 {
     char err[LM_ERR_LEN];
+    if (model_check_memory(c, V, c->batch, c->bptt, err) == LM_ENOMEM) {
+        session_error(s, LM_ENOMEM, "%s: refused before allocating anything: %s", what, err);
+        return NULL;
+    }
     Model *m = model_create(c, V, err);
     if (!m || model_alloc(m, c->batch, c->bptt, err)) {
         session_error(s, LM_EARG, "cannot build the model: %s", err);
@@ -46,7 +51,7 @@ int session_prepare_view(Session *s)
         int V = trainer_vocab(s->trainer);
         if (!s->view || s->view_run != s->run_id || s->view->vocab != V) {
             drop_view(s);
-            if (!(s->view = make_view(s, c, V)))
+            if (!(s->view = make_view(s, c, V, "the running run's model")))
                 return LM_EARG;
             char err[LM_ERR_LEN];
             char *json = tokenizer_save(trainer_dataset(s->trainer)->tok);
@@ -102,7 +107,7 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
         if (info.vocab && info.vocab != V)
             rc = session_error(s, LM_EFORMAT, "%s: vocabulary of %d tokens, but the tokenizer "
                                "has %d", path, info.vocab, V);
-        else if (!(m = make_view(s, &c, V)))
+        else if (!(m = make_view(s, &c, V, path)))
             rc = LM_EARG;
         else if (checkpoint_read_weights(m, st, "", err))
             rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
@@ -121,6 +126,12 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
     snprintf(s->view_source, sizeof s->view_source, "%s", path);
     if (note[0] && !s->json)
         session_printf(s, "%s: no lmlab configuration inside; %s", path, note);
+    char bad_tensor[96];   /* every way in (open, import) warns the same */
+    long n_bad = checkpoint_count_nonfinite(s->view, bad_tensor, sizeof bad_tensor);
+    if (n_bad)
+        session_printf(s, "warning: %s holds %ld non-finite weights (NaN/Inf), first in %s: "
+                       "the run that wrote it diverged; its samples and evaluations are "
+                       "meaningless", path, n_bad, bad_tensor);
     return LM_OK;
 }
 
@@ -134,8 +145,10 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
         if (argv[i].key && !strcmp(argv[i].key, "which"))
             which = argv[i].value;
     long id = session_parse_run_id(argv[1].text);
-    char path[1100];
+    char found_path[1100];   /* a run's checkpoint: checkpoint_find bounds it */
+    const char *path = argv[1].text;
     if (id > 0) {
+        path = found_path;
         RunStore *st = session_store(s);
         RunRow row;
         char err[LM_ERR_LEN];
@@ -143,7 +156,7 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
             return LM_EDB;
         if (runstore_get(st, id, &row, err))
             return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
-        int found = checkpoint_find(row.checkpoint_dir, which, path, sizeof path);
+        int found = checkpoint_find(row.checkpoint_dir, which, found_path, sizeof found_path);
         runstore_row_free(&row);
         if (found)
             return session_error(s, LM_EIO, "run #%ld has no %s checkpoint in %s", id, which,
@@ -153,20 +166,12 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
             session_printf(s, "warning: %s", err);
         else if (own)
             return session_error(s, own, "%s", err);
-    } else {
-        snprintf(path, sizeof path, "%s", argv[1].text);
     }
     int rc = session_open_checkpoint(s, path, id > 0 ? id : 0);
     if (rc)
         return rc;
     if (id > 0)
         s->attached = id;   /* the dashboard's training view replays it (cmd_attach.c) */
-    char bad_tensor[96];
-    long n_bad = checkpoint_count_nonfinite(s->view, bad_tensor, sizeof bad_tensor);
-    if (n_bad)
-        session_printf(s, "warning: %s holds %ld non-finite weights (NaN/Inf), first in %s: "
-                       "the run that wrote it diverged; its samples and evaluations are "
-                       "meaningless", path, n_bad, bad_tensor);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:s s:s s:I}", "ok", 1, "opened", path, "model",
                                        s->view->cfg.model, "params",
@@ -194,19 +199,21 @@ int cmd_save(Session *s, int argc, const LexWord *argv)
     int rc = session_prepare_view(s);
     if (rc)
         return rc;
-    char path[1100] = "", err[LM_ERR_LEN];
+    char def[CONFIG_STR_LEN + 64], err[LM_ERR_LEN];   /* runs_dir is a config string */
+    const char *path = NULL;   /* the user's own text: never copied into a fixed buffer */
     NamesKind names = NAMES_LMLAB;
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "names")) {
             if (names_parse(argv[i].value, &names, err))
                 return session_error(s, LM_EARG, "%s", err);
         } else if (!argv[i].key) {
-            snprintf(path, sizeof path, "%s", argv[i].text);
+            path = argv[i].text;
         }
-    if (!path[0]) {
+    if (!path || !path[0]) {
         mkdir(s->view->cfg.runs_dir, 0777);
-        snprintf(path, sizeof path, "%s/saved-%ld.safetensors", s->view->cfg.runs_dir,
+        snprintf(def, sizeof def, "%s/saved-%ld.safetensors", s->view->cfg.runs_dir,
                  (long)time(NULL));
+        path = def;
     }
     char *json = tokenizer_save(s->view_tok);
     rc = checkpoint_save_names(path, s->view, json, names, err);

@@ -164,17 +164,15 @@ static int is_file(const char *p)
 
 int session_find_experiment(const char *name, char *path, size_t cap)
 {
-    if (strchr(name, '/') || strstr(name, ".conf")) {
-        snprintf(path, cap, "%s", name);
-        return is_file(path) ? 0 : -1;
+    if (strchr(name, '/') || strstr(name, ".conf")) {   /* a cut path names another file */
+        return (size_t)snprintf(path, cap, "%s", name) < cap && is_file(path) ? 0 : -1;
     }
     const char *env = getenv("LMLAB_EXPERIMENTS");
     const char *dirs[] = {env, "experiments", LMLAB_EXPERIMENTS_DIR};
     for (int i = 0; i < 3; i++) {
         if (!dirs[i])
             continue;
-        snprintf(path, cap, "%s/%s.conf", dirs[i], name);
-        if (is_file(path))
+        if ((size_t)snprintf(path, cap, "%s/%s.conf", dirs[i], name) < cap && is_file(path))
             return 0;
     }
     return -1;

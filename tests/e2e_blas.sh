@@ -84,5 +84,18 @@ check "bench: nothing ran before the error" "$(grep -q 'machine:' <<<"$err"; [ $
 help=$("$bin" bench --help)
 check "bench --help lists workloads" "$(has "$help" "workloads: small paper small-msa")" "$help"
 
+# Under a tight address-space limit OpenBLAS's threads used to spin forever (even
+# `--help` never exited): now the process restarts with one BLAS thread and says so.
+# Not under ASan, whose shadow memory cannot live under any such limit.
+if ! ldd "$bin" 2>/dev/null | grep -q libasan; then
+    for kb in 100000 150000; do
+        set +e
+        out=$( (ulimit -v $kb; env -u OPENBLAS_NUM_THREADS timeout -s KILL 30 "$bin" -c help) 2>&1); rc=$?
+        set -e
+        check "ulimit -v $kb: help exits" "$([ $rc = 0 ]; echo $?)" "rc=$rc $out"
+        check "ulimit -v $kb: says one thread" "$(has "$out" "OpenBLAS runs one thread")" "$out"
+    done
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2,7 +2,8 @@
 # e2e_files.sh — what `export file=`, `plot file=` and `save PATH` do to the path they are
 # given, against the real binary: a symbolic link stays a link and its target gets the
 # content; a FIFO is streamed to its reader and stays a FIFO; /dev/null stays a device; a
-# directory and a socket are refused naming what they are; "-" is standard output.
+# directory and a socket are refused naming what they are; "-" is standard output. Paths
+# longer than a fixed buffer are refused, never cut (--db, use).
 # Usage: e2e_files.sh LMLAB_BINARY.
 set -u
 L=$(readlink -f "$1")
@@ -69,6 +70,15 @@ check "plot through a symlink succeeds" [ $? -eq 0 ]
 check "the plot link is still a link" [ -L plink.png ]
 check "its target is a PNG" bash -c "head -c 8 p.png | od -An -c | grep -q 'P   N   G'"
 check "no temporary files left" bash -c "! ls -A | grep -q '\\.tmp\\.'"
+
+# Paths longer than a fixed buffer are never cut into another file's name (issue 25):
+# --db refuses with a usage error, `use` of an experiment file says it is not there.
+long=$(printf 'd%.0s' $(seq 1100))
+"$L" --db "$long/x.db" -c runs >out.log 2>&1
+check "--db with a 1,105-byte path is a usage error" [ $? -eq 2 ]
+check "  saying the path is too long" grep -q "the path is 1105 bytes" out.log
+lm "use $(printf 'x/%.0s' $(seq 520))quick.conf"
+check "use of a 1,049-byte experiment path is refused" grep -q "no experiment" out.log
 
 echo "e2e_files: $FAILS failed"
 [ "$FAILS" -eq 0 ] && echo "1 passed, 0 failed"

@@ -155,11 +155,26 @@ static void test_describe(void)
     unsetenv(BLAS_SELECT_TEST_ENV);
 }
 
+/* The thread cap under an address-space limit (ulimit -v): 1 below 512 MiB + 256 MiB a
+ * core, none without a limit or above it. */
+static void test_thread_cap(void)
+{
+    double mib = 1024.0 * 1024;
+    CHECK(blas_select_thread_cap_for(0, 2) == 0, "no limit: no cap");
+    CHECK(blas_select_thread_cap_for(100000 * 1024.0, 2) == 1, "ulimit -v 100000: one thread");
+    CHECK(blas_select_thread_cap_for(150000 * 1024.0, 2) == 1, "ulimit -v 150000: one thread");
+    CHECK(blas_select_thread_cap_for(1023 * mib, 2) == 1, "just below 512 + 2 x 256 MiB");
+    CHECK(blas_select_thread_cap_for(1024 * mib, 2) == 0, "at 512 + 2 x 256 MiB: no cap");
+    CHECK(blas_select_thread_cap_for(4096 * mib, 64) == 1, "4 GiB for 64 cores: one thread");
+    CHECK(blas_select_thread_cap_for(800 * mib, 0) == 0 && blas_select_thread_cap_for(700 * mib, 0) == 1, "0 cores counts as 1");
+}
+
 int main(void)
 {
     test_table();
     test_ranks();
     test_this_cpu();
     test_describe();
+    test_thread_cap();
     return check_summary();
 }

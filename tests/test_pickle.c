@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -259,6 +261,8 @@ static void test_torchfile(void)
     printf("  %s\n", err);
     unlink(path);
     CHECK(torchfile_open_memory((const unsigned char *)"\x80\x02}.", 4, "x", &st, err) ==
+              LM_EFORMAT && strstr(err, "not a torch.save zip"), "%s", err);
+    CHECK(torchfile_open_memory((const unsigned char *)"GGUF", 4, "x", &st, err) ==
               LM_EFORMAT && strstr(err, "not a zip"), "%s", err);
     CHECK(torchfile_open_memory((const unsigned char *)"PK\3\4garbage", 11, "x", &st, err) ==
               LM_EFORMAT, "garbage zip");
@@ -335,11 +339,189 @@ static void test_torch_written(void)
     }
 }
 
+/* Any non-negative integer: BININT1 when it fits a byte, else LONG1 of 8 bytes. */
+static void intv(Buf *p, long long v)
+{
+    if (v >= 0 && v < 256) {
+        int1(p, (int)v);
+        return;
+    }
+    op(p, 0x8a); op(p, 8);
+    for (int i = 0; i < 8; i++)
+        op(p, (int)((unsigned long long)v >> (8 * i)) & 0xff);
+}
+
+/* A FloatStorage tensor of any rank and size: storage `key` declaring numel floats,
+ * viewed at offset with shape/stride (ndim <= 3). */
+static void tensor_n(Buf *p, const char *key, long long numel, long long offset, int ndim,
+                     const long long *shape, const long long *stride)
+{
+    glob(p, "torch._utils", "_rebuild_tensor_v2");
+    op(p, '(');
+    op(p, '('); str(p, "storage"); glob(p, "torch", "FloatStorage"); str(p, key);
+    str(p, "cpu"); intv(p, numel); op(p, 't');
+    op(p, 'Q');
+    intv(p, offset);
+    op(p, '(');
+    for (int k = 0; k < ndim; k++) intv(p, shape[k]);
+    op(p, 't');
+    op(p, '(');
+    for (int k = 0; k < ndim; k++) intv(p, stride[k]);
+    op(p, 't');
+    op(p, 0x89);
+    glob(p, "collections", "OrderedDict"); op(p, ')'); op(p, 'R');
+    op(p, 't');
+    op(p, 'R');
+}
+
+/* A bare state_dict pickle of n tensors named names[i], each a tensor_n. */
+typedef struct {
+    const char *name, *key;
+    long long numel, offset;
+    int ndim;
+    long long shape[3], stride[3];
+} TSpec;
+
+static void state_dict_n(Buf *p, int n, const TSpec *t)
+{
+    op(p, 0x80); op(p, 2);
+    glob(p, "collections", "OrderedDict"); op(p, ')'); op(p, 'R');
+    op(p, '(');
+    for (int i = 0; i < n; i++) {
+        str(p, t[i].name);
+        tensor_n(p, t[i].key, t[i].numel, t[i].offset, t[i].ndim, t[i].shape, t[i].stride);
+    }
+    op(p, 'u');
+    op(p, '.');
+}
+
+/* Issue 25's three crafted inputs (tests/fuzz/make_hostile_pt.py writes the same, and
+ * they are in the fuzz corpus): each must be refused with a message, never read. */
+static void test_hostile_sizes(void)
+{
+    printf("crafted sizes\n");
+    char path[128], err[LM_ERR_LEN];
+    snprintf(path, sizeof path, "/tmp/lmlab_pickle_h_%ld.pt", (long)getpid());
+    const char *names[] = {"archive/data.pkl", "archive/data/0"};
+    unsigned char eight[8] = {0};
+    /* 2^62+2 floats in 8 bytes: numel*4 wraps to 8; then at offset 2^40 */
+    const long long offsets[] = {0, 1LL << 40};
+    for (int i = 0; i < 2; i++) {
+        Buf p = {.n = 0};
+        TSpec t = {"decoder.bias", "0", (1LL << 62) + 2, offsets[i], 1, {37}, {1}};
+        state_dict_n(&p, 1, &t);
+        const void *data[] = {p.b, eight};
+        size_t len[] = {p.n, sizeof eight};
+        CHECK(write_zip(path, 2, names, data, len, 0) == 0, "zip");
+        SafeTensors *st = NULL;
+        CHECK(torchfile_open(path, &st, err) == LM_EFORMAT && !st &&
+                  strstr(err, "storage declares"), "numel wrap (offset %lld): %s", offsets[i],
+              err);
+        safetensors_close(st);
+    }
+    /* shape (2^24+1,) stride (2^40,): (shape-1)*stride = 2^64 wraps to 0 */
+    Buf p = {.n = 0};
+    TSpec t = {"w", "0", 1, 0, 1, {(1LL << 24) + 1}, {1LL << 40}};
+    state_dict_n(&p, 1, &t);
+    CHECK(load(&p, err) == LM_EFORMAT && strstr(err, "absurd"), "stride wrap: %s", err);
+    const void *data[] = {p.b, eight};
+    size_t len[] = {p.n, 4};
+    write_zip(path, 2, names, data, len, 0);
+    SafeTensors *st = NULL;
+    CHECK(torchfile_open(path, &st, err) == LM_EFORMAT && !st, "stride wrap: %s", err);
+    /* a view spread thin over a big storage is refused, not gathered */
+    Buf q = {.n = 0};
+    TSpec sp = {"w", "0", 1 << 22, 0, 2, {2, 2}, {1 << 21, 1}};
+    state_dict_n(&q, 1, &sp);
+    float *big = calloc(1 << 22, sizeof(float));
+    const void *d2[] = {q.b, big};
+    size_t l2[] = {q.n, (size_t)4 << 22};
+    write_zip(path, 2, names, d2, l2, 0);
+    CHECK(torchfile_open(path, &st, err) == LM_EFORMAT && strstr(err, "sparse view"), "%s", err);
+    free(big);
+    unlink(path);
+}
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* Writes the memory test's file in a child, so this process's peak stays low: "w" (2
+ * floats) beside a 4-byte storage viewed as 16384x16384 with stride 0 and 8 tensors
+ * viewing one 64 MiB storage of zeros deflated to ~64 KiB. */
+static void write_big_claims(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        Buf p = {.n = 0};
+        TSpec t[10] = {{"w", "0", 2, 0, 1, {2}, {1}},
+                       {"junk", "1", 1, 0, 2, {16384, 16384}, {0, 0}}};
+        char nm[8][8];
+        for (int i = 0; i < 8; i++) {
+            snprintf(nm[i], sizeof nm[i], "z%d", i);
+            t[2 + i] = (TSpec){nm[i], "2", 4096 * 4096, 0, 2, {4096, 4096}, {4096, 1}};
+        }
+        state_dict_n(&p, 10, t);
+        float w[2] = {1.5f, -2.5f}, one = 3;
+        float *zeros = calloc(4096 * 4096, sizeof(float));
+        int zerr;
+        zip_t *z = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+        const char *names[] = {"a/data.pkl", "a/data/0", "a/data/1", "a/data/2"};
+        const void *data[] = {p.b, w, &one, zeros};
+        size_t len[] = {p.n, sizeof w, sizeof one, (size_t)4096 * 4096 * 4};
+        for (int i = 0; z && zeros && i < 4; i++) {
+            zip_int64_t idx = zip_file_add(z, names[i], zip_source_buffer(z, data[i], len[i], 0),
+                                           0);
+            zip_set_file_compression(z, (zip_uint64_t)idx, ZIP_CM_DEFLATE, 9);
+        }
+        _exit(z && zeros && zip_close(z) == 0 ? 0 : 1);
+    }
+    int status = 1;
+    waitpid(pid, &status, 0);
+    CHECK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "writing %s", path);
+}
+
+/* A file's claims never decide the allocation: opening it and reading the tensor a
+ * model asks for takes memory for that tensor only. Measured in a child as the growth
+ * of its peak resident set (ru_maxrss), which the old reader pushed past 1 GiB. */
+static void test_claims_bound_memory(void)
+{
+    printf("memory bounded by what is read\n");
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/lmlab_pickle_m_%ld.pt", (long)getpid());
+    write_big_claims(path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char err[LM_ERR_LEN];
+        long before = peak_rss_kb();
+        SafeTensors *st = NULL;
+        float w[2] = {0}, junk[2];
+        int ok = torchfile_open(path, &st, err) == LM_OK && safetensors_count(st) == 10 &&
+                 !safetensors_read_f32(st, "w", w, 2, err) && w[0] == 1.5f && w[1] == -2.5f &&
+                 safetensors_read_f32(st, "junk", junk, 2, err) == LM_EFORMAT &&
+                 safetensors_read_f32(st, "z3", junk, 2, err) == LM_EFORMAT;
+        safetensors_close(st);
+        long grew = peak_rss_kb() - before;
+        fprintf(stderr, "  open + reads: ok=%d, peak RSS grew %ld KiB (%s)\n", ok, grew, err);
+        _exit(ok && grew < 48 * 1024 ? 0 : 1);
+    }
+    int status = 1;
+    waitpid(pid, &status, 0);
+    CHECK(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "opening claims of 1 GiB and 8 x 64 MiB must stay under 48 MiB (see the line above)");
+    unlink(path);
+}
+
 int main(void)
 {
     test_torch_written();
     test_pickle_refusals();
     test_torchfile();
     test_fixture_pickle();
+    test_hostile_sizes();
+    test_claims_bound_memory();
     return check_summary();
 }

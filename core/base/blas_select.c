@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -193,4 +195,21 @@ const char *blas_select_brief(char *buf, size_t cap)
     else
         buf[0] = 0;
     return buf;
+}
+
+int blas_select_thread_cap_for(double limit_bytes, int cores)
+{
+    if (limit_bytes <= 0)
+        return 0;
+    return limit_bytes < BLAS_SELECT_AS_BASE + BLAS_SELECT_AS_PER_THREAD * (cores > 1 ? cores : 1)
+         ? 1 : 0;
+}
+
+int blas_select_thread_cap(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return blas_select_thread_cap_for((double)rl.rlim_cur, cores > 0 ? (int)cores : 1);
 }

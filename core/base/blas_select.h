@@ -67,6 +67,22 @@ void blas_select_decide(const BlasCpu *cpu, const char *chosen, const char *user
  * ignore the variable). 0 otherwise. */
 int blas_select_plan(BlasChoice *out, const char **chosen);
 
+/* Address space one OpenBLAS thread needs beyond the first, with room to spare: its
+ * 32 MiB work buffer and the 64 MiB malloc arena glibc reserves for a new thread. */
+#define BLAS_SELECT_AS_PER_THREAD (256.0 * 1024 * 1024)
+#define BLAS_SELECT_AS_BASE (512.0 * 1024 * 1024)
+
+/* The OpenBLAS thread count an address-space limit (`ulimit -v`, RLIMIT_AS) of
+ * limit_bytes leaves room for on a machine of `cores`: 1 when the limit is finite
+ * (limit_bytes > 0) and below BLAS_SELECT_AS_BASE + BLAS_SELECT_AS_PER_THREAD x cores,
+ * else 0 (no cap). Under such a limit OpenBLAS's worker threads, started by its load-time
+ * constructor, cannot map their buffers and spin forever, and exit() waits for them:
+ * `ulimit -v 120000; lmlab --help` never returned. Pure, for tests. */
+int blas_select_thread_cap_for(double limit_bytes, int cores);
+
+/* blas_select_thread_cap_for of this process's RLIMIT_AS and the machine's cores. */
+int blas_select_thread_cap(void);
+
 /* Writes "Intel family 6 model 207: AVX2 FMA AVX-512 (F CD BW DQ VL) BF16" into buf
  * (truncated to cap); returns buf. */
 const char *blas_select_cpu_text(const BlasCpu *cpu, char *buf, size_t cap);

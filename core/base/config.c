@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "err.h"
+#include "regfile.h"
 #include "strdist.h"
 #include "textcheck.h"
 
@@ -459,9 +460,10 @@ int config_from_text(Config *c, const char *text, char *err)
 
 int config_load_file(Config *c, const char *path, char *err)
 {
-    FILE *f = fopen(path, "r");
+    char e2[LM_ERR_LEN];
+    FILE *f = regfile_fopen(path, e2);   /* a FIFO or device never blocks: refused */
     if (!f)
-        return err_set(err, LM_EIO, "cannot open experiment file %s: %s", path, strerror(errno));
+        return err_set(err, LM_EIO, "cannot open experiment file %s", e2);
     char line[2048];
     int lineno = 0, rc = LM_OK;
     while (fgets(line, sizeof line, f)) {

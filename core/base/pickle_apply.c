@@ -6,6 +6,7 @@
  * torch/_utils.py (_rebuild_tensor_v2). Not here: the opcode loop (pickle.c). */
 #include "pickle.h"
 
+#include "checked.h"
 #include "err.h"
 #include "private/pickle_impl.h"
 
@@ -65,14 +66,11 @@ static int rebuild_tensor(Unpickler *u, const PkObj *args)
     t->storage = a[0];
     t->offset = a[1]->i;
     t->ndim = a[2]->n;
-    long long last = t->offset, numel = 1; /* index of the last element addressed */
-    for (int k = 0; k < t->ndim; k++) {
-        if (__builtin_mul_overflow(numel, t->shape[k], &numel) || numel > (1LL << 40))
-            return pickle_fail(u, "%s", "a tensor with an absurd number of elements");
-        if (t->shape[k] > 0)
-            last += (t->shape[k] - 1) * t->stride[k];  /* each factor < 2^40: no overflow */
-    }
-    if (numel > 0 && last >= t->storage->numel)
+    size_t numel, end;   /* overflow-checked: a wrapped product must not pass */
+    if (checked_view_extent(t->ndim, t->shape, t->stride, t->offset, &numel, &end) ||
+        numel > ((size_t)1 << 40))
+        return pickle_fail(u, "%s", "a tensor with an absurd number of elements or extent");
+    if (numel > 0 && end > (size_t)t->storage->numel)
         return pickle_fail(u, "%s", "a tensor that reaches past the end of its storage");
     return pickle_push(u, t);
 }

@@ -3,9 +3,11 @@
  * and shape is checked before any byte of data is touched. Not a general tensor
  * library: conversion is only to float32 and int32, the types the models use. */
 #include "safetensors.h"
-#include "outfile.h"
 
+#include "checked.h"
 #include "err.h"
+#include "outfile.h"
+#include "regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +32,7 @@ struct SafeTensors {
     int n;
     char **meta;          /* key, value, key, value, ... */
     int n_meta;
+    StSource src;         /* src.load != NULL: tensors produced on demand, buf unused */
 };
 
 static const char *const dtype_names[] = {"F32", "F16", "BF16", "F64", "I64", "I32", "U8"};
@@ -41,11 +44,6 @@ size_t safetensors_dtype_size(int dtype)
     return dtype >= 0 && dtype < N_DTYPES ? dtype_sizes[dtype] : 0;
 }
 
-const char *safetensors_dtype_name(int dtype)
-{
-    return dtype >= 0 && dtype < N_DTYPES ? dtype_names[dtype] : "?";
-}
-
 static int dtype_from_name(const char *s)
 {
     for (int i = 0; i < N_DTYPES; i++)
@@ -55,44 +53,6 @@ static int dtype_from_name(const char *s)
 }
 
 /* ---- reading ---- */
-
-static int read_whole_file(const char *path, unsigned char **buf, size_t *size, char *err)
-{
-    *buf = NULL;
-    *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
-    if (fd < 0)
-        return err_set(err, LM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return err_set(err, LM_EIO, "%s: not a regular file", path);
-    }
-    size_t n = (size_t)sb.st_size;
-    unsigned char *b = malloc(n ? n : 1);
-    if (!b) {
-        close(fd);
-        return err_set(err, LM_ENOMEM, "%s: cannot allocate %zu bytes", path, n);
-    }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            int e = r < 0 ? errno : 0;
-            free(b);
-            close(fd);
-            return err_set(err, LM_EIO, "%s: read failed: %s", path,
-                           e ? strerror(e) : "file shrank while reading");
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *buf = b;
-    *size = n;
-    return LM_OK;
-}
 
 static int parse_metadata(SafeTensors *st, json_t *obj, const char *path, char *err)
 {
@@ -157,19 +117,21 @@ static int parse_tensor(StTensor *t, const char *name, json_t *e, size_t data_le
             return err_set(err, LM_EFORMAT, "%s: tensor \"%s\" has an invalid shape", path,
                            name);
         t->shape[i] = (long)s;
-        if (s && t->numel > SIZE_MAX / 16 / s)
+        if (checked_mul(t->numel, s, &t->numel))
             return err_set(err, LM_EFORMAT, "%s: tensor \"%s\" is absurdly large", path, name);
-        t->numel *= s;
     }
+    size_t bytes;
+    if (checked_mul(t->numel, dtype_sizes[t->dtype], &bytes))
+        return err_set(err, LM_EFORMAT, "%s: tensor \"%s\" is absurdly large", path, name);
     if (json_array_size(off) != 2 || !json_size(json_array_get(off, 0), &t->begin) ||
         !json_size(json_array_get(off, 1), &t->end) || t->end < t->begin)
         return err_set(err, LM_EFORMAT, "%s: tensor \"%s\" has invalid data_offsets", path,
                        name);
-    if (t->end - t->begin != t->numel * dtype_sizes[t->dtype])
+    if (t->end - t->begin != bytes)
         return err_set(err, LM_EFORMAT,
                        "%s: tensor \"%s\": data_offsets span %zu bytes but shape and dtype "
                        "need %zu",
-                       path, name, t->end - t->begin, t->numel * dtype_sizes[t->dtype]);
+                       path, name, t->end - t->begin, bytes);
     if (t->end > data_len)
         return err_set(err, LM_EFORMAT,
                        "%s: tensor \"%s\" ends at byte %zu past the data area (%zu bytes); "
@@ -266,7 +228,7 @@ int safetensors_open(const char *path, SafeTensors **out, char *err)
     SafeTensors *st = calloc(1, sizeof *st);
     if (!st)
         return err_set(err, LM_ENOMEM, "%s: out of memory", path);
-    int rc = read_whole_file(path, &st->buf, &st->size, err);
+    int rc = regfile_read(path, SIZE_MAX - 1, &st->buf, &st->size, err);
     if (rc == LM_OK)
         rc = parse_buffer(st, path, err);
     if (rc != LM_OK) {
@@ -297,10 +259,65 @@ int safetensors_open_memory(unsigned char *buf, size_t size, const char *label,
     return LM_OK;
 }
 
+/* Names unique and short enough, begin/end packed in order: what the file format
+ * guarantees for a parsed file, checked here for tensors handed over by a source. */
+static int adopt_tensors(SafeTensors *st, const StTensor *t, int n, const char *label,
+                         char *err)
+{
+    if (!(st->t = calloc((size_t)n + 1, sizeof *st->t)))
+        return err_set(err, LM_ENOMEM, "%s: out of memory", label);
+    size_t off = 0, bytes;
+    for (int i = 0; i < n; i++, st->n++) {
+        StTensor *d = &st->t[i];
+        *d = t[i];
+        d->name[ST_NAME_LEN - 1] = 0;
+        if (safetensors_dtype_size(d->dtype) == 0 || d->ndim < 0 || d->ndim > ST_MAX_DIM ||
+            checked_mul(d->numel, dtype_sizes[d->dtype], &bytes) ||
+            checked_add(off, bytes, &d->end))
+            return err_set(err, LM_EFORMAT, "%s: tensor \"%s\" is malformed", label, d->name);
+        d->begin = off;
+        off = d->end;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(st->t[j].name, d->name))
+                return err_set(err, LM_EFORMAT, "%s: tensor name \"%s\" appears twice", label,
+                               d->name);
+    }
+    return LM_OK;
+}
+
+int safetensors_open_source(const StTensor *t, int n, const char *const *meta, int n_meta,
+                            const StSource *src, const char *label, SafeTensors **out,
+                            char *err)
+{
+    *out = NULL;
+    SafeTensors *st = calloc(1, sizeof *st);
+    if (!st) {
+        if (src->release)
+            src->release(src->ctx);
+        return err_set(err, LM_ENOMEM, "%s: out of memory", label);
+    }
+    st->src = *src;
+    int rc = adopt_tensors(st, t, n, label, err);
+    if (!rc && !(st->meta = calloc(2 * (size_t)n_meta + 1, sizeof *st->meta)))
+        rc = err_set(err, LM_ENOMEM, "%s: out of memory", label);
+    for (int i = 0; !rc && i < n_meta; i++, st->n_meta++)
+        if (!(st->meta[2 * i] = strdup(meta[2 * i])) ||
+            !(st->meta[2 * i + 1] = strdup(meta[2 * i + 1])))
+            rc = err_set(err, LM_ENOMEM, "%s: out of memory", label);
+    if (rc) {
+        safetensors_close(st);
+        return rc;
+    }
+    *out = st;
+    return LM_OK;
+}
+
 void safetensors_close(SafeTensors *st)
 {
     if (!st)
         return;
+    if (st->src.release)
+        st->src.release(st->src.ctx);
     for (int i = 0; i < 2 * st->n_meta; i++)
         free(st->meta[i]);
     free(st->meta);
@@ -337,7 +354,46 @@ const char *safetensors_meta(const SafeTensors *st, const char *key)
 
 const void *safetensors_data(const SafeTensors *st, const StTensor *t)
 {
-    return st->data + t->begin;
+    return st->src.load ? NULL : st->data + t->begin;
+}
+
+/* t's raw bytes: in the file's buffer, or produced by the source into out (when it
+ * is big enough) or into *tmp (malloc'd, freed by the caller). NULL with a message. */
+static const unsigned char *tensor_bytes(const SafeTensors *st, const StTensor *t, void *out,
+                                         size_t out_cap, unsigned char **tmp, char *err)
+{
+    *tmp = NULL;
+    if (!st->src.load)
+        return st->data + t->begin;
+    size_t n = t->end - t->begin;
+    unsigned char *dst = out && out_cap >= n ? out : (*tmp = malloc(n ? n : 1));
+    if (!dst) {
+        err_set(err, LM_ENOMEM, "tensor \"%s\": out of memory for %zu bytes", t->name, n);
+        return NULL;
+    }
+    if (st->src.load(st->src.ctx, (int)(t - st->t), dst, err)) {
+        free(*tmp);
+        *tmp = NULL;
+        return NULL;
+    }
+    return dst;
+}
+
+int safetensors_read_raw(const SafeTensors *st, const StTensor *t, void *out, size_t cap,
+                         char *err)
+{
+    size_t n = t->end - t->begin;
+    if (cap < n)
+        return err_set(err, LM_EARG, "tensor \"%s\": %zu bytes do not fit %zu", t->name, n,
+                       cap);
+    unsigned char *tmp;
+    const unsigned char *p = tensor_bytes(st, t, out, cap, &tmp, err);
+    if (!p)
+        return st->src.load ? LM_EFORMAT : LM_ENOMEM;
+    if (p != out && n)
+        memcpy(out, p, n);
+    free(tmp);
+    return LM_OK;
 }
 
 static void shape_text(const StTensor *t, char *buf, size_t cap)
@@ -380,25 +436,21 @@ static float half_to_float(uint16_t h)
     return f;
 }
 
-int safetensors_read_f32(const SafeTensors *st, const char *name, float *out, size_t n,
-                         char *err)
+/* The floats of t (n values at p, its dtype) into out. */
+static void convert_f32(const StTensor *t, const unsigned char *p, float *out, size_t n)
 {
-    const StTensor *t;
-    int rc = lookup(st, name, n, &t, err);
-    if (rc != LM_OK)
-        return rc;
-    const unsigned char *p = st->data + t->begin;
     switch (t->dtype) {
     case ST_F32:
-        memcpy(out, p, n * 4);
-        return LM_OK;
+        if ((const void *)p != (const void *)out)
+            memcpy(out, p, n * 4);
+        return;
     case ST_F64:
         for (size_t i = 0; i < n; i++) {
             double d;
             memcpy(&d, p + 8 * i, 8);
             out[i] = (float)d;
         }
-        return LM_OK;
+        return;
     case ST_F16:
     case ST_BF16:
         for (size_t i = 0; i < n; i++) {
@@ -411,11 +463,30 @@ int safetensors_read_f32(const SafeTensors *st, const char *name, float *out, si
                 memcpy(&out[i], &bits, 4);
             }
         }
-        return LM_OK;
-    default:
+        return;
+    default:   /* the caller checked the dtype */
+        return;
+    }
+}
+
+int safetensors_read_f32(const SafeTensors *st, const char *name, float *out, size_t n,
+                         char *err)
+{
+    const StTensor *t;
+    int rc = lookup(st, name, n, &t, err);
+    if (rc != LM_OK)
+        return rc;
+    if (t->dtype != ST_F32 && t->dtype != ST_F64 && t->dtype != ST_F16 && t->dtype != ST_BF16)
         return err_set(err, LM_EFORMAT, "tensor \"%s\" has dtype %s, not a float type", name,
                        dtype_names[t->dtype]);
-    }
+    unsigned char *tmp;   /* a source's bytes, when they are not floats already */
+    const unsigned char *p = tensor_bytes(st, t, t->dtype == ST_F32 ? out : NULL, n * 4,
+                                          &tmp, err);
+    if (!p)
+        return LM_EFORMAT;
+    convert_f32(t, p, out, n);
+    free(tmp);
+    return LM_OK;
 }
 
 int safetensors_read_i32(const SafeTensors *st, const char *name, int *out, size_t n,
@@ -425,22 +496,27 @@ int safetensors_read_i32(const SafeTensors *st, const char *name, int *out, size
     int rc = lookup(st, name, n, &t, err);
     if (rc != LM_OK)
         return rc;
-    const unsigned char *p = st->data + t->begin;
-    if (t->dtype == ST_I32) {
-        memcpy(out, p, n * 4);
-        return LM_OK;
-    }
-    if (t->dtype != ST_I64)
+    if (t->dtype != ST_I64 && t->dtype != ST_I32)
         return err_set(err, LM_EFORMAT, "tensor \"%s\" has dtype %s, not I64 or I32", name,
                        dtype_names[t->dtype]);
-    for (size_t i = 0; i < n; i++) {
+    unsigned char *tmp;
+    const unsigned char *p = tensor_bytes(st, t, t->dtype == ST_I32 ? out : NULL, n * 4,
+                                          &tmp, err);
+    if (!p)
+        return LM_EFORMAT;
+    if (t->dtype == ST_I32 && (const void *)p != (const void *)out)
+        memcpy(out, p, n * 4);
+    for (size_t i = 0; t->dtype == ST_I64 && i < n; i++) {
         int64_t v;
         memcpy(&v, p + 8 * i, 8);
-        if (v < INT_MIN || v > INT_MAX)
+        if (v < INT_MIN || v > INT_MAX) {
+            free(tmp);
             return err_set(err, LM_EFORMAT, "tensor \"%s\": value %lld at %zu exceeds int32",
                            name, (long long)v, i);
+        }
         out[i] = (int)v;
     }
+    free(tmp);
     return LM_OK;
 }
 

@@ -26,8 +26,8 @@ typedef struct {
 typedef struct SafeTensors SafeTensors;   /* heap object */
 
 /* Reads and validates the whole file at path; *out receives a SafeTensors the caller
- * releases with safetensors_close. Returns LM_OK, LM_EIO (missing, unreadable, a
- * directory), LM_ENOMEM, or LM_EFORMAT with a message naming the file and the problem
+ * releases with safetensors_close. Returns LM_OK, LM_EIO (missing, unreadable), LM_EARG
+ * (not a regular file: a directory, a FIFO, a device; never blocks), LM_ENOMEM, or LM_EFORMAT with a message naming the file and the problem
  * (header length past the file or > 100 MB, invalid JSON, not an object, unknown dtype,
  * shape/offset mismatch, offsets out of the data area or overlapping, a missing field).
  * Never crashes on any input; *out is NULL on failure. */
@@ -37,6 +37,28 @@ int safetensors_open(const char *path, SafeTensors **out, char *err);
  * safetensors_close, or at once on failure). label names it in messages. */
 int safetensors_open_memory(unsigned char *buf, size_t size, const char *label,
                             SafeTensors **out, char *err);
+
+/* Where the bytes of a SafeTensors built by safetensors_open_source come from:
+ * load(ctx, i, out, err) writes tensor i's end - begin bytes (contiguous,
+ * little-endian, its dtype) into out, or returns a status with a message; it is called
+ * only when a caller reads that tensor, after the read's count was checked against the
+ * tensor's shape. release(ctx) is called once by safetensors_close. */
+typedef struct {
+    int (*load)(void *ctx, int i, unsigned char *out, char *err);
+    void (*release)(void *ctx);
+    void *ctx;
+} StSource;
+
+/* A SafeTensors of n tensors described by t (copied; begin/end are reassigned, packed
+ * in order) whose bytes src produces on demand, with n_meta (key, value) string pairs in
+ * meta (copied): torch.save files (torchfile.c) are read this way, so nothing a file
+ * claims is materialised before a model asked for it. Takes src over (released also on
+ * failure). LM_EFORMAT on a duplicate name or a malformed entry; LM_ENOMEM. Such a
+ * SafeTensors has no data pointer (safetensors_data returns NULL); every read function
+ * works on it, from one thread at a time (the source may keep state, e.g. a zip). */
+int safetensors_open_source(const StTensor *t, int n, const char *const *meta, int n_meta,
+                            const StSource *src, const char *label, SafeTensors **out,
+                            char *err);
 
 /* Releases everything; NULL is a no-op. */
 void safetensors_close(SafeTensors *st);
@@ -63,12 +85,17 @@ int safetensors_read_f32(const SafeTensors *st, const char *name, float *out, si
 int safetensors_read_i32(const SafeTensors *st, const char *name, int *out, size_t n,
                          char *err);
 
-/* Raw little-endian bytes of t (t->end - t->begin bytes, not necessarily aligned). */
+/* Raw little-endian bytes of t (t->end - t->begin bytes, not necessarily aligned), or
+ * NULL for a SafeTensors built by safetensors_open_source (use safetensors_read_raw). */
 const void *safetensors_data(const SafeTensors *st, const StTensor *t);
 
-/* Bytes per element of a dtype (0 for an unknown one) and its name ("F32", ...). */
+/* Copies t's raw bytes (t->end - t->begin) into out (cap bytes). LM_EARG when they do
+ * not fit; a source's failure (LM_EFORMAT, LM_ENOMEM) with its message. */
+int safetensors_read_raw(const SafeTensors *st, const StTensor *t, void *out, size_t cap,
+                         char *err);
+
+/* Bytes per element of a dtype (0 for an unknown one). */
 size_t safetensors_dtype_size(int dtype);
-const char *safetensors_dtype_name(int dtype);
 
 typedef struct SafeTensorsWriter SafeTensorsWriter;   /* heap object */
 

@@ -73,6 +73,8 @@ const char *sysinfo_blas(char *buf, size_t cap)
 
 void sysinfo_set_threads(int n)
 {
+    if (blas_select_thread_cap() == 1)   /* ulimit -v: more threads would hang OpenBLAS */
+        n = 1;
     openblas_set_num_threads(n > 0 ? n : sysinfo_cores());
 }
 

@@ -5,6 +5,7 @@
 #include "dataset.h"
 
 #include "err.h"
+#include "regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,39 +69,21 @@ static int read_file(const char *path, int allow_empty, char **buf, size_t *len,
         return err_set(err, LM_EARG, "'%s' is not a regular file (%s): give a text file",
                        path, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
                        : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return err_set(err, LM_EIO, "cannot open '%s': %s", path, strerror(errno));
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return err_set(err, LM_EARG, "'%s' changed while opening it: give a regular file", path);
-    }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n + 1);
-    if (!b) {
-        close(fd);
-        return err_set(err, LM_ENOMEM, "'%s': out of memory for %zu bytes", path, n);
-    }
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (got != n) {
-        free(b);
-        return err_set(err, LM_EIO, "'%s': read %zu of %zu bytes", path, got, n);
-    }
+    unsigned char *raw;   /* opened without blocking and checked again (regfile) */
+    size_t n;
+    int rc = regfile_read(path, SIZE_MAX - 1, &raw, &n, err);
+    if (rc)
+        return rc;
+    char *b = (char *)raw;
     if (n == 0 && !allow_empty) {
         free(b);
         return err_set(err, LM_EFORMAT, "'%s' is empty: give a file with text in it", path);
     }
-    int rc = check_text(path, b, n, err);
+    rc = check_text(path, b, n, err);
     if (rc) {
         free(b);
         return rc;
     }
-    b[n] = 0;
     *buf = b;
     *len = n;
     return LM_OK;

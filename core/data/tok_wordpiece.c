@@ -9,6 +9,7 @@
  * lowercased, "<eos>" per line, a vocabulary built from the training text.
  * Not BERT's special-token handling: "[CLS]", "[SEP]" are neither added nor kept whole. */
 #include "err.h"
+#include "regfile.h"
 #include "private/tok_impl.h"
 
 #include <errno.h>
@@ -248,8 +249,9 @@ static int read_vocab(const char *path, char **buf, const char ***w, size_t **wl
     if (!path || !*path)
         return err_set(err, LM_EARG, "tokenizer=wordpiece needs vocab=PATH, a BERT vocab.txt "
                        "(one piece a line), e.g. bert-base-cased's");
-    FILE *f = fopen(path, "rb");
-    if (!f) return err_set(err, LM_EIO, "vocab=%s: %s", path, strerror(errno));
+    char e2[LM_ERR_LEN];
+    FILE *f = regfile_fopen(path, e2);   /* a FIFO or device never blocks: refused */
+    if (!f) return err_set(err, LM_EIO, "vocab=%s", e2);
     size_t cap = 1 << 16, len = 0, got;
     char *s = malloc(cap + 1);
     while (s && (got = fread(s + len, 1, cap - len, f)) > 0)

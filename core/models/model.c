@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "registry.h"
+#include "sysinfo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -174,4 +175,19 @@ double model_estimate_bytes(const Config *c, int V, int B, int T)
         m.ops->destroy(&m);
     params_free(&m.params);
     return bytes;
+}
+
+int model_check_memory(const Config *c, int V, int B, int T, char *err)
+{
+    double need = model_estimate_bytes(c, V, B, T);
+    double have = sysinfo_mem_available();
+    if (need <= 0)
+        return err_set(err, LM_EARG, "model=%s d=%d layers=%d with vocabulary %d cannot be "
+                       "built", c->model, c->d, c->layers, V);
+    if (have > 0 && need > 0.85 * have)
+        return err_set(err, LM_ENOMEM, "this model needs about %.1f GiB (parameters, optimizer "
+                       "state and activations for batch=%d x bptt=%d, vocabulary %d) but %.1f "
+                       "GiB is available: lower batch, bptt, d, layers or vocab_size",
+                       need / (1 << 30), B, T, V, have / (1 << 30));
+    return LM_OK;
 }

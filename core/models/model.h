@@ -84,6 +84,13 @@ void model_destroy(Model *m);
  * configuration cannot make a model. */
 double model_estimate_bytes(const Config *cfg, int V, int B, int T);
 
+/* The memory check run before building a model, by train and by open/import alike:
+ * LM_ENOMEM with a message giving both figures and what to lower when
+ * model_estimate_bytes exceeds 85% of the memory available now (sysinfo); LM_EARG when
+ * the configuration makes no model; LM_OK otherwise (also when the available memory
+ * cannot be read). */
+int model_check_memory(const Config *cfg, int V, int B, int T, char *err);
+
 /* Profiling by stage (bench), free when m->profiling is 0:
  *     double t = model_prof_begin(m); ...the stage...; model_prof_end(m, PROF_FFN, t); */
 static inline double model_prof_begin(const Model *m)

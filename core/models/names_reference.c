@@ -9,6 +9,7 @@
 #include "err.h"
 #include "posenc.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,13 @@ static int count_layers(const SafeTensors *st, const char *suffix)
     }
 }
 
+/* A dimension read from a file as an int, or -1 (outside every range) when it is not
+ * one: a (long) shape must not be truncated into a plausible width. */
+static int dim_int(long v)
+{
+    return v >= 0 && v <= INT_MAX ? (int)v : -1;
+}
+
 static int infer_recurrent(const SafeTensors *st, Config *c, int d, char *note, size_t cap,
                            char *err)
 {
@@ -154,7 +162,7 @@ static int infer_recurrent(const SafeTensors *st, Config *c, int d, char *note, 
                        "GRU (3) or LSTM (4)", g);
     set_model(c, kind);
     c->d = d;
-    c->nhid = (int)hh->shape[1];
+    c->nhid = dim_int(hh->shape[1]);
     c->layers = count_layers(st, NULL);
     c->tie = !safetensors_find(st, "decoder.weight");
     snprintf(note, cap, "model=%s d=%d nhid=%d layers=%d tie=%s (from the file)", c->model,
@@ -214,19 +222,38 @@ static int unknown_model(const SafeTensors *st, const char *what, char *err)
                    nf ? fbuf : "no tensors");
 }
 
-int names_infer_config(const SafeTensors *st, Config *c, char *note, size_t cap, char *err)
+/* The inferred configuration within every key's range (config_from_text applies
+ * them) and consistent (config_validate): a file's shapes cannot ask for d = 2^40. */
+static int check_inferred(const Config *c, char *err)
+{
+    char *text = config_to_text(c), e2[LM_ERR_LEN];
+    Config chk;
+    config_defaults(&chk);
+    int rc = !text ? LM_ENOMEM : config_from_text(&chk, text, e2) ? LM_EFORMAT
+             : config_validate(&chk, e2) ? LM_EFORMAT : LM_OK;
+    free(text);
+    if (rc == LM_ENOMEM)
+        return err_set(err, rc, "out of memory");
+    if (rc)
+        return err_set(err, rc, "its tensor shapes describe a model lmlab cannot build "
+                       "(model=%s d=%d nhid=%d layers=%d): %s", c->model, c->d, c->nhid,
+                       c->layers, e2);
+    return LM_OK;
+}
+
+static int infer_config(const SafeTensors *st, Config *c, char *note, size_t cap, char *err)
 {
     const StTensor *emb = safetensors_find(st, "encoder.weight");
     if (!emb || emb->ndim != 2 || emb->shape[1] < 1)
         return unknown_model(st, "no encoder.weight (V, d)", err);
-    int d = (int)emb->shape[1];
+    int d = dim_int(emb->shape[1]);
     if (safetensors_find(st, "rnn.weight_ih_l0"))
         return infer_recurrent(st, c, d, note, cap, err);
     const StTensor *w1 = layer_tensor(st, 0, "linear1.weight");
     if (!w1 || w1->ndim != 2)
         return unknown_model(st, "neither rnn.weight_ih_l0 nor layer 0's linear1.weight", err);
     c->d = d;
-    c->nhid = (int)w1->shape[0];
+    c->nhid = dim_int(w1->shape[0]);
     c->layers = count_layers(st, "linear1.weight");
     c->tie = !safetensors_find(st, "decoder.weight");
     snprintf(c->pos, sizeof c->pos, "%s",
@@ -239,6 +266,12 @@ int names_infer_config(const SafeTensors *st, Config *c, char *note, size_t cap,
                  "heads=%d (from %s)", c->model, c->d, c->nhid, c->layers, c->bptt, c->heads,
                  heads_from);
     return rc;
+}
+
+int names_infer_config(const SafeTensors *st, Config *c, char *note, size_t cap, char *err)
+{
+    int rc = infer_config(st, c, note, cap, err);
+    return rc ? rc : check_inferred(c, err);
 }
 
 int names_reference_pe(const Model *m, float **pe, long shape[3])

@@ -52,7 +52,8 @@ int names_mismatch(const Model *m, const SafeTensors *st, const char *missing, c
  * (model family, d, nhid, layers, tie, pos, norm; for the paper's Dispatcher heads and
  * bptt; for the multi-head one bptt from the configured heads), keeping the rest of *c.
  * Writes a one-line summary into note (what was taken from the file and what from the
- * configuration). LM_OK, or LM_EFORMAT when the names fit no model lmlab has. */
+ * configuration). LM_OK, or LM_EFORMAT when the names fit no model lmlab has or the
+ * shapes give a configuration outside the keys' ranges (d above 8192, ...). */
 int names_infer_config(const SafeTensors *st, Config *c, char *note, size_t cap, char *err);
 
 #endif

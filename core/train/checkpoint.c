@@ -3,6 +3,7 @@
 
 #include "err.h"
 #include "names_reference.h"
+#include "regfile.h"
 #include "tokenizer.h"
 #include "torchfile.h"
 
@@ -283,26 +284,30 @@ void checkpoint_info_free(CheckpointInfo *info)
     info->tokenizer_json = NULL;
 }
 
-/* 1 when path is a regular file that starts like a zip (a torch.save file). Opened
- * non-blocking and checked first, so a FIFO or a device never hangs here; anything
- * else is left to safetensors_open, which says what is wrong with it. */
-static int is_zip_file(const char *path)
+/* What path's first bytes say it is (torchfile_sniff), so a torch.save file, current or
+ * legacy, goes to the torch.save reader, which reads the one and names the other.
+ * Opened through regfile, so a FIFO or a device never hangs here; anything else is left
+ * to safetensors_open, which says what is wrong with it. */
+static int sniff_file(const char *path)
 {
-    unsigned char head[4];
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return 0;
-    struct stat sb;
-    ssize_t n = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? read(fd, head, sizeof head) : 0;
+    unsigned char head[512];
+    char err[LM_ERR_LEN];
+    int fd;
+    size_t size;
+    if (regfile_open(path, &fd, &size, err))
+        return TORCHFILE_OTHER;
+    ssize_t n = read(fd, head, sizeof head);
     close(fd);
-    return n > 0 && torchfile_is_zip(head, (size_t)n);
+    return n > 0 ? torchfile_sniff(head, (size_t)n) : TORCHFILE_OTHER;
 }
 
 int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err)
 {
     memset(info, 0, sizeof *info);
     info->ts.best_val = NAN;
-    int rc = is_zip_file(path) ? torchfile_open(path, st, err) : safetensors_open(path, st, err);
+    int kind = sniff_file(path);
+    int rc = kind == TORCHFILE_ZIP || kind == TORCHFILE_LEGACY ? torchfile_open(path, st, err)
+                                                               : safetensors_open(path, st, err);
     if (rc)
         return rc;
     const char *fmt = safetensors_meta(*st, "format");

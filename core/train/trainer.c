@@ -179,17 +179,13 @@ static int build_model(Trainer *t, char *err)
 {
     const Config *c = &t->cfg;
     int V = tokenizer_vocab_size(t->ds.tok);
-    double need = model_estimate_bytes(c, V, c->batch, c->bptt);
-    double have = sysinfo_mem_available();
-    if (have > 0 && need > 0.85 * have)
-        return err_set(err, LM_ENOMEM, "this run needs about %.1f GiB (parameters, optimizer "
-                       "state and activations for batch=%d x bptt=%d, vocabulary %d) but %.1f "
-                       "GiB is available: lower batch, bptt, d, layers or vocab_size",
-                       need / (1 << 30), c->batch, c->bptt, V, have / (1 << 30));
+    int rc = model_check_memory(c, V, c->batch, c->bptt, err);
+    if (rc == LM_ENOMEM)
+        return rc;
     t->m = model_create(c, V, err);
     if (!t->m)
         return LM_EARG;
-    int rc = model_alloc(t->m, c->batch, c->bptt, err);
+    rc = model_alloc(t->m, c->batch, c->bptt, err);
     if (rc)
         return rc;
     t->reps = replicas_create(t->m, c->threads > 0 ? c->threads : sysinfo_cores(), c->batch,

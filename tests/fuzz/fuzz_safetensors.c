@@ -15,6 +15,7 @@
  *   mkdir /tmp/st_min && /tmp/lmlab-fuzz/fuzz_safetensors -merge=1 -use_counters=0 \
  *     /tmp/st_min tests/fuzz/corpus/safetensors /tmp/st_work   # then replace the corpus
  */
+#include "checked.h"
 #include "checkpoint.h"
 #include "config.h"
 #include "err.h"
@@ -46,13 +47,12 @@ static void fuzz_tensors(const SafeTensors *st)
     for (int i = 0; i < n; i++) {
         const StTensor *t = safetensors_at(st, i);
         FUZZ_ASSERT(t && t->name[0] && t->ndim >= 0 && t->ndim <= ST_MAX_DIM);
-        size_t numel = 1;
-        for (int k = 0; k < t->ndim; k++) {
-            FUZZ_ASSERT(t->shape[k] >= 0);
-            numel *= (size_t)t->shape[k];
-        }
+        size_t numel = 1, bytes;   /* overflow-checked (checked.h): no wrapped product */
+        for (int k = 0; k < t->ndim; k++)
+            FUZZ_ASSERT(t->shape[k] >= 0 && !checked_mul(numel, (size_t)t->shape[k], &numel));
         FUZZ_ASSERT(numel == t->numel && t->begin <= t->end);
-        FUZZ_ASSERT(t->end - t->begin == numel * safetensors_dtype_size(t->dtype));
+        FUZZ_ASSERT(!checked_mul(numel, safetensors_dtype_size(t->dtype), &bytes) &&
+                    t->end - t->begin == bytes);
         FUZZ_ASSERT(safetensors_find(st, t->name) == t);
         const unsigned char *p = safetensors_data(st, t);
         volatile unsigned char sink = 0;
