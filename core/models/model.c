@@ -116,7 +116,9 @@ uint64_t model_drop_seed(Model *m)
 
 void model_backward(Model *m, float scale)
 {
+    m->prof_in_backward = 1;
     m->ops->backward(m, scale);
+    m->prof_in_backward = 0;
 }
 
 long model_param_count(const Model *m)
