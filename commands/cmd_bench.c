@@ -1,6 +1,7 @@
 /* cmd_bench.c — `bench [WORKLOAD ...] [steps=N] [tokens=N]`: the machine's sgemm peak,
- * training throughput of named workloads with the time split by layer kind, achieved
- * model FLOP/s against the peak, peak memory, and sampling speed with and without the
+ * training throughput of named workloads with the time split by stage (each part's
+ * forward and backward, the optimizer, the replicas' sync), achieved model FLOP/s against
+ * the peak of the precision it ran in (in all and per part), the bottleneck, peak memory, and sampling speed with and without the
  * cache. Each workload runs in a child process so its peak memory is its own. Names are
  * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
  * here too. */
@@ -49,32 +50,85 @@ static int run_child(BenchWorkload *w, BenchResult *res, char *err)
     return LM_OK;
 }
 
-static void print_result(Session *s, const BenchResult *r, double peak)
+/* The JSON event of one workload's result. */
+static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
 {
+    json_t *fwd = json_object(), *bwd = json_object(), *gf = json_object();
+    for (int p = 0; p < PROF_N; p++) {
+        json_object_set_new(fwd, bench_part_name(p), json_real(r->part_s[p]));
+        if (p != PROF_OPTIM)
+            json_object_set_new(bwd, bench_part_name(p), json_real(r->part_bwd_s[p]));
+        if (r->part_flops[p] > 0)
+            json_object_set_new(gf, bench_part_name(p), json_real(bench_part_gflops(r, p)));
+    }
+    double peak = r->peak_gflops;
+    session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
+                                   "s:f s:f s:I s:o s:o s:f s:o s:s s:f}", "event", "bench",
+                                   "workload", r->name, "model", r->model, "vocab", r->vocab,
+                                   "d", r->d, "layers", r->layers, "bptt", r->bptt, "batch",
+                                   r->batch, "params", (json_int_t)r->params, "step_s",
+                                   r->step_s, "tokens_per_s", r->tokens_per_s, "gflops",
+                                   r->gflops, "precision", r->precision, "peak_gflops", peak,
+                                   "sgemm_gflops", bench_peak_for("fp32"), "peak_fraction",
+                                   peak > 0 ? r->gflops / peak : 0, "peak_rss_kb",
+                                   (json_int_t)r->peak_rss_kb, "parts", fwd, "parts_backward",
+                                   bwd, "other_s", r->other_s, "part_gflops", gf, "bottleneck",
+                                   worst.name, "bottleneck_fraction",
+                                   r->step_s > 0 ? worst.seconds / r->step_s : 0));
+}
+
+/* "name 1.2 ms, ..." of the parts' forward (bwd = 0) or backward times. */
+static void format_parts(char *line, size_t n, const BenchResult *r, int bwd)
+{
+    int o = snprintf(line, n, "%22s %s:", "", bwd ? "backward" : "forward ");
+    for (int p = 0; p < PROF_N && o < (int)n; p++)
+        if (p != PROF_OPTIM)
+            o += snprintf(line + o, n - (size_t)o, " %s %.1f ms,", bench_part_name(p),
+                          (bwd ? r->part_bwd_s[p] : r->part_s[p]) * 1e3);
+    if (o > 0 && o < (int)n)
+        line[o - 1] = 0;
+}
+
+static void print_result(Session *s, const BenchResult *r)
+{
+    BenchStage worst = bench_bottleneck(r);
     if (s->json) {
-        json_t *parts = json_object();
-        for (int p = 0; p < PROF_N; p++)
-            json_object_set_new(parts, bench_part_name(p), json_real(r->part_s[p]));
-        session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:f s:f "
-                                       "s:I s:o}", "event", "bench", "workload", r->name, "model",
-                                       r->model, "vocab", r->vocab, "d", r->d, "layers", r->layers,
-                                       "bptt", r->bptt, "batch", r->batch, "params",
-                                       (json_int_t)r->params, "step_s", r->step_s, "tokens_per_s",
-                                       r->tokens_per_s, "gflops", r->gflops, "sgemm_gflops", peak,
-                                       "peak_fraction", peak > 0 ? r->gflops / peak : 0,
-                                       "peak_rss_kb", (json_int_t)r->peak_rss_kb, "parts", parts));
+        emit_result_json(s, r, worst);
         return;
     }
+    double peak = r->peak_gflops;
     session_printf(s, "%-22s %-10s V=%-6d d=%-4d L=%d T=%-5d B=%-3d %9.0f tok/s  %7.1f ms/step  "
-                   "%6.1f GFLOP/s (%2.0f%% of sgemm)  peak %5.0f MiB", r->name, r->model, r->vocab,
-                   r->d, r->layers, r->bptt, r->batch, r->tokens_per_s, r->step_s * 1e3, r->gflops,
-                   peak > 0 ? 100 * r->gflops / peak : 0, r->peak_rss_kb / 1024.0);
+                   "%6.1f GFLOP/s (%2.0f%% of the %s peak)  peak %5.0f MiB", r->name, r->model,
+                   r->vocab, r->d, r->layers, r->bptt, r->batch, r->tokens_per_s, r->step_s * 1e3,
+                   r->gflops, peak > 0 ? 100 * r->gflops / peak : 0, r->precision,
+                   r->peak_rss_kb / 1024.0);
     char line[512];
-    int o = snprintf(line, sizeof line, "%22s", "");
-    for (int p = 0; p < PROF_N; p++)
-        o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f ms%s", bench_part_name(p),
-                      r->part_s[p] * 1e3, p + 1 < PROF_N ? "," : "");
+    for (int bwd = 0; bwd < 2; bwd++) {
+        format_parts(line, sizeof line, r, bwd);
+        session_printf(s, "%s", line);
+    }
+    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, replica sync + gradient sum "
+                     "%.1f ms;", "", r->part_s[PROF_OPTIM] * 1e3, r->other_s * 1e3);
+    for (int p = 0; p < PROF_N && o < (int)sizeof line; p++)
+        if (r->part_flops[p] > 0)
+            o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f GFLOP/s (%.0f%%)",
+                          bench_part_name(p), bench_part_gflops(r, p),
+                          peak > 0 ? 100 * bench_part_gflops(r, p) / peak : 0);
     session_printf(s, "%s", line);
+    session_printf(s, "%22s bottleneck: %s, %.1f ms (%.0f%% of the step)", "", worst.name,
+                   worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
+}
+
+/* Runs workload w in a child and prints its result against its precision's peak. */
+static int bench_one(Session *s, BenchWorkload *w)
+{
+    char err[LM_ERR_LEN];
+    BenchResult r;
+    if (run_child(w, &r, err))
+        return session_error(s, LM_EIO, "%s", err);
+    r.peak_gflops = bench_peak_for(r.precision);
+    print_result(s, &r);
+    return LM_OK;
 }
 
 static int bench_sampling(Session *s, int tokens)
@@ -237,7 +291,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
     sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
     int threads = s->cfg.threads;
     sysinfo_describe(desc, sizeof desc);
-    double peak = bench_sgemm_gflops(1536);
+    double peak = bench_peak_for("fp32");
     char kernels[320];
     blas_select_describe(kernels, sizeof kernels);
     Output *mo = output_create("machine");
@@ -260,24 +314,20 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {
                 BenchWorkload w;
-                BenchResult r;
                 bench_workload(names[k], &w, err);
                 if (steps > 0) w.steps = steps;
                 w.cfg.threads = threads;
-                if (run_child(&w, &r, err)) rc = session_error(s, LM_EIO, "%s", err);
-                else print_result(s, &r, peak);
+                rc |= bench_one(s, &w);
             }
             rc |= bench_sampling(s, tokens);
             continue;
         }
         BenchWorkload w;
-        BenchResult r;
         if (bench_workload(name, &w, err))
             return session_error(s, LM_EARG, "%s", err);
         if (steps > 0) w.steps = steps;
         w.cfg.threads = threads;
-        if (run_child(&w, &r, err)) rc = session_error(s, LM_EIO, "%s", err);
-        else print_result(s, &r, peak);
+        rc |= bench_one(s, &w);
     }
     return rc ? LM_EIO : LM_OK;
 }

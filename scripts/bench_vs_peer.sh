@@ -9,9 +9,71 @@
 # Usage: scripts/bench_vs_peer.sh [WORKLOAD ...]   (default: small small-msa paper paper-msa
 #        and the sequence-length scan). PEER=/path/to/torch_ref.py, LMLAB=/path/to/lmlab.
 # Needs python3-torch for the peer (apt-get install python3-torch); lmlab itself does not.
+#
+# nanoGPT mode: scripts/bench_vs_peer.sh --nanogpt DIR [--runs N] [--iters N]
+#   DIR is a checkout of karpathy/nanoGPT (the project neither ships nor needs it). Copies
+#   it to a temporary folder, prepares shakespeare_char from data/tinyshakespeare.txt there
+#   (its own prepare.py), then alternates N times (default 3): `lmlab bench small-msa`
+#   (the same shape: 4 layers, 4 heads, d=128, block 64, batch 12, V=65) and nanoGPT's
+#   train.py with its README's CPU flags for --iters iterations (default 60). nanoGPT's
+#   tokens/s = 12 x 64 / its median iteration time, iterations 0-4 (the first evaluation,
+#   warm-up) left out. Prints both per run and the ratio; the temporary folder is removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LMLAB=${LMLAB:-build/app/lmlab}
+
+nanogpt_compare() {
+    local src=$1 runs=$2 iters=$3
+    [ -f "$src/train.py" ] && [ -f "$src/data/shakespeare_char/prepare.py" ] || {
+        echo "$src is not a nanoGPT checkout (no train.py or data/shakespeare_char/prepare.py)"; exit 2; }
+    [ -x "$LMLAB" ] || { echo "build lmlab first (ninja -C build)"; exit 1; }
+    /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || {
+        echo "nanoGPT needs PyTorch and numpy: apt-get install python3-torch python3-numpy"; exit 1; }
+    tmp=$(mktemp -d /tmp/lmlab_nanogpt_XXXXXX)   # global: the EXIT trap removes it
+    trap 'rm -rf "$tmp"' EXIT
+    cp -r "$src"/. "$tmp"/
+    cp data/tinyshakespeare.txt "$tmp/data/shakespeare_char/input.txt"
+    (cd "$tmp/data/shakespeare_char" && /usr/bin/python3 prepare.py >/dev/null)
+    echo "nanoGPT from $src (prepared in $tmp); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf "%-5s %14s %16s %8s\n" run "lmlab tok/s" "nanoGPT tok/s" ratio
+    local ratios=()
+    for r in $(seq 1 "$runs"); do
+        local tl tn
+        tl=$("$LMLAB" bench small-msa --json | grep '"event": *"bench"' |
+             sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p')
+        tn=$(cd "$tmp" && /usr/bin/python3 train.py config/train_shakespeare_char.py \
+                --device=cpu --compile=False --eval_iters=20 --log_interval=1 --block_size=64 \
+                --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters="$iters" \
+                --lr_decay_iters="$iters" --dropout=0.0 --out_dir="$tmp/out" 2>&1 |
+             sed -n 's/^iter \([0-9]*\): .* time \([0-9.]*\)ms.*/\1 \2/p' |
+             awk '$1 >= 5 { print $2 }' | sort -g |
+             awk '{ t[NR] = $1 } END { if (NR) printf "%.1f", 12 * 64 / (t[int((NR + 1) / 2)] / 1000) }')
+        local ratio
+        ratio=$(awk -v a="${tl:-0}" -v b="${tn:-0}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+        ratios+=("$ratio")
+        printf "%-5s %14.0f %16.0f %7sx\n" "$r" "${tl:-0}" "${tn:-0}" "$ratio"
+    done
+    printf "median ratio %sx over %s runs (target of issue 29: >= 3x); load after: %s\n" \
+        "$(printf "%s\n" "${ratios[@]}" | sort -g | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }')" \
+        "$runs" "$(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+if [ "${1:-}" = --nanogpt ]; then
+    [ $# -ge 2 ] || { echo "usage: $0 --nanogpt DIR [--runs N] [--iters N]"; exit 2; }
+    dir=$2 runs=3 iters=60
+    shift 2
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+            --iters) iters=${2:?--iters needs a number}; shift 2 ;;
+            *) echo "unknown argument '$1' (usage: $0 --nanogpt DIR [--runs N] [--iters N])"; exit 2 ;;
+        esac
+    done
+    [[ $runs =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ && $iters -gt 5 ]] || {
+        echo "--runs must be >= 1 and --iters > 5"; exit 2; }
+    nanogpt_compare "$dir" "$runs" "$iters"
+    exit 0
+fi
 PEER=${PEER:-../shared/peer/torch_ref.py}
 [ -x "$LMLAB" ] || { echo "build lmlab first (scripts/test.sh or ninja -C build)"; exit 1; }
 [ -f "$PEER" ] || { echo "the PyTorch peer is not at $PEER (set PEER=)"; exit 1; }

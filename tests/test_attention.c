@@ -1,6 +1,7 @@
 /* test_attention.c — causal multi-head self-attention against PyTorch reference numbers,
- * finite differences (with and without attention dropout, across the ATTN row blocks)
- * and its own key/value-cache decoder.
+ * finite differences (with and without attention dropout, across the fused kernel's
+ * query and key tiles), the previous materialising kernel (kept here as a reference) at
+ * several T, and its own key/value-cache decoder.
  * The REF_* arrays were produced by nn.MultiheadAttention(8, 2) in PyTorch 1.13 (float32,
  * one thread) with a causal -inf mask, B=2, T=5, the inputs and weights below (sin/cos
  * formulas of the flat row-major index i) and loss = sum(out * G); the script (kept
@@ -16,6 +17,9 @@
 #include "err.h"
 #include "rng.h"
 
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const float REF_OUT[80] = {
@@ -198,17 +202,25 @@ static void fill_formula(Case *c)
         c->bo[i] = 0.05f * sinf(0.71f * i);
 }
 
-static void fill_random(Case *c, uint64_t seed)
+/* Random inputs; weights U(-w, w) with w = 0.5, or 1/sqrt(d) when `init` (as a model's
+ * initialisation: scores of order 1, softmax neither flat nor one-hot). */
+static void fill_random_w(Case *c, uint64_t seed, int init)
 {
     Rng r;
     int d = c->ad.d;
+    float w = init ? 1.0f / sqrtf((float)d) : 0.5f;
     rng_seed(&r, seed);
     rng_fill_normal(&r, c->x, (long)c->B * c->T * d, 0, 1);
     rng_fill_normal(&r, c->G, (long)c->B * c->T * d, 0, 1);
-    rng_fill_uniform(&r, c->wq, 3L * d * d, -0.5f, 0.5f);
+    rng_fill_uniform(&r, c->wq, 3L * d * d, -w, w);
     rng_fill_uniform(&r, c->bq, 3L * d, -0.2f, 0.2f);
-    rng_fill_uniform(&r, c->wo, (long)d * d, -0.5f, 0.5f);
+    rng_fill_uniform(&r, c->wo, (long)d * d, -w, w);
     rng_fill_uniform(&r, c->bo, d, -0.2f, 0.2f);
+}
+
+static void fill_random(Case *c, uint64_t seed)
+{
+    fill_random_w(c, seed, 0);
 }
 
 /* PyTorch parity: rtol 1e-5, atol 1e-5 (float32 rounding; PyTorch scales q before the
@@ -229,11 +241,148 @@ static void test_pytorch(void)
     case_free(&c);
 }
 
-static void test_fd(int d, int heads, int B, int T, float p, int xstride)
+/* ---- the previous kernel, kept here as the reference the fused one must equal ----
+ * (lmlab's attention.c before the fused kernel, without dropout): per (batch, head) the
+ * (T,T) weights P = softmax(alpha q k^T + mask) materialised with sgemm, o = P v; the
+ * backward dS = P o (dP - rowsum(dP o P)). All in double-free float, as it was. */
+static void ref_head_forward(float *P, float *o, const float *q, const float *k,
+                             const float *v, int T, int hd, int ldq, int ldo, float alpha)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, alpha, q, ldq, k, ldq,
+                0.0f, P, T);
+    for (int i = 0; i < T; i++) {
+        float *row = P + (size_t)i * T, m = row[0], sum = 0;
+        for (int j = 1; j <= i; j++)
+            m = row[j] > m ? row[j] : m;
+        for (int j = 0; j <= i; j++)
+            sum += row[j] = expf(row[j] - m);
+        for (int j = 0; j < T; j++)
+            row[j] = j <= i ? row[j] / sum : 0.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1.0f, P, T, v, ldq, 0.0f,
+                o, ldo);
+}
+
+/* out and the (batch, head) weights P (B*H,T,T) and head outputs O (B,T,d) */
+static void ref_forward(const Case *c, float *out, float *qkv, float *P, float *O)
+{
+    int d = c->ad.d, H = c->ad.heads, hd = d / H, T = c->T, M = c->B * T;
+    for (int r = 0; r < M; r++)
+        memcpy(qkv + (size_t)r * 3 * d, c->bq, sizeof(float) * 3 * d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, 3 * d, d, 1.0f, c->x, d, c->wq, d,
+                1.0f, qkv, 3 * d);
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < H; h++) {
+            const float *q = qkv + (size_t)b * T * 3 * d + (size_t)h * hd;
+            ref_head_forward(P + ((size_t)b * H + h) * T * T, O + (size_t)b * T * d + h * hd, q,
+                             q + d, q + 2 * d, T, hd, 3 * d, d, 1.0f / sqrtf((float)hd));
+        }
+    for (int r = 0; r < M; r++)
+        memcpy(out + (size_t)r * d, c->bo, sizeof(float) * d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, d, d, 1.0f, O, d, c->wo, d, 1.0f,
+                out, d);
+}
+
+/* The reference's gradients of sum(out * G), into g (dx, dwq, dbq, dwo, dbo of a Case). */
+static void ref_backward(const Case *c, Case *g, const float *qkv, float *P, const float *O)
+{
+    int d = c->ad.d, H = c->ad.heads, hd = d / H, T = c->T, M = c->B * T;
+    float alpha = 1.0f / sqrtf((float)hd);
+    float *dO = calloc((size_t)M * d, sizeof(float)), *dqkv = calloc((size_t)M * 3 * d, 4);
+    float *dp = malloc(sizeof(float) * (size_t)T * T);
+    for (int r = 0; r < M; r++)
+        for (int j = 0; j < d; j++)
+            g->dbo[j] += c->G[(size_t)r * d + j];
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, M, 1.0f, c->G, d, O, d, 1.0f,
+                g->dwo, d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, d, d, 1.0f, c->G, d, c->wo, d,
+                0.0f, dO, d);
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < H; h++) {
+            size_t off = (size_t)b * T * 3 * d + (size_t)h * hd, oo = (size_t)b * T * d + h * hd;
+            const float *Pb = P + ((size_t)b * H + h) * T * T;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1.0f, dO + oo, d,
+                        qkv + off + 2 * d, 3 * d, 0.0f, dp, T);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, 1.0f, Pb, T, dO + oo,
+                        d, 1.0f, dqkv + off + 2 * d, 3 * d);
+            for (int i = 0; i < T; i++) {
+                float dot = 0;
+                for (int j = 0; j <= i; j++)
+                    dot += dp[(size_t)i * T + j] * Pb[(size_t)i * T + j];
+                for (int j = 0; j < T; j++)
+                    dp[(size_t)i * T + j] = j <= i ? Pb[(size_t)i * T + j] *
+                                                     (dp[(size_t)i * T + j] - dot) : 0.0f;
+            }
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, alpha, dp, T,
+                        qkv + off + d, 3 * d, 1.0f, dqkv + off, 3 * d);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, alpha, dp, T,
+                        qkv + off, 3 * d, 1.0f, dqkv + off + d, 3 * d);
+        }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * d, d, M, 1.0f, dqkv, 3 * d, c->x,
+                d, 1.0f, g->dwq, d);
+    for (int r = 0; r < M; r++)
+        for (int j = 0; j < 3 * d; j++)
+            g->dbq[j] += dqkv[(size_t)r * 3 * d + j];
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, d, 3 * d, 1.0f, dqkv, 3 * d,
+                c->wq, d, 1.0f, g->dx, d);
+    free(dO), free(dqkv), free(dp);
+}
+
+static double max_abs(const float *x, long n)
+{
+    double m = 0;
+    for (long i = 0; i < n; i++)
+        m = fabs(x[i]) > m ? fabs(x[i]) : m;
+    return m;
+}
+
+/* The fused kernel equals the materialising reference within float rounding (each
+ * element within 1e-4 relative plus 1e-5 of its array's largest magnitude), at T below,
+ * at and across the 32-row and 64-key tiles, and for head widths that are not a multiple
+ * of 8; weights as a model initialises them. */
+static void test_vs_reference(int d, int heads, int B, int T)
+{
+    Case c, g;
+    case_alloc(&c, d, heads, B, T);
+    case_alloc(&g, d, heads, B, T);
+    fill_random_w(&c, 7 + T + d, 1);
+    case_backward(&c);
+    long M = (long)B * T;
+    float *out = malloc(sizeof(float) * M * d), *qkv = malloc(sizeof(float) * M * 3 * d);
+    float *P = malloc(sizeof(float) * (size_t)B * heads * T * T), *O = malloc(sizeof(float) * M * d);
+    ref_forward(&c, out, qkv, P, O);
+    ref_backward(&c, &g, qkv, P, O);
+    printf(" fused == reference d=%d heads=%d B=%d T=%d\n", d, heads, B, T);
+    CHECK_CLOSE("output", c.out, out, M * d, 1e-4, 1e-5 * max_abs(out, M * d));
+    CHECK_CLOSE("d input", c.dx, g.dx, M * d, 1e-4, 1e-5 * max_abs(g.dx, M * d));
+    CHECK_CLOSE("d in_proj_weight", c.dwq, g.dwq, 3L * d * d, 1e-4,
+                1e-5 * max_abs(g.dwq, 3L * d * d));
+    CHECK_CLOSE("d in_proj_bias", c.dbq, g.dbq, 3L * d, 1e-4, 1e-5 * max_abs(g.dbq, 3L * d));
+    CHECK_CLOSE("d out_proj.weight", c.dwo, g.dwo, (long)d * d, 1e-4,
+                1e-5 * max_abs(g.dwo, (long)d * d));
+    CHECK_CLOSE("d out_proj.bias", c.dbo, g.dbo, d, 1e-4, 1e-5 * max_abs(g.dbo, d));
+    free(out), free(qkv), free(P), free(O);
+    case_free(&c), case_free(&g);
+}
+
+/* What the forward keeps is O(T): no (T,T) matrix, at any T. */
+static void test_memory_linear(void)
+{
+    AttentionDims ad = {128, 4};
+    size_t a1 = attention_act_floats(&ad, 1, 1024), a4 = attention_act_floats(&ad, 1, 4096);
+    size_t s4 = attention_scratch_floats(&ad, 1, 4096);
+    printf(" memory: act %zu floats at T=1024, %zu at T=4096; scratch %zu at T=4096\n", a1, a4,
+           s4);
+    CHECK(a4 <= 4 * a1 + 64, "act grows faster than T: %zu at 4096 vs %zu at 1024", a4, a1);
+    CHECK(a4 < (size_t)4096 * 4096 && s4 < (size_t)4096 * 4096,
+          "act %zu / scratch %zu floats hold a (T,T) matrix", a4, s4);
+}
+
+static void test_fd(int d, int heads, int B, int T, float p, int xstride, int init)
 {
     Case c;
     case_alloc(&c, d, heads, B, T);
-    fill_random(&c, 99 + T + heads);
+    fill_random_w(&c, 99 + T + heads, init);
     c.p = p;
     c.seed = 4242;
     case_backward(&c);
@@ -256,12 +405,11 @@ static void test_dropout_stats(void)
     c.p = 0.25f;
     c.seed = 11;
     case_loss(&c);
-    const float *P = c.act + (long)T * 3 * 8;
     long dropped = 0, total = 0;
     for (int h = 0; h < 2; h++)
         for (int i = 0; i < T; i++)
             for (int j = 0; j <= i; j++, total++)
-                dropped += signbit(P[((long)h * T + i) * T + j]) != 0;
+                dropped += !attention_weight_kept(&c.ad, c.act, 1, T, 0, h, i, j);
     double frac = (double)dropped / total;
     printf(" dropout p=0.25: dropped fraction %.4f of %ld\n", frac, total);
     CHECK(fabs(frac - 0.25) < 0.02, "dropped fraction %.4f, expected 0.25 +- 0.02", frac);
@@ -314,11 +462,20 @@ static void test_step(int d, int heads, int T)
 int main(void)
 {
     test_pytorch();
-    test_fd(8, 2, 2, 6, 0.0f, 1);
-    test_fd(8, 1, 1, 5, 0.0f, 1);
-    test_fd(8, 2, 1, 70, 0.0f, 3);    /* two row blocks of ATTN_BLK = 64 */
-    test_fd(8, 2, 2, 6, 0.3f, 1);     /* same dropout mask on every forward (reseeded) */
-    test_fd(8, 4, 1, 70, 0.2f, 5);
+    test_fd(8, 2, 2, 6, 0.0f, 1, 0);
+    test_fd(8, 1, 1, 5, 0.0f, 1, 0);
+    test_fd(8, 2, 1, 70, 0.0f, 3, 0);    /* two row blocks of ATTN_BLK = 64 */
+    test_fd(8, 2, 2, 6, 0.3f, 1, 0);     /* same dropout mask on every forward (reseeded) */
+    test_fd(8, 4, 1, 70, 0.2f, 5, 0);
+    test_fd(20, 2, 1, 100, 0.0f, 7, 1);  /* hd = 10 (padded to 16), four query tiles */
+    test_fd(16, 2, 1, 130, 0.1f, 11, 1); /* three key tiles, dropout */
+    int Ts[] = {1, 5, 31, 32, 33, 64, 65, 100, 129, 300};
+    for (int i = 0; i < (int)(sizeof Ts / sizeof Ts[0]); i++)
+        test_vs_reference(32, 4, 2, Ts[i]);
+    test_vs_reference(20, 2, 1, 77);   /* hd = 10 */
+    test_vs_reference(48, 3, 1, 150);  /* hd = 16 */
+    test_vs_reference(128, 2, 1, 200); /* hd = 64 */
+    test_memory_linear();
     test_dropout_stats();
     test_step(8, 2, 7);
     test_step(16, 4, 150);

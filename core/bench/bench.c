@@ -79,8 +79,8 @@ int bench_workload(const char *name, BenchWorkload *w, char *err)
     return LM_OK;
 }
 
-/* Forward matrix FLOPs per token (2 per multiply-add); training = 3x. */
-static double forward_flops(const Config *c, int V)
+/* Forward matrix FLOPs per token (2 per multiply-add) of each part; training = 3x. */
+static void forward_part_flops(const Config *c, int V, double *part)
 {
     double d = c->d, h = c->nhid, L = config_levels(c), T = c->bptt, mix;
     if (c->model_kind == MODEL_MSA)
@@ -89,7 +89,55 @@ static double forward_flops(const Config *c, int V)
         mix = 2 * 2 * d * (d / c->heads) + 2 * d * L + 2 * d * L;
     else
         mix = 2 * 2 * d * d + 2 * d * L * c->heads + 2 * d * L;
-    return c->layers * (mix + 2 * 2 * d * h) + 2 * d * V;
+    for (int p = 0; p < PROF_N; p++)
+        part[p] = 0;
+    part[PROF_MIXER] = c->layers * mix;
+    part[PROF_FFN] = c->layers * 2 * 2 * d * h;
+    part[PROF_DECODER] = 2 * d * V;
+}
+
+const char *bench_precision(const BenchWorkload *w)
+{
+    (void)w;   /* every workload runs in fp32 until a bf16 path exists */
+    return "fp32";
+}
+
+double bench_peak_for(const char *precision)
+{
+    static double fp32;
+    if (!strcmp(precision, "fp32")) {
+        if (fp32 <= 0)
+            fp32 = bench_sgemm_gflops(1536);
+        return fp32;
+    }
+    return 0;   /* bf16: its measured peak goes here */
+}
+
+BenchStage bench_bottleneck(const BenchResult *r)
+{
+    BenchStage best = {"", -1};
+    for (int p = 0; p < PROF_N; p++)
+        for (int bwd = 0; bwd < 2; bwd++) {
+            double t = bwd ? r->part_bwd_s[p] : r->part_s[p];
+            if (t > best.seconds) {
+                best.seconds = t;
+                snprintf(best.name, sizeof best.name, "%s%s", bench_part_name(p),
+                         p == PROF_OPTIM ? "" : bwd ? " backward" : " forward");
+            }
+        }
+    if (r->other_s > best.seconds) {
+        best.seconds = r->other_s;
+        snprintf(best.name, sizeof best.name, "replica sync + gradient sum");
+    }
+    return best;
+}
+
+double bench_part_gflops(const BenchResult *r, int part)
+{
+    double t = r->part_s[part] + r->part_bwd_s[part];
+    if (part < 0 || part >= PROF_N || r->part_flops[part] <= 0 || t <= 0)
+        return 0;
+    return r->part_flops[part] * r->batch * r->bptt / t / 1e9;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -129,8 +177,10 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     }
     m->training = 1;
     for (int s = -1; !rc && s < w->steps; s++) {   /* step -1 warms up */
-        if (s == 0)
+        if (s == 0) {
             memset(m->prof, 0, sizeof m->prof);
+            memset(m->prof_bwd, 0, sizeof m->prof_bwd);
+        }
         m->profiling = s >= 0;
         double t0 = sysinfo_now(), loss;
         long cnt;
@@ -154,10 +204,20 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->params = model_param_count(m);
         out->step_s = times[w->steps / 2];
         out->tokens_per_s = (double)N / out->step_s;
-        out->flops_per_token = 3 * forward_flops(c, w->vocab);
-        out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
-        for (int p = 0; p < PROF_N; p++)
+        forward_part_flops(c, w->vocab, out->part_flops);
+        double sum = 0, mean = 0;
+        for (int p = 0; p < PROF_N; p++) {
+            out->part_flops[p] *= 3;
+            out->flops_per_token += out->part_flops[p];
             out->part_s[p] = m->prof[p] / w->steps;
+            out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
+            sum += out->part_s[p] + out->part_bwd_s[p];
+        }
+        for (int s = 0; s < w->steps; s++)
+            mean += times[s] / w->steps;
+        out->other_s = mean > sum ? mean - sum : 0;   /* parts are sums, so the mean */
+        out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
+        snprintf(out->precision, sizeof out->precision, "%s", bench_precision(w));
         out->peak_rss_kb = sysinfo_peak_rss_kb();
     }
     free(x); free(y); free(times);

@@ -1,6 +1,7 @@
 /* bench.h — measured performance of lmlab on this machine: the sgemm peak, training
- * throughput of named workloads (tokens/s, the time split by layer kind, achieved model
- * FLOP/s, peak memory) and sampling speed with and without the incremental cache.
+ * throughput of named workloads (tokens/s, the time split by stage, forward and backward,
+ * achieved model FLOP/s against the measured peak of the precision, the bottleneck, peak
+ * memory) and sampling speed with and without the incremental cache.
  * Workloads use random tokens (speed does not depend on the data). Not a timed test:
  * nothing here asserts; the `bench` command prints and scripts compare. */
 #ifndef LM_BENCH_H
@@ -24,9 +25,22 @@ typedef struct {
     double tokens_per_s;
     double flops_per_token;/* training (forward + backward) matrix FLOPs */
     double gflops;         /* achieved model GFLOP/s */
-    double part_s[PROF_N]; /* seconds per step in each part */
+    char precision[8];     /* the matmul precision it ran in ("fp32") */
+    double peak_gflops;    /* bench_peak_for(precision): what gflops is a fraction of */
+    double part_s[PROF_N]; /* seconds per step in each part's forward (PROF_OPTIM: the
+                              gradient norm, clipping and optimizer step) */
+    double part_bwd_s[PROF_N]; /* seconds per step in each part's backward */
+    double other_s;        /* the rest of a step: waiting for the other replicas' threads,
+                              summing their gradients */
+    double part_flops[PROF_N]; /* training matrix FLOPs per token of each part (0: none) */
     long peak_rss_kb;      /* of the process that ran it */
 } BenchResult;
+
+/* One stage of a step: a part's forward or backward, the optimizer, or the rest. */
+typedef struct {
+    char name[40];
+    double seconds;        /* per step */
+} BenchStage;
 
 /* Names of the built-in workloads, NULL-terminated: small, paper, small-msa, paper-msa,
  * scan-dispatcher-256/1024/4096, scan-msa-256/1024/4096. */
@@ -37,6 +51,17 @@ int bench_workload(const char *name, BenchWorkload *w, char *err);
 int bench_train(const BenchWorkload *w, BenchResult *out, char *err);
 /* Measured sgemm GFLOP/s (square n x n products, the threads OpenBLAS uses now). */
 double bench_sgemm_gflops(int n);
+/* The measured matmul peak (GFLOP/s) of a precision on this machine with the threads
+ * set now, measured once per process: "fp32" is the sgemm peak (1536^3). 0 for a
+ * precision this build cannot measure (the bf16 peak is to be added here). */
+double bench_peak_for(const char *precision);
+/* The matmul precision workload w runs in ("fp32"). */
+const char *bench_precision(const BenchWorkload *w);
+/* The stage of r that took the most time per step (its bottleneck). */
+BenchStage bench_bottleneck(const BenchResult *r);
+/* The part's achieved GFLOP/s in r (forward + backward), 0 when the part has no matrix
+ * FLOPs counted or took no time. */
+double bench_part_gflops(const BenchResult *r, int part);
 /* Sampling tokens/s generating `tokens` tokens with the workload's model, with and
  * without the incremental cache. */
 int bench_sample(const BenchWorkload *w, int tokens, double *cached_tps, double *full_tps,

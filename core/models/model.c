@@ -117,7 +117,9 @@ uint64_t model_drop_seed(Model *m)
 
 void model_backward(Model *m, float scale)
 {
+    m->prof_in_backward = 1;
     m->ops->backward(m, scale);
+    m->prof_in_backward = 0;
 }
 
 void model_transpose_tb(float *dst, const float *src, int B, int T, int C, int to_bt)

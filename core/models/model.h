@@ -63,8 +63,10 @@ struct Model {
     int B, T;              /* allocated for */
     int n_gate_layers;     /* dispatcher layers with gates (0 for others) */
     int gate_heads, gate_levels;
-    int profiling;         /* accumulate seconds per part in prof[] */
-    double prof[PROF_N];
+    int profiling;         /* accumulate seconds per part in prof[] (forward) and
+                              prof_bwd[] (backward) */
+    int prof_in_backward;  /* set by model_backward while the family's backward runs */
+    double prof[PROF_N], prof_bwd[PROF_N];
     int estimate_only;     /* set before init: register parameters, allocate nothing
                               (model_estimate_bytes); such a model only counts */
     size_t act_bytes;      /* bytes of activations the last alloc allocated */
@@ -91,7 +93,8 @@ double model_estimate_bytes(const Config *cfg, int V, int B, int T);
  * cannot be read). */
 int model_check_memory(const Config *cfg, int V, int B, int T, char *err);
 
-/* Profiling by stage (bench), free when m->profiling is 0:
+/* Profiling by stage (bench), free when m->profiling is 0; time inside model_backward
+ * goes to prof_bwd, the rest to prof:
  *     double t = model_prof_begin(m); ...the stage...; model_prof_end(m, PROF_FFN, t); */
 static inline double model_prof_begin(const Model *m)
 {
@@ -101,7 +104,7 @@ static inline double model_prof_begin(const Model *m)
 static inline void model_prof_end(Model *m, int part, double t0)
 {
     if (m->profiling)
-        m->prof[part] += sysinfo_now() - t0;
+        (m->prof_in_backward ? m->prof_bwd : m->prof)[part] += sysinfo_now() - t0;
 }
 
 /* Convenience wrappers over m->ops. */

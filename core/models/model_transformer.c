@@ -284,7 +284,9 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
         x = tf->layers[l].out;
     }
     if (tf->prenorm) {
+        t0 = model_prof_begin(m);
         layernorm_forward(tf->xf, tf->meanf, tf->rstdf, x, W(tf->p_lnfw), W(tf->p_lnfb), N, d);
+        model_prof_end(m, PROF_NORM, t0);
         x = tf->xf;
     }
     tf->fwd_B = B;
@@ -321,11 +323,13 @@ static void tf_backward(Model *m, float scale)
     scale_add(G(tf->p_dec_b), tf->dec_db, scale, (size_t)V);
     model_prof_end(m, PROF_DECODER, t0);
     if (tf->prenorm) {
+        t0 = model_prof_begin(m);
         memset(tf->dr, 0, Nd * sizeof(float));
         layernorm_backward(tf->dr, G(tf->p_lnfw), G(tf->p_lnfb), tf->dx,
                            tf->layers[c->layers - 1].out, W(tf->p_lnfw), tf->meanf, tf->rstdf,
                            N, d);
         memcpy(tf->dx, tf->dr, Nd * sizeof(float));
+        model_prof_end(m, PROF_NORM, t0);
     }
     for (int l = c->layers - 1; l >= 0; l--)
         block_backward(m, tf, l, l ? tf->layers[l - 1].out : tf->x0, B, T);

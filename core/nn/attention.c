@@ -1,12 +1,14 @@
 /* attention.c — causal multi-head self-attention (nn.MultiheadAttention with a causal
- * mask): projections as single cblas_sgemm calls over all B*T rows, then per (batch,
- * head) sgemm calls over strided head slices for q k^T and P v, in row blocks of
- * ATTN_BLK so the masked upper triangle is (mostly) never computed.
- * Dropout on the attention weights keeps the undropped softmax P in act and marks dropped
- * entries by their sign bit (P >= 0 otherwise), so backward needs no extra mask buffer.
- * Not a flash-attention kernel: each head's (T,T) weights are materialised. */
+ * mask): the q, k, v projections as ONE cblas_sgemm over all B*T rows (in_proj packs
+ * them), then the fused tiled kernel of attention_flash.c per (batch, head) on strided
+ * slices of that qkv buffer (online softmax; only a log-sum-exp per row is kept for the
+ * backward, no (T,T) matrix), then out_proj as one sgemm. Dropout on the attention
+ * weights uses a counter-based mask (one seed per forward), recomputed in the backward.
+ * Also the key/value cache for incremental decoding. Not the tile products themselves
+ * (attention_flash.c). */
 #include "attention.h"
 
+#include "attention_flash.h"
 #include "fastmath.h"
 
 #include "linear.h"
@@ -19,17 +21,55 @@
 
 #include "err.h"
 
-#define ATTN_BLK 64
+/* The forward's saved state, carved from act in this order:
+ *   qkv (M,3d) | O (M,d) head outputs | lse (B,H,T) | work (one head's forward) | meta:
+ *   meta[0] the dropout p, meta[1..2] the dropout seed's two halves. */
+typedef struct {
+    float *qkv, *O, *lse, *work, *meta;
+} ActLayout;
+
+static size_t r16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static size_t act_layout(const AttentionDims *ad, float *act, int B, int T, ActLayout *L)
+{
+    size_t M = (size_t)B * T, d = (size_t)ad->d, off = 0;
+    size_t sizes[5] = {M * 3 * d, M * d, (size_t)B * ad->heads * T,
+                       attention_flash_forward_floats(T, ad->d / ad->heads), 3};
+    float **slots[5] = {&L->qkv, &L->O, &L->lse, &L->work, &L->meta};
+    for (int i = 0; i < 5; i++) {
+        if (act)
+            *slots[i] = act + off;
+        off += i < 4 ? r16(sizes[i]) : sizes[i];
+    }
+    return off;
+}
 
 size_t attention_act_floats(const AttentionDims *ad, int B, int T)
 {
-    size_t bt = (size_t)B * T;
-    return bt * 4 * ad->d + (size_t)B * ad->heads * T * T + (size_t)T * T + 1;
+    ActLayout L;
+    return act_layout(ad, NULL, B, T, &L);
 }
 
 size_t attention_scratch_floats(const AttentionDims *ad, int B, int T)
 {
-    return (size_t)B * T * 4 * ad->d + 2 * (size_t)T * T;
+    size_t M = (size_t)B * T;
+    return r16(M * 3 * ad->d) + r16(M * ad->d) +
+           attention_flash_backward_floats(T);
+}
+
+/* The FlashHead of (batch b, head h) for the forward whose meta is given. */
+static FlashHead flash_head(const AttentionDims *ad, const float *meta, int b, int h, int T)
+{
+    int hd = ad->d / ad->heads;
+    uint32_t lo, hi;
+    memcpy(&lo, &meta[1], sizeof lo);
+    memcpy(&hi, &meta[2], sizeof hi);
+    FlashHead fh = {.T = T, .hd = hd, .alpha = 1.0f / sqrtf((float)hd), .p = meta[0],
+                    .seed = (uint64_t)hi << 32 | lo, .stream = (uint64_t)b * ad->heads + h};
+    return fh;
 }
 
 /* Largest of x[0..n), n >= 1, in 8 lanes so the compiler vectorises it. */
@@ -87,70 +127,39 @@ static void softmax_row(float *restrict row, int i, int r1)
         row[j] = 0.0f;
 }
 
-/* Dropout of row i: pw gets the scaled kept weights (zeros elsewhere up to r1); dropped
- * entries of p get their sign bit set. */
-static void dropout_row(float *p, float *pw, int i, int r1, float prob, Rng *rng)
-{
-    float scale = 1.0f / (1.0f - prob);
-    for (int j = 0; j <= i; j++) {
-        if (rng_uniform(rng) < prob) {
-            pw[j] = 0.0f;
-            p[j] = copysignf(p[j], -1.0f);   /* the sign bit marks "dropped" (also for 0) */
-        } else {
-            pw[j] = p[j] * scale;
-        }
-    }
-    for (int j = i + 1; j < r1; j++)
-        pw[j] = 0.0f;
-}
-
-/* One (batch, head): P = softmax(alpha q k^T + mask) (T,T), o = P v (or the dropped P). */
-static void head_forward(float *P, float *pw, float *o, const float *q, const float *k,
-                         const float *v, int T, int hd, int ldq, int ldo, float alpha,
-                         float prob, Rng *rng)
-{
-    for (int r0 = 0; r0 < T; r0 += ATTN_BLK) {
-        int r1 = r0 + ATTN_BLK < T ? r0 + ATTN_BLK : T;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r1 - r0, r1, hd, alpha,
-                    q + (size_t)r0 * ldq, ldq, k, ldq, 0.0f, P + (size_t)r0 * T, T);
-        for (int i = r0; i < r1; i++) {
-            softmax_row(P + (size_t)i * T, i, r1);
-            if (prob > 0.0f)
-                dropout_row(P + (size_t)i * T, pw + (size_t)i * T, i, r1, prob, rng);
-        }
-        const float *use = prob > 0.0f ? pw : P;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r1 - r0, hd, r1, 1.0f,
-                    use + (size_t)r0 * T, T, v, ldq, 0.0f, o + (size_t)r0 * ldo, ldo);
-    }
-}
-
 void attention_forward_dropout(const AttentionDims *ad, float *out, float *act,
                                const float *inp, const float *w_qkv, const float *b_qkv,
                                const float *w_o, const float *b_o, float p, Rng *rng,
                                int B, int T)
 {
     int d = ad->d, H = ad->heads, hd = d / H, M = B * T;
-    float *qkv = act, *P = act + (size_t)M * 3 * d;
-    float *O = P + (size_t)B * H * T * T, *work = O + (size_t)M * d;
-    float *pstore = work + (size_t)T * T;
-    if (!(p > 0.0f) || !rng)
+    ActLayout L;
+    act_layout(ad, act, B, T, &L);
+    uint32_t lo = 0, hi = 0;
+    if (!(p > 0.0f) || !rng) {
         p = 0.0f;
-    *pstore = p;
+    } else {
+        lo = rng_u32(rng);
+        hi = rng_u32(rng);
+    }
+    L.meta[0] = p;
+    memcpy(&L.meta[1], &lo, sizeof lo);
+    memcpy(&L.meta[2], &hi, sizeof hi);
     for (int r = 0; r < M; r++)
-        memcpy(qkv + (size_t)r * 3 * d, b_qkv, sizeof(float) * 3 * d);
+        memcpy(L.qkv + (size_t)r * 3 * d, b_qkv, sizeof(float) * 3 * d);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, 3 * d, d, 1.0f, inp, d, w_qkv, d,
-                1.0f, qkv, 3 * d);
-    float alpha = 1.0f / sqrtf((float)hd);
+                1.0f, L.qkv, 3 * d);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
-            const float *q = qkv + (size_t)b * T * 3 * d + (size_t)h * hd;
-            head_forward(P + ((size_t)b * H + h) * T * T, work,
-                         O + (size_t)b * T * d + (size_t)h * hd, q, q + d, q + 2 * d, T, hd,
-                         3 * d, d, alpha, p, rng);
+            FlashHead fh = flash_head(ad, L.meta, b, h, T);
+            const float *q = L.qkv + (size_t)b * T * 3 * d + (size_t)h * hd;
+            attention_flash_forward(&fh, L.O + (size_t)b * T * d + (size_t)h * hd, d,
+                                    L.lse + ((size_t)b * H + h) * T, L.work, q, q + d,
+                                    q + 2 * d, 3 * d);
         }
     for (int r = 0; r < M; r++)
         memcpy(out + (size_t)r * d, b_o, sizeof(float) * d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, d, d, 1.0f, O, d, w_o, d, 1.0f,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, d, d, 1.0f, L.O, d, w_o, d, 1.0f,
                 out, d);
 }
 
@@ -161,58 +170,13 @@ void attention_forward(const AttentionDims *ad, float *out, float *act, const fl
     attention_forward_dropout(ad, out, act, inp, w_qkv, b_qkv, w_o, b_o, 0.0f, NULL, B, T);
 }
 
-/* Rows r0..r1 of dS = P o (dP - rowsum(dP o P)) in place in dp, where dp holds the
- * gradient of the weights used (the dropped ones, when prob > 0); pa is P with the
- * dropout sign marks. Entries i < j < r1 become zero. */
-static void softmax_backward_rows(float *dp, const float *pa, int r0, int r1, int T,
-                                  float prob)
+int attention_weight_kept(const AttentionDims *ad, const float *act, int B, int T, int b,
+                          int h, int i, int j)
 {
-    float scale = prob > 0.0f ? 1.0f / (1.0f - prob) : 1.0f;
-    for (int i = r0; i < r1; i++) {
-        float *restrict g = dp + (size_t)i * T;
-        const float *restrict p = pa + (size_t)i * T;
-        if (prob > 0.0f)
-            for (int j = 0; j <= i; j++)
-                g[j] = signbit(p[j]) ? 0.0f : g[j] * scale;
-        float dot = dot8_abs(g, p, i + 1);
-        for (int j = 0; j <= i; j++)
-            g[j] = fabsf(p[j]) * (g[j] - dot);
-        for (int j = i + 1; j < r1; j++)
-            g[j] = 0.0f;
-    }
-}
-
-/* One (batch, head): adds dq, dk, dv (strided like q, k, v) from do (T,hd, stride ldo). */
-static void head_backward(float *dq, float *dk, float *dv, float *dp, float *pw,
-                          const float *P, const float *q, const float *k, const float *v,
-                          const float *dO, int T, int hd, int ldq, int ldo, float alpha,
-                          float prob)
-{
-    const float *used = P;
-    if (prob > 0.0f) {   /* rebuild the dropped, scaled weights */
-        float scale = 1.0f / (1.0f - prob);
-        for (int i = 0; i < T; i++) {
-            int r1 = (i / ATTN_BLK + 1) * ATTN_BLK < T ? (i / ATTN_BLK + 1) * ATTN_BLK : T;
-            for (int j = 0; j < r1; j++) {
-                float x = P[(size_t)i * T + j];
-                pw[(size_t)i * T + j] = (j > i || signbit(x)) ? 0.0f : x * scale;
-            }
-        }
-        used = pw;
-    }
-    for (int r0 = 0; r0 < T; r0 += ATTN_BLK) {
-        int r1 = r0 + ATTN_BLK < T ? r0 + ATTN_BLK : T, m = r1 - r0;
-        float *dpb = dp + (size_t)r0 * T;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, r1, hd, 1.0f,
-                    dO + (size_t)r0 * ldo, ldo, v, ldq, 0.0f, dpb, T);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, hd, m, 1.0f,
-                    used + (size_t)r0 * T, T, dO + (size_t)r0 * ldo, ldo, 1.0f, dv, ldq);
-        softmax_backward_rows(dp, P, r0, r1, T, prob);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, hd, r1, alpha, dpb, T, k,
-                    ldq, 1.0f, dq + (size_t)r0 * ldq, ldq);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, hd, m, alpha, dpb, T,
-                    q + (size_t)r0 * ldq, ldq, 1.0f, dk, ldq);
-    }
+    ActLayout L;
+    act_layout(ad, (float *)act, B, T, &L);
+    FlashHead fh = flash_head(ad, L.meta, b, h, T);
+    return attention_flash_kept(&fh, i, j);
 }
 
 static void add_colsum(float *restrict db, const float *restrict x, int rows, int cols)
@@ -228,26 +192,26 @@ void attention_backward(const AttentionDims *ad, float *dinp, float *dw_qkv, flo
                         const float *w_o, int B, int T)
 {
     int d = ad->d, H = ad->heads, hd = d / H, M = B * T;
-    const float *qkv = act, *P = act + (size_t)M * 3 * d;
-    const float *O = P + (size_t)B * H * T * T;
-    float prob = O[(size_t)M * d + (size_t)T * T];
-    float *dqkv = scratch, *dO = scratch + (size_t)M * 3 * d;
-    float *dp = dO + (size_t)M * d, *pw = dp + (size_t)T * T;
+    ActLayout L;
+    act_layout(ad, (float *)act, B, T, &L);
+    float *dqkv = scratch, *dO = scratch + r16((size_t)M * 3 * d);
+    float *work = dO + r16((size_t)M * d);
 
     add_colsum(db_o, dout, M, d);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, M, 1.0f, dout, d, O, d, 1.0f,
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, M, 1.0f, dout, d, L.O, d, 1.0f,
                 dw_o, d);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, d, d, 1.0f, dout, d, w_o, d,
                 0.0f, dO, d);
     memset(dqkv, 0, sizeof(float) * (size_t)M * 3 * d);
-    float alpha = 1.0f / sqrtf((float)hd);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
+            FlashHead fh = flash_head(ad, L.meta, b, h, T);
             size_t off = (size_t)b * T * 3 * d + (size_t)h * hd;
-            head_backward(dqkv + off, dqkv + off + d, dqkv + off + 2 * d, dp, pw,
-                          P + ((size_t)b * H + h) * T * T, qkv + off, qkv + off + d,
-                          qkv + off + 2 * d, dO + (size_t)b * T * d + (size_t)h * hd, T, hd,
-                          3 * d, d, alpha, prob);
+            size_t oo = (size_t)b * T * d + (size_t)h * hd;
+            attention_flash_backward(&fh, dqkv + off, dqkv + off + d, dqkv + off + 2 * d,
+                                     3 * d, work, dO + oo, L.O + oo, d,
+                                     L.lse + ((size_t)b * H + h) * T, L.qkv + off,
+                                     L.qkv + off + d, L.qkv + off + 2 * d, 3 * d);
         }
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * d, d, M, 1.0f, dqkv, 3 * d, inp,
                 d, 1.0f, dw_qkv, d);

@@ -18,13 +18,13 @@ typedef struct {
     int d, heads;   /* d divisible by heads */
 } AttentionDims;
 
-/* Floats saved per forward of (B,T): qkv (B,T,3d), the attention weights
- * (B*heads,T,T) (lower triangle; with dropout the sign bit marks dropped weights),
- * the head outputs before out_proj (B,T,d), one (T,T) work area and the dropout scale. */
+/* Floats saved per forward of (B,T): qkv (B,T,3d), the head outputs before out_proj
+ * (B,T,d), one log-sum-exp per (batch, head, row) (B*heads*T), one head's work area
+ * (O(T d/heads), attention_flash.h) and the dropout p and seed. No (T,T) matrix. */
 size_t attention_act_floats(const AttentionDims *ad, int B, int T);
 
 /* Floats of scratch attention_backward needs: dqkv (B,T,3d), d(head outputs) (B,T,d)
- * and two (T,T) work areas. */
+ * and one head's backward work area (O(T d/heads)). */
 size_t attention_scratch_floats(const AttentionDims *ad, int B, int T);
 
 /* out = out_proj(softmax(q k^T / sqrt(hd) + causal mask) v) for x (B,T,d), without
@@ -41,12 +41,19 @@ void attention_forward(const AttentionDims *ad,
                        int B, int T);
 
 /* attention_forward with dropout p in [0,1) on the attention weights: each weight is
- * zeroed with probability p (draws from rng, one per causal weight, row by row) and the
- * kept ones scaled by 1/(1-p). p == 0 (rng may then be NULL) is attention_forward. */
+ * zeroed with probability p and the kept ones scaled by 1/(1-p). The mask is a pure
+ * function of one seed drawn from rng (two rng_u32), the (batch, head) and the weight's
+ * (row, column), so backward recomputes it. p == 0 (rng may then be NULL) is
+ * attention_forward. */
 void attention_forward_dropout(const AttentionDims *ad, float *out, float *act,
                                const float *inp, const float *w_qkv, const float *b_qkv,
                                const float *w_o, const float *b_o, float p, Rng *rng,
                                int B, int T);
+
+/* 1 when the last forward into act (B,T) kept the attention weight (i, j), j <= i, of
+ * batch row b and head h; 0 when its dropout zeroed it (always 1 without dropout). */
+int attention_weight_kept(const AttentionDims *ad, const float *act, int B, int T, int b,
+                          int h, int i, int j);
 
 /* Gradients of sum(out * dout) through the last forward (with or without dropout) with
  * the same act, inp and weights; ADDED into dinp, dw_qkv, db_qkv, dw_o, db_o. scratch

@@ -1,0 +1,82 @@
+/* test_bench.c — the bench module's bookkeeping, not its speed: a tiny MSA workload's
+ * result has each part's forward and backward time, the rest of the step, per-part FLOPs
+ * that sum to the total, the fp32 precision and peak; the bottleneck is the largest stage;
+ * per-part GFLOP/s follow from FLOPs and time. No timing thresholds (times are only
+ * checked to be there and to add up). */
+#include "bench.h"
+#include "check.h"
+#include "err.h"
+
+#include <string.h>
+
+static void test_train_split(void)
+{
+    BenchWorkload w;
+    char err[LM_ERR_LEN] = "";
+    CHECK(bench_workload("small-msa", &w, err) == LM_OK, "small-msa: %s", err);
+    w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 1; w.cfg.bptt = 8; w.cfg.batch = 2;
+    w.cfg.heads = 2; w.cfg.threads = 1;
+    w.steps = 2;
+    BenchResult r;
+    int rc = bench_train(&w, &r, err);
+    CHECK(rc == LM_OK, "bench_train: %s", err);
+    if (rc)
+        return;
+    printf(" tiny msa: step %.3g s, mixer fwd %.3g s bwd %.3g s, other %.3g s\n", r.step_s,
+           r.part_s[PROF_MIXER], r.part_bwd_s[PROF_MIXER], r.other_s);
+    CHECK(r.part_s[PROF_MIXER] > 0 && r.part_bwd_s[PROF_MIXER] > 0,
+          "the mixer's forward and backward are both timed");
+    CHECK(r.part_s[PROF_FFN] > 0 && r.part_bwd_s[PROF_FFN] > 0, "so is the feed-forward");
+    CHECK(r.part_bwd_s[PROF_OPTIM] == 0 && r.part_s[PROF_OPTIM] > 0,
+          "the optimizer is one stage, outside the backward");
+    double sum = r.other_s, flops = 0;
+    for (int p = 0; p < PROF_N; p++) {
+        sum += r.part_s[p] + r.part_bwd_s[p];
+        flops += r.part_flops[p];
+    }
+    CHECK(r.other_s >= 0, "the rest of the step is not negative");
+    CHECK(fabs(flops - r.flops_per_token) <= 1e-9 * r.flops_per_token,
+          "part FLOPs %g sum to the total %g", flops, r.flops_per_token);
+    CHECK(r.part_flops[PROF_MIXER] > 0 && r.part_flops[PROF_EMBED] == 0, "FLOPs by part");
+    CHECK(!strcmp(r.precision, "fp32"), "precision %s", r.precision);
+    CHECK(sum > 0, "stages add up to a step");
+}
+
+static void test_bottleneck(void)
+{
+    BenchResult r;
+    memset(&r, 0, sizeof r);
+    r.part_s[PROF_FFN] = 0.2;
+    r.part_bwd_s[PROF_MIXER] = 0.3;
+    r.part_s[PROF_OPTIM] = 0.1;
+    r.other_s = 0.05;
+    r.step_s = 0.65;
+    BenchStage b = bench_bottleneck(&r);
+    CHECK(!strcmp(b.name, "mixer backward") && b.seconds == 0.3, "bottleneck %s %g", b.name,
+          b.seconds);
+    r.other_s = 0.4;
+    b = bench_bottleneck(&r);
+    CHECK(strstr(b.name, "gradient sum") != NULL, "bottleneck %s", b.name);
+    r.batch = 2, r.bptt = 5;
+    r.part_flops[PROF_FFN] = 1e9;
+    r.part_bwd_s[PROF_FFN] = 0.3;   /* 10 tokens x 1 GFLOP in 0.5 s */
+    CHECK(fabs(bench_part_gflops(&r, PROF_FFN) - 20.0) < 1e-9, "part GFLOP/s %g",
+          bench_part_gflops(&r, PROF_FFN));
+    CHECK(bench_part_gflops(&r, PROF_EMBED) == 0, "no FLOPs counted: 0");
+}
+
+static void test_peaks(void)
+{
+    double fp32 = bench_peak_for("fp32");
+    CHECK(fp32 > 0, "fp32 peak measured: %g", fp32);
+    CHECK(bench_peak_for("fp32") == fp32, "measured once per process");
+    CHECK(bench_peak_for("nonsense") == 0, "an unknown precision has no peak");
+}
+
+int main(void)
+{
+    test_train_split();
+    test_bottleneck();
+    test_peaks();
+    return check_summary();
+}
