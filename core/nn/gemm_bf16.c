@@ -7,12 +7,13 @@
  * Not a BLAS: row-major only, no threads, no AMX. */
 #include "gemm_bf16.h"
 
+#include "sysinfo.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define GEMM_BF16_X86 1
 #endif
@@ -26,30 +27,7 @@
 
 void gemm_bf16_cpu(int *avx512_bf16, int *amx_bf16)
 {
-    *avx512_bf16 = *amx_bf16 = 0;
-#ifdef GEMM_BF16_X86
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))   /* OSXSAVE */
-        return;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if (__get_cpuid_max(0, NULL) < 7)
-        return;
-    __cpuid_count(7, 0, a, b, c, d);
-    int f = (b >> 16) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1;
-    int amx_tile = (d >> 24) & 1, amx_bf = (d >> 22) & 1;
-    unsigned max_sub = a;
-    int bf16 = 0;
-    if (max_sub >= 1) {
-        __cpuid_count(7, 1, a, b, c, d);
-        bf16 = (a >> 5) & 1;
-    }
-    int os_zmm = (lo & 0xe6) == 0xe6;              /* SSE, AVX, opmask, zmm hi256, hi16 */
-    int os_tile = (lo & 0x60000u) == 0x60000u;     /* XTILECFG + XTILEDATA */
-    (void)hi;
-    *avx512_bf16 = f && bw && vl && bf16 && os_zmm;
-    *amx_bf16 = amx_tile && amx_bf && os_tile;
-#endif
+    sysinfo_bf16(avx512_bf16, amx_bf16);
 }
 
 static GemmBf16Kernel select_once(void)
