@@ -69,14 +69,31 @@ static inline float u2f(uint32_t u)
     return x;
 }
 
+/* Branch-free (selects, so packing loops vectorise): RNE; NaN stays a quiet NaN; zero and
+ * subnormals become a signed zero. */
+static inline uint32_t round_u(uint32_t u)
+{
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x0040u : r;
+    return (u & 0x7f800000u) == 0 ? (u >> 16) & 0x8000u : r;
+}
+
 static inline uint32_t round_bits(float x)
 {
-    uint32_t u = f2u(x);
-    if ((u & 0x7f800000u) == 0)                  /* zero or subnormal: signed zero */
-        return (u >> 16) & 0x8000u;
-    if ((u & 0x7fffffffu) > 0x7f800000u)         /* NaN: keep it a (quiet) NaN */
-        return (u >> 16) | 0x0040u;
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return round_u(f2u(x));
+}
+
+static inline uint32_t pair_bits(float lo, float hi)
+{
+    return round_bits(lo) | round_bits(hi) << 16;
+}
+
+/* The pair at p[0], p[1] (read as one 64-bit word, so the loops over it vectorise). */
+static inline uint32_t pair_at(const float *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return round_u((uint32_t)v) | round_u((uint32_t)(v >> 32)) << 16;
 }
 
 uint16_t gemm_bf16_round(float x)
@@ -91,32 +108,42 @@ float gemm_bf16_to_float(uint16_t h)
 
 /* ---- packing ---- */
 
-/* op(B)(k, n) */
-static inline float b_at(int tb, const float *B, int ldb, int k, int n)
-{
-    return tb ? B[(size_t)n * ldb + k] : B[(size_t)k * ldb + n];
-}
-
 /* Packs op(B) rows k0..k0+kc, columns j0..j0+nc into panels of NR columns, panel q at
- * dst + q * pstride, pair p of it at + p * PAIR_ELEMS, column c's pair at + 2c. */
+ * dst + q * pstride (bf16), K pair p of column c at pair p * NR + c of the panel (as one
+ * 32-bit pair, low half the even k). Zero-padded to whole panels and pairs. */
 static void pack_b_block(uint16_t *restrict dst, size_t pstride, int tb, const float *B,
                          int ldb, int k0, int kc, int j0, int nc)
 {
-    int kp = (kc + 1) / 2;
+    int kp = (kc + 1) / 2, full = kc / 2;
     for (int q = 0; q * GEMM_BF16_NR < nc; q++) {
-        uint16_t *panel = dst + (size_t)q * pstride;
-        for (int c = 0; c < GEMM_BF16_NR; c++) {
-            int n = q * GEMM_BF16_NR + c;
-            if (n >= nc) {
-                for (int p = 0; p < kp; p++)
-                    panel[(size_t)p * PAIR_ELEMS + 2 * c] = panel[(size_t)p * PAIR_ELEMS + 2 * c + 1] = 0;
-                continue;
+        uint32_t *restrict panel = (uint32_t *)(dst + (size_t)q * pstride);
+        int n0 = j0 + q * GEMM_BF16_NR, w = nc - q * GEMM_BF16_NR;
+        w = w < GEMM_BF16_NR ? w : GEMM_BF16_NR;
+        if (!tb) {   /* B row-major K x N: each pair of rows is contiguous in n */
+            for (int p = 0; p < kp; p++) {
+                const float *lo = B + (size_t)(k0 + 2 * p) * ldb + n0;
+                const float *hi = 2 * p + 1 < kc ? lo + ldb : NULL;
+                uint32_t *out = panel + (size_t)p * GEMM_BF16_NR;
+                if (hi && w == GEMM_BF16_NR)
+                    for (int c = 0; c < GEMM_BF16_NR; c++)
+                        out[c] = pair_bits(lo[c], hi[c]);
+                else
+                    for (int c = 0; c < GEMM_BF16_NR; c++)
+                        out[c] = c < w ? pair_bits(lo[c], hi ? hi[c] : 0.0f) : 0;
             }
-            for (int k = 0; k < kc; k++)
-                panel[(size_t)(k >> 1) * PAIR_ELEMS + 2 * c + (k & 1)] =
-                    (uint16_t)round_bits(b_at(tb, B, ldb, k0 + k, j0 + n));
-            if (kc & 1)
-                panel[(size_t)(kp - 1) * PAIR_ELEMS + 2 * c + 1] = 0;
+        } else {     /* B stored N x K: each column is a contiguous row of pairs */
+            for (int c = 0; c < GEMM_BF16_NR; c++) {
+                const float *col = B + (size_t)(n0 + c) * ldb + k0;
+                if (c >= w) {
+                    for (int p = 0; p < kp; p++)
+                        panel[(size_t)p * GEMM_BF16_NR + c] = 0;
+                    continue;
+                }
+                for (int p = 0; p < full; p++)
+                    panel[(size_t)p * GEMM_BF16_NR + c] = pair_at(col + 2 * p);
+                if (kc & 1)
+                    panel[(size_t)full * GEMM_BF16_NR + c] = pair_bits(col[kc - 1], 0.0f);
+            }
         }
     }
 }
@@ -135,27 +162,43 @@ void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, 
         pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K, 0, N);
 }
 
-/* Packs op(A) rows i0..i0+mc, K values k0..k0+kc into micro-panels of MR rows: panel r at
- * dst + r * kp * MR, pair p of row i at + p * MR + i (low half: the even k). */
+/* Packs op(A) rows i0..i0+mc, K values k0..k0+kc into micro-panels of MR rows (panel r at
+ * dst + r * kp * MR), zero-padded. Row-major A (ta = 0): each row's pairs contiguous
+ * (row i, pair p at i * kp + p: a plain conversion, read by the kernel with rs = kp,
+ * ps = 1). Transposed A (ta = 1): pair p of the MR rows together (p * MR + i; rs = 1,
+ * ps = MR), as the stored K-major rows are contiguous in i. */
 static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda, int i0,
                          int mc, int k0, int kc)
 {
-    int kp = (kc + 1) / 2;
+    int kp = (kc + 1) / 2, full = kc / 2;
     for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
-        uint32_t *panel = dst + (size_t)r * kp * GEMM_BF16_MR;
-        for (int i = 0; i < GEMM_BF16_MR; i++) {
-            int row = r * GEMM_BF16_MR + i;
-            for (int p = 0; p < kp; p++) {
-                uint32_t v = 0;
-                if (row < mc) {
-                    int k = k0 + 2 * p;
-                    const float *a0 = ta ? A + (size_t)k * lda + i0 + row
-                                         : A + (size_t)(i0 + row) * lda + k;
-                    v = round_bits(*a0);
-                    if (2 * p + 1 < kc)
-                        v |= round_bits(ta ? a0[lda] : a0[1]) << 16;
+        uint32_t *restrict panel = dst + (size_t)r * kp * GEMM_BF16_MR;
+        int m0 = i0 + r * GEMM_BF16_MR, h = mc - r * GEMM_BF16_MR;
+        h = h < GEMM_BF16_MR ? h : GEMM_BF16_MR;
+        if (!ta) {
+            for (int i = 0; i < GEMM_BF16_MR; i++) {
+                uint32_t *restrict out = panel + (size_t)i * kp;
+                if (i >= h) {
+                    memset(out, 0, (size_t)kp * sizeof *out);
+                    continue;
                 }
-                panel[(size_t)p * GEMM_BF16_MR + i] = v;
+                const float *row = A + (size_t)(m0 + i) * lda + k0;
+                for (int p = 0; p < full; p++)
+                    out[p] = pair_at(row + 2 * p);
+                if (kc & 1)
+                    out[full] = pair_bits(row[kc - 1], 0.0f);
+            }
+        } else {
+            for (int p = 0; p < kp; p++) {
+                const float *lo = A + (size_t)(k0 + 2 * p) * lda + m0;
+                const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
+                uint32_t *restrict out = panel + (size_t)p * GEMM_BF16_MR;
+                if (hi && h == GEMM_BF16_MR)
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = pair_bits(lo[i], hi[i]);
+                else
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = i < h ? pair_bits(lo[i], hi ? hi[i] : 0.0f) : 0;
             }
         }
     }
@@ -237,7 +280,7 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #include "gemm_bf16_kern.inc"
 #endif
 
-typedef void (*KernFn)(int, const uint32_t *, const uint16_t *, float *);
+typedef void (*KernFn)(int, const uint32_t *, size_t, size_t, const uint16_t *, float *);
 typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 
 /* ---- driver ---- */
@@ -260,6 +303,7 @@ typedef struct {
     float alpha;
     float *C;
     int ldc;
+    int ta;   /* A's packed layout (pack_a_block) */
 } Run;
 
 /* Every micro-kernel of one packed A block (rows i0.., mc) against nc columns of packed
@@ -272,7 +316,8 @@ static void run_block(const Run *r, const uint16_t *bview, size_t pstride, int k
         int nv = nc - jp < GEMM_BF16_NR ? nc - jp : GEMM_BF16_NR;
         for (int ip = 0; ip < mc; ip += GEMM_BF16_MR) {
             int mv = mc - ip < GEMM_BF16_MR ? mc - ip : GEMM_BF16_MR;
-            r->kern(kp, r->apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR, bp, r->tile);
+            r->kern(kp, r->apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR,
+                    r->ta ? 1 : (size_t)kp, r->ta ? GEMM_BF16_MR : 1, bp, r->tile);
             r->epi(r->tile, r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp, r->ldc, mv, nv,
                    r->alpha, beta);
         }
@@ -297,7 +342,7 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
         return;
     }
     Run r = {kern_emu, epi_emu, scratch, (uint16_t *)((char *)scratch + A_ELEMS * 4),
-             (float *)((char *)scratch + A_ELEMS * 4 + B_ELEMS * 2), alpha, C, ldc};
+             (float *)((char *)scratch + A_ELEMS * 4 + B_ELEMS * 2), alpha, C, ldc, ta};
 #ifdef GEMM_BF16_HAVE_AVX512
     if (kernel == GEMM_BF16_AVX512) {
         r.kern = kern_avx512;
