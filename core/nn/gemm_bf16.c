@@ -10,6 +10,7 @@
 #include "sysinfo.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,12 +41,18 @@ static GemmBf16Kernel select_once(void)
     return e && !strcmp(e, "1") ? GEMM_BF16_EMULATED : GEMM_BF16_NONE;
 }
 
+static GemmBf16Kernel g_chosen;
+static pthread_once_t g_chosen_once = PTHREAD_ONCE_INIT;
+
+static void choose(void)
+{
+    g_chosen = select_once();
+}
+
 GemmBf16Kernel gemm_bf16_select_kernel(void)
 {
-    static int chosen = -1;   /* a benign race: every thread computes the same value */
-    if (chosen < 0)
-        chosen = (int)select_once();
-    return (GemmBf16Kernel)chosen;
+    pthread_once(&g_chosen_once, choose);
+    return g_chosen;
 }
 
 const char *gemm_bf16_kernel_name(GemmBf16Kernel k)
