@@ -10,6 +10,7 @@
 #include "bench.h"
 #include "blas_select.h"
 #include "err.h"
+#include "gemm_bf16.h"
 #include "output.h"
 #include "run_launch.h"
 #include "sysinfo.h"
@@ -119,16 +120,52 @@ static void print_result(Session *s, const BenchResult *r)
                    worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
 }
 
-/* Runs workload w in a child and prints its result against its precision's peak. */
-static int bench_one(Session *s, BenchWorkload *w)
+/* precision=fp32|bf16|both as a bit set (1 fp32, 2 bf16); -1 for anything else. */
+static int bench_precisions(const char *v)
+{
+    return !strcmp(v, "fp32") ? 1 : !strcmp(v, "bf16") ? 2 : !strcmp(v, "both") ? 3 : -1;
+}
+
+/* The bf16 peak beside the sgemm one (when bf16 is asked for or the CPU has it). */
+static void bench_bf16_peak_line(Output *mo, int prec)
+{
+    GemmBf16Kernel k = gemm_bf16_select_kernel();
+    if (k == GEMM_BF16_NONE && !(prec & 2))
+        return;
+    double g = bench_peak_for("bf16");
+    output_real(mo, "bf16_gflops", g);
+    output_str(mo, "bf16_kernel", gemm_bf16_kernel_name(k));
+    output_line(mo, k == GEMM_BF16_NONE ? "bf16: no kernel (this CPU lacks avx512_bf16)"
+                                        : "bf16 peak {bf16_gflops:%.1f} GFLOP/s (1536^3, "
+                                          "{bf16_kernel} kernel)");
+}
+
+/* One workload at each asked precision (fp32 then bf16: side by side), each in a child
+ * and printed against its precision's peak; with both, the bf16/fp32 tokens/s ratio. */
+static int run_precisions(Session *s, BenchWorkload *w, int prec)
 {
     char err[LM_ERR_LEN];
-    BenchResult r;
-    if (run_child(w, &r, err))
-        return session_error(s, LM_EIO, "%s", err);
-    r.peak_gflops = bench_peak_for(r.precision);
-    print_result(s, &r);
-    return LM_OK;
+    BenchResult r[2];
+    int rc = LM_OK, ok[2] = {0, 0};
+    for (int p = 0; p < 2; p++) {
+        if (!(prec & (1 << p)))
+            continue;
+        snprintf(w->cfg.precision, sizeof w->cfg.precision, "%s", p ? "bf16" : "fp32");
+        if (p && gemm_bf16_select_kernel() == GEMM_BF16_NONE)
+            rc = session_error(s, LM_EARG, "%s precision=bf16: this CPU lacks avx512_bf16 "
+                               "(`show machine`), so there is no bf16 figure to measure",
+                               w->name);
+        else if (run_child(w, &r[p], err))
+            rc = session_error(s, LM_EIO, "%s", err);
+        else if ((ok[p] = 1)) {
+            r[p].peak_gflops = bench_peak_for(r[p].precision);
+            print_result(s, &r[p]);
+        }
+    }
+    if (ok[0] && ok[1] && r[0].tokens_per_s > 0)
+        session_printf(s, "%22s bf16/fp32 tokens/s: %.2fx", "",
+                       r[1].tokens_per_s / r[0].tokens_per_s);
+    return rc;
 }
 
 static int bench_sampling(Session *s, int tokens)
@@ -259,7 +296,8 @@ static int bench_help(Session *s)
     const Command *table = session_commands(&n);
     for (int i = 0; i < n; i++)
         if (!strcmp(table[i].name, "bench"))
-            session_printf(s, "bench [WORKLOAD ...] [steps=N] [tokens=N] [--json]: %s\n%s",
+            session_printf(s, "bench [WORKLOAD ...] [steps=N] [tokens=N] [precision=fp32|bf16|"
+                           "both] [--json]: %s\n%s",
                            table[i].summary, table[i].help ? table[i].help : "");
     char line[512];
     int o = snprintf(line, sizeof line, "workloads:");
@@ -275,10 +313,16 @@ static int bench_help(Session *s)
 static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN], desc[256];
-    int steps = 0, tokens = 512, n_named = 0;
+    int steps = 0, tokens = 512, n_named = 0, prec = 1;
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
+            if ((prec = bench_precisions(argv[i].value)) < 0)
+                return session_error(s, LM_EARG, "bench: precision must be fp32, bf16 or "
+                                     "both (fp32 and bf16 side by side), not '%s'",
+                                     argv[i].value);
+        }
         else if (argv[i].key) return session_error(s, LM_EARG, "bench: unknown key '%s'",
                                                    argv[i].key);
         else if (!strcmp(argv[i].text, "--json")) s->json = 1;
@@ -301,6 +345,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
     output_real(mo, "sgemm_gflops", peak);
     output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
     output_line(mo, "kernels: {kernels}");
+    bench_bf16_peak_line(mo, prec);
     output_emit(s, mo);
     const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
@@ -317,7 +362,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
                 bench_workload(names[k], &w, err);
                 if (steps > 0) w.steps = steps;
                 w.cfg.threads = threads;
-                rc |= bench_one(s, &w);
+                rc |= run_precisions(s, &w, prec);
             }
             rc |= bench_sampling(s, tokens);
             continue;
@@ -327,7 +372,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             return session_error(s, LM_EARG, "%s", err);
         if (steps > 0) w.steps = steps;
         w.cfg.threads = threads;
-        rc |= bench_one(s, &w);
+        rc |= run_precisions(s, &w, prec);
     }
     return rc ? LM_EIO : LM_OK;
 }

@@ -53,7 +53,9 @@ static const CmdSub SWEEP_SUBS[] = {
     {"list", "", "the stored sweeps", 0}, {NULL, NULL, NULL, 0}};
 static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
-    {"tokens", "tokens=N (sampling bench)", NULL}, {NULL, NULL, NULL}};
+    {"tokens", "tokens=N (sampling bench)", NULL},
+    {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
+    {NULL, NULL, NULL}};
 
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
@@ -154,14 +156,16 @@ static const Command COMMANDS[] = {
      "layer x shift heatmap of mean gates at the last recorded step <= N.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
-     "[steps=N]", "measure training and sampling speed on this machine",
+     "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "layer kind, achieved model GFLOP/s against the peak, and peak memory (each workload\n"
      "in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
-     "overhead on training throughput. `threads` is honoured.",
+     "overhead on training throughput. `threads` is honoured. precision=bf16 runs the\n"
+     "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
+     "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
      "wait|show [ID]|list",

@@ -128,6 +128,9 @@ static const ConfigKey KEYS[] = {
     {"runs_dir", CFG_STRING, F(runs_dir), 0, 0, NULL, "where checkpoints are written", "run"},
     {"seed", CFG_INT, F(seed), 0, 4e18, NULL, "random seed", "run"},
     {"threads", CFG_INT, F(threads), 0, 1024, NULL, "total threads (0 = all cores)", "run"},
+    {"precision", CFG_ENUM, F(precision), 0, 0, "fp32|bf16",
+     "matrix-product inputs: fp32, or bf16 with fp32 accumulation (CPUs with AVX512-BF16; "
+     "elsewhere the run says so and trains in fp32)", "run"},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
@@ -158,6 +161,7 @@ void config_defaults(Config *c)
     c->checkpoint_every = 500; c->keep_checkpoints = 3;
     strcpy(c->runs_dir, "runs");
     c->seed = 1337;
+    strcpy(c->precision, "fp32");
 }
 
 const ConfigKey *config_keys(int *n)

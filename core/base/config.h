@@ -78,6 +78,7 @@ typedef struct {
     char runs_dir[CONFIG_STR_LEN];
     long seed;
     int threads;
+    char precision[8];     /* fp32 | bf16: the matrix products' inputs (matmul.h) */
 } Config;
 
 typedef struct {

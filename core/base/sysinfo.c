@@ -6,6 +6,9 @@
 #include "git_rev.h"
 
 #include <cblas.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <ctype.h>
 #include <sched.h>
 #include <stdio.h>
@@ -105,7 +108,29 @@ void sysinfo_describe(char *buf, size_t cap)
     }
     char why[160];
     if (*blas_select_brief(why, sizeof why) && len >= 0 && (size_t)len < cap)
-        snprintf(buf + len, cap - (size_t)len, " (%s)", why);
+        len += snprintf(buf + len, cap - (size_t)len, " (%s)", why);
+    int avx, amx;
+    sysinfo_bf16(&avx, &amx);
+    if (len >= 0 && (size_t)len < cap)
+        snprintf(buf + len, cap - (size_t)len, ", bf16: avx512_bf16 %s, amx_bf16 %s",
+                 avx ? "yes" : "no", amx ? "yes" : "no");
+}
+
+void sysinfo_bf16(int *avx512_bf16, int *amx_bf16)
+{
+    BlasCpu c;
+    blas_select_read_cpu(&c);
+    *avx512_bf16 = c.os_avx512 && c.avx512f && c.avx512bw && c.avx512vl && c.avx512bf16;
+    *amx_bf16 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, cx, d;
+    if (__get_cpuid_max(0, NULL) < 7 || !__get_cpuid(1, &a, &b, &cx, &d) || !((cx >> 27) & 1))
+        return;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    __cpuid_count(7, 0, a, b, cx, d);
+    *amx_bf16 = ((d >> 22) & 1) && ((d >> 24) & 1) && (lo & 0x60000u) == 0x60000u;
+#endif
 }
 
 double sysinfo_now(void)

@@ -30,9 +30,15 @@ void sysinfo_set_threads(int n);
 /* One line for logs and the dashboard: "2 cores, 24.0 GiB, OpenBLAS 0.3.21 Haswell
  * MAX_THREADS=64" (OpenBLAS build flags such as DYNAMIC_ARCH left out), then, when the
  * kernels are not OpenBLAS's own choice, who chose them and why (blas_select_brief: "(chosen
- * by lmlab: OpenBLAS chose Haswell, weaker than this CPU supports)"), truncated to cap
- * bytes. */
+ * by lmlab: OpenBLAS chose Haswell, weaker than this CPU supports)"), and last the bf16
+ * support (", bf16: avx512_bf16 no, amx_bf16 no"), truncated to cap bytes. */
 void sysinfo_describe(char *buf, size_t cap);
+
+/* What this CPU and OS offer for bf16 matrix products (each 0/1): avx512_bf16 (cpuid
+ * 7.1 EAX bit 5 with AVX-512 F/BW/VL and XCR0 saving opmask and zmm state) and amx_bf16
+ * (cpuid 7.0 EDX bits 22 and 24, XCR0 saving tile state; the process would still have to
+ * ask the kernel for XTILEDATA). Never fails; 0 and 0 off x86. */
+void sysinfo_bf16(int *avx512_bf16, int *amx_bf16);
 
 /* The commit this binary was built from ("git describe --always --dirty" at build
  * time), "unknown" outside a git checkout. */

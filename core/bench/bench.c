@@ -2,6 +2,8 @@
 #include "bench.h"
 
 #include "err.h"
+#include "gemm_bf16.h"
+#include "matmul.h"
 #include "optim.h"
 #include "replicas.h"
 #include "update.h"
@@ -11,6 +13,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +101,7 @@ static void forward_part_flops(const Config *c, int V, double *part)
 
 const char *bench_precision(const BenchWorkload *w)
 {
-    (void)w;   /* every workload runs in fp32 until a bf16 path exists */
-    return "fp32";
+    return strcmp(w->cfg.precision, "bf16") ? "fp32" : "bf16";
 }
 
 double bench_peak_for(const char *precision)
@@ -110,7 +112,13 @@ double bench_peak_for(const char *precision)
             fp32 = bench_sgemm_gflops(1536);
         return fp32;
     }
-    return 0;   /* bf16: its measured peak goes here */
+    static double bf16 = -1;
+    if (!strcmp(precision, "bf16")) {
+        if (bf16 < 0)
+            bf16 = bench_bf16_gflops(1536, openblas_get_num_threads());
+        return bf16;
+    }
+    return 0;
 }
 
 BenchStage bench_bottleneck(const BenchResult *r)
@@ -158,6 +166,9 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
                                                  c->batch, c->bptt, err);
     if (!rc && !reps)
         rc = LM_ENOMEM;
+    int bf16 = !strcmp(c->precision, "bf16");
+    if (!rc && bf16 && (rc = matmul_bf16_attach(m->params.data, m->params.total, err)))
+        err_set(err, rc, "precision=bf16: this CPU has no AVX512-BF16, nothing to measure");
     Optimizer opt = {0};
     OptimKind ok;
     optim_kind_parse(c->optimizer, &ok);
@@ -197,7 +208,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     }
     if (!rc) {
         qsort(times, (size_t)w->steps, sizeof(double), cmp_double);
-        snprintf(out->name, sizeof out->name, "%s", w->name);
+        snprintf(out->name, sizeof out->name, "%.34s%s", w->name, bf16 ? " bf16" : "");
         snprintf(out->model, sizeof out->model, "%s", c->model);
         out->vocab = w->vocab; out->d = c->d; out->layers = c->layers; out->bptt = c->bptt;
         out->batch = c->batch; out->heads = c->heads;
@@ -223,6 +234,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     free(x); free(y); free(times);
     optim_free(&opt);
     replicas_destroy(reps);
+    matmul_bf16_detach(m->params.data);
     model_destroy(m);
     return rc;
 }
@@ -248,6 +260,65 @@ double bench_sgemm_gflops(int n)
             best = g;
     }
     free(a); free(b); free(c);
+    return best;
+}
+
+typedef struct {
+    GemmBf16Kernel k;
+    int n, m0, m1;
+    const float *a;
+    const GemmBf16PackedB *pb;
+    float *c;
+    void *scratch;
+} PeakSlice;
+
+static void *peak_slice(void *arg)
+{
+    PeakSlice *j = arg;
+    gemm_bf16(j->k, 0, 0, j->m1 - j->m0, j->n, j->n, 1.0f, j->a + (size_t)j->m0 * j->n, j->n,
+              NULL, 0, j->pb, 0.0f, j->c + (size_t)j->m0 * j->n, j->n, j->scratch);
+    return NULL;
+}
+
+double bench_bf16_gflops(int n, int threads)
+{
+    GemmBf16Kernel k = gemm_bf16_select_kernel();
+    threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
+    if (k == GEMM_BF16_NONE)
+        return 0;
+    size_t nn = (size_t)n * n, sb = (gemm_bf16_scratch_bytes() + 63) & ~(size_t)63;
+    float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float)),
+          *c = malloc(nn * sizeof(float));
+    GemmBf16PackedB pb = {aligned_alloc(64, (gemm_bf16_packed_b_elems(n, n) * 2 + 63) & ~63UL),
+                          0, 0};
+    char *scratch = aligned_alloc(64, sb * (size_t)threads);
+    double best = 0;
+    if (a && b && c && pb.data && scratch) {
+        for (size_t i = 0; i < nn; i++) {
+            a[i] = (float)(i % 7) * 0.1f;
+            b[i] = (float)(i % 5) * 0.1f;
+        }
+        gemm_bf16_pack_b(&pb, 0, n, n, b, n);
+        PeakSlice js[16];
+        pthread_t th[16];
+        for (int rep = 0; rep < 6; rep++) {
+            double t0 = sysinfo_now();
+            for (int t = 0; t < threads; t++) {
+                js[t] = (PeakSlice){k, n, (int)((long)n * t / threads),
+                                    (int)((long)n * (t + 1) / threads), a, &pb, c,
+                                    scratch + sb * (size_t)t};
+                if (t && pthread_create(&th[t], NULL, peak_slice, &js[t]))
+                    peak_slice(&js[t]), th[t] = 0;
+            }
+            peak_slice(&js[0]);
+            for (int t = 1; t < threads; t++)
+                if (th[t]) pthread_join(th[t], NULL);
+            double dt = sysinfo_now() - t0, g = 2.0 * n * n * (double)n / dt / 1e9;
+            if (rep && g > best)
+                best = g;
+        }
+    }
+    free(a); free(b); free(c); free(pb.data); free(scratch);
     return best;
 }
 

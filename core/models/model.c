@@ -4,6 +4,7 @@
 #include "model.h"
 
 #include "err.h"
+#include "matmul.h"
 #include "registry.h"
 #include "sysinfo.h"
 
@@ -67,7 +68,10 @@ int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
         model_drop_key(m, model_drop_seed(m), 0);
     m->drop.site = 0;
     m->drop_set = 0;
-    return m->ops->forward(m, tokens, targets, B, T, loss_sum, count);
+    const void *scope = matmul_scope_enter(m->params.data);   /* bf16 if its slab is */
+    int rc = m->ops->forward(m, tokens, targets, B, T, loss_sum, count);
+    matmul_scope_exit(scope);
+    return rc;
 }
 
 /* The slab's bytes as aligned_alloc is asked for them (a multiple of its 64). */
@@ -118,7 +122,9 @@ uint64_t model_drop_seed(Model *m)
 void model_backward(Model *m, float scale)
 {
     m->prof_in_backward = 1;
+    const void *scope = matmul_scope_enter(m->params.data);
     m->ops->backward(m, scale);
+    matmul_scope_exit(scope);
     m->prof_in_backward = 0;
 }
 

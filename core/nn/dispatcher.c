@@ -3,14 +3,14 @@
  * the gate width (levels or levels*heads) and the gate activation (sigmoid or none).
  * Layout: every buffer is batch-major (B,T,d) and is reinterpreted, never transposed, as
  * (N=B*heads, T, hd) head sequences and as (rows, width) matrices for the projections.
- * Projections are single cblas_sgemm calls; the shift-and-sum runs level by level over
+ * Projections are single matmul (cblas_sgemm or bf16) calls; the shift-and-sum runs level by level over
  * contiguous hd-float rows. Backward stores every applied level's V (no recomputation).
  * Not responsible for drawing level dropout (the caller passes skip[]). */
 #include "dispatcher.h"
 
 #include "linear.h"
+#include "matmul.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,9 +177,9 @@ void dispatcher_forward(const DispatcherDims *dd, float *out, float *act, const 
     size_t nv = (size_t)B * T * dd->d;
     float *coef = act;
     float *V = act + (size_t)G.N * T * G.L;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, inp, G.r,
+    matmul(CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, inp, G.r,
                 w_in, G.r, 0.0f, V, G.r);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, G.M, G.g, G.r, 1.0f, inp, G.r,
+    matmul(CblasNoTrans, CblasTrans, G.M, G.g, G.r, 1.0f, inp, G.r,
                 w_gate, G.r, 0.0f, coef, G.g);
     gate_activate(coef, dd->kind, G.N, T, G.L);
     int used = dispatcher_used_levels(dd, T), j = 0;
@@ -189,7 +189,7 @@ void dispatcher_forward(const DispatcherDims *dd, float *out, float *act, const 
         level_forward(V + (j + 1) * nv, V + j * nv, coef, k, G.N, T, G.hd, G.L);
         j++;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, V + j * nv,
+    matmul(CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, V + j * nv,
                 G.r, w_out, G.r, 0.0f, out, G.r);
 }
 
@@ -207,9 +207,9 @@ void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, fl
     for (int k = 0; k < used; k++)
         applied += !(skip && skip[k]);
 
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dout, G.r,
+    matmul(CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dout, G.r,
                 V + applied * nv, G.r, 1.0f, dw_out, G.r);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dout, G.r,
+    matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dout, G.r,
                 w_out, G.r, 0.0f, dv, G.r);
     memset(dg, 0, sizeof(float) * nc);
     int j = applied;
@@ -223,13 +223,13 @@ void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, fl
         for (size_t i = 0; i < nc; i++)
             dg[i] *= coef[i] * (1.0f - coef[i]);
     }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dv, G.r, inp,
+    matmul(CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dv, G.r, inp,
                 G.r, 1.0f, dw_in, G.r);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dv, G.r,
+    matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dv, G.r,
                 w_in, G.r, 1.0f, dinp, G.r);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G.g, G.r, G.M, 1.0f, dg, G.g, inp,
+    matmul(CblasTrans, CblasNoTrans, G.g, G.r, G.M, 1.0f, dg, G.g, inp,
                 G.r, 1.0f, dw_gate, G.r);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, G.M, G.r, G.g, 1.0f, dg, G.g,
+    matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.g, 1.0f, dg, G.g,
                 w_gate, G.r, 1.0f, dinp, G.r);
 }
 

@@ -1,9 +1,11 @@
 /* linear.c — nn.Linear forward/backward (see linear.h) on OpenBLAS cblas_sgemm, row-major.
  * Reference: https://pytorch.org/docs/stable/generated/torch.nn.Linear.html
+ * Products go through matmul (matmul.h): cblas_sgemm, or bf16 under precision=bf16.
  * Not threaded by itself (OpenBLAS may be) and not allocating. */
 #include "linear.h"
 
-#include <cblas.h>
+#include "matmul.h"
+
 #include <string.h>
 
 /* y[r] = alpha * dot(w[r,:], x) + beta * y[r], single-threaded on purpose: for one row
@@ -81,7 +83,7 @@ void linear_forward(float *out, const float *inp, const float *w, const float *b
     if (N == 1)   /* one row (incremental decoding): our own mat-vec, no BLAS threads */
         linear_matvec(out, w, C_in, inp, C_out, C_in, 1.0f, beta);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
+        matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
                     C_in, beta, out, C_out);
 }
 
@@ -101,10 +103,10 @@ void linear_backward(float *dinp, float *dw, float *db, const float *dout, const
     if (N <= 0 || C_out <= 0)
         return;
     if (dinp && C_in > 0)   /* (N,C_out) . (C_out,C_in) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout,
+        matmul(CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout,
                     C_out, w, C_in, 1.0f, dinp, C_in);
     if (dw && C_in > 0)     /* (C_out,N) . (N,C_in) */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C_out, C_in, N, 1.0f, dout,
+        matmul(CblasTrans, CblasNoTrans, C_out, C_in, N, 1.0f, dout,
                     C_out, inp, C_in, 1.0f, dw, C_in);
     if (db)
         linear_bias_grad(db, dout, N, C_out);
@@ -121,7 +123,7 @@ void linear_forward_relu(float *pre, float *out, const float *inp, const float *
             out[i] = pre[i] > 0.0f ? pre[i] : 0.0f;
         return;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
+    matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
                 C_in, 0.0f, pre, C_out);
     for (int n = 0; n < N; n++) {
         float *restrict p = pre + (size_t)n * C_out, *restrict o = out + (size_t)n * C_out;
@@ -139,7 +141,7 @@ void linear_backward_relu(float *dpre, float *dw, float *db, const float *dout,
     if (N <= 0 || C_out <= 0)
         return;
     if (C_in > 0) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout,
+        matmul(CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout,
                     C_out, w, C_in, 0.0f, dpre, C_in);
         for (size_t i = 0; i < (size_t)N * C_in; i++)
             dpre[i] = inp[i] > 0.0f ? dpre[i] : 0.0f;

@@ -5,6 +5,7 @@
 
 #include "dist.h"
 #include "err.h"
+#include "matmul.h"
 #include "sysinfo.h"
 #include "trainer_dist.h"
 #include "update.h"
@@ -200,6 +201,21 @@ void trainer_reset_states(Trainer *t)
         replicas_reset_state(t->reps);
 }
 
+/* precision=bf16: the model's products run in bf16 (matmul.h) where the CPU has a kernel;
+ * elsewhere the run says why and trains in fp32, and its settings record fp32 (what ran). */
+static void setup_precision(Trainer *t)
+{
+    if (strcmp(t->cfg.precision, "bf16"))
+        return;
+    char e[LM_ERR_LEN], msg[LM_ERR_LEN + 200];
+    if (matmul_bf16_attach(t->m->params.data, t->m->params.total, e) == LM_OK)
+        return;
+    snprintf(msg, sizeof msg, "precision=bf16 is not available: %s; this run trains in fp32 "
+             "(its settings say precision=fp32; `show machine` lists the CPU's bf16 support)", e);
+    trainer_push_text(t, TEV_LOG, msg);
+    snprintf(t->cfg.precision, sizeof t->cfg.precision, "fp32");
+}
+
 static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char *err)
 {
     Trainer *t = calloc(1, sizeof *t);
@@ -254,6 +270,7 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         err_set(err, LM_ENOMEM, "out of memory");
         goto fail;
     }
+    setup_precision(t);
     t->m->training = 1;
     return t;
 fail:
@@ -279,6 +296,8 @@ void trainer_destroy(Trainer *t)
     while (trainer_poll(t, &ev, 0))
         trainer_event_free(&ev);
     replicas_destroy(t->reps);
+    if (t->m)
+        matmul_bf16_detach(t->m->params.data);
     model_destroy(t->m);
     optim_free(&t->optim);
     dataset_free(&t->ds);

@@ -13,6 +13,7 @@
 
 #include "dist.h"
 #include "err.h"
+#include "matmul.h"
 #include "private/trainer_impl.h"
 
 #include <stdio.h>
@@ -93,6 +94,7 @@ Trainer *trainer_dist_agree(Trainer *t, char *err)
         return NULL;
     }
     dist_bcast(t->m->params.data, t->m->params.total * sizeof(float));
+    matmul_weights_changed(t->m->params.data);   /* rank 0's weights: bf16 packs stale */
     if (t->optim.m)
         dist_bcast(t->optim.m, t->optim.n * sizeof(float));
     if (t->optim.v)

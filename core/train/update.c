@@ -3,6 +3,8 @@
 
 #include <assert.h>
 #include <math.h>
+#include "matmul.h"
+
 #include <string.h>
 
 typedef struct {
@@ -48,4 +50,5 @@ void update_apply(Replicas *r, Optimizer *o, ParamSet *ps, float norm, float max
     UpdateJob j = {.ps = ps, .o = o, .coef = optim_clip_coef(norm, max_norm), .lr = lr};
     optim_step_begin(o);
     replicas_parallel_for(r, apply_slice, &j, ps->total);
+    matmul_weights_changed(ps->data);   /* bf16 packed weights are stale now */
 }

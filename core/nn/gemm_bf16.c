@@ -1,0 +1,387 @@
+/* gemm_bf16.c — the bf16 packed product (see gemm_bf16.h): CPU detection, rounding,
+ * packing into panels, the blocked driver, and the micro-kernel built twice from
+ * gemm_bf16_kern.inc (AVX512-BF16 intrinsics; the portable emulation of vdpbf16ps).
+ * Blocking (GotoBLAS-style): KC = 256 values of K per packed block, MC = 96 rows of A,
+ * NC = 512 columns of B when B is packed per call. A pre-packed B (a cached weight) is
+ * walked whole for each packed block of A, so A is packed once per product.
+ * Not a BLAS: row-major only, no threads, no AMX. */
+#include "gemm_bf16.h"
+
+#include "sysinfo.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define GEMM_BF16_X86 1
+#endif
+
+#define KC 256   /* even: packed pairs never straddle two K blocks */
+#define MC 96    /* a multiple of GEMM_BF16_MR */
+#define NC 512   /* a multiple of GEMM_BF16_NR */
+#define PAIR_ELEMS (2 * GEMM_BF16_NR)   /* bf16 per K pair of one B panel */
+
+/* ---- CPU ---- */
+
+void gemm_bf16_cpu(int *avx512_bf16, int *amx_bf16)
+{
+    sysinfo_bf16(avx512_bf16, amx_bf16);
+}
+
+static GemmBf16Kernel select_once(void)
+{
+    int avx, amx;
+    gemm_bf16_cpu(&avx, &amx);
+    if (avx)
+        return GEMM_BF16_AVX512;
+    const char *e = getenv(GEMM_BF16_EMULATE_ENV);
+    return e && !strcmp(e, "1") ? GEMM_BF16_EMULATED : GEMM_BF16_NONE;
+}
+
+static GemmBf16Kernel g_chosen;
+static pthread_once_t g_chosen_once = PTHREAD_ONCE_INIT;
+
+static void choose(void)
+{
+    g_chosen = select_once();
+}
+
+GemmBf16Kernel gemm_bf16_select_kernel(void)
+{
+    pthread_once(&g_chosen_once, choose);
+    return g_chosen;
+}
+
+const char *gemm_bf16_kernel_name(GemmBf16Kernel k)
+{
+    return k == GEMM_BF16_AVX512 ? "avx512-bf16" : k == GEMM_BF16_EMULATED ? "emulated" : "none";
+}
+
+/* ---- rounding ---- */
+
+static inline uint32_t f2u(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+static inline float u2f(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+/* Branch-free (selects, so packing loops vectorise): RNE; NaN stays a quiet NaN; zero and
+ * subnormals become a signed zero. */
+static inline uint32_t round_u(uint32_t u)
+{
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x0040u : r;
+    return (u & 0x7f800000u) == 0 ? (u >> 16) & 0x8000u : r;
+}
+
+static inline uint32_t round_bits(float x)
+{
+    return round_u(f2u(x));
+}
+
+static inline uint32_t pair_bits(float lo, float hi)
+{
+    return round_bits(lo) | round_bits(hi) << 16;
+}
+
+/* The pair at p[0], p[1] (read as one 64-bit word, so the loops over it vectorise). */
+static inline uint32_t pair_at(const float *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return round_u((uint32_t)v) | round_u((uint32_t)(v >> 32)) << 16;
+}
+
+uint16_t gemm_bf16_round(float x)
+{
+    return (uint16_t)round_bits(x);
+}
+
+float gemm_bf16_to_float(uint16_t h)
+{
+    return u2f((uint32_t)h << 16);
+}
+
+/* ---- packing ---- */
+
+/* Packs op(B) rows k0..k0+kc, columns j0..j0+nc into panels of NR columns, panel q at
+ * dst + q * pstride (bf16), K pair p of column c at pair p * NR + c of the panel (as one
+ * 32-bit pair, low half the even k). Zero-padded to whole panels and pairs. */
+static void pack_b_block(uint16_t *restrict dst, size_t pstride, int tb, const float *B,
+                         int ldb, int k0, int kc, int j0, int nc)
+{
+    int kp = (kc + 1) / 2, full = kc / 2;
+    for (int q = 0; q * GEMM_BF16_NR < nc; q++) {
+        uint32_t *restrict panel = (uint32_t *)(dst + (size_t)q * pstride);
+        int n0 = j0 + q * GEMM_BF16_NR, w = nc - q * GEMM_BF16_NR;
+        w = w < GEMM_BF16_NR ? w : GEMM_BF16_NR;
+        if (!tb) {   /* B row-major K x N: each pair of rows is contiguous in n */
+            for (int p = 0; p < kp; p++) {
+                const float *lo = B + (size_t)(k0 + 2 * p) * ldb + n0;
+                const float *hi = 2 * p + 1 < kc ? lo + ldb : NULL;
+                uint32_t *out = panel + (size_t)p * GEMM_BF16_NR;
+                if (hi && w == GEMM_BF16_NR)
+                    for (int c = 0; c < GEMM_BF16_NR; c++)
+                        out[c] = pair_bits(lo[c], hi[c]);
+                else
+                    for (int c = 0; c < GEMM_BF16_NR; c++)
+                        out[c] = c < w ? pair_bits(lo[c], hi ? hi[c] : 0.0f) : 0;
+            }
+        } else {     /* B stored N x K: each column is a contiguous row of pairs */
+            for (int c = 0; c < GEMM_BF16_NR; c++) {
+                const float *col = B + (size_t)(n0 + c) * ldb + k0;
+                if (c >= w) {
+                    for (int p = 0; p < kp; p++)
+                        panel[(size_t)p * GEMM_BF16_NR + c] = 0;
+                    continue;
+                }
+                for (int p = 0; p < full; p++)
+                    panel[(size_t)p * GEMM_BF16_NR + c] = pair_at(col + 2 * p);
+                if (kc & 1)
+                    panel[(size_t)full * GEMM_BF16_NR + c] = pair_bits(col[kc - 1], 0.0f);
+            }
+        }
+    }
+}
+
+size_t gemm_bf16_packed_b_elems(int K, int N)
+{
+    size_t panels = (size_t)(N + GEMM_BF16_NR - 1) / GEMM_BF16_NR;
+    return panels * (size_t)((K + 1) / 2) * PAIR_ELEMS;
+}
+
+void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb)
+{
+    p->K = K;
+    p->N = N;
+    if (K > 0 && N > 0)
+        pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K, 0, N);
+}
+
+/* Packs op(A) rows i0..i0+mc, K values k0..k0+kc into micro-panels of MR rows (panel r at
+ * dst + r * kp * MR), zero-padded. Row-major A (ta = 0): each row's pairs contiguous
+ * (row i, pair p at i * kp + p: a plain conversion, read by the kernel with rs = kp,
+ * ps = 1). Transposed A (ta = 1): pair p of the MR rows together (p * MR + i; rs = 1,
+ * ps = MR), as the stored K-major rows are contiguous in i. */
+static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda, int i0,
+                         int mc, int k0, int kc)
+{
+    int kp = (kc + 1) / 2, full = kc / 2;
+    for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
+        uint32_t *restrict panel = dst + (size_t)r * kp * GEMM_BF16_MR;
+        int m0 = i0 + r * GEMM_BF16_MR, h = mc - r * GEMM_BF16_MR;
+        h = h < GEMM_BF16_MR ? h : GEMM_BF16_MR;
+        if (!ta) {
+            for (int i = 0; i < GEMM_BF16_MR; i++) {
+                uint32_t *restrict out = panel + (size_t)i * kp;
+                if (i >= h) {
+                    memset(out, 0, (size_t)kp * sizeof *out);
+                    continue;
+                }
+                const float *row = A + (size_t)(m0 + i) * lda + k0;
+                for (int p = 0; p < full; p++)
+                    out[p] = pair_at(row + 2 * p);
+                if (kc & 1)
+                    out[full] = pair_bits(row[kc - 1], 0.0f);
+            }
+        } else {
+            for (int p = 0; p < kp; p++) {
+                const float *lo = A + (size_t)(k0 + 2 * p) * lda + m0;
+                const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
+                uint32_t *restrict out = panel + (size_t)p * GEMM_BF16_MR;
+                if (hi && h == GEMM_BF16_MR)
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = pair_bits(lo[i], hi[i]);
+                else
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = i < h ? pair_bits(lo[i], hi ? hi[i] : 0.0f) : 0;
+            }
+        }
+    }
+}
+
+/* ---- micro-kernels ---- */
+
+/* The portable vdpbf16ps: per lane, acc = fma(a_hi, b_hi, acc), then fma(a_lo, b_lo, acc)
+ * (the instruction's order; bf16 products are exact in fp32). */
+typedef struct { float f[16]; } EmuF;
+typedef struct { uint32_t u[16]; } EmuI;
+
+static inline EmuF emu_zero(void)
+{
+    EmuF v;
+    for (int l = 0; l < 16; l++)
+        v.f[l] = 0.0f;
+    return v;
+}
+
+static inline EmuI emu_load(const uint16_t *p)
+{
+    EmuI v;
+    memcpy(v.u, p, sizeof v.u);
+    return v;
+}
+
+static inline EmuI emu_bcast(const uint32_t *p)
+{
+    EmuI v;
+    for (int l = 0; l < 16; l++)
+        v.u[l] = *p;
+    return v;
+}
+
+static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
+{
+    for (int l = 0; l < 16; l++) {
+        acc.f[l] = fmaf(u2f(a.u[l] & 0xffff0000u), u2f(b.u[l] & 0xffff0000u), acc.f[l]);
+        acc.f[l] = fmaf(u2f(a.u[l] << 16), u2f(b.u[l] << 16), acc.f[l]);
+    }
+    return acc;
+}
+
+#define KERN_ATTR
+#define KERN_NAME kern_emu
+#define EPI_NAME epi_emu
+#define VECF EmuF
+#define VECI EmuI
+#define V_ZERO() emu_zero()
+#define V_LOAD_B(p) emu_load(p)
+#define V_BCAST(p) emu_bcast(p)
+#define V_DP(acc, a, b) emu_dp(acc, a, b)
+#define V_STORE(dst, v) memcpy(dst, (v).f, sizeof(v).f)
+#include "gemm_bf16_kern.inc"
+#undef KERN_ATTR
+#undef KERN_NAME
+#undef EPI_NAME
+#undef VECF
+#undef VECI
+#undef V_ZERO
+#undef V_LOAD_B
+#undef V_BCAST
+#undef V_DP
+#undef V_STORE
+
+#if defined(GEMM_BF16_X86) && defined(__GNUC__) && (__GNUC__ >= 10 || defined(__clang__))
+#define GEMM_BF16_HAVE_AVX512 1
+#define KERN_ATTR __attribute__((target("avx512f,avx512bf16,avx512bw,avx512vl")))
+#define KERN_NAME kern_avx512
+#define EPI_NAME epi_avx512
+#define VECF __m512
+#define VECI __m512bh
+#define V_ZERO() _mm512_setzero_ps()
+#define V_LOAD_B(p) ((__m512bh)_mm512_loadu_si512((const void *)(p)))
+#define V_BCAST(p) ((__m512bh)_mm512_set1_epi32((int)*(p)))
+#define V_DP(acc, a, b) _mm512_dpbf16_ps(acc, a, b)
+#define V_STORE(dst, v) _mm512_storeu_ps(dst, v)
+#include "gemm_bf16_kern.inc"
+#endif
+
+typedef void (*KernFn)(int, const uint32_t *, size_t, size_t, const uint16_t *, float *);
+typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
+
+/* ---- driver ---- */
+
+#define A_ELEMS ((size_t)MC * KC / 2)          /* uint32 pairs */
+#define B_ELEMS ((size_t)NC * KC)              /* bf16 */
+#define TILE_FLOATS (GEMM_BF16_MR * GEMM_BF16_NR)
+
+size_t gemm_bf16_scratch_bytes(void)
+{
+    return A_ELEMS * 4 + B_ELEMS * 2 + TILE_FLOATS * 4;
+}
+
+typedef struct {
+    KernFn kern;
+    EpiFn epi;
+    uint32_t *apack;
+    uint16_t *bpack;
+    float *tile;
+    float alpha;
+    float *C;
+    int ldc;
+    int ta;   /* A's packed layout (pack_a_block) */
+} Run;
+
+/* Every micro-kernel of one packed A block (rows i0.., mc) against nc columns of packed
+ * B starting at column j0 (panels pstride apart), kp pairs each. */
+static void run_block(const Run *r, const uint16_t *bview, size_t pstride, int kp, int i0,
+                      int mc, int j0, int nc, float beta)
+{
+    for (int jp = 0; jp < nc; jp += GEMM_BF16_NR) {
+        const uint16_t *bp = bview + (size_t)(jp / GEMM_BF16_NR) * pstride;
+        int nv = nc - jp < GEMM_BF16_NR ? nc - jp : GEMM_BF16_NR;
+        for (int ip = 0; ip < mc; ip += GEMM_BF16_MR) {
+            int mv = mc - ip < GEMM_BF16_MR ? mc - ip : GEMM_BF16_MR;
+            r->kern(kp, r->apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR,
+                    r->ta ? 1 : (size_t)kp, r->ta ? GEMM_BF16_MR : 1, bp, r->tile);
+            r->epi(r->tile, r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp, r->ldc, mv, nv,
+                   r->alpha, beta);
+        }
+    }
+}
+
+static void scale_c(float *C, int ldc, int M, int N, float beta)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            C[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t)i * ldc + j];
+}
+
+void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float alpha,
+               const float *A, int lda, const float *B, int ldb, const GemmBf16PackedB *pb,
+               float beta, float *C, int ldc, void *scratch)
+{
+    if (M <= 0 || N <= 0)
+        return;
+    if (K <= 0) {
+        scale_c(C, ldc, M, N, beta);
+        return;
+    }
+    Run r = {kern_emu, epi_emu, scratch, (uint16_t *)((char *)scratch + A_ELEMS * 4),
+             (float *)((char *)scratch + A_ELEMS * 4 + B_ELEMS * 2), alpha, C, ldc, ta};
+#ifdef GEMM_BF16_HAVE_AVX512
+    if (kernel == GEMM_BF16_AVX512) {
+        r.kern = kern_avx512;
+        r.epi = epi_avx512;
+    }
+#else
+    (void)kernel;
+#endif
+    if (pb) {   /* B packed whole: each A block meets every column */
+        size_t pstride = (size_t)((K + 1) / 2) * PAIR_ELEMS;
+        for (int i0 = 0; i0 < M; i0 += MC) {
+            int mc = M - i0 < MC ? M - i0 : MC;
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                int kc = K - k0 < KC ? K - k0 : KC;
+                pack_a_block(r.apack, ta, A, lda, i0, mc, k0, kc);
+                run_block(&r, pb->data + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
+                          i0, mc, 0, N, k0 ? 1.0f : beta);
+            }
+        }
+        return;
+    }
+    for (int j0 = 0; j0 < N; j0 += NC) {
+        int nc = N - j0 < NC ? N - j0 : NC;
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            int kc = K - k0 < KC ? K - k0 : KC, kp = (kc + 1) / 2;
+            pack_b_block(r.bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
+            for (int i0 = 0; i0 < M; i0 += MC) {
+                int mc = M - i0 < MC ? M - i0 : MC;
+                pack_a_block(r.apack, ta, A, lda, i0, mc, k0, kc);
+                run_block(&r, r.bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
+                          k0 ? 1.0f : beta);
+            }
+        }
+    }
+}

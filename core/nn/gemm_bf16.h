@@ -1,0 +1,71 @@
+/* gemm_bf16.h — a packed matrix product with bf16 inputs and fp32 accumulation:
+ * C = alpha op(A) op(B) + beta C, row-major, op = identity or transpose, as cblas_sgemm.
+ * A and B are rounded to bf16 (round-to-nearest-even, subnormals flushed to zero) while
+ * they are packed into panels; the products are accumulated in fp32 with AVX512-BF16's
+ * vdpbf16ps (per fp32 lane: acc += a_hi*b_hi, then acc += a_lo*b_lo; Intel SDM,
+ * VDPBF16PS), 32 columns x 12 rows per micro-kernel call.
+ * The same micro-kernel source is also compiled against a portable emulation of the
+ * instruction (plain C, same products in the same order): that build runs on any CPU and
+ * is what tests use where the CPU lacks AVX512-BF16; it is slower than sgemm and users
+ * never get it unless they ask for it by GEMM_BF16_EMULATE_ENV.
+ * Not threaded (callers run one product per thread), never allocates (the caller passes
+ * gemm_bf16_scratch_bytes() of scratch), never fails. No AMX path: see docs/bf16.md. */
+#ifndef LM_GEMM_BF16_H
+#define LM_GEMM_BF16_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Test hook: "1" makes gemm_bf16_select_kernel() pick the portable emulation when the
+ * CPU lacks AVX512-BF16 (then precision=bf16 runs bf16 numerics, slowly). */
+#define GEMM_BF16_EMULATE_ENV "LMLAB_TEST_BF16_EMULATE"
+
+#define GEMM_BF16_MR 12   /* rows of A per micro-kernel */
+#define GEMM_BF16_NR 32   /* columns of B per micro-kernel (two 16-lane vectors) */
+
+typedef enum {
+    GEMM_BF16_NONE = 0,     /* no bf16 kernel: the caller must use fp32 */
+    GEMM_BF16_AVX512 = 1,   /* vdpbf16ps (AVX512-BF16) */
+    GEMM_BF16_EMULATED = 2  /* the portable emulation of vdpbf16ps */
+} GemmBf16Kernel;
+
+/* What the CPU and OS offer: avx512_bf16 needs cpuid leaf 7.1 EAX bit 5, AVX-512 F/BW/VL
+ * and XCR0 saving opmask + zmm state; amx_bf16 is reported (leaf 7.0 EDX bit 22 with
+ * AMX-TILE and XCR0 tile state) but no kernel uses it. Never fails. */
+void gemm_bf16_cpu(int *avx512_bf16, int *amx_bf16);
+
+/* The kernel products will run on: AVX512 when the CPU has it, else EMULATED when the
+ * environment sets GEMM_BF16_EMULATE_ENV=1, else NONE. Decided once per process. */
+GemmBf16Kernel gemm_bf16_select_kernel(void);
+/* "avx512-bf16", "emulated", "none". */
+const char *gemm_bf16_kernel_name(GemmBf16Kernel k);
+
+/* fp32 -> bf16 bits, round-to-nearest-even; NaN stays NaN; subnormals become +-0 (as
+ * vdpbf16ps treats its inputs). And back (exact). */
+uint16_t gemm_bf16_round(float x);
+float gemm_bf16_to_float(uint16_t h);
+
+/* A packed B operand (K x N after op): N in panels of GEMM_BF16_NR columns, each panel
+ * holding all of K as (K+1)/2 pairs x NR columns x 2 bf16, zero-padded. */
+typedef struct {
+    uint16_t *data;   /* caller-owned, gemm_bf16_packed_b_elems(K, N) elements */
+    int K, N;
+} GemmBf16PackedB;
+
+size_t gemm_bf16_packed_b_elems(int K, int N);
+/* Packs op(B) (K x N; tb != 0: B is stored N x K) into p->data; sets p->K, p->N. */
+void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb);
+
+/* Bytes of scratch one gemm_bf16 call needs (panels of A and of B blocks). */
+size_t gemm_bf16_scratch_bytes(void);
+
+/* C (M x N, ldc) = alpha op(A) op(B) + beta C with op(A) M x K (ta != 0: A stored K x M),
+ * op(B) K x N (tb != 0: B stored N x K). If pb is not NULL it is op(B) already packed
+ * (B, tb, ldb ignored). beta == 0 never reads C. kernel must not be GEMM_BF16_NONE and
+ * AVX512 only where the CPU has it. scratch: gemm_bf16_scratch_bytes(), 64-byte aligned.
+ * Nothing for M, N <= 0; K <= 0 scales C by beta. */
+void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float alpha,
+               const float *A, int lda, const float *B, int ldb, const GemmBf16PackedB *pb,
+               float beta, float *C, int ldc, void *scratch);
+
+#endif

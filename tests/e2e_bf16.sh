@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# e2e_bf16.sh — precision=bf16 as a user meets it (docs/bf16.md): `show machine` and a
+# stored run's machine record say whether the CPU has avx512_bf16 / amx_bf16; a run with
+# precision=bf16 trains in bf16 where the CPU has it (settings: precision=bf16) and
+# elsewhere says why and trains in fp32 (settings: precision=fp32); `bench
+# precision=bf16` refuses on such a CPU instead of printing an fp32 figure as bf16, and
+# bad values are refused. With LMLAB_TEST_BF16_EMULATE=1 (the emulation of vdpbf16ps) the
+# bf16 path runs on any CPU. Nothing here depends on speed.
+# Usage: e2e_bf16.sh LMLAB_BINARY EXPERIMENTS_DIR.
+set -eu
+bin=$(readlink -f "$1")
+exp=$(readlink -f "$2")/default.conf
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+fail=0 pass=0
+check() { # check NAME COND_STATUS OUTPUT
+    if [ "$2" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; echo "$3"; fi
+}
+has() { grep -qF -- "$2" <<<"$1"; echo $?; }
+plain() { env -u LMLAB_TEST_BF16_EMULATE "$@"; }
+tiny="steps=2 d=32 nhid=32 layers=1 bptt=32 batch=4 eval_batches=1 sample_every=0"
+
+out=$(plain "$bin" -c 'show machine')
+check "show machine says bf16 support" "$(grep -qE 'bf16: avx512_bf16 (yes|no), amx_bf16 (yes|no)' <<<"$out"; echo $?)" "$out"
+if grep -q 'avx512_bf16 yes' <<<"$out"; then cpu=yes; else cpu=no; fi
+echo "this CPU: avx512_bf16 $cpu"
+
+# 1: plain precision=bf16
+out=$(plain "$bin" train "$exp" precision=bf16 $tiny name=plain 2>&1) || true
+rec=$(plain "$bin" -c 'run 1' 2>&1)
+if [ $cpu = yes ]; then
+    check "bf16 CPU: no fallback note" "$([ "$(has "$out" "not available")" = 1 ]; echo $?)" "$out"
+    check "bf16 CPU: settings say bf16" "$(has "$rec" "precision=bf16")" "$rec"
+else
+    check "no bf16: the run says why" "$(has "$out" "precision=bf16 is not available: this CPU has no AVX512-BF16")" "$out"
+    check "no bf16: the run trains in fp32" "$(has "$out" "finished 2 steps")" "$out"
+    check "no bf16: settings say fp32" "$(has "$rec" "precision=fp32")" "$rec"
+    out=$(plain "$bin" bench small precision=bf16 steps=1 2>&1) || true
+    check "no bf16: bench refuses bf16" "$(has "$out" "lacks avx512_bf16")" "$out"
+fi
+check "machine record says bf16 support" "$(has "$rec" "bf16: avx512_bf16 $cpu")" "$rec"
+
+# 2: the emulation hook: bf16 numerics on any CPU
+out=$(LMLAB_TEST_BF16_EMULATE=1 "$bin" train "$exp" precision=bf16 $tiny name=emu 2>&1) || true
+rec=$("$bin" -c 'run 2' 2>&1)
+check "emulated: no fallback note" "$([ "$(has "$out" "not available")" = 1 ]; echo $?)" "$out"
+check "emulated: finished" "$(has "$out" "finished 2 steps")" "$out"
+check "emulated: settings say bf16" "$(has "$rec" "precision=bf16")" "$rec"
+out=$(LMLAB_TEST_BF16_EMULATE=1 "$bin" bench small precision=both steps=1 2>&1) || true
+check "bench prints the bf16 peak" "$(grep -qE 'bf16 peak [0-9.]+ GFLOP/s' <<<"$out"; echo $?)" "$out"
+check "bench runs both, side by side" "$(has "$out" "bf16/fp32 tokens/s:")" "$out"
+
+# 3: bad values
+out=$(plain "$bin" train "$exp" precision=bf8 $tiny 2>&1) && st=0 || st=$?
+check "bad precision refused" "$([ $st != 0 ] && grep -qF 'precision=bf8: allowed values are fp32|bf16' <<<"$out"; echo $?)" "$out"
+out=$(plain "$bin" bench small precision=fp16 2>&1) && st=0 || st=$?
+check "bench: bad precision refused" "$([ $st != 0 ] && grep -qF "bad value 'fp16' for precision" <<<"$out"; echo $?)" "$out"
+
+echo "e2e_bf16: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,280 @@
+/* test_gemm_bf16.c — the bf16 product (gemm_bf16.h) and its dispatch (matmul.h).
+ * Kernel correctness is checked three ways on every shape (M, N, K off the 12 x 32 x 256
+ * blocking, all four transposes, padded leading dimensions, alpha/beta incl. beta = 0
+ * over NaN):
+ *  - the portable emulation of vdpbf16ps equals, bit for bit, a scalar reference that
+ *    takes the same bf16 products in the same order (odd k, then even k, per pair; fp32
+ *    fma; per 256-deep K block alpha*acc is added into C) — this pins packing and
+ *    indexing exactly;
+ *  - every available kernel (the AVX512-BF16 one only where the CPU has it) is within
+ *    K * 2^-23 * sum|a_k b_k| (fp32 accumulation error of K terms) of a double-precision
+ *    product of the same bf16-rounded inputs;
+ *  - it is within 2^-7 * sum|a_k b_k| of the fp32 sgemm product (bf16 input rounding,
+ *    2^-9 relative per input) and differs from it (the inputs really were rounded).
+ * matmul: outside a scope it is cblas_sgemm bit for bit; inside a bf16 scope it is
+ * gemm_bf16, a weight's packed copy is reused until matmul_weights_changed. */
+#include "check.h"
+#include "gemm_bf16.h"
+#include "linear.h"
+#include "matmul.h"
+#include "rng.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xmalloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static float *rand_mat(Rng *r, size_t n)
+{
+    float *p = xmalloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)(rng_uniform(r) * 2.0 - 1.0);
+    return p;
+}
+
+static float rb(float x)   /* x rounded to bf16 */
+{
+    return gemm_bf16_to_float(gemm_bf16_round(x));
+}
+
+static void test_round(void)
+{
+    CHECK(gemm_bf16_round(1.0f) == 0x3f80, "1.0");
+    CHECK(gemm_bf16_round(-2.0f) == 0xc000, "-2.0");
+    CHECK(gemm_bf16_round(1.0f + 0x1p-8f) == 0x3f80, "a tie rounds to even (down)");
+    CHECK(gemm_bf16_round(1.0f + 3 * 0x1p-8f) == 0x3f82, "a tie rounds to even (up)");
+    CHECK(gemm_bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81, "above a tie rounds up");
+    CHECK(gemm_bf16_round(INFINITY) == 0x7f80, "inf");
+    CHECK(gemm_bf16_round(3.4e38f) == 0x7f80, "overflow rounds to inf (RNE)");
+    CHECK(isnan(gemm_bf16_to_float(gemm_bf16_round(NAN))), "NaN stays NaN");
+    CHECK(gemm_bf16_round(1e-40f) == 0, "subnormal flushes to +0");
+    CHECK(gemm_bf16_round(-1e-40f) == 0x8000, "negative subnormal flushes to -0");
+    CHECK(gemm_bf16_to_float(0x4049) == 3.140625f, "bf16 -> float is exact");
+}
+
+typedef struct {
+    int M, N, K;
+} Shape;
+
+/* op(X)(i, k) for X stored rows x cols with leading dimension ld */
+static float at(const float *X, int t, int ld, int i, int k)
+{
+    return t ? X[(size_t)k * ld + i] : X[(size_t)i * ld + k];
+}
+
+/* The emulation's exact order: per 256-deep K block, acc over pairs (odd k first), then
+ * the store rule of gemm_bf16_kern.inc. */
+static void ref_ordered(int ta, int tb, Shape s, float alpha, const float *A, int lda,
+                        const float *B, int ldb, float beta, float *C, int ldc)
+{
+    for (int i = 0; i < s.M; i++)
+        for (int j = 0; j < s.N; j++) {
+            float *c = &C[(size_t)i * ldc + j];
+            for (int k0 = 0; k0 < s.K; k0 += 256) {
+                int k1 = k0 + 256 < s.K ? k0 + 256 : s.K;
+                float acc = 0;
+                for (int k = k0; k < k1; k += 2) {
+                    if (k + 1 < k1)
+                        acc = fmaf(rb(at(A, ta, lda, i, k + 1)), rb(at(B, !tb, ldb, j, k + 1)), acc);
+                    acc = fmaf(rb(at(A, ta, lda, i, k)), rb(at(B, !tb, ldb, j, k)), acc);
+                }
+                float bet = k0 ? 1.0f : beta;
+                if (bet == 0.0f)
+                    *c = alpha * acc;
+                else if (bet == 1.0f)
+                    *c += alpha * acc;
+                else
+                    *c = alpha * acc + bet * *c;
+            }
+        }
+}
+
+/* Largest |C - ref| / bound over the matrix, where ref is the double product of the bf16
+ * inputs and bound = rel * sum_k |a_k b_k| * |alpha| + 1e-30 (+ beta's own rounding). */
+static double worst_vs(int ta, int tb, Shape s, float alpha, const float *A, int lda,
+                       const float *B, int ldb, float beta, const float *C0, const float *C,
+                       int ldc, int round_inputs, double rel)
+{
+    double worst = 0;
+    for (int i = 0; i < s.M; i++)
+        for (int j = 0; j < s.N; j++) {
+            double sum = 0, mag = 0;
+            for (int k = 0; k < s.K; k++) {
+                double a = at(A, ta, lda, i, k), b = at(B, !tb, ldb, j, k);
+                if (round_inputs) {
+                    a = rb((float)a);
+                    b = rb((float)b);
+                }
+                sum += a * b;
+                mag += fabs(a * b);
+            }
+            double c0 = beta == 0.0f ? 0 : C0[(size_t)i * ldc + j];
+            double ref = alpha * sum + beta * c0;
+            double bound = rel * mag * fabs(alpha) + 0x1p-22 * fabs(beta * c0) + 1e-30;
+            double e = fabs(C[(size_t)i * ldc + j] - ref) / bound;
+            if (!(e <= worst))
+                worst = e;
+        }
+    return worst;
+}
+
+static void fill_c(float *C, size_t n, float beta, Rng *r)
+{
+    for (size_t i = 0; i < n; i++)
+        C[i] = beta == 0.0f ? NAN : (float)(rng_uniform(r) - 0.5);
+}
+
+/* One shape, one transpose pair, one alpha/beta, against every reference. */
+static void check_case(GemmBf16Kernel kern, int ta, int tb, Shape s, float alpha, float beta,
+                       Rng *r, void *scratch)
+{
+    int lda = (ta ? s.M : s.K) + 3, ldb = (tb ? s.K : s.N) + 1, ldc = s.N + 2;
+    size_t na = (size_t)(ta ? s.K : s.M) * lda, nb = (size_t)(tb ? s.N : s.K) * ldb;
+    size_t nc = (size_t)s.M * ldc;
+    float *A = rand_mat(r, na), *B = rand_mat(r, nb), *C0 = xmalloc(nc * 4), *C = xmalloc(nc * 4);
+    fill_c(C0, nc, beta, r);
+    memcpy(C, C0, nc * 4);
+    gemm_bf16(kern, ta, tb, s.M, s.N, s.K, alpha, A, lda, B, ldb, NULL, beta, C, ldc, scratch);
+    char what[160];
+    snprintf(what, sizeof what, "%s M=%d N=%d K=%d ta=%d tb=%d alpha=%g beta=%g",
+             gemm_bf16_kernel_name(kern), s.M, s.N, s.K, ta, tb, alpha, beta);
+    if (kern == GEMM_BF16_EMULATED) {
+        float *R = xmalloc(nc * 4);
+        memcpy(R, C0, nc * 4);
+        ref_ordered(ta, tb, s, alpha, A, lda, B, ldb, beta, R, ldc);
+        int same = 1;
+        for (int i = 0; i < s.M; i++)
+            same &= !memcmp(R + (size_t)i * ldc, C + (size_t)i * ldc, (size_t)s.N * 4);
+        CHECK(same, "%s: emulation differs from the ordered reference", what);
+        free(R);
+    }
+    double e = worst_vs(ta, tb, s, alpha, A, lda, B, ldb, beta, C0, C, ldc, 1,
+                        (s.K + 2) * 0x1p-23);
+    CHECK(e <= 1.0, "%s: %.2f of the fp32-accumulation bound", what, e);
+    double e32 = worst_vs(ta, tb, s, alpha, A, lda, B, ldb, beta, C0, C, ldc, 0, 0x1p-7);
+    CHECK(e32 <= 1.0, "%s: %.2f of the bf16-rounding bound vs fp32", what, e32);
+    /* a pre-packed B gives the same bits as B packed per call */
+    GemmBf16PackedB pk = {xmalloc(gemm_bf16_packed_b_elems(s.K, s.N) * 2), 0, 0};
+    gemm_bf16_pack_b(&pk, tb, s.K, s.N, B, ldb);
+    float *P = xmalloc(nc * 4);
+    memcpy(P, C0, nc * 4);
+    gemm_bf16(kern, ta, tb, s.M, s.N, s.K, alpha, A, lda, NULL, 0, &pk, beta, P, ldc, scratch);
+    int same = 1;
+    for (int i = 0; i < s.M; i++)
+        same &= !memcmp(P + (size_t)i * ldc, C + (size_t)i * ldc, (size_t)s.N * 4);
+    CHECK(same, "%s: pre-packed B differs from B packed per call", what);
+    free(pk.data); free(P);
+    free(A); free(B); free(C0); free(C);
+}
+
+static void test_kernel(GemmBf16Kernel kern, void *scratch)
+{
+    static const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {12, 32, 2}, {13, 33, 17},
+        {97, 65, 255}, {100, 31, 257}, {37, 530, 300}, {200, 40, 600}, {3, 2, 513}};
+    Rng r;
+    rng_seed(&r, 29);
+    int n0 = check_failed_;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int t = 0; t < 4; t++) {
+            float alpha = (si + t) % 3 == 2 ? -0.75f : 1.0f;
+            float beta = (si + t) % 3 == 0 ? 0.0f : (si + t) % 3 == 1 ? 1.0f : 0.5f;
+            check_case(kern, t & 1, t >> 1, shapes[si], alpha, beta, &r, scratch);
+        }
+    printf("  kernel %s: %zu shapes x 4 transposes %s\n", gemm_bf16_kernel_name(kern),
+           sizeof shapes / sizeof shapes[0], check_failed_ == n0 ? "ok" : "FAILED");
+    /* the inputs really are rounded: bf16 differs from sgemm on random data */
+    Shape s = {8, 8, 64};
+    float *A = rand_mat(&r, 512), *B = rand_mat(&r, 512), C[64], D[64];
+    gemm_bf16(kern, 0, 0, s.M, s.N, s.K, 1, A, 64, B, 8, NULL, 0, C, 8, scratch);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 8, 8, 64, 1, A, 64, B, 8, 0, D, 8);
+    CHECK(memcmp(C, D, sizeof C) != 0, "bf16 product equals the fp32 one: inputs not rounded?");
+    free(A); free(B);
+}
+
+/* matmul: fp32 outside a scope, bf16 inside, cached weights until weights_changed. */
+static void test_matmul(void *scratch)
+{
+    Rng r;
+    rng_seed(&r, 7);
+    int N = 40, Cin = 70, Cout = 50;
+    float *slab = rand_mat(&r, (size_t)Cout * Cin + 10), *w = slab + 10;   /* a weight */
+    float *x = rand_mat(&r, (size_t)N * Cin);
+    float *y = xmalloc((size_t)N * Cout * 4), *ref = xmalloc((size_t)N * Cout * 4);
+    size_t ny = (size_t)N * Cout * 4;
+    char err[256];
+    matmul(CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0, y, Cout);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0,
+                ref, Cout);
+    CHECK(!memcmp(y, ref, ny), "no scope: matmul must be cblas_sgemm bit for bit");
+    CHECK(matmul_bf16_attach(slab, (size_t)Cout * Cin + 10, err) == 0, "attach: %s", err);
+    const void *prev = matmul_scope_enter(slab);
+    CHECK(matmul_bf16_active(), "the scope is bf16");
+    matmul(CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0, y, Cout);
+    gemm_bf16(gemm_bf16_select_kernel(), 0, 1, N, Cout, Cin, 1, x, Cin, w, Cin, NULL, 0, ref,
+              Cout, scratch);
+    CHECK(!memcmp(y, ref, ny), "in scope: matmul must be gemm_bf16");
+    float keep = w[0];
+    w[0] += 0.5f;   /* without weights_changed the cached pack is used */
+    matmul(CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0, y, Cout);
+    CHECK(!memcmp(y, ref, ny), "the packed weight is cached, not re-packed per call");
+    matmul_weights_changed(slab);
+    matmul(CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0, y, Cout);
+    gemm_bf16(gemm_bf16_select_kernel(), 0, 1, N, Cout, Cin, 1, x, Cin, w, Cin, NULL, 0, ref,
+              Cout, scratch);
+    CHECK(!memcmp(y, ref, ny), "after weights_changed the new weights are packed");
+    w[0] = keep;
+    /* linear.c's three products in scope: within bf16 rounding of fp32 */
+    float *dy = rand_mat(&r, (size_t)N * Cout), *dx = xmalloc((size_t)N * Cin * 4);
+    float *dw = xmalloc((size_t)Cout * Cin * 4), *dx32 = xmalloc((size_t)N * Cin * 4);
+    float *dw32 = xmalloc((size_t)Cout * Cin * 4), *y32 = xmalloc(ny);
+    memset(dx, 0, (size_t)N * Cin * 4); memset(dw, 0, (size_t)Cout * Cin * 4);
+    matmul_weights_changed(slab);
+    linear_forward(y, x, w, NULL, N, Cin, Cout);
+    linear_backward(dx, dw, NULL, dy, x, w, N, Cin, Cout);
+    matmul_scope_exit(prev);
+    CHECK(!matmul_bf16_active(), "scope closed");
+    memset(dx32, 0, (size_t)N * Cin * 4); memset(dw32, 0, (size_t)Cout * Cin * 4);
+    linear_forward(y32, x, w, NULL, N, Cin, Cout);
+    linear_backward(dx32, dw32, NULL, dy, x, w, N, Cin, Cout);
+    CHECK_CLOSE("linear forward bf16 vs fp32", y, y32, (long)N * Cout, 0, 0.05);
+    CHECK_CLOSE("linear dX bf16 vs fp32", dx, dx32, (long)N * Cin, 0, 0.05);
+    CHECK_CLOSE("linear dW bf16 vs fp32", dw, dw32, (long)Cout * Cin, 0, 0.05);
+    CHECK(memcmp(y, y32, ny) != 0, "linear in a bf16 scope ran fp32");
+    matmul_bf16_detach(slab);
+    prev = matmul_scope_enter(slab);
+    CHECK(!matmul_bf16_active(), "a detached slab's scope is fp32");
+    matmul_scope_exit(prev);
+    free(slab); free(x); free(y); free(ref); free(dy); free(dx); free(dw); free(dx32);
+    free(dw32); free(y32);
+}
+
+int main(void)
+{
+    setenv(GEMM_BF16_EMULATE_ENV, "1", 1);   /* the emulation where the CPU has no kernel */
+    int avx, amx;
+    gemm_bf16_cpu(&avx, &amx);
+    printf("cpu: avx512_bf16 %s, amx_bf16 %s; products run on %s\n", avx ? "yes" : "no",
+           amx ? "yes" : "no", gemm_bf16_kernel_name(gemm_bf16_select_kernel()));
+    void *scratch = xmalloc(gemm_bf16_scratch_bytes());
+    test_round();
+    test_kernel(GEMM_BF16_EMULATED, scratch);
+    if (avx)
+        test_kernel(GEMM_BF16_AVX512, scratch);
+    else
+        printf("  kernel avx512-bf16: not run, this CPU lacks avx512_bf16 (only the "
+               "emulation of its instruction was checked)\n");
+    test_matmul(scratch);
+    free(scratch);
+    return check_summary();
+}
