@@ -55,6 +55,14 @@ static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL}, {NULL, NULL, NULL}};
 
+static const CmdArgSpec FORK_KEYS[] = {
+    {"step", "step=N (a step with a checkpoint)", NULL}, {NULL, NULL, NULL}};
+#define CONTROL_HELP \
+    "Without RUN_ID: this session's run (or sweep). With the id of a run another process\n" \
+    "trains (any host sharing the store): a request is written to the store, the run's\n" \
+    "owner reads it within about a second and answers; the command waits about 2 s and\n" \
+    "prints the answer, or says the owner has not answered yet (exit status 3)."
+
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
      cmd_help, "general", 0, NULL},
@@ -79,12 +87,25 @@ static const Command COMMANDS[] = {
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
      ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL},
-    {"pause", "", "pause the run (or the sweep's trial) after its current step", NULL,
-     ARG_NONE, NULL, cmd_pause, "training", 0, NULL},
-    {"resume", "", "resume a paused run or sweep", NULL, ARG_NONE, NULL, cmd_resume,
-     "training", 0, NULL},
-    {"stop", "", "stop the run or sweep after its current step (writes a checkpoint)", NULL,
-     ARG_NONE, NULL, cmd_stop, "training", 0, NULL},
+    {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
+     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_pause, "training", 0, NULL},
+    {"resume", "[RUN_ID]", "resume a paused run or sweep", CONTROL_HELP, ARG_RUN_ID, NULL,
+     cmd_resume, "training", 0, NULL},
+    {"stop", "[RUN_ID]", "stop the run or sweep after its current step (writes a checkpoint)",
+     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_stop, "training", 0, NULL},
+    {"jobs", "", "every running or paused run of the store, from any process or host",
+     "One line per run: id, name, host/pid, step/total, train and val loss, a sparkline of\n"
+     "the newest losses, tokens/s, ETA, state (running, paused, stale: its owner is dead or\n"
+     "silent). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
+     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL},
+    {"fork", "RUN_ID step=N [key=value ...]",
+     "start a new run from run ID's checkpoint at step N with changed settings",
+     "The new run continues from the checkpoint's weights, optimizer moments, data position\n"
+     "and random state, with the parent's settings and the key=value changes on top (the\n"
+     "model's shape must stay). It is recorded with its parent and step: `run ID` shows\n"
+     "them, the history view draws it under its parent and its curve continues the\n"
+     "parent's. A step without a checkpoint is refused with the steps that have one.",
+     ARG_WORD, FORK_KEYS, cmd_fork, "training", 0, NULL},
     {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
      cmd_status, "training", 0, NULL},
     {"attach", "[RUN_ID]", "show a stored run: another process's live run, or a finished one",

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 3
+#define RUNSTORE_SCHEMA_VERSION 4
 
 typedef struct RunStore RunStore;
 
@@ -157,6 +157,7 @@ typedef struct {
     char data_hash[72], tokenizer[16], git_rev[48], machine[256], host[64];
     long pid;
     double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
+    long parent_run, parent_step;    /* a fork: the run and step it started from; 0 = none */
 } RunRow;
 
 /* A run is considered gone after this long without a heartbeat when it runs on another
