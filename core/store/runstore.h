@@ -212,8 +212,8 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
  * {id, name, model, status, steps, best_val, best_ppl, final_val (null before any
  * validation), params, created (ISO 8601 UTC, "2026-11-24T07:45:42Z"), created_unix
  * (seconds; written with 16 significant digits, i.e. to the microsecond), tags [strings],
- * reason, data, tokenizer, notes, sweep (id or null), config {key: integer | number |
- * string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
+ * reason, data, tokenizer, notes, sweep (id or null), parent and parent_step (a fork's
+ * parent run and step, or null), config {key: integer | number | string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
  * when out of memory. */
 struct json_t *runstore_run_json(const RunRow *r);
 /* The value forms of that schema, for callers that add fields to a run's object: a

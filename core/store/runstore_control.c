@@ -7,6 +7,7 @@
 #include "private/runstore_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static const char *const VERBS[RUNCTL_N_VERBS] = {"pause", "resume", "stop"};
@@ -163,4 +164,53 @@ int runstore_set_parent(RunStore *s, long run, long parent, long parent_step, ch
     sqlite3_bind_int64(st, 2, parent_step);
     sqlite3_bind_int64(st, 3, run);
     return write_stmt(s, st, "recording a fork's parent", NULL, err);
+}
+
+/* ---- lineage ---------------------------------------------------------------------------- */
+
+int runstore_series_lineage(RunStore *s, long run, const char *metric, SeriesPoint **pts,
+                            int *n, char *err)
+{
+    long chain[RUNSTORE_LINEAGE_MAX], cut[RUNSTORE_LINEAGE_MAX];  /* run k: steps <= cut[k] */
+    int depth = 0, status = LM_OK;
+    *pts = NULL;
+    *n = 0;
+    for (long id = run, upto = -1; id > 0 && depth < RUNSTORE_LINEAGE_MAX && !status;) {
+        RunRow r;
+        if ((status = runstore_get(s, id, &r, err))) {
+            if (depth > 0) status = LM_OK;   /* a deleted ancestor: the lineage ends there */
+            break;
+        }
+        chain[depth] = id;
+        cut[depth++] = upto;
+        upto = r.parent_step;
+        id = r.parent_run;
+        for (int k = 0; k < depth; k++)
+            if (chain[k] == id) id = 0;        /* a cycle (hand-edited store): stop */
+        runstore_row_free(&r);
+    }
+    long from = -1;   /* the oldest first: each part takes its steps after the last cut */
+    for (int k = depth - 1; k >= 0 && !status; k--) {
+        SeriesPoint *p = NULL;
+        int m = 0;
+        if ((status = runstore_series(s, chain[k], metric, &p, &m, err))) break;
+        SeriesPoint *grown = realloc(*pts, (size_t)(*n + m + 1) * sizeof *grown);
+        if (!grown) {
+            free(p);
+            status = err_set(err, LM_ENOMEM, "out of memory reading a lineage");
+            break;
+        }
+        *pts = grown;
+        for (int i = 0; i < m; i++)
+            if (p[i].step > from && (cut[k] < 0 || p[i].step <= cut[k]))
+                (*pts)[(*n)++] = p[i];
+        from = cut[k];
+        free(p);
+    }
+    if (status) {
+        free(*pts);
+        *pts = NULL;
+        *n = 0;
+    }
+    return status;
 }

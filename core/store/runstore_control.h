@@ -52,4 +52,12 @@ int runstore_control_heartbeat(RunStore *s, long run, char *err);
  * parent. */
 int runstore_set_parent(RunStore *s, long run, long parent, long parent_step, char *err);
 
+#define RUNSTORE_LINEAGE_MAX 16   /* ancestors followed at most */
+
+/* A fork's metric continued from its ancestors': each ancestor's points up to the step
+ * its child was forked at, then the run's own (runstore_series otherwise). A deleted
+ * ancestor ends the lineage there. *pts malloc'd (free()); errors as runstore_series. */
+int runstore_series_lineage(RunStore *s, long run, const char *metric, SeriesPoint **pts,
+                            int *n, char *err);
+
 #endif
