@@ -258,6 +258,13 @@ static void confirm_overlay(Canvas *c, int W, int H, const Dashboard *d, const S
 {
     int quit = d->confirm == DASH_CONFIRM_QUIT;
     Rect r = {(W - 56) / 2, (H - 5) / 2, 56, 5};
+    if (d->confirm == DASH_CONFIRM_CMD) {   /* a view's question */
+        overlay_box(c, r, d->confirm_cmd, caps);
+        canvas_text(c, r.x + 2, r.y + 1, r.w - 4, d->confirm_text[0], UI_COLOR_WARN, UI_ATTR_BOLD);
+        canvas_text(c, r.x + 2, r.y + 2, r.w - 4, d->confirm_text[1], UI_COLOR_WARN, UI_ATTR_BOLD);
+        canvas_text(c, r.x + 2, r.y + 3, r.w - 4, "y: do it    any other key: leave it", 0, 0);
+        return;
+    }
     overlay_box(c, r, quit ? "quit" : "stop", caps);
     char line[96];
     if (d->sweep[0])

@@ -22,6 +22,7 @@ static int job_tail(RunStore *s, JobRow *j, char *err)
     sqlite3_bind_int64(st, 1, j->run.id);
     sqlite3_bind_int(st, 2, JOBS_SPARK);
     float back[JOBS_SPARK];
+    long back_step[JOBS_SPARK];
     int n = 0, rc;
     while (n < JOBS_SPARK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == 0) {
@@ -35,13 +36,16 @@ static int job_tail(RunStore *s, JobRow *j, char *err)
             m->tokens_per_s = (float)col_real(st, 6);
             m->elapsed = col_real(st, 7);
         }
+        back_step[n] = sqlite3_column_int64(st, 0);
         back[n++] = (float)col_real(st, 3);
     }
     if (n < JOBS_SPARK && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading a job's losses", err);
     sqlite3_finalize(st);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         j->spark[i] = back[n - 1 - i];
+        j->spark_step[i] = back_step[n - 1 - i];
+    }
     j->n_spark = n;
     return status;
 }

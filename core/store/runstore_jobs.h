@@ -20,6 +20,7 @@ typedef struct {
     double eta;            /* seconds to total_steps at the run's pace; NAN unknown */
     double age;            /* seconds since the owner's last heartbeat (INFINITY: none) */
     float spark[JOBS_SPARK]; /* (n_spark) the newest losses, oldest first */
+    long spark_step[JOBS_SPARK]; /* (n_spark) their steps */
     int n_spark;
 } JobRow;
 
