@@ -167,6 +167,12 @@ int cmd_export(Session *s, int argc, const LexWord *argv);
 int cmd_sweep(Session *s, int argc, const LexWord *argv);
 int cmd_bench(Session *s, int argc, const LexWord *argv);
 int cmd_jobs(Session *s, int argc, const LexWord *argv);
+/* `bench board` times dashboard frames through this hook (the dashboard's
+ * dashboard_bench_frame, set by app/ so that commands/ needs no ui/); without it the
+ * bench times the frames' store reads only. */
+typedef int (*BenchFrameFn)(Session *s, const char *view, int frames, int w, int h,
+                            double *ms, char *err);
+void cmd_bench_set_frame(BenchFrameFn fn);
 int cmd_fork(Session *s, int argc, const LexWord *argv);
 /* Asks run id's owner (another process, or this one's sweep trial) through the store to
  * pause|resume|stop, waits about 2 s for the answer and prints it. LM_ESTATE when the run
