@@ -232,8 +232,8 @@ static void on_key(DashCtx *x, int action)
 static const DashViewKey KEYS[] = {
     {DASH_KEY_FN(KEY_UP), "Up", K_UP, "jobs: select a job"},
     {DASH_KEY_FN(KEY_DOWN), "Down", K_DOWN, "jobs: select a job"},
-    {'\n', "Enter", K_ATTACH, "jobs: attach the job (the training view follows it)"},
-    {' ', "Space", K_PAUSE, "jobs: pause or resume the job (asks)"},
+    {'\n', "Enter", K_ATTACH, "jobs: attach the job"},
+    {' ', "Space", K_PAUSE, "jobs: pause/resume (asks)"},
     {DASH_KEY_FN(KEY_DC), "Del", K_STOP, "jobs: stop the job (asks)"},
 };
 
