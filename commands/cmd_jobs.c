@@ -59,7 +59,7 @@ static json_t *job_json(const JobRow *j)
     return o;
 }
 
-/* One text line of the board (hdr: the header instead). */
+/* One text line of the board (j NULL: the header); the sparkline: the newest 16 losses. */
 static void job_line(Session *s, const JobRow *j)
 {
     if (!j) {
@@ -78,7 +78,6 @@ static void job_line(Session *s, const JobRow *j)
     }
     if (isfinite(j->run.final_val)) snprintf(val, sizeof val, "%.4f", j->run.final_val);
     session_fmt_duration(eta, sizeof eta, j->state == JOB_RUNNING ? j->eta : NAN);
-    sparkline(j->spark, j->n_spark > 16 ? 16 : j->n_spark, spark, sizeof spark);
     const float *tail = j->spark + (j->n_spark > 16 ? j->n_spark - 16 : 0);
     sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, spark, sizeof spark);
     int pad = 16 - (j->n_spark > 16 ? 16 : j->n_spark);   /* block chars are one column */
