@@ -174,7 +174,7 @@ static const Command COMMANDS[] = {
      "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
      "layer x shift heatmap of mean gates at the last recorded step <= N.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|board|all] "
      "[steps=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "layer kind, achieved model GFLOP/s against the peak, and peak memory (each workload\n"
@@ -182,7 +182,9 @@ static const Command COMMANDS[] = {
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
-     "overhead on training throughput. `threads` is honoured.",
+     "overhead on training throughput; board: a dashboard frame (jobs and history views)\n"
+     "and the run list's sorts and filters on synthetic stores of 200 runs (20 running)\n"
+     "and 10,000 runs. `threads` is honoured.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
      "wait|show [ID]|list",
