@@ -208,6 +208,13 @@ static int mpi_terminal(char *err)
     return rc;
 }
 
+/* The process's exit status for a command's status: 0 ok, 3 asked another process that
+ * has not answered yet (LM_EPENDING: `stop ID`), 1 any other failure. */
+static int exit_status(int status)
+{
+    return status == LM_OK ? 0 : status == LM_EPENDING ? 3 : 1;
+}
+
 int main(int argc, char **argv)
 {
     blas_reexec(argv);  /* first: may exec this binary again with the best BLAS kernels */
@@ -232,6 +239,7 @@ int main(int argc, char **argv)
     }
     Session s;
     session_init(&s, a.db);
+    cmd_bench_set_frame(dashboard_bench_frame);   /* `bench board` times dashboard frames */
     s.json = a.json;
     repl_install_signals(&s);
     int rc;
@@ -244,9 +252,9 @@ int main(int argc, char **argv)
             strncat(line, " ", sizeof line - strlen(line) - 1);
             strncat(line, argv[k], sizeof line - strlen(line) - 1);
         }
-        rc = session_run_line(&s, line) ? 1 : 0;
+        rc = exit_status(session_run_line(&s, line));
     } else if (a.commands) {
-        rc = repl_run_lines(&s, a.commands, a.keep_going) ? 1 : 0;
+        rc = exit_status(repl_run_lines(&s, a.commands, a.keep_going));
     } else if (a.script) {
         FILE *f = fopen(a.script, "r");
         if (!f) {

@@ -8,6 +8,7 @@
 #include "session.h"
 
 #include "bench.h"
+#include "bench_board.h"
 #include "blas_select.h"
 #include "err.h"
 #include "gemm_bf16.h"
@@ -280,12 +281,102 @@ static int bench_store(Session *s, long steps)
     return output_emit(s, o);
 }
 
-/* A workload `bench` knows: a built-in training workload, sample, store or all. */
+static BenchFrameFn g_frame;
+
+void cmd_bench_set_frame(BenchFrameFn fn) { g_frame = fn; }
+
+#define BOARD_FRAME_MS 50.0    /* the limits: a board frame, a 10,000-run list */
+#define BOARD_LIST_MS 1000.0
+
+/* One measured figure of `bench board` against its limit. */
+static void board_figure(Session *s, const char *what, double ms, int rows, double limit)
+{
+    Output *o = output_create("bench-board");
+    output_str(o, "what", what);
+    output_real(o, "ms", ms);
+    output_int(o, "rows", rows);
+    output_real(o, "limit_ms", limit);
+    output_bool(o, "within", ms < limit);
+    output_text_str(o, "verdict", ms < limit ? "under" : "OVER");
+    if (rows >= 0)
+        output_line(o, "  {what:%-52s} {ms:%8.2f} ms  ({rows} rows; {verdict} {limit_ms:%.0f} ms)");
+    else
+        output_line(o, "  {what:%-52s} {ms:%8.2f} ms  ({verdict} {limit_ms:%.0f} ms)");
+    output_emit(s, o);
+}
+
+/* The frames and reads of one synthetic store: the jobs view and the history view (through
+ * the dashboard's hook), the jobs board's reads, lists with sorts and filters. */
+static int board_measure(Session *s, const char *db, int big)
+{
+    Session b;
+    session_init(&b, db);
+    b.writer = s->writer;
+    b.writer_ud = s->writer_ud;
+    RunStore *st = session_store(&b);
+    char err[LM_ERR_LEN];
+    double ms;
+    int n = 0, rc = st ? LM_OK : LM_EDB;
+    static const char *const LISTS[][3] = {
+        {"list, newest first", "", "recent"}, {"list, sorted by best val", "", "best"},
+        {"list, sorted by name", "", "name"},
+        {"list, filter status=finished lr<0.001", "status=finished lr<0.001", "best"},
+        {"list, filter model=msa d>=128 name~run-1", "model=msa d>=128 name~run-1", "recent"}};
+    if (!rc && !(rc = bench_board_time_jobs(st, 15, &ms, &n, err)))
+        board_figure(s, "jobs board read (runstore_jobs)", ms, n, BOARD_FRAME_MS);
+    for (int k = 0; !rc && k < 5; k++)
+        if (!(rc = bench_board_time_list(st, LISTS[k][1], LISTS[k][2], big ? 5 : 15, &ms, &n, err)))
+            board_figure(s, LISTS[k][0], ms, n, big ? BOARD_LIST_MS : BOARD_FRAME_MS);
+    const char *const views[2] = {"jobs", "history"};
+    for (int k = 0; !rc && g_frame && k < 2; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "dashboard frame, %s view (200x50, reload+draw)", views[k]);
+        if (!(rc = g_frame(&b, views[k], big ? 5 : 15, 200, 50, &ms, err)))
+            board_figure(s, what, ms, -1, k == 1 && big ? BOARD_LIST_MS : BOARD_FRAME_MS);
+    }
+    if (rc) session_error(s, rc, "board bench: %s", err);
+    b.writer = NULL;
+    session_free(&b);
+    return rc;
+}
+
+/* `bench board`: a 200-run store (20 running) and a 10,000-run store, built in /tmp. */
+static int bench_board(Session *s)
+{
+    char dir[] = "/tmp/lmlab_bench_board_XXXXXX", db[128], err[LM_ERR_LEN];
+    if (!mkdtemp(dir))
+        return session_error(s, LM_EIO, "cannot create a temporary folder in /tmp");
+    static const int SIZES[2][3] = {{200, 20, 300}, {10000, 20, 20}};   /* runs, running, steps */
+    int rc = LM_OK;
+    for (int k = 0; k < 2 && !rc; k++) {
+        double made = 0;
+        snprintf(db, sizeof db, "%s/board-%d.db", dir, SIZES[k][0]);
+        rc = bench_board_make(db, SIZES[k][0], SIZES[k][1], SIZES[k][2], &made, err);
+        if (rc) {
+            session_error(s, rc, "board bench: %s", err);
+            break;
+        }
+        Output *o = output_create("bench-board-store");
+        output_int(o, "runs", SIZES[k][0]);
+        output_int(o, "running", SIZES[k][1]);
+        output_int(o, "steps", SIZES[k][2]);
+        output_real(o, "create_s", made);
+        output_line(o, "store of {runs} runs ({running} running, {steps} logged steps each; "
+                    "built in {create_s:%.1f} s), median of repeated calls:");
+        output_emit(s, o);
+        rc = board_measure(s, db, k == 1);
+    }
+    remove_tree(dir);
+    return rc;
+}
+
+/* A workload `bench` knows: a built-in training workload, sample, store, board or all. */
 static int bench_name_ok(const char *name)
 {
     BenchWorkload w;
     char err[LM_ERR_LEN];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "all") ||
+           !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK;
 }
 
@@ -304,7 +395,7 @@ static int bench_help(Session *s)
     for (const char *const *w = bench_workload_names(); *w && o < (int)sizeof line; w++)
         o += snprintf(line + o, sizeof line - (size_t)o, " %s", *w);
     if (o < (int)sizeof line)
-        snprintf(line + o, sizeof line - (size_t)o, " sample store all (default: small "
+        snprintf(line + o, sizeof line - (size_t)o, " sample store board all (default: small "
                  "small-msa sample)");
     session_printf(s, "%s", line);
     return LM_OK;
@@ -356,6 +447,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             continue;
         if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
         if (!strcmp(name, "store")) { rc |= bench_store(s, steps > 0 ? steps : 300); continue; }
+        if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {
                 BenchWorkload w;

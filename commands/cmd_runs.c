@@ -120,8 +120,9 @@ static int filter_append(Session *s, char *buf, size_t cap, const LexWord *w)
     return 0;
 }
 
-/* One table line (r NULL: the header); name and model columns nw, mw wide. */
-static void runs_line(Session *s, const RunRow *r, int nw, int mw)
+/* One table line (r NULL: the header); name and model columns nw, mw wide; lineage: a
+ * last column "from" (a fork's parent and step, "#7@200") when any listed run is a fork. */
+static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
 {
     char id[24] = "id", steps[24] = "steps", best[48] = "best val (ppl)", fin[24] = "final val",
          par[16] = "params", created[32] = "created", line[1024];
@@ -133,24 +134,28 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw)
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
     }
-    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s  %-15s %9s %7s  %-16s  %s",
-                     id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
+    char from[48] = "from";
+    if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
+    else if (r) snprintf(from, sizeof from, "-");
+    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s  %-15s %9s %7s  %-16s  %-*s"
+                     "  %s", id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
                      r ? r->status : "status", steps, best, fin, par, created,
-                     r ? r->tags : "tags");
+                     lineage ? 16 : 0, r ? r->tags : "tags", lineage ? from : "");
     while (n > 0 && n < (int)sizeof line && line[n - 1] == ' ') line[--n] = 0;
     session_printf(s, "%s", line);
 }
 
 static void runs_table(Session *s, const RunRow *rows, int n)
 {
-    int nw = 4, mw = 5;
+    int nw = 4, mw = 5, lineage = 0;
     for (int i = 0; i < n; i++) {
+        lineage |= rows[i].parent_run != 0;
         int l = (int)strlen(rows[i].name), m = (int)strlen(rows[i].model);
         nw = l > nw ? (l > 40 ? 40 : l) : nw;
         mw = m > mw ? m : mw;
     }
-    runs_line(s, NULL, nw, mw);
-    for (int i = 0; i < n; i++) runs_line(s, &rows[i], nw, mw);
+    runs_line(s, NULL, nw, mw, lineage);
+    for (int i = 0; i < n; i++) runs_line(s, &rows[i], nw, mw, lineage);
 }
 
 int cmd_runs(Session *s, int argc, const LexWord *argv)
@@ -248,6 +253,8 @@ static void run_text_fields(Session *s, const RunRow *r)
     session_printf(s, "  ckpt dir:    %s", r->checkpoint_dir[0] ? r->checkpoint_dir : "-");
     session_printf(s, "  tags:        %s", r->tags[0] ? r->tags : "-");
     if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
+    if (r->parent_run)
+        session_printf(s, "  forked from: run #%ld at step %ld", r->parent_run, r->parent_step);
     fmt_loss(a, sizeof a, r->best_val, 1), fmt_loss(b, sizeof b, r->final_val, 1);
     session_printf(s, "  best val:    %s   final val: %s", a, b);
     session_printf(s, "  last step:   %ld", r->last_step);

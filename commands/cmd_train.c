@@ -1,5 +1,6 @@
 /* cmd_train.c — starting and steering a run: train (new or resumed), pause, resume,
- * stop, status, wait. A run is a Trainer (training thread) plus a Recorder (its events
+ * stop (of this session's run; with the id of another process's run, through the store:
+ * cmd_jobs.c), status, wait. A run is a Trainer (training thread) plus a Recorder (its events
  * to the run store and the snapshot); the prompt returns at once. */
 #include "session.h"
 
@@ -177,9 +178,31 @@ static SessionJobKind need_job(Session *s, const char *what)
     return k;
 }
 
+/* `pause ID`, `resume ID`, `stop ID`: the id named (LM_OK with *id 0 when none is
+ * given); a run this session does not train is controlled through the store. */
+static int control_target(Session *s, int argc, const LexWord *argv, const char *what,
+                          long *id)
+{
+    *id = 0;
+    if (argc > 2 || (argc == 2 && (argv[1].key || (*id = session_parse_run_id(argv[1].text)) <= 0)))
+        return session_error(s, LM_EARG, "%s: give one run id (`%s 12`; `jobs` lists the "
+                             "running runs), or nothing for this session's run", what, what);
+    return LM_OK;
+}
+
+/* 1 when id names a run other than the one this session trains (act through the store). */
+static int is_remote(Session *s, long id)
+{
+    return id > 0 && !(session_job_kind(s) == SESSION_JOB_RUN && s->run_id == id);
+}
+
 int cmd_pause(Session *s, int argc, const LexWord *argv)
 {
-    (void)argc; (void)argv;
+    long id;
+    if (control_target(s, argc, argv, "pause", &id))
+        return LM_EARG;
+    if (is_remote(s, id))
+        return cmd_control_run(s, id, "pause");
     SessionJobKind k = need_job(s, "pause");
     if (k == SESSION_JOB_SWEEP)
         return cmd_sweep_control(s, "pause");
@@ -194,7 +217,11 @@ int cmd_pause(Session *s, int argc, const LexWord *argv)
 
 int cmd_resume(Session *s, int argc, const LexWord *argv)
 {
-    (void)argc; (void)argv;
+    long id;
+    if (control_target(s, argc, argv, "resume", &id))
+        return LM_EARG;
+    if (is_remote(s, id))
+        return cmd_control_run(s, id, "resume");
     SessionJobKind k = need_job(s, "resume");
     if (k == SESSION_JOB_SWEEP)
         return cmd_sweep_control(s, "resume");
@@ -209,7 +236,11 @@ int cmd_resume(Session *s, int argc, const LexWord *argv)
 
 int cmd_stop(Session *s, int argc, const LexWord *argv)
 {
-    (void)argc; (void)argv;
+    long id;
+    if (control_target(s, argc, argv, "stop", &id))
+        return LM_EARG;
+    if (is_remote(s, id))
+        return cmd_control_run(s, id, "stop");
     SessionJobKind k = need_job(s, "stop");
     if (k == SESSION_JOB_SWEEP)
         return cmd_sweep_control(s, "stop");

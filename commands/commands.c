@@ -57,6 +57,14 @@ static const CmdArgSpec BENCH_KEYS[] = {
     {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
     {NULL, NULL, NULL}};
 
+static const CmdArgSpec FORK_KEYS[] = {
+    {"step", "step=N (a step with a checkpoint)", NULL}, {NULL, NULL, NULL}};
+#define CONTROL_HELP \
+    "Without RUN_ID: this session's run (or sweep). With the id of a run another process\n" \
+    "trains (any host sharing the store): a request is written to the store, the run's\n" \
+    "owner reads it within about a second and answers; the command waits about 2 s and\n" \
+    "prints the answer, or says the owner has not answered yet (exit status 3)."
+
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
      cmd_help, "general", 0, NULL},
@@ -81,12 +89,25 @@ static const Command COMMANDS[] = {
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
      ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL},
-    {"pause", "", "pause the run (or the sweep's trial) after its current step", NULL,
-     ARG_NONE, NULL, cmd_pause, "training", 0, NULL},
-    {"resume", "", "resume a paused run or sweep", NULL, ARG_NONE, NULL, cmd_resume,
-     "training", 0, NULL},
-    {"stop", "", "stop the run or sweep after its current step (writes a checkpoint)", NULL,
-     ARG_NONE, NULL, cmd_stop, "training", 0, NULL},
+    {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
+     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_pause, "training", 0, NULL},
+    {"resume", "[RUN_ID]", "resume a paused run or sweep", CONTROL_HELP, ARG_RUN_ID, NULL,
+     cmd_resume, "training", 0, NULL},
+    {"stop", "[RUN_ID]", "stop the run or sweep after its current step (writes a checkpoint)",
+     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_stop, "training", 0, NULL},
+    {"jobs", "", "every running or paused run of the store, from any process or host",
+     "One line per run: id, name, host/pid, step/total, train and val loss, a sparkline of\n"
+     "the newest losses, tokens/s, ETA, state (running, paused, stale: its owner is dead or\n"
+     "silent). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
+     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL},
+    {"fork", "RUN_ID step=N [key=value ...]",
+     "start a new run from run ID's checkpoint at step N with changed settings",
+     "The new run continues from the checkpoint's weights, optimizer moments, data position\n"
+     "and random state, with the parent's settings and the key=value changes on top (the\n"
+     "model's shape must stay). It is recorded with its parent and step: `run ID` shows\n"
+     "them, the history view draws it under its parent and its curve continues the\n"
+     "parent's. A step without a checkpoint is refused with the steps that have one.",
+     ARG_WORD, FORK_KEYS, cmd_fork, "training", 0, NULL},
     {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
      cmd_status, "training", 0, NULL},
     {"attach", "[RUN_ID]", "show a stored run: another process's live run, or a finished one",
@@ -155,7 +176,7 @@ static const Command COMMANDS[] = {
      "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
      "layer x shift heatmap of mean gates at the last recorded step <= N.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "layer kind, achieved model GFLOP/s against the peak, and peak memory (each workload\n"
@@ -165,7 +186,9 @@ static const Command COMMANDS[] = {
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
      "overhead on training throughput. `threads` is honoured. precision=bf16 runs the\n"
      "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
-     "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio.",
+     "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
+     "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
+     "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
      "wait|show [ID]|list",

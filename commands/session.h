@@ -166,6 +166,19 @@ int cmd_rm(Session *s, int argc, const LexWord *argv);
 int cmd_export(Session *s, int argc, const LexWord *argv);
 int cmd_sweep(Session *s, int argc, const LexWord *argv);
 int cmd_bench(Session *s, int argc, const LexWord *argv);
+int cmd_jobs(Session *s, int argc, const LexWord *argv);
+/* `bench board` times dashboard frames through this hook (the dashboard's
+ * dashboard_bench_frame, set by app/ so that commands/ needs no ui/); without it the
+ * bench times the frames' store reads only. */
+typedef int (*BenchFrameFn)(Session *s, const char *view, int frames, int w, int h,
+                            double *ms, char *err);
+void cmd_bench_set_frame(BenchFrameFn fn);
+int cmd_fork(Session *s, int argc, const LexWord *argv);
+/* Asks run id's owner (another process, or this one's sweep trial) through the store to
+ * pause|resume|stop, waits about 2 s for the answer and prints it. LM_ESTATE when the run
+ * is not training or its owner is gone, LM_EPENDING when the owner has not answered yet
+ * (the request stays; the owner acts when it reads it). (cmd_jobs.c) */
+int cmd_control_run(Session *s, long id, const char *verb);
 /* The sweep's pause/resume/stop (what: "pause", "resume", "stop") and wait, printing as
  * `sweep pause` etc.; `pause`, `resume`, `stop` and `wait` use them while a sweep trains. */
 int cmd_sweep_control(Session *s, const char *what);

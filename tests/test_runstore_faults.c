@@ -324,7 +324,9 @@ static void test_bad_files(void)
 
     db_path(path, sizeof path, "newer.db");
     make_db_with_steps(path, 1);
-    q_exec(path, "PRAGMA user_version = 4");   /* RUNSTORE_SCHEMA_VERSION + 1 */
+    char newer[64];
+    snprintf(newer, sizeof newer, "PRAGMA user_version = %d", RUNSTORE_SCHEMA_VERSION + 1);
+    q_exec(path, newer);
     CHECK(runstore_open(path, &s, err) == LM_EFORMAT && strstr(err, "newer lmlab"),
           "newer schema: %s", err);
 

@@ -200,6 +200,37 @@ static void sweep_job(Session *s)
     CHECK(run(s, "pause") != LM_OK && n_errors == 1, "pause after the sweep ended: %s", out);
 }
 
+/* `jobs` lists the session's own run; `pause ID`/`resume ID`/`stop ID` naming it act on it
+ * directly (no request through the store); an ended run's control is refused. */
+static void jobs_and_controls(Session *s)
+{
+    CHECK(run(s, "train steps=100000") == LM_OK, "train: %s", out);
+    json_t *o = last_json(NULL);
+    long id = o ? (long)json_integer_value(json_object_get(o, "run")) : 0;
+    json_decref(o);
+    char line[64];
+    CHECK(run(s, "jobs") == LM_OK && (o = last_json(NULL)) != NULL &&
+          json_integer_value(json_object_get(o, "id")) == id &&
+          !strcmp(json_string_value(json_object_get(o, "state")), "running") &&
+          json_integer_value(json_object_get(o, "pid")) == (long)getpid(), "jobs: %s", out);
+    json_decref(o);
+    snprintf(line, sizeof line, "pause %ld", id);
+    CHECK(run(s, line) == LM_OK && (o = last_json("pause")) &&
+          !json_object_get(o, "request"), "own run paused directly: %s", out);
+    json_decref(o);
+    snprintf(line, sizeof line, "resume #%ld", id);
+    CHECK(run(s, line) == LM_OK && (o = last_json("resume")) && !json_object_get(o, "request"),
+          "own run resumed directly: %s", out);
+    json_decref(o);
+    snprintf(line, sizeof line, "stop %ld", id);
+    CHECK(run(s, line) == LM_OK && (o = last_json("stop")) &&
+          !strcmp(json_string_value(json_object_get(o, "status")), "stopped"), "stop: %s", out);
+    json_decref(o);
+    CHECK(run(s, line) != LM_OK && n_errors == 1 && strstr(out, "is not training (it is stopped"),
+          "an ended run: %s", out);
+    CHECK(run(s, "jobs") == LM_OK && !strstr(out, "\"state\""), "no jobs left: %s", out);
+}
+
 static void bad_inputs(Session *s)
 {
     const char *bad[] = {
@@ -208,6 +239,10 @@ static void bad_inputs(Session *s)
         "sample prompt=\"unterminated", "set =5", "coeffs layer=99", "run", "help nosuch",
         "show bogus", "pause", "train resume=abc", "set model=transformer", "set batch=1000000000",
         "import /etc/passwd", "sample prompt=\"\xc3\xa9t\xc3\xa9\"",
+        "jobs all", "pause abc", "stop 99999", "resume 1 2", "stop step=3", "fork",
+        "fork abc step=1", "fork 99999 step=1", "fork 1", "fork 1 step=7", "fork 1 step=-1",
+        "fork 1 step=100 batch=2", "fork 1 step=100 lrr=1", "fork 1 step=100 steps=50",
+        "stop 1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = run(s, bad[i]);
@@ -255,6 +290,7 @@ int main(void)
     stop_and_resume(&s);
     finetune_and_import(&s, first_run);
     bad_inputs(&s);
+    jobs_and_controls(&s);
     sweep_job(&s);
     session_free(&s);
     char cmd[128];

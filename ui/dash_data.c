@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "gate_probe.h"
+#include "runstore_control.h"
 #include "safetext.h"
 
 #include <math.h>
@@ -75,7 +76,8 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     cv->final_val = row.final_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
-    rc = runstore_series(st, id, CMP_SERIES[metric], &cv->pts, &cv->n, err);
+    rc = runstore_series_lineage(st, id, CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
+                                                                  continues its parent */
     if (rc)
         return rc;
     cv->tokens_per_step = per_step(st, id, "tokens");

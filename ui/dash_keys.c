@@ -188,6 +188,10 @@ static void answer(DashCtx *x, int key)
         x->quit(x->loop);
     else if (what == DASH_CONFIRM_STOP && yes)
         x->command(x->loop, dash_view_sweep_active(x->s) ? "sweep stop" : "stop");
+    else if (what == DASH_CONFIRM_CMD && yes)
+        x->command(x->loop, x->d->confirm_cmd);
+    else if (what == DASH_CONFIRM_CMD)
+        dash_view_out(x, UI_COLOR_DIM, "not done: %s", x->d->confirm_cmd);
     else
         dash_view_out(x, UI_COLOR_DIM, "%s: the run keeps training",
                       what == DASH_CONFIRM_QUIT ? "not quitting" : "not stopped");

@@ -232,7 +232,8 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
     int n = help_lines(lines);
     int cols = n + 8 > H - 2 ? 2 : 1, rows = (n + cols - 1) / cols;
     int bw = cols == 2 ? (W - 4 < 100 ? W - 4 : 100) : (W - 4 < 78 ? W - 4 : 78);
-    int bh = rows + 6 < H ? rows + 6 : H;
+    int foot = rows + 6 <= H;   /* the three lines below the keys, when they fit */
+    int bh = foot ? rows + 6 : rows + 2 < H ? rows + 2 : H;
     Rect r = {(W - bw) / 2, (H - bh) / 2, bw, bh};
     overlay_box(c, r, "keys | any key closes", caps);
     int cw = (bw - 2) / cols;
@@ -244,12 +245,12 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
         canvas_text_fit(c, x + 11, y, cw - 12, lines[i] + l + 1, UI_COLOR_DEFAULT, 0,
                         caps->unicode);
     }
-    const char *foot[] = {
+    const char *foot_text[] = {
         "Letters always type a command (from a pane they move the focus to the",
         "command line first). Esc/Tab focus the view: the other keys above act",
         "there; 1 2 3 ? also on an empty line. Ctrl-C cancels the line."};
-    for (int i = 0; i < 3; i++)
-        canvas_text_fit(c, r.x + 2, r.y + bh - 4 + i, bw - 4, foot[i], UI_COLOR_DIM, 0,
+    for (int i = 0; foot && i < 3; i++)
+        canvas_text_fit(c, r.x + 2, r.y + bh - 4 + i, bw - 4, foot_text[i], UI_COLOR_DIM, 0,
                         caps->unicode);
 }
 
@@ -258,6 +259,13 @@ static void confirm_overlay(Canvas *c, int W, int H, const Dashboard *d, const S
 {
     int quit = d->confirm == DASH_CONFIRM_QUIT;
     Rect r = {(W - 56) / 2, (H - 5) / 2, 56, 5};
+    if (d->confirm == DASH_CONFIRM_CMD) {   /* a view's question */
+        overlay_box(c, r, d->confirm_cmd, caps);
+        canvas_text(c, r.x + 2, r.y + 1, r.w - 4, d->confirm_text[0], UI_COLOR_WARN, UI_ATTR_BOLD);
+        canvas_text(c, r.x + 2, r.y + 2, r.w - 4, d->confirm_text[1], UI_COLOR_WARN, UI_ATTR_BOLD);
+        canvas_text(c, r.x + 2, r.y + 3, r.w - 4, "y: do it    any other key: leave it", 0, 0);
+        return;
+    }
     overlay_box(c, r, quit ? "quit" : "stop", caps);
     char line[96];
     if (d->sweep[0])

@@ -11,6 +11,7 @@
 #include "history.h"
 #include "recorder.h"
 #include "runstore.h"
+#include "runstore_jobs.h"
 #include "session.h"
 #include "textpane.h"
 
@@ -20,8 +21,9 @@
 #define DASH_MAX_VIEWS 9   /* keys 1..9 */
 
 enum { DASH_FOCUS_CMD, DASH_FOCUS_VIEW, DASH_FOCUS_OUTPUT, DASH_N_FOCUS };
-/* What the y/n question over the screen asks: quit while training, stop the run. */
-enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP };
+/* What the y/n question over the screen asks: quit while training, stop the run, or a
+ * view's question (confirm_text; y runs confirm_cmd). */
+enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP, DASH_CONFIRM_CMD };
 enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
 /* The output pane's size (F9 cycles): a quarter of the screen, half, all of it. */
 enum { DASH_OUT_NORMAL, DASH_OUT_LARGE, DASH_OUT_FULL, DASH_N_OUT_SIZES };
@@ -91,6 +93,13 @@ typedef struct Dashboard {
     SweepTrialRow *sw_trials;             /* (n_sw_trials) malloc'd */
     int n_sw_trials, sw_sel, sw_scroll, sw_param; /* sw_param: the swept key on the x axis */
     double sw_next;                       /* reload then (monotonic seconds) */
+    /* jobs view: every running or paused run of the store, any process (runstore_jobs) */
+    JobRow *jobs;                         /* (n_jobs) malloc'd */
+    int n_jobs, job_sel, job_scroll;
+    double job_next;                      /* reload then (monotonic seconds) */
+    char job_error[256];                  /* why the board could not be read, or "" */
+    /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
+    char confirm_text[2][80], confirm_cmd[64];
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;

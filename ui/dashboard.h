@@ -18,4 +18,10 @@
  * Returns 0, or 1 when the terminal could not be set up (nothing was changed). */
 int dashboard_run(Session *s);
 
+/* For `bench board`: the median milliseconds of `frames` frames of view `name` (its data
+ * reloaded from s's store, as when due, then the whole screen drawn into a w x h canvas,
+ * without a terminal). LM_OK, LM_EARG for an unknown view, LM_ENOMEM. */
+int dashboard_bench_frame(Session *s, const char *name, int frames, int w, int h, double *ms,
+                          char *err);
+
 #endif

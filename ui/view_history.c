@@ -30,11 +30,19 @@ static const TableColumn RUN_COLS[] = {
 #define MAX_COLS (N_RUN_COLS + N_CFG_COLS)
 #define CELL_LEN 72
 
-/* The row's cells in RUN_COLS order, then the values of the n_cfg settings keys. */
-static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32], int n_cfg)
+/* The row's cells in RUN_COLS order, then the values of the n_cfg settings keys. A fork's
+ * name carries its lineage: "↳#7@200 name" (its parent and the step it forked at). */
+static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32], int n_cfg,
+                      int unicode)
 {
     snprintf(out[0], CELL_LEN, "%ld", row->id);
-    safetext_escape(out[1], CELL_LEN, row->name, 0);   /* stored text: escaped */
+    char name[CELL_LEN];
+    safetext_escape(name, sizeof name, row->name, 0);   /* stored text: escaped */
+    if (row->parent_run)
+        snprintf(out[1], CELL_LEN, "%s#%ld@%ld %.40s", unicode ? "↳" : "^",
+                 row->parent_run, row->parent_step, name);
+    else
+        snprintf(out[1], CELL_LEN, "%s", name);
     if (isnan(row->best_val))
         snprintf(out[2], CELL_LEN, "-");
     else
@@ -136,7 +144,7 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
         for (int i = 0; i < n; i++)
             d->mark_rows[i] = (unsigned char)is_marked(d, d->runs[i].id);
         for (int i = lo; i < hi; i++) {
-            run_cells(&d->runs[i], buf[i - lo], keys, n_cfg);
+            run_cells(&d->runs[i], buf[i - lo], keys, n_cfg, caps->unicode);
             for (int j = 0; j < nc; j++)
                 cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }

@@ -28,6 +28,7 @@ const char *err_name(int status)
     case LM_EDB: return "run store error";
     case LM_ECANCEL: return "cancelled";
     case LM_ENOSPC: return "disk full";
+    case LM_EPENDING: return "not answered yet";
     default: return "unknown error";
     }
 }

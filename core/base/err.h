@@ -16,6 +16,7 @@ enum {
     LM_EDB,       /* the run store refused (locked, corrupt, newer schema) */
     LM_ECANCEL,   /* stopped at the caller's request */
     LM_ENOSPC,    /* the disk is full */
+    LM_EPENDING,  /* asked another process; it has not answered yet (exit status 3) */
 };
 
 #define LM_ERR_LEN 512

@@ -1,13 +1,18 @@
-/* recorder.c — trainer events to the run store and the snapshot (see recorder.h). */
+/* recorder.c — trainer events to the run store and the snapshot (see recorder.h); and
+ * the run's control requests from other processes (runstore_control.h), read about once
+ * a second and handed to the trainer through trainer_pause/resume/stop, the path the
+ * session's own `pause`/`stop` take; each is answered in the store. */
 #include "recorder.h"
 
 #include "err.h"
+#include "runstore_control.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct Recorder {
@@ -24,7 +29,18 @@ struct Recorder {
      * logged steps, stride doubling whenever the series is halved */
     int stride, acc_n;
     double acc;
+    double next_control, next_beat;   /* monotonic seconds of the next poll / heartbeat */
 };
+
+#define RECORDER_CONTROL_EVERY 1.0    /* seconds between polls of the control requests */
+#define RECORDER_BEAT_EVERY 30.0      /* a paused run logs nothing: its heartbeat, then */
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 const char *recorder_status_name(int s)
 {
@@ -159,6 +175,68 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
     }
 }
 
+/* Acts on one control request and words the answer. ended: the run is over (nothing is
+ * done, the answer says so). */
+static void control_act(Recorder *r, const RunControl *c, int ended, char *reply, size_t cap)
+{
+    TrainerStatus ts = trainer_status(r->t);
+    pthread_mutex_lock(&r->mu);
+    long step = r->snap.last.step;
+    pthread_mutex_unlock(&r->mu);
+    int verb = runstore_control_verb(c->verb);
+    if (verb < 0)
+        snprintf(reply, cap, "unknown control '%.40s': ignored (pause, resume or stop)", c->verb);
+    else if (ended || trainer_is_done(ts))
+        snprintf(reply, cap, "run #%ld had already ended (%s at step %ld): nothing to %s",
+                 r->run_id, trainer_status_name(ts), step, c->verb);
+    else if (verb == RUNCTL_PAUSE && ts == TRAINER_PAUSED)
+        snprintf(reply, cap, "run #%ld is already paused at step %ld", r->run_id, step);
+    else if (verb == RUNCTL_RESUME && ts != TRAINER_PAUSED)
+        snprintf(reply, cap, "run #%ld is not paused (running at step %ld)", r->run_id, step);
+    else if (verb == RUNCTL_PAUSE) {
+        trainer_pause(r->t);
+        snprintf(reply, cap, "run #%ld pauses after its current step (step %ld)", r->run_id,
+                 step + 1);
+    } else if (verb == RUNCTL_RESUME) {
+        trainer_resume(r->t);
+        snprintf(reply, cap, "run #%ld resumed at step %ld", r->run_id, step);
+    } else {
+        trainer_stop(r->t);
+        snprintf(reply, cap, "run #%ld stops after its current step (a checkpoint is written)",
+                 r->run_id);
+    }
+}
+
+/* Reads and answers this run's control requests when due (always when ended). A store
+ * failure only delays them: they stay unanswered and are read again at the next poll. */
+static void poll_controls(Recorder *r, RunStore *st, int ended)
+{
+    double now = mono_now();
+    if (!st || (!ended && now < r->next_control))
+        return;
+    r->next_control = now + RECORDER_CONTROL_EVERY;
+    char err[LM_ERR_LEN], reply[256];
+    if (!ended && now >= r->next_beat) {
+        r->next_beat = now + RECORDER_BEAT_EVERY;
+        runstore_control_heartbeat(st, r->run_id, err);
+    }
+    RunControl c[8];
+    int n = 0;
+    if (runstore_control_pending(st, r->run_id, c, 8, &n, err))
+        return;
+    for (int i = 0; i < n; i++) {
+        control_act(r, &c[i], ended, reply, sizeof reply);
+        runstore_control_answer(st, c[i].id, reply, err);
+        pthread_mutex_lock(&r->mu);
+        char msg[LM_ERR_LEN];
+        snprintf(msg, sizeof msg, "control from pid %ld on %.60s: %.250s", c[i].requester_pid,
+                 c[i].requester_host, reply);
+        set_message(&r->snap, msg);
+        r->snap.seq++;
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
 static void *record_main(void *arg)
 {
     Recorder *r = arg;
@@ -176,8 +254,10 @@ static void *record_main(void *arg)
     }
     int ended = 0, final_rc = LM_OK;
     char final_err[LM_ERR_LEN] = "";
+    r->next_beat = mono_now() + RECORDER_BEAT_EVERY;
     while (!ended) {
         TrainEvent ev;
+        poll_controls(r, st, 0);
         if (!trainer_poll(r->t, &ev, 0.25)) {
             if (st && runstore_pending(st) && runstore_flush(st, err) == LM_OK)
                 continue;
@@ -208,6 +288,7 @@ static void *record_main(void *arg)
         trainer_event_free(&ev);
     }
     long left = 0, journaled = 0;
+    poll_controls(r, st, 1);   /* requests that came too late are answered as such */
     if (st) {
         if (runstore_flush(st, err) == LM_OK) err[0] = 0;
         left = runstore_pending(st) + runstore_journal_rows(st);

@@ -5,6 +5,7 @@
 #include "dist.h"
 #include "err.h"
 #include "rundir.h"
+#include "runstore_control.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
 
@@ -53,7 +54,25 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
                    sizeof h->run_dir);
     if ((rc = rundir_create(h->run_dir, err)))
         return rc; /* another run's files are there, or it cannot be created */
-    return runstore_set_checkpoint_dir(o->store, h->run_id, h->run_dir, err) ? LM_EDB : LM_OK;
+    if (runstore_set_checkpoint_dir(o->store, h->run_id, h->run_dir, err))
+        return LM_EDB;
+    if (o->fork_from && o->parent_run > 0 &&
+        runstore_set_parent(o->store, h->run_id, o->parent_run, o->parent_step, err))
+        return LM_EDB;
+    return LM_OK;
+}
+
+/* A fork continues its parent's data position: the data must be the parent's. */
+static int check_fork_data(RunHandle *h, const RunLaunchOptions *o, char *err)
+{
+    char have[32];
+    snprintf(have, sizeof have, "%016llx", trainer_dataset(h->trainer)->hash);
+    if (o->fork_from && o->data_hash && o->data_hash[0] && strcmp(have, o->data_hash))
+        return err_set(err, LM_EFORMAT, "run #%ld was trained on data with hash %s, but its "
+                       "data now hashes to %s: the dataset changed, so step %ld's data "
+                       "position means nothing", o->parent_run, o->data_hash, have,
+                       o->parent_step);
+    return LM_OK;
 }
 
 /* A stored run continues as itself: same data (by hash), claimed for this process. */
@@ -93,11 +112,15 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
         snprintf(to.resume, sizeof to.resume, "%s", o->resume_from);
     if (o->resume_id > 0 && o->resume_dir)
         snprintf(to.run_dir, sizeof to.run_dir, "%s", o->resume_dir);
+    if (o->resume_id <= 0 && o->fork_from)   /* restores state; the new run's folder later */
+        snprintf(to.resume, sizeof to.resume, "%s", o->fork_from);
     if (!(h->trainer = trainer_create(cfg, &to, err)))
         return LM_EARG;
     run_launch_name(trainer_config(h->trainer), trainer_dataset(h->trainer)->name, h->name,
                     sizeof h->name);
-    int rc = o->resume_id > 0 ? claim_run(h, cfg, o, err) : record_run(h, o, err);
+    int rc = o->resume_id > 0 ? claim_run(h, cfg, o, err) : check_fork_data(h, o, err);
+    if (!rc && o->resume_id <= 0)
+        rc = record_run(h, o, err);
     if (rc) {
         if (o->resume_id > 0) { /* not ours: leave the stored run as it was */
             trainer_destroy(h->trainer);

@@ -25,6 +25,10 @@ typedef struct {
     const char *tags;        /* a new run's tags (e.g. "sweep-3"), or NULL */
     long sweep_id;           /* a new run's sweep, 0 = none */
     long stop_at;            /* > 0: evaluate, checkpoint and stop at this step */
+    const char *fork_from;   /* a new run that continues this checkpoint (weights, moments,
+                                data position, RNG) of parent_run, or NULL; data_hash, when
+                                given, must match the data */
+    long parent_run, parent_step; /* a fork: recorded with the new run */
 } RunLaunchOptions;
 
 /* A launched run. The caller owns it; run_launch_close frees it. */

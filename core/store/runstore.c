@@ -10,6 +10,7 @@
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "private/runlock.h"
+#include "runstore_control.h"
 #include "err.h"
 
 #include <errno.h>
@@ -199,7 +200,7 @@ static int store_read_id(RunStore *s, char *err)
     return status;
 }
 
-/* Creates the schema in an empty file or upgrades version 1 or 2, in one transaction. */
+/* Creates the schema in an empty file or upgrades version 1, 2 or 3, in one transaction. */
 static int store_migrate(RunStore *s, char *err)
 {
     int version = 0, n_tables = 0;
@@ -224,6 +225,8 @@ static int store_migrate(RunStore *s, char *err)
         status = exec_sql(s, SCHEMA_V3, "migrating schema 2 to 3", err);
     if (!status && version < 3)
         status = store_new_id(s, err);
+    if (!status && version < 4)   /* control requests and run lineage */
+        status = runstore_control_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;

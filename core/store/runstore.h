@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 3
+#define RUNSTORE_SCHEMA_VERSION 4
 
 typedef struct RunStore RunStore;
 
@@ -157,6 +157,7 @@ typedef struct {
     char data_hash[72], tokenizer[16], git_rev[48], machine[256], host[64];
     long pid;
     double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
+    long parent_run, parent_step;    /* a fork: the run and step it started from; 0 = none */
 } RunRow;
 
 /* A run is considered gone after this long without a heartbeat when it runs on another
@@ -211,8 +212,8 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
  * {id, name, model, status, steps, best_val, best_ppl, final_val (null before any
  * validation), params, created (ISO 8601 UTC, "2026-11-24T07:45:42Z"), created_unix
  * (seconds; written with 16 significant digits, i.e. to the microsecond), tags [strings],
- * reason, data, tokenizer, notes, sweep (id or null), config {key: integer | number |
- * string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
+ * reason, data, tokenizer, notes, sweep (id or null), parent and parent_step (a fork's
+ * parent run and step, or null), config {key: integer | number | string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
  * when out of memory. */
 struct json_t *runstore_run_json(const RunRow *r);
 /* The value forms of that schema, for callers that add fields to a run's object: a

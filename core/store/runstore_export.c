@@ -208,6 +208,9 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "tokenizer", runstore_json_str(r->tokenizer));
     json_object_set_new(o, "notes", runstore_json_str(r->notes));
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
+    json_object_set_new(o, "parent", r->parent_run > 0 ? json_integer(r->parent_run) : json_null());
+    json_object_set_new(o, "parent_step", r->parent_run > 0 ? json_integer(r->parent_step)
+                                                            : json_null());
     json_object_set_new(o, "config", json_config(r->config));
     return o;
 }

@@ -20,7 +20,8 @@
 
 #define RUN_COLS "id, name, status, model, data_name, tags, created, started, ended, params," \
     " last_step, sweep_id, best_val, final_val, config, reason, checkpoint_dir, notes," \
-    " data_hash, tokenizer, git_rev, machine, host, pid, coalesce(heartbeat, 0)"
+    " data_hash, tokenizer, git_rev, machine, host, pid, coalesce(heartbeat, 0)," \
+    " coalesce(parent_run, 0), coalesce(parent_step, 0)"
 enum { RC_CONFIG = 14 };
 
 static int row_fill(sqlite3_stmt *st, RunRow *r)
@@ -50,6 +51,8 @@ static int row_fill(sqlite3_stmt *st, RunRow *r)
     col_copy(st, 22, r->host, sizeof r->host);
     r->pid = sqlite3_column_int64(st, 23);
     r->heartbeat = sqlite3_column_double(st, 24);
+    r->parent_run = sqlite3_column_int64(st, 25);
+    r->parent_step = sqlite3_column_int64(st, 26);
     return r->config && r->notes ? LM_OK : LM_ENOMEM;
 }
 

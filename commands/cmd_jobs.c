@@ -1,0 +1,191 @@
+/* cmd_jobs.c — the jobs board as a command (`jobs`: every running or paused run of the
+ * store, from any process on any host) and controlling another process's run through
+ * the store (`pause ID`, `resume ID`, `stop ID` for a run this session does not train):
+ * a control request the run's recorder reads at its own pace and answers; the command
+ * waits about 2 s for the answer and says truthfully when there is none yet.
+ * Not the dashboard's board (ui/view_jobs.c) and not the session's own run (cmd_train.c
+ * acts on it directly). */
+#include "session.h"
+
+#include "output.h"
+#include "runstore_control.h"
+#include "runstore_jobs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CONTROL_WAIT_SECONDS 2.0
+
+/* The newest losses as a sparkline of block characters (UTF-8) into buf. */
+static void sparkline(const float *v, int n, char *buf, size_t cap)
+{
+    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o + 4 < cap; i++) {
+        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
+        o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k < 0 ? 0 : k > 7 ? 7 : k]);
+    }
+}
+
+static json_t *job_json(const JobRow *j)
+{
+    json_t *o = json_object(), *sp = json_array();
+    for (int i = 0; i < j->n_spark; i++)
+        json_array_append_new(sp, runstore_json_num(j->spark[i]));
+    json_object_set_new(o, "id", json_integer(j->run.id));
+    json_object_set_new(o, "name", runstore_json_str(j->run.name));
+    json_object_set_new(o, "host", runstore_json_str(j->run.host));
+    json_object_set_new(o, "pid", json_integer(j->run.pid));
+    json_object_set_new(o, "state", json_string(runstore_job_state_name(j->state)));
+    json_object_set_new(o, "step", json_integer(j->last.step));
+    json_object_set_new(o, "total_steps", j->total_steps ? json_integer(j->total_steps)
+                                                         : json_null());
+    json_object_set_new(o, "loss", j->last.step ? runstore_json_num(j->last.loss) : json_null());
+    json_object_set_new(o, "val_loss", runstore_json_num(j->run.final_val));
+    json_object_set_new(o, "tokens_per_s", j->last.step ? runstore_json_num(j->last.tokens_per_s)
+                                                        : json_null());
+    json_object_set_new(o, "eta_s", runstore_json_num(j->eta));
+    json_object_set_new(o, "heartbeat_age_s", runstore_json_num(j->age));
+    json_object_set_new(o, "sweep", j->run.sweep_id ? json_integer(j->run.sweep_id) : json_null());
+    json_object_set_new(o, "losses", sp);
+    return o;
+}
+
+/* One text line of the board (j NULL: the header); the sparkline: the newest 16 losses. */
+static void job_line(Session *s, const JobRow *j)
+{
+    if (!j) {
+        session_printf(s, "%-5s %-18s %-20s %11s %7s %7s %-16s %7s %6s  %s", "id", "name",
+                       "host/pid", "step/total", "loss", "val", "loss trend", "tok/s", "ETA",
+                       "state");
+        return;
+    }
+    char who[96], step[32], loss[16] = "-", val[16] = "-", tps[16] = "-", eta[16], spark[160];
+    snprintf(who, sizeof who, "%.12s/%ld", j->run.host, j->run.pid);
+    if (j->total_steps) snprintf(step, sizeof step, "%ld/%ld", j->last.step, j->total_steps);
+    else snprintf(step, sizeof step, "%ld/?", j->last.step);
+    if (j->last.step) {
+        snprintf(loss, sizeof loss, "%.4f", j->last.loss);
+        snprintf(tps, sizeof tps, "%.0f", j->last.tokens_per_s);
+    }
+    if (isfinite(j->run.final_val)) snprintf(val, sizeof val, "%.4f", j->run.final_val);
+    session_fmt_duration(eta, sizeof eta, j->state == JOB_RUNNING ? j->eta : NAN);
+    const float *tail = j->spark + (j->n_spark > 16 ? j->n_spark - 16 : 0);
+    sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, spark, sizeof spark);
+    int pad = 16 - (j->n_spark > 16 ? 16 : j->n_spark);   /* block chars are one column */
+    session_printf(s, "#%-4ld %-18.18s %-20.20s %11s %7s %7s %s%*s %7s %6s  %s", j->run.id,
+                   j->run.name, who, step, loss, val, spark, pad, "", tps, eta,
+                   runstore_job_state_name(j->state));
+}
+
+int cmd_jobs(Session *s, int argc, const LexWord *argv)
+{
+    if (argc > 1)
+        return session_error(s, LM_EARG, "jobs takes no arguments (`jobs` lists every running "
+                             "or paused run; `--json jobs` as JSON); got '%s'",
+                             argv[1].text ? argv[1].text : argv[1].key);
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    JobRow *j = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    int rc = runstore_jobs(st, &j, &n, err);
+    if (rc) return session_error(s, rc, "%s", err);
+    if (s->json) {
+        for (int i = 0; i < n; i++) session_emit_json(s, job_json(&j[i]));
+    } else if (n == 0) {
+        session_printf(s, "no run is training in %s (`runs` lists every run)", runstore_path(st));
+    } else {
+        job_line(s, NULL);
+        for (int i = 0; i < n; i++) job_line(s, &j[i]);
+    }
+    runstore_jobs_free(j, n);
+    return LM_OK;
+}
+
+/* ---- controlling another process's run ---- */
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Why run r cannot take verb (ended, or its owner is gone), as an error; LM_OK when it
+ * can. */
+static int control_refusal(Session *s, RunStore *st, const RunRow *r, const char *verb)
+{
+    if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
+        return session_error(s, LM_ESTATE, "%s %ld: run #%ld is not training (it is %s%s%s): "
+                             "nothing to %s", verb, r->id, r->id, r->status,
+                             r->reason[0] ? ": " : "", r->reason, verb);
+    if (!runstore_run_live(st, r)) {
+        double age = 0;
+        runstore_run_stale(st, r, 0, &age);
+        return session_error(s, LM_ESTATE, "%s %ld: run #%ld's owner (pid %ld on %s) is gone%s: "
+                             "the run is not training (`train resume=%ld` continues it from "
+                             "its last checkpoint)", verb, r->id, r->id, r->pid, r->host,
+                             isfinite(age) && strcmp(r->host, "") ? " or silent" : "", r->id);
+    }
+    return LM_OK;
+}
+
+/* Waits (bounded) for request id's answer; 1 when answered (*c filled). */
+static int control_wait(Session *s, RunStore *st, long id, RunControl *c)
+{
+    char err[LM_ERR_LEN];
+    double until = wall_now() + CONTROL_WAIT_SECONDS;
+    while (!s->interrupt) {
+        if (runstore_control_get(st, id, c, err) == LM_OK && c->acknowledged_at > 0)
+            return 1;
+        if (wall_now() >= until)
+            return 0;
+        usleep(100000);
+    }
+    return 0;
+}
+
+int cmd_control_run(Session *s, long id, const char *verb)
+{
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    RunRow r;
+    char err[LM_ERR_LEN];
+    if (runstore_get(st, id, &r, err)) return session_error(s, LM_EARG, "%s %ld: %s", verb, id, err);
+    int rc = control_refusal(s, st, &r, verb);
+    long req = 0;
+    if (!rc && (rc = runstore_control_request(st, id, verb, &req, err)))
+        session_error(s, rc, "%s %ld: %s", verb, id, err);
+    RunControl c;
+    if (!rc) {
+        Output *o = output_create(verb);
+        output_int(o, "run", id);
+        output_int(o, "request", req);
+        output_int(o, "owner_pid", r.pid);
+        output_str(o, "owner_host", r.host);
+        if (control_wait(s, st, req, &c)) {
+            output_bool(o, "answered", 1);
+            output_str(o, "reply", c.reply);
+            output_line(o, "{reply}");
+            rc = output_emit(s, o);
+        } else {
+            output_bool(o, "answered", 0);
+            output_line(o, "requested; run #{run}'s owner (pid {owner_pid} on {owner_host}) "
+                        "has not answered yet (request {request}; it acts when it next reads "
+                        "the store)");
+            output_emit(s, o);
+            rc = LM_EPENDING;
+        }
+    }
+    runstore_row_free(&r);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* run_fork.c — finding a fork's checkpoint and the settings a fork keeps (see
+ * run_fork.h). Checkpoints are named by the trainer (trainer_tasks.c):
+ * step-%08ld.safetensors; a write's leftover temporary file never counts. */
+#include "run_fork.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The step of a checkpoint file name "step-N.safetensors", or -1. */
+static long name_step(const char *name)
+{
+    long step;
+    int k = 0;
+    if (sscanf(name, "step-%ld%n", &step, &k) != 1 || strcmp(name + k, ".safetensors"))
+        return -1;
+    return step;
+}
+
+int run_fork_find(const char *dir, long step, char *path, size_t path_cap, char *steps,
+                  size_t cap)
+{
+    snprintf(path, path_cap, "%s/step-%08ld.safetensors", dir, step);
+    if (dir[0] && step >= 0 && access(path, R_OK) == 0)
+        return 0;
+    path[0] = 0;
+    long have[4096];
+    int n = 0;
+    DIR *d = dir[0] ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) && n < 4096;)
+        if ((have[n] = name_step(e->d_name)) >= 0)
+            n++;
+    if (d) closedir(d);
+    qsort(have, (size_t)n, sizeof *have, cmp_long);
+    size_t o = (size_t)snprintf(steps, cap, "%s", n ? "" : "none");
+    for (int i = 0; i < n && o < cap; i++) {
+        char one[32];
+        int l = snprintf(one, sizeof one, "%s%ld", i ? ", " : "", have[i]);
+        if (o + (size_t)l + 6 >= cap) {
+            snprintf(steps + o, cap - o, ", ...");
+            break;
+        }
+        memcpy(steps + o, one, (size_t)l + 1);
+        o += (size_t)l;
+    }
+    return -1;
+}
+
+int run_fork_fixed_key(const char *key)
+{
+    static const char *const FIXED[] = {"data", "tokenizer", "vocab_size", "batch", "bptt",
+                                        "batching", "train_frac"};
+    for (size_t i = 0; i < sizeof FIXED / sizeof *FIXED; i++)
+        if (!strcmp(key, FIXED[i]))
+            return 1;
+    return 0;
+}

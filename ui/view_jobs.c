@@ -1,0 +1,248 @@
+/* view_jobs.c — the jobs board: every run the store has as running or paused, from any
+ * process on any host (MPI jobs and sweep workers included), one line each (id, name,
+ * host/pid, step/total, train and val loss, a sparkline of the newest losses, tokens/s,
+ * ETA, state: running, paused, stale), and the selected job's newest losses as a chart.
+ * Enter attaches; Space pauses or resumes and Delete stops the selected job, each after a
+ * y/n question: they run `pause ID`, `resume ID`, `stop ID` (through the store for
+ * another process's run). Reloaded from the store about once a second while shown.
+ * Not the control itself (commands/cmd_jobs.c, the recorder) nor the data
+ * (core/store/runstore_jobs.c). */
+#define NCURSES_WIDECHAR 1
+#include "dash_draw.h"
+#include "dash_view.h"
+#include "err.h"
+#include "plot.h"
+#include "safetext.h"
+#include "table.h"
+
+#include <curses.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { K_UP, K_DOWN, K_ATTACH, K_PAUSE, K_STOP };
+#define JOB_COLS 10
+#define JOB_CELL 96
+#define SPARK_W 12
+
+/* The newest n losses (at most SPARK_W) as a sparkline: eight block heights in UTF-8, or
+ * "_.-=^" in ASCII. */
+static void sparkline(const JobRow *j, int unicode, char *buf, size_t cap)
+{
+    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static const char ASCII[] = "__..--==";
+    int n = j->n_spark < SPARK_W ? j->n_spark : SPARK_W;
+    const float *v = j->spark + j->n_spark - n;
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o + 4 < cap; i++) {
+        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
+        k = k < 0 ? 0 : k > 7 ? 7 : k;
+        if (unicode) o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k]);
+        else buf[o++] = ASCII[k], buf[o] = 0;
+    }
+}
+
+static void eta_text(double sec, char *buf, size_t cap)
+{
+    if (!isfinite(sec) || sec < 0) snprintf(buf, cap, "-");
+    else if (sec < 3600) snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
+    else snprintf(buf, cap, "%dh%02d", (int)sec / 3600, ((int)sec % 3600) / 60);
+}
+
+static void job_cells(const JobRow *j, int unicode, char (*out)[JOB_CELL])
+{
+    char name[JOB_CELL];
+    safetext_escape(name, sizeof name, j->run.name, 0);   /* stored text: escaped */
+    snprintf(out[0], JOB_CELL, "%ld", j->run.id);
+    snprintf(out[1], JOB_CELL, "%s", name);
+    snprintf(out[2], JOB_CELL, "%.40s/%ld", j->run.host, j->run.pid);
+    if (j->total_steps) snprintf(out[3], JOB_CELL, "%ld/%ld", j->last.step, j->total_steps);
+    else snprintf(out[3], JOB_CELL, "%ld/?", j->last.step);
+    if (j->last.step) snprintf(out[4], JOB_CELL, "%.4f", j->last.loss);
+    else snprintf(out[4], JOB_CELL, "-");
+    if (isfinite(j->run.final_val)) snprintf(out[5], JOB_CELL, "%.4f", j->run.final_val);
+    else snprintf(out[5], JOB_CELL, "-");
+    sparkline(j, unicode, out[6], JOB_CELL);
+    if (j->last.step) snprintf(out[7], JOB_CELL, "%.0f", j->last.tokens_per_s);
+    else snprintf(out[7], JOB_CELL, "-");
+    eta_text(j->state == JOB_RUNNING ? j->eta : NAN, out[8], JOB_CELL);
+    snprintf(out[9], JOB_CELL, "%s", runstore_job_state_name(j->state));
+}
+
+static void jobs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
+{
+    char title[160];
+    snprintf(title, sizeof title, "jobs: %d running or paused | Enter attach, Space "
+             "pause/resume, Del stop", d->n_jobs);
+    canvas_box(c, r, title, focused, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    if (d->job_error[0] || d->n_jobs == 0) {
+        dash_draw_message(c, in, d->job_error[0] ? d->job_error
+                          : "no run is training in this store: `train` starts one here, "
+                            "`lmlab --db FILE train ...` in another shell");
+        return;
+    }
+    static const TableColumn cols[JOB_COLS] = {
+        {"id", 4, TABLE_RIGHT}, {"name", 0, TABLE_LEFT}, {"host/pid", 16, TABLE_LEFT},
+        {"step/total", 13, TABLE_RIGHT}, {"loss", 7, TABLE_RIGHT}, {"val", 7, TABLE_RIGHT},
+        {"trend", SPARK_W, TABLE_LEFT}, {"tok/s", 7, TABLE_RIGHT}, {"ETA", 6, TABLE_RIGHT},
+        {"state", 7, TABLE_LEFT}};
+    int n = d->n_jobs;
+    const char **cells = calloc((size_t)n * JOB_COLS, sizeof *cells);
+    char (*buf)[JOB_COLS][JOB_CELL] = malloc((size_t)n * sizeof *buf);
+    unsigned char *mark = calloc((size_t)n, 1);
+    if (cells && buf && mark) {
+        for (int i = 0; i < n; i++) {
+            job_cells(&d->jobs[i], caps->unicode, buf[i]);
+            for (int k = 0; k < JOB_COLS; k++)
+                cells[(size_t)i * JOB_COLS + k] = buf[i][k];
+            mark[i] = d->jobs[i].state != JOB_RUNNING;   /* paused or stale stand out */
+        }
+        int sel = dash_draw_clamp(d->job_sel, 0, n - 1);
+        TableData td = {cols, JOB_COLS, cells, n, sel, mark, UI_COLOR_WARN, -1, 0, d->job_scroll};
+        d->job_scroll = table_draw(c, in, &td, caps);
+    }
+    free(cells);
+    free(buf);
+    free(mark);
+}
+
+/* The selected job's newest losses against their steps. */
+static void job_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
+{
+    const JobRow *j = d->n_jobs ? &d->jobs[dash_draw_clamp(d->job_sel, 0, d->n_jobs - 1)] : NULL;
+    char title[160];
+    snprintf(title, sizeof title, j ? "run #%ld: newest %d losses" : "loss", j ? j->run.id : 0,
+             j ? j->n_spark : 0);
+    canvas_box(c, r, title, 0, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    double *b = j ? dash_draw_scratch(d, 2L * JOBS_SPARK) : NULL;
+    if (!j || !b || j->n_spark < 2) {
+        dash_draw_message(c, in, "the selected job's losses appear here");
+        return;
+    }
+    for (int i = 0; i < j->n_spark; i++) {
+        b[i] = (double)j->spark_step[i];
+        b[JOBS_SPARK + i] = j->spark[i];
+    }
+    PlotSeries ps = {b, b + JOBS_SPARK, j->n_spark, "loss", UI_COLOR_SERIES1, PLOT_LINE};
+    PlotData pd = {&ps, 1, "step", 0, 0, 0, 0};
+    plot_draw(c, in, &pd, caps);
+}
+
+static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
+                 int focused)
+{
+    (void)sn;
+    int th = r.h * 3 / 5 > 6 ? r.h * 3 / 5 : r.h;
+    jobs_table(c, (Rect){r.x, r.y, r.w, th}, d, caps, focused);
+    if (r.h - th >= 5)
+        job_chart(c, (Rect){r.x, r.y + th, r.w, r.h - th}, d, caps);
+}
+
+/* ---- loading ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Reloads the board when due (forced: now). 1 when reloaded. */
+static int load(DashCtx *x, int forced)
+{
+    Dashboard *d = x->d;
+    double now = now_s();
+    if (!forced && now < d->job_next)
+        return 0;
+    d->job_next = now + 1.0;
+    RunStore *st = forced ? session_store(x->s) : x->s->store; /* a failure is said once */
+    if (!st)
+        return 0;
+    long sel_id = d->job_sel < d->n_jobs ? d->jobs[d->job_sel].run.id : 0;
+    JobRow *j = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    if (runstore_jobs(st, &j, &n, err)) {
+        snprintf(d->job_error, sizeof d->job_error, "%.250s", err);
+        return 1;
+    }
+    d->job_error[0] = 0;
+    runstore_jobs_free(d->jobs, d->n_jobs);
+    d->jobs = j;
+    d->n_jobs = n;
+    for (int i = 0; i < n; i++)
+        if (j[i].run.id == sel_id) d->job_sel = i;
+    d->job_sel = dash_draw_clamp(d->job_sel, 0, n > 0 ? n - 1 : 0);
+    return 1;
+}
+
+static void enter(DashCtx *x) { load(x, 1); }
+
+static int tick(DashCtx *x) { return load(x, 0); }
+
+/* Asks before verb on the selected job (y runs "VERB ID"). */
+static void ask(DashCtx *x, const char *verb)
+{
+    Dashboard *d = x->d;
+    if (d->job_sel >= d->n_jobs) {
+        dash_view_out(x, UI_COLOR_WARN, "no job selected: nothing to %s", verb);
+        return;
+    }
+    const JobRow *j = &d->jobs[d->job_sel];
+    snprintf(d->confirm_cmd, sizeof d->confirm_cmd, "%s %ld", verb, j->run.id);
+    snprintf(d->confirm_text[0], sizeof d->confirm_text[0], "%c%s run #%ld %.30s", verb[0] - 32,
+             verb + 1, j->run.id, j->run.name);
+    snprintf(d->confirm_text[1], sizeof d->confirm_text[1], "(pid %ld on %.30s, %s at step %ld)?",
+             j->run.pid, j->run.host, runstore_job_state_name(j->state), j->last.step);
+    d->confirm = DASH_CONFIRM_CMD;
+    d->job_next = 0;   /* the answer shows at the next reload */
+}
+
+static void on_key(DashCtx *x, int action)
+{
+    Dashboard *d = x->d;
+    char line[48];
+    int last = d->n_jobs > 0 ? d->n_jobs - 1 : 0;
+    switch (action) {
+    case K_UP: d->job_sel = dash_draw_clamp(d->job_sel - 1, 0, last); break;
+    case K_DOWN: d->job_sel = dash_draw_clamp(d->job_sel + 1, 0, last); break;
+    case K_ATTACH:
+        if (d->job_sel < d->n_jobs) {
+            snprintf(line, sizeof line, "attach %ld", d->jobs[d->job_sel].run.id);
+            x->command(x->loop, line);
+        }
+        break;
+    case K_PAUSE:
+        ask(x, d->job_sel < d->n_jobs && d->jobs[d->job_sel].state == JOB_PAUSED ? "resume"
+                                                                                 : "pause");
+        break;
+    case K_STOP: ask(x, "stop"); break;
+    default: break;
+    }
+}
+
+static const DashViewKey KEYS[] = {
+    {DASH_KEY_FN(KEY_UP), "Up", K_UP, "jobs: select a job"},
+    {DASH_KEY_FN(KEY_DOWN), "Down", K_DOWN, "jobs: select a job"},
+    {'\n', "Enter", K_ATTACH, "jobs: attach the job"},
+    {' ', "Space", K_PAUSE, "jobs: pause/resume (asks)"},
+    {DASH_KEY_FN(KEY_DC), "Del", K_STOP, "jobs: stop the job (asks)"},
+};
+
+const DashView view_jobs = {
+    .name = "jobs",
+    .keys = KEYS,
+    .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
+    .draw = draw,
+    .on_key = on_key,
+    .enter = enter,
+    .tick = tick,
+};
