@@ -96,7 +96,8 @@ static void test_errors(Session *s)
 
 /* Issue 25's smaller items, each through the real commands: a save path longer than
  * the old 1,100-byte buffer lands where it says; open and import run train's memory
- * estimate before allocating; import warns of NaN/Inf weights as open does; vocab=
+ * estimate before allocating; import and train init_from= warn of NaN/Inf weights as
+ * open does; vocab=
  * naming a FIFO with no writer is refused at once (an alarm fails the test if it
  * blocks); an old-format torch.save file is named as such. */
 static void test_reliability(Session *s)
@@ -146,6 +147,10 @@ static void test_reliability(Session *s)
               strstr(out, "decoder.bias"), "import of NaN weights: %s", out);
     snprintf(line, sizeof line, "open %s", path);
     CHECK(run(s, line) == LM_OK && strstr(out, "1 non-finite weights"), "open: %s", out);
+    snprintf(line, sizeof line, "train init_from=%s model=lstm d=16 nhid=24 layers=2 tie=false "
+             "steps=2 runs_dir=%s/runs; wait", path, tmpdir);
+    run(s, line);
+    CHECK(strstr(out, "1 non-finite weights") != NULL, "train init_from NaN weights: %s", out);
     /* 4. vocab= a FIFO with no writer */
     snprintf(path, sizeof path, "%s/vocab.fifo", tmpdir);
     CHECK(mkfifo(path, 0600) == 0, "mkfifo");

@@ -1,7 +1,8 @@
 /* test_safetensors.c — the safetensors reader and writer: the PyTorch fixtures, a
  * round trip of several dtypes and metadata, rejection of damaged files (every
  * truncation of a small file, bad lengths, JSON, offsets, dtypes, paths), and an atomic
- * write that leaves no temporary file behind. Not a test of any model. */
+ * write that leaves no temporary file behind, and a SafeTensors fed by a source
+ * (safetensors_open_source, as torch.save files are read). Not a test of any model. */
 #include "check.h"
 #include "err.h"
 #include "safetensors.h"
@@ -268,6 +269,62 @@ static void test_atomic(void)
     rmdir(dir);
 }
 
+/* A source for safetensors_open_source: tensor i's bytes are i+1, i+2, ...; tensor 1
+ * fails to load; counts its loads and releases. */
+typedef struct {
+    int loads, releases;
+} FakeSrc;
+
+static int fake_load(void *ctx, int i, unsigned char *out, char *err)
+{
+    FakeSrc *f = ctx;
+    f->loads++;
+    if (i == 1)
+        return err_set(err, LM_EFORMAT, "tensor 1 is damaged");
+    float v[3] = {(float)i + 1, (float)i + 2, (float)i + 3};
+    memcpy(out, v, sizeof v);
+    return LM_OK;
+}
+
+static void fake_release(void *ctx)
+{
+    ((FakeSrc *)ctx)->releases++;
+}
+
+/* A SafeTensors whose bytes come from a source: nothing is loaded until a read whose
+ * count matches, a failing load's message comes through, a duplicate name is refused,
+ * and the source is released exactly once (also on failure). */
+static void test_source(void)
+{
+    char err[LM_ERR_LEN];
+    StTensor t[2] = {{.name = "a", .dtype = ST_F32, .ndim = 1, .shape = {3}, .numel = 3},
+                     {.name = "b", .dtype = ST_F32, .ndim = 1, .shape = {3}, .numel = 3}};
+    const char *meta[2] = {"k", "v"};
+    FakeSrc f = {0};
+    StSource src = {fake_load, fake_release, &f};
+    SafeTensors *st = NULL;
+    CHECK(safetensors_open_source(t, 2, meta, 1, &src, "src", &st, err) == LM_OK, "%s", err);
+    float x[4] = {0};
+    CHECK(st && f.loads == 0 && !strcmp(safetensors_meta(st, "k"), "v") &&
+              safetensors_data(st, safetensors_find(st, "a")) == NULL, "nothing loaded yet");
+    CHECK(safetensors_read_f32(st, "a", x, 4, err) == LM_EFORMAT && f.loads == 0,
+          "a wrong count is refused before loading: %s", err);
+    CHECK(safetensors_read_f32(st, "a", x, 3, err) == LM_OK && x[0] == 1 && x[2] == 3 &&
+              f.loads == 1, "read through the source: %s", err);
+    CHECK(safetensors_read_f32(st, "b", x, 3, err) == LM_EFORMAT && strstr(err, "damaged"),
+          "a failing load: %s", err);
+    unsigned char raw[12];
+    CHECK(safetensors_read_raw(st, safetensors_find(st, "a"), raw, sizeof raw, err) == LM_OK &&
+              !memcmp(raw, (float[]){1, 2, 3}, 12), "raw bytes: %s", err);
+    safetensors_close(st);
+    CHECK(f.releases == 1, "released once (%d)", f.releases);
+    snprintf(t[1].name, sizeof t[1].name, "a");
+    FakeSrc g = {0};
+    StSource src2 = {fake_load, fake_release, &g};
+    CHECK(safetensors_open_source(t, 2, meta, 1, &src2, "src", &st, err) == LM_EFORMAT &&
+              !st && strstr(err, "twice") && g.releases == 1, "duplicate: %s", err);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/lmlab_st_test.%ld", (long)getpid());
@@ -276,6 +333,7 @@ int main(void)
     test_round_trip();
     test_rejection();
     test_atomic();
+    test_source();
     char p[600];
     const char *names[] = {"small", "cut", "bad"};
     for (int i = 0; i < 3; i++) {

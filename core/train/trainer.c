@@ -248,6 +248,14 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         snprintf(e2, sizeof e2, "%.200s: %.300s", start, err);
         strcpy(err, e2);
     }
+    char bad[96];   /* NaN/Inf weights warn on every way in, as open and import do */
+    long n_bad = !rc && st ? checkpoint_count_nonfinite(t->m, bad, sizeof bad) : 0;
+    if (n_bad) {
+        char msg[LM_ERR_LEN];
+        snprintf(msg, sizeof msg, "warning: %.200s holds %ld non-finite weights (NaN/Inf), "
+                 "first in %s: training from them diverges at once", start, n_bad, bad);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
     if (!rc && t->opt.resume[0] && info.has_state) {
         t->ts = info.ts;
         t->m->rng = info.ts.model_rng;
