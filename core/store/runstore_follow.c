@@ -20,9 +20,9 @@ int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char
 {
     memset(m, 0, sizeof *m);
     *n_steps = 0;
-    int status = runstore_check_run(s, run, err);
+    int status = runstore_check_present(s, err);   /* a followed store that vanished */
+    if (!status) status = runstore_check_run(s, run, err);
     if (status) return status;
-    if (runstore_pending(s) && (status = runstore_flush(s, err))) return status;
     sqlite3_stmt *st;
     status = prep(s, "SELECT step, epoch, tokens, loss, lr, grad_norm, tokens_per_s, elapsed,"
                   " (SELECT count(*) FROM metrics WHERE run_id=?1) FROM metrics"

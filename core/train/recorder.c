@@ -174,7 +174,7 @@ static void *record_main(void *arg)
         snprintf(journal, sizeof journal, "%.1000s/unrecorded-rows.tsv", trainer_run_dir(r->t));
         runstore_set_journal(st, journal, 0);
     }
-    int ended = 0, final_rc = LM_OK;
+    int ended = 0, final_rc = LM_OK, gone = 0;
     char final_err[LM_ERR_LEN] = "";
     while (!ended) {
         TrainEvent ev;
@@ -185,8 +185,12 @@ static void *record_main(void *arg)
         }
         ended = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
         int rc = st ? record(st, r->run_id, &ev, err) : LM_OK;
+        if (rc && !gone && runstore_gone(st)) {   /* moved, deleted, damaged: stop */
+            gone = 1;
+            trainer_stop(r->t);
+        }
         /* a final status must reach the store: retry for a while before giving up */
-        for (int i = 0; ended && st && rc && i < 40; i++) {
+        for (int i = 0; ended && st && rc && !gone && i < 40; i++) {
             usleep(250000);
             rc = runstore_flush(st, err) ? LM_EDB : record(st, r->run_id, &ev, err);
         }
@@ -197,8 +201,10 @@ static void *record_main(void *arg)
         pthread_mutex_lock(&r->mu);
         apply(r, &r->snap, &ev);
         if (rc) {
-            char msg[LM_ERR_LEN + 64];
-            snprintf(msg, sizeof msg, "run store: %s (rows kept in memory, retrying)", err);
+            char msg[LM_ERR_LEN];
+            snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows are "
+                     "kept in its journal" : "run store: %.400s (rows kept in memory, retrying)",
+                     err);
             set_message(&r->snap, msg);
         }
         r->snap.pending_rows = st ? runstore_pending(st) : 0;
