@@ -142,7 +142,7 @@ static int sweep_continue(Session *s, const char *word)
     if (check_idle(s))
         return LM_ESTATE;
     char err[LM_ERR_LEN];
-    SweepRunner *r = sweep_runner_open(id, s->db_path, err);
+    SweepRunner *r = sweep_runner_open(id, s->db_path, NULL, err);
     if (!r)
         return session_error(s, LM_ESTATE, "%s", err);
     return start_runner(s, r, "resumed");
@@ -584,7 +584,8 @@ static int sweep_worker(Session *s, int argc, const LexWord *argv)
     if (v[0] <= 0 || v[1] <= 0)
         return session_error(s, LM_EARG, "sweep worker: worker=ID and trial=K are required");
     char err[LM_ERR_LEN];
-    SweepRunner *r = sweep_runner_open_worker(v[0], s->db_path, (int)v[1], v[2], (int)v[3], err);
+    SweepWorkerJob job = {.trial = (int)v[1], .stop_at = v[2], .threads = (int)v[3]};
+    SweepRunner *r = sweep_runner_open(v[0], s->db_path, &job, err);
     if (!r)
         return session_error(s, LM_ESTATE, "%s", err);
     int rc = sweep_runner_start(r, err);

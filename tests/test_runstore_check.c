@@ -136,7 +136,7 @@ static void store_vanishes(int remove)
         runstore_log_step(s, id, &m, err);
     }
     int rc = runstore_flush(s, err);
-    CHECK(rc == LM_EIO && strstr(err, "no longer at") && runstore_gone(s),
+    CHECK(rc == LM_EIO && strstr(err, "was moved, deleted or replaced") && runstore_gone(s),
           "%s store: flush %d %s", remove ? "deleted" : "moved", rc, err);
     printf("  %s: %s\n", remove ? "rm" : "mv", err);
     CheckpointRecord c = {.step = 20, .path = "x", .val_loss = 1};

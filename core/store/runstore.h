@@ -282,8 +282,8 @@ int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err);
 
-/* Sets a sweep's status (running|paused|finished|stopped|failed); terminal statuses set
- * `ended`. LM_EARG for an unknown sweep or status. */
+/* Sets a sweep's status (running|paused|finished|stopped|failed|interrupted: ended with
+ * a trial whose worker was killed, resumable); terminal statuses set `ended`. LM_EARG for an unknown sweep or status. */
 int runstore_sweep_set_status(RunStore *s, long sweep, const char *status, char *err);
 
 /* Inserts or replaces trial `trial` of a sweep. run_id 0 = no run yet. */

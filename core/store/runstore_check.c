@@ -153,11 +153,12 @@ int runstore_check_present(RunStore *s, char *err)
                        s->path, s->path);
     if (!s->gone)
         return LM_OK;
-    return err_set(err, LM_EIO, "the run store %s is no longer at %s (moved, deleted or "
-                   "replaced while lmlab had it open): nothing more is written to it (a run's "
-                   "rows wait in its journal: `lmlab --db NEWPATH train resume=ID` lands them)",
-                   s->path, s->real_path);
+    return err_set(err, LM_EIO, "the run store %s was moved, deleted or replaced while lmlab"
+                   " had it open: nothing more is written to it; what was committed before "
+                   "waits in %s-wal: move the store back there to keep it", s->path,
+                   s->real_path);
 }
+
 
 int runstore_gone(RunStore *s)
 {

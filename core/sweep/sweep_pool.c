@@ -234,8 +234,8 @@ static int train_trial(const PoolMsg *m)
 {
     char err[LM_ERR_LEN] = "";
     dist_solo(1);
-    SweepRunner *r = sweep_runner_open_worker(m->sweep_id, m->db, m->trial, m->stop_at,
-                                              m->threads, err);
+    SweepWorkerJob job = {.trial = m->trial, .stop_at = m->stop_at, .threads = m->threads};
+    SweepRunner *r = sweep_runner_open(m->sweep_id, m->db, &job, err);
     int rc = r ? sweep_runner_start(r, err) : LM_EARG;
     while (!rc && !sweep_runner_done(r)) {
         PoolMsg c;

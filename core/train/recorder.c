@@ -226,7 +226,7 @@ static void *record_main(void *arg)
     if (r->snap.unrecorded)
         snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
                  "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
-                 "(%.120s)%s%.200s%s", left, left == 1 ? "" : "s",
+                 "(%.250s)%s%.200s%s", left, left == 1 ? "" : "s",
                  final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
                  r->db_path[0] ? r->db_path : "(default)",
                  final_err[0] ? final_err : err[0] ? err : "unknown reason",
