@@ -8,6 +8,7 @@
 #include "session.h"
 #include "checkpoint.h"
 #include "runstore.h"
+#include "sweep_pool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -323,8 +324,12 @@ int cmd_sweep_wait(Session *s)
     }
     if (!s->json) /* the summary; JSON readers had it as the sweep_end record */
         output_emit(s, progress_record(&p, NULL, 1));
-    return !strcmp(p.status, "finished") ? LM_OK : !strcmp(p.status, "stopped") ? LM_ECANCEL
-                                                                                : LM_EDB;
+    int cut = !strcmp(p.status, "stopped") || !strcmp(p.status, "interrupted");
+    if (!strcmp(p.status, "interrupted") && !s->json)
+        session_printf(s, "sweep #%ld ended with trials left (%s): `sweep resume %ld` "
+                       "continues them", p.sweep_id, p.message[0] ? p.message : "interrupted",
+                       p.sweep_id);
+    return !strcmp(p.status, "finished") ? LM_OK : cut ? LM_ECANCEL : LM_EDB;
 }
 
 /* ---- show and list ------------------------------------------------------------------ */
@@ -589,6 +594,7 @@ static int sweep_worker(Session *s, int argc, const LexWord *argv)
     if (!r)
         return session_error(s, LM_ESTATE, "%s", err);
     int rc = sweep_runner_start(r, err);
+    sweep_pool_worker_ready();   /* a stop sent while this process started arrives now */
     for (int stopping = 0; !rc && !sweep_runner_done(r); usleep(50000))
         if (s->interrupt && !stopping++)
             sweep_runner_stop(r);

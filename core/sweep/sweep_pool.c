@@ -96,9 +96,16 @@ static void drop_launcher_env(void)
 }
 
 /* In the child: quiet (the parent may be drawing the dashboard), ended with its parent
- * (SIGTERM: the trial keeps its checkpoint and stays pending), then lmlab. */
+ * (SIGTERM: the trial keeps its checkpoint and stays pending), then lmlab. SIGTERM stays
+ * blocked (pending across exec) until the worker command watches for it
+ * (sweep_pool_worker_ready), so a stop that comes while lmlab starts is not lost: before,
+ * the session cleared it and the trial trained to its end, recorded done. */
 static void exec_worker(const char *exe, const char *db, const char *line)
 {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, NULL);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1)
         _exit(3);
@@ -224,6 +231,14 @@ void sweep_pool_destroy(SweepPool *p)
             send_msg(p->w[i].rank, MSG_QUIT, 0, 0);
     free(p->w);
     free(p);
+}
+
+void sweep_pool_worker_ready(void)
+{
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &term, NULL);
 }
 
 /* ---- a worker rank ------------------------------------------------------------------- */

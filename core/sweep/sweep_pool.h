@@ -46,6 +46,11 @@ void sweep_pool_signal(SweepPool *p, int sig);
  * back to serving data-parallel runs, frees. NULL: no-op. */
 void sweep_pool_destroy(SweepPool *p);
 
+/* In a local worker process, once it watches for SIGTERM (the session's interrupt flag):
+ * unblocks SIGTERM, which the pool keeps blocked from fork on, so a stop sent while the
+ * worker started is delivered now instead of being lost. */
+void sweep_pool_worker_ready(void);
+
 /* Ranks 1..N-1: the service (trainer_dist_set_service) that trains the trials rank 0's
  * pool hands out until it sends QUIT. LM_OK, LM_EIO when MPI failed. */
 int sweep_pool_serve_rank(void);

@@ -273,13 +273,15 @@ static int interrupt_trial(SweepRunner *r, int i, int sig, char *err)
     return set_trial(r, i, "interrupted", err);
 }
 
-/* 1 when a trial was interrupted (the sweep then ends resumable, not finished). */
-static int any_interrupted(SweepRunner *r)
+/* 1 when a trial was interrupted (halving then stops before deciding a rung), or with
+ * unsettled, when any trial has not settled (the sweep then ends resumable, not finished:
+ * a worker stopped by its own SIGTERM leaves its trial pending). */
+static int any_left(SweepRunner *r, int unsettled)
 {
     int any = 0;
     pthread_mutex_lock(&r->mu);
     for (int i = 0; i < r->n && !any; i++)
-        any = !strcmp(r->ts[i].status, "interrupted");
+        any = unsettled ? !is_settled(r->ts[i].status) : !strcmp(r->ts[i].status, "interrupted");
     pthread_mutex_unlock(&r->mu);
     return any;
 }
@@ -467,7 +469,7 @@ static int run_halving(SweepRunner *r, char *err)
     int *alive = malloc((size_t)r->n * 2 * sizeof *alive), rc = LM_OK;
     if (!metric || !alive)
         rc = err_set(err, LM_ENOMEM, "out of memory");
-    for (int ri = 0; !rc && ri < r->n_rungs && !any_interrupted(r); ri++)
+    for (int ri = 0; !rc && ri < r->n_rungs && !any_left(r, 0); ri++)
         rc = run_rung(r, ri, metric, alive, alive + r->n, err);
     free(metric);
     free(alive);
@@ -526,7 +528,7 @@ static void *runner_main(void *arg)
     pthread_mutex_unlock(&r->mu);
     if (!r->only)   /* a killed worker's trial left: resumable, not finished */
         set_sweep_status(r, rc == LM_ECANCEL ? "stopped" : rc ? "failed"
-                            : any_interrupted(r) ? "interrupted" : "finished");
+                            : any_left(r, 1) ? "interrupted" : "finished");
     sweep_pool_destroy(r->pool); /* none left but after a store failure: those end now */
     r->pool = NULL;
     runstore_close(r->st);
