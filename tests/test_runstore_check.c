@@ -293,8 +293,30 @@ static void reads_do_not_write(void)
     runstore_close(s);
 }
 
+/* Issue 25 item 7: a view can tell cheaply that another process changed the store. */
+static void changes_seen(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *a = NULL, *b = NULL;
+    db_path(path, sizeof path, "changes.db");
+    CHECK(runstore_open(path, &a, err) == LM_OK && runstore_open(path, &b, err) == LM_OK,
+          "open: %s", err);
+    if (!a || !b) return;
+    runstore_changed(a);
+    CHECK(!runstore_changed(a), "a change seen where none was made");
+    long id = new_run(b, "elsewhere", "msa", "", NULL);
+    CHECK(runstore_changed(a), "a run added by another connection not seen");
+    CHECK(!runstore_changed(a), "the same change seen twice");
+    runstore_run_set_status(b, id, "finished", NULL, err);
+    CHECK(runstore_delete_run(b, id, 0, err) == LM_OK, "delete: %s", err);
+    CHECK(runstore_changed(a), "a run removed by another connection not seen");
+    runstore_close(a);
+    runstore_close(b);
+}
+
 static void run_all(void)
 {
+    changes_seen();
     one_store_two_names();
     store_vanishes(0);
     store_vanishes(1);

@@ -262,6 +262,12 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
  * younger than RUNSTORE_STALE_SECONDS. 0 otherwise (ended, or its process is gone). */
 int runstore_run_live(const RunStore *s, const RunRow *r);
 
+/* 1 when another connection (another process, or another handle of this one) committed
+ * to the store since this handle's previous call (the first call: 1), 0 otherwise: SQLite's
+ * data_version, one cheap statement, so a view can poll it on every tick and reload only
+ * when runs were added, removed or updated elsewhere. Never writes. */
+int runstore_changed(RunStore *s);
+
 /* The newest logged step of a run into *m, and how many steps are logged (*n_steps; 0
  * with *m zeroed when none), from committed rows. LM_EARG "no run N"; LM_EIO when the
  * store's file left its path (runstore_gone), so a follower says so. */
