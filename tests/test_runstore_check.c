@@ -150,6 +150,11 @@ static void store_vanishes(int remove)
     CHECK(lines == 10, "journal holds %d rows, expected the 10 after the %s", lines,
           remove ? "rm" : "mv");
     CHECK(access(path, F_OK) != 0, "a file was made again at the old path");
+    /* a new store at the old path would discard the -wal left there: refused */
+    s = NULL;
+    rc = runstore_open(path, &s, err);
+    CHECK(rc == LM_ESTATE && !s && strstr(err, "-wal") && access(path, F_OK) != 0,
+          "a new store opened over the -wal left at the old path: %d %s", rc, err);
     if (remove) return;
     /* SQLite never folds a -wal into a moved file: the rows committed before the mv wait
      * in moving.db-wal; moved back, the store is whole, and the journal lands the rest */

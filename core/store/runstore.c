@@ -339,9 +339,13 @@ int runstore_open(const char *path, RunStore **out, char *err)
     s->max_pending = 100000;
     s->last_flush = now_mono();
     if (gethostname(s->host, sizeof s->host - 1)) strcpy(s->host, "localhost");
+    int status = runstore_check_orphan(path, err);
+    if (status) {
+        store_free(s);
+        return status;
+    }
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                              SQLITE_OPEN_NOMUTEX, NULL);
-    int status = LM_OK;
     if (rc != SQLITE_OK)
         status = err_set(err, LM_EIO, "cannot open run store %s: %s (does its directory"
                          " exist and is it writable?)", path,

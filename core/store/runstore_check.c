@@ -13,6 +13,21 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+int runstore_check_orphan(const char *path, char *err)
+{
+    char wal[4200];
+    struct stat sb;
+    if (strlen(path) > 4096 || !stat(path, &sb) || errno != ENOENT)
+        return LM_OK;   /* the file exists (or cannot be told): SQLite decides */
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &sb) || sb.st_size == 0)
+        return LM_OK;
+    return err_set(err, LM_ESTATE, "%s does not exist but %s does: it holds rows a run store "
+                   "committed before it was moved or deleted while open, and opening a new "
+                   "store here would discard them; move the store back to %s, or, if it was "
+                   "deleted on purpose, remove %s and %s-shm", path, wal, path, wal, path);
+}
+
 int runstore_identify(RunStore *s, char *err)
 {
     char *real = realpath(s->path, NULL);

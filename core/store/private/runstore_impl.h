@@ -156,6 +156,10 @@ int runstore_grow(void *pp, long *cap, long need, size_t size);
 
 /* ---- runstore_check.c ---------------------------------------------------------------- */
 
+/* Before SQLite creates a missing store file: LM_ESTATE when PATH-wal is left there (a
+ * store moved or deleted while open committed rows into it; a new store would discard
+ * it). */
+int runstore_check_orphan(const char *path, char *err);
 /* Resolves s->path to the canonical path and the file's device and inode (after SQLite
  * opened or created it); LM_EARG for a file with several hard links. */
 int runstore_identify(RunStore *s, char *err);
