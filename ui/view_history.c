@@ -273,7 +273,7 @@ static void reload(DashCtx *x)
 static int tick(DashCtx *x)
 {
     static time_t next;
-    RunStore *st = session_store(x->s);
+    RunStore *st = x->s->store;   /* only an open store: a failed open is not retried here */
     time_t now = time(NULL);
     if (!st || now < next)
         return 0;
