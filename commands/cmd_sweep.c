@@ -8,6 +8,7 @@
 #include "session.h"
 #include "checkpoint.h"
 #include "runstore.h"
+#include "sweep_pool.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -142,7 +143,7 @@ static int sweep_continue(Session *s, const char *word)
     if (check_idle(s))
         return LM_ESTATE;
     char err[LM_ERR_LEN];
-    SweepRunner *r = sweep_runner_open(id, s->db_path, err);
+    SweepRunner *r = sweep_runner_open(id, s->db_path, NULL, err);
     if (!r)
         return session_error(s, LM_ESTATE, "%s", err);
     return start_runner(s, r, "resumed");
@@ -323,8 +324,12 @@ int cmd_sweep_wait(Session *s)
     }
     if (!s->json) /* the summary; JSON readers had it as the sweep_end record */
         output_emit(s, progress_record(&p, NULL, 1));
-    return !strcmp(p.status, "finished") ? LM_OK : !strcmp(p.status, "stopped") ? LM_ECANCEL
-                                                                                : LM_EDB;
+    int cut = !strcmp(p.status, "stopped") || !strcmp(p.status, "interrupted");
+    if (!strcmp(p.status, "interrupted") && !s->json)
+        session_printf(s, "sweep #%ld ended with trials left (%s): `sweep resume %ld` "
+                       "continues them", p.sweep_id, p.message[0] ? p.message : "interrupted",
+                       p.sweep_id);
+    return !strcmp(p.status, "finished") ? LM_OK : cut ? LM_ECANCEL : LM_EDB;
 }
 
 /* ---- show and list ------------------------------------------------------------------ */
@@ -584,10 +589,12 @@ static int sweep_worker(Session *s, int argc, const LexWord *argv)
     if (v[0] <= 0 || v[1] <= 0)
         return session_error(s, LM_EARG, "sweep worker: worker=ID and trial=K are required");
     char err[LM_ERR_LEN];
-    SweepRunner *r = sweep_runner_open_worker(v[0], s->db_path, (int)v[1], v[2], (int)v[3], err);
+    SweepWorkerJob job = {.trial = (int)v[1], .stop_at = v[2], .threads = (int)v[3]};
+    SweepRunner *r = sweep_runner_open(v[0], s->db_path, &job, err);
     if (!r)
         return session_error(s, LM_ESTATE, "%s", err);
     int rc = sweep_runner_start(r, err);
+    sweep_pool_worker_ready();   /* a stop sent while this process started arrives now */
     for (int stopping = 0; !rc && !sweep_runner_done(r); usleep(50000))
         if (s->interrupt && !stopping++)
             sweep_runner_stop(r);

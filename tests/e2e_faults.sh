@@ -5,12 +5,12 @@
 # checkpoints, a newer database, changed/vanished/odd dataset paths; two processes on one
 # database; absurd settings. Each scenario asserts on the store with sqlite3 and on the
 # files, and that nothing already recorded was lost. Usage: e2e_faults.sh LMLAB [SCENARIO...]
-# (scenarios 1-8; all by default; 8 = the reproductions of issue 13). Not a benchmark and not a soak test (tests/soak.sh).
+# (scenarios 1-9; all by default; 8 = the reproductions of issue 13, 9 = issue 25's store items). Not a benchmark and not a soak test (tests/soak.sh).
 set -uo pipefail
 L=$(realpath "$1")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 shift
-ONLY=" ${*:-1 2 3 4 5 6 7 8} "
+ONLY=" ${*:-1 2 3 4 5 6 7 8 9} "
 W=$(mktemp -d /tmp/lmlab_faults_XXXXXX)
 MOUNTS=()
 cleanup() {
@@ -400,6 +400,52 @@ scenario_issue13() {
     check "8. the reason names ln(V)" has div.log "uniform guess"
 }
 
+scenario_issue25() {
+    echo "== 9. issue 25: one store through two names, a store moved under a run, damaged and foreign files"
+    DB=s9.db
+    ln -s s9.db s9link.db
+    "$L" --db s9link.db train quick steps=1 runs_dir=R9 >/dev/null 2>&1   # an older lmlab made s9link.db-runlocks here
+    "$L" --db "$DB" train quick steps=100000 checkpoint_every=20 runs_dir=R9 >s9.log 2>&1 &
+    local pid=$!
+    wait_until 120 run_past 2 20
+    "$L" --db s9link.db -c "run 2" >s9run.log 2>&1
+    check "3. through a symbolic link, the live run stays running" has s9run.log "status: +running"
+    "$L" --db s9link.db -c "use quick; train resume=2" >s9res.log 2>&1
+    check "3. resume of the live run through the link refused" has s9res.log "running in process|being trained by process"
+    ln "$DB" s9hard.db
+    "$L" --db s9hard.db -c runs >s9hard.log 2>&1
+    check "3. a hard-linked store refused" has s9hard.log "has 2 names \\(hard links\\)"
+    rm -f s9hard.db
+    mv "$DB" s9moved.db
+    wait $pid
+    check "4. mv under a training run: it stops, exit 1" eq "$?" 1
+    check "4. ... saying the store was moved" has s9.log "was moved, deleted or replaced"
+    "$L" --db "$DB" -c runs >s9new.log 2>&1
+    check "4. no new store over the -wal left at the old name" has s9new.log "does not exist but s9.db-wal does"
+    check "4. ... and no file made there" [ ! -e "$DB" ]
+    mv s9moved.db "$DB"
+    check "4. moved back: the rows before the mv are there" run_past 2 20
+    check "4. moved back: whole" store_ok
+    # 5. damage in the run list, a foreign file, an unknown version: refused, files unchanged
+    q "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+    cp "$DB" s9bad.db
+    local pg sum
+    pg=$(sqlite3 s9bad.db "SELECT rootpage FROM sqlite_master WHERE name='runs'")
+    head -c 512 /dev/urandom | dd of=s9bad.db bs=1 seek=$(((pg - 1) * 4096)) conv=notrunc 2>/dev/null
+    sum=$(md5sum <s9bad.db)
+    "$L" --db s9bad.db -c runs >s9bad.log 2>&1
+    check "5. damaged store refused, saying .recover" has s9bad.log "is damaged.*\\.recover"
+    check "5. ... and left as it was" eq "$(md5sum <s9bad.db)" "$sum"
+    sqlite3 s9plain.db "CREATE TABLE photos(x)"
+    "$L" --db s9plain.db -c runs >s9plain.log 2>&1
+    check "5. a plain SQLite file refused" has s9plain.log "not an lmlab run store"
+    check "5. ... before WAL mode" eq "$(sqlite3 s9plain.db 'PRAGMA journal_mode')" delete
+    cp "$DB" s9minus.db
+    sqlite3 s9minus.db "PRAGMA user_version=-1"
+    "$L" --db s9minus.db -c runs >s9minus.log 2>&1
+    check "5. user_version -1: a clear message" has s9minus.log "schema version -1, which no lmlab writes"
+}
+
 [[ $ONLY == *" 1 "* ]] && scenario_kill_training
 [[ $ONLY == *" 2 "* ]] && scenario_kill_writes
 [[ $ONLY == *" 3 "* ]] && scenario_signals
@@ -408,5 +454,6 @@ scenario_issue13() {
 [[ $ONLY == *" 6 "* ]] && scenario_two_processes
 [[ $ONLY == *" 7 "* ]] && scenario_absurd
 [[ $ONLY == *" 8 "* ]] && scenario_issue13
+[[ $ONLY == *" 9 "* ]] && scenario_issue25
 echo "e2e_faults: $FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -4,7 +4,8 @@
 #      every trial once, each with the losses the one-by-one sweep gives it (1e-6 rel,
 #      threads=1)
 #   2. successive halving with parallel=2: the same survivors (statuses, steps) and losses
-#   3. a parallel sweep stopped part-way and resumed ends as the uninterrupted one (1e-3)
+#   3. a parallel sweep stopped part-way and resumed ends as the uninterrupted one (1e-3);
+#      a worker killed with kill -9 leaves its trial interrupted and the sweep resumable
 #   4. bad input: parallel=0, parallel=x, parallel=ranks without mpirun
 #   5. under `mpirun --oversubscribe -np 2` with parallel=ranks: grid and halving as in 1
 #      and 2, stop and resume as in 3, rank 1 prints nothing, and a data-parallel `train`
@@ -76,6 +77,31 @@ check "stopped: no worker left behind" bash -c "! pgrep -f 'sweep worke[r]=1 ' >
 check "resumed: finished" finished p3/b.txt
 check "resumed: still one run per trial" [ "$(q p3/a.db "select count(*) from runs")" == 2 ]
 check "resumed: ends as the uninterrupted sweep (1e-3)" same p3/b.txt s3.txt 1e-3
+
+# 3b. a worker killed with kill -9 once its trial has a checkpoint: the trial and its run
+#     are interrupted (not failed), the sweep ends `interrupted`, and `sweep resume`
+#     continues the trial as the same run and ends as the uninterrupted sweep
+KILL="base=quick steps=1000 checkpoint_every=100 lr=1e-3,3e-3 threads=1 runs_dir=runs name=k"
+run s6 "$L" --json --db a.db -c "$(sweep "$KILL")" >s6.txt 2>&1
+mkdir -p p6 && cd p6 && {
+    timeout 300 "$L" --json --db a.db -c "$(sweep "$KILL parallel=2")" >a.txt 2>&1 &
+    lp=$! w=
+    for _ in $(seq 1 1500); do   # until trial 1 has a checkpoint (this sweep's own worker)
+        c=$(q a.db "select count(*) from checkpoints c join sweep_trials t on t.run_id = c.run_id where t.trial = 1" 2>/dev/null)
+        w=$(pgrep -P "$(pgrep -P $lp -x lmlab || echo $lp)" -f "trial=1 " 2>/dev/null)
+        [ "${c:-0}" -ge 1 ] && [ -n "$w" ] && break
+        sleep 0.2
+    done
+    [ -n "$w" ] && kill -9 $w
+    wait $lp; cd ..; }
+check "killed worker: its trial is interrupted, not failed" [ "$(q p6/a.db "select status from sweep_trials where trial=1")" == interrupted ]
+check "killed worker: its run is interrupted, saying why" bash -c "sqlite3 p6/a.db \"select r.status || ': ' || r.reason from runs r join sweep_trials t on t.run_id = r.id where t.trial=1\" | grep -q '^interrupted: its worker process was killed by signal 9'"
+check "killed worker: the sweep is interrupted (resumable), not finished" [ "$(q p6/a.db "select status from sweeps where id=1")" == interrupted ]
+check "killed worker: the other trial finished" [ "$(q p6/a.db "select status from sweep_trials where trial=2")" == done ]
+(cd p6 && timeout 300 "$L" --json --db a.db -c "sweep resume 1; sweep wait; sweep show" >b.txt 2>&1)
+check "killed worker, resumed: finished" finished p6/b.txt
+check "killed worker, resumed: still one run per trial" [ "$(q p6/a.db "select count(*) from runs")" == 2 ]
+check "killed worker, resumed: ends as the uninterrupted sweep (1e-3)" same p6/b.txt s6.txt 1e-3
 
 # 4. bad input
 "$L" --db x.db -c "sweep base=quick lr=1e-3 parallel=0" >b1.txt 2>&1

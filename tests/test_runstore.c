@@ -318,6 +318,7 @@ static void test_compare_export(void)
         }
     EvalMetric e = {.step = 50, .split = "valid", .loss = 1.25, .ppl = 3.49, .bpc = 1.8};
     runstore_log_eval(s, ids[0], &e, err);
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);   /* reads never flush */
     char *text = NULL;
     CHECK(runstore_compare(s, ids, 2, &text, err) == LM_OK && text, "compare: %s", err);
     if (text) {

@@ -294,6 +294,7 @@ static void snapshot_of_stored_run(void)
     CHECK(runstore_log_sample(s, id, 200, "", NULL, "To be", err) == LM_OK, "%s", err);
     StepMetric last;
     long n_steps;
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);   /* reads never flush */
     CHECK(runstore_last_step(s, id, &last, &n_steps, err) == LM_OK, "%s", err);
     CHECK(last.step == 300 && n_steps == 300 && last.tokens == 300 * 640,
           "last step %ld of %ld", last.step, n_steps);

@@ -564,13 +564,13 @@ static void test_kill_resume(void)
     snprintf(ck100, sizeof ck100, "%.600s/run-%ld-%s/step-00000100.safetensors", runs_dir, run2,
              runstore_store_id(st));
     CHECK(stat(ck100, &s0) == 0, "%s exists", ck100);
-    SweepRunner *r = sweep_runner_open(id, db_path, err);
+    SweepRunner *r = sweep_runner_open(id, db_path, NULL, err);
     CHECK(r != NULL, "sweep resume: %s", err);
     if (r && sweep_runner_start(r, err) == LM_OK)
         sweep_runner_join(r);
     sweep_runner_destroy(r);
     check_resumed(st, id, before, run2, &r1, ck100, &s0);
-    CHECK(sweep_runner_open(id, db_path, err) == NULL && strstr(err, "has finished"),
+    CHECK(sweep_runner_open(id, db_path, NULL, err) == NULL && strstr(err, "has finished"),
           "a finished sweep is not resumed: %s", err);
     runstore_row_free(&r1);
     free(before);

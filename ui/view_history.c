@@ -1,6 +1,7 @@
 /* view_history.c — the history view: the run store's runs (sort, filter), marking runs
  * (their loss curves overlay here and in the training view, their config diff shows),
- * opening one. Reloads the list when shown and when the shown run ends.
+ * opening one. Reloads the list when shown, when the shown run ends, and when another
+ * process changed the store (runs added, removed or updated; polled on the loop's tick).
  * Not the loaders (dash_data.c) and not the table widget (table.c). */
 #define NCURSES_WIDECHAR 1
 #include "dash_data.h"
@@ -274,6 +275,23 @@ static void reload(DashCtx *x)
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
 }
 
+/* Each wake-up, at most once a second: reloads the list when another process committed to
+ * the store since the last look (runstore_changed), so runs another process adds or
+ * removes appear without switching views. */
+static int tick(DashCtx *x)
+{
+    static time_t next;
+    RunStore *st = x->s->store;   /* only an open store: a failed open is not retried here */
+    time_t now = time(NULL);
+    if (!st || now < next)
+        return 0;
+    next = now + 1;
+    if (!runstore_changed(st))
+        return 0;
+    reload(x);
+    return 1;
+}
+
 static void mark_run(DashCtx *x)
 {
     Dashboard *d = x->d;
@@ -346,5 +364,6 @@ const DashView view_history = {
     .on_key = on_key,
     .enter = reload,
     .run_ended = reload,
+    .tick = tick,
     .on_prompt = on_prompt,
 };

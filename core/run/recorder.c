@@ -252,7 +252,7 @@ static void *record_main(void *arg)
         snprintf(journal, sizeof journal, "%.1000s/unrecorded-rows.tsv", trainer_run_dir(r->t));
         runstore_set_journal(st, journal, 0);
     }
-    int ended = 0, final_rc = LM_OK;
+    int ended = 0, final_rc = LM_OK, gone = 0;
     char final_err[LM_ERR_LEN] = "";
     r->next_beat = mono_now() + RECORDER_BEAT_EVERY;
     while (!ended) {
@@ -265,8 +265,12 @@ static void *record_main(void *arg)
         }
         ended = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
         int rc = st ? record(st, r->run_id, &ev, err) : LM_OK;
+        if (rc && !gone && runstore_gone(st)) {   /* moved, deleted, damaged: stop */
+            gone = 1;
+            trainer_stop(r->t);
+        }
         /* a final status must reach the store: retry for a while before giving up */
-        for (int i = 0; ended && st && rc && i < 40; i++) {
+        for (int i = 0; ended && st && rc && !gone && i < 40; i++) {
             usleep(250000);
             rc = runstore_flush(st, err) ? LM_EDB : record(st, r->run_id, &ev, err);
         }
@@ -277,8 +281,10 @@ static void *record_main(void *arg)
         pthread_mutex_lock(&r->mu);
         apply(r, &r->snap, &ev);
         if (rc) {
-            char msg[LM_ERR_LEN + 64];
-            snprintf(msg, sizeof msg, "run store: %s (rows kept in memory, retrying)", err);
+            char msg[LM_ERR_LEN];
+            snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows are "
+                     "kept in its journal" : "run store: %.400s (rows kept in memory, retrying)",
+                     err);
             set_message(&r->snap, msg);
         }
         r->snap.pending_rows = st ? runstore_pending(st) : 0;
@@ -301,7 +307,7 @@ static void *record_main(void *arg)
     if (r->snap.unrecorded)
         snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
                  "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
-                 "(%.120s)%s%.200s%s", left, left == 1 ? "" : "s",
+                 "(%.250s)%s%.200s%s", left, left == 1 ? "" : "s",
                  final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
                  r->db_path[0] ? r->db_path : "(default)",
                  final_err[0] ? final_err : err[0] ? err : "unknown reason",

@@ -94,9 +94,10 @@ int runstore_db_fail(const RunStore *s, int rc, const char *what, char *err)
                        s->path, what);
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
-        return err_set(err, LM_EFORMAT, "%s is not an lmlab run store or is damaged (%s);"
-                       " move it aside (lmlab then starts a new one) or restore a backup",
-                       s->path, msg);
+        return err_set(err, LM_EFORMAT, "%s is not an lmlab run store or is damaged (%s):"
+                       " recover a damaged store with `sqlite3 %s .recover | sqlite3"
+                       " recovered.db`, restore a backup, or move it aside (lmlab then starts"
+                       " a new one)", s->path, msg, s->path);
     case SQLITE_CANTOPEN:
         return err_set(err, LM_EIO, "%s: cannot open it or create its -wal/-shm files next"
                        " to it (%s); is the file or its directory read-only?", s->path, msg);
@@ -133,27 +134,35 @@ static int read_version(RunStore *s, int *version, char *err)
     return status;
 }
 
-static int store_setup(RunStore *s, char *err)
+/* Identity, recognition and integrity first: nothing here writes, so a file lmlab has
+ * not recognised as its own store (or a damaged one) is refused as it was found. */
+static int store_check(RunStore *s, char *err)
 {
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, 5000);
-    int version = 0, status = read_version(s, &version, err);
+    int version = 0, is_new = 0, status = runstore_identify(s, err);
+    if (!status) status = read_version(s, &version, err);
+    if (!status) status = runstore_recognise(s, version, &is_new, err);
+    if (!status && !is_new) status = runstore_quick_check(s, 0, err);
     if (status) return status;
-    if (version > RUNSTORE_SCHEMA_VERSION)
-        return err_set(err, LM_EFORMAT, "%s was created by a newer lmlab (schema version %d;"
-                       " this build knows up to %d): use a newer lmlab or another LMLAB_DB",
-                       s->path, version, RUNSTORE_SCHEMA_VERSION);
     if (sqlite3_db_readonly(s->db, "main") == 1)
         return err_set(err, LM_EIO, "%s is read-only: lmlab writes to its run store; fix"
                        " its permissions or point LMLAB_DB at another file", s->path);
-    status = exec_sql(s, "PRAGMA journal_mode=WAL", "enabling WAL", err);
+    return LM_OK;
+}
+
+/* After the schema: WAL mode (a new store is created in one rollback-journal transaction
+ * first, so its file never holds a header without the schema). */
+static int store_setup(RunStore *s, char *err)
+{
+    int status = exec_sql(s, "PRAGMA journal_mode=WAL", "enabling WAL", err);
     if (!status)
         status = exec_sql(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
                           "setting pragmas", err);
     return status;
 }
 
-static int count_tables(RunStore *s, int *n, char *err)
+int runstore_table_count(RunStore *s, int *n, char *err)
 {
     sqlite3_stmt *st;
     int status = prep(s, "SELECT count(*) FROM sqlite_master WHERE type='table'", &st, err);
@@ -209,7 +218,7 @@ static int store_migrate(RunStore *s, char *err)
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "creating the schema", err))) return status;
     status = read_version(s, &version, err);   /* another process may have done it */
     if (!status && version == 0) {
-        status = count_tables(s, &n_tables, err);
+        status = runstore_table_count(s, &n_tables, err);
         if (!status && n_tables > 0)
             status = err_set(err, LM_EFORMAT, "%s is an SQLite database but not an lmlab"
                              " run store; choose another file (LMLAB_DB)", s->path);
@@ -236,7 +245,7 @@ int runstore_run_alive(const RunStore *s, long id, long pid)
 {
     if (pid == (long)getpid())
         return 1;
-    int held = runlock_held(s->path, id, NULL);
+    int held = runlock_held(s->real_path, id, NULL);
     return held >= 0 ? held : pid_alive(pid);
 }
 
@@ -313,6 +322,7 @@ static void store_free(RunStore *s)
     free(s->steps);
     free(s->evals);
     free(s->path);
+    free(s->real_path);
     free(s);
 }
 
@@ -332,15 +342,20 @@ int runstore_open(const char *path, RunStore **out, char *err)
     s->max_pending = 100000;
     s->last_flush = now_mono();
     if (gethostname(s->host, sizeof s->host - 1)) strcpy(s->host, "localhost");
+    int status = runstore_check_orphan(path, err);
+    if (status) {
+        store_free(s);
+        return status;
+    }
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                              SQLITE_OPEN_NOMUTEX, NULL);
-    int status = LM_OK;
     if (rc != SQLITE_OK)
         status = err_set(err, LM_EIO, "cannot open run store %s: %s (does its directory"
                          " exist and is it writable?)", path,
                          s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-    if (!status) status = store_setup(s, err);
+    if (!status) status = store_check(s, err);
     if (!status) status = store_migrate(s, err);
+    if (!status) status = store_setup(s, err);
     if (!status) status = store_read_id(s, err);
     if (!status) status = store_repair(s, err);
     if (!status) status = store_prepare(s, err);

@@ -96,6 +96,13 @@ int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, ch
  * locked, LM_ENOSPC disk full, LM_EIO, ...). */
 int runstore_flush(RunStore *s, char *err);
 
+/* 1 once the store's file was moved, deleted or replaced while this handle had it open
+ * (checked at every flush and write: its device and inode against the path's), or was
+ * found damaged: from then on the handle writes nothing more (rows go to the journal when
+ * one is set; what it committed before reaches the file it opened, wherever that now is,
+ * when it closes); the writer depending on it should stop. */
+int runstore_gone(RunStore *s);
+
 /* Rows (steps + evaluations) buffered and not yet written. */
 long runstore_pending(const RunStore *s);
 
@@ -105,16 +112,14 @@ long runstore_pending(const RunStore *s);
  * committed. An existing journal at path (a previous process's) lands at the next flush.
  * runstore_close spills what it could not flush. path NULL or "" = no journal. */
 int runstore_set_journal(RunStore *s, const char *path, long max_pending);
-/* Rows waiting in the journal, and its path ("" when none is set). */
+/* Rows waiting in the journal. */
 long runstore_journal_rows(const RunStore *s);
-const char *runstore_journal_path(const RunStore *s);
 
 /* Replaces a run's tags (comma or space separated; stored comma separated), adds one tag
- * (no-op if present), removes one tag, or sets its free-text note. A tag is non-empty
+ * (no-op if present), or sets its free-text note. A tag is non-empty
  * and contains no comma or whitespace (LM_EARG otherwise). */
 int runstore_set_tags(RunStore *s, long id, const char *tags, char *err);
 int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
-int runstore_remove_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_set_note(RunStore *s, long id, const char *note, char *err);
 /* Where a run's checkpoints live (named after its id, so set after creation). */
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
@@ -197,8 +202,8 @@ typedef struct {
 
 /* One metric of a run in step order. metric: loss | lr | grad_norm | tokens_per_s |
  * elapsed | tokens | epoch | val_loss | val_ppl | val_bpc | test_loss | test_ppl |
- * test_bpc | gate:<layer>:<level> (the gate mean). Buffered rows of this store are
- * flushed first (if that fails they stay pending). *pts is malloc'd (free()); may be
+ * test_bpc | gate:<layer>:<level> (the gate mean). Committed rows only: a read never
+ * flushes (the handle's own buffered rows land at its writer's next runstore_flush). *pts is malloc'd (free()); may be
  * NULL when *n = 0. LM_EARG for an unknown metric or run. */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err);
@@ -258,9 +263,15 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
  * younger than RUNSTORE_STALE_SECONDS. 0 otherwise (ended, or its process is gone). */
 int runstore_run_live(const RunStore *s, const RunRow *r);
 
+/* 1 when another connection (another process, or another handle of this one) committed
+ * to the store since this handle's previous call (the first call: 1), 0 otherwise: SQLite's
+ * data_version, one cheap statement, so a view can poll it on every tick and reload only
+ * when runs were added, removed or updated elsewhere. Never writes. */
+int runstore_changed(RunStore *s);
+
 /* The newest logged step of a run into *m, and how many steps are logged (*n_steps; 0
- * with *m zeroed when none). Buffered rows of this store are flushed first.
- * LM_EARG "no run N". */
+ * with *m zeroed when none), from committed rows. LM_EARG "no run N"; LM_EIO when the
+ * store's file left its path (runstore_gone), so a follower says so. */
 int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char *err);
 
 /* The gate statistics of every (layer, level) at a run's last recorded step <= step
@@ -278,8 +289,8 @@ int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err);
 
-/* Sets a sweep's status (running|paused|finished|stopped|failed); terminal statuses set
- * `ended`. LM_EARG for an unknown sweep or status. */
+/* Sets a sweep's status (running|paused|finished|stopped|failed|interrupted: ended with
+ * a trial whose worker was killed, resumable); terminal statuses set `ended`. LM_EARG for an unknown sweep or status. */
 int runstore_sweep_set_status(RunStore *s, long sweep, const char *status, char *err);
 
 /* Inserts or replaces trial `trial` of a sweep. run_id 0 = no run yet. */

@@ -259,7 +259,6 @@ int runstore_export_stream(RunStore *s, const long *ids, int n, const char *form
 {
     int json, status = export_check(format, n, &json, err);
     if (status) return status;
-    if (runstore_pending(s)) runstore_flush(s, NULL);
     RunRow *rows = calloc((size_t)n, sizeof *rows);
     Cfg *cfgs = calloc((size_t)n, sizeof *cfgs);
     if (!rows || !cfgs) {

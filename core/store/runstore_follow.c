@@ -16,13 +16,25 @@ int runstore_run_live(const RunStore *s, const RunRow *r)
     return r->pid > 0 && runstore_run_alive(s, r->id, r->pid);
 }
 
+int runstore_changed(RunStore *s)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "PRAGMA data_version", &st, NULL)) return 0;
+    sqlite3_int64 v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0)
+                                                     : s->data_version;
+    sqlite3_finalize(st);
+    int changed = v != s->data_version;
+    s->data_version = v;
+    return changed;
+}
+
 int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char *err)
 {
     memset(m, 0, sizeof *m);
     *n_steps = 0;
-    int status = runstore_check_run(s, run, err);
+    int status = runstore_check_present(s, err);   /* a followed store that vanished */
+    if (!status) status = runstore_check_run(s, run, err);
     if (status) return status;
-    if (runstore_pending(s) && (status = runstore_flush(s, err))) return status;
     sqlite3_stmt *st;
     status = prep(s, "SELECT step, epoch, tokens, loss, lr, grad_norm, tokens_per_s, elapsed,"
                   " (SELECT count(*) FROM metrics WHERE run_id=?1) FROM metrics"

@@ -34,7 +34,6 @@ int runstore_set_journal(RunStore *s, const char *path, long max_pending)
 }
 
 long runstore_journal_rows(const RunStore *s) { return s->journal_rows; }
-const char *runstore_journal_path(const RunStore *s) { return s->journal; }
 
 int runstore_journal_spill(RunStore *s, char *err)
 {

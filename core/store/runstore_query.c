@@ -1,7 +1,8 @@
 /* runstore_query.c — reading the run store: one run, filtered and sorted lists of runs
  * (the filter itself is parsed in runstore_filter.c), metric series, a text comparison of
- * runs, samples, gate history and checkpoints, and freeing what these return. Every read
- * first flushes buffered rows where they matter. Not writing (runstore_write.c), not
+ * runs, samples, gate history and checkpoints, and freeing what these return. Reads never
+ * write: they see the committed rows (a handle's own buffered rows are flushed by its
+ * writer, runstore_flush, on the writer's schedule). Not writing (runstore_write.c), not
  * exporting files (runstore_export.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
@@ -223,7 +224,6 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
         return err_set(err, LM_EARG, "unknown metric '%s' (loss, lr, grad_norm, tokens_per_s,"
                        " elapsed, tokens, epoch, val_loss, val_ppl, val_bpc, test_loss,"
                        " test_ppl, test_bpc, gate:<layer>:<level>)", metric ? metric : "");
-    if (runstore_pending(s)) runstore_flush(s, NULL);   /* failure: rows stay pending */
     sqlite3_stmt *st;
     int status = prep(s, sql, &st, err);
     if (status) return status;
@@ -367,7 +367,6 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
 {
     *text = NULL;
     if (n < 1) return err_set(err, LM_EARG, "compare needs at least one run");
-    if (runstore_pending(s)) runstore_flush(s, NULL);   /* failure: rows stay pending */
     RunRow *rows = calloc((size_t)n, sizeof *rows);
     Cfg *cfgs = calloc((size_t)n, sizeof *cfgs);
     char (*cells)[64] = calloc((size_t)n, sizeof *cells);

@@ -13,7 +13,7 @@
 /* ---- sweeps ------------------------------------------------------------------------------ */
 
 static const char *SWEEP_STATUSES[] = {"running", "paused", "finished", "stopped", "failed",
-                                       NULL};
+                                       "interrupted", NULL};
 
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err)
@@ -38,7 +38,7 @@ int runstore_sweep_set_status(RunStore *s, long sweep, const char *status_text, 
         if (!strcmp(status_text, SWEEP_STATUSES[i])) k = i;
     if (k < 0)
         return err_set(err, LM_EARG, "unknown sweep status '%s' (running, paused, finished,"
-                       " stopped, failed)", status_text ? status_text : "");
+                       " stopped, failed, interrupted)", status_text ? status_text : "");
     sqlite3_stmt *st;
     int changes = 0, status = prep(s, "UPDATE sweeps SET status=?, ended=? WHERE id=?", &st,
                                    err);

@@ -105,7 +105,8 @@ int runstore_flush(RunStore *s, char *err)
         s->last_flush = now_mono();
         return LM_OK;
     }
-    int status = exec_sql(s, "BEGIN IMMEDIATE", "flushing metrics", err);
+    int status = runstore_check_present(s, err);
+    if (!status) status = exec_sql(s, "BEGIN IMMEDIATE", "flushing metrics", err);
     if (status) return status;   /* rows stay buffered */
     status = runstore_journal_insert(s, err);   /* older rows first */
     if (!status) status = flush_steps(s, err);
@@ -113,6 +114,7 @@ int runstore_flush(RunStore *s, char *err)
     if (!status) status = flush_runs(s, err);
     if (!status) status = tx_commit(s, "flushing metrics", err);
     else tx_rollback(s);
+    if (status == LM_EFORMAT) s->damaged = 1;   /* SQLITE_CORRUPT: stop writing */
     if (status) return status;
     runstore_journal_landed(s);
     s->n_steps = s->n_evals = 0;
@@ -211,7 +213,7 @@ static void drop_pending(RunStore *s, long run)
 /* ---- runs ----------------------------------------------------------------------------- */
 
 /* Splits tags on commas/whitespace, drops empties and duplicates, joins with commas. */
-static int tags_normalize(const char *in, const char *add, const char *remove, char *out,
+static int tags_normalize(const char *in, const char *add, char *out,
                           size_t cap, char *err)
 {
     char buf[1024];
@@ -222,7 +224,6 @@ static int tags_normalize(const char *in, const char *add, const char *remove, c
     out[0] = 0;
     for (char *save = NULL, *t = strtok_r(buf, ", \t\r\n", &save); t;
          t = strtok_r(NULL, ", \t\r\n", &save)) {
-        if (remove && !strcmp(t, remove)) continue;
         size_t len = strlen(t);
         char probe[300];
         snprintf(probe, sizeof probe, ",%s,", t);
@@ -239,7 +240,9 @@ static int tags_normalize(const char *in, const char *add, const char *remove, c
 int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
 {
     char tags[256];
-    int status = tags_normalize(in->tags, NULL, NULL, tags, sizeof tags, err);
+    int status = runstore_check_present(s, err);
+    if (!status) status = runstore_quick_check(s, 1, err);   /* a stream of rows follows */
+    if (!status) status = tags_normalize(in->tags, NULL, tags, sizeof tags, err);
     sqlite3_stmt *st;
     /* the id: one past the highest ever handed out (store_meta), never a deleted run's */
     if (status || (status = prep(s, "INSERT INTO runs(id, name, created, started, status,"
@@ -269,7 +272,7 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     bind_str(st, 16, s->host);
     status = write_stmt(s, st, "creating a run", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
-    if (!status) status = runlock_acquire(s->path, *id, err);  /* held while it trains */
+    if (!status) status = runlock_acquire(s->real_path, *id, err);  /* held while it trains */
     return status;
 }
 
@@ -280,7 +283,8 @@ int runstore_run_set_status(RunStore *s, long id, const char *status_text,
     if (k < 0)
         return err_set(err, LM_EARG, "unknown run status '%s' (running, paused, finished,"
                        " stopped, diverged, interrupted, failed)", status_text ? status_text : "");
-    int status = runstore_flush(s, err), changes = 0;
+    int status = runstore_check_present(s, err), changes = 0;
+    if (!status) status = runstore_flush(s, err);
     sqlite3_stmt *st;
     if (status || (status = prep(s, "UPDATE runs SET status=?1, reason=?2, ended=?3,"
                                  " heartbeat=?4 WHERE id=?5", &st, err)))
@@ -293,7 +297,7 @@ int runstore_run_set_status(RunStore *s, long id, const char *status_text,
     sqlite3_bind_int64(st, 5, id);
     status = write_stmt(s, st, "setting the run status", &changes, err);
     if (!status && changes == 0) status = err_set(err, LM_EARG, "no run %ld", id);
-    if (!status && k >= 2) runlock_release(s->path, id);   /* terminal: no longer trained */
+    if (!status && k >= 2) runlock_release(s->real_path, id);   /* terminal: no longer trained */
     return status;
 }
 
@@ -335,8 +339,10 @@ static int check_not_live(RunStore *s, long id, const char *action, char *err)
 
 int runstore_run_claim(RunStore *s, long id, char *err)
 {
-    int status = check_not_live(s, id, "resume", err);
-    if (!status) status = runlock_acquire(s->path, id, err);
+    int status = runstore_check_present(s, err);
+    if (!status) status = runstore_quick_check(s, 1, err);
+    if (!status) status = check_not_live(s, id, "resume", err);
+    if (!status) status = runlock_acquire(s->real_path, id, err);
     sqlite3_stmt *st;
     if (status || (status = prep(s, "UPDATE runs SET status='running', reason=NULL,"
                                  " ended=NULL, pid=?1, host=?2, heartbeat=?3 WHERE id=?4",
@@ -352,7 +358,8 @@ int runstore_run_claim(RunStore *s, long id, char *err)
 int runstore_log_gates(RunStore *s, long run, const GateStat *g, int n, char *err)
 {
     sqlite3_stmt *st;
-    int status = runstore_check_run(s, run, err);
+    int status = runstore_check_present(s, err);
+    if (!status) status = runstore_check_run(s, run, err);
     if (status || (status = prep(s, "INSERT OR REPLACE INTO gates(run_id, step, layer, level,"
                                  " mean, std, hist) VALUES(?,?,?,?,?,?,?)", &st, err)))
         return status;
@@ -386,7 +393,8 @@ int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
                         const char *settings, const char *text, char *err)
 {
     sqlite3_stmt *st;
-    int status = runstore_check_run(s, run, err);
+    int status = runstore_check_present(s, err);
+    if (!status) status = runstore_check_run(s, run, err);
     if (status || (status = prep(s, "INSERT INTO samples(run_id, step, prompt, settings, text,"
                                  " created) VALUES(?,?,?,?,?,?)", &st, err)))
         return status;
@@ -402,7 +410,8 @@ int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
 int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, char *err)
 {
     sqlite3_stmt *st;
-    int status = runstore_check_run(s, run, err);
+    int status = runstore_check_present(s, err);
+    if (!status) status = runstore_check_run(s, run, err);
     if (status || (status = exec_sql(s, "BEGIN IMMEDIATE", "recording a checkpoint", err)))
         return status;
     if (c->is_best && !(status = prep(s, "UPDATE checkpoints SET is_best=0 WHERE run_id=?",
@@ -426,7 +435,7 @@ int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, ch
 
 /* Rewrites a run's tags inside one write transaction (read-modify-write is atomic). */
 static int tags_update(RunStore *s, long id, const char *replace, const char *add,
-                       const char *remove, char *err)
+                       char *err)
 {
     char tags[256];
     sqlite3_stmt *st;
@@ -436,7 +445,7 @@ static int tags_update(RunStore *s, long id, const char *replace, const char *ad
         sqlite3_bind_int64(st, 1, id);
         rc = sqlite3_step(st);
         if (rc == SQLITE_ROW)
-            status = tags_normalize(replace ? replace : col_str(st, 0), add, remove, tags,
+            status = tags_normalize(replace ? replace : col_str(st, 0), add, tags,
                                     sizeof tags, err);
         else
             status = rc == SQLITE_DONE ? err_set(err, LM_EARG, "no run %ld", id)
@@ -464,19 +473,13 @@ static int check_tag(const char *tag, char *err)
 
 int runstore_set_tags(RunStore *s, long id, const char *tags, char *err)
 {
-    return tags_update(s, id, tags ? tags : "", NULL, NULL, err);
+    return tags_update(s, id, tags ? tags : "", NULL, err);
 }
 
 int runstore_add_tag(RunStore *s, long id, const char *tag, char *err)
 {
     int status = check_tag(tag, err);
-    return status ? status : tags_update(s, id, NULL, tag, NULL, err);
-}
-
-int runstore_remove_tag(RunStore *s, long id, const char *tag, char *err)
-{
-    int status = check_tag(tag, err);
-    return status ? status : tags_update(s, id, NULL, NULL, tag, err);
+    return status ? status : tags_update(s, id, NULL, tag, err);
 }
 
 int runstore_set_note(RunStore *s, long id, const char *note, char *err)

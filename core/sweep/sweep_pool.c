@@ -96,9 +96,16 @@ static void drop_launcher_env(void)
 }
 
 /* In the child: quiet (the parent may be drawing the dashboard), ended with its parent
- * (SIGTERM: the trial keeps its checkpoint and stays pending), then lmlab. */
+ * (SIGTERM: the trial keeps its checkpoint and stays pending), then lmlab. SIGTERM stays
+ * blocked (pending across exec) until the worker command watches for it
+ * (sweep_pool_worker_ready), so a stop that comes while lmlab starts is not lost: before,
+ * the session cleared it and the trial trained to its end, recorded done. */
 static void exec_worker(const char *exe, const char *db, const char *line)
 {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, NULL);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1)
         _exit(3);
@@ -226,6 +233,14 @@ void sweep_pool_destroy(SweepPool *p)
     free(p);
 }
 
+void sweep_pool_worker_ready(void)
+{
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+}
+
 /* ---- a worker rank ------------------------------------------------------------------- */
 
 /* Trains the trial m names alone (dist_solo), relaying rank 0's pause, resume and stop.
@@ -234,8 +249,8 @@ static int train_trial(const PoolMsg *m)
 {
     char err[LM_ERR_LEN] = "";
     dist_solo(1);
-    SweepRunner *r = sweep_runner_open_worker(m->sweep_id, m->db, m->trial, m->stop_at,
-                                              m->threads, err);
+    SweepWorkerJob job = {.trial = m->trial, .stop_at = m->stop_at, .threads = m->threads};
+    SweepRunner *r = sweep_runner_open(m->sweep_id, m->db, &job, err);
     int rc = r ? sweep_runner_start(r, err) : LM_EARG;
     while (!rc && !sweep_runner_done(r)) {
         PoolMsg c;

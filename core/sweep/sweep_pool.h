@@ -2,7 +2,7 @@
  * and, under `mpirun -np N` with parallel=ranks, the job's ranks 1..N-1 (rank 0's own
  * share is one local process). A local worker is this lmlab binary run as `lmlab --db DB -c "sweep worker=ID
  * trial=K stop_at=N threads=T"`: it trains that one trial of the stored sweep exactly as
- * the one-by-one runner would (sweep_runner_open_worker), writing its run into the shared
+ * the one-by-one runner would (sweep_runner_open with a job), writing its run into the shared
  * store (SQLite in WAL mode takes several writer processes), and exits.
  * Why processes and not threads: a trial is a whole trainer (model, data, BLAS threads,
  * recorder, its own store connection); processes keep them apart with nothing shared but
@@ -45,6 +45,11 @@ void sweep_pool_signal(SweepPool *p, int sig);
 /* Ends every live worker (SIGCONT then SIGTERM), waits for them, sends the worker ranks
  * back to serving data-parallel runs, frees. NULL: no-op. */
 void sweep_pool_destroy(SweepPool *p);
+
+/* In a local worker process, once it watches for SIGTERM (the session's interrupt flag):
+ * unblocks SIGTERM, which the pool keeps blocked from fork on, so a stop sent while the
+ * worker started is delivered now instead of being lost. */
+void sweep_pool_worker_ready(void);
 
 /* Ranks 1..N-1: the service (trainer_dist_set_service) that trains the trials rank 0's
  * pool hands out until it sends QUIT. LM_OK, LM_EIO when MPI failed. */

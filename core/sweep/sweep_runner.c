@@ -253,8 +253,42 @@ static int reload_trial(SweepRunner *r, int i, char *err)
     return rc;
 }
 
-/* A worker ended: read its trial back (pending at a halving rung, or settled). One that
- * exited with an error without settling its trial (the sweep not being stopped) failed. */
+/* A trial whose worker was killed (kill -9, the OOM killer): interrupted, its run too,
+ * so `sweep resume` continues it from its newest checkpoint; the sweep goes on. */
+static int interrupt_trial(SweepRunner *r, int i, int sig, char *err)
+{
+    char why[200];
+    snprintf(why, sizeof why, "its worker process was killed by signal %d; `sweep resume %ld`"
+             " continues it from its newest checkpoint", sig, r->id);
+    char msg[LM_ERR_LEN];
+    snprintf(msg, sizeof msg, "trial %d: %s", r->trials[i].k, why);
+    set_message(r, msg);
+    RunRow row;
+    if (r->ts[i].run_id && runstore_get(r->st, r->ts[i].run_id, &row, err) == LM_OK) {
+        int open_run = !strcmp(row.status, "running") || !strcmp(row.status, "paused");
+        runstore_row_free(&row);
+        if (open_run && runstore_run_set_status(r->st, r->ts[i].run_id, "interrupted", why, err))
+            return LM_EDB;
+    }
+    return set_trial(r, i, "interrupted", err);
+}
+
+/* 1 when a trial was interrupted (halving then stops before deciding a rung), or with
+ * unsettled, when any trial has not settled (the sweep then ends resumable, not finished:
+ * a worker stopped by its own SIGTERM leaves its trial pending). */
+static int any_left(SweepRunner *r, int unsettled)
+{
+    int any = 0;
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; i < r->n && !any; i++)
+        any = unsettled ? !is_settled(r->ts[i].status) : !strcmp(r->ts[i].status, "interrupted");
+    pthread_mutex_unlock(&r->mu);
+    return any;
+}
+
+/* A worker ended: read its trial back (pending at a halving rung, or settled). One killed
+ * by a signal is interrupted; one that exited with an error without settling its trial
+ * (the sweep not being stopped) failed. */
 static int worker_ended(SweepRunner *r, int k, int code, int stopping, char *err)
 {
     int i = k - 1, rc = reload_trial(r, i, err);
@@ -262,6 +296,8 @@ static int worker_ended(SweepRunner *r, int k, int code, int stopping, char *err
         return rc;
     if (is_settled(r->ts[i].status) || stopping || code == 0)
         return LM_OK;
+    if (code > 128)
+        return interrupt_trial(r, i, code - 128, err);
     char why[128];
     snprintf(why, sizeof why, "its worker process ended with status %d before the trial "
              "settled", code);
@@ -433,7 +469,7 @@ static int run_halving(SweepRunner *r, char *err)
     int *alive = malloc((size_t)r->n * 2 * sizeof *alive), rc = LM_OK;
     if (!metric || !alive)
         rc = err_set(err, LM_ENOMEM, "out of memory");
-    for (int ri = 0; !rc && ri < r->n_rungs; ri++)
+    for (int ri = 0; !rc && ri < r->n_rungs && !any_left(r, 0); ri++)
         rc = run_rung(r, ri, metric, alive, alive + r->n, err);
     free(metric);
     free(alive);
@@ -490,8 +526,9 @@ static void *runner_main(void *arg)
     pthread_mutex_lock(&r->mu);
     r->rc = rc;
     pthread_mutex_unlock(&r->mu);
-    if (!r->only)
-        set_sweep_status(r, rc == LM_ECANCEL ? "stopped" : rc ? "failed" : "finished");
+    if (!r->only)   /* a killed worker's trial left: resumable, not finished */
+        set_sweep_status(r, rc == LM_ECANCEL ? "stopped" : rc ? "failed"
+                            : any_left(r, 1) ? "interrupted" : "finished");
     sweep_pool_destroy(r->pool); /* none left but after a store failure: those end now */
     r->pool = NULL;
     runstore_close(r->st);
@@ -630,7 +667,8 @@ static int load_trials(SweepRunner *r, RunStore *st, int only, char *err)
     return rc;
 }
 
-SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err)
+SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWorkerJob *job,
+                               char *err)
 {
     RunStore *st;
     if (runstore_open(db_path, &st, err))
@@ -639,16 +677,19 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err)
     SweepSpec sp;
     SweepRunner *r = NULL;
     int rc = runstore_sweep_get(st, sweep_id, &row, err);
-    if (!rc && !strcmp(row.status, "finished"))
+    if (!rc && !job && !strcmp(row.status, "finished"))
         rc = err_set(err, LM_ESTATE, "sweep %ld has finished; `sweep show %ld` ranks its trials",
                      sweep_id, sweep_id);
     if (!rc)
         rc = parse_stored_spec(row.spec, &sp, err);
     if (!rc && !(r = runner_alloc(&sp, db_path, err)))
         rc = LM_EARG;
+    if (!rc && job && (job->trial < 1 || job->trial > r->n))
+        rc = err_set(err, LM_EARG, "sweep %ld has trials 1..%d, not %d", sweep_id, r->n,
+                     job->trial);
     if (!rc) {
         name_trials(r, sweep_id);
-        rc = load_trials(r, st, 0, err);
+        rc = load_trials(r, st, job ? job->trial : 0, err);
     }
     free(row.spec);
     runstore_close(st);
@@ -656,38 +697,11 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err)
         sweep_runner_destroy(r);
         return NULL;
     }
-    return r;
-}
-
-SweepRunner *sweep_runner_open_worker(long sweep_id, const char *db_path, int trial,
-                                     long stop_at, int threads, char *err)
-{
-    RunStore *st;
-    if (runstore_open(db_path, &st, err))
-        return NULL;
-    SweepRow row = {0};
-    SweepSpec sp;
-    SweepRunner *r = NULL;
-    int rc = runstore_sweep_get(st, sweep_id, &row, err);
-    if (!rc)
-        rc = parse_stored_spec(row.spec, &sp, err);
-    if (!rc && !(r = runner_alloc(&sp, db_path, err)))
-        rc = LM_EARG;
-    if (!rc && (trial < 1 || trial > r->n))
-        rc = err_set(err, LM_EARG, "sweep %ld has trials 1..%d, not %d", sweep_id, r->n, trial);
-    if (!rc) {
-        name_trials(r, sweep_id);
-        rc = load_trials(r, st, trial, err);
+    if (job) {
+        r->only = job->trial;
+        r->only_stop_at = job->stop_at > 0 ? job->stop_at : 0;
+        r->threads = job->threads > 0 ? job->threads : 0;
     }
-    free(row.spec);
-    runstore_close(st);
-    if (rc) {
-        sweep_runner_destroy(r);
-        return NULL;
-    }
-    r->only = trial;
-    r->only_stop_at = stop_at > 0 ? stop_at : 0;
-    r->threads = threads > 0 ? threads : 0;
     return r;
 }
 

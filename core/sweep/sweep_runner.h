@@ -10,7 +10,8 @@
  * continues a promoted one from its newest checkpoint as the same run.
  *
  * The sweep's state lives in the run store (sweeps.status, sweep_trials: pending,
- * running, done, stopped (early, by halving), failed, diverged), so a stored sweep can be
+ * running, done, stopped (early, by halving), failed, diverged, interrupted (its worker
+ * process was killed; the sweep then ends `interrupted`, resumable)), so a stored sweep can be
  * continued after a quit or a crash (sweep_runner_open): trials done are not run again;
  * a trial that was running (its run now `interrupted` or `stopped`) continues from its
  * newest checkpoint, or restarts as the same run when it has none; halving decisions
@@ -46,21 +47,25 @@ typedef struct {
  * not yet started. NULL with a message on failure (nothing is recorded then). */
 SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, char *err);
 
-/* A stored sweep, to continue: re-reads its spec and base configuration, re-expands the
- * trials and checks them against the stored ones. LM_ESTATE-style refusals (in err,
- * NULL returned): the sweep has finished, or one of its runs is being trained by
- * another live process. */
-SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, char *err);
+/* What a worker of a parallel sweep (sweep_pool.h) trains: trial `trial` (from 1) to
+ * stop_at (0 = its budget) with `threads` threads (0 = its config's). */
+typedef struct {
+    int trial;
+    long stop_at;
+    int threads;
+} SweepWorkerJob;
 
-/* A worker of a parallel sweep (sweep_pool.h): trains trial `trial` (from 1) of the stored
- * sweep to stop_at (0 = its budget) with `threads` threads (0 = its config's), as the
- * one-by-one runner trains a trial (a new run, or its run continued from its newest
- * checkpoint), recording the trial's status; the sweep's own status and the halving
- * decisions stay with the parent. Started, stopped (stop: checkpoint, trial pending) and
- * destroyed like any runner. NULL with a message: no such sweep or trial, or the trial's
- * run is live in another process. */
-SweepRunner *sweep_runner_open_worker(long sweep_id, const char *db_path, int trial,
-                                     long stop_at, int threads, char *err);
+/* A stored sweep, to continue (job NULL): re-reads its spec and base configuration,
+ * re-expands the trials and checks them against the stored ones; trials done are not run
+ * again, interrupted and pending ones are. Or, with a job, a worker of a parallel sweep:
+ * it trains that one trial as the one-by-one runner trains a trial (a new run, or its run
+ * continued from its newest checkpoint), recording the trial's status; the sweep's own
+ * status and the halving decisions stay with the parent. Started, stopped (stop:
+ * checkpoint, trial pending) and destroyed like any runner. NULL with a message: no such
+ * sweep or trial, the sweep has finished (job NULL), or one of its runs is being trained
+ * by another live process. */
+SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWorkerJob *job,
+                               char *err);
 
 /* Once the thread has ended: LM_OK (every trial settled, or a worker's trial settled),
  * LM_ECANCEL (stopped) or the store's failure; LM_ESTATE while it runs. */

@@ -23,7 +23,14 @@ typedef struct { long run; EvalMetric e; } PendingEval;
 
 struct RunStore {
     sqlite3 *db;
-    char *path;
+    char *path;            /* as given (messages) */
+    char *real_path;       /* canonical (realpath): run locks are keyed by it */
+    dev_t dev;             /* the file opened (runstore_check_present) */
+    ino_t ino;
+    int gone;              /* the file left its path while open: no more writes */
+    int damaged;           /* a check or a write found it damaged: no more writes */
+    int checked_whole;     /* the whole file passed quick_check (before the first run) */
+    sqlite3_int64 data_version; /* last PRAGMA data_version seen (runstore_changed) */
     char host[64];
     char store_id[40];     /* store_meta 'store_id' */
     PendingStep *steps;
@@ -146,6 +153,29 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
 int runstore_check_run(RunStore *s, long run, char *err);
 /* Grows the array whose pointer lives at pp to hold need elements. 0 or -1. */
 int runstore_grow(void *pp, long *cap, long need, size_t size);
+
+/* ---- runstore_check.c ---------------------------------------------------------------- */
+
+/* Before SQLite creates a missing store file: LM_ESTATE when PATH-wal is left there (a
+ * store moved or deleted while open committed rows into it; a new store would discard
+ * it). */
+int runstore_check_orphan(const char *path, char *err);
+/* Resolves s->path to the canonical path and the file's device and inode (after SQLite
+ * opened or created it); LM_EARG for a file with several hard links. */
+int runstore_identify(RunStore *s, char *err);
+/* Decides from the schema version and the tables whether the file is an lmlab store
+ * (*is_new: an empty file, to be given the schema), before anything is written to it.
+ * LM_EFORMAT naming what it is otherwise. */
+int runstore_recognise(RunStore *s, int version, int *is_new, char *err);
+/* Tables in the file (runstore.c). */
+int runstore_table_count(RunStore *s, int *n, char *err);
+/* SQLite's quick_check of the whole file (whole), or of the tables every command reads
+ * (runs, sweeps: bounded by the number of runs, not by the rows logged); LM_EFORMAT with
+ * what to do when it fails (and the store marked damaged). */
+int runstore_quick_check(RunStore *s, int whole, char *err);
+/* LM_OK while the opened file is still at its path and not found damaged; LM_EIO (sticky)
+ * once it was moved, deleted or replaced, LM_EFORMAT once damaged. */
+int runstore_check_present(RunStore *s, char *err);
 
 /* ---- runstore_journal.c --------------------------------------------------------------- */
 
