@@ -4,11 +4,13 @@
  * random draws (quantile bins), parallel-coordinate axes (log when > 20x), and the
  * debiased EMA of core/base/smooth.c. */
 #include "check.h"
+#include "err.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_summary(void)
@@ -143,8 +145,55 @@ static void test_smooth(void)
     CHECK(isnan(smooth_ema_last(y + 1, 1, 0.9)), "no finite value");
 }
 
+/* sweep.c's seeds=N: each trial repeated with consecutive training seeds, listed last. */
+static void test_seeds_spec(void)
+{
+    SweepSpec sp;
+    char err[LM_ERR_LEN] = "", text[2048];
+    sweep_spec_init(&sp);
+    CHECK(!sweep_spec_set_pair(&sp, "lr=1e-3,3e-3", err) && !sweep_spec_set_pair(&sp, "seeds=3",
+          err), "spec: %s", err);
+    CHECK(sweep_spec_finish(&sp, NULL, err) == LM_OK && sp.n_trials == 6, "6 trials: %s", err);
+    SweepTrial *t;
+    int n;
+    CHECK(sweep_expand(&sp, &t, &n, err) == LM_OK && n == 6, "expand");
+    long base = sp.base_cfg.seed;
+    CHECK(!strcmp(t[0].params, "lr=1e-3 seed=1337") && t[0].cfg.seed == base, "t1 '%s'",
+          t[0].params);
+    CHECK(t[2].cfg.seed == base + 2 && !strncmp(t[2].params, "lr=1e-3 ", 8), "t3 '%s'",
+          t[2].params);
+    CHECK(t[3].cfg.seed == base && !strncmp(t[3].params, "lr=3e-3 ", 8), "t4 '%s'", t[3].params);
+    const char *p[6];
+    double m[6];
+    for (int i = 0; i < 6; i++) p[i] = t[i].params, m[i] = i < 3 ? 2.0 + i : 1.0 + i;
+    SweepGroup g[4];
+    CHECK(sweep_groups(p, m, 6, g, 4, NULL) == 2 && !strcmp(g[0].key, "lr=1e-3") &&
+          g[0].stat.mean == 3.0 && g[1].stat.mean == 5.0, "groups by mean: %s", g[0].key);
+    free(t);
+    sweep_spec_to_text(&sp, text, sizeof text);
+    CHECK(strstr(text, " seeds=3") != NULL, "round trip keeps seeds: %s", text);
+    SweepSpec back;
+    sweep_spec_init(&back);
+    char *save = NULL;
+    for (char *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        CHECK(!sweep_spec_set_pair(&back, w, err), "%s: %s", w, err);
+    CHECK(back.seeds == 3 && back.n_params == 1, "read back");
+    sweep_spec_init(&sp);
+    CHECK(!sweep_spec_set_pair(&sp, "seeds=2", err) && sweep_spec_finish(&sp, NULL, err) ==
+          LM_OK && sp.n_trials == 2, "seeds alone: 2 trials: %s", err);
+    sweep_spec_init(&sp);
+    sweep_spec_set_pair(&sp, "strategy=halving", err);
+    sweep_spec_set_pair(&sp, "steps=100", err);
+    sweep_spec_set_pair(&sp, "lr=1e-3,3e-3", err);
+    sweep_spec_set_pair(&sp, "seeds=2", err);
+    CHECK(sweep_spec_finish(&sp, NULL, err) == LM_EARG && strstr(err, "halving"),
+          "halving refused: %s", err);
+    CHECK(sweep_spec_set_pair(&sp, "seeds=0", err) == LM_EARG, "seeds=0 refused");
+}
+
 int main(void)
 {
+    test_seeds_spec();
     test_summary();
     test_params();
     test_groups();
