@@ -159,6 +159,7 @@ static void print_columns(Session *s, const Column *c, int n, const char *prompt
             off += (size_t)snprintf(line + off, off < sizeof line ? sizeof line - off : 0, "%s%s",
                                     k ? " │ " : "", piece);
         }
+        while (off > 0 && off < sizeof line && line[off - 1] == ' ') line[--off] = 0;
         if (more) session_printf(s, "%s", line);
     }
 }

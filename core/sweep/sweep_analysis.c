@@ -223,7 +223,8 @@ static double eta_squared(const double *y, const int *level, int n, int n_levels
             if (level[i] == l) s += y[i], c++;
         if (c) ss_between += c * (s / c - mean) * (s / c - mean);
     }
-    return ss_tot > 0 ? ss_between / ss_tot : NAN;
+    if (!(ss_tot > 0)) return NAN;
+    return ss_between > 1e-12 * ss_tot ? ss_between / ss_tot : 0;   /* rounding is not an effect */
 }
 
 /* The importance of one axis over the m trials idx[] with metric y (m). */
