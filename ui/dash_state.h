@@ -52,6 +52,15 @@ typedef struct {
 enum { DASH_CMP_TRAIN, DASH_CMP_VAL, DASH_CMP_GRAD, DASH_CMP_LR, DASH_N_CMP };
 #define DASH_N_SMOOTH 4   /* smoothing: off, 5, 20, 100 points (moving average) */
 
+/* A seed group's band in the history view (dash_groups.c): mean ± std of the compared
+ * metric over all the group's members, on the longest member's steps. */
+typedef struct {
+    char label[96];
+    long run;          /* its first member (the colour) */
+    int members, n;
+    double *x, *mean, *lo, *hi; /* (n) malloc'd */
+} DashBand;
+
 /* The per-token gate view of a prompt. */
 typedef struct {
     char prompt[512];
@@ -83,6 +92,14 @@ typedef struct Dashboard {
     RunRow *runs;
     int n_runs, run_sel, run_scroll, sort;
     char filter[256];
+    /* history view: seed groups as bands, the curve cursor, the kept layout
+       (dash_groups.c, view_history.c) */
+    int hist_band;                        /* 1: the marked runs' groups as mean ± std */
+    DashBand bands[DASH_MAX_MARKED];
+    int n_bands;
+    int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
+    long cursor_run;                      /* the curve nearest the cursor (0 = none) */
+    int hist_restored;                    /* the kept layout was read this session */
     /* tokens view */
     DashTokens tok;
     /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */
