@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "err.h"
+#include "runstore_group.h"
 #include "sample.h"
 
 #include <math.h>
@@ -229,6 +230,10 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
         }
     }
     if (!*rc && !s->json) print_columns(s, c, n, prompt);
+    char last[1024];   /* what the dashboard's samples view shows */
+    snprintf(last, sizeof last, "%s\t%.700s", settings, prompt);
+    if (!*rc && runstore_setting_set(st, "samples.last", last, err))
+        session_printf(s, "warning: %s", err);
     for (int k = 0; k < n; k++) free(c[k].text);
     return 1;
 }

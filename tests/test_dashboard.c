@@ -560,7 +560,7 @@ static void test_key_rules(void)
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
     int sweep = views_find("sweep");
-    CHECK(views_count() == 4 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+    CHECK(views_count() == 5 && views_find("samples") == 4 && views_find("training") == 0 && hist == 1 && tok == 2 &&
           sweep == 3 && views_find("nope") == -1, "the view table");
     CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(5)), &arg) == DA_PAUSE,

@@ -37,6 +37,8 @@ void dash_state_free(Dashboard *d)
     free(d->tok.gates);
     free(d->scratch);
     free(d->mark_rows);
+    for (int i = 0; i < d->n_sp; i++)   /* samples view */
+        free(d->sp_text[i]);
     for (int i = 0; i < d->n_bands; i++)   /* history view's seed-group bands */
         free(d->bands[i].x), free(d->bands[i].mean), free(d->bands[i].lo), free(d->bands[i].hi);
     memset(d, 0, sizeof *d);

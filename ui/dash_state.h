@@ -108,6 +108,14 @@ typedef struct Dashboard {
     SweepTrialRow *sw_trials;             /* (n_sw_trials) malloc'd */
     int n_sw_trials, sw_sel, sw_scroll, sw_param; /* sw_param: the swept key on the x axis */
     double sw_next;                       /* reload then (monotonic seconds) */
+    /* samples view: the newest `sample runs=...` side by side (view_samples.c) */
+#define DASH_MAX_SAMPLE_RUNS 9
+    long sp_run[DASH_MAX_SAMPLE_RUNS];
+    char sp_name[DASH_MAX_SAMPLE_RUNS][64];
+    char *sp_text[DASH_MAX_SAMPLE_RUNS];  /* malloc'd, NULL when not recorded */
+    int n_sp;
+    char sp_key[1024], sp_settings[256], sp_prompt[512];
+    double sp_next;
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;

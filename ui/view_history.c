@@ -445,11 +445,11 @@ static const DashViewKey KEYS[] = {
     {'=', "=", K_SORT, "history: sort order"},
     {'#', "#", K_METRIC, "history: curve metric"},
     {'~', "~", K_SMOOTH, "history: smoothing"},
-    {'%', "%", K_BAND, "history: group bands"},
-    {'[', "[", K_CUR_LEFT, "history: curve cursor"},
-    {']', "]", K_CUR_RIGHT, "history: curve cursor"},
-    {'{', "{", K_CUR_UP, "history: curve cursor"},
-    {'}', "}", K_CUR_DOWN, "history: curve cursor"},
+    {'%', "%", K_BAND, "history: bands, cursor"},
+    {'[', "[", K_CUR_LEFT, "history: bands, cursor"},
+    {']', "]", K_CUR_RIGHT, "history: bands, cursor"},
+    {'{', "{", K_CUR_UP, "history: bands, cursor"},
+    {'}', "}", K_CUR_DOWN, "history: bands, cursor"},
 };
 
 const DashView view_history = {

@@ -8,7 +8,8 @@
     X(train)               \
     X(history)             \
     X(tokens)              \
-    X(sweep)
+    X(sweep)               \
+    X(samples)
 
 #define DECLARE(name) extern const DashView view_##name;
 #define ENTRY(name) &view_##name,
