@@ -292,15 +292,18 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
     *handled = 1;
     char saved[1024] = "", err[LM_ERR_LEN];
     int found = 0;
-    if (columns && !strcmp(columns, "default")) {
+    int reset = columns && !strcmp(columns, "default");
+    if (reset) {   /* forget the kept layout: runs' own table again */
         if (runstore_setting_set(st, RT_SETTING, NULL, err))
             return session_error(s, LM_EDB, "%s", err);
-        columns = "id,name,model,status,steps,best_val,final_val,params,created,tags";
-    } else if (columns) {
+        columns = NULL;
+    }
+    if (columns) {
         if (parse_columns(s, columns, &t)) return LM_EARG;
         if (runstore_setting_set(st, RT_SETTING, columns, err))
             return session_error(s, LM_EDB, "%s", err);
-    } else if (!runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found) {
+    } else if (!reset &&
+               !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found) {
         columns = saved;
     } else if (!sort && !group_by) {
         *handled = 0;   /* nothing to shape: cmd_runs prints its own table */
