@@ -43,6 +43,9 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
                           int limit, int *handled);
 /* 1 when sort is NULL or one of runstore_list's orders. */
 int cmd_runs_table_builtin_sort(const char *sort);
+/* 1 when col names a run field (id name model status steps best_val final_val best_ppl
+ * params created tags group final_smooth data sweep); other columns are settings. */
+int cmd_runs_table_known(const char *col);
 
 /* `sample runs=A,B,C ...`: the same prompt, seed and temperature through each run's
  * checkpoint, side by side (cmd_sample_runs.c). 1 with *rc set when argv has runs=. */

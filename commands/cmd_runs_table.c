@@ -113,6 +113,16 @@ static double final_smooth(RunStore *st, long id)
     return v;
 }
 
+/* 1 when col is a run field or a setting of at least one of the runs (none listed: any). */
+static int column_exists(const char *col, const RunRow *runs, int n)
+{
+    if (cmd_runs_table_known(col) || n == 0) return 1;
+    char v[64];
+    for (int i = 0; i < n; i++)
+        if (config_value(runs[i].config, col, v, sizeof v)) return 1;
+    return 0;
+}
+
 static int desc_;   /* qsort has no context argument: the sort's direction */
 
 /* Numbers before text, missing values last; ties by id descending (newest first). */
@@ -315,6 +325,14 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
     if (cmd_runs_table_builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
     int desc = sort && sort[0] == '-';
     const char *sort_key = sort ? sort + desc : NULL;
+    if (sort_key && !column_exists(sort_key, runs, n))
+        return session_error(s, LM_EARG, "sort=%s: no such column (best, recent, model, name, "
+                             "a run field: id status steps best_val final_val final_smooth "
+                             "params created group ..., or a setting such as lr; '-' before "
+                             "it sorts descending)", sort);
+    if (group_by && !column_exists(group_by, runs, n))
+        return session_error(s, LM_EARG, "group_by=%s: no such column (group, model, "
+                             "status, or a setting such as lr)", group_by);
     table_needs(&t, sort_key, group_by);
     Row *rows = malloc((size_t)(n ? n : 1) * sizeof *rows);
     if (!rows) return session_error(s, LM_ENOMEM, "out of memory");

@@ -150,6 +150,7 @@ static void print_columns(Session *s, const Column *c, int n, const char *prompt
         off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", k ? " │ " : "", piece);
         pos[k] = c[k].text;
     }
+    while (off > 0 && off < sizeof line && line[off - 1] == ' ') line[--off] = 0;
     session_printf(s, "prompt: %s", prompt);
     session_printf(s, "%s", line);
     for (int more = 1; more;) {

@@ -169,6 +169,8 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
     PlotData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02};
     PlotFrame f;
     plot_draw_framed(c, in, &pd, NULL, caps, &f);
+    for (int x = f.x0 - 1; f.valid && x < in.x + in.w; x++)   /* the x ticks mean nothing */
+        canvas_put(c, x, f.y0 + f.rows + 1, " ", UI_COLOR_DEFAULT, 0);
     for (int a = 0; f.valid && a <= na; a++) {   /* axis names under, ends at top/bottom */
         int col = f.x0 + (int)lround((a - f.xmin) / (f.xmax - f.xmin) * (f.cols - 1));
         char name[48], top[24], bot[24];
