@@ -43,6 +43,16 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
                           int limit, int *handled);
 /* 1 when sort is NULL or one of runstore_list's orders. */
 int cmd_runs_table_builtin_sort(const char *sort);
+/* The text of column col for run r (group: its group name or ""/NULL; smooth: its
+ * final_smooth or NAN) into out; *num its number (NAN for text or "-"). The one cell
+ * format of `runs columns=` and the dashboard's history table. */
+void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, const char *col,
+                         char *out, size_t cap, double *num);
+/* final_smooth of run id: the debiased EMA (weight 0.9) of its training loss at its last
+ * step, NAN when it has none. */
+double cmd_runs_table_final_smooth(RunStore *st, long id);
+/* The store's kept `runs columns=` layout ("runs.columns") into out; 1 when one is set. */
+int cmd_runs_table_saved(RunStore *st, char *out, size_t cap);
 /* 1 when col names a run field (id name model status steps best_val final_val best_ppl
  * params created tags group final_smooth data sweep); other columns are settings. */
 int cmd_runs_table_known(const char *col);

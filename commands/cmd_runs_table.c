@@ -27,13 +27,15 @@ static const char *const BUILTIN[] = {"id", "name", "model", "status", "steps", 
     "final_val", "best_ppl", "params", "created", "tags", "group", "final_smooth", "data",
     "sweep", NULL};
 
-typedef struct {
+typedef struct Row_ {
     const RunRow *r;
     char group[RUNSTORE_GROUP_LEN];
     double smooth;           /* final_smooth, NAN until computed or when none */
     double key;              /* the sort key as a number (NAN: text or missing) */
     char text_key[64];
 } Row;
+
+static void cell(const Row *w, const char *c, char *out, size_t cap, double *num);
 
 typedef struct {
     RunStore *st;
@@ -59,6 +61,14 @@ static void fmt_num(char *out, size_t cap, double v)
 {
     if (isnan(v)) snprintf(out, cap, "-");
     else snprintf(out, cap, "%.4f", v);
+}
+
+void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, const char *c,
+                         char *out, size_t cap, double *num)
+{
+    Row w = {.r = r, .smooth = smooth};
+    snprintf(w.group, sizeof w.group, "%s", group ? group : "");
+    cell(&w, c, out, cap, num);
 }
 
 /* Cell text of column c for row w; *num its numeric value (NAN for text). */
@@ -97,7 +107,7 @@ static void cell(const Row *w, const char *c, char *out, size_t cap, double *num
 }
 
 /* The debiased EMA of run id's training loss at its last step. */
-static double final_smooth(RunStore *st, long id)
+double cmd_runs_table_final_smooth(RunStore *st, long id)
 {
     SeriesPoint *p = NULL;
     int n = 0;
@@ -190,7 +200,7 @@ static int rows_fill(Session *s, Table *t, const RunRow *runs, int n, Row *rows)
         if (rc) return session_error(s, rc, "reading groups: %s", rc == LM_ENOMEM ? "out of "
                                      "memory" : err);
     }
-    for (int i = 0; t->need_smooth && i < n; i++) rows[i].smooth = final_smooth(t->st, runs[i].id);
+    for (int i = 0; t->need_smooth && i < n; i++) rows[i].smooth = cmd_runs_table_final_smooth(t->st, runs[i].id);
     return LM_OK;
 }
 
@@ -353,6 +363,13 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
     else if (!rc) print_rows(s, &t, rows, n);
     free(rows);
     return rc;
+}
+
+int cmd_runs_table_saved(RunStore *st, char *out, size_t cap)
+{
+    char err[LM_ERR_LEN];
+    int found = 0;
+    return !runstore_setting_get(st, RT_SETTING, out, cap, &found, err) && found;
 }
 
 /* Whether sort names one of runstore_list's own orders. */

@@ -37,6 +37,8 @@ void dash_state_free(Dashboard *d)
     free(d->tok.gates);
     free(d->scratch);
     free(d->mark_rows);
+    free(d->hist_group);
+    free(d->hist_smooth);
     for (int i = 0; i < d->n_sp; i++)   /* samples view */
         free(d->sp_text[i]);
     for (int i = 0; i < d->n_bands; i++)   /* history view's seed-group bands */

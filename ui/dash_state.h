@@ -100,6 +100,9 @@ typedef struct Dashboard {
     int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
     long cursor_run;                      /* the curve nearest the cursor (0 = none) */
     int hist_restored;                    /* the kept layout was read this session */
+    char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
+    char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
+    double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
     /* tokens view */
     DashTokens tok;
     /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */

@@ -5,6 +5,8 @@
 #define NCURSES_WIDECHAR 1
 #include "dash_data.h"
 #include "dash_groups.h"
+#include "cmd_analysis.h"
+#include "runstore_group.h"
 #include "safetext.h"
 #include "dash_draw.h"
 #include "dash_view.h"
@@ -104,6 +106,78 @@ static int is_marked(const Dashboard *d, long id)
     return 0;
 }
 
+/* ---- the columns kept by `runs columns=` (issue 28) ---- */
+
+#define CUSTOM_MAX 16
+
+/* The table in the store's kept columns (cmd_runs_table_cell formats every cell). */
+static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps *caps)
+{
+    char names[CUSTOM_MAX][32], list[512];
+    int nc = 0, n = d->n_runs;
+    snprintf(list, sizeof list, "%s", d->hist_cols);
+    char *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w && nc < CUSTOM_MAX; w = strtok_r(NULL, ",", &save))
+        snprintf(names[nc++], 32, "%.31s", w);
+    int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
+    int lo = dash_draw_clamp((d->run_scroll < sel - page ? d->run_scroll : sel - page), 0, n);
+    int hi = dash_draw_clamp((d->run_scroll > sel ? d->run_scroll : sel) + page + 1, 0, n);
+    TableColumn cols[CUSTOM_MAX];
+    const char **cells = calloc((size_t)n * (nc ? nc : 1), sizeof *cells);
+    char (*buf)[CUSTOM_MAX][CELL_LEN] = malloc((size_t)(hi - lo + 1) * sizeof *buf);
+    if (cells && buf && d->mark_cap >= n) {
+        for (int j = 0; j < nc; j++)
+            cols[j] = (TableColumn){names[j], (int)strlen(names[j]), TABLE_LEFT};
+        for (int i = lo; i < hi; i++)
+            for (int j = 0; j < nc; j++) {
+                double num;
+                char v[CELL_LEN];
+                cmd_runs_table_cell(&d->runs[i], d->hist_group ? d->hist_group[i] : NULL,
+                                    d->hist_smooth ? d->hist_smooth[i] : NAN, names[j], v,
+                                    sizeof v, &num);
+                safetext_escape(buf[i - lo][j], CELL_LEN, v, 0);
+                int l = (int)strlen(buf[i - lo][j]);
+                if (!strcmp(names[j], "name")) cols[j].width = 0;   /* takes what is left */
+                else if (l > cols[j].width) cols[j].width = l > 24 ? 24 : l;
+                if (!isnan(num)) cols[j].align = TABLE_RIGHT;
+                cells[(size_t)i * nc + j] = buf[i - lo][j];
+            }
+        TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3, -1, 0,
+                        d->run_scroll};
+        d->run_scroll = table_draw(c, in, &td, caps);
+    }
+    free(cells);
+    free(buf);
+}
+
+/* Loads what the kept columns need beyond the run rows: groups, smoothed losses. */
+static void load_custom(Dashboard *d, RunStore *st)
+{
+    free(d->hist_group), d->hist_group = NULL;
+    free(d->hist_smooth), d->hist_smooth = NULL;
+    if (!cmd_runs_table_saved(st, d->hist_cols, sizeof d->hist_cols)) {
+        d->hist_cols[0] = 0;
+        return;
+    }
+    char wrapped[520], err[LM_ERR_LEN];
+    snprintf(wrapped, sizeof wrapped, ",%s,", d->hist_cols);
+    long *ids = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *ids);
+    if (strstr(wrapped, ",group,") && ids &&
+        (d->hist_group = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *d->hist_group))) {
+        char (*g)[RUNSTORE_GROUP_LEN] = malloc((size_t)(d->n_runs ? d->n_runs : 1) * RUNSTORE_GROUP_LEN);
+        for (int i = 0; i < d->n_runs; i++) ids[i] = d->runs[i].id;
+        int rc = g ? runstore_groups_of(st, ids, d->n_runs, g, err) : LM_ENOMEM;
+        for (int i = 0; i < d->n_runs; i++)
+            snprintf(d->hist_group[i], 64, "%.63s", rc ? "" : g[i]);
+        free(g);
+    }
+    if (strstr(wrapped, ",final_smooth,") &&
+        (d->hist_smooth = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *d->hist_smooth)))
+        for (int i = 0; i < d->n_runs; i++)
+            d->hist_smooth[i] = cmd_runs_table_final_smooth(st, d->runs[i].id);
+    free(ids);
+}
+
 static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
 {
     static const char *const sorts[] = {"best val", "recent", "model"};
@@ -117,6 +191,17 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     if (n == 0) {
         dash_draw_message(c, in, d->filter[0] ? "no run matches the filter"
                                               : "no runs yet: `train` one");
+        return;
+    }
+    if (d->mark_cap < n) {
+        unsigned char *m = realloc(d->mark_rows, (size_t)n);
+        if (m)
+            d->mark_rows = m, d->mark_cap = n;
+    }
+    if (d->hist_cols[0] && d->mark_cap >= n) {   /* the columns `runs columns=` kept */
+        for (int i = 0; i < n; i++)
+            d->mark_rows[i] = (unsigned char)is_marked(d, d->runs[i].id);
+        runs_table_custom(c, in, d, caps);
         return;
     }
     int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
@@ -372,6 +457,8 @@ static void reload(DashCtx *x)
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
     if (st && dash_data_load_runs(x->d, st, err))
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+    if (st)
+        load_custom(x->d, st);
 }
 
 static void mark_run(DashCtx *x)
