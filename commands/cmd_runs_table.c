@@ -239,69 +239,97 @@ static void print_rows(Session *s, const Table *t, const Row *rows, int n)
     }
 }
 
-/* group_by=KEY: one line per distinct value, best groups first (mean best val). */
+/* A run's value of the group_by key, for sorting rows into groups. */
+typedef struct {
+    char v[64];
+    int i;
+} Keyed;
+
+static int by_value(const void *a, const void *b)
+{
+    const Keyed *x = a, *y = b;
+    int c = strcmp(x->v, y->v);
+    return c ? c : x->i - y->i;
+}
+
+typedef struct {
+    int lo, hi;              /* its rows in the sorted Keyed array */
+    StatSummary best, fin;
+} Group;
+
+static int by_mean_best(const void *a, const void *b)
+{
+    const Group *x = a, *y = b;
+    int fx = x->best.n > 0, fy = y->best.n > 0;
+    if (fx != fy) return fy - fx;
+    if (fx && x->best.mean != y->best.mean) return x->best.mean < y->best.mean ? -1 : 1;
+    return x->lo - y->lo;
+}
+
+static void print_group(Session *s, const char *key, const Group *g, const Keyed *k,
+                        const Row *rows)
+{
+    char ids[512] = "", pm[2][64];
+    int off = 0;
+    for (int j = g->lo; j < g->hi && off < (int)sizeof ids - 16; j++)
+        off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
+                        rows[k[j].i].r->id);
+    for (int q = 0; q < 2; q++) {
+        const StatSummary *x = q ? &g->fin : &g->best;
+        if (x->n) snprintf(pm[q], sizeof pm[q], "%.4f ± %.4f", x->mean, x->std);
+        else snprintf(pm[q], sizeof pm[q], "-");
+    }
+    if (!s->json) {
+        session_printf(s, "%-24.24s %4d  %-20s  %-20s  %s", k[g->lo].v, g->hi - g->lo, pm[0],
+                       pm[1], ids);
+        return;
+    }
+    json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
+                          k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
+    json_object_set_new(o, "best_mean", runstore_json_num(g->best.mean));
+    json_object_set_new(o, "best_std", runstore_json_num(g->best.std));
+    json_object_set_new(o, "final_mean", runstore_json_num(g->fin.mean));
+    json_object_set_new(o, "final_std", runstore_json_num(g->fin.std));
+    json_object_set_new(o, "runs", json_string(ids));
+    session_emit_json(s, o);
+}
+
+/* group_by=KEY: one line per distinct value, best groups first (mean best val); rows
+ * are sorted by their value once, so 10,000 runs cost n log n. */
 static void print_groups(Session *s, const char *key, Row *rows, int n)
 {
-    char v[256], pm[2][64];
-    double num;
-    int *done = calloc((size_t)(n ? n : 1), sizeof *done), ng = 0;
-    double *best = malloc((size_t)(n ? n : 1) * sizeof *best),
-           *fin = malloc((size_t)(n ? n : 1) * sizeof *fin);
-    Row *order = malloc((size_t)(n ? n : 1) * sizeof *order);   /* first rows of groups */
-    for (int i = 0; done && best && fin && order && i < n; i++) {
-        if (done[i]) continue;
-        cell(&rows[i], key, v, sizeof v, &num);
-        order[ng] = rows[i];
-        int k = 0;
-        char w[256];
-        for (int j = i; j < n; j++) {
-            cell(&rows[j], key, w, sizeof w, &num);
-            if (!done[j] && !strcmp(v, w)) done[j] = 1, best[k] = rows[j].r->best_val, k++;
-        }
-        StatSummary sb;
-        sweep_stat_summary(best, k, &sb);
-        order[ng].key = sb.mean, order[ng].text_key[0] = 0;
-        ng++;
+    size_t m = n > 0 ? (size_t)n : 1;
+    Keyed *k = malloc(m * sizeof *k);
+    Group *g = malloc(m * sizeof *g);
+    double *best = malloc(m * sizeof *best), *fin = malloc(m * sizeof *fin), num;
+    if (!k || !g || !best || !fin) {
+        free(k), free(g), free(best), free(fin);
+        session_error(s, LM_ENOMEM, "out of memory grouping runs");
+        return;
     }
-    desc_ = 0;
-    qsort(order, (size_t)ng, sizeof *order, by_key);
+    for (int i = 0; i < n; i++) {
+        cell(&rows[i], key, k[i].v, sizeof k[i].v, &num);
+        k[i].i = i;
+    }
+    qsort(k, (size_t)n, sizeof *k, by_value);
+    int ng = 0;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && !strcmp(k[j].v, k[i].v)) {
+            best[j - i] = rows[k[j].i].r->best_val, fin[j - i] = rows[k[j].i].r->final_val;
+            j++;
+        }
+        g[ng].lo = i, g[ng].hi = j;
+        sweep_stat_summary(best, j - i, &g[ng].best);
+        sweep_stat_summary(fin, j - i, &g[ng++].fin);
+        i = j;
+    }
+    qsort(g, (size_t)ng, sizeof *g, by_mean_best);
     if (!s->json)
         session_printf(s, "%-24s %4s  %-20s  %-20s  %s", key, "N", "best val (mean ± std)",
                        "final val (mean ± std)", "runs");
-    for (int g = 0; g < ng; g++) {
-        char want[256], ids[512] = "";
-        cell(&order[g], key, want, sizeof want, &num);
-        int k = 0, off = 0;
-        for (int j = 0; j < n; j++) {
-            cell(&rows[j], key, v, sizeof v, &num);
-            if (strcmp(v, want)) continue;
-            best[k] = rows[j].r->best_val, fin[k] = rows[j].r->final_val, k++;
-            if (off < (int)sizeof ids - 16)
-                off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
-                                rows[j].r->id);
-        }
-        StatSummary sb, sf;
-        sweep_stat_summary(best, k, &sb);
-        sweep_stat_summary(fin, k, &sf);
-        for (int q = 0; q < 2; q++) {
-            const StatSummary *x = q ? &sf : &sb;
-            if (x->n) snprintf(pm[q], sizeof pm[q], "%.4f ± %.4f", x->mean, x->std);
-            else snprintf(pm[q], sizeof pm[q], "-");
-        }
-        if (s->json) {
-            json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key,
-                                  "value", want, "n", k, "n_best", sb.n);
-            json_object_set_new(o, "best_mean", runstore_json_num(sb.mean));
-            json_object_set_new(o, "best_std", runstore_json_num(sb.std));
-            json_object_set_new(o, "final_mean", runstore_json_num(sf.mean));
-            json_object_set_new(o, "final_std", runstore_json_num(sf.std));
-            json_object_set_new(o, "runs", json_string(ids));
-            session_emit_json(s, o);
-        } else {
-            session_printf(s, "%-24.24s %4d  %-20s  %-20s  %s", want, k, pm[0], pm[1], ids);
-        }
-    }
-    free(done), free(best), free(fin), free(order);
+    for (int q = 0; q < ng; q++) print_group(s, key, &g[q], k, rows);
+    free(k), free(g), free(best), free(fin);
 }
 
 int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,

@@ -67,6 +67,14 @@ static void test_sweep_trigger(void)
     CHECK(!strcmp(name, "seeds"), "only a seed: the sweep's name: '%s'", name);
     runstore_group_of(s, r[3], name, sizeof name, err);
     CHECK(!name[0], "data_seed is not seed: '%s'", name);
+    CHECK(runstore_group_set(s, &r[4], 1, "mine", err) == LM_OK, "by hand: %s", err);
+    runstore_sweep_trial_set(s, sw, 4, r[4], "lr=1e-2 seed=1", "running", err);
+    runstore_group_of(s, r[4], name, sizeof name, err);
+    CHECK(!strcmp(name, "mine"), "a group set by hand stays (the runner's INSERT OR REPLACE "
+          "does not override it): '%s'", name);
+    runstore_sweep_trial_set(s, sw, 1, r[0], "lr=1e-3 seed=1", "done", err);
+    runstore_group_of(s, r[0], name, sizeof name, err);
+    CHECK(!strcmp(name, "seeds:lr=1e-3"), "a trial rewritten keeps its group: '%s'", name);
     runstore_close(s);
 }
 

@@ -13,7 +13,8 @@
 
 /* A seeded sweep's trial (params holding a `seed=` word) joins the group named after the
  * sweep, plus ":" and its other swept values when it has some, as soon as the runner
- * records its run. INSERT OR IGNORE: a group set by hand later is not overwritten. */
+ * records its run. A run already in a group keeps it (NOT EXISTS, not OR IGNORE: the
+ * runner's INSERT OR REPLACE would override a conflict clause inside the trigger). */
 static const char SCHEMA_GROUPS[] =
     "CREATE TABLE IF NOT EXISTS run_groups(run_id INTEGER PRIMARY KEY"
     " REFERENCES runs(id) ON DELETE CASCADE, name TEXT NOT NULL);"
@@ -22,11 +23,12 @@ static const char SCHEMA_GROUPS[] =
     " WITHOUT ROWID;"
     "CREATE TRIGGER IF NOT EXISTS sweep_trial_group AFTER INSERT ON sweep_trials"
     " WHEN NEW.run_id > 0 AND (NEW.params LIKE 'seed=%' OR NEW.params LIKE '% seed=%')"
-    " BEGIN INSERT OR IGNORE INTO run_groups(run_id, name) SELECT NEW.run_id,"
+    " BEGIN INSERT INTO run_groups(run_id, name) SELECT NEW.run_id,"
     " coalesce(nullif(sw.name, ''), 'sweep' || sw.id) ||"
     " CASE WHEN NEW.params LIKE 'seed=%' THEN ''"
     " ELSE ':' || substr(NEW.params, 1, instr(NEW.params, ' seed=') - 1) END"
-    " FROM sweeps sw WHERE sw.id = NEW.sweep_id; END;";
+    " FROM sweeps sw WHERE sw.id = NEW.sweep_id"
+    " AND NOT EXISTS (SELECT 1 FROM run_groups WHERE run_id = NEW.run_id); END;";
 
 static int has_table(RunStore *s, int *yes, char *err)
 {
