@@ -41,6 +41,7 @@ typedef struct {
     RunStore *st;
     char cols[RT_MAX_COLS][32];
     int n_cols, need_smooth, need_group;
+    int full_json;           /* --json without columns=: runs' one JSON schema per row */
 } Table;
 
 /* The value of a config key in "k=v\n" text into out; 0 when absent. */
@@ -219,13 +220,18 @@ static void print_rows(Session *s, const Table *t, const Row *rows, int n)
     }
     for (int i = -1; i < n; i++) {
         if (s->json && i < 0) continue;
+        if (s->json && t->full_json) {
+            session_emit_json(s, runstore_run_json(rows[i].r));
+            continue;
+        }
         json_t *o = s->json ? json_object() : NULL;
         int off = 0;
         for (int c = 0; c < t->n_cols; c++) {
             if (i < 0) snprintf(v, sizeof v, "%s", t->cols[c]);
             else cell(&rows[i], t->cols[c], v, sizeof v, &num);
-            if (o) json_object_set_new(o, t->cols[c], !isnan(num) ? json_real(num)
-                                       : runstore_json_str(v));
+            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? runstore_json_str(v)
+                                       : num == floor(num) && fabs(num) < 1e15 && !strchr(v, '.')
+                                       ? json_integer((json_int_t)num) : json_real(num));
             else if (off < (int)sizeof line)
                 off += snprintf(line + off, sizeof line - (size_t)off, "%s%-*.*s", c ? "  " : "",
                                 width[c], width[c], v);
@@ -350,7 +356,7 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
         if (parse_columns(s, columns, &t)) return LM_EARG;
         if (runstore_setting_set(st, RT_SETTING, columns, err))
             return session_error(s, LM_EDB, "%s", err);
-    } else if (!reset &&
+    } else if (!reset && !s->json &&   /* --json keeps the export schema unless asked */
                !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found) {
         columns = saved;
     } else if (!sort && !group_by) {
@@ -358,6 +364,7 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
         return LM_OK;
     } else {
         columns = "id,name,model,status,steps,best_val,final_val,params,created,tags";
+        t.full_json = 1;
     }
     if (parse_columns(s, columns, &t)) return LM_EARG;
     if (cmd_runs_table_builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
