@@ -96,6 +96,80 @@ int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
     return 1;
 }
 
+/* ---- group NAME ID ... ----------------------------------------------------------------- */
+
+static void fmt_pm(char *buf, size_t cap, const StatSummary *st);
+
+static int group_show(Session *s, RunStore *st, const char *name)
+{
+    long *ids = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    int rc = runstore_group_members(st, name, &ids, &n, err);
+    if (rc) return session_error(s, rc, "%s", err);
+    double *best = malloc((size_t)n * sizeof *best), *fin = malloc((size_t)n * sizeof *fin);
+    char list[512] = "";
+    int off = 0;
+    for (int i = 0; best && fin && i < n; i++) {
+        RunRow r;
+        best[i] = fin[i] = NAN;
+        if (!runstore_get(st, ids[i], &r, err)) best[i] = r.best_val, fin[i] = r.final_val,
+                                               runstore_row_free(&r);
+        if (off < (int)sizeof list - 16)
+            off += snprintf(list + off, sizeof list - (size_t)off, "%s%ld", off ? "," : "", ids[i]);
+    }
+    StatSummary sb = {0}, sf = {0};
+    if (best && fin) sweep_stat_summary(best, n, &sb), sweep_stat_summary(fin, n, &sf);
+    char pb[64], pf[64];
+    fmt_pm(pb, sizeof pb, &sb);
+    fmt_pm(pf, sizeof pf, &sf);
+    if (s->json) {
+        json_t *o = json_pack("{s:s s:s s:i s:s}", "event", "group", "name", name, "n", n,
+                              "runs", list);
+        json_object_set_new(o, "best_mean", runstore_json_num(sb.mean));
+        json_object_set_new(o, "best_std", runstore_json_num(sb.std));
+        json_object_set_new(o, "final_mean", runstore_json_num(sf.mean));
+        json_object_set_new(o, "final_std", runstore_json_num(sf.std));
+        session_emit_json(s, o);
+    } else {
+        session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
+                       name, n, list, pb, pf, sb.n);
+    }
+    free(ids), free(best), free(fin);
+    return LM_OK;
+}
+
+int cmd_group(Session *s, int argc, const LexWord *argv)
+{
+    if (argc < 2 || argv[1].key)
+        return session_error(s, LM_EARG, "group: give a name, e.g. `group base 3 4 5` (files "
+                             "runs), `group base` (shows it), `group none 3` (takes run 3 out)");
+    const char *name = argv[1].text;
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    if (argc == 2) return group_show(s, st, name);
+    long ids[256];
+    int n = 0;
+    for (int i = 2; i < argc && n < 256; i++) {
+        ids[n] = argv[i].key ? -1 : session_parse_run_id(argv[i].text);
+        if (ids[n++] <= 0)
+            return session_error(s, LM_EARG, "group %s: '%s' is not a run id (`runs` lists "
+                                 "them)", name, argv[i].text);
+    }
+    char err[LM_ERR_LEN];
+    int none = !strcmp(name, "none");
+    int rc = runstore_group_set(st, ids, n, none ? NULL : name, err);
+    if (rc) return session_error(s, rc, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:s s:i}", "ok", 1, "group", none ? "" : name,
+                                       "runs", n));
+    else if (none)
+        session_printf(s, "%d run%s taken out of their group", n, n == 1 ? "" : "s");
+    else
+        session_printf(s, "%d run%s filed into group %s", n, n == 1 ? "" : "s", name);
+    return LM_OK;
+}
+
 /* ---- a sweep's metric, groups, importance -------------------------------------------- */
 
 int cmd_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t, double **metric,

@@ -16,6 +16,11 @@
  * neither key (cmd_train goes on). */
 int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc);
 
+/* `group NAME ID ...`: files stored runs into group NAME by hand (replacing their old
+ * group); `group NAME` lists its members with mean ± std; `group none ID ...` takes
+ * runs out of their group. */
+int cmd_group(Session *s, int argc, const LexWord *argv);
+
 /* After `sweep show`'s table: when the trials carry seed=, their seed groups ranked by
  * the group's mean metric, mean ± std and N (text, or one "sweep_group" JSON object
  * each). metric (n) is each trial's ranking metric (NaN when unranked). */

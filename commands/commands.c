@@ -1,5 +1,6 @@
 /* commands.c — THE command table: every command's name, arguments, help and handler.
  * Dispatch, `help`, tab completion and argument hints all read this one array. */
+#include "cmd_analysis.h"
 #include "cmd_plot.h"
 #include "session.h"
 
@@ -138,6 +139,12 @@ static const Command COMMANDS[] = {
     {"run", "RUN_ID", "one run in detail", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL},
+    {"group", "NAME [RUN_ID ...]", "seed groups: file runs into group NAME, or show it",
+     "`group NAME ID ...` files stored runs into group NAME (replacing their old group; `train\n"
+     "seeds=N` and sweeps with seeds=N file theirs themselves); `group NAME` shows its members\n"
+     "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
+     "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
+     ARG_WORD, NULL, cmd_group, "history", 0, NULL},
     {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL},
     {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, cmd_note,
      "history", 0, NULL},

@@ -67,6 +67,11 @@ static void test_groups(Session *s)
     CHECK(b && strstr(b, "2.2000 ± 0.2000"), "lr=0.001 2.2 ± 0.2: %s", out);
     CHECK(run(s, "runs group_by=group") == LM_OK && strstr(out, "slow") &&
           strstr(out, "2.2000 ± 0.2000"), "stored group: %s", out);
+    CHECK(run(s, "group pair 4 6") == LM_OK && run(s, "group pair") == LM_OK &&
+          strstr(out, "2 runs (4,6)") && strstr(out, "1.1000 ± 0.1414"), "group by hand: %s", out);
+    CHECK(run(s, "group none 4 6") == LM_OK && run(s, "group pair") != LM_OK &&
+          strstr(out, "no group 'pair'"), "taken out: %s", out);
+    CHECK(run(s, "group x 4 999") != LM_OK && strstr(out, "no run 999"), "%s", out);
     CHECK(run(s, "runs group_by=nope") != LM_OK && strstr(out, "no such column"), "%s", out);
     CHECK(run(s, "sweep show 2") == LM_OK, "show: %s", out);
     const char *g = strstr(out, "seed groups ranked by their mean:");
