@@ -72,7 +72,7 @@ keys '/'; wait_for "filter>"; keys 'name~trio' Enter
 wait_for 'filter "name~trio"'
 keys ' '
 wait_for "settings that differ"
-wait_for "#2 trio-t2"
+wait_for " trio-t"          # the marked run's curve in the legend
 dots() { screen | python3 -c '
 import sys
 print(sum(bin(ord(ch) - 0x2800).count("1") for ch in sys.stdin.read() if 0x2801 <= ord(ch) <= 0x28ff))'; }
