@@ -72,11 +72,12 @@ keys '/'; wait_for "filter>"; keys 'name~trio' Enter
 wait_for 'filter "name~trio"'
 keys ' '
 wait_for "settings that differ"
-wait_for " trio-t"          # the marked run's curve in the legend
+wait_for "━━ #"                # the marked run's curve, in the plot's legend
 dots() { screen | python3 -c '
 import sys
 print(sum(bin(ord(ch) - 0x2800).count("1") for ch in sys.stdin.read() if 0x2801 <= ord(ch) <= 0x28ff))'; }
 line_dots=$(dots)
+[ "$line_dots" -gt 20 ] || fail "the marked run's curve is not drawn ($line_dots dots)"
 keys '%'
 wait_for "groups: mean ± std"
 wait_for "trio N=3"
