@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "plot.h"
+#include "runstore_group.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,10 +18,10 @@
 #define PLOT_MAX_GATE_DIM 64
 
 typedef struct {
-    const char *metric, *x, *file, *title, *step;
+    const char *metric, *x, *file, *title, *step, *band, *group;
     int smooth;
     long ids[PLOT_MAX_RUNS];
-    int n_ids, gates;
+    int n_ids, gates, sweep;
 } PlotArgs;
 
 static const char *key_value(const LexWord *w, const char *key)
@@ -40,6 +41,8 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
         else if ((v = key_value(w, "file"))) a->file = v;
         else if ((v = key_value(w, "title"))) a->title = v;
         else if ((v = key_value(w, "step"))) a->step = v;
+        else if ((v = key_value(w, "band"))) a->band = v;
+        else if ((v = key_value(w, "group"))) a->group = v;
         else if ((v = key_value(w, "smooth"))) {
             char *end;
             long k = strtol(v, &end, 10);
@@ -49,9 +52,11 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
             a->smooth = (int)k;
         } else if (w->key) {
             return session_error(s, LM_EARG, "plot has no setting '%s' (metric= x= smooth= "
-                                 "title= step= file=)", w->key);
+                                 "title= step= band= group= file=)", w->key);
         } else if (i == 1 && !strcmp(w->text, "gates")) {
             a->gates = 1;
+        } else if (i == 1 && !strcmp(w->text, "sweep")) {
+            a->sweep = 1;
         } else {
             if (a->n_ids == PLOT_MAX_RUNS)
                 return session_error(s, LM_EARG, "too many runs (at most %d)", PLOT_MAX_RUNS);
@@ -68,6 +73,14 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
     if (!plot_format_ok(a->file))
         return session_error(s, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
                              ".png or .pdf", a->file);
+    if (a->band && strcmp(a->band, "std") && strcmp(a->band, "minmax"))
+        return session_error(s, LM_EARG, "band=%s: the band is std (mean ± std) or minmax",
+                             a->band);
+    if (a->sweep && a->n_ids != 1)
+        return session_error(s, LM_EARG, "plot sweep draws one sweep: give its id, e.g. `plot "
+                             "sweep 2 file=par.png` (`sweep list` lists them)");
+    if (a->group && !a->band) a->band = "std";
+    if (a->n_ids == 0 && a->group) return LM_OK;
     if (a->n_ids == 0)
         return session_error(s, LM_EARG, a->gates ? "plot gates needs a run id, e.g. `plot "
                              "gates 3 file=gates.png`" : "plot needs run ids, e.g. `plot 3 4 "
@@ -185,7 +198,7 @@ static int plot_runs(Session *s, RunStore *st, const PlotArgs *a)
     for (int i = 0; i < a->n_ids && !status; i++) {
         int n = 0;
         status = load_curve(s, st, a, a->ids[i], &c[i], &n);
-        ps[i] = (PlotSeries){c[i].label, c[i].x, c[i].y, n};
+        ps[i] = (PlotSeries){.label = c[i].label, .x = c[i].x, .y = c[i].y, .n = n};
         points += n;
     }
     char title[160], err[LM_ERR_LEN];
@@ -207,6 +220,122 @@ static int plot_runs(Session *s, RunStore *st, const PlotArgs *a)
     else
         session_printf(s, "wrote %s: %s of %d run%s against %s (%d points)", a->file, series,
                        a->n_ids, a->n_ids == 1 ? "" : "s", a->x, points);
+    return LM_OK;
+}
+
+/* ---- groups as bands ------------------------------------------------------------------ */
+
+#define PLOT_MAX_GROUPS 8
+
+typedef struct {
+    char label[128];
+    double *x, *mean, *lo, *hi;
+    int n;
+} Band;
+
+/* Linear value of curve c (n points, x ascending) at x; NaN outside its range. */
+static double at_x(const RunCurve *c, int n, double x)
+{
+    if (n == 0 || x < c->x[0] || x > c->x[n - 1]) return NAN;
+    int lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (c->x[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    if (c->x[hi] == c->x[lo]) return c->y[lo];
+    double u = (x - c->x[lo]) / (c->x[hi] - c->x[lo]);
+    return c->y[lo] + u * (c->y[hi] - c->y[lo]);
+}
+
+/* The band of runs ids (n): on the longest member's x points, the mean of the members
+ * that reach each point, with mean ± std (sample) or min..max. */
+static int band_of(Session *s, RunStore *st, const PlotArgs *a, const long *ids, int n,
+                   const char *name, Band *b)
+{
+    RunCurve c[PLOT_MAX_RUNS] = {0};
+    int np[PLOT_MAX_RUNS] = {0}, status = LM_OK, longest = 0;
+    if (n > PLOT_MAX_RUNS) n = PLOT_MAX_RUNS;
+    for (int i = 0; i < n && !status; i++) {
+        status = load_curve(s, st, a, ids[i], &c[i], &np[i]);
+        if (!status && np[i] > np[longest]) longest = i;
+    }
+    int m = status ? 0 : np[longest];
+    b->x = malloc((size_t)(m ? m : 1) * sizeof *b->x);
+    b->mean = malloc((size_t)(m ? m : 1) * sizeof *b->mean);
+    b->lo = malloc((size_t)(m ? m : 1) * sizeof *b->lo);
+    b->hi = malloc((size_t)(m ? m : 1) * sizeof *b->hi);
+    if (!status && (!b->x || !b->mean || !b->lo || !b->hi))
+        status = session_error(s, LM_ENOMEM, "out of memory plotting");
+    for (int j = 0; !status && j < m; j++) {
+        double x = c[longest].x[j], v[PLOT_MAX_RUNS], sum = 0, ss = 0, mn = INFINITY, mx = -INFINITY;
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            double y = at_x(&c[i], np[i], x);
+            if (isfinite(y)) v[k++] = y, sum += y, mn = fmin(mn, y), mx = fmax(mx, y);
+        }
+        double mean = k ? sum / k : NAN;
+        for (int i = 0; i < k; i++) ss += (v[i] - mean) * (v[i] - mean);
+        double sd = k > 1 ? sqrt(ss / (k - 1)) : 0;
+        b->x[j] = x, b->mean[j] = mean;
+        b->lo[j] = !strcmp(a->band, "std") ? mean - sd : k ? mn : NAN;
+        b->hi[j] = !strcmp(a->band, "std") ? mean + sd : k ? mx : NAN;
+    }
+    b->n = m;
+    snprintf(b->label, sizeof b->label, "%s (N=%d, mean %s)", name, n,
+             !strcmp(a->band, "std") ? "± std" : "and min..max");
+    for (int i = 0; i < PLOT_MAX_RUNS; i++) free(c[i].x), free(c[i].y);
+    return status;
+}
+
+/* `plot ... band=std|minmax`: each group=NAME (comma separated) a band, or the given
+ * runs as one. */
+static int plot_bands(Session *s, RunStore *st, const PlotArgs *a)
+{
+    Band b[PLOT_MAX_GROUPS];
+    memset(b, 0, sizeof b);
+    PlotSeries ps[PLOT_MAX_GROUPS];
+    int nb = 0, status = LM_OK, runs = 0;
+    char err[LM_ERR_LEN], names[512];
+    snprintf(names, sizeof names, "%s", a->group ? a->group : "");
+    char *save = NULL;
+    for (char *g = strtok_r(names, ",", &save); g && !status; g = strtok_r(NULL, ",", &save)) {
+        long *ids = NULL;
+        int n = 0;
+        if (nb == PLOT_MAX_GROUPS)
+            status = session_error(s, LM_EARG, "at most %d groups in one plot", PLOT_MAX_GROUPS);
+        else if ((status = runstore_group_members(st, g, &ids, &n, err)))
+            session_error(s, status, "%s", err);
+        else if (!(status = band_of(s, st, a, ids, n, g, &b[nb]))) nb++, runs += n;
+        free(ids);
+    }
+    if (!status && a->n_ids) {
+        char name[64];
+        snprintf(name, sizeof name, "runs %ld..%ld", a->ids[0], a->ids[a->n_ids - 1]);
+        if (nb == PLOT_MAX_GROUPS)
+            status = session_error(s, LM_EARG, "at most %d groups in one plot", PLOT_MAX_GROUPS);
+        else if (!(status = band_of(s, st, a, a->ids, a->n_ids, name, &b[nb]))) nb++, runs += a->n_ids;
+    }
+    for (int k = 0; k < nb; k++)
+        ps[k] = (PlotSeries){.label = b[k].label, .x = b[k].x, .y = b[k].mean, .n = b[k].n,
+                             .lo = b[k].lo, .hi = b[k].hi};
+    const char *series = series_name(a->metric);
+    char title[200];
+    snprintf(title, sizeof title, "%s: mean of each group, band %s", y_label(series),
+             !strcmp(a->band, "std") ? "± 1 std" : "min..max");
+    PlotAxes ax = {a->title ? a->title : title, !strcmp(a->x, "step") ? "step"
+                   : !strcmp(a->x, "tokens") ? "tokens seen" : "training time (s)", y_label(series)};
+    if (!status && (status = plot_curves(a->file, ps, nb, &ax, err)))
+        session_error(s, status, "%s", err);
+    for (int k = 0; k < PLOT_MAX_GROUPS; k++) free(b[k].x), free(b[k].mean), free(b[k].lo), free(b[k].hi);
+    if (status) return status;
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:s s:s s:s s:i s:i}", "ok", 1, "file", a->file,
+                                       "metric", series, "band", a->band, "groups", nb, "runs",
+                                       runs));
+    else
+        session_printf(s, "wrote %s: %s of %d group%s (%d runs) as mean with a %s band", a->file,
+                       series, nb, nb == 1 ? "" : "s", runs, a->band);
     return LM_OK;
 }
 
@@ -292,5 +421,7 @@ int cmd_plot(Session *s, int argc, const LexWord *argv)
     if (parse_args(s, argc, argv, &a)) return LM_EARG;
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
+    if (a.sweep) return cmd_plot_sweep(s, st, a.ids[0], a.file, a.title);
+    if (a.band) return plot_bands(s, st, &a);
     return a.gates ? plot_gates(s, st, &a) : plot_runs(s, st, &a);
 }

@@ -10,4 +10,9 @@
  * plot gates ID [step=N] file=PATH.svg|png|pdf */
 int cmd_plot(Session *s, int argc, const LexWord *argv);
 
+/* plot sweep ID file=...: the sweep's parallel coordinates (cmd_plot_sweep.c): an axis
+ * per swept setting (log where it spans more than 20x) and one for the sweep's metric,
+ * a line per finished trial coloured by the metric. Reports and returns the status. */
+int cmd_plot_sweep(Session *s, RunStore *st, long sweep, const char *file, const char *title);
+
 #endif

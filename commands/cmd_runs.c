@@ -5,6 +5,7 @@
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
+#include "cmd_analysis.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -160,12 +161,18 @@ static void runs_table(Session *s, const RunRow *rows, int n)
 
 int cmd_runs(Session *s, int argc, const LexWord *argv)
 {
-    const char *sort = "recent";
+    const char *sort = "recent", *columns = NULL, *group_by = NULL, *own_sort = NULL;
     int limit = 0;
     char filter[4096] = "";
     for (int i = 1; i < argc; i++) {
         const LexWord *w = &argv[i];
-        if (w->key && !strcmp(w->key, "sort")) {
+        if (w->key && !strcmp(w->key, "columns")) {         /* cmd_runs_table.c */
+            columns = w->value;
+        } else if (w->key && !strcmp(w->key, "group_by")) {
+            group_by = w->value;
+        } else if (w->key && !strcmp(w->key, "sort") && !cmd_runs_table_builtin_sort(w->value)) {
+            own_sort = w->value;
+        } else if (w->key && !strcmp(w->key, "sort")) {
             sort = w->value;
         } else if (w->key && !strcmp(w->key, "limit")) {
             char *end;
@@ -183,8 +190,14 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
     RunRow *rows = NULL;
     int n = 0;
     char err[LM_ERR_LEN];
-    int status = runstore_list(st, filter, sort, limit, &rows, &n, err);
+    int status = runstore_list(st, filter, sort, own_sort ? 0 : limit, &rows, &n, err);
     if (status) return session_error(s, status, "%s", err);
+    int shaped = 0;
+    status = cmd_runs_table_render(s, st, rows, n, columns, own_sort, group_by, limit, &shaped);
+    if (shaped) {
+        runstore_rows_free(rows, n);
+        return status;
+    }
     if (s->json) {
         for (int i = 0; i < n; i++) session_emit_json(s, runstore_run_json(&rows[i]));
     } else if (n == 0) {

@@ -6,6 +6,7 @@
 #include "dist.h"
 #include "output.h"
 #include "session.h"
+#include "cmd_analysis.h"
 #include "checkpoint.h"
 #include "runstore.h"
 #include "sweep_pool.h"
@@ -517,6 +518,12 @@ static int sweep_show(Session *s, const char *word)
                        row.spec);
     if (rk)
         show_table(s, id, rk, n, final);
+    double *metric = malloc((size_t)(n ? n : 1) * sizeof *metric);
+    for (int i = 0; metric && i < n; i++)   /* seed groups ranked by their mean (cmd_analysis.c) */
+        metric[i] = strcmp(t[i].status, "done") ? NAN : final ? t[i].final_val : t[i].best_val;
+    if (metric)
+        cmd_sweep_groups_print(s, id, t, metric, n);
+    free(metric);
     free(rk);
     free(t);
     free(row.spec);
@@ -629,6 +636,8 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))
         return sweep_list(s);
+    if (!strcmp(sub, "importance"))
+        return cmd_sweep_importance(s, arg);
     return session_error(s, LM_EARG, "sweep %s: expected status, pause, resume [ID], stop, "
-                         "wait, show [ID], list, or a spec (base=... key=v1,v2 ...)", sub);
+                         "wait, show [ID], list, importance ID, or a spec (base=... key=v1,v2 ...)", sub);
 }

@@ -3,6 +3,7 @@
  * cmd_jobs.c), status, wait. A run is a Trainer (training thread) plus a Recorder (its events
  * to the run store and the snapshot); the prompt returns at once. */
 #include "session.h"
+#include "cmd_analysis.h"
 
 #include "err.h"
 #include "output.h"
@@ -132,6 +133,9 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
 int cmd_train(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
+    int grouped_rc;
+    if (cmd_train_group_hook(s, argc, argv, &grouped_rc))   /* seeds=N, group= (cmd_analysis.c) */
+        return grouped_rc;
     if (check_idle(s))
         return LM_ESTATE;
     Config c = s->cfg;

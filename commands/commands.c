@@ -1,5 +1,6 @@
 /* commands.c — THE command table: every command's name, arguments, help and handler.
  * Dispatch, `help`, tab completion and argument hints all read this one array. */
+#include "cmd_analysis.h"
 #include "cmd_plot.h"
 #include "session.h"
 
@@ -8,7 +9,8 @@ int cmd_tokenize(Session *s, int argc, const LexWord *argv);   /* cmd_tokenize.c
 
 static const CmdArgSpec TRAIN_KEYS[] = {
     {"steps", "steps=N", NULL}, {"epochs", "epochs=N", NULL}, {"resume", "resume=RUN_ID", NULL},
-    {NULL, NULL, NULL}};
+    {"seeds", "seeds=N (N runs, one seed group)", NULL}, {"repeat", "repeat=N (= seeds=N)", NULL},
+    {"group", "group=NAME", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EVAL_KEYS[] = {
     {"split", "split=valid|test", "valid|test"}, {"batches", "batches=N (0 = whole split)", NULL},
     {NULL, NULL, NULL}};
@@ -17,12 +19,14 @@ static const CmdArgSpec SAMPLE_KEYS[] = {
     {"temp", "temp=T (0 = greedy)", NULL}, {"top_k", "top_k=K", NULL},
     {"top_p", "top_p=P", NULL}, {"seed", "seed=S", NULL},
     {"cache", "cache=true|false", "true|false"},
-    {"positions", "positions=count|slide", "count|slide"}, {NULL, NULL, NULL}};
+    {"positions", "positions=count|slide", "count|slide"},
+    {"runs", "runs=ID,ID,... (stored runs side by side)", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec COEFF_KEYS[] = {
     {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec RUNS_KEYS[] = {
-    {"sort", "sort=best|recent|model|name", "best|recent|model|name"},
-    {"limit", "limit=N", NULL}, {NULL, NULL, NULL}};
+    {"sort", "sort=best|recent|model|name|COLUMN|-COLUMN", NULL},
+    {"limit", "limit=N", NULL}, {"columns", "columns=id,name,lr,best_val,...|default", NULL},
+    {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
@@ -30,7 +34,8 @@ static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
     {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
     {"title", "title=\"text\"", NULL}, {"step", "step=N (gates)", NULL},
-    {"file", "file=PATH.svg|png|pdf", NULL}, {NULL, NULL, NULL}};
+    {"file", "file=PATH.svg|png|pdf", NULL}, {"band", "band=std|minmax (runs as one group)",
+    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
 static const CmdArgSpec SAVE_KEYS[] = {
@@ -50,7 +55,9 @@ static const CmdSub SWEEP_SUBS[] = {
     {"stop", "", "end the sweep (the current trial keeps its checkpoint)", 0},
     {"wait", "", "print progress until the sweep ends", CMD_BLOCKS},
     {"show", "[ID]", "the trials ranked by the metric", 0},
-    {"list", "", "the stored sweeps", 0}, {NULL, NULL, NULL, 0}};
+    {"list", "", "the stored sweeps", 0},
+    {"importance", "ID", "each swept setting's share of the metric's variance, and its sign", 0},
+    {NULL, NULL, NULL, 0}};
 static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL},
@@ -155,6 +162,12 @@ static const Command COMMANDS[] = {
     {"run", "RUN_ID", "one run in detail", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL},
+    {"group", "NAME [RUN_ID ...]", "seed groups: file runs into group NAME, or show it",
+     "`group NAME ID ...` files stored runs into group NAME (replacing their old group; `train\n"
+     "seeds=N` and sweeps with seeds=N file theirs themselves); `group NAME` shows its members\n"
+     "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
+     "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
+     ARG_WORD, NULL, cmd_group, "history", 0, NULL},
     {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL},
     {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, cmd_note,
      "history", 0, NULL},

@@ -4,6 +4,7 @@
  * the Okabe-Ito colour-blind-safe palette for curves and viridis for heatmaps. Not a
  * general plotting library: no subplots, no styles beyond what the commands need. */
 #include "plot.h"
+#include "plot_canvas.h"
 
 #include "err.h"
 #include "outfile.h"
@@ -23,17 +24,6 @@
 #define PLOT_W 640.0
 #define PLOT_H 400.0
 #define PNG_SCALE 2.0
-
-enum { FMT_NONE, FMT_SVG, FMT_PNG, FMT_PDF };
-
-typedef struct {
-    cairo_surface_t *surf;
-    cairo_t *cr;
-    int fmt;
-    const char *path;
-    OutFile out;     /* the file being written (see outfile.h) */
-    int write_err;   /* errno of the first failed write, 0 if none */
-} Canvas;
 
 typedef struct {
     double x0, x1, y0, y1;      /* data range */
@@ -67,7 +57,7 @@ static cairo_status_t canvas_write(void *closure, const unsigned char *data, uns
 /* Opens a page of w x h points drawing into path through outfile (a regular file is
  * replaced atomically at a link's target; a FIFO or device is streamed; other kinds of
  * path are refused). */
-static int canvas_open(Canvas *c, const char *path, double w, double h, char *err)
+int plot_canvas_open(Canvas *c, const char *path, double w, double h, char *err)
 {
     memset(c, 0, sizeof *c);
     c->fmt = format_of(path);
@@ -97,7 +87,7 @@ static int canvas_open(Canvas *c, const char *path, double w, double h, char *er
 }
 
 /* Finishes the page and commits the file. */
-static int canvas_close(Canvas *c, char *err)
+int plot_canvas_close(Canvas *c, char *err)
 {
     int bad = cairo_status(c->cr) != CAIRO_STATUS_SUCCESS;
     cairo_destroy(c->cr);
@@ -116,7 +106,7 @@ static int canvas_close(Canvas *c, char *err)
 
 /* Text anchored at (x, y): ax 0/0.5/1 = its left/centre/right there, ay 0/0.5/1 = its
  * cap top/middle/baseline there. */
-static void text_at(cairo_t *cr, double x, double y, double size, double ax, double ay,
+void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, double ay,
                     const char *t)
 {
     cairo_text_extents_t e;
@@ -127,13 +117,13 @@ static void text_at(cairo_t *cr, double x, double y, double size, double ax, dou
 }
 
 /* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
-static double nice_step(double span, int want)
+double plot_nice_step(double span, int want)
 {
     double raw = span / want, p = pow(10, floor(log10(raw))), f = raw / p;
     return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p;
 }
 
-static void fmt_tick(char *buf, size_t cap, double v, double step)
+void plot_fmt_tick(char *buf, size_t cap, double v, double step)
 {
     double a = fabs(v);
     if (v == 0) snprintf(buf, cap, "0");
@@ -159,7 +149,7 @@ static double py(const Frame *f, double y)
 static void draw_axes(cairo_t *cr, const Frame *f, const PlotAxes *ax)
 {
     char buf[32];
-    double xs = nice_step(f->x1 - f->x0, 6), ys = nice_step(f->y1 - f->y0, 6);
+    double xs = plot_nice_step(f->x1 - f->x0, 6), ys = plot_nice_step(f->y1 - f->y0, 6);
     cairo_set_line_width(cr, 0.5);
     for (double v = ceil(f->x0 / xs) * xs; v <= f->x1 + xs * 1e-9; v += xs) {
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
@@ -167,8 +157,8 @@ static void draw_axes(cairo_t *cr, const Frame *f, const PlotAxes *ax)
         cairo_line_to(cr, px(f, v), f->bottom);
         cairo_stroke(cr);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        fmt_tick(buf, sizeof buf, fabs(v) < xs * 1e-9 ? 0 : v, xs);
-        text_at(cr, px(f, v), f->bottom + 5, 10, 0.5, 0, buf);
+        plot_fmt_tick(buf, sizeof buf, fabs(v) < xs * 1e-9 ? 0 : v, xs);
+        plot_text_at(cr, px(f, v), f->bottom + 5, 10, 0.5, 0, buf);
     }
     for (double v = ceil(f->y0 / ys) * ys; v <= f->y1 + ys * 1e-9; v += ys) {
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
@@ -176,22 +166,22 @@ static void draw_axes(cairo_t *cr, const Frame *f, const PlotAxes *ax)
         cairo_line_to(cr, f->right, py(f, v));
         cairo_stroke(cr);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-        fmt_tick(buf, sizeof buf, fabs(v) < ys * 1e-9 ? 0 : v, ys);
-        text_at(cr, f->left - 5, py(f, v), 10, 1, 0.5, buf);
+        plot_fmt_tick(buf, sizeof buf, fabs(v) < ys * 1e-9 ? 0 : v, ys);
+        plot_text_at(cr, f->left - 5, py(f, v), 10, 1, 0.5, buf);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_line_width(cr, 1);
     cairo_rectangle(cr, f->left, f->top, f->right - f->left, f->bottom - f->top);
     cairo_stroke(cr);
     if (ax && ax->xlabel)
-        text_at(cr, (f->left + f->right) / 2, f->bottom + 24, 12, 0.5, 0, ax->xlabel);
+        plot_text_at(cr, (f->left + f->right) / 2, f->bottom + 24, 12, 0.5, 0, ax->xlabel);
     if (ax && ax->title)
-        text_at(cr, (f->left + f->right) / 2, 12, 14, 0.5, 0, ax->title);
+        plot_text_at(cr, (f->left + f->right) / 2, 12, 14, 0.5, 0, ax->title);
     if (ax && ax->ylabel) {
         cairo_save(cr);
         cairo_translate(cr, 16, (f->top + f->bottom) / 2);
         cairo_rotate(cr, -M_PI / 2);
-        text_at(cr, 0, 0, 12, 0.5, 0.5, ax->ylabel);
+        plot_text_at(cr, 0, 0, 12, 0.5, 0.5, ax->ylabel);
         cairo_restore(cr);
     }
 }
@@ -203,9 +193,28 @@ static const double PALETTE[][3] = {
     {0.941, 0.894, 0.259}, {0.000, 0.000, 0.000}};
 #define N_PALETTE (int)(sizeof PALETTE / sizeof PALETTE[0])
 
+/* The band between s->lo and s->hi, one filled polygon per stretch of finite points. */
+static void draw_band(cairo_t *cr, const Frame *f, const PlotSeries *s, const double *c)
+{
+    cairo_set_source_rgba(cr, c[0], c[1], c[2], 0.22);
+    for (int i = 0; i < s->n;) {
+        int j = i;
+        while (j < s->n && isfinite(s->x[j]) && isfinite(s->lo[j]) && isfinite(s->hi[j])) j++;
+        if (j > i + 1) {
+            cairo_move_to(cr, px(f, s->x[i]), py(f, s->hi[i]));
+            for (int k = i + 1; k < j; k++) cairo_line_to(cr, px(f, s->x[k]), py(f, s->hi[k]));
+            for (int k = j - 1; k >= i; k--) cairo_line_to(cr, px(f, s->x[k]), py(f, s->lo[k]));
+            cairo_close_path(cr);
+            cairo_fill(cr);
+        }
+        i = j + 1;
+    }
+}
+
 static void draw_series(cairo_t *cr, const Frame *f, const PlotSeries *s, int k)
 {
     const double *c = PALETTE[k % N_PALETTE];
+    if (s->lo && s->hi) draw_band(cr, f, s, c);
     cairo_set_source_rgb(cr, c[0], c[1], c[2]);
     cairo_set_line_width(cr, 1.6);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
@@ -253,7 +262,7 @@ static void draw_legend(cairo_t *cr, const Frame *f, const PlotSeries *s, int n)
         cairo_line_to(cr, x + 22, yy);
         cairo_stroke(cr);
         cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-        text_at(cr, x + 26, yy, 10, 0, 0.5, s[k].label ? s[k].label : "");
+        plot_text_at(cr, x + 26, yy, 10, 0, 0.5, s[k].label ? s[k].label : "");
     }
 }
 
@@ -268,6 +277,8 @@ static int data_range(const PlotSeries *s, int n, Frame *f)
             if (!isfinite(x) || !isfinite(y)) continue;
             f->x0 = fmin(f->x0, x), f->x1 = fmax(f->x1, x);
             f->y0 = fmin(f->y0, y), f->y1 = fmax(f->y1, y);
+            if (s[k].lo && isfinite(s[k].lo[i])) f->y0 = fmin(f->y0, s[k].lo[i]);
+            if (s[k].hi && isfinite(s[k].hi[i])) f->y1 = fmax(f->y1, s[k].hi[i]);
         }
     if (!isfinite(f->x0)) return 0;
     if (f->x1 <= f->x0) f->x0 -= 0.5, f->x1 += 0.5;
@@ -288,7 +299,7 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
                        ".png or .pdf", path ? path : "");
     if (!data_range(s, n, &f)) return err_set(err, LM_EARG, "nothing to plot: no finite point");
     Canvas c;
-    int status = canvas_open(&c, path, PLOT_W, PLOT_H, err);
+    int status = plot_canvas_open(&c, path, PLOT_W, PLOT_H, err);
     if (status) return status;
     draw_axes(c.cr, &f, ax);
     cairo_save(c.cr);
@@ -297,11 +308,11 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
     for (int k = 0; k < n; k++) draw_series(c.cr, &f, &s[k], k);
     cairo_restore(c.cr);
     draw_legend(c.cr, &f, s, n);
-    return canvas_close(&c, err);
+    return plot_canvas_close(&c, err);
 }
 
 /* viridis (matplotlib's default colour map) at t in [0,1], from 5 of its stops. */
-static void viridis(double t, double *rgb)
+void plot_viridis(double t, double *rgb)
 {
     static const double stops[5][3] = {{0.267, 0.005, 0.329}, {0.231, 0.322, 0.545},
                                        {0.129, 0.569, 0.549}, {0.369, 0.788, 0.384},
@@ -318,7 +329,7 @@ static void draw_colorbar(cairo_t *cr, double x, double top, double bottom, doub
     double rgb[3];
     char buf[32];
     for (int i = 0; i < 100; i++) {
-        viridis(i / 99.0, rgb);
+        plot_viridis(i / 99.0, rgb);
         cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         double y = bottom - (bottom - top) * (i + 1) / 100.0;
         cairo_rectangle(cr, x, y, 12, (bottom - top) / 100.0 + 0.5);
@@ -326,9 +337,9 @@ static void draw_colorbar(cairo_t *cr, double x, double top, double bottom, doub
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     snprintf(buf, sizeof buf, "%.3g", hi);
-    text_at(cr, x + 16, top, 10, 0, 0.5, buf);
+    plot_text_at(cr, x + 16, top, 10, 0, 0.5, buf);
     snprintf(buf, sizeof buf, "%.3g", lo);
-    text_at(cr, x + 16, bottom, 10, 0, 0.5, buf);
+    plot_text_at(cr, x + 16, bottom, 10, 0, 0.5, buf);
 }
 
 int plot_heatmap(const char *path, const double *v, int rows, int cols, double lo, double hi,
@@ -340,7 +351,7 @@ int plot_heatmap(const char *path, const double *v, int rows, int cols, double l
         return err_set(err, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
                        ".png or .pdf", path ? path : "");
     Canvas c;
-    int status = canvas_open(&c, path, PLOT_W, PLOT_H, err);
+    int status = plot_canvas_open(&c, path, PLOT_W, PLOT_H, err);
     if (status) return status;
     cairo_t *cr = c.cr;
     double left = 64, right = PLOT_W - 70, top = 40, bottom = PLOT_H - 44;
@@ -350,32 +361,32 @@ int plot_heatmap(const char *path, const double *v, int rows, int cols, double l
         for (int k = 0; k < cols; k++) {
             double x = v[(long)r * cols + k], t = hi > lo ? (x - lo) / (hi - lo) : 0;
             if (isnan(x)) continue;
-            viridis(t, rgb);
+            plot_viridis(t, rgb);
             cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
             cairo_rectangle(cr, left + k * cw, top + r * ch, cw - 1, ch - 1);
             cairo_fill(cr);
             if (t > 0.6) cairo_set_source_rgb(cr, 0, 0, 0);
             else cairo_set_source_rgb(cr, 1, 1, 1);
             snprintf(buf, sizeof buf, "%.2f", x);
-            text_at(cr, left + (k + 0.5) * cw, top + (r + 0.5) * ch, fmin(11, ch * 0.4), 0.5,
+            plot_text_at(cr, left + (k + 0.5) * cw, top + (r + 0.5) * ch, fmin(11, ch * 0.4), 0.5,
                     0.5, buf);
         }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     for (int r = 0; row_labels && r < rows; r++)
-        text_at(cr, left - 5, top + (r + 0.5) * ch, 10, 1, 0.5, row_labels[r]);
+        plot_text_at(cr, left - 5, top + (r + 0.5) * ch, 10, 1, 0.5, row_labels[r]);
     for (int k = 0; col_labels && k < cols; k++)
-        text_at(cr, left + (k + 0.5) * cw, bottom + 4, 10, 0.5, 0, col_labels[k]);
+        plot_text_at(cr, left + (k + 0.5) * cw, bottom + 4, 10, 0.5, 0, col_labels[k]);
     draw_colorbar(cr, right + 12, top, bottom, lo, hi);
     PlotAxes a = ax ? *ax : (PlotAxes){0};
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    if (a.xlabel) text_at(cr, (left + right) / 2, bottom + 22, 12, 0.5, 0, a.xlabel);
-    if (a.title) text_at(cr, (left + right) / 2, 12, 14, 0.5, 0, a.title);
+    if (a.xlabel) plot_text_at(cr, (left + right) / 2, bottom + 22, 12, 0.5, 0, a.xlabel);
+    if (a.title) plot_text_at(cr, (left + right) / 2, 12, 14, 0.5, 0, a.title);
     if (a.ylabel) {
         cairo_save(cr);
         cairo_translate(cr, 16, (top + bottom) / 2);
         cairo_rotate(cr, -M_PI / 2);
-        text_at(cr, 0, 0, 12, 0.5, 0.5, a.ylabel);
+        plot_text_at(cr, 0, 0, 12, 0.5, 0.5, a.ylabel);
         cairo_restore(cr);
     }
-    return canvas_close(&c, err);
+    return plot_canvas_close(&c, err);
 }

@@ -12,6 +12,8 @@ typedef struct {
     const char *label;     /* legend text */
     const double *x, *y;   /* (n) points in x order; NaN y values leave a gap */
     int n;
+    const double *lo, *hi; /* (n) or NULL: a band filled between lo and hi (a group's
+                              mean ± std or min..max), drawn under the line, same colour */
 } PlotSeries;
 
 typedef struct {
@@ -33,5 +35,22 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
 int plot_heatmap(const char *path, const double *v, int rows, int cols, double lo, double hi,
                  const char *const *row_labels, const char *const *col_labels,
                  const PlotAxes *ax, char *err);
+
+typedef struct {
+    const char *label;     /* the axis's name, drawn above it */
+    int n_ticks;           /* labelled positions along the axis (<= 12) */
+    const double *tick_pos;        /* (n_ticks) in [0, 1], 0 = bottom */
+    const char *const *tick_label; /* (n_ticks) */
+} PlotParAxis;
+
+/* Parallel coordinates: n_axes vertical axes left to right, and n_lines polylines, line
+ * i crossing axis k at height pos[i * n_axes + k] in [0, 1] (NaN: the line breaks there).
+ * Each line is coloured by value[i] on viridis from c_lo (dark) to c_hi (yellow), with a
+ * colour bar labelled c_label; lines are drawn from the highest value to the lowest so
+ * the lowest (the best loss) lies on top, and the lowest is drawn thicker. Errors as
+ * plot_curves (n_axes < 2 or n_lines < 1: LM_EARG). */
+int plot_parallel(const char *path, const PlotParAxis *axes, int n_axes, const double *pos,
+                  const double *value, int n_lines, double c_lo, double c_hi,
+                  const char *c_label, const PlotAxes *ax, char *err);
 
 #endif

@@ -560,9 +560,11 @@ static void test_key_rules(void)
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
     int sweep = views_find("sweep");
-    CHECK(views_count() == 5 && views_find("training") == 0 && hist == 1 && tok == 2 &&
-          sweep == 3 && views_find("jobs") == 4 && views_find("nope") == -1, "the view table");
+    CHECK(views_count() == 6 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+          sweep == 3 && views_find("jobs") == 4 && views_find("samples") == 5 &&
+          views_find("nope") == -1, "the view table");
     CHECK(dash_keymap_action(&d, '5', &arg) == DA_VIEW && arg == 4, "5: the jobs view");
+    CHECK(dash_keymap_action(&d, '6', &arg) == DA_VIEW && arg == 5, "6: the samples view");
     CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(5)), &arg) == DA_PAUSE,
           "F5 still pauses (the 4th view has its digit only)");

@@ -18,6 +18,7 @@ int dash_state_init(Dashboard *d)
     editor_init(&d->aux, NULL);
     snprintf(d->tok.prompt, sizeof d->tok.prompt, "ROMEO:\nBut soft, what light");
     d->cursor_x = d->cursor_y = -1;
+    d->hist_cursor = -1;
     return LM_OK;
 }
 
@@ -37,5 +38,11 @@ void dash_state_free(Dashboard *d)
     free(d->tok.gates);
     free(d->scratch);
     free(d->mark_rows);
+    free(d->hist_group);
+    free(d->hist_smooth);
+    for (int i = 0; i < d->n_sp; i++)   /* samples view */
+        free(d->sp_text[i]);
+    for (int i = 0; i < d->n_bands; i++)   /* history view's seed-group bands */
+        free(d->bands[i].x), free(d->bands[i].mean), free(d->bands[i].lo), free(d->bands[i].hi);
     memset(d, 0, sizeof *d);
 }

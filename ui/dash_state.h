@@ -54,6 +54,15 @@ typedef struct {
 enum { DASH_CMP_TRAIN, DASH_CMP_VAL, DASH_CMP_GRAD, DASH_CMP_LR, DASH_N_CMP };
 #define DASH_N_SMOOTH 4   /* smoothing: off, 5, 20, 100 points (moving average) */
 
+/* A seed group's band in the history view (dash_groups.c): mean ± std of the compared
+ * metric over all the group's members, on the longest member's steps. */
+typedef struct {
+    char label[96];
+    long run;          /* its first member (the colour) */
+    int members, n;
+    double *x, *mean, *lo, *hi; /* (n) malloc'd */
+} DashBand;
+
 /* The per-token gate view of a prompt. */
 typedef struct {
     char prompt[512];
@@ -85,6 +94,17 @@ typedef struct Dashboard {
     RunRow *runs;
     int n_runs, run_sel, run_scroll, sort;
     char filter[256];
+    /* history view: seed groups as bands, the curve cursor, the kept layout
+       (dash_groups.c, view_history.c) */
+    int hist_band;                        /* 1: the marked runs' groups as mean ± std */
+    DashBand bands[DASH_MAX_MARKED];
+    int n_bands;
+    int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
+    long cursor_run;                      /* the curve nearest the cursor (0 = none) */
+    int hist_restored;                    /* the kept layout was read this session */
+    char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
+    char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
+    double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
     /* tokens view */
     DashTokens tok;
     /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */
@@ -100,6 +120,14 @@ typedef struct Dashboard {
     char job_error[256];                  /* why the board could not be read, or "" */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
     char confirm_text[2][80], confirm_cmd[64];
+    /* samples view: the newest `sample runs=...` side by side (view_samples.c) */
+#define DASH_MAX_SAMPLE_RUNS 9
+    long sp_run[DASH_MAX_SAMPLE_RUNS];
+    char sp_name[DASH_MAX_SAMPLE_RUNS][64];
+    char *sp_text[DASH_MAX_SAMPLE_RUNS];  /* malloc'd, NULL when not recorded */
+    int n_sp;
+    char sp_key[1024], sp_settings[256], sp_prompt[512];
+    double sp_next;
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;

@@ -31,7 +31,7 @@ typedef struct {
 static int y_ok(double y, int log_y) { return isfinite(y) && (!log_y || y > 0); }
 
 /* Range of the drawable points of all series; returns how many there are. */
-static long data_range(const PlotData *d, double *xmin, double *xmax, double *ymin,
+static long data_range(const PlotData *d, const PlotBand *bands, double *xmin, double *xmax, double *ymin,
                        double *ymax)
 {
     long count = 0;
@@ -50,6 +50,9 @@ static long data_range(const PlotData *d, double *xmin, double *xmax, double *ym
             *xmax = fmax(*xmax, x);
             *ymin = fmin(*ymin, y);
             *ymax = fmax(*ymax, y);
+            const PlotBand *b = bands ? &bands[s] : NULL;
+            if (b && b->lo && y_ok(b->lo[i], d->log_y)) *ymin = fmin(*ymin, b->lo[i]);
+            if (b && b->hi && y_ok(b->hi[i], d->log_y)) *ymax = fmax(*ymax, b->hi[i]);
             count++;
         }
     }
@@ -271,6 +274,35 @@ static void draw_series(const Pen *p, const PlotSeries *s, int log_y)
     bucket_flush(p, &b, &prev, 1);
 }
 
+/* The band of s: every dot column between two drawable neighbours filled from hi to lo
+ * (linear between the points), so a group's spread reads as a shaded area. */
+static void draw_band(const Pen *p, const PlotSeries *ps, const PlotBand *s, int log_y)
+{
+    const Frame *f = p->f;
+    long prev = -1;
+    for (long i = 0; i < ps->n; i++) {
+        double x = ps->x ? ps->x[i] : (double)i;
+        if (!isfinite(x) || !y_ok(s->lo[i], log_y) || !y_ok(s->hi[i], log_y)) {
+            prev = -1;
+            continue;
+        }
+        if (prev < 0) {
+            line(p, map_x(f, x), map_y(f, s->hi[i]), map_x(f, x), map_y(f, s->lo[i]));
+            prev = i;
+            continue;
+        }
+        double x0 = ps->x ? ps->x[prev] : (double)prev;
+        int c0 = map_x(f, x0), c1 = map_x(f, x);
+        for (int col = c0 + 1; col <= c1; col++) {
+            double u = c1 > c0 ? (double)(col - c0) / (c1 - c0) : 1;
+            double lo = s->lo[prev] + u * (s->lo[i] - s->lo[prev]);
+            double hi = s->hi[prev] + u * (s->hi[i] - s->hi[prev]);
+            line(p, col, map_y(f, hi), col, map_y(f, lo));
+        }
+        prev = i;
+    }
+}
+
 /* ---- axes, labels, legend ---- */
 
 static int series_color(const PlotData *d, int s, const CanvasCaps *caps)
@@ -390,10 +422,11 @@ static void snap_range(double *lo, double *hi, double *step, int rows)
 }
 
 /* Finds the y range and ticks for `rows` plot rows; returns 0 when nothing to draw. */
-static long setup_y(Frame *f, Ticks *t, const PlotData *d, double *xmin, double *xmax)
+static long setup_y(Frame *f, Ticks *t, const PlotData *d, const PlotBand *bands, double *xmin,
+                    double *xmax)
 {
     double ymin, ymax;
-    long count = data_range(d, xmin, xmax, &ymin, &ymax);
+    long count = data_range(d, bands, xmin, xmax, &ymin, &ymax);
     if (count == 0) {
         *xmin = 0;
         *xmax = 1;
@@ -425,6 +458,20 @@ static long setup_y(Frame *f, Ticks *t, const PlotData *d, double *xmin, double 
 
 void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps)
 {
+    plot_draw_framed(c, r, d, NULL, caps, NULL);
+}
+
+void plot_draw_bands(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
+                     const CanvasCaps *caps)
+{
+    plot_draw_framed(c, r, d, bands, caps, NULL);
+}
+
+void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
+                      const CanvasCaps *caps, PlotFrame *frame)
+{
+    if (frame)
+        frame->valid = 0;
     if (r.w < 3 || r.h < 3 || !d)
         return;
     int legend = r.h >= 6, xlabels = r.h >= 4;
@@ -434,7 +481,7 @@ void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps)
     f.y0 = r.y + legend;
     f.rows = r.h - legend - xlabels - 1;
     Ticks yt, xt;
-    long count = setup_y(&f, &yt, d, &f.xmin, &f.xmax);
+    long count = setup_y(&f, &yt, d, bands, &f.xmin, &f.xmax);
     char ylab[MAX_TICKS][LABEL_LEN];
     int lw = 0;
     for (int i = 0; i < yt.n; i++) {
@@ -459,6 +506,15 @@ void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps)
         return;
     }
     int ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    for (int s = 0; bands && s < ns; s++) {   /* bands first: lines stay readable on top */
+        if (!d->series[s].y || !bands[s].lo || !bands[s].hi)
+            continue;
+        Pen p = {&f, c, series_color(d, s, caps), UI_ATTR_DIM, caps->unicode ? NULL : ":"};
+        draw_band(&p, &d->series[s], &bands[s], d->log_y);
+    }
+    if (frame)
+        *frame = (PlotFrame){f.x0, f.y0, f.cols, f.rows, f.xmin, f.xmax, f.ymin, f.ymax,
+                             f.log_y, 1};
     for (int s = 0; s < ns; s++) {
         if (!d->series[s].y)
             continue;

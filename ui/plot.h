@@ -3,7 +3,8 @@
  * legend, braille (2x4 dots per cell) when Unicode is available, ASCII markers
  * otherwise. Reads plain arrays; smoothing, decimation of history and data collection
  * are the caller's business (huge n is still drawn in O(n) by bucketing per dot
- * column). Not an interactive chart: no zoom, no cursor. */
+ * column). plot_draw_bands also fills a band (lo..hi per point) under a series' line.
+ * Not an interactive chart: no zoom; a cursor is drawn by the caller (plot_frame). */
 #ifndef LM_UI_PLOT_H
 #define LM_UI_PLOT_H
 
@@ -35,6 +36,27 @@ typedef struct {
  * the left, the x axis and its tick labels at the bottom, "no data yet" when no
  * series has a drawable point. Draws nothing when r.w or r.h < 3. */
 void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps);
+
+/* A series' band: (n of its series) lower and upper values, NULL = none. */
+typedef struct {
+    const double *lo, *hi;
+} PlotBand;
+
+/* plot_draw with bands: bands (d->n_series entries, or NULL) fill the dots between lo
+ * and hi of each point (linear between points), dimmed in the series' colour, under
+ * all lines; the y range covers them. */
+void plot_draw_bands(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
+                     const CanvasCaps *caps);
+
+/* Where plot_draw puts data: the plot area in cells and the data range it shows, so a
+ * caller can place a cursor. Filled by plot_draw_bands when frame is not NULL. */
+typedef struct {
+    int x0, y0, cols, rows;    /* cells */
+    double xmin, xmax, ymin, ymax; /* data range (ymin/ymax log10 when log_y) */
+    int log_y, valid;
+} PlotFrame;
+void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
+                      const CanvasCaps *caps, PlotFrame *frame);
 
 /* Formats a tick value for a tick spacing `step` ("2.5", "10k", "1.5M", "0.001") into
  * buf (n bytes). Exposed for the dashboard's readouts and for tests. */

@@ -5,6 +5,9 @@
  * Not the loaders (dash_data.c) and not the table widget (table.c). */
 #define NCURSES_WIDECHAR 1
 #include "dash_data.h"
+#include "dash_groups.h"
+#include "cmd_analysis.h"
+#include "runstore_group.h"
 #include "safetext.h"
 #include "dash_draw.h"
 #include "dash_view.h"
@@ -19,7 +22,7 @@
 #include <time.h>
 
 enum { K_UP, K_DOWN, K_PAGE_UP, K_PAGE_DOWN, K_MARK, K_OPEN, K_FILTER, K_SORT, K_METRIC,
-       K_SMOOTH };
+       K_SMOOTH, K_BAND, K_CUR_LEFT, K_CUR_RIGHT, K_CUR_UP, K_CUR_DOWN };
 
 /* The fixed columns; the settings that differ among the visible runs go after "steps". */
 static const TableColumn RUN_COLS[] = {
@@ -112,6 +115,78 @@ static int is_marked(const Dashboard *d, long id)
     return 0;
 }
 
+/* ---- the columns kept by `runs columns=` (issue 28) ---- */
+
+#define CUSTOM_MAX 16
+
+/* The table in the store's kept columns (cmd_runs_table_cell formats every cell). */
+static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps *caps)
+{
+    char names[CUSTOM_MAX][32], list[512];
+    int nc = 0, n = d->n_runs;
+    snprintf(list, sizeof list, "%s", d->hist_cols);
+    char *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w && nc < CUSTOM_MAX; w = strtok_r(NULL, ",", &save))
+        snprintf(names[nc++], 32, "%.31s", w);
+    int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
+    int lo = dash_draw_clamp((d->run_scroll < sel - page ? d->run_scroll : sel - page), 0, n);
+    int hi = dash_draw_clamp((d->run_scroll > sel ? d->run_scroll : sel) + page + 1, 0, n);
+    TableColumn cols[CUSTOM_MAX];
+    const char **cells = calloc((size_t)n * (nc ? nc : 1), sizeof *cells);
+    char (*buf)[CUSTOM_MAX][CELL_LEN] = malloc((size_t)(hi - lo + 1) * sizeof *buf);
+    if (cells && buf && d->mark_cap >= n) {
+        for (int j = 0; j < nc; j++)
+            cols[j] = (TableColumn){names[j], (int)strlen(names[j]), TABLE_LEFT};
+        for (int i = lo; i < hi; i++)
+            for (int j = 0; j < nc; j++) {
+                double num;
+                char v[CELL_LEN];
+                cmd_runs_table_cell(&d->runs[i], d->hist_group ? d->hist_group[i] : NULL,
+                                    d->hist_smooth ? d->hist_smooth[i] : NAN, names[j], v,
+                                    sizeof v, &num);
+                safetext_escape(buf[i - lo][j], CELL_LEN, v, 0);
+                int l = (int)strlen(buf[i - lo][j]);
+                if (!strcmp(names[j], "name")) cols[j].width = 0;   /* takes what is left */
+                else if (l > cols[j].width) cols[j].width = l > 24 ? 24 : l;
+                if (!isnan(num)) cols[j].align = TABLE_RIGHT;
+                cells[(size_t)i * nc + j] = buf[i - lo][j];
+            }
+        TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3, -1, 0,
+                        d->run_scroll};
+        d->run_scroll = table_draw(c, in, &td, caps);
+    }
+    free(cells);
+    free(buf);
+}
+
+/* Loads what the kept columns need beyond the run rows: groups, smoothed losses. */
+static void load_custom(Dashboard *d, RunStore *st)
+{
+    free(d->hist_group), d->hist_group = NULL;
+    free(d->hist_smooth), d->hist_smooth = NULL;
+    if (!cmd_runs_table_saved(st, d->hist_cols, sizeof d->hist_cols)) {
+        d->hist_cols[0] = 0;
+        return;
+    }
+    char wrapped[520], err[LM_ERR_LEN];
+    snprintf(wrapped, sizeof wrapped, ",%s,", d->hist_cols);
+    long *ids = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *ids);
+    if (strstr(wrapped, ",group,") && ids &&
+        (d->hist_group = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *d->hist_group))) {
+        char (*g)[RUNSTORE_GROUP_LEN] = malloc((size_t)(d->n_runs ? d->n_runs : 1) * RUNSTORE_GROUP_LEN);
+        for (int i = 0; i < d->n_runs; i++) ids[i] = d->runs[i].id;
+        int rc = g ? runstore_groups_of(st, ids, d->n_runs, g, err) : LM_ENOMEM;
+        for (int i = 0; i < d->n_runs; i++)
+            snprintf(d->hist_group[i], 64, "%.63s", rc ? "" : g[i]);
+        free(g);
+    }
+    if (strstr(wrapped, ",final_smooth,") &&
+        (d->hist_smooth = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *d->hist_smooth)))
+        for (int i = 0; i < d->n_runs; i++)
+            d->hist_smooth[i] = cmd_runs_table_final_smooth(st, d->runs[i].id);
+    free(ids);
+}
+
 static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
 {
     static const char *const sorts[] = {"best val", "recent", "model"};
@@ -125,6 +200,17 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     if (n == 0) {
         dash_draw_message(c, in, d->filter[0] ? "no run matches the filter"
                                               : "no runs yet: `train` one");
+        return;
+    }
+    if (d->mark_cap < n) {
+        unsigned char *m = realloc(d->mark_rows, (size_t)n);
+        if (m)
+            d->mark_rows = m, d->mark_cap = n;
+    }
+    if (d->hist_cols[0] && d->mark_cap >= n) {   /* the columns `runs columns=` kept */
+        for (int i = 0; i < n; i++)
+            d->mark_rows[i] = (unsigned char)is_marked(d, d->runs[i].id);
+        runs_table_custom(c, in, d, caps);
         return;
     }
     int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
@@ -226,6 +312,103 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
     }
 }
 
+/* ---- seed groups as bands, the curve cursor (issue 28) ---- */
+
+/* The marked runs' groups (d->bands) as mean lines over ± std bands. */
+static void draw_bands(Canvas *c, Rect pin, const Dashboard *d, const CanvasCaps *caps)
+{
+    PlotSeries ps[PLOT_MAX_SERIES];
+    PlotBand pb[PLOT_MAX_SERIES];
+    int n = 0;
+    for (int i = 0; i < d->n_bands && n < PLOT_MAX_SERIES; i++, n++) {
+        const DashBand *b = &d->bands[i];
+        ps[n] = (PlotSeries){b->x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
+                             PLOT_LINE};
+        pb[n] = (PlotBand){b->lo, b->hi};
+    }
+    PlotData pd = {ps, n, "step", d->log_y, 0, 0, 0};
+    plot_draw_bands(c, pin, &pd, pb, caps);
+}
+
+/* y of series s at x (its nearest drawn point at or before x); NaN when none. */
+static double series_at(const PlotSeries *s, double x)
+{
+    double y = NAN;
+    for (long i = 0; i < s->n && s->x[i] <= x; i++)
+        if (isfinite(s->y[i])) y = s->y[i];
+    return y;
+}
+
+/* The cursor: a dim column at d->hist_cursor, a dot on the chosen curve (d->cursor_run,
+ * else the nearest to the plot's middle height), named with its value in the box title. */
+static void draw_cursor(Canvas *c, Rect pr, const PlotFrame *f, Dashboard *d,
+                        const PlotSeries *ps, int n, const CanvasCaps *caps)
+{
+    if (d->hist_cursor < 0 || !f->valid || n == 0)
+        return;
+    int col = dash_draw_clamp(d->hist_cursor, 0, f->cols - 1);
+    d->hist_cursor = col;
+    double x = f->xmin + (col + 0.5) / f->cols * (f->xmax - f->xmin);
+    int pick = -1;
+    for (int i = 0; i < n && i < d->n_marked; i++)
+        if (d->curves[i].run == d->cursor_run && isfinite(series_at(&ps[i], x))) pick = i;
+    for (int i = 0; pick < 0 && i < n; i++)
+        if (isfinite(series_at(&ps[i], x))) pick = i;
+    for (int y = f->y0; y < f->y0 + f->rows; y++)
+        canvas_put(c, f->x0 + col, y, caps->unicode ? "┊" : ":", UI_COLOR_DIM, 0);
+    if (pick < 0)
+        return;
+    d->cursor_run = d->curves[pick].run;
+    double v = series_at(&ps[pick], x), t = f->log_y ? log10(v) : v;
+    int row = f->y0 + (int)lround((f->ymax - t) / (f->ymax - f->ymin) * (f->rows - 1));
+    canvas_put(c, f->x0 + col, dash_draw_clamp(row, f->y0, f->y0 + f->rows - 1),
+               caps->unicode ? "●" : "@", dash_draw_run_color(d->cursor_run), UI_ATTR_BOLD);
+    char name[160];
+    snprintf(name, sizeof name, " cursor %s %.0f: %s = %.4f ", dash_draw_x_label(d), x,
+             d->curves[pick].label, v);
+    canvas_text_fit(c, pr.x + 2, pr.y + pr.h - 1, pr.w - 4, name,
+                    dash_draw_run_color(d->cursor_run), UI_ATTR_BOLD, caps->unicode);
+}
+
+/* '[' ']' move the cursor along the x axis (switching it on); '{' '}' pick the curve
+ * above/below the chosen one at the cursor. The chosen run becomes the table's
+ * selection: selecting a run by its curve. */
+static void cursor_key(Dashboard *d, int action)
+{
+    if (d->n_marked == 0)
+        return;
+    if (action == K_CUR_LEFT || action == K_CUR_RIGHT) {
+        if (d->hist_cursor < 0) d->hist_cursor = 1000000;   /* starts at the right end */
+        else d->hist_cursor += action == K_CUR_LEFT ? -1 : 1;
+    } else {
+        int at = 0;
+        for (int i = 0; i < d->n_marked; i++)
+            if (d->curves[i].run == d->cursor_run) at = i;
+        at = (at + (action == K_CUR_UP ? d->n_marked - 1 : 1)) % d->n_marked;
+        d->cursor_run = d->curves[at].run;
+        if (d->hist_cursor < 0) d->hist_cursor = 1000000;
+    }
+    for (int i = 0; i < d->n_runs; i++)
+        if (d->runs[i].id == d->cursor_run) d->run_sel = i;
+}
+
+/* Keeps the layout (sort, filter, marks) in the store for the next session. */
+static void save_layout(DashCtx *x)
+{
+    char err[LM_ERR_LEN];
+    RunStore *st = session_store(x->s);
+    if (st && dash_groups_save_layout(x->d, st, err))
+        dash_view_out(x, UI_COLOR_ERROR, "error: keeping the history layout: %s", err);
+}
+
+static void load_bands(DashCtx *x)
+{
+    char err[LM_ERR_LEN];
+    RunStore *st = session_store(x->s);
+    if (st && x->d->hist_band && dash_groups_load(x->d, st, err))
+        dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+}
+
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
                  int focused)
 {
@@ -237,14 +420,20 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     if (pr.h < 3)
         return;
     char title[128];
-    snprintf(title, sizeof title, "%s | smooth %s | x %s  # metric ~ smooth > x",
-             dash_draw_cmp_label(d), dash_draw_smooth_label(d), dash_draw_x_label(d));
+    snprintf(title, sizeof title, "%s | smooth %s | x %s%s  # metric ~ smooth > x %% groups "
+             "[ ] cursor", dash_draw_cmp_label(d), dash_draw_smooth_label(d),
+             dash_draw_x_label(d), d->hist_band ? " | groups: mean ± std" : "");
     canvas_box(c, pr, title, 0, caps->unicode);
     canvas_box(c, cr, "settings that differ", 0, caps->unicode);
     Rect pin = canvas_rect_inner(pr), cin = canvas_rect_inner(cr);
     if (!d->n_marked) {
         dash_draw_message(c, pin, "Space marks runs: their curves overlay here");
         dash_draw_message(c, cin, "and their differing settings show here");
+        return;
+    }
+    if (d->hist_band && d->n_bands) {   /* seed groups as mean ± std bands */
+        draw_bands(c, pin, d, caps);
+        compare_table(c, cin, d, caps);
         return;
     }
     double *b = dash_draw_scratch(d, dash_draw_curves_need(d) + 1);
@@ -261,7 +450,9 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
         ps[i].label = ids[i];
     }
     PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
-    plot_draw(c, pin, &pd, caps);
+    PlotFrame fr;
+    plot_draw_framed(c, pin, &pd, NULL, caps, &fr);
+    draw_cursor(c, pr, &fr, d, ps, n, caps);
     compare_table(c, cin, d, caps);
 }
 
@@ -271,8 +462,12 @@ static void reload(DashCtx *x)
 {
     char err[LM_ERR_LEN];
     RunStore *st = session_store(x->s);
+    if (st && dash_groups_restore_layout(x->d, st, err))   /* once: the kept layout */
+        dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
     if (st && dash_data_load_runs(x->d, st, err))
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+    if (st)
+        load_custom(x->d, st);
 }
 
 /* Each wake-up, at most once a second: reloads the list when another process committed to
@@ -312,7 +507,14 @@ static void on_key(DashCtx *x, int action)
         d->run_sel = dash_draw_clamp(d->run_sel + moves[action], 0,
                                      d->n_runs > 0 ? d->n_runs - 1 : 0);
         break;
-    case K_MARK: mark_run(x); break;
+    case K_MARK: mark_run(x); save_layout(x); load_bands(x); break;
+    case K_BAND:
+        d->hist_band = !d->hist_band;
+        load_bands(x);
+        break;
+    case K_CUR_LEFT: case K_CUR_RIGHT: case K_CUR_UP: case K_CUR_DOWN:
+        cursor_key(d, action);
+        break;
     case K_OPEN:
         if (d->run_sel < d->n_runs) {
             snprintf(line, sizeof line, "open %ld", d->runs[d->run_sel].id);
@@ -329,10 +531,11 @@ static void on_key(DashCtx *x, int action)
         RunStore *st = session_store(x->s);
         if (st && dash_data_reload_curves(d, st, err))
             dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+        load_bands(x);
         break;
     }
     case K_FILTER: dash_view_prompt(x, "filter> ", d->filter); break;
-    case K_SORT: d->sort = (d->sort + 1) % DASH_N_SORTS; reload(x); break;
+    case K_SORT: d->sort = (d->sort + 1) % DASH_N_SORTS; reload(x); save_layout(x); break;
     default: break;
     }
 }
@@ -341,6 +544,7 @@ static void on_prompt(DashCtx *x, const char *line)
 {
     snprintf(x->d->filter, sizeof x->d->filter, "%s", line);
     reload(x);
+    save_layout(x);
 }
 
 static const DashViewKey KEYS[] = {
@@ -354,6 +558,11 @@ static const DashViewKey KEYS[] = {
     {'=', "=", K_SORT, "history: sort order"},
     {'#', "#", K_METRIC, "history: curve metric"},
     {'~', "~", K_SMOOTH, "history: smoothing"},
+    {'%', "%", K_BAND, "history: bands, cursor"},
+    {'[', "[", K_CUR_LEFT, "history: bands, cursor"},
+    {']', "]", K_CUR_RIGHT, "history: bands, cursor"},
+    {'{', "{", K_CUR_UP, "history: bands, cursor"},
+    {'}', "}", K_CUR_DOWN, "history: bands, cursor"},
 };
 
 const DashView view_history = {

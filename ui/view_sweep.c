@@ -1,13 +1,16 @@
 /* view_sweep.c — the sweep view: the trials of the session's sweep (else the newest
  * stored one) as a live table (swept values, status, steps, best val; the best marked)
- * and their best validation loss against one swept setting (log x when its values span
- * more than 20x). Reloaded from the store about once a second while shown.
+ * over its parallel coordinates (an axis per swept setting and one for best val, lines
+ * coloured by it) or, with #, best val against one swept setting (log x when its values
+ * span more than 20x), and each setting's importance (share of best val's variance and
+ * its direction, sweep_analysis.h). Reloaded from the store about once a second.
  * Not the sweep itself (core/sweep, commands/cmd_sweep.c). */
 #define NCURSES_WIDECHAR 1
 #include "dash_draw.h"
 #include "dash_view.h"
 #include "err.h"
 #include "safetext.h"
+#include "sweep_analysis.h"
 #include "table.h"
 
 #include <curses.h>
@@ -104,6 +107,132 @@ static void trials_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
     free(mark);
 }
 
+/* ---- parallel coordinates and importance (issue 28) ---- */
+
+#define SW_BUCKETS 5   /* colour classes of the metric, best (HEAT0) to worst (HEAT4) */
+
+/* The trials' params and their metric (best val of done trials, NaN otherwise), as
+ * `sweep importance` ranks them; p and m hold n_sw_trials entries. */
+static void trial_metric(const Dashboard *d, const char **p, double *m)
+{
+    for (int i = 0; i < d->n_sw_trials; i++) {
+        const SweepTrialRow *t = &d->sw_trials[i];
+        p[i] = t->params;
+        m[i] = strcmp(t->status, "done") ? NAN : t->best_val;
+    }
+}
+
+/* One axis per swept setting plus best val; a line per trial, coloured in SW_BUCKETS
+ * classes of its metric (one plot series per class, trials separated by NaN gaps). */
+static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
+{
+    canvas_box(c, r, "parallel coordinates: settings -> best val (# next chart)", 0,
+               caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    int n = d->n_sw_trials;
+    const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    double *m = malloc((size_t)(n ? n : 1) * sizeof *m), lo = INFINITY, hi = -INFINITY;
+    SweepAxis ax[SW_MAX_KEYS];
+    int na = 0;
+    if (p && m) {
+        trial_metric(d, p, m);
+        na = sweep_axes(p, n, ax, SW_MAX_KEYS);
+        for (int i = 0; i < n; i++)
+            if (isfinite(m[i])) lo = fmin(lo, m[i]), hi = fmax(hi, m[i]);
+    }
+    double *b = dash_draw_scratch(d, 2L * SW_BUCKETS * n * (na + 2) + 1);
+    if (!p || !m || !b || na == 0 || !isfinite(lo)) {
+        dash_draw_message(c, in, "finished trials draw here: an axis per swept setting");
+        free(p), free(m);
+        return;
+    }
+    PlotSeries ps[SW_BUCKETS];
+    char labels[SW_BUCKETS][40], v[SWEEP_VALUE_LEN];
+    long per = (long)n * (na + 2);   /* each class's room: na+1 points and a gap per trial */
+    for (int k = 0; k < SW_BUCKETS; k++) {
+        double *x = b + 2 * k * per, *y = x + per;
+        long o = 0;
+        for (int i = 0; i < n; i++) {
+            int cls = !isfinite(m[i]) ? -1 : hi > lo ? (int)((m[i] - lo) / (hi - lo) * SW_BUCKETS) : 0;
+            if ((cls >= SW_BUCKETS ? SW_BUCKETS - 1 : cls) != k) continue;
+            for (int a = 0; a <= na; a++, o++) {
+                x[o] = a;
+                y[o] = a < na ? (sweep_param_value(p[i], ax[a].key, v, sizeof v)
+                                 ? sweep_axis_pos(&ax[a], v) : NAN)
+                              : hi > lo ? (m[i] - lo) / (hi - lo) : 0.5;
+            }
+            x[o] = NAN, y[o++] = NAN;
+        }
+        snprintf(labels[k], sizeof labels[k], "%.3f", lo + (hi - lo) * (k + 0.5) / SW_BUCKETS);
+        ps[k] = (PlotSeries){x, y, o, o ? labels[k] : NULL, UI_COLOR_HEAT0 + k, PLOT_LINE};
+    }
+    PlotData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02};
+    PlotFrame f;
+    plot_draw_framed(c, in, &pd, NULL, caps, &f);
+    for (int x = f.x0 - 1; f.valid && x < in.x + in.w; x++)   /* the x ticks mean nothing */
+        canvas_put(c, x, f.y0 + f.rows + 1, " ", UI_COLOR_DEFAULT, 0);
+    for (int a = 0; f.valid && a <= na; a++) {   /* axis names under, ends at top/bottom */
+        int col = f.x0 + (int)lround((a - f.xmin) / (f.xmax - f.xmin) * (f.cols - 1));
+        char name[48], top[24], bot[24];
+        snprintf(name, sizeof name, "%.31s%s", a < na ? ax[a].key : "best val",
+                 a < na && ax[a].log_axis ? "(log)" : "");
+        if (a < na && ax[a].numeric) snprintf(top, sizeof top, "%.3g", ax[a].hi),
+                                     snprintf(bot, sizeof bot, "%.3g", ax[a].lo);
+        else if (a < na) snprintf(top, sizeof top, "%.12s", ax[a].levels[ax[a].n_levels - 1]),
+                         snprintf(bot, sizeof bot, "%.12s", ax[a].levels[0]);
+        else snprintf(top, sizeof top, "%.4f", hi), snprintf(bot, sizeof bot, "%.4f", lo);
+        int w = (int)strlen(name), x0 = a == na ? col - w + 1 : a ? col - w / 2 : col;
+        canvas_text_fit(c, x0 < in.x ? in.x : x0, f.y0 + f.rows + 1, w, name, UI_COLOR_ACCENT,
+                        UI_ATTR_BOLD, caps->unicode);
+        int tx = a == na ? col - (int)strlen(top) + 1 : col;
+        canvas_text(c, tx, f.y0, (int)strlen(top), top, UI_COLOR_DIM, 0);
+        canvas_text(c, a == na ? col - (int)strlen(bot) + 1 : col, f.y0 + f.rows - 1,
+                    (int)strlen(bot), bot, UI_COLOR_DIM, 0);
+    }
+    free(p), free(m);
+}
+
+/* Each swept setting's share of best val's variance, as bars, with its direction. */
+static void importance_panel(Canvas *c, Rect r, const Dashboard *d, const CanvasCaps *caps)
+{
+    canvas_box(c, r, "importance: share of variance", 0, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    int n = d->n_sw_trials, used = 0;
+    const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    double *m = malloc((size_t)(n ? n : 1) * sizeof *m);
+    SweepImportance im[SW_MAX_KEYS];
+    int ni = 0;
+    if (p && m) {
+        trial_metric(d, p, m);
+        for (int i = 0; i < n; i++) used += isfinite(m[i]);
+        ni = sweep_importance(p, m, n, im, SW_MAX_KEYS);
+    }
+    free(p), free(m);
+    if (used < 2 || ni == 0) {
+        dash_draw_message(c, in, "needs 2 finished trials");
+        return;
+    }
+    int kw = 10, bw = in.w - kw - 12;
+    for (int k = 0; k < ni && 2 * k < in.h; k++) {
+        char line[64];
+        int y = in.y + 2 * k, fill = isfinite(im[k].share) ? (int)lround(im[k].share * bw) : 0;
+        canvas_text_fit(c, in.x, y, kw, im[k].key, UI_COLOR_ACCENT, UI_ATTR_BOLD, caps->unicode);
+        for (int j = 0; j < bw; j++)
+            canvas_put(c, in.x + kw + j, y, j < fill ? (caps->unicode ? "█" : "#")
+                                                     : (caps->unicode ? "·" : "."),
+                       j < fill ? UI_COLOR_SERIES1 : UI_COLOR_DIM, 0);
+        snprintf(line, sizeof line, "%5.1f%%", isfinite(im[k].share) ? 100 * im[k].share : 0.0);
+        canvas_text(c, in.x + kw + bw + 1, y, 7, line, UI_COLOR_DEFAULT, 0);
+        if (2 * k + 1 < in.h) {
+            snprintf(line, sizeof line, isnan(im[k].rho) ? "categorical" : fabs(im[k].rho) < 0.1
+                     ? "no clear direction" : im[k].rho < 0 ? "larger -> lower (rho %+.2f)"
+                                                            : "larger -> higher (rho %+.2f)",
+                     im[k].rho);
+            canvas_text_fit(c, in.x + kw, y + 1, in.w - kw, line, UI_COLOR_DIM, 0, caps->unicode);
+        }
+    }
+}
+
 /* Best validation loss of each trial against the chosen swept key. */
 static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
 {
@@ -139,9 +268,16 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
                  int focused)
 {
     (void)sn;
-    int tw = r.w * 2 / 3;
-    trials_table(c, (Rect){r.x, r.y, tw, r.h}, d, caps, focused);
-    metric_chart(c, (Rect){r.x + tw, r.y, r.w - tw, r.h}, d, caps);
+    int th = r.h * 2 / 5 > 5 ? r.h * 2 / 5 : 5, cw = r.w * 2 / 3;
+    trials_table(c, (Rect){r.x, r.y, r.w, th}, d, caps, focused);
+    Rect chart = {r.x, r.y + th, cw, r.h - th};
+    char keys[SW_MAX_KEYS][32];
+    int nk = d->n_sw_trials ? param_keys(d->sw_trials[0].params, keys, SW_MAX_KEYS) : 0;
+    if (nk && d->sw_param >= nk)   /* after the settings: parallel coordinates */
+        parallel_chart(c, chart, d, caps);
+    else
+        metric_chart(c, chart, d, caps);
+    importance_panel(c, (Rect){r.x + cw, r.y + th, r.w - cw, r.h - th}, d, caps);
 }
 
 /* ---- loading ---- */
@@ -216,7 +352,13 @@ static void on_key(DashCtx *x, int action)
         d->sw_sel = dash_draw_clamp(d->sw_sel + (action == K_UP ? -1 : 1), 0,
                                     d->n_sw_trials > 0 ? d->n_sw_trials - 1 : 0);
         break;
-    case K_PARAM: d->sw_param = (d->sw_param + 1) % SW_MAX_KEYS; break;
+    case K_PARAM: {   /* k < settings: best val vs the k-th setting; then parallel coords */
+        int nk = 0;
+        char keys[SW_MAX_KEYS][32];
+        if (d->n_sw_trials) nk = param_keys(d->sw_trials[0].params, keys, SW_MAX_KEYS);
+        d->sw_param = (d->sw_param + 1) % (nk + 1);
+        break;
+    }
     case K_ATTACH:
         if (d->sw_sel < d->n_sw_trials && d->sw_trials[d->sw_sel].run_id) {
             snprintf(line, sizeof line, "attach %ld", d->sw_trials[d->sw_sel].run_id);
@@ -230,7 +372,7 @@ static void on_key(DashCtx *x, int action)
 static const DashViewKey KEYS[] = {
     {DASH_KEY_FN(KEY_UP), "Up", K_UP, "sweep: select a trial"},
     {DASH_KEY_FN(KEY_DOWN), "Down", K_DOWN, "sweep: select a trial"},
-    {'#', "#", K_PARAM, "sweep: x-axis setting"},
+    {'#', "#", K_PARAM, "sweep: chart"},
     {'\n', "Enter", K_ATTACH, "sweep: attach the trial"},
 };
 

@@ -9,7 +9,8 @@
     X(history)             \
     X(tokens)              \
     X(sweep)               \
-    X(jobs)
+    X(jobs)                \
+    X(samples)
 
 #define DECLARE(name) extern const DashView view_##name;
 #define ENTRY(name) &view_##name,

@@ -11,6 +11,7 @@
 #include "private/runstore_impl.h"
 #include "private/runlock.h"
 #include "runstore_control.h"
+#include "runstore_group.h"
 #include "err.h"
 
 #include <errno.h>
@@ -356,6 +357,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     if (!status) status = store_check(s, err);
     if (!status) status = store_migrate(s, err);
     if (!status) status = store_setup(s, err);
+    if (!status) status = runstore_group_migrate(s, err);   /* runstore_group.c */
     if (!status) status = store_read_id(s, err);
     if (!status) status = store_repair(s, err);
     if (!status) status = store_prepare(s, err);

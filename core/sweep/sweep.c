@@ -20,7 +20,7 @@
 #endif
 
 static const char *const SPEC_KEYS[] = {"base", "strategy", "trials", "seed", "steps",
-    "epochs", "metric", "min_steps", "eta", "max_trials", "force", "name", "parallel", NULL};
+    "epochs", "metric", "min_steps", "eta", "max_trials", "force", "name", "parallel", "seeds", NULL};
 
 void sweep_spec_init(SweepSpec *sp)
 {
@@ -93,6 +93,8 @@ static int set_spec_key(SweepSpec *sp, const char *key, const char *v, char *err
         if (!(rc = parse_long(key, v, 2, 100, &x, err))) sp->eta = (int)x;
     } else if (!strcmp(key, "max_trials")) {
         if (!(rc = parse_long(key, v, 1, 100000, &x, err))) sp->max_trials = (int)x;
+    } else if (!strcmp(key, "seeds")) {
+        if (!(rc = parse_long(key, v, 1, 64, &x, err))) sp->seeds = (int)x;
     } else if (!strcmp(key, "parallel")) {
         if (!strcmp(v, "ranks")) sp->parallel = SWEEP_PARALLEL_RANKS;
         else if (parse_long(key, v, 1, SWEEP_MAX_PARALLEL, &x, err))
@@ -350,6 +352,13 @@ static long grid_size(const SweepSpec *sp)
     return n;
 }
 
+/* How many trials the spec expands to: the grid or the draws, times the seeds. */
+static long trial_count(const SweepSpec *sp)
+{
+    long base = is_grid(sp) ? grid_size(sp) : sp->trials;
+    return base * (sp->seeds > 1 ? sp->seeds : 1);
+}
+
 /* Random draw of param p as text (integer keys rounded, floats to 4 significant digits). */
 static void draw_value(const SweepParam *p, Rng *rng, char *out, size_t cap)
 {
@@ -369,7 +378,7 @@ static void draw_value(const SweepParam *p, Rng *rng, char *out, size_t cap)
 }
 
 /* Applies the trial's values (vals[i] for params[i]) to the base config and checks it. */
-static int make_trial(const SweepSpec *sp, int k, char vals[][SWEEP_VALUE_LEN],
+static int make_trial(const SweepSpec *sp, int k, int replica, char vals[][SWEEP_VALUE_LEN],
                       SweepTrial *t, char *err)
 {
     char e2[LM_ERR_LEN];
@@ -385,6 +394,11 @@ static int make_trial(const SweepSpec *sp, int k, char vals[][SWEEP_VALUE_LEN],
         if (config_set(&t->cfg, p->key, vals[i], e2))
             return err_set(err, LM_EARG, "trial %d (%s): %s", k, t->params, e2);
     }
+    if (sp->seeds > 1) { /* seeds=N: replicas differ only in the training seed, listed last */
+        t->cfg.seed = sp->base_cfg.seed + replica;
+        o += (size_t)snprintf(t->params + o, o < SWEEP_PARAMS_LEN ? SWEEP_PARAMS_LEN - o : 0,
+                              "%sseed=%ld", o ? " " : "", t->cfg.seed);
+    }
     if (o >= SWEEP_PARAMS_LEN)
         return err_set(err, LM_EARG, "trial %d: the swept values take more than %d characters",
                        k, SWEEP_PARAMS_LEN - 1);
@@ -398,7 +412,8 @@ int sweep_expand(const SweepSpec *sp, SweepTrial **trials, int *n, char *err)
 {
     *trials = NULL;
     *n = 0;
-    long count = is_grid(sp) ? grid_size(sp) : sp->trials;
+    long count = trial_count(sp);
+    int seeds = sp->seeds > 1 ? sp->seeds : 1;
     if (count < 1 || count > 100000)
         return err_set(err, LM_EARG, "a sweep of %ld trials", count);
     SweepTrial *t = calloc((size_t)count, sizeof *t);
@@ -408,8 +423,11 @@ int sweep_expand(const SweepSpec *sp, SweepTrial **trials, int *n, char *err)
     Rng rng;
     rng_seed(&rng, sp->seed);
     for (long k = 0; k < count; k++) {
-        if (is_grid(sp)) {
-            long rest = k; /* mixed radix, the last key varying fastest */
+        int replica = (int)(k % seeds); /* a trial's seeds follow one another */
+        if (replica) {
+            /* the same values as the trial before */
+        } else if (is_grid(sp)) {
+            long rest = k / seeds; /* mixed radix, the last key varying fastest */
             for (int i = sp->n_params - 1; i >= 0; i--) {
                 const SweepParam *p = &sp->params[i];
                 snprintf(vals[i], SWEEP_VALUE_LEN, "%s", p->values[rest % p->n_values]);
@@ -419,7 +437,7 @@ int sweep_expand(const SweepSpec *sp, SweepTrial **trials, int *n, char *err)
             for (int i = 0; i < sp->n_params; i++)
                 draw_value(&sp->params[i], &rng, vals[i], SWEEP_VALUE_LEN);
         }
-        if (make_trial(sp, (int)k + 1, vals, &t[k], err)) {
+        if (make_trial(sp, (int)k + 1, replica, vals, &t[k], err)) {
             free(t);
             return LM_EARG;
         }
@@ -460,7 +478,10 @@ static int load_base(SweepSpec *sp, const Config *fallback, char *err)
 /* The strategy's own requirements (trials=, halving's budget and rungs). */
 static int check_strategy(SweepSpec *sp, char *err)
 {
-    if (sp->n_params == 0)
+    if (sp->seeds > 1 && sp->strategy == SWEEP_HALVING)
+        return err_set(err, LM_EARG, "seeds=%d works with strategy=grid or random, not "
+                       "halving (its rungs rank single runs)", sp->seeds);
+    if (sp->n_params == 0 && sp->seeds <= 1)
         return err_set(err, LM_EARG, "nothing to sweep: give at least one swept key, e.g. "
                        "lr=1e-3,3e-4");
     if (sp->strategy == SWEEP_GRID && has_range(sp))
@@ -496,7 +517,7 @@ int sweep_spec_finish(SweepSpec *sp, const Config *fallback, char *err)
         rc = check_strategy(sp, err);
     if (rc)
         return rc;
-    long count = is_grid(sp) ? grid_size(sp) : sp->trials;
+    long count = trial_count(sp);
     if (count > sp->max_trials && !sp->force)
         return err_set(err, LM_EARG, "the sweep has %ld trials, more than max_trials=%d: add "
                        "force=true (or raise max_trials) to run them all", count,
@@ -525,6 +546,7 @@ int sweep_spec_to_text(const SweepSpec *sp, char *buf, size_t cap)
     if (sp->strategy == SWEEP_HALVING) PUT(" min_steps=%ld eta=%d", sp->min_steps, sp->eta);
     if (sp->max_trials != 64) PUT(" max_trials=%d", sp->max_trials);
     if (sp->force) PUT(" force=true");
+    if (sp->seeds > 1) PUT(" seeds=%d", sp->seeds);
     if (sp->parallel > 1) PUT(" parallel=%d", sp->parallel);
     if (sp->parallel == SWEEP_PARALLEL_RANKS) PUT(" parallel=ranks");
     for (int i = 0; i < sp->n_params; i++) {

@@ -6,13 +6,16 @@
  *
  * Spec words: base=EXPERIMENT strategy=grid|random|halving trials=N seed=S
  *   steps=N|epochs=N metric=best_val|final_val min_steps=N eta=K max_trials=N
- *   force=true name=NAME parallel=K, and swept config keys: `lr=1e-3,3e-4` (a list),
+ *   force=true name=NAME parallel=K seeds=N, and swept config keys: `lr=1e-3,3e-4` (a list),
  *   `lr=loguniform(1e-4,1e-2)`, `dropout=uniform(0,0.3)`. A single value (`d=64`) is a
  *   one-element list, i.e. a fixed override. `seed=` seeds the sweep's random draws (the
  *   trials keep the base's training seed); `name=` names the sweep (trials are
  *   `<name>-t<k>`, k from 1). `parallel=K` (1..SWEEP_MAX_PARALLEL, default 1: one
  *   trial after another) trains K trials at once as worker processes; `parallel=ranks`
  *   under `mpirun -np N` trains N at once, one per rank (sweep_runner.h, sweep_pool.h).
+ *   `seeds=N` (grid or random) repeats every trial N times, consecutively, with training
+ *   seeds base.seed + 0..N-1: the repeats' params end in "seed=S", the store files them
+ *   as one group (runstore_group.h) and `sweep show` ranks them by the group's mean.
  *
  * Expansion: grid = the cartesian product of the lists, the first key varying slowest;
  * random = `trials` draws (lists uniformly, uniform() and loguniform() continuously,
@@ -69,6 +72,8 @@ typedef struct {
     long min_steps;        /* halving: first rung (0 = steps / eta^2, at least 1) */
     int eta;               /* halving: keep 1/eta at each rung (default 3) */
     int max_trials, force; /* refuse more than max_trials trials (default 64) unless force */
+    int seeds;             /* seeds=N: each trial N times with training seeds base+0..N-1
+                              (params end "seed=S"; the runs form a seed group); 0/1 = once */
     int parallel;          /* trials trained at once (worker processes); 0 or 1 = one by one;
                               SWEEP_PARALLEL_RANKS = one per rank of the MPI job */
     SweepParam params[SWEEP_MAX_PARAMS];

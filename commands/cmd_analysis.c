@@ -1,0 +1,298 @@
+/* cmd_analysis.c — seed groups from `train`, a seeded sweep's groups and parameter
+ * importance (see cmd_analysis.h). The statistics are core/sweep/sweep_analysis.c's;
+ * groups live in the store (runstore_group.h). Not here: drawing (cmd_plot.c), the runs
+ * table (cmd_runs_table.c). */
+#include "cmd_analysis.h"
+
+#include "err.h"
+#include "runstore_group.h"
+#include "sweep_analysis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAIN_MAX_WORDS 64
+
+/* ---- train seeds=N / group=NAME ------------------------------------------------------ */
+
+/* train's words as sweep words: seeds/repeat -> seeds, group -> name, a bare experiment
+ * -> base. Returns the count, or -1 after reporting. */
+static int sweep_words(Session *s, int argc, const LexWord *argv, LexWord *out, char *seeds,
+                       size_t cap)
+{
+    int n = 0;
+    out[n++] = (LexWord){.text = "sweep", .value = "sweep"};
+    for (int i = 1; i < argc && n < TRAIN_MAX_WORDS; i++) {
+        LexWord w = argv[i];
+        if (!w.key) {
+            w.key = "base", w.value = w.text;   /* train EXP seeds=N */
+        } else if (!strcmp(w.key, "seeds") || !strcmp(w.key, "repeat")) {
+            char *end;
+            long k = strtol(w.value, &end, 10);
+            if (!*w.value || *end || k < 1 || k > 64)
+                return session_error(s, LM_EARG, "%s=%s: give how many seeds, 1 to 64 (each "
+                                     "a run)", w.key, w.value), -1;
+            snprintf(seeds, cap, "%ld", k);
+            w.key = "seeds", w.value = seeds;
+        } else if (!strcmp(w.key, "group")) {
+            w.key = "name";
+        } else if (!strcmp(w.key, "resume")) {
+            return session_error(s, LM_EARG, "resume= continues one run; seeds=N starts new "
+                                 "ones: give one or the other"), -1;
+        }
+        out[n++] = w;
+    }
+    if (n == TRAIN_MAX_WORDS)
+        return session_error(s, LM_EARG, "too many words (at most %d)", TRAIN_MAX_WORDS - 1), -1;
+    return n;
+}
+
+/* One run, then filed into its group. */
+static int train_into_group(Session *s, int argc, const LexWord *argv, const char *group)
+{
+    if (!runstore_group_name_ok(group))
+        return session_error(s, LM_EARG, "group=%s: a name of 1 to %d characters without "
+                             "spaces or commas", group, RUNSTORE_GROUP_LEN - 1);
+    LexWord rest[TRAIN_MAX_WORDS];
+    int n = 0;
+    for (int i = 0; i < argc && n < TRAIN_MAX_WORDS; i++)
+        if (!argv[i].key || strcmp(argv[i].key, "group")) rest[n++] = argv[i];
+    int rc = cmd_train(s, n, rest);
+    if (rc) return rc;
+    char err[LM_ERR_LEN];
+    RunStore *st = session_store(s);
+    if (!st || runstore_group_set(st, &s->run_id, 1, group, err))
+        return session_error(s, LM_EDB, "run #%ld started but not filed into group %s: %s",
+                             s->run_id, group, st ? err : "no store");
+    if (!s->json) session_printf(s, "run #%ld is in group %s", s->run_id, group);
+    return LM_OK;
+}
+
+int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
+{
+    const char *group = NULL;
+    int seeds = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!argv[i].key) continue;
+        if (!strcmp(argv[i].key, "seeds") || !strcmp(argv[i].key, "repeat")) seeds = 1;
+        if (!strcmp(argv[i].key, "group")) group = argv[i].value;
+    }
+    if (!seeds && !group) return 0;
+    if (!seeds) {
+        *rc = train_into_group(s, argc, argv, group);
+        return 1;
+    }
+    if (group && !runstore_group_name_ok(group)) {
+        *rc = session_error(s, LM_EARG, "group=%s: a name of 1 to %d characters without spaces"
+                            " or commas", group, RUNSTORE_GROUP_LEN - 1);
+        return 1;
+    }
+    LexWord words[TRAIN_MAX_WORDS];
+    char num[16];
+    int n = sweep_words(s, argc, argv, words, num, sizeof num);
+    *rc = n < 0 ? LM_EARG : cmd_sweep(s, n, words);
+    return 1;
+}
+
+/* ---- group NAME ID ... ----------------------------------------------------------------- */
+
+static void fmt_pm(char *buf, size_t cap, const StatSummary *st);
+
+static int group_show(Session *s, RunStore *st, const char *name)
+{
+    long *ids = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    int rc = runstore_group_members(st, name, &ids, &n, err);
+    if (rc) return session_error(s, rc, "%s", err);
+    double *best = malloc((size_t)n * sizeof *best), *fin = malloc((size_t)n * sizeof *fin);
+    char list[512] = "";
+    int off = 0;
+    for (int i = 0; best && fin && i < n; i++) {
+        RunRow r;
+        best[i] = fin[i] = NAN;
+        if (!runstore_get(st, ids[i], &r, err)) best[i] = r.best_val, fin[i] = r.final_val,
+                                               runstore_row_free(&r);
+        if (off < (int)sizeof list - 16)
+            off += snprintf(list + off, sizeof list - (size_t)off, "%s%ld", off ? "," : "", ids[i]);
+    }
+    StatSummary sb = {0}, sf = {0};
+    if (best && fin) sweep_stat_summary(best, n, &sb), sweep_stat_summary(fin, n, &sf);
+    char pb[64], pf[64];
+    fmt_pm(pb, sizeof pb, &sb);
+    fmt_pm(pf, sizeof pf, &sf);
+    if (s->json) {
+        json_t *o = json_pack("{s:s s:s s:i s:s}", "event", "group", "name", name, "n", n,
+                              "runs", list);
+        json_object_set_new(o, "best_mean", runstore_json_num(sb.mean));
+        json_object_set_new(o, "best_std", runstore_json_num(sb.std));
+        json_object_set_new(o, "final_mean", runstore_json_num(sf.mean));
+        json_object_set_new(o, "final_std", runstore_json_num(sf.std));
+        session_emit_json(s, o);
+    } else {
+        session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
+                       name, n, list, pb, pf, sb.n);
+    }
+    free(ids), free(best), free(fin);
+    return LM_OK;
+}
+
+int cmd_group(Session *s, int argc, const LexWord *argv)
+{
+    if (argc < 2 || argv[1].key)
+        return session_error(s, LM_EARG, "group: give a name, e.g. `group base 3 4 5` (files "
+                             "runs), `group base` (shows it), `group none 3` (takes run 3 out)");
+    const char *name = argv[1].text;
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    if (argc == 2) return group_show(s, st, name);
+    long ids[256];
+    int n = 0;
+    for (int i = 2; i < argc && n < 256; i++) {
+        ids[n] = argv[i].key ? -1 : session_parse_run_id(argv[i].text);
+        if (ids[n++] <= 0)
+            return session_error(s, LM_EARG, "group %s: '%s' is not a run id (`runs` lists "
+                                 "them)", name, argv[i].text);
+    }
+    char err[LM_ERR_LEN];
+    int none = !strcmp(name, "none");
+    int rc = runstore_group_set(st, ids, n, none ? NULL : name, err);
+    if (rc) return session_error(s, rc, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:s s:i}", "ok", 1, "group", none ? "" : name,
+                                       "runs", n));
+    else if (none)
+        session_printf(s, "%d run%s taken out of their group", n, n == 1 ? "" : "s");
+    else
+        session_printf(s, "%d run%s filed into group %s", n, n == 1 ? "" : "s", name);
+    return LM_OK;
+}
+
+/* ---- a sweep's metric, groups, importance -------------------------------------------- */
+
+int cmd_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t, double **metric,
+                     int *n, int *final)
+{
+    SweepRow row = {0};
+    char err[LM_ERR_LEN];
+    *t = NULL, *metric = NULL, *n = 0;
+    if (runstore_sweep_get(st, id, &row, err) || runstore_sweep_trials(st, id, t, n, err)) {
+        free(row.spec);
+        return session_error(s, LM_EARG, "%s (`sweep list` lists the sweeps)", err);
+    }
+    const char *nl = strchr(row.spec, '\n'), *m = strstr(row.spec, "metric=final_val");
+    *final = m && (!nl || m < nl);
+    free(row.spec);
+    *metric = malloc((size_t)(*n ? *n : 1) * sizeof **metric);
+    if (!*metric) {
+        free(*t), *t = NULL;
+        return session_error(s, LM_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < *n; i++)   /* only done trials count, as `sweep show` ranks */
+        (*metric)[i] = strcmp((*t)[i].status, "done") ? NAN
+                       : *final ? (*t)[i].final_val : (*t)[i].best_val;
+    return LM_OK;
+}
+
+static void fmt_pm(char *buf, size_t cap, const StatSummary *st)
+{
+    if (st->n == 0) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%.4f ± %.4f", st->mean, st->std);
+}
+
+void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
+                            const double *metric, int n)
+{
+    int seeded = 0;
+    for (int i = 0; i < n; i++) seeded |= strstr(t[i].params, "seed=") == t[i].params ||
+                                          strstr(t[i].params, " seed=") != NULL;
+    if (!seeded) return;
+    const char **p = malloc((size_t)n * sizeof *p);
+    SweepGroup *g = malloc((size_t)n * sizeof *g);
+    for (int i = 0; p && g && i < n; i++) p[i] = t[i].params;
+    int ng = p && g ? sweep_groups(p, metric, n, g, n, NULL) : 0;
+    if (!s->json && ng) session_printf(s, "seed groups ranked by their mean:");
+    for (int k = 0; k < ng; k++) {
+        char pm[64];
+        fmt_pm(pm, sizeof pm, &g[k].stat);
+        if (s->json) {
+            json_t *o = json_pack("{s:s s:I s:i s:s s:i s:i}", "event", "sweep_group", "sweep",
+                                  (json_int_t)sweep, "rank", k + 1, "params", g[k].key,
+                                  "n", g[k].stat.n, "members", g[k].members);
+            json_object_set_new(o, "mean", runstore_json_num(g[k].stat.mean));
+            json_object_set_new(o, "std", runstore_json_num(g[k].stat.std));
+            json_object_set_new(o, "min", runstore_json_num(g[k].stat.min));
+            session_emit_json(s, o);
+        } else {
+            session_printf(s, "%s%3d  %-28s  %-20s  N=%d/%d", k == 0 && g[k].stat.n ? "*" : " ",
+                           k + 1, g[k].key[0] ? g[k].key : "(seeds only)", pm, g[k].stat.n,
+                           g[k].members);
+        }
+    }
+    free(p);
+    free(g);
+}
+
+static const char *effect_word(double rho)
+{
+    if (isnan(rho)) return "categorical";
+    if (fabs(rho) < 0.1) return "no clear direction";
+    return rho > 0 ? "larger -> higher metric" : "larger -> lower metric";
+}
+
+int cmd_sweep_importance(Session *s, const char *word)
+{
+    long id = word ? session_parse_run_id(word) : -1;
+    if (id <= 0)
+        return session_error(s, LM_EARG, "sweep importance: expected a sweep id, e.g. `sweep "
+                             "importance 3` (`sweep list` lists them)");
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    SweepTrialRow *t;
+    double *metric;
+    int n, final, rc = cmd_sweep_metric(s, st, id, &t, &metric, &n, &final);
+    if (rc) return rc;
+    const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
+    int used = 0;
+    for (int i = 0; p && i < n; i++) p[i] = t[i].params, used += isfinite(metric[i]);
+    SweepImportance im[SWEEP_MAX_PARAMS];
+    int ni = p ? sweep_importance(p, metric, n, im, SWEEP_MAX_PARAMS) : 0;
+    const char *mname = final ? "final_val" : "best_val";
+    if (used < 2 || ni == 0) {
+        free(p), free(t), free(metric);
+        return session_error(s, LM_EARG, "sweep %ld: importance needs a swept setting and at "
+                             "least 2 finished trials (it has %d finished, %d settings)", id,
+                             used, ni);
+    }
+    if (s->json) {
+        json_t *arr = json_array();
+        for (int k = 0; k < ni; k++) {
+            json_t *o = json_pack("{s:s s:i s:b}", "key", im[k].key, "levels", im[k].n_levels,
+                                  "binned", im[k].binned);
+            json_object_set_new(o, "share", runstore_json_num(im[k].share));
+            json_object_set_new(o, "rho", runstore_json_num(im[k].rho));
+            json_array_append_new(arr, o);
+        }
+        session_emit_json(s, json_pack("{s:s s:I s:s s:i s:o}", "event", "sweep_importance",
+                                       "sweep", (json_int_t)id, "metric", mname, "trials", used,
+                                       "settings", arr));
+    } else {
+        session_printf(s, "sweep #%ld: share of %s's variance each setting explains (%d "
+                       "finished trials)", id, mname, used);
+        session_printf(s, "  %-16s %6s  %-24s %7s  %s", "setting", "share", "", "rank corr",
+                       "effect");
+        for (int k = 0; k < ni; k++) {
+            char bar[32] = "", sh[16] = "-", rho[16] = "-";
+            int w = isfinite(im[k].share) ? (int)lround(im[k].share * 24) : 0;
+            for (int j = 0; j < w && j < 24; j++) strcat(bar, "#");
+            if (isfinite(im[k].share)) snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
+            if (isfinite(im[k].rho)) snprintf(rho, sizeof rho, "%+.2f", im[k].rho);
+            session_printf(s, "  %-16s %6s  %-24s %9s  %s%s", im[k].key, sh, bar, rho,
+                           effect_word(im[k].rho), im[k].binned ? " (binned)" : "");
+        }
+    }
+    free(p), free(t), free(metric);
+    return LM_OK;
+}

@@ -1,0 +1,69 @@
+/* cmd_analysis.h — the commands' side of issue 28's analysis: seed groups launched from
+ * `train` (seeds=N / repeat=N / group=NAME), a seeded sweep's groups ranked by their mean
+ * (`sweep show`), parameter importance (`sweep importance ID`), the runs table's shaping
+ * (`runs columns= sort=ANY group_by=`, cmd_runs_table.c) and one prompt through several
+ * stored runs (`sample runs=`, cmd_sample_runs.c). The hooks are called by the group's
+ * own handlers (cmd_train, cmd_sweep, cmd_runs, cmd_sample), which stay the table's. */
+#ifndef LM_CMD_ANALYSIS_H
+#define LM_CMD_ANALYSIS_H
+
+#include "runstore.h"
+#include "session.h"
+
+/* `train ... seeds=N|repeat=N [group=NAME]`: N runs differing only in their seed, as a
+ * sweep whose runs form one group; `train ... group=NAME` alone: one run filed into
+ * group NAME. Returns 1 with *rc set when it handled the command, 0 when argv has
+ * neither key (cmd_train goes on). */
+int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc);
+
+/* `group NAME ID ...`: files stored runs into group NAME by hand (replacing their old
+ * group); `group NAME` lists its members with mean ± std; `group none ID ...` takes
+ * runs out of their group. */
+int cmd_group(Session *s, int argc, const LexWord *argv);
+
+/* After `sweep show`'s table: when the trials carry seed=, their seed groups ranked by
+ * the group's mean metric, mean ± std and N (text, or one "sweep_group" JSON object
+ * each). metric (n) is each trial's ranking metric (NaN when unranked). */
+void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
+                            const double *metric, int n);
+
+/* `sweep importance ID`: each swept setting's share of the metric's variance and the
+ * sign of its effect (text table or one JSON object). */
+int cmd_sweep_importance(Session *s, const char *word);
+
+/* The done trials of sweep id and their metric (best_val or final_val, as the sweep
+ * ranks; NaN when not done): *t and *metric malloc'd (free both). *final 1 for
+ * final_val. Reports and returns the status on failure. */
+int cmd_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t, double **metric,
+                     int *n, int *final);
+
+/* `runs` shaped (cmd_runs_table.c): rows as runstore_list gave them, laid out in the
+ * given columns (NULL: the store's saved layout) and, for sort not one of runstore_list's
+ * own orders (best|recent|model|name), ordered by that column ("-col": descending); or
+ * group_by=KEY's table of groups; limit > 0 keeps the first `limit` rows after the
+ * sort. *handled 0 (nothing printed) when there is no column
+ * choice, saved layout, own sort or group_by: cmd_runs prints its usual table. */
+int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
+                          const char *columns, const char *sort, const char *group_by,
+                          int limit, int *handled);
+/* 1 when sort is NULL or one of runstore_list's orders. */
+int cmd_runs_table_builtin_sort(const char *sort);
+/* The text of column col for run r (group: its group name or ""/NULL; smooth: its
+ * final_smooth or NAN) into out; *num its number (NAN for text or "-"). The one cell
+ * format of `runs columns=` and the dashboard's history table. */
+void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, const char *col,
+                         char *out, size_t cap, double *num);
+/* final_smooth of run id: the debiased EMA (weight 0.9) of its training loss at its last
+ * step, NAN when it has none. */
+double cmd_runs_table_final_smooth(RunStore *st, long id);
+/* The store's kept `runs columns=` layout ("runs.columns") into out; 1 when one is set. */
+int cmd_runs_table_saved(RunStore *st, char *out, size_t cap);
+/* 1 when col names a run field (id name model status steps best_val final_val best_ppl
+ * params created tags group final_smooth data sweep); other columns are settings. */
+int cmd_runs_table_known(const char *col);
+
+/* `sample runs=A,B,C ...`: the same prompt, seed and temperature through each run's
+ * checkpoint, side by side (cmd_sample_runs.c). 1 with *rc set when argv has runs=. */
+int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc);
+
+#endif

@@ -1,0 +1,423 @@
+/* cmd_runs_table.c — `runs` shaped by the user (see cmd_analysis.h): columns chosen and
+ * ordered (`columns=id,name,lr,best_val`, kept in the store as the next sessions'
+ * layout; `columns=default` forgets it), sorting by any column (a run field, a config
+ * key, `group`, or `final_smooth`: the debiased EMA of the training loss at its last
+ * step, smooth.h), descending with a leading '-', and groups (`group_by=KEY`: runs
+ * sharing a value of KEY, or `group_by=group` the stored seed groups) with N and
+ * mean ± std of best and final validation loss. The filter and the list are cmd_runs.c's
+ * and runstore_list's; this file only lays out and orders the rows it is given. */
+#include "cmd_analysis.h"
+
+#include "err.h"
+#include "runstore_group.h"
+#include "smooth.h"
+#include "sweep_analysis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RT_MAX_COLS 16
+#define RT_SMOOTH_WEIGHT 0.9     /* final_smooth: the EMA's weight (TensorBoard's slider) */
+#define RT_SETTING "runs.columns"
+
+static const char *const BUILTIN[] = {"id", "name", "model", "status", "steps", "best_val",
+    "final_val", "best_ppl", "params", "created", "tags", "group", "final_smooth", "data",
+    "sweep", NULL};
+
+typedef struct Row_ {
+    const RunRow *r;
+    char group[RUNSTORE_GROUP_LEN];
+    double smooth;           /* final_smooth, NAN until computed or when none */
+    double key;              /* the sort key as a number (NAN: text or missing) */
+    char text_key[64];
+} Row;
+
+static void cell(const Row *w, const char *c, char *out, size_t cap, double *num);
+
+typedef struct {
+    RunStore *st;
+    char cols[RT_MAX_COLS][32];
+    int n_cols, need_smooth, need_group;
+    int full_json;           /* --json without columns=: runs' one JSON schema per row */
+} Table;
+
+/* The value of a config key in "k=v\n" text into out; 0 when absent. */
+static int config_value(const char *config, const char *key, char *out, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            const char *v = p + kl + 1;
+            snprintf(out, cap, "%.*s", (int)strcspn(v, "\n"), v);
+            return 1;
+        }
+    snprintf(out, cap, "-");
+    return 0;
+}
+
+static void fmt_num(char *out, size_t cap, double v)
+{
+    if (isnan(v)) snprintf(out, cap, "-");
+    else snprintf(out, cap, "%.4f", v);
+}
+
+void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, const char *c,
+                         char *out, size_t cap, double *num)
+{
+    Row w = {.r = r, .smooth = smooth};
+    snprintf(w.group, sizeof w.group, "%s", group ? group : "");
+    cell(&w, c, out, cap, num);
+}
+
+/* Cell text of column c for row w; *num its numeric value (NAN for text). */
+static void cell(const Row *w, const char *c, char *out, size_t cap, double *num)
+{
+    const RunRow *r = w->r;
+    *num = NAN;
+    if (!strcmp(c, "id")) snprintf(out, cap, "%ld", r->id), *num = (double)r->id;
+    else if (!strcmp(c, "name")) snprintf(out, cap, "%s", r->name);
+    else if (!strcmp(c, "model")) snprintf(out, cap, "%s", r->model);
+    else if (!strcmp(c, "status")) snprintf(out, cap, "%s", r->status);
+    else if (!strcmp(c, "data")) snprintf(out, cap, "%s", r->data_name);
+    else if (!strcmp(c, "tags")) snprintf(out, cap, "%s", r->tags[0] ? r->tags : "-");
+    else if (!strcmp(c, "group")) snprintf(out, cap, "%s", w->group[0] ? w->group : "-");
+    else if (!strcmp(c, "steps")) snprintf(out, cap, "%ld", r->last_step), *num = (double)r->last_step;
+    else if (!strcmp(c, "params")) snprintf(out, cap, "%ld", r->params), *num = (double)r->params;
+    else if (!strcmp(c, "sweep")) snprintf(out, cap, "%ld", r->sweep_id), *num = (double)r->sweep_id;
+    else if (!strcmp(c, "best_val")) fmt_num(out, cap, *num = r->best_val);
+    else if (!strcmp(c, "final_val")) fmt_num(out, cap, *num = r->final_val);
+    else if (!strcmp(c, "best_ppl")) {
+        *num = exp(r->best_val);
+        if (isnan(*num)) snprintf(out, cap, "-");
+        else snprintf(out, cap, "%.2f", *num);
+    } else if (!strcmp(c, "final_smooth")) fmt_num(out, cap, *num = w->smooth);
+    else if (!strcmp(c, "created")) {
+        time_t t = (time_t)r->created;
+        struct tm tm;
+        *num = r->created;
+        if (r->created <= 0 || !localtime_r(&t, &tm)) snprintf(out, cap, "-");
+        else strftime(out, cap, "%Y-%m-%d %H:%M", &tm);
+    } else if (config_value(r->config, c, out, cap)) {
+        char *end;
+        double x = strtod(out, &end);
+        if (end != out && !*end) *num = x;
+    }
+}
+
+/* The debiased EMA of run id's training loss at its last step. */
+double cmd_runs_table_final_smooth(RunStore *st, long id)
+{
+    SeriesPoint *p = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    if (runstore_series(st, id, "loss", &p, &n, err) || n == 0) {
+        free(p);
+        return NAN;
+    }
+    double *y = malloc((size_t)n * sizeof *y), v = NAN;
+    for (int i = 0; y && i < n; i++) y[i] = p[i].value;
+    if (y) v = smooth_ema_last(y, n, RT_SMOOTH_WEIGHT);
+    free(y), free(p);
+    return v;
+}
+
+/* 1 when col is a run field or a setting of at least one of the runs (none listed: any). */
+static int column_exists(const char *col, const RunRow *runs, int n)
+{
+    if (cmd_runs_table_known(col) || n == 0) return 1;
+    char v[64];
+    for (int i = 0; i < n; i++)
+        if (config_value(runs[i].config, col, v, sizeof v)) return 1;
+    return 0;
+}
+
+static int desc_;   /* qsort has no context argument: the sort's direction */
+
+/* Numbers before text, missing values last; ties by id descending (newest first). */
+static int by_key(const void *a, const void *b)
+{
+    const Row *x = a, *y = b;
+    int fx = !isnan(x->key), fy = !isnan(y->key), tx = x->text_key[0] != 0,
+        ty = y->text_key[0] != 0;
+    int c = 0;
+    if (fx && fy) c = x->key < y->key ? -1 : x->key > y->key;
+    else if (fx != fy) return fy - fx;
+    else if (tx != ty) return ty - tx;
+    else if (tx) c = strcmp(x->text_key, y->text_key);
+    if (c) return desc_ ? -c : c;
+    return x->r->id < y->r->id ? 1 : -1;
+}
+
+/* Parses "a,b,c" into t->cols. LM_EARG after reporting. */
+static int parse_columns(Session *s, const char *spec, Table *t)
+{
+    t->n_cols = 0;
+    const char *p = spec;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= 32)
+            return session_error(s, LM_EARG, "columns=%s: give names separated by commas, e.g. "
+                                 "columns=id,name,lr,best_val", spec);
+        if (t->n_cols == RT_MAX_COLS)
+            return session_error(s, LM_EARG, "columns=: at most %d columns", RT_MAX_COLS);
+        snprintf(t->cols[t->n_cols++], 32, "%.*s", (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    if (t->n_cols == 0)
+        return session_error(s, LM_EARG, "columns= is empty: give names, or columns=default");
+    return LM_OK;
+}
+
+static void table_needs(Table *t, const char *sort_key, const char *group_by)
+{
+    for (int c = 0; c < t->n_cols; c++) {
+        t->need_smooth |= !strcmp(t->cols[c], "final_smooth");
+        t->need_group |= !strcmp(t->cols[c], "group");
+    }
+    if (sort_key) {
+        t->need_smooth |= !strcmp(sort_key, "final_smooth");
+        t->need_group |= !strcmp(sort_key, "group");
+    }
+    if (group_by) t->need_group |= !strcmp(group_by, "group");
+}
+
+/* Fills rows[] from the runs: groups and smoothed losses where a column needs them. */
+static int rows_fill(Session *s, Table *t, const RunRow *runs, int n, Row *rows)
+{
+    char err[LM_ERR_LEN];
+    for (int i = 0; i < n; i++) rows[i] = (Row){.r = &runs[i], .smooth = NAN};
+    if (t->need_group) {
+        size_t m = n > 0 ? (size_t)n : 1;
+        long *ids = malloc(m * sizeof *ids);
+        char (*g)[RUNSTORE_GROUP_LEN] = malloc(m * RUNSTORE_GROUP_LEN);
+        int rc = ids && g ? LM_OK : LM_ENOMEM;
+        for (int i = 0; !rc && i < n; i++) ids[i] = runs[i].id;
+        if (!rc) rc = runstore_groups_of(t->st, ids, n, g, err);
+        for (int i = 0; !rc && i < n; i++) memcpy(rows[i].group, g[i], RUNSTORE_GROUP_LEN);
+        free(ids), free(g);
+        if (rc) return session_error(s, rc, "reading groups: %s", rc == LM_ENOMEM ? "out of "
+                                     "memory" : err);
+    }
+    for (int i = 0; t->need_smooth && i < n; i++) rows[i].smooth = cmd_runs_table_final_smooth(t->st, runs[i].id);
+    return LM_OK;
+}
+
+static void print_rows(Session *s, const Table *t, const Row *rows, int n)
+{
+    int width[RT_MAX_COLS];
+    char v[256], line[4096];
+    double num;
+    for (int c = 0; c < t->n_cols; c++) {
+        width[c] = (int)strlen(t->cols[c]);
+        for (int i = 0; i < n && !s->json; i++) {
+            cell(&rows[i], t->cols[c], v, sizeof v, &num);
+            int l = (int)strlen(v);
+            width[c] = l > width[c] ? (l > 40 ? 40 : l) : width[c];
+        }
+    }
+    for (int i = -1; i < n; i++) {
+        if (s->json && i < 0) continue;
+        if (s->json && t->full_json) {
+            session_emit_json(s, runstore_run_json(rows[i].r));
+            continue;
+        }
+        json_t *o = s->json ? json_object() : NULL;
+        int off = 0;
+        for (int c = 0; c < t->n_cols; c++) {
+            if (i < 0) snprintf(v, sizeof v, "%s", t->cols[c]);
+            else cell(&rows[i], t->cols[c], v, sizeof v, &num);
+            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? runstore_json_str(v)
+                                       : num == floor(num) && fabs(num) < 1e15 && !strchr(v, '.')
+                                       ? json_integer((json_int_t)num) : json_real(num));
+            else if (off < (int)sizeof line)
+                off += snprintf(line + off, sizeof line - (size_t)off, "%s%-*.*s", c ? "  " : "",
+                                width[c], width[c], v);
+        }
+        if (o) {
+            session_emit_json(s, o);
+            continue;
+        }
+        while (off > 0 && off < (int)sizeof line && line[off - 1] == ' ') line[--off] = 0;
+        session_printf(s, "%s", line);
+    }
+}
+
+/* A run's value of the group_by key, for sorting rows into groups. */
+typedef struct {
+    char v[64];
+    int i;
+} Keyed;
+
+static int by_value(const void *a, const void *b)
+{
+    const Keyed *x = a, *y = b;
+    int c = strcmp(x->v, y->v);
+    return c ? c : x->i - y->i;
+}
+
+typedef struct {
+    int lo, hi;              /* its rows in the sorted Keyed array */
+    StatSummary best, fin;
+} Group;
+
+static int by_mean_best(const void *a, const void *b)
+{
+    const Group *x = a, *y = b;
+    int fx = x->best.n > 0, fy = y->best.n > 0;
+    if (fx != fy) return fy - fx;
+    if (fx && x->best.mean != y->best.mean) return x->best.mean < y->best.mean ? -1 : 1;
+    return x->lo - y->lo;
+}
+
+static void print_group(Session *s, const char *key, const Group *g, const Keyed *k,
+                        const Row *rows)
+{
+    char ids[512] = "", pm[2][64];
+    int off = 0;
+    for (int j = g->lo; j < g->hi && off < (int)sizeof ids - 16; j++)
+        off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
+                        rows[k[j].i].r->id);
+    for (int q = 0; q < 2; q++) {
+        const StatSummary *x = q ? &g->fin : &g->best;
+        if (x->n) snprintf(pm[q], sizeof pm[q], "%.4f ± %.4f", x->mean, x->std);
+        else snprintf(pm[q], sizeof pm[q], "-");
+    }
+    if (!s->json) {
+        session_printf(s, "%-24.24s %4d  %-20s  %-20s  %s", k[g->lo].v, g->hi - g->lo, pm[0],
+                       pm[1], ids);
+        return;
+    }
+    json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
+                          k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
+    json_object_set_new(o, "best_mean", runstore_json_num(g->best.mean));
+    json_object_set_new(o, "best_std", runstore_json_num(g->best.std));
+    json_object_set_new(o, "final_mean", runstore_json_num(g->fin.mean));
+    json_object_set_new(o, "final_std", runstore_json_num(g->fin.std));
+    json_object_set_new(o, "runs", json_string(ids));
+    session_emit_json(s, o);
+}
+
+/* group_by=KEY: one line per distinct value, best groups first (mean best val); rows
+ * are sorted by their value once, so 10,000 runs cost n log n. */
+static void print_groups(Session *s, const char *key, Row *rows, int n)
+{
+    size_t m = n > 0 ? (size_t)n : 1;
+    Keyed *k = malloc(m * sizeof *k);
+    Group *g = malloc(m * sizeof *g);
+    double *best = malloc(m * sizeof *best), *fin = malloc(m * sizeof *fin), num;
+    if (!k || !g || !best || !fin) {
+        free(k), free(g), free(best), free(fin);
+        session_error(s, LM_ENOMEM, "out of memory grouping runs");
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        cell(&rows[i], key, k[i].v, sizeof k[i].v, &num);
+        k[i].i = i;
+    }
+    qsort(k, (size_t)n, sizeof *k, by_value);
+    int ng = 0;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && !strcmp(k[j].v, k[i].v)) {
+            best[j - i] = rows[k[j].i].r->best_val, fin[j - i] = rows[k[j].i].r->final_val;
+            j++;
+        }
+        g[ng].lo = i, g[ng].hi = j;
+        sweep_stat_summary(best, j - i, &g[ng].best);
+        sweep_stat_summary(fin, j - i, &g[ng++].fin);
+        i = j;
+    }
+    qsort(g, (size_t)ng, sizeof *g, by_mean_best);
+    if (!s->json)
+        session_printf(s, "%-24s %4s  %-20s  %-20s  %s", key, "N", "best val (mean ± std)",
+                       "final val (mean ± std)", "runs");
+    for (int q = 0; q < ng; q++) print_group(s, key, &g[q], k, rows);
+    free(k), free(g), free(best), free(fin);
+}
+
+int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
+                          const char *columns, const char *sort, const char *group_by,
+                          int limit, int *handled)
+{
+    Table t = {.st = st};
+    *handled = 1;
+    char saved[1024] = "", err[LM_ERR_LEN];
+    int found = 0;
+    int reset = columns && !strcmp(columns, "default");
+    if (reset) {   /* forget the kept layout: runs' own table again */
+        if (runstore_setting_set(st, RT_SETTING, NULL, err))
+            return session_error(s, LM_EDB, "%s", err);
+        columns = NULL;
+    }
+    if (columns) {
+        if (parse_columns(s, columns, &t)) return LM_EARG;
+        if (runstore_setting_set(st, RT_SETTING, columns, err))
+            return session_error(s, LM_EDB, "%s", err);
+    } else if (!reset && !s->json &&   /* --json keeps the export schema unless asked */
+               !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found) {
+        columns = saved;
+    } else if (!sort && !group_by) {
+        *handled = 0;   /* nothing to shape: cmd_runs prints its own table */
+        return LM_OK;
+    } else {
+        columns = "id,name,model,status,steps,best_val,final_val,params,created,tags";
+        t.full_json = 1;
+    }
+    if (parse_columns(s, columns, &t)) return LM_EARG;
+    if (cmd_runs_table_builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
+    int desc = sort && sort[0] == '-';
+    const char *sort_key = sort ? sort + desc : NULL;
+    if (sort_key && !column_exists(sort_key, runs, n))
+        return session_error(s, LM_EARG, "sort=%s: no such column (best, recent, model, name, "
+                             "a run field: id status steps best_val final_val final_smooth "
+                             "params created group ..., or a setting such as lr; '-' before "
+                             "it sorts descending)", sort);
+    if (group_by && !column_exists(group_by, runs, n))
+        return session_error(s, LM_EARG, "group_by=%s: no such column (group, model, "
+                             "status, or a setting such as lr)", group_by);
+    table_needs(&t, sort_key, group_by);
+    Row *rows = malloc((size_t)(n ? n : 1) * sizeof *rows);
+    if (!rows) return session_error(s, LM_ENOMEM, "out of memory");
+    int rc = rows_fill(s, &t, runs, n, rows);
+    if (!rc && sort_key) {
+        char v[256];
+        for (int i = 0; i < n; i++) {
+            cell(&rows[i], sort_key, v, sizeof v, &rows[i].key);
+            snprintf(rows[i].text_key, sizeof rows[i].text_key, "%.63s",
+                     isnan(rows[i].key) && strcmp(v, "-") ? v : "");
+        }
+        desc_ = desc;
+        qsort(rows, (size_t)n, sizeof *rows, by_key);
+    }
+    if (limit > 0 && limit < n) n = limit;   /* after the sort: the top `limit` */
+    if (!rc && n == 0 && !s->json) session_printf(s, "no runs match");
+    else if (!rc && group_by) print_groups(s, group_by, rows, n);
+    else if (!rc) print_rows(s, &t, rows, n);
+    free(rows);
+    return rc;
+}
+
+int cmd_runs_table_saved(RunStore *st, char *out, size_t cap)
+{
+    char err[LM_ERR_LEN];
+    int found = 0;
+    return !runstore_setting_get(st, RT_SETTING, out, cap, &found, err) && found;
+}
+
+/* Whether sort names one of runstore_list's own orders. */
+int cmd_runs_table_builtin_sort(const char *sort)
+{
+    return !sort || !strcmp(sort, "best") || !strcmp(sort, "recent") || !strcmp(sort, "model")
+           || !strcmp(sort, "name");
+}
+
+/* 1 when column names a run field (the rest are config keys). */
+int cmd_runs_table_known(const char *col)
+{
+    for (int i = 0; BUILTIN[i]; i++)
+        if (!strcmp(BUILTIN[i], col)) return 1;
+    return 0;
+}

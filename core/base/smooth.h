@@ -1,0 +1,20 @@
+/* smooth.h — smoothing a curve the way TensorBoard's and W&B's "smoothing" slider does:
+ * an exponential moving average with the zero-start bias removed (the EMA of the first k
+ * points divided by 1 - weight^k, as Adam debiases its moments). Pure: no allocation, no
+ * printing. Not a moving window (plot's smooth=K is that); not a model fit. */
+#ifndef LM_SMOOTH_H
+#define LM_SMOOTH_H
+
+/* out[i] = debiased EMA of the finite values among y[0..i]:
+ *   m_k = weight * m_{k-1} + (1 - weight) * y,  out = m_k / (1 - weight^k),
+ * k counting finite values only. A NaN/Inf y[i] leaves the state untouched and gives
+ * out[i] = NaN (a gap stays a gap); out before the first finite value is NaN.
+ * weight in [0, 1): 0 copies y; values outside are clamped to [0, 0.999999].
+ * out may equal y (in place). n <= 0 does nothing. */
+void smooth_ema_debiased(const double *y, int n, double weight, double *out);
+
+/* The last finite value of smooth_ema_debiased(y, n, weight) without an output array;
+ * NaN when y has no finite value. */
+double smooth_ema_last(const double *y, int n, double weight);
+
+#endif

@@ -1,0 +1,39 @@
+/* plot_canvas.h — what plot/'s files share (not a public API: commands use plot.h): a
+ * page drawn by cairo into a file through outfile, text placement, tick steps and
+ * labels, and the viridis colour map. Defined in plot.c. */
+#ifndef LM_PLOT_CANVAS_H
+#define LM_PLOT_CANVAS_H
+
+#include "outfile.h"
+
+#include <cairo.h>
+#include <stddef.h>
+
+enum { FMT_NONE, FMT_SVG, FMT_PNG, FMT_PDF };
+
+typedef struct {
+    cairo_surface_t *surf;
+    cairo_t *cr;
+    int fmt;
+    const char *path;
+    OutFile out;     /* the file being written (see outfile.h) */
+    int write_err;   /* errno of the first failed write, 0 if none */
+} Canvas;
+
+/* Opens a page of w x h points (white, DejaVu Sans) drawing into path. LM_EARG for an
+ * unknown extension, LM_EIO when it cannot start. */
+int plot_canvas_open(Canvas *c, const char *path, double w, double h, char *err);
+/* Finishes the page and commits the file (LM_EIO / LM_ENOSPC on failure). */
+int plot_canvas_close(Canvas *c, char *err);
+/* Text anchored at (x, y): ax 0/0.5/1 = its left/centre/right there, ay 0/0.5/1 = its
+ * cap top/middle/baseline there. */
+void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, double ay,
+                  const char *t);
+/* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
+double plot_nice_step(double span, int want);
+/* A tick label for v on a scale of the given step. */
+void plot_fmt_tick(char *buf, size_t cap, double v, double step);
+/* viridis at t in [0, 1] into rgb[3]. */
+void plot_viridis(double t, double *rgb);
+
+#endif

@@ -1,0 +1,144 @@
+/* view_samples.c — the samples view: the newest `sample runs=A,B,C` (one prompt through
+ * several stored runs, same seed and temperature) as columns side by side, read from
+ * the run store (the runs' recorded samples with that prompt and settings; which runs
+ * the store setting "samples.last" says), reloaded about once a second, so the next
+ * `sample runs=...` typed on the command line shows here. No keys of its own (the help
+ * overlay has no room left). Not sampling (commands/cmd_sample_runs.c does it). */
+#define NCURSES_WIDECHAR 1
+#include "dash_draw.h"
+#include "dash_view.h"
+#include "err.h"
+#include "runstore_group.h"
+#include "safetext.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void columns_free(Dashboard *d)
+{
+    for (int i = 0; i < d->n_sp; i++) free(d->sp_text[i]);
+    d->n_sp = 0;
+}
+
+/* The newest sample of run id recorded with settings, into d's column k. */
+static void load_column(Dashboard *d, RunStore *st, long id, const char *settings, int k)
+{
+    SampleRow *rows = NULL;
+    RunRow r;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    d->sp_run[k] = id;
+    d->sp_text[k] = NULL;
+    snprintf(d->sp_name[k], sizeof d->sp_name[k], "#%ld", id);
+    if (!runstore_get(st, id, &r, err)) {
+        snprintf(d->sp_name[k], sizeof d->sp_name[k], "#%ld %.50s", id, r.name);
+        runstore_row_free(&r);
+    }
+    if (runstore_samples(st, id, &rows, &n, err)) return;
+    for (int i = n - 1; i >= 0 && !d->sp_text[k]; i--)
+        if (!strcmp(rows[i].settings, settings) && !strcmp(rows[i].prompt, d->sp_prompt))
+            d->sp_text[k] = strdup(rows[i].text);
+    runstore_samples_free(rows, n);
+}
+
+/* Reloads when due (forced: now). 1 when something changed. */
+static int load(DashCtx *x, int forced)
+{
+    Dashboard *d = x->d;
+    double now = now_s();
+    if (!forced && now < d->sp_next) return 0;
+    d->sp_next = now + 1.0;
+    RunStore *st = forced ? session_store(x->s) : x->s->store;
+    char last[1024], err[LM_ERR_LEN];
+    int found = 0;
+    if (!st || runstore_setting_get(st, "samples.last", last, sizeof last, &found, err) || !found)
+        return 0;
+    if (!forced && !strcmp(last, d->sp_key)) return 0;
+    snprintf(d->sp_key, sizeof d->sp_key, "%s", last);
+    /* "SETTINGS\tPROMPT": the settings end in runs=A,B,C */
+    char *tab = strchr(last, '\t');
+    if (!tab) return 0;
+    *tab = 0;
+    snprintf(d->sp_settings, sizeof d->sp_settings, "%.255s", last);
+    snprintf(d->sp_prompt, sizeof d->sp_prompt, "%s", tab + 1);
+    columns_free(d);
+    const char *runs = strstr(d->sp_settings, "runs=");
+    char list[256];
+    snprintf(list, sizeof list, "%s", runs ? runs + 5 : "");
+    char *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w && d->n_sp < DASH_MAX_SAMPLE_RUNS;
+         w = strtok_r(NULL, ",", &save), d->n_sp++)
+        load_column(d, st, atol(w[0] == '#' ? w + 1 : w), d->sp_settings, d->n_sp);
+    return 1;
+}
+
+static void enter(DashCtx *x) { load(x, 1); }
+
+static int tick(DashCtx *x) { return load(x, 0); }
+
+/* Writes text into the column (x, y, w, h) wrapped at w cells and at newlines. */
+static void column_text(Canvas *c, int x, int y, int w, int h, const char *text,
+                        const CanvasCaps *caps)
+{
+    char esc[8192], line[512];
+    safetext_escape(esc, sizeof esc, text ? text : "(no sample recorded)", 1);
+    const char *p = esc;
+    for (int row = 0; row < h && *p; row++) {
+        size_t o = 0;
+        int cells = 0;
+        while (*p && *p != '\n' && cells < w && o + 5 < sizeof line) {
+            int len = (unsigned char)*p >= 0xf0 ? 4 : (unsigned char)*p >= 0xe0 ? 3
+                      : (unsigned char)*p >= 0xc0 ? 2 : 1;
+            for (int k = 0; k < len && *p; k++) line[o++] = *p++;
+            cells++;
+        }
+        line[o] = 0;
+        if (*p == '\n') p++;
+        canvas_text_fit(c, x, y + row, w, line, text ? UI_COLOR_DEFAULT : UI_COLOR_DIM, 0,
+                        caps->unicode);
+    }
+}
+
+static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
+                 int focused)
+{
+    (void)sn;
+    char title[700];
+    snprintf(title, sizeof title, "one prompt, %d models | prompt \"%.80s\" | %.200s", d->n_sp,
+             d->sp_prompt, d->sp_settings);
+    canvas_box(c, r, d->n_sp ? title : "samples", focused, caps->unicode);
+    Rect in = canvas_rect_inner(r);
+    if (!d->n_sp) {
+        dash_draw_message(c, in, "`sample runs=3,7,9 prompt=\"ROMEO:\" tokens=200` puts "
+                                 "runs side by side here");
+        return;
+    }
+    int cw = (in.w - (d->n_sp - 1)) / d->n_sp;
+    for (int k = 0; k < d->n_sp && cw >= 4; k++) {
+        int x = in.x + k * (cw + 1);
+        canvas_text_fit(c, x, in.y, cw, d->sp_name[k], dash_draw_run_color(d->sp_run[k]),
+                        UI_ATTR_BOLD, caps->unicode);
+        column_text(c, x, in.y + 1, cw, in.h - 1, d->sp_text[k], caps);
+        for (int y = in.y; k && y < in.y + in.h; y++)
+            canvas_put(c, x - 1, y, caps->unicode ? "│" : "|", UI_COLOR_DIM, 0);
+    }
+}
+
+const DashView view_samples = {
+    .name = "samples",
+    .keys = NULL,
+    .n_keys = 0,
+    .draw = draw,
+    .enter = enter,
+    .tick = tick,
+};
