@@ -52,8 +52,7 @@ static int run_child(BenchWorkload *w, BenchResult *res, char *err)
 
 static void print_result(Session *s, const BenchResult *r, double peak)
 {
-    if (s->json) {   /* the peak it is measured against: sgemm's, or bf16's for bf16 */
-        const char *peak_key = strstr(r->name, " bf16") ? "bf16_gflops" : "sgemm_gflops";
+    if (s->json) {
         json_t *parts = json_object();
         for (int p = 0; p < PROF_N; p++)
             json_object_set_new(parts, bench_part_name(p), json_real(r->part_s[p]));
@@ -62,7 +61,7 @@ static void print_result(Session *s, const BenchResult *r, double peak)
                                        r->model, "vocab", r->vocab, "d", r->d, "layers", r->layers,
                                        "bptt", r->bptt, "batch", r->batch, "params",
                                        (json_int_t)r->params, "step_s", r->step_s, "tokens_per_s",
-                                       r->tokens_per_s, "gflops", r->gflops, peak_key, peak,
+                                       r->tokens_per_s, "gflops", r->gflops, "sgemm_gflops", peak,
                                        "peak_fraction", peak > 0 ? r->gflops / peak : 0,
                                        "peak_rss_kb", (json_int_t)r->peak_rss_kb, "parts", parts));
         return;
