@@ -5,6 +5,7 @@
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
+#include "runfacts.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -193,22 +194,41 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
 
 /* ---- run ------------------------------------------------------------------------------- */
 
-/* Adds the checkpoints and the last 3 samples to a run's object. */
-static void run_lists_json(json_t *o, const CheckpointRecord *c, int nc, const SampleRow *r,
-                           int ns)
+static json_t *eval_json(const RunEval *e)
+{
+    if (isnan(e->loss))
+        return json_null();
+    json_t *o = json_pack("{s:I s:o s:b}", "step", (json_int_t)e->step, "loss",
+                          runstore_json_num(e->loss), "whole_split", e->whole);
+    if (!e->whole)
+        json_object_set_new(o, "batches", json_integer(e->batches));
+    return o;
+}
+
+/* Adds the existing checkpoints (each with its own evaluation), the best and final
+ * evaluations and the last 3 samples to a run's object. */
+static void run_lists_json(json_t *o, const RunFacts *f, const SampleRow *r, int ns)
 {
     json_t *ck = json_array(), *sm = json_array();
-    for (int i = 0; i < nc; i++)
-        json_array_append_new(ck, json_pack("{s:I s:o s:o s:b}", "step", (json_int_t)c[i].step,
-                                            "path", runstore_json_str(c[i].path),
-                                            "val_loss", runstore_json_num(c[i].val_loss),
-                                            "best", c[i].is_best));
+    for (int i = 0; i < f->n_ckpts; i++) {
+        const RunCkpt *c = &f->ckpts[i];
+        json_array_append_new(ck, json_pack("{s:I s:o s:o s:b s:b s:b}", "step",
+                                            (json_int_t)c->step, "path",
+                                            runstore_json_str(c->path), "val_loss",
+                                            runstore_json_num(c->eval.loss), "whole_split",
+                                            c->eval.whole, "best_file", c->best_file, "best",
+                                            c->best));
+    }
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++)
         json_array_append_new(sm, json_pack("{s:I s:o s:o s:o}", "step", (json_int_t)r[i].step,
                                             "prompt", runstore_json_str(r[i].prompt),
                                             "settings", runstore_json_str(r[i].settings),
                                             "text", runstore_json_str(r[i].text)));
     json_object_set_new(o, "checkpoints", ck);
+    json_object_set_new(o, "checkpoints_gone", json_integer(f->n_gone));
+    json_object_set_new(o, "best_eval", eval_json(&f->best));
+    json_object_set_new(o, "best_whole_eval", eval_json(&f->best_whole));
+    json_object_set_new(o, "final_eval", eval_json(&f->final));
     json_object_set_new(o, "samples", sm);
 }
 
@@ -229,7 +249,40 @@ static json_t *run_full_json(const RunRow *r)
     return o;
 }
 
-static void run_text_fields(Session *s, const RunRow *r)
+/* The run's config lines that differ from the defaults (every line with all). */
+static void print_config(Session *s, const RunRow *r, int all)
+{
+    Config d;
+    config_defaults(&d);
+    char *def = config_to_text(&d);
+    int shown = 0, total = 0;
+    const char *p = r->config;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        int same = 0;
+        for (const char *q = def; q && *q && !same;) {   /* the same line among the defaults */
+            const char *qn = strchr(q, '\n');
+            size_t ql = qn ? (size_t)(qn - q) : strlen(q);
+            same = ql == len && !memcmp(p, q, len);
+            q = qn ? qn + 1 : NULL;
+        }
+        if (len) {
+            total++;
+            if (all || !same) {
+                session_printf(s, "  %.*s", (int)len, p);
+                shown++;
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    free(def);
+    if (!all)
+        session_printf(s, "  (%d of %d settings differ from the defaults; `run %ld all` lists "
+                       "every one)", shown, total, r->id);
+}
+
+static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int all)
 {
     char a[64], b[64], c[64];
     session_printf(s, "run %ld  %s  (%s)", r->id, r->name, r->model[0] ? r->model : "-");
@@ -248,25 +301,38 @@ static void run_text_fields(Session *s, const RunRow *r)
     session_printf(s, "  ckpt dir:    %s", r->checkpoint_dir[0] ? r->checkpoint_dir : "-");
     session_printf(s, "  tags:        %s", r->tags[0] ? r->tags : "-");
     if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
-    fmt_loss(a, sizeof a, r->best_val, 1), fmt_loss(b, sizeof b, r->final_val, 1);
-    session_printf(s, "  best val:    %s   final val: %s", a, b);
+    char e1[160], e2[160];
+    runfacts_fmt_eval(e1, sizeof e1, &f->best);
+    runfacts_fmt_eval(e2, sizeof e2, &f->final);
+    session_printf(s, "  best val:    %s", e1);
+    if (!isnan(f->best_whole.loss) && f->best_whole.step != f->best.step) {
+        runfacts_fmt_eval(e1, sizeof e1, &f->best_whole);
+        session_printf(s, "  best whole:  %s", e1);
+    }
+    session_printf(s, "  final val:   %s", e2);
     session_printf(s, "  last step:   %ld", r->last_step);
     session_printf(s, "  notes:       %s", r->notes[0] ? "" : "-");
     if (r->notes[0]) print_indented(s, "    ", r->notes);
-    session_printf(s, "config:");
-    print_indented(s, "  ", r->config[0] ? r->config : "(none)");
+    session_printf(s, "config:%s", r->config[0] ? "" : " (none)");
+    print_config(s, r, all);
 }
 
-static void run_text_lists(Session *s, const CheckpointRecord *c, int nc, const SampleRow *sm,
-                           int ns)
+static void run_text_lists(Session *s, const RunFacts *f, const SampleRow *sm, int ns)
 {
     char v[32];
-    session_printf(s, "checkpoints:%s", nc ? "" : " none");
-    for (int i = 0; i < nc; i++) {
-        fmt_loss(v, sizeof v, c[i].val_loss, 0);
-        session_printf(s, "  step %-8ld val %-8s %s%s", c[i].step, v, c[i].path,
-                       c[i].is_best ? "  * best" : "");
+    session_printf(s, "checkpoints:%s", f->n_ckpts ? " (each with its own evaluation)" : " none");
+    for (int i = 0; i < f->n_ckpts; i++) {
+        const RunCkpt *c = &f->ckpts[i];
+        fmt_loss(v, sizeof v, c->eval.loss, 0);
+        char how[48] = "";
+        if (!isnan(c->eval.loss) && !c->eval.whole)
+            snprintf(how, sizeof how, " (est., %ld batches)", c->eval.batches);
+        session_printf(s, "  step %-8ld val %-8s%-20s %s%s", c->step, v, how, c->path,
+                       c->best ? "  * best" : "");
     }
+    if (f->n_gone)
+        session_printf(s, "  (%d older checkpoint file%s removed by keep_checkpoints)", f->n_gone,
+                       f->n_gone == 1 ? "" : "s");
     session_printf(s, "samples:%s", ns ? (ns > 3 ? " (last 3)" : "") : " none");
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++) {
         session_printf(s, "  step %ld:", sm[i].step);
@@ -278,28 +344,32 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st = NULL;
     long id = 0;
-    if (argc > 2) return session_error(s, LM_EARG, "run takes one run id (`compare` takes "
-                                       "several)");
-    if (store_and_id(s, argc, argv, "run RUN_ID", &st, &id)) return LM_EARG;
+    int all = argc == 3 && !argv[2].key && !strcmp(argv[2].text, "all");
+    if (argc > 2 && !all)
+        return session_error(s, LM_EARG, "run takes one run id and optionally `all` (every "
+                             "setting); `compare` takes several runs");
+    if (store_and_id(s, all ? 2 : argc, argv, "run RUN_ID [all]", &st, &id)) return LM_EARG;
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
-    CheckpointRecord *ck = NULL;
+    RunFacts f;
     SampleRow *sm = NULL;
-    int nc = 0, ns = 0;
+    int ns = 0;
     char err[LM_ERR_LEN];
-    int status = runstore_checkpoints(st, id, &ck, &nc, err);
-    if (!status) status = runstore_samples(st, id, &sm, &ns, err);
+    int status = runfacts_read(st, &r, &f, err);
+    if (!status && (status = runstore_samples(st, id, &sm, &ns, err)))
+        runfacts_free(&f);
     if (status) {
         session_error(s, status, "%s", err);
     } else if (s->json) {
         json_t *o = run_full_json(&r);
-        run_lists_json(o, ck, nc, sm, ns);
+        run_lists_json(o, &f, sm, ns);
         session_emit_json(s, o);
     } else {
-        run_text_fields(s, &r);
-        run_text_lists(s, ck, nc, sm, ns);
+        run_text_fields(s, &r, &f, all);
+        run_text_lists(s, &f, sm, ns);
     }
-    free(ck);
+    if (!status)
+        runfacts_free(&f);
     runstore_samples_free(sm, ns);
     runstore_row_free(&r);
     return status;

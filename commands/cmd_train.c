@@ -86,19 +86,6 @@ static int resolve_init_from(Session *s, Config *c)
     return LM_OK;
 }
 
-/* Refuses while the session trains something. */
-static int check_idle(Session *s)
-{
-    SessionJobKind k = session_job_kind(s);
-    if (k == SESSION_JOB_RUN)
-        return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
-                             "before starting another", s->run_id);
-    if (k == SESSION_JOB_SWEEP)
-        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `stop` it (or "
-                             "`wait`) before starting a run", sweep_runner_id(s->sweep));
-    return LM_OK;
-}
-
 /* The run's configuration: the session's (or a resumed run's stored one) with the
  * command's key=value words applied. */
 static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
@@ -131,7 +118,7 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
 int cmd_train(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
-    if (check_idle(s))
+    if (session_check_idle(s, "a run"))
         return LM_ESTATE;
     Config c = s->cfg;
     TrainerOptions o = {0};
@@ -166,12 +153,34 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
+/* 1 (reported) when nothing trains here but the screen follows a live run of another
+ * process: `what` (pause, resume, stop) cannot reach it from this session. THE HOOK for
+ * cross-process control (issue 28: a request through the run store) — replace this
+ * refusal by the request; every command that controls a job comes through here. */
+static int foreign_job(Session *s, const char *what)
+{
+    long id = session_followed_run(s);
+    RunStore *st = id > 0 ? session_store(s) : NULL;
+    RunRow r;
+    char err[LM_ERR_LEN];
+    if (!st || runstore_get(st, id, &r, err))
+        return 0;
+    int live = runstore_run_live(st, &r);
+    if (live)
+        session_error(s, LM_ESTATE, "%s: run #%ld on screen is trained by another process (pid "
+                      "%ld on %s), not by this session: %s it there (`%s`, or Ctrl-C in that "
+                      "terminal)", what, id, r.pid, r.host[0] ? r.host : "this host", what, what);
+    runstore_row_free(&r);
+    return live;
+}
+
 /* What `pause`, `resume`, `stop` and `wait` act on: the run or the sweep; an error
- * naming the command when nothing trains. */
+ * naming the command when nothing trains (saying so when the run on screen is another
+ * process's). */
 static SessionJobKind need_job(Session *s, const char *what)
 {
     SessionJobKind k = session_job_kind(s);
-    if (k == SESSION_JOB_NONE)
+    if (k == SESSION_JOB_NONE && !foreign_job(s, what))
         session_error(s, LM_ESTATE, "%s: no run or sweep is training (start one with `train` "
                       "or `sweep`)", what);
     return k;
@@ -223,7 +232,11 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     output_str(o, "status", recorder_status_name(snap.status));
     output_int(o, "step", snap.last.step);
     output_str(o, "reason", snap.reason);
-    output_line(o, "run #{run} {status} at step {step} ({reason})");
+    /* one step, the true one (the trainer logs the step it stopped at, the checkpoint's);
+     * the reason only when it says more than that */
+    output_line(o, strncmp(snap.reason, "stopped at step", 15) && snap.reason[0]
+                       ? "run #{run} {status} at step {step} ({reason})"
+                       : "run #{run} {status} at step {step}");
     snapshot_free(&snap);
     session_job_reap(s);
     return output_emit(s, o);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,11 +197,24 @@ static void close_run(Session *s, int stop)
     } else {
         trainer_join(s->trainer);
         session_prepare_view(s);
-        snprintf(s->view_source, sizeof s->view_source, "run #%ld (final weights)", s->run_id);
+        snprintf(s->view_source, sizeof s->view_source, "run #%ld final weights (step %ld)",
+                 s->run_id, s->view_step);
         run_launch_close(&h, 0);
     }
     s->trainer = NULL;
     s->rec = NULL;
+}
+
+int session_check_idle(Session *s, const char *starting)
+{
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
+        return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
+                             "before starting %s", s->run_id, starting);
+    if (k == SESSION_JOB_SWEEP)
+        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `stop` it (or "
+                             "`wait`) before starting %s", sweep_runner_id(s->sweep), starting);
+    return LM_OK;
 }
 
 void session_job_reap(Session *s)
@@ -271,14 +285,38 @@ void session_job_shutdown(Session *s)
     close_run(s, 1);
 }
 
+/* 1 when the screen should leave the session's ended job: `attach ID`/`open ID` chose a
+ * run, or another process trains one (asked of the store at most once a second). */
+static int follow_elsewhere(Session *s)
+{
+    if (s->attached > 0)
+        return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    if (now >= s->live_checked + 1.0) {
+        s->live_checked = now;
+        s->live_elsewhere = session_followed_run(s);
+    }
+    return s->live_elsewhere > 0;
+}
+
 int session_snapshot(Session *s, Snapshot *dst)
 {
-    if (s->rec) {
+    if (s->rec) {   /* the session's run, until its end has been seen and another is due */
+        if (recorder_done(s->rec) && s->end_seen && follow_elsewhere(s))
+            return 0;
         recorder_snapshot(s->rec, dst);
+        s->end_seen = recorder_done(s->rec) && trainer_is_done(dst->status);
         return 1;
     }
-    /* a sweep's current trial; 1: it had a trial to show */
-    return s->sweep && sweep_runner_snapshot(s->sweep, dst) == 1;
+    if (!s->sweep)
+        return 0;
+    /* a training sweep's current trial; an ended sweep's last trial only until another run
+     * is to be followed (auto-follow resumes after the session's own job) */
+    if (sweep_runner_done(s->sweep) && follow_elsewhere(s))
+        return 0;
+    return sweep_runner_snapshot(s->sweep, dst) == 1;
 }
 
 int session_run_line(Session *s, const char *line)

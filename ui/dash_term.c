@@ -175,8 +175,11 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
     if (sw) {
         SweepProgress p;
         sweep_runner_progress(sw, &p);
-        snprintf(text, sizeof text, "#%ld trial %d/%d%s%s", p.sweep_id, p.current, p.total,
-                 p.ended ? " " : "", p.ended ? p.status : "");
+        if (p.ended)   /* no current trial then: the trials that ran to an end */
+            snprintf(text, sizeof text, "#%ld %d/%d trials done %s", p.sweep_id,
+                     p.done + p.stopped_early + p.failed, p.total, p.status);
+        else
+            snprintf(text, sizeof text, "#%ld trial %d/%d", p.sweep_id, p.current, p.total);
     }
     if (strcmp(text, t->d->sweep)) {
         snprintf(t->d->sweep, sizeof t->d->sweep, "%s", text);
@@ -219,9 +222,7 @@ static void poll_run(DashTerm *t)
     Session *s = t->s;
     Dashboard *d = t->d;
     SweepRunner *sw = session_job_sweep(s);
-    int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
-    have = have || session_snapshot(s, &t->snap) ||
-           (!s->attached && sw && sweep_runner_snapshot(sw, &t->snap));
+    int have = session_snapshot(s, &t->snap);   /* its rules say when following resumes */
     int stored = dash_follow_poll(&t->follow, s, have, &t->snap, now_s());
     if (stored != d->from_store) {
         d->from_store = stored;
