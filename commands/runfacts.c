@@ -1,6 +1,7 @@
 /* runfacts.c — a stored run's checkpoints and evaluations as they truly are (runfacts.h). */
 #include "runfacts.h"
 
+#include "checkpoint.h"
 #include "err.h"
 
 #include <math.h>
@@ -54,12 +55,56 @@ static RunEval eval_at(const SeriesPoint *v, int nv, long step, long batches, lo
     return e;
 }
 
+/* best.safetensors in the run's folder when the store has no record of that path (the
+ * store keeps one record a step, and the step file written with it replaced it): its
+ * step is the flagged best record's, else the one the file itself records. */
+static void add_best_file(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
+                          const SeriesPoint *v, int nv, long batches, long whole_step)
+{
+    char path[1024];
+    if (!r->checkpoint_dir[0])
+        return;
+    snprintf(path, sizeof path, "%.1000s/best.safetensors", r->checkpoint_dir);
+    for (int i = 0; i < f->n_ckpts; i++)
+        if (f->ckpts[i].best_file)
+            return;
+    if (!is_file(path))
+        return;
+    long step = -1;
+    for (int i = 0; i < nc; i++)
+        if (c[i].is_best)
+            step = c[i].step;
+    if (step < 0) {
+        CheckpointInfo info;
+        SafeTensors *st = NULL;
+        char err[LM_ERR_LEN];
+        if (checkpoint_open(path, &info, &st, err))
+            return;
+        step = info.has_state ? info.ts.step : -1;
+        safetensors_close(st);
+        checkpoint_info_free(&info);
+        if (step < 0)
+            return;
+    }
+    RunCkpt *k = &f->ckpts[f->n_ckpts++];
+    k->step = step;
+    snprintf(k->path, sizeof k->path, "%s", path);
+    k->eval = eval_at(v, nv, step, batches, whole_step);
+    k->best_file = 1;
+    /* after the step file of the same step, so the list stays in step order */
+    for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > step; i--) {
+        RunCkpt tmp = f->ckpts[i - 1];
+        f->ckpts[i - 1] = f->ckpts[i];
+        f->ckpts[i] = tmp;
+    }
+}
+
 /* Keeps the existing files, one entry per path (a path recorded at several steps was
  * overwritten: its newest record is what it holds), each with its own evaluation. */
-static int collect(RunFacts *f, const CheckpointRecord *c, int nc, const SeriesPoint *v,
-                   int nv, long batches, long whole_step)
+static int collect(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
+                   const SeriesPoint *v, int nv, long batches, long whole_step)
 {
-    f->ckpts = calloc((size_t)(nc ? nc : 1), sizeof *f->ckpts);
+    f->ckpts = calloc((size_t)nc + 1, sizeof *f->ckpts);
     if (!f->ckpts)
         return LM_ENOMEM;
     for (int i = 0; i < nc; i++) {
@@ -78,6 +123,7 @@ static int collect(RunFacts *f, const CheckpointRecord *c, int nc, const SeriesP
         k->eval = eval_at(v, nv, c[i].step, batches, whole_step);
         k->best_file = is_best_path(c[i].path);
     }
+    add_best_file(f, r, c, nc, v, nv, batches, whole_step);
     int has_best = 0;
     for (int i = 0; i < f->n_ckpts; i++)
         if (f->ckpts[i].best_file) {
@@ -111,7 +157,7 @@ int runfacts_read(RunStore *st, const RunRow *r, RunFacts *f, char *err)
         if (e.whole && (isnan(f->best_whole.loss) || e.loss < f->best_whole.loss))
             f->best_whole = e;
     }
-    if (!rc && (rc = collect(f, c, nc, v, nv, batches, whole_step)))
+    if (!rc && (rc = collect(f, r, c, nc, v, nv, batches, whole_step)))
         err_set(err, rc, "out of memory");
     free(v);
     free(c);
