@@ -259,7 +259,7 @@ static void step_fields(Output *o, long run, const StepMetric *m)
 
 static void print_status(Session *s, const Snapshot *sn)
 {
-    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0
+    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 && !trainer_is_done(sn->status)
                       ? sn->last.elapsed / sn->last.step * (sn->total_steps - sn->last.step)
                       : NAN;
     char el[32], eta[32];
@@ -300,6 +300,14 @@ static int status_followed(Session *s, Snapshot *sn)
         session_printf(s, "  (%s from the run store%s)",
                        trainer_is_done(sn->status) ? "replayed" : "another process; followed",
                        s->attached > 0 ? ": attached" : "");
+    if (s->view && s->view_run == id) {   /* the weights open loaded are not its last step's */
+        Output *o = output_create("status_open");
+        output_int(o, "run", id);
+        output_str(o, "open", s->view_source);
+        output_int(o, "open_step", s->view_step);
+        output_line(o, "  open model: {open}");
+        output_emit(s, o);
+    }
     return 1;
 }
 

@@ -103,6 +103,8 @@ typedef struct Dashboard {
     char prompt_label[16];                /* aux line's prompt: "filter> " */
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
+    char opened[96];                      /* the weights `open` loaded when they are the run
+                                             on screen's ("step 700 best.safetensors"), or "" */
     int busy;                             /* a command is running (status bar says so) */
     int from_store;                       /* the run on screen is read from the store:
                                              another process's, or a replayed one */

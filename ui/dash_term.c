@@ -187,6 +187,26 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
     }
 }
 
+/* Which weights `open` loaded, when they belong to the run on screen: its bar then says
+ * the step and file (the run's own step is where it ended, not what was loaded). */
+static void opened_status(DashTerm *t)
+{
+    const Session *s = t->s;
+    char text[sizeof t->d->opened] = "";
+    if (s->view && s->view_run > 0 && s->view_run == t->snap.run_id && !s->trainer &&
+        s->view_step >= 0) {
+        const char *file = strstr(s->view_source, ".safetensors") ? s->view_source : "";
+        const char *sp = strchr(file, ' ');   /* "run #5 best.safetensors (...)" */
+        const char *name = sp ? sp + 1 : "";
+        size_t len = strcspn(name, " ");
+        snprintf(text, sizeof text, "step %ld %.*s", s->view_step, (int)len, name);
+    }
+    if (strcmp(text, t->d->opened)) {
+        snprintf(t->d->opened, sizeof t->d->opened, "%s", text);
+        t->dirty = 1;
+    }
+}
+
 /* The run on screen was live but no longer has a snapshot: a command (`stop`) ended and
  * reaped it. Its final state comes from the store (STOPPED when the store cannot say),
  * so the status bar stops saying TRAINING with an ETA. The command reported the end. */
@@ -237,6 +257,7 @@ static void poll_run(DashTerm *t)
         t->dirty = 1;
     }
     sweep_status(t, sw);
+    opened_status(t);
     if (strcmp(d->experiment, s->experiment)) {
         snprintf(d->experiment, sizeof d->experiment, "%s", s->experiment);
         t->dirty = 1;
