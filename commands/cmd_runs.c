@@ -6,6 +6,7 @@
  * (cmd_sweep.c). */
 #include "session.h"
 #include "runfacts.h"
+#include "runkeys.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -174,13 +175,23 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
             return LM_EARG;
         }
     }
+    char err[LM_ERR_LEN], clean[sizeof filter];
+    if (runkeys_filter(filter, clean, sizeof clean, err) || runkeys_check_sort(sort, err))
+        return session_error(s, LM_EARG, "%s", err);
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
     RunRow *rows = NULL;
-    int n = 0;
-    char err[LM_ERR_LEN];
-    int status = runstore_list(st, filter, sort, limit, &rows, &n, err);
+    int n = 0, mine = !runkeys_store_sort(sort);   /* any other column: sorted here */
+    int status = runstore_list(st, clean, mine ? "recent" : sort, mine ? 0 : limit, &rows, &n,
+                               err);
     if (status) return session_error(s, status, "%s", err);
+    if (mine) {
+        runkeys_sort_rows(rows, n, sort);
+        if (limit > 0 && n > limit) {
+            for (int i = limit; i < n; i++) runstore_row_free(&rows[i]);
+            n = limit;
+        }
+    }
     if (s->json) {
         for (int i = 0; i < n; i++) session_emit_json(s, runstore_run_json(&rows[i]));
     } else if (n == 0) {

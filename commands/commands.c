@@ -21,7 +21,7 @@ static const CmdArgSpec SAMPLE_KEYS[] = {
 static const CmdArgSpec COEFF_KEYS[] = {
     {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec RUNS_KEYS[] = {
-    {"sort", "sort=best|recent|model|name", "best|recent|model|name"},
+    {"sort", "sort=best|recent|model|name|KEY|-KEY", NULL},
     {"limit", "limit=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
@@ -131,9 +131,16 @@ static const Command COMMANDS[] = {
      "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
      "the tokenizer) from the current configuration.", ARG_PATH, NULL, cmd_import,
      "model", 0, NULL},
-    {"runs", "[filter ...] [sort=best|recent] [limit=N]", "list stored runs",
-     "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001\n"
-     "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
+    {"runs", "[filter ...] [sort=best|recent|KEY] [limit=N]", "list stored runs",
+     "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001,\n"
+     "each key OP value with OP one of = != < <= > >= ~ (contains). Keys: the run's facts\n"
+     "  id name status model data tokenizer machine git host params sweep tag\n"
+     "  since until (YYYY-MM-DD[THH:MM] or Nd/Nh/Nm ago)\n"
+     "  steps (last step)  best (lowest validation loss)  final (latest validation loss)\n"
+     "  (the JSON names best_val final_val last_step sweep_id tags work too)\n"
+     "and any config key (lr, d, layers, dropout, ...). An unknown key is refused with a\n"
+     "suggestion. sort= is recent (default), best, model, name, or any key above (numbers\n"
+     "numerically); -KEY sorts descending (sort=-steps).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
     {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL},

@@ -67,6 +67,18 @@ printf 'runs limit=1\n' >tour.lmlab
 expect 0 "a script" -- "$bin" tour.lmlab
 grep -qE "^ +3 " out || fail "script: $(cat out)"
 
+# filters and sorts name known keys only (issue 27 item 4); JSON field names are aliases
+expect 0 "filter by the JSON name best_val" -- "$bin" runs "best_val<100"
+grep -qE "^ +1 " out || fail "best_val<100 matched nothing: $(cat out err)"
+expect 2 "unknown filter key" -- "$bin" runs "lrr<1"
+grep -q "did you mean 'lr'" err || fail "no suggestion for lrr: $(cat err)"
+expect 2 "unknown sort key" -- "$bin" runs sort=stpes
+grep -q "did you mean 'steps'" err || fail "no suggestion for stpes: $(cat err)"
+expect 0 "sort by any column, descending" -- "$bin" runs sort=-steps
+[ "$(sed -n 2p out | awk '{print $1}')" = 3 ] || fail "sort=-steps: $(cat out)"
+expect 0 "sort by a config key" -- "$bin" runs sort=steps limit=1
+[ "$(sed -n 2p out | awk '{print $1}')" = 2 ] || fail "sort=steps limit=1: $(cat out)"
+
 # generic: every command of the table is found from the shell (none is "unknown")
 for c in $("$bin" help | sed -n 's/^  \([a-z]*\).*/\1/p'); do
     case $c in train|sweep|bench|wait) continue ;; esac

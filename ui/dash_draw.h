@@ -37,8 +37,8 @@ int dash_draw_smooth_window(int i);
  * non-finite points are skipped by the average but kept where they are). */
 void dash_draw_smooth(double *y, int n, int window);
 /* The settings that differ among n "key=value\n" configs (a key missing from some counts
- * as differing), in first-seen order: up to max names into keys. Returns how many differ
- * (may exceed max). */
+ * as differing), the ones with the most distinct values first (ties in first-seen order):
+ * up to max names into keys. Returns how many differ (may exceed max). */
 int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max);
 /* The value of key in a "key=value\n" config into out ("-" when absent). */
 void dash_draw_config_value(const char *config, const char *key, char *out, size_t cap);

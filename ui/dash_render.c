@@ -166,7 +166,11 @@ static void command_line(Canvas *c, int y, int W, Dashboard *d)
     char buf[4 * 512 + 1];
     int cc = 0, fw = W - pw - 1 > 512 ? 512 : W - pw - 1;
     editor_render(e, fw, buf, sizeof buf, &cc);
-    int tw = canvas_text(c, pw, y, fw, buf, UI_COLOR_DEFAULT, 0);
+    /* a selected pre-filled value shows in reverse video: typing replaces it */
+    int tw = canvas_text(c, pw, y, fw, buf, UI_COLOR_DEFAULT, e->selected ? UI_ATTR_REVERSE : 0);
+    if (e->selected && pw + tw + 2 < W)
+        canvas_text(c, pw + tw + 1, y, W - pw - tw - 1, "(type to replace, arrows to edit)",
+                    UI_COLOR_DIM, 0);
     if (d->prompt_mode == DASH_PROMPT_CMD && e->cursor == e->len) {
         int n;
         const Command *t = session_commands(&n);

@@ -6,6 +6,7 @@
 #include "dash_data.h"
 #include "safetext.h"
 #include "dash_draw.h"
+#include "runkeys.h"
 #include "dash_view.h"
 #include "err.h"
 #include "table.h"
@@ -66,9 +67,12 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
     int n = 0;
     for (int i = lo; i < hi && n < 64; i++)
         configs[n++] = d->runs[i].config;
-    *n_cfg = n > 1 ? dash_draw_diff_keys(configs, n, keys, N_CFG_COLS) : 0;
-    if (*n_cfg > N_CFG_COLS)
-        *n_cfg = N_CFG_COLS;
+    char all[32][32];
+    int nd = n > 1 ? dash_draw_diff_keys(configs, n, all, 32) : 0;
+    *n_cfg = 0;
+    for (int k = 0; k < nd && k < 32 && *n_cfg < N_CFG_COLS; k++)   /* not a fixed column's */
+        if (strcmp(all[k], "name") && strcmp(all[k], "model"))
+            memcpy(keys[(*n_cfg)++], all[k], sizeof all[k]);
     int nc = 0;
     for (int j = 0; j < N_RUN_COLS; j++) {
         cols[nc] = RUN_COLS[j], order[nc++] = j;
@@ -81,7 +85,10 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
                 dash_draw_config_value(d->runs[i].config, keys[k], v, sizeof v);
                 w = (int)strlen(v) > w ? (int)strlen(v) : w;
             }
-            cols[nc] = (TableColumn){keys[k], w < 10 ? w : 10, TABLE_RIGHT};
+            /* the config's steps is the budget: "steps" is the fixed column's (last step) */
+            const char *head = strcmp(keys[k], "steps") ? keys[k] : "budget";
+            w = (int)strlen(head) > w ? (int)strlen(head) : w;
+            cols[nc] = (TableColumn){head, w < 10 ? w : 10, TABLE_RIGHT};
             order[nc++] = N_RUN_COLS + k;
         }
     }
@@ -313,7 +320,12 @@ static void on_key(DashCtx *x, int action)
 
 static void on_prompt(DashCtx *x, const char *line)
 {
-    snprintf(x->d->filter, sizeof x->d->filter, "%s", line);
+    char clean[sizeof x->d->filter], err[LM_ERR_LEN];
+    if (runkeys_filter(line, clean, sizeof clean, err)) {   /* an unknown key: said, not kept */
+        dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+        return;
+    }
+    snprintf(x->d->filter, sizeof x->d->filter, "%s", clean);
     reload(x);
 }
 

@@ -1,0 +1,155 @@
+/* runkeys.c — known filter and sort keys of runs, with aliases (runkeys.h). */
+#include "runkeys.h"
+
+#include "config.h"
+#include "err.h"
+#include "suggest.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const ALIASES[][2] = {
+    {"best_val", "best"}, {"final_val", "final"}, {"last_step", "steps"},
+    {"sweep_id", "sweep"}, {"tags", "tag"}, {"git_rev", "git"}, {"data_name", "data"}};
+
+/* The store's name of key (an alias resolved), or NULL when the key is unknown. */
+static const char *known(const char *key)
+{
+    for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; i++)
+        if (!strcmp(key, ALIASES[i][0]))
+            return ALIASES[i][1];
+    for (int i = 0; runstore_filter_key(i); i++)
+        if (!strcmp(key, runstore_filter_key(i)))
+            return runstore_filter_key(i);
+    const ConfigKey *k = config_find_key(key);
+    return k ? k->key : NULL;
+}
+
+static int unknown_key(const char *what, const char *key, char *err)
+{
+    const char *cands[256];
+    int n = 0, nk;
+    for (int i = 0; runstore_filter_key(i) && n < 64; i++)
+        cands[n++] = runstore_filter_key(i);
+    for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; i++)
+        cands[n++] = ALIASES[i][0];
+    const ConfigKey *ck = config_keys(&nk);
+    for (int i = 0; i < nk && n < 256; i++)
+        cands[n++] = ck[i].key;
+    const char *near = suggest_nearest(key, cands, n);
+    char hint[96] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
+    return err_set(err, LM_EARG, "unknown %s key '%s'%s (keys: id name status model data "
+                   "params steps best final sweep tag since until, or any config key such as "
+                   "lr; `help runs`)", what, key, hint);
+}
+
+int runkeys_filter(const char *filter, char *out, size_t cap, char *err)
+{
+    size_t o = 0;
+    const char *p = filter ? filter : "";
+    out[0] = 0;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        size_t k = strcspn(p, "=!<>~ \t\n\"");
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(k < sizeof key ? k : sizeof key - 1), p);
+        const char *name = known(key);
+        if (!k || !strchr("=!<>~", p[k]) || !p[k])
+            return err_set(err, LM_EARG, "filter '%.*s': write key OP value (OP one of = != < "
+                           "<= > >= ~), e.g. lr<0.005", (int)strcspn(p, " \t\n"), p);
+        if (!name)
+            return unknown_key("filter", key, err);
+        const char *q = p + k;   /* the term's end: past a "quoted value" */
+        int inq = 0;
+        while (*q && (inq || !strchr(" \t\n", *q)))
+            inq ^= *q++ == '"';
+        int n = snprintf(out + o, cap - o, "%s%s%.*s", o ? " " : "", name, (int)(q - p - k),
+                         p + k);
+        if (n < 0 || o + (size_t)n >= cap)
+            return err_set(err, LM_EARG, "filter too long (at most %zu characters)", cap - 1);
+        o += (size_t)n;
+        p = q;
+    }
+    return LM_OK;
+}
+
+int runkeys_store_sort(const char *sort)
+{
+    return !sort || !*sort || !strcmp(sort, "recent") || !strcmp(sort, "best") ||
+           !strcmp(sort, "model") || !strcmp(sort, "name");
+}
+
+int runkeys_check_sort(const char *sort, char *err)
+{
+    if (runkeys_store_sort(sort))
+        return LM_OK;
+    const char *key = sort[0] == '-' ? sort + 1 : sort;
+    if (!known(key) || !strcmp(known(key), "tag") || !strcmp(known(key), "since") ||
+        !strcmp(known(key), "until"))
+        return unknown_key("sort", key, err);
+    return LM_OK;
+}
+
+int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap)
+{
+    const char *k = known(key);
+    if (!k)
+        return -1;
+    if (!strcmp(k, "id")) return snprintf(buf, cap, "%ld", r->id), 0;
+    if (!strcmp(k, "name")) return snprintf(buf, cap, "%s", r->name), 0;
+    if (!strcmp(k, "status")) return snprintf(buf, cap, "%s", r->status), 0;
+    if (!strcmp(k, "model")) return snprintf(buf, cap, "%s", r->model), 0;
+    if (!strcmp(k, "data")) return snprintf(buf, cap, "%s", r->data_name), 0;
+    if (!strcmp(k, "params")) return snprintf(buf, cap, "%ld", r->params), 0;
+    if (!strcmp(k, "steps")) return snprintf(buf, cap, "%ld", r->last_step), 0;
+    if (!strcmp(k, "sweep")) return r->sweep_id ? snprintf(buf, cap, "%ld", r->sweep_id), 0 : -1;
+    if (!strcmp(k, "best") || !strcmp(k, "final")) {
+        double v = !strcmp(k, "best") ? r->best_val : r->final_val;
+        return isnan(v) ? -1 : (snprintf(buf, cap, "%.17g", v), 0);
+    }
+    if (!strcmp(k, "since") || !strcmp(k, "until"))
+        return snprintf(buf, cap, "%.6f", r->created), 0;
+    size_t kl = strlen(k);   /* a config key: its line in the run's config */
+    for (const char *p = r->config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, k, kl) && p[kl] == '=') {
+            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+            return 0;
+        }
+    return -1;
+}
+
+static const char *g_key;
+static int g_desc;
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const RunRow *x = a, *y = b;
+    char va[256], vb[256];
+    int ha = runkeys_value(x, g_key, va, sizeof va) == 0 && va[0];
+    int hb = runkeys_value(y, g_key, vb, sizeof vb) == 0 && vb[0];
+    if (ha != hb)
+        return ha ? -1 : 1;   /* runs without a value last, either direction */
+    int c = 0;
+    if (ha) {
+        char *ea, *eb;
+        double da = strtod(va, &ea), db = strtod(vb, &eb);
+        c = !*ea && !*eb ? (da < db ? -1 : da > db) : strcmp(va, vb);
+        if (g_desc)
+            c = -c;
+    }
+    return c ? c : (x->id < y->id ? -1 : x->id > y->id);
+}
+
+void runkeys_sort_rows(RunRow *rows, int n, const char *sort)
+{
+    g_desc = sort[0] == '-';
+    g_key = g_desc ? sort + 1 : sort;
+    qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
+}

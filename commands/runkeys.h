@@ -1,0 +1,35 @@
+/* runkeys.h — the keys `runs` (and the dashboard's runs list) filter and sort by: the run
+ * store's columns (id name status model data tokenizer machine git host params steps best
+ * final sweep tag since until), every config key, and the JSON field names of the same
+ * facts as aliases (best_val = best, final_val = final, last_step = steps, sweep_id =
+ * sweep, tags = tag, git_rev = git, data_name = data). An unknown key is refused with the
+ * nearest known one ("did you mean"), never matched against nothing in silence. */
+#ifndef LM_RUNKEYS_H
+#define LM_RUNKEYS_H
+
+#include "runstore.h"
+
+#include <stddef.h>
+
+/* Checks the key of every term of filter (space-separated `key OP value`, values may be
+ * "quoted") and writes it to out (cap bytes) with aliases replaced by the store's names.
+ * LM_OK; LM_EARG with "unknown filter key 'lrr' — did you mean 'lr'? (keys: ...)" in err. */
+int runkeys_filter(const char *filter, char *out, size_t cap, char *err);
+
+/* Checks a sort: recent | best | model | name (the store's), or any key above, '-' in
+ * front for descending (`sort=-steps`, `sort=lr`). LM_OK or LM_EARG (did you mean). */
+int runkeys_check_sort(const char *sort, char *err);
+
+/* 1 when sort is one the store orders by itself (recent best model name), else 0: the
+ * caller lists unsorted and calls runkeys_sort_rows. */
+int runkeys_store_sort(const char *sort);
+
+/* Sorts rows by a checked sort key (not one of the store's): numbers numerically, text
+ * by bytes, runs without a value last; ties by id. */
+void runkeys_sort_rows(RunRow *rows, int n, const char *sort);
+
+/* The value of key (a store column or a config key, aliases allowed) of run r as text
+ * into buf; 0, or -1 when the run has none. */
+int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap);
+
+#endif
