@@ -176,10 +176,11 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
         }
     }
     char err[LM_ERR_LEN], clean[sizeof filter];
-    if (runkeys_filter(filter, clean, sizeof clean, err) || runkeys_check_sort(sort, err))
-        return session_error(s, LM_EARG, "%s", err);
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
+    if (runkeys_filter(filter, clean, sizeof clean, runkeys_store_has, st, err) ||
+        runkeys_check_sort(sort, runkeys_store_has, st, err))
+        return session_error(s, LM_EARG, "%s", err);
     RunRow *rows = NULL;
     int n = 0, mine = !runkeys_store_sort(sort);   /* any other column: sorted here */
     int status = runstore_list(st, clean, mine ? "recent" : sort, mine ? 0 : limit, &rows, &n,

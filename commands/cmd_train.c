@@ -444,10 +444,15 @@ static void print_end(Session *s, const Snapshot *sn)
         }
     }
     output_real(o, "tokens_per_s", sn->last.elapsed > 0 ? sn->last.tokens / sn->last.elapsed : 0);
-    output_str(o, "checkpoint", sn->checkpoint);
     output_text_str(o, "elapsed_text", el);
-    output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
-                "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
+    if (sn->checkpoint[0]) {
+        output_str(o, "checkpoint", sn->checkpoint);
+        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                    "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
+    } else {   /* a run that diverged or failed before its first checkpoint: none to name */
+        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                    "{tokens_per_s:%.0f} tokens/s; no checkpoint written");
+    }
     output_emit(s, o);
 }
 

@@ -14,6 +14,22 @@ static const char *const ALIASES[][2] = {
     {"best_val", "best"}, {"final_val", "final"}, {"last_step", "steps"},
     {"sweep_id", "sweep"}, {"tags", "tag"}, {"git_rev", "git"}, {"data_name", "data"}};
 
+int runkeys_store_has(void *store, const char *key)
+{
+    RunRow *rows = NULL;
+    int n = 0, found = 0;
+    char err[LM_ERR_LEN], pat[140];
+    snprintf(pat, sizeof pat, "%s=", key);
+    if (!store || runstore_list(store, NULL, "recent", 0, &rows, &n, err))
+        return 0;
+    for (int i = 0; i < n && !found; i++) {
+        const char *c = rows[i].config;
+        found = !strncmp(c, pat, strlen(pat)) || (strstr(c, pat) && strstr(c, pat)[-1] == '\n');
+    }
+    runstore_rows_free(rows, n);
+    return found;
+}
+
 /* The store's name of key (an alias resolved), or NULL when the key is unknown. */
 static const char *known(const char *key)
 {
@@ -47,7 +63,8 @@ static int unknown_key(const char *what, const char *key, char *err)
                    "lr; `help runs`)", what, key, hint);
 }
 
-int runkeys_filter(const char *filter, char *out, size_t cap, char *err)
+int runkeys_filter(const char *filter, char *out, size_t cap, RunKeysHas has, void *ud,
+                   char *err)
 {
     size_t o = 0;
     const char *p = filter ? filter : "";
@@ -61,8 +78,10 @@ int runkeys_filter(const char *filter, char *out, size_t cap, char *err)
         char key[128];
         snprintf(key, sizeof key, "%.*s", (int)(k < sizeof key ? k : sizeof key - 1), p);
         const char *name = known(key);
+        if (!name && has && has(ud, key))   /* a key only older runs' configs hold */
+            name = key;
         if (!k || !strchr("=!<>~", p[k]) || !p[k])
-            return err_set(err, LM_EARG, "filter '%.*s': write key OP value (OP one of = != < "
+            return err_set(err, LM_EARG, "invalid filter term '%.*s': write key OP value (OP one of = != < "
                            "<= > >= ~), e.g. lr<0.005", (int)strcspn(p, " \t\n"), p);
         if (!name)
             return unknown_key("filter", key, err);
@@ -86,11 +105,13 @@ int runkeys_store_sort(const char *sort)
            !strcmp(sort, "model") || !strcmp(sort, "name");
 }
 
-int runkeys_check_sort(const char *sort, char *err)
+int runkeys_check_sort(const char *sort, RunKeysHas has, void *ud, char *err)
 {
     if (runkeys_store_sort(sort))
         return LM_OK;
     const char *key = sort[0] == '-' ? sort + 1 : sort;
+    if (!known(key) && has && has(ud, key))
+        return LM_OK;
     if (!known(key) || !strcmp(known(key), "tag") || !strcmp(known(key), "since") ||
         !strcmp(known(key), "until"))
         return unknown_key("sort", key, err);
@@ -99,9 +120,7 @@ int runkeys_check_sort(const char *sort, char *err)
 
 int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap)
 {
-    const char *k = known(key);
-    if (!k)
-        return -1;
+    const char *k = known(key) ? known(key) : key;   /* else: a key of older configs */
     if (!strcmp(k, "id")) return snprintf(buf, cap, "%ld", r->id), 0;
     if (!strcmp(k, "name")) return snprintf(buf, cap, "%s", r->name), 0;
     if (!strcmp(k, "status")) return snprintf(buf, cap, "%s", r->status), 0;

@@ -11,14 +11,24 @@
 
 #include <stddef.h>
 
+/* Asks whether some stored run's config holds key (a key an older lmlab wrote, which the
+ * config table no longer knows): 1 yes. */
+typedef int (*RunKeysHas)(void *ud, const char *key);
+/* A RunKeysHas over a RunStore (ud): scans its runs' configs. */
+int runkeys_store_has(void *store, const char *key);
+
 /* Checks the key of every term of filter (space-separated `key OP value`, values may be
  * "quoted") and writes it to out (cap bytes) with aliases replaced by the store's names.
+ * A key none of the above knows is still accepted when has (may be NULL) says a stored
+ * run's config holds it.
  * LM_OK; LM_EARG with "unknown filter key 'lrr' — did you mean 'lr'? (keys: ...)" in err. */
-int runkeys_filter(const char *filter, char *out, size_t cap, char *err);
+int runkeys_filter(const char *filter, char *out, size_t cap, RunKeysHas has, void *ud,
+                   char *err);
 
 /* Checks a sort: recent | best | model | name (the store's), or any key above, '-' in
- * front for descending (`sort=-steps`, `sort=lr`). LM_OK or LM_EARG (did you mean). */
-int runkeys_check_sort(const char *sort, char *err);
+ * front for descending (`sort=-steps`, `sort=lr`); has (may be NULL) as for filters.
+ * LM_OK or LM_EARG (did you mean). */
+int runkeys_check_sort(const char *sort, RunKeysHas has, void *ud, char *err);
 
 /* 1 when sort is one the store orders by itself (recent best model name), else 0: the
  * caller lists unsorted and calls runkeys_sort_rows. */

@@ -321,7 +321,8 @@ static void on_key(DashCtx *x, int action)
 static void on_prompt(DashCtx *x, const char *line)
 {
     char clean[sizeof x->d->filter], err[LM_ERR_LEN];
-    if (runkeys_filter(line, clean, sizeof clean, err)) {   /* an unknown key: said, not kept */
+    if (runkeys_filter(line, clean, sizeof clean, runkeys_store_has, session_store(x->s),
+                       err)) {   /* an unknown key: said, not kept */
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
         return;
     }
