@@ -119,7 +119,7 @@ screen | grep -E "│lr +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+" | grep -q "0.002" ||
     fail "no lr row with the three runs' values on one line"
 screen | grep -E "│lr " | grep -q "0.004" || fail "the lr row lacks run 3's value"
 keys '~'
-wait_for "validation loss | smooth 5 pts"
+wait_for "validation loss | smooth EMA 5"
 echo "three runs compared at 80x24: validation curves, a readable diff"
 
 # Issue 27 item 1: following resumes after the session's own sweep, and its own run, end.

@@ -354,7 +354,7 @@ static void test_history(void)
     d.cmp_smooth = 2;
     d.cmp_metric = DASH_CMP_VAL;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "validation loss | smooth 20 pts"), "metric/smoothing title follows the state");
+    CHECK(has(s, "validation loss | smooth EMA 20"), "metric/smoothing title follows the state");
     free(s);
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
@@ -378,10 +378,19 @@ static void test_compare_logic(void)
     CHECK(!strcmp(v, "5"), "value of b: %s", v);
     dash_draw_config_value(cfg[1], "c", v, sizeof v);
     CHECK(!strcmp(v, "-"), "missing value: %s", v);
-    double y[6] = {1, 3, 5, NAN, 7, 9};
-    dash_draw_smooth(y, 6, 2);
-    CHECK(y[0] == 1 && y[1] == 2 && y[2] == 4 && isnan(y[3]) && y[4] == 7 && y[5] == 8,
-          "moving average: %g %g %g %g %g", y[0], y[1], y[2], y[4], y[5]);
+    /* the one smoothing (issue 27): a debiased EMA starts at the raw value, keeps a
+     * constant constant (no kink where a window fills), skips NaN */
+    double y[6] = {4, 4, 4, NAN, 4, 4}, z[5] = {4, 2, 2, 2, 2};
+    dash_draw_smooth(y, 6, 5);
+    CHECK(y[0] == 4 && fabs(y[2] - 4) < 1e-12 && isnan(y[3]) && fabs(y[5] - 4) < 1e-12,
+          "EMA of a constant: %g %g %g", y[0], y[2], y[5]);
+    dash_draw_smooth(z, 5, 3);   /* weight 0.5: 4, (1+2*.5... debiased) */
+    CHECK(z[0] == 4 && fabs(z[1] - (0.5 * 4 * 0.5 + 0.5 * 2) / 0.75) < 1e-12 && z[4] > 2 &&
+          z[4] < z[1], "debiased EMA: %g %g %g", z[0], z[1], z[4]);
+    /* the differing settings ranked by distinct values: the swept lr before d */
+    const char *sw[] = {"d=32\nlr=1\n", "d=64\nlr=2\n", "d=64\nlr=3\n"};
+    CHECK(dash_draw_diff_keys(sw, 3, keys, 4) == 2 && !strcmp(keys[0], "lr") &&
+          !strcmp(keys[1], "d"), "ranked: %s %s", keys[0], keys[1]);
     CHECK(dash_draw_run_color(12) == dash_draw_run_color(18) &&
           dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }

@@ -1,6 +1,7 @@
 /* dash_draw.c — drawing helpers shared by the dashboard's views (see dash_draw.h).
  * Not a widget: the widgets are plot.c, heatmap.c, table.c, textpane.c, statusbar.c. */
 #include "dash_draw.h"
+#include "smooth.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,28 +98,13 @@ int dash_draw_smooth_window(int i)
 
 const char *dash_draw_smooth_label(const Dashboard *d)
 {
-    static const char *const names[DASH_N_SMOOTH] = {"off", "5 pts", "20 pts", "100 pts"};
+    static const char *const names[DASH_N_SMOOTH] = {"off", "EMA 5", "EMA 20", "EMA 100"};
     return names[dash_draw_clamp(d->cmp_smooth, 0, DASH_N_SMOOTH - 1)];
 }
 
 void dash_draw_smooth(double *y, int n, int window)
 {
-    if (window <= 1 || n < 2)
-        return;
-    double sum = 0, *orig = malloc((size_t)n * sizeof *orig);
-    int cnt = 0;
-    if (!orig)
-        return;
-    memcpy(orig, y, (size_t)n * sizeof *y);
-    for (int i = 0; i < n; i++) {
-        if (isfinite(orig[i]))
-            sum += orig[i], cnt++;
-        if (i >= window && isfinite(orig[i - window]))
-            sum -= orig[i - window], cnt--;
-        if (isfinite(orig[i]) && cnt > 0)
-            y[i] = sum / cnt;
-    }
-    free(orig);
+    smooth_ema(y, y, n, smooth_weight(window));   /* the one smoothing (plot/smooth.h) */
 }
 
 int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int mode)

@@ -33,8 +33,8 @@ const char *dash_draw_cmp_label(const Dashboard *d);
 const char *dash_draw_smooth_label(const Dashboard *d);
 /* The moving-average window of smoothing index i (1 = off). */
 int dash_draw_smooth_window(int i);
-/* y[0..n) smoothed in place by a trailing moving average over window points (1: as is;
- * non-finite points are skipped by the average but kept where they are). */
+/* y[0..n) smoothed in place by the one EMA (plot/smooth.h) over a span of window points
+ * (1: as is; non-finite points are skipped by the average but kept where they are). */
 void dash_draw_smooth(double *y, int n, int window);
 /* The settings that differ among n "key=value\n" configs (a key missing from some counts
  * as differing), the ones with the most distinct values first (ties in first-seen order):
