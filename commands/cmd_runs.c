@@ -387,6 +387,18 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
     return status;
 }
 
+/* The value of key in config text ("-" when missing). */
+static void config_value_of(const char *config, const char *key, char *buf, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+            return;
+        }
+    snprintf(buf, cap, "-");
+}
+
 /* ---- compare --------------------------------------------------------------------------- */
 
 /* Parses argv[1..] as existing run ids (no key=value words). */
@@ -455,6 +467,90 @@ static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
     return status;
 }
 
+/* One row of the compare table: a label, then a value per run, each column w wide. */
+static void compare_row(Session *s, const char *label, char (*vals)[64], int n, int w)
+{
+    char line[8192];
+    int o = snprintf(line, sizeof line, "%-18s", label);
+    for (int i = 0; i < n && o < (int)sizeof line - 70; i++)
+        o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", w, vals[i]);
+    while (o > 0 && line[o - 1] == ' ') line[--o] = 0;
+    session_printf(s, "%s", line);
+}
+
+/* The mean of a run's logged tokens/s (NAN when none). */
+static double mean_speed(RunStore *st, long id)
+{
+    SeriesPoint *p = NULL;
+    int n = 0, m = 0;
+    char err[LM_ERR_LEN];
+    double sum = 0;
+    if (runstore_series(st, id, "tokens_per_s", &p, &n, err) == LM_OK)
+        for (int i = 0; i < n; i++)
+            if (isfinite(p[i].value)) sum += p[i].value, m++;
+    free(p);
+    return m ? sum / m : NAN;
+}
+
+/* The runs side by side: name and status once, the settings that differ (ranked by how
+ * many distinct values they take, runkeys_diff: a swept setting first), then each run's
+ * best and final evaluation (labelled when an estimate), last step, params, speed. */
+static int compare_text(Session *s, RunStore *st, const long *ids, int n)
+{
+    RunRow *r = calloc((size_t)n, sizeof *r);
+    const char **cfg = calloc((size_t)n, sizeof *cfg);
+    char (*v)[64] = calloc((size_t)n, sizeof *v), keys[64][32], err[LM_ERR_LEN];
+    int status = r && cfg && v ? LM_OK : LM_ENOMEM, got = 0;
+    for (int i = 0; !status && i < n; i++, got++)
+        if ((status = runstore_get(st, ids[i], &r[i], err)) == LM_OK) cfg[i] = r[i].config;
+    if (status) {
+        session_error(s, status, "%s", status == LM_ENOMEM ? "out of memory" : err);
+    } else {
+        int w = 8;
+        for (int i = 0; i < n; i++) w = (int)strlen(r[i].name) > w ? (int)strlen(r[i].name) : w;
+        w = w > 40 ? 40 : w;
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "run %ld", r[i].id);
+        compare_row(s, "", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%.40s", r[i].name);
+        compare_row(s, "name", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
+        compare_row(s, "status", v, n, w);
+        int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
+        for (int k = 0; k < nk && k < 64; k++) {
+            if (!strcmp(keys[k], "name")) continue;   /* the name row above */
+            for (int i = 0; i < n; i++) config_value_of(r[i].config, keys[k], v[i], 64);
+            compare_row(s, !strcmp(keys[k], "steps") ? "steps (budget)" : keys[k], v, n, w);
+            shown++;
+        }
+        if (!shown) session_printf(s, "(no config differences)");
+        for (int e = 0; e < 2; e++) {
+            for (int i = 0; i < n; i++) {
+                RunFacts f;
+                snprintf(v[i], 64, "-");
+                if (runfacts_read(st, &r[i], &f, err) == LM_OK) {
+                    const RunEval *ev = e ? &f.final : &f.best;
+                    if (!isnan(ev->loss))
+                        snprintf(v[i], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
+                    runfacts_free(&f);
+                }
+            }
+            compare_row(s, e ? "final val loss" : "best val loss", v, n, w);
+        }
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
+        compare_row(s, "last step", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
+        compare_row(s, "params", v, n, w);
+        for (int i = 0; i < n; i++) {
+            double sp = mean_speed(st, r[i].id);
+            snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
+        }
+        compare_row(s, "tokens/s", v, n, w);
+    }
+    for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);
+    free(r), free(cfg), free(v);
+    return status;
+}
+
 int cmd_compare(Session *s, int argc, const LexWord *argv)
 {
     long ids[RUNS_MAX_IDS];
@@ -465,12 +561,7 @@ int cmd_compare(Session *s, int argc, const LexWord *argv)
     if (n < 2) return session_error(s, LM_EARG, "compare needs at least two run ids, e.g. "
                                     "`compare 3 7`; `runs` lists them");
     if (s->json) return compare_emit_json(s, st, ids, n);
-    char *text = NULL, err[LM_ERR_LEN];
-    int status = runstore_compare(st, ids, n, &text, err);
-    if (status) return session_error(s, status, "%s", err);
-    print_indented(s, "", text);
-    free(text);
-    return LM_OK;
+    return compare_text(s, st, ids, n);
 }
 
 /* ---- tag, note, rm ------------------------------------------------------------------- */

@@ -172,3 +172,65 @@ void runkeys_sort_rows(RunRow *rows, int n, const char *sort)
     g_key = g_desc ? sort + 1 : sort;
     qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
 }
+
+/* The value of key in "key=value\n" config text into buf ("-" when missing). */
+static void config_text_value(const char *config, const char *key, char *buf, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+            return;
+        }
+    snprintf(buf, cap, "-");
+}
+
+static int distinct(const char *const *configs, int n, const char *key)
+{
+    char vals[64][64];
+    int nv = 0;
+    for (int r = 0; r < n; r++) {
+        char v[64];
+        config_text_value(configs[r], key, v, sizeof v);
+        int seen = 0;
+        for (int k = 0; k < nv && !seen; k++)
+            seen = !strcmp(vals[k], v);
+        if (!seen && nv < 64)
+            memcpy(vals[nv++], v, sizeof v);
+    }
+    return nv;
+}
+
+int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max)
+{
+    char seen[128][32];
+    int count[128], n_seen = 0, found = 0;
+    for (int r = 0; r < n; r++)
+        for (const char *p = configs[r]; p && *p;) {
+            const char *e = strchr(p, '\n');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            const char *eq = memchr(p, '=', len);
+            size_t kl = eq ? (size_t)(eq - p) : 0;
+            char key[32];
+            if (kl && kl < 32 && n_seen < 128) {
+                memcpy(key, p, kl);
+                key[kl] = 0;
+                int dup = 0;
+                for (int k = 0; k < n_seen && !dup; k++)
+                    dup = !strcmp(seen[k], key);
+                if (!dup) {
+                    memcpy(seen[n_seen], key, kl + 1);
+                    count[n_seen++] = distinct(configs, n, key);
+                }
+            }
+            p = e ? e + 1 : NULL;
+        }
+    for (int want = n < 64 ? n : 64; want >= 2; want--)   /* most distinct values first */
+        for (int k = 0; k < n_seen; k++)
+            if (count[k] == want) {
+                if (found < max)
+                    memcpy(keys[found], seen[k], sizeof seen[k]);
+                found++;
+            }
+    return found;
+}

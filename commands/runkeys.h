@@ -42,4 +42,11 @@ void runkeys_sort_rows(RunRow *rows, int n, const char *sort);
  * into buf; 0, or -1 when the run has none. */
 int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap);
 
+/* The settings that differ among n "key=value\n" configs (a key missing from some counts
+ * as differing), ranked by how many distinct values they take (a swept setting before one
+ * that merely differs between two groups; ties in first-seen order): up to max names into
+ * keys. Returns how many differ (may exceed max). The one ranking of `compare` and the
+ * dashboard's columns. */
+int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max);
+
 #endif

@@ -28,6 +28,8 @@ grep -qE "^ +1 " out || fail "runs did not list run 1: $(cat out)"
 
 expect 0 "compare 1 2" -- "$bin" compare 1 2
 grep -q "run 1" out && grep -q "run 2" out || fail "compare: $(cat out)"
+[ "$(grep -c '^name ' out)" = 1 ] || fail "compare prints the name row $(grep -c '^name ' out) times: $(cat out)"
+grep -q "^steps (budget) " out || fail "compare: the steps budget not labelled: $(cat out)"
 expect 0 "note with spaces" -- "$bin" note 1 "a note; with # and \"quotes\""
 expect 0 "tag" -- "$bin" tag 1 keep
 expect 0 "run 1" -- "$bin" run 1

@@ -2,6 +2,7 @@
  * Not a widget: the widgets are plot.c, heatmap.c, table.c, textpane.c, statusbar.c. */
 #include "dash_draw.h"
 #include "smooth.h"
+#include "runkeys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -146,57 +147,9 @@ void dash_draw_config_value(const char *config, const char *key, char *out, size
     snprintf(out, cap, "-");
 }
 
-/* How many distinct values key takes among the n configs (a missing key is a value). */
-static int distinct_values(const char *const *configs, int n, const char *key)
-{
-    char vals[64][64];
-    int nv = 0;
-    for (int r = 0; r < n; r++) {
-        char v[64];
-        dash_draw_config_value(configs[r], key, v, sizeof v);
-        int seen = 0;
-        for (int k = 0; k < nv && !seen; k++)
-            seen = !strcmp(vals[k], v);
-        if (!seen && nv < 64)
-            memcpy(vals[nv++], v, sizeof v);
-    }
-    return nv;
-}
-
 int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max)
 {
-    char seen[128][32];
-    int count[128], n_seen = 0, found = 0;
-    for (int r = 0; r < n; r++)
-        for (const char *p = configs[r]; p && *p;) {
-            const char *line = p, *e = strchr(p, '\n');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            const char *eq = memchr(line, '=', len);
-            p = e ? e + 1 : NULL;
-            size_t kl = eq ? (size_t)(eq - line) : 0;
-            if (kl == 0 || kl >= 32 || n_seen == 128)
-                continue;
-            char key[32];
-            memcpy(key, line, kl);
-            key[kl] = 0;
-            int dup = 0;
-            for (int k = 0; k < n_seen && !dup; k++)
-                dup = !strcmp(seen[k], key);
-            if (dup)
-                continue;
-            memcpy(seen[n_seen], key, kl + 1);
-            count[n_seen++] = distinct_values(configs, n, key);
-        }
-    /* the differing keys, most distinct values first (a swept setting before one that
-     * merely differs between two groups); ties in first-seen order */
-    for (int want = n; want >= 2; want--)
-        for (int k = 0; k < n_seen; k++)
-            if (count[k] == want || (want == 2 && count[k] > n)) {
-                if (found < max)
-                    memcpy(keys[found], seen[k], sizeof seen[k]);
-                found++;
-            }
-    return found;
+    return runkeys_diff(configs, n, keys, max);   /* commands/runkeys.c: the one ranking */
 }
 
 long dash_draw_curves_need(const Dashboard *d)
