@@ -140,6 +140,8 @@ void session_fmt_duration(char *buf, size_t cap, double sec)
 {
     if (!isfinite(sec) || sec < 0)
         snprintf(buf, cap, "-");
+    else if (sec < 10)   /* a short trial is not 0:00 */
+        snprintf(buf, cap, "%.1fs", sec);
     else if (sec < 3600)
         snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
     else

@@ -95,7 +95,8 @@ RunStore *session_store(Session *s);
 /* Resolves an experiment name (experiments/<name>.conf, or a path). 0 or -1. */
 int session_find_experiment(const char *name, char *path, size_t cap);
 
-/* A duration for people: "m:ss" under an hour, "XhYY" above, "-" when unknown. */
+/* A duration for people: "4.2s" under 10 seconds, "m:ss" under an hour, "XhYY" above,
+ * "-" when unknown. */
 void session_fmt_duration(char *buf, size_t cap, double sec);
 
 /* Parses a run id word ("12" or "#12"); -1 when it is not one. */

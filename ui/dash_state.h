@@ -103,6 +103,8 @@ typedef struct Dashboard {
     char prompt_label[16];                /* aux line's prompt: "filter> " */
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
+    char sw_bar_seen[96];                 /* the sweep view's table was loaded when the bar's
+                                             sweep progress read this (a change reloads it) */
     char opened[96];                      /* the weights `open` loaded when they are the run
                                              on screen's ("step 700 best.safetensors"), or "" */
     int busy;                             /* a command is running (status bar says so) */

@@ -118,8 +118,8 @@ static void report_end(DashTerm *t)
         snprintf(when, sizeof when, "%.1f s", el);
     else
         snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
-    term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
-                  sn->run_id, recorder_status_name(sn->status), sn->last.step, when,
+    term_out(t, UI_COLOR_ACCENT, "run #%ld %s %s after %ld steps in %s: %.0f tokens/s%s%s%s",
+                  sn->run_id, sn->run_name, recorder_status_name(sn->status), sn->last.step, when,
                   el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
                   sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
@@ -148,9 +148,17 @@ static void follow(DashTerm *t)
                      t->f_end ? "replayed from" : "another process's, followed through");
         }
     }
+    char tag[32] = "";   /* a sweep's trial: its lines say which */
+    SweepRunner *sw = session_job_sweep(t->s);
+    if (sw) {
+        SweepProgress p;
+        sweep_runner_progress(sw, &p);
+        if (p.current && p.current_run == sn->run_id)
+            snprintf(tag, sizeof tag, "[trial %d] ", p.current);
+    }
     for (; t->f_val < sn->n_val; t->f_val++)
-        term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
-                  sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
+        term_out(t, UI_COLOR_DIM, "%seval   step %ld  val loss %.4f  ppl %.3f", tag,
+                 sn->val[t->f_val].step, sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
     if (sn->message_seq != t->f_msg) {
         t->f_msg = sn->message_seq;
         if (sn->message[0])
