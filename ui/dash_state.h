@@ -65,7 +65,10 @@ typedef struct {
 typedef struct Dashboard {
     int view, focus, help;                /* view: index in the view table (views.c) */
     int confirm;                          /* DASH_CONFIRM_*: a question over the screen */
-    int x_axis, log_y, show_ppl;          /* plot settings (training and history views) */
+    int x_axis, log_y, show_ppl;          /* plot settings of the view on screen */
+    int other_x_axis, other_log_y;        /* the other kind's (history vs the others'):
+                                             swapped in when the view changes, so one
+                                             view's choices never leak into the other */
     /* marked runs (history view marks them, the training view overlays them) */
     long marked[DASH_MAX_MARKED];
     int n_marked;

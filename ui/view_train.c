@@ -35,7 +35,8 @@ static double live_x_scale(const Dashboard *d, const Snapshot *sn)
 #define TRAIN_SMOOTH_POINTS 19
 
 /* The loss plot (train raw, smoothed EMA, validation) or the perplexity plot (val ppl,
- * smoothed train ppl), with the marked runs overlaid. */
+ * smoothed train ppl) of the run on screen only: runs marked in the history view are
+ * compared there, not overlaid here. */
 static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
                         const CanvasCaps *caps, int ppl)
 {
@@ -68,7 +69,6 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
     ps[n++] = (PlotSeries){xl, ema, nl, ppl ? "train (EMA 19)" : "EMA 19", UI_COLOR_SERIES1,
                            PLOT_LINE};
     ps[n++] = (PlotSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, PLOT_LINE};
-    n = dash_draw_add_curves(d, ps, n, yv + nv, ppl ? DASH_CURVES_PPL : DASH_CURVES_LOSS);
     PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
     plot_draw(c, canvas_rect_inner(r), &pd, caps);
 }
