@@ -51,9 +51,45 @@ void session_set_writer(Session *s, SessionWriter w, void *ud)
     s->writer_ud = ud;
 }
 
+void session_set_prior(Session *s, long run)
+{
+    free(s->prior_loss);
+    free(s->prior_val);
+    s->prior_loss = s->prior_val = NULL;
+    s->n_prior_loss = s->n_prior_val = 0;
+    RunStore *st = run > 0 ? session_store(s) : NULL;
+    char err[LM_ERR_LEN];
+    if (st && runstore_series(st, run, "loss", &s->prior_loss, &s->n_prior_loss, err))
+        s->n_prior_loss = 0;
+    if (st && runstore_series(st, run, "val_loss", &s->prior_val, &s->n_prior_val, err))
+        s->n_prior_val = 0;
+}
+
+/* The points of prior before the first of *v (n), put in front of it. */
+static void prepend(SeriesPoint **v, int *n, int *cap, const SeriesPoint *prior, int np)
+{
+    long first = *n ? (*v)[0].step : -1;
+    int k = 0;
+    while (k < np && (first < 0 || prior[k].step < first))
+        k++;
+    if (!k)
+        return;
+    SeriesPoint *m = malloc((size_t)(k + *n) * sizeof *m);
+    if (!m)
+        return;
+    memcpy(m, prior, (size_t)k * sizeof *m);
+    if (*n)
+        memcpy(m + k, *v, (size_t)*n * sizeof *m);
+    free(*v);
+    *v = m;
+    *n += k;
+    *cap = *n;
+}
+
 void session_free(Session *s)
 {
     session_job_shutdown(s);
+    session_set_prior(s, 0);
     model_destroy(s->view);
     tokenizer_destroy(s->view_tok);
     if (s->has_view_ds)
@@ -310,6 +346,10 @@ int session_snapshot(Session *s, Snapshot *dst)
             return 0;
         recorder_snapshot(s->rec, dst);
         s->end_seen = recorder_done(s->rec) && trainer_is_done(dst->status);
+        if (dst->run_id == s->run_id) {   /* a resumed run: its whole history on screen */
+            prepend(&dst->loss, &dst->n_loss, &dst->cap_loss, s->prior_loss, s->n_prior_loss);
+            prepend(&dst->val, &dst->n_val, &dst->cap_val, s->prior_val, s->n_prior_val);
+        }
         return 1;
     }
     if (!s->sweep)

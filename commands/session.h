@@ -59,6 +59,10 @@ struct CmdContext {
     int end_seen;
     double live_checked;
     long live_elsewhere;
+    /* a resumed run's history before this session's part (its stored curves up to the
+     * resume step), shown in front of the recorder's (session_snapshot) */
+    SeriesPoint *prior_loss, *prior_val;
+    int n_prior_loss, n_prior_val;
     int quit;                   /* `quit` was accepted */
 };
 typedef struct CmdContext Session;
@@ -119,6 +123,9 @@ void session_job_name(Session *s, char *buf, size_t cap);
 /* The session's sweep (training or ended), or NULL. Valid until the next job or
  * session_job_shutdown. */
 SweepRunner *session_job_sweep(Session *s);
+/* Keeps run's stored loss and validation curves (its steps before a resume) so that
+ * session_snapshot shows the whole history; run 0 forgets them. */
+void session_set_prior(Session *s, long run);
 /* Makes r (started) the session's sweep, freeing an ended one it replaces. The caller
  * checked that no job is training. */
 void session_job_set_sweep(Session *s, SweepRunner *r);
