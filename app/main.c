@@ -109,6 +109,12 @@ static int parse_args(int argc, char **argv, Args *a)
             a->json = 1;
         } else if (!strcmp(s, "--keep-going")) {
             a->keep_going = 1;
+        } else if (s[0] != '-' && (a->script || a->commands || a->dashboard) &&
+                   shellcmd_classify(table, ntable, s, cerr) != SHELL_WORD_SCRIPT &&
+                   shellcmd_classify(table, ntable, s, cerr) != SHELL_WORD_UNKNOWN) {
+            fprintf(stderr, "lmlab: `%s` and %s given together: run one of them\n", s,
+                    a->commands ? "-c" : a->script ? a->script : "--dashboard");
+            return -1;   /* never drop one silently */
         } else if (s[0] != '-' && !a->script && !a->commands && !a->dashboard &&
                    (kind = shellcmd_classify(table, ntable, s, cerr)) != SHELL_WORD_SCRIPT) {
             if (kind == SHELL_WORD_UNKNOWN) {

@@ -125,17 +125,18 @@ static int filter_append(Session *s, char *buf, size_t cap, const LexWord *w)
 /* One table line (r NULL: the header); name and model columns nw, mw wide. */
 static void runs_line(Session *s, const RunRow *r, int nw, int mw)
 {
-    char id[24] = "id", steps[24] = "steps", best[48] = "best val (ppl)", fin[24] = "final val",
+    char id[24] = "id", steps[24] = "steps", best[48] = " best val (ppl)", fin[24] = "final val",
          par[16] = "params", created[32] = "created", line[1024];
     if (r) {
         snprintf(id, sizeof id, "%ld", r->id);
         snprintf(steps, sizeof steps, "%ld", r->last_step);
-        fmt_loss(best, sizeof best, r->best_val, 1);
+        fmt_loss(best + 1, sizeof best - 1, r->best_val, 1);
+        best[0] = runfacts_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
         fmt_loss(fin, sizeof fin, r->final_val, 0);
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
     }
-    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s  %-15s %9s %7s  %-16s  %s",
+    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %s",
                      id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
                      r ? r->status : "status", steps, best, fin, par, created,
                      r ? r->tags : "tags");
@@ -152,7 +153,15 @@ static void runs_table(Session *s, const RunRow *rows, int n)
         mw = m > mw ? m : mw;
     }
     runs_line(s, NULL, nw, mw);
-    for (int i = 0; i < n; i++) runs_line(s, &rows[i], nw, mw);
+    int est = 0;
+    for (int i = 0; i < n; i++) {
+        runs_line(s, &rows[i], nw, mw);
+        est |= runfacts_best_estimated(&rows[i]);
+    }
+    if (est)
+        session_printf(s, "~ best val is an estimate over eval_batches batches, not a whole-split "
+                       "evaluation (`run ID` gives its step; final val of a finished run is "
+                       "whole-split)");
 }
 
 int cmd_runs(Session *s, int argc, const LexWord *argv)

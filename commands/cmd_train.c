@@ -137,6 +137,8 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     s->trainer = h.trainer;
     s->rec = h.rec;
     s->run_id = h.run_id;
+    s->left_job = NULL;   /* a new job shows (a freed recorder's address may be reused) */
+    s->end_seen = 0;
     session_set_prior(s, resume ? h.run_id : 0);   /* a resumed run keeps its history shown */
     s->attached = 0;   /* the run trained here is the one on screen */
     Output *out = output_create(NULL);

@@ -226,3 +226,10 @@ int runfacts_pick(const RunFacts *f, const char *which, long step, const RunCkpt
     *out = pick;
     return LM_OK;
 }
+
+int runfacts_best_estimated(const RunRow *r)
+{
+    if (isnan(r->best_val) || config_long(r->config, "eval_batches", 0) == 0)
+        return 0;
+    return !(final_whole_step(r) >= 0 && r->best_val == r->final_val);
+}

@@ -51,4 +51,9 @@ void runfacts_fmt_eval(char *buf, size_t cap, const RunEval *e);
 int runfacts_pick(const RunFacts *f, const char *which, long step, const RunCkpt **out,
                   char *err);
 
+/* 1 when run r's best validation loss (the store's lowest evaluation, r->best_val) is an
+ * estimate over eval_batches batches rather than a whole-split evaluation: read from its
+ * row alone (no query), for tables of many runs. */
+int runfacts_best_estimated(const RunRow *r);
+
 #endif

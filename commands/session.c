@@ -289,6 +289,7 @@ void session_job_set_sweep(Session *s, SweepRunner *r)
     if (s->sweep != r)
         sweep_runner_destroy(s->sweep);
     s->sweep = r;
+    s->left_job = NULL;   /* the new sweep shows (a freed runner's address may be reused) */
 }
 
 SessionJobKind session_job_pause(Session *s, int on)
@@ -342,8 +343,11 @@ static int follow_elsewhere(Session *s)
 int session_snapshot(Session *s, Snapshot *dst)
 {
     if (s->rec) {   /* the session's run, until its end has been seen and another is due */
-        if (recorder_done(s->rec) && s->end_seen && follow_elsewhere(s))
+        if (s->left_job == (const void *)s->rec ||
+            (recorder_done(s->rec) && s->end_seen && follow_elsewhere(s))) {
+            s->left_job = s->rec;   /* left once: it does not come back when that one ends */
             return 0;
+        }
         recorder_snapshot(s->rec, dst);
         s->end_seen = recorder_done(s->rec) && trainer_is_done(dst->status);
         if (dst->run_id == s->run_id) {   /* a resumed run: its whole history on screen */
@@ -355,9 +359,12 @@ int session_snapshot(Session *s, Snapshot *dst)
     if (!s->sweep)
         return 0;
     /* a training sweep's current trial; an ended sweep's last trial only until another run
-     * is to be followed (auto-follow resumes after the session's own job) */
-    if (sweep_runner_done(s->sweep) && follow_elsewhere(s))
+     * is to be followed (auto-follow resumes after the session's own job), then never again */
+    if (sweep_runner_done(s->sweep) &&
+        (s->left_job == (const void *)s->sweep || follow_elsewhere(s))) {
+        s->left_job = s->sweep;
         return 0;
+    }
     return sweep_runner_snapshot(s->sweep, dst) == 1;
 }
 

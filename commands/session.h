@@ -57,6 +57,7 @@ struct CmdContext {
     /* session_snapshot's following: the end of the session's run was shown; the last
      * look for another process's live run (monotonic seconds) and its answer */
     int end_seen;
+    const void *left_job;       /* the ended job (its recorder or sweep) the screen left */
     double live_checked;
     long live_elsewhere;
     /* a resumed run's history before this session's part (its stored curves up to the
