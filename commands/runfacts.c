@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 /* The integer value of key in "key=value\n" config text, or dflt. */
@@ -99,12 +100,50 @@ static void add_best_file(RunFacts *f, const RunRow *r, const CheckpointRecord *
     }
 }
 
+/* Step checkpoints in the run's folder the store has no record of (written just before a
+ * crash, before their record reached the store; or put there by hand): listed with the
+ * step their name gives, so `open` sees what `train resume=` would resume from (and its
+ * owner check refuses another run's file). */
+static void add_unrecorded(RunFacts *f, const RunRow *r, const SeriesPoint *v, int nv,
+                           long batches, long whole_step, int cap)
+{
+    DIR *d = r->checkpoint_dir[0] ? opendir(r->checkpoint_dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && f->n_ckpts < cap) {
+        long step;
+        char tail[32];
+        if (sscanf(e->d_name, "step-%ld.%31s", &step, tail) != 2 || strcmp(tail, "safetensors"))
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%.1000s/%s", r->checkpoint_dir, e->d_name);
+        int known = 0;
+        for (int i = 0; i < f->n_ckpts && !known; i++) {
+            const char *a = strrchr(f->ckpts[i].path, '/');
+            known = !strcmp(a ? a + 1 : f->ckpts[i].path, e->d_name);
+        }
+        if (known || !is_file(path))
+            continue;
+        RunCkpt *k = &f->ckpts[f->n_ckpts++];
+        k->step = step;
+        snprintf(k->path, sizeof k->path, "%s", path);
+        k->eval = eval_at(v, nv, step, batches, whole_step);
+        for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > step; i--) {
+            RunCkpt tmp = f->ckpts[i - 1];
+            f->ckpts[i - 1] = f->ckpts[i];
+            f->ckpts[i] = tmp;
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
 /* Keeps the existing files, one entry per path (a path recorded at several steps was
  * overwritten: its newest record is what it holds), each with its own evaluation. */
 static int collect(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
                    const SeriesPoint *v, int nv, long batches, long whole_step)
 {
-    f->ckpts = calloc((size_t)nc + 1, sizeof *f->ckpts);
+    int cap = nc + 65;   /* the records, best.safetensors, up to 64 unrecorded step files */
+    f->ckpts = calloc((size_t)cap, sizeof *f->ckpts);
     if (!f->ckpts)
         return LM_ENOMEM;
     for (int i = 0; i < nc; i++) {
@@ -124,6 +163,7 @@ static int collect(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int 
         k->best_file = is_best_path(c[i].path);
     }
     add_best_file(f, r, c, nc, v, nv, batches, whole_step);
+    add_unrecorded(f, r, v, nv, batches, whole_step, cap);
     int has_best = 0;
     for (int i = 0; i < f->n_ckpts; i++)
         if (f->ckpts[i].best_file) {
