@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "canvas.h"
 #include "check.h"
+#include "dash_data.h"
 #include "dash_draw.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
@@ -609,8 +611,50 @@ static void test_key_rules(void)
     dash_state_free(&d);
 }
 
+/* Issue 27: `=` sorts by every fixed column; steps, status and id are sorted here (the
+ * store knows only best, recent, model, name). */
+static void test_sort_columns(void)
+{
+    char db[] = "/tmp/lmlab-dash-sort-XXXXXX.db", err[LM_ERR_LEN];
+    int fd = mkstemps(db, 3);
+    if (fd >= 0) close(fd);
+    remove(db);
+    RunStore *st = NULL;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    if (!st) return;
+    const long steps[] = {30, 10, 20};
+    for (int r = 0; r < 3; r++) {
+        long id;
+        RunInfo info = {.name = r == 1 ? "b" : r ? "c" : "a", .config = "lr=0.001\n",
+                        .model = "msa"};
+        runstore_run_create(st, &info, &id, err);
+        StepMetric m = {.step = steps[r], .loss = 2, .lr = 1e-3f};
+        runstore_log_step(st, id, &m, err);
+    }
+    CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
+    Dashboard d;
+    dash_state_init(&d);
+    d.sort = DASH_SORT_STEPS;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.n_runs == 3 && d.runs[0].id == 2 &&
+          d.runs[1].id == 3 && d.runs[2].id == 1, "sort by steps: %ld %ld %ld",
+          d.n_runs > 0 ? d.runs[0].id : -1, d.n_runs > 1 ? d.runs[1].id : -1,
+          d.n_runs > 2 ? d.runs[2].id : -1);
+    d.sort = DASH_SORT_ID;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 1 && d.runs[2].id == 3,
+          "sort by id");
+    dash_state_free(&d);
+    runstore_close(st);
+    char side[64];
+    for (const char *suf = "-wal"; suf; suf = strcmp(suf, "-wal") ? NULL : "-shm") {
+        snprintf(side, sizeof side, "%s%s", db, suf);
+        remove(side);
+    }
+    remove(db);
+}
+
 int main(void)
 {
+    test_sort_columns();
     test_training_80x24();
     test_training_160x48();
     test_gate_numbers_80x24();

@@ -25,7 +25,8 @@ enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP };
 enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
 /* The output pane's size (F9 cycles): a quarter of the screen, half, all of it. */
 enum { DASH_OUT_NORMAL, DASH_OUT_LARGE, DASH_OUT_FULL, DASH_N_OUT_SIZES };
-enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_N_SORTS };
+enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_SORT_NAME, DASH_SORT_STEPS,
+       DASH_SORT_STATUS, DASH_SORT_ID, DASH_N_SORTS };   /* `=` cycles: every fixed column */
 /* What the bottom line edits: a command, or a line the current view asked for (the
  * history filter, the tokens prompt), submitted to that view's on_prompt. */
 enum { DASH_PROMPT_CMD, DASH_PROMPT_VIEW };

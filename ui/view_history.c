@@ -112,7 +112,8 @@ static int is_marked(const Dashboard *d, long id)
 
 static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
 {
-    static const char *const sorts[] = {"best val", "recent", "model"};
+    static const char *const sorts[DASH_N_SORTS] = {"best val", "recent", "model", "name",
+                                                    "steps", "status", "id"};
     char title[400];
     snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s | Space mark, Enter open, / "
              "filter, = sort", d->n_runs, sorts[d->sort], d->filter[0] ? " | filter \"" : "",
@@ -147,7 +148,8 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
             for (int j = 0; j < nc; j++)
                 cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }
-        static const int sort_cell[] = {2, 6, 5};   /* best val, started, model */
+        /* the column each sort orders by: best val, started, model, name, steps, status, id */
+        static const int sort_cell[DASH_N_SORTS] = {2, 6, 5, 1, 3, 4, 0};
         int sc = -1;
         for (int j = 0; j < nc; j++)
             if (order[j] == sort_cell[d->sort])
