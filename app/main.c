@@ -7,6 +7,7 @@
 #include "err.h"
 #include "repl.h"
 #include "session.h"
+#include "shellcmd.h"
 #include "sweep_pool.h"
 #include "trainer_dist.h"
 
@@ -21,8 +22,15 @@
 
 static const char USAGE[] =
     "usage: lmlab [options] [FILE.lmlab]\n"
-    "       lmlab train EXPERIMENT [key=value ...]\n"
-    "       lmlab bench [WORKLOAD ...] [--json]\n"
+    "       lmlab [options] COMMAND [ARGS ...]\n"
+    "       lmlab train [EXPERIMENT] [key=value ...]\n"
+    "\n"
+    "Every command of the prompt runs from the shell with the same words (`lmlab runs\n"
+    "sort=best`, `lmlab compare 4 5`, `lmlab train resume=3`); `lmlab help` lists them.\n"
+    "A command that starts training (train, sweep) waits for it to end, printing progress.\n"
+    "Exit status: 0 ok, 1 the command failed, 2 a usage error. A word names a script only\n"
+    "when it is a regular file and no command: when both exist the command runs and a note\n"
+    "on stderr says so (run the file as ./NAME).\n"
     "\n"
     "A terminal workbench for training and studying small language models on a CPU:\n"
     "the Dispatcher LM (arXiv 2105.03994), an MSA transformer, a linear LM and\n"
@@ -34,7 +42,8 @@ static const char USAGE[] =
     "  --plain           line-mode prompt instead of the dashboard\n"
     "  --dashboard       under mpirun: the dashboard on the terminal mpirun runs in\n"
     "                    (without it, rank 0 reads commands from stdin as a script)\n"
-    "  --json            print every result as one JSON object per line\n"
+    "  --json            print every result as one JSON object per line (also after a\n"
+    "                    COMMAND, as --db PATH)\n"
     "  --db PATH         the run store (default: $LMLAB_DB or ./lmlab.db)\n"
     "  --keep-going      in scripts, continue after a failing command\n"
     "  --version         print the version and exit\n"
@@ -43,12 +52,39 @@ static const char USAGE[] =
 typedef struct {
     const char *commands, *script, *db;
     int plain, dashboard, json, keep_going, cmd_index;
+    const char *words[256];   /* a shell command: its words (cmd_index's and after) */
+    int n_words;
 } Args;
+
+/* Collects the command's words from argv[i..], taking out --json and --db PATH (lmlab's
+ * own options, allowed after the command as `lmlab bench --json`). 0, or -1 (said why). */
+static int take_command(int argc, char **argv, int i, Args *a)
+{
+    a->cmd_index = i;
+    for (int k = i; k < argc; k++) {
+        if (!strcmp(argv[k], "--json")) {
+            a->json = 1;
+        } else if (!strcmp(argv[k], "--db") && k + 1 < argc) {
+            a->db = argv[++k];
+        } else if (a->n_words == (int)(sizeof a->words / sizeof a->words[0])) {
+            fprintf(stderr, "lmlab: too many words for `%s`: put the commands in a script\n",
+                    argv[i]);
+            return -1;
+        } else {
+            a->words[a->n_words++] = argv[k];
+        }
+    }
+    return 0;
+}
 
 /* 0: go on; 1: done (--version, --help printed); -1: bad arguments (said why). */
 static int parse_args(int argc, char **argv, Args *a)
 {
     memset(a, 0, sizeof *a);
+    int ntable;
+    const Command *table = session_commands(&ntable);
+    ShellWordKind kind;
+    char cerr[LM_ERR_LEN];
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--version")) {
@@ -79,14 +115,22 @@ static int parse_args(int argc, char **argv, Args *a)
             a->json = 1;
         } else if (!strcmp(s, "--keep-going")) {
             a->keep_going = 1;
-        } else if (!strcmp(s, "train") || !strcmp(s, "bench")) {
-            if (a->commands || a->script || a->dashboard) {   /* never drop one silently */
-                fprintf(stderr, "lmlab: `%s` and %s given together: run one of them\n", s,
-                        a->commands ? "-c" : a->script ? a->script : "--dashboard");
+        } else if (s[0] != '-' && (a->script || a->commands || a->dashboard) &&
+                   shellcmd_classify(table, ntable, s, cerr) != SHELL_WORD_SCRIPT &&
+                   shellcmd_classify(table, ntable, s, cerr) != SHELL_WORD_UNKNOWN) {
+            fprintf(stderr, "lmlab: `%s` and %s given together: run one of them\n", s,
+                    a->commands ? "-c" : a->script ? a->script : "--dashboard");
+            return -1;   /* never drop one silently */
+        } else if (s[0] != '-' && !a->script && !a->commands && !a->dashboard &&
+                   (kind = shellcmd_classify(table, ntable, s, cerr)) != SHELL_WORD_SCRIPT) {
+            if (kind == SHELL_WORD_UNKNOWN) {
+                fprintf(stderr, "lmlab: %s\n", cerr);
                 return -1;
             }
-            a->cmd_index = i;
-            return 0;
+            if (kind == SHELL_WORD_BOTH)
+                fprintf(stderr, "lmlab: '%s' is a command and also a file here: running the "
+                        "command (`lmlab ./%s` runs the file as a script)\n", s, s);
+            return take_command(argc, argv, i, a);
         } else if (s[0] == '-') {
             fprintf(stderr, "lmlab: unknown option '%s'\n%s", s, USAGE);
             return -1;
@@ -152,29 +196,28 @@ static void blas_reexec(char **argv)
     unsetenv("OPENBLAS_CORETYPE");
 }
 
-/* `lmlab train EXP k=v ...` = `use EXP; train k=v ...; wait`, printed as it goes. */
-static int headless_train(Session *s, int argc, char **argv, int i)
+/* The process's exit status for a command's status: 0 ok, 3 asked another process that
+ * has not answered yet (LM_EPENDING: `stop ID`), 1 any other failure. */
+static int exit_status(int status)
 {
-    if (i + 1 >= argc) {
-        fprintf(stderr, "lmlab train: give an experiment (`lmlab -c use` lists them)\n");
+    return status == LM_OK ? 0 : status == LM_EPENDING ? 3 : 1;
+}
+
+/* `lmlab CMD ARGS ...`: the command's REPL line (shellcmd.h), then, when it started
+ * training (train, sweep, sweep resume), `wait` until the job ends, printing progress.
+ * The exit status: 0, 2 for a usage error (LM_EARG), 3 for a request another process
+ * has not answered yet (LM_EPENDING), else 1. */
+static int shell_command(Session *s, const Args *a)
+{
+    char line[16384], err[LM_ERR_LEN];
+    if (shellcmd_line(a->words, a->n_words, line, sizeof line, err)) {
+        fprintf(stderr, "lmlab: %s\n", err);
         return 2;
     }
-    char line[8192];
-    size_t o = (size_t)snprintf(line, sizeof line, "use \"%s\"", argv[i + 1]);
-    if (session_run_line(s, line))
-        return 1;
-    o = (size_t)snprintf(line, sizeof line, "train");
-    for (int k = i + 2; k < argc && o < sizeof line - 8; k++) {
-        const char *eq = strchr(argv[k], '=');
-        if (eq)
-            o += (size_t)snprintf(line + o, sizeof line - o, " %.*s\"%s\"",
-                                  (int)(eq - argv[k] + 1), argv[k], eq + 1);
-        else
-            o += (size_t)snprintf(line + o, sizeof line - o, " %s", argv[k]);
-    }
-    if (session_run_line(s, line) || session_run_line(s, "wait"))
-        return 1;
-    return 0;
+    int rc = session_run_line(s, line);
+    if (!rc && session_job_kind(s) != SESSION_JOB_NONE)
+        rc = session_run_line(s, "wait");
+    return rc == LM_EARG ? 2 : exit_status(rc);
 }
 
 /* `--dashboard` under mpirun: rank 0's stdin is mpirun's pipe (mpirun forwards what is
@@ -208,13 +251,6 @@ static int mpi_terminal(char *err)
     return rc;
 }
 
-/* The process's exit status for a command's status: 0 ok, 3 asked another process that
- * has not answered yet (LM_EPENDING: `stop ID`), 1 any other failure. */
-static int exit_status(int status)
-{
-    return status == LM_OK ? 0 : status == LM_EPENDING ? 3 : 1;
-}
-
 int main(int argc, char **argv)
 {
     blas_reexec(argv);  /* first: may exec this binary again with the best BLAS kernels */
@@ -244,15 +280,8 @@ int main(int argc, char **argv)
     repl_install_signals(&s);
     int rc;
     int mpi_dash = a.dashboard && dist_size() > 1 && !isatty(STDIN_FILENO);
-    if (a.cmd_index && !strcmp(argv[a.cmd_index], "train")) {
-        rc = headless_train(&s, argc, argv, a.cmd_index);
-    } else if (a.cmd_index) {
-        char line[4096] = "bench";
-        for (int k = a.cmd_index + 1; k < argc; k++) {
-            strncat(line, " ", sizeof line - strlen(line) - 1);
-            strncat(line, argv[k], sizeof line - strlen(line) - 1);
-        }
-        rc = exit_status(session_run_line(&s, line));
+    if (a.cmd_index) {
+        rc = shell_command(&s, &a);
     } else if (a.commands) {
         rc = exit_status(repl_run_lines(&s, a.commands, a.keep_going));
     } else if (a.script) {

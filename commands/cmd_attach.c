@@ -61,6 +61,9 @@ int cmd_attach(Session *s, int argc, const LexWord *argv)
         return session_error(s, LM_EARG, "attach: %s — `runs` lists the stored runs", err);
     session_job_reap(s);
     s->attached = id;
+    s->live_checked = 0;   /* session_snapshot looks for the newest live run again now */
+    char job[64];
+    session_job_name(s, job, sizeof job);
     Output *o = output_create("attach");
     if (id) {
         output_int(o, "run", id);
@@ -73,8 +76,16 @@ int cmd_attach(Session *s, int argc, const LexWord *argv)
     } else {
         long live = session_followed_run(s);
         output_int(o, "following", live);
-        output_line(o, live ? "following the newest running run: #{following}"
-                            : "following the newest running run (none at the moment)");
+        if (job[0]) {   /* the session's own job shows first: say so, not what is not */
+            output_str(o, "training_here", job);
+            output_line(o, live ? "{training_here} trains here and shows first; then the newest "
+                                  "running run (now #{following})"
+                                : "{training_here} trains here and shows first; then the newest "
+                                  "running run (none at the moment)");
+        } else {
+            output_line(o, live ? "following the newest running run: #{following}"
+                                : "following the newest running run (none at the moment)");
+        }
     }
     return output_emit(s, o);
 }

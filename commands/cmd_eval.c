@@ -164,11 +164,15 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
         for (char *sv = NULL, *w = strtok_r(unknown, " ", &sv); w; w = strtok_r(NULL, " ", &sv))
             json_array_append_new(unk, json_string(w));
         json_object_set_new(o, "unknown", unk);
+        json_object_set_new(o, "weights", json_string(s->view_source));
+        json_object_set_new(o, "step", s->view_step >= 0 ? json_integer(s->view_step)
+                                                         : json_null());
         session_emit_json(s, o);
     } else {
         session_stream(s, "\n");
-        session_printf(s, "(%d tokens, %.0f tokens/s%s)", st.generated, st.tokens_per_s,
-                       st.cached ? ", cached decoding" : ", window recompute");
+        session_printf(s, "(%d tokens, %.0f tokens/s%s; weights: %s)", st.generated,
+                       st.tokens_per_s, st.cached ? ", cached decoding" : ", window recompute",
+                       s->view_source);
     }
     if (s->view_run > 0 && session_store(s)) {
         char settings[160];

@@ -1,167 +1,85 @@
-/* cmd_model.c — the model a session samples and evaluates: a copy of the running run's
- * weights (taken between steps) or a checkpoint/run opened from disk; and the commands
- * that act on it: open, import, save. Not here: training control (cmd_train.c). */
+/* cmd_model.c — the commands that act on the model a session samples and evaluates: open,
+ * import, save. The model itself (a copy of the running run's weights, or a checkpoint
+ * loaded from disk) is session_view.c's. Not here: training control (cmd_train.c). */
 #include "session.h"
+#include "runfacts.h"
 
 #include "checkpoint.h"
 #include "err.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-static void drop_view(Session *s)
+/* Where `open RUN_ID [which=best|final] [step=N]` finds its file (runfacts.h): the
+ * checkpoint in *pick and its description ("best.safetensors (step 700; val 2.1109 at step
+ * 700, an estimate over 5 batches)") in what. LM_OK or reported. */
+static int open_pick(Session *s, long id, const char *which, long step, char *path,
+                     size_t cap, char *what, size_t wcap)
 {
-    model_destroy(s->view);
-    tokenizer_destroy(s->view_tok);
-    if (s->has_view_ds)
-        dataset_free(&s->view_ds);
-    s->view = NULL;
-    s->view_tok = NULL;
-    s->has_view_ds = 0;
-    s->view_source[0] = 0;
-    s->view_run = 0;
-}
-
-/* A model of configuration c and vocabulary V, allocated for sampling and evaluation,
- * after the memory estimate train runs (model_check_memory); `what` names the source. */
-static Model *make_view(Session *s, const Config *c, int V, const char *what)
-{
+    RunStore *st = session_store(s);
+    RunRow row;
+    RunFacts f;
     char err[LM_ERR_LEN];
-    if (model_check_memory(c, V, c->batch, c->bptt, err) == LM_ENOMEM) {
-        session_error(s, LM_ENOMEM, "%s: refused before allocating anything: %s", what, err);
-        return NULL;
-    }
-    Model *m = model_create(c, V, err);
-    if (!m || model_alloc(m, c->batch, c->bptt, err)) {
-        session_error(s, LM_EARG, "cannot build the model: %s", err);
-        model_destroy(m);
-        return NULL;
-    }
-    m->training = 0;
-    return m;
-}
-
-int session_prepare_view(Session *s)
-{
-    if (s->trainer) {
-        const Config *c = trainer_config(s->trainer);
-        int V = trainer_vocab(s->trainer);
-        if (!s->view || s->view_run != s->run_id || s->view->vocab != V) {
-            drop_view(s);
-            if (!(s->view = make_view(s, c, V, "the running run's model")))
-                return LM_EARG;
-            char err[LM_ERR_LEN];
-            char *json = tokenizer_save(trainer_dataset(s->trainer)->tok);
-            if (!json || tokenizer_load(json, &s->view_tok, err)) {
-                free(json);
-                drop_view(s);
-                return session_error(s, LM_ENOMEM, "cannot copy the tokenizer");
-            }
-            free(json);
-            s->view_run = s->run_id;
-            snprintf(s->view_source, sizeof s->view_source, "run #%ld (live weights)", s->run_id);
-        }
-        trainer_copy_params(s->trainer, s->view->params.data);
-        return LM_OK;
-    }
-    if (!s->view)
-        return session_error(s, LM_ESTATE, "no model: start a run with `train`, or `open` a "
-                             "stored run or checkpoint");
-    return LM_OK;
-}
-
-int session_open_checkpoint(Session *s, const char *path, long run_id)
-{
-    char err[LM_ERR_LEN];
-    CheckpointInfo info;
-    SafeTensors *st = NULL;
-    if (checkpoint_open(path, &info, &st, err))
-        return session_error(s, LM_EFORMAT, "%s", err);
-    Config c = info.has_config ? info.cfg : s->cfg;
-    Tokenizer *tok = NULL;
-    int rc = LM_OK;
-    char note[300] = "";
-    if (!info.has_config && names_infer_config(st, &c, note, sizeof note, err))
-        rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
-    if (!rc && info.tokenizer_json && tokenizer_load(info.tokenizer_json, &tok, err))
-        rc = session_error(s, LM_EFORMAT, "%s: damaged tokenizer: %s", path, err);
-    if (!rc && !tok) { /* plain PyTorch weights: the tokenizer of the configured data */
-        Dataset ds;
-        if (dataset_load_config(&ds, &c, NULL, err))
-            rc = session_error(s, LM_EIO, "%s has no tokenizer, and the configured data "
-                               "cannot provide one: %s", path, err);
-        else {
-            char *json = tokenizer_save(ds.tok);
-            if (!json || tokenizer_load(json, &tok, err))
-                rc = session_error(s, LM_ENOMEM, "out of memory");
-            free(json);
-            dataset_free(&ds);
-        }
-    }
-    Model *m = NULL;
-    if (!rc) {
-        int V = tokenizer_vocab_size(tok);
-        if (info.vocab && info.vocab != V)
-            rc = session_error(s, LM_EFORMAT, "%s: vocabulary of %d tokens, but the tokenizer "
-                               "has %d", path, info.vocab, V);
-        else if (!(m = make_view(s, &c, V, path)))
-            rc = LM_EARG;
-        else if (checkpoint_read_weights(m, st, "", err))
-            rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
-    }
-    safetensors_close(st);
-    checkpoint_info_free(&info);
+    if (!st)
+        return LM_EDB;
+    if (runstore_get(st, id, &row, err))
+        return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
+    int rc = runfacts_read(st, &row, &f, err);
     if (rc) {
-        model_destroy(m);
-        tokenizer_destroy(tok);
-        return rc;
+        runstore_row_free(&row);
+        return session_error(s, rc, "%s", err);
     }
-    drop_view(s);
-    s->view = m;
-    s->view_tok = tok;
-    s->view_run = run_id;
-    snprintf(s->view_source, sizeof s->view_source, "%s", path);
-    if (note[0] && !s->json)
-        session_printf(s, "%s: no lmlab configuration inside; %s", path, note);
-    char bad_tensor[96];   /* every way in (open, import) warns the same */
-    long n_bad = checkpoint_count_nonfinite(s->view, bad_tensor, sizeof bad_tensor);
-    if (n_bad)
-        session_printf(s, "warning: %s holds %ld non-finite weights (NaN/Inf), first in %s: "
-                       "the run that wrote it diverged; its samples and evaluations are "
-                       "meaningless", path, n_bad, bad_tensor);
-    return LM_OK;
+    const RunCkpt *k = NULL;
+    if ((rc = runfacts_pick(&f, which, step, &k, err)) == LM_OK) {
+        const char *slash = strrchr(k->path, '/');
+        char ev[200];
+        runfacts_fmt_eval(ev, sizeof ev, &k->eval);
+        if ((size_t)snprintf(path, cap, "%s", k->path) >= cap)
+            rc = session_error(s, LM_EARG, "run #%ld: its checkpoint path is longer than %zu "
+                               "bytes: move its run folder somewhere shorter", id, cap - 1);
+        snprintf(what, wcap, "run #%ld %s (step %ld of %ld; val %s)", id,
+                 slash ? slash + 1 : k->path, k->step, row.last_step,
+                 isnan(k->eval.loss) ? "not evaluated at this step" : ev);
+    } else {
+        session_error(s, LM_EARG, "run #%ld: %s", id, err);
+    }
+    runfacts_free(&f);
+    runstore_row_free(&row);
+    return rc;
 }
-
 
 int cmd_open(Session *s, int argc, const LexWord *argv)
 {
     if (argc < 2)
         return session_error(s, LM_EARG, "open: give a run id or a checkpoint path");
     const char *which = "best";
+    long step = 0;
     for (int i = 2; i < argc; i++)
-        if (argv[i].key && !strcmp(argv[i].key, "which"))
+        if (argv[i].key && !strcmp(argv[i].key, "which")) {
             which = argv[i].value;
+        } else if (argv[i].key && !strcmp(argv[i].key, "step")) {
+            char *end;
+            step = strtol(argv[i].value, &end, 10);
+            if (*end || step <= 0)
+                return session_error(s, LM_EARG, "step=%s: give the step of a kept checkpoint "
+                                     "(`run ID` lists them)", argv[i].value);
+        } else {
+            return session_error(s, LM_EARG, "open: unexpected '%s' (open RUN_ID|PATH "
+                                 "[which=best|final] [step=N])", argv[i].text);
+        }
     long id = session_parse_run_id(argv[1].text);
-    char found_path[1100];   /* a run's checkpoint: checkpoint_find bounds it */
-    const char *path = argv[1].text;
+    char found[4096], what[4400] = "";   /* a run's checkpoint: open_pick bounds it */
+    const char *path = argv[1].text;      /* the user's own text: never copied */
     if (id > 0) {
-        path = found_path;
-        RunStore *st = session_store(s);
-        RunRow row;
+        path = found;
         char err[LM_ERR_LEN];
-        if (!st)
-            return LM_EDB;
-        if (runstore_get(st, id, &row, err))
-            return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
-        int found = checkpoint_find(row.checkpoint_dir, which, found_path, sizeof found_path);
-        runstore_row_free(&row);
-        if (found)
-            return session_error(s, LM_EIO, "run #%ld has no %s checkpoint in %s", id, which,
-                                 row.checkpoint_dir);
-        int own = checkpoint_verify_owner(path, runstore_store_id(st), id, err);
+        if (open_pick(s, id, which, step, found, sizeof found, what, sizeof what))
+            return LM_EARG;
+        int own = checkpoint_verify_owner(path, runstore_store_id(s->store), id, err);
         if (own == 1)
             session_printf(s, "warning: %s", err);
         else if (own)
@@ -170,15 +88,23 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
     int rc = session_open_checkpoint(s, path, id > 0 ? id : 0);
     if (rc)
         return rc;
-    if (id > 0)
+    if (id > 0) {
         s->attached = id;   /* the dashboard's training view replays it (cmd_attach.c) */
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:s s:s s:I}", "ok", 1, "opened", path, "model",
-                                       s->view->cfg.model, "params",
-                                       (json_int_t)model_param_count(s->view)));
-    else
-        session_printf(s, "opened %s: %s, %ld parameters, vocabulary %d", path,
-                       s->view->cfg.model, model_param_count(s->view), s->view->vocab);
+        snprintf(s->view_source, sizeof s->view_source, "%s", what);
+    }
+    if (s->json) {
+        json_t *o = json_pack("{s:b s:s s:s s:I s:s}", "ok", 1, "opened", path, "model",
+                              s->view->cfg.model, "params",
+                              (json_int_t)model_param_count(s->view), "what", s->view_source);
+        json_object_set_new(o, "step", s->view_step >= 0 ? json_integer(s->view_step)
+                                                         : json_null());
+        session_emit_json(s, o);
+    } else {
+        session_printf(s, "opened %s: %s, %ld parameters, vocabulary %d%s", s->view_source,
+                       s->view->cfg.model, model_param_count(s->view), s->view->vocab,
+                       id > 0 && step <= 0 && !strcmp(which, "best")
+                           ? " (which=final or step=N opens another checkpoint)" : "");
+    }
     return LM_OK;
 }
 

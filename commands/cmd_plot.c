@@ -4,6 +4,7 @@
  * Reads the store and prepares arrays; the drawing is plot/plot.c (cairo). Not here: the
  * dashboard's terminal plots (ui/), or any statistics beyond a moving average. */
 #include "cmd_plot.h"
+#include "smooth.h"
 
 #include "err.h"
 #include "plot.h"
@@ -131,17 +132,12 @@ static double interp(const SeriesPoint *t, int n, long step)
     return t[lo].value + u * (t[hi].value - t[lo].value);
 }
 
-/* Centred moving average over k points (NaN points skipped); k = 1 copies. */
+/* The values, smoothed by the one EMA (core/base/smooth.h) over a span of k points. */
 static void smooth_values(const SeriesPoint *p, int n, int k, double *out)
 {
-    int half = k / 2;
-    for (int i = 0; i < n; i++) {
-        double sum = 0;
-        int m = 0;
-        for (int j = i - half; j <= i - half + k - 1; j++)
-            if (j >= 0 && j < n && !isnan(p[j].value)) sum += p[j].value, m++;
-        out[i] = m && !isnan(p[i].value) ? sum / m : NAN;
-    }
+    for (int i = 0; i < n; i++)
+        out[i] = p[i].value;
+    smooth_ema_debiased(out, n, smooth_weight(k), out);
 }
 
 typedef struct {
@@ -205,7 +201,7 @@ static int plot_runs(Session *s, RunStore *st, const PlotArgs *a)
     const char *series = series_name(a->metric);
     const char *xl = !strcmp(a->x, "step") ? "step" : !strcmp(a->x, "tokens")
                      ? "tokens seen" : "training time (s)";
-    if (a->smooth > 1) snprintf(title, sizeof title, "%s (moving average of %d)",
+    if (a->smooth > 1) snprintf(title, sizeof title, "%s (EMA over %d points, debiased)",
                                 y_label(series), a->smooth);
     else snprintf(title, sizeof title, "%s", y_label(series));
     PlotAxes ax = {a->title ? a->title : title, xl, y_label(series)};

@@ -6,6 +6,8 @@
  * (cmd_sweep.c). */
 #include "session.h"
 #include "cmd_analysis.h"
+#include "runfacts.h"
+#include "runkeys.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -125,12 +127,13 @@ static int filter_append(Session *s, char *buf, size_t cap, const LexWord *w)
  * last column "from" (a fork's parent and step, "#7@200") when any listed run is a fork. */
 static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
 {
-    char id[24] = "id", steps[24] = "steps", best[48] = "best val (ppl)", fin[24] = "final val",
+    char id[24] = "id", steps[24] = "steps", best[48] = " best val (ppl)", fin[24] = "final val",
          par[16] = "params", created[32] = "created", line[1024];
     if (r) {
         snprintf(id, sizeof id, "%ld", r->id);
         snprintf(steps, sizeof steps, "%ld", r->last_step);
-        fmt_loss(best, sizeof best, r->best_val, 1);
+        fmt_loss(best + 1, sizeof best - 1, r->best_val, 1);
+        best[0] = runfacts_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
         fmt_loss(fin, sizeof fin, r->final_val, 0);
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
@@ -138,7 +141,7 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
     char from[48] = "from";
     if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
     else if (r) snprintf(from, sizeof from, "-");
-    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s  %-15s %9s %7s  %-16s  %-*s"
+    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
                      "  %s", id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
                      r ? r->status : "status", steps, best, fin, par, created,
                      lineage ? 16 : 0, r ? r->tags : "tags", lineage ? from : "");
@@ -156,7 +159,15 @@ static void runs_table(Session *s, const RunRow *rows, int n)
         mw = m > mw ? m : mw;
     }
     runs_line(s, NULL, nw, mw, lineage);
-    for (int i = 0; i < n; i++) runs_line(s, &rows[i], nw, mw, lineage);
+    int est = 0;
+    for (int i = 0; i < n; i++) {
+        runs_line(s, &rows[i], nw, mw, lineage);
+        est |= runfacts_best_estimated(&rows[i]);
+    }
+    if (est)
+        session_printf(s, "~ best val is an estimate over eval_batches batches, not a whole-split "
+                       "evaluation (`run ID` gives its step; final val of a finished run is "
+                       "whole-split)");
 }
 
 int cmd_runs(Session *s, int argc, const LexWord *argv)
@@ -170,8 +181,6 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
             columns = w->value;
         } else if (w->key && !strcmp(w->key, "group_by")) {
             group_by = w->value;
-        } else if (w->key && !strcmp(w->key, "sort") && !cmd_runs_table_builtin_sort(w->value)) {
-            own_sort = w->value;
         } else if (w->key && !strcmp(w->key, "sort")) {
             sort = w->value;
         } else if (w->key && !strcmp(w->key, "limit")) {
@@ -185,14 +194,32 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
             return LM_EARG;
         }
     }
+    char err[LM_ERR_LEN], clean[sizeof filter];
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
+    if (runkeys_filter(filter, clean, sizeof clean, runkeys_store_has, st, err))
+        return session_error(s, LM_EARG, "%s", err);
+    if (runkeys_check_sort(sort, runkeys_store_has, st, err)) {
+        /* the columns only the shaped table computes: sorted there */
+        const char *k = sort[0] == '-' ? sort + 1 : sort;
+        if (strcmp(k, "final_smooth") && strcmp(k, "group"))
+            return session_error(s, LM_EARG, "%s", err);
+        own_sort = sort;
+        sort = "recent";
+    }
     RunRow *rows = NULL;
-    int n = 0;
-    char err[LM_ERR_LEN];
-    int status = runstore_list(st, filter, sort, own_sort ? 0 : limit, &rows, &n, err);
+    int n = 0, mine = !runkeys_store_sort(sort);   /* any other column: sorted here */
+    int status = runstore_list(st, clean, mine ? "recent" : sort, mine || own_sort ? 0 : limit,
+                               &rows, &n, err);
     if (status) return session_error(s, status, "%s", err);
-    int shaped = 0;
+    if (mine) {
+        runkeys_sort_rows(rows, n, sort);
+        if (limit > 0 && n > limit) {
+            for (int i = limit; i < n; i++) runstore_row_free(&rows[i]);
+            n = limit;
+        }
+    }
+    int shaped = 0;   /* columns=, group_by=, a kept layout or a computed sort (cmd_runs_table.c) */
     status = cmd_runs_table_render(s, st, rows, n, columns, own_sort, group_by, limit, &shaped);
     if (shaped) {
         runstore_rows_free(rows, n);
@@ -211,22 +238,41 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
 
 /* ---- run ------------------------------------------------------------------------------- */
 
-/* Adds the checkpoints and the last 3 samples to a run's object. */
-static void run_lists_json(json_t *o, const CheckpointRecord *c, int nc, const SampleRow *r,
-                           int ns)
+static json_t *eval_json(const RunEval *e)
+{
+    if (isnan(e->loss))
+        return json_null();
+    json_t *o = json_pack("{s:I s:o s:b}", "step", (json_int_t)e->step, "loss",
+                          runstore_json_num(e->loss), "whole_split", e->whole);
+    if (!e->whole)
+        json_object_set_new(o, "batches", json_integer(e->batches));
+    return o;
+}
+
+/* Adds the existing checkpoints (each with its own evaluation), the best and final
+ * evaluations and the last 3 samples to a run's object. */
+static void run_lists_json(json_t *o, const RunFacts *f, const SampleRow *r, int ns)
 {
     json_t *ck = json_array(), *sm = json_array();
-    for (int i = 0; i < nc; i++)
-        json_array_append_new(ck, json_pack("{s:I s:o s:o s:b}", "step", (json_int_t)c[i].step,
-                                            "path", runstore_json_str(c[i].path),
-                                            "val_loss", runstore_json_num(c[i].val_loss),
-                                            "best", c[i].is_best));
+    for (int i = 0; i < f->n_ckpts; i++) {
+        const RunCkpt *c = &f->ckpts[i];
+        json_array_append_new(ck, json_pack("{s:I s:o s:o s:b s:b s:b}", "step",
+                                            (json_int_t)c->step, "path",
+                                            runstore_json_str(c->path), "val_loss",
+                                            runstore_json_num(c->eval.loss), "whole_split",
+                                            c->eval.whole, "best_file", c->best_file, "best",
+                                            c->best));
+    }
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++)
         json_array_append_new(sm, json_pack("{s:I s:o s:o s:o}", "step", (json_int_t)r[i].step,
                                             "prompt", runstore_json_str(r[i].prompt),
                                             "settings", runstore_json_str(r[i].settings),
                                             "text", runstore_json_str(r[i].text)));
     json_object_set_new(o, "checkpoints", ck);
+    json_object_set_new(o, "checkpoints_gone", json_integer(f->n_gone));
+    json_object_set_new(o, "best_eval", eval_json(&f->best));
+    json_object_set_new(o, "best_whole_eval", eval_json(&f->best_whole));
+    json_object_set_new(o, "final_eval", eval_json(&f->final));
     json_object_set_new(o, "samples", sm);
 }
 
@@ -247,7 +293,40 @@ static json_t *run_full_json(const RunRow *r)
     return o;
 }
 
-static void run_text_fields(Session *s, const RunRow *r)
+/* The run's config lines that differ from the defaults (every line with all). */
+static void print_config(Session *s, const RunRow *r, int all)
+{
+    Config d;
+    config_defaults(&d);
+    char *def = config_to_text(&d);
+    int shown = 0, total = 0;
+    const char *p = r->config;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        int same = 0;
+        for (const char *q = def; q && *q && !same;) {   /* the same line among the defaults */
+            const char *qn = strchr(q, '\n');
+            size_t ql = qn ? (size_t)(qn - q) : strlen(q);
+            same = ql == len && !memcmp(p, q, len);
+            q = qn ? qn + 1 : NULL;
+        }
+        if (len) {
+            total++;
+            if (all || !same) {
+                session_printf(s, "  %.*s", (int)len, p);
+                shown++;
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    free(def);
+    if (!all)
+        session_printf(s, "  (%d of %d settings differ from the defaults; `run %ld all` lists "
+                       "every one)", shown, total, r->id);
+}
+
+static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int all)
 {
     char a[64], b[64], c[64];
     session_printf(s, "run %ld  %s  (%s)", r->id, r->name, r->model[0] ? r->model : "-");
@@ -268,25 +347,38 @@ static void run_text_fields(Session *s, const RunRow *r)
     if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
     if (r->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", r->parent_run, r->parent_step);
-    fmt_loss(a, sizeof a, r->best_val, 1), fmt_loss(b, sizeof b, r->final_val, 1);
-    session_printf(s, "  best val:    %s   final val: %s", a, b);
+    char e1[160], e2[160];
+    runfacts_fmt_eval(e1, sizeof e1, &f->best);
+    runfacts_fmt_eval(e2, sizeof e2, &f->final);
+    session_printf(s, "  best val:    %s", e1);
+    if (!isnan(f->best_whole.loss) && f->best_whole.step != f->best.step) {
+        runfacts_fmt_eval(e1, sizeof e1, &f->best_whole);
+        session_printf(s, "  best whole:  %s", e1);
+    }
+    session_printf(s, "  final val:   %s", e2);
     session_printf(s, "  last step:   %ld", r->last_step);
     session_printf(s, "  notes:       %s", r->notes[0] ? "" : "-");
     if (r->notes[0]) print_indented(s, "    ", r->notes);
-    session_printf(s, "config:");
-    print_indented(s, "  ", r->config[0] ? r->config : "(none)");
+    session_printf(s, "config:%s", r->config[0] ? "" : " (none)");
+    print_config(s, r, all);
 }
 
-static void run_text_lists(Session *s, const CheckpointRecord *c, int nc, const SampleRow *sm,
-                           int ns)
+static void run_text_lists(Session *s, const RunFacts *f, const SampleRow *sm, int ns)
 {
     char v[32];
-    session_printf(s, "checkpoints:%s", nc ? "" : " none");
-    for (int i = 0; i < nc; i++) {
-        fmt_loss(v, sizeof v, c[i].val_loss, 0);
-        session_printf(s, "  step %-8ld val %-8s %s%s", c[i].step, v, c[i].path,
-                       c[i].is_best ? "  * best" : "");
+    session_printf(s, "checkpoints:%s", f->n_ckpts ? " (each with its own evaluation)" : " none");
+    for (int i = 0; i < f->n_ckpts; i++) {
+        const RunCkpt *c = &f->ckpts[i];
+        fmt_loss(v, sizeof v, c->eval.loss, 0);
+        char how[48] = "";
+        if (!isnan(c->eval.loss) && !c->eval.whole)
+            snprintf(how, sizeof how, " (est., %ld batches)", c->eval.batches);
+        session_printf(s, "  step %-8ld val %-8s%-20s %s%s", c->step, v, how, c->path,
+                       c->best ? "  * best" : "");
     }
+    if (f->n_gone)
+        session_printf(s, "  (%d older checkpoint file%s removed by keep_checkpoints)", f->n_gone,
+                       f->n_gone == 1 ? "" : "s");
     session_printf(s, "samples:%s", ns ? (ns > 3 ? " (last 3)" : "") : " none");
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++) {
         session_printf(s, "  step %ld:", sm[i].step);
@@ -298,31 +390,47 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st = NULL;
     long id = 0;
-    if (argc > 2) return session_error(s, LM_EARG, "run takes one run id (`compare` takes "
-                                       "several)");
-    if (store_and_id(s, argc, argv, "run RUN_ID", &st, &id)) return LM_EARG;
+    int all = argc == 3 && !argv[2].key && !strcmp(argv[2].text, "all");
+    if (argc > 2 && !all)
+        return session_error(s, LM_EARG, "run takes one run id and optionally `all` (every "
+                             "setting); `compare` takes several runs");
+    if (store_and_id(s, all ? 2 : argc, argv, "run RUN_ID [all]", &st, &id)) return LM_EARG;
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
-    CheckpointRecord *ck = NULL;
+    RunFacts f;
     SampleRow *sm = NULL;
-    int nc = 0, ns = 0;
+    int ns = 0;
     char err[LM_ERR_LEN];
-    int status = runstore_checkpoints(st, id, &ck, &nc, err);
-    if (!status) status = runstore_samples(st, id, &sm, &ns, err);
+    int status = runfacts_read(st, &r, &f, err);
+    if (!status && (status = runstore_samples(st, id, &sm, &ns, err)))
+        runfacts_free(&f);
     if (status) {
         session_error(s, status, "%s", err);
     } else if (s->json) {
         json_t *o = run_full_json(&r);
-        run_lists_json(o, ck, nc, sm, ns);
+        run_lists_json(o, &f, sm, ns);
         session_emit_json(s, o);
     } else {
-        run_text_fields(s, &r);
-        run_text_lists(s, ck, nc, sm, ns);
+        run_text_fields(s, &r, &f, all);
+        run_text_lists(s, &f, sm, ns);
     }
-    free(ck);
+    if (!status)
+        runfacts_free(&f);
     runstore_samples_free(sm, ns);
     runstore_row_free(&r);
     return status;
+}
+
+/* The value of key in config text ("-" when missing). */
+static void config_value_of(const char *config, const char *key, char *buf, size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
+            return;
+        }
+    snprintf(buf, cap, "-");
 }
 
 /* ---- compare --------------------------------------------------------------------------- */
@@ -393,6 +501,90 @@ static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
     return status;
 }
 
+/* One row of the compare table: a label, then a value per run, each column w wide. */
+static void compare_row(Session *s, const char *label, char (*vals)[64], int n, int w)
+{
+    char line[8192];
+    int o = snprintf(line, sizeof line, "%-18s", label);
+    for (int i = 0; i < n && o < (int)sizeof line - 70; i++)
+        o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", w, vals[i]);
+    while (o > 0 && line[o - 1] == ' ') line[--o] = 0;
+    session_printf(s, "%s", line);
+}
+
+/* The mean of a run's logged tokens/s (NAN when none). */
+static double mean_speed(RunStore *st, long id)
+{
+    SeriesPoint *p = NULL;
+    int n = 0, m = 0;
+    char err[LM_ERR_LEN];
+    double sum = 0;
+    if (runstore_series(st, id, "tokens_per_s", &p, &n, err) == LM_OK)
+        for (int i = 0; i < n; i++)
+            if (isfinite(p[i].value)) sum += p[i].value, m++;
+    free(p);
+    return m ? sum / m : NAN;
+}
+
+/* The runs side by side: name and status once, the settings that differ (ranked by how
+ * many distinct values they take, runkeys_diff: a swept setting first), then each run's
+ * best and final evaluation (labelled when an estimate), last step, params, speed. */
+static int compare_text(Session *s, RunStore *st, const long *ids, int n)
+{
+    RunRow *r = calloc((size_t)n, sizeof *r);
+    const char **cfg = calloc((size_t)n, sizeof *cfg);
+    char (*v)[64] = calloc((size_t)n, sizeof *v), keys[64][32], err[LM_ERR_LEN];
+    int status = r && cfg && v ? LM_OK : LM_ENOMEM, got = 0;
+    for (int i = 0; !status && i < n; i++, got++)
+        if ((status = runstore_get(st, ids[i], &r[i], err)) == LM_OK) cfg[i] = r[i].config;
+    if (status) {
+        session_error(s, status, "%s", status == LM_ENOMEM ? "out of memory" : err);
+    } else {
+        int w = 8;
+        for (int i = 0; i < n; i++) w = (int)strlen(r[i].name) > w ? (int)strlen(r[i].name) : w;
+        w = w > 40 ? 40 : w;
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "run %ld", r[i].id);
+        compare_row(s, "", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%.40s", r[i].name);
+        compare_row(s, "name", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
+        compare_row(s, "status", v, n, w);
+        int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
+        for (int k = 0; k < nk && k < 64; k++) {
+            if (!strcmp(keys[k], "name")) continue;   /* the name row above */
+            for (int i = 0; i < n; i++) config_value_of(r[i].config, keys[k], v[i], 64);
+            compare_row(s, !strcmp(keys[k], "steps") ? "steps (budget)" : keys[k], v, n, w);
+            shown++;
+        }
+        if (!shown) session_printf(s, "(no config differences)");
+        for (int e = 0; e < 2; e++) {
+            for (int i = 0; i < n; i++) {
+                RunFacts f;
+                snprintf(v[i], 64, "-");
+                if (runfacts_read(st, &r[i], &f, err) == LM_OK) {
+                    const RunEval *ev = e ? &f.final : &f.best;
+                    if (!isnan(ev->loss))
+                        snprintf(v[i], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
+                    runfacts_free(&f);
+                }
+            }
+            compare_row(s, e ? "final val loss" : "best val loss", v, n, w);
+        }
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
+        compare_row(s, "last step", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
+        compare_row(s, "params", v, n, w);
+        for (int i = 0; i < n; i++) {
+            double sp = mean_speed(st, r[i].id);
+            snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
+        }
+        compare_row(s, "tokens/s", v, n, w);
+    }
+    for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);
+    free(r), free(cfg), free(v);
+    return status;
+}
+
 int cmd_compare(Session *s, int argc, const LexWord *argv)
 {
     long ids[RUNS_MAX_IDS];
@@ -403,12 +595,7 @@ int cmd_compare(Session *s, int argc, const LexWord *argv)
     if (n < 2) return session_error(s, LM_EARG, "compare needs at least two run ids, e.g. "
                                     "`compare 3 7`; `runs` lists them");
     if (s->json) return compare_emit_json(s, st, ids, n);
-    char *text = NULL, err[LM_ERR_LEN];
-    int status = runstore_compare(st, ids, n, &text, err);
-    if (status) return session_error(s, status, "%s", err);
-    print_indented(s, "", text);
-    free(text);
-    return LM_OK;
+    return compare_text(s, st, ids, n);
 }
 
 /* ---- tag, note, rm ------------------------------------------------------------------- */

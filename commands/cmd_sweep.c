@@ -17,19 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Refuses while the session trains a run or a sweep. */
-static int check_idle(Session *s)
-{
-    SessionJobKind k = session_job_kind(s);
-    if (k == SESSION_JOB_RUN)
-        return session_error(s, LM_ESTATE, "run #%ld is training: `stop` it (or `wait`) before "
-                             "starting a sweep", s->run_id);
-    if (k == SESSION_JOB_SWEEP)
-        return session_error(s, LM_ESTATE, "sweep #%ld is running: `sweep stop` it (or `sweep "
-                             "wait`) first", sweep_runner_id(s->sweep));
-    return LM_OK;
-}
-
 static int need_sweep(Session *s, const char *what)
 {
     if (s->sweep)
@@ -116,7 +103,7 @@ static int start_runner(Session *s, SweepRunner *r, const char *verb)
 
 static int sweep_start(Session *s, int argc, const LexWord *argv)
 {
-    if (check_idle(s))
+    if (session_check_idle(s, "a sweep"))
         return LM_ESTATE;
     SweepSpec *sp = malloc(sizeof *sp);
     if (!sp)
@@ -141,7 +128,7 @@ static int sweep_continue(Session *s, const char *word)
     long id = session_parse_run_id(word);
     if (id <= 0)
         return session_error(s, LM_EARG, "sweep resume %s: expected a sweep id", word);
-    if (check_idle(s))
+    if (session_check_idle(s, "a sweep"))
         return LM_ESTATE;
     char err[LM_ERR_LEN];
     SweepRunner *r = sweep_runner_open(id, s->db_path, NULL, err);

@@ -88,19 +88,6 @@ static int resolve_init_from(Session *s, Config *c)
     return LM_OK;
 }
 
-/* Refuses while the session trains something. */
-static int check_idle(Session *s)
-{
-    SessionJobKind k = session_job_kind(s);
-    if (k == SESSION_JOB_RUN)
-        return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
-                             "before starting another", s->run_id);
-    if (k == SESSION_JOB_SWEEP)
-        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `stop` it (or "
-                             "`wait`) before starting a run", sweep_runner_id(s->sweep));
-    return LM_OK;
-}
-
 /* The run's configuration: the session's (or a resumed run's stored one) with the
  * command's key=value words applied. */
 static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
@@ -136,7 +123,7 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     int grouped_rc;
     if (cmd_train_group_hook(s, argc, argv, &grouped_rc))   /* seeds=N, group= (cmd_analysis.c) */
         return grouped_rc;
-    if (check_idle(s))
+    if (session_check_idle(s, "a run"))
         return LM_ESTATE;
     Config c = s->cfg;
     TrainerOptions o = {0};
@@ -155,6 +142,9 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     s->trainer = h.trainer;
     s->rec = h.rec;
     s->run_id = h.run_id;
+    s->left_job = NULL;   /* a new job shows (a freed recorder's address may be reused) */
+    s->end_seen = 0;
+    session_set_prior(s, resume ? h.run_id : 0);   /* a resumed run keeps its history shown */
     s->attached = 0;   /* the run trained here is the one on screen */
     Output *out = output_create(NULL);
     output_bool(out, "ok", 1);
@@ -171,12 +161,34 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
+/* 1 (reported) when nothing trains here but the screen follows a live run of another
+ * process: `what` (pause, resume, stop) cannot reach it from this session. THE HOOK for
+ * cross-process control (issue 28: a request through the run store) — replace this
+ * refusal by the request; every command that controls a job comes through here. */
+static int foreign_job(Session *s, const char *what)
+{
+    long id = session_followed_run(s);
+    RunStore *st = id > 0 ? session_store(s) : NULL;
+    RunRow r;
+    char err[LM_ERR_LEN];
+    if (!st || runstore_get(st, id, &r, err))
+        return 0;
+    int live = runstore_run_live(st, &r);
+    if (live)
+        session_error(s, LM_ESTATE, "%s: run #%ld on screen is trained by another process (pid "
+                      "%ld on %s), not by this session: %s it there (`%s`, or Ctrl-C in that "
+                      "terminal)", what, id, r.pid, r.host[0] ? r.host : "this host", what, what);
+    runstore_row_free(&r);
+    return live;
+}
+
 /* What `pause`, `resume`, `stop` and `wait` act on: the run or the sweep; an error
- * naming the command when nothing trains. */
+ * naming the command when nothing trains (saying so when the run on screen is another
+ * process's). */
 static SessionJobKind need_job(Session *s, const char *what)
 {
     SessionJobKind k = session_job_kind(s);
-    if (k == SESSION_JOB_NONE)
+    if (k == SESSION_JOB_NONE && !foreign_job(s, what))
         session_error(s, LM_ESTATE, "%s: no run or sweep is training (start one with `train` "
                       "or `sweep`)", what);
     return k;
@@ -258,7 +270,11 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     output_str(o, "status", recorder_status_name(snap.status));
     output_int(o, "step", snap.last.step);
     output_str(o, "reason", snap.reason);
-    output_line(o, "run #{run} {status} at step {step} ({reason})");
+    /* one step, the true one (the trainer logs the step it stopped at, the checkpoint's);
+     * the reason only when it says more than that */
+    output_line(o, strncmp(snap.reason, "stopped at step", 15) && snap.reason[0]
+                       ? "run #{run} {status} at step {step} ({reason})"
+                       : "run #{run} {status} at step {step}");
     snapshot_free(&snap);
     session_job_reap(s);
     return output_emit(s, o);
@@ -281,7 +297,7 @@ static void step_fields(Output *o, long run, const StepMetric *m)
 
 static void print_status(Session *s, const Snapshot *sn)
 {
-    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0
+    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 && !trainer_is_done(sn->status)
                       ? sn->last.elapsed / sn->last.step * (sn->total_steps - sn->last.step)
                       : NAN;
     char el[32], eta[32];
@@ -322,6 +338,14 @@ static int status_followed(Session *s, Snapshot *sn)
         session_printf(s, "  (%s from the run store%s)",
                        trainer_is_done(sn->status) ? "replayed" : "another process; followed",
                        s->attached > 0 ? ": attached" : "");
+    if (s->view && s->view_run == id) {   /* the weights open loaded are not its last step's */
+        Output *o = output_create("status_open");
+        output_int(o, "run", id);
+        output_str(o, "open", s->view_source);
+        output_int(o, "open_step", s->view_step);
+        output_line(o, "  open model: {open}");
+        output_emit(s, o);
+    }
     return 1;
 }
 
@@ -458,10 +482,15 @@ static void print_end(Session *s, const Snapshot *sn)
         }
     }
     output_real(o, "tokens_per_s", sn->last.elapsed > 0 ? sn->last.tokens / sn->last.elapsed : 0);
-    output_str(o, "checkpoint", sn->checkpoint);
     output_text_str(o, "elapsed_text", el);
-    output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
-                "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
+    if (sn->checkpoint[0]) {
+        output_str(o, "checkpoint", sn->checkpoint);
+        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                    "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
+    } else {   /* a run that diverged or failed before its first checkpoint: none to name */
+        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                    "{tokens_per_s:%.0f} tokens/s; no checkpoint written");
+    }
     output_emit(s, o);
 }
 

@@ -24,7 +24,7 @@ static const CmdArgSpec SAMPLE_KEYS[] = {
 static const CmdArgSpec COEFF_KEYS[] = {
     {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec RUNS_KEYS[] = {
-    {"sort", "sort=best|recent|model|name|COLUMN|-COLUMN", NULL},
+    {"sort", "sort=best|recent|model|name|KEY|-KEY", NULL},
     {"limit", "limit=N", NULL}, {"columns", "columns=id,name,lr,best_val,...|default", NULL},
     {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
@@ -37,7 +37,8 @@ static const CmdArgSpec PLOT_KEYS[] = {
     {"file", "file=PATH.svg|png|pdf", NULL}, {"band", "band=std|minmax (runs as one group)",
     "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
-    {"which", "which=best|last", "best|last"}, {NULL, NULL, NULL}};
+    {"which", "which=best|final", "best|final|last"}, {"step", "step=N (a kept checkpoint)", NULL},
+    {NULL, NULL, NULL}};
 static const CmdArgSpec SAVE_KEYS[] = {
     {"names", "names=lmlab|reference", "lmlab|reference"}, {NULL, NULL, NULL}};
 static const CmdArgSpec RM_KEYS[] = {
@@ -143,8 +144,12 @@ static const Command COMMANDS[] = {
      "A table of each layer's mean gate per level (shift 1, 2, 4, ...), and for a prompt\n"
      "the per-token view: how strongly each level's gate opened at each token.",
      ARG_KEYVAL, COEFF_KEYS, cmd_coeffs, "model", 0, NULL},
-    {"open", "RUN_ID|PATH [which=best|last]", "open a stored run's checkpoint for sample/eval",
-     NULL, ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
+    {"open", "RUN_ID|PATH [which=best|final] [step=N]",
+     "open a stored run's checkpoint for sample/eval (and says which step and file)",
+     "which=best (default): best.safetensors, the weights of the run's lowest validation\n"
+     "evaluation (an estimate over eval_batches batches unless eval_batches=0; `run ID`\n"
+     "shows each checkpoint's own evaluation); which=final: the newest step checkpoint;\n"
+     "step=N: that step's checkpoint, when kept (keep_checkpoints).", ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
     {"save", "[PATH] [names=lmlab|reference]", "write the open model as a checkpoint",
      "names=reference writes the reference repositories' state_dict names (and their\n"
      "pos_encoder.pe buffer), so fractalego/dispatcher's classes and PyTorch's\n"
@@ -156,10 +161,17 @@ static const Command COMMANDS[] = {
      "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
      "the tokenizer) from the current configuration.", ARG_PATH, NULL, cmd_import,
      "model", 0, NULL},
-    {"runs", "[filter ...] [sort=best|recent] [limit=N]", "list stored runs",
-     "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001\n"
-     "(any config key with = != < <= > >= ~).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
-    {"run", "RUN_ID", "one run in detail", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
+    {"runs", "[filter ...] [sort=best|recent|KEY] [limit=N]", "list stored runs",
+     "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001,\n"
+     "each key OP value with OP one of = != < <= > >= ~ (contains). Keys: the run's facts\n"
+     "  id name status model data tokenizer machine git host params sweep tag\n"
+     "  since until (YYYY-MM-DD[THH:MM] or Nd/Nh/Nm ago)\n"
+     "  steps (last step)  best (lowest validation loss)  final (latest validation loss)\n"
+     "  (the JSON names best_val final_val last_step sweep_id tags work too)\n"
+     "and any config key (lr, d, layers, dropout, ...). An unknown key is refused with a\n"
+     "suggestion. sort= is recent (default), best, model, name, or any key above (numbers\n"
+     "numerically); -KEY sorts descending (sort=-steps).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
+    {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL},
     {"group", "NAME [RUN_ID ...]", "seed groups: file runs into group NAME, or show it",

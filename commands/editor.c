@@ -85,6 +85,7 @@ void editor_reset(LineEditor *e)
 {
     e->buf[0] = 0;
     e->len = e->cursor = e->scroll = 0;
+    e->selected = 0;
     e->saved[0] = 0;
     e->hist_pos = e->history ? e->history->n : 0;
 }
@@ -99,6 +100,7 @@ void editor_set_line(LineEditor *e, const char *text)
     memcpy(e->buf, text, n);
     e->buf[n] = 0;
     e->len = e->cursor = (int)n;
+    e->selected = 0;
 }
 
 int editor_insert(LineEditor *e, const char *s, int n)
@@ -195,8 +197,25 @@ static int editor_edit_key(LineEditor *e, int key)
     return 1;
 }
 
+void editor_select_all(LineEditor *e)
+{
+    e->cursor = e->len;
+    e->selected = e->len > 0;
+}
+
 int editor_key(LineEditor *e, int key)
 {
+    if (e->selected) {   /* a typed character or a deletion replaces the selected line */
+        e->selected = 0;
+        int printable = key >= ' ' && key != EDITOR_KEY_BACKSPACE && key < 0x110000;
+        if (printable || key == EDITOR_KEY_BACKSPACE || key == EDITOR_KEY_CTRL_H ||
+            key == EDITOR_KEY_DELETE) {
+            e->len = e->cursor = 0;
+            e->buf[0] = 0;
+            if (!printable)
+                return EDIT_NONE;
+        }
+    }
     switch (key) {
     case EDITOR_KEY_ENTER: case EDITOR_KEY_CTRL_J: return EDIT_SUBMIT;
     case EDITOR_KEY_TAB: return EDIT_COMPLETE;

@@ -62,6 +62,9 @@ typedef struct {
     int hist_pos;                /* history entry shown; history->n = the typed line */
     char saved[EDITOR_MAX_LINE]; /* the typed line while browsing the history */
     int scroll;                  /* editor_render: first visible byte */
+    int selected;                /* the whole line is selected (editor_select_all): the next
+                                    typed character replaces it, Backspace/Delete empty it,
+                                    any other key just drops the selection */
 } LineEditor;
 
 /* Completion callback for editor_readline: candidates for the word that starts at byte
@@ -95,6 +98,10 @@ int editor_insert(LineEditor *e, const char *s, int n);
  * are dropped when moving away); Tab, Enter, C-c, C-l return their actions. Unknown
  * keys and non-printable code points do nothing. */
 int editor_key(LineEditor *e, int key);
+
+/* Selects the whole line, cursor at its end (a pre-filled value the user may keep, edit
+ * or replace by typing, as a text field with its text selected). */
+void editor_select_all(LineEditor *e);
 
 /* After EDIT_COMPLETE: replaces the bytes [word_start, cursor) by the single candidate
  * (followed by a space unless it ends in '=' or '/' or a space already follows), or by

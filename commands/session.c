@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,9 +51,45 @@ void session_set_writer(Session *s, SessionWriter w, void *ud)
     s->writer_ud = ud;
 }
 
+void session_set_prior(Session *s, long run)
+{
+    free(s->prior_loss);
+    free(s->prior_val);
+    s->prior_loss = s->prior_val = NULL;
+    s->n_prior_loss = s->n_prior_val = 0;
+    RunStore *st = run > 0 ? session_store(s) : NULL;
+    char err[LM_ERR_LEN];
+    if (st && runstore_series(st, run, "loss", &s->prior_loss, &s->n_prior_loss, err))
+        s->n_prior_loss = 0;
+    if (st && runstore_series(st, run, "val_loss", &s->prior_val, &s->n_prior_val, err))
+        s->n_prior_val = 0;
+}
+
+/* The points of prior before the first of *v (n), put in front of it. */
+static void prepend(SeriesPoint **v, int *n, int *cap, const SeriesPoint *prior, int np)
+{
+    long first = *n ? (*v)[0].step : -1;
+    int k = 0;
+    while (k < np && (first < 0 || prior[k].step < first))
+        k++;
+    if (!k)
+        return;
+    SeriesPoint *m = malloc((size_t)(k + *n) * sizeof *m);
+    if (!m)
+        return;
+    memcpy(m, prior, (size_t)k * sizeof *m);
+    if (*n)
+        memcpy(m + k, *v, (size_t)*n * sizeof *m);
+    free(*v);
+    *v = m;
+    *n += k;
+    *cap = *n;
+}
+
 void session_free(Session *s)
 {
     session_job_shutdown(s);
+    session_set_prior(s, 0);
     model_destroy(s->view);
     tokenizer_destroy(s->view_tok);
     if (s->has_view_ds)
@@ -139,6 +176,8 @@ void session_fmt_duration(char *buf, size_t cap, double sec)
 {
     if (!isfinite(sec) || sec < 0)
         snprintf(buf, cap, "-");
+    else if (sec < 10)   /* a short trial is not 0:00 */
+        snprintf(buf, cap, "%.1fs", sec);
     else if (sec < 3600)
         snprintf(buf, cap, "%d:%02d", (int)sec / 60, (int)sec % 60);
     else
@@ -194,11 +233,24 @@ static void close_run(Session *s, int stop)
     } else {
         trainer_join(s->trainer);
         session_prepare_view(s);
-        snprintf(s->view_source, sizeof s->view_source, "run #%ld (final weights)", s->run_id);
+        snprintf(s->view_source, sizeof s->view_source, "run #%ld final weights (step %ld)",
+                 s->run_id, s->view_step);
         run_launch_close(&h, 0);
     }
     s->trainer = NULL;
     s->rec = NULL;
+}
+
+int session_check_idle(Session *s, const char *starting)
+{
+    SessionJobKind k = session_job_kind(s);
+    if (k == SESSION_JOB_RUN)
+        return session_error(s, LM_ESTATE, "run #%ld is still training: `stop` it (or `wait`) "
+                             "before starting %s", s->run_id, starting);
+    if (k == SESSION_JOB_SWEEP)
+        return session_error(s, LM_ESTATE, "sweep #%ld is training its trials: `stop` it (or "
+                             "`wait`) before starting %s", sweep_runner_id(s->sweep), starting);
+    return LM_OK;
 }
 
 void session_job_reap(Session *s)
@@ -235,6 +287,7 @@ void session_job_set_sweep(Session *s, SweepRunner *r)
     if (s->sweep != r)
         sweep_runner_destroy(s->sweep);
     s->sweep = r;
+    s->left_job = NULL;   /* the new sweep shows (a freed runner's address may be reused) */
 }
 
 SessionJobKind session_job_pause(Session *s, int on)
@@ -269,14 +322,48 @@ void session_job_shutdown(Session *s)
     close_run(s, 1);
 }
 
+/* 1 when the screen should leave the session's ended job: `attach ID`/`open ID` chose a
+ * run, or another process trains one (asked of the store at most once a second). */
+static int follow_elsewhere(Session *s)
+{
+    if (s->attached > 0)
+        return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    if (now >= s->live_checked + 1.0) {
+        s->live_checked = now;
+        s->live_elsewhere = session_followed_run(s);
+    }
+    return s->live_elsewhere > 0;
+}
+
 int session_snapshot(Session *s, Snapshot *dst)
 {
-    if (s->rec) {
+    if (s->rec) {   /* the session's run, until its end has been seen and another is due */
+        if (s->left_job == (const void *)s->rec ||
+            (recorder_done(s->rec) && s->end_seen && follow_elsewhere(s))) {
+            s->left_job = s->rec;   /* left once: it does not come back when that one ends */
+            return 0;
+        }
         recorder_snapshot(s->rec, dst);
+        s->end_seen = recorder_done(s->rec) && trainer_is_done(dst->status);
+        if (dst->run_id == s->run_id) {   /* a resumed run: its whole history on screen */
+            prepend(&dst->loss, &dst->n_loss, &dst->cap_loss, s->prior_loss, s->n_prior_loss);
+            prepend(&dst->val, &dst->n_val, &dst->cap_val, s->prior_val, s->n_prior_val);
+        }
         return 1;
     }
-    /* a sweep's current trial; 1: it had a trial to show */
-    return s->sweep && sweep_runner_snapshot(s->sweep, dst) == 1;
+    if (!s->sweep)
+        return 0;
+    /* a training sweep's current trial; an ended sweep's last trial only until another run
+     * is to be followed (auto-follow resumes after the session's own job), then never again */
+    if (sweep_runner_done(s->sweep) &&
+        (s->left_job == (const void *)s->sweep || follow_elsewhere(s))) {
+        s->left_job = s->sweep;
+        return 0;
+    }
+    return sweep_runner_snapshot(s->sweep, dst) == 1;
 }
 
 int session_run_line(Session *s, const char *line)

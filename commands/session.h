@@ -42,8 +42,10 @@ struct CmdContext {
      * the training weights */
     Model *view;
     Tokenizer *view_tok;
-    char view_source[1100];
+    char view_source[1100];     /* what the weights are, for messages: "run #5 best.safetensors
+                                   (step 700)", "run #5 live weights (step 740)", a path */
     long view_run;
+    long view_step;             /* the training step of the weights (-1: unknown) */
     Dataset view_ds;            /* the opened model's data (for eval), if loaded */
     int has_view_ds;
     /* output */
@@ -52,6 +54,16 @@ struct CmdContext {
     SessionWriter writer;
     void *writer_ud;
     volatile int interrupt;     /* Ctrl-C: `wait` and streaming stop */
+    /* session_snapshot's following: the end of the session's run was shown; the last
+     * look for another process's live run (monotonic seconds) and its answer */
+    int end_seen;
+    const void *left_job;       /* the ended job (its recorder or sweep) the screen left */
+    double live_checked;
+    long live_elsewhere;
+    /* a resumed run's history before this session's part (its stored curves up to the
+     * resume step), shown in front of the recorder's (session_snapshot) */
+    SeriesPoint *prior_loss, *prior_val;
+    int n_prior_loss, n_prior_val;
     int quit;                   /* `quit` was accepted */
 };
 typedef struct CmdContext Session;
@@ -88,7 +100,8 @@ RunStore *session_store(Session *s);
 /* Resolves an experiment name (experiments/<name>.conf, or a path). 0 or -1. */
 int session_find_experiment(const char *name, char *path, size_t cap);
 
-/* A duration for people: "m:ss" under an hour, "XhYY" above, "-" when unknown. */
+/* A duration for people: "4.2s" under 10 seconds, "m:ss" under an hour, "XhYY" above,
+ * "-" when unknown. */
 void session_fmt_duration(char *buf, size_t cap, double sec);
 
 /* Parses a run id word ("12" or "#12"); -1 when it is not one. */
@@ -103,11 +116,17 @@ SessionJobKind session_job_kind(Session *s);
 /* Frees the run's trainer and recorder once it has ended, keeping its final weights as
  * the model `sample`, `eval` and `coeffs` use (a no-op while it trains). */
 void session_job_reap(Session *s);
+/* LM_OK when the session trains nothing; else reports "run #12 is still training: `stop`
+ * it (or `wait`) before starting <starting>" (or the sweep's) and returns LM_ESTATE. */
+int session_check_idle(Session *s, const char *starting);
 /* "run #12" or "sweep #3" for messages ("" when idle). */
 void session_job_name(Session *s, char *buf, size_t cap);
 /* The session's sweep (training or ended), or NULL. Valid until the next job or
  * session_job_shutdown. */
 SweepRunner *session_job_sweep(Session *s);
+/* Keeps run's stored loss and validation curves (its steps before a resume) so that
+ * session_snapshot shows the whole history; run 0 forgets them. */
+void session_set_prior(Session *s, long run);
 /* Makes r (started) the session's sweep, freeing an ended one it replaces. The caller
  * checked that no job is training. */
 void session_job_set_sweep(Session *s, SweepRunner *r);
@@ -127,10 +146,14 @@ void session_job_shutdown(Session *s);
  * another process trains and is alive; 0 when none. (cmd_attach.c) */
 long session_followed_run(Session *s);
 
-/* Snapshot of the current run (zeroed when there is none); returns 1 if a run exists. */
+/* Snapshot of the session's job into dst: its run (also once ended), else its sweep's
+ * current trial (an ended sweep's last trial). Returns 1 when one was copied; 0 when the
+ * session has none, or when its job has ended (and was shown ended) and the screen is to
+ * follow another run instead: an `attach`ed/`open`ed one, or another process's live run
+ * (session_followed_run) — so following resumes after the session's own job. */
 int session_snapshot(Session *s, Snapshot *dst);
 
-/* Makes s->view the model to sample/evaluate: a fresh copy of the running run's
+/* (session_view.c) Makes s->view the model to sample/evaluate: a fresh copy of the running run's
  * weights when a run is training, else what `open`/`import` loaded. LM_OK or reports. */
 int session_prepare_view(Session *s);
 /* Loads a checkpoint (or plain PyTorch weights with the session's configuration) into

@@ -38,5 +38,7 @@ if [ "$(id -u)" -ne 0 ]; then
     SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+echo "lmlab: apt-get update, then installing the packages (a minute or two; progress below)" >&2
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends $PACKAGES >/dev/null
+$SUDO apt-get install -y -q --no-install-recommends $PACKAGES |
+    { grep -E "^(Unpacking|Setting up) " >&2 || true; }   # apt's failure still fails (pipefail)

@@ -28,7 +28,7 @@ echo "this CPU: avx512_bf16 $cpu"
 
 # 1: plain precision=bf16
 out=$(plain "$bin" train "$exp" precision=bf16 $tiny name=plain 2>&1) || true
-rec=$(plain "$bin" -c 'run 1' 2>&1)
+rec=$(plain "$bin" -c 'run 1 all' 2>&1)
 if [ $cpu = yes ]; then
     check "bf16 CPU: no fallback note" "$([ "$(has "$out" "not available")" = 1 ]; echo $?)" "$out"
     check "bf16 CPU: settings say bf16" "$(has "$rec" "precision=bf16")" "$rec"

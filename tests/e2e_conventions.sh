@@ -123,7 +123,8 @@ at=$("$L" --db res.db -c 'runs' 2>/dev/null | awk '$1 == 1 { print $5 }')
 "$L" --db res.db -c "train resume=1 steps=$(( ${at:-1000} + 1500 )) lr=0.1 clip=1; wait" >out.log 2>&1
 said=$(sed -n 's/.*, best \([0-9.]*\) (ppl.*/\1/p' out.log | tail -1)
 "$L" --db res.db -c 'runs' >runs.txt 2>&1
-stored=$(awk '$1 == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) { print $(i - 1); exit } }' runs.txt)
+stored=$(awk '$1 == 1 { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) { print $(i - 1); exit } }' runs.txt |
+         tr -d '~')   # "~": the table marks a best that is an estimate over eval_batches
 check "resume summary best ($said) is the run's best ($stored)" [ -n "$said" -a "$said" = "$stored" ]
 
 echo "$FAILS failed"

@@ -54,7 +54,7 @@ done
 screen | head -1 | grep -q "FINISHED" || fail "the run did not finish within 60 s"
 echo "steps seen in the status bar:$steps"
 [ "$(echo $steps | wc -w)" -ge 2 ] || fail "the step never advanced on screen (saw:$steps)"
-wait_for "run #1 finished after 300 steps"
+wait_for "finished after 300 steps"
 s=$(screen)
 printf '%s\n' "$s" | grep -qP '[\x{2801}-\x{28FF}]' || fail "no braille points in the plot"
 printf '%s\n' "$s" | grep -q "gates @300: layer x shift" || fail "no gates heatmap"

@@ -119,5 +119,33 @@ screen | grep -E "│lr +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+" | grep -q "0.002" ||
     fail "no lr row with the three runs' values on one line"
 screen | grep -E "│lr " | grep -q "0.004" || fail "the lr row lacks run 3's value"
 keys '~'
-wait_for "validation loss | smooth 5 pts"
+wait_for "validation loss | smooth EMA 5"
 echo "three runs compared at 80x24: validation curves, a readable diff"
+
+# Issue 27 item 1: following resumes after the session's own sweep, and its own run, end.
+keys Escape
+keys -l "use quick"
+keys Enter
+keys -l "sweep base=quick lr=1e-3,3e-3 steps=60 name=sw"
+keys Enter
+wait_for "run #5 sw-t2 finished after" 120
+"$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
+bg=$!
+wait_bar "#6 .*\(followed\)" 60   # the ended sweep's trial #5 no longer holds the screen
+keys -l "attach"
+keys Enter
+wait_for "following the newest running run: #6"
+wait_bar "#6 .*\(followed\)"
+kill -TERM "$bg"; wait "$bg" || true; bg=""
+wait_bar "#6 .*STOPPED|STOPPED.*#6" 60
+keys -l "train steps=40"
+keys Enter
+wait_bar "#7 " 60
+wait_bar "FINISHED" 120
+"$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
+bg=$!
+wait_bar "#8 .*\(followed\)" 60   # after the session's own run ended
+st=$("$bin" --db "$dir/f.db" -c status)
+echo "$st" | grep -q "^run #8 running" || fail "status: $st"
+kill -TERM "$bg"; wait "$bg" || true; bg=""
+echo "following resumed after the session's own sweep and run"

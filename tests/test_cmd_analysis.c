@@ -85,7 +85,7 @@ static void test_columns(Session *s, const char *db)
     CHECK(!strncmp(out, "id  lr     seed  best_val\n3   0.001  3     2.4000", 48), "desc: %s", out);
     CHECK(run(s, "runs sort=final_smooth limit=1") == LM_OK && strstr(out, "\n6 "),
           "final_smooth: run 6 ends lowest: %s", out);
-    CHECK(run(s, "runs sort=nope") != LM_OK && strstr(out, "no such column"), "%s", out);
+    CHECK(run(s, "runs sort=nope") != LM_OK && strstr(out, "unknown sort key"), "%s", out);
     Session t;   /* the layout is the store's: another session sees it */
     session_init(&t, db);
     session_set_writer(&t, capture, NULL);

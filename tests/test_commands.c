@@ -108,11 +108,22 @@ static long fill_store(const char *db)
         CHECK(runstore_run_set_status(st, id, p->status, r == 3 ? "loss became NaN" : NULL,
                                       err) == LM_OK, "status: %s", err);
     }
-    CheckpointRecord c1 = {.step = 50, .path = "/tmp/ck/step50.safetensors", .val_loss = 1.9,
-                           .is_best = 1};
-    CheckpointRecord c2 = {.step = 100, .path = "/tmp/ck/step100.safetensors", .val_loss = 2.0};
+    /* run 2's checkpoints: two files that exist, one (step 75) that keep_checkpoints
+     * removed; the recorded val_loss is the trainer's best-so-far (1.9 at step 100),
+     * `run` shows each file's own evaluation instead (2.0 at step 100) */
+    CheckpointRecord c1 = {.step = 50, .val_loss = 1.9, .is_best = 1};
+    CheckpointRecord c2 = {.step = 100, .val_loss = 1.9};
+    CheckpointRecord c3 = {.step = 75, .val_loss = 1.9};
+    snprintf(c1.path, sizeof c1.path, "%s/step50.safetensors", tmpdir);
+    snprintf(c2.path, sizeof c2.path, "%s/step100.safetensors", tmpdir);
+    snprintf(c3.path, sizeof c3.path, "%s/step75.safetensors", tmpdir);
+    for (const char *p2 = c1.path; p2; p2 = p2 == c1.path ? c2.path : NULL) {
+        FILE *cf = fopen(p2, "w");
+        if (cf) fclose(cf);
+    }
     runstore_log_checkpoint(st, 2, &c1, err);
     runstore_log_checkpoint(st, 2, &c2, err);
+    runstore_log_checkpoint(st, 2, &c3, err);
     CheckpointRecord c4 = {.step = 10, .val_loss = NAN};   /* a real file, for rm */
     snprintf(c4.path, sizeof c4.path, "%s/ck4.safetensors", tmpdir);
     FILE *f = fopen(c4.path, "w");
@@ -188,6 +199,10 @@ static void test_run_detail(Session *s)
           "fields: %s", out);
     CHECK(strstr(out, "step50.safetensors  * best") && strstr(out, "step100.safetensors"),
           "checkpoints: %s", out);
+    CHECK(!strstr(out, "step75.safetensors") && strstr(out, "1 older checkpoint file removed"),
+          "a removed checkpoint is not listed: %s", out);
+    CHECK(strstr(out, "step 100      val 2.0000") && !strstr(out, "step 100      val 1.9"),
+          "each checkpoint with its own evaluation: %s", out);
     CHECK(!strstr(out, "first sample") && strstr(out, "second sample") &&
           strstr(out, "    third\n    sample") && strstr(out, "fourth sample"),
           "last 3 samples, indented: %s", out);
@@ -203,7 +218,8 @@ static void test_run_detail(Session *s)
           json_is_integer(json_object_get(cfg, "d_model")) &&
           json_integer_value(json_object_get(cfg, "d_model")) == 128, "typed config: %s", out);
     CHECK(json_array_size(ck) == 2 && json_is_true(json_object_get(json_array_get(ck, 0), "best"))
-          && json_integer_value(json_object_get(json_array_get(ck, 1), "step")) == 100,
+          && json_integer_value(json_object_get(json_array_get(ck, 1), "step")) == 100 &&
+          json_real_value(json_object_get(json_array_get(ck, 1), "val_loss")) == 2.0,
           "checkpoints: %s", out);
     CHECK(json_array_size(sm) == 3 && !strcmp(js(json_object_get(
           json_array_get(sm, 2), "text")), "fourth sample"), "samples: %s", out);
@@ -342,7 +358,8 @@ static void test_errors(Session *s)
     static const char *cases[][2] = {
         {"run abc", "run id expected, got 'abc'"}, {"run", "run id expected"},
         {"run 99", "no run 99 — `runs` lists them"}, {"run 1 2", "one run id"},
-        {"runs foo", "invalid filter term 'foo'"}, {"runs since=yesterday", "since=yesterday"},
+        {"runs foo", "invalid filter term 'foo'"}, {"runs lrr<1", "did you mean 'lr'"},
+        {"runs best_vall<2", "did you mean 'best_val'"}, {"runs since=yesterday", "since=yesterday"},
         {"runs limit=x", "limit takes a whole number"}, {"runs sort=worst", "sort"},
         {"compare 2", "at least two"}, {"compare", "at least two"},
         {"compare 2 x", "run id expected, got 'x'"}, {"compare 2 77", "no run 77"},

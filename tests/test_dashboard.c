@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "canvas.h"
 #include "check.h"
+#include "dash_data.h"
 #include "dash_draw.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
@@ -354,7 +356,7 @@ static void test_history(void)
     d.cmp_smooth = 2;
     d.cmp_metric = DASH_CMP_VAL;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "validation loss | smooth 20 pts"), "metric/smoothing title follows the state");
+    CHECK(has(s, "validation loss | smooth EMA 20"), "metric/smoothing title follows the state");
     free(s);
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
@@ -378,10 +380,19 @@ static void test_compare_logic(void)
     CHECK(!strcmp(v, "5"), "value of b: %s", v);
     dash_draw_config_value(cfg[1], "c", v, sizeof v);
     CHECK(!strcmp(v, "-"), "missing value: %s", v);
-    double y[6] = {1, 3, 5, NAN, 7, 9};
-    dash_draw_smooth(y, 6, 2);
-    CHECK(y[0] == 1 && y[1] == 2 && y[2] == 4 && isnan(y[3]) && y[4] == 7 && y[5] == 8,
-          "moving average: %g %g %g %g %g", y[0], y[1], y[2], y[4], y[5]);
+    /* the one smoothing (issue 27): a debiased EMA starts at the raw value, keeps a
+     * constant constant (no kink where a window fills), skips NaN */
+    double y[6] = {4, 4, 4, NAN, 4, 4}, z[5] = {4, 2, 2, 2, 2};
+    dash_draw_smooth(y, 6, 5);
+    CHECK(y[0] == 4 && fabs(y[2] - 4) < 1e-12 && isnan(y[3]) && fabs(y[5] - 4) < 1e-12,
+          "EMA of a constant: %g %g %g", y[0], y[2], y[5]);
+    dash_draw_smooth(z, 5, 3);   /* weight 0.5: 4, (1+2*.5... debiased) */
+    CHECK(z[0] == 4 && fabs(z[1] - (0.5 * 4 * 0.5 + 0.5 * 2) / 0.75) < 1e-12 && z[4] > 2 &&
+          z[4] < z[1], "debiased EMA: %g %g %g", z[0], z[1], z[4]);
+    /* the differing settings ranked by distinct values: the swept lr before d */
+    const char *sw[] = {"d=32\nlr=1\n", "d=64\nlr=2\n", "d=64\nlr=3\n"};
+    CHECK(dash_draw_diff_keys(sw, 3, keys, 4) == 2 && !strcmp(keys[0], "lr") &&
+          !strcmp(keys[1], "d"), "ranked: %s %s", keys[0], keys[1]);
     CHECK(dash_draw_run_color(12) == dash_draw_run_color(18) &&
           dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }
@@ -603,8 +614,50 @@ static void test_key_rules(void)
     dash_state_free(&d);
 }
 
+/* Issue 27: `=` sorts by every fixed column; steps, status and id are sorted here (the
+ * store knows only best, recent, model, name). */
+static void test_sort_columns(void)
+{
+    char db[] = "/tmp/lmlab-dash-sort-XXXXXX.db", err[LM_ERR_LEN];
+    int fd = mkstemps(db, 3);
+    if (fd >= 0) close(fd);
+    remove(db);
+    RunStore *st = NULL;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    if (!st) return;
+    const long steps[] = {30, 10, 20};
+    for (int r = 0; r < 3; r++) {
+        long id;
+        RunInfo info = {.name = r == 1 ? "b" : r ? "c" : "a", .config = "lr=0.001\n",
+                        .model = "msa"};
+        runstore_run_create(st, &info, &id, err);
+        StepMetric m = {.step = steps[r], .loss = 2, .lr = 1e-3f};
+        runstore_log_step(st, id, &m, err);
+    }
+    CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
+    Dashboard d;
+    dash_state_init(&d);
+    d.sort = DASH_SORT_STEPS;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.n_runs == 3 && d.runs[0].id == 2 &&
+          d.runs[1].id == 3 && d.runs[2].id == 1, "sort by steps: %ld %ld %ld",
+          d.n_runs > 0 ? d.runs[0].id : -1, d.n_runs > 1 ? d.runs[1].id : -1,
+          d.n_runs > 2 ? d.runs[2].id : -1);
+    d.sort = DASH_SORT_ID;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 1 && d.runs[2].id == 3,
+          "sort by id");
+    dash_state_free(&d);
+    runstore_close(st);
+    char side[64];
+    for (const char *suf = "-wal"; suf; suf = strcmp(suf, "-wal") ? NULL : "-shm") {
+        snprintf(side, sizeof side, "%s%s", db, suf);
+        remove(side);
+    }
+    remove(db);
+}
+
 int main(void)
 {
+    test_sort_columns();
     test_training_80x24();
     test_training_160x48();
     test_gate_numbers_80x24();

@@ -421,8 +421,34 @@ static void test_history_special_files(void)
     rmdir(dir);
 }
 
+/* Issue 27: a pre-filled filter is selected: typing replaces it (it was appended to:
+ * "lr<0.005lrr<1"), Backspace empties it, an arrow keeps it for editing. */
+static void test_select_all(void)
+{
+    LineEditor e;
+    editor_init(&e, NULL);
+    editor_set_line(&e, "lr<0.005");
+    editor_select_all(&e);
+    editor_key(&e, 'l');
+    editor_key(&e, 'r');
+    CHECK(strcmp(e.buf, "lr") == 0 && e.cursor == 2, "typing replaces the selection: '%s'", e.buf);
+    editor_set_line(&e, "lr<0.005");
+    editor_select_all(&e);
+    editor_key(&e, EDITOR_KEY_BACKSPACE);
+    CHECK(e.len == 0, "backspace empties the selection: '%s'", e.buf);
+    editor_set_line(&e, "lr<0.005");
+    editor_select_all(&e);
+    editor_key(&e, EDITOR_KEY_LEFT);
+    editor_key(&e, '1');
+    CHECK(strcmp(e.buf, "lr<0.0015") == 0, "an arrow keeps the text for editing: '%s'", e.buf);
+    editor_select_all(&e);
+    editor_key(&e, EDITOR_KEY_ENTER);
+    CHECK(strcmp(e.buf, "lr<0.0015") == 0, "Enter keeps the selected text: '%s'", e.buf);
+}
+
 int main(void)
 {
+    test_select_all();
     test_history_special_files();
     test_motion_and_delete();
     test_words_and_kill();

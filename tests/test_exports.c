@@ -70,7 +70,7 @@ static long train_run(Session *s, const char *settings)
 static void test_events_json(Session *s)
 {
     s->json = 1;
-    long id = train_run(s, "runs_dir=runs steps=90 log_every=10 eval_every=30 sample_every=0 "
+    long id = train_run(s, "runs_dir=runs steps=90 log_every=10 eval_every=30 sample_every=0 lr=0.001 "
                            "checkpoint_every=0");
     json_run = id;
     json_t *a = json_events("step");
@@ -175,6 +175,11 @@ static void test_export_csv(Session *s)
           matched);
     CHECK(n_val == 3, "%d validation rows (evaluations at 30, 60 and the end)", n_val);
     CHECK(int_tokens, "tokens written as a float");
+    /* issue 27: the shortest form that reads back: lr=0.001 stored as a float is 0.001 */
+    CHECK(strstr(out, ",lr,0.001\n") && !strstr(out, "0.00100000005"),
+          "lr not in its shortest form: %.300s", strstr(out, ",lr,") ? strstr(out, ",lr,") : out);
+    CHECK(n_val == 3 && strstr(out, ",30,val_bpc,") && strstr(out, ",60,val_bpc,"),
+          "val_bpc not at every evaluation");
     runstore_close(st);
     snprintf(line, sizeof line, "export %ld file=back.csv", json_run);
     char copy_out[1 << 16];
@@ -213,6 +218,12 @@ static void test_export_schema(Session *s)
     CHECK(json_is_integer(json_object_get(cfg, "d")) &&
           json_integer_value(json_object_get(cfg, "d")) == 32, "d is not the integer 32");
     CHECK(json_is_real(json_object_get(cfg, "lr")), "lr is not a number");
+    /* issue 27: booleans are JSON booleans, a newline in a value a newline */
+    CHECK(json_is_false(json_object_get(cfg, "tie")), "tie is not the boolean false: %s",
+          json_dumps(cfg, 0));
+    CHECK(!strcmp(json_string_value(json_object_get(cfg, "sample_prompt")), "\n"),
+          "sample_prompt is not one newline: %s", json_dumps(json_object_get(cfg,
+          "sample_prompt"), JSON_ENCODE_ANY));
     json_t *tags = json_object_get(ex, "tags");
     CHECK(json_is_array(tags) && !strcmp(json_string_value(json_array_get(tags, 0)), "paper"),
           "tags is not a list");

@@ -106,12 +106,23 @@ static void stop_and_resume(Session *s)
     json_decref(o);
     usleep(600000);
     CHECK(run(s, "stop") == LM_OK, "stop: %s", out);
+    o = last_json(NULL);
+    long stopped_at = o ? (long)json_integer_value(json_object_get(o, "step")) : 0;
+    json_decref(o);
     char line[128];
     snprintf(line, sizeof line, "train resume=%ld steps=100000", id);
     CHECK(run(s, line) == LM_OK, "resume: %s", out);
     o = last_json(NULL);
     CHECK(o && json_integer_value(json_object_get(o, "run")) == id, "resumed as another run: %s", out);
     json_decref(o);
+    /* issue 27: the resumed run shows its whole history, not only the steps after it */
+    Snapshot sn = {0};
+    CHECK(session_snapshot(s, &sn) && sn.run_id == id && sn.n_loss > 0 &&
+          sn.loss[0].step < stopped_at, "resumed at %ld, the curve starts at step %ld",
+          stopped_at, sn.n_loss ? sn.loss[0].step : -1);
+    for (int i = 1; i < sn.n_loss; i++)
+        CHECK(sn.loss[i].step > sn.loss[i - 1].step, "history out of order at %d", i);
+    snapshot_free(&sn);
     usleep(300000);
     CHECK(run(s, "stop") == LM_OK, "%s", out);
 }

@@ -391,6 +391,21 @@ static void test_histogram(void)
     CHECK(blank(c), "histogram: degenerate sizes draw nothing");
     histogram_draw(c, (Rect){0, 0, 5, 3}, &d, &U);   /* fewer columns than bins */
     canvas_destroy(c);
+    /* issue 27: a narrow heading drops whole parts, never cuts a number ("n=756…") */
+    int many[10] = {0, 100, 200, 156, 300, 0, 0, 0, 0, 0};
+    HistogramData dm = {"L1 lvl 2", many, 10, 0.0, 1.0, 0};
+    for (int w = 10; w <= 30; w++) {
+        c = canvas_create(w, 8);
+        histogram_draw(c, (Rect){0, 0, w, 8}, &dm, &U);
+        char line[256];
+        row(c, 0, line, sizeof line);
+        const char *n = strstr(line, "n=");
+        CHECK(n && !strncmp(n, "n=756", 5) && (n[5] == ' ' || n[5] == 0),
+              "width %d: the heading '%s' cuts n=756", w, line);
+        const char *m = strstr(line, "max=");
+        CHECK(!m || !strncmp(m, "max=300", 7), "width %d: max cut in '%s'", w, line);
+        canvas_destroy(c);
+    }
 }
 
 /* ---- table ---- */

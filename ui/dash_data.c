@@ -5,6 +5,7 @@
 #include "dash_data.h"
 
 #include "err.h"
+#include "runkeys.h"
 #include "gate_probe.h"
 #include "runstore_control.h"
 #include "safetext.h"
@@ -14,16 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const SORT_NAMES[] = {"best", "recent", "model"};
+/* The runs' order per DASH_SORT_*: the store's own sorts, else a runkeys key (sorted here). */
+static const char *const SORT_NAMES[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
+                                                     "status", "id"};
 
 int dash_data_load_runs(Dashboard *d, RunStore *st, char *err)
 {
     RunRow *rows = NULL;
     int n = 0;
-    int rc = runstore_list(st, d->filter[0] ? d->filter : NULL, SORT_NAMES[d->sort], 0, &rows,
+    const char *sort = SORT_NAMES[d->sort];
+    int mine = !runkeys_store_sort(sort);
+    int rc = runstore_list(st, d->filter[0] ? d->filter : NULL, mine ? "recent" : sort, 0, &rows,
                            &n, err);
     if (rc)
         return rc;
+    if (mine)
+        runkeys_sort_rows(rows, n, sort);
     long sel_id = d->run_sel >= 0 && d->run_sel < d->n_runs ? d->runs[d->run_sel].id : -1;
     runstore_rows_free(d->runs, d->n_runs);
     d->runs = rows;

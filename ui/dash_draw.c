@@ -1,6 +1,8 @@
 /* dash_draw.c — drawing helpers shared by the dashboard's views (see dash_draw.h).
  * Not a widget: the widgets are plot.c, heatmap.c, table.c, textpane.c, statusbar.c. */
 #include "dash_draw.h"
+#include "smooth.h"
+#include "runkeys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,28 +99,13 @@ int dash_draw_smooth_window(int i)
 
 const char *dash_draw_smooth_label(const Dashboard *d)
 {
-    static const char *const names[DASH_N_SMOOTH] = {"off", "5 pts", "20 pts", "100 pts"};
+    static const char *const names[DASH_N_SMOOTH] = {"off", "EMA 5", "EMA 20", "EMA 100"};
     return names[dash_draw_clamp(d->cmp_smooth, 0, DASH_N_SMOOTH - 1)];
 }
 
 void dash_draw_smooth(double *y, int n, int window)
 {
-    if (window <= 1 || n < 2)
-        return;
-    double sum = 0, *orig = malloc((size_t)n * sizeof *orig);
-    int cnt = 0;
-    if (!orig)
-        return;
-    memcpy(orig, y, (size_t)n * sizeof *y);
-    for (int i = 0; i < n; i++) {
-        if (isfinite(orig[i]))
-            sum += orig[i], cnt++;
-        if (i >= window && isfinite(orig[i - window]))
-            sum -= orig[i - window], cnt--;
-        if (isfinite(orig[i]) && cnt > 0)
-            y[i] = sum / cnt;
-    }
-    free(orig);
+    smooth_ema_debiased(y, n, smooth_weight(window), y);   /* the one smoothing (smooth.h) */
 }
 
 int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int mode)
@@ -162,37 +149,7 @@ void dash_draw_config_value(const char *config, const char *key, char *out, size
 
 int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max)
 {
-    char seen[128][32];
-    int n_seen = 0, found = 0;
-    for (int r = 0; r < n; r++)
-        for (const char *p = configs[r]; p && *p;) {
-            const char *line = p, *e = strchr(p, '\n');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            const char *eq = memchr(line, '=', len);
-            p = e ? e + 1 : NULL;
-            size_t kl = eq ? (size_t)(eq - line) : 0;
-            if (kl == 0 || kl >= 32 || n_seen == 128)
-                continue;
-            char key[32], a[256], b[256];
-            memcpy(key, line, kl);
-            key[kl] = 0;
-            int dup = 0;
-            for (int k = 0; k < n_seen && !dup; k++)
-                dup = !strcmp(seen[k], key);
-            if (dup)
-                continue;
-            memcpy(seen[n_seen++], key, kl + 1);
-            int differs = 0;
-            dash_draw_config_value(configs[0], key, a, sizeof a);
-            for (int o = 1; o < n && !differs; o++) {
-                dash_draw_config_value(configs[o], key, b, sizeof b);
-                differs = strcmp(a, b) != 0;
-            }
-            if (differs && found < max)
-                memcpy(keys[found], key, kl + 1);
-            found += differs;
-        }
-    return found;
+    return runkeys_diff(configs, n, keys, max);   /* commands/runkeys.c: the one ranking */
 }
 
 long dash_draw_curves_need(const Dashboard *d)

@@ -33,12 +33,12 @@ const char *dash_draw_cmp_label(const Dashboard *d);
 const char *dash_draw_smooth_label(const Dashboard *d);
 /* The moving-average window of smoothing index i (1 = off). */
 int dash_draw_smooth_window(int i);
-/* y[0..n) smoothed in place by a trailing moving average over window points (1: as is;
- * non-finite points are skipped by the average but kept where they are). */
+/* y[0..n) smoothed in place by the one EMA (core/base/smooth.h) over a span of window points
+ * (1: as is; non-finite points are skipped by the average but kept where they are). */
 void dash_draw_smooth(double *y, int n, int window);
 /* The settings that differ among n "key=value\n" configs (a key missing from some counts
- * as differing), in first-seen order: up to max names into keys. Returns how many differ
- * (may exceed max). */
+ * as differing), the ones with the most distinct values first (ties in first-seen order):
+ * up to max names into keys. Returns how many differ (may exceed max). */
 int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max);
 /* The value of key in a "key=value\n" config into out ("-" when absent). */
 void dash_draw_config_value(const char *config, const char *key, char *out, size_t cap);

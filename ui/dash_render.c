@@ -56,7 +56,10 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
                                                                      : sn->cfg.steps);
     snprintf(ep, sizeof ep, "%.2f", m->epoch);
     fmt_count(tok, sizeof tok, (double)m->tokens);
-    fmt_count(tps, sizeof tps, m->tokens_per_s);
+    if (sn->status == TRAINER_PAUSED)   /* no old speed on a paused run */
+        snprintf(tps, sizeof tps, "paused");
+    else
+        fmt_count(tps, sizeof tps, m->tokens_per_s);
     snprintf(lr, sizeof lr, "%.2e", m->lr);
     session_fmt_duration(el, sizeof el, m->elapsed);
     int live = sn->status == TRAINER_RUNNING || sn->status == TRAINER_EVALUATING;
@@ -73,11 +76,13 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
         f[n++] = (StatusField){"epoch", ep, 2, 0, 0};
         f[n++] = (StatusField){"tokens", tok, 3, 0, 0};
         f[n++] = (StatusField){"tok/s", tps, 8, 0, 0};
-        f[n++] = (StatusField){"lr", lr, 5, 0, 0};
-        f[n++] = (StatusField){"time", el, 6, 0, 0};
-        f[n++] = (StatusField){"ETA", eta, 7, 0, 0};
+        f[n++] = (StatusField){"lr", lr, 7, 0, 0};   /* kept with val (issue 27) */
+        f[n++] = (StatusField){"time", el, 5, 0, 0};
+        f[n++] = (StatusField){"ETA", eta, 6, 0, 0};
         if (sn->n_val)
-            f[n++] = (StatusField){"val", val, 6, 0, 0};
+            f[n++] = (StatusField){"val", val, 7, 0, 0};
+        if (d->opened[0])   /* the loaded weights' step, not the run's last */
+            f[n++] = (StatusField){"open", d->opened, 9, UI_COLOR_ACCENT, 0};
     } else {
         f[n++] = (StatusField){"experiment", d->experiment[0] ? d->experiment : "-", 9,
                                UI_COLOR_ACCENT, 0};
@@ -161,7 +166,11 @@ static void command_line(Canvas *c, int y, int W, Dashboard *d)
     char buf[4 * 512 + 1];
     int cc = 0, fw = W - pw - 1 > 512 ? 512 : W - pw - 1;
     editor_render(e, fw, buf, sizeof buf, &cc);
-    int tw = canvas_text(c, pw, y, fw, buf, UI_COLOR_DEFAULT, 0);
+    /* a selected pre-filled value shows in reverse video: typing replaces it */
+    int tw = canvas_text(c, pw, y, fw, buf, UI_COLOR_DEFAULT, e->selected ? UI_ATTR_REVERSE : 0);
+    if (e->selected && pw + tw + 2 < W)
+        canvas_text(c, pw + tw + 1, y, W - pw - tw - 1, "(type to replace, arrows to edit)",
+                    UI_COLOR_DIM, 0);
     if (d->prompt_mode == DASH_PROMPT_CMD && e->cursor == e->len) {
         int n;
         const Command *t = session_commands(&n);

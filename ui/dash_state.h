@@ -27,7 +27,8 @@ enum { DASH_CONFIRM_NONE, DASH_CONFIRM_QUIT, DASH_CONFIRM_STOP, DASH_CONFIRM_CMD
 enum { DASH_X_STEPS, DASH_X_TOKENS, DASH_X_TIME };
 /* The output pane's size (F9 cycles): a quarter of the screen, half, all of it. */
 enum { DASH_OUT_NORMAL, DASH_OUT_LARGE, DASH_OUT_FULL, DASH_N_OUT_SIZES };
-enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_N_SORTS };
+enum { DASH_SORT_BEST, DASH_SORT_RECENT, DASH_SORT_MODEL, DASH_SORT_NAME, DASH_SORT_STEPS,
+       DASH_SORT_STATUS, DASH_SORT_ID, DASH_N_SORTS };   /* `=` cycles: every fixed column */
 /* What the bottom line edits: a command, or a line the current view asked for (the
  * history filter, the tokens prompt), submitted to that view's on_prompt. */
 enum { DASH_PROMPT_CMD, DASH_PROMPT_VIEW };
@@ -76,7 +77,10 @@ typedef struct {
 typedef struct Dashboard {
     int view, focus, help;                /* view: index in the view table (views.c) */
     int confirm;                          /* DASH_CONFIRM_*: a question over the screen */
-    int x_axis, log_y, show_ppl;          /* plot settings (training and history views) */
+    int x_axis, log_y, show_ppl;          /* plot settings of the view on screen */
+    int other_x_axis, other_log_y;        /* the other kind's (history vs the others'):
+                                             swapped in when the view changes, so one
+                                             view's choices never leak into the other */
     /* marked runs (history view marks them, the training view overlays them) */
     long marked[DASH_MAX_MARKED];
     int n_marked;
@@ -140,6 +144,10 @@ typedef struct Dashboard {
     char prompt_label[16];                /* aux line's prompt: "filter> " */
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
+    char sw_bar_seen[96];                 /* the sweep view's table was loaded when the bar's
+                                             sweep progress read this (a change reloads it) */
+    char opened[96];                      /* the weights `open` loaded when they are the run
+                                             on screen's ("step 700 best.safetensors"), or "" */
     int busy;                             /* a command is running (status bar says so) */
     int from_store;                       /* the run on screen is read from the store:
                                              another process's, or a replayed one */

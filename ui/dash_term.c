@@ -118,8 +118,8 @@ static void report_end(DashTerm *t)
         snprintf(when, sizeof when, "%.1f s", el);
     else
         snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
-    term_out(t, UI_COLOR_ACCENT, "run #%ld %s after %ld steps in %s: %.0f tokens/s%s%s%s",
-                  sn->run_id, recorder_status_name(sn->status), sn->last.step, when,
+    term_out(t, UI_COLOR_ACCENT, "run #%ld %s %s after %ld steps in %s: %.0f tokens/s%s%s%s",
+                  sn->run_id, sn->run_name, recorder_status_name(sn->status), sn->last.step, when,
                   el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
                   sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
@@ -148,9 +148,17 @@ static void follow(DashTerm *t)
                      t->f_end ? "replayed from" : "another process's, followed through");
         }
     }
+    char tag[32] = "";   /* a sweep's trial: its lines say which */
+    SweepRunner *sw = session_job_sweep(t->s);
+    if (sw) {
+        SweepProgress p;
+        sweep_runner_progress(sw, &p);
+        if (p.current && p.current_run == sn->run_id)
+            snprintf(tag, sizeof tag, "[trial %d] ", p.current);
+    }
     for (; t->f_val < sn->n_val; t->f_val++)
-        term_out(t, UI_COLOR_DIM, "eval   step %ld  val loss %.4f  ppl %.3f", sn->val[t->f_val].step,
-                  sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
+        term_out(t, UI_COLOR_DIM, "%seval   step %ld  val loss %.4f  ppl %.3f", tag,
+                 sn->val[t->f_val].step, sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
     if (sn->message_seq != t->f_msg) {
         t->f_msg = sn->message_seq;
         if (sn->message[0])
@@ -175,11 +183,34 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
     if (sw) {
         SweepProgress p;
         sweep_runner_progress(sw, &p);
-        snprintf(text, sizeof text, "#%ld trial %d/%d%s%s", p.sweep_id, p.current, p.total,
-                 p.ended ? " " : "", p.ended ? p.status : "");
+        if (p.ended)   /* no current trial then: the trials that ran to an end */
+            snprintf(text, sizeof text, "#%ld %d/%d trials done %s", p.sweep_id,
+                     p.done + p.stopped_early + p.failed, p.total, p.status);
+        else
+            snprintf(text, sizeof text, "#%ld trial %d/%d", p.sweep_id, p.current, p.total);
     }
     if (strcmp(text, t->d->sweep)) {
         snprintf(t->d->sweep, sizeof t->d->sweep, "%s", text);
+        t->dirty = 1;
+    }
+}
+
+/* Which weights `open` loaded, when they belong to the run on screen: its bar then says
+ * the step and file (the run's own step is where it ended, not what was loaded). */
+static void opened_status(DashTerm *t)
+{
+    const Session *s = t->s;
+    char text[sizeof t->d->opened] = "";
+    if (s->view && s->view_run > 0 && s->view_run == t->snap.run_id && !s->trainer &&
+        s->view_step >= 0) {
+        const char *file = strstr(s->view_source, ".safetensors") ? s->view_source : "";
+        const char *sp = strchr(file, ' ');   /* "run #5 best.safetensors (...)" */
+        const char *name = sp ? sp + 1 : "";
+        size_t len = strcspn(name, " ");
+        snprintf(text, sizeof text, "step %ld %.*s", s->view_step, (int)len, name);
+    }
+    if (strcmp(text, t->d->opened)) {
+        snprintf(t->d->opened, sizeof t->d->opened, "%s", text);
         t->dirty = 1;
     }
 }
@@ -219,9 +250,7 @@ static void poll_run(DashTerm *t)
     Session *s = t->s;
     Dashboard *d = t->d;
     SweepRunner *sw = session_job_sweep(s);
-    int have = sw && !sweep_runner_done(sw) && sweep_runner_snapshot(sw, &t->snap);
-    have = have || session_snapshot(s, &t->snap) ||
-           (!s->attached && sw && sweep_runner_snapshot(sw, &t->snap));
+    int have = session_snapshot(s, &t->snap);   /* its rules say when following resumes */
     int stored = dash_follow_poll(&t->follow, s, have, &t->snap, now_s());
     if (stored != d->from_store) {
         d->from_store = stored;
@@ -236,6 +265,7 @@ static void poll_run(DashTerm *t)
         t->dirty = 1;
     }
     sweep_status(t, sw);
+    opened_status(t);
     if (strcmp(d->experiment, s->experiment)) {
         snprintf(d->experiment, sizeof d->experiment, "%s", s->experiment);
         t->dirty = 1;

@@ -43,4 +43,5 @@ void dash_view_prompt(DashCtx *x, const char *label, const char *text)
             buf[o++] = *p;
     buf[o] = 0;
     editor_set_line(&d->aux, buf);
+    editor_select_all(&d->aux);   /* typing replaces the old text; arrows keep it */
 }

@@ -171,10 +171,23 @@ void histogram_draw(Canvas *c, Rect r, const HistogramData *d, const CanvasCaps 
         max = d->counts[i] > max ? d->counts[i] : max;
         total += d->counts[i];
     }
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s%sn=%ld max=%d", d->title ? d->title : "",
-             d->title && d->title[0] ? "  " : "", total, max);
-    canvas_text_fit(c, r.x, r.y, r.w, buf, UI_COLOR_DEFAULT, 0, caps->unicode);
+    /* the heading: whole parts dropped (max, then the title's) rather than a number cut */
+    char buf[128], nums[48], n_only[24];
+    const char *title = d->title ? d->title : "";
+    snprintf(nums, sizeof nums, "n=%ld max=%d", total, max);
+    snprintf(n_only, sizeof n_only, "n=%ld", total);
+    const char *parts[][2] = {{title, nums}, {title, n_only}, {"", nums}, {"", n_only}};
+    int shown = 0;
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0] && !shown; k++) {
+        snprintf(buf, sizeof buf, "%s%s%s", parts[k][0], parts[k][0][0] ? "  " : "",
+                 parts[k][1]);
+        if (canvas_utf8_width(buf) <= r.w) {
+            canvas_text(c, r.x, r.y, r.w, buf, UI_COLOR_DEFAULT, 0);
+            shown = 1;
+        }
+    }
+    if (!shown)   /* not even "n=..." fits: the title, cut with an ellipsis */
+        canvas_text_fit(c, r.x, r.y, r.w, title, UI_COLOR_DEFAULT, 0, caps->unicode);
     if (d->n_bins <= 0 || !d->counts)
         return;
     int rows = r.h - 2, bw = r.w / d->n_bins;

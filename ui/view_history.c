@@ -10,6 +10,7 @@
 #include "runstore_group.h"
 #include "safetext.h"
 #include "dash_draw.h"
+#include "runkeys.h"
 #include "dash_view.h"
 #include "err.h"
 #include "table.h"
@@ -78,9 +79,12 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
     int n = 0;
     for (int i = lo; i < hi && n < 64; i++)
         configs[n++] = d->runs[i].config;
-    *n_cfg = n > 1 ? dash_draw_diff_keys(configs, n, keys, N_CFG_COLS) : 0;
-    if (*n_cfg > N_CFG_COLS)
-        *n_cfg = N_CFG_COLS;
+    char all[32][32];
+    int nd = n > 1 ? dash_draw_diff_keys(configs, n, all, 32) : 0;
+    *n_cfg = 0;
+    for (int k = 0; k < nd && k < 32 && *n_cfg < N_CFG_COLS; k++)   /* not a fixed column's */
+        if (strcmp(all[k], "name") && strcmp(all[k], "model"))
+            memcpy(keys[(*n_cfg)++], all[k], sizeof all[k]);
     int nc = 0;
     for (int j = 0; j < N_RUN_COLS; j++) {
         cols[nc] = RUN_COLS[j], order[nc++] = j;
@@ -93,7 +97,10 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
                 dash_draw_config_value(d->runs[i].config, keys[k], v, sizeof v);
                 w = (int)strlen(v) > w ? (int)strlen(v) : w;
             }
-            cols[nc] = (TableColumn){keys[k], w < 10 ? w : 10, TABLE_RIGHT};
+            /* the config's steps is the budget: "steps" is the fixed column's (last step) */
+            const char *head = strcmp(keys[k], "steps") ? keys[k] : "budget";
+            w = (int)strlen(head) > w ? (int)strlen(head) : w;
+            cols[nc] = (TableColumn){head, w < 10 ? w : 10, TABLE_RIGHT};
             order[nc++] = N_RUN_COLS + k;
         }
     }
@@ -189,7 +196,8 @@ static void load_custom(Dashboard *d, RunStore *st)
 
 static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
 {
-    static const char *const sorts[] = {"best val", "recent", "model"};
+    static const char *const sorts[DASH_N_SORTS] = {"best val", "recent", "model", "name",
+                                                    "steps", "status", "id"};
     char title[400];
     snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s | Space mark, Enter open, / "
              "filter, = sort", d->n_runs, sorts[d->sort], d->filter[0] ? " | filter \"" : "",
@@ -235,7 +243,8 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
             for (int j = 0; j < nc; j++)
                 cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }
-        static const int sort_cell[] = {2, 6, 5};   /* best val, started, model */
+        /* the column each sort orders by: best val, started, model, name, steps, status, id */
+        static const int sort_cell[DASH_N_SORTS] = {2, 6, 5, 1, 3, 4, 0};
         int sc = -1;
         for (int j = 0; j < nc; j++)
             if (order[j] == sort_cell[d->sort])
@@ -542,7 +551,13 @@ static void on_key(DashCtx *x, int action)
 
 static void on_prompt(DashCtx *x, const char *line)
 {
-    snprintf(x->d->filter, sizeof x->d->filter, "%s", line);
+    char clean[sizeof x->d->filter], err[LM_ERR_LEN];
+    if (runkeys_filter(line, clean, sizeof clean, runkeys_store_has, session_store(x->s),
+                       err)) {   /* an unknown key: said, not kept */
+        dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+        return;
+    }
+    snprintf(x->d->filter, sizeof x->d->filter, "%s", clean);
     reload(x);
     save_layout(x);
 }

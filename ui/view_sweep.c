@@ -341,7 +341,16 @@ static int load(DashCtx *x, int forced)
 
 static void enter(DashCtx *x) { load(x, 1); }
 
-static int tick(DashCtx *x) { return load(x, 0); }
+/* Reloaded once a second, and at once when the status bar's sweep progress changed (a
+ * trial started or ended), so the table never lags the bar by a trial. */
+static int tick(DashCtx *x)
+{
+    Dashboard *d = x->d;
+    int changed = strcmp(d->sweep, d->sw_bar_seen) != 0;
+    if (changed)
+        snprintf(d->sw_bar_seen, sizeof d->sw_bar_seen, "%s", d->sweep);
+    return load(x, changed);
+}
 
 static void on_key(DashCtx *x, int action)
 {

@@ -6,6 +6,7 @@
 #include "dash_data.h"
 #include "safetext.h"
 #include "dash_draw.h"
+#include "smooth.h"
 #include "dash_view.h"
 #include "heatmap.h"
 #include "plot.h"
@@ -29,8 +30,13 @@ static double live_x_scale(const Dashboard *d, const Snapshot *sn)
                                       : sn->last.elapsed / (double)sn->last.step;
 }
 
+/* The training view's smoothing: the one EMA (core/base/smooth.h) over a span of 19 points
+ * (weight 0.9), named in the legend. */
+#define TRAIN_SMOOTH_POINTS 19
+
 /* The loss plot (train raw, smoothed EMA, validation) or the perplexity plot (val ppl,
- * smoothed train ppl), with the marked runs overlaid. */
+ * smoothed train ppl) of the run on screen only: runs marked in the history view are
+ * compared there, not overlaid here. */
 static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
                         const CanvasCaps *caps, int ppl)
 {
@@ -44,14 +50,14 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
     if (!b)
         return;
     double *xl = b, *raw = b + nl, *ema = b + 2 * nl, *xv = b + 3 * nl, *yv = xv + nv;
-    double k = live_x_scale(d, sn), e = 0;
+    double k = live_x_scale(d, sn);
     for (long i = 0; i < nl; i++) {
-        double y = sn->loss[i].value;
-        e = i == 0 || !isfinite(e) ? y : 0.9 * e + 0.1 * y;
         xl[i] = (double)sn->loss[i].step * k;
-        raw[i] = y;
-        ema[i] = ppl ? exp(e) : e;
+        raw[i] = sn->loss[i].value;
     }
+    smooth_ema_debiased(raw, (int)nl, smooth_weight(TRAIN_SMOOTH_POINTS), ema);   /* the one EMA */
+    for (long i = 0; ppl && i < nl; i++)
+        ema[i] = exp(ema[i]);
     for (long i = 0; i < nv; i++) {
         xv[i] = (double)sn->val[i].step * k;
         yv[i] = ppl ? exp(sn->val[i].value) : sn->val[i].value;
@@ -60,10 +66,9 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
     int n = 0;
     if (!ppl)
         ps[n++] = (PlotSeries){xl, raw, nl, "train", UI_COLOR_DIM, PLOT_LINE};
-    ps[n++] = (PlotSeries){xl, ema, nl, ppl ? "train (smoothed)" : "smoothed", UI_COLOR_SERIES1,
+    ps[n++] = (PlotSeries){xl, ema, nl, ppl ? "train (EMA 19)" : "EMA 19", UI_COLOR_SERIES1,
                            PLOT_LINE};
     ps[n++] = (PlotSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, PLOT_LINE};
-    n = dash_draw_add_curves(d, ps, n, yv + nv, ppl ? DASH_CURVES_PPL : DASH_CURVES_LOSS);
     PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
     plot_draw(c, canvas_rect_inner(r), &pd, caps);
 }

@@ -37,3 +37,8 @@ double smooth_ema_last(const double *y, int n, double weight)
     }
     return last;
 }
+
+double smooth_weight(int k)
+{
+    return k <= 1 ? 0.0 : 1.0 - 2.0 / (k + 1.0);
+}

@@ -1,9 +1,15 @@
-/* smooth.h — smoothing a curve the way TensorBoard's and W&B's "smoothing" slider does:
- * an exponential moving average with the zero-start bias removed (the EMA of the first k
- * points divided by 1 - weight^k, as Adam debiases its moments). Pure: no allocation, no
- * printing. Not a moving window (plot's smooth=K is that); not a model fit. */
+/* smooth.h — THE smoothing of lmlab's curves, shared by the dashboard (training and
+ * history views), `plot ... smooth=K`, exports and the runs table's final_smooth: an
+ * exponential moving average with the zero-start bias removed, as TensorBoard's and W&B's
+ * "smoothing" slider does (the EMA of the first k points divided by 1 - weight^k, as Adam
+ * debiases its moments), so a curve starts at its first raw value with no kink where a
+ * window would fill. Pure: no allocation, no printing. Not a model fit. */
 #ifndef LM_SMOOTH_H
 #define LM_SMOOTH_H
+
+/* The EMA weight of a span of k points (alpha = 2/(k+1), weight = 1 - alpha): k <= 1 is
+ * no smoothing (weight 0); k = 19 is weight 0.9. */
+double smooth_weight(int k);
 
 /* out[i] = debiased EMA of the finite values among y[0..i]:
  *   m_k = weight * m_{k-1} + (1 - weight) * y,  out = m_k / (1 - weight^k),

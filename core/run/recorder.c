@@ -44,14 +44,10 @@ static double mono_now(void)
 
 const char *recorder_status_name(int s)
 {
-    switch (s) {
-    case TRAINER_PAUSED: return "paused";
-    case TRAINER_FINISHED: return "finished";
-    case TRAINER_STOPPED: return "stopped";
-    case TRAINER_DIVERGED: return "diverged";
-    case TRAINER_FAILED: return "failed";
-    default: return "running";
-    }
+    /* trainer_status_name's one table; the store knows no idle or evaluating run */
+    if (s == TRAINER_IDLE || s == TRAINER_EVALUATING || s < 0 || s > TRAINER_FAILED)
+        return "running";
+    return trainer_status_name((TrainerStatus)s);
 }
 
 static int push_point(SeriesPoint **a, int *n, int *cap, long step, double v)

@@ -79,7 +79,8 @@ void snapshot_free(Snapshot *s);
  * LM_EARG "no run N"; store errors as runstore_series. (snapshot_store.c) */
 int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err);
 
-/* The store's name for a trainer status ("running", "paused", ...). */
+/* The store's name for a trainer status: trainer_status_name's, except that idle and
+ * evaluating (which the store does not know) are "running". */
 const char *recorder_status_name(int status);
 
 #endif

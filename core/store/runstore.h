@@ -190,6 +190,9 @@ void runstore_row_free(RunRow *row);
  * LM_EARG naming the bad term or sort key. */
 int runstore_list(RunStore *s, const char *filter, const char *sort, int limit,
                   RunRow **rows, int *n, char *err);
+/* The store's own filter keys above (id, name, ... until), i from 0; NULL past the last
+ * (any other key is a config key: callers check those against the config table). */
+const char *runstore_filter_key(int i);
 
 /* One run into a caller-owned row (free its strings with runstore_row_free).
  * LM_EARG "no run N". */

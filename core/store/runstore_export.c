@@ -3,6 +3,7 @@
  * `--json runs`, with metrics and evaluations), to a stream or through a temporary file
  * renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
 #include "runstore.h"
+#include "config.h"
 #include "outfile.h"
 #include "private/runstore_impl.h"
 #include "err.h"
@@ -39,9 +40,9 @@ static const char METRIC_SQL[] = "SELECT step, epoch, tokens, loss, lr, grad_nor
 static const char EVAL_SQL[] = "SELECT step, split, loss, ppl, bpc, tokens, elapsed FROM evals"
                                " WHERE run_id=? ORDER BY step, split";
 
-/* One long-form value: integers as integers; floats that came from 32-bit training
- * metrics with 9 significant digits (they hold no more), doubles with 16
- * (0.003 stays 0.003, 17 would print 0.0030000000000000001). */
+/* One long-form value: integers as integers; reals in the shortest %g form that reads
+ * back the same: the same float for values that came from 32-bit training metrics
+ * (digits 9: 0.001, not 0.00100000005), the same double otherwise (digits 16/17). */
 static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_stmt *st,
                       int c, int digits)
 {
@@ -49,8 +50,19 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
     if (type == SQLITE_NULL) return;                       /* NaN is stored as NULL */
     fprintf(f, "%ld,%ld,", run, step);
     csv_field(f, metric);
-    if (type == SQLITE_INTEGER) fprintf(f, ",%lld\n", sqlite3_column_int64(st, c));
-    else fprintf(f, ",%.*g\n", digits, sqlite3_column_double(st, c));
+    if (type == SQLITE_INTEGER) {
+        fprintf(f, ",%lld\n", sqlite3_column_int64(st, c));
+        return;
+    }
+    double v = sqlite3_column_double(st, c);
+    char buf[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        double back = strtod(buf, NULL);
+        if (digits <= 9 ? (float)back == (float)v : back == v)
+            break;
+    }
+    fprintf(f, ",%s\n", buf);
 }
 
 static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
@@ -128,15 +140,37 @@ json_t *runstore_json_num(double v)
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
 
-/* A config value typed: "64" an integer, "3e-4" a number, anything else a string. */
-static json_t *json_typed(const char *v)
+/* A config value as the config table types it (core/base/config.h): a bool key's true or
+ * false a JSON boolean, int and float keys numbers, string and enum keys strings (the
+ * stored text's quotes removed and its \n \t \\ escapes undone: a newline in a value is
+ * a newline). A key the table does not know (an older lmlab's): "64" an integer, "3e-4"
+ * a number, anything else a string. */
+static json_t *json_typed(const char *key, const char *stored)
 {
+    char v[1024];
+    size_t n = strlen(stored);
+    if (n >= 2 && stored[0] == '"' && stored[n - 1] == '"')
+        snprintf(v, sizeof v, "%.*s", (int)(n - 2), stored + 1);
+    else
+        snprintf(v, sizeof v, "%s", stored);
+    char *o = v;   /* config.c's escapes, undone */
+    for (const char *p = v; *p; p++)
+        *o++ = *p == '\\' && p[1] ? (++p, *p == 'n' ? '\n' : *p == 't' ? '\t' : *p) : *p;
+    *o = 0;
+    const ConfigKey *k = config_find_key(key);
     char *end;
     errno = 0;
     long long i = strtoll(v, &end, 10);
-    if (*v && !*end && !errno) return json_integer(i);
+    int is_int = *v && !*end && !errno;
     double x;
-    return runstore_parse_number(v, &x) ? json_real(x) : json_string(v);
+    int is_num = runstore_parse_number(v, &x);
+    if (k && k->type == CFG_BOOL && (!strcmp(v, "true") || !strcmp(v, "false")))
+        return json_boolean(!strcmp(v, "true"));
+    if (k && (k->type == CFG_STRING || k->type == CFG_ENUM))
+        return runstore_json_str(v);
+    if (is_int && (!k || k->type == CFG_INT))
+        return json_integer(i);
+    return is_num ? json_real(x) : runstore_json_str(v);
 }
 
 /* "key=value\n" lines as a typed JSON object (keys in their order). */
@@ -150,7 +184,7 @@ static json_t *json_config(const char *cfg)
             char key[128], val[1024];
             snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
             snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
-            json_object_set_new(o, key, json_typed(val));
+            json_object_set_new(o, key, json_typed(key, val));
         }
         p = nl ? nl + 1 : end;
     }

@@ -53,6 +53,12 @@ static const struct { const char *key, *col; int kind; } FILTER_KEYS[] = {
     {"final", "final_val", K_NUM}, {"sweep", "sweep_id", K_NUM}, {"tag", NULL, K_TAG},
     {"since", NULL, K_SINCE}, {"until", NULL, K_UNTIL},
 };
+const char *runstore_filter_key(int i)
+{
+    return i >= 0 && i < (int)(sizeof FILTER_KEYS / sizeof *FILTER_KEYS) ? FILTER_KEYS[i].key
+                                                                        : NULL;
+}
+
 static const char *OP_TEXT[] = {"=", "!=", "<", "<=", ">", ">=", "~"};
 static const char *OP_SQL[] = {"=", "IS NOT", "<", "<=", ">", ">="};
 

@@ -122,6 +122,8 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
         return err_set(err, rc, "evaluation cancelled");
     if (rc)
         return err_set(err, rc, "evaluation failed (%s)", err_name(rc));
-    finish(out, sum, count, max_batches == 0 ? chars : 0);
+    /* bits per character at every evaluation of a char-level run: over the whole split its
+     * characters, over sampled batches the characters predicted (one per token) */
+    finish(out, sum, count, !chars ? 0 : max_batches == 0 ? chars : (size_t)count);
     return LM_OK;
 }

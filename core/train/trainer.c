@@ -481,6 +481,9 @@ static void *train_main(void *arg)
             trainer_dist_mirror_tasks(t, due(s, c->eval_every),
                                       due(s, c->sample_every) || due(s, c->checkpoint_every));
     }
+    if (!rc && n_acc > 0)   /* the steps since the last log row: the true last step is logged
+                               (a stop between log_every rows, a time budget) */
+        emit_step(t, loss_acc, n_acc, t_log, tok_log);
     trainer_dist_end(t);
     /* The final evaluation: rank 0 decides, and the others join it when it is shared (the
      * one decision: rank 0 must not change its mind after saying so). */

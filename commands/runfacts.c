@@ -1,0 +1,275 @@
+/* runfacts.c — a stored run's checkpoints and evaluations as they truly are (runfacts.h). */
+#include "runfacts.h"
+
+#include "checkpoint.h"
+#include "err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+/* The integer value of key in "key=value\n" config text, or dflt. */
+static long config_long(const char *config, const char *key, long dflt)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=')
+            return strtol(p + kl + 1, NULL, 10);
+    return dflt;
+}
+
+/* The step of the run's final whole-split evaluation (the trainer evaluates the whole
+ * split when its loop ends without a stop or a failure: finished, a time budget, a
+ * sweep rung), or -1. */
+static long final_whole_step(const RunRow *r)
+{
+    if (!strcmp(r->status, "finished"))
+        return r->last_step;
+    if (!strcmp(r->status, "stopped") && strstr(r->reason, "(stop_at)"))
+        return r->last_step;
+    return -1;
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int is_best_path(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    return !strcmp(slash ? slash + 1 : p, "best.safetensors");
+}
+
+static RunEval eval_at(const SeriesPoint *v, int nv, long step, long batches, long whole_step)
+{
+    RunEval e = {step, NAN, 0, batches};
+    for (int i = 0; i < nv; i++)
+        if (v[i].step == step) {
+            e.loss = v[i].value;
+            e.whole = batches == 0 || step == whole_step;
+        }
+    return e;
+}
+
+/* best.safetensors in the run's folder when the store has no record of that path (the
+ * store keeps one record a step, and the step file written with it replaced it): its
+ * step is the flagged best record's, else the one the file itself records. */
+static void add_best_file(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
+                          const SeriesPoint *v, int nv, long batches, long whole_step)
+{
+    char path[1024];
+    if (!r->checkpoint_dir[0])
+        return;
+    snprintf(path, sizeof path, "%.1000s/best.safetensors", r->checkpoint_dir);
+    for (int i = 0; i < f->n_ckpts; i++)
+        if (f->ckpts[i].best_file)
+            return;
+    if (!is_file(path))
+        return;
+    long step = -1;
+    for (int i = 0; i < nc; i++)
+        if (c[i].is_best)
+            step = c[i].step;
+    if (step < 0) {
+        CheckpointInfo info;
+        SafeTensors *st = NULL;
+        char err[LM_ERR_LEN];
+        if (checkpoint_open(path, &info, &st, err))
+            return;
+        step = info.has_state ? info.ts.step : -1;
+        safetensors_close(st);
+        checkpoint_info_free(&info);
+        if (step < 0)
+            return;
+    }
+    RunCkpt *k = &f->ckpts[f->n_ckpts++];
+    k->step = step;
+    snprintf(k->path, sizeof k->path, "%s", path);
+    k->eval = eval_at(v, nv, step, batches, whole_step);
+    k->best_file = 1;
+    /* after the step file of the same step, so the list stays in step order */
+    for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > step; i--) {
+        RunCkpt tmp = f->ckpts[i - 1];
+        f->ckpts[i - 1] = f->ckpts[i];
+        f->ckpts[i] = tmp;
+    }
+}
+
+/* Step checkpoints in the run's folder the store has no record of (written just before a
+ * crash, before their record reached the store; or put there by hand): listed with the
+ * step their name gives, so `open` sees what `train resume=` would resume from (and its
+ * owner check refuses another run's file). */
+static void add_unrecorded(RunFacts *f, const RunRow *r, const SeriesPoint *v, int nv,
+                           long batches, long whole_step, int cap)
+{
+    DIR *d = r->checkpoint_dir[0] ? opendir(r->checkpoint_dir) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && f->n_ckpts < cap) {
+        long step;
+        char tail[32];
+        if (sscanf(e->d_name, "step-%ld.%31s", &step, tail) != 2 || strcmp(tail, "safetensors"))
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%.1000s/%s", r->checkpoint_dir, e->d_name);
+        int known = 0;
+        for (int i = 0; i < f->n_ckpts && !known; i++) {
+            const char *a = strrchr(f->ckpts[i].path, '/');
+            known = !strcmp(a ? a + 1 : f->ckpts[i].path, e->d_name);
+        }
+        if (known || !is_file(path))
+            continue;
+        RunCkpt *k = &f->ckpts[f->n_ckpts++];
+        k->step = step;
+        snprintf(k->path, sizeof k->path, "%s", path);
+        k->eval = eval_at(v, nv, step, batches, whole_step);
+        for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > step; i--) {
+            RunCkpt tmp = f->ckpts[i - 1];
+            f->ckpts[i - 1] = f->ckpts[i];
+            f->ckpts[i] = tmp;
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Keeps the existing files, one entry per path (a path recorded at several steps was
+ * overwritten: its newest record is what it holds), each with its own evaluation. */
+static int collect(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
+                   const SeriesPoint *v, int nv, long batches, long whole_step)
+{
+    int cap = nc + 65;   /* the records, best.safetensors, up to 64 unrecorded step files */
+    f->ckpts = calloc((size_t)cap, sizeof *f->ckpts);
+    if (!f->ckpts)
+        return LM_ENOMEM;
+    for (int i = 0; i < nc; i++) {
+        int newer = 0;
+        for (int j = 0; j < nc; j++)
+            newer |= j != i && !strcmp(c[j].path, c[i].path) && c[j].step > c[i].step;
+        if (newer)
+            continue;
+        if (!is_file(c[i].path)) {
+            f->n_gone++;
+            continue;
+        }
+        RunCkpt *k = &f->ckpts[f->n_ckpts++];
+        k->step = c[i].step;
+        snprintf(k->path, sizeof k->path, "%s", c[i].path);
+        k->eval = eval_at(v, nv, c[i].step, batches, whole_step);
+        k->best_file = is_best_path(c[i].path);
+    }
+    add_best_file(f, r, c, nc, v, nv, batches, whole_step);
+    add_unrecorded(f, r, v, nv, batches, whole_step, cap);
+    int has_best = 0;
+    for (int i = 0; i < f->n_ckpts; i++)
+        if (f->ckpts[i].best_file) {
+            has_best = f->ckpts[i].best = 1;
+            f->best = f->ckpts[i].eval;
+        }
+    if (!has_best && !isnan(f->best.loss))   /* the best step's own file, when it is kept */
+        for (int i = 0; i < f->n_ckpts; i++)
+            f->ckpts[i].best = f->ckpts[i].step == f->best.step;
+    return LM_OK;
+}
+
+int runfacts_read(RunStore *st, const RunRow *r, RunFacts *f, char *err)
+{
+    memset(f, 0, sizeof *f);
+    f->best.loss = f->best_whole.loss = f->final.loss = NAN;
+    long batches = config_long(r->config, "eval_batches", 0), whole_step = final_whole_step(r);
+    SeriesPoint *v = NULL;
+    CheckpointRecord *c = NULL;
+    int nv = 0, nc = 0;
+    int rc = runstore_series(st, r->id, "val_loss", &v, &nv, err);
+    if (!rc)
+        rc = runstore_checkpoints(st, r->id, &c, &nc, err);
+    for (int i = 0; !rc && i < nv; i++) {
+        if (isnan(v[i].value))
+            continue;
+        RunEval e = eval_at(v, nv, v[i].step, batches, whole_step);
+        f->final = e;
+        if (isnan(f->best.loss) || e.loss < f->best.loss)
+            f->best = e;
+        if (e.whole && (isnan(f->best_whole.loss) || e.loss < f->best_whole.loss))
+            f->best_whole = e;
+    }
+    if (!rc && (rc = collect(f, r, c, nc, v, nv, batches, whole_step)))
+        err_set(err, rc, "out of memory");
+    free(v);
+    free(c);
+    if (rc)
+        runfacts_free(f);
+    return rc;
+}
+
+void runfacts_free(RunFacts *f)
+{
+    free(f->ckpts);
+    f->ckpts = NULL;
+    f->n_ckpts = 0;
+}
+
+void runfacts_fmt_eval(char *buf, size_t cap, const RunEval *e)
+{
+    if (isnan(e->loss)) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    char how[64];
+    if (e->whole)
+        snprintf(how, sizeof how, "whole split");
+    else
+        snprintf(how, sizeof how, "an estimate over %ld batch%s", e->batches,
+                 e->batches == 1 ? "" : "es");
+    snprintf(buf, cap, "%.4f (ppl %.2f) at step %ld, %s", e->loss, exp(e->loss), e->step, how);
+}
+
+/* "100, 200, best (step 300)" — what exists, for an error. */
+static void list_existing(const RunFacts *f, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < f->n_ckpts && o + 32 < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%s%ld%s", i ? ", " : "",
+                              f->ckpts[i].best_file ? "best (step " : "step=", f->ckpts[i].step,
+                              f->ckpts[i].best_file ? ")" : "");
+}
+
+int runfacts_pick(const RunFacts *f, const char *which, long step, const RunCkpt **out,
+                  char *err)
+{
+    char have[400];
+    list_existing(f, have, sizeof have);
+    const RunCkpt *pick = NULL;
+    for (int i = 0; i < f->n_ckpts; i++) {
+        const RunCkpt *k = &f->ckpts[i];
+        if (step > 0 ? !k->best_file && k->step == step
+                     : !strcmp(which, "best") ? k->best_file
+                     : !k->best_file && (!pick || k->step >= pick->step))
+            pick = k;
+    }
+    if (!pick && step <= 0 && !strcmp(which, "best"))   /* no best file: the best step's */
+        for (int i = 0; i < f->n_ckpts; i++)
+            if (f->ckpts[i].best)
+                pick = &f->ckpts[i];
+    if (!pick) {
+        if (step > 0)
+            return err_set(err, LM_EARG, "no checkpoint of step %ld exists (kept: %s)", step,
+                           have[0] ? have : "none");
+        return err_set(err, LM_EARG, "no %s checkpoint exists (kept: %s)", which,
+                       have[0] ? have : "none");
+    }
+    *out = pick;
+    return LM_OK;
+}
+
+int runfacts_best_estimated(const RunRow *r)
+{
+    if (isnan(r->best_val) || config_long(r->config, "eval_batches", 0) == 0)
+        return 0;
+    return !(final_whole_step(r) >= 0 && r->best_val == r->final_val);
+}

@@ -1,0 +1,145 @@
+/* session_view.c — the model a session samples and evaluates (session.h): a copy of the
+ * running run's weights (taken between steps) or a checkpoint loaded from disk. Below both
+ * session.c (which keeps a finished run's final weights) and cmd_model.c (open, import,
+ * save), so neither calls into the other. */
+#include "session.h"
+
+#include "checkpoint.h"
+#include "err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void drop_view(Session *s)
+{
+    model_destroy(s->view);
+    tokenizer_destroy(s->view_tok);
+    if (s->has_view_ds)
+        dataset_free(&s->view_ds);
+    s->view = NULL;
+    s->view_tok = NULL;
+    s->has_view_ds = 0;
+    s->view_source[0] = 0;
+    s->view_run = 0;
+    s->view_step = -1;
+}
+
+/* A model of configuration c and vocabulary V, allocated for sampling and evaluation,
+ * after the memory estimate train runs (model_check_memory); `what` names the source. */
+static Model *make_view(Session *s, const Config *c, int V, const char *what)
+{
+    char err[LM_ERR_LEN];
+    if (model_check_memory(c, V, c->batch, c->bptt, err) == LM_ENOMEM) {
+        session_error(s, LM_ENOMEM, "%s: refused before allocating anything: %s", what, err);
+        return NULL;
+    }
+    Model *m = model_create(c, V, err);
+    if (!m || model_alloc(m, c->batch, c->bptt, err)) {
+        session_error(s, LM_EARG, "cannot build the model: %s", err);
+        model_destroy(m);
+        return NULL;
+    }
+    m->training = 0;
+    return m;
+}
+
+int session_prepare_view(Session *s)
+{
+    if (s->trainer) {
+        const Config *c = trainer_config(s->trainer);
+        int V = trainer_vocab(s->trainer);
+        if (!s->view || s->view_run != s->run_id || s->view->vocab != V) {
+            drop_view(s);
+            if (!(s->view = make_view(s, c, V, "the running run's model")))
+                return LM_EARG;
+            char err[LM_ERR_LEN];
+            char *json = tokenizer_save(trainer_dataset(s->trainer)->tok);
+            if (!json || tokenizer_load(json, &s->view_tok, err)) {
+                free(json);
+                drop_view(s);
+                return session_error(s, LM_ENOMEM, "cannot copy the tokenizer");
+            }
+            free(json);
+            s->view_run = s->run_id;
+        }
+        trainer_copy_params(s->trainer, s->view->params.data);
+        Snapshot sn = {0};   /* the copy is taken between steps: at least the logged one */
+        recorder_snapshot(s->rec, &sn);
+        s->view_step = sn.last.step;
+        snapshot_free(&sn);
+        snprintf(s->view_source, sizeof s->view_source, "run #%ld live weights (step %ld)",
+                 s->run_id, s->view_step);
+        return LM_OK;
+    }
+    if (!s->view)
+        return session_error(s, LM_ESTATE, "no model: start a run with `train`, or `open` a "
+                             "stored run or checkpoint");
+    return LM_OK;
+}
+
+int session_open_checkpoint(Session *s, const char *path, long run_id)
+{
+    char err[LM_ERR_LEN];
+    CheckpointInfo info;
+    SafeTensors *st = NULL;
+    if (checkpoint_open(path, &info, &st, err))
+        return session_error(s, LM_EFORMAT, "%s", err);
+    Config c = info.has_config ? info.cfg : s->cfg;
+    long info_step = info.has_state ? info.ts.step : -1;
+    Tokenizer *tok = NULL;
+    int rc = LM_OK;
+    char note[300] = "";
+    if (!info.has_config && names_infer_config(st, &c, note, sizeof note, err))
+        rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
+    if (!rc && info.tokenizer_json && tokenizer_load(info.tokenizer_json, &tok, err))
+        rc = session_error(s, LM_EFORMAT, "%s: damaged tokenizer: %s", path, err);
+    if (!rc && !tok) { /* plain PyTorch weights: the tokenizer of the configured data */
+        Dataset ds;
+        if (dataset_load_config(&ds, &c, NULL, err))
+            rc = session_error(s, LM_EIO, "%s has no tokenizer, and the configured data "
+                               "cannot provide one: %s", path, err);
+        else {
+            char *json = tokenizer_save(ds.tok);
+            if (!json || tokenizer_load(json, &tok, err))
+                rc = session_error(s, LM_ENOMEM, "out of memory");
+            free(json);
+            dataset_free(&ds);
+        }
+    }
+    Model *m = NULL;
+    if (!rc) {
+        int V = tokenizer_vocab_size(tok);
+        if (info.vocab && info.vocab != V)
+            rc = session_error(s, LM_EFORMAT, "%s: vocabulary of %d tokens, but the tokenizer "
+                               "has %d", path, info.vocab, V);
+        else if (!(m = make_view(s, &c, V, path)))
+            rc = LM_EARG;
+        else if (checkpoint_read_weights(m, st, "", err))
+            rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
+    }
+    safetensors_close(st);
+    checkpoint_info_free(&info);
+    if (rc) {
+        model_destroy(m);
+        tokenizer_destroy(tok);
+        return rc;
+    }
+    drop_view(s);
+    s->view = m;
+    s->view_tok = tok;
+    s->view_run = run_id;
+    s->view_step = info_step;
+    snprintf(s->view_source, sizeof s->view_source, "%s", path);
+    if (note[0] && !s->json)
+        session_printf(s, "%s: no lmlab configuration inside; %s", path, note);
+    char bad_tensor[96];   /* every way in (open, import) warns the same */
+    long n_bad = checkpoint_count_nonfinite(s->view, bad_tensor, sizeof bad_tensor);
+    if (n_bad)
+        session_printf(s, "warning: %s holds %ld non-finite weights (NaN/Inf), first in %s: "
+                       "the run that wrote it diverged; its samples and evaluations are "
+                       "meaningless", path, n_bad, bad_tensor);
+    return LM_OK;
+}
+
+

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# e2e_truth.sh — what lmlab says about a run is true (issue 27 items 2, 5, 6): `run N` lists
+# only checkpoint files that exist, each once with its own step and evaluation, the best
+# mark on an existing file; `stop` names one step, the one the checkpoint and `runs` have;
+# `open ID` says which file and step it loaded, and which=final / step=N choose another.
+# Usage: e2e_truth.sh LMLAB_BINARY
+set -u
+bin=$(readlink -f "$1")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+export LMLAB_DB="$dir/t.db"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# keep_checkpoints=2 with a checkpoint and an evaluation every 50 steps
+"$bin" train quick steps=400 eval_every=50 checkpoint_every=50 keep_checkpoints=2 >out 2>&1 ||
+    fail "train: $(cat out)"
+"$bin" -c "run 1" >run.txt || fail "run 1"
+listed=$(grep -cE '^  step [0-9]+ .*\.safetensors' run.txt)
+on_disk=$(ls runs/run-1-*/ | grep -c '\.safetensors$' | tr -d ' ')
+ls runs/run-1-*/ | grep -q optim && on_disk=$(ls runs/run-1-*/ | grep '\.safetensors$' | grep -vc optim)
+[ "$listed" = "$on_disk" ] || { cat run.txt; ls runs/run-1-*/; fail "run 1 lists $listed checkpoint files, $on_disk exist"; }
+for p in $(grep -oE 'runs/[^ ]+\.safetensors' run.txt); do
+    [ -f "$p" ] || fail "run 1 lists $p, which does not exist"
+done
+[ "$(grep -c 'best\.safetensors' run.txt)" = 1 ] || { cat run.txt; fail "best.safetensors not listed exactly once"; }
+grep -E '\* best' run.txt | grep -qE 'runs/[^ ]+' || fail "no best mark"
+[ -f "$(grep -E '\* best' run.txt | grep -oE 'runs/[^ ]+\.safetensors')" ] || fail "best mark on a missing file"
+# each checkpoint's val is the evaluation at its own step
+"$bin" -c "export 1 format=csv" >ev.csv || fail "export"
+grep -E '^  step [0-9]+ +val [0-9]' run.txt | while read -r _ step _ val _; do
+    want=$(grep -E "^1,$step,val_loss," ev.csv | cut -d, -f4)
+    [ -n "$want" ] || fail "checkpoint of step $step shows val $val but no evaluation at that step"
+    awk -v a="$val" -v b="$want" 'BEGIN { exit !(a - b < 0.00006 && b - a < 0.00006) }' ||
+        fail "checkpoint of step $step shows val $val, its evaluation is $want"
+done || exit 1
+grep -q "best val: .*at step [0-9]*, an estimate over 5 batches\|best val: .*whole split" run.txt ||
+    fail "best val not labelled: $(grep 'best val' run.txt)"
+
+# open: says what it loaded; which=final and step=N choose
+"$bin" -c "open 1" >o.txt 2>&1 || fail "open 1: $(cat o.txt)"
+grep -qE "opened run #1 best\.safetensors \(step [0-9]+ of 400" o.txt || fail "open 1: $(cat o.txt)"
+"$bin" -c "open 1 which=final" >o.txt 2>&1 || fail "open which=final: $(cat o.txt)"
+grep -q "opened run #1 step-00000400.safetensors (step 400 of 400" o.txt || fail "which=final: $(cat o.txt)"
+"$bin" -c "open 1 step=350" >o.txt 2>&1 || fail "open step=350: $(cat o.txt)"
+grep -q "(step 350 of 400" o.txt || fail "step=350: $(cat o.txt)"
+"$bin" open 1 step=100 >o.txt 2>&1; [ $? = 2 ] || fail "open step=100 (removed) should be a usage error"
+grep -q "no checkpoint of step 100 exists (kept: " o.txt || fail "step=100: $(cat o.txt)"
+"$bin" -c "open 1 which=final; sample tokens=5" >o.txt 2>&1 || fail "sample: $(cat o.txt)"
+grep -q "weights: run #1 step-00000400.safetensors (step 400" o.txt || fail "sample does not say its weights: $(cat o.txt)"
+
+# stop: one step, the true one, the same in runs and the checkpoint
+{ echo "use quick"; echo "train steps=1000000 log_every=10 checkpoint_every=100000"
+  for _ in $(seq 1 600); do
+      sleep 0.1
+      "$bin" --json -c "runs id=2" 2>/dev/null | grep -qE '"steps":[1-9][0-9]' && break
+  done
+  echo "stop"; } | "$bin" --plain >stop.txt 2>&1
+line=$(grep "run #2 stopped" stop.txt) || fail "no stop line: $(cat stop.txt)"
+[ "$(echo "$line" | grep -oE 'step [0-9]+' | sort -u | wc -l)" = 1 ] || fail "stop names two steps: $line"
+step=$(echo "$line" | grep -oE 'step [0-9]+' | head -1 | cut -d' ' -f2)
+"$bin" --json -c "runs id=2" | grep -q "\"steps\":$step," || fail "runs disagrees with '$line': $("$bin" -c "runs id=2")"
+ls runs/run-2-*/ | grep -q "step-$(printf %08d "$step").safetensors" || fail "no checkpoint at step $step: $(ls runs/run-2-*/)"
+echo "e2e_truth: ok"
