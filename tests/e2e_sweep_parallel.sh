@@ -72,7 +72,7 @@ run s3 "$L" --json --db a.db -c "$(sweep "$LONG")" >s3.txt 2>&1
 mkdir -p p3 && (cd p3 && { echo "sweep $LONG parallel=2"; sleep 1.5; echo "sweep stop"; } |
     timeout 300 "$L" --json --db a.db >a.txt 2>&1)
 check "stopped: the sweep is stored as stopped" [ "$(q p3/a.db "select status from sweeps where id=1")" == stopped ]
-check "stopped: no worker left behind" bash -c "! pgrep -f 'sweep worke[r]=1 ' >/dev/null"
+check "stopped: no worker left behind" bash -c "! pgrep -f '^$L --db a.db -c sweep worke[r]=1 ' >/dev/null"
 (cd p3 && timeout 300 "$L" --json --db a.db -c "sweep resume 1; sweep wait; sweep show" >b.txt 2>&1)
 check "resumed: finished" finished p3/b.txt
 check "resumed: still one run per trial" [ "$(q p3/a.db "select count(*) from runs")" == 2 ]

@@ -19,9 +19,16 @@ typedef struct RunStore RunStore;
 /* Opens (creating if needed) the store at path; NULL means env LMLAB_DB, else
  * "lmlab.db". Migrates a version-1 file in place, then repairs crashed runs: a run marked
  * running/paused on this host whose process no longer exists becomes "interrupted"; a
- * live process's run is never touched. *out is owned by the caller (runstore_close).
+ * live process's run is never touched. Nothing is written to a file lmlab has not
+ * recognised: an empty file becomes a new store; anything else must carry lmlab's schema
+ * and pass SQLite's quick_check of its run and sweep tables (the whole file is checked
+ * once per handle before a run is created or claimed). Run locks are keyed by the file's
+ * real path, so every name of one store (a symbolic link, ./x, the absolute path) shares
+ * them. *out is owned by the caller (runstore_close).
  * Errors: LM_EIO (cannot open/create, read-only file or directory), LM_EFORMAT (not an
- * lmlab store, damaged, or written by a newer lmlab), LM_EDB (locked, other SQLite
+ * lmlab store, damaged, an unknown schema version, or written by a newer lmlab), LM_EARG
+ * (the file has several hard links), LM_ESTATE (path is missing but path-wal is there: a
+ * store moved or deleted while open left rows in it), LM_EDB (locked, other SQLite
  * failures). On failure *out is NULL. */
 int runstore_open(const char *path, RunStore **out, char *err);
 
