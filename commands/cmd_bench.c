@@ -55,8 +55,10 @@ static int run_child(BenchWorkload *w, BenchResult *res, char *err)
 /* The JSON event of one workload's result. */
 static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
 {
-    json_t *fwd = json_object(), *bwd = json_object(), *gf = json_object();
+    json_t *all = json_object(), *fwd = json_object(), *bwd = json_object();
+    json_t *gf = json_object();
     for (int p = 0; p < PROF_N; p++) {
+        json_object_set_new(all, bench_part_name(p), json_real(r->part_s[p] + r->part_bwd_s[p]));
         json_object_set_new(fwd, bench_part_name(p), json_real(r->part_s[p]));
         if (p != PROF_OPTIM)
             json_object_set_new(bwd, bench_part_name(p), json_real(r->part_bwd_s[p]));
@@ -65,7 +67,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
     }
     double peak = r->peak_gflops;
     session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
-                                   "s:f s:f s:I s:o s:o s:f s:o s:s s:f}", "event", "bench",
+                                   "s:f s:f s:I s:o s:o s:o s:f s:o s:s s:f}", "event", "bench",
                                    "workload", r->name, "model", r->model, "vocab", r->vocab,
                                    "d", r->d, "layers", r->layers, "bptt", r->bptt, "batch",
                                    r->batch, "params", (json_int_t)r->params, "step_s",
@@ -73,7 +75,8 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
                                    r->gflops, "precision", r->precision, "peak_gflops", peak,
                                    "sgemm_gflops", bench_peak_for("fp32"), "peak_fraction",
                                    peak > 0 ? r->gflops / peak : 0, "peak_rss_kb",
-                                   (json_int_t)r->peak_rss_kb, "parts", fwd, "parts_backward",
+                                   (json_int_t)r->peak_rss_kb, "parts", all, "parts_forward", fwd,
+                                   "parts_backward",
                                    bwd, "other_s", r->other_s, "part_gflops", gf, "bottleneck",
                                    worst.name, "bottleneck_fraction",
                                    r->step_s > 0 ? worst.seconds / r->step_s : 0));

@@ -157,7 +157,7 @@ INL v8i lanes_below(int j0, int n)
     return idx + j0 < n;
 }
 
-/* fastmath.h's fast_expf on 8 lanes (the same Cephes steps, so the same values). */
+/* fastmath.h's fast_expf on 8 lanes (the same Cephes steps; FMA may round differently). */
 INL v8 exp8(v8 x)
 {
     x = select8(x < splat(-87.0f), splat(-87.0f), x);
