@@ -275,7 +275,7 @@ int main(int argc, char **argv)
     }
     Session s;
     session_init(&s, a.db);
-    cmd_bench_set_frame(dashboard_bench_frame);   /* `bench board` times dashboard frames */
+    bench_set_frame_hook(dashboard_bench_frame);   /* `bench board` times dashboard frames */
     s.json = a.json;
     repl_install_signals(&s);
     int rc;

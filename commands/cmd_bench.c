@@ -286,7 +286,7 @@ static int bench_store(Session *s, long steps)
 
 static BenchFrameFn g_frame;
 
-void cmd_bench_set_frame(BenchFrameFn fn) { g_frame = fn; }
+void bench_set_frame_hook(BenchFrameFn fn) { g_frame = fn; }
 
 #define BOARD_FRAME_MS 50.0    /* the limits: a board frame, a 10,000-run list */
 #define BOARD_LIST_MS 1000.0

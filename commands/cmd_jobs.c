@@ -154,7 +154,7 @@ static int control_wait(Session *s, RunStore *st, long id, RunControl *c)
     return 0;
 }
 
-int cmd_control_run(Session *s, long id, const char *verb)
+int jobs_control_run(Session *s, long id, const char *verb)
 {
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;

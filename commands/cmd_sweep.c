@@ -247,7 +247,7 @@ static void stopped_trial_words(Session *s, Output *o, const SweepProgress *befo
     runstore_row_free(&row);
 }
 
-int cmd_sweep_control(Session *s, const char *what)
+int sweep_job_control(Session *s, const char *what)
 {
     if (need_sweep(s, what))
         return LM_ESTATE;
@@ -274,7 +274,7 @@ int cmd_sweep_control(Session *s, const char *what)
 }
 
 /* `sweep wait`: one line per change of trial or counts, until the sweep ends. */
-int cmd_sweep_wait(Session *s)
+int sweep_job_wait(Session *s)
 {
     if (need_sweep(s, "wait"))
         return LM_ESTATE;
@@ -616,9 +616,9 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "resume") && arg)
         return sweep_continue(s, arg);
     if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
-        return cmd_sweep_control(s, sub);
+        return sweep_job_control(s, sub);
     if (!strcmp(sub, "wait"))
-        return cmd_sweep_wait(s);
+        return sweep_job_wait(s);
     if (!strcmp(sub, "show"))
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))

@@ -218,10 +218,10 @@ int cmd_pause(Session *s, int argc, const LexWord *argv)
     if (control_target(s, argc, argv, "pause", &id))
         return LM_EARG;
     if (is_remote(s, id))
-        return cmd_control_run(s, id, "pause");
+        return jobs_control_run(s, id, "pause");
     SessionJobKind k = need_job(s, "pause");
     if (k == SESSION_JOB_SWEEP)
-        return cmd_sweep_control(s, "pause");
+        return sweep_job_control(s, "pause");
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     session_job_pause(s, 1);
@@ -237,10 +237,10 @@ int cmd_resume(Session *s, int argc, const LexWord *argv)
     if (control_target(s, argc, argv, "resume", &id))
         return LM_EARG;
     if (is_remote(s, id))
-        return cmd_control_run(s, id, "resume");
+        return jobs_control_run(s, id, "resume");
     SessionJobKind k = need_job(s, "resume");
     if (k == SESSION_JOB_SWEEP)
-        return cmd_sweep_control(s, "resume");
+        return sweep_job_control(s, "resume");
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     session_job_pause(s, 0);
@@ -256,10 +256,10 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     if (control_target(s, argc, argv, "stop", &id))
         return LM_EARG;
     if (is_remote(s, id))
-        return cmd_control_run(s, id, "stop");
+        return jobs_control_run(s, id, "stop");
     SessionJobKind k = need_job(s, "stop");
     if (k == SESSION_JOB_SWEEP)
-        return cmd_sweep_control(s, "stop");
+        return sweep_job_control(s, "stop");
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     session_job_stop(s);
@@ -499,7 +499,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
     (void)argc; (void)argv;
     SessionJobKind k = s->rec ? SESSION_JOB_RUN : need_job(s, "wait");
     if (k == SESSION_JOB_SWEEP)
-        return cmd_sweep_wait(s);
+        return sweep_job_wait(s);
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     Printed p = {0};

@@ -160,7 +160,7 @@ int session_prepare_view(Session *s);
  * s->view. run_id 0 when not from the store. */
 int session_open_checkpoint(Session *s, const char *path, long run_id);
 
-/* Handlers are grouped by file: cmd_config.c, cmd_train.c, cmd_runs.c, cmd_sweep.c. */
+/* The table's handlers (commands.c), all of one type: grouped by file (cmd_*.c). */
 int cmd_help(Session *s, int argc, const LexWord *argv);
 int cmd_quit(Session *s, int argc, const LexWord *argv);
 int cmd_use(Session *s, int argc, const LexWord *argv);
@@ -190,21 +190,23 @@ int cmd_export(Session *s, int argc, const LexWord *argv);
 int cmd_sweep(Session *s, int argc, const LexWord *argv);
 int cmd_bench(Session *s, int argc, const LexWord *argv);
 int cmd_jobs(Session *s, int argc, const LexWord *argv);
+int cmd_fork(Session *s, int argc, const LexWord *argv);
+
+/* ---- shared by the handlers, not in the table ---- */
+/* Asks run id's owner (another process, or this one's sweep trial) through the store to
+ * pause|resume|stop, waits about 2 s for the answer and prints it. LM_ESTATE when the run
+ * is not training or its owner is gone, LM_EPENDING when the owner has not answered yet
+ * (the request stays; the owner acts when it reads it). (cmd_jobs.c) */
+int jobs_control_run(Session *s, long id, const char *verb);
+/* The sweep's pause/resume/stop (what: "pause", "resume", "stop") and wait, printing as
+ * `sweep pause` etc.; `pause`, `resume`, `stop` and `wait` use them while a sweep trains. */
+int sweep_job_control(Session *s, const char *what);
+int sweep_job_wait(Session *s);
 /* `bench board` times dashboard frames through this hook (the dashboard's
  * dashboard_bench_frame, set by app/ so that commands/ needs no ui/); without it the
  * bench times the frames' store reads only. */
 typedef int (*BenchFrameFn)(Session *s, const char *view, int frames, int w, int h,
                             double *ms, char *err);
-void cmd_bench_set_frame(BenchFrameFn fn);
-int cmd_fork(Session *s, int argc, const LexWord *argv);
-/* Asks run id's owner (another process, or this one's sweep trial) through the store to
- * pause|resume|stop, waits about 2 s for the answer and prints it. LM_ESTATE when the run
- * is not training or its owner is gone, LM_EPENDING when the owner has not answered yet
- * (the request stays; the owner acts when it reads it). (cmd_jobs.c) */
-int cmd_control_run(Session *s, long id, const char *verb);
-/* The sweep's pause/resume/stop (what: "pause", "resume", "stop") and wait, printing as
- * `sweep pause` etc.; `pause`, `resume`, `stop` and `wait` use them while a sweep trains. */
-int cmd_sweep_control(Session *s, const char *what);
-int cmd_sweep_wait(Session *s);
+void bench_set_frame_hook(BenchFrameFn fn);
 
 #endif

@@ -12,7 +12,7 @@
 #include "canvas.h"
 #include "check.h"
 #include "heatmap.h"
-#include "plot.h"
+#include "chart.h"
 #include "statusbar.h"
 #include "table.h"
 #include "textpane.h"
@@ -90,10 +90,10 @@ static void test_plot_ticks_and_direction(void)
         x[i] = i * 20000.0 / (N - 1);
         y[i] = 3.0 - 2.0 * sqrt((double)i / (N - 1));   /* 3.0 down to 1.0 */
     }
-    PlotSeries s = {x, y, N, "train", 0, PLOT_LINE};
-    PlotData d = {&s, 1, "step", 0, 0, 0, 0};
+    ChartSeries s = {x, y, N, "train", 0, CHART_LINE};
+    ChartData d = {&s, 1, "step", 0, 0, 0, 0};
     Canvas *c = canvas_create(40, 12);
-    plot_draw(c, (Rect){0, 0, 40, 12}, &d, &U);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &d, &U);
     CHECK(has(c, "1.0") && has(c, "2.0") && has(c, "3.0"), "y tick labels 1.0 2.0 3.0");
     CHECK(has(c, "1.5") && has(c, "2.5"), "half steps labelled");
     CHECK(has(c, "10k") && has(c, " 0 "), "x tick labels 0, 10k");
@@ -137,32 +137,32 @@ static void test_plot_log_ascii_legend(void)
         y[i] = 10 * exp(-i / 10.0);    /* 10 .. 5e-4 */
         y2[i] = 5 * exp(-i / 20.0);
     }
-    PlotSeries s[2] = {{x, y, N, "train", 0, PLOT_LINE}, {x, y2, N, "valid", 0, PLOT_POINTS}};
-    PlotData d = {s, 2, "tokens", 1, 0, 0, 0};
+    ChartSeries s[2] = {{x, y, N, "train", 0, CHART_LINE}, {x, y2, N, "valid", 0, CHART_POINTS}};
+    ChartData d = {s, 2, "tokens", 1, 0, 0, 0};
     Canvas *c = canvas_create(40, 12);
-    plot_draw(c, (Rect){0, 0, 40, 12}, &d, &U);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &d, &U);
     CHECK(has(c, "0.1┤") && has(c, " 10┤") && has(c, "  1┤") && has(c, "0.01┤"),
           "log labels at decades");
     CHECK(has(c, "train") && has(c, "valid"), "both legend entries");
     CHECK(canvas_color(c, 5, 1) != 0 || count_braille(c) > 0, "drawn");
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 40, 12}, &d, &A);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &d, &A);
     CHECK(ascii_only(c), "ASCII mode: no byte >= 0x80");
     CHECK(has(c, "*") && has(c, "+"), "ASCII markers");
     canvas_clear(c);
     d.log_y = 0;
-    plot_draw(c, (Rect){0, 0, 40, 12}, &d, &A);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &d, &A);
     CHECK(ascii_only(c) && has(c, "train"), "ASCII linear mode");
     /* a narrow log range gets 1-2-5 ticks */
     double yn[3] = {1.2, 3.0, 7.5};
-    PlotSeries sn = {NULL, yn, 3, "x", 0, PLOT_LINE};
-    PlotData dn = {&sn, 1, NULL, 1, 0, 0, 0};
+    ChartSeries sn = {NULL, yn, 3, "x", 0, CHART_LINE};
+    ChartData dn = {&sn, 1, NULL, 1, 0, 0, 0};
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 40, 12}, &dn, &U);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &dn, &U);
     CHECK(has(c, " 1┤") && has(c, " 2┤") && has(c, " 5┤") && has(c, "10┤"), "log 1 2 5 10");
     /* monochrome: no colour pairs anywhere */
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 40, 12}, &d, &MONO);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &d, &MONO);
     int coloured = 0;
     for (int yy = 0; yy < 12; yy++)
         for (int xx = 0; xx < 40; xx++)
@@ -172,11 +172,11 @@ static void test_plot_log_ascii_legend(void)
 }
 
 /* Same dump drawn from two datasets (points mode). */
-static int same_drawing(const PlotData *a, const PlotData *b, int log_y)
+static int same_drawing(const ChartData *a, const ChartData *b, int log_y)
 {
     Canvas *c1 = canvas_create(30, 8), *c2 = canvas_create(30, 8);
-    plot_draw(c1, (Rect){0, 0, 30, 8}, a, &U);
-    plot_draw(c2, (Rect){0, 0, 30, 8}, b, &U);
+    chart_draw(c1, (Rect){0, 0, 30, 8}, a, &U);
+    chart_draw(c2, (Rect){0, 0, 30, 8}, b, &U);
     char *d1 = canvas_dump(c1), *d2 = canvas_dump(c2);
     int same = d1 && d2 && strcmp(d1, d2) == 0;
     if (!same)
@@ -191,51 +191,51 @@ static int same_drawing(const PlotData *a, const PlotData *b, int log_y)
 static void test_plot_edge_cases(void)
 {
     Canvas *c = canvas_create(30, 8);
-    PlotSeries e = {NULL, NULL, 0, "loss", 0, PLOT_LINE};
-    PlotData d = {&e, 1, "step", 0, 0, 0, 0};
-    plot_draw(c, (Rect){0, 0, 30, 8}, &d, &U);
+    ChartSeries e = {NULL, NULL, 0, "loss", 0, CHART_LINE};
+    ChartData d = {&e, 1, "step", 0, 0, 0, 0};
+    chart_draw(c, (Rect){0, 0, 30, 8}, &d, &U);
     CHECK(has(c, "no data yet") && has(c, "└"), "empty series: axes and message");
     d.n_series = 0;
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 30, 8}, &d, &A);
+    chart_draw(c, (Rect){0, 0, 30, 8}, &d, &A);
     CHECK(has(c, "no data yet") && ascii_only(c), "no series at all");
 
     /* NaN/Inf skipped: same points as without them */
     double x1[6] = {0, 1, 2, 3, 4, 5}, y1[6] = {1, NAN, 3, INFINITY, 2, -INFINITY};
     double x2[3] = {0, 2, 4}, y2[3] = {1, 3, 2};
-    PlotSeries s1 = {x1, y1, 6, "a", 0, PLOT_POINTS}, s2 = {x2, y2, 3, "a", 0, PLOT_POINTS};
-    PlotData d1 = {&s1, 1, NULL, 0, 0, 0, 0}, d2 = {&s2, 1, NULL, 0, 0, 0, 0};
+    ChartSeries s1 = {x1, y1, 6, "a", 0, CHART_POINTS}, s2 = {x2, y2, 3, "a", 0, CHART_POINTS};
+    ChartData d1 = {&s1, 1, NULL, 0, 0, 0, 0}, d2 = {&s2, 1, NULL, 0, 0, 0, 0};
     CHECK(same_drawing(&d1, &d2, 0), "NaN and Inf points skipped");
     /* log mode: zero and negative skipped */
     double y3[6] = {1, 0, 3, -2, 2, 5};
     double x4[4] = {0, 2, 4, 5}, y4[4] = {1, 3, 2, 5};
-    PlotSeries s3 = {x1, y3, 6, "a", 0, PLOT_POINTS}, s4 = {x4, y4, 4, "a", 0, PLOT_POINTS};
-    PlotData d3 = {&s3, 1, NULL, 1, 0, 0, 0}, d4 = {&s4, 1, NULL, 1, 0, 0, 0};
+    ChartSeries s3 = {x1, y3, 6, "a", 0, CHART_POINTS}, s4 = {x4, y4, 4, "a", 0, CHART_POINTS};
+    ChartData d3 = {&s3, 1, NULL, 1, 0, 0, 0}, d4 = {&s4, 1, NULL, 1, 0, 0, 0};
     CHECK(same_drawing(&d3, &d4, 1), "log mode skips y <= 0");
 
     /* one point, all-equal values */
     double one = 2.5;
-    PlotSeries so = {NULL, &one, 1, "one", 0, PLOT_LINE};
-    PlotData dd = {&so, 1, NULL, 0, 0, 0, 0};
+    ChartSeries so = {NULL, &one, 1, "one", 0, CHART_LINE};
+    ChartData dd = {&so, 1, NULL, 0, 0, 0, 0};
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
+    chart_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
     CHECK(count_braille(c) == 1 && !has(c, "no data"), "one point draws one dot cell");
     double eq[50];
     for (int i = 0; i < 50; i++)
         eq[i] = 0.0;
-    PlotSeries se = {NULL, eq, 50, "flat", 0, PLOT_LINE};
+    ChartSeries se = {NULL, eq, 50, "flat", 0, CHART_LINE};
     dd.series = &se;
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
+    chart_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
     CHECK(count_braille(c) >= 10 && has(c, "0┤"), "all-equal zeros drawn with a 0 tick");
 
     /* snapping the range to whole steps must not waste half the height: data in
      * [1.55, 4.65] over 7 rows gets ticks 1..5, not 0..6 */
     double yr[2] = {1.55, 4.65};
-    PlotSeries sr = {NULL, yr, 2, "r", 0, PLOT_LINE};
-    PlotData dr = {&sr, 1, NULL, 0, 0, 0, 0};
+    ChartSeries sr = {NULL, yr, 2, "r", 0, CHART_LINE};
+    ChartData dr = {&sr, 1, NULL, 0, 0, 0, 0};
     Canvas *c10 = canvas_create(46, 10);
-    plot_draw(c10, (Rect){0, 0, 46, 10}, &dr, &U);
+    chart_draw(c10, (Rect){0, 0, 46, 10}, &dr, &U);
     CHECK(has(c10, "5┤") && has(c10, "1┤") && !has(c10, "6┤") && !has(c10, "0┤"),
           "y range snapped tightly");
     canvas_destroy(c10);
@@ -245,7 +245,7 @@ static void test_plot_edge_cases(void)
     dd.y_lo = 1;
     dd.y_hi = 2;
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
+    chart_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
     CHECK(has(c, "1.0") && has(c, "2.0"), "fixed y range ticks");
     canvas_destroy(c);
 }
@@ -256,11 +256,11 @@ static void test_plot_huge_and_sizes(void)
     double *y = malloc((size_t)n * sizeof *y);
     for (long i = 0; i < n; i++)
         y[i] = 5.0 / (1.0 + i * 1e-4) + 0.1 * sin((double)i);
-    PlotSeries s = {NULL, y, n, "big", 0, PLOT_LINE};
-    PlotData d = {&s, 1, "step", 0, 0, 0, 0};
+    ChartSeries s = {NULL, y, n, "big", 0, CHART_LINE};
+    ChartData d = {&s, 1, "step", 0, 0, 0, 0};
     Canvas *c = canvas_create(80, 24);
     clock_t t0 = clock();
-    plot_draw(c, (Rect){0, 0, 80, 24}, &d, &U);
+    chart_draw(c, (Rect){0, 0, 80, 24}, &d, &U);
     double sec = (double)(clock() - t0) / CLOCKS_PER_SEC;
     printf("  plot of %ld points: %.1f ms\n", n, sec * 1e3);
     CHECK(sec < 1.0, "2M points drawn in under 1 s (O(n)): %.3f s", sec);
@@ -269,22 +269,22 @@ static void test_plot_huge_and_sizes(void)
     free(y);
     /* degenerate sizes draw nothing and do not crash; small ones draw something */
     double yy[3] = {1, 2, 3};
-    PlotSeries s3 = {NULL, yy, 3, "t", 0, PLOT_LINE};
-    PlotData d3 = {&s3, 1, "step", 0, 0, 0, 0};
+    ChartSeries s3 = {NULL, yy, 3, "t", 0, CHART_LINE};
+    ChartData d3 = {&s3, 1, "step", 0, 0, 0, 0};
     int quiet = 1;
     for (int w = 0; w <= 4; w++) {
         for (int h = 0; h <= 4; h++) {
             canvas_clear(c);
-            plot_draw(c, (Rect){1, 1, w, h}, &d3, &U);
+            chart_draw(c, (Rect){1, 1, w, h}, &d3, &U);
             if (w <= 2 || h <= 2)
                 quiet &= blank(c);
         }
     }
     CHECK(quiet, "w or h <= 2: nothing drawn");
     canvas_clear(c);
-    plot_draw(c, (Rect){70, 20, 30, 8}, &d3, &U);   /* mostly off-canvas */
+    chart_draw(c, (Rect){70, 20, 30, 8}, &d3, &U);   /* mostly off-canvas */
     canvas_clear(c);
-    plot_draw(c, (Rect){0, 0, 30, 8}, &d3, &U);
+    chart_draw(c, (Rect){0, 0, 30, 8}, &d3, &U);
     CHECK(count_braille(c) > 0 && has(c, "train") == 0 && has(c, "t "), "30x8 plot drawn");
     canvas_destroy(c);
 }
@@ -292,19 +292,19 @@ static void test_plot_huge_and_sizes(void)
 static void test_plot_format(void)
 {
     char b[16];
-    plot_format_tick(b, sizeof b, 2.5, 0.5);
+    chart_format_tick(b, sizeof b, 2.5, 0.5);
     CHECK(strcmp(b, "2.5") == 0, "2.5: %s", b);
-    plot_format_tick(b, sizeof b, 2.0, 0.5);
+    chart_format_tick(b, sizeof b, 2.0, 0.5);
     CHECK(strcmp(b, "2.0") == 0, "2.0: %s", b);
-    plot_format_tick(b, sizeof b, 20000, 5000);
+    chart_format_tick(b, sizeof b, 20000, 5000);
     CHECK(strcmp(b, "20k") == 0, "20k: %s", b);
-    plot_format_tick(b, sizeof b, 5000, 5000);
+    chart_format_tick(b, sizeof b, 5000, 5000);
     CHECK(strcmp(b, "5k") == 0, "5k: %s", b);
-    plot_format_tick(b, sizeof b, 1.5e6, 5e5);
+    chart_format_tick(b, sizeof b, 1.5e6, 5e5);
     CHECK(strcmp(b, "1.5M") == 0, "1.5M: %s", b);
-    plot_format_tick(b, sizeof b, 0.05, 0.05);
+    chart_format_tick(b, sizeof b, 0.05, 0.05);
     CHECK(strcmp(b, "0.05") == 0, "0.05: %s", b);
-    plot_format_tick(b, sizeof b, 400, 200);
+    chart_format_tick(b, sizeof b, 400, 200);
     CHECK(strcmp(b, "400") == 0, "400: %s", b);
 }
 

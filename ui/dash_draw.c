@@ -108,12 +108,12 @@ void dash_draw_smooth(double *y, int n, int window)
     smooth_ema_debiased(y, n, smooth_weight(window), y);   /* the one smoothing (smooth.h) */
 }
 
-int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int mode)
+int dash_draw_add_curves(const Dashboard *d, ChartSeries *ps, int n, double *buf, int mode)
 {
     if (mode != DASH_CURVES_AS_IS && d->cmp_metric != DASH_CMP_TRAIN &&
         d->cmp_metric != DASH_CMP_VAL)
         return n;
-    for (int i = 0; i < d->n_marked && n < PLOT_MAX_SERIES; i++) {
+    for (int i = 0; i < d->n_marked && n < CHART_MAX_SERIES; i++) {
         const DashCurve *cv = &d->curves[i];
         double *x = buf, *y = buf + cv->n, k = curve_x_scale(d, cv);
         buf += 2 * (long)cv->n;
@@ -125,7 +125,7 @@ int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf,
         if (mode == DASH_CURVES_PPL)
             for (int j = 0; j < cv->n; j++)
                 y[j] = exp(y[j]);
-        ps[n++] = (PlotSeries){x, y, cv->n, cv->label, dash_draw_run_color(cv->run), PLOT_LINE};
+        ps[n++] = (ChartSeries){x, y, cv->n, cv->label, dash_draw_run_color(cv->run), CHART_LINE};
     }
     return n;
 }

@@ -5,7 +5,7 @@
 #define LM_UI_DASH_DRAW_H
 
 #include "dash_state.h"
-#include "plot.h"
+#include "chart.h"
 
 /* Draws text into r wrapped at r.w columns (newlines kept): the first r.h rows when
  * from_top, else the last r.h rows (the tail of a streaming text). */
@@ -24,7 +24,7 @@ long dash_draw_curves_need(const Dashboard *d);
  * DASH_CURVES_LOSS / DASH_CURVES_PPL: only when the metric is a loss (train or
  * validation), exp'd for PPL (the training view's overlays). */
 enum { DASH_CURVES_LOSS, DASH_CURVES_PPL, DASH_CURVES_AS_IS };
-int dash_draw_add_curves(const Dashboard *d, PlotSeries *ps, int n, double *buf, int mode);
+int dash_draw_add_curves(const Dashboard *d, ChartSeries *ps, int n, double *buf, int mode);
 /* The colour of run id's curve: the same run, the same colour, in every plot. */
 int dash_draw_run_color(long id);
 /* The name of d->cmp_metric ("train loss (smoothed)", "validation loss", ...) and of the

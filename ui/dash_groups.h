@@ -1,7 +1,7 @@
 /* dash_groups.h — the history view's seed groups: the marked runs gathered by their
  * store group (runstore_group.h; a run in none stands alone), each group's curves of the
  * compared metric over ALL its members reduced to mean ± std on the longest member's
- * steps, for plot_draw_bands; and the store-kept layout of the history view (sort,
+ * steps, for chart_draw_bands; and the store-kept layout of the history view (sort,
  * filter, marks: store settings "history.*"). Loads from the store on the main thread;
  * drawing is view_history.c's. */
 #ifndef LM_UI_DASH_GROUPS_H

@@ -326,21 +326,21 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
 /* The marked runs' groups (d->bands) as mean lines over ± std bands. */
 static void draw_bands(Canvas *c, Rect pin, const Dashboard *d, const CanvasCaps *caps)
 {
-    PlotSeries ps[PLOT_MAX_SERIES];
-    PlotBand pb[PLOT_MAX_SERIES];
+    ChartSeries ps[CHART_MAX_SERIES];
+    ChartBand pb[CHART_MAX_SERIES];
     int n = 0;
-    for (int i = 0; i < d->n_bands && n < PLOT_MAX_SERIES; i++, n++) {
+    for (int i = 0; i < d->n_bands && n < CHART_MAX_SERIES; i++, n++) {
         const DashBand *b = &d->bands[i];
-        ps[n] = (PlotSeries){b->x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
-                             PLOT_LINE};
-        pb[n] = (PlotBand){b->lo, b->hi};
+        ps[n] = (ChartSeries){b->x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
+                             CHART_LINE};
+        pb[n] = (ChartBand){b->lo, b->hi};
     }
-    PlotData pd = {ps, n, "step", d->log_y, 0, 0, 0};
-    plot_draw_bands(c, pin, &pd, pb, caps);
+    ChartData pd = {ps, n, "step", d->log_y, 0, 0, 0};
+    chart_draw_bands(c, pin, &pd, pb, caps);
 }
 
 /* y of series s at x (its nearest drawn point at or before x); NaN when none. */
-static double series_at(const PlotSeries *s, double x)
+static double series_at(const ChartSeries *s, double x)
 {
     double y = NAN;
     for (long i = 0; i < s->n && s->x[i] <= x; i++)
@@ -350,8 +350,8 @@ static double series_at(const PlotSeries *s, double x)
 
 /* The cursor: a dim column at d->hist_cursor, a dot on the chosen curve (d->cursor_run,
  * else the nearest to the plot's middle height), named with its value in the box title. */
-static void draw_cursor(Canvas *c, Rect pr, const PlotFrame *f, Dashboard *d,
-                        const PlotSeries *ps, int n, const CanvasCaps *caps)
+static void draw_cursor(Canvas *c, Rect pr, const ChartFrame *f, Dashboard *d,
+                        const ChartSeries *ps, int n, const CanvasCaps *caps)
 {
     if (d->hist_cursor < 0 || !f->valid || n == 0)
         return;
@@ -448,7 +448,7 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     double *b = dash_draw_scratch(d, dash_draw_curves_need(d) + 1);
     if (!b)
         return;
-    PlotSeries ps[PLOT_MAX_SERIES];
+    ChartSeries ps[CHART_MAX_SERIES];
     int n = dash_draw_add_curves(d, ps, 0, b, DASH_CURVES_AS_IS);
     char ids[DASH_MAX_MARKED][24];   /* a legend that fits: "#12" when names would not */
     int legend = 0;
@@ -458,9 +458,9 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
         snprintf(ids[i], sizeof ids[i], "#%ld", d->curves[i].run);
         ps[i].label = ids[i];
     }
-    PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
-    PlotFrame fr;
-    plot_draw_framed(c, pin, &pd, NULL, caps, &fr);
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    ChartFrame fr;
+    chart_draw_framed(c, pin, &pd, NULL, caps, &fr);
     draw_cursor(c, pr, &fr, d, ps, n, caps);
     compare_table(c, cin, d, caps);
 }

@@ -11,7 +11,7 @@
 #include "dash_draw.h"
 #include "dash_view.h"
 #include "err.h"
-#include "plot.h"
+#include "chart.h"
 #include "safetext.h"
 #include "table.h"
 
@@ -131,9 +131,9 @@ static void job_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
         b[i] = (double)j->spark_step[i];
         b[JOBS_SPARK + i] = j->spark[i];
     }
-    PlotSeries ps = {b, b + JOBS_SPARK, j->n_spark, "loss", UI_COLOR_SERIES1, PLOT_LINE};
-    PlotData pd = {&ps, 1, "step", 0, 0, 0, 0};
-    plot_draw(c, in, &pd, caps);
+    ChartSeries ps = {b, b + JOBS_SPARK, j->n_spark, "loss", UI_COLOR_SERIES1, CHART_LINE};
+    ChartData pd = {&ps, 1, "step", 0, 0, 0, 0};
+    chart_draw(c, in, &pd, caps);
 }
 
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,

@@ -146,7 +146,7 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
         free(p), free(m);
         return;
     }
-    PlotSeries ps[SW_BUCKETS];
+    ChartSeries ps[SW_BUCKETS];
     char labels[SW_BUCKETS][40], v[SWEEP_VALUE_LEN];
     long per = (long)n * (na + 2);   /* each class's room: na+1 points and a gap per trial */
     for (int k = 0; k < SW_BUCKETS; k++) {
@@ -164,11 +164,11 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
             x[o] = NAN, y[o++] = NAN;
         }
         snprintf(labels[k], sizeof labels[k], "%.3f", lo + (hi - lo) * (k + 0.5) / SW_BUCKETS);
-        ps[k] = (PlotSeries){x, y, o, o ? labels[k] : NULL, UI_COLOR_HEAT0 + k, PLOT_LINE};
+        ps[k] = (ChartSeries){x, y, o, o ? labels[k] : NULL, UI_COLOR_HEAT0 + k, CHART_LINE};
     }
-    PlotData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02};
-    PlotFrame f;
-    plot_draw_framed(c, in, &pd, NULL, caps, &f);
+    ChartData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02};
+    ChartFrame f;
+    chart_draw_framed(c, in, &pd, NULL, caps, &f);
     for (int x = f.x0 - 1; f.valid && x < in.x + in.w; x++)   /* the x ticks mean nothing */
         canvas_put(c, x, f.y0 + f.rows + 1, " ", UI_COLOR_DEFAULT, 0);
     for (int a = 0; f.valid && a <= na; a++) {   /* axis names under, ends at top/bottom */
@@ -259,9 +259,9 @@ static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
     for (int i = 0; logx && i < n; i++)
         b[i] = log10(b[i]);
     snprintf(xl, sizeof xl, logx ? "log10 %s" : "%s", keys[k]);
-    PlotSeries ps = {b, b + n, n, "trials", UI_COLOR_SERIES2, PLOT_POINTS};
-    PlotData pd = {&ps, 1, xl, 0, 0, 0, 0};
-    plot_draw(c, in, &pd, caps);
+    ChartSeries ps = {b, b + n, n, "trials", UI_COLOR_SERIES2, CHART_POINTS};
+    ChartData pd = {&ps, 1, xl, 0, 0, 0, 0};
+    chart_draw(c, in, &pd, caps);
 }
 
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,

@@ -9,7 +9,7 @@
 #include "smooth.h"
 #include "dash_view.h"
 #include "heatmap.h"
-#include "plot.h"
+#include "chart.h"
 
 #include <stdlib.h>
 #include <curses.h>
@@ -62,15 +62,15 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
         xv[i] = (double)sn->val[i].step * k;
         yv[i] = ppl ? exp(sn->val[i].value) : sn->val[i].value;
     }
-    PlotSeries ps[PLOT_MAX_SERIES];
+    ChartSeries ps[CHART_MAX_SERIES];
     int n = 0;
     if (!ppl)
-        ps[n++] = (PlotSeries){xl, raw, nl, "train", UI_COLOR_DIM, PLOT_LINE};
-    ps[n++] = (PlotSeries){xl, ema, nl, ppl ? "train (EMA 19)" : "EMA 19", UI_COLOR_SERIES1,
-                           PLOT_LINE};
-    ps[n++] = (PlotSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, PLOT_LINE};
-    PlotData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
-    plot_draw(c, canvas_rect_inner(r), &pd, caps);
+        ps[n++] = (ChartSeries){xl, raw, nl, "train", UI_COLOR_DIM, CHART_LINE};
+    ps[n++] = (ChartSeries){xl, ema, nl, ppl ? "train (EMA 19)" : "EMA 19", UI_COLOR_SERIES1,
+                           CHART_LINE};
+    ps[n++] = (ChartSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, CHART_LINE};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    chart_draw(c, canvas_rect_inner(r), &pd, caps);
 }
 
 /* ---- gates ---- */
@@ -154,10 +154,10 @@ static void gate_cell(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
         b[i] = (double)d->gate_hist[i].step;
         b[d->n_gate_hist + i] = d->gate_hist[i].value;
     }
-    PlotSeries ps = {b, b + d->n_gate_hist, d->n_gate_hist, "mean by step",
-                     UI_COLOR_SERIES2, PLOT_LINE};
-    PlotData pd = {&ps, 1, "step", 0, 1, 0, 1};
-    plot_draw(c, pr, &pd, caps);
+    ChartSeries ps = {b, b + d->n_gate_hist, d->n_gate_hist, "mean by step",
+                     UI_COLOR_SERIES2, CHART_LINE};
+    ChartData pd = {&ps, 1, "step", 0, 1, 0, 1};
+    chart_draw(c, pr, &pd, caps);
 }
 
 static void sample_pane(Canvas *c, Rect r, const Dashboard *d, const Snapshot *sn,

@@ -1,18 +1,18 @@
-/* plot.h — a line/point chart of up to PLOT_MAX_SERIES series, auto-scaled to the
+/* chart.h — the dashboard's line/point chart of up to CHART_MAX_SERIES series, auto-scaled to the
  * finite data, with "nice" (1, 2, 5 x 10^k) ticks on both axes, linear or log y, a
  * legend, braille (2x4 dots per cell) when Unicode is available, ASCII markers
  * otherwise. Reads plain arrays; smoothing, decimation of history and data collection
  * are the caller's business (huge n is still drawn in O(n) by bucketing per dot
- * column). plot_draw_bands also fills a band (lo..hi per point) under a series' line.
+ * column). chart_draw_bands also fills a band (lo..hi per point) under a series' line.
  * Not an interactive chart: no zoom; a cursor is drawn by the caller (plot_frame). */
-#ifndef LM_UI_PLOT_H
-#define LM_UI_PLOT_H
+#ifndef LM_UI_CHART_H
+#define LM_UI_CHART_H
 
 #include "canvas.h"
 
-#define PLOT_MAX_SERIES 8
+#define CHART_MAX_SERIES 8
 
-enum { PLOT_LINE = 0, PLOT_POINTS = 1 };
+enum { CHART_LINE = 0, CHART_POINTS = 1 };
 
 typedef struct {
     const double *x;       /* (n), or NULL: x = 0, 1, 2, ... */
@@ -20,46 +20,46 @@ typedef struct {
     long n;
     const char *label;     /* legend text, may be NULL */
     int color;             /* UI_COLOR_*; 0 picks UI_COLOR_SERIES1 + index */
-    int style;             /* PLOT_LINE (consecutive points joined) or PLOT_POINTS */
-} PlotSeries;
+    int style;             /* CHART_LINE (consecutive points joined) or CHART_POINTS */
+} ChartSeries;
 
 typedef struct {
-    const PlotSeries *series;  /* (n_series) */
-    int n_series;              /* extra series beyond PLOT_MAX_SERIES are ignored */
+    const ChartSeries *series;  /* (n_series) */
+    int n_series;              /* extra series beyond CHART_MAX_SERIES are ignored */
     const char *x_label;       /* "step", "tokens", "seconds"; may be NULL */
     int log_y;                 /* 1: logarithmic y axis */
     int fixed_y;               /* 1: use [y_lo, y_hi] instead of auto-scaling */
     double y_lo, y_hi;
-} PlotData;
+} ChartData;
 
 /* Draws the chart into r: legend on the first row (when r.h >= 6), y tick labels on
  * the left, the x axis and its tick labels at the bottom, "no data yet" when no
  * series has a drawable point. Draws nothing when r.w or r.h < 3. */
-void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps);
+void chart_draw(Canvas *c, Rect r, const ChartData *d, const CanvasCaps *caps);
 
 /* A series' band: (n of its series) lower and upper values, NULL = none. */
 typedef struct {
     const double *lo, *hi;
-} PlotBand;
+} ChartBand;
 
-/* plot_draw with bands: bands (d->n_series entries, or NULL) fill the dots between lo
+/* chart_draw with bands: bands (d->n_series entries, or NULL) fill the dots between lo
  * and hi of each point (linear between points), dimmed in the series' colour, under
  * all lines; the y range covers them. */
-void plot_draw_bands(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
+void chart_draw_bands(Canvas *c, Rect r, const ChartData *d, const ChartBand *bands,
                      const CanvasCaps *caps);
 
-/* Where plot_draw puts data: the plot area in cells and the data range it shows, so a
- * caller can place a cursor. Filled by plot_draw_bands when frame is not NULL. */
+/* Where chart_draw puts data: the plot area in cells and the data range it shows, so a
+ * caller can place a cursor. Filled by chart_draw_bands when frame is not NULL. */
 typedef struct {
     int x0, y0, cols, rows;    /* cells */
     double xmin, xmax, ymin, ymax; /* data range (ymin/ymax log10 when log_y) */
     int log_y, valid;
-} PlotFrame;
-void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
-                      const CanvasCaps *caps, PlotFrame *frame);
+} ChartFrame;
+void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *bands,
+                      const CanvasCaps *caps, ChartFrame *frame);
 
 /* Formats a tick value for a tick spacing `step` ("2.5", "10k", "1.5M", "0.001") into
  * buf (n bytes). Exposed for the dashboard's readouts and for tests. */
-void plot_format_tick(char *buf, int n, double v, double step);
+void chart_format_tick(char *buf, int n, double v, double step);
 
 #endif

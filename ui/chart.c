@@ -1,9 +1,9 @@
-/* plot.c — the chart widget: range finding, nice ticks (Heckbert's "nice numbers",
+/* chart.c — the chart widget: range finding, nice ticks (Heckbert's "nice numbers",
  * Graphics Gems 1990), axes, legend, and series drawn as dots in a sub-cell grid
  * (braille 2x4 per cell, or one ASCII marker per cell), lines joined with Bresenham.
  * Long series are bucketed per dot column (min/max span), so drawing is O(n + grid).
  * Not a data store: the caller passes plain arrays every frame. */
-#include "plot.h"
+#include "chart.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,15 +31,15 @@ typedef struct {
 static int y_ok(double y, int log_y) { return isfinite(y) && (!log_y || y > 0); }
 
 /* Range of the drawable points of all series; returns how many there are. */
-static long data_range(const PlotData *d, const PlotBand *bands, double *xmin, double *xmax, double *ymin,
+static long data_range(const ChartData *d, const ChartBand *bands, double *xmin, double *xmax, double *ymin,
                        double *ymax)
 {
     long count = 0;
-    int ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    int ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
     *xmin = *ymin = INFINITY;
     *xmax = *ymax = -INFINITY;
     for (int s = 0; s < ns; s++) {
-        const PlotSeries *ps = &d->series[s];
+        const ChartSeries *ps = &d->series[s];
         if (!ps->y)
             continue;
         for (long i = 0; i < ps->n; i++) {
@@ -50,7 +50,7 @@ static long data_range(const PlotData *d, const PlotBand *bands, double *xmin, d
             *xmax = fmax(*xmax, x);
             *ymin = fmin(*ymin, y);
             *ymax = fmax(*ymax, y);
-            const PlotBand *b = bands ? &bands[s] : NULL;
+            const ChartBand *b = bands ? &bands[s] : NULL;
             if (b && b->lo && y_ok(b->lo[i], d->log_y)) *ymin = fmin(*ymin, b->lo[i]);
             if (b && b->hi && y_ok(b->hi[i], d->log_y)) *ymax = fmax(*ymax, b->hi[i]);
             count++;
@@ -130,7 +130,7 @@ static void ticks_log(Ticks *t, double *lo, double *hi, int max_ticks)
             t->v[t->n++] = seq125(k);
 }
 
-void plot_format_tick(char *buf, int n, double v, double step)
+void chart_format_tick(char *buf, int n, double v, double step)
 {
     if (n <= 0)
         return;
@@ -246,7 +246,7 @@ static void bucket_flush(const Pen *p, Bucket *b, Bucket *prev, int join)
     b->open = 0;
 }
 
-static void draw_series(const Pen *p, const PlotSeries *s, int log_y)
+static void draw_series(const Pen *p, const ChartSeries *s, int log_y)
 {
     const Frame *f = p->f;
     Bucket b = {0}, prev = {0};
@@ -258,7 +258,7 @@ static void draw_series(const Pen *p, const PlotSeries *s, int log_y)
             continue;
         }
         int px = map_x(f, x), py = map_y(f, y);
-        if (s->style == PLOT_POINTS) {
+        if (s->style == CHART_POINTS) {
             dot(p, px, py);
             continue;
         }
@@ -276,7 +276,7 @@ static void draw_series(const Pen *p, const PlotSeries *s, int log_y)
 
 /* The band of s: every dot column between two drawable neighbours filled from hi to lo
  * (linear between the points), so a group's spread reads as a shaded area. */
-static void draw_band(const Pen *p, const PlotSeries *ps, const PlotBand *s, int log_y)
+static void draw_band(const Pen *p, const ChartSeries *ps, const ChartBand *s, int log_y)
 {
     const Frame *f = p->f;
     long prev = -1;
@@ -305,7 +305,7 @@ static void draw_band(const Pen *p, const PlotSeries *ps, const PlotBand *s, int
 
 /* ---- axes, labels, legend ---- */
 
-static int series_color(const PlotData *d, int s, const CanvasCaps *caps)
+static int series_color(const ChartData *d, int s, const CanvasCaps *caps)
 {
     if (!caps->colors)
         return 0;
@@ -321,13 +321,13 @@ static int series_attr(int s, const CanvasCaps *caps)
 
 static const char *series_marker(int s)
 {
-    static const char *m[PLOT_MAX_SERIES] = {"*", "+", "o", "x", "#", "@", "%", "&"};
-    return m[s % PLOT_MAX_SERIES];
+    static const char *m[CHART_MAX_SERIES] = {"*", "+", "o", "x", "#", "@", "%", "&"};
+    return m[s % CHART_MAX_SERIES];
 }
 
-static void draw_legend(Canvas *c, Rect r, int x, const PlotData *d, const CanvasCaps *caps)
+static void draw_legend(Canvas *c, Rect r, int x, const ChartData *d, const CanvasCaps *caps)
 {
-    int end = r.x + r.w, ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    int end = r.x + r.w, ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
     for (int s = 0; s < ns && x < end - 2; s++) {
         const char *label = d->series[s].label;
         if (!label || !label[0])
@@ -386,7 +386,7 @@ static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t, int l
         if (label_row < 0)
             continue;
         char lab[LABEL_LEN];
-        plot_format_tick(lab, sizeof lab, t->v[i], t->step);
+        chart_format_tick(lab, sizeof lab, t->v[i], t->step);
         int len = (int)strlen(lab), lx = col - len / 2;
         if (lx < r.x)
             lx = r.x;
@@ -422,7 +422,7 @@ static void snap_range(double *lo, double *hi, double *step, int rows)
 }
 
 /* Finds the y range and ticks for `rows` plot rows; returns 0 when nothing to draw. */
-static long setup_y(Frame *f, Ticks *t, const PlotData *d, const PlotBand *bands, double *xmin,
+static long setup_y(Frame *f, Ticks *t, const ChartData *d, const ChartBand *bands, double *xmin,
                     double *xmax)
 {
     double ymin, ymax;
@@ -456,19 +456,19 @@ static long setup_y(Frame *f, Ticks *t, const PlotData *d, const PlotBand *bands
     return count;
 }
 
-void plot_draw(Canvas *c, Rect r, const PlotData *d, const CanvasCaps *caps)
+void chart_draw(Canvas *c, Rect r, const ChartData *d, const CanvasCaps *caps)
 {
-    plot_draw_framed(c, r, d, NULL, caps, NULL);
+    chart_draw_framed(c, r, d, NULL, caps, NULL);
 }
 
-void plot_draw_bands(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
+void chart_draw_bands(Canvas *c, Rect r, const ChartData *d, const ChartBand *bands,
                      const CanvasCaps *caps)
 {
-    plot_draw_framed(c, r, d, bands, caps, NULL);
+    chart_draw_framed(c, r, d, bands, caps, NULL);
 }
 
-void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *bands,
-                      const CanvasCaps *caps, PlotFrame *frame)
+void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *bands,
+                      const CanvasCaps *caps, ChartFrame *frame)
 {
     if (frame)
         frame->valid = 0;
@@ -485,7 +485,7 @@ void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *band
     char ylab[MAX_TICKS][LABEL_LEN];
     int lw = 0;
     for (int i = 0; i < yt.n; i++) {
-        plot_format_tick(ylab[i], LABEL_LEN, yt.v[i], yt.step > 0 ? yt.step : yt.v[i]);
+        chart_format_tick(ylab[i], LABEL_LEN, yt.v[i], yt.step > 0 ? yt.step : yt.v[i]);
         int len = (int)strlen(ylab[i]);
         lw = len > lw ? len : lw;
     }
@@ -505,7 +505,7 @@ void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *band
                     UI_COLOR_DIM, 0);
         return;
     }
-    int ns = d->n_series < PLOT_MAX_SERIES ? d->n_series : PLOT_MAX_SERIES;
+    int ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
     for (int s = 0; bands && s < ns; s++) {   /* bands first: lines stay readable on top */
         if (!d->series[s].y || !bands[s].lo || !bands[s].hi)
             continue;
@@ -513,7 +513,7 @@ void plot_draw_framed(Canvas *c, Rect r, const PlotData *d, const PlotBand *band
         draw_band(&p, &d->series[s], &bands[s], d->log_y);
     }
     if (frame)
-        *frame = (PlotFrame){f.x0, f.y0, f.cols, f.rows, f.xmin, f.xmax, f.ymin, f.ymax,
+        *frame = (ChartFrame){f.x0, f.y0, f.cols, f.rows, f.xmin, f.xmax, f.ymin, f.ymax,
                              f.log_y, 1};
     for (int s = 0; s < ns; s++) {
         if (!d->series[s].y)
