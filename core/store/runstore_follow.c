@@ -28,6 +28,18 @@ int runstore_changed(RunStore *s)
     return changed;
 }
 
+void runstore_step_from_row(sqlite3_stmt *st, StepMetric *m)
+{
+    m->step = sqlite3_column_int64(st, 0);
+    m->epoch = col_real(st, 1);
+    m->tokens = sqlite3_column_int64(st, 2);
+    m->loss = (float)col_real(st, 3);
+    m->lr = (float)col_real(st, 4);
+    m->grad_norm = (float)col_real(st, 5);
+    m->tokens_per_s = (float)col_real(st, 6);
+    m->elapsed = col_real(st, 7);
+}
+
 int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char *err)
 {
     memset(m, 0, sizeof *m);
@@ -43,14 +55,7 @@ int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char
     sqlite3_bind_int64(st, 1, run);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        m->step = sqlite3_column_int64(st, 0);
-        m->epoch = col_real(st, 1);
-        m->tokens = sqlite3_column_int64(st, 2);
-        m->loss = (float)col_real(st, 3);
-        m->lr = (float)col_real(st, 4);
-        m->grad_norm = (float)col_real(st, 5);
-        m->tokens_per_s = (float)col_real(st, 6);
-        m->elapsed = col_real(st, 7);
+        runstore_step_from_row(st, m);
         *n_steps = sqlite3_column_int64(st, 8);
     } else if (rc != SQLITE_DONE) {
         status = runstore_db_fail(s, rc, "reading the last step", err);

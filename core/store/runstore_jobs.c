@@ -25,17 +25,8 @@ static int job_tail(RunStore *s, JobRow *j, char *err)
     long back_step[JOBS_SPARK];
     int n = 0, rc;
     while (n < JOBS_SPARK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == 0) {
-            StepMetric *m = &j->last;
-            m->step = sqlite3_column_int64(st, 0);
-            m->epoch = col_real(st, 1);
-            m->tokens = sqlite3_column_int64(st, 2);
-            m->loss = (float)col_real(st, 3);
-            m->lr = (float)col_real(st, 4);
-            m->grad_norm = (float)col_real(st, 5);
-            m->tokens_per_s = (float)col_real(st, 6);
-            m->elapsed = col_real(st, 7);
-        }
+        if (n == 0)
+            runstore_step_from_row(st, &j->last);
         back_step[n] = sqlite3_column_int64(st, 0);
         back[n++] = (float)col_real(st, 3);
     }

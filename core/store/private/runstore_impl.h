@@ -112,6 +112,10 @@ static inline double col_real(sqlite3_stmt *st, int i)   /* NULL -> NAN */
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
+/* The StepMetric of a row whose first 8 columns are step, epoch, tokens, loss, lr,
+ * grad_norm, tokens_per_s, elapsed (the metrics table's order; runstore_follow.c). */
+void runstore_step_from_row(sqlite3_stmt *st, StepMetric *m);
+
 /* ---- SQLite status and statements ---------------------------------------------------- */
 
 /* Maps an SQLite result to an lmlab status with a message naming the file (runstore.c). */
