@@ -25,7 +25,8 @@ static inline float fast_expf(float x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)fn + 127) * (1 << 23);
+    /* unsigned: a NaN x (fn then INT_MIN) must not overflow; p is NaN, so is the result */
+    uint32_t bits = (uint32_t)((int32_t)fn + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;
