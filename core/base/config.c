@@ -101,6 +101,9 @@ static const ConfigKey KEYS[] = {
      "steps between validation evaluations (0 = only at the end)", "eval"},
     {"eval_batches", CFG_INT, F(eval_batches), 0, 1e6, NULL,
      "0 = the whole split; N = estimate on N random batches", "eval"},
+    {"eval_at_seconds", CFG_STRING, F(eval_at_seconds), 0, 0, NULL,
+     "whole-split validation evaluations at these seconds of training, e.g. 60,120,300 "
+     "(evaluation time is not counted)", "eval"},
     {"sample_every", CFG_INT, F(sample_every), 0, 1e8, NULL,
      "steps between text samples (0 = never)", "eval"},
     {"sample_tokens", CFG_INT, F(sample_tokens), 1, 100000, NULL, "tokens per periodic sample",
@@ -283,6 +286,12 @@ int config_set(Config *c, const char *key, const char *value, char *err)
         if (strlen(value) >= k->size)
             return err_set(err, LM_EARG, "%s: value too long (at most %zu bytes)", key,
                            k->size - 1);
+        if (k->offset == offsetof(Config, eval_at_seconds)) {
+            double marks[CONFIG_MAX_EVAL_MARKS];
+            int n;
+            if ((rc = config_parse_eval_marks(value, marks, &n, err)))
+                return rc;
+        }
         if ((rc = textcheck_value(key, value, !strcmp(key, "sample_prompt")
                                                   ? TEXTCHECK_ALLOW_NEWLINE : 0, err)))
             return rc;
@@ -501,6 +510,38 @@ int config_is_transformer(const Config *c)
 int config_is_recurrent(const Config *c)
 {
     return !!(model_flags(c) & MODEL_F_RECURRENT);
+}
+
+int config_parse_eval_marks(const char *text, double *marks, int *n, char *err)
+{
+    *n = 0;
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(v) || v <= 0)
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: expected positive seconds "
+                           "separated by commas, e.g. 60,120,300", text);
+        if (*n && v <= marks[*n - 1])
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: the times must increase", text);
+        if (*n == CONFIG_MAX_EVAL_MARKS)
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: at most %d times", text,
+                           CONFIG_MAX_EVAL_MARKS);
+        marks[(*n)++] = v;
+        p = end;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == ',' && p[1]) {
+            p++;
+        } else if (*p) {
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: expected positive seconds "
+                           "separated by commas, e.g. 60,120,300", text);
+        }
+    }
+    return LM_OK;
 }
 
 int config_levels(const Config *c)

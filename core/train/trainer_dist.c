@@ -45,6 +45,7 @@ void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
     job.cfg = *cfg;
     if (opt)
         job.opt = *opt;
+    job.opt.clock = NULL;   /* an address in this process only */
     dist_bcast_idle(&job, sizeof job);
 }
 
