@@ -545,6 +545,48 @@ static void time_marks_leave_evaluations_out(void)
     CHECK(config_set(&c, "eval_at_seconds", "", err) == LM_OK, "no marks: %s", err);
 }
 
+/* Issue 29: schedule_clock=time: on the fake clock (0.25 s per step) with steps=120 and
+ * time_budget=3, the cosine is at 1.5 s / 3 s of its 120 steps (60, half way: lr/2) when
+ * step 7 begins, where the step count alone would put it at step 6. */
+static void schedule_follows_the_clock(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 120; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    c.time_budget = 3; c.lr = 1e-3f; c.dropout = 0;
+    config_set(&c, "schedule", "cosine", err);
+    CHECK(config_set(&c, "schedule_clock", "time", err) == LM_OK, "%s", err);
+    fake_now = 0;
+    TrainerOptions o = {.clock = fake_clock};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    float lr[16] = {0};
+    long last = 0;
+    for (int end = 0; !end;) {
+        TrainEvent ev;
+        if (!trainer_poll(t, &ev, 0.5))
+            continue;
+        if (ev.kind == TEV_STEP && ev.step.step < 16)
+            lr[ev.step.step] = ev.step.lr;
+        if (ev.kind == TEV_STEP)
+            last = ev.step.step;
+        end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        trainer_event_free(&ev);
+    }
+    trainer_join(t);
+    trainer_destroy(t);
+    CHECK(last == 12, "stopped at step %ld (the budget: 12 x 0.25 s)", last);
+    double at110 = 1e-3 * 0.5 * (1 + cos(M_PI * 110 / 120));   /* step 12 begins at 2.75 s */
+    CHECK(lr[1] == 1e-3f && fabsf(lr[7] - 5e-4f) < 1e-9f && fabs(lr[12] - at110) < 1e-9,
+          "lr at steps 1, 7, 12: %g %g %g (want 1e-3, 5e-4, %g)", lr[1], lr[7], lr[12], at110);
+    config_defaults(&c);
+    config_set(&c, "schedule_clock", "time", err);
+    CHECK(config_validate(&c, err) == LM_EARG && strstr(err, "time_budget"), "%s", err);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -561,6 +603,7 @@ int main(void)
     nonfinite_weights_named();
     time_budget_stops_and_records();
     time_marks_leave_evaluations_out();
+    schedule_follows_the_clock();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

@@ -83,6 +83,10 @@ static const ConfigKey KEYS[] = {
      "optim"},
     {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau",
      "learning-rate schedule", "optim"},
+    {"schedule_clock", CFG_ENUM, F(schedule_clock), 0, 0, "steps|time",
+     "time: the schedule's progress is the larger of step/steps and training time/"
+     "time_budget, so it ends at the budget however fast the machine (needs time_budget)",
+     "optim"},
     {"warmup", CFG_INT, F(warmup), 0, 1e8, NULL, "linear warm-up steps", "optim"},
     {"step_size", CFG_INT, F(step_size), 1, 1e8, NULL, "steps between decays (step)", "optim"},
     {"gamma", CFG_FLOAT, F(gamma), 1e-6, 1, NULL, "decay factor (step)", "optim"},
@@ -145,6 +149,7 @@ void config_defaults(Config *c)
     c->lr = 1e-3f; c->beta1 = 0.9f; c->beta2 = 0.999f; c->eps = 1e-8f;
     c->weight_decay = 0.01f;
     strcpy(c->schedule, "constant");
+    strcpy(c->schedule_clock, "steps");
     c->step_size = 1000; c->gamma = 0.5f; c->patience = 3; c->factor = 0.5f;
     c->diverge_factor = 3; c->diverge_patience = 20;
     c->log_every = 10; c->eval_every = 500; c->sample_every = 500; c->sample_tokens = 200;
@@ -573,6 +578,9 @@ int config_validate(const Config *c, char *err)
     if (!strcmp(c->schedule, "cosine") && c->steps == 0)
         return err_set(err, LM_EARG, "schedule=cosine needs steps=N (it decays to min_lr at "
                        "the last step)");
+    if (!strcmp(c->schedule_clock, "time") && !(c->time_budget > 0))
+        return err_set(err, LM_EARG, "schedule_clock=time needs time_budget=SECONDS (the "
+                       "schedule ends when the training clock reaches it)");
     if (c->tokenizer_kind == CONFIG_TOKENIZER_BPE && c->vocab_size && c->vocab_size < 257)
         return err_set(err, LM_EARG, "vocab_size=%d: bpe needs at least 257 (256 bytes + one "
                        "merge)", c->vocab_size);

@@ -61,6 +61,7 @@ typedef struct {
     char optimizer[8];     /* sgd | adam | adamw */
     float lr, beta1, beta2, eps, weight_decay, momentum, clip;
     char schedule[12];     /* constant | step | invsqrt | cosine | plateau */
+    char schedule_clock[8]; /* steps | time (progress also by time_budget's clock) */
     int warmup, step_size, patience;
     float gamma, min_lr, factor;
     float diverge_factor;  /* loss above this x ln(V) ... */

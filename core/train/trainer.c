@@ -299,6 +299,21 @@ void trainer_destroy(Trainer *t)
     free(t);
 }
 
+/* Where the learning-rate schedule stands for the next step: the step, or with
+ * schedule_clock=time the larger of it and the training clock's share of time_budget in
+ * steps (the clock as the step begins: under mpirun rank 0's, from the control). */
+static long schedule_position(const Trainer *t)
+{
+    long pos = t->ts.step;
+    double budget = t->cfg.time_budget;
+    if (budget > 0 && !strcmp(t->cfg.schedule_clock, "time")) {
+        double by_time = t->ts.elapsed / budget * (double)t->total_steps;
+        if (by_time > (double)pos)
+            pos = by_time < (double)t->total_steps ? (long)by_time : t->total_steps;
+    }
+    return pos;
+}
+
 /* One optimizer step under step_mu. Returns LM_OK or LM_EDIVERGED (message in err). */
 static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char *err)
 {
@@ -323,7 +338,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
                          t->ts.step + 1, where);
         } else {
             update_apply(t->reps, &t->optim, &m->params, *gnorm, t->cfg.clip,
-                         schedule_lr(&t->sched, t->ts.step));
+                         schedule_lr(&t->sched, t->sched_pos));
             t->ts.step++;
             t->ts.tokens += n;
             t->ts.epoch = batcher_epoch(&t->batcher);
@@ -389,7 +404,7 @@ static void emit_step(Trainer *t, double loss_acc, int n_acc, double t0, long to
     s->epoch = t->ts.epoch;
     s->tokens = t->ts.tokens;
     s->loss = (float)(loss_acc / (n_acc ? n_acc : 1));
-    s->lr = schedule_lr(&t->sched, t->ts.step > 0 ? t->ts.step - 1 : 0);
+    s->lr = schedule_lr(&t->sched, t->sched_pos);
     s->elapsed = t->ts.elapsed;
     double dt = sysinfo_now() - t0;
     s->tokens_per_s = dt > 0 ? (float)((t->ts.tokens - tok0) / dt) : 0;
@@ -457,6 +472,7 @@ static void *train_main(void *arg)
         float gnorm = 0;
         long count = 0;
         double ts0 = train_clock(t);
+        t->sched_pos = schedule_position(t);
         rc = train_step(t, &loss, &gnorm, &count, err);
         t->ts.elapsed += train_clock(t) - ts0;
         if (rc || (rc = check_high_loss(t, loss, err)))
