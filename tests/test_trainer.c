@@ -545,16 +545,18 @@ static void time_marks_leave_evaluations_out(void)
     CHECK(config_set(&c, "eval_at_seconds", "", err) == LM_OK, "no marks: %s", err);
 }
 
-/* Issue 29: schedule_clock=time: on the fake clock (0.25 s per step) with steps=120 and
- * time_budget=3, the cosine is at 1.5 s / 3 s of its 120 steps (60, half way: lr/2) when
- * step 7 begins, where the step count alone would put it at step 6. */
+/* Issue 29: schedule_clock=time: on the fake clock (0.25 s per step) with steps=120,
+ * warmup=4 and time_budget=3, the warmup takes its 4 steps (the clock is at 40 schedule
+ * steps when it ends: a slow machine must not skip it), then the cosine follows the clock:
+ * when step 7 begins, 1.5 s of 3 s put it at 60 of its 120 steps, where the step count
+ * alone would put it at 6. */
 static void schedule_follows_the_clock(void)
 {
     char err[LM_ERR_LEN];
     Config c;
     small_config(&c);
     c.steps = 120; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
-    c.time_budget = 3; c.lr = 1e-3f; c.dropout = 0;
+    c.time_budget = 3; c.lr = 1e-3f; c.dropout = 0; c.warmup = 4;
     config_set(&c, "schedule", "cosine", err);
     CHECK(config_set(&c, "schedule_clock", "time", err) == LM_OK, "%s", err);
     fake_now = 0;
@@ -579,9 +581,14 @@ static void schedule_follows_the_clock(void)
     trainer_join(t);
     trainer_destroy(t);
     CHECK(last == 12, "stopped at step %ld (the budget: 12 x 0.25 s)", last);
-    double at110 = 1e-3 * 0.5 * (1 + cos(M_PI * 110 / 120));   /* step 12 begins at 2.75 s */
-    CHECK(lr[1] == 1e-3f && fabsf(lr[7] - 5e-4f) < 1e-9f && fabs(lr[12] - at110) < 1e-9,
-          "lr at steps 1, 7, 12: %g %g %g (want 1e-3, 5e-4, %g)", lr[1], lr[7], lr[12], at110);
+    /* the cosine of schedule.c after a warmup of 4: progress (pos - 4) / (120 - 4) */
+    double at60 = 1e-3 * 0.5 * (1 + cos(M_PI * 56 / 116));    /* step 7 begins at 1.5 s */
+    double at110 = 1e-3 * 0.5 * (1 + cos(M_PI * 106 / 116));  /* step 12 begins at 2.75 s */
+    CHECK(fabsf(lr[1] - 2.5e-4f) < 1e-9f && fabsf(lr[3] - 7.5e-4f) < 1e-9f &&
+          fabsf(lr[4] - 1e-3f) < 1e-9f, "warmup by steps: lr at steps 1, 3, 4: %g %g %g "
+          "(want 2.5e-4, 7.5e-4, 1e-3)", lr[1], lr[3], lr[4]);
+    CHECK(fabs(lr[7] - at60) < 1e-9 && fabs(lr[12] - at110) < 1e-9, "lr at steps 7, 12: "
+          "%g %g (want %g, %g)", lr[7], lr[12], at60, at110);
     config_defaults(&c);
     config_set(&c, "schedule_clock", "time", err);
     CHECK(config_validate(&c, err) == LM_EARG && strstr(err, "time_budget"), "%s", err);

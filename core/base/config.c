@@ -84,8 +84,9 @@ static const ConfigKey KEYS[] = {
     {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau",
      "learning-rate schedule", "optim"},
     {"schedule_clock", CFG_ENUM, F(schedule_clock), 0, 0, "steps|time",
-     "time: the schedule's progress is the larger of step/steps and training time/"
-     "time_budget, so it ends at the budget however fast the machine (needs time_budget)",
+     "time: after the warmup (in steps) the schedule's progress is the larger of step/steps "
+     "and training time/time_budget, so it ends at the budget however fast the machine "
+     "(needs time_budget)",
      "optim"},
     {"warmup", CFG_INT, F(warmup), 0, 1e8, NULL, "linear warm-up steps", "optim"},
     {"step_size", CFG_INT, F(step_size), 1, 1e8, NULL, "steps between decays (step)", "optim"},

@@ -300,13 +300,14 @@ void trainer_destroy(Trainer *t)
 }
 
 /* Where the learning-rate schedule stands for the next step: the step, or with
- * schedule_clock=time the larger of it and the training clock's share of time_budget in
- * steps (the clock as the step begins: under mpirun rank 0's, from the control). */
+ * schedule_clock=time after the warmup (which counts optimizer steps, however slow they
+ * are) the larger of it and the training clock's share of time_budget in steps (the clock
+ * as the step begins: under mpirun rank 0's, from the control). */
 static long schedule_position(const Trainer *t)
 {
     long pos = t->ts.step;
     double budget = t->cfg.time_budget;
-    if (budget > 0 && !strcmp(t->cfg.schedule_clock, "time")) {
+    if (budget > 0 && !strcmp(t->cfg.schedule_clock, "time") && pos >= t->cfg.warmup) {
         double by_time = t->ts.elapsed / budget * (double)t->total_steps;
         if (by_time > (double)pos)
             pos = by_time < (double)t->total_steps ? (long)by_time : t->total_steps;
