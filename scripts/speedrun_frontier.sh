@@ -11,7 +11,8 @@
 # machine's load before it. lmlab's runs go to a temporary store and folder.
 #
 # usage: scripts/speedrun_frontier.sh [--nanogpt DIR] [--runs N] [--only preset|default|nanogpt]
-#        [--budget SECONDS] [--marks 60,120,180]
+#        [--budget SECONDS] [--marks 60,120,180] [--set 'key=value ...']
+# --set changes the preset's settings (a recipe variant, e.g. --set 'batch=24 lr=3e-3').
 # prints one line per run and mark: "recipe run mark val_loss train_s step eval_s load"
 set -eu
 
@@ -23,6 +24,7 @@ runs=1
 only=""
 budget=300
 marks=60,120,180
+set_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --nanogpt) nanogpt=$2; shift 2 ;;
@@ -30,7 +32,8 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --marks) marks=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --set) set_args=$2; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "speedrun_frontier.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -39,6 +42,7 @@ command -v sqlite3 >/dev/null || { echo "speedrun_frontier.sh: needs sqlite3 (ap
 if [ -n "$nanogpt" ] && [ ! -f "$nanogpt/model.py" ]; then
     echo "speedrun_frontier.sh: $nanogpt has no model.py (give nanoGPT's folder)" >&2; exit 2
 fi
+cd "$here"   # experiments/ by name
 tmp=$(mktemp -d /tmp/lmlab_speedrun_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 db=$tmp/runs.db
@@ -81,7 +85,8 @@ echo "# lmlab $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'), 
 echo "recipe run mark val_loss train_s step eval_s load"
 r=1
 while [ "$r" -le "$runs" ]; do
-    case "$only" in ""|preset) lmlab_run preset speedrun_shakespeare ;; esac
+    # shellcheck disable=SC2086  # --set's words are separate settings
+    case "$only" in ""|preset) lmlab_run preset speedrun_shakespeare $set_args ;; esac
     case "$only" in ""|default) lmlab_run default default steps=100000000 eval_every=0 \
         sample_every=0 checkpoint_every=0 ;; esac
     if [ -n "$nanogpt" ]; then case "$only" in ""|nanogpt) nanogpt_run ;; esac; fi
