@@ -5,11 +5,14 @@
  * checkpoint that cannot be written pauses the run instead of killing it; a checkpoint
  * refused for another reason than the disk says why and fails the run; a new best
  * evaluation writes best.safetensors at once; a loss far above ln(V) for
- * diverge_patience steps ends the run as diverged (issue 13, items 2, 7, 8). */
+ * diverge_patience steps ends the run as diverged (issue 13, items 2, 7, 8); a time
+ * budget stops the run and records it, time marks (eval_at_seconds) evaluate the whole
+ * validation split on the training clock, which leaves evaluations out (issue 29). */
 #include "check.h"
 #include "checkpoint.h"
 #include "err.h"
 #include "recorder.h"
+#include "runstore.h"
 #include "sysinfo.h"
 #include "trainer.h"
 
@@ -428,6 +431,169 @@ static void nonfinite_weights_named(void)
     model_destroy(m);
 }
 
+/* Issue 29: time_budget=2 on the real clock: the run stops at the budget well before its
+ * steps, evaluates the whole split once more and records it (evaluation, reason). */
+static void time_budget_stops_and_records(void)
+{
+    char err[LM_ERR_LEN], db[256];
+    Config c;
+    small_config(&c);
+    c.steps = 100000000; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    c.log_every = 1; c.time_budget = 2;
+    snprintf(db, sizeof db, "%s/budget.db", tmpdir);
+    RunStore *st = NULL;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "%s", err);
+    if (!st) return;
+    RunInfo info = {.name = "budget", .config = "model=dispatcher\n", .model = "dispatcher"};
+    long id = 0;
+    CHECK(runstore_run_create(st, &info, &id, err) == LM_OK, "%s", err);
+    TrainerOptions o = {0};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) { runstore_close(st); return; }
+    trainer_start(t, err);
+    Recorder *r = recorder_create(t, db, id, "budget", NULL, NULL, err);
+    CHECK(r != NULL, "%s", err);
+    if (r) recorder_destroy(r);   /* waits for the end */
+    trainer_destroy(t);
+    RunRow row;
+    CHECK(runstore_get(st, id, &row, err) == LM_OK, "%s", err);
+    CHECK(!strcmp(row.status, "finished") && strstr(row.reason, "time budget of 2 s") &&
+          strstr(row.reason, "final evaluation took"), "%s: %s", row.status, row.reason);
+    CHECK(row.last_step > 0 && row.last_step < c.steps, "last step %ld", row.last_step);
+    CHECK(isfinite(row.final_val), "no final validation loss recorded");
+    runstore_row_free(&row);
+    SeriesPoint *el = NULL, *val = NULL;
+    int n_el = 0, n_val = 0;
+    runstore_series(st, id, "elapsed", &el, &n_el, err);
+    runstore_series(st, id, "val_loss", &val, &n_val, err);
+    CHECK(n_val == 1, "%d evaluations recorded (the final one)", n_val);
+    CHECK(n_el > 0 && el[n_el - 1].value >= 2.0, "training clock at the end %g",
+          n_el ? el[n_el - 1].value : -1);
+    free(el);
+    free(val);
+    runstore_close(st);
+}
+
+/* A fake clock: every reading is 0.25 s after the previous one. The trainer reads it
+ * around each step (+0.25 s of training) and around each evaluation (time that must not
+ * be training time). */
+static double fake_now;
+static double fake_clock(void)
+{
+    fake_now += 0.25;
+    return fake_now;
+}
+
+/* Issue 29: eval_at_seconds=1,2,3 with time_budget=3 on the fake clock: every step adds
+ * exactly 0.25 s to the training clock, so the marks fall at steps 4 and 8 and the budget
+ * at step 12, whose final evaluation is the 3-s mark's. Had an evaluation's time entered
+ * the training clock, the second mark would come earlier than step 8, off the 0.25 grid. */
+static void time_marks_leave_evaluations_out(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 1000; c.eval_every = 5; c.eval_batches = 2; c.sample_every = 0;
+    c.checkpoint_every = 0; c.time_budget = 3;
+    CHECK(config_set(&c, "eval_at_seconds", "1,2,3", err) == LM_OK, "%s", err);
+    fake_now = 0;
+    TrainerOptions o = {.clock = fake_clock};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    long step[8];
+    double elapsed[8];
+    long tokens[8];
+    int n = 0, end = 0;
+    char reason[LM_ERR_LEN] = "";
+    while (!end) {
+        TrainEvent ev;
+        if (!trainer_poll(t, &ev, 0.5))
+            continue;
+        if (ev.kind == TEV_EVAL && n < 8) {
+            step[n] = ev.eval.step;
+            elapsed[n] = ev.eval.elapsed;
+            tokens[n++] = ev.eval.tokens;
+        }
+        if (ev.kind == TEV_STATUS && trainer_is_done(ev.status)) {
+            end = 1;
+            snprintf(reason, sizeof reason, "%s", ev.text);
+        }
+        trainer_event_free(&ev);
+    }
+    trainer_join(t);
+    /* steps 4 (mark 1 s), 5 (eval_every, an estimate), 8 (mark 2 s), 10 (estimate),
+     * 12 (the budget: the final evaluation) */
+    long want_step[] = {4, 5, 8, 10, 12};
+    double want_el[] = {1, 1.25, 2, 2.5, 3};
+    CHECK(n == 5, "%d evaluations", n);
+    for (int i = 0; i < n && i < 5; i++)
+        CHECK(step[i] == want_step[i] && elapsed[i] == want_el[i], "evaluation %d at step "
+              "%ld, %g s of training (want step %ld, %g s)", i, step[i], elapsed[i],
+              want_step[i], want_el[i]);
+    CHECK(n == 5 && tokens[0] == tokens[2] && tokens[2] == tokens[4] && tokens[1] < tokens[0],
+          "the marks evaluate the whole split, eval_every its estimate");
+    CHECK(strstr(reason, "time budget of 3 s reached at step 12 after 3.0 s of training"),
+          "%s", reason);
+    trainer_destroy(t);
+    CHECK(config_set(&c, "eval_at_seconds", "60,30", err) == LM_EARG &&
+          strstr(err, "increase"), "decreasing marks: %s", err);
+    CHECK(config_set(&c, "eval_at_seconds", "60,abc", err) == LM_EARG &&
+          strstr(err, "eval_at_seconds=60,abc"), "bad mark: %s", err);
+    CHECK(config_set(&c, "eval_at_seconds", "", err) == LM_OK, "no marks: %s", err);
+}
+
+/* Issue 29: schedule_clock=time: on the fake clock (0.25 s per step) with steps=120,
+ * warmup=4 and time_budget=3, the warmup takes its 4 steps (the clock is at 40 schedule
+ * steps when it ends: a slow machine must not skip it), then the cosine follows the clock:
+ * when step 7 begins, 1.5 s of 3 s put it at 60 of its 120 steps, where the step count
+ * alone would put it at 6. */
+static void schedule_follows_the_clock(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.steps = 120; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    c.time_budget = 3; c.lr = 1e-3f; c.dropout = 0; c.warmup = 4;
+    config_set(&c, "schedule", "cosine", err);
+    CHECK(config_set(&c, "schedule_clock", "time", err) == LM_OK, "%s", err);
+    fake_now = 0;
+    TrainerOptions o = {.clock = fake_clock};
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "%s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    float lr[16] = {0};
+    long last = 0;
+    for (int end = 0; !end;) {
+        TrainEvent ev;
+        if (!trainer_poll(t, &ev, 0.5))
+            continue;
+        if (ev.kind == TEV_STEP && ev.step.step < 16)
+            lr[ev.step.step] = ev.step.lr;
+        if (ev.kind == TEV_STEP)
+            last = ev.step.step;
+        end = ev.kind == TEV_STATUS && trainer_is_done(ev.status);
+        trainer_event_free(&ev);
+    }
+    trainer_join(t);
+    trainer_destroy(t);
+    CHECK(last == 12, "stopped at step %ld (the budget: 12 x 0.25 s)", last);
+    /* the cosine of schedule.c after a warmup of 4: progress (pos - 4) / (120 - 4) */
+    double at60 = 1e-3 * 0.5 * (1 + cos(M_PI * 56 / 116));    /* step 7 begins at 1.5 s */
+    double at110 = 1e-3 * 0.5 * (1 + cos(M_PI * 106 / 116));  /* step 12 begins at 2.75 s */
+    CHECK(fabsf(lr[1] - 2.5e-4f) < 1e-9f && fabsf(lr[3] - 7.5e-4f) < 1e-9f &&
+          fabsf(lr[4] - 1e-3f) < 1e-9f, "warmup by steps: lr at steps 1, 3, 4: %g %g %g "
+          "(want 2.5e-4, 7.5e-4, 1e-3)", lr[1], lr[3], lr[4]);
+    CHECK(fabs(lr[7] - at60) < 1e-9 && fabs(lr[12] - at110) < 1e-9, "lr at steps 7, 12: "
+          "%g %g (want %g, %g)", lr[7], lr[12], at60, at110);
+    config_defaults(&c);
+    config_set(&c, "schedule_clock", "time", err);
+    CHECK(config_validate(&c, err) == LM_EARG && strstr(err, "time_budget"), "%s", err);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -442,6 +608,9 @@ int main(void)
     checkpoint_retries_by_itself();
     unrecorded_is_reported();
     nonfinite_weights_named();
+    time_budget_stops_and_records();
+    time_marks_leave_evaluations_out();
+    schedule_follows_the_clock();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

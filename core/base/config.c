@@ -91,6 +91,11 @@ static const ConfigKey KEYS[] = {
      "optim"},
     {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau",
      "learning-rate schedule", "optim"},
+    {"schedule_clock", CFG_ENUM, F(schedule_clock), 0, 0, "steps|time",
+     "time: after the warmup (in steps) the schedule's progress is the larger of step/steps "
+     "and training time/time_budget, so it ends at the budget however fast the machine "
+     "(needs time_budget)",
+     "optim"},
     {"warmup", CFG_INT, F(warmup), 0, 1e8, NULL, "linear warm-up steps", "optim"},
     {"step_size", CFG_INT, F(step_size), 1, 1e8, NULL, "steps between decays (step)", "optim"},
     {"gamma", CFG_FLOAT, F(gamma), 1e-6, 1, NULL, "decay factor (step)", "optim"},
@@ -109,6 +114,9 @@ static const ConfigKey KEYS[] = {
      "steps between validation evaluations (0 = only at the end)", "eval"},
     {"eval_batches", CFG_INT, F(eval_batches), 0, 1e6, NULL,
      "0 = the whole split; N = estimate on N random batches", "eval"},
+    {"eval_at_seconds", CFG_STRING, F(eval_at_seconds), 0, 0, NULL,
+     "whole-split validation evaluations at these seconds of training, e.g. 60,120,300 "
+     "(evaluation time is not counted)", "eval"},
     {"sample_every", CFG_INT, F(sample_every), 0, 1e8, NULL,
      "steps between text samples (0 = never)", "eval"},
     {"sample_tokens", CFG_INT, F(sample_tokens), 1, 100000, NULL, "tokens per periodic sample",
@@ -153,6 +161,7 @@ void config_defaults(Config *c)
     c->lr = 1e-3f; c->beta1 = 0.9f; c->beta2 = 0.999f; c->eps = 1e-8f;
     c->weight_decay = 0.01f;
     strcpy(c->schedule, "constant");
+    strcpy(c->schedule_clock, "steps");
     c->step_size = 1000; c->gamma = 0.5f; c->patience = 3; c->factor = 0.5f;
     c->diverge_factor = 3; c->diverge_patience = 20;
     c->log_every = 10; c->eval_every = 500; c->sample_every = 500; c->sample_tokens = 200;
@@ -295,6 +304,12 @@ int config_set(Config *c, const char *key, const char *value, char *err)
         if (strlen(value) >= k->size)
             return err_set(err, LM_EARG, "%s: value too long (at most %zu bytes)", key,
                            k->size - 1);
+        if (k->offset == offsetof(Config, eval_at_seconds)) {
+            double marks[CONFIG_MAX_EVAL_MARKS];
+            int n;
+            if ((rc = config_parse_eval_marks(value, marks, &n, err)))
+                return rc;
+        }
         if ((rc = textcheck_value(key, value, !strcmp(key, "sample_prompt")
                                                   ? TEXTCHECK_ALLOW_NEWLINE : 0, err)))
             return rc;
@@ -516,6 +531,38 @@ int config_is_recurrent(const Config *c)
     return !!(model_flags(c) & MODEL_F_RECURRENT);
 }
 
+int config_parse_eval_marks(const char *text, double *marks, int *n, char *err)
+{
+    *n = 0;
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    while (*p) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno == ERANGE || !isfinite(v) || v <= 0)
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: expected positive seconds "
+                           "separated by commas, e.g. 60,120,300", text);
+        if (*n && v <= marks[*n - 1])
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: the times must increase", text);
+        if (*n == CONFIG_MAX_EVAL_MARKS)
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: at most %d times", text,
+                           CONFIG_MAX_EVAL_MARKS);
+        marks[(*n)++] = v;
+        p = end;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == ',' && p[1]) {
+            p++;
+        } else if (*p) {
+            return err_set(err, LM_EARG, "eval_at_seconds=%s: expected positive seconds "
+                           "separated by commas, e.g. 60,120,300", text);
+        }
+    }
+    return LM_OK;
+}
+
 int config_levels(const Config *c)
 {
     int L = 0;
@@ -545,6 +592,9 @@ int config_validate(const Config *c, char *err)
     if (!strcmp(c->schedule, "cosine") && c->steps == 0)
         return err_set(err, LM_EARG, "schedule=cosine needs steps=N (it decays to min_lr at "
                        "the last step)");
+    if (!strcmp(c->schedule_clock, "time") && !(c->time_budget > 0))
+        return err_set(err, LM_EARG, "schedule_clock=time needs time_budget=SECONDS (the "
+                       "schedule ends when the training clock reaches it)");
     if (c->tokenizer_kind == TOKENIZER_BPE && c->vocab_size && c->vocab_size < 257)
         return err_set(err, LM_EARG, "vocab_size=%d: bpe needs at least 257 (256 bytes + one "
                        "merge)", c->vocab_size);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #define CONFIG_STR_LEN 256
+#define CONFIG_MAX_EVAL_MARKS 32   /* times in eval_at_seconds */
 
 typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_ENUM, CFG_STRING } ConfigType;
 
@@ -63,12 +64,15 @@ typedef struct {
     char optimizer[8];     /* sgd | adam | adamw */
     float lr, beta1, beta2, eps, weight_decay, momentum, clip;
     char schedule[12];     /* constant | step | invsqrt | cosine | plateau */
+    char schedule_clock[8]; /* steps | time (progress also by time_budget's clock) */
     int warmup, step_size, patience;
     float gamma, min_lr, factor;
     float diverge_factor;  /* loss above this x ln(V) ... */
     int diverge_patience;  /* ... for this many steps in a row: diverged */
     /* evaluation, sampling, checkpoints */
     int log_every, eval_every, eval_batches, sample_every, sample_tokens, checkpoint_every;
+    char eval_at_seconds[CONFIG_STR_LEN]; /* "60,120,...": whole-split evaluations at these
+                                             seconds of training ("" = none) */
     float sample_temp;
     char sample_prompt[CONFIG_STR_LEN];
     int keep_checkpoints;
@@ -134,6 +138,11 @@ const char *config_model_name(ModelKind kind);
 int config_is_dispatcher(const Config *c);
 int config_is_transformer(const Config *c);
 int config_is_recurrent(const Config *c);
+
+/* Parses eval_at_seconds' text ("60,120,180", increasing positive seconds, at most
+ * CONFIG_MAX_EVAL_MARKS; "" = none) into marks[0..*n). LM_OK, or LM_EARG with a message
+ * saying what was wrong (marks and *n then undefined). */
+int config_parse_eval_marks(const char *text, double *marks, int *n, char *err);
 
 /* Levels of a Dispatcher layer: floor(log2(bptt)). */
 int config_levels(const Config *c);

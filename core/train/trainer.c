@@ -170,6 +170,8 @@ static int setup_training(Trainer *t, char *err)
     if (!t->x || !t->y)
         return err_set(err, LM_ENOMEM, "out of memory for batches");
     t->m->carry_state = c->batching_kind == CONFIG_BATCHING_STREAM;
+    if ((rc = config_parse_eval_marks(c->eval_at_seconds, t->marks, &t->n_marks, err)))
+        return rc;
     t->best_val = NAN;
     t->ts.best_val = NAN;
     t->best_written = -1;
@@ -264,6 +266,8 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         t->sched.bad_evals = info.ts.sched.bad_evals;
         t->sched.plateau_scale = info.ts.sched.plateau_scale;
         t->best_val = info.ts.best_val;
+        while (t->next_mark < t->n_marks && t->marks[t->next_mark] <= t->ts.elapsed)
+            t->next_mark++;   /* evaluated before the checkpoint */
         char e2[LM_ERR_LEN];
         if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
             trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
@@ -318,6 +322,22 @@ void trainer_destroy(Trainer *t)
     free(t);
 }
 
+/* Where the learning-rate schedule stands for the next step: the step, or with
+ * schedule_clock=time after the warmup (which counts optimizer steps, however slow they
+ * are) the larger of it and the training clock's share of time_budget in steps (the clock
+ * as the step begins: under mpirun rank 0's, from the control). */
+static long schedule_position(const Trainer *t)
+{
+    long pos = t->ts.step;
+    double budget = t->cfg.time_budget;
+    if (budget > 0 && !strcmp(t->cfg.schedule_clock, "time") && pos >= t->cfg.warmup) {
+        double by_time = t->ts.elapsed / budget * (double)t->total_steps;
+        if (by_time > (double)pos)
+            pos = by_time < (double)t->total_steps ? (long)by_time : t->total_steps;
+    }
+    return pos;
+}
+
 /* One optimizer step under step_mu. Returns LM_OK or LM_EDIVERGED (message in err). */
 static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char *err)
 {
@@ -342,7 +362,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
                          t->ts.step + 1, where);
         } else {
             update_apply(t->reps, &t->optim, &m->params, *gnorm, t->cfg.clip,
-                         schedule_lr(&t->sched, t->ts.step));
+                         schedule_lr(&t->sched, t->sched_pos));
             t->ts.step++;
             t->ts.tokens += n;
             t->ts.epoch = batcher_epoch(&t->batcher);
@@ -408,7 +428,7 @@ static void emit_step(Trainer *t, double loss_acc, int n_acc, double t0, long to
     s->epoch = t->ts.epoch;
     s->tokens = t->ts.tokens;
     s->loss = (float)(loss_acc / (n_acc ? n_acc : 1));
-    s->lr = schedule_lr(&t->sched, t->ts.step > 0 ? t->ts.step - 1 : 0);
+    s->lr = schedule_lr(&t->sched, t->sched_pos);
     s->elapsed = t->ts.elapsed;
     double dt = sysinfo_now() - t0;
     s->tokens_per_s = dt > 0 ? (float)((t->ts.tokens - tok0) / dt) : 0;
@@ -419,6 +439,41 @@ static void emit_step(Trainer *t, double loss_acc, int n_acc, double t0, long to
 static int due(long step, int every)
 {
     return every > 0 && step % every == 0;
+}
+
+/* The clock of the training time (TrainerOptions.clock). */
+static double train_clock(const Trainer *t)
+{
+    return t->opt.clock ? t->opt.clock() : sysinfo_now();
+}
+
+/* Says how long a time mark's whole-split evaluation took (not training time). */
+static void note_mark(Trainer *t, double seconds)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "evaluation at %.1f s of training (step %ld): the whole "
+             "validation split in %.1f s, not counted", t->ts.elapsed, t->ts.step, seconds);
+    trainer_push_text(t, TEV_LOG, msg);
+}
+
+/* Whether this step crossed a time of eval_at_seconds (rank 0's clock decides, every rank
+ * learns it; every rank calls this at the same point). The step that ends the run does
+ * not: the final whole-split evaluation is that time's. */
+static int mark_due(Trainer *t)
+{
+    if (!t->n_marks)
+        return 0;
+    int cross = 0;
+    if (dist_rank() == 0) {
+        while (t->next_mark < t->n_marks && t->ts.elapsed >= t->marks[t->next_mark]) {
+            t->next_mark++;
+            cross = 1;
+        }
+        double budget = t->cfg.time_budget;
+        if (t->ts.step >= t->total_steps || (budget > 0 && t->ts.elapsed >= budget))
+            cross = 0;
+    }
+    return trainer_dist_flag(cross);
 }
 
 static void *train_main(void *arg)
@@ -440,9 +495,10 @@ static void *train_main(void *arg)
         double loss = 0;
         float gnorm = 0;
         long count = 0;
-        double ts0 = sysinfo_now();
+        double ts0 = train_clock(t);
+        t->sched_pos = schedule_position(t);
         rc = train_step(t, &loss, &gnorm, &count, err);
-        t->ts.elapsed += sysinfo_now() - ts0;
+        t->ts.elapsed += train_clock(t) - ts0;
         if (rc || (rc = check_high_loss(t, loss, err)))
             break;
         t->last_gnorm = gnorm;
@@ -456,14 +512,16 @@ static void *train_main(void *arg)
             t_log = sysinfo_now();
             tok_log = t->ts.tokens;
         }
-        int improved = 0;
-        if (!lead && due(s, c->eval_every) && s < t->total_steps &&
-            trainer_eval_shared(t, 0))
-            trainer_do_eval(t, 0, err);   /* this rank's share of rank 0's evaluation */
-        if (lead && due(s, c->eval_every) && s < t->total_steps) {
-            double before = t->best_val;
-            if ((rc = trainer_do_eval(t, 0, err)) && rc != LM_ECANCEL)
+        int improved = 0, whole = mark_due(t);   /* a time mark: the whole split */
+        int evaluate = whole || (due(s, c->eval_every) && s < t->total_steps);
+        if (!lead && evaluate && trainer_eval_shared(t, whole))
+            trainer_do_eval(t, whole, err);   /* this rank's share of rank 0's evaluation */
+        if (lead && evaluate) {
+            double before = t->best_val, e0 = train_clock(t);
+            if ((rc = trainer_do_eval(t, whole, err)) && rc != LM_ECANCEL)
                 break;
+            if (whole && !rc)
+                note_mark(t, train_clock(t) - e0);
             rc = LM_OK;
             improved = isnan(before) || t->best_val < before;
             if (improved)
@@ -478,7 +536,7 @@ static void *train_main(void *arg)
             break;
         }
         if (!lead && s < t->total_steps)
-            trainer_dist_mirror_tasks(t, due(s, c->eval_every),
+            trainer_dist_mirror_tasks(t, evaluate,
                                       due(s, c->sample_every) || due(s, c->checkpoint_every));
     }
     if (!rc && n_acc > 0)   /* the steps since the last log row: the true last step is logged
@@ -492,6 +550,7 @@ static void *train_main(void *arg)
     if (!lead && final_eval && trainer_eval_shared(t, 1))
         trainer_do_eval(t, 1, err);   /* this rank's share of rank 0's */
     TrainerStatus end;
+    double final_s = -1;   /* wall seconds of the final evaluation (not training time) */
     if (rc == LM_EDIVERGED) {
         end = TRAINER_DIVERGED;
     } else if (rc) {
@@ -500,8 +559,9 @@ static void *train_main(void *arg)
         end = TRAINER_FINISHED;   /* rank 0 evaluates, saves and reports the ending */
     } else {
         if (!stopped) {
-            double before = t->best_val;
+            double before = t->best_val, e0 = train_clock(t);
             int erc = trainer_do_eval(t, 1, err);
+            final_s = erc ? -1 : train_clock(t) - e0;
             if (erc && erc != LM_ECANCEL)
                 trainer_push_text(t, TEV_LOG, err);
             stopped = trainer_stopping(t);
@@ -526,6 +586,10 @@ static void *train_main(void *arg)
             snprintf(err, sizeof err, "stopped at step %ld", t->ts.step);
         else
             snprintf(err, sizeof err, "finished %ld steps", t->ts.step);
+        size_t len = strlen(err);
+        if (final_s >= 0)
+            snprintf(err + len, sizeof err - len, " after %.1f s of training; the final "
+                     "evaluation took %.1f s more", t->ts.elapsed, final_s);
     }
     trainer_set_status(t, end, err);
     return NULL;

@@ -51,6 +51,9 @@ typedef struct {
                               successive halving); the run ends as `stopped` */
     double checkpoint_retry; /* seconds between automatic retries of a checkpoint that
                                 failed for space or I/O (0 = 30 s); `resume` retries at once */
+    double (*clock)(void); /* the training clock in seconds (time_budget, eval_at_seconds,
+                              elapsed); NULL = sysinfo_now. Tests give a fake one; it is not
+                              sent to the other ranks of an MPI job (they use sysinfo_now) */
 } TrainerOptions;
 
 typedef struct Trainer Trainer;

@@ -4,7 +4,7 @@
  *   agreement: allreduce-min of "built it"        (trainer_dist_agree)
  *   weights + optimizer moments                   (trainer_dist_agree)
  *   start or not                                  (trainer_dist_start)
- *   per step: control {go, Schedule}, then allreduce {loss sum, tokens, -status},
+ *   per step: control {go, Schedule, training clock}, then allreduce {loss sum, tokens, -status},
  *             then allreduce of the gradient slab (trainer_dist_control / _step)
  *   a last control with go = 0                    (trainer_dist_end, if not sent yet)
  * The state below is per process: one distributed run at a time (lmlab trains one run at
@@ -30,6 +30,7 @@ typedef struct {
 typedef struct {
     int go;
     Schedule sched;
+    double elapsed;     /* rank 0's training clock (schedule_clock=time) */
 } Control;
 
 static int (*g_service)(void);   /* trainer_dist_set_service: a parallel sweep's worker */
@@ -46,6 +47,7 @@ void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
     job.cfg = *cfg;
     if (opt)
         job.opt = *opt;
+    job.opt.clock = NULL;   /* an address in this process only */
     dist_bcast_idle(&job, sizeof job);
 }
 
@@ -115,9 +117,10 @@ int trainer_dist_control(Trainer *t, int go)
 {
     if (dist_size() < 2)
         return go;
-    Control c = {.go = go, .sched = t->sched};
+    Control c = {.go = go, .sched = t->sched, .elapsed = t->ts.elapsed};
     dist_bcast_idle(&c, sizeof c);
     t->sched = c.sched;
+    t->ts.elapsed = c.elapsed;
     g_open = c.go;
     return c.go;
 }

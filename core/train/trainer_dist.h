@@ -48,7 +48,7 @@ Trainer *trainer_dist_agree(Trainer *t, char *err);
  * finished trainer sends nothing). */
 void trainer_dist_start(const Trainer *t, int started);
 /* The top of every step: returns rank 0's go (1 = take a step, 0 = leave the loop) and
- * copies rank 0's schedule state into t. */
+ * copies rank 0's schedule state and training clock into t. */
 int trainer_dist_control(Trainer *t, int go);
 /* After the step loop on every rank: closes the loop for ranks still waiting on a
  * control (rank 0 left it after an evaluation or checkpoint). */

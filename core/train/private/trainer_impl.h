@@ -34,6 +34,9 @@ struct Trainer {
     char last_ckpt[1024];
     long best_written;     /* step whose evaluation best.safetensors holds (-1 none) */
     int high_loss_steps;   /* consecutive steps above diverge_factor x ln(V) */
+    double marks[CONFIG_MAX_EVAL_MARKS]; /* eval_at_seconds, parsed */
+    int n_marks, next_mark; /* marks[next_mark] is the next one not yet evaluated */
+    long sched_pos;        /* the schedule's position for this step (schedule_clock) */
     char fatal[512];       /* (LM_ERR_LEN) why a checkpoint can never be written (run fails) */
     /* control */
     pthread_t thread;
