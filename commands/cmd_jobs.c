@@ -20,21 +20,6 @@
 
 #define CONTROL_WAIT_SECONDS 2.0
 
-/* The newest losses as a sparkline of block characters (UTF-8) into buf. */
-static void sparkline(const float *v, int n, char *buf, size_t cap)
-{
-    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
-    size_t o = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && o + 4 < cap; i++) {
-        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
-        o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k < 0 ? 0 : k > 7 ? 7 : k]);
-    }
-}
-
 static json_t *job_json(const JobRow *j)
 {
     json_t *o = json_object(), *sp = json_array();
@@ -79,7 +64,7 @@ static void job_line(Session *s, const JobRow *j)
     if (isfinite(j->run.final_val)) snprintf(val, sizeof val, "%.4f", j->run.final_val);
     session_fmt_duration(eta, sizeof eta, j->state == JOB_RUNNING ? j->eta : NAN);
     const float *tail = j->spark + (j->n_spark > 16 ? j->n_spark - 16 : 0);
-    sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, spark, sizeof spark);
+    runstore_jobs_sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, 1, spark, sizeof spark);
     int pad = 16 - (j->n_spark > 16 ? 16 : j->n_spark);   /* block chars are one column */
     session_printf(s, "#%-4ld %-18.18s %-20.20s %11s %7s %7s %s%*s %7s %6s  %s", j->run.id,
                    j->run.name, who, step, loss, val, spark, pad, "", tps, eta,

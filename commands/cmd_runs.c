@@ -421,18 +421,6 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
     return status;
 }
 
-/* The value of key in config text ("-" when missing). */
-static void config_value_of(const char *config, const char *key, char *buf, size_t cap)
-{
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, key, kl) && p[kl] == '=') {
-            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
-            return;
-        }
-    snprintf(buf, cap, "-");
-}
-
 /* ---- compare --------------------------------------------------------------------------- */
 
 /* Parses argv[1..] as existing run ids (no key=value words). */
@@ -552,7 +540,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
         for (int k = 0; k < nk && k < 64; k++) {
             if (!strcmp(keys[k], "name")) continue;   /* the name row above */
-            for (int i = 0; i < n; i++) config_value_of(r[i].config, keys[k], v[i], 64);
+            for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
             compare_row(s, !strcmp(keys[k], "steps") ? "steps (budget)" : keys[k], v, n, w);
             shown++;
         }

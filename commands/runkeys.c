@@ -173,8 +173,7 @@ void runkeys_sort_rows(RunRow *rows, int n, const char *sort)
     qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
 }
 
-/* The value of key in "key=value\n" config text into buf ("-" when missing). */
-static void config_text_value(const char *config, const char *key, char *buf, size_t cap)
+void runkeys_config_value(const char *config, const char *key, char *buf, size_t cap)
 {
     size_t kl = strlen(key);
     for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
@@ -191,7 +190,7 @@ static int distinct(const char *const *configs, int n, const char *key)
     int nv = 0;
     for (int r = 0; r < n; r++) {
         char v[64];
-        config_text_value(configs[r], key, v, sizeof v);
+        runkeys_config_value(configs[r], key, v, sizeof v);
         int seen = 0;
         for (int k = 0; k < nv && !seen; k++)
             seen = !strcmp(vals[k], v);

@@ -38,6 +38,9 @@ int runkeys_store_sort(const char *sort);
  * by bytes, runs without a value last; ties by id. */
 void runkeys_sort_rows(RunRow *rows, int n, const char *sort);
 
+/* The value of key in "key=value\n" config text into buf ("-" when missing). */
+void runkeys_config_value(const char *config, const char *key, char *buf, size_t cap);
+
 /* The value of key (a store column or a config key, aliases allowed) of run r as text
  * into buf; 0, or -1 when the run has none. */
 int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap);

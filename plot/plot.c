@@ -323,8 +323,8 @@ void plot_viridis(double t, double *rgb)
     for (int k = 0; k < 3; k++) rgb[k] = stops[i][k] + u * (stops[i + 1][k] - stops[i][k]);
 }
 
-static void draw_colorbar(cairo_t *cr, double x, double top, double bottom, double lo,
-                          double hi)
+void plot_colorbar(cairo_t *cr, double x, double top, double bottom, double lo, double hi,
+                   const char *label)
 {
     double rgb[3];
     char buf[32];
@@ -336,10 +336,17 @@ static void draw_colorbar(cairo_t *cr, double x, double top, double bottom, doub
         cairo_fill(cr);
     }
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    snprintf(buf, sizeof buf, "%.3g", hi);
+    snprintf(buf, sizeof buf, "%.4g", hi);
     plot_text_at(cr, x + 16, top, 10, 0, 0.5, buf);
-    snprintf(buf, sizeof buf, "%.3g", lo);
+    snprintf(buf, sizeof buf, "%.4g", lo);
     plot_text_at(cr, x + 16, bottom, 10, 0, 0.5, buf);
+    if (!label)
+        return;
+    cairo_save(cr);
+    cairo_translate(cr, x + 46, (top + bottom) / 2);
+    cairo_rotate(cr, -M_PI / 2);
+    plot_text_at(cr, 0, 0, 10, 0.5, 0.5, label);
+    cairo_restore(cr);
 }
 
 int plot_heatmap(const char *path, const double *v, int rows, int cols, double lo, double hi,
@@ -376,7 +383,7 @@ int plot_heatmap(const char *path, const double *v, int rows, int cols, double l
         plot_text_at(cr, left - 5, top + (r + 0.5) * ch, 10, 1, 0.5, row_labels[r]);
     for (int k = 0; col_labels && k < cols; k++)
         plot_text_at(cr, left + (k + 0.5) * cw, bottom + 4, 10, 0.5, 0, col_labels[k]);
-    draw_colorbar(cr, right + 12, top, bottom, lo, hi);
+    plot_colorbar(cr, right + 12, top, bottom, lo, hi, NULL);
     PlotAxes a = ax ? *ax : (PlotAxes){0};
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     if (a.xlabel) plot_text_at(cr, (left + right) / 2, bottom + 22, 12, 0.5, 0, a.xlabel);

@@ -29,6 +29,10 @@ int plot_canvas_close(Canvas *c, char *err);
  * cap top/middle/baseline there. */
 void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, double ay,
                   const char *t);
+/* A vertical viridis colour bar from lo (bottom) to hi (top) at x, its end values beside
+ * it and, unless NULL, label rotated along it. */
+void plot_colorbar(cairo_t *cr, double x, double top, double bottom, double lo, double hi,
+                   const char *label);
 /* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
 double plot_nice_step(double span, int want);
 /* A tick label for v on a scale of the given step. */

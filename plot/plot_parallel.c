@@ -60,30 +60,6 @@ static void draw_axis(cairo_t *cr, const ParFrame *f, int k, const PlotParAxis *
     }
 }
 
-static void draw_colorbar(cairo_t *cr, double x, double top, double bottom, double lo,
-                          double hi, const char *label)
-{
-    double rgb[3];
-    char buf[32];
-    for (int i = 0; i < 100; i++) {
-        plot_viridis(i / 99.0, rgb);
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        double y = bottom - (bottom - top) * (i + 1) / 100.0;
-        cairo_rectangle(cr, x, y, 10, (bottom - top) / 100.0 + 0.5);
-        cairo_fill(cr);
-    }
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    snprintf(buf, sizeof buf, "%.4g", hi);
-    plot_text_at(cr, x + 14, top, 9, 0, 0.5, buf);
-    snprintf(buf, sizeof buf, "%.4g", lo);
-    plot_text_at(cr, x + 14, bottom, 9, 0, 0.5, buf);
-    cairo_save(cr);
-    cairo_translate(cr, x + 44, (top + bottom) / 2);
-    cairo_rotate(cr, -M_PI / 2);
-    plot_text_at(cr, 0, 0, 10, 0.5, 0.5, label ? label : "");
-    cairo_restore(cr);
-}
-
 /* Line order: highest value first (drawn under), NaN values first of all. */
 static const double *sort_values_;
 static int by_value_desc(const void *a, const void *b)
@@ -139,7 +115,7 @@ int plot_parallel(const char *path, const PlotParAxis *axes, int n_axes, const d
         draw_line(cr, &f, pos + (size_t)i * n_axes, t, i == best, isfinite(value[i]));
     }
     for (int k = 0; k < n_axes; k++) draw_axis(cr, &f, k, &axes[k]);
-    draw_colorbar(cr, PAR_W - 80, f.top, f.bottom, c_lo, c_hi, c_label);
+    plot_colorbar(cr, PAR_W - 80, f.top, f.bottom, c_lo, c_hi, c_label);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
     if (ax && ax->title) plot_text_at(cr, PAR_W / 2, 12, 14, 0.5, 0, ax->title);
     free(order);

@@ -263,7 +263,7 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
 static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCaps *caps)
 {
     int n = d->n_marked;
-    const char *configs[DASH_MAX_MARKED];
+    const char *configs[DASH_MAX_MARKED] = {0};
     for (int i = 0; i < n; i++)
         configs[i] = d->curves[i].config ? d->curves[i].config : "";
     char keys[32][32];

@@ -31,21 +31,8 @@ enum { K_UP, K_DOWN, K_ATTACH, K_PAUSE, K_STOP };
  * "_.-=^" in ASCII. */
 static void sparkline(const JobRow *j, int unicode, char *buf, size_t cap)
 {
-    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    static const char ASCII[] = "__..--==";
     int n = j->n_spark < SPARK_W ? j->n_spark : SPARK_W;
-    const float *v = j->spark + j->n_spark - n;
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
-    size_t o = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && o + 4 < cap; i++) {
-        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
-        k = k < 0 ? 0 : k > 7 ? 7 : k;
-        if (unicode) o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k]);
-        else buf[o++] = ASCII[k], buf[o] = 0;
-    }
+    runstore_jobs_sparkline(j->spark + j->n_spark - n, n, unicode, buf, cap);
 }
 
 static void eta_text(double sec, char *buf, size_t cap)
