@@ -793,6 +793,25 @@ static long count_steps(RunStore *st, const long *ids, int n)
 }
 
 /* export without file=: the CSV or JSON itself as the command's output. */
+/* Under --json the export joins the one-object-per-line stream: format=json as one
+ * {"event":"export", ...run} object a run, csv as one {"event":"export","csv":TEXT}. */
+static void export_emit_json(Session *s, const char *format, const char *buf)
+{
+    if (strcmp(format, "json")) {
+        session_emit_json(s, json_pack("{s:s s:s s:s}", "event", "export", "format", format,
+                                       "csv", buf));
+        return;
+    }
+    json_t *arr = json_loads(buf, JSON_DECODE_ANY, NULL);
+    size_t i;
+    json_t *run;
+    json_array_foreach(arr, i, run) {
+        json_object_set_new(run, "event", json_string("export"));
+        session_emit_json(s, json_incref(run));
+    }
+    json_decref(arr);
+}
+
 static int export_print(Session *s, RunStore *st, const long *ids, int n, const char *format)
 {
     char err[LM_ERR_LEN], *buf = NULL;
@@ -801,7 +820,8 @@ static int export_print(Session *s, RunStore *st, const long *ids, int n, const 
     if (!f) return session_error(s, LM_ENOMEM, "out of memory exporting");
     int status = runstore_export_stream(st, ids, n, format, f, err);
     if (fclose(f) && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
-    if (!status) session_stream(s, buf);
+    if (!status && s->json) export_emit_json(s, format, buf);
+    else if (!status) session_stream(s, buf);
     free(buf);
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }

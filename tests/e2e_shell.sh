@@ -37,6 +37,22 @@ grep -q 'a note; with # and "quotes"' out || fail "the note was not stored as ty
 expect 0 "runs filter" -- "$bin" runs tag=keep
 grep -qE "^ +1 " out && ! grep -qE "^ +2 " out || fail "runs tag=keep: $(cat out)"
 
+# export to stdout under --json joins the one-object-per-line stream (issue 25 item 8)
+expect 0 "export json under --json" -- "$bin" --json export 1 2 format=json
+python3 -c '
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+runs = [json.loads(l) for l in lines]
+assert [r["id"] for r in runs] == [1, 2] and all(r["event"] == "export" for r in runs), runs
+assert all(len(r["metrics"]) > 0 for r in runs)
+' out || fail "export under --json is not one object a line: $(head -c 300 out)"
+expect 0 "export csv under --json" -- "$bin" --json export 1
+python3 -c '
+import json, sys
+o = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert len(o) == 1 and o[0]["format"] == "csv" and o[0]["csv"].startswith("run,step,"), o
+' out || fail "csv export under --json: $(head -c 300 out)"
+
 # --json before or after the command
 expect 0 "--json after" -- "$bin" runs --json
 head -1 out | grep -q '^{"id":' || fail "runs --json: $(head -2 out)"

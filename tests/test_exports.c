@@ -205,9 +205,14 @@ static void test_export_schema(Session *s)
     json_t *listed = json_loads(out, 0, NULL);
     snprintf(line, sizeof line, "export %ld format=json", json_run);
     CHECK(run(s, line) == LM_OK, "%s", out);
-    json_t *arr = json_loads(out, 0, NULL), *ex = json_array_get(arr, 0);
-    CHECK(listed && ex, "runs: %p export: %p", (void *)listed, (void *)ex);
-    if (!listed || !ex) return;
+    /* under --json the export is one object a line (issue 25): the run and its event */
+    json_t *arr = json_loads(out, 0, NULL), *ex = arr;
+    CHECK(listed && json_is_object(ex), "runs: %p export: %s", (void *)listed, out);
+    if (!listed || !json_is_object(ex)) return;
+    CHECK(json_is_string(json_object_get(ex, "event")) &&
+          !strcmp(json_string_value(json_object_get(ex, "event")), "export"),
+          "not one export object a line: %s", out);
+    json_object_del(ex, "event");
     json_t *metrics = json_incref(json_object_get(ex, "metrics"));
     json_t *evals = json_incref(json_object_get(ex, "evals"));
     json_object_del(ex, "metrics");
