@@ -79,6 +79,7 @@ static inline int q_exec(const char *path, const char *sql)
 {
     sqlite3 *db;
     if (sqlite3_open(path, &db) != SQLITE_OK) return -1;
+    sqlite3_busy_timeout(db, 5000);   /* a live run's recorder may hold the write lock */
     int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
     sqlite3_close(db);
     return rc;

@@ -137,7 +137,7 @@ static void test_live_control(void)
     char sql[200];
     snprintf(sql, sizeof sql, "INSERT INTO run_control(run_id, verb, requested_at) VALUES(%ld,"
              " 'explode', 1)", h.run_id);
-    q_exec(path, sql);
+    CHECK(q_exec(path, sql) == SQLITE_OK, "raw insert beside the live recorder");
     long bad = 0;
     CHECK(q_long(path, "SELECT max(id) FROM run_control") > id, "raw row");
     bad = q_long(path, "SELECT max(id) FROM run_control");
