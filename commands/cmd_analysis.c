@@ -172,8 +172,8 @@ int cmd_group(Session *s, int argc, const LexWord *argv)
 
 /* ---- a sweep's metric, groups, importance -------------------------------------------- */
 
-int cmd_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t, double **metric,
-                     int *n, int *final)
+int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t,
+                              double **metric, int *n, int *final)
 {
     SweepRow row = {0};
     char err[LM_ERR_LEN];
@@ -242,7 +242,7 @@ static const char *effect_word(double rho)
     return rho > 0 ? "larger -> higher metric" : "larger -> lower metric";
 }
 
-int cmd_sweep_importance(Session *s, const char *word)
+int cmd_analysis_sweep_importance(Session *s, const char *word)
 {
     long id = word ? session_parse_run_id(word) : -1;
     if (id <= 0)
@@ -252,7 +252,7 @@ int cmd_sweep_importance(Session *s, const char *word)
     if (!st) return LM_EDB;
     SweepTrialRow *t;
     double *metric;
-    int n, final, rc = cmd_sweep_metric(s, st, id, &t, &metric, &n, &final);
+    int n, final, rc = cmd_analysis_sweep_metric(s, st, id, &t, &metric, &n, &final);
     if (rc) return rc;
     const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
     int used = 0;

@@ -29,13 +29,13 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
 
 /* `sweep importance ID`: each swept setting's share of the metric's variance and the
  * sign of its effect (text table or one JSON object). */
-int cmd_sweep_importance(Session *s, const char *word);
+int cmd_analysis_sweep_importance(Session *s, const char *word);
 
 /* The done trials of sweep id and their metric (best_val or final_val, as the sweep
  * ranks; NaN when not done): *t and *metric malloc'd (free both). *final 1 for
  * final_val. Reports and returns the status on failure. */
-int cmd_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t, double **metric,
-                     int *n, int *final);
+int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t,
+                              double **metric, int *n, int *final);
 
 /* `runs` shaped (cmd_runs_table.c): rows as runstore_list gave them, laid out in the
  * given columns (NULL: the store's saved layout) and, for sort not one of runstore_list's

@@ -51,7 +51,7 @@ int cmd_plot_sweep(Session *s, RunStore *st, long sweep, const char *file, const
     SweepTrialRow *t;
     double *metric;
     int n, final;
-    if (cmd_sweep_metric(s, st, sweep, &t, &metric, &n, &final)) return LM_EARG;
+    if (cmd_analysis_sweep_metric(s, st, sweep, &t, &metric, &n, &final)) return LM_EARG;
     const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
     SweepAxis axes[SWEEP_MAX_PARAMS];
     int na = 0, status = LM_OK;

@@ -624,7 +624,7 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "list"))
         return sweep_list(s);
     if (!strcmp(sub, "importance"))
-        return cmd_sweep_importance(s, arg);
+        return cmd_analysis_sweep_importance(s, arg);
     return session_error(s, LM_EARG, "sweep %s: expected status, pause, resume [ID], stop, "
                          "wait, show [ID], list, importance ID, or a spec (base=... key=v1,v2 ...)", sub);
 }

@@ -13,6 +13,7 @@
 #include "err.h"
 #include "repl.h"
 #include "views.h"
+#include "sysinfo.h"
 
 #include <curses.h>
 #include <fcntl.h>
@@ -23,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define FRAME_SECONDS 0.1   /* at most ~10 redraws a second */
@@ -52,13 +52,6 @@ typedef struct {
 
 static void term_command(DashTerm *t, const char *line);
 static void term_quit(DashTerm *t);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void out_text(DashTerm *t, int color, const char *text)
 {
@@ -101,7 +94,7 @@ static void draw(DashTerm *t)
         wmove(stdscr, t->d->cursor_y, t->d->cursor_x);
     wnoutrefresh(stdscr);
     doupdate();
-    t->last_draw = now_s();
+    t->last_draw = sysinfo_now();
     t->dirty = 0;
     t->drawn_run = t->snap.run_id;
     t->drawn_seq = t->snap.seq;
@@ -251,7 +244,7 @@ static void poll_run(DashTerm *t)
     Dashboard *d = t->d;
     SweepRunner *sw = session_job_sweep(s);
     int have = session_snapshot(s, &t->snap);   /* its rules say when following resumes */
-    int stored = dash_follow_poll(&t->follow, s, have, &t->snap, now_s());
+    int stored = dash_follow_poll(&t->follow, s, have, &t->snap, sysinfo_now());
     if (stored != d->from_store) {
         d->from_store = stored;
         t->dirty = 1;
@@ -294,7 +287,7 @@ static void pump(DashTerm *t)
             t->pending[t->n_pending++] = r == KEY_CODE_YES ? DASH_KEY_FN((int)ch) : (int)ch;
     }
     timeout(100);
-    if (now_s() - t->last_draw >= FRAME_SECONDS) {
+    if (sysinfo_now() - t->last_draw >= FRAME_SECONDS) {
         poll_run(t);
         draw(t);
     }
@@ -530,7 +523,7 @@ int dash_term_run(Session *s, Dashboard *d)
             t.dirty = 1;
         }
         poll_run(&t);
-        if (t.dirty && now_s() - t.last_draw >= FRAME_SECONDS)
+        if (t.dirty && sysinfo_now() - t.last_draw >= FRAME_SECONDS)
             draw(&t);
         int key = next_key(&t);
         if (key >= 0) {

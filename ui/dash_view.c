@@ -3,6 +3,7 @@
 #include "dash_view.h"
 
 #include "sweep_runner.h"
+#include "sysinfo.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,15 @@ int dash_view_run_active(const DashCtx *x)
 {
     return (x->s->trainer && x->snap->run_id && !trainer_is_done(x->snap->status)) ||
            dash_view_sweep_active(x->s);
+}
+
+int dash_view_due(double *next, int forced)
+{
+    double now = sysinfo_now();
+    if (!forced && now < *next)
+        return 0;
+    *next = now + 1.0;
+    return 1;
 }
 
 void dash_view_prompt(DashCtx *x, const char *label, const char *text)

@@ -51,6 +51,9 @@ void dash_view_out(DashCtx *x, int color, const char *fmt, ...)
 /* A run or a sweep is training or paused (dash_view_sweep_active: a sweep is). */
 int dash_view_run_active(const DashCtx *x);
 int dash_view_sweep_active(Session *s);
+/* Whether a view's reload is due: forced, or *next (monotonic s) has passed; when due,
+ * the next one is a second later. Views reload their store data at most once a second. */
+int dash_view_due(double *next, int forced);
 /* Opens the aux line with label ("filter> ") holding text (newlines shown as \n); its
  * Enter goes to the current view's on_prompt, Esc cancels. */
 void dash_view_prompt(DashCtx *x, const char *label, const char *text);

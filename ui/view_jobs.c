@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { K_UP, K_DOWN, K_ATTACH, K_PAUSE, K_STOP };
 #define JOB_COLS 10
@@ -135,21 +134,12 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 
 /* ---- loading ---- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Reloads the board when due (forced: now). 1 when reloaded. */
 static int load(DashCtx *x, int forced)
 {
     Dashboard *d = x->d;
-    double now = now_s();
-    if (!forced && now < d->job_next)
+    if (!dash_view_due(&d->job_next, forced))
         return 0;
-    d->job_next = now + 1.0;
     RunStore *st = forced ? session_store(x->s) : x->s->store; /* a failure is said once */
     if (!st)
         return 0;

@@ -15,14 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void columns_free(Dashboard *d)
 {
@@ -55,9 +47,8 @@ static void load_column(Dashboard *d, RunStore *st, long id, const char *setting
 static int load(DashCtx *x, int forced)
 {
     Dashboard *d = x->d;
-    double now = now_s();
-    if (!forced && now < d->sp_next) return 0;
-    d->sp_next = now + 1.0;
+    if (!dash_view_due(&d->sp_next, forced))
+        return 0;
     RunStore *st = forced ? session_store(x->s) : x->s->store;
     char last[1024], err[LM_ERR_LEN];
     int found = 0;

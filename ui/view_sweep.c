@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { K_UP, K_DOWN, K_PARAM, K_ATTACH };
 #define SW_MAX_KEYS 8
@@ -282,13 +281,6 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 
 /* ---- loading ---- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The newest stored sweep (ids probed upward, as `sweep list`), 0 when none. */
 static long newest_sweep(RunStore *st)
 {
@@ -311,10 +303,8 @@ static long newest_sweep(RunStore *st)
 static int load(DashCtx *x, int forced)
 {
     Dashboard *d = x->d;
-    double now = now_s();
-    if (!forced && now < d->sw_next)
+    if (!dash_view_due(&d->sw_next, forced))
         return 0;
-    d->sw_next = now + 1.0;
     RunStore *st = forced ? session_store(x->s) : x->s->store; /* a failure is said once */
     if (!st)
         return 0;

@@ -10,12 +10,12 @@
 #include "dash_view.h"
 #include "heatmap.h"
 #include "chart.h"
+#include "sysinfo.h"
 
 #include <stdlib.h>
 #include <curses.h>
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 
 enum { K_UP, K_DOWN, K_LEFT, K_RIGHT };
 
@@ -206,13 +206,6 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 
 /* ---- the selected cell's history ---- */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Clamps the gate cursor and loads the cell's history when it changed (or, while the
  * store lags the snapshot, again a little later). 1 when something new was loaded. */
 static int gate_history(DashCtx *x)
@@ -226,7 +219,7 @@ static int gate_history(DashCtx *x)
     long step = sn->gates[0].step;
     int same = d->gh_run == sn->run_id && d->gh_step == step && d->gh_row == d->gate_row &&
                d->gh_col == d->gate_col;
-    double now = now_s();
+    double now = sysinfo_now();
     if (same && (d->gh_retry == 0 || now < d->gh_retry))
         return 0;
     d->gh_run = sn->run_id, d->gh_step = step, d->gh_row = d->gate_row, d->gh_col = d->gate_col;
