@@ -80,20 +80,13 @@ static const ConfigKey KEYS[] = {
     {"time_budget", CFG_FLOAT, F(time_budget), 0, 1e7, NULL,
      "stop after this many seconds of training (0 = no limit)", "train"},
     /* optimisation */
-    {"optimizer", CFG_ENUM, F(optimizer), 0, 0, "sgd|adam|adamw|muon",
-     "optimizer (muon: Muon on the hidden weight matrices, AdamW with beta1, beta2, eps on "
-     "the embeddings, output head, gates, biases and norms)", "optim"},
+    {"optimizer", CFG_ENUM, F(optimizer), 0, 0, "sgd|adam|adamw", "optimizer", "optim"},
     {"lr", CFG_FLOAT, F(lr), 1e-9, 100, NULL, "peak learning rate", "optim"},
     {"beta1", CFG_FLOAT, F(beta1), 0, 0.999999, NULL, "Adam beta1", "optim"},
     {"beta2", CFG_FLOAT, F(beta2), 0, 0.9999999, NULL, "Adam beta2", "optim"},
     {"eps", CFG_FLOAT, F(eps), 1e-12, 1, NULL, "Adam epsilon", "optim"},
     {"weight_decay", CFG_FLOAT, F(weight_decay), 0, 10, NULL, "weight decay", "optim"},
     {"momentum", CFG_FLOAT, F(momentum), 0, 0.9999, NULL, "SGD momentum", "optim"},
-    {"muon_lr_scale", CFG_FLOAT, F(muon_lr_scale), 1e-3, 1e4, NULL,
-     "muon: the matrices' learning rate is lr x this (the schedule scales both groups)",
-     "optim"},
-    {"muon_momentum", CFG_FLOAT, F(muon_momentum), 0, 0.9999, NULL,
-     "muon: the matrices' Nesterov momentum", "optim"},
     {"clip", CFG_FLOAT, F(clip), 0, 1e6, NULL, "clip gradients to this global norm (0 = off)",
      "optim"},
     {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau",
@@ -167,7 +160,6 @@ void config_defaults(Config *c)
     strcpy(c->optimizer, "adamw");
     c->lr = 1e-3f; c->beta1 = 0.9f; c->beta2 = 0.999f; c->eps = 1e-8f;
     c->weight_decay = 0.01f;
-    c->muon_lr_scale = 10; c->muon_momentum = 0.95f;
     strcpy(c->schedule, "constant");
     strcpy(c->schedule_clock, "steps");
     c->step_size = 1000; c->gamma = 0.5f; c->patience = 3; c->factor = 0.5f;

@@ -61,9 +61,8 @@ typedef struct {
     int epochs;
     double time_budget;    /* seconds; 0 = none */
     /* optimisation */
-    char optimizer[8];     /* sgd | adam | adamw | muon */
+    char optimizer[8];     /* sgd | adam | adamw */
     float lr, beta1, beta2, eps, weight_decay, momentum, clip;
-    float muon_lr_scale, muon_momentum;   /* muon: lr x scale and momentum of the matrices */
     char schedule[12];     /* constant | step | invsqrt | cosine | plateau */
     char schedule_clock[8]; /* steps | time (progress also by time_budget's clock) */
     int warmup, step_size, patience;

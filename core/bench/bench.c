@@ -175,10 +175,6 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     if (!rc)
         rc = optim_init(&opt, ok, m->params.total, c->beta1, c->beta2, c->eps, c->weight_decay,
                         0, err);
-    opt.muon_lr_scale = c->muon_lr_scale;
-    opt.muon_momentum = c->muon_momentum;
-    if (!rc)
-        rc = optim_init_params(&opt, &m->params, replicas_count(reps), err);
     size_t N = (size_t)c->batch * c->bptt;
     int *x = malloc(N * sizeof(int)), *y = malloc(N * sizeof(int));
     double *times = calloc((size_t)w->steps, sizeof(double));

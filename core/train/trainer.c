@@ -153,10 +153,6 @@ static int setup_training(Trainer *t, char *err)
     schedule_kind_parse(c->schedule, &sk);
     int rc = optim_init(&t->optim, ok, t->m->params.total, c->beta1, c->beta2, c->eps,
                         c->weight_decay, c->momentum, err);
-    t->optim.muon_lr_scale = c->muon_lr_scale;
-    t->optim.muon_momentum = c->muon_momentum;
-    if (!rc)
-        rc = optim_init_params(&t->optim, &t->m->params, replicas_count(t->reps), err);
     if (rc)
         return rc;
     t->total_steps = compute_total_steps(t);
