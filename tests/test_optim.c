@@ -274,8 +274,6 @@ static void test_init_and_parse(void)
     CHECK(optim_kind_parse("adamw", &k) == LM_OK && k == OPTIM_ADAMW, "parse adamw");
     CHECK(optim_kind_parse("adam", &k) == LM_OK && k == OPTIM_ADAM, "parse adam");
     CHECK(optim_kind_parse("sgd", &k) == LM_OK && k == OPTIM_SGD, "parse sgd");
-    CHECK(optim_kind_parse("muon", &k) == LM_OK && k == OPTIM_MUON &&
-              strcmp(optim_kind_name(k), "muon") == 0, "parse muon");
     CHECK(optim_kind_parse("lion", &k) == LM_EARG && optim_kind_parse(NULL, &k) == LM_EARG,
           "unknown optimizer refused");
     CHECK(strcmp(optim_kind_name(OPTIM_ADAMW), "adamw") == 0, "name of adamw");

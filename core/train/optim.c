@@ -1,10 +1,8 @@
-/* optim.c — SGD, Adam, AdamW, Muon and gradient clipping over flat slabs (see optim.h).
+/* optim.c — SGD, Adam, AdamW and gradient clipping over flat slabs (see optim.h).
  * Each update is one elementwise loop the compiler vectorises; the float operations
  * follow PyTorch 1.13's _single_tensor_{sgd,adam,adamw} in order, so results agree with
- * PyTorch to float rounding. Muon's matrices go through muon.c whole; the rest of a Muon
- * optimizer's tensors take the AdamW loop. Not a parameter-group system: the per-tensor
- * choices are whether weight decay applies (ParamInfo.no_decay, when decay_all is 0) and,
- * for Muon, which tensors are its matrices (muon_wants). */
+ * PyTorch to float rounding. Not a parameter-group system: the only per-tensor choice is
+ * whether weight decay applies (ParamInfo.no_decay, when decay_all is 0). */
 #include "optim.h"
 
 #include "err.h"
@@ -45,7 +43,7 @@ int optim_init(Optimizer *o, OptimKind kind, size_t n, float beta1, float beta2,
                float weight_decay, float momentum, char *err)
 {
     memset(o, 0, sizeof *o);
-    if (kind != OPTIM_SGD && kind != OPTIM_ADAM && kind != OPTIM_ADAMW && kind != OPTIM_MUON)
+    if (kind != OPTIM_SGD && kind != OPTIM_ADAM && kind != OPTIM_ADAMW)
         return err_set(err, LM_EARG, "unknown optimizer kind %d", (int)kind);
     if (kind != OPTIM_SGD && !(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
         return err_set(err, LM_EARG, "Adam betas must lie in [0, 1), got beta1=%g beta2=%g",
@@ -65,8 +63,6 @@ int optim_init(Optimizer *o, OptimKind kind, size_t n, float beta1, float beta2,
     o->beta1_d = decimal_of(beta1);
     o->beta2_d = decimal_of(beta2);
     o->weight_decay_d = decimal_of(weight_decay);
-    o->muon_lr_scale = 10.0f;
-    o->muon_momentum = 0.95f;
     if (kind != OPTIM_SGD || momentum != 0) {
         o->m = zalloc_floats(n);
         if (!o->m)
@@ -84,64 +80,19 @@ nomem:
                    (kind == OPTIM_SGD ? 1 : 2) * n * sizeof(float) >> 20);
 }
 
-/* Largest Newton–Schulz cost first (then in ParamSet order), the order workers share
- * matrices out in (muon_next_owner). */
-static int cmp_cost(const void *a, const void *b)
-{
-    const MuonMatrix *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost > y->cost ? -1 : 1;
-    return x->tensor - y->tensor;
-}
-
-int optim_init_params(Optimizer *o, const ParamSet *ps, int n_workers, char *err)
-{
-    if (o->kind != OPTIM_MUON)
-        return LM_OK;
-    if (n_workers < 1 || n_workers > MUON_MAX_WORKERS || ps->total > o->n)
-        return err_set(err, LM_EARG, "optim_init_params: %d workers (1..%d), %zu floats for an "
-                       "optimizer of %zu", n_workers, MUON_MAX_WORKERS, ps->total, o->n);
-    o->is_muon = calloc((size_t)(ps->n ? ps->n : 1), 1);
-    o->muon = calloc((size_t)(ps->n ? ps->n : 1), sizeof *o->muon);
-    if (!o->is_muon || !o->muon)
-        return err_set(err, LM_ENOMEM, "out of memory for Muon's matrix list");
-    for (int i = 0; i < ps->n; i++) {
-        const ParamInfo *p = &ps->info[i];
-        if (!muon_wants(p))
-            continue;
-        MuonMatrix *mm = &o->muon[o->n_muon++];
-        double r = p->shape[0], c = p->shape[1], m = r < c ? r : c, n = r < c ? c : r;
-        *mm = (MuonMatrix){.tensor = i, .offset = p->offset, .rows = p->shape[0],
-                           .cols = p->shape[1], .cost = m * m * (2 * n + m)};
-        size_t w = muon_work_floats(mm->rows, mm->cols);
-        o->muon_work_n = w > o->muon_work_n ? w : o->muon_work_n;
-        o->is_muon[i] = 1;
-    }
-    qsort(o->muon, (size_t)o->n_muon, sizeof *o->muon, cmp_cost);
-    o->n_workers = n_workers;
-    o->muon_work = zalloc_floats((size_t)n_workers * o->muon_work_n);
-    if (!o->muon_work)
-        return err_set(err, LM_ENOMEM, "cannot allocate %zu MB of Muon workspace",
-                       (size_t)n_workers * o->muon_work_n * sizeof(float) >> 20);
-    return LM_OK;
-}
-
 void optim_free(Optimizer *o)
 {
     if (!o)
         return;
     free(o->m);
     free(o->v);
-    free(o->muon);
-    free(o->is_muon);
-    free(o->muon_work);
     memset(o, 0, sizeof *o);
 }
 
 int optim_kind_parse(const char *name, OptimKind *kind)
 {
     static const struct { const char *name; OptimKind kind; } table[] = {
-        {"sgd", OPTIM_SGD}, {"adam", OPTIM_ADAM}, {"adamw", OPTIM_ADAMW}, {"muon", OPTIM_MUON},
+        {"sgd", OPTIM_SGD}, {"adam", OPTIM_ADAM}, {"adamw", OPTIM_ADAMW},
     };
     for (size_t i = 0; name && i < sizeof table / sizeof table[0]; i++)
         if (strcmp(name, table[i].name) == 0) {
@@ -157,7 +108,6 @@ const char *optim_kind_name(OptimKind kind)
     case OPTIM_SGD: return "sgd";
     case OPTIM_ADAM: return "adam";
     case OPTIM_ADAMW: return "adamw";
-    case OPTIM_MUON: return "muon";
     }
     return "?";
 }
@@ -293,8 +243,7 @@ static void step_slice(Optimizer *o, const ParamSet *ps, const AdamCoef *k, size
     case OPTIM_ADAM:
         adam_slice(p, g, m, v, n, k, wd, 1.0f);
         break;
-    case OPTIM_ADAMW:
-    case OPTIM_MUON: {   /* Muon's other tensors: AdamW */
+    case OPTIM_ADAMW: {
         float shrink = decay ? (float)(1.0 - (double)lr * o->weight_decay_d) : 1.0f;
         adam_slice(p, g, m, v, n, k, 0.0f, shrink);
         break;
@@ -322,39 +271,17 @@ void optim_step_range(Optimizer *o, const ParamSet *ps, float lr, size_t lo, siz
         k.bc2_sqrt = (float)sqrt(bc2);
         k.eps = o->eps;
     }
-    if (o->kind != OPTIM_MUON && (o->decay_all || o->weight_decay == 0)) {
+    if (o->decay_all || o->weight_decay == 0) {
         if (hi > lo)
             step_slice(o, ps, &k, lo, hi - lo, 1, lr);
         return;
     }
-    assert(o->kind != OPTIM_MUON || o->is_muon);   /* optim_init_params was called */
     for (int i = 0; i < ps->n; i++) {   /* each tensor's part of [lo, hi) */
-        if (o->is_muon && o->is_muon[i])
-            continue;                   /* optim_step_matrices' */
         size_t a = ps->info[i].offset, b = a + ps->info[i].numel;
         a = a > lo ? a : lo;
         b = b < hi ? b : hi;
         if (b > a)
-            step_slice(o, ps, &k, a, b - a, o->decay_all || !ps->info[i].no_decay, lr);
-    }
-}
-
-void optim_step_matrices(Optimizer *o, const ParamSet *ps, float lr, int worker, int n_workers)
-{
-    if (o->kind != OPTIM_MUON)
-        return;
-    assert(o->is_muon && n_workers >= 1 && n_workers <= o->n_workers && worker < n_workers);
-    const float lr_muon = (float)((double)lr * o->muon_lr_scale);
-    const float shrink = (float)(1.0 - (double)lr_muon * o->weight_decay_d);
-    float *work = o->muon_work + (size_t)worker * o->muon_work_n;
-    double load[MUON_MAX_WORKERS] = {0};
-    for (int k = 0; k < o->n_muon; k++) {
-        const MuonMatrix *mm = &o->muon[k];
-        if (muon_next_owner(load, n_workers, mm->cost) != worker)
-            continue;
-        int decay = o->decay_all || !ps->info[mm->tensor].no_decay;
-        muon_update(ps->data + mm->offset, ps->grad + mm->offset, o->m + mm->offset, mm->rows,
-                    mm->cols, o->muon_momentum, lr_muon, decay ? shrink : 1.0f, work);
+            step_slice(o, ps, &k, a, b - a, !ps->info[i].no_decay, lr);
     }
 }
 
@@ -362,5 +289,4 @@ void optim_step(Optimizer *o, const ParamSet *ps, float lr)
 {
     optim_step_begin(o);
     optim_step_range(o, ps, lr, 0, ps->total);
-    optim_step_matrices(o, ps, lr, 0, 1);
 }

@@ -1,22 +1,19 @@
-/* optim.h — the optimizers (SGD with momentum, Adam, AdamW, Muon) over a ParamSet's flat
- * slabs, and global gradient-norm clipping. SGD, Adam and AdamW follow PyTorch 1.13 exactly
+/* optim.h — the optimizers (SGD with momentum, Adam, AdamW) over a ParamSet's flat slabs,
+ * and global gradient-norm clipping. Update rules follow PyTorch 1.13 exactly
  * (pytorch.org/docs/1.13/generated/torch.optim.{SGD,Adam,AdamW}.html and
  * torch.nn.utils.clip_grad_norm_), including the order of the float operations, so a
- * run can be checked step by step against PyTorch. Muon (muon.h) updates the hidden weight
- * matrices and gives every other tensor AdamW with the same settings.
+ * run can be checked step by step against PyTorch.
  * Not a scheduler (schedule.h gives the lr of each step), not a divergence detector:
  * the trainer checks the norm optim_clip_grad_norm returns before stepping.
- * Checkpoint state: m, v (n floats each, when allocated) and t are the whole state (for
- * Muon, m is the momentum buffer of its matrices and their part of v stays zero). */
+ * Checkpoint state: m, v (n floats each, when allocated) and t are the whole state. */
 #ifndef LM_OPTIM_H
 #define LM_OPTIM_H
 
-#include "muon.h"
 #include "params.h"
 
 #include <stddef.h>
 
-typedef enum { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW, OPTIM_MUON } OptimKind;
+typedef enum { OPTIM_SGD, OPTIM_ADAM, OPTIM_ADAMW } OptimKind;
 
 typedef struct {
     OptimKind kind;
@@ -32,15 +29,6 @@ typedef struct {
     /* betas and weight decay as the decimals they were written as (0.9, not the float
      * 0.899999976): PyTorch keeps these as Python doubles, so bias corrections match. */
     double beta1_d, beta2_d, weight_decay_d;
-    /* Muon: its lr is lr * muon_lr_scale and its momentum muon_momentum (optim_init sets
-     * 10 and 0.95; the caller may change them before the first step). optim_init_params
-     * lists the matrices (largest first) and allocates one workspace per worker. */
-    float muon_lr_scale, muon_momentum;
-    MuonMatrix *muon;        /* (n_muon) */
-    int n_muon, n_workers;
-    unsigned char *is_muon;  /* (ParamSet's n) 1 for a tensor in muon[] */
-    float *muon_work;        /* (n_workers * muon_work_n) */
-    size_t muon_work_n;
 } Optimizer;   /* caller-owned: optim_init / optim_free */
 
 /* Sets up an optimizer for a ParamSet of n floats (ps->total) and allocates its zeroed
@@ -51,18 +39,10 @@ typedef struct {
 int optim_init(Optimizer *o, OptimKind kind, size_t n, float beta1, float beta2, float eps,
                float weight_decay, float momentum, char *err);
 
-/* Binds the optimizer to the ParamSet it will step, which Muon needs (it does nothing for
- * the other kinds): picks the matrices muon_wants, and allocates a Newton–Schulz workspace
- * for each of n_workers threads (1..MUON_MAX_WORKERS: the most that will step it at once,
- * replicas_count for update_apply). Call once, after optim_init and before the first step.
- * LM_OK, LM_EARG (a bad n_workers, a ParamSet larger than o->n) or LM_ENOMEM (message in
- * err); optim_free releases what it allocated either way. */
-int optim_init_params(Optimizer *o, const ParamSet *ps, int n_workers, char *err);
-
 /* Releases the moments and zeroes the struct; NULL is a no-op. */
 void optim_free(Optimizer *o);
 
-/* "sgd", "adam", "adamw", "muon" -> *kind. LM_OK, or LM_EARG for any other name. */
+/* "sgd", "adam", "adamw" -> *kind. LM_OK, or LM_EARG for any other name. */
 int optim_kind_parse(const char *name, OptimKind *kind);
 
 /* The name optim_kind_parse accepts for kind ("adam"), or "?" for an invalid one. */
@@ -84,16 +64,12 @@ float optim_clip_grad_norm(float *grad,   /* (n) */
  * multiplies the gradient by (1 when it leaves it alone: max_norm <= 0, a norm within
  * it, or a non-finite norm). optim_step_begin counts the step; optim_step_range then
  * updates the parameters [lo, hi) of that step (any split of [0, ps->total) into ranges,
- * each once, gives optim_step's result), except Muon's matrices: optim_step_matrices
- * updates those, whole, worker by worker (each of the n_workers workers, numbered from 0,
- * calls it once per step; together they update every matrix once). It does nothing for
- * the other kinds. The two touch disjoint parameters and may run at the same time. */
+ * each once, gives optim_step's result). */
 void optim_sumsq8(const float *grad, size_t n, double acc[8]);
 float optim_norm8(const double acc[8]);
 float optim_clip_coef(float norm, float max_norm);
 void optim_step_begin(Optimizer *o);
 void optim_step_range(Optimizer *o, const ParamSet *ps, float lr, size_t lo, size_t hi);
-void optim_step_matrices(Optimizer *o, const ParamSet *ps, float lr, int worker, int n_workers);
 
 /* One update of every parameter in ps with learning rate lr, using ps->grad (which is
  * read, never modified). PyTorch 1.13 semantics:
@@ -101,10 +77,8 @@ void optim_step_matrices(Optimizer *o, const ParamSet *ps, float lr, int worker,
  *   Adam:  g += wd*p (L2); m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
  *          p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps)
  *   AdamW: p *= 1 - lr*wd (decoupled), then the Adam update without the L2 term.
- *   Muon:  muon.h's update with lr*muon_lr_scale for its matrices, AdamW for the rest.
  * With decay_all == 0, tensors marked no_decay get no weight decay. The optimizer must
- * have been initialised for n >= ps->total floats (Muon: and bound to ps by
- * optim_init_params). Never fails, never allocates. */
+ * have been initialised for n >= ps->total floats. Never fails, never allocates. */
 void optim_step(Optimizer *o, const ParamSet *ps, float lr);
 
 #endif

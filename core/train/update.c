@@ -1,12 +1,4 @@
-/* update.c — the end-of-step update over the replicas' threads (see update.h).
- * Muon: the element-wise part (clipping, AdamW) still goes slice by slice, but a Muon
- * matrix must be orthogonalised whole, and it can straddle two slices. So each thread also
- * takes whole matrices, shared out by cost (optim_step_matrices: the same greedy
- * assignment computed by every thread), in its own workspace, while the slices skip them;
- * the parameters each thread writes are disjoint. With clipping, the gradient is scaled
- * in a pass of its own first, so that no matrix is read while another thread clips part
- * of it. Each matrix's arithmetic is one thread's, in a fixed order, so the result does
- * not depend on the number of threads. */
+/* update.c — the end-of-step update over the replicas' threads (see update.h). */
 #include "update.h"
 
 #include <assert.h>
@@ -19,7 +11,6 @@ typedef struct {
     ParamSet *ps;
     Optimizer *o;
     float coef, lr;
-    int n_slices;
     double lanes[REPLICAS_MAX][8];   /* each slice's squares, lane by lane */
 } UpdateJob;
 
@@ -42,33 +33,21 @@ float update_grad_norm(Replicas *r, const ParamSet *ps)
     return optim_norm8(acc);
 }
 
-static void clip_slice(void *ctx, int slice, size_t lo, size_t hi)
+static void apply_slice(void *ctx, int slice, size_t lo, size_t hi)
 {
     (void)slice;
     UpdateJob *j = ctx;
     if (j->coef < 1.0f)
         for (size_t k = lo; k < hi; k++)
             j->ps->grad[k] *= j->coef;
-}
-
-static void apply_slice(void *ctx, int slice, size_t lo, size_t hi)
-{
-    UpdateJob *j = ctx;
-    clip_slice(ctx, slice, lo, hi);
     optim_step_range(j->o, j->ps, j->lr, lo, hi);
-    optim_step_matrices(j->o, j->ps, j->lr, slice, j->n_slices);
 }
 
 void update_apply(Replicas *r, Optimizer *o, ParamSet *ps, float norm, float max_norm,
                   float lr)
 {
     assert(isfinite(norm) && "update_apply needs the finite norm of update_grad_norm");
-    UpdateJob j = {.ps = ps, .o = o, .coef = optim_clip_coef(norm, max_norm), .lr = lr,
-                   .n_slices = r ? replicas_count(r) : 1};
-    if (o->n_muon && j.coef < 1.0f) {   /* whole matrices read the clipped gradient */
-        replicas_parallel_for(r, clip_slice, &j, ps->total);
-        j.coef = 1.0f;
-    }
+    UpdateJob j = {.ps = ps, .o = o, .coef = optim_clip_coef(norm, max_norm), .lr = lr};
     optim_step_begin(o);
     replicas_parallel_for(r, apply_slice, &j, ps->total);
     matmul_weights_changed(ps->data);   /* bf16 packed weights are stale now */

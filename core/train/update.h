@@ -3,8 +3,7 @@
  * slab (replicas_parallel_for) instead of on the caller's thread alone. With one thread
  * it is exactly optim_clip_grad_norm + optim_step; with more, the update is bit-identical
  * (element-wise) and the norm's double sum is grouped by slice (same lanes, a different
- * order of additions: the float norm may differ in its last bit). Muon's matrices are
- * shared out whole between the threads (update.c says how); the result is the same.
+ * order of additions: the float norm may differ in its last bit).
  * Not here: the divergence check (the trainer's, between the two calls). */
 #ifndef LM_UPDATE_H
 #define LM_UPDATE_H
@@ -17,8 +16,7 @@ float update_grad_norm(Replicas *r, const ParamSet *ps);
 
 /* Clips the gradient as optim_clip_grad_norm does for this norm and max_norm (<= 0: no
  * clipping), then takes one optimizer step with learning rate lr. norm is update_grad_norm
- * of the same gradient and finite (asserted: a NaN norm would poison every weight). For
- * Muon, o must be bound by optim_init_params for at least replicas_count(r) workers. */
+ * of the same gradient and finite (asserted: a NaN norm would poison every weight). */
 void update_apply(Replicas *r, Optimizer *o, ParamSet *ps, float norm, float max_norm,
                   float lr);
 
