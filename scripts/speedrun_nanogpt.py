@@ -14,7 +14,7 @@ prepared as data/shakespeare_char/prepare.py does (sorted characters, first 90% 
 lmlab does not ship or depend on nanoGPT: scripts/speedrun_frontier.sh calls this when
 given a nanoGPT folder.
 
-usage: speedrun_nanogpt.py NANOGPT_DIR TEXT [--marks 60,120,180,300] [--threads 2]
+usage: speedrun_nanogpt.py NANOGPT_DIR TEXT [--marks 60,120,180,300] [--threads N (default: torch's)]
                            [--max_iters 2000]
 prints one line per mark: "mark SECONDS iter N train_s T eval_s E val_loss L"
 """
@@ -59,12 +59,13 @@ def main():
     ap.add_argument('nanogpt')
     ap.add_argument('text')
     ap.add_argument('--marks', default='60,120,180,300')
-    ap.add_argument('--threads', type=int, default=2)
+    ap.add_argument('--threads', type=int, default=0)   # 0: torch's own default
     ap.add_argument('--max_iters', type=int, default=2000)
     a = ap.parse_args()
     sys.path.insert(0, a.nanogpt)
     from model import GPT, GPTConfig
-    torch.set_num_threads(a.threads)
+    if a.threads > 0:   # Debian's torch 1.13 picks 1 on 2 vCPUs: 88 ms/iteration here,
+        torch.set_num_threads(a.threads)   # 207 ms with 2 threads (2026-11-25, Zen 3)
     marks = [float(m) for m in a.marks.split(',')]
 
     data = open(a.text, 'r').read()   # data/shakespeare_char/prepare.py
