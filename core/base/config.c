@@ -2,6 +2,7 @@
  * for every setting, so validation, help, completion and checkpoint text share one
  * source. Not a general INI/TOML parser: one key=value per line, '#' comments. */
 #include "config.h"
+#include "alertrule.h"
 
 #include "err.h"
 #include "regfile.h"
@@ -136,6 +137,9 @@ static const ConfigKey KEYS[] = {
     {"runs_dir", CFG_STRING, F(runs_dir), 0, 0, NULL, "where checkpoints are written", "run"},
     {"seed", CFG_INT, F(seed), 0, 4e18, NULL, "random seed", "run"},
     {"threads", CFG_INT, F(threads), 0, 1024, NULL, "total threads (0 = all cores)", "run"},
+    {"alerts", CFG_STRING, F(alerts), 0, 0, NULL,
+     "alert rules for every run of this experiment, comma-separated: diverged, finished, "
+     "failed, ended, stalled[:SECONDS], METRIC<X, METRIC>X (see `help alert`)", "run"},
     {"precision", CFG_ENUM, F(precision), 0, 0, "fp32|bf16",
      "matrix-product inputs: fp32, or bf16 with fp32 accumulation (CPUs with AVX512-BF16; "
      "elsewhere the run says so and trains in fp32)", "run"},
@@ -310,6 +314,8 @@ int config_set(Config *c, const char *key, const char *value, char *err)
             if ((rc = config_parse_eval_marks(value, marks, &n, err)))
                 return rc;
         }
+        if (k->offset == offsetof(Config, alerts) && (rc = alertrule_check_list(value, err)))
+            return rc;
         if ((rc = textcheck_value(key, value, !strcmp(key, "sample_prompt")
                                                   ? TEXTCHECK_ALLOW_NEWLINE : 0, err)))
             return rc;

@@ -83,6 +83,7 @@ typedef struct {
     long seed;
     int threads;
     char precision[8];     /* fp32 | bf16: the matrix products' inputs (matmul.h) */
+    char alerts[CONFIG_STR_LEN]; /* alert rules set on each run (alertrule.h), "" = none */
 } Config;
 
 typedef struct {

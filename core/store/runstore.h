@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 4
+#define RUNSTORE_SCHEMA_VERSION 7
 
 typedef struct RunStore RunStore;
 
