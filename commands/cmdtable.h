@@ -42,6 +42,8 @@ typedef struct {
 #define CMD_BLOCKS      0x1u /* waits until training ends (`wait`, `sweep wait`): the
                                 dashboard, whose screen follows the run, refuses it */
 #define CMD_DESTRUCTIVE 0x2u /* deletes stored data (`rm`); help says so */
+#define CMD_FOLLOW_BLOCKS 0x4u /* blocks when a bare word `follow` is among its words
+                                  (`log ID follow`): the dashboard refuses that form */
 
 /* A subcommand: one of the bare words a command takes first (`sweep status`, `show
  * model`). Listed subcommands are completed, hinted and checked (a bare first word that

@@ -40,8 +40,10 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
                 ? "error" : "warning";
         break;
     case TEV_STATUS: {
-        if (ev->status == TRAINER_EVALUATING || ev->status == TRAINER_IDLE) return 0;
         const char *why = ev->text && ev->text[0] ? ev->text : "";
+        if (ev->status == TRAINER_EVALUATING || ev->status == TRAINER_IDLE ||
+            (ev->status == TRAINER_RUNNING && !*why))   /* back from an evaluation */
+            return 0;
         snprintf(buf, cap, "status %s%s%s", trainer_status_name((TrainerStatus)ev->status),
                  *why ? ": " : "", why);
         k = ev->status == TRAINER_FAILED || ev->status == TRAINER_DIVERGED ? "error" : "status";

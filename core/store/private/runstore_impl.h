@@ -193,7 +193,7 @@ void runstore_journal_landed(RunStore *s);
 
 /* ---- list filters and configs (runstore_filter.c) ------------------------------------ */
 
-enum { K_NUM, K_TEXT, K_TAG, K_SINCE, K_UNTIL, K_CONFIG };
+enum { K_NUM, K_TEXT, K_TAG, K_SINCE, K_UNTIL, K_CONFIG, K_NOTE };
 
 typedef struct {
     char key[64], val[256];
