@@ -41,7 +41,7 @@ static int parse_target(Session *s, int argc, const LexWord *argv, const char *u
     if (argc >= 2 && !argv[1].key) *run = session_parse_run_id(argv[1].text);
     else if (argc >= 2 && key_of(&argv[1], "sweep")) *sweep = session_parse_run_id(argv[1].value);
     if (*run > 0 || *sweep > 0) return LM_OK;
-    return session_error(s, LM_EARG, "a run id or sweep=ID expected, got '%s' — usage: %s",
+    return session_error(s, LM_EARG, "run id expected (or sweep=ID), got '%s' — usage: %s",
                          argc >= 2 ? argv[1].text : "", usage);
 }
 
@@ -169,7 +169,8 @@ int cmd_note(Session *s, int argc, const LexWord *argv)
                                        sweep ? json_integer(sweep) : json_null(), "text",
                                        runstore_json_str(note)));
     else
-        session_printf(s, "note %ld saved on %s %ld", id, run ? "run" : "sweep", run ? run : sweep);
+        session_printf(s, "note saved on %s %ld (note %ld; `run ID` lists them)",
+                       run ? "run" : "sweep", run ? run : sweep, id);
     free(note);
     return LM_OK;
 }
