@@ -6,6 +6,7 @@
  * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
  * here too. */
 #include "session.h"
+#include "cmd_log.h"
 
 #include "bench.h"
 #include "bench_board.h"
@@ -378,7 +379,7 @@ static int bench_name_ok(const char *name)
 {
     BenchWorkload w;
     char err[LM_ERR_LEN];
-    return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "all") ||
+    return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK;
 }
@@ -450,6 +451,14 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             continue;
         if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
         if (!strcmp(name, "store")) { rc |= bench_store(s, steps > 0 ? steps : 300); continue; }
+        if (!strcmp(name, "track")) {   /* cmd_bench_track.c, against a small step here */
+            BenchWorkload w;
+            bench_workload("small", &w, err);
+            double tps = store_run(NULL, steps > 0 ? steps : 200, err);
+            rc |= tps < 0 ? session_error(s, LM_EIO, "track bench: %s", err)
+                          : cmd_bench_track(s, tps, (long)w.cfg.batch * w.cfg.bptt);
+            continue;
+        }
         if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {

@@ -17,4 +17,8 @@ void cmd_log_run_json(json_t *o, RunStore *st, long run);
 /* The notes as a JSON array of {id, run, sweep, time, text} (new reference). */
 json_t *cmd_log_notes_json(const NoteRow *nt, int n);
 
+/* `bench track` (cmd_bench_track.c): the tracking's cost per second of training against
+ * a step of the small workload measured at tokens_per_s. Prints; returns the status. */
+int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
+
 #endif

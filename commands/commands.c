@@ -233,7 +233,7 @@ static const Command COMMANDS[] = {
      "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
      "layer x shift heatmap of mean gates at the last recorded step <= N.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|board|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
@@ -242,7 +242,8 @@ static const Command COMMANDS[] = {
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
-     "overhead on training throughput. `threads` is honoured. precision=bf16 runs the\n"
+     "overhead on training throughput; track: what the owner's system metrics, console and\n"
+     "alert checks cost per second of training, as a share of a small step. `threads` is honoured. precision=bf16 runs the\n"
      "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
      "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
