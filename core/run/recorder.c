@@ -157,6 +157,8 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
     case TEV_LOG:
         set_message(s, ev->text);
         break;
+    case TEV_SYS:   /* stored only (runstore_sys_log) */
+        break;
     }
     s->seq++;
 }
@@ -171,6 +173,12 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
     case TEV_SAMPLE: return runstore_log_sample(st, run, ev->at_step, ev->prompt, "periodic",
                                                 ev->text, err);
     case TEV_CHECKPOINT: return runstore_log_checkpoint(st, run, &ev->ckpt, err);
+    case TEV_SYS:   /* under mpirun: the other ranks' samples (rank 0's is track_poll's) */
+        for (int i = 0; i < ev->n_sys; i++) {
+            int rc = runstore_sys_log(st, run, &ev->sys[i], err);
+            if (rc) return rc;
+        }
+        return LM_OK;
     case TEV_STATUS:
         if (ev->status == TRAINER_EVALUATING)
             return LM_OK;
@@ -423,8 +431,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->stride = 1;
     r->cb = cb;
     sysmetrics_init(&r->meter);
-    const char *every = getenv("LMLAB_SYSMETRICS_EVERY");   /* tests sample faster */
-    r->sys_every = every && atof(every) > 0 ? atof(every) : SYSMETRICS_EVERY;
+    r->sys_every = sysmetrics_every();
     r->console.total_steps = trainer_total_steps(t);
     alerts_init(&r->alerts, run_id, run_name, db_path);
     r->ud = ud;

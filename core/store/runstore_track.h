@@ -9,6 +9,7 @@
 #define LM_RUNSTORE_TRACK_H
 
 #include "runstore.h"
+#include "sysmetrics.h"
 
 #define RUNSTORE_TRACK_VERSION 7
 #define RUNSTORE_CONSOLE_MAX_LINES 5000  /* newest lines kept per run; older ones are cut */
@@ -23,18 +24,6 @@ int runstore_track_migrate(RunStore *s, char *err);
 
 /* ---- system metrics ------------------------------------------------------------------- */
 
-typedef struct {
-    double t;              /* Unix seconds */
-    int rank;              /* MPI rank (0 alone) */
-    long step;             /* the run's last logged step when sampled */
-    double cpu;            /* process CPU % since the previous sample (100 = one core) */
-    double rss_mb;         /* resident memory, MiB */
-    int threads;
-    double load1;          /* the machine's 1-minute load average */
-    double mem_avail_mb, mem_total_mb;
-    double tokens_per_s;   /* the run's speed at the sample (NaN when unknown) */
-    char thread_cpu[256];  /* "tid:cpu% ..." for the busiest threads, "" when unread */
-} SysSample;
 
 /* Stores one sample of run `run`. LM_EARG for an unknown run; store errors. */
 int runstore_sys_log(RunStore *s, long run, const SysSample *x, char *err);

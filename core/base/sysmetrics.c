@@ -41,6 +41,12 @@ static double load_avg(void)
 
 void sysmetrics_init(SysMeter *m) { memset(m, 0, sizeof *m); }
 
+double sysmetrics_every(void)
+{
+    const char *e = getenv("LMLAB_SYSMETRICS_EVERY");
+    return e && atof(e) > 0 ? atof(e) : SYSMETRICS_EVERY;
+}
+
 typedef struct { long tid; double cpu; } ThreadCpu;
 
 static int by_cpu_desc(const void *a, const void *b)
