@@ -361,6 +361,13 @@ static void test_history(void)
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
     CHECK(has(s, "#3 old-run"), "names in the legend when wide");
+    CHECK(!has(s, "note #"), "no note line for a run without notes");
+    free(s);
+    /* issue 37: the selected run's newest note, escaped */
+    free(d.runs[1].notes);
+    d.runs[1].notes = strdup("lr too low \x1b[31m?\nsee run 7");
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "note #5: lr too low \\e[31m?\\nsee run 7"), "the note line: %s", s);
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
