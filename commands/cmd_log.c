@@ -6,6 +6,7 @@
  * jansson. Not the recording (core/run) nor the report (cmd_report.c). */
 #include "cmd_log.h"
 #include "alertrule.h"
+#include "alerts.h"
 #include "runstore_notes.h"
 
 #include "err.h"
@@ -276,6 +277,10 @@ int cmd_alert(Session *s, int argc, const LexWord *argv)
     if (!n_rules)
         return session_error(s, LM_EARG, "run=\"CMD\" needs a rule: on=finished, on=diverged,"
                              " on=stalled:600, on=val_loss<1.5 ...");
+    char words[RUNSTORE_ALERT_CMD_LEN + 8], *cargv[ALERTS_ARGV_MAX];
+    if (cmd[0] && alerts_split(cmd, words, sizeof words, cargv, ALERTS_ARGV_MAX, err) < 0)
+        return session_error(s, LM_EARG, "%s (run=\"CMD\" is split into words without a shell:"
+                             " quote a word that holds spaces)", err);
     for (int i = 0; i < n_rules; i++) {
         long id = 0;
         int status = runstore_alert_add(st, run, sweep, canon[i], cmd, "live", &id, err);
