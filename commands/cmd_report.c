@@ -552,34 +552,55 @@ static void write_doc(Report *r, const char *title)
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+/* Appends rows (taking ownership of their strings; ids already listed are freed). */
+static int append_rows(Report *r, RunRow *rows, int n, char *err)
+{
+    RunRow *q = realloc(r->runs, sizeof *q * (size_t)(r->n + n + 1));
+    if (!q) {
+        runstore_rows_free(rows, n);
+        return err_set(err, LM_ENOMEM, "out of memory");
+    }
+    r->runs = q;
+    for (int i = 0; i < n; i++) {
+        int dup = 0;
+        for (int j = 0; j < r->n && !dup; j++) dup = r->runs[j].id == rows[i].id;
+        if (dup) runstore_row_free(&rows[i]);
+        else r->runs[r->n++] = rows[i];
+    }
+    free(rows);
+    return LM_OK;
+}
+
 /* runs=1,2,5 (ids) or a filter as `runs` takes; sweep=ID adds its runs. */
 static int collect(Report *r, const char *runs, char *err)
 {
-    int status = LM_OK;
+    int status = LM_OK, n = 0;
+    RunRow *rows = NULL;
     if (runs && runs[0] && strspn(runs, "0123456789, ") == strlen(runs)) {
-        int cap = 16;
-        r->runs = calloc((size_t)cap, sizeof *r->runs);
-        for (const char *p = runs; r->runs && *p && !status;) {
+        for (const char *p = runs; *p && !status;) {
             long id = strtol(p, NULL, 10);
             p += strcspn(p, ",");
             p += *p == ',';
             if (id <= 0) continue;
-            if (r->n == cap) {
-                RunRow *q = realloc(r->runs, sizeof *q * (size_t)(cap *= 2));
-                if (!q) return err_set(err, LM_ENOMEM, "out of memory");
-                r->runs = q;
-            }
-            if (!(status = runstore_get(r->st, id, &r->runs[r->n], err))) r->n++;
+            RunRow *one = calloc(1, sizeof *one);
+            if (!one) return err_set(err, LM_ENOMEM, "out of memory");
+            if ((status = runstore_get(r->st, id, one, err))) free(one);
+            else status = append_rows(r, one, 1, err);
         }
-        if (!r->runs) return err_set(err, LM_ENOMEM, "out of memory");
-    } else if (runs || r->sweep <= 0) {
+    } else if (runs) {
         char filter[512];
-        snprintf(filter, sizeof filter, "%s", runs ? runs : "");
-        status = runstore_list(r->st, filter, "best", 0, &r->runs, &r->n, err);
-    } else {
+        snprintf(filter, sizeof filter, "%s", runs);
+        if (!(status = runstore_list(r->st, filter, "best", 0, &rows, &n, err)))
+            status = append_rows(r, rows, n, err);
+    }
+    if (!status && r->sweep > 0) {
         char filter[64];
+        SweepRow sw;
+        if ((status = runstore_sweep_get(r->st, r->sweep, &sw, err))) return status;
+        free(sw.spec);
         snprintf(filter, sizeof filter, "sweep=%ld", r->sweep);
-        status = runstore_list(r->st, filter, "best", 0, &r->runs, &r->n, err);
+        if (!(status = runstore_list(r->st, filter, "best", 0, &rows, &n, err)))
+            status = append_rows(r, rows, n, err);
     }
     if (!status && r->n == 0)
         status = err_set(err, LM_EARG, "no run matches: `runs` lists them (runs=1,2,3 or"

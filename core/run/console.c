@@ -23,7 +23,7 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
         break;
     }
     case TEV_EVAL:
-        snprintf(buf, cap, "eval   step %ld  %s loss %.4f  ppl %.3f", ev->eval.step,
+        snprintf(buf, cap, "step %ld  %s loss %.4f  ppl %.3f", ev->eval.step,
                  ev->eval.split, ev->eval.loss, ev->eval.ppl);
         k = "eval";
         break;
@@ -44,7 +44,7 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
         if (ev->status == TRAINER_EVALUATING || ev->status == TRAINER_IDLE ||
             (ev->status == TRAINER_RUNNING && !*why))   /* back from an evaluation */
             return 0;
-        snprintf(buf, cap, "status %s%s%s", trainer_status_name((TrainerStatus)ev->status),
+        snprintf(buf, cap, "%s%s%s", trainer_status_name((TrainerStatus)ev->status),
                  *why ? ": " : "", why);
         k = ev->status == TRAINER_FAILED || ev->status == TRAINER_DIVERGED ? "error" : "status";
         break;
