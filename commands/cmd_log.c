@@ -299,6 +299,27 @@ int cmd_alert(Session *s, int argc, const LexWord *argv)
 
 /* ---- what `run ID` adds ---------------------------------------------------------------- */
 
+/* Under mpirun: each rank's CPU mean and peak and memory peak. */
+static void print_ranks(Session *s, RunStore *st, long run, int ranks)
+{
+    SysSample *x = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    if (runstore_sys_series(st, run, -1, &x, &n, err)) return;
+    for (int r = 0; r < ranks && r < 1024; r++) {
+        double sum = 0, peak = 0, rss = 0;
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (x[i].rank != r) continue;
+            if (!isnan(x[i].cpu)) sum += x[i].cpu, k++, peak = fmax(peak, x[i].cpu);
+            if (!isnan(x[i].rss_mb)) rss = fmax(rss, x[i].rss_mb);
+        }
+        if (k) session_printf(s, "  rank %-4d   cpu mean %6.1f   peak %6.1f   rss peak %.1f MiB",
+                              r, sum / k, peak, rss);
+    }
+    free(x);
+}
+
 void cmd_log_run_text(Session *s, RunStore *st, long run)
 {
     char err[LM_ERR_LEN], t[32];
@@ -322,6 +343,7 @@ void cmd_log_run_text(Session *s, RunStore *st, long run)
         session_printf(s, "  load        mean %6.2f   peak %6.2f   threads peak %d", m.load_mean,
                        m.load_peak, m.threads_peak);
         session_printf(s, "  free memory min %.0f MiB", m.mem_avail_min);
+        if (m.ranks > 1) print_ranks(s, st, run, m.ranks);
     } else {
         session_printf(s, "system: no samples");
     }

@@ -107,7 +107,7 @@ static void esc(Report *r, const char *t)
         else if (cp == '>') e = "&gt;";
         else if (cp == '&') e = "&amp;";
         else if (cp == '\n') e = "<br>";
-        else if (strchr("\\`*_[]|#", (int)cp) && cp) {
+        else if (cp < 128 && strchr("\\`*_[]|#", (int)cp)) {   /* ASCII only: strchr takes a char */
             snprintf(tmp, sizeof tmp, "\\%c", (char)cp);
             e = tmp;
         }
@@ -232,7 +232,7 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
 
 /* ---- sections ------------------------------------------------------------------------- */
 
-static void section_machine(Report *r, const char *title)
+static void section_machine(Report *r)
 {
     char d[512], t[32];
     sysinfo_describe(d, sizeof d);
@@ -255,7 +255,6 @@ static void section_machine(Report *r, const char *title)
         puts_(&r->b, r->md ? " |\n" : "</td></tr>\n");
     }
     if (!r->md) puts_(&r->b, "</table>\n");
-    if (title) {}
 }
 
 /* The config value of key in run's config text into v ("" when absent). */
@@ -361,7 +360,8 @@ static int group_band(Report *r, const char *name, PlotSeries *ps, double **mem,
     SeriesPoint *base = NULL, *o = NULL;
     int nb = 0, no = 0;
     runstore_series(r->st, ids[0], "val_loss", &base, &nb, err);
-    double *a = nb ? calloc((size_t)nb * 5, sizeof *a) : NULL;   /* x sum sum2 count */
+    /* a: x, then sum -> mean, sum of squares -> mean - std, count -> mean + std */
+    double *a = nb ? calloc((size_t)nb * 4, sizeof *a) : NULL;
     for (int j = 0; a && j < nb; j++) a[j] = (double)base[j].step;
     for (int i = 0; a && i < n; i++) {
         if (runstore_series(r->st, ids[i], "val_loss", &o, &no, err)) continue;
@@ -378,10 +378,8 @@ static int group_band(Report *r, const char *name, PlotSeries *ps, double **mem,
         double c = a[3 * nb + j], s1 = a[nb + j], s2 = a[2 * nb + j];
         double mean = c ? s1 / c : NAN, var = c > 1 ? fmax(0, (s2 - s1 * s1 / c) / (c - 1)) : 0;
         y[j] = mean, lo[j] = mean - sqrt(var), hi[j] = mean + sqrt(var);
-        a[4 * nb + j] = 0;
         np++;
     }
-    (void)lo, (void)hi;
     free(base);
     free(ids);
     if (!a || !np) { free(a); return 0; }
@@ -538,7 +536,7 @@ static void write_doc(Report *r, const char *title)
         esc(r, title);
         puts_(&r->b, "</h1>\n");
     }
-    section_machine(r, title);
+    section_machine(r);
     heading(r, 2, "Curves", "curves");
     fig_curves(r, "loss", "training loss of the best runs", "train loss");
     fig_curves(r, "val_loss", "validation loss of the best runs", "val loss");

@@ -107,7 +107,9 @@ grep -qF '&lt;b&gt;team&lt;/b&gt; report' report.html || fail "the title is not 
 grep -qF 'n \x1b[31m red' report.html || fail "a stored escape in a note is not shown as \\x1b"
 [ "$(grep -o 'data:image/svg+xml;base64' report.html | wc -l)" -ge 2 ] || fail "no inline figures"
 grep -q 'http' report.html && fail "the report refers to the network"
+run note 1 "naïve_ş*x"
 run report runs=1,2,3 file=report.md
+grep -qF 'naïve\_ş\*x' report.md || fail "markdown escaping of UTF-8 text: $(grep -a naïve report.md)"
 [ -s report_files/fig1.svg ] && grep -q '](report_files/fig1.svg)' report.md ||
     fail "markdown figures: $(ls report_files) $(grep -c svg report.md)"
 grep -qF '&lt;script&gt;' report.md || fail "markdown: the note is not escaped"
