@@ -296,7 +296,8 @@ static void track_event(Recorder *r, RunStore *st, const TrainEvent *ev)
 {
     char kind[16], line[RUNSTORE_CONSOLE_LINE_MAX + 64], err[LM_ERR_LEN];
     double now = mono_now();
-    if (ev->kind == TEV_STEP) r->last_step_at = now;
+    if (ev->kind == TEV_STEP || ev->kind == TEV_STATUS)   /* a pause or an evaluation */
+        r->last_step_at = now;                            /* restarts the stalled clock */
     if (st && console_line(&r->console, ev, now, kind, line, sizeof line))
         runstore_console_append(st, r->run_id, kind, line, err);
 }
