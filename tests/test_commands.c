@@ -282,6 +282,11 @@ static void test_tag_note(Session *s)
           "note_list with times: %s", out);
     CHECK(!strcmp(js(json_object_get(o, "notes")), "x && echo"), "notes = the newest: %s", out);
     json_decref(o);
+    int nc;   /* `log ID follow` waits for the run: the dashboard refuses that form only */
+    const Command *table = session_commands(&nc);
+    CHECK(cmdtable_blocks(table, nc, "log 3 follow") == 1 &&
+          cmdtable_blocks(table, nc, "log 3 tail=5") == 0 &&
+          cmdtable_blocks(table, nc, "note 3 follow") == 0, "log follow blocks, nothing else");
     CHECK(run(s, "runs tag=best") == LM_OK && !strcmp(json_ids(), "2"), "%s", out);
     o = json_loads(out, 0, NULL);
     json_t *tags = json_object_get(o, "tags");
