@@ -5,8 +5,10 @@
  * the runs table with the settings that differ, seed groups as mean ± std bands, a sweep's
  * parallel coordinates and parameter importance, the best run's samples, notes, system
  * metrics. Every stored string is escaped (HTML entities; control characters and invalid
- * UTF-8 shown as \xNN). Not a template engine and not interactive. */
+ * UTF-8 shown as \xNN; report_doc.c holds the document's primitives). Not a template
+ * engine and not interactive. */
 #include "session.h"
+#include "report_doc.h"
 #include "cmd_analysis.h"
 #include "cmd_log.h"
 #include "cmd_plot.h"
@@ -33,162 +35,6 @@
 #define REPORT_MAX_CURVES 10
 #define REPORT_MAX_COLS 12
 #define REPORT_MAX_GROUPS 6
-
-typedef struct {
-    char *p;
-    size_t n, cap;
-    int oom;
-} Buf;
-
-typedef struct {
-    Session *s;
-    RunStore *st;
-    int md;
-    Buf b;
-    char tmpdir[256];      /* html: figures drawn here, then embedded */
-    char files_dir[1100];  /* md: NAME_files/ beside the report */
-    char files_rel[1100];
-    int n_fig;
-    RunRow *runs;
-    int n;
-    long sweep;
-} Report;
-
-static void put(Buf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 65536;
-        while (c < b->n + n + 1) c *= 2;
-        char *q = realloc(b->p, c);
-        if (!q) { b->oom = 1; return; }
-        b->p = q, b->cap = c;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
-
-static void putf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(Buf *b, const char *fmt, ...)
-{
-    char tmp[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    put(b, tmp, k < 0 ? 0 : (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
-}
-
-/* Stored text, escaped for the report's format: HTML entities (or Markdown's specials
- * backslashed, newlines as spaces in tables), control characters and bytes that are not
- * UTF-8 as a visible \xNN. */
-static void esc(Report *r, const char *t)
-{
-    const unsigned char *p = (const unsigned char *)(t ? t : "");
-    size_t n = strlen((const char *)p);
-    while (n) {
-        unsigned cp = 0;
-        int k = textcheck_utf8_char(p, n, &cp);
-        char tmp[16];
-        if (k == 0 || (cp < 0x20 && cp != '\n' && cp != '\t') || cp == 0x7f ||
-            (cp >= 0x80 && cp < 0xa0)) {
-            snprintf(tmp, sizeof tmp, "\\x%02x", k ? cp : *p);
-            put(&r->b, tmp, strlen(tmp));
-            p += k ? (size_t)k : 1, n -= k ? (size_t)k : 1;
-            continue;
-        }
-        const char *e = NULL;
-        if (!r->md) e = cp == '<' ? "&lt;" : cp == '>' ? "&gt;" : cp == '&' ? "&amp;"
-                      : cp == '"' ? "&quot;" : cp == '\'' ? "&#39;" : NULL;
-        else if (cp == '<') e = "&lt;";
-        else if (cp == '>') e = "&gt;";
-        else if (cp == '&') e = "&amp;";
-        else if (cp == '\n') e = "<br>";
-        else if (cp < 128 && strchr("\\`*_[]|#", (int)cp)) {   /* ASCII only: strchr takes a char */
-            snprintf(tmp, sizeof tmp, "\\%c", (char)cp);
-            e = tmp;
-        }
-        if (e) put(&r->b, e, strlen(e));
-        else put(&r->b, (const char *)p, (size_t)k);
-        p += k, n -= (size_t)k;
-    }
-}
-
-static void heading(Report *r, int level, const char *text, const char *id)
-{
-    if (r->md) {
-        putf(&r->b, "\n%.*s ", level, "######");
-        esc(r, text);
-        puts_(&r->b, "\n\n");
-    } else {
-        putf(&r->b, "<h%d id=\"%s\">", level, id);
-        esc(r, text);
-        putf(&r->b, "</h%d>\n", level);
-    }
-}
-
-static void para(Report *r, const char *text)
-{
-    puts_(&r->b, r->md ? "" : "<p>");
-    esc(r, text);
-    puts_(&r->b, r->md ? "\n\n" : "</p>\n");
-}
-
-/* ---- figures -------------------------------------------------------------------------- */
-
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static void put_base64(Buf *b, const unsigned char *d, size_t n)
-{
-    char q[4];
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
-                     (i + 2 < n ? d[i + 2] : 0);
-        q[0] = B64[v >> 18 & 63], q[1] = B64[v >> 12 & 63];
-        q[2] = i + 1 < n ? B64[v >> 6 & 63] : '=';
-        q[3] = i + 2 < n ? B64[v & 63] : '=';
-        put(b, q, 4);
-    }
-}
-
-/* Where figure k goes: a temporary file (html) or NAME_files/figK.svg (md). */
-static void fig_path(Report *r, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/fig%d.svg", r->md ? r->files_dir : r->tmpdir, r->n_fig + 1);
-}
-
-/* Puts the figure just drawn at path into the report with its caption. */
-static void fig_embed(Report *r, const char *path, const char *caption)
-{
-    r->n_fig++;
-    if (r->md) {
-        puts_(&r->b, "![");
-        esc(r, caption);
-        putf(&r->b, "](%s/fig%d.svg)\n\n", r->files_rel, r->n_fig);
-        return;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *d = n > 0 ? malloc((size_t)n) : NULL;
-    if (d && fread(d, 1, (size_t)n, f) == (size_t)n) {
-        puts_(&r->b, "<figure><img class=\"plot\" alt=\"");
-        esc(r, caption);
-        puts_(&r->b, "\" src=\"data:image/svg+xml;base64,");
-        put_base64(&r->b, d, (size_t)n);
-        puts_(&r->b, "\"><figcaption>");
-        esc(r, caption);
-        puts_(&r->b, "</figcaption></figure>\n");
-    }
-    free(d);
-    fclose(f);
-    unlink(path);
-}
 
 static int by_best(const void *a, const void *b)
 {
@@ -223,9 +69,9 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
         k++;
     }
     if (k) {
-        fig_path(r, path, sizeof path);
+        report_fig_path(r, path, sizeof path);
         PlotAxes ax = {title, "step", ylabel};
-        if (plot_curves(path, ser, k, &ax, err) == LM_OK) fig_embed(r, path, title);
+        if (plot_curves(path, ser, k, &ax, err) == LM_OK) report_fig_embed(r, path, title);
     }
     for (int i = 0; i < k; i++) free(mem[i]);
 }
@@ -238,9 +84,9 @@ static void section_machine(Report *r)
     sysinfo_describe(d, sizeof d);
     cmd_log_fmt_time(t, sizeof t, sysinfo_wall(), 1);
     if (!r->md)
-        puts_(&r->b, "<table class=\"facts\" id=\"machine\">");
+        report_puts(&r->b, "<table class=\"facts\" id=\"machine\">");
     else
-        puts_(&r->b, "| fact | value |\n|---|---|\n");
+        report_puts(&r->b, "| fact | value |\n|---|---|\n");
     const char *rows[][2] = {{"report written", t}, {"lmlab", sysinfo_git_rev()},
                              {"this machine", d}, {"run store", runstore_path(r->st)},
                              {"runs", ""}, {"trained on", r->n ? r->runs[0].machine : "-"}};
@@ -248,13 +94,13 @@ static void section_machine(Report *r)
     snprintf(nruns, sizeof nruns, "%d", r->n);
     rows[4][1] = nruns;
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        puts_(&r->b, r->md ? "| " : "<tr><th>");
-        esc(r, rows[i][0]);
-        puts_(&r->b, r->md ? " | " : "</th><td>");
-        esc(r, rows[i][1]);
-        puts_(&r->b, r->md ? " |\n" : "</td></tr>\n");
+        report_puts(&r->b, r->md ? "| " : "<tr><th>");
+        report_esc(r, rows[i][0]);
+        report_puts(&r->b, r->md ? " | " : "</th><td>");
+        report_esc(r, rows[i][1]);
+        report_puts(&r->b, r->md ? " |\n" : "</td></tr>\n");
     }
-    if (!r->md) puts_(&r->b, "</table>\n");
+    if (!r->md) report_puts(&r->b, "</table>\n");
 }
 
 /* The config value of key in run's config text into v ("" when absent). */
@@ -296,40 +142,34 @@ static int differing_keys(Report *r, char keys[][32])
     return nk;
 }
 
-static void cell(Report *r, const char *text)
-{
-    puts_(&r->b, r->md ? " " : "<td>");
-    esc(r, text);
-    puts_(&r->b, r->md ? " |" : "</td>");
-}
 
 static void section_runs(Report *r)
 {
     char keys[REPORT_MAX_COLS][32], v[256];
     int nk = differing_keys(r, keys);
-    heading(r, 2, "Runs", "runs");
+    report_heading(r, 2, "Runs", "runs");
     snprintf(v, sizeof v, "%d runs, best first; the settings that differ between them (%d):",
              r->n, nk);
-    para(r, v);
+    report_para(r, v);
     static const char *const FIXED[] = {"id", "name", "model", "status", "steps", "best val",
                                         "final val", "cpu % mean", "rss MiB peak", "load mean"};
-    puts_(&r->b, r->md ? "|" : "<table class=\"runs\" id=\"runs-table\"><thead><tr>");
+    report_puts(&r->b, r->md ? "|" : "<table class=\"runs\" id=\"runs-table\"><thead><tr>");
     for (int i = 0; i < 10 + nk; i++) {
-        puts_(&r->b, r->md ? " " : "<th>");
-        esc(r, i < 10 ? FIXED[i] : keys[i - 10]);
-        puts_(&r->b, r->md ? " |" : "</th>");
+        report_puts(&r->b, r->md ? " " : "<th>");
+        report_esc(r, i < 10 ? FIXED[i] : keys[i - 10]);
+        report_puts(&r->b, r->md ? " |" : "</th>");
     }
     if (r->md) {
-        puts_(&r->b, "\n|");
-        for (int i = 0; i < 10 + nk; i++) puts_(&r->b, "---|");
+        report_puts(&r->b, "\n|");
+        for (int i = 0; i < 10 + nk; i++) report_puts(&r->b, "---|");
     }
-    puts_(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
+    report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
     char err[LM_ERR_LEN];
     for (int i = 0; i < r->n; i++) {
         const RunRow *w = &r->runs[i];
         SysSummary m;
         if (runstore_sys_summary(r->st, w->id, &m, err)) m.n = 0;
-        puts_(&r->b, r->md ? "|" : "<tr>");
+        report_puts(&r->b, r->md ? "|" : "<tr>");
         char f[10][48];
         snprintf(f[0], 48, "%ld", w->id);
         snprintf(f[4], 48, "%ld", w->last_step);
@@ -340,14 +180,14 @@ static void section_runs(Report *r)
         snprintf(f[9], 48, m.n ? "%.2f" : "-", m.load_mean);
         const char *c[10] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
                              f[9]};
-        for (int j = 0; j < 10; j++) cell(r, c[j]);
+        for (int j = 0; j < 10; j++) report_cell(r, c[j]);
         for (int j = 0; j < nk; j++) {
             cfg_value(w->config, keys[j], v, sizeof v);
-            cell(r, v);
+            report_cell(r, v);
         }
-        puts_(&r->b, r->md ? "\n" : "</tr>\n");
+        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
     }
-    if (!r->md) puts_(&r->b, "</tbody></table>\n");
+    if (!r->md) report_puts(&r->b, "</tbody></table>\n");
 }
 
 /* mean ± std of the members' validation curves at the steps of the first member. */
@@ -405,17 +245,17 @@ static void section_groups(Report *r)
     free(ids);
     free(names);
     if (!nu) return;
-    heading(r, 2, "Seed groups", "groups");
+    report_heading(r, 2, "Seed groups", "groups");
     PlotSeries ps[REPORT_MAX_GROUPS];
     double *mem[REPORT_MAX_GROUPS];
     char labels[REPORT_MAX_GROUPS][96], path[1200];
     int k = 0;
     for (int g = 0; g < nu; g++) k += group_band(r, uniq[g], &ps[k], &mem[k], labels[k]);
     if (k) {
-        fig_path(r, path, sizeof path);
+        report_fig_path(r, path, sizeof path);
         PlotAxes ax = {"validation loss of each seed group: mean ± std", "step", "val loss"};
         if (plot_curves(path, ps, k, &ax, err) == LM_OK)
-            fig_embed(r, path, "validation loss of each seed group: mean ± std");
+            report_fig_embed(r, path, "validation loss of each seed group: mean ± std");
     }
     for (int i = 0; i < k; i++) free(mem[i]);
 }
@@ -427,39 +267,39 @@ static void section_sweep(Report *r)
     if (r->sweep <= 0) return;
     char t[64], path[1200];
     snprintf(t, sizeof t, "Sweep %ld", r->sweep);
-    heading(r, 2, t, "sweep");
+    report_heading(r, 2, t, "sweep");
     SessionWriter w = r->s->writer;   /* the helpers below speak to the user: not here */
     void *ud = r->s->writer_ud;
     int json = r->s->json;
     r->s->writer = mute;
-    fig_path(r, path, sizeof path);
+    report_fig_path(r, path, sizeof path);
     int ok = cmd_plot_sweep(r->s, r->st, r->sweep, path, NULL) == LM_OK;
     SweepTrialRow *tr = NULL;
     double *metric = NULL;
     int n = 0, final = 0;
     int have = cmd_analysis_sweep_metric(r->s, r->st, r->sweep, &tr, &metric, &n, &final) == LM_OK;
     r->s->writer = w, r->s->writer_ud = ud, r->s->json = json;
-    if (ok) fig_embed(r, path, "parallel coordinates: one line per trial, coloured by its metric");
-    else para(r, "(no parallel coordinates: the sweep has no finished trial or no swept setting)");
+    if (ok) report_fig_embed(r, path, "parallel coordinates: one line per trial, coloured by its metric");
+    else report_para(r, "(no parallel coordinates: the sweep has no finished trial or no swept setting)");
     if (!have) return;
     const char **p = malloc(sizeof *p * (size_t)(n ? n : 1));
     SweepImportance im[SWEEP_MAX_PARAMS];
     int ni = 0;
     for (int i = 0; p && i < n; i++) p[i] = tr[i].params;
     if (p) ni = sweep_importance(p, metric, n, im, SWEEP_MAX_PARAMS);
-    heading(r, 3, "Parameter importance", "importance");
-    puts_(&r->b, r->md ? "| setting | share of variance | levels |\n|---|---|---|\n"
+    report_heading(r, 3, "Parameter importance", "importance");
+    report_puts(&r->b, r->md ? "| setting | share of variance | levels |\n|---|---|---|\n"
                      : "<table class=\"importance\" id=\"importance-table\"><tr><th>setting</th>"
                        "<th>share of variance</th><th>levels</th></tr>\n");
     for (int k = 0; k < ni; k++) {
         char sh[32], lv[32];
         snprintf(sh, sizeof sh, "%.1f%%", 100 * im[k].share);
         snprintf(lv, sizeof lv, "%d%s", im[k].n_levels, im[k].binned ? " bins" : "");
-        puts_(&r->b, r->md ? "|" : "<tr>");
-        cell(r, im[k].key), cell(r, sh), cell(r, lv);
-        puts_(&r->b, r->md ? "\n" : "</tr>\n");
+        report_puts(&r->b, r->md ? "|" : "<tr>");
+        report_cell(r, im[k].key), report_cell(r, sh), report_cell(r, lv);
+        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
     }
-    if (!r->md) puts_(&r->b, "</table>\n");
+    if (!r->md) report_puts(&r->b, "</table>\n");
     free(p), free(tr), free(metric);
 }
 
@@ -471,14 +311,14 @@ static void section_samples(Report *r)
     char err[LM_ERR_LEN], t[160];
     if (runstore_samples(r->st, r->runs[0].id, &sm, &n, err) || !n) return;
     snprintf(t, sizeof t, "Samples of the best run (#%ld)", r->runs[0].id);
-    heading(r, 2, t, "samples");
+    report_heading(r, 2, t, "samples");
     for (int i = n > 3 ? n - 3 : 0; i < n; i++) {
         snprintf(t, sizeof t, "step %ld", sm[i].step);
-        puts_(&r->b, r->md ? "**" : "<div class=\"sample\"><b>");
-        esc(r, t);
-        puts_(&r->b, r->md ? "**\n\n> " : "</b><pre>");
-        esc(r, sm[i].text);
-        puts_(&r->b, r->md ? "\n\n" : "</pre></div>\n");
+        report_puts(&r->b, r->md ? "**" : "<div class=\"sample\"><b>");
+        report_esc(r, t);
+        report_puts(&r->b, r->md ? "**\n\n> " : "</b><pre>");
+        report_esc(r, sm[i].text);
+        report_puts(&r->b, r->md ? "\n\n" : "</pre></div>\n");
     }
     runstore_samples_free(sm, n);
 }
@@ -489,8 +329,8 @@ static void section_notes(Report *r)
     int n = 0, shown = 0;
     char err[LM_ERR_LEN], t[32], who[64];
     if (runstore_notes(r->st, 0, 0, &nt, &n, err)) return;
-    heading(r, 2, "Notes", "notes");
-    if (!r->md) puts_(&r->b, "<ul class=\"notes\">\n");
+    report_heading(r, 2, "Notes", "notes");
+    if (!r->md) report_puts(&r->b, "<ul class=\"notes\">\n");
     for (int i = 0; i < n; i++) {
         int in = nt[i].sweep_id && nt[i].sweep_id == r->sweep;
         for (int j = 0; j < r->n && !in; j++) in = r->runs[j].id == nt[i].run_id;
@@ -499,16 +339,16 @@ static void section_notes(Report *r)
         cmd_log_fmt_time(t, sizeof t, nt[i].t, 1);
         snprintf(who, sizeof who, "%s %ld", nt[i].run_id ? "run" : "sweep",
                  nt[i].run_id ? nt[i].run_id : nt[i].sweep_id);
-        puts_(&r->b, r->md ? "- **" : "<li><b>");
-        esc(r, who);
-        puts_(&r->b, r->md ? "** " : "</b> <span class=\"when\">");
-        esc(r, t);
-        puts_(&r->b, r->md ? ": " : "</span>: ");
-        esc(r, nt[i].text);
-        puts_(&r->b, r->md ? "\n" : "</li>\n");
+        report_puts(&r->b, r->md ? "- **" : "<li><b>");
+        report_esc(r, who);
+        report_puts(&r->b, r->md ? "** " : "</b> <span class=\"when\">");
+        report_esc(r, t);
+        report_puts(&r->b, r->md ? ": " : "</span>: ");
+        report_esc(r, nt[i].text);
+        report_puts(&r->b, r->md ? "\n" : "</li>\n");
     }
-    if (!r->md) puts_(&r->b, "</ul>\n");
-    if (!shown) para(r, "none");
+    if (!r->md) report_puts(&r->b, "</ul>\n");
+    if (!shown) report_para(r, "none");
     runstore_notes_free(nt, n);
 }
 
@@ -523,21 +363,21 @@ static const char CSS[] =
 static void write_doc(Report *r, const char *title)
 {
     if (r->md) {
-        puts_(&r->b, "# ");
-        esc(r, title);
-        puts_(&r->b, "\n\n");
+        report_puts(&r->b, "# ");
+        report_esc(r, title);
+        report_puts(&r->b, "\n\n");
     } else {
-        puts_(&r->b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        report_puts(&r->b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<meta name=\"generator\" content=\"lmlab report\"><title>");
-        esc(r, title);
-        puts_(&r->b, "</title>\n");
-        put(&r->b, CSS, sizeof CSS - 1);
-        puts_(&r->b, "</head><body>\n<h1 id=\"title\">");
-        esc(r, title);
-        puts_(&r->b, "</h1>\n");
+        report_esc(r, title);
+        report_puts(&r->b, "</title>\n");
+        report_put(&r->b, CSS, sizeof CSS - 1);
+        report_puts(&r->b, "</head><body>\n<h1 id=\"title\">");
+        report_esc(r, title);
+        report_puts(&r->b, "</h1>\n");
     }
     section_machine(r);
-    heading(r, 2, "Curves", "curves");
+    report_heading(r, 2, "Curves", "curves");
     fig_curves(r, "loss", "training loss of the best runs", "train loss");
     fig_curves(r, "val_loss", "validation loss of the best runs", "val loss");
     section_runs(r);
@@ -545,7 +385,7 @@ static void write_doc(Report *r, const char *title)
     section_sweep(r);
     section_samples(r);
     section_notes(r);
-    if (!r->md) puts_(&r->b, "</body></html>\n");
+    if (!r->md) report_puts(&r->b, "</body></html>\n");
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
