@@ -2,7 +2,8 @@
 # e2e_track.sh — what a tracker shows (issue 37) against the real binary: a run's system
 # metrics in `run ID` and --json, its console from another process (`log ID`, `log ID
 # follow` that ends with the run, tail=N), notes on runs and sweeps with `runs note~`, alert
-# rules per experiment (alerts=) and live (`alert ID on=... run="CMD"`: the command gets
+# rules per experiment (alerts=) and live (`alert ID on=... run="CMD"`, the line in an
+# attached dashboard (tmux), whose system view shows the run; the command gets
 # the run's facts in its environment and a hostile run name stays data), hostile console
 # and note text escaped in `log` and the report, and `report` as HTML and Markdown: loaded
 # in headless Chromium, which must decode every figure and find the tables (skipped with a
@@ -12,7 +13,7 @@ set -u
 bin=$(readlink -f "$1")
 dir=$(mktemp -d)
 bgpid=
-trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; rm -rf "$dir"' EXIT
+trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; tmux -L "lmlab-track-$$" kill-server 2>/dev/null; rm -rf "$dir"' EXIT
 cd "$dir"
 export LMLAB_DB="$dir/t.db" LMLAB_SYSMETRICS_EVERY=0.3
 command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh installs it)"; exit 1; }
@@ -53,6 +54,20 @@ run log 1 tail=2
 bgpid=$!
 wait_for 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' \"SELECT last_step FROM runs WHERE id=2\")\" -gt 0 ]" ||
     fail "run 2 did not start within 60 s: $(cat train.out)"
+# a dashboard attached to run 2 (tmux): the system view, then the alert as a line
+sock="lmlab-track-$$"
+if command -v tmux >/dev/null; then
+    export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
+    tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin"
+    screen_has() { tmux -L "$sock" capture-pane -p -t t | grep -qF "$1"; }
+    wait_for 30 screen_has "lmlab>" || fail "the dashboard did not start"
+    tmux -L "$sock" send-keys -t t -l "attach 2"
+    tmux -L "$sock" send-keys -t t Enter
+    wait_for 30 screen_has "attached run #2" || fail "attach 2: $(tmux -L "$sock" capture-pane -p -t t)"
+    tmux -L "$sock" send-keys -t t 7
+    wait_for 30 screen_has "run #2: tokens/s" || fail "no system view: $(tmux -L "$sock" capture-pane -p -t t)"
+    wait_for 30 screen_has "progress step" || fail "no console in the system view"
+fi
 run alert 2 on=ended run="sh -c 'env > alert_env.txt'"
 grep -q "alert [0-9]* on run 2: ended, then runs sh -c" out || fail "alert: $(cat out)"
 run alert 2 on=step\>1
@@ -60,6 +75,13 @@ timeout 120 "$bin" log 2 follow >follow.out 2>&1 &
 fpid=$!
 wait_for 30 sh -c "sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' 'SELECT rule FROM alert_events WHERE run_id=2' | grep -q 'step>1'" ||
     fail "the live rule step>1 did not fire within 30 s"
+if command -v tmux >/dev/null; then
+    wait_for 30 screen_has "ALERT run #2 step>1" ||
+        fail "no alert line in the attached dashboard: $(tmux -L "$sock" capture-pane -p -t t)"
+    tmux -L "$sock" kill-server
+else
+    echo "SKIP: tmux is not installed: the dashboard part did not run"
+fi
 run stop 2
 wait "$bgpid"; bgpid=
 wait "$fpid" || fail "log follow did not end with the run: $(tail -3 follow.out)"
