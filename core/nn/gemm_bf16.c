@@ -289,20 +289,21 @@ typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 
 /* ---- driver ---- */
 
-#define A_ELEMS ((size_t)MC * KC / 2)          /* uint32 pairs */
+#define KA_MAX 2048                            /* K up to which an A block is packed whole */
+#define A_ELEMS ((size_t)MC * KC / 2)          /* uint32 pairs of one K block of A */
+#define A_BLOCKS (KA_MAX / KC)                 /* K blocks of A packed at once */
 #define B_ELEMS ((size_t)NC * KC)              /* bf16 */
+#define BW_ELEMS ((size_t)2 << 20)             /* bf16 of a B packed whole per call (4 MiB) */
 #define TILE_FLOATS (GEMM_BF16_MR * GEMM_BF16_NR)
 
 size_t gemm_bf16_scratch_bytes(void)
 {
-    return A_ELEMS * 4 + B_ELEMS * 2 + TILE_FLOATS * 4;
+    return A_ELEMS * A_BLOCKS * 4 + BW_ELEMS * 2 + TILE_FLOATS * 4;
 }
 
 typedef struct {
     KernFn kern;
     EpiFn epi;
-    uint32_t *apack;
-    uint16_t *bpack;
     float *tile;
     float alpha;
     float *C;
@@ -310,17 +311,17 @@ typedef struct {
     int ta;   /* A's packed layout (pack_a_block) */
 } Run;
 
-/* Every micro-kernel of one packed A block (rows i0.., mc) against nc columns of packed
- * B starting at column j0 (panels pstride apart), kp pairs each. */
-static void run_block(const Run *r, const uint16_t *bview, size_t pstride, int kp, int i0,
-                      int mc, int j0, int nc, float beta)
+/* Every micro-kernel of one packed A block (apack: rows i0.., mc) against nc columns of
+ * packed B starting at column j0 (panels pstride apart), kp pairs each. */
+static void run_block(const Run *r, const uint32_t *apack, const uint16_t *bview,
+                      size_t pstride, int kp, int i0, int mc, int j0, int nc, float beta)
 {
     for (int jp = 0; jp < nc; jp += GEMM_BF16_NR) {
         const uint16_t *bp = bview + (size_t)(jp / GEMM_BF16_NR) * pstride;
         int nv = nc - jp < GEMM_BF16_NR ? nc - jp : GEMM_BF16_NR;
         for (int ip = 0; ip < mc; ip += GEMM_BF16_MR) {
             int mv = mc - ip < GEMM_BF16_MR ? mc - ip : GEMM_BF16_MR;
-            r->kern(kp, r->apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR,
+            r->kern(kp, apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR,
                     r->ta ? 1 : (size_t)kp, r->ta ? GEMM_BF16_MR : 1, bp, r->tile);
             r->epi(r->tile, r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp, r->ldc, mv, nv,
                    r->alpha, beta);
@@ -335,6 +336,42 @@ static void scale_c(float *C, int ldc, int M, int N, float beta)
             C[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t)i * ldc + j];
 }
 
+/* The product against a B packed whole (K x N panels, pstride apart). With K <= KA_MAX
+ * each block of MC rows of A is packed for all of K first, then walked NC columns at a
+ * time through every K block, so that C's MC x NC chunk stays in cache between the K
+ * blocks instead of going to memory and back once per K block (the decoder's logits,
+ * M x 28782). Either order adds each K block's tile into C in increasing K: the same
+ * bits. */
+static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, int M, int N,
+                       int K, const uint16_t *pb, float beta)
+{
+    size_t pstride = (size_t)((K + 1) / 2) * PAIR_ELEMS;
+    for (int i0 = 0; i0 < M; i0 += MC) {
+        int mc = M - i0 < MC ? M - i0 : MC;
+        if (K > KA_MAX) {
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                int kc = K - k0 < KC ? K - k0 : KC;
+                pack_a_block(apack, r->ta, A, lda, i0, mc, k0, kc);
+                run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
+                          i0, mc, 0, N, k0 ? 1.0f : beta);
+            }
+            continue;
+        }
+        for (int k0 = 0; k0 < K; k0 += KC)
+            pack_a_block(apack + (size_t)(k0 / KC) * A_ELEMS, r->ta, A, lda, i0, mc, k0,
+                         K - k0 < KC ? K - k0 : KC);
+        for (int j0 = 0; j0 < N; j0 += NC) {
+            int nc = N - j0 < NC ? N - j0 : NC;
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                int kc = K - k0 < KC ? K - k0 : KC;
+                run_block(r, apack + (size_t)(k0 / KC) * A_ELEMS,
+                          pb + (size_t)(k0 / 2) * PAIR_ELEMS + (size_t)(j0 / GEMM_BF16_NR) * pstride,
+                          pstride, (kc + 1) / 2, i0, mc, j0, nc, k0 ? 1.0f : beta);
+            }
+        }
+    }
+}
+
 void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float alpha,
                const float *A, int lda, const float *B, int ldb, const GemmBf16PackedB *pb,
                float beta, float *C, int ldc, void *scratch)
@@ -345,8 +382,9 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
         scale_c(C, ldc, M, N, beta);
         return;
     }
-    Run r = {kern_emu, epi_emu, scratch, (uint16_t *)((char *)scratch + A_ELEMS * 4),
-             (float *)((char *)scratch + A_ELEMS * 4 + B_ELEMS * 2), alpha, C, ldc, ta};
+    uint32_t *apack = scratch;
+    uint16_t *bpack = (uint16_t *)((char *)scratch + A_ELEMS * A_BLOCKS * 4);
+    Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta};
 #ifdef GEMM_BF16_HAVE_AVX512
     if (kernel == GEMM_BF16_AVX512) {
         r.kern = kern_avx512;
@@ -355,28 +393,27 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
 #else
     (void)kernel;
 #endif
-    if (pb) {   /* B packed whole: each A block meets every column */
-        size_t pstride = (size_t)((K + 1) / 2) * PAIR_ELEMS;
-        for (int i0 = 0; i0 < M; i0 += MC) {
-            int mc = M - i0 < MC ? M - i0 : MC;
-            for (int k0 = 0; k0 < K; k0 += KC) {
-                int kc = K - k0 < KC ? K - k0 : KC;
-                pack_a_block(r.apack, ta, A, lda, i0, mc, k0, kc);
-                run_block(&r, pb->data + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
-                          i0, mc, 0, N, k0 ? 1.0f : beta);
-            }
-        }
+    if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
+        run_packed(&r, apack, A, lda, M, N, K, pb->data, beta);
+        return;
+    }
+    if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
+        /* B fits the scratch whole (dW = dY^T X: K = the rows, N = d): pack it once, so
+         * C (the gradient, V x d for the decoder) is walked once, not once per K block */
+        GemmBf16PackedB whole = {bpack, 0, 0};
+        gemm_bf16_pack_b(&whole, tb, K, N, B, ldb);
+        run_packed(&r, apack, A, lda, M, N, K, bpack, beta);
         return;
     }
     for (int j0 = 0; j0 < N; j0 += NC) {
         int nc = N - j0 < NC ? N - j0 : NC;
         for (int k0 = 0; k0 < K; k0 += KC) {
             int kc = K - k0 < KC ? K - k0 : KC, kp = (kc + 1) / 2;
-            pack_b_block(r.bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
+            pack_b_block(bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
             for (int i0 = 0; i0 < M; i0 += MC) {
                 int mc = M - i0 < MC ? M - i0 : MC;
-                pack_a_block(r.apack, ta, A, lda, i0, mc, k0, kc);
-                run_block(&r, r.bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
+                pack_a_block(apack, ta, A, lda, i0, mc, k0, kc);
+                run_block(&r, apack, bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
                           k0 ? 1.0f : beta);
             }
         }
