@@ -257,6 +257,7 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #define V_BCAST(p) emu_bcast(p)
 #define V_DP(acc, a, b) emu_dp(acc, a, b)
 #define V_STORE(dst, v) (*(EmuFu *)(dst) = (v))
+#define V_LOADF(p) (*(const EmuFu *)(p))
 #include "gemm_bf16_kern.inc"
 #undef KERN_ATTR
 #undef KERN_NAME
@@ -268,6 +269,7 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #undef V_BCAST
 #undef V_DP
 #undef V_STORE
+#undef V_LOADF
 
 #if defined(GEMM_BF16_X86) && defined(__GNUC__) && (__GNUC__ >= 10 || defined(__clang__))
 #define GEMM_BF16_HAVE_AVX512 1
@@ -281,10 +283,12 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #define V_BCAST(p) ((__m512bh)_mm512_set1_epi32((int)*(p)))
 #define V_DP(acc, a, b) _mm512_dpbf16_ps(acc, a, b)
 #define V_STORE(dst, v) _mm512_storeu_ps(dst, v)
+#define V_LOADF(p) _mm512_loadu_ps(p)
 #include "gemm_bf16_kern.inc"
 #endif
 
-typedef void (*KernFn)(int, const uint32_t *, size_t, size_t, const uint16_t *, float *);
+typedef void (*KernFn)(int, const uint32_t *, size_t, size_t, const uint16_t *, float *,
+                       size_t, int);
 typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 
 /* ---- driver ---- */
@@ -316,15 +320,21 @@ typedef struct {
 static void run_block(const Run *r, const uint32_t *apack, const uint16_t *bview,
                       size_t pstride, int kp, int i0, int mc, int j0, int nc, float beta)
 {
+    int direct = r->alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
     for (int jp = 0; jp < nc; jp += GEMM_BF16_NR) {
         const uint16_t *bp = bview + (size_t)(jp / GEMM_BF16_NR) * pstride;
         int nv = nc - jp < GEMM_BF16_NR ? nc - jp : GEMM_BF16_NR;
         for (int ip = 0; ip < mc; ip += GEMM_BF16_MR) {
             int mv = mc - ip < GEMM_BF16_MR ? mc - ip : GEMM_BF16_MR;
-            r->kern(kp, apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR,
-                    r->ta ? 1 : (size_t)kp, r->ta ? GEMM_BF16_MR : 1, bp, r->tile);
-            r->epi(r->tile, r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp, r->ldc, mv, nv,
-                   r->alpha, beta);
+            const uint32_t *ap = apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR;
+            size_t rs = r->ta ? 1 : (size_t)kp, ps = r->ta ? GEMM_BF16_MR : 1;
+            float *c = r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp;
+            if (direct && mv == GEMM_BF16_MR && nv == GEMM_BF16_NR) {   /* no tile trip */
+                r->kern(kp, ap, rs, ps, bp, c, (size_t)r->ldc, beta != 0.0f);
+                continue;
+            }
+            r->kern(kp, ap, rs, ps, bp, r->tile, GEMM_BF16_NR, 0);
+            r->epi(r->tile, c, r->ldc, mv, nv, r->alpha, beta);
         }
     }
 }
