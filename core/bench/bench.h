@@ -15,7 +15,7 @@ typedef struct {
     Config cfg;            /* model, sizes, optimizer */
     int vocab;             /* V */
     int steps;             /* timed steps (after one warm-up step) */
-    int peak_n;            /* the peak's products are peak_n^3 (0: 1536) */
+    int peak_n;            /* the peak's products are peak_n^3 (0: 1024) */
 } BenchWorkload;
 
 typedef struct {
@@ -27,9 +27,10 @@ typedef struct {
     double flops_per_token;/* training (forward + backward) matrix FLOPs */
     double gflops;         /* achieved model GFLOP/s */
     char precision[8];     /* the matmul precision it ran in ("fp32") */
-    double peak_gflops;    /* the median of the peak samples taken between the steps, on
-                              the precision's kernel and the workload's threads */
-    double peak_share;     /* the median over steps of (the step's GFLOP/s / the peak
+    double peak_gflops;    /* the (lower) median of the peak samples taken between the
+                              steps (each the best of 3 products), on the precision's
+                              kernel and the workload's threads */
+    double peak_share;     /* the lower median over steps of (the step's GFLOP/s / the peak
                               sampled right after it); > 1 is a measurement error */
     int peak_threads;      /* threads the peak ran on (the workload's replicas) */
     double part_s[PROF_N]; /* seconds per step in each part's forward (PROF_OPTIM: the
