@@ -71,7 +71,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
     char why[200];
     bench_peak_share_text(why, sizeof why, r->peak_share, r->precision);
     session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
-                                   "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:o s:s s:f}", "event",
+                                   "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:f s:o s:s s:f}", "event",
                                    "bench",
                                    "workload", r->name, "model", r->model, "vocab", r->vocab,
                                    "d", r->d, "layers", r->layers, "bptt", r->bptt, "batch",
@@ -85,7 +85,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
                                    "peak_error", bad ? why : NULL, "peak_rss_kb",
                                    (json_int_t)r->peak_rss_kb, "parts", all, "parts_forward", fwd,
                                    "parts_backward",
-                                   bwd, "other_s", r->other_s, "part_gflops", gf, "bottleneck",
+                                   bwd, "other_s", r->other_s, "feed_s", r->feed_s, "part_gflops", gf, "bottleneck",
                                    worst.name, "bottleneck_fraction",
                                    r->step_s > 0 ? worst.seconds / r->step_s : 0));
 }
@@ -126,8 +126,9 @@ static void print_result(Session *s, const BenchResult *r)
         format_parts(line, sizeof line, r, bwd);
         session_printf(s, "%s", line);
     }
-    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, replica sync + gradient sum "
-                     "%.1f ms;", "", r->part_s[PROF_OPTIM] * 1e3, r->other_s * 1e3);
+    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, data feed %.2f ms, replica "
+                     "sync + gradient sum %.1f ms;", "", r->part_s[PROF_OPTIM] * 1e3,
+                     r->feed_s * 1e3, r->other_s * 1e3);
     for (int p = 0; p < PROF_N && o < (int)sizeof line; p++)
         if (r->part_flops[p] > 0) {
             double f = bench_peak_share(bench_part_gflops(r, p), peak);

@@ -34,7 +34,8 @@ static void test_train_split(void)
     CHECK(r.part_s[PROF_FFN] > 0 && r.part_bwd_s[PROF_FFN] > 0, "so is the feed-forward");
     CHECK(r.part_bwd_s[PROF_OPTIM] == 0 && r.part_s[PROF_OPTIM] > 0,
           "the optimizer is one stage, outside the backward");
-    double sum = r.other_s, flops = 0;
+    CHECK(r.feed_s > 0, "the data feed is timed: %g s", r.feed_s);
+    double sum = r.other_s + r.feed_s, flops = 0;
     for (int p = 0; p < PROF_N; p++) {
         sum += r.part_s[p] + r.part_bwd_s[p];
         flops += r.part_flops[p];
@@ -110,6 +111,9 @@ static void test_bottleneck(void)
     BenchStage b = bench_bottleneck(&r);
     CHECK(!strcmp(b.name, "mixer backward") && b.seconds == 0.3, "bottleneck %s %g", b.name,
           b.seconds);
+    r.feed_s = 0.35;
+    b = bench_bottleneck(&r);
+    CHECK(!strcmp(b.name, "data feed"), "bottleneck %s", b.name);
     r.other_s = 0.4;
     b = bench_bottleneck(&r);
     CHECK(strstr(b.name, "gradient sum") != NULL, "bottleneck %s", b.name);

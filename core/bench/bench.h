@@ -36,6 +36,8 @@ typedef struct {
     double part_s[PROF_N]; /* seconds per step in each part's forward (PROF_OPTIM: the
                               gradient norm, clipping and optimizer step) */
     double part_bwd_s[PROF_N]; /* seconds per step in each part's backward */
+    double feed_s;         /* the data feed: the next (B, T) batch from a token stream
+                              (batcher_next, the trainer's batching mode) */
     double other_s;        /* the rest of a step: waiting for the other replicas' threads,
                               summing their gradients */
     double part_flops[PROF_N]; /* training matrix FLOPs per token of each part (0: none) */
