@@ -178,35 +178,41 @@ static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda
                          int mc, int k0, int kc)
 {
     int kp = (kc + 1) / 2, full = kc / 2;
+    if (ta) {   /* pair of stored rows outermost: each row's mc values are read in order,
+                 * once (panel by panel, they were 12-float pieces of 256 rows far apart) */
+        for (int p = 0; p < kp; p++) {
+            const float *lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+            const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
+            for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
+                uint32_t *restrict out = dst + (size_t)r * kp * GEMM_BF16_MR
+                                       + (size_t)p * GEMM_BF16_MR;
+                const float *l = lo + r * GEMM_BF16_MR, *u = hi ? hi + r * GEMM_BF16_MR : NULL;
+                int h = mc - r * GEMM_BF16_MR;
+                if (u && h >= GEMM_BF16_MR)
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = pair_bits(l[i], u[i]);
+                else
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = i < h ? pair_bits(l[i], u ? u[i] : 0.0f) : 0;
+            }
+        }
+        return;
+    }
     for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
         uint32_t *restrict panel = dst + (size_t)r * kp * GEMM_BF16_MR;
         int m0 = i0 + r * GEMM_BF16_MR, h = mc - r * GEMM_BF16_MR;
         h = h < GEMM_BF16_MR ? h : GEMM_BF16_MR;
-        if (!ta) {
-            for (int i = 0; i < GEMM_BF16_MR; i++) {
-                uint32_t *restrict out = panel + (size_t)i * kp;
-                if (i >= h) {
-                    memset(out, 0, (size_t)kp * sizeof *out);
-                    continue;
-                }
-                const float *row = A + (size_t)(m0 + i) * lda + k0;
-                for (int p = 0; p < full; p++)
-                    out[p] = pair_at(row + 2 * p);
-                if (kc & 1)
-                    out[full] = pair_bits(row[kc - 1], 0.0f);
+        for (int i = 0; i < GEMM_BF16_MR; i++) {
+            uint32_t *restrict out = panel + (size_t)i * kp;
+            if (i >= h) {
+                memset(out, 0, (size_t)kp * sizeof *out);
+                continue;
             }
-        } else {
-            for (int p = 0; p < kp; p++) {
-                const float *lo = A + (size_t)(k0 + 2 * p) * lda + m0;
-                const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
-                uint32_t *restrict out = panel + (size_t)p * GEMM_BF16_MR;
-                if (hi && h == GEMM_BF16_MR)
-                    for (int i = 0; i < GEMM_BF16_MR; i++)
-                        out[i] = pair_bits(lo[i], hi[i]);
-                else
-                    for (int i = 0; i < GEMM_BF16_MR; i++)
-                        out[i] = i < h ? pair_bits(lo[i], hi ? hi[i] : 0.0f) : 0;
-            }
+            const float *row = A + (size_t)(m0 + i) * lda + k0;
+            for (int p = 0; p < full; p++)
+                out[p] = pair_at(row + 2 * p);
+            if (kc & 1)
+                out[full] = pair_bits(row[kc - 1], 0.0f);
         }
     }
 }
