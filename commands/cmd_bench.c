@@ -71,7 +71,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
     char why[200];
     bench_peak_share_text(why, sizeof why, r->peak_share, r->precision);
     session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
-                                   "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:f s:o s:s s:f}", "event",
+                                   "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:f s:o s:s s:f s:f s:f}", "event",
                                    "bench",
                                    "workload", r->name, "model", r->model, "vocab", r->vocab,
                                    "d", r->d, "layers", r->layers, "bptt", r->bptt, "batch",
@@ -87,7 +87,9 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
                                    "parts_backward",
                                    bwd, "other_s", r->other_s, "feed_s", r->feed_s, "part_gflops", gf, "bottleneck",
                                    worst.name, "bottleneck_fraction",
-                                   r->step_s > 0 ? worst.seconds / r->step_s : 0));
+                                   r->step_s > 0 ? worst.seconds / r->step_s : 0,
+                                   "cpu_step_s", r->cpu_step_s, "tokens_per_cpu_s",
+                                   r->tokens_per_cpu_s));
 }
 
 /* "name 1.2 ms, ..." of the parts' forward (bwd = 0) or backward times. */
@@ -117,6 +119,8 @@ static void print_result(Session *s, const BenchResult *r)
                    r->vocab, r->d, r->layers, r->bptt, r->batch, r->tokens_per_s, r->step_s * 1e3,
                    r->gflops, share, r->peak_rss_kb / 1024.0);
     char line[768];
+    session_printf(s, "%22s CPU time %.1f ms a step (all threads): %.0f tokens per CPU-second",
+                   "", r->cpu_step_s * 1e3, r->tokens_per_cpu_s);
     session_printf(s, "%22s %s peak between the steps: %.1f GFLOP/s (median; %s kernel, %d "
                    "thread%s as the workload)", "", r->precision, peak,
                    strcmp(r->precision, "bf16") ? "sgemm"
@@ -185,9 +189,10 @@ static int run_precisions(Session *s, BenchWorkload *w, int prec)
         else if ((ok[p] = 1))
             print_result(s, &r[p]);
     }
-    if (ok[0] && ok[1] && r[0].tokens_per_s > 0)
-        session_printf(s, "%22s bf16/fp32 tokens/s: %.2fx", "",
-                       r[1].tokens_per_s / r[0].tokens_per_s);
+    if (ok[0] && ok[1] && r[0].tokens_per_s > 0 && r[0].tokens_per_cpu_s > 0)
+        session_printf(s, "%22s bf16/fp32 tokens/s: %.2fx; tokens per CPU-second: %.2fx", "",
+                       r[1].tokens_per_s / r[0].tokens_per_s,
+                       r[1].tokens_per_cpu_s / r[0].tokens_per_cpu_s);
     return rc;
 }
 

@@ -35,6 +35,9 @@ static void test_train_split(void)
     CHECK(r.part_bwd_s[PROF_OPTIM] == 0 && r.part_s[PROF_OPTIM] > 0,
           "the optimizer is one stage, outside the backward");
     CHECK(r.feed_s > 0, "the data feed is timed: %g s", r.feed_s);
+    CHECK(r.cpu_step_s > 0 && fabs(r.tokens_per_cpu_s * r.cpu_step_s - 16) < 1e-6,
+          "CPU time a step %g s, %g tokens per CPU-second (16 tokens a step)", r.cpu_step_s,
+          r.tokens_per_cpu_s);
     double sum = r.other_s + r.feed_s, flops = 0;
     for (int p = 0; p < PROF_N; p++) {
         sum += r.part_s[p] + r.part_bwd_s[p];

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const NAMES[] = {"small", "paper", "small-msa", "paper-msa",
     "scan-dispatcher-256", "scan-dispatcher-1024", "scan-dispatcher-4096", "scan-msa-256",
@@ -154,6 +155,13 @@ double bench_part_gflops(const BenchResult *r, int part)
     return r->part_flops[part] * r->batch * r->bptt / t / 1e9;
 }
 
+/* CPU seconds used by every thread of this process so far. */
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) ? 0 : t.tv_sec + t.tv_nsec * 1e-9;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -186,7 +194,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     double *times = calloc((size_t)w->steps, sizeof(double));
     double *peaks = calloc((size_t)w->steps, sizeof(double));
     double *shares = calloc((size_t)w->steps, sizeof(double));
-    if (!rc && (!x || !y || !times || !peaks || !shares))
+    double *cpu = calloc((size_t)w->steps, sizeof(double));
+    if (!rc && (!x || !y || !times || !peaks || !shares || !cpu))
         rc = err_set(err, LM_ENOMEM, "out of memory");
     /* the peak on the workload's kernel and threads (replicas_step runs min(replicas,
      * batch) of them), sampled after each timed step: same machine, same moment */
@@ -222,7 +231,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
             memset(m->prof_bwd, 0, sizeof m->prof_bwd);
         }
         m->profiling = s >= 0;
-        double t0 = sysinfo_now(), loss;
+        double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
         while (batcher_next(&feed, x, y, NULL) != c->bptt) {}   /* whole windows only */
         double tf = sysinfo_now();
         long cnt;
@@ -234,6 +243,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         double t2 = sysinfo_now();
         if (s >= 0) {
             times[s] = t2 - t0;
+            cpu[s] = process_cpu_s() - c0;
             m->prof[PROF_OPTIM] += t2 - t1;
             out->feed_s += (tf - t0) / w->steps;
             peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
@@ -271,9 +281,12 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->peak_gflops = peaks[(w->steps - 1) / 2];   /* the lower median: with 2 steps */
         out->peak_share = shares[(w->steps - 1) / 2];   /* not the larger share */
         out->peak_threads = peak_threads;
+        qsort(cpu, (size_t)w->steps, sizeof(double), cmp_double);
+        out->cpu_step_s = cpu[w->steps / 2];
+        out->tokens_per_cpu_s = out->cpu_step_s > 0 ? (double)N / out->cpu_step_s : 0;
         out->peak_rss_kb = sysinfo_peak_rss_kb();
     }
-    free(x); free(y); free(times); free(peaks); free(shares); free(stream);
+    free(x); free(y); free(times); free(peaks); free(shares); free(stream); free(cpu);
     bench_peak_destroy(peak);
     optim_free(&opt);
     replicas_destroy(reps);

@@ -24,6 +24,10 @@ typedef struct {
     long params;
     double step_s;         /* median seconds per training step */
     double tokens_per_s;
+    double cpu_step_s;     /* median CPU seconds of a step, all its threads together */
+    double tokens_per_cpu_s; /* tokens per CPU-second: what a step costs in work, which
+                              other people's jobs on the machine do not change (wall
+                              time does: a descheduled replica waits) */
     double flops_per_token;/* training (forward + backward) matrix FLOPs */
     double gflops;         /* achieved model GFLOP/s */
     char precision[8];     /* the matmul precision it ran in ("fp32") */
