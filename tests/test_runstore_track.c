@@ -146,10 +146,21 @@ static void test_sysmetrics(void)
     sysmetrics_init(&m);
     sysmetrics_sample(&m, &x);
     CHECK(isnan(x.cpu), "no CPU %% without a previous sample");
-    double t0 = now_s(), sink = 0;
-    while (now_s() - t0 < 0.3) sink += sqrt(sink + 1.0);   /* 0.3 s of one busy thread */
+    /* Spin until this process has used 0.3 s of CPU (not of wall time: on a loaded machine
+     * the wall clock says nothing of how much CPU we got), then compare the sample with the
+     * share the process's own clocks give over the same interval. */
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    double w0 = now_s(), sink = 0, used = 0;
+    while (used < 0.3) {
+        for (int i = 0; i < 10000; i++) sink += sqrt(sink + 1.0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        used = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    }
     sysmetrics_sample(&m, &y);
-    CHECK(y.cpu > 20 && y.cpu < 400, "busy: cpu %.1f%% (one thread spun for 0.3 s; %g)", y.cpu,
+    double expect = 100.0 * used / (now_s() - w0);
+    CHECK(y.cpu > 0 && fabs(y.cpu - expect) < 5 + 0.25 * expect,
+          "busy: cpu %.1f%% where the process clocks say %.1f%% (%g)", y.cpu, expect,
           sink > 0 ? 1.0 : 0.0);
     CHECK(y.rss_mb > 0.5 && y.threads >= 1 && y.load1 >= 0 && y.mem_avail_mb > 0 &&
           y.mem_total_mb >= y.mem_avail_mb, "rss %.1f threads %d load %.2f mem %.0f/%.0f",
