@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+static double bench_sgemm_gflops(int n);
+static double bench_bf16_gflops(int n, int threads);
+
 static const char *const NAMES[] = {"small", "paper", "small-msa", "paper-msa",
     "scan-dispatcher-256", "scan-dispatcher-1024", "scan-dispatcher-4096", "scan-msa-256",
     "scan-msa-1024", "scan-msa-4096", NULL};
@@ -99,7 +102,8 @@ static void forward_part_flops(const Config *c, int V, double *part)
     part[PROF_DECODER] = 2 * d * V;
 }
 
-const char *bench_precision(const BenchWorkload *w)
+/* The matmul precision workload w runs in ("fp32"). */
+static const char *bench_precision(const BenchWorkload *w)
 {
     return strcmp(w->cfg.precision, "bf16") ? "fp32" : "bf16";
 }
@@ -239,7 +243,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     return rc;
 }
 
-double bench_sgemm_gflops(int n)
+/* Measured sgemm GFLOP/s (square n x n products, the threads OpenBLAS uses now). */
+static double bench_sgemm_gflops(int n)
 {
     float *a = malloc((size_t)n * n * sizeof(float)), *b = malloc((size_t)n * n * sizeof(float)),
           *c = malloc((size_t)n * n * sizeof(float));
@@ -280,7 +285,16 @@ static void *peak_slice(void *arg)
     return NULL;
 }
 
-double bench_bf16_gflops(int n, int threads)
+const char *bench_bf16_kernel(void)
+{
+    GemmBf16Kernel k = gemm_bf16_select_kernel();
+    return k == GEMM_BF16_NONE ? NULL : gemm_bf16_kernel_name(k);
+}
+
+/* Measured bf16 GFLOP/s of gemm_bf16 (square n x n products, B packed once as a cached
+ * weight is, A packed per product as in training), on `threads` threads each taking a
+ * slice of the rows; 0 when this CPU has no bf16 kernel (gemm_bf16_select_kernel). */
+static double bench_bf16_gflops(int n, int threads)
 {
     GemmBf16Kernel k = gemm_bf16_select_kernel();
     threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
