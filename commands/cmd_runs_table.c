@@ -19,6 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+static int builtin_sort(const char *sort);
+static int known_column(const char *col);
+
 #define RT_MAX_COLS 16
 #define RT_SMOOTH_WEIGHT 0.9     /* final_smooth: the EMA's weight (TensorBoard's slider) */
 #define RT_SETTING "runs.columns"
@@ -127,7 +130,7 @@ double cmd_runs_table_final_smooth(RunStore *st, long id)
 /* 1 when col is a run field or a setting of at least one of the runs (none listed: any). */
 static int column_exists(const char *col, const RunRow *runs, int n)
 {
-    if (cmd_runs_table_known(col) || n == 0) return 1;
+    if (known_column(col) || n == 0) return 1;
     char v[64];
     for (int i = 0; i < n; i++)
         if (config_value(runs[i].config, col, v, sizeof v)) return 1;
@@ -367,7 +370,7 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
         t.full_json = 1;
     }
     if (parse_columns(s, columns, &t)) return LM_EARG;
-    if (cmd_runs_table_builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
+    if (builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
     int desc = sort && sort[0] == '-';
     const char *sort_key = sort ? sort + desc : NULL;
     if (sort_key && !column_exists(sort_key, runs, n))
@@ -408,14 +411,14 @@ int cmd_runs_table_saved(RunStore *st, char *out, size_t cap)
 }
 
 /* Whether sort names one of runstore_list's own orders. */
-int cmd_runs_table_builtin_sort(const char *sort)
+static int builtin_sort(const char *sort)
 {
     return !sort || !strcmp(sort, "best") || !strcmp(sort, "recent") || !strcmp(sort, "model")
            || !strcmp(sort, "name");
 }
 
 /* 1 when column names a run field (the rest are config keys). */
-int cmd_runs_table_known(const char *col)
+static int known_column(const char *col)
 {
     for (int i = 0; BUILTIN[i]; i++)
         if (!strcmp(BUILTIN[i], col)) return 1;

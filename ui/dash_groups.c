@@ -16,7 +16,8 @@
 
 static const char *const SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
 
-void dash_groups_free(Dashboard *d)
+/* Frees d->bands. */
+static void dash_groups_free(Dashboard *d)
 {
     for (int i = 0; i < d->n_bands; i++) {
         DashBand *b = &d->bands[i];

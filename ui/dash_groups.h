@@ -12,8 +12,6 @@
 /* Rebuilds d->bands from the marked runs (d->marked) and d->cmp_metric. LM_OK or the
  * store's status with err (d->bands then empty). */
 int dash_groups_load(Dashboard *d, RunStore *st, char *err);
-/* Frees d->bands. */
-void dash_groups_free(Dashboard *d);
 
 /* Saves the history layout (sort, filter, marks) into the store's settings; restores
  * it (once per session: d->hist_restored) before the view's first load. Failures are

@@ -28,7 +28,8 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng)
+/* Picks a token from logits (V) (modified in place): greedy, temperature, top-k, top-p. */
+static int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng)
 {
     int best = 0;
     for (int v = 1; v < V; v++)

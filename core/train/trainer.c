@@ -272,7 +272,6 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
             trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
                                   "continuing with fresh moments");
-        snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", t->opt.resume);
     }
     checkpoint_info_free(&info);
     safetensors_close(st);
@@ -396,7 +395,7 @@ static int check_high_loss(Trainer *t, double loss, char *err)
 
 /* Blocks while paused; returns 1 when a stop was requested. why: the reason recorded with
  * the paused status (a failed checkpoint's message), "" for a pause the user asked for. */
-int trainer_wait_if_paused(Trainer *t, const char *why)
+static int trainer_wait_if_paused(Trainer *t, const char *why)
 {
     pthread_mutex_lock(&t->mu);
     if (t->pause_req && !t->stop_req) {
@@ -671,14 +670,6 @@ const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
 long trainer_total_steps(const Trainer *t) { return t->total_steps; }
 long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }
 int trainer_vocab(const Trainer *t) { return t->m->vocab; }
-
-const char *trainer_last_checkpoint(Trainer *t, char *buf, size_t cap)
-{
-    pthread_mutex_lock(&t->step_mu);
-    snprintf(buf, cap, "%s", t->last_ckpt);
-    pthread_mutex_unlock(&t->step_mu);
-    return buf;
-}
 
 void trainer_copy_params(Trainer *t, float *dst)
 {
