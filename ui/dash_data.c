@@ -57,7 +57,7 @@ static double per_step(RunStore *st, long id, const char *metric)
     return v;
 }
 
-static const char *const CMP_SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
+const char *const DASH_CMP_SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
 
 static void free_curve(DashCurve *cv)
 {
@@ -83,7 +83,7 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     cv->final_val = row.final_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
-    rc = runstore_series_lineage(st, id, CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
+    rc = runstore_series_lineage(st, id, DASH_CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
                                                                   continues its parent */
     if (rc)
         return rc;

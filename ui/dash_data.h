@@ -8,6 +8,9 @@
 
 #include "dash_state.h"
 
+/* The store series of each comparison curve (DASH_CMP_*): "loss", "val_loss", ... */
+extern const char *const DASH_CMP_SERIES[DASH_N_CMP];
+
 /* Reloads d->runs from st with d->filter and d->sort (keeps the selection on the same
  * run when it is still listed). LM_OK, or the store's status with err (the old list
  * stays). */

@@ -14,7 +14,6 @@
 
 #define GROUP_MAX_MEMBERS 32
 
-static const char *const SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
 
 /* Frees d->bands. */
 static void dash_groups_free(Dashboard *d)
@@ -92,7 +91,7 @@ int dash_groups_load(Dashboard *d, RunStore *st, char *err)
         int n = 0;
         if (names[i][0]) rc = runstore_group_members(st, names[i], &ids, &n, err);
         if (!rc) rc = band_build(st, ids ? ids : &d->marked[i], ids ? n : 1,
-                                 SERIES[d->cmp_metric], b, err);
+                                 DASH_CMP_SERIES[d->cmp_metric], b, err);
         free(ids);
         if (rc) break;
         if (names[i][0]) snprintf(b->label, sizeof b->label, "%.60s N=%d", names[i], b->members);

@@ -210,9 +210,9 @@ typedef struct {
     double value;          /* NAN where the stored value was NaN */
 } SeriesPoint;
 
-/* One metric of a run in step order. metric: loss | lr | grad_norm | tokens_per_s |
- * elapsed | tokens | epoch | val_loss | val_ppl | val_bpc | test_loss | test_ppl |
- * test_bpc | gate:<layer>:<level> (the gate mean). Committed rows only: a read never
+/* One metric of a run in step order. metric: a step metric of core/base/metrics.def (loss,
+ * lr, grad_norm, tokens_per_s, elapsed, tokens, epoch, ...) | val_loss | val_ppl | val_bpc
+ * | test_loss | test_ppl | test_bpc | gate:<layer>:<level> (the gate mean). Committed rows only: a read never
  * flushes (the handle's own buffered rows land at its writer's next runstore_flush). *pts is malloc'd (free()); may be
  * NULL when *n = 0. LM_EARG for an unknown metric or run. */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
@@ -240,8 +240,8 @@ struct json_t *runstore_json_str(const char *text);
 struct json_t *runstore_json_time(double t);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with
  * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one
- * row per (run, step, metric) with the training metrics (loss lr grad_norm tokens_per_s
- * elapsed tokens epoch) and every evaluation (val_loss val_ppl val_bpc, test_loss ...;
+ * row per (run, step, metric) with the step metrics (core/base/metrics.def: epoch tokens
+ * loss lr grad_norm tokens_per_s elapsed, ...) and every evaluation (val_loss val_ppl val_bpc, test_loss ...;
  * NaN values left out), integers as integers. json: an array of runstore_run_json
  * objects, each with metrics:[{step, ...}] and evals:[{step, split, ...}]. runstore_export
  * writes a temporary file then renames it, so path is either the old file or the complete

@@ -35,8 +35,6 @@ static void csv_field(FILE *f, const char *v)
     fputc('"', f);
 }
 
-static const char METRIC_SQL[] = "SELECT step, epoch, tokens, loss, lr, grad_norm,"
-                                 " tokens_per_s, elapsed FROM metrics WHERE run_id=? ORDER BY step";
 static const char EVAL_SQL[] = "SELECT step, split, loss, ppl, bpc, tokens, elapsed FROM evals"
                                " WHERE run_id=? ORDER BY step, split";
 
@@ -67,16 +65,17 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
 
 static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
 {
-    static const char *cols[] = {"epoch", "tokens", "loss", "lr", "grad_norm", "tokens_per_s",
-                                 "elapsed"};
-    static const int digits[] = {16, 16, 9, 9, 9, 9, 16};
+    char cols[768], sql[1024];   /* metrics.def's metrics, its names and digits */
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step", cols);
     sqlite3_stmt *st;
-    int rc, status = prep(s, METRIC_SQL, &st, err);
+    int rc, status = prep(s, sql, &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        for (int c = 0; c < 7; c++)
-            csv_value(f, run, sqlite3_column_int64(st, 0), cols[c], st, c + 1, digits[c]);
+        for (int c = 0; c < STEP_METRIC_N; c++)
+            csv_value(f, run, sqlite3_column_int64(st, 0), STEP_METRICS[c].name, st, c + 1,
+                      STEP_METRICS[c].digits);
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting metrics", err);
     sqlite3_finalize(st);
     if (status || (status = prep(s, EVAL_SQL, &st, err))) return status;
@@ -253,7 +252,10 @@ static int export_json_run(RunStore *s, const RunRow *r, json_t *arr, char *err)
 {
     json_t *o = runstore_run_json(r), *metrics = NULL, *evals = NULL;
     json_array_append_new(arr, o);
-    int status = json_rows(s, METRIC_SQL, r->id, &metrics, err);
+    char cols[768], sql[1024];   /* step and metrics.def's metrics, named by their columns */
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step", cols);
+    int status = json_rows(s, sql, r->id, &metrics, err);
     if (!status)
         status = json_rows(s, EVAL_SQL, r->id, &evals, err);
     if (!status) {

@@ -18,8 +18,11 @@ const char *runstore_job_state_name(JobState s)
 static int job_tail(RunStore *s, JobRow *j, char *err)
 {
     sqlite3_stmt *st;
-    int status = prep(s, "SELECT step, epoch, tokens, loss, lr, grad_norm, tokens_per_s,"
-                      " elapsed FROM metrics WHERE run_id=? ORDER BY step DESC LIMIT ?", &st, err);
+    char cols[768], sql[1024];
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step DESC"
+             " LIMIT ?", cols);
+    int status = prep(s, sql, &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, j->run.id);
     sqlite3_bind_int(st, 2, JOBS_SPARK);
@@ -30,7 +33,7 @@ static int job_tail(RunStore *s, JobRow *j, char *err)
         if (n == 0)
             runstore_step_from_row(st, &j->last);
         back_step[n] = sqlite3_column_int64(st, 0);
-        back[n++] = (float)col_real(st, 3);
+        back[n++] = (float)col_real(st, STEP_M_loss + 1);
     }
     if (n < JOBS_SPARK && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading a job's losses", err);

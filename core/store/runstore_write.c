@@ -39,13 +39,11 @@ static int flush_steps(RunStore *s, char *err)
         const PendingStep *p = &s->steps[i];
         sqlite3_bind_int64(st, 1, p->run);
         sqlite3_bind_int64(st, 2, p->m.step);
-        bind_real(st, 3, p->m.epoch);
-        sqlite3_bind_int64(st, 4, p->m.tokens);
-        bind_real(st, 5, p->m.loss);
-        bind_real(st, 6, p->m.lr);
-        bind_real(st, 7, p->m.grad_norm);
-        bind_real(st, 8, p->m.tokens_per_s);
-        bind_real(st, 9, p->m.elapsed);
+        for (int k = 0; k < STEP_METRIC_N; k++) {   /* metrics.def's order */
+            double v = step_metric_get(&p->m, k);
+            if (STEP_METRICS[k].kind == STEP_INT) sqlite3_bind_int64(st, k + 3, (sqlite3_int64)v);
+            else bind_real(st, k + 3, v);
+        }
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return runstore_db_fail(s, rc, "writing step metrics", err);
