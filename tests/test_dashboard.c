@@ -57,7 +57,8 @@ static void make_snapshot(Snapshot *sn)
     snprintf(sn->run_name, sizeof sn->run_name, "demo");
     sn->total_steps = 300;
     sn->status = TRAINER_RUNNING;
-    sn->last = (StepMetric){150, 0.12, 38400, 2.1f, 3e-3f, 1.0f, 12345.0f, 30.0};
+    sn->last = (StepMetric){.step = 150, .epoch = 0.12, .tokens = 38400, .loss = 2.1f, .lr = 3e-3f,
+                            .grad_norm = 1.0f, .tokens_per_s = 12345.0f, .elapsed = 30.0};
     sn->n_loss = sn->cap_loss = 30;
     sn->loss = malloc(30 * sizeof *sn->loss);
     for (int i = 0; i < 30; i++)
