@@ -19,6 +19,7 @@
 #include "dash_render.h"
 #include "dash_state.h"
 #include "views.h"
+#include "view_sweep.h"
 
 #include <curses.h>
 
@@ -444,14 +445,17 @@ static void test_sweep_view(void)
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "no sweep yet"), "the empty sweep view says how to start one");
     free(s);
-    d.sw_id = 4;
-    snprintf(d.sw_name, sizeof d.sw_name, "lrs");
-    snprintf(d.sw_status, sizeof d.sw_status, "running");
-    d.n_sw_trials = 3;
-    d.sw_trials = calloc(3, sizeof *d.sw_trials);
+    SweepView *w = dash_view_state(&d, &view_sweep);   /* the view's own state */
+    CHECK(w && w->sw_id == 0 && !w->sw_trials, "the sweep view's state starts empty");
+    if (!w) return;
+    w->sw_id = 4;
+    snprintf(w->sw_name, sizeof w->sw_name, "lrs");
+    snprintf(w->sw_status, sizeof w->sw_status, "running");
+    w->n_sw_trials = 3;
+    w->sw_trials = calloc(3, sizeof *w->sw_trials);
     static const char *const params[] = {"lr=0.0001 d=64", "lr=0.001 d=64", "lr=0.01 d=128"};
     for (int i = 0; i < 3; i++) {
-        SweepTrialRow *t = &d.sw_trials[i];
+        SweepTrialRow *t = &w->sw_trials[i];
         t->trial = i;
         t->run_id = 10 + i;
         snprintf(t->params, sizeof t->params, "%s", params[i]);
@@ -464,7 +468,7 @@ static void test_sweep_view(void)
     CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
     CHECK(has(s, "best val loss vs lr") && has(s, "log10 lr"), "chart against lr, log x");
     free(s);
-    d.sw_param = 1;
+    w->sw_param = 1;
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "best val loss vs d") && !has(s, "log10"), "# picks d (linear x)");
     free(s);
@@ -479,7 +483,9 @@ static void test_tokens(void)
     dash_state_init(&d);
     make_snapshot(&sn);
     d.view = views_find("tokens");
-    DashTokens *t = &d.tok;
+    DashTokens *t = dash_view_state(&d, views_get(d.view));   /* the view's own state */
+    CHECK(t && !strncmp(t->prompt, "ROMEO:", 6), "the tokens view's state, made by its init");
+    if (!t) return;
     const char *texts[] = {"R", "O", "\\n", " "};
     t->n_tok = 4, t->layers = 2, t->levels = 3, t->layer = 1;
     t->text = malloc(4 * sizeof *t->text);
@@ -572,17 +578,26 @@ static void test_key_rules(void)
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
     int sweep = views_find("sweep");
-    CHECK(views_count() == 6 && views_find("training") == 0 && hist == 1 && tok == 2 &&
-          sweep == 3 && views_find("jobs") == 4 && views_find("samples") == 5 &&
-          views_find("nope") == -1, "the view table");
-    CHECK(dash_keymap_action(&d, '5', &arg) == DA_VIEW && arg == 4, "5: the jobs view");
-    CHECK(dash_keymap_action(&d, '6', &arg) == DA_VIEW && arg == 5, "6: the samples view");
-    CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
+    /* the table, whatever its length: each view found by its name at its place, and its
+     * digit (1 + its place) shows it */
+    int nv = views_count();
+    CHECK(nv >= 1 && nv <= DASH_MAX_VIEWS, "%d views (1 .. %d: one digit each)", nv,
+          DASH_MAX_VIEWS);
+    for (int v = 0; v < nv; v++) {
+        CHECK(views_find(views_get(v)->name) == v, "view %d (%s) found at its place", v,
+              views_get(v)->name);
+        CHECK(dash_keymap_action(&d, '1' + v, &arg) == DA_VIEW && arg == v, "%c: the %s view",
+              '1' + v, views_get(v)->name);
+    }
+    CHECK(views_find("training") == 0 && hist >= 0 && tok >= 0 && sweep >= 0 &&
+          views_find("jobs") >= 0 && views_find("samples") >= 0 && views_find("nope") == -1,
+          "the view table");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(5)), &arg) == DA_PAUSE,
           "F5 still pauses (the 4th view has its digit only)");
     CHECK(dash_keymap_view_fkey(3) == 0 && dash_keymap_view_fkey(2) == 4, "view F-keys");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(2 + tok)), &arg) == DA_VIEW && arg == tok,
+          "F%d: the tokens view", 2 + tok);
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_VIEW && arg == hist, "digit on an empty line");
-    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == tok, "F4");
     CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "letters type while the line has focus");
     CHECK(dash_keymap_action(&d, '\t', &arg) == DA_FOCUS_NEXT, "Tab on an empty line: focus");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(1)), &arg) == DA_HELP, "F1 always");
@@ -613,6 +628,77 @@ static void test_key_rules(void)
     d.prompt_mode = DASH_PROMPT_VIEW;
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_NONE, "a view's line takes every key");
     dash_state_free(&d);
+}
+
+/* A view owns its state (issue 34): a throwaway view defined here, with a struct of its
+ * own, gets it made by its init on first use, the same one on every later use, one per
+ * Dashboard, and released by its free with the Dashboard; the shared state has nothing
+ * of it. */
+typedef struct {
+    int draws;
+    char *note;   /* malloc'd by init, freed by free */
+} ProbeView;
+static int probe_inits, probe_frees;
+static int probe_init(void *state)
+{
+    ProbeView *p = state;
+    probe_inits++;
+    p->note = strdup("probe view state");
+    return p->note ? LM_OK : LM_ENOMEM;
+}
+static void probe_free(void *state)
+{
+    probe_frees++;
+    free(((ProbeView *)state)->note);
+}
+static const DashView view_probe;
+static void probe_draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
+                       const CanvasCaps *caps, int focused)
+{
+    (void)sn, (void)focused;
+    ProbeView *p = dash_view_state(d, &view_probe);
+    if (!p) return;
+    char line[64];
+    snprintf(line, sizeof line, "%s, draw %d", p->note, ++p->draws);
+    canvas_text_fit(c, r.x, r.y, r.w, line, UI_COLOR_DEFAULT, 0, caps->unicode);
+}
+static const DashView view_probe = {.name = "probe", .state_size = sizeof(ProbeView),
+                                    .init = probe_init, .free = probe_free, .draw = probe_draw};
+
+static void test_view_owns_state(void)
+{
+    Dashboard a, b;
+    Snapshot sn;
+    dash_state_init(&a);
+    dash_state_init(&b);
+    make_snapshot(&sn);
+    probe_inits = probe_frees = 0;
+    CHECK(a.n_view_slots == 0, "no view state before a view is used");
+    Canvas *c = canvas_create(60, 10);
+    view_probe.draw(c, (Rect){0, 0, 60, 10}, &a, &sn, &U, 1);
+    view_probe.draw(c, (Rect){0, 0, 60, 10}, &a, &sn, &U, 1);
+    char *s = canvas_dump(c);
+    CHECK(has(s, "probe view state, draw 2"), "the state lives between draws: %s", s ? s : "");
+    free(s);
+    ProbeView *pa = dash_view_state(&a, &view_probe), *pb = dash_view_state(&b, &view_probe);
+    CHECK(pa && pb && pa != pb && pa->draws == 2 && pb->draws == 0 && probe_inits == 2,
+          "one state per Dashboard, each made once (inits %d)", probe_inits);
+    CHECK(dash_view_state(&a, &view_probe) == pa, "the same state on every use");
+    dash_state_free(&a);
+    CHECK(probe_frees == 1, "freed with its Dashboard (%d)", probe_frees);
+    dash_state_free(&b);
+    CHECK(probe_frees == 2, "each Dashboard frees its own (%d)", probe_frees);
+    /* every table view with a state makes it, and its Dashboard frees it */
+    dash_state_init(&a);
+    for (int v = 0; v < views_count(); v++)
+        CHECK(!views_get(v)->state_size || dash_view_state(&a, views_get(v)),
+              "the %s view's state", views_get(v)->name);
+    char *frame = dump(&a, &sn, 100, 30, &U, NULL);
+    CHECK(frame != NULL, "a frame with every view's state made");
+    free(frame);
+    canvas_destroy(c);
+    snapshot_free(&sn);
+    dash_state_free(&a);
 }
 
 /* Issue 27: `=` sorts by every fixed column; steps, status and id are sorted here (the
@@ -672,6 +758,7 @@ int main(void)
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();
+    test_view_owns_state();
     test_letters_never_act();
     return check_summary();
 }

@@ -183,9 +183,8 @@ static int fill_tokens(DashTokens *t, const GateProbe *gp, const Tokenizer *tok,
     return LM_OK;
 }
 
-int dash_data_tokens(Dashboard *d, Model *m, const Tokenizer *tok, const char *source)
+int dash_data_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const char *source)
 {
-    DashTokens *t = &d->tok;
     t->error[0] = 0;
     snprintf(t->source, sizeof t->source, "%s", source ? source : "");
     if (!m || !tok) {

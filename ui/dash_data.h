@@ -29,10 +29,20 @@ int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err);
 int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,
                            char *err);
 
-/* Runs model m (a Dispatcher, not being trained) on d->tok.prompt (its last
- * cfg.bptt tokens) and fills d->tok with each token's text and its gate per layer and
- * level (mean over heads; NaN where the level is masked). On failure d->tok.error says
- * why and the status is returned. */
-int dash_data_tokens(Dashboard *d, Model *m, const Tokenizer *tok, const char *source);
+/* The per-token gate view of a prompt (the tokens view's own state, view_tokens.c). */
+typedef struct {
+    char prompt[512];
+    int n_tok, layers, levels, layer; /* layer: the one shown */
+    char (*text)[16];  /* (n_tok) each token's text, malloc'd */
+    float *gates;      /* (layers, n_tok, levels) mean over heads; NaN = masked; malloc'd */
+    char source[160];  /* which weights */
+    char error[256];   /* why there is nothing to show, or "" */
+} DashTokens;
+
+/* Runs model m (a Dispatcher, not being trained) on t->prompt (its last cfg.bptt tokens)
+ * and fills t with each token's text and its gate per layer and level (mean over heads;
+ * NaN where the level is masked). On failure t->error says why and the status is
+ * returned. */
+int dash_data_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const char *source);
 
 #endif

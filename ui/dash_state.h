@@ -64,15 +64,14 @@ typedef struct {
     double *x, *mean, *lo, *hi; /* (n) malloc'd */
 } DashBand;
 
-/* The per-token gate view of a prompt. */
+/* One view's own state in a Dashboard (dash_view_state makes it; dash_state_free calls
+ * release, then frees it). view is the DashView it belongs to. */
+#define DASH_MAX_VIEW_SLOTS 16
 typedef struct {
-    char prompt[512];
-    int n_tok, layers, levels, layer; /* layer: the one shown */
-    char (*text)[16];  /* (n_tok) each token's text, malloc'd */
-    float *gates;      /* (layers, n_tok, levels) mean over heads; NaN = masked; malloc'd */
-    char source[160];  /* which weights */
-    char error[256];   /* why there is nothing to show, or "" */
-} DashTokens;
+    const void *view;
+    void *state;
+    void (*release)(void *state);
+} DashViewSlot;
 
 typedef struct Dashboard {
     int view, focus, help;                /* view: index in the view table (views.c) */
@@ -109,29 +108,8 @@ typedef struct Dashboard {
     char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
     char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
     double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
-    /* tokens view */
-    DashTokens tok;
-    /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */
-    long sw_id;
-    char sw_name[64], sw_status[16];
-    SweepTrialRow *sw_trials;             /* (n_sw_trials) malloc'd */
-    int n_sw_trials, sw_sel, sw_scroll, sw_param; /* sw_param: the swept key on the x axis */
-    double sw_next;                       /* reload then (monotonic seconds) */
-    /* jobs view: every running or paused run of the store, any process (runstore_jobs) */
-    JobRow *jobs;                         /* (n_jobs) malloc'd */
-    int n_jobs, job_sel, job_scroll;
-    double job_next;                      /* reload then (monotonic seconds) */
-    char job_error[256];                  /* why the board could not be read, or "" */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
     char confirm_text[2][80], confirm_cmd[64];
-    /* samples view: the newest `sample runs=...` side by side (view_samples.c) */
-#define DASH_MAX_SAMPLE_RUNS 9
-    long sp_run[DASH_MAX_SAMPLE_RUNS];
-    char sp_name[DASH_MAX_SAMPLE_RUNS][64];
-    char *sp_text[DASH_MAX_SAMPLE_RUNS];  /* malloc'd, NULL when not recorded */
-    int n_sp;
-    char sp_key[1024], sp_settings[256], sp_prompt[512];
-    double sp_next;
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;
@@ -144,13 +122,14 @@ typedef struct Dashboard {
     char prompt_label[16];                /* aux line's prompt: "filter> " */
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
-    char sw_bar_seen[96];                 /* the sweep view's table was loaded when the bar's
-                                             sweep progress read this (a change reloads it) */
     char opened[96];                      /* the weights `open` loaded when they are the run
                                              on screen's ("step 700 best.safetensors"), or "" */
     int busy;                             /* a command is running (status bar says so) */
     int from_store;                       /* the run on screen is read from the store:
                                              another process's, or a replayed one */
+    /* each view's own state (dash_view.h: dash_view_state) */
+    DashViewSlot view_slots[DASH_MAX_VIEW_SLOTS];
+    int n_view_slots;
     /* drawing scratch (owned, grown by dash_render) and its outputs */
     double *scratch;
     long scratch_cap;

@@ -582,6 +582,7 @@ static const DashViewKey KEYS[] = {
 
 const DashView view_history = {
     .name = "history",
+    .flags = DASH_VIEW_OWN_PLOT,   /* its x axis and log scale stay its own (issue 27) */
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .draw = draw,
