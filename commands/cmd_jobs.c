@@ -10,6 +10,7 @@
 #include "output.h"
 #include "runstore_control.h"
 #include "runstore_jobs.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -98,12 +99,6 @@ int cmd_jobs(Session *s, int argc, const LexWord *argv)
 
 /* ---- controlling another process's run ---- */
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Why run r cannot take verb (ended, or its owner is gone), as an error; LM_OK when it
  * can. */
@@ -128,11 +123,11 @@ static int control_refusal(Session *s, RunStore *st, const RunRow *r, const char
 static int control_wait(Session *s, RunStore *st, long id, RunControl *c)
 {
     char err[LM_ERR_LEN];
-    double until = wall_now() + CONTROL_WAIT_SECONDS;
+    double until = sysinfo_wall() + CONTROL_WAIT_SECONDS;
     while (!s->interrupt) {
         if (runstore_control_get(st, id, c, err) == LM_OK && c->acknowledged_at > 0)
             return 1;
-        if (wall_now() >= until)
+        if (sysinfo_wall() >= until)
             return 0;
         usleep(100000);
     }

@@ -16,7 +16,8 @@ line, lowest first: a folder sees itself and the folders on earlier lines) and t
   4. no file outside core/<folder>/ includes that folder's private/ headers;
   5. every function a room exports (a global T symbol) is used by another object file
      (another source of lmlab or a test): a function used only in its own file is
-     static, one used nowhere is deleted.
+     static, one used nowhere is deleted;
+  6. one clock: only core/base/sysinfo.c reads CLOCK_MONOTONIC (sysinfo_now).
 tests/layers_mutation.py breaks a copy of the tree on purpose and expects failures.
 Usage: layers.py SOURCE_ROOT BUILD_ROOT. Exit 0 when all hold, 1 otherwise."""
 import json, os, re, shlex, subprocess, sys, tempfile
@@ -251,6 +252,19 @@ for top in ("core", "commands", "ui", "app", "plot", "tests"):
                 ok = os.path.exists(owner_h) and core_folder(dirpath) is not None and \
                     core_folder(owner_h) == core_folder(dirpath)
                 check(ok, f"{os.path.relpath(path, src)} includes {m.group(1)} from its own folder")
+
+# ---- one clock: monotonic time is sysinfo_now (core/base/sysinfo.c), never a private copy
+n_clock = 0
+for top in ("core", "commands", "ui", "app", "plot"):
+    for dirpath, _, files in os.walk(os.path.join(src, top)):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, src)
+            if name.endswith((".c", ".h")) and rel != os.path.join("core", "base", "sysinfo.c"):
+                n_clock += 1
+                if "CLOCK_MONOTONIC" in open(path, errors="replace").read():
+                    check(False, f"{rel} reads CLOCK_MONOTONIC itself: use sysinfo_now()")
+print(f"     {n_clock} files checked for a private monotonic clock")
 
 # ---- 5. exports used outside their file --------------------------------------------------
 used_by = {}

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "runstore_control.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -35,12 +36,6 @@ struct Recorder {
 #define RECORDER_CONTROL_EVERY 1.0    /* seconds between polls of the control requests */
 #define RECORDER_BEAT_EVERY 30.0      /* a paused run logs nothing: its heartbeat, then */
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 const char *recorder_status_name(int s)
 {
@@ -207,7 +202,7 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
  * failure only delays them: they stay unanswered and are read again at the next poll. */
 static void poll_controls(Recorder *r, RunStore *st, int ended)
 {
-    double now = mono_now();
+    double now = sysinfo_now();
     if (!st || (!ended && now < r->next_control))
         return;
     r->next_control = now + RECORDER_CONTROL_EVERY;
@@ -250,7 +245,7 @@ static void *record_main(void *arg)
     }
     int ended = 0, final_rc = LM_OK, gone = 0;
     char final_err[LM_ERR_LEN] = "";
-    r->next_beat = mono_now() + RECORDER_BEAT_EVERY;
+    r->next_beat = sysinfo_now() + RECORDER_BEAT_EVERY;
     while (!ended) {
         TrainEvent ev;
         poll_controls(r, st, 0);

@@ -190,7 +190,7 @@ static int store_new_id(RunStore *s, char *err)
     if (f) fclose(f);
     unsigned long long v = 0;
     for (int i = 0; i < 8; i++) v = v << 8 | b[i];
-    if (got != sizeof b) v ^= (unsigned long long)(now_wall() * 1e6) ^ ((unsigned long long)getpid() << 32);
+    if (got != sizeof b) v ^= (unsigned long long)(sysinfo_wall() * 1e6) ^ ((unsigned long long)getpid() << 32);
     char hex[20];
     snprintf(hex, sizeof hex, "%016llx", v);
     sqlite3_stmt *st;
@@ -283,7 +283,7 @@ static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
                       " AND status IN ('running','paused')", &st, err);
     if (status) return status;
     bind_str(st, 1, reason);
-    sqlite3_bind_double(st, 2, now_wall());
+    sqlite3_bind_double(st, 2, sysinfo_wall());
     sqlite3_bind_int64(st, 3, o->id);
     sqlite3_bind_int64(st, 4, o->pid);
     return write_stmt(s, st, "repairing an interrupted run", NULL, err);
@@ -366,7 +366,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     s->next_rows = 256;
     s->max_seconds = 2.0;
     s->max_pending = 100000;
-    s->last_flush = now_mono();
+    s->last_flush = sysinfo_now();
     if (gethostname(s->host, sizeof s->host - 1)) strcpy(s->host, "localhost");
     int status = runstore_check_orphan(path, err);
     if (status) {

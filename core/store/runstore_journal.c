@@ -127,7 +127,7 @@ int runstore_journal_insert(RunStore *s, char *err)
     fclose(f);
     for (int j = 0; j < n_runs && !status; j++) {   /* last_step, best/final val */
         sqlite3_bind_int64(s->upd_run, 1, runs[j]);
-        sqlite3_bind_double(s->upd_run, 2, now_wall());
+        sqlite3_bind_double(s->upd_run, 2, sysinfo_wall());
         int rc = sqlite3_step(s->upd_run);
         sqlite3_reset(s->upd_run);
         if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "updating the run", err);

@@ -550,7 +550,7 @@ int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
 
 int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age)
 {
-    *age = r->heartbeat > 0 ? now_wall() - r->heartbeat : INFINITY;
+    *age = r->heartbeat > 0 ? sysinfo_wall() - r->heartbeat : INFINITY;
     if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
         return 0;
     if (!strcmp(r->host, s->host))   /* this host: the run lock decides (store_repair) */

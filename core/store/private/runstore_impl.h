@@ -8,6 +8,7 @@
 
 #include "runstore.h"
 #include "err.h"
+#include "sysinfo.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,20 +48,6 @@ struct RunStore {
 };
 
 /* ---- small helpers (tiny, inline) ---------------------------------------------------- */
-
-static inline double now_wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static inline double now_mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static inline int pid_alive(long pid)
 {
