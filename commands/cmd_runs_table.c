@@ -12,6 +12,7 @@
 #include "runstore_group.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
+#include "output.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -232,7 +233,7 @@ static void print_rows(Session *s, const Table *t, const Row *rows, int n)
         for (int c = 0; c < t->n_cols; c++) {
             if (i < 0) snprintf(v, sizeof v, "%s", t->cols[c]);
             else cell(&rows[i], t->cols[c], v, sizeof v, &num);
-            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? runstore_json_str(v)
+            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? output_json_str(v)
                                        : num == floor(num) && fabs(num) < 1e15 && !strchr(v, '.')
                                        ? json_integer((json_int_t)num) : json_real(num));
             else if (off < (int)sizeof line)
@@ -295,10 +296,10 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
     }
     json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
                           k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
-    json_object_set_new(o, "best_mean", runstore_json_num(g->best.mean));
-    json_object_set_new(o, "best_std", runstore_json_num(g->best.std));
-    json_object_set_new(o, "final_mean", runstore_json_num(g->fin.mean));
-    json_object_set_new(o, "final_std", runstore_json_num(g->fin.std));
+    json_object_set_new(o, "best_mean", output_json_num(g->best.mean));
+    json_object_set_new(o, "best_std", output_json_num(g->best.std));
+    json_object_set_new(o, "final_mean", output_json_num(g->fin.mean));
+    json_object_set_new(o, "final_std", output_json_num(g->fin.std));
     json_object_set_new(o, "runs", json_string(ids));
     session_emit_json(s, o);
 }

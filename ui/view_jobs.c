@@ -14,6 +14,7 @@
 #include "chart.h"
 #include "safetext.h"
 #include "table.h"
+#include "output.h"
 
 #include <curses.h>
 #include <math.h>
@@ -48,7 +49,7 @@ static void state_free(void *state)
 static void sparkline(const JobRow *j, int unicode, char *buf, size_t cap)
 {
     int n = j->n_spark < SPARK_W ? j->n_spark : SPARK_W;
-    runstore_jobs_sparkline(j->spark + j->n_spark - n, n, unicode, buf, cap);
+    output_sparkline(j->spark + j->n_spark - n, n, unicode, buf, cap);
 }
 
 static void eta_text(double sec, char *buf, size_t cap)

@@ -112,20 +112,3 @@ void runstore_jobs_free(JobRow *rows, int n)
         runstore_row_free(&rows[i].run);
     free(rows);
 }
-
-void runstore_jobs_sparkline(const float *v, int n, int unicode, char *buf, size_t cap)
-{
-    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    static const char ASCII[] = "__..--==";
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
-    size_t o = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && o + 4 < cap; i++) {
-        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
-        k = k < 0 ? 0 : k > 7 ? 7 : k;
-        if (unicode) o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k]);
-        else buf[o++] = ASCII[k], buf[o] = 0;
-    }
-}
