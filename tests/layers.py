@@ -17,7 +17,8 @@ line, lowest first: a folder sees itself and the folders on earlier lines) and t
   5. every function a room exports (a global T symbol) is used by another object file
      (another source of lmlab or a test): a function used only in its own file is
      static, one used nowhere is deleted;
-  6. one clock: only core/base/sysinfo.c reads CLOCK_MONOTONIC (sysinfo_now).
+  6. one clock: only core/base/sysinfo.c reads CLOCK_MONOTONIC (sysinfo_now);
+  7. no function body is longer than 80 lines.
 tests/layers_mutation.py breaks a copy of the tree on purpose and expects failures.
 Usage: layers.py SOURCE_ROOT BUILD_ROOT. Exit 0 when all hold, 1 otherwise."""
 import json, os, re, shlex, subprocess, sys, tempfile
@@ -265,6 +266,34 @@ for top in ("core", "commands", "ui", "app", "plot"):
                 if "CLOCK_MONOTONIC" in open(path, errors="replace").read():
                     check(False, f"{rel} reads CLOCK_MONOTONIC itself: use sysinfo_now()")
 print(f"     {n_clock} files checked for a private monotonic clock")
+
+# ---- functions of at most 80 lines (house style): a body opens with "{" alone on a line
+# and closes with "}" alone on a line, both at column 0
+n_fn_len = 0
+for top in ("core", "commands", "ui", "app", "plot"):
+    for dirpath, _, files in os.walk(os.path.join(src, top)):
+        for name in files:
+            if not name.endswith(".c"):
+                continue
+            path = os.path.join(dirpath, name)
+            lines = open(path, errors="replace").read().split("\n")
+            i = 0
+            while i < len(lines):
+                if lines[i] == "{" and i > 0:
+                    j = i + 1
+                    while j < len(lines) and lines[j] != "}":
+                        j += 1
+                    k = i - 1
+                    while k > 0 and "(" not in lines[k]:
+                        k -= 1
+                    m = re.search(r"(\w+)\s*\(", lines[k])
+                    n_fn_len += 1
+                    if j - i + 1 > 80:
+                        check(False, f"{os.path.relpath(path, src)}: {m.group(1) if m else '?'} "
+                              f"is {j - i + 1} lines (at most 80: split it)")
+                    i = j
+                i += 1
+print(f"     {n_fn_len} function bodies checked for length")
 
 # ---- 5. exports used outside their file --------------------------------------------------
 used_by = {}

@@ -158,6 +158,38 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* out from the w's timed steps (times: w->steps seconds, sorted here) and the model's
+ * profile: the median step, tokens/s, FLOPs per part against the time per part. */
+static void fill_result(const BenchWorkload *w, const Model *m, double *times, int bf16,
+                        BenchResult *out)
+{
+    const Config *c = &w->cfg;
+    size_t N = (size_t)c->batch * c->bptt;
+    qsort(times, (size_t)w->steps, sizeof(double), cmp_double);
+    snprintf(out->name, sizeof out->name, "%.34s%s", w->name, bf16 ? " bf16" : "");
+    snprintf(out->model, sizeof out->model, "%s", c->model);
+    out->vocab = w->vocab; out->d = c->d; out->layers = c->layers; out->bptt = c->bptt;
+    out->batch = c->batch; out->heads = c->heads;
+    out->params = model_param_count(m);
+    out->step_s = times[w->steps / 2];
+    out->tokens_per_s = (double)N / out->step_s;
+    forward_part_flops(c, w->vocab, out->part_flops);
+    double sum = 0, mean = 0;
+    for (int p = 0; p < PROF_N; p++) {
+        out->part_flops[p] *= 3;
+        out->flops_per_token += out->part_flops[p];
+        out->part_s[p] = m->prof[p] / w->steps;
+        out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
+        sum += out->part_s[p] + out->part_bwd_s[p];
+    }
+    for (int s = 0; s < w->steps; s++)
+        mean += times[s] / w->steps;
+    out->other_s = mean > sum ? mean - sum : 0;   /* parts are sums, so the mean */
+    out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
+    snprintf(out->precision, sizeof out->precision, "%s", bench_precision(w));
+    out->peak_rss_kb = sysinfo_peak_rss_kb();
+}
+
 int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
 {
     const Config *c = &w->cfg;
@@ -210,31 +242,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
             m->prof[PROF_OPTIM] += t2 - t1;
         }
     }
-    if (!rc) {
-        qsort(times, (size_t)w->steps, sizeof(double), cmp_double);
-        snprintf(out->name, sizeof out->name, "%.34s%s", w->name, bf16 ? " bf16" : "");
-        snprintf(out->model, sizeof out->model, "%s", c->model);
-        out->vocab = w->vocab; out->d = c->d; out->layers = c->layers; out->bptt = c->bptt;
-        out->batch = c->batch; out->heads = c->heads;
-        out->params = model_param_count(m);
-        out->step_s = times[w->steps / 2];
-        out->tokens_per_s = (double)N / out->step_s;
-        forward_part_flops(c, w->vocab, out->part_flops);
-        double sum = 0, mean = 0;
-        for (int p = 0; p < PROF_N; p++) {
-            out->part_flops[p] *= 3;
-            out->flops_per_token += out->part_flops[p];
-            out->part_s[p] = m->prof[p] / w->steps;
-            out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
-            sum += out->part_s[p] + out->part_bwd_s[p];
-        }
-        for (int s = 0; s < w->steps; s++)
-            mean += times[s] / w->steps;
-        out->other_s = mean > sum ? mean - sum : 0;   /* parts are sums, so the mean */
-        out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
-        snprintf(out->precision, sizeof out->precision, "%s", bench_precision(w));
-        out->peak_rss_kb = sysinfo_peak_rss_kb();
-    }
+    if (!rc)
+        fill_result(w, m, times, bf16, out);
     free(x); free(y); free(times);
     optim_free(&opt);
     replicas_destroy(reps);

@@ -228,6 +228,38 @@ static void poll_controls(Recorder *r, RunStore *st, int ended)
     }
 }
 
+/* After the run's last event: answers the requests that came too late, flushes and
+ * closes the store (what it cannot take is spilled into the journal), and says in the
+ * snapshot what was not recorded, where it is kept and why (final_rc and final_err: the
+ * final status's write); then the recorder is done. */
+static void record_end(Recorder *r, RunStore *st, const char *journal, int final_rc,
+                       const char *final_err, char *err)
+{
+    long left = 0, journaled = 0;
+    poll_controls(r, st, 1);   /* requests that came too late are answered as such */
+    if (st) {
+        if (runstore_flush(st, err) == LM_OK) err[0] = 0;
+        left = runstore_pending(st) + runstore_journal_rows(st);
+        runstore_close(st);   /* spills what is still in memory into the journal */
+        journaled = journal[0] && access(journal, F_OK) == 0;
+    }
+    pthread_mutex_lock(&r->mu);
+    /* never report success for what was not recorded: say what, where and why */
+    r->snap.unrecorded = left + (final_rc != LM_OK || !st);
+    if (r->snap.unrecorded)
+        snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
+                 "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
+                 "(%.250s)%s%.200s%s", left, left == 1 ? "" : "s",
+                 final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
+                 r->db_path[0] ? r->db_path : "(default)",
+                 final_err[0] ? final_err : err[0] ? err : "unknown reason",
+                 journaled ? "; the rows are kept in " : "", journaled ? journal : "",
+                 journaled ? " and land in the store when this run is resumed" : "");
+    r->done = 1;
+    r->snap.seq++;
+    pthread_mutex_unlock(&r->mu);
+}
+
 static void *record_main(void *arg)
 {
     Recorder *r = arg;
@@ -284,29 +316,7 @@ static void *record_main(void *arg)
             r->cb(r->ud, &ev, &r->snap);
         trainer_event_free(&ev);
     }
-    long left = 0, journaled = 0;
-    poll_controls(r, st, 1);   /* requests that came too late are answered as such */
-    if (st) {
-        if (runstore_flush(st, err) == LM_OK) err[0] = 0;
-        left = runstore_pending(st) + runstore_journal_rows(st);
-        runstore_close(st);   /* spills what is still in memory into the journal */
-        journaled = journal[0] && access(journal, F_OK) == 0;
-    }
-    pthread_mutex_lock(&r->mu);
-    /* never report success for what was not recorded: say what, where and why */
-    r->snap.unrecorded = left + (final_rc != LM_OK || !st);
-    if (r->snap.unrecorded)
-        snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
-                 "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
-                 "(%.250s)%s%.200s%s", left, left == 1 ? "" : "s",
-                 final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
-                 r->db_path[0] ? r->db_path : "(default)",
-                 final_err[0] ? final_err : err[0] ? err : "unknown reason",
-                 journaled ? "; the rows are kept in " : "", journaled ? journal : "",
-                 journaled ? " and land in the store when this run is resumed" : "");
-    r->done = 1;
-    r->snap.seq++;
-    pthread_mutex_unlock(&r->mu);
+    record_end(r, st, journal, final_rc, final_err, err);
     return NULL;
 }
 
