@@ -20,6 +20,7 @@
 #include "dash_state.h"
 #include "views.h"
 #include "view_sweep.h"
+#include "view_train.h"
 
 #include <curses.h>
 
@@ -182,11 +183,14 @@ static void test_training_160x48(void)
     Snapshot sn;
     dash_state_init(&d);
     make_snapshot(&sn);
-    d.gate_row = 1, d.gate_col = 4;
-    d.n_gate_hist = 2;
-    d.gate_hist = malloc(2 * sizeof *d.gate_hist);
-    d.gate_hist[0] = (SeriesPoint){50, 0.4};
-    d.gate_hist[1] = (SeriesPoint){100, 1.0};
+    TrainView *w = dash_view_state(&d, &view_train);   /* the view's own state */
+    CHECK(w != NULL, "the training view's state");
+    if (!w) return;
+    w->gate_row = 1, w->gate_col = 4;
+    w->n_gate_hist = 2;
+    w->gate_hist = malloc(2 * sizeof *w->gate_hist);
+    w->gate_hist[0] = (SeriesPoint){50, 0.4};
+    w->gate_hist[1] = (SeriesPoint){100, 1.0};
     d.x_axis = DASH_X_TOKENS;
     char *s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "perplexity"), "both plots fit at 160x48");

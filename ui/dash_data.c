@@ -134,17 +134,17 @@ int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err)
     return LM_OK;
 }
 
-int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,
-                           char *err)
+int dash_data_gate_history(SeriesPoint **hist, int *n_hist, RunStore *st, long run, int layer,
+                           int level, char *err)
 {
     char metric[48];
     snprintf(metric, sizeof metric, "gate:%d:%d", layer, level);
     SeriesPoint *p = NULL;
     int n = 0;
     int rc = runstore_series(st, run, metric, &p, &n, err);
-    free(d->gate_hist);
-    d->gate_hist = rc ? NULL : p;
-    d->n_gate_hist = rc ? 0 : n;
+    free(*hist);
+    *hist = rc ? NULL : p;
+    *n_hist = rc ? 0 : n;
     if (rc)
         free(p);
     return rc;

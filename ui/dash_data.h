@@ -24,10 +24,11 @@ int dash_data_toggle_mark(Dashboard *d, RunStore *st, long id, char *err);
  * (the curves loaded so far are the new ones). */
 int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err);
 
-/* Loads the mean of gate (layer, level) of run over its evaluations into d->gate_hist.
- * LM_OK or the store's status (d->gate_hist then empty). */
-int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,
-                           char *err);
+/* Loads the mean of gate (layer, level) of run over its evaluations into *hist (*n_hist
+ * points, malloc'd; the old array freed). LM_OK or the store's status (*hist then
+ * empty). */
+int dash_data_gate_history(SeriesPoint **hist, int *n_hist, RunStore *st, long run, int layer,
+                           int level, char *err);
 
 /* The per-token gate view of a prompt (the tokens view's own state, view_tokens.c). */
 typedef struct {

@@ -35,7 +35,6 @@ void dash_state_free(Dashboard *d)
         free(d->curves[i].pts);
         free(d->curves[i].config);
     }
-    free(d->gate_hist);
     free(d->scratch);
     free(d->mark_rows);
     free(d->hist_group);

@@ -85,14 +85,6 @@ typedef struct Dashboard {
     int n_marked;
     DashCurve curves[DASH_MAX_MARKED];    /* the marked runs' cmp_metric, same order */
     int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
-    /* training view: gates heatmap cursor (layer, level) and the selected cell's history
-     * (runstore_series "gate:L:K"), with what was loaded (run, gates step, cell) */
-    int gate_row, gate_col;
-    SeriesPoint *gate_hist;
-    int n_gate_hist;
-    long gh_run, gh_step;
-    int gh_row, gh_col;
-    double gh_retry;                      /* reload then: the store may lag the snapshot */
     /* history view */
     RunRow *runs;
     int n_runs, run_sel, run_scroll, sort;
