@@ -323,6 +323,9 @@ static void test_history(void)
     Dashboard d;
     Snapshot sn;
     dash_state_init(&d);
+    HistoryView *h = dash_view_state(&d, views_get(views_find("history")));   /* its own state */
+    CHECK(h != NULL, "the history view's state");
+    if (!h) return;
     make_snapshot(&sn);
     d.view = views_find("history");
     d.focus = DASH_FOCUS_VIEW;
@@ -332,16 +335,16 @@ static void test_history(void)
         "model=dispatcher\nlr=0.0005\nd=256\ndata=tinyshakespeare\n"};
     static const char *const names[] = {"old-run", "new-run", "third-run-with-a-long-name"};
     static const double best[] = {1.75, NAN, 1.5};
-    d.n_runs = 3;
-    d.runs = malloc(3 * sizeof *d.runs);
+    h->n_runs = 3;
+    h->runs = malloc(3 * sizeof *h->runs);
     for (int i = 0; i < 3; i++) {
-        d.runs[i] = run_row(3 + 2 * i, names[i], best[i]);
-        free(d.runs[i].config);
-        d.runs[i].config = strdup(cfg[i]);
+        h->runs[i] = run_row(3 + 2 * i, names[i], best[i]);
+        free(h->runs[i].config);
+        h->runs[i].config = strdup(cfg[i]);
         d.marked[i] = 3 + 2 * i;
         d.curves[i] = make_curve(3 + 2 * i, names[i], cfg[i], isnan(best[i]) ? 2.0 : best[i]);
     }
-    d.run_sel = 1;
+    h->run_sel = 1;
     d.n_marked = 3;
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "old-run") && has(s, "new-run") && has(s, "third-run-wit"), "names readable");
@@ -728,13 +731,16 @@ static void test_sort_columns(void)
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
     Dashboard d;
     dash_state_init(&d);
-    d.sort = DASH_SORT_STEPS;
-    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.n_runs == 3 && d.runs[0].id == 2 &&
-          d.runs[1].id == 3 && d.runs[2].id == 1, "sort by steps: %ld %ld %ld",
-          d.n_runs > 0 ? d.runs[0].id : -1, d.n_runs > 1 ? d.runs[1].id : -1,
-          d.n_runs > 2 ? d.runs[2].id : -1);
-    d.sort = DASH_SORT_ID;
-    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 1 && d.runs[2].id == 3,
+    HistoryView *h = dash_view_state(&d, views_get(views_find("history")));   /* its own state */
+    CHECK(h != NULL, "the history view's state");
+    if (!h) return;
+    h->sort = DASH_SORT_STEPS;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->n_runs == 3 && h->runs[0].id == 2 &&
+          h->runs[1].id == 3 && h->runs[2].id == 1, "sort by steps: %ld %ld %ld",
+          h->n_runs > 0 ? h->runs[0].id : -1, h->n_runs > 1 ? h->runs[1].id : -1,
+          h->n_runs > 2 ? h->runs[2].id : -1);
+    h->sort = DASH_SORT_ID;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 1 && h->runs[2].id == 3,
           "sort by id");
     dash_state_free(&d);
     runstore_close(st);

@@ -19,26 +19,26 @@
 static const char *const SORT_NAMES[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
                                                      "status", "id"};
 
-int dash_data_load_runs(Dashboard *d, RunStore *st, char *err)
+int dash_data_load_runs(HistoryView *h, RunStore *st, char *err)
 {
     RunRow *rows = NULL;
     int n = 0;
-    const char *sort = SORT_NAMES[d->sort];
+    const char *sort = SORT_NAMES[h->sort];
     int mine = !runkeys_store_sort(sort);
-    int rc = runstore_list(st, d->filter[0] ? d->filter : NULL, mine ? "recent" : sort, 0, &rows,
+    int rc = runstore_list(st, h->filter[0] ? h->filter : NULL, mine ? "recent" : sort, 0, &rows,
                            &n, err);
     if (rc)
         return rc;
     if (mine)
         runkeys_sort_rows(rows, n, sort);
-    long sel_id = d->run_sel >= 0 && d->run_sel < d->n_runs ? d->runs[d->run_sel].id : -1;
-    runstore_rows_free(d->runs, d->n_runs);
-    d->runs = rows;
-    d->n_runs = n;
-    d->run_sel = 0;
+    long sel_id = h->run_sel >= 0 && h->run_sel < h->n_runs ? h->runs[h->run_sel].id : -1;
+    runstore_rows_free(h->runs, h->n_runs);
+    h->runs = rows;
+    h->n_runs = n;
+    h->run_sel = 0;
     for (int i = 0; i < n; i++)
         if (rows[i].id == sel_id)
-            d->run_sel = i;
+            h->run_sel = i;
     return LM_OK;
 }
 

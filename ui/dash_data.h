@@ -8,13 +8,30 @@
 
 #include "dash_state.h"
 
+/* The history view's own state (view_history.c; dash_data and dash_groups load it): the
+ * run list, seed groups as bands, the curve cursor, the kept layout. */
+typedef struct {
+    RunRow *runs;                         /* (n_runs) malloc'd */
+    int n_runs, run_sel, run_scroll, sort;/* sort: DASH_SORT_* */
+    char filter[256];
+    int hist_band;                        /* 1: the marked runs' groups as mean ± std */
+    DashBand bands[DASH_MAX_MARKED];
+    int n_bands;
+    int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
+    long cursor_run;                      /* the curve nearest the cursor (0 = none) */
+    int hist_restored;                    /* the kept layout was read this session */
+    char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
+    char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
+    double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
+} HistoryView;
+
 /* The store series of each comparison curve (DASH_CMP_*): "loss", "val_loss", ... */
 extern const char *const DASH_CMP_SERIES[DASH_N_CMP];
 
-/* Reloads d->runs from st with d->filter and d->sort (keeps the selection on the same
+/* Reloads h->runs from st with h->filter and h->sort (keeps the selection on the same
  * run when it is still listed). LM_OK, or the store's status with err (the old list
  * stays). */
-int dash_data_load_runs(Dashboard *d, RunStore *st, char *err);
+int dash_data_load_runs(HistoryView *h, RunStore *st, char *err);
 
 /* Marks run id (loading its d->cmp_metric series, rates, settings and results) or, when
  * marked, unmarks it. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked; the

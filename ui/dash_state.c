@@ -17,7 +17,6 @@ int dash_state_init(Dashboard *d)
     editor_init(&d->ed, &d->hist);
     editor_init(&d->aux, NULL);
     d->cursor_x = d->cursor_y = -1;
-    d->hist_cursor = -1;
     return LM_OK;
 }
 
@@ -30,16 +29,11 @@ void dash_state_free(Dashboard *d)
     }
     textpane_destroy(d->out);
     history_free(&d->hist);
-    runstore_rows_free(d->runs, d->n_runs);
     for (int i = 0; i < d->n_marked; i++) {
         free(d->curves[i].pts);
         free(d->curves[i].config);
     }
     free(d->scratch);
     free(d->mark_rows);
-    free(d->hist_group);
-    free(d->hist_smooth);
-    for (int i = 0; i < d->n_bands; i++)   /* history view's seed-group bands */
-        free(d->bands[i].x), free(d->bands[i].mean), free(d->bands[i].lo), free(d->bands[i].hi);
     memset(d, 0, sizeof *d);
 }

@@ -1,6 +1,7 @@
 /* dash_state.h — the dashboard's state (Dashboard): focus, plot settings, the shared
- * marked runs, each view's fields, the command line and the drawing scratch; its
- * init/free; and the key code convention. Plain data: drawing is dash_render.c and the
+ * marked runs and their curves, the command line, the drawing scratch and a slot per
+ * view for the view's own state (dash_view.h: dash_view_state; a view's fields are its
+ * own file's, never here); its init/free; and the key code convention. Plain data: drawing is dash_render.c and the
  * views (view_*.c), key handling dash_keys.c, the curses loop dash_term.c.
  * Not a place for behaviour: a view's logic lives in its own file. */
 #ifndef LM_UI_DASH_STATE_H
@@ -85,21 +86,6 @@ typedef struct Dashboard {
     int n_marked;
     DashCurve curves[DASH_MAX_MARKED];    /* the marked runs' cmp_metric, same order */
     int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
-    /* history view */
-    RunRow *runs;
-    int n_runs, run_sel, run_scroll, sort;
-    char filter[256];
-    /* history view: seed groups as bands, the curve cursor, the kept layout
-       (dash_groups.c, view_history.c) */
-    int hist_band;                        /* 1: the marked runs' groups as mean ± std */
-    DashBand bands[DASH_MAX_MARKED];
-    int n_bands;
-    int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
-    long cursor_run;                      /* the curve nearest the cursor (0 = none) */
-    int hist_restored;                    /* the kept layout was read this session */
-    char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
-    char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
-    double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
     char confirm_text[2][80], confirm_cmd[64];
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
