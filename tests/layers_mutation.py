@@ -53,6 +53,14 @@ with tempfile.TemporaryDirectory(prefix="lmlab-walls-") as tmp:
     os.makedirs(os.path.join(tree, "docs"))
     shutil.copy(os.path.join(src, "docs", "architecture.md"), os.path.join(tree, "docs"))
     tbuild = os.path.join(tree, "build")
+
+    def moved(path):
+        """A path of the real sources, made absolute (against the real build folder) and
+        moved into the copy; any other path absolute and unchanged."""
+        path = os.path.normpath(os.path.join(build, path))
+        rel = os.path.relpath(path, src)
+        return path if rel.startswith("..") else os.path.join(tree, rel)
+
     entries = json.load(open(os.path.join(build, "compile_commands.json")))
     for e in entries:
         if os.path.normpath(e["directory"]) != os.path.normpath(build):
@@ -61,6 +69,19 @@ with tempfile.TemporaryDirectory(prefix="lmlab-walls-") as tmp:
         os.makedirs(os.path.dirname(out), exist_ok=True)
         if os.path.exists(os.path.join(build, e["output"])):
             os.symlink(os.path.join(build, e["output"]), out)
+        # the build folder may lie anywhere (CI: build-asan; by hand: /tmp/x): every
+        # source path and -I of the command is made absolute, into the copy
+        args = shlex.split(e["command"]) if "command" in e else e["arguments"]
+        for i, a in enumerate(args):
+            if a.startswith("-I") and len(a) > 2:
+                args[i] = "-I" + moved(a[2:])
+            elif i > 0 and args[i - 1] == "-I":
+                args[i] = moved(a)
+            elif a == e["file"]:
+                args[i] = moved(a)
+        e.pop("arguments", None)
+        e["command"] = shlex.join(args)
+        e["file"] = moved(e["file"])
         e["directory"] = tbuild
     json.dump(entries, open(os.path.join(tbuild, "compile_commands.json"), "w"))
 
