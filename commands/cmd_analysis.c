@@ -7,6 +7,7 @@
 #include "err.h"
 #include "runstore_group.h"
 #include "sweep_analysis.h"
+#include "output.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -126,10 +127,10 @@ static int group_show(Session *s, RunStore *st, const char *name)
     if (s->json) {
         json_t *o = json_pack("{s:s s:s s:i s:s}", "event", "group", "name", name, "n", n,
                               "runs", list);
-        json_object_set_new(o, "best_mean", runstore_json_num(sb.mean));
-        json_object_set_new(o, "best_std", runstore_json_num(sb.std));
-        json_object_set_new(o, "final_mean", runstore_json_num(sf.mean));
-        json_object_set_new(o, "final_std", runstore_json_num(sf.std));
+        json_object_set_new(o, "best_mean", output_json_num(sb.mean));
+        json_object_set_new(o, "best_std", output_json_num(sb.std));
+        json_object_set_new(o, "final_mean", output_json_num(sf.mean));
+        json_object_set_new(o, "final_std", output_json_num(sf.std));
         session_emit_json(s, o);
     } else {
         session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
@@ -221,9 +222,9 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
             json_t *o = json_pack("{s:s s:I s:i s:s s:i s:i}", "event", "sweep_group", "sweep",
                                   (json_int_t)sweep, "rank", k + 1, "params", g[k].key,
                                   "n", g[k].stat.n, "members", g[k].members);
-            json_object_set_new(o, "mean", runstore_json_num(g[k].stat.mean));
-            json_object_set_new(o, "std", runstore_json_num(g[k].stat.std));
-            json_object_set_new(o, "min", runstore_json_num(g[k].stat.min));
+            json_object_set_new(o, "mean", output_json_num(g[k].stat.mean));
+            json_object_set_new(o, "std", output_json_num(g[k].stat.std));
+            json_object_set_new(o, "min", output_json_num(g[k].stat.min));
             session_emit_json(s, o);
         } else {
             session_printf(s, "%s%3d  %-28s  %-20s  N=%d/%d", k == 0 && g[k].stat.n ? "*" : " ",
@@ -271,8 +272,8 @@ int cmd_analysis_sweep_importance(Session *s, const char *word)
         for (int k = 0; k < ni; k++) {
             json_t *o = json_pack("{s:s s:i s:b}", "key", im[k].key, "levels", im[k].n_levels,
                                   "binned", im[k].binned);
-            json_object_set_new(o, "share", runstore_json_num(im[k].share));
-            json_object_set_new(o, "rho", runstore_json_num(im[k].rho));
+            json_object_set_new(o, "share", output_json_num(im[k].share));
+            json_object_set_new(o, "rho", output_json_num(im[k].rho));
             json_array_append_new(arr, o);
         }
         session_emit_json(s, json_pack("{s:s s:I s:s s:i s:o}", "event", "sweep_importance",

@@ -46,8 +46,6 @@ int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow *
 int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
                           const char *columns, const char *sort, const char *group_by,
                           int limit, int *handled);
-/* 1 when sort is NULL or one of runstore_list's orders. */
-int cmd_runs_table_builtin_sort(const char *sort);
 /* The text of column col for run r (group: its group name or ""/NULL; smooth: its
  * final_smooth or NAN) into out; *num its number (NAN for text or "-"). The one cell
  * format of `runs columns=` and the dashboard's history table. */
@@ -58,9 +56,6 @@ void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, cons
 double cmd_runs_table_final_smooth(RunStore *st, long id);
 /* The store's kept `runs columns=` layout ("runs.columns") into out; 1 when one is set. */
 int cmd_runs_table_saved(RunStore *st, char *out, size_t cap);
-/* 1 when col names a run field (id name model status steps best_val final_val best_ppl
- * params created tags group final_smooth data sweep); other columns are settings. */
-int cmd_runs_table_known(const char *col);
 
 /* `sample runs=A,B,C ...`: the same prompt, seed and temperature through each run's
  * checkpoint, side by side (cmd_sample_runs.c). 1 with *rc set when argv has runs=. */

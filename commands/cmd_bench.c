@@ -13,7 +13,6 @@
 #include "bench_peak.h"
 #include "blas_select.h"
 #include "err.h"
-#include "gemm_bf16.h"
 #include "output.h"
 #include "run_launch.h"
 #include "sysinfo.h"
@@ -125,7 +124,7 @@ static void print_result(Session *s, const BenchResult *r)
     session_printf(s, "%22s %s peak between the steps: %.1f GFLOP/s (median; %s kernel, %d "
                    "thread%s as the workload)", "", r->precision, peak,
                    strcmp(r->precision, "bf16") ? "sgemm"
-                                                : gemm_bf16_kernel_name(gemm_bf16_select_kernel()),
+                                                : bench_bf16_kernel() ? bench_bf16_kernel() : "no bf16",
                    r->peak_threads, r->peak_threads == 1 ? "" : "s");
     for (int bwd = 0; bwd < 2; bwd++) {
         format_parts(line, sizeof line, r, bwd);
@@ -159,13 +158,13 @@ static int bench_precisions(const char *v)
 /* The bf16 peak beside the sgemm one (when bf16 is asked for or the CPU has it). */
 static void bench_bf16_peak_line(Output *mo, int prec)
 {
-    GemmBf16Kernel k = gemm_bf16_select_kernel();
-    if (k == GEMM_BF16_NONE && !(prec & 2))
+    const char *k = bench_bf16_kernel();
+    if (!k && !(prec & 2))
         return;
     double g = bench_peak_for("bf16");
     output_real(mo, "bf16_gflops", g);
-    output_str(mo, "bf16_kernel", gemm_bf16_kernel_name(k));
-    output_line(mo, k == GEMM_BF16_NONE ? "bf16: no kernel (this CPU lacks avx512_bf16)"
+    output_str(mo, "bf16_kernel", k ? k : "none");
+    output_line(mo, !k ? "bf16: no kernel (this CPU lacks avx512_bf16)"
                                         : "bf16 peak {bf16_gflops:%.1f} GFLOP/s (1536^3, "
                                           "{bf16_kernel} kernel)");
 }
@@ -181,7 +180,7 @@ static int run_precisions(Session *s, BenchWorkload *w, int prec)
         if (!(prec & (1 << p)))
             continue;
         snprintf(w->cfg.precision, sizeof w->cfg.precision, "%s", p ? "bf16" : "fp32");
-        if (p && gemm_bf16_select_kernel() == GEMM_BF16_NONE)
+        if (p && !bench_bf16_kernel())
             rc = session_error(s, LM_EARG, "%s precision=bf16: this CPU lacks avx512_bf16 "
                                "(`show machine`), so there is no bf16 figure to measure",
                                w->name);

@@ -3,7 +3,7 @@
  * `train resume=` restores them) with the parent's settings and the changes on top,
  * recorded with its parent and step. Refusals say what to do: no checkpoint at N (the
  * steps that have one), a setting the data position depends on, too few steps.
- * Not the launch (run_launch) nor the checkpoint lookup (core/train/run_fork.c). */
+ * Not the launch (run_launch) nor the checkpoint lookup (core/run/run_fork.c). */
 #include "session.h"
 
 #include "checkpoint.h"

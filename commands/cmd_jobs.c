@@ -10,6 +10,7 @@
 #include "output.h"
 #include "runstore_control.h"
 #include "runstore_jobs.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,21 +25,21 @@ static json_t *job_json(const JobRow *j)
 {
     json_t *o = json_object(), *sp = json_array();
     for (int i = 0; i < j->n_spark; i++)
-        json_array_append_new(sp, runstore_json_num(j->spark[i]));
+        json_array_append_new(sp, output_json_num(j->spark[i]));
     json_object_set_new(o, "id", json_integer(j->run.id));
-    json_object_set_new(o, "name", runstore_json_str(j->run.name));
-    json_object_set_new(o, "host", runstore_json_str(j->run.host));
+    json_object_set_new(o, "name", output_json_str(j->run.name));
+    json_object_set_new(o, "host", output_json_str(j->run.host));
     json_object_set_new(o, "pid", json_integer(j->run.pid));
     json_object_set_new(o, "state", json_string(runstore_job_state_name(j->state)));
     json_object_set_new(o, "step", json_integer(j->last.step));
     json_object_set_new(o, "total_steps", j->total_steps ? json_integer(j->total_steps)
                                                          : json_null());
-    json_object_set_new(o, "loss", j->last.step ? runstore_json_num(j->last.loss) : json_null());
-    json_object_set_new(o, "val_loss", runstore_json_num(j->run.final_val));
-    json_object_set_new(o, "tokens_per_s", j->last.step ? runstore_json_num(j->last.tokens_per_s)
+    json_object_set_new(o, "loss", j->last.step ? output_json_num(j->last.loss) : json_null());
+    json_object_set_new(o, "val_loss", output_json_num(j->run.final_val));
+    json_object_set_new(o, "tokens_per_s", j->last.step ? output_json_num(j->last.tokens_per_s)
                                                         : json_null());
-    json_object_set_new(o, "eta_s", runstore_json_num(j->eta));
-    json_object_set_new(o, "heartbeat_age_s", runstore_json_num(j->age));
+    json_object_set_new(o, "eta_s", output_json_num(j->eta));
+    json_object_set_new(o, "heartbeat_age_s", output_json_num(j->age));
     json_object_set_new(o, "sweep", j->run.sweep_id ? json_integer(j->run.sweep_id) : json_null());
     json_object_set_new(o, "losses", sp);
     return o;
@@ -64,7 +65,7 @@ static void job_line(Session *s, const JobRow *j)
     if (isfinite(j->run.final_val)) snprintf(val, sizeof val, "%.4f", j->run.final_val);
     session_fmt_duration(eta, sizeof eta, j->state == JOB_RUNNING ? j->eta : NAN);
     const float *tail = j->spark + (j->n_spark > 16 ? j->n_spark - 16 : 0);
-    runstore_jobs_sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, 1, spark, sizeof spark);
+    output_sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, 1, spark, sizeof spark);
     int pad = 16 - (j->n_spark > 16 ? 16 : j->n_spark);   /* block chars are one column */
     session_printf(s, "#%-4ld %-18.18s %-20.20s %11s %7s %7s %s%*s %7s %6s  %s", j->run.id,
                    j->run.name, who, step, loss, val, spark, pad, "", tps, eta,
@@ -98,12 +99,6 @@ int cmd_jobs(Session *s, int argc, const LexWord *argv)
 
 /* ---- controlling another process's run ---- */
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Why run r cannot take verb (ended, or its owner is gone), as an error; LM_OK when it
  * can. */
@@ -128,11 +123,11 @@ static int control_refusal(Session *s, RunStore *st, const RunRow *r, const char
 static int control_wait(Session *s, RunStore *st, long id, RunControl *c)
 {
     char err[LM_ERR_LEN];
-    double until = wall_now() + CONTROL_WAIT_SECONDS;
+    double until = sysinfo_wall() + CONTROL_WAIT_SECONDS;
     while (!s->interrupt) {
         if (runstore_control_get(st, id, c, err) == LM_OK && c->acknowledged_at > 0)
             return 1;
-        if (wall_now() >= until)
+        if (sysinfo_wall() >= until)
             return 0;
         usleep(100000);
     }

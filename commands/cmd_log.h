@@ -14,8 +14,6 @@ void cmd_log_fmt_time(char *buf, size_t cap, double t, int with_date);
 void cmd_log_run_text(Session *s, RunStore *st, long run);
 void cmd_log_run_json(json_t *o, RunStore *st, long run);
 
-/* The notes as a JSON array of {id, run, sweep, time, text} (new reference). */
-json_t *cmd_log_notes_json(const NoteRow *nt, int n);
 
 /* `bench track` (cmd_bench_track.c): the tracking's cost per second of training against
  * a step of the small workload measured at tokens_per_s. Prints; returns the status. */

@@ -7,6 +7,7 @@
 #include "smooth.h"
 
 #include "err.h"
+#include "metrics.h"
 #include "plot.h"
 #include "runstore_group.h"
 
@@ -104,12 +105,14 @@ static const char *series_name(const char *metric)
 
 static const char *y_label(const char *series)
 {
-    static const char *names[][2] = {
-        {"loss", "training loss (nats/token)"}, {"val_loss", "validation loss (nats/token)"},
+    static const char *names[][2] = {   /* the step metrics' labels: metrics.def */
+        {"val_loss", "validation loss (nats/token)"},
         {"test_loss", "test loss (nats/token)"}, {"val_ppl", "validation perplexity"},
         {"test_ppl", "test perplexity"}, {"val_bpc", "validation bits per character"},
-        {"test_bpc", "test bits per character"}, {"lr", "learning rate"},
-        {"grad_norm", "gradient norm (before clipping)"}, {"tokens_per_s", "tokens/s"}};
+        {"test_bpc", "test bits per character"}};
+    int m = step_metric_find(series);
+    if (m >= 0)
+        return STEP_METRICS[m].help;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(series, names[i][0])) return names[i][1];
     return series;
@@ -159,8 +162,7 @@ static int load_curve(Session *s, RunStore *st, const PlotArgs *a, long id, RunC
     snprintf(c->label, sizeof c->label, "#%ld %s", id, r.name);
     runstore_row_free(&r);
     if ((status = runstore_series(st, id, name, &p, &n, err)))
-        return session_error(s, status, "metric=%s: %s (train, val, test, or a series: lr "
-                             "grad_norm tokens_per_s val_ppl val_bpc test_ppl ...)", a->metric,
+        return session_error(s, status, "metric=%s: %s (or train, val, test)", a->metric,
                              err);
     if (n == 0) {
         free(p);

@@ -12,6 +12,7 @@
 #include "safetext.h"
 
 #include "err.h"
+#include "output.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -244,7 +245,7 @@ static json_t *eval_json(const RunEval *e)
     if (isnan(e->loss))
         return json_null();
     json_t *o = json_pack("{s:I s:o s:b}", "step", (json_int_t)e->step, "loss",
-                          runstore_json_num(e->loss), "whole_split", e->whole);
+                          output_json_num(e->loss), "whole_split", e->whole);
     if (!e->whole)
         json_object_set_new(o, "batches", json_integer(e->batches));
     return o;
@@ -259,16 +260,16 @@ static void run_lists_json(json_t *o, const RunFacts *f, const SampleRow *r, int
         const RunCkpt *c = &f->ckpts[i];
         json_array_append_new(ck, json_pack("{s:I s:o s:o s:b s:b s:b}", "step",
                                             (json_int_t)c->step, "path",
-                                            runstore_json_str(c->path), "val_loss",
-                                            runstore_json_num(c->eval.loss), "whole_split",
+                                            output_json_str(c->path), "val_loss",
+                                            output_json_num(c->eval.loss), "whole_split",
                                             c->eval.whole, "best_file", c->best_file, "best",
                                             c->best));
     }
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++)
         json_array_append_new(sm, json_pack("{s:I s:o s:o s:o}", "step", (json_int_t)r[i].step,
-                                            "prompt", runstore_json_str(r[i].prompt),
-                                            "settings", runstore_json_str(r[i].settings),
-                                            "text", runstore_json_str(r[i].text)));
+                                            "prompt", output_json_str(r[i].prompt),
+                                            "settings", output_json_str(r[i].settings),
+                                            "text", output_json_str(r[i].text)));
     json_object_set_new(o, "checkpoints", ck);
     json_object_set_new(o, "checkpoints_gone", json_integer(f->n_gone));
     json_object_set_new(o, "best_eval", eval_json(&f->best));
@@ -285,12 +286,12 @@ static json_t *run_full_json(const RunRow *r)
         {"data_hash", r->data_hash}, {"machine", r->machine}, {"host", r->host},
         {"git_rev", r->git_rev}, {"checkpoint_dir", r->checkpoint_dir}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        json_object_set_new(o, fields[i][0], runstore_json_str(fields[i][1]));
+        json_object_set_new(o, fields[i][0], output_json_str(fields[i][1]));
     json_object_set_new(o, "started", runstore_json_time(r->started));
     json_object_set_new(o, "started_unix", r->started > 0 ? json_real(r->started) : json_null());
     json_object_set_new(o, "ended", runstore_json_time(r->ended));
     json_object_set_new(o, "ended_unix", r->ended > 0 ? json_real(r->ended) : json_null());
-    json_object_set_new(o, "final_ppl", runstore_json_num(exp(r->final_val)));
+    json_object_set_new(o, "final_ppl", output_json_num(exp(r->final_val)));
     return o;
 }
 
@@ -452,8 +453,8 @@ static json_t *compare_json(const RunRow *r, int n)
         json_array_append(cfg, json_object_get(run, "config"));
         json_decref(run);
         json_array_append_new(ids, json_integer(r[i].id));
-        json_array_append_new(best, runstore_json_num(r[i].best_val));
-        json_array_append_new(fin, runstore_json_num(r[i].final_val));
+        json_array_append_new(best, output_json_num(r[i].best_val));
+        json_array_append_new(fin, output_json_num(r[i].final_val));
     }
     for (int i = 0; i < n; i++) {
         const char *key;
@@ -831,7 +832,7 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
     long steps = count_steps(st, ids, n);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1,
-                                       "file", runstore_json_str(file), "format", format,
+                                       "file", output_json_str(file), "format", format,
                                        "runs", n, "steps", (json_int_t)steps));
     else
         session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",

@@ -12,12 +12,16 @@
 #include "runstore_group.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
+#include "output.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int builtin_sort(const char *sort);
+static int known_column(const char *col);
 
 #define RT_MAX_COLS 16
 #define RT_SMOOTH_WEIGHT 0.9     /* final_smooth: the EMA's weight (TensorBoard's slider) */
@@ -131,7 +135,7 @@ double cmd_runs_table_final_smooth(RunStore *st, long id)
 /* 1 when col is a run field or a setting of at least one of the runs (none listed: any). */
 static int column_exists(const char *col, const RunRow *runs, int n)
 {
-    if (cmd_runs_table_known(col) || n == 0) return 1;
+    if (known_column(col) || n == 0) return 1;
     char v[64];
     for (int i = 0; i < n; i++)
         if (config_value(runs[i].config, col, v, sizeof v)) return 1;
@@ -233,7 +237,7 @@ static void print_rows(Session *s, const Table *t, const Row *rows, int n)
         for (int c = 0; c < t->n_cols; c++) {
             if (i < 0) snprintf(v, sizeof v, "%s", t->cols[c]);
             else cell(&rows[i], t->cols[c], v, sizeof v, &num);
-            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? runstore_json_str(v)
+            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? output_json_str(v)
                                        : num == floor(num) && fabs(num) < 1e15 && !strchr(v, '.')
                                        ? json_integer((json_int_t)num) : json_real(num));
             else if (off < (int)sizeof line)
@@ -296,10 +300,10 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
     }
     json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
                           k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
-    json_object_set_new(o, "best_mean", runstore_json_num(g->best.mean));
-    json_object_set_new(o, "best_std", runstore_json_num(g->best.std));
-    json_object_set_new(o, "final_mean", runstore_json_num(g->fin.mean));
-    json_object_set_new(o, "final_std", runstore_json_num(g->fin.std));
+    json_object_set_new(o, "best_mean", output_json_num(g->best.mean));
+    json_object_set_new(o, "best_std", output_json_num(g->best.std));
+    json_object_set_new(o, "final_mean", output_json_num(g->fin.mean));
+    json_object_set_new(o, "final_std", output_json_num(g->fin.std));
     json_object_set_new(o, "runs", json_string(ids));
     session_emit_json(s, o);
 }
@@ -371,7 +375,7 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
         t.full_json = 1;
     }
     if (parse_columns(s, columns, &t)) return LM_EARG;
-    if (cmd_runs_table_builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
+    if (builtin_sort(sort)) sort = NULL;   /* runstore_list ordered them */
     int desc = sort && sort[0] == '-';
     const char *sort_key = sort ? sort + desc : NULL;
     if (sort_key && !column_exists(sort_key, runs, n))
@@ -412,14 +416,14 @@ int cmd_runs_table_saved(RunStore *st, char *out, size_t cap)
 }
 
 /* Whether sort names one of runstore_list's own orders. */
-int cmd_runs_table_builtin_sort(const char *sort)
+static int builtin_sort(const char *sort)
 {
     return !sort || !strcmp(sort, "best") || !strcmp(sort, "recent") || !strcmp(sort, "model")
            || !strcmp(sort, "name");
 }
 
 /* 1 when column names a run field (the rest are config keys). */
-int cmd_runs_table_known(const char *col)
+static int known_column(const char *col)
 {
     for (int i = 0; BUILTIN[i]; i++)
         if (!strcmp(BUILTIN[i], col)) return 1;

@@ -11,6 +11,7 @@
 #include "err.h"
 #include "runstore_group.h"
 #include "sample.h"
+#include "output.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -223,7 +224,7 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
                                   c[k].source, "prompt", prompt, "tokens", c[k].st.generated,
                                   "tokens_per_s", c[k].st.tokens_per_s, "seed",
                                   (json_int_t)o.seed, "temp", (double)o.temperature);
-            json_object_set_new(e, "text", runstore_json_str(c[k].text));
+            json_object_set_new(e, "text", output_json_str(c[k].text));
             session_emit_json(s, e);
         } else {
             session_printf(s, "run #%ld %s: %d tokens, %.0f tokens/s (%s)", c[k].id, c[k].name,

@@ -280,19 +280,16 @@ int cmd_stop(Session *s, int argc, const LexWord *argv)
     return output_emit(s, o);
 }
 
-/* One logged step's own fields (run, step, tokens, loss, lr, grad_norm, tokens_per_s,
- * elapsed, epoch). */
+/* One logged step's own fields: run, step and the metrics of core/base/metrics.def. */
 static void step_fields(Output *o, long run, const StepMetric *m)
 {
     output_int(o, "run", run);
     output_int(o, "step", m->step);
-    output_int(o, "tokens", m->tokens);
-    output_real(o, "loss", m->loss);
-    output_real(o, "lr", m->lr);
-    output_real(o, "grad_norm", m->grad_norm);
-    output_real(o, "tokens_per_s", m->tokens_per_s);
-    output_real(o, "elapsed", m->elapsed);
-    output_real(o, "epoch", m->epoch);
+    for (int i = 0; i < STEP_METRIC_N; i++) {
+        double v = step_metric_get(m, i);
+        if (STEP_METRICS[i].kind == STEP_INT) output_int(o, STEP_METRICS[i].name, (long)v);
+        else output_real(o, STEP_METRICS[i].name, v);
+    }
 }
 
 static void print_status(Session *s, const Snapshot *sn)

@@ -226,7 +226,15 @@ static int cmdtable_check_sub(const Command *cmd, const LexWord *w, int *bo, int
     return cmdtable_bad(w, 0, bo, bl);
 }
 
-int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv, int *bad_offset,
+/* Checks a command's arguments against its entry: no arguments for ARG_NONE; only
+ * key=value words for ARG_KEYVAL and ARG_CONFIG_KEYVAL; a first bare word that is one
+ * of cmd->subs (when listed); keys must be in cmd->keys
+ * (except for ARG_CONFIG_KEYVAL, whose other keys the handler checks against the config
+ * table); values of enumerated keys must be one of them. LM_OK, or LM_EARG with a
+ * message (with a "did you mean" when one is near) and the byte span of the offending
+ * part in the original line in *bad_offset, *bad_len (the key of an unknown key, the
+ * value of a bad value, else the word; either pointer may be NULL). */
+static int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv, int *bad_offset,
                         int *bad_len, char *err)
 {
     if (cmd->subs && cmd->subs[0].name && argc > 1 && !argv[1].key &&

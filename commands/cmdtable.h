@@ -84,17 +84,6 @@ typedef int (*CompleteProvider)(void *ud, int what, const char *key, const char 
 int cmdtable_find(const Command *table, int n, const char *name, const Command **cmd,
                   char *err);
 
-/* Checks a command's arguments against its entry: no arguments for ARG_NONE; only
- * key=value words for ARG_KEYVAL and ARG_CONFIG_KEYVAL; a first bare word that is one
- * of cmd->subs (when listed); keys must be in cmd->keys
- * (except for ARG_CONFIG_KEYVAL, whose other keys the handler checks against the config
- * table); values of enumerated keys must be one of them. LM_OK, or LM_EARG with a
- * message (with a "did you mean" when one is near) and the byte span of the offending
- * part in the original line in *bad_offset, *bad_len (the key of an unknown key, the
- * value of a bad value, else the word; either pointer may be NULL). */
-int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv, int *bad_offset,
-                        int *bad_len, char *err);
-
 /* Runs every command of line in order: lex, find, check, call the handler. Stops at
  * the first failure. Lexing, lookup and argument errors return LM_EARG with the message
  * followed by the line with carets under the offending word, e.g.

@@ -3,6 +3,7 @@
 #include "cmd_analysis.h"
 #include "cmd_plot.h"
 #include "session.h"
+#include "metrics.h"
 
 /* Handlers take the Session, which is the table's CmdContext (session.h): no casts. */
 int cmd_tokenize(Session *s, int argc, const LexWord *argv);   /* cmd_tokenize.c */
@@ -221,17 +222,25 @@ static const Command COMMANDS[] = {
     {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
-     "metric (loss lr grad_norm tokens_per_s elapsed tokens epoch, val_loss val_ppl val_bpc,\n"
-     "test_loss ...). json is an array of runs in the schema of `--json runs` (config typed,\n"
-     "created as ISO 8601 UTC and created_unix seconds) with metrics and evals.",
+     "metric: the step metrics:"
+#define STEP_METRIC(name, type, kind, help) " " #name
+#include "metrics.def"
+#undef STEP_METRIC
+     ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
+     "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
+     "created_unix seconds) with metrics and evals.",
      ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
     {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] file=F.svg|png|pdf",
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
      "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
-     "train (default), val, test or any stored series (lr grad_norm tokens_per_s val_ppl\n"
-     "val_bpc ...); x= is step (default), tokens seen or training time; smooth=K is a\n"
-     "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
-     "layer x shift heatmap of mean gates at the last recorded step <= N.",
+     "train (default), val, test or any stored series.\nStep metrics:"
+#define STEP_METRIC(name, type, kind, help) " " #name
+#include "metrics.def"
+#undef STEP_METRIC
+     ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
+     "training time; smooth=K is a centred moving average over K points. `plot gates RUN_ID\n"
+     "[step=N] file=...` draws the layer x shift heatmap of mean gates at the last recorded\n"
+     "step <= N.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",

@@ -103,7 +103,9 @@ void editor_set_line(LineEditor *e, const char *text)
     e->selected = 0;
 }
 
-int editor_insert(LineEditor *e, const char *s, int n)
+/* Inserts n bytes at the cursor and moves past them. Returns 0, or -1 (nothing
+ * inserted) when they do not fit. */
+static int editor_insert(LineEditor *e, const char *s, int n)
 {
     if (n <= 0) return 0;
     if (e->len + n > EDITOR_MAX_LINE - 1) return -1;

@@ -84,10 +84,6 @@ void editor_reset(LineEditor *e);
 /* Replaces the line with text (truncated at a code point to fit), cursor at the end. */
 void editor_set_line(LineEditor *e, const char *text);
 
-/* Inserts n bytes at the cursor and moves past them. Returns 0, or -1 (nothing
- * inserted) when they do not fit. */
-int editor_insert(LineEditor *e, const char *s, int n);
-
 /* Applies one key and says what the caller should do (EDIT_*). Keys: printable code
  * points insert; Left/C-b, Right/C-f, Home/C-a, End/C-e move; M-b / M-f move by words
  * (letters, digits, '_', non-ASCII); Backspace/C-h and Delete delete a code point;

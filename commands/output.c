@@ -4,6 +4,7 @@
 
 #include "err.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,4 +233,38 @@ int output_emit(Session *s, Output *o)
     }
     output_destroy(o);
     return LM_OK;
+}
+
+void output_sparkline(const float *v, int n, int unicode, char *buf, size_t cap)
+{
+    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static const char ASCII[] = "__..--==";
+    float lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o + 4 < cap; i++) {
+        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
+        k = k < 0 ? 0 : k > 7 ? 7 : k;
+        if (unicode) o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k]);
+        else buf[o++] = ASCII[k], buf[o] = 0;
+    }
+}
+
+json_t *output_json_num(double v)
+{
+    return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+json_t *output_json_str(const char *text)
+{
+    json_t *j = json_string(text ? text : "");
+    if (j) return j;
+    char *copy = strdup(text);
+    for (char *p = copy; p && *p; p++)
+        if ((unsigned char)*p >= 0x80) *p = '?';
+    j = json_string(copy ? copy : "");
+    free(copy);
+    return j;
 }

@@ -25,7 +25,7 @@ void report_put(Buf *b, const char *s, size_t n)
 
 void report_puts(Buf *b, const char *s) { report_put(b, s, strlen(s)); }
 
-void report_putf(Buf *b, const char *fmt, ...)
+static void report_putf(Buf *b, const char *fmt, ...)
 {
     char tmp[2048];
     va_list ap;

@@ -34,7 +34,6 @@ typedef struct {
  * sets b->oom and drops the rest. */
 void report_put(Buf *b, const char *s, size_t n);
 void report_puts(Buf *b, const char *s);
-void report_putf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Stored text t (NULL: ""), escaped for r's format. */
 void report_esc(Report *r, const char *t);

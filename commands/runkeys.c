@@ -119,7 +119,9 @@ int runkeys_check_sort(const char *sort, RunKeysHas has, void *ud, char *err)
     return LM_OK;
 }
 
-int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap)
+/* The value of key (a store column or a config key, aliases allowed) of run r as text
+ * into buf; 0, or -1 when the run has none. */
+static int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap)
 {
     const char *k = known(key) ? known(key) : key;   /* else: a key of older configs */
     if (!strcmp(k, "id")) return snprintf(buf, cap, "%ld", r->id), 0;

@@ -41,10 +41,6 @@ void runkeys_sort_rows(RunRow *rows, int n, const char *sort);
 /* The value of key in "key=value\n" config text into buf ("-" when missing). */
 void runkeys_config_value(const char *config, const char *key, char *buf, size_t cap);
 
-/* The value of key (a store column or a config key, aliases allowed) of run r as text
- * into buf; 0, or -1 when the run has none. */
-int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap);
-
 /* The settings that differ among n "key=value\n" configs (a key missing from some counts
  * as differing), ranked by how many distinct values they take (a swept setting before one
  * that merely differs between two groups; ties in first-seen order): up to max names into

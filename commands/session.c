@@ -5,6 +5,7 @@
 #include "safetext.h"
 #include "err.h"
 #include "run_launch.h"
+#include "sysinfo.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -328,9 +329,7 @@ static int follow_elsewhere(Session *s)
 {
     if (s->attached > 0)
         return 1;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    double now = sysinfo_now();
     if (now >= s->live_checked + 1.0) {
         s->live_checked = now;
         s->live_elsewhere = session_followed_run(s);

@@ -117,13 +117,14 @@ void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, doubl
 }
 
 /* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
-double plot_nice_step(double span, int want)
+static double plot_nice_step(double span, int want)
 {
     double raw = span / want, p = pow(10, floor(log10(raw))), f = raw / p;
     return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p;
 }
 
-void plot_fmt_tick(char *buf, size_t cap, double v, double step)
+/* A tick label for v on a scale of the given step. */
+static void plot_fmt_tick(char *buf, size_t cap, double v, double step)
 {
     double a = fabs(v);
     if (v == 0) snprintf(buf, cap, "0");

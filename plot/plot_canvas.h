@@ -33,10 +33,6 @@ void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, doubl
  * it and, unless NULL, label rotated along it. */
 void plot_colorbar(cairo_t *cr, double x, double top, double bottom, double lo, double hi,
                    const char *label);
-/* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
-double plot_nice_step(double span, int want);
-/* A tick label for v on a scale of the given step. */
-void plot_fmt_tick(char *buf, size_t cap, double v, double step);
 /* viridis at t in [0, 1] into rgb[3]. */
 void plot_viridis(double t, double *rgb);
 

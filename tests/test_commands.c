@@ -7,6 +7,7 @@
  * or of the store's SQL (test_session.c, test_runstore.c). */
 #include "check.h"
 #include "err.h"
+#include "metrics.h"
 #include "session.h"
 #include "session_util.h"
 
@@ -313,9 +314,9 @@ static void test_export(Session *s, long sweep)
     size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     buf[n] = 0;
     if (f) fclose(f);
-    /* long form: a header, 7 training metrics x 10 steps x 2 runs, run 1's 2 evaluations
-     * and run 2's 2 (loss and ppl each; bpc NaN is left out) */
-    CHECK(count_lines(buf) == 1 + 140 + 4 + 4 && !strncmp(buf, "run,step,metric,value\n", 22),
+    /* long form: a header, metrics.def's step metrics x 10 steps x 2 runs, run 1's 2
+     * evaluations and run 2's 2 (loss and ppl each; bpc NaN is left out) */
+    CHECK(count_lines(buf) == 1 + STEP_METRIC_N * 20 + 4 + 4 && !strncmp(buf, "run,step,metric,value\n", 22),
           "csv file (%d lines): %.200s", count_lines(buf), buf);
     CHECK(strstr(buf, "\n2,30,tokens,1920\n") && strstr(buf, "\n2,100,val_loss,2\n") &&
           strstr(buf, "\n1,100,loss,2\n"), "csv rows of runs 1 and 2: %.300s", buf);

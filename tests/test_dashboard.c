@@ -19,6 +19,9 @@
 #include "dash_render.h"
 #include "dash_state.h"
 #include "views.h"
+#include "view_sweep.h"
+#include "view_system.h"
+#include "view_train.h"
 
 #include <curses.h>
 
@@ -57,7 +60,8 @@ static void make_snapshot(Snapshot *sn)
     snprintf(sn->run_name, sizeof sn->run_name, "demo");
     sn->total_steps = 300;
     sn->status = TRAINER_RUNNING;
-    sn->last = (StepMetric){150, 0.12, 38400, 2.1f, 3e-3f, 1.0f, 12345.0f, 30.0};
+    sn->last = (StepMetric){.step = 150, .epoch = 0.12, .tokens = 38400, .loss = 2.1f, .lr = 3e-3f,
+                            .grad_norm = 1.0f, .tokens_per_s = 12345.0f, .elapsed = 30.0};
     sn->n_loss = sn->cap_loss = 30;
     sn->loss = malloc(30 * sizeof *sn->loss);
     for (int i = 0; i < 30; i++)
@@ -180,11 +184,14 @@ static void test_training_160x48(void)
     Snapshot sn;
     dash_state_init(&d);
     make_snapshot(&sn);
-    d.gate_row = 1, d.gate_col = 4;
-    d.n_gate_hist = 2;
-    d.gate_hist = malloc(2 * sizeof *d.gate_hist);
-    d.gate_hist[0] = (SeriesPoint){50, 0.4};
-    d.gate_hist[1] = (SeriesPoint){100, 1.0};
+    TrainView *w = dash_view_state(&d, &view_train);   /* the view's own state */
+    CHECK(w != NULL, "the training view's state");
+    if (!w) return;
+    w->gate_row = 1, w->gate_col = 4;
+    w->n_gate_hist = 2;
+    w->gate_hist = malloc(2 * sizeof *w->gate_hist);
+    w->gate_hist[0] = (SeriesPoint){50, 0.4};
+    w->gate_hist[1] = (SeriesPoint){100, 1.0};
     d.x_axis = DASH_X_TOKENS;
     char *s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "perplexity"), "both plots fit at 160x48");
@@ -317,6 +324,9 @@ static void test_history(void)
     Dashboard d;
     Snapshot sn;
     dash_state_init(&d);
+    HistoryView *h = dash_view_state(&d, views_get(views_find("history")));   /* its own state */
+    CHECK(h != NULL, "the history view's state");
+    if (!h) return;
     make_snapshot(&sn);
     d.view = views_find("history");
     d.focus = DASH_FOCUS_VIEW;
@@ -326,16 +336,16 @@ static void test_history(void)
         "model=dispatcher\nlr=0.0005\nd=256\ndata=tinyshakespeare\n"};
     static const char *const names[] = {"old-run", "new-run", "third-run-with-a-long-name"};
     static const double best[] = {1.75, NAN, 1.5};
-    d.n_runs = 3;
-    d.runs = malloc(3 * sizeof *d.runs);
+    h->n_runs = 3;
+    h->runs = malloc(3 * sizeof *h->runs);
     for (int i = 0; i < 3; i++) {
-        d.runs[i] = run_row(3 + 2 * i, names[i], best[i]);
-        free(d.runs[i].config);
-        d.runs[i].config = strdup(cfg[i]);
+        h->runs[i] = run_row(3 + 2 * i, names[i], best[i]);
+        free(h->runs[i].config);
+        h->runs[i].config = strdup(cfg[i]);
         d.marked[i] = 3 + 2 * i;
         d.curves[i] = make_curve(3 + 2 * i, names[i], cfg[i], isnan(best[i]) ? 2.0 : best[i]);
     }
-    d.run_sel = 1;
+    h->run_sel = 1;
     d.n_marked = 3;
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "old-run") && has(s, "new-run") && has(s, "third-run-wit"), "names readable");
@@ -364,8 +374,8 @@ static void test_history(void)
     CHECK(!has(s, "note #"), "no note line for a run without notes");
     free(s);
     /* issue 37: the selected run's newest note, escaped */
-    free(d.runs[1].notes);
-    d.runs[1].notes = strdup("lr too low \x1b[31m?\nsee run 7");
+    free(h->runs[1].notes);
+    h->runs[1].notes = strdup("lr too low \x1b[31m?\nsee run 7");
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "note #5: lr too low \\e[31m?\\nsee run 7"), "the note line: %s", s);
     free(s);
@@ -450,14 +460,17 @@ static void test_sweep_view(void)
     char *s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "no sweep yet"), "the empty sweep view says how to start one");
     free(s);
-    d.sw_id = 4;
-    snprintf(d.sw_name, sizeof d.sw_name, "lrs");
-    snprintf(d.sw_status, sizeof d.sw_status, "running");
-    d.n_sw_trials = 3;
-    d.sw_trials = calloc(3, sizeof *d.sw_trials);
+    SweepView *w = dash_view_state(&d, &view_sweep);   /* the view's own state */
+    CHECK(w && w->sw_id == 0 && !w->sw_trials, "the sweep view's state starts empty");
+    if (!w) return;
+    w->sw_id = 4;
+    snprintf(w->sw_name, sizeof w->sw_name, "lrs");
+    snprintf(w->sw_status, sizeof w->sw_status, "running");
+    w->n_sw_trials = 3;
+    w->sw_trials = calloc(3, sizeof *w->sw_trials);
     static const char *const params[] = {"lr=0.0001 d=64", "lr=0.001 d=64", "lr=0.01 d=128"};
     for (int i = 0; i < 3; i++) {
-        SweepTrialRow *t = &d.sw_trials[i];
+        SweepTrialRow *t = &w->sw_trials[i];
         t->trial = i;
         t->run_id = 10 + i;
         snprintf(t->params, sizeof t->params, "%s", params[i]);
@@ -470,7 +483,7 @@ static void test_sweep_view(void)
     CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
     CHECK(has(s, "best val loss vs lr") && has(s, "log10 lr"), "chart against lr, log x");
     free(s);
-    d.sw_param = 1;
+    w->sw_param = 1;
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "best val loss vs d") && !has(s, "log10"), "# picks d (linear x)");
     free(s);
@@ -485,7 +498,9 @@ static void test_tokens(void)
     dash_state_init(&d);
     make_snapshot(&sn);
     d.view = views_find("tokens");
-    DashTokens *t = &d.tok;
+    DashTokens *t = dash_view_state(&d, views_get(d.view));   /* the view's own state */
+    CHECK(t && !strncmp(t->prompt, "ROMEO:", 6), "the tokens view's state, made by its init");
+    if (!t) return;
     const char *texts[] = {"R", "O", "\\n", " "};
     t->n_tok = 4, t->layers = 2, t->levels = 3, t->layer = 1;
     t->text = malloc(4 * sizeof *t->text);
@@ -582,15 +597,16 @@ static void test_system_view(void)
     Snapshot sn;
     make_snapshot(&sn);
     d.view = views_find("system");
-    d.sys_run = 7;
-    d.n_sys = 20;
-    d.sys = calloc(20, sizeof *d.sys);
-    for (int i = 0; d.sys && i < 20; i++)   /* load rises as tok/s falls */
-        d.sys[i] = (SysSample){.t = 1e9 + 5.0 * i, .cpu = 190 - 4 * i, .rss_mb = 50,
+    SystemView *w = dash_view_state(&d, &view_system);   /* the view's own state */
+    w->sys_run = 7;
+    w->n_sys = 20;
+    w->sys = calloc(20, sizeof *w->sys);
+    for (int i = 0; w->sys && i < 20; i++)   /* load rises as tok/s falls */
+        w->sys[i] = (SysSample){.t = 1e9 + 5.0 * i, .cpu = 190 - 4 * i, .rss_mb = 50,
                                .threads = 3, .load1 = 1.0 + 0.2 * i, .mem_avail_mb = 900,
                                .mem_total_mb = 2000, .tokens_per_s = 20000 - 500 * i};
-    d.console = textpane_create(100);
-    textpane_append(d.console, "08:00:00 warning  evil line here\n", -1, 0, 0);
+    w->console = textpane_create(100);
+    textpane_append(w->console, "08:00:00 warning  evil line here\n", -1, 0, 0);
     Canvas *c = NULL;
     char *s = dump(&d, &sn, 120, 40, &U, &c);
     CHECK(has(s, "tokens/s") && has(s, "load (1 min)") && has(s, "cpu (cores)") &&
@@ -613,18 +629,27 @@ static void test_key_rules(void)
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
     int sweep = views_find("sweep");
-    CHECK(views_count() == 7 && views_find("training") == 0 && hist == 1 && tok == 2 &&
-          sweep == 3 && views_find("jobs") == 4 && views_find("samples") == 5 &&
-          views_find("system") == 6 && views_find("nope") == -1, "the view table");
-    CHECK(dash_keymap_action(&d, '7', &arg) == DA_VIEW && arg == 6, "7: the system view");
-    CHECK(dash_keymap_action(&d, '5', &arg) == DA_VIEW && arg == 4, "5: the jobs view");
-    CHECK(dash_keymap_action(&d, '6', &arg) == DA_VIEW && arg == 5, "6: the samples view");
-    CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
+    /* the table, whatever its length: each view found by its name at its place, and its
+     * digit (1 + its place) shows it */
+    int nv = views_count();
+    CHECK(nv >= 1 && nv <= DASH_MAX_VIEWS, "%d views (1 .. %d: one digit each)", nv,
+          DASH_MAX_VIEWS);
+    for (int v = 0; v < nv; v++) {
+        CHECK(views_find(views_get(v)->name) == v, "view %d (%s) found at its place", v,
+              views_get(v)->name);
+        CHECK(dash_keymap_action(&d, '1' + v, &arg) == DA_VIEW && arg == v, "%c: the %s view",
+              '1' + v, views_get(v)->name);
+    }
+    CHECK(views_find("training") == 0 && hist >= 0 && tok >= 0 && sweep >= 0 &&
+          views_find("jobs") >= 0 && views_find("samples") >= 0 && views_find("system") >= 0 &&
+          views_find("nope") == -1,
+          "the view table");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(5)), &arg) == DA_PAUSE,
           "F5 still pauses (the 4th view has its digit only)");
     CHECK(dash_keymap_view_fkey(3) == 0 && dash_keymap_view_fkey(2) == 4, "view F-keys");
+    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(2 + tok)), &arg) == DA_VIEW && arg == tok,
+          "F%d: the tokens view", 2 + tok);
     CHECK(dash_keymap_action(&d, '2', &arg) == DA_VIEW && arg == hist, "digit on an empty line");
-    CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(4)), &arg) == DA_VIEW && arg == tok, "F4");
     CHECK(dash_keymap_action(&d, 'p', &arg) == DA_NONE, "letters type while the line has focus");
     CHECK(dash_keymap_action(&d, '\t', &arg) == DA_FOCUS_NEXT, "Tab on an empty line: focus");
     CHECK(dash_keymap_action(&d, DASH_KEY_FN(KEY_F(1)), &arg) == DA_HELP, "F1 always");
@@ -657,6 +682,77 @@ static void test_key_rules(void)
     dash_state_free(&d);
 }
 
+/* A view owns its state (issue 34): a throwaway view defined here, with a struct of its
+ * own, gets it made by its init on first use, the same one on every later use, one per
+ * Dashboard, and released by its free with the Dashboard; the shared state has nothing
+ * of it. */
+typedef struct {
+    int draws;
+    char *note;   /* malloc'd by init, freed by free */
+} ProbeView;
+static int probe_inits, probe_frees;
+static int probe_init(void *state)
+{
+    ProbeView *p = state;
+    probe_inits++;
+    p->note = strdup("probe view state");
+    return p->note ? LM_OK : LM_ENOMEM;
+}
+static void probe_free(void *state)
+{
+    probe_frees++;
+    free(((ProbeView *)state)->note);
+}
+static const DashView view_probe;
+static void probe_draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
+                       const CanvasCaps *caps, int focused)
+{
+    (void)sn, (void)focused;
+    ProbeView *p = dash_view_state(d, &view_probe);
+    if (!p) return;
+    char line[64];
+    snprintf(line, sizeof line, "%s, draw %d", p->note, ++p->draws);
+    canvas_text_fit(c, r.x, r.y, r.w, line, UI_COLOR_DEFAULT, 0, caps->unicode);
+}
+static const DashView view_probe = {.name = "probe", .state_size = sizeof(ProbeView),
+                                    .init = probe_init, .free = probe_free, .draw = probe_draw};
+
+static void test_view_owns_state(void)
+{
+    Dashboard a, b;
+    Snapshot sn;
+    dash_state_init(&a);
+    dash_state_init(&b);
+    make_snapshot(&sn);
+    probe_inits = probe_frees = 0;
+    CHECK(a.n_view_slots == 0, "no view state before a view is used");
+    Canvas *c = canvas_create(60, 10);
+    view_probe.draw(c, (Rect){0, 0, 60, 10}, &a, &sn, &U, 1);
+    view_probe.draw(c, (Rect){0, 0, 60, 10}, &a, &sn, &U, 1);
+    char *s = canvas_dump(c);
+    CHECK(has(s, "probe view state, draw 2"), "the state lives between draws: %s", s ? s : "");
+    free(s);
+    ProbeView *pa = dash_view_state(&a, &view_probe), *pb = dash_view_state(&b, &view_probe);
+    CHECK(pa && pb && pa != pb && pa->draws == 2 && pb->draws == 0 && probe_inits == 2,
+          "one state per Dashboard, each made once (inits %d)", probe_inits);
+    CHECK(dash_view_state(&a, &view_probe) == pa, "the same state on every use");
+    dash_state_free(&a);
+    CHECK(probe_frees == 1, "freed with its Dashboard (%d)", probe_frees);
+    dash_state_free(&b);
+    CHECK(probe_frees == 2, "each Dashboard frees its own (%d)", probe_frees);
+    /* every table view with a state makes it, and its Dashboard frees it */
+    dash_state_init(&a);
+    for (int v = 0; v < views_count(); v++)
+        CHECK(!views_get(v)->state_size || dash_view_state(&a, views_get(v)),
+              "the %s view's state", views_get(v)->name);
+    char *frame = dump(&a, &sn, 100, 30, &U, NULL);
+    CHECK(frame != NULL, "a frame with every view's state made");
+    free(frame);
+    canvas_destroy(c);
+    snapshot_free(&sn);
+    dash_state_free(&a);
+}
+
 /* Issue 27: `=` sorts by every fixed column; steps, status and id are sorted here (the
  * store knows only best, recent, model, name). */
 static void test_sort_columns(void)
@@ -680,13 +776,16 @@ static void test_sort_columns(void)
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
     Dashboard d;
     dash_state_init(&d);
-    d.sort = DASH_SORT_STEPS;
-    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.n_runs == 3 && d.runs[0].id == 2 &&
-          d.runs[1].id == 3 && d.runs[2].id == 1, "sort by steps: %ld %ld %ld",
-          d.n_runs > 0 ? d.runs[0].id : -1, d.n_runs > 1 ? d.runs[1].id : -1,
-          d.n_runs > 2 ? d.runs[2].id : -1);
-    d.sort = DASH_SORT_ID;
-    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 1 && d.runs[2].id == 3,
+    HistoryView *h = dash_view_state(&d, views_get(views_find("history")));   /* its own state */
+    CHECK(h != NULL, "the history view's state");
+    if (!h) return;
+    h->sort = DASH_SORT_STEPS;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->n_runs == 3 && h->runs[0].id == 2 &&
+          h->runs[1].id == 3 && h->runs[2].id == 1, "sort by steps: %ld %ld %ld",
+          h->n_runs > 0 ? h->runs[0].id : -1, h->n_runs > 1 ? h->runs[1].id : -1,
+          h->n_runs > 2 ? h->runs[2].id : -1);
+    h->sort = DASH_SORT_ID;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 1 && h->runs[2].id == 3,
           "sort by id");
     dash_state_free(&d);
     runstore_close(st);
@@ -715,6 +814,7 @@ int main(void)
     test_ascii_mono_and_command_line();
     test_key_rules();
     test_system_view();
+    test_view_owns_state();
     test_letters_never_act();
     return check_summary();
 }

@@ -345,7 +345,7 @@ static void test_compare_export(void)
         lines++;
     }
     if (f) fclose(f);
-    CHECK(lines == 1 + 2 * 50 * 7 + 3 && n_loss == 100 && header_ok && row_ok && eval_ok,
+    CHECK(lines == 1 + 2 * 50 * STEP_METRIC_N + 3 && n_loss == 100 && header_ok && row_ok && eval_ok,
           "csv lines %d loss rows %d header %d row %d eval %d", lines, n_loss, header_ok,
           row_ok, eval_ok);
     db_path(out, sizeof out, "export.json");
@@ -548,9 +548,102 @@ static void test_series_timing(void)
     runstore_close(s);
 }
 
+/* The per-step metrics are described once (core/base/metrics.def): the metrics table's
+ * columns are the historical ones in the same order, every metric of the table goes
+ * through write, read, series and export by its name, a store lacking a metric's column
+ * gets it when opened, and a journal line of an lmlab with fewer metrics lands. */
+static void test_step_metrics(void)
+{
+    char path[512], jpath[600], err[LM_ERR_LEN], sql[200], cols[512] = "";
+    RunStore *s;
+    db_path(path, sizeof path, "metrics_def.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    runstore_close(s);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    sqlite3_open(path, &db);
+    sqlite3_prepare_v2(db, "SELECT name, type FROM pragma_table_info('metrics') ORDER BY cid",
+                       -1, &st, NULL);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        snprintf(cols + strlen(cols), sizeof cols - strlen(cols), "%s %s,",
+                 (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    static const char OLD[] = "run_id INTEGER,step INTEGER,epoch REAL,tokens INTEGER,loss REAL,"
+                              "lr REAL,grad_norm REAL,tokens_per_s REAL,elapsed REAL,";
+    CHECK(!strncmp(cols, OLD, strlen(OLD)), "the metrics table's columns changed (a new metric"
+          " goes at the end of metrics.def): %s", cols);
+
+    /* every metric by position: a distinct value each, back through every reader */
+    CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
+    if (!s) return;
+    long id = new_run(s, "metrics", "msa", "", NULL);
+    StepMetric m = {.step = 7}, back;
+    for (int i = 0; i < STEP_METRIC_N; i++)
+        step_metric_set(&m, i, 3.25 + 10 * i);
+    CHECK(runstore_log_step(s, id, &m, err) == LM_OK && runstore_flush(s, err) == LM_OK,
+          "write: %s", err);
+    long n_steps = 0;
+    CHECK(runstore_last_step(s, id, &back, &n_steps, err) == LM_OK && n_steps == 1,
+          "last step: %s", err);
+    for (int i = 0; i < STEP_METRIC_N; i++) {
+        const char *name = STEP_METRICS[i].name;
+        CHECK(step_metric_get(&back, i) == step_metric_get(&m, i), "%s read back %g, wrote %g",
+              name, step_metric_get(&back, i), step_metric_get(&m, i));
+        SeriesPoint *p = NULL;
+        int n = 0;
+        CHECK(runstore_series(s, id, name, &p, &n, err) == LM_OK && n == 1 && p[0].step == 7
+              && p[0].value == step_metric_get(&m, i), "series %s: %s", name, err);
+        free(p);
+    }
+    char *csv = NULL;
+    size_t csv_len = 0;
+    FILE *f = open_memstream(&csv, &csv_len);
+    CHECK(runstore_export_stream(s, &id, 1, "csv", f, err) == LM_OK, "export: %s", err);
+    fclose(f);
+    for (int i = 0; csv && i < STEP_METRIC_N; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "\n%ld,7,%s,%g\n", id, STEP_METRICS[i].name,
+                 step_metric_get(&m, i));
+        CHECK(strstr(csv, line) != NULL, "export lacks %s", line + 1);
+    }
+    free(csv);
+    runstore_close(s);
+
+    /* a store made before a metric existed: the column is added when it is opened */
+    CHECK(q_exec(path, "ALTER TABLE metrics DROP COLUMN elapsed") == SQLITE_OK, "drop column");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open a store lacking a column: %s", err);
+    if (!s) return;
+    CHECK(q_long(path, "SELECT count(*) FROM pragma_table_info('metrics') WHERE name="
+                 "'elapsed'") == 1, "the elapsed column was not added back");
+    m.step = 8;
+    CHECK(runstore_log_step(s, id, &m, err) == LM_OK && runstore_flush(s, err) == LM_OK,
+          "write after adding the column: %s", err);
+    snprintf(sql, sizeof sql, "SELECT elapsed FROM metrics WHERE run_id=%ld AND step=8", id);
+    CHECK(q_long(path, sql) == (long)m.elapsed, "elapsed of step 8: %ld", q_long(path, sql));
+
+    /* the journal: a line of an lmlab with one metric fewer lands (the missing one NULL),
+     * a torn last line (no newline) does not */
+    snprintf(jpath, sizeof jpath, "%s/metrics_def.tsv", tmpdir);
+    f = fopen(jpath, "w");
+    fprintf(f, "S\t%ld\t9\t0.5\t640\t2.5\t0.001\t0.7\t1000\n", id);
+    for (int i = 0; i < STEP_METRIC_N; i++) fputs(i ? "\t1" : "S\t1\t10", f);
+    fclose(f);
+    runstore_set_journal(s, jpath, 0);
+    CHECK(runstore_journal_rows(s) == 1, "journal rows %ld", runstore_journal_rows(s));
+    CHECK(runstore_flush(s, err) == LM_OK, "flush the journal: %s", err);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM metrics WHERE run_id=%ld AND step=9 AND"
+             " tokens=640 AND abs(tokens_per_s-1000)<1e-9 AND elapsed IS NULL", id);
+    CHECK(q_long(path, sql) == 1, "the shorter journal line did not land as it was");
+    CHECK(q_long(path, "SELECT count(*) FROM metrics WHERE step=10") == 0, "a torn line landed");
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     test_schema();
+    test_step_metrics();
     test_migration();
     test_roundtrip();
     test_list();

@@ -19,26 +19,26 @@
 static const char *const SORT_NAMES[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
                                                      "status", "id"};
 
-int dash_data_load_runs(Dashboard *d, RunStore *st, char *err)
+int dash_data_load_runs(HistoryView *h, RunStore *st, char *err)
 {
     RunRow *rows = NULL;
     int n = 0;
-    const char *sort = SORT_NAMES[d->sort];
+    const char *sort = SORT_NAMES[h->sort];
     int mine = !runkeys_store_sort(sort);
-    int rc = runstore_list(st, d->filter[0] ? d->filter : NULL, mine ? "recent" : sort, 0, &rows,
+    int rc = runstore_list(st, h->filter[0] ? h->filter : NULL, mine ? "recent" : sort, 0, &rows,
                            &n, err);
     if (rc)
         return rc;
     if (mine)
         runkeys_sort_rows(rows, n, sort);
-    long sel_id = d->run_sel >= 0 && d->run_sel < d->n_runs ? d->runs[d->run_sel].id : -1;
-    runstore_rows_free(d->runs, d->n_runs);
-    d->runs = rows;
-    d->n_runs = n;
-    d->run_sel = 0;
+    long sel_id = h->run_sel >= 0 && h->run_sel < h->n_runs ? h->runs[h->run_sel].id : -1;
+    runstore_rows_free(h->runs, h->n_runs);
+    h->runs = rows;
+    h->n_runs = n;
+    h->run_sel = 0;
     for (int i = 0; i < n; i++)
         if (rows[i].id == sel_id)
-            d->run_sel = i;
+            h->run_sel = i;
     return LM_OK;
 }
 
@@ -57,7 +57,7 @@ static double per_step(RunStore *st, long id, const char *metric)
     return v;
 }
 
-static const char *const CMP_SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
+const char *const DASH_CMP_SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
 
 static void free_curve(DashCurve *cv)
 {
@@ -83,7 +83,7 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     cv->final_val = row.final_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
-    rc = runstore_series_lineage(st, id, CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
+    rc = runstore_series_lineage(st, id, DASH_CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
                                                                   continues its parent */
     if (rc)
         return rc;
@@ -134,17 +134,17 @@ int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err)
     return LM_OK;
 }
 
-int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,
-                           char *err)
+int dash_data_gate_history(SeriesPoint **hist, int *n_hist, RunStore *st, long run, int layer,
+                           int level, char *err)
 {
     char metric[48];
     snprintf(metric, sizeof metric, "gate:%d:%d", layer, level);
     SeriesPoint *p = NULL;
     int n = 0;
     int rc = runstore_series(st, run, metric, &p, &n, err);
-    free(d->gate_hist);
-    d->gate_hist = rc ? NULL : p;
-    d->n_gate_hist = rc ? 0 : n;
+    free(*hist);
+    *hist = rc ? NULL : p;
+    *n_hist = rc ? 0 : n;
     if (rc)
         free(p);
     return rc;
@@ -183,9 +183,8 @@ static int fill_tokens(DashTokens *t, const GateProbe *gp, const Tokenizer *tok,
     return LM_OK;
 }
 
-int dash_data_tokens(Dashboard *d, Model *m, const Tokenizer *tok, const char *source)
+int dash_data_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const char *source)
 {
-    DashTokens *t = &d->tok;
     t->error[0] = 0;
     snprintf(t->source, sizeof t->source, "%s", source ? source : "");
     if (!m || !tok) {

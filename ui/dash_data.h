@@ -8,10 +8,30 @@
 
 #include "dash_state.h"
 
-/* Reloads d->runs from st with d->filter and d->sort (keeps the selection on the same
+/* The history view's own state (view_history.c; dash_data and dash_groups load it): the
+ * run list, seed groups as bands, the curve cursor, the kept layout. */
+typedef struct {
+    RunRow *runs;                         /* (n_runs) malloc'd */
+    int n_runs, run_sel, run_scroll, sort;/* sort: DASH_SORT_* */
+    char filter[256];
+    int hist_band;                        /* 1: the marked runs' groups as mean ± std */
+    DashBand bands[DASH_MAX_MARKED];
+    int n_bands;
+    int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
+    long cursor_run;                      /* the curve nearest the cursor (0 = none) */
+    int hist_restored;                    /* the kept layout was read this session */
+    char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
+    char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
+    double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
+} HistoryView;
+
+/* The store series of each comparison curve (DASH_CMP_*): "loss", "val_loss", ... */
+extern const char *const DASH_CMP_SERIES[DASH_N_CMP];
+
+/* Reloads h->runs from st with h->filter and h->sort (keeps the selection on the same
  * run when it is still listed). LM_OK, or the store's status with err (the old list
  * stays). */
-int dash_data_load_runs(Dashboard *d, RunStore *st, char *err);
+int dash_data_load_runs(HistoryView *h, RunStore *st, char *err);
 
 /* Marks run id (loading its d->cmp_metric series, rates, settings and results) or, when
  * marked, unmarks it. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked; the
@@ -21,15 +41,26 @@ int dash_data_toggle_mark(Dashboard *d, RunStore *st, long id, char *err);
  * (the curves loaded so far are the new ones). */
 int dash_data_reload_curves(Dashboard *d, RunStore *st, char *err);
 
-/* Loads the mean of gate (layer, level) of run over its evaluations into d->gate_hist.
- * LM_OK or the store's status (d->gate_hist then empty). */
-int dash_data_gate_history(Dashboard *d, RunStore *st, long run, int layer, int level,
-                           char *err);
+/* Loads the mean of gate (layer, level) of run over its evaluations into *hist (*n_hist
+ * points, malloc'd; the old array freed). LM_OK or the store's status (*hist then
+ * empty). */
+int dash_data_gate_history(SeriesPoint **hist, int *n_hist, RunStore *st, long run, int layer,
+                           int level, char *err);
 
-/* Runs model m (a Dispatcher, not being trained) on d->tok.prompt (its last
- * cfg.bptt tokens) and fills d->tok with each token's text and its gate per layer and
- * level (mean over heads; NaN where the level is masked). On failure d->tok.error says
- * why and the status is returned. */
-int dash_data_tokens(Dashboard *d, Model *m, const Tokenizer *tok, const char *source);
+/* The per-token gate view of a prompt (the tokens view's own state, view_tokens.c). */
+typedef struct {
+    char prompt[512];
+    int n_tok, layers, levels, layer; /* layer: the one shown */
+    char (*text)[16];  /* (n_tok) each token's text, malloc'd */
+    float *gates;      /* (layers, n_tok, levels) mean over heads; NaN = masked; malloc'd */
+    char source[160];  /* which weights */
+    char error[256];   /* why there is nothing to show, or "" */
+} DashTokens;
+
+/* Runs model m (a Dispatcher, not being trained) on t->prompt (its last cfg.bptt tokens)
+ * and fills t with each token's text and its gate per layer and level (mean over heads;
+ * NaN where the level is masked). On failure t->error says why and the status is
+ * returned. */
+int dash_data_tokens(DashTokens *t, Model *m, const Tokenizer *tok, const char *source);
 
 #endif

@@ -91,7 +91,8 @@ const char *dash_draw_cmp_label(const Dashboard *d)
     return names[d->cmp_metric];
 }
 
-int dash_draw_smooth_window(int i)
+/* The moving-average window of smoothing index i (1 = off). */
+static int dash_draw_smooth_window(int i)
 {
     static const int w[DASH_N_SMOOTH] = {1, 5, 20, 100};
     return w[dash_draw_clamp(i, 0, DASH_N_SMOOTH - 1)];

@@ -31,8 +31,6 @@ int dash_draw_run_color(long id);
  * smoothing ("off", "5 pts", ...). */
 const char *dash_draw_cmp_label(const Dashboard *d);
 const char *dash_draw_smooth_label(const Dashboard *d);
-/* The moving-average window of smoothing index i (1 = off). */
-int dash_draw_smooth_window(int i);
 /* y[0..n) smoothed in place by the one EMA (core/base/smooth.h) over a span of window points
  * (1: as is; non-finite points are skipped by the average but kept where they are). */
 void dash_draw_smooth(double *y, int n, int window);

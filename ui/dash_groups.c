@@ -14,16 +14,16 @@
 
 #define GROUP_MAX_MEMBERS 32
 
-static const char *const SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
 
-void dash_groups_free(Dashboard *d)
+/* Frees h->bands. */
+void dash_groups_free(HistoryView *h)
 {
-    for (int i = 0; i < d->n_bands; i++) {
-        DashBand *b = &d->bands[i];
+    for (int i = 0; i < h->n_bands; i++) {
+        DashBand *b = &h->bands[i];
         free(b->x), free(b->mean), free(b->lo), free(b->hi);
     }
-    memset(d->bands, 0, sizeof d->bands);
-    d->n_bands = 0;
+    memset(h->bands, 0, sizeof h->bands);
+    h->n_bands = 0;
 }
 
 /* y of points p (n, step order) at step x; NaN outside them. */
@@ -77,55 +77,55 @@ static int band_build(RunStore *st, const long *ids, int n, const char *metric, 
     return rc;
 }
 
-int dash_groups_load(Dashboard *d, RunStore *st, char *err)
+int dash_groups_load(Dashboard *d, HistoryView *h, RunStore *st, char *err)
 {
-    dash_groups_free(d);
+    dash_groups_free(h);
     char names[DASH_MAX_MARKED][RUNSTORE_GROUP_LEN];
     int rc = runstore_groups_of(st, d->marked, d->n_marked, names, err);
     for (int i = 0; !rc && i < d->n_marked; i++) {
         int seen = 0;
         for (int j = 0; j < i && names[i][0]; j++) seen |= !strcmp(names[i], names[j]);
         if (seen) continue;
-        DashBand *b = &d->bands[d->n_bands];
+        DashBand *b = &h->bands[h->n_bands];
         long *ids = NULL;
         int n = 0;
         if (names[i][0]) rc = runstore_group_members(st, names[i], &ids, &n, err);
         if (!rc) rc = band_build(st, ids ? ids : &d->marked[i], ids ? n : 1,
-                                 SERIES[d->cmp_metric], b, err);
+                                 DASH_CMP_SERIES[d->cmp_metric], b, err);
         free(ids);
         if (rc) break;
         if (names[i][0]) snprintf(b->label, sizeof b->label, "%.60s N=%d", names[i], b->members);
         else snprintf(b->label, sizeof b->label, "#%ld", d->marked[i]);
-        d->n_bands++;
+        h->n_bands++;
     }
-    if (rc) dash_groups_free(d);
+    if (rc) dash_groups_free(h);
     return rc;
 }
 
 /* ---- the kept layout ---------------------------------------------------------------- */
 
-int dash_groups_save_layout(Dashboard *d, RunStore *st, char *err)
+int dash_groups_save_layout(Dashboard *d, HistoryView *h, RunStore *st, char *err)
 {
     char buf[32], marks[DASH_MAX_MARKED * 24] = "";
     size_t o = 0;
     for (int i = 0; i < d->n_marked; i++)
         o += (size_t)snprintf(marks + o, sizeof marks - o, "%s%ld", i ? "," : "", d->marked[i]);
-    snprintf(buf, sizeof buf, "%d", d->sort);
+    snprintf(buf, sizeof buf, "%d", h->sort);
     int rc = runstore_setting_set(st, "history.sort", buf, err);
-    if (!rc) rc = runstore_setting_set(st, "history.filter", d->filter, err);
+    if (!rc) rc = runstore_setting_set(st, "history.filter", h->filter, err);
     if (!rc) rc = runstore_setting_set(st, "history.marks", marks, err);
     return rc;
 }
 
-int dash_groups_restore_layout(Dashboard *d, RunStore *st, char *err)
+int dash_groups_restore_layout(Dashboard *d, HistoryView *h, RunStore *st, char *err)
 {
-    if (d->hist_restored) return LM_OK;
-    d->hist_restored = 1;
+    if (h->hist_restored) return LM_OK;
+    h->hist_restored = 1;
     char v[512];
     int found, rc = runstore_setting_get(st, "history.sort", v, sizeof v, &found, err);
-    if (!rc && found && atoi(v) >= 0 && atoi(v) < DASH_N_SORTS) d->sort = atoi(v);
+    if (!rc && found && atoi(v) >= 0 && atoi(v) < DASH_N_SORTS) h->sort = atoi(v);
     if (!rc) rc = runstore_setting_get(st, "history.filter", v, sizeof v, &found, err);
-    if (!rc && found) snprintf(d->filter, sizeof d->filter, "%.255s", v);
+    if (!rc && found) snprintf(h->filter, sizeof h->filter, "%.255s", v);
     if (!rc) rc = runstore_setting_get(st, "history.marks", v, sizeof v, &found, err);
     char *save = NULL;
     for (char *w = found && !rc ? strtok_r(v, ",", &save) : NULL; w; w = strtok_r(NULL, ",", &save)) {

@@ -7,18 +7,18 @@
 #ifndef LM_UI_DASH_GROUPS_H
 #define LM_UI_DASH_GROUPS_H
 
-#include "dash_state.h"
+#include "dash_data.h"
 
-/* Rebuilds d->bands from the marked runs (d->marked) and d->cmp_metric. LM_OK or the
- * store's status with err (d->bands then empty). */
-int dash_groups_load(Dashboard *d, RunStore *st, char *err);
-/* Frees d->bands. */
-void dash_groups_free(Dashboard *d);
+/* Rebuilds h->bands from the marked runs (d->marked) and d->cmp_metric. LM_OK or the
+ * store's status with err (h->bands then empty). */
+int dash_groups_load(Dashboard *d, HistoryView *h, RunStore *st, char *err);
+/* Frees h->bands' arrays (h->n_bands = 0). */
+void dash_groups_free(HistoryView *h);
 
 /* Saves the history layout (sort, filter, marks) into the store's settings; restores
- * it (once per session: d->hist_restored) before the view's first load. Failures are
+ * it (once per session: h->hist_restored) before the view's first load. Failures are
  * returned with err; nothing else changes then. */
-int dash_groups_save_layout(Dashboard *d, RunStore *st, char *err);
-int dash_groups_restore_layout(Dashboard *d, RunStore *st, char *err);
+int dash_groups_save_layout(Dashboard *d, HistoryView *h, RunStore *st, char *err);
+int dash_groups_restore_layout(Dashboard *d, HistoryView *h, RunStore *st, char *err);
 
 #endif

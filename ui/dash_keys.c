@@ -15,17 +15,17 @@
 
 /* ---- actions ---- */
 
-/* 1 for the history view: its plot settings are its own (issue 27: x axis and log scale
- * chosen there did not stay there). */
-static int is_history(int v)
+/* 1 for a view whose plot settings are its own (DASH_VIEW_OWN_PLOT: the history view's x
+ * axis and log scale chosen there stay there, issue 27). */
+static int own_plot(int v)
 {
-    return !strcmp(views_get(v)->name, "history");
+    return (views_get(v)->flags & DASH_VIEW_OWN_PLOT) != 0;
 }
 
 static void set_view(DashCtx *x, int v)
 {
     Dashboard *d = x->d;
-    if (is_history(d->view) != is_history(v)) {   /* swap in the entered view's settings */
+    if (own_plot(d->view) != own_plot(v)) {   /* swap in the entered view's settings */
         int xa = d->x_axis, ly = d->log_y;
         d->x_axis = d->other_x_axis, d->log_y = d->other_log_y;
         d->other_x_axis = xa, d->other_log_y = ly;

@@ -1,6 +1,7 @@
 /* dash_state.h — the dashboard's state (Dashboard): focus, plot settings, the shared
- * marked runs, each view's fields, the command line and the drawing scratch; its
- * init/free; and the key code convention. Plain data: drawing is dash_render.c and the
+ * marked runs and their curves, the command line, the drawing scratch and a slot per
+ * view for the view's own state (dash_view.h: dash_view_state; a view's fields are its
+ * own file's, never here); its init/free; and the key code convention. Plain data: drawing is dash_render.c and the
  * views (view_*.c), key handling dash_keys.c, the curses loop dash_term.c.
  * Not a place for behaviour: a view's logic lives in its own file. */
 #ifndef LM_UI_DASH_STATE_H
@@ -65,15 +66,14 @@ typedef struct {
     double *x, *mean, *lo, *hi; /* (n) malloc'd */
 } DashBand;
 
-/* The per-token gate view of a prompt. */
+/* One view's own state in a Dashboard (dash_view_state makes it; dash_state_free calls
+ * release, then frees it). view is the DashView it belongs to. */
+#define DASH_MAX_VIEW_SLOTS 16
 typedef struct {
-    char prompt[512];
-    int n_tok, layers, levels, layer; /* layer: the one shown */
-    char (*text)[16];  /* (n_tok) each token's text, malloc'd */
-    float *gates;      /* (layers, n_tok, levels) mean over heads; NaN = masked; malloc'd */
-    char source[160];  /* which weights */
-    char error[256];   /* why there is nothing to show, or "" */
-} DashTokens;
+    const void *view;
+    void *state;
+    void (*release)(void *state);
+} DashViewSlot;
 
 typedef struct Dashboard {
     int view, focus, help;                /* view: index in the view table (views.c) */
@@ -87,59 +87,8 @@ typedef struct Dashboard {
     int n_marked;
     DashCurve curves[DASH_MAX_MARKED];    /* the marked runs' cmp_metric, same order */
     int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
-    /* training view: gates heatmap cursor (layer, level) and the selected cell's history
-     * (runstore_series "gate:L:K"), with what was loaded (run, gates step, cell) */
-    int gate_row, gate_col;
-    SeriesPoint *gate_hist;
-    int n_gate_hist;
-    long gh_run, gh_step;
-    int gh_row, gh_col;
-    double gh_retry;                      /* reload then: the store may lag the snapshot */
-    /* history view */
-    RunRow *runs;
-    int n_runs, run_sel, run_scroll, sort;
-    char filter[256];
-    /* history view: seed groups as bands, the curve cursor, the kept layout
-       (dash_groups.c, view_history.c) */
-    int hist_band;                        /* 1: the marked runs' groups as mean ± std */
-    DashBand bands[DASH_MAX_MARKED];
-    int n_bands;
-    int hist_cursor;                      /* dot column of the plot cursor, -1 = off */
-    long cursor_run;                      /* the curve nearest the cursor (0 = none) */
-    int hist_restored;                    /* the kept layout was read this session */
-    char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
-    char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
-    double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
-    /* tokens view */
-    DashTokens tok;
-    /* sweep view: the sweep shown (the session's, else the newest stored) and its trials */
-    long sw_id;
-    char sw_name[64], sw_status[16];
-    SweepTrialRow *sw_trials;             /* (n_sw_trials) malloc'd */
-    int n_sw_trials, sw_sel, sw_scroll, sw_param; /* sw_param: the swept key on the x axis */
-    double sw_next;                       /* reload then (monotonic seconds) */
-    /* jobs view: every running or paused run of the store, any process (runstore_jobs) */
-    JobRow *jobs;                         /* (n_jobs) malloc'd */
-    int n_jobs, job_sel, job_scroll;
-    double job_next;                      /* reload then (monotonic seconds) */
-    char job_error[256];                  /* why the board could not be read, or "" */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
     char confirm_text[2][80], confirm_cmd[64];
-    /* samples view: the newest `sample runs=...` side by side (view_samples.c) */
-#define DASH_MAX_SAMPLE_RUNS 9
-    long sp_run[DASH_MAX_SAMPLE_RUNS];
-    char sp_name[DASH_MAX_SAMPLE_RUNS][64];
-    char *sp_text[DASH_MAX_SAMPLE_RUNS];  /* malloc'd, NULL when not recorded */
-    int n_sp;
-    char sp_key[1024], sp_settings[256], sp_prompt[512];
-    double sp_next;
-    /* system view: the shown run's system metrics and console (view_system.c) */
-    long sys_run;                         /* the run they were read for */
-    SysSample *sys;                       /* (n_sys) malloc'd, by time */
-    int n_sys;
-    TextPane *console;                    /* the run's console lines */
-    long console_after, console_cut;      /* last line read; lines cut from its start */
-    double sys_next;                      /* reload then (monotonic seconds) */
     /* alerts (every view, dash_alerts.c): the newest fired alert already shown */
     long alert_seen, alert_run;
     double alert_next;
@@ -155,13 +104,14 @@ typedef struct Dashboard {
     char prompt_label[16];                /* aux line's prompt: "filter> " */
     char experiment[256];                 /* shown when no run exists */
     char sweep[96];                       /* a sweep's progress ("#3 trial 2/8"), or "" */
-    char sw_bar_seen[96];                 /* the sweep view's table was loaded when the bar's
-                                             sweep progress read this (a change reloads it) */
     char opened[96];                      /* the weights `open` loaded when they are the run
                                              on screen's ("step 700 best.safetensors"), or "" */
     int busy;                             /* a command is running (status bar says so) */
     int from_store;                       /* the run on screen is read from the store:
                                              another process's, or a replayed one */
+    /* each view's own state (dash_view.h: dash_view_state) */
+    DashViewSlot view_slots[DASH_MAX_VIEW_SLOTS];
+    int n_view_slots;
     /* drawing scratch (owned, grown by dash_render) and its outputs */
     double *scratch;
     long scratch_cap;

@@ -1,12 +1,33 @@
-/* dash_view.c — the small helpers views share (see dash_view.h): scrollback lines,
+/* dash_view.c — the small helpers views share (see dash_view.h): each view's own state,
+ * scrollback lines,
  * whether a run or sweep is active, opening a view's aux line. Not the views. */
 #include "dash_view.h"
 
+#include "err.h"
 #include "sweep_runner.h"
 #include "sysinfo.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+void *dash_view_state(Dashboard *d, const DashView *v)
+{
+    if (!v->state_size)
+        return NULL;
+    for (int i = 0; i < d->n_view_slots; i++)
+        if (d->view_slots[i].view == v)
+            return d->view_slots[i].state;
+    if (d->n_view_slots == DASH_MAX_VIEW_SLOTS)
+        return NULL;
+    void *state = calloc(1, v->state_size);
+    if (!state || (v->init && v->init(state) != LM_OK)) {
+        free(state);
+        return NULL;
+    }
+    d->view_slots[d->n_view_slots++] = (DashViewSlot){v, state, v->free};
+    return state;
+}
 
 void dash_view_out(DashCtx *x, int color, const char *fmt, ...)
 {

@@ -1,4 +1,5 @@
-/* dash_view.h — what a dashboard view is (DashView: name, keys, draw, on_key, hooks)
+/* dash_view.h — what a dashboard view is (DashView: name, keys, its own state, draw,
+ * on_key, hooks)
  * and what it may ask of the loop (DashCtx: the state, the session, the latest snapshot,
  * a line in the scrollback, running a command). Views are listed in ONE table
  * (views.c); each lives in its own file (view_<name>.c). The loop (dash_term.c) fills a
@@ -30,8 +31,21 @@ typedef struct {
     const char *help;  /* one line */
 } DashViewKey;
 
-typedef struct {
+/* DashView.flags */
+enum {
+    DASH_VIEW_OWN_PLOT = 1,   /* its plot settings (x axis, log y) are its own, kept apart
+                                 from the other views' (swapped in when it is entered) */
+};
+
+typedef struct DashView {
     const char *name;       /* tab label and lookup ("history"); key: its place in the table */
+    int flags;              /* DASH_VIEW_* */
+    /* Its own state (dash_view_state): state_size bytes, zeroed, then init (LM_OK or
+     * LM_ENOMEM; or NULL) on the view's first use in a Dashboard; free (or NULL) releases
+     * what it holds when the Dashboard is freed. 0: no state of its own. */
+    size_t state_size;
+    int (*init)(void *state);
+    void (*free)(void *state);
     const DashViewKey *keys;
     int n_keys;
     /* Draws the view into r (r.w >= 40, r.h >= 8 expected; smaller still draws without
@@ -45,6 +59,10 @@ typedef struct {
     void (*on_prompt)(DashCtx *x, const char *line); /* its aux line submitted; or NULL */
 } DashView;
 
+/* v's own state in d (made on first use, see DashView.state_size; owned by d and freed
+ * by dash_state_free). NULL when v has none or it could not be made (out of memory):
+ * the view then draws and does nothing. */
+void *dash_view_state(Dashboard *d, const DashView *v);
 /* A line in the scrollback (printf-style) through x->out. */
 void dash_view_out(DashCtx *x, int color, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -8,6 +8,7 @@
 #include "dash_term.h"
 #include "err.h"
 #include "views.h"
+#include "sysinfo.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -25,13 +26,6 @@ int dashboard_run(Session *s)
 static void bench_out(void *loop, int color, const char *text) { (void)loop, (void)color, (void)text; }
 static void bench_command(void *loop, const char *line) { (void)loop, (void)line; }
 static void bench_quit(void *loop) { (void)loop; }
-
-static double bench_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_ms(const void *a, const void *b)
 {
@@ -60,10 +54,10 @@ int dashboard_bench_frame(Session *s, const char *name, int frames, int w, int h
     const DashView *view = views_get(v);
     const CanvasCaps caps = {1, 1};
     for (int f = 0; f < frames; f++) {
-        double t0 = bench_now();
+        double t0 = sysinfo_now();
         if (view->enter) view->enter(&x);   /* the reload a due tick does */
         dash_render(c, &d, &snap, &caps);
-        t[f] = 1e3 * (bench_now() - t0);
+        t[f] = 1e3 * (sysinfo_now() - t0);
     }
     qsort(t, (size_t)frames, sizeof *t, cmp_ms);
     *ms = t[frames / 2];

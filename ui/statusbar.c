@@ -20,7 +20,7 @@ int statusbar_state_color(int state)
     }
 }
 
-const char *statusbar_state_name(int state)
+static const char *statusbar_state_name(int state)
 {
     switch (state) {
     case STATUSBAR_TRAINING: return "TRAINING";

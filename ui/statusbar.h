@@ -39,6 +39,5 @@ int statusbar_draw(Canvas *c, Rect r, const StatusBarData *d, const CanvasCaps *
 
 /* The colour (UI_COLOR_*) and default name of a state. */
 int statusbar_state_color(int state);
-const char *statusbar_state_name(int state);
 
 #endif

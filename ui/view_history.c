@@ -26,6 +26,31 @@ enum { K_UP, K_DOWN, K_PAGE_UP, K_PAGE_DOWN, K_MARK, K_OPEN, K_FILTER, K_SORT, K
        K_SMOOTH, K_BAND, K_CUR_LEFT, K_CUR_RIGHT, K_CUR_UP, K_CUR_DOWN };
 
 /* The fixed columns; the settings that differ among the visible runs go after "steps". */
+extern const DashView view_history;
+
+/* The view's own state (HistoryView, dash_data.h). The view's entry points (draw, the keys,
+ * tick, reload) make sure it exists before anything below reads it, so helpers take it as
+ * given; hv(d) is that lookup. */
+static HistoryView *hv(const Dashboard *d)
+{
+    return dash_view_state((Dashboard *)d, &view_history);
+}
+
+static int state_init(void *state)
+{
+    ((HistoryView *)state)->hist_cursor = -1;   /* the plot cursor: off */
+    return LM_OK;
+}
+
+static void state_free(void *state)
+{
+    HistoryView *h = state;
+    runstore_rows_free(h->runs, h->n_runs);
+    free(h->hist_group);
+    free(h->hist_smooth);
+    dash_groups_free(h);
+}
+
 static const TableColumn RUN_COLS[] = {
     {"id", 4, TABLE_RIGHT}, {"name", 0, TABLE_LEFT}, {"best val", 10, TABLE_RIGHT},
     {"steps", 7, TABLE_RIGHT}, {"status", 10, TABLE_LEFT}, {"model", 11, TABLE_LEFT},
@@ -78,7 +103,7 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
     const char *configs[64];
     int n = 0;
     for (int i = lo; i < hi && n < 64; i++)
-        configs[n++] = d->runs[i].config;
+        configs[n++] = hv(d)->runs[i].config;
     char all[32][32];
     int nd = n > 1 ? dash_draw_diff_keys(configs, n, all, 32) : 0;
     *n_cfg = 0;
@@ -94,7 +119,7 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
             int w = (int)strlen(keys[k]);
             for (int i = lo; i < hi; i++) {
                 char v[CELL_LEN];
-                dash_draw_config_value(d->runs[i].config, keys[k], v, sizeof v);
+                dash_draw_config_value(hv(d)->runs[i].config, keys[k], v, sizeof v);
                 w = (int)strlen(v) > w ? (int)strlen(v) : w;
             }
             /* the config's steps is the budget: "steps" is the fixed column's (last step) */
@@ -130,14 +155,14 @@ static int is_marked(const Dashboard *d, long id)
 static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps *caps)
 {
     char names[CUSTOM_MAX][32], list[512];
-    int nc = 0, n = d->n_runs;
-    snprintf(list, sizeof list, "%s", d->hist_cols);
+    int nc = 0, n = hv(d)->n_runs;
+    snprintf(list, sizeof list, "%s", hv(d)->hist_cols);
     char *save = NULL;
     for (char *w = strtok_r(list, ",", &save); w && nc < CUSTOM_MAX; w = strtok_r(NULL, ",", &save))
         snprintf(names[nc++], 32, "%.31s", w);
-    int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
-    int lo = dash_draw_clamp((d->run_scroll < sel - page ? d->run_scroll : sel - page), 0, n);
-    int hi = dash_draw_clamp((d->run_scroll > sel ? d->run_scroll : sel) + page + 1, 0, n);
+    int sel = dash_draw_clamp(hv(d)->run_sel, 0, n - 1), page = table_page_rows(in);
+    int lo = dash_draw_clamp((hv(d)->run_scroll < sel - page ? hv(d)->run_scroll : sel - page), 0, n);
+    int hi = dash_draw_clamp((hv(d)->run_scroll > sel ? hv(d)->run_scroll : sel) + page + 1, 0, n);
     TableColumn cols[CUSTOM_MAX];
     const char **cells = calloc((size_t)n * (nc ? nc : 1), sizeof *cells);
     char (*buf)[CUSTOM_MAX][CELL_LEN] = malloc((size_t)(hi - lo + 1) * sizeof *buf);
@@ -148,8 +173,8 @@ static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps
             for (int j = 0; j < nc; j++) {
                 double num;
                 char v[CELL_LEN];
-                cmd_runs_table_cell(&d->runs[i], d->hist_group ? d->hist_group[i] : NULL,
-                                    d->hist_smooth ? d->hist_smooth[i] : NAN, names[j], v,
+                cmd_runs_table_cell(&hv(d)->runs[i], hv(d)->hist_group ? hv(d)->hist_group[i] : NULL,
+                                    hv(d)->hist_smooth ? hv(d)->hist_smooth[i] : NAN, names[j], v,
                                     sizeof v, &num);
                 safetext_escape(buf[i - lo][j], CELL_LEN, v, 0);
                 int l = (int)strlen(buf[i - lo][j]);
@@ -159,8 +184,8 @@ static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps
                 cells[(size_t)i * nc + j] = buf[i - lo][j];
             }
         TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3, -1, 0,
-                        d->run_scroll};
-        d->run_scroll = table_draw(c, in, &td, caps);
+                        hv(d)->run_scroll};
+        hv(d)->run_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
     free(buf);
@@ -169,28 +194,28 @@ static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps
 /* Loads what the kept columns need beyond the run rows: groups, smoothed losses. */
 static void load_custom(Dashboard *d, RunStore *st)
 {
-    free(d->hist_group), d->hist_group = NULL;
-    free(d->hist_smooth), d->hist_smooth = NULL;
-    if (!cmd_runs_table_saved(st, d->hist_cols, sizeof d->hist_cols)) {
-        d->hist_cols[0] = 0;
+    free(hv(d)->hist_group), hv(d)->hist_group = NULL;
+    free(hv(d)->hist_smooth), hv(d)->hist_smooth = NULL;
+    if (!cmd_runs_table_saved(st, hv(d)->hist_cols, sizeof hv(d)->hist_cols)) {
+        hv(d)->hist_cols[0] = 0;
         return;
     }
     char wrapped[520], err[LM_ERR_LEN];
-    snprintf(wrapped, sizeof wrapped, ",%s,", d->hist_cols);
-    long *ids = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *ids);
+    snprintf(wrapped, sizeof wrapped, ",%s,", hv(d)->hist_cols);
+    long *ids = malloc((size_t)(hv(d)->n_runs ? hv(d)->n_runs : 1) * sizeof *ids);
     if (strstr(wrapped, ",group,") && ids &&
-        (d->hist_group = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *d->hist_group))) {
-        char (*g)[RUNSTORE_GROUP_LEN] = malloc((size_t)(d->n_runs ? d->n_runs : 1) * RUNSTORE_GROUP_LEN);
-        for (int i = 0; i < d->n_runs; i++) ids[i] = d->runs[i].id;
-        int rc = g ? runstore_groups_of(st, ids, d->n_runs, g, err) : LM_ENOMEM;
-        for (int i = 0; i < d->n_runs; i++)
-            snprintf(d->hist_group[i], 64, "%.63s", rc ? "" : g[i]);
+        (hv(d)->hist_group = malloc((size_t)(hv(d)->n_runs ? hv(d)->n_runs : 1) * sizeof *hv(d)->hist_group))) {
+        char (*g)[RUNSTORE_GROUP_LEN] = malloc((size_t)(hv(d)->n_runs ? hv(d)->n_runs : 1) * RUNSTORE_GROUP_LEN);
+        for (int i = 0; i < hv(d)->n_runs; i++) ids[i] = hv(d)->runs[i].id;
+        int rc = g ? runstore_groups_of(st, ids, hv(d)->n_runs, g, err) : LM_ENOMEM;
+        for (int i = 0; i < hv(d)->n_runs; i++)
+            snprintf(hv(d)->hist_group[i], 64, "%.63s", rc ? "" : g[i]);
         free(g);
     }
     if (strstr(wrapped, ",final_smooth,") &&
-        (d->hist_smooth = malloc((size_t)(d->n_runs ? d->n_runs : 1) * sizeof *d->hist_smooth)))
-        for (int i = 0; i < d->n_runs; i++)
-            d->hist_smooth[i] = cmd_runs_table_final_smooth(st, d->runs[i].id);
+        (hv(d)->hist_smooth = malloc((size_t)(hv(d)->n_runs ? hv(d)->n_runs : 1) * sizeof *hv(d)->hist_smooth)))
+        for (int i = 0; i < hv(d)->n_runs; i++)
+            hv(d)->hist_smooth[i] = cmd_runs_table_final_smooth(st, hv(d)->runs[i].id);
     free(ids);
 }
 
@@ -200,13 +225,13 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
                                                     "steps", "status", "id"};
     char title[400];
     snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s | Space mark, Enter open, / "
-             "filter, = sort", d->n_runs, sorts[d->sort], d->filter[0] ? " | filter \"" : "",
-             d->filter, d->filter[0] ? "\"" : "");
+             "filter, = sort", hv(d)->n_runs, sorts[hv(d)->sort], hv(d)->filter[0] ? " | filter \"" : "",
+             hv(d)->filter, hv(d)->filter[0] ? "\"" : "");
     canvas_box(c, r, title, focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
-    int n = d->n_runs;
+    int n = hv(d)->n_runs;
     if (n == 0) {
-        dash_draw_message(c, in, d->filter[0] ? "no run matches the filter"
+        dash_draw_message(c, in, hv(d)->filter[0] ? "no run matches the filter"
                                               : "no runs yet: `train` one");
         return;
     }
@@ -215,15 +240,15 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
         if (m)
             d->mark_rows = m, d->mark_cap = n;
     }
-    if (d->hist_cols[0] && d->mark_cap >= n) {   /* the columns `runs columns=` kept */
+    if (hv(d)->hist_cols[0] && d->mark_cap >= n) {   /* the columns `runs columns=` kept */
         for (int i = 0; i < n; i++)
-            d->mark_rows[i] = (unsigned char)is_marked(d, d->runs[i].id);
+            d->mark_rows[i] = (unsigned char)is_marked(d, hv(d)->runs[i].id);
         runs_table_custom(c, in, d, caps);
         return;
     }
-    int sel = dash_draw_clamp(d->run_sel, 0, n - 1), page = table_page_rows(in);
-    int lo = dash_draw_clamp((d->run_scroll < sel - page ? d->run_scroll : sel - page), 0, n);
-    int hi = dash_draw_clamp((d->run_scroll > sel ? d->run_scroll : sel) + page + 1, 0, n);
+    int sel = dash_draw_clamp(hv(d)->run_sel, 0, n - 1), page = table_page_rows(in);
+    int lo = dash_draw_clamp((hv(d)->run_scroll < sel - page ? hv(d)->run_scroll : sel - page), 0, n);
+    int hi = dash_draw_clamp((hv(d)->run_scroll > sel ? hv(d)->run_scroll : sel) + page + 1, 0, n);
     TableColumn cols[MAX_COLS];
     int order[MAX_COLS], n_cfg;
     char keys[N_CFG_COLS][32];
@@ -237,9 +262,9 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     }
     if (cells && buf && d->mark_cap >= n) {
         for (int i = 0; i < n; i++)
-            d->mark_rows[i] = (unsigned char)is_marked(d, d->runs[i].id);
+            d->mark_rows[i] = (unsigned char)is_marked(d, hv(d)->runs[i].id);
         for (int i = lo; i < hi; i++) {
-            run_cells(&d->runs[i], buf[i - lo], keys, n_cfg, caps->unicode);
+            run_cells(&hv(d)->runs[i], buf[i - lo], keys, n_cfg, caps->unicode);
             for (int j = 0; j < nc; j++)
                 cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }
@@ -247,11 +272,11 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
         static const int sort_cell[DASH_N_SORTS] = {2, 6, 5, 1, 3, 4, 0};
         int sc = -1;
         for (int j = 0; j < nc; j++)
-            if (order[j] == sort_cell[d->sort])
+            if (order[j] == sort_cell[hv(d)->sort])
                 sc = j;
         TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3,
-                        sc, d->sort == DASH_SORT_RECENT, d->run_scroll};
-        d->run_scroll = table_draw(c, in, &td, caps);
+                        sc, hv(d)->sort == DASH_SORT_RECENT, hv(d)->run_scroll};
+        hv(d)->run_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
     free(buf);
@@ -323,14 +348,14 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
 
 /* ---- seed groups as bands, the curve cursor (issue 28) ---- */
 
-/* The marked runs' groups (d->bands) as mean lines over ± std bands. */
+/* The marked runs' groups (hv(d)->bands) as mean lines over ± std bands. */
 static void draw_bands(Canvas *c, Rect pin, const Dashboard *d, const CanvasCaps *caps)
 {
     ChartSeries ps[CHART_MAX_SERIES];
     ChartBand pb[CHART_MAX_SERIES];
     int n = 0;
-    for (int i = 0; i < d->n_bands && n < CHART_MAX_SERIES; i++, n++) {
-        const DashBand *b = &d->bands[i];
+    for (int i = 0; i < hv(d)->n_bands && n < CHART_MAX_SERIES; i++, n++) {
+        const DashBand *b = &hv(d)->bands[i];
         ps[n] = (ChartSeries){b->x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
                              CHART_LINE};
         pb[n] = (ChartBand){b->lo, b->hi};
@@ -348,35 +373,35 @@ static double series_at(const ChartSeries *s, double x)
     return y;
 }
 
-/* The cursor: a dim column at d->hist_cursor, a dot on the chosen curve (d->cursor_run,
+/* The cursor: a dim column at hv(d)->hist_cursor, a dot on the chosen curve (hv(d)->cursor_run,
  * else the nearest to the plot's middle height), named with its value in the box title. */
 static void draw_cursor(Canvas *c, Rect pr, const ChartFrame *f, Dashboard *d,
                         const ChartSeries *ps, int n, const CanvasCaps *caps)
 {
-    if (d->hist_cursor < 0 || !f->valid || n == 0)
+    if (hv(d)->hist_cursor < 0 || !f->valid || n == 0)
         return;
-    int col = dash_draw_clamp(d->hist_cursor, 0, f->cols - 1);
-    d->hist_cursor = col;
+    int col = dash_draw_clamp(hv(d)->hist_cursor, 0, f->cols - 1);
+    hv(d)->hist_cursor = col;
     double x = f->xmin + (col + 0.5) / f->cols * (f->xmax - f->xmin);
     int pick = -1;
     for (int i = 0; i < n && i < d->n_marked; i++)
-        if (d->curves[i].run == d->cursor_run && isfinite(series_at(&ps[i], x))) pick = i;
+        if (d->curves[i].run == hv(d)->cursor_run && isfinite(series_at(&ps[i], x))) pick = i;
     for (int i = 0; pick < 0 && i < n; i++)
         if (isfinite(series_at(&ps[i], x))) pick = i;
     for (int y = f->y0; y < f->y0 + f->rows; y++)
         canvas_put(c, f->x0 + col, y, caps->unicode ? "┊" : ":", UI_COLOR_DIM, 0);
     if (pick < 0)
         return;
-    d->cursor_run = d->curves[pick].run;
+    hv(d)->cursor_run = d->curves[pick].run;
     double v = series_at(&ps[pick], x), t = f->log_y ? log10(v) : v;
     int row = f->y0 + (int)lround((f->ymax - t) / (f->ymax - f->ymin) * (f->rows - 1));
     canvas_put(c, f->x0 + col, dash_draw_clamp(row, f->y0, f->y0 + f->rows - 1),
-               caps->unicode ? "●" : "@", dash_draw_run_color(d->cursor_run), UI_ATTR_BOLD);
+               caps->unicode ? "●" : "@", dash_draw_run_color(hv(d)->cursor_run), UI_ATTR_BOLD);
     char name[160];
     snprintf(name, sizeof name, " cursor %s %.0f: %s = %.4f ", dash_draw_x_label(d), x,
              d->curves[pick].label, v);
     canvas_text_fit(c, pr.x + 2, pr.y + pr.h - 1, pr.w - 4, name,
-                    dash_draw_run_color(d->cursor_run), UI_ATTR_BOLD, caps->unicode);
+                    dash_draw_run_color(hv(d)->cursor_run), UI_ATTR_BOLD, caps->unicode);
 }
 
 /* '[' ']' move the cursor along the x axis (switching it on); '{' '}' pick the curve
@@ -387,18 +412,18 @@ static void cursor_key(Dashboard *d, int action)
     if (d->n_marked == 0)
         return;
     if (action == K_CUR_LEFT || action == K_CUR_RIGHT) {
-        if (d->hist_cursor < 0) d->hist_cursor = 1000000;   /* starts at the right end */
-        else d->hist_cursor += action == K_CUR_LEFT ? -1 : 1;
+        if (hv(d)->hist_cursor < 0) hv(d)->hist_cursor = 1000000;   /* starts at the right end */
+        else hv(d)->hist_cursor += action == K_CUR_LEFT ? -1 : 1;
     } else {
         int at = 0;
         for (int i = 0; i < d->n_marked; i++)
-            if (d->curves[i].run == d->cursor_run) at = i;
+            if (d->curves[i].run == hv(d)->cursor_run) at = i;
         at = (at + (action == K_CUR_UP ? d->n_marked - 1 : 1)) % d->n_marked;
-        d->cursor_run = d->curves[at].run;
-        if (d->hist_cursor < 0) d->hist_cursor = 1000000;
+        hv(d)->cursor_run = d->curves[at].run;
+        if (hv(d)->hist_cursor < 0) hv(d)->hist_cursor = 1000000;
     }
-    for (int i = 0; i < d->n_runs; i++)
-        if (d->runs[i].id == d->cursor_run) d->run_sel = i;
+    for (int i = 0; i < hv(d)->n_runs; i++)
+        if (hv(d)->runs[i].id == hv(d)->cursor_run) hv(d)->run_sel = i;
 }
 
 /* Keeps the layout (sort, filter, marks) in the store for the next session. */
@@ -406,7 +431,7 @@ static void save_layout(DashCtx *x)
 {
     char err[LM_ERR_LEN];
     RunStore *st = session_store(x->s);
-    if (st && dash_groups_save_layout(x->d, st, err))
+    if (st && dash_groups_save_layout(x->d, hv(x->d), st, err))
         dash_view_out(x, UI_COLOR_ERROR, "error: keeping the history layout: %s", err);
 }
 
@@ -414,7 +439,7 @@ static void load_bands(DashCtx *x)
 {
     char err[LM_ERR_LEN];
     RunStore *st = session_store(x->s);
-    if (st && x->d->hist_band && dash_groups_load(x->d, st, err))
+    if (st && hv(x->d)->hist_band && dash_groups_load(x->d, hv(x->d), st, err))
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
 }
 
@@ -422,6 +447,8 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
                  int focused)
 {
     (void)sn;
+    if (!hv(d))   /* out of memory: nothing to show */
+        return;
     int th = dash_draw_clamp(r.h * 55 / 100, 6, r.h);
     runs_table(c, (Rect){r.x, r.y, r.w, th}, d, caps, focused);
     Rect pr = {r.x, r.y + th, r.w / 2, r.h - th};
@@ -431,12 +458,13 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     char title[128];
     snprintf(title, sizeof title, "%s | smooth %s | x %s%s  # metric ~ smooth > x %% groups "
              "[ ] cursor", dash_draw_cmp_label(d), dash_draw_smooth_label(d),
-             dash_draw_x_label(d), d->hist_band ? " | groups: mean ± std" : "");
+             dash_draw_x_label(d), hv(d)->hist_band ? " | groups: mean ± std" : "");
     canvas_box(c, pr, title, 0, caps->unicode);
     canvas_box(c, cr, "settings that differ", 0, caps->unicode);
     Rect pin = canvas_rect_inner(pr), cin = canvas_rect_inner(cr);
-    if (d->n_runs > 0 && cin.h >= 3) {   /* the selected run's newest note (`run ID`: all) */
-        const RunRow *sel = &d->runs[dash_draw_clamp(d->run_sel, 0, d->n_runs - 1)];
+    const HistoryView *h = hv(d);
+    if (h && h->n_runs > 0 && cin.h >= 3) {   /* the selected run's newest note (`run ID`: all) */
+        const RunRow *sel = &h->runs[dash_draw_clamp(h->run_sel, 0, h->n_runs - 1)];
         if (sel->notes[0]) {
             char note[300], line[360];
             safetext_escape(note, sizeof note, sel->notes, 0);   /* stored text: escaped */
@@ -450,7 +478,7 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
         dash_draw_message(c, cin, "and their differing settings show here");
         return;
     }
-    if (d->hist_band && d->n_bands) {   /* seed groups as mean ± std bands */
+    if (hv(d)->hist_band && hv(d)->n_bands) {   /* seed groups as mean ± std bands */
         draw_bands(c, pin, d, caps);
         compare_table(c, cin, d, caps);
         return;
@@ -481,9 +509,11 @@ static void reload(DashCtx *x)
 {
     char err[LM_ERR_LEN];
     RunStore *st = session_store(x->s);
-    if (st && dash_groups_restore_layout(x->d, st, err))   /* once: the kept layout */
+    if (!hv(x->d))
+        return;
+    if (st && dash_groups_restore_layout(x->d, hv(x->d), st, err))   /* once: the kept layout */
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
-    if (st && dash_data_load_runs(x->d, st, err))
+    if (st && dash_data_load_runs(hv(x->d), st, err))
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
     if (st)
         load_custom(x->d, st);
@@ -494,6 +524,8 @@ static void reload(DashCtx *x)
  * removes appear without switching views. */
 static int tick(DashCtx *x)
 {
+    if (!hv(x->d))
+        return 0;
     static time_t next;
     RunStore *st = x->s->store;   /* only an open store: a failed open is not retried here */
     time_t now = time(NULL);
@@ -511,8 +543,8 @@ static void mark_run(DashCtx *x)
     Dashboard *d = x->d;
     char err[LM_ERR_LEN];
     RunStore *st = session_store(x->s);
-    if (st && d->run_sel < d->n_runs &&
-        dash_data_toggle_mark(d, st, d->runs[d->run_sel].id, err))
+    if (st && hv(d)->run_sel < hv(d)->n_runs &&
+        dash_data_toggle_mark(d, st, hv(d)->runs[hv(d)->run_sel].id, err))
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
 }
 
@@ -520,23 +552,25 @@ static void on_key(DashCtx *x, int action)
 {
     static const int moves[] = {-1, 1, -10, 10};
     Dashboard *d = x->d;
+    if (!hv(d))
+        return;
     char line[64];
     switch (action) {
     case K_UP: case K_DOWN: case K_PAGE_UP: case K_PAGE_DOWN:
-        d->run_sel = dash_draw_clamp(d->run_sel + moves[action], 0,
-                                     d->n_runs > 0 ? d->n_runs - 1 : 0);
+        hv(d)->run_sel = dash_draw_clamp(hv(d)->run_sel + moves[action], 0,
+                                     hv(d)->n_runs > 0 ? hv(d)->n_runs - 1 : 0);
         break;
     case K_MARK: mark_run(x); save_layout(x); load_bands(x); break;
     case K_BAND:
-        d->hist_band = !d->hist_band;
+        hv(d)->hist_band = !hv(d)->hist_band;
         load_bands(x);
         break;
     case K_CUR_LEFT: case K_CUR_RIGHT: case K_CUR_UP: case K_CUR_DOWN:
         cursor_key(d, action);
         break;
     case K_OPEN:
-        if (d->run_sel < d->n_runs) {
-            snprintf(line, sizeof line, "open %ld", d->runs[d->run_sel].id);
+        if (hv(d)->run_sel < hv(d)->n_runs) {
+            snprintf(line, sizeof line, "open %ld", hv(d)->runs[hv(d)->run_sel].id);
             x->command(x->loop, line);
         }
         break;
@@ -553,21 +587,23 @@ static void on_key(DashCtx *x, int action)
         load_bands(x);
         break;
     }
-    case K_FILTER: dash_view_prompt(x, "filter> ", d->filter); break;
-    case K_SORT: d->sort = (d->sort + 1) % DASH_N_SORTS; reload(x); save_layout(x); break;
+    case K_FILTER: dash_view_prompt(x, "filter> ", hv(d)->filter); break;
+    case K_SORT: hv(d)->sort = (hv(d)->sort + 1) % DASH_N_SORTS; reload(x); save_layout(x); break;
     default: break;
     }
 }
 
 static void on_prompt(DashCtx *x, const char *line)
 {
-    char clean[sizeof x->d->filter], err[LM_ERR_LEN];
+    char clean[sizeof hv(x->d)->filter], err[LM_ERR_LEN];
+    if (!hv(x->d))
+        return;
     if (runkeys_filter(line, clean, sizeof clean, runkeys_store_has, session_store(x->s),
                        err)) {   /* an unknown key: said, not kept */
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
         return;
     }
-    snprintf(x->d->filter, sizeof x->d->filter, "%s", clean);
+    snprintf(hv(x->d)->filter, sizeof hv(x->d)->filter, "%s", clean);
     reload(x);
     save_layout(x);
 }
@@ -592,6 +628,10 @@ static const DashViewKey KEYS[] = {
 
 const DashView view_history = {
     .name = "history",
+    .state_size = sizeof(HistoryView),
+    .init = state_init,
+    .free = state_free,
+    .flags = DASH_VIEW_OWN_PLOT,   /* its x axis and log scale stay its own (issue 27) */
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .draw = draw,

@@ -14,6 +14,7 @@
 #include "chart.h"
 #include "safetext.h"
 #include "table.h"
+#include "output.h"
 
 #include <curses.h>
 #include <math.h>
@@ -26,12 +27,29 @@ enum { K_UP, K_DOWN, K_ATTACH, K_PAUSE, K_STOP };
 #define JOB_CELL 96
 #define SPARK_W 12
 
+/* The view's own state (DashView.state_size): every running or paused run of the store,
+ * any process (runstore_jobs). */
+typedef struct {
+    JobRow *jobs;                         /* (n_jobs) malloc'd */
+    int n_jobs, job_sel, job_scroll;
+    double job_next;                      /* reload then (monotonic seconds) */
+    char job_error[256];                  /* why the board could not be read, or "" */
+} JobsView;
+
+extern const DashView view_jobs;
+
+static void state_free(void *state)
+{
+    JobsView *w = state;
+    runstore_jobs_free(w->jobs, w->n_jobs);
+}
+
 /* The newest n losses (at most SPARK_W) as a sparkline: eight block heights in UTF-8, or
  * "_.-=^" in ASCII. */
 static void sparkline(const JobRow *j, int unicode, char *buf, size_t cap)
 {
     int n = j->n_spark < SPARK_W ? j->n_spark : SPARK_W;
-    runstore_jobs_sparkline(j->spark + j->n_spark - n, n, unicode, buf, cap);
+    output_sparkline(j->spark + j->n_spark - n, n, unicode, buf, cap);
 }
 
 static void eta_text(double sec, char *buf, size_t cap)
@@ -63,13 +81,14 @@ static void job_cells(const JobRow *j, int unicode, char (*out)[JOB_CELL])
 
 static void jobs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
 {
+    JobsView *w = dash_view_state(d, &view_jobs);
     char title[160];
     snprintf(title, sizeof title, "jobs: %d running or paused | Enter attach, Space "
-             "pause/resume, Del stop", d->n_jobs);
+             "pause/resume, Del stop", w->n_jobs);
     canvas_box(c, r, title, focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
-    if (d->job_error[0] || d->n_jobs == 0) {
-        dash_draw_message(c, in, d->job_error[0] ? d->job_error
+    if (w->job_error[0] || w->n_jobs == 0) {
+        dash_draw_message(c, in, w->job_error[0] ? w->job_error
                           : "no run is training in this store: `train` starts one here, "
                             "`lmlab --db FILE train ...` in another shell");
         return;
@@ -79,20 +98,20 @@ static void jobs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
         {"step/total", 13, TABLE_RIGHT}, {"loss", 7, TABLE_RIGHT}, {"val", 7, TABLE_RIGHT},
         {"trend", SPARK_W, TABLE_LEFT}, {"tok/s", 7, TABLE_RIGHT}, {"ETA", 6, TABLE_RIGHT},
         {"state", 7, TABLE_LEFT}};
-    int n = d->n_jobs;
+    int n = w->n_jobs;
     const char **cells = calloc((size_t)n * JOB_COLS, sizeof *cells);
     char (*buf)[JOB_COLS][JOB_CELL] = malloc((size_t)n * sizeof *buf);
     unsigned char *mark = calloc((size_t)n, 1);
     if (cells && buf && mark) {
         for (int i = 0; i < n; i++) {
-            job_cells(&d->jobs[i], caps->unicode, buf[i]);
+            job_cells(&w->jobs[i], caps->unicode, buf[i]);
             for (int k = 0; k < JOB_COLS; k++)
                 cells[(size_t)i * JOB_COLS + k] = buf[i][k];
-            mark[i] = d->jobs[i].state != JOB_RUNNING;   /* paused or stale stand out */
+            mark[i] = w->jobs[i].state != JOB_RUNNING;   /* paused or stale stand out */
         }
-        int sel = dash_draw_clamp(d->job_sel, 0, n - 1);
-        TableData td = {cols, JOB_COLS, cells, n, sel, mark, UI_COLOR_WARN, -1, 0, d->job_scroll};
-        d->job_scroll = table_draw(c, in, &td, caps);
+        int sel = dash_draw_clamp(w->job_sel, 0, n - 1);
+        TableData td = {cols, JOB_COLS, cells, n, sel, mark, UI_COLOR_WARN, -1, 0, w->job_scroll};
+        w->job_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
     free(buf);
@@ -102,7 +121,8 @@ static void jobs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
 /* The selected job's newest losses against their steps. */
 static void job_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
 {
-    const JobRow *j = d->n_jobs ? &d->jobs[dash_draw_clamp(d->job_sel, 0, d->n_jobs - 1)] : NULL;
+    JobsView *w = dash_view_state(d, &view_jobs);
+    const JobRow *j = w->n_jobs ? &w->jobs[dash_draw_clamp(w->job_sel, 0, w->n_jobs - 1)] : NULL;
     char title[160];
     snprintf(title, sizeof title, j ? "run #%ld: newest %d losses" : "loss", j ? j->run.id : 0,
              j ? j->n_spark : 0);
@@ -126,6 +146,8 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
                  int focused)
 {
     (void)sn;
+    if (!dash_view_state(d, &view_jobs))   /* out of memory: nothing to show */
+        return;
     int th = r.h * 3 / 5 > 6 ? r.h * 3 / 5 : r.h;
     jobs_table(c, (Rect){r.x, r.y, r.w, th}, d, caps, focused);
     if (r.h - th >= 5)
@@ -137,27 +159,29 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 /* Reloads the board when due (forced: now). 1 when reloaded. */
 static int load(DashCtx *x, int forced)
 {
-    Dashboard *d = x->d;
-    if (!dash_view_due(&d->job_next, forced))
+    JobsView *w = dash_view_state(x->d, &view_jobs);
+    if (!w)
+        return 0;
+    if (!dash_view_due(&w->job_next, forced))
         return 0;
     RunStore *st = forced ? session_store(x->s) : x->s->store; /* a failure is said once */
     if (!st)
         return 0;
-    long sel_id = d->job_sel < d->n_jobs ? d->jobs[d->job_sel].run.id : 0;
+    long sel_id = w->job_sel < w->n_jobs ? w->jobs[w->job_sel].run.id : 0;
     JobRow *j = NULL;
     int n = 0;
     char err[LM_ERR_LEN];
     if (runstore_jobs(st, &j, &n, err)) {
-        snprintf(d->job_error, sizeof d->job_error, "%.250s", err);
+        snprintf(w->job_error, sizeof w->job_error, "%.250s", err);
         return 1;
     }
-    d->job_error[0] = 0;
-    runstore_jobs_free(d->jobs, d->n_jobs);
-    d->jobs = j;
-    d->n_jobs = n;
+    w->job_error[0] = 0;
+    runstore_jobs_free(w->jobs, w->n_jobs);
+    w->jobs = j;
+    w->n_jobs = n;
     for (int i = 0; i < n; i++)
-        if (j[i].run.id == sel_id) d->job_sel = i;
-    d->job_sel = dash_draw_clamp(d->job_sel, 0, n > 0 ? n - 1 : 0);
+        if (j[i].run.id == sel_id) w->job_sel = i;
+    w->job_sel = dash_draw_clamp(w->job_sel, 0, n > 0 ? n - 1 : 0);
     return 1;
 }
 
@@ -169,36 +193,41 @@ static int tick(DashCtx *x) { return load(x, 0); }
 static void ask(DashCtx *x, const char *verb)
 {
     Dashboard *d = x->d;
-    if (d->job_sel >= d->n_jobs) {
+    JobsView *w = dash_view_state(d, &view_jobs);
+    if (!w)
+        return;
+    if (w->job_sel >= w->n_jobs) {
         dash_view_out(x, UI_COLOR_WARN, "no job selected: nothing to %s", verb);
         return;
     }
-    const JobRow *j = &d->jobs[d->job_sel];
+    const JobRow *j = &w->jobs[w->job_sel];
     snprintf(d->confirm_cmd, sizeof d->confirm_cmd, "%s %ld", verb, j->run.id);
     snprintf(d->confirm_text[0], sizeof d->confirm_text[0], "%c%s run #%ld %.30s", verb[0] - 32,
              verb + 1, j->run.id, j->run.name);
     snprintf(d->confirm_text[1], sizeof d->confirm_text[1], "(pid %ld on %.30s, %s at step %ld)?",
              j->run.pid, j->run.host, runstore_job_state_name(j->state), j->last.step);
     d->confirm = DASH_CONFIRM_CMD;
-    d->job_next = 0;   /* the answer shows at the next reload */
+    w->job_next = 0;   /* the answer shows at the next reload */
 }
 
 static void on_key(DashCtx *x, int action)
 {
-    Dashboard *d = x->d;
+    JobsView *w = dash_view_state(x->d, &view_jobs);
+    if (!w)
+        return;
     char line[48];
-    int last = d->n_jobs > 0 ? d->n_jobs - 1 : 0;
+    int last = w->n_jobs > 0 ? w->n_jobs - 1 : 0;
     switch (action) {
-    case K_UP: d->job_sel = dash_draw_clamp(d->job_sel - 1, 0, last); break;
-    case K_DOWN: d->job_sel = dash_draw_clamp(d->job_sel + 1, 0, last); break;
+    case K_UP: w->job_sel = dash_draw_clamp(w->job_sel - 1, 0, last); break;
+    case K_DOWN: w->job_sel = dash_draw_clamp(w->job_sel + 1, 0, last); break;
     case K_ATTACH:
-        if (d->job_sel < d->n_jobs) {
-            snprintf(line, sizeof line, "attach %ld", d->jobs[d->job_sel].run.id);
+        if (w->job_sel < w->n_jobs) {
+            snprintf(line, sizeof line, "attach %ld", w->jobs[w->job_sel].run.id);
             x->command(x->loop, line);
         }
         break;
     case K_PAUSE:
-        ask(x, d->job_sel < d->n_jobs && d->jobs[d->job_sel].state == JOB_PAUSED ? "resume"
+        ask(x, w->job_sel < w->n_jobs && w->jobs[w->job_sel].state == JOB_PAUSED ? "resume"
                                                                                  : "pause");
         break;
     case K_STOP: ask(x, "stop"); break;
@@ -216,6 +245,8 @@ static const DashViewKey KEYS[] = {
 
 const DashView view_jobs = {
     .name = "jobs",
+    .state_size = sizeof(JobsView),
+    .free = state_free,
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .draw = draw,

@@ -16,14 +16,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void columns_free(Dashboard *d)
+#define MAX_RUNS 9   /* the runs of one `sample runs=...` shown */
+
+/* The view's own state (DashView.state_size): the columns shown and what they came from. */
+typedef struct {
+    long sp_run[MAX_RUNS];
+    char sp_name[MAX_RUNS][64];
+    char *sp_text[MAX_RUNS];  /* malloc'd, NULL when not recorded */
+    int n_sp;
+    char sp_key[1024], sp_settings[256], sp_prompt[512];
+    double sp_next;           /* reload then (monotonic seconds) */
+} SamplesView;
+
+extern const DashView view_samples;
+
+static void columns_free(SamplesView *d)
 {
     for (int i = 0; i < d->n_sp; i++) free(d->sp_text[i]);
     d->n_sp = 0;
 }
 
+static void state_free(void *state) { columns_free(state); }
+
 /* The newest sample of run id recorded with settings, into d's column k. */
-static void load_column(Dashboard *d, RunStore *st, long id, const char *settings, int k)
+static void load_column(SamplesView *d, RunStore *st, long id, const char *settings, int k)
 {
     SampleRow *rows = NULL;
     RunRow r;
@@ -46,7 +62,9 @@ static void load_column(Dashboard *d, RunStore *st, long id, const char *setting
 /* Reloads when due (forced: now). 1 when something changed. */
 static int load(DashCtx *x, int forced)
 {
-    Dashboard *d = x->d;
+    SamplesView *d = dash_view_state(x->d, &view_samples);
+    if (!d)
+        return 0;
     if (!dash_view_due(&d->sp_next, forced))
         return 0;
     RunStore *st = forced ? session_store(x->s) : x->s->store;
@@ -67,7 +85,7 @@ static int load(DashCtx *x, int forced)
     char list[256];
     snprintf(list, sizeof list, "%s", runs ? runs + 5 : "");
     char *save = NULL;
-    for (char *w = strtok_r(list, ",", &save); w && d->n_sp < DASH_MAX_SAMPLE_RUNS;
+    for (char *w = strtok_r(list, ",", &save); w && d->n_sp < MAX_RUNS;
          w = strtok_r(NULL, ",", &save), d->n_sp++)
         load_column(d, st, atol(w[0] == '#' ? w + 1 : w), d->sp_settings, d->n_sp);
     return 1;
@@ -100,10 +118,13 @@ static void column_text(Canvas *c, int x, int y, int w, int h, const char *text,
     }
 }
 
-static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
+static void draw(Canvas *c, Rect r, Dashboard *dash, const Snapshot *sn, const CanvasCaps *caps,
                  int focused)
 {
     (void)sn;
+    SamplesView none = {.n_sp = 0}, *d = dash_view_state(dash, &view_samples);
+    if (!d)
+        d = &none;
     char title[700];
     snprintf(title, sizeof title, "one prompt, %d models | prompt \"%.80s\" | %.200s", d->n_sp,
              d->sp_prompt, d->sp_settings);
@@ -127,6 +148,8 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 
 const DashView view_samples = {
     .name = "samples",
+    .state_size = sizeof(SamplesView),
+    .free = state_free,
     .keys = NULL,
     .n_keys = 0,
     .draw = draw,

@@ -7,6 +7,7 @@
  * Not the sweep itself (core/sweep, commands/cmd_sweep.c). */
 #define NCURSES_WIDECHAR 1
 #include "dash_draw.h"
+#include "view_sweep.h"
 #include "dash_view.h"
 #include "err.h"
 #include "safetext.h"
@@ -21,6 +22,12 @@
 
 enum { K_UP, K_DOWN, K_PARAM, K_ATTACH };
 #define SW_MAX_KEYS 8
+
+static void state_free(void *state)
+{
+    SweepView *w = state;
+    free(w->sw_trials);
+}
 
 /* The swept keys of a trial's params ("lr=0.001 d=64"): up to max names; the count. */
 static int param_keys(const char *params, char (*keys)[32], int max)
@@ -52,38 +59,39 @@ static double param_value(const char *params, const char *key)
     return NAN;
 }
 
-static int best_trial(const Dashboard *d)
+static int best_trial(const SweepView *w)
 {
     int b = -1;
-    for (int i = 0; i < d->n_sw_trials; i++)
-        if (isfinite(d->sw_trials[i].best_val) &&
-            (b < 0 || d->sw_trials[i].best_val < d->sw_trials[b].best_val))
+    for (int i = 0; i < w->n_sw_trials; i++)
+        if (isfinite(w->sw_trials[i].best_val) &&
+            (b < 0 || w->sw_trials[i].best_val < w->sw_trials[b].best_val))
             b = i;
     return b;
 }
 
 static void trials_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
 {
+    SweepView *w = dash_view_state(d, &view_sweep);   /* draw made sure of it */
     char title[160];
     snprintf(title, sizeof title, "sweep #%ld %s: %s, %d trials | Enter attach  # x",
-             d->sw_id, d->sw_name, d->sw_status, d->n_sw_trials);
-    canvas_box(c, r, d->sw_id ? title : "sweep", focused, caps->unicode);
+             w->sw_id, w->sw_name, w->sw_status, w->n_sw_trials);
+    canvas_box(c, r, w->sw_id ? title : "sweep", focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
-    if (!d->sw_id || !d->n_sw_trials) {
-        dash_draw_message(c, in, d->sw_id ? "no trials yet" : "no sweep yet: `sweep lr=1e-3,"
+    if (!w->sw_id || !w->n_sw_trials) {
+        dash_draw_message(c, in, w->sw_id ? "no trials yet" : "no sweep yet: `sweep lr=1e-3,"
                                                               "3e-4 steps=500` starts one");
         return;
     }
     static const TableColumn cols[] = {
         {"#", 3, TABLE_RIGHT}, {"run", 4, TABLE_RIGHT}, {"swept values", 0, TABLE_LEFT},
         {"status", 8, TABLE_LEFT}, {"steps", 6, TABLE_RIGHT}, {"best val", 8, TABLE_RIGHT}};
-    int n = d->n_sw_trials, best = best_trial(d);
+    int n = w->n_sw_trials, best = best_trial(w);
     const char **cells = calloc((size_t)n * 6, sizeof *cells);
     char (*buf)[6][80] = malloc((size_t)n * sizeof *buf);
     unsigned char *mark = calloc((size_t)n, 1);
     if (cells && buf && mark) {
         for (int i = 0; i < n; i++) {
-            const SweepTrialRow *t = &d->sw_trials[i];
+            const SweepTrialRow *t = &w->sw_trials[i];
             snprintf(buf[i][0], 80, "%d", t->trial);
             snprintf(buf[i][1], 80, t->run_id ? "#%ld" : "-", t->run_id);
             safetext_escape(buf[i][2], 80, t->params, 0);   /* stored text: escaped */
@@ -97,9 +105,9 @@ static void trials_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
                 cells[(size_t)i * 6 + j] = buf[i][j];
             mark[i] = i == best;
         }
-        int sel = dash_draw_clamp(d->sw_sel, 0, n - 1);
-        TableData td = {cols, 6, cells, n, sel, mark, UI_COLOR_OK, -1, 0, d->sw_scroll};
-        d->sw_scroll = table_draw(c, in, &td, caps);
+        int sel = dash_draw_clamp(w->sw_sel, 0, n - 1);
+        TableData td = {cols, 6, cells, n, sel, mark, UI_COLOR_OK, -1, 0, w->sw_scroll};
+        w->sw_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
     free(buf);
@@ -112,10 +120,10 @@ static void trials_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
 
 /* The trials' params and their metric (best val of done trials, NaN otherwise), as
  * `sweep importance` ranks them; p and m hold n_sw_trials entries. */
-static void trial_metric(const Dashboard *d, const char **p, double *m)
+static void trial_metric(const SweepView *w, const char **p, double *m)
 {
-    for (int i = 0; i < d->n_sw_trials; i++) {
-        const SweepTrialRow *t = &d->sw_trials[i];
+    for (int i = 0; i < w->n_sw_trials; i++) {
+        const SweepTrialRow *t = &w->sw_trials[i];
         p[i] = t->params;
         m[i] = strcmp(t->status, "done") ? NAN : t->best_val;
     }
@@ -125,16 +133,17 @@ static void trial_metric(const Dashboard *d, const char **p, double *m)
  * classes of its metric (one plot series per class, trials separated by NaN gaps). */
 static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
 {
+    SweepView *w = dash_view_state(d, &view_sweep);   /* draw made sure of it */
     canvas_box(c, r, "parallel coordinates: settings -> best val (# next chart)", 0,
                caps->unicode);
     Rect in = canvas_rect_inner(r);
-    int n = d->n_sw_trials;
+    int n = w->n_sw_trials;
     const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
     double *m = malloc((size_t)(n ? n : 1) * sizeof *m), lo = INFINITY, hi = -INFINITY;
     SweepAxis ax[SW_MAX_KEYS];
     int na = 0;
     if (p && m) {
-        trial_metric(d, p, m);
+        trial_metric(w, p, m);
         na = sweep_axes(p, n, ax, SW_MAX_KEYS);
         for (int i = 0; i < n; i++)
             if (isfinite(m[i])) lo = fmin(lo, m[i]), hi = fmax(hi, m[i]);
@@ -192,17 +201,18 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
 }
 
 /* Each swept setting's share of best val's variance, as bars, with its direction. */
-static void importance_panel(Canvas *c, Rect r, const Dashboard *d, const CanvasCaps *caps)
+static void importance_panel(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
 {
+    SweepView *w = dash_view_state(d, &view_sweep);   /* draw made sure of it */
     canvas_box(c, r, "importance: share of variance", 0, caps->unicode);
     Rect in = canvas_rect_inner(r);
-    int n = d->n_sw_trials, used = 0;
+    int n = w->n_sw_trials, used = 0;
     const char **p = malloc((size_t)(n ? n : 1) * sizeof *p);
     double *m = malloc((size_t)(n ? n : 1) * sizeof *m);
     SweepImportance im[SW_MAX_KEYS];
     int ni = 0;
     if (p && m) {
-        trial_metric(d, p, m);
+        trial_metric(w, p, m);
         for (int i = 0; i < n; i++) used += isfinite(m[i]);
         ni = sweep_importance(p, m, n, im, SW_MAX_KEYS);
     }
@@ -235,13 +245,14 @@ static void importance_panel(Canvas *c, Rect r, const Dashboard *d, const Canvas
 /* Best validation loss of each trial against the chosen swept key. */
 static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
 {
+    SweepView *w = dash_view_state(d, &view_sweep);   /* draw made sure of it */
     char keys[SW_MAX_KEYS][32], title[96], xl[48];
-    int nk = d->n_sw_trials ? param_keys(d->sw_trials[0].params, keys, SW_MAX_KEYS) : 0;
-    int k = nk ? d->sw_param % nk : 0;
+    int nk = w->n_sw_trials ? param_keys(w->sw_trials[0].params, keys, SW_MAX_KEYS) : 0;
+    int k = nk ? w->sw_param % nk : 0;
     snprintf(title, sizeof title, "best val loss vs %s", nk ? keys[k] : "a swept setting");
     canvas_box(c, r, title, 0, caps->unicode);
     Rect in = canvas_rect_inner(r);
-    int n = d->n_sw_trials;
+    int n = w->n_sw_trials;
     double *b = dash_draw_scratch(d, 2L * n + 1);
     if (!nk || !b) {
         dash_draw_message(c, in, "the trials' results appear here");
@@ -249,8 +260,8 @@ static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
     }
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < n; i++) {
-        b[i] = param_value(d->sw_trials[i].params, keys[k]);
-        b[n + i] = d->sw_trials[i].best_val;
+        b[i] = param_value(w->sw_trials[i].params, keys[k]);
+        b[n + i] = w->sw_trials[i].best_val;
         if (isfinite(b[i]))
             lo = fmin(lo, b[i]), hi = fmax(hi, b[i]);
     }
@@ -267,12 +278,15 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
                  int focused)
 {
     (void)sn;
+    SweepView *w = dash_view_state(d, &view_sweep);
+    if (!w)   /* out of memory: nothing to show */
+        return;
     int th = r.h * 2 / 5 > 5 ? r.h * 2 / 5 : 5, cw = r.w * 2 / 3;
     trials_table(c, (Rect){r.x, r.y, r.w, th}, d, caps, focused);
     Rect chart = {r.x, r.y + th, cw, r.h - th};
     char keys[SW_MAX_KEYS][32];
-    int nk = d->n_sw_trials ? param_keys(d->sw_trials[0].params, keys, SW_MAX_KEYS) : 0;
-    if (nk && d->sw_param >= nk)   /* after the settings: parallel coordinates */
+    int nk = w->n_sw_trials ? param_keys(w->sw_trials[0].params, keys, SW_MAX_KEYS) : 0;
+    if (nk && w->sw_param >= nk)   /* after the settings: parallel coordinates */
         parallel_chart(c, chart, d, caps);
     else
         metric_chart(c, chart, d, caps);
@@ -302,14 +316,16 @@ static long newest_sweep(RunStore *st)
 /* Reloads the sweep and its trials when due (forced: now). 1 when reloaded. */
 static int load(DashCtx *x, int forced)
 {
-    Dashboard *d = x->d;
-    if (!dash_view_due(&d->sw_next, forced))
+    SweepView *w = dash_view_state(x->d, &view_sweep);
+    if (!w)
+        return 0;
+    if (!dash_view_due(&w->sw_next, forced))
         return 0;
     RunStore *st = forced ? session_store(x->s) : x->s->store; /* a failure is said once */
     if (!st)
         return 0;
     SweepRunner *sw = session_job_sweep(x->s);
-    long id = sw ? sweep_runner_id(sw) : d->sw_id && !forced ? d->sw_id : newest_sweep(st);
+    long id = sw ? sweep_runner_id(sw) : w->sw_id && !forced ? w->sw_id : newest_sweep(st);
     SweepRow row = {0};
     SweepTrialRow *t = NULL;
     int n = 0;
@@ -319,12 +335,12 @@ static int load(DashCtx *x, int forced)
         free(row.spec);
         return 0;
     }
-    free(d->sw_trials);
-    d->sw_trials = t;
-    d->n_sw_trials = n;
-    d->sw_id = id;
-    snprintf(d->sw_name, sizeof d->sw_name, "%s", row.name);
-    snprintf(d->sw_status, sizeof d->sw_status, "%s", row.status);
+    free(w->sw_trials);
+    w->sw_trials = t;
+    w->n_sw_trials = n;
+    w->sw_id = id;
+    snprintf(w->sw_name, sizeof w->sw_name, "%s", row.name);
+    snprintf(w->sw_status, sizeof w->sw_status, "%s", row.status);
     free(row.spec);
     return 1;
 }
@@ -336,31 +352,36 @@ static void enter(DashCtx *x) { load(x, 1); }
 static int tick(DashCtx *x)
 {
     Dashboard *d = x->d;
-    int changed = strcmp(d->sweep, d->sw_bar_seen) != 0;
+    SweepView *w = dash_view_state(d, &view_sweep);
+    if (!w)
+        return 0;
+    int changed = strcmp(d->sweep, w->sw_bar_seen) != 0;
     if (changed)
-        snprintf(d->sw_bar_seen, sizeof d->sw_bar_seen, "%s", d->sweep);
+        snprintf(w->sw_bar_seen, sizeof w->sw_bar_seen, "%s", d->sweep);
     return load(x, changed);
 }
 
 static void on_key(DashCtx *x, int action)
 {
-    Dashboard *d = x->d;
+    SweepView *w = dash_view_state(x->d, &view_sweep);
+    if (!w)
+        return;
     char line[48];
     switch (action) {
     case K_UP: case K_DOWN:
-        d->sw_sel = dash_draw_clamp(d->sw_sel + (action == K_UP ? -1 : 1), 0,
-                                    d->n_sw_trials > 0 ? d->n_sw_trials - 1 : 0);
+        w->sw_sel = dash_draw_clamp(w->sw_sel + (action == K_UP ? -1 : 1), 0,
+                                    w->n_sw_trials > 0 ? w->n_sw_trials - 1 : 0);
         break;
     case K_PARAM: {   /* k < settings: best val vs the k-th setting; then parallel coords */
         int nk = 0;
         char keys[SW_MAX_KEYS][32];
-        if (d->n_sw_trials) nk = param_keys(d->sw_trials[0].params, keys, SW_MAX_KEYS);
-        d->sw_param = (d->sw_param + 1) % (nk + 1);
+        if (w->n_sw_trials) nk = param_keys(w->sw_trials[0].params, keys, SW_MAX_KEYS);
+        w->sw_param = (w->sw_param + 1) % (nk + 1);
         break;
     }
     case K_ATTACH:
-        if (d->sw_sel < d->n_sw_trials && d->sw_trials[d->sw_sel].run_id) {
-            snprintf(line, sizeof line, "attach %ld", d->sw_trials[d->sw_sel].run_id);
+        if (w->sw_sel < w->n_sw_trials && w->sw_trials[w->sw_sel].run_id) {
+            snprintf(line, sizeof line, "attach %ld", w->sw_trials[w->sw_sel].run_id);
             x->command(x->loop, line);
         }
         break;
@@ -377,6 +398,8 @@ static const DashViewKey KEYS[] = {
 
 const DashView view_sweep = {
     .name = "sweep",
+    .state_size = sizeof(SweepView),
+    .free = state_free,
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .draw = draw,

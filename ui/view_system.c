@@ -9,6 +9,7 @@
 #include "chart.h"
 #include "dash_draw.h"
 #include "dash_view.h"
+#include "view_system.h"
 #include "err.h"
 #include "safetext.h"
 
@@ -19,8 +20,15 @@
 #include <string.h>
 #include <time.h>
 
+static void state_free(void *state)
+{
+    SystemView *d = state;
+    free(d->sys);
+    textpane_destroy(d->console);
+}
+
 /* A console line as the pane shows it: "HH:MM:SS kind text", stored text escaped. */
-static void console_add(Dashboard *d, const ConsoleLine *l)
+static void console_add(SystemView *d, const ConsoleLine *l)
 {
     char t[16], head[48];
     time_t tt = (time_t)l->t;
@@ -40,7 +48,8 @@ static void console_add(Dashboard *d, const ConsoleLine *l)
 /* Reloads the shown run's samples and new console lines when due. 1 when changed. */
 static int load(DashCtx *x, int forced)
 {
-    Dashboard *d = x->d;
+    SystemView *d = dash_view_state(x->d, &view_system);
+    if (!d) return 0;   /* out of memory: nothing to show */
     long run = x->snap ? x->snap->run_id : 0;
     if (run != d->sys_run) forced = 1;
     if (!dash_view_due(&d->sys_next, forced)) return 0;
@@ -83,7 +92,7 @@ static void enter(DashCtx *x) { load(x, 1); }
 static int tick(DashCtx *x) { return load(x, 0); }
 
 /* tokens/s (left) and load and CPU cores (right) against minutes of the run. */
-static void charts(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)
+static void charts(Canvas *c, Rect r, Dashboard *dash, const SystemView *d, const CanvasCaps *caps, int focused)
 {
     int n = d->n_sys, half = r.w / 2;
     char title[160];
@@ -91,7 +100,7 @@ static void charts(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int 
     snprintf(title, sizeof title, "run #%ld: tokens/s", d->sys_run);
     canvas_box(c, left, title, focused, caps->unicode);
     canvas_box(c, right, "machine load and process CPU (cores)", 0, caps->unicode);
-    double *b = n ? dash_draw_scratch(d, 4L * n) : NULL;
+    double *b = n ? dash_draw_scratch(dash, 4L * n) : NULL;
     if (!b || n < 2) {
         const char *msg = d->sys_run ? "the run's system metrics appear here (sampled every 5 s)"
                                      : "no run on screen: `train`, or `attach ID`";
@@ -114,13 +123,15 @@ static void charts(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int 
     chart_draw(c, canvas_rect_inner(right), &ld, caps);
 }
 
-static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
-                 int focused)
+static void draw(Canvas *c, Rect r, Dashboard *dash, const Snapshot *sn,
+                 const CanvasCaps *caps, int focused)
 {
     (void)sn;
+    SystemView *d = dash_view_state(dash, &view_system);
+    if (!d) return;
     int ch = r.h >= 16 ? r.h / 2 : r.h - 4;
     if (ch < 5) ch = r.h;
-    charts(c, (Rect){r.x, r.y, r.w, ch}, d, caps, focused);
+    charts(c, (Rect){r.x, r.y, r.w, ch}, dash, d, caps, focused);
     if (r.h - ch < 4) return;
     char line[400] = "";
     if (d->n_sys) {
@@ -140,6 +151,8 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 
 const DashView view_system = {
     .name = "system",
+    .state_size = sizeof(SystemView),
+    .free = state_free,
     .keys = NULL,
     .n_keys = 0,
     .draw = draw,

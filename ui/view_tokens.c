@@ -6,10 +6,12 @@
 #include "dash_data.h"
 #include "dash_draw.h"
 #include "dash_view.h"
+#include "err.h"
 
 #include <curses.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { K_UP, K_DOWN, K_PROMPT };
@@ -63,11 +65,30 @@ static void band_labels(Canvas *c, Rect in, int y, int levels)
     }
 }
 
+extern const DashView view_tokens;
+
+/* The view's own state is a DashTokens (dash_data.h): the prompt and its gates. */
+static int state_init(void *state)
+{
+    DashTokens *t = state;
+    snprintf(t->prompt, sizeof t->prompt, "ROMEO:\nBut soft, what light");
+    return LM_OK;
+}
+
+static void state_free(void *state)
+{
+    DashTokens *t = state;
+    free(t->text);
+    free(t->gates);
+}
+
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
                  int focused)
 {
     (void)sn;
-    DashTokens *t = &d->tok;
+    DashTokens *t = dash_view_state(d, &view_tokens);
+    if (!t)
+        return;
     char title[160];
     if (t->layers > 0 && !t->error[0])
         snprintf(title, sizeof title, "per-token gates | layer %d of %d (Up/Down) | Enter: "
@@ -106,20 +127,24 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     canvas_text_fit(c, in.x, in.y + in.h - 1, in.w, legend, UI_COLOR_DIM, 0, caps->unicode);
 }
 
-/* The per-token gates of d->tok.prompt with the current weights. */
+/* The per-token gates of the view's prompt with the current weights. */
 static void load(DashCtx *x)
 {
     Session *s = x->s;
+    DashTokens *t = dash_view_state(x->d, &view_tokens);
+    if (!t)
+        return;
     if (!s->trainer && !s->view)
-        snprintf(x->d->tok.error, sizeof x->d->tok.error,
-                 "no model open: `open ID` or `train`");
+        snprintf(t->error, sizeof t->error, "no model open: `open ID` or `train`");
     else if (session_prepare_view(s) == LM_OK)
-        dash_data_tokens(x->d, s->view, s->view_tok, s->view_source);
+        dash_data_tokens(t, s->view, s->view_tok, s->view_source);
 }
 
 static void on_key(DashCtx *x, int action)
 {
-    DashTokens *t = &x->d->tok;
+    DashTokens *t = dash_view_state(x->d, &view_tokens);
+    if (!t)
+        return;
     if (action == K_PROMPT)
         dash_view_prompt(x, "prompt> ", t->prompt);
     else if (t->layers > 0)
@@ -128,7 +153,9 @@ static void on_key(DashCtx *x, int action)
 
 static void on_prompt(DashCtx *x, const char *line)
 {
-    DashTokens *t = &x->d->tok;
+    DashTokens *t = dash_view_state(x->d, &view_tokens);
+    if (!t)
+        return;
     size_t o = 0;  /* \n typed as two characters is a newline */
     for (const char *p = line; *p && o + 1 < sizeof t->prompt; p++)
         if (p[0] == '\\' && p[1] == 'n')
@@ -147,6 +174,9 @@ static const DashViewKey KEYS[] = {
 
 const DashView view_tokens = {
     .name = "tokens",
+    .state_size = sizeof(DashTokens),
+    .init = state_init,
+    .free = state_free,
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .draw = draw,

@@ -7,6 +7,7 @@
 #include "safetext.h"
 #include "dash_draw.h"
 #include "smooth.h"
+#include "view_train.h"
 #include "dash_view.h"
 #include "heatmap.h"
 #include "chart.h"
@@ -20,6 +21,8 @@
 enum { K_UP, K_DOWN, K_LEFT, K_RIGHT };
 
 /* ---- plots ---- */
+
+static void state_free(void *state) { free(((TrainView *)state)->gate_hist); }
 
 /* x of a live-run step: steps, or tokens / seconds at the run's average rate so far. */
 static double live_x_scale(const Dashboard *d, const Snapshot *sn)
@@ -86,6 +89,7 @@ static const GateStat *gate_at(const Snapshot *sn, int layer, int level)
 static void gates_heatmap(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
                           const CanvasCaps *caps, int focused)
 {
+    TrainView *w = dash_view_state(d, &view_train);   /* draw made sure of it */
     char title[64];
     long step = sn->n_gates ? sn->gates[0].step : 0;
     snprintf(title, sizeof title, sn->n_gates ? "gates @%ld: layer x shift" : "gates", step);
@@ -107,16 +111,17 @@ static void gates_heatmap(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
             vals[g->layer * K + g->level] = g->mean;
     }
     HeatmapData hd = {"layer \\ shift", vals, L, K, NULL, NULL,
-                      dash_draw_clamp(d->gate_row, 0, L - 1), dash_draw_clamp(d->gate_col, 0, K - 1)};
+                      dash_draw_clamp(w->gate_row, 0, L - 1), dash_draw_clamp(w->gate_col, 0, K - 1)};
     heatmap_draw(c, in, &hd, caps);
 }
 
 static void gate_cell(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
                       const CanvasCaps *caps)
 {
+    TrainView *w = dash_view_state(d, &view_train);   /* draw made sure of it */
     int L = sn->gate_layers, K = sn->gate_levels;
-    int l = dash_draw_clamp(d->gate_row, 0, L > 0 ? L - 1 : 0);
-    int k = dash_draw_clamp(d->gate_col, 0, K > 0 ? K - 1 : 0);
+    int l = dash_draw_clamp(w->gate_row, 0, L > 0 ? L - 1 : 0);
+    int k = dash_draw_clamp(w->gate_col, 0, K > 0 ? K - 1 : 0);
     const GateStat *g = sn->n_gates ? gate_at(sn, l, k) : NULL;
     char title[64];
     if (g)
@@ -147,14 +152,14 @@ static void gate_cell(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
                                                     in.h - 1};
     HistogramData hd = {"distribution", g->hist, GATE_HIST_BINS, 0, 1, UI_COLOR_SERIES1};
     histogram_draw(c, hr, &hd, caps);
-    double *b = dash_draw_scratch(d, 2L * d->n_gate_hist + 1);
+    double *b = dash_draw_scratch(d, 2L * w->n_gate_hist + 1);
     if (!b)
         return;
-    for (int i = 0; i < d->n_gate_hist; i++) {
-        b[i] = (double)d->gate_hist[i].step;
-        b[d->n_gate_hist + i] = d->gate_hist[i].value;
+    for (int i = 0; i < w->n_gate_hist; i++) {
+        b[i] = (double)w->gate_hist[i].step;
+        b[w->n_gate_hist + i] = w->gate_hist[i].value;
     }
-    ChartSeries ps = {b, b + d->n_gate_hist, d->n_gate_hist, "mean by step",
+    ChartSeries ps = {b, b + w->n_gate_hist, w->n_gate_hist, "mean by step",
                      UI_COLOR_SERIES2, CHART_LINE};
     ChartData pd = {&ps, 1, "step", 0, 1, 0, 1};
     chart_draw(c, pr, &pd, caps);
@@ -187,6 +192,8 @@ static void sample_pane(Canvas *c, Rect r, const Dashboard *d, const Snapshot *s
 static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const CanvasCaps *caps,
                  int focused)
 {
+    if (!dash_view_state(d, &view_train))   /* out of memory: nothing to show */
+        return;
     int lw = r.w * 55 / 100;
     Rect left = {r.x, r.y, lw, r.h}, right = {r.x + lw, r.y, r.w - lw, r.h};
     int sample_h = dash_draw_clamp(r.h / 3, 4, 12);
@@ -211,32 +218,36 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
 static int gate_history(DashCtx *x)
 {
     const Snapshot *sn = x->snap;
-    Dashboard *d = x->d;
-    if (!sn->run_id || !sn->n_gates || sn->gate_layers < 1 || sn->gate_levels < 1)
+    TrainView *w = dash_view_state(x->d, &view_train);
+    if (!w || !sn->run_id || !sn->n_gates || sn->gate_layers < 1 || sn->gate_levels < 1)
         return 0;
-    d->gate_row = dash_draw_clamp(d->gate_row, 0, sn->gate_layers - 1);
-    d->gate_col = dash_draw_clamp(d->gate_col, 0, sn->gate_levels - 1);
+    w->gate_row = dash_draw_clamp(w->gate_row, 0, sn->gate_layers - 1);
+    w->gate_col = dash_draw_clamp(w->gate_col, 0, sn->gate_levels - 1);
     long step = sn->gates[0].step;
-    int same = d->gh_run == sn->run_id && d->gh_step == step && d->gh_row == d->gate_row &&
-               d->gh_col == d->gate_col;
+    int same = w->gh_run == sn->run_id && w->gh_step == step && w->gh_row == w->gate_row &&
+               w->gh_col == w->gate_col;
     double now = sysinfo_now();
-    if (same && (d->gh_retry == 0 || now < d->gh_retry))
+    if (same && (w->gh_retry == 0 || now < w->gh_retry))
         return 0;
-    d->gh_run = sn->run_id, d->gh_step = step, d->gh_row = d->gate_row, d->gh_col = d->gate_col;
-    d->gh_retry = now + 5;   /* until it worked: a failing store is not asked 10 times/s */
+    w->gh_run = sn->run_id, w->gh_step = step, w->gh_row = w->gate_row, w->gh_col = w->gate_col;
+    w->gh_retry = now + 5;   /* until it worked: a failing store is not asked 10 times/s */
     RunStore *st = session_store(x->s);
     char err[LM_ERR_LEN];
-    if (!st || dash_data_gate_history(d, st, sn->run_id, d->gate_row, d->gate_col, err))
+    if (!st || dash_data_gate_history(&w->gate_hist, &w->n_gate_hist, st, sn->run_id, w->gate_row,
+                                      w->gate_col, err))
         return 0;
-    int complete = d->n_gate_hist > 0 && d->gate_hist[d->n_gate_hist - 1].step >= step;
-    d->gh_retry = complete ? 0 : now + 0.5;
+    int complete = w->n_gate_hist > 0 && w->gate_hist[w->n_gate_hist - 1].step >= step;
+    w->gh_retry = complete ? 0 : now + 0.5;
     return 1;
 }
 
 static void on_key(DashCtx *x, int action)
 {
     static const int dx[] = {0, 0, -1, 1}, dy[] = {-1, 1, 0, 0};
-    x->d->gate_row += dy[action], x->d->gate_col += dx[action];
+    TrainView *w = dash_view_state(x->d, &view_train);
+    if (!w)
+        return;
+    w->gate_row += dy[action], w->gate_col += dx[action];
     gate_history(x);   /* clamps to the heatmap */
 }
 
@@ -249,6 +260,8 @@ static const DashViewKey KEYS[] = {
 
 const DashView view_train = {
     .name = "training",
+    .state_size = sizeof(TrainView),
+    .free = state_free,
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .draw = draw,

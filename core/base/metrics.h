@@ -1,22 +1,50 @@
 /* metrics.h — the records a training run produces (steps, evaluations, gate statistics,
  * samples, checkpoints). The trainer emits them as events; the run store persists them;
- * the dashboard plots them. Plain data, no behaviour. */
+ * the dashboard plots them. Plain data; the per-step metrics are listed once, in
+ * metrics.def, and metrics.c reads and writes them by position. */
 #ifndef LM_METRICS_H
 #define LM_METRICS_H
 
 #define GATE_HIST_BINS 10
 #define METRICS_PATH_LEN 1024
 
+/* One logged training step: the step and the metrics of metrics.def (one field each,
+ * in its order). */
 typedef struct {
     long step;
-    double epoch;          /* fractional epochs done */
-    long tokens;           /* tokens seen so far */
-    float loss;            /* mean training loss of this step */
-    float lr;
-    float grad_norm;       /* before clipping */
-    float tokens_per_s;    /* smoothed over the log interval */
-    double elapsed;        /* seconds of training (pauses excluded) */
+#define STEP_METRIC(name, type, kind, help) type name;
+#include "metrics.def"
+#undef STEP_METRIC
 } StepMetric;
+
+/* The metrics of metrics.def by position: STEP_M_loss, ...; STEP_METRIC_N of them. */
+enum {
+#define STEP_METRIC(name, type, kind, help) STEP_M_##name,
+#include "metrics.def"
+#undef STEP_METRIC
+    STEP_METRIC_N
+};
+
+typedef enum { STEP_REAL, STEP_INT } StepMetricKind;
+
+/* What a per-step metric is: its name (field, column, series), kind, the significant
+ * digits that print it back exactly (9 for a float, 16 otherwise) and its help. */
+typedef struct {
+    const char *name;
+    StepMetricKind kind;
+    int digits;
+    const char *help;
+} StepMetricInfo;
+
+/* The metrics of metrics.def in order (metrics.c). */
+extern const StepMetricInfo STEP_METRICS[STEP_METRIC_N];
+
+/* Metric i (STEP_M_*) of m as a double (a long converted: exact below 2^53). */
+double step_metric_get(const StepMetric *m, int i);
+/* Sets metric i of m from v (converted to the field's type). */
+void step_metric_set(StepMetric *m, int i, double v);
+/* The index (STEP_M_*) of the metric called name, -1 for none. */
+int step_metric_find(const char *name);
 
 typedef struct {
     long step;

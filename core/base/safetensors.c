@@ -239,26 +239,6 @@ int safetensors_open(const char *path, SafeTensors **out, char *err)
     return LM_OK;
 }
 
-int safetensors_open_memory(unsigned char *buf, size_t size, const char *label,
-                            SafeTensors **out, char *err)
-{
-    *out = NULL;
-    SafeTensors *st = calloc(1, sizeof *st);
-    if (!st) {
-        free(buf);
-        return err_set(err, LM_ENOMEM, "%s: out of memory", label);
-    }
-    st->buf = buf;
-    st->size = size;
-    int rc = parse_buffer(st, label, err);
-    if (rc != LM_OK) {
-        safetensors_close(st);
-        return rc;
-    }
-    *out = st;
-    return LM_OK;
-}
-
 /* Names unique and short enough, begin/end packed in order: what the file format
  * guarantees for a parsed file, checked here for tensors handed over by a source. */
 static int adopt_tensors(SafeTensors *st, const StTensor *t, int n, const char *label,
@@ -658,31 +638,6 @@ static int write_body(SafeTensorsWriter *w, OutFile *o, const char *h, size_t hl
         if ((e = outfile_write(o, w->e[i].data, w->e[i].t.end - w->e[i].t.begin)))
             return e;
     return 0;
-}
-
-int safetensors_writer_to_memory(SafeTensorsWriter *w, unsigned char **buf, size_t *size,
-                                 char *err)
-{
-    *buf = NULL;
-    *size = 0;
-    size_t hlen, data_len;
-    char *h = build_header(w, &hlen, &data_len);
-    unsigned char *b = h ? malloc(8 + hlen + data_len) : NULL;
-    if (!b) {
-        free(h);
-        return err_set(err, LM_ENOMEM, "out of memory assembling %zu tensors", (size_t)w->n);
-    }
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-    memcpy(b + 8, h, hlen);
-    free(h);
-    for (int i = 0; i < w->n; i++)
-        if (w->e[i].t.end > w->e[i].t.begin)   /* an empty tensor may have no data */
-            memcpy(b + 8 + hlen + w->e[i].t.begin, w->e[i].data,
-                   w->e[i].t.end - w->e[i].t.begin);
-    *buf = b;
-    *size = 8 + hlen + data_len;
-    return LM_OK;
 }
 
 /* Written through outfile: a regular file (or a link to one) is replaced atomically at

@@ -33,11 +33,6 @@ typedef struct SafeTensors SafeTensors;   /* heap object */
  * Never crashes on any input; *out is NULL on failure. */
 int safetensors_open(const char *path, SafeTensors **out, char *err);
 
-/* The same over a buffer already in memory: takes ownership of buf (malloc'd; freed by
- * safetensors_close, or at once on failure). label names it in messages. */
-int safetensors_open_memory(unsigned char *buf, size_t size, const char *label,
-                            SafeTensors **out, char *err);
-
 /* Where the bytes of a SafeTensors built by safetensors_open_source come from:
  * load(ctx, i, out, err) writes tensor i's end - begin bytes (contiguous,
  * little-endian, its dtype) into out, or returns a status with a message; it is called
@@ -117,10 +112,5 @@ int safetensors_writer_meta(SafeTensorsWriter *w, const char *key, const char *v
  * of 8. LM_ENOSPC (disk full; the message says how many bytes were needed) or LM_EIO;
  * on failure the temporary file is removed and an existing file at path is untouched. */
 int safetensors_writer_write(SafeTensorsWriter *w, const char *path, char *err);
-
-/* The file safetensors_writer_write would write, as a malloc'd buffer in *buf (caller
- * frees) of *size bytes. LM_OK or LM_ENOMEM. */
-int safetensors_writer_to_memory(SafeTensorsWriter *w, unsigned char **buf, size_t *size,
-                                 char *err);
 
 #endif

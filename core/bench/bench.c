@@ -21,6 +21,9 @@
 #include <string.h>
 #include <time.h>
 
+static double bench_sgemm_gflops(int n);
+static double bench_bf16_gflops(int n, int threads);
+
 static const char *const NAMES[] = {"small", "paper", "small-msa", "paper-msa",
     "scan-dispatcher-256", "scan-dispatcher-1024", "scan-dispatcher-4096", "scan-msa-256",
     "scan-msa-1024", "scan-msa-4096", NULL};
@@ -102,7 +105,8 @@ static void forward_part_flops(const Config *c, int V, double *part)
     part[PROF_DECODER] = 2 * d * V;
 }
 
-const char *bench_precision(const BenchWorkload *w)
+/* The matmul precision workload w runs in ("fp32"). */
+static const char *bench_precision(const BenchWorkload *w)
 {
     return strcmp(w->cfg.precision, "bf16") ? "fp32" : "bf16";
 }
@@ -168,6 +172,113 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The per-step figures of the timed steps (each w->steps long, malloc'd). */
+typedef struct {
+    double *times, *peaks, *shares, *cpu;
+} StepFigures;
+
+/* out from the timed steps (their arrays are sorted here) and the model's profile: the
+ * median step, tokens/s, FLOPs per part against the time per part, the peak share. */
+static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, int bf16,
+                        int peak_threads, BenchResult *out)
+{
+    const Config *c = &w->cfg;
+    size_t N = (size_t)c->batch * c->bptt, n = (size_t)w->steps;
+    qsort(f->times, n, sizeof(double), cmp_double);
+    snprintf(out->name, sizeof out->name, "%.34s%s", w->name, bf16 ? " bf16" : "");
+    snprintf(out->model, sizeof out->model, "%s", c->model);
+    out->vocab = w->vocab; out->d = c->d; out->layers = c->layers; out->bptt = c->bptt;
+    out->batch = c->batch; out->heads = c->heads;
+    out->params = model_param_count(m);
+    out->step_s = f->times[w->steps / 2];
+    out->tokens_per_s = (double)N / out->step_s;
+    double sum = 0, mean = 0;
+    for (int p = 0; p < PROF_N; p++) {
+        out->part_s[p] = m->prof[p] / w->steps;
+        out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
+        sum += out->part_s[p] + out->part_bwd_s[p];
+    }
+    for (int s = 0; s < w->steps; s++)
+        mean += f->times[s] / w->steps;
+    sum += out->feed_s;
+    out->other_s = mean > sum ? mean - sum : 0;   /* parts are sums, so the mean */
+    out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
+    snprintf(out->precision, sizeof out->precision, "%s", bench_precision(w));
+    qsort(f->peaks, n, sizeof(double), cmp_double);
+    qsort(f->shares, n, sizeof(double), cmp_double);
+    out->peak_gflops = f->peaks[(w->steps - 1) / 2];   /* the lower median: with 2 steps */
+    out->peak_share = f->shares[(w->steps - 1) / 2];   /* not the larger share */
+    out->peak_threads = peak_threads;
+    qsort(f->cpu, n, sizeof(double), cmp_double);
+    out->cpu_step_s = f->cpu[w->steps / 2];
+    out->tokens_per_cpu_s = out->cpu_step_s > 0 ? (double)N / out->cpu_step_s : 0;
+    out->peak_rss_kb = sysinfo_peak_rss_kb();
+}
+
+/* The data feed as the trainer's: a Batcher over a token stream of random tokens (speed
+ * does not depend on the data) in the workload's batching mode. The stream is malloc'd
+ * into *stream; LM_ENOMEM when it cannot be. */
+static int feed_init(const BenchWorkload *w, Batcher *feed, int **stream, char *err)
+{
+    const Config *c = &w->cfg;
+    size_t N = (size_t)c->batch * c->bptt;
+    size_t n_stream = N * 64 > (1u << 20) ? N * 64 : (1u << 20);
+    *stream = malloc(n_stream * sizeof(int));
+    if (!*stream)
+        return err_set(err, LM_ENOMEM, "out of memory");
+    Rng r;
+    rng_seed(&r, 1);
+    for (size_t i = 0; i < n_stream; i++)
+        (*stream)[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+    batcher_init(feed, *stream, n_stream, c->batch, c->bptt,
+                 c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM, 1);
+    return LM_OK;
+}
+
+/* The timed loop: step -1 warms up, then w->steps steps, each followed by a peak sample
+ * on the workload's kernel and threads (same machine, same moment). */
+static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimizer *opt,
+                       Batcher *feed, BenchPeak *peak, StepFigures *f, BenchResult *out,
+                       char *err)
+{
+    const Config *c = &w->cfg;
+    size_t N = (size_t)c->batch * c->bptt;
+    int *x = malloc(N * sizeof(int)), *y = malloc(N * sizeof(int)), rc = LM_OK;
+    if (!x || !y) rc = err_set(err, LM_ENOMEM, "out of memory");
+    m->training = 1;
+    for (int s = -1; !rc && s < w->steps; s++) {
+        if (s == 0) {
+            memset(m->prof, 0, sizeof m->prof);
+            memset(m->prof_bwd, 0, sizeof m->prof_bwd);
+        }
+        m->profiling = s >= 0;
+        double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
+        while (batcher_next(feed, x, y, NULL) != c->bptt) {}   /* whole windows only */
+        double tf = sysinfo_now();
+        long cnt;
+        rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
+        if (rc) { err_set(err, rc, "forward failed"); break; }
+        double t1 = sysinfo_now();
+        float norm = update_grad_norm(reps, &m->params);   /* as trainer.c's step */
+        update_apply(reps, opt, &m->params, norm, c->clip, c->lr);
+        double t2 = sysinfo_now();
+        if (s < 0) continue;
+        f->times[s] = t2 - t0;
+        f->cpu[s] = process_cpu_s() - c0;
+        m->prof[PROF_OPTIM] += t2 - t1;
+        out->feed_s += (tf - t0) / w->steps;
+        f->peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
+        for (int k = 0; k < 3; k++) {
+            double g = bench_peak_sample(peak);
+            f->peaks[s] = g > f->peaks[s] ? g : f->peaks[s];
+        }
+        f->shares[s] = bench_peak_share(out->flops_per_token * (double)N / f->times[s] / 1e9,
+                                        f->peaks[s]);
+    }
+    free(x); free(y);
+    return rc;
+}
+
 int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
 {
     const Config *c = &w->cfg;
@@ -189,16 +300,13 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     if (!rc)
         rc = optim_init(&opt, ok, m->params.total, c->beta1, c->beta2, c->eps, c->weight_decay,
                         0, err);
-    size_t N = (size_t)c->batch * c->bptt;
-    int *x = malloc(N * sizeof(int)), *y = malloc(N * sizeof(int));
-    double *times = calloc((size_t)w->steps, sizeof(double));
-    double *peaks = calloc((size_t)w->steps, sizeof(double));
-    double *shares = calloc((size_t)w->steps, sizeof(double));
-    double *cpu = calloc((size_t)w->steps, sizeof(double));
-    if (!rc && (!x || !y || !times || !peaks || !shares || !cpu))
+    size_t n = (size_t)w->steps;
+    StepFigures f = {calloc(n, sizeof(double)), calloc(n, sizeof(double)),
+                     calloc(n, sizeof(double)), calloc(n, sizeof(double))};
+    if (!rc && (!f.times || !f.peaks || !f.shares || !f.cpu))
         rc = err_set(err, LM_ENOMEM, "out of memory");
     /* the peak on the workload's kernel and threads (replicas_step runs min(replicas,
-     * batch) of them), sampled after each timed step: same machine, same moment */
+     * batch) of them) */
     int peak_threads = reps ? replicas_count(reps) : 1;
     peak_threads = peak_threads < c->batch ? peak_threads : c->batch;
     BenchPeak *peak = rc ? NULL : bench_peak_create(bench_precision(w), peak_threads,
@@ -210,83 +318,12 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->part_flops[p] *= 3;
         out->flops_per_token += out->part_flops[p];
     }
-    /* the data feed as the trainer's: a Batcher over a token stream (random tokens: speed
-     * does not depend on the data) in the workload's batching mode */
-    size_t n_stream = N * 64 > (1u << 20) ? N * 64 : (1u << 20);
-    int *stream = rc ? NULL : malloc(n_stream * sizeof(int));
-    if (!rc && !stream)
-        rc = err_set(err, LM_ENOMEM, "out of memory");
-    Rng r;
-    rng_seed(&r, 1);
-    for (size_t i = 0; !rc && i < n_stream; i++)
-        stream[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+    int *stream = NULL;
     Batcher feed;
-    if (!rc)
-        batcher_init(&feed, stream, n_stream, c->batch, c->bptt,
-                     c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM, 1);
-    m->training = 1;
-    for (int s = -1; !rc && s < w->steps; s++) {   /* step -1 warms up */
-        if (s == 0) {
-            memset(m->prof, 0, sizeof m->prof);
-            memset(m->prof_bwd, 0, sizeof m->prof_bwd);
-        }
-        m->profiling = s >= 0;
-        double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
-        while (batcher_next(&feed, x, y, NULL) != c->bptt) {}   /* whole windows only */
-        double tf = sysinfo_now();
-        long cnt;
-        rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
-        if (rc) { err_set(err, rc, "forward failed"); break; }
-        double t1 = sysinfo_now();
-        float norm = update_grad_norm(reps, &m->params);   /* as trainer.c's step */
-        update_apply(reps, &opt, &m->params, norm, c->clip, c->lr);
-        double t2 = sysinfo_now();
-        if (s >= 0) {
-            times[s] = t2 - t0;
-            cpu[s] = process_cpu_s() - c0;
-            m->prof[PROF_OPTIM] += t2 - t1;
-            out->feed_s += (tf - t0) / w->steps;
-            peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
-            for (int k = 0; k < 3; k++) {
-                double g = bench_peak_sample(peak);
-                peaks[s] = g > peaks[s] ? g : peaks[s];
-            }
-            shares[s] = bench_peak_share(out->flops_per_token * (double)N / times[s] / 1e9,
-                                         peaks[s]);
-        }
-    }
-    if (!rc) {
-        qsort(times, (size_t)w->steps, sizeof(double), cmp_double);
-        snprintf(out->name, sizeof out->name, "%.34s%s", w->name, bf16 ? " bf16" : "");
-        snprintf(out->model, sizeof out->model, "%s", c->model);
-        out->vocab = w->vocab; out->d = c->d; out->layers = c->layers; out->bptt = c->bptt;
-        out->batch = c->batch; out->heads = c->heads;
-        out->params = model_param_count(m);
-        out->step_s = times[w->steps / 2];
-        out->tokens_per_s = (double)N / out->step_s;
-        double sum = 0, mean = 0;
-        for (int p = 0; p < PROF_N; p++) {
-            out->part_s[p] = m->prof[p] / w->steps;
-            out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
-            sum += out->part_s[p] + out->part_bwd_s[p];
-        }
-        for (int s = 0; s < w->steps; s++)
-            mean += times[s] / w->steps;
-        sum += out->feed_s;
-        out->other_s = mean > sum ? mean - sum : 0;   /* parts are sums, so the mean */
-        out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
-        snprintf(out->precision, sizeof out->precision, "%s", bench_precision(w));
-        qsort(peaks, (size_t)w->steps, sizeof(double), cmp_double);
-        qsort(shares, (size_t)w->steps, sizeof(double), cmp_double);
-        out->peak_gflops = peaks[(w->steps - 1) / 2];   /* the lower median: with 2 steps */
-        out->peak_share = shares[(w->steps - 1) / 2];   /* not the larger share */
-        out->peak_threads = peak_threads;
-        qsort(cpu, (size_t)w->steps, sizeof(double), cmp_double);
-        out->cpu_step_s = cpu[w->steps / 2];
-        out->tokens_per_cpu_s = out->cpu_step_s > 0 ? (double)N / out->cpu_step_s : 0;
-        out->peak_rss_kb = sysinfo_peak_rss_kb();
-    }
-    free(x); free(y); free(times); free(peaks); free(shares); free(stream); free(cpu);
+    if (!rc) rc = feed_init(w, &feed, &stream, err);
+    if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, err);
+    if (!rc) fill_result(w, m, &f, bf16, peak_threads, out);
+    free(f.times); free(f.peaks); free(f.shares); free(f.cpu); free(stream);
     bench_peak_destroy(peak);
     optim_free(&opt);
     replicas_destroy(reps);
@@ -295,7 +332,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     return rc;
 }
 
-double bench_sgemm_gflops(int n)
+/* Measured sgemm GFLOP/s (square n x n products, the threads OpenBLAS uses now). */
+static double bench_sgemm_gflops(int n)
 {
     float *a = malloc((size_t)n * n * sizeof(float)), *b = malloc((size_t)n * n * sizeof(float)),
           *c = malloc((size_t)n * n * sizeof(float));
@@ -319,7 +357,15 @@ double bench_sgemm_gflops(int n)
     return best;
 }
 
-double bench_bf16_gflops(int n, int threads)
+const char *bench_bf16_kernel(void)
+{
+    GemmBf16Kernel k = gemm_bf16_select_kernel();
+    return k == GEMM_BF16_NONE ? NULL : gemm_bf16_kernel_name(k);
+}
+
+/* Measured bf16 GFLOP/s of gemm_bf16 on `threads` threads (bench_peak's n x n products),
+ * the best of five after a warm-up; 0 when this CPU has no bf16 kernel. */
+static double bench_bf16_gflops(int n, int threads)
 {
     char err[LM_ERR_LEN];
     BenchPeak *p = bench_peak_create("bf16", threads, n, err);

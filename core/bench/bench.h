@@ -66,25 +66,21 @@ int bench_workload(const char *name, BenchWorkload *w, char *err);
  * name gets " bf16"; LM_EARG when this CPU has no bf16 kernel (a bf16 figure is never
  * an fp32 one in disguise). */
 int bench_train(const BenchWorkload *w, BenchResult *out, char *err);
-/* Measured sgemm GFLOP/s (square n x n products, the threads OpenBLAS uses now). */
-double bench_sgemm_gflops(int n);
 /* The measured matmul peak (GFLOP/s) of a precision on this machine with the threads
  * set now, measured once per process: "fp32" is the sgemm peak (1536^3). 0 for a
  * precision this build cannot measure; "bf16" is bench_bf16_gflops(1536, the BLAS
  * threads), 0 when this CPU has no bf16 kernel. The machine's figure for bench's header
  * only: a workload's share is of the peak sampled between its own steps (peak_share). */
 double bench_peak_for(const char *precision);
-/* The matmul precision workload w runs in ("fp32"). */
-const char *bench_precision(const BenchWorkload *w);
 /* The stage of r that took the most time per step (its bottleneck). */
 BenchStage bench_bottleneck(const BenchResult *r);
 /* The part's achieved GFLOP/s in r (forward + backward), 0 when the part has no matrix
  * FLOPs counted or took no time. */
 double bench_part_gflops(const BenchResult *r, int part);
-/* Measured bf16 GFLOP/s of gemm_bf16 (square n x n products, B packed once as a cached
- * weight is, A packed per product as in training), on `threads` threads each taking a
- * slice of the rows; 0 when this CPU has no bf16 kernel (gemm_bf16_select_kernel). */
-double bench_bf16_gflops(int n, int threads);
+/* The name of the bf16 kernel this CPU runs ("avx512-bf16"; "emulated" under
+ * gemm_bf16.h's test hook), NULL when it has none (then a bf16 workload is refused).
+ * commands/ asks this, never core/nn. */
+const char *bench_bf16_kernel(void);
 /* Sampling tokens/s generating `tokens` tokens with the workload's model, with and
  * without the incremental cache. */
 int bench_sample(const BenchWorkload *w, int tokens, double *cached_tps, double *full_tps,

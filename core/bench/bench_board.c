@@ -5,18 +5,13 @@
 
 #include "err.h"
 #include "runstore_jobs.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -59,12 +54,12 @@ int bench_board_make(const char *path, int n_runs, int n_running, int steps,
                      double *create_s, char *err)
 {
     RunStore *st;
-    double t0 = mono();
+    double t0 = sysinfo_now();
     int rc = runstore_open(path, &st, err);
     for (int i = 0; !rc && i < n_runs; i++)   /* the running ones are the newest */
         rc = make_run(st, i, i >= n_runs - n_running, steps, err);
     runstore_close(st);
-    *create_s = mono() - t0;
+    *create_s = sysinfo_now() - t0;
     return rc;
 }
 
@@ -74,9 +69,9 @@ int bench_board_time_jobs(RunStore *st, int reps, double *ms, int *n, char *err)
     reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
     for (int r = 0; r < reps; r++) {
         JobRow *j;
-        double t0 = mono();
+        double t0 = sysinfo_now();
         int rc = runstore_jobs(st, &j, n, err);
-        t[r] = 1e3 * (mono() - t0);
+        t[r] = 1e3 * (sysinfo_now() - t0);
         if (rc) return rc;
         runstore_jobs_free(j, *n);
     }
@@ -92,9 +87,9 @@ int bench_board_time_list(RunStore *st, const char *filter, const char *sort, in
     reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
     for (int r = 0; r < reps; r++) {
         RunRow *rows;
-        double t0 = mono();
+        double t0 = sysinfo_now();
         int rc = runstore_list(st, filter, sort, 0, &rows, n, err);
-        t[r] = 1e3 * (mono() - t0);
+        t[r] = 1e3 * (sysinfo_now() - t0);
         if (rc) return rc;
         runstore_rows_free(rows, *n);
     }

@@ -112,7 +112,11 @@ static int byte_class(unsigned char c)
     return CL_OTHER;
 }
 
-size_t bpe_chunk_end(const unsigned char *s, size_t len, size_t i)
+/* The end of the pre-split chunk starting at byte i of s (len bytes): a contraction
+ * ('s 't 'm 'd 're 've 'll), an optional space followed by a run of letters (ASCII letters
+ * and all bytes >= 0x80), of digits, or of other non-space bytes, or a run of whitespace
+ * (whose last space is left to the next word when one follows, like GPT-2's \s+(?!\S)). */
+static size_t bpe_chunk_end(const unsigned char *s, size_t len, size_t i)
 {
     if (s[i] == '\'' && i + 1 < len) {
         unsigned char c = s[i + 1];

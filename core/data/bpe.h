@@ -42,10 +42,4 @@ const unsigned char *bpe_token_bytes(const Bpe *b, int id, size_t *len);
  * rank order with a priority queue. LM_OK or LM_ENOMEM. Thread-safe: b is read only. */
 int bpe_encode(const Bpe *b, const char *text, size_t len, int **ids, size_t *n, char *err);
 
-/* The end of the pre-split chunk starting at byte i of s (len bytes): a contraction
- * ('s 't 'm 'd 're 've 'll), an optional space followed by a run of letters (ASCII letters
- * and all bytes >= 0x80), of digits, or of other non-space bytes, or a run of whitespace
- * (whose last space is left to the next word when one follows, like GPT-2's \s+(?!\S)). */
-size_t bpe_chunk_end(const unsigned char *s, size_t len, size_t i);
-
 #endif

@@ -157,21 +157,22 @@ INL v8i lanes_below(int j0, int n)
     return idx + j0 < n;
 }
 
-/* fastmath.h's fast_expf on 8 lanes (the same Cephes steps; FMA may round differently). */
+/* fastmath.h's fast_expf on 8 lanes: its constants (FASTEXP_*) and steps; FMA may round
+ * differently. */
 INL v8 exp8(v8 x)
 {
-    x = select8(x < splat(-87.0f), splat(-87.0f), x);
-    x = select8(x > splat(88.0f), splat(88.0f), x);
-    v8 fn = x * 1.44269504088896341f + 12582912.0f;
-    fn -= 12582912.0f;
-    v8 r = x - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
-    v8 p = splat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    x = select8(x < splat(FASTEXP_LO), splat(FASTEXP_LO), x);
+    x = select8(x > splat(FASTEXP_HI), splat(FASTEXP_HI), x);
+    v8 fn = x * FASTEXP_LOG2E + FASTEXP_ROUND;
+    fn -= FASTEXP_ROUND;
+    v8 r = x - fn * FASTEXP_LN2_HI;
+    r = r - fn * FASTEXP_LN2_LO;
+    v8 p = splat(FASTEXP_P0);
+    p = p * r + FASTEXP_P1;
+    p = p * r + FASTEXP_P2;
+    p = p * r + FASTEXP_P3;
+    p = p * r + FASTEXP_P4;
+    p = p * r + FASTEXP_P5;
     p = p * r * r + r + 1.0f;
     v8i bits = (__builtin_convertvector(fn, v8i) + 127) << 23;
     return p * (v8)bits;

@@ -63,7 +63,9 @@ int alerts_split(const char *cmd, char *buf, size_t cap, char **argv, int max, c
     return n ? n : -1;
 }
 
-int alerts_spawn(char *const argv[], char *const env[], pid_t *pid, char *err)
+/* Starts argv[0] (found on PATH) with the parent's environment plus env (NULL-terminated
+ * "KEY=value" strings, overriding). LM_OK with *pid, or LM_EIO with a message. */
+static int alerts_spawn(char *const argv[], char *const env[], pid_t *pid, char *err)
 {
     size_t n_env = 0, n_add = 0;
     while (environ && environ[n_env]) n_env++;

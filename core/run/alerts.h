@@ -43,8 +43,5 @@ void alerts_finish(AlertEngine *e, RunStore *st, double seconds);
  * command, unclosed quote, too many words or too long). */
 int alerts_split(const char *cmd, char *buf, size_t cap, char **argv, int max, char *err);
 
-/* Starts argv[0] (found on PATH) with the parent's environment plus env (NULL-terminated
- * "KEY=value" strings, overriding). LM_OK with *pid, or LM_EIO with a message. */
-int alerts_spawn(char *const argv[], char *const env[], pid_t *pid, char *err);
 
 #endif

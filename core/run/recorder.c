@@ -9,6 +9,7 @@
 #include "err.h"
 #include "runstore_control.h"
 #include "sysmetrics.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -44,12 +45,6 @@ struct Recorder {
 #define RECORDER_CONTROL_EVERY 1.0    /* seconds between polls of the control requests */
 #define RECORDER_BEAT_EVERY 30.0      /* a paused run logs nothing: its heartbeat, then */
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 const char *recorder_status_name(int s)
 {
@@ -224,7 +219,7 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
  * failure only delays them: they stay unanswered and are read again at the next poll. */
 static void poll_controls(Recorder *r, RunStore *st, int ended)
 {
-    double now = mono_now();
+    double now = sysinfo_now();
     if (!st || (!ended && now < r->next_control))
         return;
     r->next_control = now + RECORDER_CONTROL_EVERY;
@@ -267,7 +262,7 @@ static void alert_facts(Recorder *r, AlertFacts *f, double now)
 /* System metrics when due (always when force), then the alert rules. */
 static void track_poll(Recorder *r, RunStore *st, int force)
 {
-    double now = mono_now();
+    double now = sysinfo_now();
     char err[LM_ERR_LEN];
     if (st && (force || now >= r->next_sys)) {
         r->next_sys = now + r->sys_every;
@@ -295,7 +290,7 @@ static void track_poll(Recorder *r, RunStore *st, int force)
 static void track_event(Recorder *r, RunStore *st, const TrainEvent *ev)
 {
     char kind[16], line[RUNSTORE_CONSOLE_LINE_MAX + 64], err[LM_ERR_LEN];
-    double now = mono_now();
+    double now = sysinfo_now();
     if (ev->kind == TEV_STEP || ev->kind == TEV_STATUS)   /* a pause or an evaluation */
         r->last_step_at = now;                            /* restarts the stalled clock */
     if (st && console_line(&r->console, ev, now, kind, line, sizeof line))
@@ -325,6 +320,40 @@ static void track_config_alerts(Recorder *r, RunStore *st)
     free(have);
 }
 
+/* After the run's last event: answers the requests that came too late, flushes and
+ * closes the store (what it cannot take is spilled into the journal), and says in the
+ * snapshot what was not recorded, where it is kept and why (final_rc and final_err: the
+ * final status's write); then the recorder is done. */
+static void record_end(Recorder *r, RunStore *st, const char *journal, int final_rc,
+                       const char *final_err, char *err)
+{
+    long left = 0, journaled = 0;
+    poll_controls(r, st, 1);   /* requests that came too late are answered as such */
+    track_poll(r, st, 1);      /* the last sample; finished/diverged/ended alerts */
+    alerts_finish(&r->alerts, st, 5.0);
+    if (st) {
+        if (runstore_flush(st, err) == LM_OK) err[0] = 0;
+        left = runstore_pending(st) + runstore_journal_rows(st);
+        runstore_close(st);   /* spills what is still in memory into the journal */
+        journaled = journal[0] && access(journal, F_OK) == 0;
+    }
+    pthread_mutex_lock(&r->mu);
+    /* never report success for what was not recorded: say what, where and why */
+    r->snap.unrecorded = left + (final_rc != LM_OK || !st);
+    if (r->snap.unrecorded)
+        snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
+                 "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
+                 "(%.250s)%s%.200s%s", left, left == 1 ? "" : "s",
+                 final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
+                 r->db_path[0] ? r->db_path : "(default)",
+                 final_err[0] ? final_err : err[0] ? err : "unknown reason",
+                 journaled ? "; the rows are kept in " : "", journaled ? journal : "",
+                 journaled ? " and land in the store when this run is resumed" : "");
+    r->done = 1;
+    r->snap.seq++;
+    pthread_mutex_unlock(&r->mu);
+}
+
 static void *record_main(void *arg)
 {
     Recorder *r = arg;
@@ -342,8 +371,8 @@ static void *record_main(void *arg)
     }
     int ended = 0, final_rc = LM_OK, gone = 0;
     char final_err[LM_ERR_LEN] = "";
-    r->next_beat = mono_now() + RECORDER_BEAT_EVERY;
-    r->last_step_at = mono_now();
+    r->next_beat = sysinfo_now() + RECORDER_BEAT_EVERY;
+    r->last_step_at = sysinfo_now();
     r->next_sys = r->last_step_at + r->sys_every;
     SysSample prime;
     sysmetrics_sample(&r->meter, &prime);   /* the first stored sample has a CPU % */
@@ -390,31 +419,7 @@ static void *record_main(void *arg)
             r->cb(r->ud, &ev, &r->snap);
         trainer_event_free(&ev);
     }
-    long left = 0, journaled = 0;
-    poll_controls(r, st, 1);   /* requests that came too late are answered as such */
-    track_poll(r, st, 1);      /* the last sample; finished/diverged/ended alerts */
-    alerts_finish(&r->alerts, st, 5.0);
-    if (st) {
-        if (runstore_flush(st, err) == LM_OK) err[0] = 0;
-        left = runstore_pending(st) + runstore_journal_rows(st);
-        runstore_close(st);   /* spills what is still in memory into the journal */
-        journaled = journal[0] && access(journal, F_OK) == 0;
-    }
-    pthread_mutex_lock(&r->mu);
-    /* never report success for what was not recorded: say what, where and why */
-    r->snap.unrecorded = left + (final_rc != LM_OK || !st);
-    if (r->snap.unrecorded)
-        snprintf(r->snap.unrecorded_why, sizeof r->snap.unrecorded_why,
-                 "%ld metric row%s%s of run #%ld could not be written to the run store %.100s "
-                 "(%.250s)%s%.200s%s", left, left == 1 ? "" : "s",
-                 final_rc != LM_OK || !st ? " and its final status" : "", r->run_id,
-                 r->db_path[0] ? r->db_path : "(default)",
-                 final_err[0] ? final_err : err[0] ? err : "unknown reason",
-                 journaled ? "; the rows are kept in " : "", journaled ? journal : "",
-                 journaled ? " and land in the store when this run is resumed" : "");
-    r->done = 1;
-    r->snap.seq++;
-    pthread_mutex_unlock(&r->mu);
+    record_end(r, st, journal, final_rc, final_err, err);
     return NULL;
 }
 

@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 /* Version 1 tables plus what version 2 added (sweeps, runs.tags, runs.sweep_id). */
+#define STEP_SQL_REAL "REAL"
+#define STEP_SQL_INT "INTEGER"
+/* The metrics table's columns come from core/base/metrics.def, in its order. */
 static const char SCHEMA_V2[] =
     "CREATE TABLE runs(id INTEGER PRIMARY KEY, name TEXT, created REAL, started REAL,"
     " ended REAL, status TEXT NOT NULL DEFAULT 'running', reason TEXT, config TEXT,"
@@ -32,8 +35,10 @@ static const char SCHEMA_V2[] =
     " heartbeat REAL, tags TEXT,"
     " sweep_id INTEGER REFERENCES sweeps(id) ON DELETE SET NULL);"
     "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " step INTEGER NOT NULL, epoch REAL, tokens INTEGER, loss REAL, lr REAL,"
-    " grad_norm REAL, tokens_per_s REAL, elapsed REAL,"
+    " step INTEGER NOT NULL,"
+#define STEP_METRIC(name, type, kind, help) " " #name " " STEP_SQL_##kind ","
+#include "metrics.def"
+#undef STEP_METRIC
     " PRIMARY KEY(run_id, step)) WITHOUT ROWID;"
     "CREATE TABLE evals(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " step INTEGER NOT NULL, split TEXT NOT NULL, loss REAL, ppl REAL, bpc REAL,"
@@ -186,7 +191,7 @@ static int store_new_id(RunStore *s, char *err)
     if (f) fclose(f);
     unsigned long long v = 0;
     for (int i = 0; i < 8; i++) v = v << 8 | b[i];
-    if (got != sizeof b) v ^= (unsigned long long)(now_wall() * 1e6) ^ ((unsigned long long)getpid() << 32);
+    if (got != sizeof b) v ^= (unsigned long long)(sysinfo_wall() * 1e6) ^ ((unsigned long long)getpid() << 32);
     char hex[20];
     snprintf(hex, sizeof hex, "%016llx", v);
     sqlite3_stmt *st;
@@ -211,12 +216,25 @@ static int store_read_id(RunStore *s, char *err)
     return status;
 }
 
-/* Creates the schema in an empty file or upgrades version 1, 2 or 3, in one transaction. */
+/* 1 when the metrics table lacks a column of core/base/metrics.def (a store made before
+ * that metric existed). */
+static int step_columns_missing(RunStore *s)
+{
+    sqlite3_stmt *st;
+    if (prep(s, "SELECT count(*) FROM pragma_table_info('metrics')", &st, NULL)) return 0;
+    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n > 0 && n < STEP_METRIC_N + 2;   /* run_id, step and the metrics */
+}
+
+/* Creates the schema in an empty file or upgrades version 1, 2 or 3, and adds the metric
+ * columns a store lacks, in one transaction. */
 static int store_migrate(RunStore *s, char *err)
 {
-    int version = 0, n_tables = 0;
+    int version = 0, n_tables = 0, added = 0;
     int status = read_version(s, &version, err);
-    if (status || version == RUNSTORE_SCHEMA_VERSION) return status;
+    if (status || (version == RUNSTORE_SCHEMA_VERSION && !step_columns_missing(s)))
+        return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "creating the schema", err))) return status;
     status = read_version(s, &version, err);   /* another process may have done it */
     if (!status && version == 0) {
@@ -240,6 +258,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_control_migrate(s, err);
     if (!status && version < RUNSTORE_TRACK_VERSION)   /* metrics, console, notes, alerts */
         status = runstore_track_migrate(s, err);
+    if (!status)   /* a metric metrics.def gained since this store was made */
+        status = runstore_step_columns_migrate(s, &added, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
@@ -266,7 +286,7 @@ static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
                       " AND status IN ('running','paused')", &st, err);
     if (status) return status;
     bind_str(st, 1, reason);
-    sqlite3_bind_double(st, 2, now_wall());
+    sqlite3_bind_double(st, 2, sysinfo_wall());
     sqlite3_bind_int64(st, 3, o->id);
     sqlite3_bind_int64(st, 4, o->pid);
     return write_stmt(s, st, "repairing an interrupted run", NULL, err);
@@ -301,9 +321,14 @@ static int store_repair(RunStore *s, char *err)
 
 static int store_prepare(RunStore *s, char *err)
 {
-    int status = prep(s, "INSERT OR REPLACE INTO metrics(run_id, step, epoch, tokens, loss,"
-                      " lr, grad_norm, tokens_per_s, elapsed) VALUES(?,?,?,?,?,?,?,?,?)",
-                      &s->ins_step, err);
+    char sql[1536], cols[768], marks[256];
+    runstore_step_columns(cols, sizeof cols);
+    int at = 0;
+    for (int i = 0; i < STEP_METRIC_N && at < (int)sizeof marks - 3; i++)
+        at += snprintf(marks + at, sizeof marks - at, ",?");
+    snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO metrics(run_id, %s) VALUES(?,?%s)",
+             cols, marks);
+    int status = prep(s, sql, &s->ins_step, err);
     if (!status)
         status = prep(s, "INSERT OR REPLACE INTO evals(run_id, step, split, loss, ppl, bpc,"
                       " tokens, elapsed) VALUES(?,?,?,?,?,?,?,?)", &s->ins_eval, err);
@@ -344,7 +369,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     s->next_rows = 256;
     s->max_seconds = 2.0;
     s->max_pending = 100000;
-    s->last_flush = now_mono();
+    s->last_flush = sysinfo_now();
     if (gethostname(s->host, sizeof s->host - 1)) strcpy(s->host, "localhost");
     int status = runstore_check_orphan(path, err);
     if (status) {

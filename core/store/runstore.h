@@ -210,9 +210,9 @@ typedef struct {
     double value;          /* NAN where the stored value was NaN */
 } SeriesPoint;
 
-/* One metric of a run in step order. metric: loss | lr | grad_norm | tokens_per_s |
- * elapsed | tokens | epoch | val_loss | val_ppl | val_bpc | test_loss | test_ppl |
- * test_bpc | gate:<layer>:<level> (the gate mean). Committed rows only: a read never
+/* One metric of a run in step order. metric: a step metric of core/base/metrics.def (loss,
+ * lr, grad_norm, tokens_per_s, elapsed, tokens, epoch, ...) | val_loss | val_ppl | val_bpc
+ * | test_loss | test_ppl | test_bpc | gate:<layer>:<level> (the gate mean). Committed rows only: a read never
  * flushes (the handle's own buffered rows land at its writer's next runstore_flush). *pts is malloc'd (free()); may be
  * NULL when *n = 0. LM_EARG for an unknown metric or run. */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
@@ -231,17 +231,15 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
  * parent run and step, or null), config {key: integer | number | string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
  * when out of memory. */
 struct json_t *runstore_run_json(const RunRow *r);
-/* The value forms of that schema, for callers that add fields to a run's object: a
- * number, null for NaN or infinity; a string, with '?' for the bytes of text that is not
- * valid UTF-8 (a byte-level sample cut mid-character) rather than a lost value; a time
- * as ISO 8601 UTC to the second, null when unset (0). */
-struct json_t *runstore_json_num(double v);
-struct json_t *runstore_json_str(const char *text);
+/* A time in that schema, for callers that add fields to a run's object: ISO 8601 UTC to
+ * the second, null when unset (0). (Numbers are null for NaN or infinity and text with
+ * bytes that are not UTF-8 gets '?' for them: commands/output.h's output_json_num/str.) */
 struct json_t *runstore_json_time(double t);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with
  * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one
- * row per (run, step, metric) with the training metrics (loss lr grad_norm tokens_per_s
- * elapsed tokens epoch) and every evaluation (val_loss val_ppl val_bpc, test_loss ...;
+ * row per (run, step, metric) with the step metrics (core/base/metrics.def: epoch tokens
+ * loss lr grad_norm tokens_per_s elapsed, ...) and every evaluation (val_loss val_ppl
+ * val_bpc, test_loss ...;
  * NaN values left out), integers as integers. json: an array of runstore_run_json
  * objects, each with metrics:[{step, ...}] and evals:[{step, split, ...}]. runstore_export
  * writes a temporary file then renames it, so path is either the old file or the complete

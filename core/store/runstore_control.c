@@ -70,7 +70,7 @@ int runstore_control_request(RunStore *s, long run, const char *verb, long *id, 
         return status;
     sqlite3_bind_int64(st, 1, run);
     bind_str(st, 2, verb);
-    sqlite3_bind_double(st, 3, now_wall());
+    sqlite3_bind_double(st, 3, sysinfo_wall());
     sqlite3_bind_int64(st, 4, (long)getpid());
     bind_str(st, 5, s->host);
     status = write_stmt(s, st, "requesting a control", NULL, err);
@@ -121,7 +121,7 @@ int runstore_control_answer(RunStore *s, long id, const char *reply, char *err)
     if ((status = prep(s, "UPDATE run_control SET acknowledged_at=?1, reply=substr(?2, 1, 255)"
                        " WHERE id=?3 AND acknowledged_at IS NULL", &st, err)))
         return status;
-    sqlite3_bind_double(st, 1, now_wall());
+    sqlite3_bind_double(st, 1, sysinfo_wall());
     bind_str(st, 2, reply ? reply : "");
     sqlite3_bind_int64(st, 3, id);
     return write_stmt(s, st, "answering a control request", NULL, err);
@@ -147,7 +147,7 @@ int runstore_control_heartbeat(RunStore *s, long run, char *err)
     sqlite3_stmt *st;
     int status = prep(s, "UPDATE runs SET heartbeat=?1 WHERE id=?2", &st, err);
     if (status) return status;
-    sqlite3_bind_double(st, 1, now_wall());
+    sqlite3_bind_double(st, 1, sysinfo_wall());
     sqlite3_bind_int64(st, 2, run);
     return write_stmt(s, st, "refreshing a heartbeat", NULL, err);
 }

@@ -4,7 +4,7 @@
  * one-line reply). Also a run's lineage (the run and step it was forked from). The
  * requester and the owner share nothing but the store file, so this works across
  * processes, MPI jobs and hosts that share the file. Not here: acting on a verb (the
- * recorder, core/train/recorder.c) or waiting for an answer (commands/cmd_train.c). */
+ * recorder, core/run/recorder.c) or waiting for an answer (commands/cmd_jobs.c). */
 #ifndef LM_RUNSTORE_CONTROL_H
 #define LM_RUNSTORE_CONTROL_H
 

@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+static json_t *json_num(double v);
+static json_t *json_str(const char *text);
+
 /* ---- export ----------------------------------------------------------------------------- */
 
 static void csv_field(FILE *f, const char *v)
@@ -35,8 +38,6 @@ static void csv_field(FILE *f, const char *v)
     fputc('"', f);
 }
 
-static const char METRIC_SQL[] = "SELECT step, epoch, tokens, loss, lr, grad_norm,"
-                                 " tokens_per_s, elapsed FROM metrics WHERE run_id=? ORDER BY step";
 static const char EVAL_SQL[] = "SELECT step, split, loss, ppl, bpc, tokens, elapsed FROM evals"
                                " WHERE run_id=? ORDER BY step, split";
 /* schema step 7 (runstore_track.c): the owner's system samples and the run's notes */
@@ -72,16 +73,17 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
 
 static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
 {
-    static const char *cols[] = {"epoch", "tokens", "loss", "lr", "grad_norm", "tokens_per_s",
-                                 "elapsed"};
-    static const int digits[] = {16, 16, 9, 9, 9, 9, 16};
+    char cols[768], sql[1024];   /* metrics.def's metrics, its names and digits */
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step", cols);
     sqlite3_stmt *st;
-    int rc, status = prep(s, METRIC_SQL, &st, err);
+    int rc, status = prep(s, sql, &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        for (int c = 0; c < 7; c++)
-            csv_value(f, run, sqlite3_column_int64(st, 0), cols[c], st, c + 1, digits[c]);
+        for (int c = 0; c < STEP_METRIC_N; c++)
+            csv_value(f, run, sqlite3_column_int64(st, 0), STEP_METRICS[c].name, st, c + 1,
+                      STEP_METRICS[c].digits);
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting metrics", err);
     sqlite3_finalize(st);
     if (status || (status = prep(s, EVAL_SQL, &st, err))) return status;
@@ -151,7 +153,8 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
     return status;
 }
 
-json_t *runstore_json_num(double v)
+/* A number, null when not finite (the export's and --json runs' convention). */
+static json_t *json_num(double v)
 {
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
@@ -183,10 +186,10 @@ static json_t *json_typed(const char *key, const char *stored)
     if (k && k->type == CFG_BOOL && (!strcmp(v, "true") || !strcmp(v, "false")))
         return json_boolean(!strcmp(v, "true"));
     if (k && (k->type == CFG_STRING || k->type == CFG_ENUM))
-        return runstore_json_str(v);
+        return json_str(v);
     if (is_int && (!k || k->type == CFG_INT))
         return json_integer(i);
-    return is_num ? json_real(x) : runstore_json_str(v);
+    return is_num ? json_real(x) : json_str(v);
 }
 
 /* "key=value\n" lines as a typed JSON object (keys in their order). */
@@ -207,7 +210,8 @@ static json_t *json_config(const char *cfg)
     return o;
 }
 
-json_t *runstore_json_str(const char *text)
+/* A string; bytes that are not UTF-8 become '?' (json_string refuses them). */
+static json_t *json_str(const char *text)
 {
     json_t *j = json_string(text ? text : "");
     if (j) return j;
@@ -225,7 +229,7 @@ static json_t *json_tags(const char *tags)
     char copy[256];
     snprintf(copy, sizeof copy, "%s", tags);
     for (char *sv = NULL, *t = strtok_r(copy, ", \t", &sv); t; t = strtok_r(NULL, ", \t", &sv))
-        json_array_append_new(a, runstore_json_str(t));
+        json_array_append_new(a, json_str(t));
     return a;
 }
 
@@ -242,21 +246,21 @@ json_t *runstore_run_json(const RunRow *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "name", runstore_json_str(r->name));
-    json_object_set_new(o, "model", runstore_json_str(r->model));
-    json_object_set_new(o, "status", runstore_json_str(r->status));
+    json_object_set_new(o, "name", json_str(r->name));
+    json_object_set_new(o, "model", json_str(r->model));
+    json_object_set_new(o, "status", json_str(r->status));
     json_object_set_new(o, "steps", json_integer(r->last_step));
-    json_object_set_new(o, "best_val", runstore_json_num(r->best_val));
-    json_object_set_new(o, "best_ppl", runstore_json_num(exp(r->best_val)));
-    json_object_set_new(o, "final_val", runstore_json_num(r->final_val));
+    json_object_set_new(o, "best_val", json_num(r->best_val));
+    json_object_set_new(o, "best_ppl", json_num(exp(r->best_val)));
+    json_object_set_new(o, "final_val", json_num(r->final_val));
     json_object_set_new(o, "params", json_integer(r->params));
     json_object_set_new(o, "created", runstore_json_time(r->created));
     json_object_set_new(o, "created_unix", r->created > 0 ? json_real(r->created) : json_null());
     json_object_set_new(o, "tags", json_tags(r->tags));
-    json_object_set_new(o, "reason", runstore_json_str(r->reason));
-    json_object_set_new(o, "data", runstore_json_str(r->data_name));
-    json_object_set_new(o, "tokenizer", runstore_json_str(r->tokenizer));
-    json_object_set_new(o, "notes", runstore_json_str(r->notes));
+    json_object_set_new(o, "reason", json_str(r->reason));
+    json_object_set_new(o, "data", json_str(r->data_name));
+    json_object_set_new(o, "tokenizer", json_str(r->tokenizer));
+    json_object_set_new(o, "notes", json_str(r->notes));
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
     json_object_set_new(o, "parent", r->parent_run > 0 ? json_integer(r->parent_run) : json_null());
     json_object_set_new(o, "parent_step", r->parent_run > 0 ? json_integer(r->parent_step)
@@ -269,7 +273,10 @@ static int export_json_run(RunStore *s, const RunRow *r, json_t *arr, char *err)
 {
     json_t *o = runstore_run_json(r), *metrics = NULL, *evals = NULL, *sys = NULL, *notes = NULL;
     json_array_append_new(arr, o);
-    int status = json_rows(s, METRIC_SQL, r->id, &metrics, err);
+    char cols[768], sql[1024];   /* step and metrics.def's metrics, named by their columns */
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step", cols);
+    int status = json_rows(s, sql, r->id, &metrics, err);
     if (!status)
         status = json_rows(s, EVAL_SQL, r->id, &evals, err);
     if (!status)

@@ -77,7 +77,7 @@ static int parse_when(const char *v, double *t)
     char unit;
     if (sscanf(v, "%d%c%n", &y, &unit, &n) == 2 && !v[n] && y > 0 &&
         (unit == 'd' || unit == 'h' || unit == 'm')) {
-        *t = now_wall() - y * (unit == 'd' ? 86400.0 : unit == 'h' ? 3600.0 : 60.0);
+        *t = sysinfo_wall() - y * (unit == 'd' ? 86400.0 : unit == 'h' ? 3600.0 : 60.0);
         return 1;
     }
     n = 0;

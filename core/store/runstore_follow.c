@@ -31,13 +31,41 @@ int runstore_changed(RunStore *s)
 void runstore_step_from_row(sqlite3_stmt *st, StepMetric *m)
 {
     m->step = sqlite3_column_int64(st, 0);
-    m->epoch = col_real(st, 1);
-    m->tokens = sqlite3_column_int64(st, 2);
-    m->loss = (float)col_real(st, 3);
-    m->lr = (float)col_real(st, 4);
-    m->grad_norm = (float)col_real(st, 5);
-    m->tokens_per_s = (float)col_real(st, 6);
-    m->elapsed = col_real(st, 7);
+    for (int i = 0; i < STEP_METRIC_N; i++)
+        step_metric_set(m, i, STEP_METRICS[i].kind == STEP_INT
+                                  ? (double)sqlite3_column_int64(st, i + 1)
+                                  : col_real(st, i + 1));
+}
+
+void runstore_step_columns(char *buf, size_t cap)
+{
+    int at = snprintf(buf, cap, "step");
+    for (int i = 0; i < STEP_METRIC_N && at >= 0 && (size_t)at < cap; i++)
+        at += snprintf(buf + at, cap - at, ", %s", STEP_METRICS[i].name);
+}
+
+int runstore_step_columns_migrate(RunStore *s, int *added, char *err)
+{
+    *added = 0;
+    int have[STEP_METRIC_N] = {0}, rc;
+    sqlite3_stmt *st;
+    int status = prep(s, "SELECT name FROM pragma_table_info('metrics')", &st, err);
+    if (status) return status;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int i = step_metric_find(col_str(st, 0));
+        if (i >= 0) have[i] = 1;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return runstore_db_fail(s, rc, "reading the metrics columns", err);
+    for (int i = 0; i < STEP_METRIC_N && !status; i++) {
+        if (have[i]) continue;
+        char sql[160];
+        snprintf(sql, sizeof sql, "ALTER TABLE metrics ADD COLUMN %s %s", STEP_METRICS[i].name,
+                 STEP_METRICS[i].kind == STEP_INT ? "INTEGER" : "REAL");
+        status = exec_sql(s, sql, "adding a metric column", err);
+        *added += !status;
+    }
+    return status;
 }
 
 int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char *err)
@@ -48,15 +76,17 @@ int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char
     if (!status) status = runstore_check_run(s, run, err);
     if (status) return status;
     sqlite3_stmt *st;
-    status = prep(s, "SELECT step, epoch, tokens, loss, lr, grad_norm, tokens_per_s, elapsed,"
-                  " (SELECT count(*) FROM metrics WHERE run_id=?1) FROM metrics"
-                  " WHERE run_id=?1 ORDER BY step DESC LIMIT 1", &st, err);
+    char cols[768], sql[1024];
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s, (SELECT count(*) FROM metrics WHERE run_id=?1)"
+             " FROM metrics WHERE run_id=?1 ORDER BY step DESC LIMIT 1", cols);
+    status = prep(s, sql, &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         runstore_step_from_row(st, m);
-        *n_steps = sqlite3_column_int64(st, 8);
+        *n_steps = sqlite3_column_int64(st, STEP_METRIC_N + 1);
     } else if (rc != SQLITE_DONE) {
         status = runstore_db_fail(s, rc, "reading the last step", err);
     }

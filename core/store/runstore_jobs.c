@@ -18,8 +18,11 @@ const char *runstore_job_state_name(JobState s)
 static int job_tail(RunStore *s, JobRow *j, char *err)
 {
     sqlite3_stmt *st;
-    int status = prep(s, "SELECT step, epoch, tokens, loss, lr, grad_norm, tokens_per_s,"
-                      " elapsed FROM metrics WHERE run_id=? ORDER BY step DESC LIMIT ?", &st, err);
+    char cols[768], sql[1024];
+    runstore_step_columns(cols, sizeof cols);
+    snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step DESC"
+             " LIMIT ?", cols);
+    int status = prep(s, sql, &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, j->run.id);
     sqlite3_bind_int(st, 2, JOBS_SPARK);
@@ -30,7 +33,7 @@ static int job_tail(RunStore *s, JobRow *j, char *err)
         if (n == 0)
             runstore_step_from_row(st, &j->last);
         back_step[n] = sqlite3_column_int64(st, 0);
-        back[n++] = (float)col_real(st, 3);
+        back[n++] = (float)col_real(st, STEP_M_loss + 1);
     }
     if (n < JOBS_SPARK && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading a job's losses", err);
@@ -108,21 +111,4 @@ void runstore_jobs_free(JobRow *rows, int n)
     for (int i = 0; rows && i < n; i++)
         runstore_row_free(&rows[i].run);
     free(rows);
-}
-
-void runstore_jobs_sparkline(const float *v, int n, int unicode, char *buf, size_t cap)
-{
-    static const char *const BARS[8] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
-    static const char ASCII[] = "__..--==";
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (isfinite(v[i])) lo = fminf(lo, v[i]), hi = fmaxf(hi, v[i]);
-    size_t o = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n && o + 4 < cap; i++) {
-        int k = !isfinite(v[i]) ? 0 : hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0f + 0.5f) : 3;
-        k = k < 0 ? 0 : k > 7 ? 7 : k;
-        if (unicode) o += (size_t)snprintf(buf + o, cap - o, "%s", BARS[k]);
-        else buf[o++] = ASCII[k], buf[o] = 0;
-    }
 }

@@ -32,8 +32,4 @@ const char *runstore_job_state_name(JobState s);
 int runstore_jobs(RunStore *s, JobRow **rows, int *n, char *err);
 void runstore_jobs_free(JobRow *rows, int n);
 
-/* v[0..n) as a sparkline into buf (cap bytes, always terminated): eight block heights in
- * UTF-8 when unicode, else "__..--==" in ASCII; a non-finite value is the lowest. */
-void runstore_jobs_sparkline(const float *v, int n, int unicode, char *buf, size_t cap);
-
 #endif

@@ -43,9 +43,13 @@ int runstore_journal_spill(RunStore *s, char *err)
                            strerror(errno));
     for (long i = 0; i < s->n_steps; i++) {
         const PendingStep *p = &s->steps[i];
-        fprintf(f, "S\t%ld\t%ld\t%.17g\t%ld\t%.9g\t%.9g\t%.9g\t%.9g\t%.17g\n", p->run,
-                p->m.step, p->m.epoch, p->m.tokens, p->m.loss, p->m.lr, p->m.grad_norm,
-                p->m.tokens_per_s, p->m.elapsed);
+        fprintf(f, "S\t%ld\t%ld", p->run, p->m.step);
+        for (int k = 0; k < STEP_METRIC_N; k++) {   /* metrics.def's order */
+            double v = step_metric_get(&p->m, k);
+            if (STEP_METRICS[k].kind == STEP_INT) fprintf(f, "\t%.0f", v);
+            else fprintf(f, "\t%.17g", v);
+        }
+        fputc('\n', f);
     }
     for (long i = 0; i < s->n_evals; i++) {
         const PendingEval *p = &s->evals[i];
@@ -62,17 +66,30 @@ int runstore_journal_spill(RunStore *s, char *err)
     return LM_OK;
 }
 
+/* One journal line: "S run step <metrics.def's metrics>" or "E run step split loss ppl bpc
+ * tokens elapsed". A line without its newline (torn by a crash during a spill) or of
+ * another shape is skipped. A step line from an lmlab with fewer metrics (an older one)
+ * lands with the metrics it lacks left empty (NULL). */
 static int insert_line(RunStore *s, char *line, long *run, char *err)
 {
-    char *f[10];
+    enum { MAX_FIELDS = STEP_METRIC_N + 3 > 9 ? STEP_METRIC_N + 3 : 9 };
+    char *f[MAX_FIELDS + 1];
     int n = 0;
-    for (char *p = strtok(line, "\t\n"); p && n < 10; p = strtok(NULL, "\t\n")) f[n++] = p;
+    size_t len = strlen(line);
+    if (len == 0 || line[len - 1] != '\n')
+        return LM_OK;
+    for (char *p = strtok(line, "\t\n"); p && n <= MAX_FIELDS; p = strtok(NULL, "\t\n"))
+        f[n++] = p;
     sqlite3_stmt *st;
-    if (n == 10 && !strcmp(f[0], "S")) {
+    if (n >= 3 && n <= STEP_METRIC_N + 3 && !strcmp(f[0], "S")) {
         st = s->ins_step;
-        for (int i = 1; i <= 9; i++) {
-            if (i == 1 || i == 2 || i == 4) sqlite3_bind_int64(st, i, strtol(f[i], NULL, 10));
-            else bind_real(st, i, strtod(f[i], NULL));
+        sqlite3_bind_int64(st, 1, strtol(f[1], NULL, 10));
+        sqlite3_bind_int64(st, 2, strtol(f[2], NULL, 10));
+        for (int k = 0; k < STEP_METRIC_N; k++) {
+            if (k + 3 >= n) sqlite3_bind_null(st, k + 3);
+            else if (STEP_METRICS[k].kind == STEP_INT)
+                sqlite3_bind_int64(st, k + 3, strtoll(f[k + 3], NULL, 10));
+            else bind_real(st, k + 3, strtod(f[k + 3], NULL));
         }
     } else if (n == 9 && !strcmp(f[0], "E")) {
         st = s->ins_eval;
@@ -84,7 +101,7 @@ static int insert_line(RunStore *s, char *line, long *run, char *err)
             else bind_real(st, i, strtod(f[i], NULL));
         }
     } else {
-        return LM_OK;   /* a torn line (crash during a spill): skipped */
+        return LM_OK;   /* another shape: skipped */
     }
     *run = strtol(f[1], NULL, 10);
     int rc = sqlite3_step(st);
@@ -110,7 +127,7 @@ int runstore_journal_insert(RunStore *s, char *err)
     fclose(f);
     for (int j = 0; j < n_runs && !status; j++) {   /* last_step, best/final val */
         sqlite3_bind_int64(s->upd_run, 1, runs[j]);
-        sqlite3_bind_double(s->upd_run, 2, now_wall());
+        sqlite3_bind_double(s->upd_run, 2, sysinfo_wall());
         int rc = sqlite3_step(s->upd_run);
         sqlite3_reset(s->upd_run);
         if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "updating the run", err);

@@ -50,7 +50,7 @@ int runstore_note_add(RunStore *s, long run, long sweep, const char *text, long 
     else sqlite3_bind_null(st, 1);
     if (sweep > 0) sqlite3_bind_int64(st, 2, sweep);
     else sqlite3_bind_null(st, 2);
-    sqlite3_bind_double(st, 3, now_wall());
+    sqlite3_bind_double(st, 3, sysinfo_wall());
     bind_str(st, 4, text);
     status = write_stmt(s, st, "adding a note", NULL, err);
     if (!status && id) *id = (long)sqlite3_last_insert_rowid(s->db);
@@ -130,7 +130,7 @@ int runstore_alert_add(RunStore *s, long run, long sweep, const char *rule, cons
     else sqlite3_bind_null(st, 2);
     bind_str(st, 3, rule);
     bind_str(st, 4, cmd);
-    sqlite3_bind_double(st, 5, now_wall());
+    sqlite3_bind_double(st, 5, sysinfo_wall());
     bind_str(st, 6, origin ? origin : "live");
     status = write_stmt(s, st, "adding an alert", NULL, err);
     if (!status && id) *id = (long)sqlite3_last_insert_rowid(s->db);
@@ -195,7 +195,7 @@ int runstore_alert_fire(RunStore *s, long alert_id, long run, const char *rule,
     if (status) return status;
     sqlite3_bind_int64(st, 1, alert_id);
     sqlite3_bind_int64(st, 2, run);
-    sqlite3_bind_double(st, 3, now_wall());
+    sqlite3_bind_double(st, 3, sysinfo_wall());
     bind_str(st, 4, rule);
     bind_str(st, 5, message);
     status = write_stmt(s, st, "recording an alert", &changes, err);

@@ -178,14 +178,8 @@ int runstore_list(RunStore *s, const char *filter, const char *sort, int limit,
 
 /* ---- series ----------------------------------------------------------------------------- */
 
+/* The evaluation series; the step metrics' series are metrics.def's (one per metric). */
 static const struct { const char *name, *sql; } SERIES[] = {
-    {"loss", "SELECT step, loss FROM metrics WHERE run_id=? ORDER BY step"},
-    {"lr", "SELECT step, lr FROM metrics WHERE run_id=? ORDER BY step"},
-    {"grad_norm", "SELECT step, grad_norm FROM metrics WHERE run_id=? ORDER BY step"},
-    {"tokens_per_s", "SELECT step, tokens_per_s FROM metrics WHERE run_id=? ORDER BY step"},
-    {"elapsed", "SELECT step, elapsed FROM metrics WHERE run_id=? ORDER BY step"},
-    {"tokens", "SELECT step, tokens FROM metrics WHERE run_id=? ORDER BY step"},
-    {"epoch", "SELECT step, epoch FROM metrics WHERE run_id=? ORDER BY step"},
     {"val_loss", "SELECT step, loss FROM evals WHERE run_id=? AND split='valid' ORDER BY step"},
     {"val_ppl", "SELECT step, ppl FROM evals WHERE run_id=? AND split='valid' ORDER BY step"},
     {"val_bpc", "SELECT step, bpc FROM evals WHERE run_id=? AND split='valid' ORDER BY step"},
@@ -211,19 +205,29 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
                     char *err)
 {
     const char *sql = NULL;
-    int layer = -1, level = -1, k = 0;
+    char step_sql[160];
+    int layer = -1, level = -1, k = 0, m = step_metric_find(metric);
     *pts = NULL;
     *n = 0;
+    if (m >= 0) {   /* the column is a name from metrics.def, never user text */
+        snprintf(step_sql, sizeof step_sql, "SELECT step, %s FROM metrics WHERE run_id=?"
+                 " ORDER BY step", STEP_METRICS[m].name);
+        sql = step_sql;
+    }
     for (size_t i = 0; metric && i < sizeof SERIES / sizeof *SERIES; i++)
         if (!strcmp(metric, SERIES[i].name)) sql = SERIES[i].sql;
     if (!sql && metric && sscanf(metric, "gate:%d:%d%n", &layer, &level, &k) == 2 &&
         !metric[k] && layer >= 0 && level >= 0)
         sql = "SELECT step, mean FROM gates WHERE run_id=? AND layer=? AND level=?"
               " ORDER BY step";
-    if (!sql)
-        return err_set(err, LM_EARG, "unknown metric '%s' (loss, lr, grad_norm, tokens_per_s,"
-                       " elapsed, tokens, epoch, val_loss, val_ppl, val_bpc, test_loss,"
-                       " test_ppl, test_bpc, gate:<layer>:<level>)", metric ? metric : "");
+    if (!sql) {
+        char names[512] = "";
+        for (int i = 0, at = 0; i < STEP_METRIC_N && at < (int)sizeof names; i++)
+            at += snprintf(names + at, sizeof names - at, "%s, ", STEP_METRICS[i].name);
+        return err_set(err, LM_EARG, "unknown metric '%s' (%sval_loss, val_ppl, val_bpc,"
+                       " test_loss, test_ppl, test_bpc, gate:<layer>:<level>)",
+                       metric ? metric : "", names);
+    }
     sqlite3_stmt *st;
     int status = prep(s, sql, &st, err);
     if (status) return status;
@@ -546,7 +550,7 @@ int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
 
 int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age)
 {
-    *age = r->heartbeat > 0 ? now_wall() - r->heartbeat : INFINITY;
+    *age = r->heartbeat > 0 ? sysinfo_wall() - r->heartbeat : INFINITY;
     if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
         return 0;
     if (!strcmp(r->host, s->host))   /* this host: the run lock decides (store_repair) */

@@ -25,7 +25,7 @@ int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
     bind_str(st, 1, name);
     bind_str(st, 2, spec);
     bind_str(st, 3, strategy);
-    sqlite3_bind_double(st, 4, now_wall());
+    sqlite3_bind_double(st, 4, sysinfo_wall());
     status = write_stmt(s, st, "creating a sweep", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
     return status;
@@ -44,7 +44,7 @@ int runstore_sweep_set_status(RunStore *s, long sweep, const char *status_text, 
                                    err);
     if (status) return status;
     bind_str(st, 1, status_text);
-    if (k >= 2) sqlite3_bind_double(st, 2, now_wall());
+    if (k >= 2) sqlite3_bind_double(st, 2, sysinfo_wall());
     sqlite3_bind_int64(st, 3, sweep);
     status = write_stmt(s, st, "setting the sweep status", &changes, err);
     return !status && !changes ? err_set(err, LM_EARG, "no sweep %ld", sweep) : status;

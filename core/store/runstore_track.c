@@ -167,7 +167,7 @@ int runstore_console_append(RunStore *s, long run, const char *kind, const char 
                                  " FROM run_console WHERE run_id=?1", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_double(st, 2, now_wall());
+    sqlite3_bind_double(st, 2, sysinfo_wall());
     bind_str(st, 3, kind ? kind : "info");
     sqlite3_bind_text(st, 4, line, (int)n, SQLITE_TRANSIENT);
     if ((status = write_stmt(s, st, "recording the console", &changes, err))) return status;

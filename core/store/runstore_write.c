@@ -39,13 +39,11 @@ static int flush_steps(RunStore *s, char *err)
         const PendingStep *p = &s->steps[i];
         sqlite3_bind_int64(st, 1, p->run);
         sqlite3_bind_int64(st, 2, p->m.step);
-        bind_real(st, 3, p->m.epoch);
-        sqlite3_bind_int64(st, 4, p->m.tokens);
-        bind_real(st, 5, p->m.loss);
-        bind_real(st, 6, p->m.lr);
-        bind_real(st, 7, p->m.grad_norm);
-        bind_real(st, 8, p->m.tokens_per_s);
-        bind_real(st, 9, p->m.elapsed);
+        for (int k = 0; k < STEP_METRIC_N; k++) {   /* metrics.def's order */
+            double v = step_metric_get(&p->m, k);
+            if (STEP_METRICS[k].kind == STEP_INT) sqlite3_bind_int64(st, k + 3, (sqlite3_int64)v);
+            else bind_real(st, k + 3, v);
+        }
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE) return runstore_db_fail(s, rc, "writing step metrics", err);
@@ -76,7 +74,7 @@ static int flush_evals(RunStore *s, char *err)
 static int update_run(RunStore *s, long run, char *err)
 {
     sqlite3_bind_int64(s->upd_run, 1, run);
-    sqlite3_bind_double(s->upd_run, 2, now_wall());
+    sqlite3_bind_double(s->upd_run, 2, sysinfo_wall());
     int rc = sqlite3_step(s->upd_run);
     sqlite3_reset(s->upd_run);
     return rc == SQLITE_DONE ? LM_OK : runstore_db_fail(s, rc, "updating the run", err);
@@ -102,7 +100,7 @@ static int flush_runs(RunStore *s, char *err)
 int runstore_flush(RunStore *s, char *err)
 {
     if (s->n_steps + s->n_evals + s->journal_rows == 0) {
-        s->last_flush = now_mono();
+        s->last_flush = sysinfo_now();
         return LM_OK;
     }
     int status = runstore_check_present(s, err);
@@ -119,7 +117,7 @@ int runstore_flush(RunStore *s, char *err)
     runstore_journal_landed(s);
     s->n_steps = s->n_evals = 0;
     s->next_rows = s->max_rows;
-    s->last_flush = now_mono();
+    s->last_flush = sysinfo_now();
     return LM_OK;
 }
 
@@ -146,11 +144,11 @@ int runstore_check_run(RunStore *s, long run, char *err)
 static int maybe_flush(RunStore *s, char *err)
 {
     long pending = runstore_pending(s);
-    if (pending < s->next_rows && now_mono() - s->last_flush < s->max_seconds) return LM_OK;
+    if (pending < s->next_rows && sysinfo_now() - s->last_flush < s->max_seconds) return LM_OK;
     int status = runstore_flush(s, err);
     if (status) {
         s->next_rows = pending + (pending > s->max_rows ? pending : s->max_rows);
-        s->last_flush = now_mono();
+        s->last_flush = sysinfo_now();
         if (pending >= s->max_pending && runstore_journal_spill(s, NULL) == LM_OK)
             s->next_rows = s->max_rows;   /* memory freed: retry at the usual pace */
     }
@@ -255,7 +253,7 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
                     "?15,?16,?2,0)", &st, err)))
         return status;
     bind_str(st, 1, in->name);
-    sqlite3_bind_double(st, 2, now_wall());
+    sqlite3_bind_double(st, 2, sysinfo_wall());
     bind_str(st, 3, in->config);
     bind_str(st, 4, in->model);
     bind_str(st, 5, in->data_name);
@@ -289,7 +287,7 @@ int runstore_run_set_status(RunStore *s, long id, const char *status_text,
     if (status || (status = prep(s, "UPDATE runs SET status=?1, reason=?2, ended=?3,"
                                  " heartbeat=?4 WHERE id=?5", &st, err)))
         return status;
-    double now = now_wall();
+    double now = sysinfo_wall();
     bind_str(st, 1, status_text);
     bind_str(st, 2, reason);
     if (k >= 2) sqlite3_bind_double(st, 3, now);   /* terminal */
@@ -350,7 +348,7 @@ int runstore_run_claim(RunStore *s, long id, char *err)
         return status;
     sqlite3_bind_int64(st, 1, (long)getpid());
     bind_str(st, 2, s->host);
-    sqlite3_bind_double(st, 3, now_wall());
+    sqlite3_bind_double(st, 3, sysinfo_wall());
     sqlite3_bind_int64(st, 4, id);
     return write_stmt(s, st, "claiming a run", NULL, err);
 }
@@ -403,7 +401,7 @@ int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
     bind_str(st, 3, prompt);
     bind_str(st, 4, settings);
     bind_str(st, 5, text);
-    sqlite3_bind_double(st, 6, now_wall());
+    sqlite3_bind_double(st, 6, sysinfo_wall());
     return write_stmt(s, st, "writing a sample", NULL, err);
 }
 

@@ -319,7 +319,8 @@ int sweep_find_file(const char *name, char *path, size_t cap)
     return find_in_dirs("/sweeps", name, ".sweep", path, cap);
 }
 
-int sweep_find_experiment(const char *name, char *path, size_t cap)
+/* Resolves an experiment name the same way (experiments/NAME.conf). 0 or -1. */
+static int sweep_find_experiment(const char *name, char *path, size_t cap)
 {
     return find_in_dirs("", name, ".conf", path, cap);
 }

@@ -106,8 +106,6 @@ int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err);
 /* Resolves a sweep name to experiments/sweeps/NAME.sweep (under $LMLAB_EXPERIMENTS,
  * ./experiments, then the source tree), or a path as is. 0, or -1 when not found. */
 int sweep_find_file(const char *name, char *path, size_t cap);
-/* Resolves an experiment name the same way (experiments/NAME.conf). 0 or -1. */
-int sweep_find_experiment(const char *name, char *path, size_t cap);
 
 /* Completes a spec: loads the base (base= experiment, else *fallback, else the
  * defaults) unless has_base_cfg, applies the budget, checks the strategy's needs

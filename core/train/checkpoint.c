@@ -466,7 +466,12 @@ int checkpoint_find(const char *dir, const char *which, char *out, size_t cap)
     return 0;
 }
 
-int checkpoint_check_owner(const CheckpointInfo *info, const char *path, const char *store_id,
+/* Whether a checkpoint belongs to run run_id of store store_id, from the run id and
+ * store id its metadata records. LM_OK when both match; LM_ESTATE when it names another
+ * run or store (the message says which: the folder holds another run's weights);
+ * 1 when the file does not record them (written by an older lmlab or
+ * not by lmlab), which the caller reports as a warning. */
+static int checkpoint_check_owner(const CheckpointInfo *info, const char *path, const char *store_id,
                            long run_id, char *err)
 {
     if (!info->has_state || !info->ts.store_id[0] || info->ts.run_id <= 0) {

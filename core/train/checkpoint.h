@@ -62,14 +62,6 @@ int checkpoint_save_names(const char *path, const Model *m, const char *tokenize
 int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, char *err);
 void checkpoint_info_free(CheckpointInfo *info);
 
-/* Whether a checkpoint belongs to run run_id of store store_id, from the run id and
- * store id its metadata records. LM_OK when both match; LM_ESTATE when it names another
- * run or store (the message says which: the folder holds another run's weights);
- * 1 when the file does not record them (written by an older lmlab or
- * not by lmlab), which the caller reports as a warning. */
-int checkpoint_check_owner(const CheckpointInfo *info, const char *path, const char *store_id,
-                           long run_id, char *err);
-
 /* Opens path's metadata and applies checkpoint_check_owner (same results; open errors as
  * checkpoint_open). */
 int checkpoint_verify_owner(const char *path, const char *store_id, long run_id, char *err);

@@ -4,6 +4,7 @@
 #include "dist.h"
 
 #include "err.h"
+#include "sysinfo.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -191,12 +192,6 @@ void dist_bcast(void *buf, size_t bytes)
     }
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void dist_bcast_idle(void *buf, size_t bytes)
 {
@@ -208,12 +203,12 @@ void dist_bcast_idle(void *buf, size_t bytes)
     }
     MPI_Request rq;
     MPI_Ibcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD, &rq);
-    double t0 = now_s();
+    double t0 = sysinfo_now();
     for (int done = 0;;) {
         MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
-        if (now_s() - t0 > 2e-3)
+        if (sysinfo_now() - t0 > 2e-3)
             nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
     }
 }

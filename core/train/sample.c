@@ -28,7 +28,8 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng)
+/* Picks a token from logits (V) (modified in place): greedy, temperature, top-k, top-p. */
+static int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng)
 {
     int best = 0;
     for (int v = 1; v < V; v++)
@@ -143,6 +144,40 @@ static int prime(Gen *g, const int *ids, size_t n)
     return rc;
 }
 
+/* The prompt's tokens (*ids malloc'd, *n of them); an empty prompt starts from token 0
+ * (the newline for char-level). LM_OK, or the tokenizer's status / LM_ENOMEM with err. */
+static int encode_prompt(const Tokenizer *tok, const char *prompt, int **ids, size_t *n,
+                         char *err)
+{
+    int rc = tokenizer_encode(tok, prompt ? prompt : "", prompt ? strlen(prompt) : 0, ids, n,
+                              err);
+    if (rc || *n)
+        return rc;
+    free(*ids);
+    if (!(*ids = calloc(1, sizeof(int))))
+        return err_set(err, LM_ENOMEM, "out of memory");
+    *n = 1;
+    return LM_OK;
+}
+
+/* Appends len bytes of piece to the growing text *out (*len_io used, *cap allocated),
+ * always terminated. LM_OK or LM_ENOMEM (*out unchanged). */
+static int append(char **out, size_t *len_io, size_t *cap, const char *piece, size_t len)
+{
+    if (*len_io + len + 1 > *cap) {
+        size_t want = (*len_io + len + 1) * 2;
+        char *p = realloc(*out, want);
+        if (!p)
+            return LM_ENOMEM;
+        *out = p;
+        *cap = want;
+    }
+    memcpy(*out + *len_io, piece, len);
+    *len_io += len;
+    (*out)[*len_io] = 0;
+    return LM_OK;
+}
+
 int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const SampleOptions *o,
                     SampleCallback cb, void *ud, char **text, SampleStats *stats, char *err)
 {
@@ -152,17 +187,9 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
                        "top_p in (0,1], top_k >= 0, temp >= 0");
     int *ids = NULL;
     size_t n = 0;
-    int rc = tokenizer_encode(tok, prompt ? prompt : "", prompt ? strlen(prompt) : 0, &ids, &n,
-                              err);
+    int rc = encode_prompt(tok, prompt, &ids, &n, err);
     if (rc)
         return rc;
-    if (n == 0) { /* an empty prompt starts from token 0 (the newline for char-level) */
-        free(ids);
-        ids = calloc(1, sizeof(int));
-        if (!ids)
-            return err_set(err, LM_ENOMEM, "out of memory");
-        n = 1;
-    }
     const char *sep = tokenizer_join(tok, prompt);
     Gen g = {.m = m, .slide = o->slide_positions};
     g.logits = malloc((size_t)m->vocab * sizeof(float));
@@ -184,17 +211,8 @@ int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const Sa
         if (generated == 0 && *sep && len > 0 && !isspace((unsigned char)piece[1]))
             piece[0] = *sep, at = 0, len++;   /* "the cat" + "house" -> "the cat house" */
         memmove(piece, piece + at, sizeof piece - 1);
-        if (len > 0 && text) {
-            if (out_len + (size_t)len + 1 > out_cap) {
-                out_cap = (out_len + (size_t)len + 1) * 2;
-                char *p = realloc(out, out_cap);
-                if (!p) { rc = LM_ENOMEM; break; }
-                out = p;
-            }
-            memcpy(out + out_len, piece, (size_t)len);
-            out_len += (size_t)len;
-            out[out_len] = 0;
-        }
+        if (len > 0 && text && (rc = append(&out, &out_len, &out_cap, piece, (size_t)len)))
+            break;
         if ((rc = ctx_push(&g, next)))
             break;
         if (cb && len > 0 && cb(ud, piece, (size_t)len)) {

@@ -43,9 +43,6 @@ void sample_options_default(SampleOptions *o);
 int sample_generate(Model *m, const Tokenizer *tok, const char *prompt, const SampleOptions *o,
                     SampleCallback cb, void *ud, char **text, SampleStats *stats, char *err);
 
-/* Picks a token from logits (V) (modified in place): greedy, temperature, top-k, top-p. */
-int sample_pick(float *logits, int V, const SampleOptions *o, Rng *rng);
-
 /* The words of prompt that a word tokenizer does not know (encoded as <unk>), space
  * separated into list (cap bytes, truncated at a word); returns how many there are.
  * 0 for char and bpe tokenizers, which encode every text exactly or refuse it. */

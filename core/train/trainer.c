@@ -274,7 +274,6 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
             trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
                                   "continuing with fresh moments");
-        snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", t->opt.resume);
     }
     checkpoint_info_free(&info);
     safetensors_close(st);
@@ -398,7 +397,7 @@ static int check_high_loss(Trainer *t, double loss, char *err)
 
 /* Blocks while paused; returns 1 when a stop was requested. why: the reason recorded with
  * the paused status (a failed checkpoint's message), "" for a pause the user asked for. */
-int trainer_wait_if_paused(Trainer *t, const char *why)
+static int trainer_wait_if_paused(Trainer *t, const char *why)
 {
     pthread_mutex_lock(&t->mu);
     if (t->pause_req && !t->stop_req) {
@@ -478,6 +477,104 @@ static int mark_due(Trainer *t)
     return trainer_dist_flag(cross);
 }
 
+/* After a step: evaluation (rank 0; under mpirun the others do their share of a shared
+ * one), sample and checkpoint when due, the other ranks' mirror of those. Sets *end when
+ * the loop must end (a failed evaluation, a checkpoint that paused and was stopped) and
+ * returns the status it ends with (err set), LM_OK otherwise. */
+static int step_tasks(Trainer *t, int lead, int *end, char *err)
+{
+    const Config *c = &t->cfg;
+    long s = t->ts.step;
+    int improved = 0, whole = mark_due(t);   /* a time mark: the whole split */
+    int evaluate = whole || (due(s, c->eval_every) && s < t->total_steps);
+    if (!lead && evaluate && trainer_eval_shared(t, whole))
+        trainer_do_eval(t, whole, err);   /* this rank's share of rank 0's evaluation */
+    if (lead && evaluate) {
+        double before = t->best_val, e0 = train_clock(t);
+        int rc = trainer_do_eval(t, whole, err);
+        if (rc && rc != LM_ECANCEL) {
+            *end = 1;
+            return rc;
+        }
+        if (whole && !rc)
+            note_mark(t, train_clock(t) - e0);
+        improved = isnan(before) || t->best_val < before;
+        if (improved)
+            trainer_write_best(t);
+    }
+    if (lead && due(s, c->sample_every) && s < t->total_steps)
+        trainer_do_sample(t);
+    if (lead && due(s, c->checkpoint_every) && s < t->total_steps &&
+        trainer_checkpoint_or_pause(t, improved)) {
+        *end = 1;
+        return t->fatal[0] ? err_set(err, LM_EFORMAT, "%s", t->fatal) : LM_OK;
+    }
+    if (!lead && s < t->total_steps)
+        trainer_dist_mirror_tasks(t, evaluate,
+                                  due(s, c->sample_every) || due(s, c->checkpoint_every));
+    return LM_OK;
+}
+
+/* Rank 0's ending of a run that did not fail: the final evaluation and checkpoint (or
+ * only the checkpoint when stopped) and the message saying how it ended, into err.
+ * Returns its status; TRAINER_FAILED with t->fatal when the final checkpoint cannot be
+ * written. */
+static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
+{
+    const Config *c = &t->cfg;
+    double final_s = -1;   /* wall seconds of the final evaluation (not training time) */
+    if (!stopped) {
+        double before = t->best_val, e0 = train_clock(t);
+        int erc = trainer_do_eval(t, 1, err);
+        final_s = erc ? -1 : train_clock(t) - e0;
+        if (erc && erc != LM_ECANCEL)
+            trainer_push_text(t, TEV_LOG, err);
+        stopped = trainer_stopping(t);
+        if (!stopped || !isnan(t->best_val))
+            trainer_checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
+    } else {
+        trainer_checkpoint_or_pause(t, 0);
+    }
+    if (t->fatal[0])
+        return TRAINER_FAILED;
+    int rung = t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at && t->ts.step < t->total_steps;
+    if (rung)
+        snprintf(err, LM_ERR_LEN, "reached step %ld (stop_at)", t->ts.step);
+    else if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
+        snprintf(err, LM_ERR_LEN, "time budget of %.0f s reached at step %ld", c->time_budget,
+                 t->ts.step);
+    else if (stopped)
+        snprintf(err, LM_ERR_LEN, "stopped at step %ld", t->ts.step);
+    else
+        snprintf(err, LM_ERR_LEN, "finished %ld steps", t->ts.step);
+    size_t len = strlen(err);
+    if (final_s >= 0)
+        snprintf(err + len, LM_ERR_LEN - len, " after %.1f s of training; the final "
+                 "evaluation took %.1f s more", t->ts.elapsed, final_s);
+    return stopped || rung ? TRAINER_STOPPED : TRAINER_FINISHED;
+}
+
+/* The end of the run after its loop ended with rc: the final evaluation (rank 0 decides,
+ * and the others join it when it is shared: the one decision, rank 0 must not change its
+ * mind after saying so), then the status. */
+static void train_finish(Trainer *t, int rc, int lead, char *err)
+{
+    int stopped = lead ? trainer_stopping(t) : 0;
+    int final_eval = trainer_dist_flag(lead && !rc && !stopped);
+    if (!lead && final_eval && trainer_eval_shared(t, 1))
+        trainer_do_eval(t, 1, err);   /* this rank's share of rank 0's */
+    TrainerStatus end;
+    if (rc == LM_EDIVERGED)
+        end = TRAINER_DIVERGED;
+    else if (rc)
+        end = TRAINER_FAILED;
+    else if (!lead)
+        end = TRAINER_FINISHED;   /* rank 0 evaluates, saves and reports the ending */
+    else if ((end = lead_finish(t, stopped, err)) == TRAINER_FAILED)
+        snprintf(err, LM_ERR_LEN, "%s", t->fatal);
+    trainer_set_status(t, end, err);
+}
+
 static void *train_main(void *arg)
 {
     Trainer *t = arg;
@@ -485,10 +582,10 @@ static void *train_main(void *arg)
     char err[LM_ERR_LEN] = "";
     double loss_acc = 0, t_log = sysinfo_now();
     long tok_log = t->ts.tokens;
-    int n_acc = 0, rc = LM_OK;
+    int n_acc = 0, rc = LM_OK, end = 0;
     trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
     int lead = dist_rank() == 0;   /* under mpirun rank 0 alone evaluates, samples, saves */
-    while (t->ts.step < t->total_steps) {
+    while (t->ts.step < t->total_steps && !end) {
         int go = !trainer_wait_if_paused(t, "") &&
                  !(c->time_budget > 0 && t->ts.elapsed >= c->time_budget) &&
                  !(t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at);
@@ -506,94 +603,20 @@ static void *train_main(void *arg)
         t->last_gnorm = gnorm;
         loss_acc += loss;
         n_acc++;
-        long s = t->ts.step;
-        if (due(s, c->log_every) || s == t->total_steps) {
+        if (due(t->ts.step, c->log_every) || t->ts.step == t->total_steps) {
             emit_step(t, loss_acc, n_acc, t_log, tok_log);
             loss_acc = 0;
             n_acc = 0;
             t_log = sysinfo_now();
             tok_log = t->ts.tokens;
         }
-        int improved = 0, whole = mark_due(t);   /* a time mark: the whole split */
-        int evaluate = whole || (due(s, c->eval_every) && s < t->total_steps);
-        if (!lead && evaluate && trainer_eval_shared(t, whole))
-            trainer_do_eval(t, whole, err);   /* this rank's share of rank 0's evaluation */
-        if (lead && evaluate) {
-            double before = t->best_val, e0 = train_clock(t);
-            if ((rc = trainer_do_eval(t, whole, err)) && rc != LM_ECANCEL)
-                break;
-            if (whole && !rc)
-                note_mark(t, train_clock(t) - e0);
-            rc = LM_OK;
-            improved = isnan(before) || t->best_val < before;
-            if (improved)
-                trainer_write_best(t);
-        }
-        if (lead && due(s, c->sample_every) && s < t->total_steps)
-            trainer_do_sample(t);
-        if (lead && due(s, c->checkpoint_every) && s < t->total_steps &&
-            trainer_checkpoint_or_pause(t, improved)) {
-            if (t->fatal[0])
-                rc = err_set(err, LM_EFORMAT, "%s", t->fatal);
-            break;
-        }
-        if (!lead && s < t->total_steps)
-            trainer_dist_mirror_tasks(t, evaluate,
-                                      due(s, c->sample_every) || due(s, c->checkpoint_every));
+        rc = step_tasks(t, lead, &end, err);
     }
     if (!rc && n_acc > 0)   /* the steps since the last log row: the true last step is logged
                                (a stop between log_every rows, a time budget) */
         emit_step(t, loss_acc, n_acc, t_log, tok_log);
     trainer_dist_end(t);
-    /* The final evaluation: rank 0 decides, and the others join it when it is shared (the
-     * one decision: rank 0 must not change its mind after saying so). */
-    int stopped = lead ? trainer_stopping(t) : 0;
-    int final_eval = trainer_dist_flag(lead && !rc && !stopped);
-    if (!lead && final_eval && trainer_eval_shared(t, 1))
-        trainer_do_eval(t, 1, err);   /* this rank's share of rank 0's */
-    TrainerStatus end;
-    double final_s = -1;   /* wall seconds of the final evaluation (not training time) */
-    if (rc == LM_EDIVERGED) {
-        end = TRAINER_DIVERGED;
-    } else if (rc) {
-        end = TRAINER_FAILED;
-    } else if (!lead) {
-        end = TRAINER_FINISHED;   /* rank 0 evaluates, saves and reports the ending */
-    } else {
-        if (!stopped) {
-            double before = t->best_val, e0 = train_clock(t);
-            int erc = trainer_do_eval(t, 1, err);
-            final_s = erc ? -1 : train_clock(t) - e0;
-            if (erc && erc != LM_ECANCEL)
-                trainer_push_text(t, TEV_LOG, err);
-            stopped = trainer_stopping(t);
-            if (!stopped || !isnan(t->best_val))
-                trainer_checkpoint_or_pause(t, !erc && (isnan(before) || t->best_val < before));
-        } else {
-            trainer_checkpoint_or_pause(t, 0);
-        }
-        if (t->fatal[0]) {
-            trainer_set_status(t, TRAINER_FAILED, t->fatal);
-            return NULL;
-        }
-        int rung = t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at &&
-                   t->ts.step < t->total_steps;
-        end = stopped || rung ? TRAINER_STOPPED : TRAINER_FINISHED;
-        if (rung)
-            snprintf(err, sizeof err, "reached step %ld (stop_at)", t->ts.step);
-        else if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
-            snprintf(err, sizeof err, "time budget of %.0f s reached at step %ld", c->time_budget,
-                     t->ts.step);
-        else if (stopped)
-            snprintf(err, sizeof err, "stopped at step %ld", t->ts.step);
-        else
-            snprintf(err, sizeof err, "finished %ld steps", t->ts.step);
-        size_t len = strlen(err);
-        if (final_s >= 0)
-            snprintf(err + len, sizeof err - len, " after %.1f s of training; the final "
-                     "evaluation took %.1f s more", t->ts.elapsed, final_s);
-    }
-    trainer_set_status(t, end, err);
+    train_finish(t, rc, lead, err);
     return NULL;
 }
 
@@ -673,14 +696,6 @@ const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
 long trainer_total_steps(const Trainer *t) { return t->total_steps; }
 long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }
 int trainer_vocab(const Trainer *t) { return t->m->vocab; }
-
-const char *trainer_last_checkpoint(Trainer *t, char *buf, size_t cap)
-{
-    pthread_mutex_lock(&t->step_mu);
-    snprintf(buf, cap, "%s", t->last_ckpt);
-    pthread_mutex_unlock(&t->step_mu);
-    return buf;
-}
 
 void trainer_copy_params(Trainer *t, float *dst)
 {

@@ -98,15 +98,9 @@ const Dataset *trainer_dataset(const Trainer *t);
 long trainer_total_steps(const Trainer *t);
 long trainer_param_count(const Trainer *t);
 int trainer_vocab(const Trainer *t);
-const char *trainer_last_checkpoint(Trainer *t, char *buf, size_t cap);
 
 /* Copies the current parameters (between steps, so never a half-updated set) into dst
  * (ps->total floats of a model with the same configuration). */
 void trainer_copy_params(Trainer *t, float *dst);
-
-/* Per-layer, per-level gate statistics of coefficients (B*heads, T, levels) of one
- * forward: mean, std, histogram over positions t >= 2^level. out: levels entries. */
-void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
-                        GateStat *out);
 
 #endif

@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
+/* Per-layer, per-level gate statistics of coefficients (B*heads, T, levels) of one
+ * forward: mean, std, histogram over positions t >= 2^level. out: levels entries. */
+static void trainer_gate_stats(const float *coeff, int NH, int T, int levels, long step, int layer,
                         GateStat *out)
 {
     for (int k = 0; k < levels; k++) {
@@ -208,9 +210,6 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
     if (rc)
         return rc;
-    pthread_mutex_lock(&t->step_mu); /* trainer_last_checkpoint reads it under step_mu */
-    memcpy(t->last_ckpt, path, sizeof t->last_ckpt);
-    pthread_mutex_unlock(&t->step_mu);
     TrainEvent ev = {.kind = TEV_CHECKPOINT};
     ev.ckpt.step = t->ts.step;
     memcpy(ev.ckpt.path, path, sizeof ev.ckpt.path);

@@ -5,7 +5,7 @@
 #ifndef LM_TOK_IMPL_H
 #define LM_TOK_IMPL_H
 
-#include "../tokenizer.h"
+#include "tokenizer.h"
 
 #include <jansson.h>
 #include <stdint.h>

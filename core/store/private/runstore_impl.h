@@ -8,6 +8,7 @@
 
 #include "runstore.h"
 #include "err.h"
+#include "sysinfo.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,20 +48,6 @@ struct RunStore {
 };
 
 /* ---- small helpers (tiny, inline) ---------------------------------------------------- */
-
-static inline double now_wall(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static inline double now_mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static inline int pid_alive(long pid)
 {
@@ -112,9 +99,15 @@ static inline double col_real(sqlite3_stmt *st, int i)   /* NULL -> NAN */
     return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
-/* The StepMetric of a row whose first 8 columns are step, epoch, tokens, loss, lr,
- * grad_norm, tokens_per_s, elapsed (the metrics table's order; runstore_follow.c). */
+/* The StepMetric of a row whose first columns are runstore_step_columns' (step, then
+ * metrics.def's metrics in order; runstore_follow.c). */
 void runstore_step_from_row(sqlite3_stmt *st, StepMetric *m);
+/* "step, epoch, tokens, ...": the metrics table's step and the columns of
+ * core/base/metrics.def in order (the order runstore_step_from_row reads), into buf. */
+void runstore_step_columns(char *buf, size_t cap);
+/* Adds to the metrics table the columns of metrics.def it lacks (a store made before a
+ * metric existed), inside the caller's transaction; *added counts them. */
+int runstore_step_columns_migrate(RunStore *s, int *added, char *err);
 
 /* ---- SQLite status and statements ---------------------------------------------------- */
 

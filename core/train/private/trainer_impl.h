@@ -31,7 +31,6 @@ struct Trainer {
     TrainState ts;
     double best_val;
     float last_gnorm;
-    char last_ckpt[1024];
     long best_written;     /* step whose evaluation best.safetensors holds (-1 none) */
     int high_loss_steps;   /* consecutive steps above diverge_factor x ln(V) */
     double marks[CONFIG_MAX_EVAL_MARKS]; /* eval_at_seconds, parsed */
@@ -61,7 +60,6 @@ void trainer_push(Trainer *t, TrainEvent *ev);
 void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text);
 void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason);
 void trainer_reset_states(Trainer *t);
-int trainer_wait_if_paused(Trainer *t, const char *why);
 
 /* trainer_tasks.c */
 int trainer_do_eval(Trainer *t, int final, char *err);
