@@ -237,6 +237,8 @@ static int store_migrate(RunStore *s, char *err)
         status = store_new_id(s, err);
     if (!status && version < 4)   /* control requests and run lineage */
         status = runstore_control_migrate(s, err);
+    if (!status && version < 5)   /* requests addressed to one owner */
+        status = runstore_control_migrate_v5(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
@@ -266,7 +268,15 @@ static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
     sqlite3_bind_double(st, 2, now_wall());
     sqlite3_bind_int64(st, 3, o->id);
     sqlite3_bind_int64(st, 4, o->pid);
-    return write_stmt(s, st, "repairing an interrupted run", NULL, err);
+    int changes = 0;
+    status = write_stmt(s, st, "repairing an interrupted run", &changes, err);
+    if (!status && changes) {   /* its unanswered requests die with it, visibly */
+        char why[160];
+        snprintf(why, sizeof why, "the run's owner (process %ld) ended before answering",
+                 o->pid);
+        status = runstore_control_expire(s, o->id, why, err);
+    }
+    return status;
 }
 
 /* Marks runs of dead processes on this host as interrupted. A busy database is not an
@@ -379,6 +389,8 @@ void runstore_close(RunStore *s)
 const char *runstore_path(const RunStore *s) { return s->path; }
 
 const char *runstore_store_id(const RunStore *s) { return s->store_id; }
+
+const char *runstore_host(const RunStore *s) { return s->host; }
 
 void runstore_set_busy_timeout(RunStore *s, int ms) { sqlite3_busy_timeout(s->db, ms); }
 

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 4
+#define RUNSTORE_SCHEMA_VERSION 5
 
 typedef struct RunStore RunStore;
 
@@ -44,6 +44,9 @@ const char *runstore_path(const RunStore *s);
  * upgraded to schema 3), stable for its life. Run folders and checkpoints carry it, so a
  * checkpoint can be matched to its store (owned by the store). */
 const char *runstore_store_id(const RunStore *s);
+
+/* This machine's name as the store records it in runs.host (owned by s). */
+const char *runstore_host(const RunStore *s);
 
 /* Tuning: how long a write waits for another process's lock (default 5000 ms), and
  * when buffered rows are flushed automatically (default 256 rows or 2 seconds). */
