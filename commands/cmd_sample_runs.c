@@ -94,7 +94,12 @@ static int load_run(Session *s, RunStore *st, Column *c, Model **m, Tokenizer **
                            c->id, c->source);
     if (!rc && tokenizer_load(info.tokenizer_json, tok, err))
         rc = session_error(s, LM_EFORMAT, "run %ld: damaged tokenizer: %s", c->id, err);
-    if (!rc && (!(*m = model_create(&info.cfg, tokenizer_vocab_size(*tok), err)) ||
+    if (!rc && checkpoint_check_fits(&info.cfg, tokenizer_vocab_size(*tok), sf, "", err))
+        rc = session_error(s, LM_EFORMAT, "run %ld: %s: %s", c->id, c->source, err);
+    if (!rc && model_check_memory_weights(&info.cfg, tokenizer_vocab_size(*tok), 1,
+                                          info.cfg.bptt, err) == LM_ENOMEM)
+        rc = session_error(s, LM_ENOMEM, "run %ld: %s", c->id, err);
+    if (!rc && (!(*m = model_create_weights(&info.cfg, tokenizer_vocab_size(*tok), err)) ||
                 model_alloc(*m, 1, info.cfg.bptt, err) || checkpoint_read_weights(*m, sf, "", err)))
         rc = session_error(s, LM_EFORMAT, "run %ld: cannot build its model: %s", c->id, err);
     if (*m) (*m)->training = 0;
