@@ -108,15 +108,19 @@ static int group_show(Session *s, RunStore *st, const char *name)
     int rc = runstore_group_members(st, name, &ids, &n, err);
     if (rc) return session_error(s, rc, "%s", err);
     double *best = malloc((size_t)n * sizeof *best), *fin = malloc((size_t)n * sizeof *fin);
-    char list[512] = "";
-    int off = 0;
-    for (int i = 0; best && fin && i < n; i++) {
+    char *list = malloc((size_t)n * 22 + 1);   /* every id, never cut: 21 bytes each at most */
+    if (!best || !fin || !list) {
+        free(ids), free(best), free(fin), free(list);
+        return session_error(s, LM_ENOMEM, "group %s: out of memory", name);
+    }
+    size_t off = 0;
+    list[0] = 0;
+    for (int i = 0; i < n; i++) {
         RunRow r;
         best[i] = fin[i] = NAN;
         if (!runstore_get(st, ids[i], &r, err)) best[i] = r.best_val, fin[i] = r.final_val,
                                                runstore_row_free(&r);
-        if (off < (int)sizeof list - 16)
-            off += snprintf(list + off, sizeof list - (size_t)off, "%s%ld", off ? "," : "", ids[i]);
+        off += (size_t)snprintf(list + off, 23, "%s%ld", off ? "," : "", ids[i]);
     }
     StatSummary sb = {0}, sf = {0};
     if (best && fin) sweep_stat_summary(best, n, &sb), sweep_stat_summary(fin, n, &sf);
@@ -124,8 +128,8 @@ static int group_show(Session *s, RunStore *st, const char *name)
     fmt_pm(pb, sizeof pb, &sb);
     fmt_pm(pf, sizeof pf, &sf);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:s s:i s:s}", "event", "group", "name", name, "n", n,
-                              "runs", list);
+        json_t *o = json_pack("{s:s s:o s:i s:o}", "event", "group", "name",
+                              runstore_json_str(name), "n", n, "runs", runstore_json_str(list));
         json_object_set_new(o, "best_mean", runstore_json_num(sb.mean));
         json_object_set_new(o, "best_std", runstore_json_num(sb.std));
         json_object_set_new(o, "final_mean", runstore_json_num(sf.mean));
@@ -135,7 +139,7 @@ static int group_show(Session *s, RunStore *st, const char *name)
         session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
                        name, n, list, pb, pf, sb.n);
     }
-    free(ids), free(best), free(fin);
+    free(ids), free(best), free(fin), free(list);
     return LM_OK;
 }
 
@@ -148,21 +152,25 @@ int cmd_group(Session *s, int argc, const LexWord *argv)
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
     if (argc == 2) return group_show(s, st, name);
-    long ids[256];
+    long *ids = malloc((size_t)argc * sizeof *ids);   /* every id given, however many */
     int n = 0;
-    for (int i = 2; i < argc && n < 256; i++) {
+    if (!ids) return session_error(s, LM_ENOMEM, "group %s: out of memory", name);
+    for (int i = 2; i < argc; i++) {
         ids[n] = argv[i].key ? -1 : session_parse_run_id(argv[i].text);
-        if (ids[n++] <= 0)
+        if (ids[n++] <= 0) {
+            free(ids);
             return session_error(s, LM_EARG, "group %s: '%s' is not a run id (`runs` lists "
                                  "them)", name, argv[i].text);
+        }
     }
     char err[LM_ERR_LEN];
     int none = !strcmp(name, "none");
     int rc = runstore_group_set(st, ids, n, none ? NULL : name, err);
+    free(ids);
     if (rc) return session_error(s, rc, "%s", err);
     if (s->json)
-        session_emit_json(s, json_pack("{s:b s:s s:i}", "ok", 1, "group", none ? "" : name,
-                                       "runs", n));
+        session_emit_json(s, json_pack("{s:b s:o s:i}", "ok", 1, "group",
+                                       runstore_json_str(none ? "" : name), "runs", n));
     else if (none)
         session_printf(s, "%d run%s taken out of their group", n, n == 1 ? "" : "s");
     else

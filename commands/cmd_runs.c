@@ -613,6 +613,8 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
     return LM_OK;
 }
 
+#define CMD_NOTE_MAX 65536   /* bytes of a run's note */
+
 int cmd_note(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st = NULL;
@@ -621,19 +623,31 @@ int cmd_note(Session *s, int argc, const LexWord *argv)
     if (argc < 3)
         return session_error(s, LM_EARG, "note needs the text: `note %ld \"text\"` (\"\" "
                              "clears it)", id);
-    char note[4096] = "";
-    for (int i = 2; i < argc; i++) {
-        size_t u = strlen(note);
-        snprintf(note + u, sizeof note - u, "%s%s", i > 2 ? " " : "", argv[i].text);
-    }
+    size_t len = 0;   /* the words joined by spaces: measured first, never cut */
+    for (int i = 2; i < argc; i++) len += strlen(argv[i].text) + (i > 2);
+    if (len > CMD_NOTE_MAX)
+        return session_error(s, LM_EARG, "note: %zu bytes is over the limit of %d bytes for a "
+                             "note; nothing was saved (shorten it, or keep long text in a "
+                             "file and note its path)", len, CMD_NOTE_MAX);
+    char *note = malloc(len + 1);
+    if (!note) return session_error(s, LM_ENOMEM, "note: out of memory");
+    size_t u = 0;
+    note[0] = 0;
+    for (int i = 2; i < argc; i++)
+        u += (size_t)snprintf(note + u, len + 1 - u, "%s%s", i > 2 ? " " : "", argv[i].text);
     char err[LM_ERR_LEN];
     int status = runstore_set_note(st, id, note, err);
-    if (status) return session_error(s, status, "%s", err);
+    if (status) {
+        free(note);
+        return session_error(s, status, "%s", err);
+    }
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:I s:o}", "ok", 1, "run", (json_int_t)id, "note",
                                        runstore_json_str(note)));
     else
-        session_printf(s, note[0] ? "note saved on run %ld" : "note of run %ld cleared", id);
+        session_printf(s, note[0] ? "note saved on run %ld (%zu bytes)" : "note of run %ld "
+                       "cleared", id, len);
+    free(note);
     return LM_OK;
 }
 

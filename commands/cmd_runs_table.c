@@ -290,8 +290,9 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
                        pm[1], ids);
         return;
     }
-    json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
-                          k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
+    json_t *o = json_pack("{s:s s:o s:o s:i s:i}", "event", "run_group", "key",
+                          runstore_json_str(key), "value", runstore_json_str(k[g->lo].v), "n",
+                          g->hi - g->lo, "n_best", g->best.n);
     json_object_set_new(o, "best_mean", runstore_json_num(g->best.mean));
     json_object_set_new(o, "best_std", runstore_json_num(g->best.std));
     json_object_set_new(o, "final_mean", runstore_json_num(g->fin.mean));

@@ -223,9 +223,10 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
         }
         record(s, st, &c[k], prompt, settings);
         if (s->json) {
-            json_t *e = json_pack("{s:s s:I s:s s:s s:s s:i s:f s:I s:f}", "event", "sample",
-                                  "run", (json_int_t)c[k].id, "name", c[k].name, "checkpoint",
-                                  c[k].source, "prompt", prompt, "tokens", c[k].st.generated,
+            json_t *e = json_pack("{s:s s:I s:o s:o s:o s:i s:f s:I s:f}", "event", "sample",
+                                  "run", (json_int_t)c[k].id, "name", runstore_json_str(c[k].name),
+                                  "checkpoint", runstore_json_str(c[k].source), "prompt",
+                                  runstore_json_str(prompt), "tokens", c[k].st.generated,
                                   "tokens_per_s", c[k].st.tokens_per_s, "seed",
                                   (json_int_t)o.seed, "temp", (double)o.temperature);
             json_object_set_new(e, "text", runstore_json_str(c[k].text));

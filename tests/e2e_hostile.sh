@@ -3,7 +3,11 @@
 # the real binary: a 1.7 KB checkpoint whose settings describe a large model and that
 # holds no tensors is refused by open, import, train init_from= and sample runs= before
 # anything is allocated (checked under a 2 GB address-space limit: the model it describes
-# needs about 4 GB); ... Every wait is bounded. Usage: e2e_hostile.sh LMLAB_BINARY.
+# needs about 4 GB); no silent cuts (a 60,000-byte note kept whole, a 120,000-byte one
+# refused naming the limit, a group of 257 ids files 257, a 22-digit fork step or run id
+# refused, never read as 9223372036854775807); a group name that is not UTF-8 refused, and
+# one stored by hand printed (escaped) by --json group, runs group_by=group and sample
+# runs=, every object present. Every wait is bounded. Usage: e2e_hostile.sh LMLAB_BINARY.
 set -u
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(readlink -f "$1")
@@ -47,10 +51,58 @@ for c in "open big.safetensors" "import big.safetensors" \
 done
 # sample runs=: the run's newest checkpoint is the crafted one
 mkdir -p R/crafted && cp big.safetensors R/crafted/step-00000030.safetensors
+dir1=$(q "SELECT checkpoint_dir FROM runs WHERE id=1")
 q "UPDATE runs SET checkpoint_dir='$W/R/crafted' WHERE id=1"
 limited -c "sample runs=1 tokens=5"
 check "'sample runs=1' on it under 2 GB: refused naming the missing tensor" \
     has lim.out "tensor 'encoder.weight' is missing"
+q "UPDATE runs SET checkpoint_dir='$dir1' WHERE id=1"
+
+echo "== 7. no silent cuts"
+"$L" --db "$DB" train quick steps=20 checkpoint_every=10 runs_dir=R >/dev/null 2>&1   # run 2
+note_file() { { printf 'note 1 "'; head -c "$1" /dev/zero | tr '\0' a; printf '"\n'; } >note.lm; }
+note_file 60000
+lm note.lm >note.out 2>&1
+check "a 60,000-byte note is kept whole" eq "$(q 'SELECT length(notes) FROM runs WHERE id=1')" 60000
+note_file 120000
+lm note.lm >note.out 2>&1
+check "a 120,000-byte note is refused (exit 1)" eq "$?" 1
+check "... naming the limit" has note.out "120000 bytes is over the limit of 65536 bytes"
+check "... and the stored note is unchanged" eq "$(q 'SELECT length(notes) FROM runs WHERE id=1')" 60000
+q "WITH RECURSIVE k(i) AS (SELECT 3 UNION ALL SELECT i + 1 FROM k WHERE i < 300)
+   INSERT INTO runs(id, name, status, created) SELECT i, 'r' || i, 'finished', 1 FROM k"
+echo "group many $(seq -s ' ' 1 257)" >group.lm
+lm group.lm >group.out 2>&1
+check "group with 257 ids files 257" has group.out "^257 runs filed into group many"
+check "... all of them in the store" eq "$(q "SELECT count(*) FROM run_groups WHERE name='many'")" 257
+lm --json group many >groupj.out 2>&1
+check "--json group lists all 257 ids" eq "$(python3 -c 'import json,sys; print(len(json.load(open("groupj.out"))["runs"].split(",")))')" 257
+lm fork 1 step=1234567890123456789012 steps=5 >fork.out 2>&1
+check "a 22-digit fork step is refused" has fork.out "step=1234567890123456789012 is not a step number"
+check "... never read as 9223372036854775807" hasnt fork.out "9223372036854775807 "
+lm run 123456789012345678901234 >big.out 2>&1
+check "a 24-digit run id is refused, not cut" hasnt big.out "9223372036854775807"
+
+echo "== 8. --json prints every object"
+before=$(q "SELECT count(*) FROM run_groups")
+lm group "$(printf 'bad\xff')" 1 2 >g8.out 2>&1
+check "a group name that is not UTF-8 is refused (exit status not 0)" [ $? -ne 0 ]
+check "... saying so" has g8.out "group name.*not valid UTF-8"
+check "... and the store is unchanged" \
+    eq "$(q "SELECT count(*) || ':' || sum(hex(name) LIKE '%FF') FROM run_groups")" "$before:0"
+# stored by an older lmlab (or by hand): printed, escaped
+q "INSERT OR REPLACE INTO run_groups(run_id, name) VALUES(1, CAST(X'6f6c64ff' AS TEXT)), (2, CAST(X'6f6c64ff' AS TEXT))"
+q "UPDATE runs SET name=CAST(X'6e616d65ff' AS TEXT) WHERE id=2"
+lm --json group "$(printf 'old\xff')" >j1.out 2>&1
+check "--json group OLD<ff>: its object is printed" has j1.out '"event":"group".*"n":2'
+lm --json runs group_by=group >j2.out 2>&1
+check "--json runs group_by=group: the group OLD<ff> is printed (escaped)" \
+    has j2.out '"event":"run_group","key":"group","value":"old\?","n":2' 
+lm --json sample runs=1,2 tokens=5 >j3.out 2>&1
+check "--json sample runs=1,2: both objects" eq "$(grep -c '"event":"sample"' j3.out)" 2
+check "every line printed is JSON" python3 -c 'import json,sys
+for f in ("j1.out", "j2.out", "j3.out"):
+    [json.loads(l) for l in open(f) if l.strip()]'
 
 echo "$FAILS failed"
 [ "$FAILS" -eq 0 ]
