@@ -170,7 +170,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
                        "whole-split)");
 }
 
-int cmd_runs(Session *s, int argc, const LexWord *argv)
+static int runs_read(Session *s, int argc, const LexWord *argv)
 {
     const char *sort = "recent", *columns = NULL, *group_by = NULL, *own_sort = NULL;
     int limit = 0;
@@ -386,7 +386,7 @@ static void run_text_lists(Session *s, const RunFacts *f, const SampleRow *sm, i
     }
 }
 
-int cmd_run(Session *s, int argc, const LexWord *argv)
+static int run_read(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st = NULL;
     long id = 0;
@@ -840,7 +840,7 @@ static int export_print(Session *s, RunStore *st, const long *ids, int n, const 
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }
 
-int cmd_export(Session *s, int argc, const LexWord *argv)
+static int export_read(Session *s, int argc, const LexWord *argv)
 {
     const char *format = NULL, *file = NULL, *sweep = NULL;
     for (int i = 1; i < argc; i++) {
@@ -874,4 +874,37 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
         session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",
                        steps, file, format);
     return LM_OK;
+}
+
+/* ---- reading a damaged store ---------------------------------------------------------- */
+
+/* runs, run and export read whatever the store still gives, but never silently: a store
+ * whose whole quick_check fails (damage in the per-step tables, which the open's check of
+ * the run list does not read) is said first, and the command exits non-zero. */
+static int read_checked(Session *s, int (*read)(Session *, int, const LexWord *), int argc,
+                        const LexWord *argv)
+{
+    RunStore *st = session_store(s);
+    char err[LM_ERR_LEN];
+    int damaged = st && runstore_check_whole(st, err) != LM_OK;
+    if (damaged)
+        session_error(s, LM_EFORMAT, "%s; what follows is what could still be read, and may "
+                      "be incomplete", err);
+    int rc = read(s, argc, argv);
+    return damaged && !rc ? LM_EFORMAT : rc;
+}
+
+int cmd_runs(Session *s, int argc, const LexWord *argv)
+{
+    return read_checked(s, runs_read, argc, argv);
+}
+
+int cmd_run(Session *s, int argc, const LexWord *argv)
+{
+    return read_checked(s, run_read, argc, argv);
+}
+
+int cmd_export(Session *s, int argc, const LexWord *argv)
+{
+    return read_checked(s, export_read, argc, argv);
 }

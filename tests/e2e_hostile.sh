@@ -58,6 +58,30 @@ check "'sample runs=1' on it under 2 GB: refused naming the missing tensor" \
     has lim.out "tensor 'encoder.weight' is missing"
 q "UPDATE runs SET checkpoint_dir='$dir1' WHERE id=1"
 
+echo "== 6. ulimit -v, a second signal, a damaged store"
+(ulimit -v 300000; timeout -s KILL 120 "$L" --db u.db train quick d=256 bptt=256 batch=16 \
+    threads=1 steps=50 runs_dir=R) >ulim.out 2>&1
+rc=$?
+check "a model too large for ulimit -v 300 MB is refused at once (exit $rc, 137 = hung)" \
+    bash -c "[ $rc -ne 0 ] && [ $rc -ne 137 ]"
+check "... naming the address-space limit" has ulim.out "under the address-space limit \(ulimit -v"
+"$L" --db s6.db train quick steps=1000000 runs_dir=R >sig.out 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do grep -q "^step" sig.out && break; sleep 0.1; done
+kill -TERM $pid; kill -HUP $pid
+bwait $pid 60 "lmlab after two signals"
+check "a second signal ends lmlab at once, saying so" has sig.out "a second signal: exiting now"
+cp "$DB" clean.db
+sqlite3 clean.db "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+cp clean.db dam.db
+pg=$(sqlite3 dam.db "SELECT rootpage FROM sqlite_master WHERE name='metrics'")
+head -c 4096 /dev/urandom | dd of=dam.db bs=1 seek=$(((pg - 1) * 4096)) conv=notrunc 2>/dev/null
+for c in runs "run 1" "export 1"; do
+    timeout 60 "$L" --db dam.db -c "$c" >dam.out 2>&1
+    check "'$c' on a store with a damaged metrics table: exit status not 0" [ $? -ne 0 ]
+    check "... and says the store is damaged" has dam.out "dam.db is damaged"
+done
+
 echo "== 7. no silent cuts"
 "$L" --db "$DB" train quick steps=20 checkpoint_every=10 runs_dir=R >/dev/null 2>&1   # run 2
 note_file() { { printf 'note 1 "'; head -c "$1" /dev/zero | tr '\0' a; printf '"\n'; } >note.lm; }

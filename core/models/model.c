@@ -214,16 +214,20 @@ double model_estimate_bytes(const Config *c, int V, int B, int T)
 static int check_memory(const Config *c, int V, int B, int T, int floats, char *err)
 {
     double need = estimate_bytes(c, V, B, T, floats);
-    double have = sysinfo_mem_available();
+    double have = sysinfo_mem_available(), as = sysinfo_as_headroom();
+    int limited = as >= 0 && (have <= 0 || as < have);   /* ulimit -v binds first */
+    if (limited) have = as;
     if (need <= 0)
         return err_set(err, LM_EARG, "model=%s d=%d layers=%d with vocabulary %d cannot be "
                        "built", c->model, c->d, c->layers, V);
-    if (have > 0 && need > 0.85 * have)
-        return err_set(err, LM_ENOMEM, "this model needs about %.1f GiB (%s and activations "
-                       "for batch=%d x bptt=%d, vocabulary %d) but %.1f GiB is available: "
-                       "lower batch, bptt, d, layers or vocab_size", need / (1 << 30),
+    if ((have > 0 || limited) && need > 0.85 * have)
+        return err_set(err, LM_ENOMEM, "this model needs about %.2f GiB (%s and activations "
+                       "for batch=%d x bptt=%d, vocabulary %d) but %.2f GiB is available%s: "
+                       "lower batch, bptt, d, layers or vocab_size%s", need / (1 << 30),
                        floats == 4 ? "parameters, optimizer state" : "its weights", B, T, V,
-                       have / (1 << 30));
+                       have / (1 << 30), limited ? " under the address-space limit (ulimit "
+                       "-v, less 192 MiB for OpenBLAS and threads)" : "",
+                       limited ? ", or raise the limit" : "");
     return LM_OK;
 }
 

@@ -45,6 +45,11 @@ const char *runstore_path(const RunStore *s);
  * checkpoint can be matched to its store (owned by the store). */
 const char *runstore_store_id(const RunStore *s);
 
+/* SQLite's quick_check over the whole store (every table, so its cost grows with the
+ * rows), once per handle: LM_OK, or LM_EFORMAT "DB is damaged (...): recover it with ..."
+ * (training refuses such a store; readers say so). */
+int runstore_check_whole(RunStore *s, char *err);
+
 /* This machine's name as the store records it in runs.host (owned by s). */
 const char *runstore_host(const RunStore *s);
 
