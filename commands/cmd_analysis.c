@@ -73,13 +73,23 @@ static int train_into_group(Session *s, int argc, const LexWord *argv, const cha
 int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
 {
     const char *group = NULL;
-    int seeds = 0;
+    int seeds = 0, one = 0;
     for (int i = 1; i < argc; i++) {
         if (!argv[i].key) continue;
-        if (!strcmp(argv[i].key, "seeds") || !strcmp(argv[i].key, "repeat")) seeds = 1;
+        if (!strcmp(argv[i].key, "seeds") || !strcmp(argv[i].key, "repeat"))
+            seeds = 1, one = !strcmp(argv[i].value, "1");
         if (!strcmp(argv[i].key, "group")) group = argv[i].value;
     }
     if (!seeds && !group) return 0;
+    if (one && group) {   /* seeds=1: one run, filed into its group like group= alone */
+        LexWord rest[TRAIN_MAX_WORDS];
+        int n = 0;
+        for (int i = 0; i < argc && n < TRAIN_MAX_WORDS; i++)
+            if (!argv[i].key || (strcmp(argv[i].key, "seeds") && strcmp(argv[i].key, "repeat")))
+                rest[n++] = argv[i];
+        *rc = train_into_group(s, n, rest, group);
+        return 1;
+    }
     if (!seeds) {
         *rc = train_into_group(s, argc, argv, group);
         return 1;
@@ -243,8 +253,9 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
     free(g);
 }
 
-static const char *effect_word(double rho)
+static const char *effect_word(double rho, int n_levels)
 {
+    if (n_levels < 2) return "one value: not varied";   /* numeric or not, nothing to rank */
     if (isnan(rho)) return "categorical";
     if (fabs(rho) < 0.1) return "no clear direction";
     return rho > 0 ? "larger -> higher metric" : "larger -> lower metric";
@@ -298,7 +309,7 @@ int cmd_analysis_sweep_importance(Session *s, const char *word)
             if (isfinite(im[k].share)) snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
             if (isfinite(im[k].rho)) snprintf(rho, sizeof rho, "%+.2f", im[k].rho);
             session_printf(s, "  %-16s %6s  %-24s %9s  %s%s", im[k].key, sh, bar, rho,
-                           effect_word(im[k].rho), im[k].binned ? " (binned)" : "");
+                           effect_word(im[k].rho, im[k].n_levels), im[k].binned ? " (binned)" : "");
         }
     }
     free(p), free(t), free(metric);

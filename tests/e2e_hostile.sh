@@ -128,5 +128,32 @@ check "every line printed is JSON" python3 -c 'import json,sys
 for f in ("j1.out", "j2.out", "j3.out"):
     [json.loads(l) for l in open(f) if l.strip()]'
 
+echo "== 9. small ones"
+DB=s9.db
+lm -c "use quick; train seeds=1 group=solo steps=20; wait" >s9a.out 2>&1
+check "train seeds=1 group=solo files the run into group solo" \
+    eq "$(q "SELECT count(*) FROM run_groups WHERE name='solo'")" 1
+"$L" --db "$DB" train quick steps=100000 checkpoint_every=50 log_every=100000 runs_dir=R9 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do ls R9/run-2-*/step-00000100.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
+kill -9 $pid
+bwait $pid 30 "the killed training" 2>/dev/null
+lm runs >/dev/null 2>&1
+step=$(q "SELECT reason FROM runs WHERE id=2" | grep -oE '[0-9]+$')
+check "a killed run's reason names a step at or past its checkpoint at 100 (says ${step:-?})" \
+    [ "${step:-0}" -ge 100 ]
+mkdir adir
+"$L" --db "$DB" ./adir >dir.out 2>&1
+check "lmlab ./adir (a directory): exit status not 0" [ $? -ne 0 ]
+check "... saying it is a directory" has dir.out "adir: not a regular file \(a directory\)"
+"$L" --db "$DB" --json nosuchcommand >js.out 2>js.err
+check "--json nosuchcommand: exit status 2" eq "$?" 2
+check "... and its error is JSON" python3 -c 'import json; o = json.load(open("js.err")); assert not o["ok"] and "nosuchcommand" in o["error"]'
+lm -c "use quick; sweep name=imp lr=1e-3,3e-3 steps=30 eval_every=10; sweep wait" >/dev/null 2>&1
+q "UPDATE sweep_trials SET params = params || ' d=32' WHERE sweep_id=1"   # one value of d
+lm sweep importance 1 >imp.out 2>&1
+check "sweep importance: a numeric setting with one value is not called categorical" \
+    bash -c "grep -E '^ +d ' imp.out | grep -qv categorical"
+
 echo "$FAILS failed"
 [ "$FAILS" -eq 0 ]

@@ -285,7 +285,12 @@ static int store_repair(RunStore *s, char *err)
 {
     sqlite3_stmt *st;
     Orphan found[64];
-    int n = 0, rc, status = prep(s, "SELECT id, pid, coalesce(last_step, 0), host FROM runs"
+    /* its step: the furthest of its logged steps and checkpoints (a killed process may not
+     * have flushed last_step) */
+    int n = 0, rc, status = prep(s, "SELECT id, pid, max(coalesce(last_step, 0),"
+                                 " coalesce((SELECT max(step) FROM metrics m WHERE"
+                                 " m.run_id=runs.id), 0), coalesce((SELECT max(step) FROM"
+                                 " checkpoints c WHERE c.run_id=runs.id), 0)), host FROM runs"
                                  " WHERE status IN ('running','paused')", &st, err);
     if (status) return status;
     while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
