@@ -12,6 +12,7 @@
 #include "runstore_group.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
+#include "textcheck.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -354,7 +355,15 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
         columns = NULL;
     }
     if (columns) {
+        if (textcheck_value("columns", columns, 0, err))
+            return session_error(s, LM_EARG, "%s", err);
         if (parse_columns(s, columns, &t)) return LM_EARG;
+        for (int c = 0; c < t.n_cols; c++)   /* kept only when every column exists */
+            if (!column_exists(t.cols[c], runs, n))
+                return session_error(s, LM_EARG, "columns=: no column '%s' (a run field: id "
+                                     "name model status steps best_val final_val params "
+                                     "created group ..., or a setting such as lr); nothing "
+                                     "was kept", t.cols[c]);
         if (runstore_setting_set(st, RT_SETTING, columns, err))
             return session_error(s, LM_EDB, "%s", err);
     } else if (!reset && !s->json &&   /* --json keeps the export schema unless asked */

@@ -155,5 +155,29 @@ lm sweep importance 1 >imp.out 2>&1
 check "sweep importance: a numeric setting with one value is not called categorical" \
     bash -c "grep -E '^ +d ' imp.out | grep -qv categorical"
 
+echo "== R. hostile arguments to every new command: a clear error, the store unchanged"
+DB=t.db
+BAD=$(printf 'x\xff\xfe'); ESC=$(printf '\033[31mred\033[0m'); BIG=$(head -c 10000 /dev/zero | tr '\0' a)
+IDS=$(seq -s ' ' 1000 1199); CIDS=$(seq -s , 1000 1199)
+before=$(sqlite3 "$DB" .dump | md5sum)
+bad_args=("jobs $BAD" "pause 999" "pause $BAD" "resume 999" "stop $ESC" "stop 999"
+          "fork 999 step=10" "fork 1 step=10 lr=$BAD" "fork 1 step=$BIG" "fork 1 step=10 name=$ESC"
+          "group $ESC 1" "group $BAD 1" "group g $IDS" "group $BIG 1" "group g 999"
+          "runs columns=$BAD" "runs columns=nosuch,lr" "runs group_by=$ESC" "runs columns=$BIG"
+          "sweep importance $BAD" "sweep importance 999" "plot sweep 999 file=p.png"
+          "plot sweep $BAD file=p.png" "sample runs=999" "sample runs=$BAD" "sample runs=$CIDS"
+          "sample runs=1 prompt=$BAD")
+for c in "${bad_args[@]}"; do
+    timeout 60 "$L" --db "$DB" $c >r.out 2>&1
+    rc=$?
+    shown=$(printf '%s' "$c" | cut -c1-40 | cat -v)
+    check "'$shown': exit status not 0 ($rc), an error said" \
+        bash -c "[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'error' r.out"
+done
+printf 'group g\000x 1\n' >nul.lm
+timeout 60 "$L" --db "$DB" nul.lm >r.out 2>&1
+check "a NUL byte in a script line: refused, nothing run" has r.out "holds a NUL byte"
+check "the store is unchanged by all of them" eq "$(sqlite3 "$DB" .dump | md5sum)" "$before"
+
 echo "$FAILS failed"
 [ "$FAILS" -eq 0 ]
