@@ -11,6 +11,7 @@
 set -u
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(readlink -f "$1")
+START=$(cd "$(dirname "$0")/.." && pwd)/scripts/start.sh
 W=$(mktemp -d /tmp/lmlab_hostile_XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
@@ -135,7 +136,10 @@ check "train seeds=1 group=solo files the run into group solo" \
     eq "$(q "SELECT count(*) FROM run_groups WHERE name='solo'")" 1
 "$L" --db "$DB" train quick steps=100000 checkpoint_every=50 log_every=100000 runs_dir=R9 >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 1200); do ls R9/run-2-*/step-00000100.safetensors >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 1 1200); do   # until the store holds its checkpoint at 100
+    [ "$(q "SELECT count(*) FROM checkpoints WHERE run_id=2 AND step >= 100")" -ge 1 ] 2>/dev/null && break
+    sleep 0.1
+done
 kill -9 $pid
 bwait $pid 30 "the killed training" 2>/dev/null
 lm runs >/dev/null 2>&1
@@ -154,6 +158,13 @@ q "UPDATE sweep_trials SET params = params || ' d=32' WHERE sweep_id=1"   # one 
 lm sweep importance 1 >imp.out 2>&1
 check "sweep importance: a numeric setting with one value is not called categorical" \
     bash -c "grep -E '^ +d ' imp.out | grep -qv categorical"
+
+: >afile
+timeout 60 bash "$START" --install afile/pre >st.out 2>&1
+check "start.sh --install under a file (relative): refused at once (exit 2)" eq "$?" 2
+check "... saying which part is a file, as an absolute path" has st.out "$W/afile is a file, not a folder"
+timeout 60 bash "$START" --install "" >st.out 2>&1
+check "start.sh --install '': refused, no traceback" bash -c "grep -q 'the prefix is empty' st.out && ! grep -q Traceback st.out"
 
 echo "== R. hostile arguments to every new command: a clear error, the store unchanged"
 DB=t.db
