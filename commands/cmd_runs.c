@@ -140,6 +140,7 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
     }
     char from[48] = "from";
     if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
+    else if (r && r->parent_step > 0) snprintf(from, sizeof from, "(rm)@%ld", r->parent_step);
     else if (r) snprintf(from, sizeof from, "-");
     int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
                      "  %s", id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
@@ -153,7 +154,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
 {
     int nw = 4, mw = 5, lineage = 0;
     for (int i = 0; i < n; i++) {
-        lineage |= rows[i].parent_run != 0;
+        lineage |= rows[i].parent_run != 0 || rows[i].parent_step > 0;
         int l = (int)strlen(rows[i].name), m = (int)strlen(rows[i].model);
         nw = l > nw ? (l > 40 ? 40 : l) : nw;
         mw = m > mw ? m : mw;
@@ -347,6 +348,8 @@ static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int 
     if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
     if (r->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", r->parent_run, r->parent_step);
+    else if (r->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
+        session_printf(s, "  forked from: a deleted run, at its step %ld", r->parent_step);
     char e1[160], e2[160];
     runfacts_fmt_eval(e1, sizeof e1, &f->best);
     runfacts_fmt_eval(e2, sizeof e2, &f->final);

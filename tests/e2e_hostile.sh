@@ -159,6 +159,13 @@ lm sweep importance 1 >imp.out 2>&1
 check "sweep importance: a numeric setting with one value is not called categorical" \
     bash -c "grep -E '^ +d ' imp.out | grep -qv categorical"
 
+DB=fork.db
+"$L" --db "$DB" train quick steps=60 checkpoint_every=30 runs_dir=RF >/dev/null 2>&1
+lm -c "fork 1 step=30 steps=60; wait" >/dev/null 2>&1
+lm rm 1 yes >/dev/null 2>&1
+lm run 2 >fork.out 2>&1
+check "after rm of a fork's parent, the fork still says where it started" \
+    has fork.out "forked from: a deleted run, at its step 30"
 : >afile
 timeout 60 bash "$START" --install afile/pre >st.out 2>&1
 check "start.sh --install under a file (relative): refused at once (exit 2)" eq "$?" 2
