@@ -179,6 +179,37 @@ static void test_requests(void)
     runstore_close(s);
 }
 
+/* A store of schema 4 (no owner columns, an unanswered request) upgraded by step 5: the
+ * request is answered as expired, the owner index exists, and a run's owner is set. */
+static void test_upgrade_from_4(void)
+{
+    RunStore *s;
+    char err[LM_ERR_LEN];
+    db_path(path, sizeof path, "v4.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    long run = new_run(s, "a", "lstm", "steps=100\n", NULL);
+    runstore_close(s);
+    char sql[600];
+    snprintf(sql, sizeof sql, "DROP INDEX run_control_owner;"
+             "ALTER TABLE run_control DROP COLUMN owner_pid;"
+             "ALTER TABLE run_control DROP COLUMN owner_host;"
+             "ALTER TABLE run_control DROP COLUMN owner_since;"
+             "ALTER TABLE runs DROP COLUMN owner_since;"
+             "INSERT INTO run_control(run_id, verb, requested_at) VALUES(%ld, 'stop', 1);"
+             "PRAGMA user_version = 4;", run);
+    CHECK(q_exec(path, sql) == 0, "made a schema-4 store");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
+    CHECK(q_long(path, "PRAGMA user_version") == 5, "upgraded to 5");
+    CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='run_control_owner'") == 1,
+          "the owner index");
+    char reply[300];
+    q_text(path, "SELECT reply FROM run_control", reply, sizeof reply);
+    CHECK(strstr(reply, "expired: made before requests were addressed"), "expired: %s", reply);
+    RunOwner o;
+    CHECK(runstore_run_owner(s, run, &o, err) == LM_OK && o.since > 0, "owner_since filled");
+    runstore_close(s);
+}
+
 static void test_jobs(void)
 {
     RunStore *s;
@@ -336,6 +367,7 @@ static void test_fork(void)
 static void run_all(void)
 {
     test_requests();
+    test_upgrade_from_4();
     test_jobs();
     test_live_control();
     test_fork();
