@@ -5,6 +5,9 @@
 #include "dashboard.h"
 #include "dist.h"
 #include "err.h"
+#include "regfile.h"
+#include "output.h"
+#include "runstore.h"
 #include "repl.h"
 #include "session.h"
 #include "shellcmd.h"
@@ -13,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,10 +81,26 @@ static int take_command(int argc, char **argv, int i, Args *a)
     return 0;
 }
 
+/* A usage error on stderr: "lmlab: MSG", or under --json the object every other error
+ * is ({"ok":false,"error":MSG,"status":"invalid argument"}). */
+static void usage_error(const Args *a, const char *msg)
+{
+    json_t *o = a->json ? json_pack("{s:b s:o s:s}", "ok", 0, "error", output_json_str(msg),
+                                    "status", err_name(LM_EARG)) : NULL;
+    char *t = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+    if (t) fprintf(stderr, "%s\n", t);
+    else fprintf(stderr, "lmlab: %s\n", msg);
+    free(t);
+    json_decref(o);
+}
+
 /* 0: go on; 1: done (--version, --help printed); -1: bad arguments (said why). */
 static int parse_args(int argc, char **argv, Args *a)
 {
     memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++)   /* --json anywhere: even the usage errors are JSON */
+        if (!strcmp(argv[i], "--json")) a->json = 1;
+        else if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--db")) i++;
     int ntable;
     const Command *table = session_commands(&ntable);
     ShellWordKind kind;
@@ -124,7 +144,7 @@ static int parse_args(int argc, char **argv, Args *a)
         } else if (s[0] != '-' && !a->script && !a->commands && !a->dashboard &&
                    (kind = shellcmd_classify(table, ntable, s, cerr)) != SHELL_WORD_SCRIPT) {
             if (kind == SHELL_WORD_UNKNOWN) {
-                fprintf(stderr, "lmlab: %s\n", cerr);
+                usage_error(a, cerr);
                 return -1;
             }
             if (kind == SHELL_WORD_BOTH)
@@ -285,9 +305,11 @@ int main(int argc, char **argv)
     } else if (a.commands) {
         rc = exit_status(repl_run_lines(&s, a.commands, a.keep_going));
     } else if (a.script) {
-        FILE *f = fopen(a.script, "r");
+        char ferr[LM_ERR_LEN];
+        FILE *f = regfile_fopen(a.script, ferr);   /* a directory or FIFO: said, not run */
         if (!f) {
-            perror(a.script);
+            fprintf(stderr, "lmlab: %s (a script; `lmlab help` lists the commands)\n",
+                    ferr);
             session_free(&s);
             trainer_dist_release();
             dist_finalize();

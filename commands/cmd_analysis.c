@@ -74,13 +74,23 @@ static int train_into_group(Session *s, int argc, const LexWord *argv, const cha
 int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
 {
     const char *group = NULL;
-    int seeds = 0;
+    int seeds = 0, one = 0;
     for (int i = 1; i < argc; i++) {
         if (!argv[i].key) continue;
-        if (!strcmp(argv[i].key, "seeds") || !strcmp(argv[i].key, "repeat")) seeds = 1;
+        if (!strcmp(argv[i].key, "seeds") || !strcmp(argv[i].key, "repeat"))
+            seeds = 1, one = !strcmp(argv[i].value, "1");
         if (!strcmp(argv[i].key, "group")) group = argv[i].value;
     }
     if (!seeds && !group) return 0;
+    if (one && group) {   /* seeds=1: one run, filed into its group like group= alone */
+        LexWord rest[TRAIN_MAX_WORDS];
+        int n = 0;
+        for (int i = 0; i < argc && n < TRAIN_MAX_WORDS; i++)
+            if (!argv[i].key || (strcmp(argv[i].key, "seeds") && strcmp(argv[i].key, "repeat")))
+                rest[n++] = argv[i];
+        *rc = train_into_group(s, n, rest, group);
+        return 1;
+    }
     if (!seeds) {
         *rc = train_into_group(s, argc, argv, group);
         return 1;
@@ -109,15 +119,19 @@ static int group_show(Session *s, RunStore *st, const char *name)
     int rc = runstore_group_members(st, name, &ids, &n, err);
     if (rc) return session_error(s, rc, "%s", err);
     double *best = malloc((size_t)n * sizeof *best), *fin = malloc((size_t)n * sizeof *fin);
-    char list[512] = "";
-    int off = 0;
-    for (int i = 0; best && fin && i < n; i++) {
+    char *list = malloc((size_t)n * 22 + 1);   /* every id, never cut: 21 bytes each at most */
+    if (!best || !fin || !list) {
+        free(ids), free(best), free(fin), free(list);
+        return session_error(s, LM_ENOMEM, "group %s: out of memory", name);
+    }
+    size_t off = 0;
+    list[0] = 0;
+    for (int i = 0; i < n; i++) {
         RunRow r;
         best[i] = fin[i] = NAN;
         if (!runstore_get(st, ids[i], &r, err)) best[i] = r.best_val, fin[i] = r.final_val,
                                                runstore_row_free(&r);
-        if (off < (int)sizeof list - 16)
-            off += snprintf(list + off, sizeof list - (size_t)off, "%s%ld", off ? "," : "", ids[i]);
+        off += (size_t)snprintf(list + off, 23, "%s%ld", off ? "," : "", ids[i]);
     }
     StatSummary sb = {0}, sf = {0};
     if (best && fin) sweep_stat_summary(best, n, &sb), sweep_stat_summary(fin, n, &sf);
@@ -125,8 +139,8 @@ static int group_show(Session *s, RunStore *st, const char *name)
     fmt_pm(pb, sizeof pb, &sb);
     fmt_pm(pf, sizeof pf, &sf);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:s s:i s:s}", "event", "group", "name", name, "n", n,
-                              "runs", list);
+        json_t *o = json_pack("{s:s s:o s:i s:o}", "event", "group", "name",
+                              output_json_str(name), "n", n, "runs", output_json_str(list));
         json_object_set_new(o, "best_mean", output_json_num(sb.mean));
         json_object_set_new(o, "best_std", output_json_num(sb.std));
         json_object_set_new(o, "final_mean", output_json_num(sf.mean));
@@ -136,7 +150,7 @@ static int group_show(Session *s, RunStore *st, const char *name)
         session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
                        name, n, list, pb, pf, sb.n);
     }
-    free(ids), free(best), free(fin);
+    free(ids), free(best), free(fin), free(list);
     return LM_OK;
 }
 
@@ -149,21 +163,25 @@ int cmd_group(Session *s, int argc, const LexWord *argv)
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
     if (argc == 2) return group_show(s, st, name);
-    long ids[256];
+    long *ids = malloc((size_t)argc * sizeof *ids);   /* every id given, however many */
     int n = 0;
-    for (int i = 2; i < argc && n < 256; i++) {
+    if (!ids) return session_error(s, LM_ENOMEM, "group %s: out of memory", name);
+    for (int i = 2; i < argc; i++) {
         ids[n] = argv[i].key ? -1 : session_parse_run_id(argv[i].text);
-        if (ids[n++] <= 0)
+        if (ids[n++] <= 0) {
+            free(ids);
             return session_error(s, LM_EARG, "group %s: '%s' is not a run id (`runs` lists "
                                  "them)", name, argv[i].text);
+        }
     }
     char err[LM_ERR_LEN];
     int none = !strcmp(name, "none");
     int rc = runstore_group_set(st, ids, n, none ? NULL : name, err);
+    free(ids);
     if (rc) return session_error(s, rc, "%s", err);
     if (s->json)
-        session_emit_json(s, json_pack("{s:b s:s s:i}", "ok", 1, "group", none ? "" : name,
-                                       "runs", n));
+        session_emit_json(s, json_pack("{s:b s:o s:i}", "ok", 1, "group",
+                                       output_json_str(none ? "" : name), "runs", n));
     else if (none)
         session_printf(s, "%d run%s taken out of their group", n, n == 1 ? "" : "s");
     else
@@ -236,8 +254,9 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
     free(g);
 }
 
-static const char *effect_word(double rho)
+static const char *effect_word(double rho, int n_levels)
 {
+    if (n_levels < 2) return "one value: not varied";   /* numeric or not, nothing to rank */
     if (isnan(rho)) return "categorical";
     if (fabs(rho) < 0.1) return "no clear direction";
     return rho > 0 ? "larger -> higher metric" : "larger -> lower metric";
@@ -291,7 +310,7 @@ int cmd_analysis_sweep_importance(Session *s, const char *word)
             if (isfinite(im[k].share)) snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
             if (isfinite(im[k].rho)) snprintf(rho, sizeof rho, "%+.2f", im[k].rho);
             session_printf(s, "  %-16s %6s  %-24s %9s  %s%s", im[k].key, sh, bar, rho,
-                           effect_word(im[k].rho), im[k].binned ? " (binned)" : "");
+                           effect_word(im[k].rho, im[k].n_levels), im[k].binned ? " (binned)" : "");
         }
     }
     free(p), free(t), free(metric);

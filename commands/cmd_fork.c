@@ -13,6 +13,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 /* The parent's settings with argv's key=value changes (step= taken apart into *step). */
@@ -32,10 +34,12 @@ static int fork_config(Session *s, const RunRow *p, int argc, const LexWord *arg
                                  "key=value ...)", w->text);
         if (!strcmp(w->key, "step")) {
             char *end;
+            errno = 0;
             *step = strtol(w->value, &end, 10);
-            if (!*w->value || *end || *step < 0)
-                return session_error(s, LM_EARG, "fork: step=%s is not a step number",
-                                     w->value);
+            if (!*w->value || *end || *step < 0 || errno == ERANGE)
+                return session_error(s, LM_EARG, "fork: step=%.40s%s is not a step number "
+                                     "(0 to %ld)", w->value, strlen(w->value) > 40 ? "..." : "",
+                                     LONG_MAX);
             continue;
         }
         if (run_fork_fixed_key(w->key))

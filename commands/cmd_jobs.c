@@ -161,7 +161,7 @@ int jobs_control_run(Session *s, long id, const char *verb)
             output_bool(o, "answered", 0);
             output_line(o, "requested; run #{run}'s owner (pid {owner_pid} on {owner_host}) "
                         "has not answered yet (request {request}; it acts when it next reads "
-                        "the store)");
+                        "the store; if that owner ends first, the request expires)");
             output_emit(s, o);
             rc = LM_EPENDING;
         }

@@ -142,6 +142,7 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
     }
     char from[48] = "from";
     if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
+    else if (r && r->parent_step > 0) snprintf(from, sizeof from, "(rm)@%ld", r->parent_step);
     else if (r) snprintf(from, sizeof from, "-");
     int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
                      "  %s", id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
@@ -155,7 +156,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
 {
     int nw = 4, mw = 5, lineage = 0;
     for (int i = 0; i < n; i++) {
-        lineage |= rows[i].parent_run != 0;
+        lineage |= rows[i].parent_run != 0 || rows[i].parent_step > 0;
         int l = (int)strlen(rows[i].name), m = (int)strlen(rows[i].model);
         nw = l > nw ? (l > 40 ? 40 : l) : nw;
         mw = m > mw ? m : mw;
@@ -172,7 +173,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
                        "whole-split)");
 }
 
-int cmd_runs(Session *s, int argc, const LexWord *argv)
+static int runs_read(Session *s, int argc, const LexWord *argv)
 {
     const char *sort = "recent", *columns = NULL, *group_by = NULL, *own_sort = NULL;
     int limit = 0;
@@ -349,6 +350,8 @@ static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int 
     if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
     if (r->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", r->parent_run, r->parent_step);
+    else if (r->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
+        session_printf(s, "  forked from: a deleted run, at its step %ld", r->parent_step);
     char e1[160], e2[160];
     runfacts_fmt_eval(e1, sizeof e1, &f->best);
     runfacts_fmt_eval(e2, sizeof e2, &f->final);
@@ -386,7 +389,7 @@ static void run_text_lists(Session *s, const RunFacts *f, const SampleRow *sm, i
     }
 }
 
-int cmd_run(Session *s, int argc, const LexWord *argv)
+static int run_read(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st = NULL;
     long id = 0;
@@ -804,7 +807,7 @@ static int export_print(Session *s, RunStore *st, const long *ids, int n, const 
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }
 
-int cmd_export(Session *s, int argc, const LexWord *argv)
+static int export_read(Session *s, int argc, const LexWord *argv)
 {
     const char *format = NULL, *file = NULL, *sweep = NULL;
     for (int i = 1; i < argc; i++) {
@@ -838,4 +841,37 @@ int cmd_export(Session *s, int argc, const LexWord *argv)
         session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",
                        steps, file, format);
     return LM_OK;
+}
+
+/* ---- reading a damaged store ---------------------------------------------------------- */
+
+/* runs, run and export read whatever the store still gives, but never silently: a store
+ * whose whole quick_check fails (damage in the per-step tables, which the open's check of
+ * the run list does not read) is said first, and the command exits non-zero. */
+static int read_checked(Session *s, int (*read)(Session *, int, const LexWord *), int argc,
+                        const LexWord *argv)
+{
+    RunStore *st = session_store(s);
+    char err[LM_ERR_LEN];
+    int damaged = st && runstore_check_whole(st, err) != LM_OK;
+    if (damaged)
+        session_error(s, LM_EFORMAT, "%s; what follows is what could still be read, and may "
+                      "be incomplete", err);
+    int rc = read(s, argc, argv);
+    return damaged && !rc ? LM_EFORMAT : rc;
+}
+
+int cmd_runs(Session *s, int argc, const LexWord *argv)
+{
+    return read_checked(s, runs_read, argc, argv);
+}
+
+int cmd_run(Session *s, int argc, const LexWord *argv)
+{
+    return read_checked(s, run_read, argc, argv);
+}
+
+int cmd_export(Session *s, int argc, const LexWord *argv)
+{
+    return read_checked(s, export_read, argc, argv);
 }

@@ -13,6 +13,7 @@
 #include "smooth.h"
 #include "sweep_analysis.h"
 #include "output.h"
+#include "textcheck.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -298,8 +299,9 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
                        pm[1], ids);
         return;
     }
-    json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
-                          k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
+    json_t *o = json_pack("{s:s s:o s:o s:i s:i}", "event", "run_group", "key",
+                          output_json_str(key), "value", output_json_str(k[g->lo].v), "n",
+                          g->hi - g->lo, "n_best", g->best.n);
     json_object_set_new(o, "best_mean", output_json_num(g->best.mean));
     json_object_set_new(o, "best_std", output_json_num(g->best.std));
     json_object_set_new(o, "final_mean", output_json_num(g->fin.mean));
@@ -361,7 +363,15 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
         columns = NULL;
     }
     if (columns) {
+        if (textcheck_value("columns", columns, 0, err))
+            return session_error(s, LM_EARG, "%s", err);
         if (parse_columns(s, columns, &t)) return LM_EARG;
+        for (int c = 0; c < t.n_cols; c++)   /* kept only when every column exists */
+            if (!column_exists(t.cols[c], runs, n))
+                return session_error(s, LM_EARG, "columns=: no column '%s' (a run field: id "
+                                     "name model status steps best_val final_val params "
+                                     "created group ..., or a setting such as lr); nothing "
+                                     "was kept", t.cols[c]);
         if (runstore_setting_set(st, RT_SETTING, columns, err))
             return session_error(s, LM_EDB, "%s", err);
     } else if (!reset && !s->json &&   /* --json keeps the export schema unless asked */

@@ -95,7 +95,12 @@ static int load_run(Session *s, RunStore *st, Column *c, Model **m, Tokenizer **
                            c->id, c->source);
     if (!rc && tokenizer_load(info.tokenizer_json, tok, err))
         rc = session_error(s, LM_EFORMAT, "run %ld: damaged tokenizer: %s", c->id, err);
-    if (!rc && (!(*m = model_create(&info.cfg, tokenizer_vocab_size(*tok), err)) ||
+    if (!rc && checkpoint_check_fits(&info.cfg, tokenizer_vocab_size(*tok), sf, "", err))
+        rc = session_error(s, LM_EFORMAT, "run %ld: %s: %s", c->id, c->source, err);
+    if (!rc && model_check_memory_weights(&info.cfg, tokenizer_vocab_size(*tok), 1,
+                                          info.cfg.bptt, err) == LM_ENOMEM)
+        rc = session_error(s, LM_ENOMEM, "run %ld: %s", c->id, err);
+    if (!rc && (!(*m = model_create_weights(&info.cfg, tokenizer_vocab_size(*tok), err)) ||
                 model_alloc(*m, 1, info.cfg.bptt, err) || checkpoint_read_weights(*m, sf, "", err)))
         rc = session_error(s, LM_EFORMAT, "run %ld: cannot build its model: %s", c->id, err);
     if (*m) (*m)->training = 0;
@@ -219,9 +224,10 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
         }
         record(s, st, &c[k], prompt, settings);
         if (s->json) {
-            json_t *e = json_pack("{s:s s:I s:s s:s s:s s:i s:f s:I s:f}", "event", "sample",
-                                  "run", (json_int_t)c[k].id, "name", c[k].name, "checkpoint",
-                                  c[k].source, "prompt", prompt, "tokens", c[k].st.generated,
+            json_t *e = json_pack("{s:s s:I s:o s:o s:o s:i s:f s:I s:f}", "event", "sample",
+                                  "run", (json_int_t)c[k].id, "name", output_json_str(c[k].name),
+                                  "checkpoint", output_json_str(c[k].source), "prompt",
+                                  output_json_str(prompt), "tokens", c[k].st.generated,
                                   "tokens_per_s", c[k].st.tokens_per_s, "seed",
                                   (json_int_t)o.seed, "temp", (double)o.temperature);
             json_object_set_new(e, "text", output_json_str(c[k].text));

@@ -223,6 +223,13 @@ static void stopped_trial_words(Session *s, Output *o, const SweepProgress *befo
     output_int(o, "stopped_trial", before->current);
     output_int(o, "stopped_run", row.id);
     output_int(o, "stopped_step", row.last_step);
+    if (!strcmp(row.status, "finished")) {   /* the stop came after its last step */
+        output_str(o, "stopped_status", row.status);
+        output_line(o, "  trial {stopped_trial} (run #{stopped_run}) had finished its "
+                    "{stopped_step} steps when the stop arrived: it is done and ranked");
+        runstore_row_free(&row);
+        return;
+    }
     int kept = row.checkpoint_dir[0] &&
                !checkpoint_find(row.checkpoint_dir, "last", path, sizeof path);
     output_bool(o, "checkpoint_kept", kept);

@@ -510,7 +510,8 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
             break;
         if (s->interrupt) {
             if (repl_terminating())   /* SIGTERM/SIGHUP: the session ends and stops the run */
-                session_printf(s, "signal received: stopping run #%ld cleanly", s->run_id);
+                session_printf(s, "signal received: stopping run #%ld cleanly (a second signal "
+                               "exits at once)", s->run_id);
             else
                 session_printf(s, "(stopped waiting; run #%ld continues — `stop` ends it)",
                                s->run_id);

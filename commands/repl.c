@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static Session *g_session;
 static volatile sig_atomic_t g_terminate;
@@ -20,6 +21,12 @@ static void on_signal(int sig)
     if (sig == SIGINT) {
         if (g_session)
             g_session->interrupt = 1;
+    } else if (g_terminate) {   /* the second SIGTERM/SIGHUP: the clean stop is stuck */
+        static const char msg[] = "lmlab: a second signal: exiting now, without waiting for "
+                                  "the run to stop (its last checkpoint is kept; "
+                                  "`train resume=ID` continues it)\n";
+        (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+        _exit(1);
     } else {
         g_terminate = 1;
         if (g_session)

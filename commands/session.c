@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -150,8 +151,11 @@ void session_stream(Session *s, const char *piece)
 
 void session_emit_json(Session *s, json_t *obj)
 {
-    if (!obj)
+    if (!obj) {   /* never a silent drop: a value json_pack refused (invalid UTF-8, ...) */
+        session_error(s, LM_EFORMAT, "an answer could not be encoded as JSON and is missing "
+                      "from this output: please report the command that printed this");
         return;
+    }
     /* 16 digits: 0.003 stays 0.003 (17 would print 0.0030000000000000001), unix times
      * keep their microseconds */
     char *t = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(16));
@@ -192,8 +196,9 @@ long session_parse_run_id(const char *w)
     if (*w == '#')
         w++;
     char *end;
+    errno = 0;
     long id = strtol(w, &end, 10);
-    return *w && !*end && id > 0 ? id : -1;
+    return *w && !*end && id > 0 && errno != ERANGE ? id : -1;   /* never cut to LONG_MAX */
 }
 
 static int is_file(const char *p)

@@ -25,16 +25,17 @@ static void drop_view(Session *s)
     s->view_step = -1;
 }
 
-/* A model of configuration c and vocabulary V, allocated for sampling and evaluation,
- * after the memory estimate train runs (model_check_memory); `what` names the source. */
+/* A model of configuration c and vocabulary V, allocated for sampling and evaluation
+ * (its weights, no gradients or optimizer state) after the memory check for that
+ * (model_check_memory_weights); `what` names the source. */
 static Model *make_view(Session *s, const Config *c, int V, const char *what)
 {
     char err[LM_ERR_LEN];
-    if (model_check_memory(c, V, c->batch, c->bptt, err) == LM_ENOMEM) {
+    if (model_check_memory_weights(c, V, c->batch, c->bptt, err) == LM_ENOMEM) {
         session_error(s, LM_ENOMEM, "%s: refused before allocating anything: %s", what, err);
         return NULL;
     }
-    Model *m = model_create(c, V, err);
+    Model *m = model_create_weights(c, V, err);
     if (!m || model_alloc(m, c->batch, c->bptt, err)) {
         session_error(s, LM_EARG, "cannot build the model: %s", err);
         model_destroy(m);
@@ -113,6 +114,8 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
         if (info.vocab && info.vocab != V)
             rc = session_error(s, LM_EFORMAT, "%s: vocabulary of %d tokens, but the tokenizer "
                                "has %d", path, info.vocab, V);
+        else if (checkpoint_check_fits(&c, V, st, "", err))   /* before allocating */
+            rc = session_error(s, LM_EFORMAT, "%s: %s", path, err);
         else if (!(m = make_view(s, &c, V, path)))
             rc = LM_EARG;
         else if (checkpoint_read_weights(m, st, "", err))

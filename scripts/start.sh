@@ -6,11 +6,33 @@
 #   scripts/start.sh --install [PREFIX]   build, then `meson install` lmlab into PREFIX
 #                                         (default ~/.local: ~/.local/bin/lmlab) and exit
 set -euo pipefail
+called_from=$PWD
 cd "$(dirname "$0")/.."
 say() { printf 'lmlab: %s\n' "$*" >&2; }
+# check_prefix PREFIX: PREFIX made absolute (relative to where the script was called from)
+# on stdout, or a message saying what is wrong with it and status 1. Checked before
+# anything is built: every existing part of it must be a directory, and the deepest one
+# writable.
+check_prefix() {
+    local p=$1 up
+    [ -n "$p" ] || { say "--install: the prefix is empty: give a folder, e.g. ~/.local"; return 1; }
+    case $p in /*) ;; *) p="$called_from/$p" ;; esac
+    up=$p
+    while [ ! -e "$up" ]; do up=$(dirname "$up"); done
+    if [ ! -d "$up" ]; then
+        say "--install $1: $up is a file, not a folder: choose another prefix (e.g. ~/.local)"
+        return 1
+    fi
+    if [ ! -w "$up" ] || ! ( : >"$up/.lmlab-install-probe.$$" ) 2>/dev/null; then
+        say "--install $1: $up cannot be written (read-only, or not yours): choose a prefix you can write (e.g. ~/.local), or run it with sudo"
+        return 1
+    fi
+    rm -f "$up/.lmlab-install-probe.$$"
+    printf '%s\n' "$p"
+}
 install_to=""
 if [ "${1:-}" = "--install" ]; then
-    install_to=${2:-$HOME/.local}
+    install_to=$(check_prefix "${2-$HOME/.local}") || exit 2
     shift $(( $# >= 2 ? 2 : 1 ))
 fi
 say "checking the Debian packages it needs (scripts/deps.sh)"
@@ -28,13 +50,16 @@ else
 fi
 bin="$PWD/build/app/lmlab"
 if [ -n "$install_to" ]; then
-    meson configure build --prefix="$install_to" >/dev/null
-    ninja -C build >/dev/null   # regenerates for the new prefix
-    meson install -C build --no-rebuild >/dev/null
+    if ! meson configure build --prefix="$install_to" >/dev/null ||
+       ! ninja -C build >/dev/null ||   # regenerates for the new prefix
+       ! meson install -C build --no-rebuild >/dev/null; then
+        say "installing into $install_to failed (meson's message above)"
+        exit 1
+    fi
     say "installed $install_to/bin/lmlab (it reads this checkout's data/ and experiments/)"
     case ":$PATH:" in
         *":$install_to/bin:"*) say "$install_to/bin is on your PATH: type lmlab" ;;
-        *) say "add it to your PATH to type lmlab anywhere:  export PATH=\"$install_to/bin:\$PATH\"" ;;
+        *) say "add it to your PATH to type lmlab anywhere:  export PATH=$(printf %q "$install_to/bin"):\$PATH" ;;
     esac
     exit 0
 fi

@@ -8,6 +8,7 @@
 # checks its arguments before running anything. Nothing here depends on speed.
 # Usage: e2e_blas.sh LMLAB_BINARY.
 set -eu
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 bin=$(readlink -f "$1")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -43,7 +44,7 @@ if [ "$best" != Prescott ] && [ -n "$best" ]; then
     done
     envs=$(tr '\0' '\n' < /proc/$pid/environ 2>/dev/null || true)
     comm=$(cat /proc/$pid/comm 2>/dev/null || true)
-    wait $pid || true
+    bwait $pid 30 "lmlab reading a 3 s stdin" || true
     check "re-exec: the same pid carries the mark" "$(has "$envs" "LMLAB_BLAS_OVERRODE=Prescott")" "$envs"
     check "re-exec: and OPENBLAS_CORETYPE" "$(has "$envs" "OPENBLAS_CORETYPE=$best")" "$envs"
     check "re-exec: keeps its name" "$([ "$comm" = "$(basename "$bin" | cut -c1-15)" ]; echo $?)" "comm=$comm"

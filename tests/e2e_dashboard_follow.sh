@@ -7,6 +7,7 @@
 # ("(stored)", its curves and evaluations). Every wait polls the screen (no fixed
 # sleeps). Usage: e2e_dashboard_follow.sh LMLAB_BINARY. Exits 77 (skipped) without tmux.
 set -eu
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 bin=$(readlink -f "$1")
 command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
 dir=$(mktemp -d)
@@ -63,7 +64,7 @@ echo "$st" | grep -qF "(another process; followed from the run store)" ||
 
 # the other process stops it (SIGTERM: stopped cleanly): the dashboard settles
 kill -TERM "$bg"
-wait "$bg" || true
+bwait "$bg" 60 "the other process after SIGTERM" || true
 bg=""
 wait_for "STOPPED" 60
 status_bar | grep -qE "TRAINING|EVALUATING" && fail "still TRAINING after the other process stopped"
@@ -136,7 +137,7 @@ keys -l "attach"
 keys Enter
 wait_for "following the newest running run: #6"
 wait_bar "#6 .*\(followed\)"
-kill -TERM "$bg"; wait "$bg" || true; bg=""
+kill -TERM "$bg"; bwait "$bg" 60 "the other process after SIGTERM" || true; bg=""
 wait_bar "#6 .*STOPPED|STOPPED.*#6" 60
 keys -l "train steps=40"
 keys Enter
@@ -147,5 +148,5 @@ bg=$!
 wait_bar "#8 .*\(followed\)" 60   # after the session's own run ended
 st=$("$bin" --db "$dir/f.db" -c status)
 echo "$st" | grep -q "^run #8 running" || fail "status: $st"
-kill -TERM "$bg"; wait "$bg" || true; bg=""
+kill -TERM "$bg"; bwait "$bg" 60 "the other process after SIGTERM" || true; bg=""
 echo "following resumed after the session's own sweep and run"

@@ -7,6 +7,7 @@
 # files, and that nothing already recorded was lost. Usage: e2e_faults.sh LMLAB [SCENARIO...]
 # (scenarios 1-9; all by default; 8 = the reproductions of issue 13, 9 = issue 25's store items). Not a benchmark and not a soak test (tests/soak.sh).
 set -uo pipefail
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 shift
@@ -76,7 +77,7 @@ scenario_kill_training() {
     wait_until 120 has_ckpt R1/run-1
     wait_until 60 run_past 1 40
     kill -9 $pid
-    wait $pid 2>/dev/null
+    bwait $pid 30 "the killed training" 2>/dev/null
     reopen
     local last ck cs
     last=$(q "SELECT last_step FROM runs WHERE id=1")
@@ -117,7 +118,7 @@ kill_loop() {
         [ "$i" -gt 1 ] || wait_until 120 has_ckpt "$dir/run-1"
         sleep "$(rand_delay $((i % 2)))"
         kill -9 $pid
-        wait $pid 2>/dev/null
+        bwait $pid 30 "the killed training" 2>/dev/null
         reopen
         local st ck
         st=$(q "SELECT status FROM runs WHERE id=1")
@@ -151,7 +152,7 @@ scenario_signals() {
         local pid=$!
         wait_until 120 run_past $id 20
         kill -$sig $pid
-        wait $pid
+        bwait $pid 120 "the training after SIG$sig"
         local rc=$? st stop ck
         st=$(q "SELECT status FROM runs WHERE id=$id")
         stop=$(q "SELECT reason FROM runs WHERE id=$id" | grep -oE '[0-9]+$')
@@ -176,7 +177,7 @@ say() { echo "$*" >&7; }
 end_session() {
     say quit
     exec 7>&-
-    wait "$SESSION"
+    bwait "$SESSION" 120 "the session told to quit"
 }
 wait_status() {
     for _ in $(seq 1 1200); do
@@ -273,7 +274,7 @@ scenario_bad_files() {
     local pid=$!
     wait_until 120 run_past 2 20
     kill -TERM $pid
-    wait $pid
+    bwait $pid 120 "the training after SIGTERM"
     echo "one more line" >>book.txt
     check "resume on a changed dataset refused, naming the hash change" \
         refused "book.txt now hashes to .*the dataset changed" -c "train resume=2"
@@ -292,7 +293,7 @@ scenario_two_processes() {
         [ "$(q 'SELECT count(*) FROM runs' 2>/dev/null)" == 1 ] && break
         sleep 0.05
     done
-    while kill -0 $pid 2>/dev/null; do
+    while kill -0 $pid 2>/dev/null; do   # bounded: a 6000-step run; meson's timeout past that
         "$L" --db "$DB" --json -c "runs; run 1" >s6_read.log 2>&1 ||
             { readfail=$((readfail + 1)); head -3 s6_read.log; }
         # one read transaction: last_step always equals the largest stored metric step
@@ -302,7 +303,7 @@ scenario_two_processes() {
         [ "${pair% *}" == "${pair#* }" ] || half=$((half + 1))
         reads=$((reads + 1))
     done
-    wait $pid
+    bwait $pid 60 "the training after its last read"
     check "training alongside a reader finished" eq "$?" 0
     check "reader: $reads reads, none failed" eq "$readfail/$((reads > 0))" 0/1
     check "reader never saw a half-written step" eq "$half" 0
@@ -310,9 +311,9 @@ scenario_two_processes() {
     local a=$!
     "$L" --db "$DB" train quick steps=600 runs_dir=R6 name=b >s6_b.log 2>&1 &
     local b=$!
-    wait $a
+    bwait $a 240 "training a (600 steps)"
     local ra=$?
-    wait $b
+    bwait $b 240 "training b (600 steps)"
     local rb=$?
     check "two trainings at once both exit 0" eq "$ra $rb" "0 0"
     check "both recorded finished with all steps" \
@@ -417,7 +418,7 @@ scenario_issue25() {
     check "3. a hard-linked store refused" has s9hard.log "has 2 names \\(hard links\\)"
     rm -f s9hard.db
     mv "$DB" s9moved.db
-    wait $pid
+    bwait $pid 120 "the training whose store was moved"
     check "4. mv under a training run: it stops, exit 1" eq "$?" 1
     check "4. ... saying the store was moved" has s9.log "was moved, deleted or replaced"
     "$L" --db "$DB" -c runs >s9new.log 2>&1

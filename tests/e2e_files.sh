@@ -6,6 +6,7 @@
 # longer than a fixed buffer are refused, never cut (--db, use).
 # Usage: e2e_files.sh LMLAB_BINARY.
 set -u
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(readlink -f "$1")
 W=$(mktemp -d /tmp/lmlab_files_XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -26,15 +27,18 @@ check "the link is still a link" [ -L link.csv ]
 check "its target holds the CSV" grep -q "^run,step,metric,value" target.csv
 
 mkfifo pipe.csv
-cat pipe.csv >got.csv &
+# the reader starts with lmlab and opens the FIFO a moment after it (issue 38: this race
+# failed the first run on a fresh machine, and an unbounded wait then hung the suite)
+( sleep 0.5; exec cat pipe.csv >got.csv ) &
 reader=$!
 lm "export 1 file=pipe.csv"
-check "export into a FIFO with a reader succeeds" [ $? -eq 0 ]
-wait $reader
+check "export into a FIFO whose reader opens it 0.5 s later succeeds" [ $? -eq 0 ]
+bwait $reader 20 "the FIFO's reader (cat)"
 check "the reader got the CSV" grep -q "^run,step,metric,value" got.csv
 check "the FIFO is still a FIFO" [ -p pipe.csv ]
 lm "export 1 file=pipe.csv"
-check "a FIFO without a reader is refused, no hang" grep -q "no reader" out.log
+check "a FIFO without a reader is refused, no hang, saying how long it waited" \
+    grep -q "no reader (waited 3.0 s for one)" out.log
 
 # A character device: a private node of /dev/null's kind (root only), never /dev/null
 # itself, so a regression cannot damage the machine's device.

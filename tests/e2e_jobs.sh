@@ -10,6 +10,7 @@
 # wait polls (no fixed sleeps decide anything). Usage: e2e_jobs.sh LMLAB_BINARY.
 # Exits 77 (skipped) without tmux.
 set -eu
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 bin=$(readlink -f "$1")
 command -v tmux >/dev/null || { echo "tmux not installed: skipped"; exit 77; }
 dir=$(mktemp -d)
@@ -139,7 +140,7 @@ echo "a silent owner: exit 3, then it stopped when it read the request"
 # a dead owner: the control says the run is not training
 d=$(start delta); pids="$pids $d"; wait_job delta     # run 4
 kill -9 "$d"
-wait "$d" 2>/dev/null || true
+bwait "$d" 30 "the killed owner" 2>/dev/null || true
 set +e
 out=$(lm -c "pause 4" 2>&1); rc=$?
 set -e

@@ -20,6 +20,7 @@
 # Exits 77 (skipped) when mpirun is absent or lmlab was built without MPI.
 # Usage: e2e_mpi.sh LMLAB. No timing assertions.
 set -uo pipefail
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 command -v mpirun >/dev/null || { echo "mpirun not found: skipped (apt-get install openmpi-bin)"; exit 77; }
 W=$(mktemp -d /tmp/lmlab_mpi_XXXXXX)
@@ -125,7 +126,7 @@ for p in $(pgrep -f "$L"); do
     tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && R1=$p
 done
 [ -n "$R1" ] && kill -9 "$R1"
-wait $MP; KRC=$?
+bwait $MP 320 "mpirun after its rank 1 was killed"; KRC=$?
 cd ..
 check "rank 1 found and killed" [ -n "$R1" ]
 check "the job ended with an error, not a hang (exit $KRC)" bash -c "[ $KRC != 0 ] && [ $KRC != 124 ]"

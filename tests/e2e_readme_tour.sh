@@ -43,7 +43,7 @@ in_terminal() { # in_terminal CMDLINE
 }
 
 n=0
-while IFS= read -r line; do
+while IFS= read -r line; do   # bounded: reads a file to its end
     n=$((n + 1))
     run="$line"
     case "$line" in

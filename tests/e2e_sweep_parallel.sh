@@ -13,6 +13,7 @@
 #      (skipped when mpirun is absent or lmlab was built without MPI)
 # Usage: e2e_sweep_parallel.sh LMLAB. No timing assertions.
 set -uo pipefail
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 W=$(mktemp -d /tmp/lmlab_psweep_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
@@ -93,7 +94,7 @@ mkdir -p p6 && cd p6 && {
         sleep 0.2
     done
     [ -n "$w" ] && kill -9 $w
-    wait $lp; cd ..; }
+    bwait $lp 320 "the sweep whose worker was killed"; cd ..; }
 check "killed worker: its trial is interrupted, not failed" [ "$(q p6/a.db "select status from sweep_trials where trial=1")" == interrupted ]
 check "killed worker: its run is interrupted, saying why" bash -c "sqlite3 p6/a.db \"select r.status || ': ' || r.reason from runs r join sweep_trials t on t.run_id = r.id where t.trial=1\" | grep -q '^interrupted: its worker process was killed by signal 9'"
 check "killed worker: the sweep is interrupted (resumable), not finished" [ "$(q p6/a.db "select status from sweeps where id=1")" == interrupted ]

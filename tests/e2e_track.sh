@@ -11,6 +11,7 @@
 # Every wait is bounded. Usage: e2e_track.sh LMLAB_BINARY
 set -u
 bin=$(readlink -f "$1")
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 dir=$(mktemp -d)
 bgpid=
 trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; tmux -L "lmlab-track-$$" kill-server 2>/dev/null; rm -rf "$dir"' EXIT
@@ -24,7 +25,7 @@ run() { "$bin" "$@" >out 2>err || { cat out err; fail "lmlab $*: exit $?"; }; }
 wait_for() {
     local limit=$1; shift
     local end=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do
+    until "$@" >/dev/null 2>&1; do   # bounded: returns after $limit seconds
         [ $SECONDS -lt $end ] || return 1
         sleep 0.2
     done
@@ -83,8 +84,8 @@ else
     echo "SKIP: tmux is not installed: the dashboard part did not run"
 fi
 run stop 2
-wait "$bgpid"; bgpid=
-wait "$fpid" || fail "log follow did not end with the run: $(tail -3 follow.out)"
+bwait "$bgpid" 60 "the stopped run"; bgpid=
+bwait "$fpid" 60 "log follow" || fail "log follow did not end with the run: $(tail -3 follow.out)"
 grep -q "status  *stopped" follow.out || fail "log follow missed the end: $(tail -5 follow.out)"
 grep -q "(run 2 is stopped)" follow.out || fail "log follow did not say the run ended"
 wait_for 15 test -s alert_env.txt || fail "the alert's command did not run within 15 s"

@@ -9,6 +9,7 @@
 # default test run: meson test -C build --setup soak --suite soak.
 # Not a throughput benchmark (lmlab bench) and not a fault test (tests/e2e_faults.sh).
 set -uo pipefail
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 CSV_OUT=${2:-${SOAK_CSV:-}}
 MINUTES=${SOAK_MINUTES:-30}
@@ -54,7 +55,7 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$PID/status" 2>/dev/null; }
 echo "seconds,rss_kb,step" >rss.csv
 T0=$(date +%s)
 END=$((T0 + MINUTES * 60))
-while :; do
+while :; do   # bounded: breaks at END (MINUTES from now)
     now=$(date +%s)
     kill -0 "$PID" 2>/dev/null || fail "lmlab died after $((now - T0)) s"
     r=$(rss_kb)
@@ -78,7 +79,7 @@ if [ $MODE = dashboard ]; then
     tmux -L "$SOCK" send-keys -t s y
 else
     kill -TERM "$PID"
-    wait "$PID"
+    bwait "$PID" 300 "lmlab after SIGTERM"
 fi
 sleep 1
 

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,22 +120,33 @@ static void test_streams(void)
     CHECK(mkfifo(at("fifo"), 0600) == 0, "mkfifo");
     CHECK(write_text(at("fifo"), "x", err) == LM_EIO && strstr(err, "no reader"),
           "FIFO without a reader: a message, no hang: %s", err);
+    CHECK(strstr(err, "waited 3.0 s"), "the refusal says how long it waited: %s", err);
+    /* A reader started together with the writer (`cat pipe & lmlab export file=pipe`)
+     * opens the FIFO a moment after lmlab tries: one attempt, no retry here, must wait
+     * for it. The reader opens non-blocking so it never hangs if the writer gave up. */
     pid_t pid = fork();
-    if (pid == 0) { /* the reader: copies what arrives into a file */
-        int in = open(at("fifo"), O_RDONLY), out = open(at("fifo.out"), O_WRONLY | O_CREAT, 0644);
+    if (pid == 0) { /* the reader: 300 ms late, copies what arrives into a file */
+        usleep(300000);
+        int in = open(at("fifo"), O_RDONLY | O_NONBLOCK), out = open(at("fifo.out"), O_WRONLY | O_CREAT, 0644);
         char b[64];
-        ssize_t n;
-        while ((n = read(in, b, sizeof b)) > 0) (void)!write(out, b, (size_t)n);
+        ssize_t n, got = 0;
+        for (int i = 0; i < 1000; i++) {   /* at most 10 s */
+            n = read(in, b, sizeof b);
+            if (n > 0) { (void)!write(out, b, (size_t)n); got += n; continue; }
+            if ((n == 0 && got > 0) || (n < 0 && errno != EAGAIN)) break;   /* writer closed */
+            usleep(10000);   /* no writer yet (0) or nothing written yet (EAGAIN) */
+        }
         _exit(0);
     }
-    int st = LM_EIO;
-    for (int i = 0; i < 200 && st != LM_OK; i++) { /* until the reader has opened it */
-        st = write_text(at("fifo"), "streamed", err);
-        if (st != LM_OK) usleep(10000);
+    int st = write_text(at("fifo"), "streamed", err);
+    CHECK(st == LM_OK, "FIFO whose reader opens it 300 ms late: %s", err);
+    int status = 0, ended = 0;
+    for (int i = 0; i < 1500 && !ended; i++) {   /* the reader ends within 15 s */
+        ended = waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended) usleep(10000);
     }
-    CHECK(st == LM_OK, "FIFO with a reader: %s", err);
-    int status;
-    waitpid(pid, &status, 0);
+    if (!ended) { kill(pid, SIGKILL); waitpid(pid, &status, 0); }
+    CHECK(ended, "the FIFO's reader ended within 15 s");
     CHECK(read_text(at("fifo.out"), buf, sizeof buf) == 8 && !strcmp(buf, "streamed"),
           "the reader got it: '%s'", buf);
     CHECK(stat(at("fifo"), &sb) == 0 && S_ISFIFO(sb.st_mode), "the FIFO is still a FIFO");

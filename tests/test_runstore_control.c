@@ -26,6 +26,36 @@ static void tiny(Config *c, long steps)
     snprintf(c->runs_dir, sizeof c->runs_dir, "%.200s/runs", tmpdir);
 }
 
+/* The query plan of sql on the test's store, its details joined by ';'. */
+static void query_plan(const char *sql, char *out, size_t cap)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    char q[600];
+    size_t k = 0;
+    out[0] = 0;
+    snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql);
+    if (sqlite3_open(path, &db) != SQLITE_OK) return;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW && k + 1 < cap)
+            k += (size_t)snprintf(out + k, cap - k, "%s;", (const char *)sqlite3_column_text(st, 3));
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+}
+
+/* A row written by sqlite3 directly, addressed to run's current owner (the columns a
+ * request copies from the run's row), with verb given as an SQL expression. */
+static long craft_row(long run, const char *verb_sql)
+{
+    char sql[600];
+    snprintf(sql, sizeof sql, "INSERT INTO run_control(run_id, verb, requested_at, owner_pid,"
+             " owner_host, owner_since) SELECT id, %s, 1, pid, host, owner_since FROM runs"
+             " WHERE id=%ld", verb_sql, run);
+    CHECK(q_exec(path, sql) == 0, "crafted row %s", verb_sql);
+    return q_long(path, "SELECT max(id) FROM run_control");
+}
+
 static void test_requests(void)
 {
     RunStore *s;
@@ -34,34 +64,149 @@ static void test_requests(void)
     CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
     CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "the newest schema");
     CHECK(runstore_control_migrate(s, err) == LM_OK, "the step is idempotent: %s", err);
+    CHECK(runstore_control_migrate_owner(s, err) == LM_OK, "step 5 is idempotent: %s", err);
     long run = new_run(s, "a", "lstm", "steps=100\n", NULL), id = 0, id2 = 0;
+    RunOwner me;
+    CHECK(runstore_run_owner(s, run, &me, err) == LM_OK && me.pid == (long)getpid() &&
+          me.since > 0 && !strcmp(me.host, runstore_host(s)), "the owner: %s", err);
     CHECK(runstore_control_request(s, run, "explode", &id, err) == LM_EARG &&
           strstr(err, "pause, resume or stop"), "bad verb: %s", err);
     CHECK(runstore_control_request(s, 999, "stop", &id, err) == LM_EARG, "no run: %s", err);
     CHECK(runstore_control_request(s, run, "pause", &id, err) == LM_OK, "request: %s", err);
     CHECK(runstore_control_request(s, run, "stop", &id2, err) == LM_OK && id2 > id, "second");
-    RunControl c[4];
-    int n = 0;
-    CHECK(runstore_control_pending(s, run, c, 4, &n, err) == LM_OK && n == 2, "pending %d", n);
-    CHECK(n == 2 && c[0].id == id && !strcmp(c[0].verb, "pause") && c[0].acknowledged_at == 0 &&
-          c[0].requester_pid == (long)getpid() && c[0].requested_at > 0, "oldest first");
-    CHECK(runstore_control_answer(s, id, "done", err) == LM_OK, "answer: %s", err);
-    CHECK(runstore_control_answer(s, id, "again", err) == LM_OK, "answer twice: %s", err);
-    RunControl g;
+    RunControl c, g;
+    int found = 0;
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && found && c.id == id2
+          && c.verb_id == RUNCTL_STOP && c.acknowledged_at == 0 && c.owner.pid == me.pid &&
+          c.requester_pid == (long)getpid() && c.requested_at > 0, "the newest first");
     CHECK(runstore_control_get(s, id, &g, err) == LM_OK && g.acknowledged_at > 0 &&
-          !strcmp(g.reply, "done"), "the first answer stays: '%s'", g.reply);
-    CHECK(runstore_control_pending(s, run, c, 4, &n, err) == LM_OK && n == 1 && c[0].id == id2,
-          "answered requests are no longer pending");
+          strstr(g.reply, "superseded by request #"), "the older one: '%s'", g.reply);
+    CHECK(runstore_control_answer(s, id2, "done", err) == LM_OK, "answer: %s", err);
+    CHECK(runstore_control_answer(s, id2, "again", err) == LM_OK, "answer twice: %s", err);
+    CHECK(runstore_control_get(s, id2, &g, err) == LM_OK && !strcmp(g.reply, "done"),
+          "the first answer stays: '%s'", g.reply);
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && !found,
+          "answered requests are no longer taken");
     CHECK(runstore_control_get(s, 12345, &g, err) == LM_EARG, "no such request");
-    /* a row no lmlab wrote: data like any other, never SQL */
-    char sql[300];
-    snprintf(sql, sizeof sql, "INSERT INTO run_control(run_id, verb, requested_at) VALUES(%ld,"
-             " 'x''); DROP TABLE runs; --', 1)", run);
-    CHECK(q_exec(path, sql) == 0, "raw row");
-    CHECK(runstore_control_pending(s, run, c, 4, &n, err) == LM_OK && n == 2 &&
-          runstore_control_verb(c[1].verb) < 0, "the odd verb is read as data");
+
+    /* crafted rows, written by sqlite3 directly */
+    long nul = craft_row(run, "CAST(X'73746f7000787878' AS TEXT)");   /* "stop\0xxx" */
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && found && c.id == nul
+          && c.verb_id < 0 && !strcmp(c.verb, "stop\\x00xxx"), "stop+NUL is no verb: '%s'",
+          c.verb);
+    runstore_control_answer(s, nul, "x", err);
+    long blob = craft_row(run, "X'73746f70'");                              /* a blob "stop" */
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && found &&
+          c.id == blob && c.verb_id < 0, "a blob is no verb");
+    runstore_control_answer(s, blob, "x", err);
+    long longv = craft_row(run, "'stop' || printf('%.*c', 100, 'p')");
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && found &&
+          c.id == longv && c.verb_id < 0 && strlen(c.verb) < sizeof c.verb &&
+          strstr(c.verb, "..."), "a long verb is no verb, shown cut: '%s'", c.verb);
+    runstore_control_answer(s, longv, "x", err);
+    long sqlv = craft_row(run, "'x''); DROP TABLE runs; --'");
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && found &&
+          c.id == sqlv && c.verb_id < 0, "the odd verb is read as data");
+    runstore_control_answer(s, sqlv, "x", err);
+    /* rows for nobody: no owner (an older store's or a hand-written row), a dead owner, a
+     * copy of the store on another host, an earlier owner of the same pid */
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO run_control(run_id, verb, requested_at) VALUES(%ld, 'stop', 1);"
+             "INSERT INTO run_control(run_id, verb, requested_at, owner_pid, owner_host,"
+             " owner_since) SELECT id, 'stop', 1, 999999, host, owner_since FROM runs WHERE id=%ld;"
+             "INSERT INTO run_control(run_id, verb, requested_at, owner_pid, owner_host,"
+             " owner_since) SELECT id, 'stop', 1, pid, 'elsewhere', owner_since FROM runs WHERE id=%ld;"
+             "INSERT INTO run_control(run_id, verb, requested_at, owner_pid, owner_host,"
+             " owner_since) SELECT id, 'stop', 1, pid, host, owner_since - 1 FROM runs WHERE id=%ld;",
+             run, run, run, run);
+    CHECK(q_exec(path, sql) == 0, "rows for other owners");
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && !found,
+          "a request for another owner is never taken");
+
+    /* a flood: 10,000 rows for ids that do not exist, unknown verbs, other owners; the
+     * owner's one query finds its request through the index and reads none of them */
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 10000)"
+             " INSERT INTO run_control(run_id, verb, requested_at, owner_pid, owner_host,"
+             " owner_since) SELECT CASE i %% 3 WHEN 0 THEN 100000 + i ELSE %ld END,"
+             " CASE i %% 2 WHEN 0 THEN 'junk' || i ELSE 'stop' END, 1,"
+             " CASE i %% 5 WHEN 0 THEN NULL ELSE 4000000 + i END, 'h', 1 FROM k", run);
+    CHECK(q_exec(path, sql) == 0, "the flood");
+    CHECK(runstore_control_request(s, run, "stop", &id, err) == LM_OK, "real: %s", err);
+    CHECK(runstore_control_take(s, run, &me, &c, &found, err) == LM_OK && found && c.id == id,
+          "the real request is found in one poll among 10,000 others");
+    char plan[400];
+    query_plan("SELECT id FROM run_control WHERE run_id=1 AND owner_pid=2 AND owner_host='h'"
+               " AND owner_since=3 AND acknowledged_at IS NULL ORDER BY id DESC LIMIT 1",
+               plan, sizeof plan);
+    CHECK(strstr(plan, "USING COVERING INDEX run_control_owner") ||
+          strstr(plan, "USING INDEX run_control_owner"), "the poll is one index probe: %s", plan);
+    CHECK(!strstr(plan, "TEMP B-TREE"), "no sort of the matching rows: %s", plan);
+    CHECK(runstore_control_answer(s, id, "stopped", err) == LM_OK, "answer");
+
+    /* a new owner (the run resumed): requests to the one before expire, visibly */
+    CHECK(runstore_control_request(s, run, "pause", &id, err) == LM_OK, "%s", err);
+    usleep(2000);
+    CHECK(runstore_run_set_status(s, run, "stopped", NULL, err) == LM_OK, "%s", err);
+    CHECK(runstore_run_claim(s, run, err) == LM_OK, "claim: %s", err);
+    CHECK(runstore_control_get(s, id, &g, err) == LM_OK && g.acknowledged_at > 0 &&
+          strstr(g.reply, "expired: addressed to an earlier owner"), "expired: '%s'", g.reply);
+    RunOwner now;
+    CHECK(runstore_run_owner(s, run, &now, err) == LM_OK && now.since > me.since,
+          "the new owner took the run later");
+    CHECK(runstore_control_take(s, run, &now, &c, &found, err) == LM_OK && !found,
+          "the new owner reads no request of the old one");
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM run_control WHERE acknowledged_at IS NULL"
+             " AND run_id=%ld", run);
+    CHECK(q_long(path, sql) == 0, "every request of the run is answered or expired");
+    /* a row written for a run id that does not exist yet dies when the run is created */
+    long next = run + 1;
+    snprintf(sql, sizeof sql, "INSERT INTO run_control(run_id, verb, requested_at, owner_pid,"
+             " owner_host, owner_since) VALUES(%ld, 'stop', 1, %ld, '%s', 0)", next,
+             (long)getpid(), runstore_host(s));
+    CHECK(q_exec(path, sql) == 0, "a row for run %ld", next);
+    long early = q_long(path, "SELECT max(id) FROM run_control");
+    CHECK(new_run(s, "b", "lstm", "steps=100\n", NULL) == next, "run %ld", next);
+    CHECK(runstore_control_get(s, early, &g, err) == LM_OK &&
+          strstr(g.reply, "expired: written before the run existed"), "'%s'", g.reply);
+    CHECK(runstore_run_owner(s, next, &now, err) == LM_OK &&
+          runstore_control_take(s, next, &now, &c, &found, err) == LM_OK && !found,
+          "the new run's owner reads nothing");
     CHECK(runstore_delete_run(s, run, 0, err) == LM_OK, "delete: %s", err);
-    CHECK(q_long(path, "SELECT count(*) FROM run_control") == 0, "controls go with the run");
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM run_control WHERE run_id=%ld", run);
+    CHECK(q_long(path, sql) == 0, "controls go with the run");
+    runstore_close(s);
+}
+
+/* A store of schema 4 (no owner columns, an unanswered request) upgraded by step 5: the
+ * request is answered as expired, the owner index exists, and a run's owner is set. */
+static void test_upgrade_from_4(void)
+{
+    RunStore *s;
+    char err[LM_ERR_LEN];
+    db_path(path, sizeof path, "v4.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    long run = new_run(s, "a", "lstm", "steps=100\n", NULL);
+    runstore_close(s);
+    char sql[600];
+    snprintf(sql, sizeof sql, "DROP INDEX run_control_owner;"
+             "ALTER TABLE run_control DROP COLUMN owner_pid;"
+             "ALTER TABLE run_control DROP COLUMN owner_host;"
+             "ALTER TABLE run_control DROP COLUMN owner_since;"
+             "ALTER TABLE runs DROP COLUMN owner_since;"
+             "INSERT INTO run_control(run_id, verb, requested_at) VALUES(%ld, 'stop', 1);"
+             "PRAGMA user_version = 4;", run);
+    CHECK(q_exec(path, sql) == 0, "made a schema-4 store");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
+    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "upgraded to the newest schema");
+    CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='run_control_owner'") == 1,
+          "the owner index");
+    char reply[300];
+    q_text(path, "SELECT reply FROM run_control", reply, sizeof reply);
+    CHECK(strstr(reply, "expired: made before requests were addressed"), "expired: %s", reply);
+    RunOwner o;
+    CHECK(runstore_run_owner(s, run, &o, err) == LM_OK && o.since > 0, "owner_since filled");
     runstore_close(s);
 }
 
@@ -134,13 +279,8 @@ static void test_live_control(void)
     CHECK(strstr(r, "pauses after its current step"), "pause answered: '%s'", r);
     for (int i = 0; i < 600 && trainer_status(h.trainer) != TRAINER_PAUSED; i++) usleep(100000);
     CHECK(trainer_status(h.trainer) == TRAINER_PAUSED, "paused");
-    char sql[200];
-    snprintf(sql, sizeof sql, "INSERT INTO run_control(run_id, verb, requested_at) VALUES(%ld,"
-             " 'explode', 1)", h.run_id);
-    CHECK(q_exec(path, sql) == SQLITE_OK, "raw insert beside the live recorder");
-    long bad = 0;
-    CHECK(q_long(path, "SELECT max(id) FROM run_control") > id, "raw row");
-    bad = q_long(path, "SELECT max(id) FROM run_control");
+    long bad = craft_row(h.run_id, "'explode'");   /* beside the live recorder */
+    CHECK(bad > id, "raw row");
     r = answered(other, bad);
     CHECK(strstr(r, "unknown control 'explode': ignored"), "bad verb answered: '%s'", r);
     CHECK(trainer_status(h.trainer) == TRAINER_PAUSED, "a bad row changes nothing");
@@ -227,6 +367,7 @@ static void test_fork(void)
 static void run_all(void)
 {
     test_requests();
+    test_upgrade_from_4();
     test_jobs();
     test_live_control();
     test_fork();

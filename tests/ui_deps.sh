@@ -6,7 +6,8 @@ set -eu
 cd "$1"
 edges=$(for f in *.c *.h; do
     grep -o '#include "[a-z_0-9]*\.h"' "$f" | sed 's/#include "\(.*\)\.h"/\1/' |
-        while read -r h; do [ -f "$h.h" ] && [ "$h" != "${f%.*}" ] && echo "${f%.*} $h"; done
+        while read -r h; do   # bounded: reads grep's output to its end
+            [ -f "$h.h" ] && [ "$h" != "${f%.*}" ] && echo "${f%.*} $h"; done
 done | sort -u)
 [ -n "$edges" ] || { echo "FAIL: no include edges found in $1"; exit 1; }
 printf '%s\n' "$edges" | tsort >/dev/null || { echo "FAIL: include cycle among ui/ files"; exit 1; }

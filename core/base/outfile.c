@@ -26,15 +26,22 @@ static int outfile_errno(int e)
 }
 
 /* A FIFO or character device, written in place. A FIFO without a reader would block the
- * open forever: O_NONBLOCK makes that an error (ENXIO) the user can act on. */
+ * open forever: O_NONBLOCK makes that an error (ENXIO). A reader started together with
+ * lmlab (`cat pipe & lmlab export ...`) may not have opened it yet, so the open is
+ * retried every 20 ms for OUTFILE_FIFO_WAIT_MS, and only then refused, saying so. */
 static int outfile_open_stream(OutFile *o, const char *path, char *err)
 {
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    int fd, e = 0;
+    for (int waited = 0;; waited += 20) {
+        fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        e = fd < 0 ? errno : 0;
+        if (fd >= 0 || e != ENXIO || waited >= OUTFILE_FIFO_WAIT_MS) break;
+        usleep(20000);
+    }
     if (fd < 0) {
-        int e = errno;
         if (e == ENXIO)
-            return err_set(err, LM_EIO, "%s is a FIFO with no reader: start the reader first",
-                           path);
+            return err_set(err, LM_EIO, "%s is a FIFO with no reader (waited %.1f s for one):"
+                           " start the reader first", path, OUTFILE_FIFO_WAIT_MS / 1000.0);
         return err_set(err, outfile_errno(e), "cannot write %s: %s", path, strerror(e));
     }
     int fl = fcntl(fd, F_GETFL);

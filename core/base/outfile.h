@@ -5,7 +5,8 @@
  *     followed, so the link stays a link and its target gets the new content;
  *   - "-": standard output, as a stream;
  *   - a FIFO or a character device (/dev/null, /dev/full, a terminal): written in place
- *     as a stream, never replaced by a regular file;
+ *     as a stream, never replaced by a regular file; a FIFO's reader gets
+ *     OUTFILE_FIFO_WAIT_MS to open it before the FIFO is refused as having none;
  *   - anything else (a directory, a socket, a block device, a dangling link): refused
  *     with a message saying what the path is.
  * Not a general file API: one writer, one file, written front to back. */
@@ -13,6 +14,8 @@
 #define LM_OUTFILE_H
 
 #include <stddef.h>
+
+#define OUTFILE_FIFO_WAIT_MS 3000   /* how long a FIFO's reader has to open it */
 
 typedef struct {
     int fd;          /* write here (front to back) */

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +56,17 @@ double sysinfo_mem_available(void)
 {
     long kb = proc_field("/proc/meminfo", "MemAvailable");
     return kb > 0 ? (double)kb * 1024.0 : 0.0;
+}
+
+double sysinfo_as_headroom(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) || rl.rlim_cur == RLIM_INFINITY)
+        return -1;
+    long vm_kb = proc_field("/proc/self/status", "VmSize");
+    double left = (double)rl.rlim_cur - (vm_kb > 0 ? (double)vm_kb * 1024.0 : 0.0)
+                - SYSINFO_AS_RESERVE;
+    return left > 0 ? left : 0;
 }
 
 long sysinfo_rss_kb(void)

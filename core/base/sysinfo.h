@@ -14,6 +14,14 @@ int sysinfo_cores(void);
 double sysinfo_mem_total(void);
 double sysinfo_mem_available(void);
 
+/* Under an address-space limit (ulimit -v): the bytes this process may still map, less
+ * SYSINFO_AS_RESERVE for what a training maps besides the model (OpenBLAS's 128 MiB work
+ * buffer at the first product, a malloc arena per thread); OpenBLAS spins forever when
+ * that buffer cannot be mapped, so a model is checked against this too. -1 when there is
+ * no limit; 0 when nothing is left. */
+double sysinfo_as_headroom(void);
+#define SYSINFO_AS_RESERVE (192.0 * 1024 * 1024)
+
 /* This process's resident set size now (VmRSS) and at its peak (VmHWM), in KiB, from
  * /proc/self/status; -1 when unreadable. */
 long sysinfo_rss_kb(void);

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-Model *model_create(const Config *cfg, int V, char *err)
+/* mode 0: everything; 1: weights without gradients; 2: parameters registered only. */
+static Model *model_build(const Config *cfg, int V, int mode, char *err)
 {
     if (V < 2) {
         err_set(err, LM_EARG, "vocabulary of %d tokens: need at least 2", V);
@@ -31,6 +32,8 @@ Model *model_create(const Config *cfg, int V, char *err)
     }
     m->cfg = *cfg;
     m->vocab = V;
+    m->weights_only = mode == 1;
+    m->estimate_only = mode == 2;
     params_init(&m->params);
     rng_seed(&m->rng, (uint64_t)cfg->seed);
     int rc = fam->init(m, err);
@@ -42,6 +45,21 @@ Model *model_create(const Config *cfg, int V, char *err)
         return NULL;
     }
     return m;
+}
+
+Model *model_create(const Config *cfg, int V, char *err)
+{
+    return model_build(cfg, V, 0, err);
+}
+
+Model *model_create_weights(const Config *cfg, int V, char *err)
+{
+    return model_build(cfg, V, 1, err);
+}
+
+Model *model_describe(const Config *cfg, int V, char *err)
+{
+    return model_build(cfg, V, 2, err);
 }
 
 void model_destroy(Model *m)
@@ -158,7 +176,8 @@ int model_finish_init(Model *m, const ModelOps *ops, void (*init_weights)(Model 
     m->ops = ops;
     if (m->estimate_only)
         return LM_OK;
-    if (params_alloc(&m->params, err) != LM_OK) {
+    if ((m->weights_only ? params_alloc_weights(&m->params, err)
+                         : params_alloc(&m->params, err)) != LM_OK) {
         ops->destroy(m);
         m->ops = NULL;
         return LM_ENOMEM;
@@ -167,7 +186,9 @@ int model_finish_init(Model *m, const ModelOps *ops, void (*init_weights)(Model 
     return LM_OK;
 }
 
-double model_estimate_bytes(const Config *c, int V, int B, int T)
+/* Floats per parameter: value, gradient and Adam's two moments when training (4), the
+ * value alone for a model only sampled and evaluated (1). */
+static double estimate_bytes(const Config *c, int V, int B, int T, int floats)
 {
     const ModelFamily *fam = registry_family(c->model_kind);
     if (!fam || V < 1 || B < 1 || T < 1)
@@ -177,7 +198,7 @@ double model_estimate_bytes(const Config *c, int V, int B, int T)
     params_init(&m.params);
     double bytes = 0;
     if (fam->init(&m, err) == LM_OK)
-        bytes = 4.0 * sizeof(float) * (double)m.params.total +
+        bytes = floats * sizeof(float) * (double)m.params.total +
                 (double)fam->act_bytes(&m, B, T);
     if (m.ops && m.ops->destroy)
         m.ops->destroy(&m);
@@ -185,17 +206,37 @@ double model_estimate_bytes(const Config *c, int V, int B, int T)
     return bytes;
 }
 
-int model_check_memory(const Config *c, int V, int B, int T, char *err)
+double model_estimate_bytes(const Config *c, int V, int B, int T)
 {
-    double need = model_estimate_bytes(c, V, B, T);
-    double have = sysinfo_mem_available();
+    return estimate_bytes(c, V, B, T, 4);
+}
+
+static int check_memory(const Config *c, int V, int B, int T, int floats, char *err)
+{
+    double need = estimate_bytes(c, V, B, T, floats);
+    double have = sysinfo_mem_available(), as = sysinfo_as_headroom();
+    int limited = as >= 0 && (have <= 0 || as < have);   /* ulimit -v binds first */
+    if (limited) have = as;
     if (need <= 0)
         return err_set(err, LM_EARG, "model=%s d=%d layers=%d with vocabulary %d cannot be "
                        "built", c->model, c->d, c->layers, V);
-    if (have > 0 && need > 0.85 * have)
-        return err_set(err, LM_ENOMEM, "this model needs about %.1f GiB (parameters, optimizer "
-                       "state and activations for batch=%d x bptt=%d, vocabulary %d) but %.1f "
-                       "GiB is available: lower batch, bptt, d, layers or vocab_size",
-                       need / (1 << 30), B, T, V, have / (1 << 30));
+    if ((have > 0 || limited) && need > 0.85 * have)
+        return err_set(err, LM_ENOMEM, "this model needs about %.2f GiB (%s and activations "
+                       "for batch=%d x bptt=%d, vocabulary %d) but %.2f GiB is available%s: "
+                       "lower batch, bptt, d, layers or vocab_size%s", need / (1 << 30),
+                       floats == 4 ? "parameters, optimizer state" : "its weights", B, T, V,
+                       have / (1 << 30), limited ? " under the address-space limit (ulimit "
+                       "-v, less 192 MiB for OpenBLAS and threads)" : "",
+                       limited ? ", or raise the limit" : "");
     return LM_OK;
+}
+
+int model_check_memory(const Config *c, int V, int B, int T, char *err)
+{
+    return check_memory(c, V, B, T, 4, err);
+}
+
+int model_check_memory_weights(const Config *c, int V, int B, int T, char *err)
+{
+    return check_memory(c, V, B, T, 1, err);
 }

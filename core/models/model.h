@@ -68,7 +68,9 @@ struct Model {
     int prof_in_backward;  /* set by model_backward while the family's backward runs */
     double prof[PROF_N], prof_bwd[PROF_N];
     int estimate_only;     /* set before init: register parameters, allocate nothing
-                              (model_estimate_bytes); such a model only counts */
+                              (model_estimate_bytes, model_describe); such a model only counts */
+    int weights_only;      /* set before init: no gradient slab (model_create_weights):
+                              for sampling and evaluation, never backward */
     size_t act_bytes;      /* bytes of activations the last alloc allocated */
     void *impl;            /* the family's own state */
 };
@@ -77,6 +79,15 @@ struct Model {
  * allocated and initialised from cfg->seed. Returns NULL with a message on failure. */
 Model *model_create(const Config *cfg, int V, char *err);
 void model_destroy(Model *m);
+
+/* model_create without the gradient slab: the weights a sampling or evaluating model
+ * needs (model_backward must never be called on it). */
+Model *model_create_weights(const Config *cfg, int V, char *err);
+
+/* The model's parameters (names and shapes) registered, nothing allocated: what a file
+ * must hold before anything is allocated for it (checkpoint_check_tensors). Only
+ * m->params.info/n/total are meaningful; model_destroy frees it. NULL with a message. */
+Model *model_describe(const Config *cfg, int V, char *err);
 
 /* Bytes of parameters + gradients + Adam state (4 floats per parameter) + the
  * activations model_alloc(B,T) allocates: the estimate checked against the machine's
@@ -92,6 +103,10 @@ double model_estimate_bytes(const Config *cfg, int V, int B, int T);
  * the configuration makes no model; LM_OK otherwise (also when the available memory
  * cannot be read). */
 int model_check_memory(const Config *cfg, int V, int B, int T, char *err);
+
+/* The same check for a model that is only sampled and evaluated (model_create_weights):
+ * one float per parameter and the activations of model_alloc(B,T). */
+int model_check_memory_weights(const Config *cfg, int V, int B, int T, char *err);
 
 /* Profiling by stage (bench), free when m->profiling is 0; time inside model_backward
  * goes to prof_bwd, the rest to prof:

@@ -68,6 +68,16 @@ int params_alloc(ParamSet *ps, char *err)
     return LM_OK;
 }
 
+int params_alloc_weights(ParamSet *ps, char *err)
+{
+    size_t bytes = (ps->total ? ps->total : 1) * sizeof(float);
+    ps->data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!ps->data)
+        return err_set(err, LM_ENOMEM, "cannot allocate %zu MB for the parameters", bytes >> 20);
+    memset(ps->data, 0, bytes);
+    return LM_OK;
+}
+
 float *params_data(const ParamSet *ps, int i)
 {
     assert(i >= 0 && i < ps->n && ps->data);

@@ -38,6 +38,10 @@ int params_add(ParamSet *ps, const char *name, int ndim, const int *shape, int n
 /* Allocates the zeroed value and gradient slabs. LM_OK or LM_ENOMEM (message in err). */
 int params_alloc(ParamSet *ps, char *err);
 
+/* Allocates the zeroed value slab only (grad stays NULL): a model that is never trained
+ * (sampling, evaluation). LM_OK or LM_ENOMEM. */
+int params_alloc_weights(ParamSet *ps, char *err);
+
 /* The value / gradient slice of tensor i (valid after params_alloc). */
 float *params_data(const ParamSet *ps, int i);
 float *params_grad(const ParamSet *ps, int i);

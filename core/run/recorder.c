@@ -40,6 +40,7 @@ struct Recorder {
     double sys_every, next_sys, last_step_at;
     ConsoleState console;
     AlertEngine alerts;
+    RunOwner me;                      /* this process as the run's owner (pid 0: not) */
 };
 
 #define RECORDER_CONTROL_EVERY 1.0    /* seconds between polls of the control requests */
@@ -191,9 +192,9 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     pthread_mutex_lock(&r->mu);
     long step = r->snap.last.step;
     pthread_mutex_unlock(&r->mu);
-    int verb = runstore_control_verb(c->verb);
+    int verb = c->verb_id;
     if (verb < 0)
-        snprintf(reply, cap, "unknown control '%.40s': ignored (pause, resume or stop)", c->verb);
+        snprintf(reply, cap, "unknown control '%s': ignored (pause, resume or stop)", c->verb);
     else if (ended || trainer_is_done(ts))
         snprintf(reply, cap, "run #%ld had already ended (%s at step %ld): nothing to %s",
                  r->run_id, trainer_status_name(ts), step, c->verb);
@@ -215,8 +216,21 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     }
 }
 
-/* Reads and answers this run's control requests when due (always when ended). A store
- * failure only delays them: they stay unanswered and are read again at the next poll. */
+/* This process as the run's owner, read once from the run's row (written by the launch
+ * before the recorder starts): requests addressed to it are the only ones it reads. */
+static void read_owner(Recorder *r, RunStore *st)
+{
+    char err[LM_ERR_LEN];
+    RunOwner o;
+    memset(&r->me, 0, sizeof r->me);
+    if (st && runstore_run_owner(st, r->run_id, &o, err) == LM_OK && o.pid == (long)getpid()
+        && !strcmp(o.host, runstore_host(st)))
+        r->me = o;
+}
+
+/* Reads and answers this run's newest control request to this owner when due (always
+ * when ended: then every request still unanswered expires with the run). A store failure
+ * only delays it: it stays unanswered and is read again at the next poll. */
 static void poll_controls(Recorder *r, RunStore *st, int ended)
 {
     double now = sysinfo_now();
@@ -228,21 +242,21 @@ static void poll_controls(Recorder *r, RunStore *st, int ended)
         r->next_beat = now + RECORDER_BEAT_EVERY;
         runstore_control_heartbeat(st, r->run_id, err);
     }
-    RunControl c[8];
-    int n = 0;
-    if (runstore_control_pending(st, r->run_id, c, 8, &n, err))
-        return;
-    for (int i = 0; i < n; i++) {
-        control_act(r, &c[i], ended, reply, sizeof reply);
-        runstore_control_answer(st, c[i].id, reply, err);
+    RunControl c;
+    int found = 0;
+    if (runstore_control_take(st, r->run_id, &r->me, &c, &found, err) == LM_OK && found) {
+        control_act(r, &c, ended, reply, sizeof reply);
+        runstore_control_answer(st, c.id, reply, err);
         pthread_mutex_lock(&r->mu);
         char msg[LM_ERR_LEN];
-        snprintf(msg, sizeof msg, "control from pid %ld on %.60s: %.250s", c[i].requester_pid,
-                 c[i].requester_host, reply);
+        snprintf(msg, sizeof msg, "control from pid %ld on %.60s: %.250s", c.requester_pid,
+                 c.requester_host, reply);
         set_message(&r->snap, msg);
         r->snap.seq++;
         pthread_mutex_unlock(&r->mu);
     }
+    if (ended && r->me.pid > 0)
+        runstore_control_expire(st, r->run_id, "the run ended before its owner read it", err);
 }
 
 /* The run's facts for its alert rules (under the lock). */
@@ -369,6 +383,7 @@ static void *record_main(void *arg)
         snprintf(journal, sizeof journal, "%.1000s/unrecorded-rows.tsv", trainer_run_dir(r->t));
         runstore_set_journal(st, journal, 0);
     }
+    read_owner(r, st);
     int ended = 0, final_rc = LM_OK, gone = 0;
     char final_err[LM_ERR_LEN] = "";
     r->next_beat = sysinfo_now() + RECORDER_BEAT_EVERY;

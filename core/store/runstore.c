@@ -260,6 +260,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_track_migrate(s, err);
     if (!status)   /* a metric metrics.def gained since this store was made */
         status = runstore_step_columns_migrate(s, &added, err);
+    if (!status && version < RUNSTORE_OWNER_VERSION)   /* requests addressed to one owner */
+        status = runstore_control_migrate_owner(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
@@ -289,7 +291,15 @@ static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
     sqlite3_bind_double(st, 2, sysinfo_wall());
     sqlite3_bind_int64(st, 3, o->id);
     sqlite3_bind_int64(st, 4, o->pid);
-    return write_stmt(s, st, "repairing an interrupted run", NULL, err);
+    int changes = 0;
+    status = write_stmt(s, st, "repairing an interrupted run", &changes, err);
+    if (!status && changes) {   /* its unanswered requests die with it, visibly */
+        char why[160];
+        snprintf(why, sizeof why, "the run's owner (process %ld) ended before answering",
+                 o->pid);
+        status = runstore_control_expire(s, o->id, why, err);
+    }
+    return status;
 }
 
 /* Marks runs of dead processes on this host as interrupted. A busy database is not an
@@ -298,7 +308,12 @@ static int store_repair(RunStore *s, char *err)
 {
     sqlite3_stmt *st;
     Orphan found[64];
-    int n = 0, rc, status = prep(s, "SELECT id, pid, coalesce(last_step, 0), host FROM runs"
+    /* its step: the furthest of its logged steps and checkpoints (a killed process may not
+     * have flushed last_step) */
+    int n = 0, rc, status = prep(s, "SELECT id, pid, max(coalesce(last_step, 0),"
+                                 " coalesce((SELECT max(step) FROM metrics m WHERE"
+                                 " m.run_id=runs.id), 0), coalesce((SELECT max(step) FROM"
+                                 " checkpoints c WHERE c.run_id=runs.id), 0)), host FROM runs"
                                  " WHERE status IN ('running','paused')", &st, err);
     if (status) return status;
     while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -407,6 +422,8 @@ void runstore_close(RunStore *s)
 const char *runstore_path(const RunStore *s) { return s->path; }
 
 const char *runstore_store_id(const RunStore *s) { return s->store_id; }
+
+const char *runstore_host(const RunStore *s) { return s->host; }
 
 void runstore_set_busy_timeout(RunStore *s, int ms) { sqlite3_busy_timeout(s->db, ms); }
 

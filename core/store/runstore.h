@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 7
+#define RUNSTORE_SCHEMA_VERSION 9
 
 typedef struct RunStore RunStore;
 
@@ -44,6 +44,14 @@ const char *runstore_path(const RunStore *s);
  * upgraded to schema 3), stable for its life. Run folders and checkpoints carry it, so a
  * checkpoint can be matched to its store (owned by the store). */
 const char *runstore_store_id(const RunStore *s);
+
+/* SQLite's quick_check over the whole store (every table, so its cost grows with the
+ * rows), once per handle: LM_OK, or LM_EFORMAT "DB is damaged (...): recover it with ..."
+ * (training refuses such a store; readers say so). */
+int runstore_check_whole(RunStore *s, char *err);
+
+/* This machine's name as the store records it in runs.host (owned by s). */
+const char *runstore_host(const RunStore *s);
 
 /* Tuning: how long a write waits for another process's lock (default 5000 ms), and
  * when buffered rows are flushed automatically (default 256 rows or 2 seconds). */

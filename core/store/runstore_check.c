@@ -151,6 +151,11 @@ int runstore_quick_check(RunStore *s, int whole, char *err)
     return status;
 }
 
+int runstore_check_whole(RunStore *s, char *err)
+{
+    return runstore_quick_check(s, 1, err);
+}
+
 int runstore_check_present(RunStore *s, char *err)
 {
     int moved = 0;

@@ -12,31 +12,59 @@
 
 typedef enum { RUNCTL_PAUSE, RUNCTL_RESUME, RUNCTL_STOP, RUNCTL_N_VERBS } RunControlVerb;
 
+/* Whom a request is addressed to: the process that owned the run when it was asked
+ * (its pid and host) and when that process took the run (created or resumed it), so a
+ * request dies with its owner: a later owner, even one with a reused pid, never reads it. */
+typedef struct {
+    long pid;                 /* 0: nobody (a row from before requests were addressed) */
+    char host[256];
+    double since;             /* unix seconds the owner took the run */
+} RunOwner;
+
 typedef struct {
     long id, run_id;
-    char verb[16];            /* as stored: may be a verb this build does not know */
+    int verb_id;              /* RUNCTL_* when the stored text is a verb (length and bytes
+                               * equal); -1 for anything else, a blob or "stop\0..." too */
+    char verb[48];            /* as stored, printable: bytes outside ASCII as \xNN, cut "..." */
     double requested_at;      /* unix seconds */
     double acknowledged_at;   /* unix seconds; 0 while unanswered */
     long requester_pid;
     char requester_host[64];
-    char reply[256];          /* the owner's answer ("" while unanswered) */
+    RunOwner owner;           /* whom it is addressed to */
+    char reply[256];          /* the owner's answer, "superseded by request #N" or
+                               * "expired: WHY" ("" while unanswered) */
 } RunControl;
-
-/* The verb named by text (pause|resume|stop), or -1. */
-int runstore_control_verb(const char *text);
 
 /* The schema step that adds the control table and runs.parent_run/parent_step (called
  * by runstore_open's migration, inside its transaction). Idempotent: what exists already
  * is left as it is. LM_OK or the store's error. */
 int runstore_control_migrate(RunStore *s, char *err);
 
-/* Records a request: verb (pause|resume|stop) for run, from this process and host, now.
- * *id receives the request's id. LM_EARG for an unknown verb ("what to use") or run. */
+/* Schema step 9 (RUNSTORE_OWNER_VERSION; self-contained, idempotent): requests are
+ * addressed to one owner (run_control.owner_pid/host/since, runs.owner_since) with a
+ * partial index on the unanswered ones per owner; unanswered rows of before are answered
+ * as expired. Sets user_version 9. */
+#define RUNSTORE_OWNER_VERSION 9
+int runstore_control_migrate_owner(RunStore *s, char *err);
+
+/* Records a request: verb (pause|resume|stop) for run, from this process and host, now,
+ * addressed to the run's current owner. *id receives the request's id. LM_EARG for an
+ * unknown verb ("what to use") or run. */
 int runstore_control_request(RunStore *s, long run, const char *verb, long *id, char *err);
 
-/* Up to max unanswered requests for run, oldest first, into out (*n of them). */
-int runstore_control_pending(RunStore *s, long run, RunControl *out, int max, int *n,
-                             char *err);
+/* The owner recorded in run's row now (pid, host, since) into *out. LM_EARG "no run N". */
+int runstore_run_owner(RunStore *s, long run, RunOwner *out, char *err);
+
+/* The owner's poll: the newest unanswered request of run addressed to me into *out
+ * (*found 1), found through an index whatever else the table holds (rows for other
+ * owners, other runs or unknown verbs cost nothing); older unanswered requests to me are
+ * answered "superseded by request #N". *found 0 when there is none. */
+int runstore_control_take(RunStore *s, long run, const RunOwner *me, RunControl *out,
+                          int *found, char *err);
+
+/* Answers every unanswered request of run "expired: why" (its owner ended or a new one
+ * took the run before answering). */
+int runstore_control_expire(RunStore *s, long run, const char *why, char *err);
 
 /* Answers request id with reply (cut to fit), now. A request already answered keeps
  * its first answer (LM_OK). LM_EARG "no control request N". */

@@ -5,6 +5,7 @@
 #include "runstore_group.h"
 #include "private/runstore_impl.h"
 #include "err.h"
+#include "textcheck.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -79,6 +80,8 @@ int runstore_group_set(RunStore *s, const long *ids, int n, const char *name, ch
     if (name && !runstore_group_name_ok(name))
         return err_set(err, LM_EARG, "group name '%s': give 1 to %d characters without spaces"
                        " or commas", name, RUNSTORE_GROUP_LEN - 1);
+    if (name && textcheck_value("group name", name, 0, err))   /* valid UTF-8, no controls */
+        return LM_EARG;
     int status = exec_sql(s, "BEGIN IMMEDIATE", "setting groups", err);
     for (int i = 0; i < n && !status; i++) status = set_one(s, ids[i], name, err);
     if (!status) return tx_commit(s, "setting groups", err);

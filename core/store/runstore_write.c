@@ -6,6 +6,7 @@
  * at once. Not reading (runstore_query.c), not opening or schema (runstore.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "runstore_control.h"
 #include "private/runlock.h"
 #include "textcheck.h"
 #include "err.h"
@@ -246,11 +247,11 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     if (status || (status = prep(s, "INSERT INTO runs(id, name, created, started, status,"
                     " config, model, data_name, data_hash, tokenizer, tokenizer_hash, params,"
                     " machine, git_rev, tags, checkpoint_dir, sweep_id, pid, host, heartbeat,"
-                    " last_step) VALUES(1 + max(coalesce((SELECT max(id) FROM runs), 0),"
+                    " last_step, owner_since) VALUES(1 + max(coalesce((SELECT max(id) FROM runs), 0),"
                     " coalesce((SELECT CAST(value AS INTEGER) FROM store_meta"
                     " WHERE key='last_run_id'), 0)),"
                     " ?1,?2,?2,'running',?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,"
-                    "?15,?16,?2,0)", &st, err)))
+                    "?15,?16,?2,0,?2)", &st, err)))
         return status;
     bind_str(st, 1, in->name);
     sqlite3_bind_double(st, 2, sysinfo_wall());
@@ -270,6 +271,8 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     bind_str(st, 16, s->host);
     status = write_stmt(s, st, "creating a run", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    if (!status)   /* rows written for this id before it existed are nobody's */
+        status = runstore_control_expire(s, *id, "written before the run existed", err);
     if (!status) status = runlock_acquire(s->real_path, *id, err);  /* held while it trains */
     return status;
 }
@@ -342,9 +345,13 @@ int runstore_run_claim(RunStore *s, long id, char *err)
     if (!status) status = check_not_live(s, id, "resume", err);
     if (!status) status = runlock_acquire(s->real_path, id, err);
     sqlite3_stmt *st;
+    /* requests to the owners before this one die with them, visibly */
+    if (!status)
+        status = runstore_control_expire(s, id, "addressed to an earlier owner of the run,"
+                                         " which ended before answering", err);
     if (status || (status = prep(s, "UPDATE runs SET status='running', reason=NULL,"
-                                 " ended=NULL, pid=?1, host=?2, heartbeat=?3 WHERE id=?4",
-                                 &st, err)))
+                                 " ended=NULL, pid=?1, host=?2, heartbeat=?3, owner_since=?3"
+                                 " WHERE id=?4", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, (long)getpid());
     bind_str(st, 2, s->host);

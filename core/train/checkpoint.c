@@ -366,9 +366,14 @@ static void shape_text(char *buf, size_t cap, int ndim, const long *shape)
         snprintf(buf + o, cap - o, ")");
 }
 
-int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err)
+/* Whether st holds every parameter of m (names as checkpoint_read_weights maps them,
+ * after prefix) with m's shape, reading no data: run on a model_describe'd model before
+ * anything is allocated for a file. LM_OK, or LM_EFORMAT naming the first tensor that is
+ * missing or of another shape. */
+static int checkpoint_check_tensors(const Model *m, const SafeTensors *st, const char *prefix,
+                             char *err)
 {
-    ParamSet *ps = &m->params;
+    const ParamSet *ps = &m->params;
     NamesKind names = names_detect(st);
     char name[PARAMS_NAME_LEN + 64], mapped[PARAMS_NAME_LEN + 32];
     for (int i = 0; i < ps->n; i++) {
@@ -391,8 +396,34 @@ int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix,
             return err_set(err, LM_EFORMAT, "tensor '%s' has shape %s but this model needs %s: "
                            "the checkpoint is from another model shape", name, a, b);
         }
-        int rc = safetensors_read_f32(st, name, params_data(ps, i), p->numel, err);
-        if (rc)
+    }
+    return LM_OK;
+}
+
+int checkpoint_check_fits(const Config *cfg, int V, const SafeTensors *st, const char *prefix,
+                          char *err)
+{
+    Model *shape = model_describe(cfg, V, err);
+    if (!shape)
+        return LM_EARG;
+    int rc = checkpoint_check_tensors(shape, st, prefix, err);
+    model_destroy(shape);
+    return rc;
+}
+
+int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err)
+{
+    ParamSet *ps = &m->params;
+    int rc = checkpoint_check_tensors(m, st, prefix, err);
+    if (rc)
+        return rc;
+    NamesKind names = names_detect(st);
+    char name[PARAMS_NAME_LEN + 64], mapped[PARAMS_NAME_LEN + 32];
+    for (int i = 0; i < ps->n; i++) {
+        const ParamInfo *p = &ps->info[i];
+        names_map(p->name, names, mapped, sizeof mapped);
+        snprintf(name, sizeof name, "%s%s", prefix, mapped);
+        if ((rc = safetensors_read_f32(st, name, params_data(ps, i), p->numel, err)))
             return rc;
     }
     const char *fmt = safetensors_meta(st, "format");

@@ -70,6 +70,12 @@ int checkpoint_verify_owner(const char *path, const char *store_id, long run_id,
  * name of the first tensor holding one (cap bytes) when there are any. */
 long checkpoint_count_nonfinite(const Model *m, char *first, size_t cap);
 
+/* checkpoint_check_tensors for the model cfg and V describe (model_describe: parameter
+ * shapes only), so a file is checked before any slab is allocated for it. LM_OK, the
+ * model's error (LM_EARG) or the tensors' (LM_EFORMAT). */
+int checkpoint_check_fits(const Config *cfg, int V, const SafeTensors *st, const char *prefix,
+                          char *err);
+
 /* Copies every model parameter from the tensors named prefix + its name, in lmlab's
  * naming or the reference's (names_detect decides from the file). Every parameter must
  * be present with the same shape; a missing one gets a message with the names expected

@@ -245,6 +245,14 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
     if (!rc && st && !tok && info.vocab && info.vocab != tokenizer_vocab_size(t->ds.tok))
         rc = err_set(err, LM_EFORMAT, "%s has no tokenizer and a vocabulary of %d, but the "
                      "data gives %d", start, info.vocab, tokenizer_vocab_size(t->ds.tok));
+    if (!rc && st) {   /* every tensor present with its shape before anything is allocated */
+        rc = checkpoint_check_fits(&t->cfg, tokenizer_vocab_size(t->ds.tok), st, "", err);
+        if (rc) {
+            char e2[LM_ERR_LEN];
+            snprintf(e2, sizeof e2, "%.200s: %.300s", start, err);
+            strcpy(err, e2);
+        }
+    }
     if (!rc) rc = build_model(t, err);
     if (!rc) rc = setup_training(t, err);
     if (!rc && st && (rc = checkpoint_read_weights(t->m, st, "", err))) {
