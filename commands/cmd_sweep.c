@@ -8,6 +8,7 @@
 #include "session.h"
 #include "cmd_analysis.h"
 #include "checkpoint.h"
+#include "runfiles.h"
 #include "runstore.h"
 #include "sweep_pool.h"
 
@@ -227,10 +228,11 @@ static void stopped_trial_words(Session *s, Output *o, const SweepProgress *befo
                !checkpoint_find(row.checkpoint_dir, "last", path, sizeof path);
     output_bool(o, "checkpoint_kept", kept);
     if (kept) {
-        const char *base = strrchr(path, '/');
         long ck_step = 0;
-        if (base && sscanf(base, "/step-%ld.", &ck_step) == 1)
+        if (runfiles_parse(path, &ck_step, NULL) == RUNFILE_STEP)
             output_int(o, "checkpoint_step", ck_step);
+        else
+            ck_step = 0;
         output_text_str(o, "checkpoint", path);
         output_line(o, ck_step ? "  trial {stopped_trial} (run #{stopped_run}) was stopped (not "
                                  "finished, not ranked) and kept its checkpoint at step "
