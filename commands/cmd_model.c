@@ -2,7 +2,7 @@
  * import, save. The model itself (a copy of the running run's weights, or a checkpoint
  * loaded from disk) is session_view.c's. Not here: training control (cmd_train.c). */
 #include "session.h"
-#include "runfacts.h"
+#include "runrecord.h"
 
 #include "checkpoint.h"
 #include "err.h"
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* Where `open RUN_ID [which=best|final] [step=N]` finds its file (runfacts.h): the
+/* Where `open RUN_ID [which=best|final] [step=N]` finds its file (runrecord.h): the
  * checkpoint in *pick and its description ("best.safetensors (step 700; val 2.1109 at step
  * 700, an estimate over 5 batches)") in what. LM_OK or reported. */
 static int open_pick(Session *s, long id, const char *which, long step, char *path,
@@ -22,22 +22,22 @@ static int open_pick(Session *s, long id, const char *which, long step, char *pa
 {
     RunStore *st = session_store(s);
     RunRow row;
-    RunFacts f;
+    RunRecord f;
     char err[LM_ERR_LEN];
     if (!st)
         return LM_EDB;
     if (runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
-    int rc = runfacts_read(st, &row, &f, err);
+    int rc = runrecord_read(st, &row, &f, err);
     if (rc) {
         runstore_row_free(&row);
         return session_error(s, rc, "%s", err);
     }
     const RunCkpt *k = NULL;
-    if ((rc = runfacts_pick(&f, which, step, &k, err)) == LM_OK) {
+    if ((rc = runrecord_pick(&f, which, step, &k, err)) == LM_OK) {
         const char *slash = strrchr(k->path, '/');
         char ev[200];
-        runfacts_fmt_eval(ev, sizeof ev, &k->eval);
+        runrecord_fmt_eval(ev, sizeof ev, &k->eval);
         if ((size_t)snprintf(path, cap, "%s", k->path) >= cap)
             rc = session_error(s, LM_EARG, "run #%ld: its checkpoint path is longer than %zu "
                                "bytes: move its run folder somewhere shorter", id, cap - 1);
@@ -47,7 +47,7 @@ static int open_pick(Session *s, long id, const char *which, long step, char *pa
     } else {
         session_error(s, LM_EARG, "run #%ld: %s", id, err);
     }
-    runfacts_free(&f);
+    runrecord_free(&f);
     runstore_row_free(&row);
     return rc;
 }

@@ -6,7 +6,7 @@
  * (cmd_sweep.c). */
 #include "session.h"
 #include "cmd_analysis.h"
-#include "runfacts.h"
+#include "runrecord.h"
 #include "runkeys.h"
 #include "safetext.h"
 
@@ -133,7 +133,7 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
         snprintf(id, sizeof id, "%ld", r->id);
         snprintf(steps, sizeof steps, "%ld", r->last_step);
         fmt_loss(best + 1, sizeof best - 1, r->best_val, 1);
-        best[0] = runfacts_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
+        best[0] = runrecord_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
         fmt_loss(fin, sizeof fin, r->final_val, 0);
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
@@ -162,7 +162,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
     int est = 0;
     for (int i = 0; i < n; i++) {
         runs_line(s, &rows[i], nw, mw, lineage);
-        est |= runfacts_best_estimated(&rows[i]);
+        est |= runrecord_best_estimated(&rows[i]);
     }
     if (est)
         session_printf(s, "~ best val is an estimate over eval_batches batches, not a whole-split "
@@ -251,7 +251,7 @@ static json_t *eval_json(const RunEval *e)
 
 /* Adds the existing checkpoints (each with its own evaluation), the best and final
  * evaluations and the last 3 samples to a run's object. */
-static void run_lists_json(json_t *o, const RunFacts *f, const SampleRow *r, int ns)
+static void run_lists_json(json_t *o, const RunRecord *f, const SampleRow *r, int ns)
 {
     json_t *ck = json_array(), *sm = json_array();
     for (int i = 0; i < f->n_ckpts; i++) {
@@ -326,7 +326,7 @@ static void print_config(Session *s, const RunRow *r, int all)
                        "every one)", shown, total, r->id);
 }
 
-static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int all)
+static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int all)
 {
     char a[64], b[64], c[64];
     session_printf(s, "run %ld  %s  (%s)", r->id, r->name, r->model[0] ? r->model : "-");
@@ -348,11 +348,11 @@ static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int 
     if (r->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", r->parent_run, r->parent_step);
     char e1[160], e2[160];
-    runfacts_fmt_eval(e1, sizeof e1, &f->best);
-    runfacts_fmt_eval(e2, sizeof e2, &f->final);
+    runrecord_fmt_eval(e1, sizeof e1, &f->best);
+    runrecord_fmt_eval(e2, sizeof e2, &f->final);
     session_printf(s, "  best val:    %s", e1);
     if (!isnan(f->best_whole.loss) && f->best_whole.step != f->best.step) {
-        runfacts_fmt_eval(e1, sizeof e1, &f->best_whole);
+        runrecord_fmt_eval(e1, sizeof e1, &f->best_whole);
         session_printf(s, "  best whole:  %s", e1);
     }
     session_printf(s, "  final val:   %s", e2);
@@ -363,7 +363,7 @@ static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int 
     print_config(s, r, all);
 }
 
-static void run_text_lists(Session *s, const RunFacts *f, const SampleRow *sm, int ns)
+static void run_text_lists(Session *s, const RunRecord *f, const SampleRow *sm, int ns)
 {
     char v[32];
     session_printf(s, "checkpoints:%s", f->n_ckpts ? " (each with its own evaluation)" : " none");
@@ -397,13 +397,13 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
     if (store_and_id(s, all ? 2 : argc, argv, "run RUN_ID [all]", &st, &id)) return LM_EARG;
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
-    RunFacts f;
+    RunRecord f;
     SampleRow *sm = NULL;
     int ns = 0;
     char err[LM_ERR_LEN];
-    int status = runfacts_read(st, &r, &f, err);
+    int status = runrecord_read(st, &r, &f, err);
     if (!status && (status = runstore_samples(st, id, &sm, &ns, err)))
-        runfacts_free(&f);
+        runrecord_free(&f);
     if (status) {
         session_error(s, status, "%s", err);
     } else if (s->json) {
@@ -415,7 +415,7 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
         run_text_lists(s, &f, sm, ns);
     }
     if (!status)
-        runfacts_free(&f);
+        runrecord_free(&f);
     runstore_samples_free(sm, ns);
     runstore_row_free(&r);
     return status;
@@ -528,7 +528,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
     if (status) {
         session_error(s, status, "%s", status == LM_ENOMEM ? "out of memory" : err);
     } else {
-        int w = 8;
+        int w = 13;   /* "2.2417 (est.)", the widest evaluation */
         for (int i = 0; i < n; i++) w = (int)strlen(r[i].name) > w ? (int)strlen(r[i].name) : w;
         w = w > 40 ? 40 : w;
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "run %ld", r[i].id);
@@ -545,18 +545,21 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
             shown++;
         }
         if (!shown) session_printf(s, "(no config differences)");
-        for (int e = 0; e < 2; e++) {
+        for (int e = 0; e < 3; e++) {   /* best val, the best checkpoint's step, final */
             for (int i = 0; i < n; i++) {
-                RunFacts f;
+                RunRecord f;
                 snprintf(v[i], 64, "-");
-                if (runfacts_read(st, &r[i], &f, err) == LM_OK) {
-                    const RunEval *ev = e ? &f.final : &f.best;
-                    if (!isnan(ev->loss))
+                if (runrecord_read(st, &r[i], &f, err) == LM_OK) {
+                    const RunEval *ev = e == 2 ? &f.final : &f.best;
+                    if (e == 1 && f.best_step >= 0)
+                        snprintf(v[i], 64, "step %ld", f.best_step);
+                    else if (e != 1 && !isnan(ev->loss))
                         snprintf(v[i], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
-                    runfacts_free(&f);
+                    runrecord_free(&f);
                 }
             }
-            compare_row(s, e ? "final val loss" : "best val loss", v, n, w);
+            compare_row(s, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss",
+                        v, n, w);
         }
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
         compare_row(s, "last step", v, n, w);

@@ -148,7 +148,7 @@ static void test_export_csv(Session *s)
     CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
     const char *metrics[] = {"loss", "lr", "grad_norm", "tokens_per_s", "elapsed", "tokens",
                              "epoch", "val_loss", "val_ppl", "val_bpc"};
-    int rows = 0, matched = 0, n_val = 0, int_tokens = 1;
+    int rows = 0, matched = 0, n_val = 0, int_tokens = 1, n_best = 0;
     char *copy = strdup(out + 22);
     for (char *sv = NULL, *l = strtok_r(copy, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
         long r = 0, step = 0;
@@ -160,11 +160,13 @@ static void test_export_csv(Session *s)
         }
         if (!strcmp(metric, "tokens") && strpbrk(value, ".eE")) int_tokens = 0;
         n_val += !strcmp(metric, "val_loss");
+        int best = !strcmp(metric, "best_checkpoint_val_loss");   /* issue 33 */
+        n_best += best;
         for (int m = 0; m < 10; m++) {
-            if (strcmp(metric, metrics[m])) continue;
+            if (strcmp(best ? "val_loss" : metric, metrics[m])) continue;
             SeriesPoint *p = NULL;
             int n = 0;
-            runstore_series(st, json_run, metric, &p, &n, err);
+            runstore_series(st, json_run, metrics[m], &p, &n, err);
             double want = stored(p, n, step), v = atof(value);
             matched += fabs(v - want) <= 1e-6 * (1 + fabs(want));
             free(p);
@@ -174,6 +176,7 @@ static void test_export_csv(Session *s)
     CHECK(rows >= 9 * 7 + n_val * 2 && matched == rows, "%d rows, %d match the store", rows,
           matched);
     CHECK(n_val == 3, "%d validation rows (evaluations at 30, 60 and the end)", n_val);
+    CHECK(n_best == 1, "%d best-checkpoint rows (the val loss at the best file's step)", n_best);
     CHECK(int_tokens, "tokens written as a float");
     /* issue 27: the shortest form that reads back: lr=0.001 stored as a float is 0.001 */
     CHECK(strstr(out, ",lr,0.001\n") && !strstr(out, "0.00100000005"),

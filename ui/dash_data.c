@@ -81,6 +81,8 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     row.config = NULL;
     cv->best_val = row.best_val;
     cv->final_val = row.final_val;
+    cv->best_step = row.best_step;
+    cv->best_step_val = row.best_step_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
     rc = runstore_series_lineage(st, id, CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork

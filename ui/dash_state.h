@@ -47,6 +47,8 @@ typedef struct {
     char label[80];    /* legend: "#12 name" */
     char *config;      /* the run's "key=value\n" settings (malloc'd): the config diff */
     double best_val, final_val; /* NAN when none */
+    long best_step;             /* the step of the run's best checkpoint (-1 none) */
+    double best_step_val;       /* the validation loss at best_step (NAN when none) */
     long last_step;
 } DashCurve;
 

@@ -302,14 +302,19 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
     } else if (nk == 0 && n > 1) {
         canvas_text_fit(c, in.x, y++, in.w, "same settings", UI_COLOR_DIM, 0, caps->unicode);
     }
-    static const char *const labels[] = {"best val", "final val", "steps"};
-    for (int r = 0; r < 3 && y < in.y + in.h; r++, y++) {
+    static const char *const labels[] = {"best val", "best ckpt", "final val", "steps"};
+    for (int r = 0; r < 4 && y < in.y + in.h; r++, y++) {
         canvas_text_fit(c, in.x, y, kw, labels[r], UI_COLOR_DIM, 0, caps->unicode);
         for (int i = 0; i < n; i++) {
             const DashCurve *cv = &d->curves[i];
-            double v = r == 0 ? cv->best_val : cv->final_val;
+            /* best val: the best checkpoint's own evaluation when it has one */
+            double v = r == 0 ? (cv->best_step >= 0 && !isnan(cv->best_step_val)
+                                     ? cv->best_step_val : cv->best_val)
+                              : cv->final_val;
             char t[32];
-            if (r == 2)
+            if (r == 1)
+                snprintf(t, sizeof t, cv->best_step >= 0 ? "step %ld" : "-", cv->best_step);
+            else if (r == 3)
                 snprintf(t, sizeof t, "%ld", cv->last_step);
             else if (isnan(v))
                 snprintf(t, sizeof t, "-");

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 4
+#define RUNSTORE_SCHEMA_VERSION 6
 
 typedef struct RunStore RunStore;
 
@@ -93,8 +93,11 @@ int runstore_log_gates(RunStore *s, long run, const GateStat *g, int n, char *er
 int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
                         const char *settings, const char *text, char *err);
 
-/* Records a checkpoint file (replacing the same step). When c->is_best, the run's other
- * checkpoints lose the flag. */
+/* Records a checkpoint file (runstore_ckpt.c). A step file (step-N.safetensors) replaces
+ * the record of the same step; the best file (best.safetensors, told by its name through
+ * runfiles.h) replaces the run's one best record, a record of its own that a step file of
+ * the same step never touches. A step file's is_best flag says it holds the best weights:
+ * set by c->is_best or a best record of its step; the run's other step files lose it. */
 int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, char *err);
 
 /* Writes every buffered step and evaluation in one transaction and updates each run's
@@ -170,6 +173,11 @@ typedef struct {
     long pid;
     double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
     long parent_run, parent_step;    /* a fork: the run and step it started from; 0 = none */
+    long best_step;                  /* the step whose weights the run's best checkpoint
+                                        holds (its own record, runstore_best_checkpoint);
+                                        -1 = none */
+    double best_step_val;            /* the validation loss evaluated at best_step (NAN
+                                        when none) */
 } RunRow;
 
 /* A run is considered gone after this long without a heartbeat when it runs on another
@@ -289,9 +297,15 @@ int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char
  * when *n = 0 (no gates: not a Dispatcher run, or no evaluation yet). LM_EARG "no run N". */
 int runstore_gates_at(RunStore *s, long run, long step, GateStat **stats, int *n, char *err);
 
-/* The checkpoints of a run in step order (val_loss NAN when unknown). malloc'd. */
+/* The step-file checkpoints of a run in step order (val_loss NAN when unknown; the best
+ * file is not among them: runstore_best_checkpoint). malloc'd. */
 int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
                          char *err);
+
+/* The run's best record: best.safetensors and the step (and val_loss) of the weights it
+ * holds; *found = 0 (best->step -1) when the run recorded none. LM_OK or the store's error. */
+int runstore_best_checkpoint(RunStore *s, long run, CheckpointRecord *best, int *found,
+                             char *err);
 
 /* ---- Sweeps ----------------------------------------------------------------------- */
 

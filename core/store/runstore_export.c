@@ -65,6 +65,22 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
     fprintf(f, ",%s\n", buf);
 }
 
+/* The run's best checkpoint as one row: its step, metric best_checkpoint_val_loss, the
+ * validation loss evaluated at that step (empty when none). */
+static void csv_best(FILE *f, const RunRow *r)
+{
+    if (r->best_step < 0)
+        return;
+    fprintf(f, "%ld,%ld,best_checkpoint_val_loss,", r->id, r->best_step);
+    char buf[40] = "";
+    for (int p = 1; isfinite(r->best_step_val) && p <= 17; p++) {   /* as csv_value writes */
+        snprintf(buf, sizeof buf, "%.*g", p, r->best_step_val);
+        if (strtod(buf, NULL) == r->best_step_val)
+            break;
+    }
+    fprintf(f, "%s\n", buf);
+}
+
 static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
 {
     static const char *cols[] = {"epoch", "tokens", "loss", "lr", "grad_norm", "tokens_per_s",
@@ -100,7 +116,8 @@ static int export_csv(RunStore *s, FILE *f, const RunRow *rows, int n, char *err
     int status = LM_OK;
     fputs("run,step,metric,value\n", f);
     for (int i = 0; i < n && !status; i++)
-        status = export_csv_run(s, f, rows[i].id, err);
+        if (!(status = export_csv_run(s, f, rows[i].id, err)))
+            csv_best(f, &rows[i]);
     return status;
 }
 
@@ -232,6 +249,9 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "steps", json_integer(r->last_step));
     json_object_set_new(o, "best_val", runstore_json_num(r->best_val));
     json_object_set_new(o, "best_ppl", runstore_json_num(exp(r->best_val)));
+    json_object_set_new(o, "best_step", r->best_step >= 0 ? json_integer(r->best_step)
+                                                          : json_null());
+    json_object_set_new(o, "best_step_val", runstore_json_num(r->best_step_val));
     json_object_set_new(o, "final_val", runstore_json_num(r->final_val));
     json_object_set_new(o, "params", json_integer(r->params));
     json_object_set_new(o, "created", runstore_json_time(r->created));
