@@ -173,12 +173,18 @@ static void runs_table(Session *s, const RunRow *rows, int n)
 int cmd_runs(Session *s, int argc, const LexWord *argv)
 {
     const char *sort = "recent", *columns = NULL, *group_by = NULL, *own_sort = NULL;
-    int limit = 0;
+    int limit = 0, keep = 0;
     char filter[4096] = "";
     for (int i = 1; i < argc; i++) {
         const LexWord *w = &argv[i];
         if (w->key && !strcmp(w->key, "columns")) {         /* cmd_runs_table.c */
             columns = w->value;
+        } else if (w->key && !strcmp(w->key, "keep")) {     /* keep columns= as the layout */
+            if (strcmp(w->value, "true") && strcmp(w->value, "false"))
+                return session_error(s, LM_EARG, "keep takes true or false (keep=true keeps "
+                                     "columns= as the layout of later `runs` and the "
+                                     "dashboard), got '%s'", w->value);
+            keep = !strcmp(w->value, "true");
         } else if (w->key && !strcmp(w->key, "group_by")) {
             group_by = w->value;
         } else if (w->key && !strcmp(w->key, "sort")) {
@@ -220,7 +226,13 @@ int cmd_runs(Session *s, int argc, const LexWord *argv)
         }
     }
     int shaped = 0;   /* columns=, group_by=, a kept layout or a computed sort (cmd_runs_table.c) */
-    status = cmd_runs_table_render(s, st, rows, n, columns, own_sort, group_by, limit, &shaped);
+    if (keep && !columns) {
+        runstore_rows_free(rows, n);
+        return session_error(s, LM_EARG, "keep=true keeps a columns= layout: give the columns, "
+                             "e.g. `runs columns=id,name,lr,best_val keep=true`");
+    }
+    status = cmd_runs_table_render(s, st, rows, n, columns, keep, own_sort, group_by, limit,
+                                   &shaped);
     if (shaped) {
         runstore_rows_free(rows, n);
         return status;

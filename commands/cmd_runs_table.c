@@ -8,7 +8,10 @@
  * and runstore_list's; this file only lays out and orders the rows it is given. */
 #include "cmd_analysis.h"
 
+#include "config.h"
 #include "err.h"
+#include "runkeys.h"
+#include "suggest.h"
 #include "runstore_group.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
@@ -151,6 +154,28 @@ static int by_key(const void *a, const void *b)
     return x->r->id < y->r->id ? 1 : -1;
 }
 
+/* 0 when col is a run field, a setting, or a key some stored run's config holds; else
+ * LM_EARG with "unknown column 'nmae' — did you mean 'name'?" in err. */
+static int column_known(RunStore *st, const char *col, char *err)
+{
+    if (cmd_runs_table_known(col) || config_find_key(col) || runkeys_store_has(st, col))
+        return LM_OK;
+    const char *cands[256];
+    int n = 0, nk;
+    for (int i = 0; BUILTIN[i]; i++)
+        cands[n++] = BUILTIN[i];
+    const ConfigKey *ck = config_keys(&nk);
+    for (int i = 0; i < nk && n < 256; i++)
+        cands[n++] = ck[i].key;
+    const char *near = suggest_nearest(col, cands, n);
+    char hint[96] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
+    return err_set(err, LM_EARG, "unknown column '%s'%s (columns: id name model status steps "
+                   "best_val final_val best_ppl params created tags group final_smooth data "
+                   "sweep, or a setting such as lr; `help runs`)", col, hint);
+}
+
 /* Parses "a,b,c" into t->cols. LM_EARG after reporting. */
 static int parse_columns(Session *s, const char *spec, Table *t)
 {
@@ -164,6 +189,9 @@ static int parse_columns(Session *s, const char *spec, Table *t)
         if (t->n_cols == RT_MAX_COLS)
             return session_error(s, LM_EARG, "columns=: at most %d columns", RT_MAX_COLS);
         snprintf(t->cols[t->n_cols++], 32, "%.*s", (int)len, p);
+        char err[LM_ERR_LEN];
+        if (column_known(t->st, t->cols[t->n_cols - 1], err))
+            return session_error(s, LM_EARG, "columns=%s: %s", spec, err);
         p += len + (p[len] == ',');
     }
     if (t->n_cols == 0)
@@ -338,9 +366,29 @@ static void print_groups(Session *s, const char *key, Row *rows, int n)
     free(k), free(g), free(best), free(fin);
 }
 
+/* 1 when the kept layout's columns are all known; else says so (the default table is
+ * shown) and returns 0. A layout an older lmlab kept with a typo never blanks a column. */
+static int saved_ok(Session *s, Table *t, const char *saved)
+{
+    char err[LM_ERR_LEN];
+    for (const char *p = saved; *p;) {
+        size_t len = strcspn(p, ",");
+        char col[32];
+        snprintf(col, sizeof col, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (len && column_known(t->st, col, err)) {
+            session_printf(s, "(the kept columns layout '%s' has %s; showing the default "
+                           "table: `runs columns=... keep=true` replaces it, `runs "
+                           "columns=default` forgets it)", saved, err);
+            return 0;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 1;
+}
+
 int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
-                          const char *columns, const char *sort, const char *group_by,
-                          int limit, int *handled)
+                          const char *columns, int keep, const char *sort,
+                          const char *group_by, int limit, int *handled)
 {
     Table t = {.st = st};
     *handled = 1;
@@ -352,12 +400,13 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
             return session_error(s, LM_EDB, "%s", err);
         columns = NULL;
     }
-    if (columns) {
+    if (columns) {   /* kept as the layout only when asked (keep=true) */
         if (parse_columns(s, columns, &t)) return LM_EARG;
-        if (runstore_setting_set(st, RT_SETTING, columns, err))
+        if (keep && runstore_setting_set(st, RT_SETTING, columns, err))
             return session_error(s, LM_EDB, "%s", err);
     } else if (!reset && !s->json &&   /* --json keeps the export schema unless asked */
-               !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found) {
+               !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found &&
+               saved_ok(s, &t, saved)) {
         columns = saved;
     } else if (!sort && !group_by) {
         *handled = 0;   /* nothing to shape: cmd_runs prints its own table */
@@ -404,7 +453,17 @@ int cmd_runs_table_saved(RunStore *st, char *out, size_t cap)
 {
     char err[LM_ERR_LEN];
     int found = 0;
-    return !runstore_setting_get(st, RT_SETTING, out, cap, &found, err) && found;
+    if (runstore_setting_get(st, RT_SETTING, out, cap, &found, err) || !found)
+        return 0;
+    for (const char *p = out; *p;) {   /* a layout with an unknown column is not used */
+        size_t len = strcspn(p, ",");
+        char col[32];
+        snprintf(col, sizeof col, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (len && column_known(st, col, err))
+            return 0;
+        p += len + (p[len] == ',');
+    }
+    return 1;
 }
 
 /* Whether sort names one of runstore_list's own orders. */

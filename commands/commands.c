@@ -26,6 +26,7 @@ static const CmdArgSpec COEFF_KEYS[] = {
 static const CmdArgSpec RUNS_KEYS[] = {
     {"sort", "sort=best|recent|model|name|KEY|-KEY", NULL},
     {"limit", "limit=N", NULL}, {"columns", "columns=id,name,lr,best_val,...|default", NULL},
+    {"keep", "keep=true (keep columns= as the layout)", "true|false"},
     {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
@@ -161,7 +162,8 @@ static const Command COMMANDS[] = {
      "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
      "the tokenizer) from the current configuration.", ARG_PATH, NULL, cmd_import,
      "model", 0, NULL},
-    {"runs", "[filter ...] [sort=best|recent|KEY] [limit=N]", "list stored runs",
+    {"runs", "[filter ...] [sort=best|recent|KEY|-KEY] [limit=N] [columns=a,b,...|default "
+     "[keep=true]] [group_by=KEY|group]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001,\n"
      "each key OP value with OP one of = != < <= > >= ~ (contains). Keys: the run's facts\n"
      "  id name status model data tokenizer machine git host params sweep tag\n"
@@ -170,7 +172,12 @@ static const Command COMMANDS[] = {
      "  (the JSON names best_val final_val last_step sweep_id tags work too)\n"
      "and any config key (lr, d, layers, dropout, ...). An unknown key is refused with a\n"
      "suggestion. sort= is recent (default), best, model, name, or any key above (numbers\n"
-     "numerically); -KEY sorts descending (sort=-steps).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
+     "numerically); -KEY sorts descending (sort=-steps).\n"
+     "columns=id,name,lr,best_val chooses the columns (run fields id name model status steps\n"
+     "best_val final_val best_ppl params created tags group final_smooth data sweep, or any\n"
+     "setting); an unknown one is refused with a suggestion. keep=true keeps them as the\n"
+     "layout of later `runs` and the dashboard; columns=default forgets it. group_by=KEY\n"
+     "(or group) prints one line per value: N, best and final val as mean ± std.", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
     {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL},
