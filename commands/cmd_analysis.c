@@ -98,7 +98,6 @@ int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
 
 /* ---- group NAME ID ... ----------------------------------------------------------------- */
 
-static void fmt_pm(char *buf, size_t cap, const StatSummary *st);
 
 static int group_show(Session *s, RunStore *st, const char *name)
 {
@@ -121,19 +120,21 @@ static int group_show(Session *s, RunStore *st, const char *name)
     StatSummary sb = {0}, sf = {0};
     if (best && fin) sweep_stat_summary(best, n, &sb), sweep_stat_summary(fin, n, &sf);
     char pb[64], pf[64];
-    fmt_pm(pb, sizeof pb, &sb);
-    fmt_pm(pf, sizeof pf, &sf);
+    cmd_analysis_fmt_pm(pb, sizeof pb, &sb);
+    cmd_analysis_fmt_pm(pf, sizeof pf, &sf);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:s s:i s:s}", "event", "group", "name", name, "n", n,
-                              "runs", list);
+        json_t *o = json_pack("{s:s s:s s:i}", "event", "group", "name", name, "n", n),
+               *arr = json_array();
+        for (int i = 0; i < n; i++) json_array_append_new(arr, json_integer(ids[i]));
+        json_object_set_new(o, "runs", arr);   /* the ids as numbers */
         json_object_set_new(o, "best_mean", runstore_json_num(sb.mean));
-        json_object_set_new(o, "best_std", runstore_json_num(sb.std));
+        json_object_set_new(o, "best_std", runstore_json_num(sb.n > 1 ? sb.std : NAN));
         json_object_set_new(o, "final_mean", runstore_json_num(sf.mean));
-        json_object_set_new(o, "final_std", runstore_json_num(sf.std));
+        json_object_set_new(o, "final_std", runstore_json_num(sf.n > 1 ? sf.std : NAN));
         session_emit_json(s, o);
     } else {
-        session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
-                       name, n, list, pb, pf, sb.n);
+        session_printf(s, "group %s: %d run%s (%s); best val %s, final val %s (%d with a validation)",
+                       name, n, n == 1 ? "" : "s", list, pb, pf, sb.n);
     }
     free(ids), free(best), free(fin);
     return LM_OK;
@@ -196,9 +197,10 @@ int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow *
     return LM_OK;
 }
 
-static void fmt_pm(char *buf, size_t cap, const StatSummary *st)
+void cmd_analysis_fmt_pm(char *buf, size_t cap, const StatSummary *st)
 {
     if (st->n == 0) snprintf(buf, cap, "-");
+    else if (st->n == 1) snprintf(buf, cap, "%.4f (1 run)", st->mean);   /* no spread */
     else snprintf(buf, cap, "%.4f ± %.4f", st->mean, st->std);
 }
 
@@ -216,13 +218,14 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
     if (!s->json && ng) session_printf(s, "seed groups ranked by their mean:");
     for (int k = 0; k < ng; k++) {
         char pm[64];
-        fmt_pm(pm, sizeof pm, &g[k].stat);
+        cmd_analysis_fmt_pm(pm, sizeof pm, &g[k].stat);
         if (s->json) {
             json_t *o = json_pack("{s:s s:I s:i s:s s:i s:i}", "event", "sweep_group", "sweep",
                                   (json_int_t)sweep, "rank", k + 1, "params", g[k].key,
                                   "n", g[k].stat.n, "members", g[k].members);
             json_object_set_new(o, "mean", runstore_json_num(g[k].stat.mean));
-            json_object_set_new(o, "std", runstore_json_num(g[k].stat.std));
+            json_object_set_new(o, "std", runstore_json_num(g[k].stat.n > 1 ? g[k].stat.std
+                                                                             : NAN));
             json_object_set_new(o, "min", runstore_json_num(g[k].stat.min));
             session_emit_json(s, o);
         } else {

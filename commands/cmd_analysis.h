@@ -9,6 +9,7 @@
 
 #include "runstore.h"
 #include "session.h"
+#include "sweep_analysis.h"
 
 /* `train ... seeds=N|repeat=N [group=NAME]`: N runs differing only in their seed, as a
  * sweep whose runs form one group; `train ... group=NAME` alone: one run filed into
@@ -36,6 +37,10 @@ int cmd_analysis_sweep_importance(Session *s, const char *word);
  * final_val. Reports and returns the status on failure. */
 int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t,
                               double **metric, int *n, int *final);
+
+/* "2.3105 ± 0.0012" (mean ± sample std), "2.3105 (1 run)" for a group of one (no spread
+ * to state), "-" for none: the one text of a group's value. */
+void cmd_analysis_fmt_pm(char *buf, size_t cap, const StatSummary *st);
 
 /* `runs` shaped (cmd_runs_table.c): rows as runstore_list gave them, laid out in the
  * given columns (NULL: the store's saved layout; a column neither a run field, a setting

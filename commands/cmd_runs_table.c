@@ -305,14 +305,15 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
 {
     char ids[512] = "", pm[2][64];
     int off = 0;
-    for (int j = g->lo; j < g->hi && off < (int)sizeof ids - 16; j++)
-        off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
-                        rows[k[j].i].r->id);
-    for (int q = 0; q < 2; q++) {
-        const StatSummary *x = q ? &g->fin : &g->best;
-        if (x->n) snprintf(pm[q], sizeof pm[q], "%.4f ± %.4f", x->mean, x->std);
-        else snprintf(pm[q], sizeof pm[q], "-");
+    json_t *id_list = s->json ? json_array() : NULL;
+    for (int j = g->lo; j < g->hi; j++) {
+        if (id_list) json_array_append_new(id_list, json_integer(rows[k[j].i].r->id));
+        if (off < (int)sizeof ids - 16)
+            off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
+                            rows[k[j].i].r->id);
     }
+    for (int q = 0; q < 2; q++)
+        cmd_analysis_fmt_pm(pm[q], sizeof pm[q], q ? &g->fin : &g->best);
     if (!s->json) {
         session_printf(s, "%-24.24s %4d  %-20s  %-20s  %s", k[g->lo].v, g->hi - g->lo, pm[0],
                        pm[1], ids);
@@ -321,10 +322,11 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
     json_t *o = json_pack("{s:s s:s s:s s:i s:i}", "event", "run_group", "key", key, "value",
                           k[g->lo].v, "n", g->hi - g->lo, "n_best", g->best.n);
     json_object_set_new(o, "best_mean", runstore_json_num(g->best.mean));
-    json_object_set_new(o, "best_std", runstore_json_num(g->best.std));
+    /* a group of one has no spread: null, not 0 */
+    json_object_set_new(o, "best_std", runstore_json_num(g->best.n > 1 ? g->best.std : NAN));
     json_object_set_new(o, "final_mean", runstore_json_num(g->fin.mean));
-    json_object_set_new(o, "final_std", runstore_json_num(g->fin.std));
-    json_object_set_new(o, "runs", json_string(ids));
+    json_object_set_new(o, "final_std", runstore_json_num(g->fin.n > 1 ? g->fin.std : NAN));
+    json_object_set_new(o, "runs", id_list);   /* the run ids as numbers */
     session_emit_json(s, o);
 }
 

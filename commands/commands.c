@@ -166,7 +166,7 @@ static const Command COMMANDS[] = {
      "[keep=true]] [group_by=KEY|group]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001,\n"
      "each key OP value with OP one of = != < <= > >= ~ (contains). Keys: the run's facts\n"
-     "  id name status model data tokenizer machine git host params sweep tag\n"
+     "  id name status model data tokenizer machine git host params sweep tag group\n"
      "  since until (YYYY-MM-DD[THH:MM] or Nd/Nh/Nm ago)\n"
      "  steps (last step)  best (lowest validation loss)  final (latest validation loss)\n"
      "  (the JSON names best_val final_val last_step sweep_id tags work too)\n"

@@ -59,7 +59,7 @@ static int unknown_key(const char *what, const char *key, char *err)
     if (near)
         snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
     return err_set(err, LM_EARG, "unknown %s key '%s'%s (keys: id name status model data "
-                   "params steps best final sweep tag since until, or any config key such as "
+                   "params steps best final sweep tag group since until, or any config key such as "
                    "lr; `help runs`)", what, key, hint);
 }
 

@@ -69,6 +69,22 @@ static void test_groups(Session *s)
           strstr(out, "2.2000 ± 0.2000"), "stored group: %s", out);
     CHECK(run(s, "group pair 4 6") == LM_OK && run(s, "group pair") == LM_OK &&
           strstr(out, "2 runs (4,6)") && strstr(out, "1.1000 ± 0.1414"), "group by hand: %s", out);
+    /* issue 33 items 8 and 9: group= filters; a group of one states no spread; JSON ids as
+     * numbers, the group in --json runs */
+    CHECK(run(s, "runs group=pair") == LM_OK && strstr(out, "\n   6 ") && strstr(out, "\n   4 ")
+          && !strstr(out, "\n   5 "), "group=pair: %s", out);
+    CHECK(run(s, "runs group~pai limit=1") == LM_OK && strstr(out, "\n   6 "), "group~: %s", out);
+    CHECK(run(s, "group one 5") == LM_OK && run(s, "group one") == LM_OK &&
+          strstr(out, "1 run (5)") && !strstr(out, "±"), "group of one: %s", out);
+    CHECK(run(s, "runs group_by=group") == LM_OK && strstr(out, "(1 run)"), "%s", out);
+    s->json = 1;
+    CHECK(run(s, "group pair") == LM_OK && strstr(out, "\"runs\":[4,6]"), "json ids: %s", out);
+    CHECK(run(s, "group one") == LM_OK && strstr(out, "\"best_std\":null"), "json one: %s", out);
+    CHECK(run(s, "runs group_by=group") == LM_OK && strstr(out, "\"runs\":[5]"), "%s", out);
+    CHECK(run(s, "runs group=pair limit=1") == LM_OK && strstr(out, "\"group\":\"pair\""),
+          "--json runs has the group: %s", out);
+    s->json = 0;
+    CHECK(run(s, "group none 5") == LM_OK, "%s", out);
     CHECK(run(s, "group none 4 6") == LM_OK && run(s, "group pair") != LM_OK &&
           strstr(out, "no group 'pair'"), "taken out: %s", out);
     CHECK(run(s, "group x 4 999") != LM_OK && strstr(out, "no run 999"), "%s", out);

@@ -178,6 +178,7 @@ typedef struct {
                                         -1 = none */
     double best_step_val;            /* the validation loss evaluated at best_step (NAN
                                         when none) */
+    char group[64];                  /* its seed group (runstore_group.h); "" = none */
 } RunRow;
 
 /* A run is considered gone after this long without a heartbeat when it runs on another

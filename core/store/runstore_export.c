@@ -261,6 +261,7 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "data", runstore_json_str(r->data_name));
     json_object_set_new(o, "tokenizer", runstore_json_str(r->tokenizer));
     json_object_set_new(o, "notes", runstore_json_str(r->notes));
+    json_object_set_new(o, "group", r->group[0] ? runstore_json_str(r->group) : json_null());
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
     json_object_set_new(o, "parent", r->parent_run > 0 ? json_integer(r->parent_run) : json_null());
     json_object_set_new(o, "parent_step", r->parent_run > 0 ? json_integer(r->parent_step)

@@ -52,6 +52,8 @@ static const struct { const char *key, *col; int kind; } FILTER_KEYS[] = {
     {"steps", "last_step", K_NUM}, {"best", "best_val", K_NUM},
     {"final", "final_val", K_NUM}, {"sweep", "sweep_id", K_NUM}, {"tag", NULL, K_TAG},
     {"since", NULL, K_SINCE}, {"until", NULL, K_UNTIL},
+    {"group", "coalesce((SELECT g.name FROM run_groups g WHERE g.run_id=runs.id), '')",
+     K_TEXT},   /* its seed group (runstore_group.c); "" when none */
 };
 const char *runstore_filter_key(int i)
 {
