@@ -222,7 +222,8 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
                                   "run", (json_int_t)c[k].id, "name", c[k].name, "checkpoint",
                                   c[k].source, "prompt", prompt, "tokens", c[k].st.generated,
                                   "tokens_per_s", c[k].st.tokens_per_s, "seed",
-                                  (json_int_t)o.seed, "temp", (double)o.temperature);
+                                  (json_int_t)o.seed, "temp",
+                                  runstore_f32_decimal(o.temperature));
             json_object_set_new(e, "text", runstore_json_str(c[k].text));
             session_emit_json(s, e);
         } else {

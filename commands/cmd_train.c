@@ -287,10 +287,10 @@ static void step_fields(Output *o, long run, const StepMetric *m)
     output_int(o, "run", run);
     output_int(o, "step", m->step);
     output_int(o, "tokens", m->tokens);
-    output_real(o, "loss", m->loss);
-    output_real(o, "lr", m->lr);
-    output_real(o, "grad_norm", m->grad_norm);
-    output_real(o, "tokens_per_s", m->tokens_per_s);
+    output_real(o, "loss", runstore_f32_decimal(m->loss));   /* 32-bit values, as set */
+    output_real(o, "lr", runstore_f32_decimal(m->lr));
+    output_real(o, "grad_norm", runstore_f32_decimal(m->grad_norm));
+    output_real(o, "tokens_per_s", runstore_f32_decimal(m->tokens_per_s));
     output_real(o, "elapsed", m->elapsed);
     output_real(o, "epoch", m->epoch);
 }

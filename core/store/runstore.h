@@ -245,6 +245,14 @@ struct json_t *runstore_run_json(const RunRow *r);
  * valid UTF-8 (a byte-level sample cut mid-character) rather than a lost value; a time
  * as ISO 8601 UTC to the second, null when unset (0). */
 struct json_t *runstore_json_num(double v);
+/* The double nearest the shortest decimal that reads back as the same float as v: a
+ * 32-bit training value (lr, loss, temp) as it was set, 0.003 and not 0.0030000000260. */
+double runstore_f32_decimal(double v);
+/* runstore_json_num of runstore_f32_decimal(v). */
+struct json_t *runstore_json_f32(double v);
+/* A setting's raw value typed as the config table types it: bool keys JSON booleans,
+ * int and float keys numbers, string and enum keys strings (unknown keys: by its text). */
+struct json_t *runstore_json_setting(const char *key, const char *value);
 struct json_t *runstore_json_str(const char *text);
 struct json_t *runstore_json_time(double t);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with

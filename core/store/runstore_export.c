@@ -121,18 +121,23 @@ static int export_csv(RunStore *s, FILE *f, const RunRow *rows, int n, char *err
     return status;
 }
 
-static json_t *json_col(sqlite3_stmt *st, int c)
+static int f32_column(const char *name);
+
+/* One column's value; f32: a 32-bit training value, written in its shortest form. */
+static json_t *json_col(sqlite3_stmt *st, int c, int f32)
 {
     switch (sqlite3_column_type(st, c)) {
     case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, c));
-    case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, c));
+    case SQLITE_FLOAT: return f32 ? runstore_json_f32(sqlite3_column_double(st, c))
+                                  : json_real(sqlite3_column_double(st, c));
     case SQLITE_TEXT: return json_string(col_str(st, c));
     default: return json_null();
     }
 }
 
-/* An array of objects, one per row of the query (bound to run id). */
-static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *err)
+/* An array of objects, one per row of the query (bound to run id); f32: the metrics
+ * table, whose 32-bit columns are written in their shortest form. */
+static int json_rows(RunStore *s, const char *sql, long id, int f32, json_t **out, char *err)
 {
     sqlite3_stmt *st;
     int rc, status = prep(s, sql, &st, err);
@@ -142,7 +147,8 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = json_object();
         for (int c = 0; c < sqlite3_column_count(st); c++)
-            json_object_set_new(o, sqlite3_column_name(st, c), json_col(st, c));
+            json_object_set_new(o, sqlite3_column_name(st, c),
+                                json_col(st, c, f32 && f32_column(sqlite3_column_name(st, c))));
         json_array_append_new(arr, o);
     }
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting", err);
@@ -155,6 +161,34 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
 json_t *runstore_json_num(double v)
 {
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+double runstore_f32_decimal(double v)
+{
+    if (!isfinite(v))
+        return v;
+    float f = (float)v;
+    char buf[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, (double)f);
+        if ((float)strtod(buf, NULL) == f)
+            break;
+    }
+    return strtod(buf, NULL);
+}
+
+json_t *runstore_json_f32(double v)
+{
+    return runstore_json_num(runstore_f32_decimal(v));
+}
+
+/* The metrics columns that hold 32-bit training values (as export_csv_run's digits 9). */
+static int f32_column(const char *name)
+{
+    static const char *const F32[] = {"loss", "lr", "grad_norm", "tokens_per_s"};
+    for (size_t i = 0; i < sizeof F32 / sizeof *F32; i++)
+        if (!strcmp(name, F32[i])) return 1;
+    return 0;
 }
 
 /* A config value as the config table types it (core/base/config.h): a bool key's true or
@@ -174,6 +208,11 @@ static json_t *json_typed(const char *key, const char *stored)
     for (const char *p = v; *p; p++)
         *o++ = *p == '\\' && p[1] ? (++p, *p == 'n' ? '\n' : *p == 't' ? '\t' : *p) : *p;
     *o = 0;
+    return runstore_json_setting(key, v);
+}
+
+json_t *runstore_json_setting(const char *key, const char *v)
+{
     const ConfigKey *k = config_find_key(key);
     char *end;
     errno = 0;
@@ -274,9 +313,9 @@ static int export_json_run(RunStore *s, const RunRow *r, json_t *arr, char *err)
 {
     json_t *o = runstore_run_json(r), *metrics = NULL, *evals = NULL;
     json_array_append_new(arr, o);
-    int status = json_rows(s, METRIC_SQL, r->id, &metrics, err);
+    int status = json_rows(s, METRIC_SQL, r->id, 1, &metrics, err);
     if (!status)
-        status = json_rows(s, EVAL_SQL, r->id, &evals, err);
+        status = json_rows(s, EVAL_SQL, r->id, 0, &evals, err);
     if (!status) {
         json_object_set_new(o, "metrics", metrics);
         json_object_set_new(o, "evals", evals);
