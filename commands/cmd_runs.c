@@ -658,10 +658,12 @@ static void rm_describe(Session *s, RunStore *st, long id, int files, int done)
     RunRow r;
     char err[LM_ERR_LEN], name[200];
     if (runstore_get(st, id, &r, err)) return;
-    CheckpointRecord *ck = NULL;
+    RunRecord f;   /* the checkpoint files that exist, best.safetensors included */
     int nc = 0;
-    runstore_checkpoints(st, id, &ck, &nc, err);
-    free(ck);
+    if (runrecord_read(st, &r, &f, err) == LM_OK) {
+        nc = f.n_ckpts;
+        runrecord_free(&f);
+    }
     const char *dir = r.checkpoint_dir[0] ? r.checkpoint_dir : "(no folder)";
     session_printf(s, "  run %ld '%s' (%s, %d checkpoint%s in %s): %s", id,
                    safetext_escape(name, sizeof name, r.name, 0), r.status, nc,
@@ -726,16 +728,18 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
             n++;
         }
     }
-    if (!yes) {
+    if (!yes) {   /* the plan, always; then at a terminal a hint, in a script an error */
         int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+        if (!s->json) {
+            session_printf(s, "rm would delete %d run%s:", n, n == 1 ? "" : "s");
+            for (int i = 0; i < n; i++) rm_describe(s, st, ids[i], files, 0);
+        }
         if (!tty && !s->json)
             return session_error(s, LM_EARG, "rm deletes runs for good: in a script add "
                                  "--yes (or yes) to confirm; nothing was deleted");
         if (!tty)
             return session_error(s, LM_EARG, "rm needs yes (or --yes) to delete; nothing "
                                  "was deleted");
-        session_printf(s, "rm would delete %d run%s:", n, n == 1 ? "" : "s");
-        for (int i = 0; i < n; i++) rm_describe(s, st, ids[i], files, 0);
         session_printf(s, "nothing deleted yet: repeat the command with yes to delete");
         return LM_OK;
     }

@@ -42,6 +42,9 @@ typedef struct {
 #define CMD_BLOCKS      0x1u /* waits until training ends (`wait`, `sweep wait`): the
                                 dashboard, whose screen follows the run, refuses it */
 #define CMD_DESTRUCTIVE 0x2u /* deletes stored data (`rm`); help says so */
+#define CMD_SESSION     0x4u /* changes only the session's own state (`use`, `set`, `unset`):
+                                as a one-shot shell command (`lmlab set lr=1e-3`) it would
+                                do nothing lasting, so the shell refuses it */
 
 /* A subcommand: one of the bare words a command takes first (`sweep status`, `show
  * model`). Listed subcommands are completed, hinted and checked (a bare first word that

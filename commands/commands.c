@@ -82,13 +82,13 @@ static const Command COMMANDS[] = {
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"
      "key=value a line, '#' comments. `use` alone lists the experiments.",
-     ARG_EXPERIMENT, NULL, cmd_use, "configuration", 0, NULL},
+     ARG_EXPERIMENT, NULL, cmd_use, "configuration", CMD_SESSION, NULL},
     {"set", "key=value ...", "change settings for the next run",
      "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
      "keys; `show config` shows the current values.", ARG_CONFIG_KEYVAL, NULL, cmd_set,
-     "configuration", 0, NULL},
+     "configuration", CMD_SESSION, NULL},
     {"unset", "key ...", "reset settings to the experiment's (or default) values", NULL,
-     ARG_WORD, NULL, cmd_unset, "configuration", 0, NULL},
+     ARG_WORD, NULL, cmd_unset, "configuration", CMD_SESSION, NULL},
     {"show", "[config|model|data|machine]",
      "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
      NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS},
@@ -127,8 +127,9 @@ static const Command COMMANDS[] = {
      ARG_RUN_ID, NULL, cmd_attach, "training", 0, NULL},
     {"wait", "", "block until the run (or sweep) ends, printing progress (for scripts)", NULL,
      ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS, NULL},
-    {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,
-     ARG_KEYVAL, EVAL_KEYS, cmd_eval, "model", 0, NULL},
+    {"eval", "[RUN_ID] [split=valid|test] [batches=N]",
+     "evaluate the open model (or run RUN_ID's best checkpoint) on a split", NULL,
+     ARG_RUN_ID, EVAL_KEYS, cmd_eval, "model", 0, NULL},
     {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S] "
      "[positions=count|slide]",
      "generate text, streamed as it is produced",
@@ -151,7 +152,8 @@ static const Command COMMANDS[] = {
      "evaluation (an estimate over eval_batches batches unless eval_batches=0; `run ID`\n"
      "shows each checkpoint's own evaluation); which=final: the newest step checkpoint;\n"
      "step=N: that step's checkpoint, when kept (keep_checkpoints).", ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
-    {"save", "[PATH] [names=lmlab|reference]", "write the open model as a checkpoint",
+    {"save", "[RUN_ID] [PATH] [names=lmlab|reference]",
+     "write the open model (or run RUN_ID's best checkpoint) as a checkpoint",
      "names=reference writes the reference repositories' state_dict names (and their\n"
      "pos_encoder.pe buffer), so fractalego/dispatcher's classes and PyTorch's\n"
      "word_language_model load the file with load_state_dict(strict=True).", ARG_PATH,

@@ -196,11 +196,9 @@ static void opened_status(DashTerm *t)
     char text[sizeof t->d->opened] = "";
     if (s->view && s->view_run > 0 && s->view_run == t->snap.run_id && !s->trainer &&
         s->view_step >= 0) {
-        const char *file = strstr(s->view_source, ".safetensors") ? s->view_source : "";
-        const char *sp = strchr(file, ' ');   /* "run #5 best.safetensors (...)" */
-        const char *name = sp ? sp + 1 : "";
-        size_t len = strcspn(name, " ");
-        snprintf(text, sizeof text, "step %ld %.*s", s->view_step, (int)len, name);
+        const char *slash = strrchr(s->view_path, '/');   /* the file's own name */
+        snprintf(text, sizeof text, "step %ld %.60s", s->view_step,
+                 slash ? slash + 1 : s->view_path);
     }
     if (strcmp(text, t->d->opened)) {
         snprintf(t->d->opened, sizeof t->d->opened, "%s", text);
