@@ -138,11 +138,16 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
     }
-    char from[48] = "from";
+    char from[48] = "from", model[64] = "model", prec[16];
+    if (r) {   /* a run not in fp32 says its precision beside its model (issue 33 item 11) */
+        runrecord_precision(r, prec, sizeof prec);
+        snprintf(model, sizeof model, "%s%s%s", r->model, strcmp(prec, "fp32") ? " " : "",
+                 strcmp(prec, "fp32") ? prec : "");
+    }
     if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
     else if (r) snprintf(from, sizeof from, "-");
     int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
-                     "  %s", id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
+                     "  %s", id, nw, nw, r ? r->name : "name", mw, model,
                      r ? r->status : "status", steps, best, fin, par, created,
                      lineage ? 16 : 0, r ? r->tags : "tags", lineage ? from : "");
     while (n > 0 && n < (int)sizeof line && line[n - 1] == ' ') line[--n] = 0;
@@ -154,7 +159,10 @@ static void runs_table(Session *s, const RunRow *rows, int n)
     int nw = 4, mw = 5, lineage = 0;
     for (int i = 0; i < n; i++) {
         lineage |= rows[i].parent_run != 0;
-        int l = (int)strlen(rows[i].name), m = (int)strlen(rows[i].model);
+        char prec[16];
+        runrecord_precision(&rows[i], prec, sizeof prec);
+        int l = (int)strlen(rows[i].name),
+            m = (int)strlen(rows[i].model) + (strcmp(prec, "fp32") ? 1 + (int)strlen(prec) : 0);
         nw = l > nw ? (l > 40 ? 40 : l) : nw;
         mw = m > mw ? m : mw;
     }

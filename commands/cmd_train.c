@@ -154,9 +154,10 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     output_str(out, "data", trainer_dataset(h.trainer)->name);
     output_int(out, "params", trainer_param_count(h.trainer));
     output_int(out, "steps", trainer_total_steps(h.trainer));
+    output_str(out, "precision", trainer_config(h.trainer)->precision);   /* what runs */
     output_str(out, "dir", h.run_dir);
     output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
-                "steps; checkpoints in {dir}");
+                "steps in {precision}; checkpoints in {dir}");
     output_emit(s, out);
     return LM_OK;
 }

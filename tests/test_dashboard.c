@@ -86,6 +86,19 @@ static void make_snapshot(Snapshot *sn)
     sn->seq = 42;
 }
 
+/* 1 when the dashboard drawn at 120x40 says "dispatcher bf16" on its status bar. */
+static int has_text_bf16(Dashboard *d, Snapshot *sn)
+{
+    Canvas *c;
+    char *s = dump(d, sn, 120, 40, &U, &c);
+    char *nl = strchr(s, '\n');
+    if (nl) *nl = 0;   /* the first line: the status bar */
+    int yes = has(s, "dispatcher bf16");
+    free(s);
+    canvas_destroy(c);
+    return yes;
+}
+
 static void test_training_80x24(void)
 {
     Dashboard d;
@@ -125,6 +138,10 @@ static void test_training_80x24(void)
         fputs(s, stderr);
     free(s);
     canvas_destroy(c);
+    /* issue 33 item 11: a bf16 run says so on the bar; an fp32 one keeps it short */
+    CHECK(!has_text_bf16(&d, &sn), "fp32 run: no precision on the bar");
+    snprintf(sn.cfg.precision, sizeof sn.cfg.precision, "bf16");
+    CHECK(has_text_bf16(&d, &sn), "bf16 run: the bar says bf16");
     snapshot_free(&sn);
     dash_state_free(&d);
 }
