@@ -298,12 +298,15 @@ static void step_fields(Output *o, long run, const StepMetric *m)
 
 static void print_status(Session *s, const Snapshot *sn)
 {
-    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 && !trainer_is_done(sn->status)
+    int paused = sn->status == TRAINER_PAUSED;   /* no time left while nothing runs */
+    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 &&
+                  !trainer_is_done(sn->status) && !paused
                       ? sn->last.elapsed / sn->last.step * (sn->total_steps - sn->last.step)
                       : NAN;
     char el[32], eta[32];
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     session_fmt_duration(eta, sizeof eta, left);
+    if (paused) snprintf(eta, sizeof eta, "- (paused)");
     Output *o = output_create("status");
     step_fields(o, sn->run_id, &sn->last);
     output_str(o, "status", recorder_status_name(sn->status));
@@ -316,7 +319,11 @@ static void print_status(Session *s, const Snapshot *sn)
     if (sn->n_val) {
         output_real(o, "val_loss", sn->last_eval.loss);
         output_real(o, "val_ppl", sn->last_eval.ppl);
-        output_line(o, "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f}  (best {best_val:%.4f})");
+        output_int(o, "val_step", sn->last_eval.step);
+        output_line(o, sn->last_eval.step == sn->last.step
+                           ? "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f}  (best {best_val:%.4f})"
+                           : "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f} at step {val_step}"
+                             "  (best {best_val:%.4f})");   /* older than the last step */
     }
     if (sn->status == TRAINER_PAUSED && sn->reason[0]) {
         output_str(o, "reason", sn->reason);
@@ -475,8 +482,14 @@ static void print_end(Session *s, const Snapshot *sn)
         output_real(o, "final_val", sn->last_eval.loss);
         output_real(o, "final_ppl", sn->last_eval.ppl);
         output_real(o, "best_ppl", exp(best));
-        output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
-                    "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+        output_int(o, "final_val_step", sn->last_eval.step);
+        if (sn->last_eval.step == sn->last.step)
+            output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
+                        "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+        else   /* stopped between evaluations: the last one is older than the weights */
+            output_line(o, "  last val loss {final_val:%.4f} (ppl {final_ppl:%.3f}) at step "
+                        "{final_val_step}, before the run's last step {steps} (no final "
+                        "evaluation), best {best_val:%.4f} (ppl {best_ppl:%.3f})");
         if (!isnan(sn->last_eval.bpc)) {
             output_real(o, "bpc", sn->last_eval.bpc);
             output_line(o, "  bits per character {bpc:%.4f}");

@@ -379,6 +379,16 @@ static void test_history(void)
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
     CHECK(has(s, "#3 old-run"), "names in the legend when wide");
     free(s);
+    /* issue 33 item 7: the cursor past a run's end gives that run no value; it names the
+     * recorded point's own step. #3 ends at step 90, the others at 190. */
+    d.curves[0].n = 10;
+    d.hist_cursor = 1000000;   /* the right end */
+    d.cursor_run = 3;
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    const char *cur = strstr(s, "cursor step ");
+    CHECK(cur && (!strncmp(cur, "cursor step 190: #5", 19) || !strncmp(cur, "cursor step 190: "
+          "#7", 19)), "cursor at the right end: %.40s", cur ? cur : "(none)");
+    free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
 }

@@ -344,12 +344,19 @@ static void draw_bands(Canvas *c, Rect pin, const Dashboard *d, const CanvasCaps
     chart_draw_bands(c, pin, &pd, pb, caps);
 }
 
-/* y of series s at x (its nearest drawn point at or before x); NaN when none. */
-static double series_at(const ChartSeries *s, double x)
+/* y of series s at x: its nearest drawn point at or before x, with that point's own x in
+ * *px (may be NULL); NaN when none, or when x lies past the series' last point by more than
+ * slack (a run that ended at step 300 has no value at step 596). */
+static double series_at(const ChartSeries *s, double x, double slack, double *px)
 {
     double y = NAN;
+    if (s->n == 0 || x > s->x[s->n - 1] + slack)
+        return NAN;
     for (long i = 0; i < s->n && s->x[i] <= x; i++)
-        if (isfinite(s->y[i])) y = s->y[i];
+        if (isfinite(s->y[i])) {
+            y = s->y[i];
+            if (px) *px = s->x[i];
+        }
     return y;
 }
 
@@ -362,24 +369,28 @@ static void draw_cursor(Canvas *c, Rect pr, const ChartFrame *f, Dashboard *d,
         return;
     int col = dash_draw_clamp(d->hist_cursor, 0, f->cols - 1);
     d->hist_cursor = col;
-    double x = f->xmin + (col + 0.5) / f->cols * (f->xmax - f->xmin);
+    /* the column's right edge: its points are at or before it; one column of slack keeps
+     * a run's last point when the cursor is on it */
+    double x = f->xmin + (col + 1.0) / f->cols * (f->xmax - f->xmin);
+    double slack = (f->xmax - f->xmin) / f->cols;
     int pick = -1;
     for (int i = 0; i < n && i < d->n_marked; i++)
-        if (d->curves[i].run == d->cursor_run && isfinite(series_at(&ps[i], x))) pick = i;
+        if (d->curves[i].run == d->cursor_run && isfinite(series_at(&ps[i], x, slack, NULL)))
+            pick = i;
     for (int i = 0; pick < 0 && i < n; i++)
-        if (isfinite(series_at(&ps[i], x))) pick = i;
+        if (isfinite(series_at(&ps[i], x, slack, NULL))) pick = i;
     for (int y = f->y0; y < f->y0 + f->rows; y++)
         canvas_put(c, f->x0 + col, y, caps->unicode ? "┊" : ":", UI_COLOR_DIM, 0);
     if (pick < 0)
         return;
     d->cursor_run = d->curves[pick].run;
-    double v = series_at(&ps[pick], x), t = f->log_y ? log10(v) : v;
+    double px = x, v = series_at(&ps[pick], x, slack, &px), t = f->log_y ? log10(v) : v;
     int row = f->y0 + (int)lround((f->ymax - t) / (f->ymax - f->ymin) * (f->rows - 1));
     canvas_put(c, f->x0 + col, dash_draw_clamp(row, f->y0, f->y0 + f->rows - 1),
                caps->unicode ? "●" : "@", dash_draw_run_color(d->cursor_run), UI_ATTR_BOLD);
     char name[160];
-    snprintf(name, sizeof name, " cursor %s %.0f: %s = %.4f ", dash_draw_x_label(d), x,
-             d->curves[pick].label, v);
+    snprintf(name, sizeof name, " cursor %s %.0f: %s = %.4f ", dash_draw_x_label(d), px,
+             d->curves[pick].label, v);   /* the recorded point's own x, not the column's */
     canvas_text_fit(c, pr.x + 2, pr.y + pr.h - 1, pr.w - 4, name,
                     dash_draw_run_color(d->cursor_run), UI_ATTR_BOLD, caps->unicode);
 }
