@@ -269,32 +269,63 @@ int cmd_analysis_sweep_importance(Session *s, const char *word)
                              "least 2 finished trials (it has %d finished, %d settings)", id,
                              used, ni);
     }
+    int df = 0;   /* the seed-to-seed noise every share is set against (seeds=N trials) */
+    double noise = sweep_seed_noise(p, metric, n, &df);
     if (s->json) {
         json_t *arr = json_array();
         for (int k = 0; k < ni; k++) {
-            json_t *o = json_pack("{s:s s:i s:b}", "key", im[k].key, "levels", im[k].n_levels,
-                                  "binned", im[k].binned);
-            json_object_set_new(o, "share", runstore_json_num(im[k].share));
+            int tells = im[k].max_per_level > 1 || im[k].binned;   /* else 100% by construction */
+            json_t *o = json_pack("{s:s s:i s:b s:i s:b}", "key", im[k].key, "levels",
+                                  im[k].n_levels, "binned", im[k].binned, "max_per_level",
+                                  im[k].max_per_level, "identified", tells);
+            json_object_set_new(o, "share", runstore_json_num(tells ? im[k].share : NAN));
             json_object_set_new(o, "rho", runstore_json_num(im[k].rho));
+            json_object_set_new(o, "range", runstore_json_num(im[k].range));
+            json_object_set_new(o, "range_over_noise", runstore_json_num(
+                                    isfinite(noise) && noise > 0 ? im[k].range / noise : NAN));
             json_array_append_new(arr, o);
         }
-        session_emit_json(s, json_pack("{s:s s:I s:s s:i s:o}", "event", "sweep_importance",
-                                       "sweep", (json_int_t)id, "metric", mname, "trials", used,
-                                       "settings", arr));
+        json_t *ev = json_pack("{s:s s:I s:s s:i s:o s:i}", "event", "sweep_importance",
+                               "sweep", (json_int_t)id, "metric", mname, "trials", used,
+                               "settings", arr, "noise_df", df);
+        json_object_set_new(ev, "seed_noise", runstore_json_num(noise));
+        session_emit_json(s, ev);
     } else {
+        char nz[160];
+        if (isfinite(noise))
+            snprintf(nz, sizeof nz, "seed-to-seed noise ±%.4f (pooled std over seed groups, "
+                     "%d degrees of freedom)", noise, df);
+        else
+            snprintf(nz, sizeof nz, "seed-to-seed noise unknown (no setting was trained with "
+                     "several seeds: `sweep ... seeds=3` measures it)");
         session_printf(s, "sweep #%ld: share of %s's variance each setting explains (%d "
-                       "finished trials)", id, mname, used);
-        session_printf(s, "  %-16s %6s  %-24s %7s  %s", "setting", "share", "", "rank corr",
-                       "effect");
+                       "finished trials); %s", id, mname, used, nz);
+        session_printf(s, "  %-16s %6s  %-24s %9s  %-10s %s", "setting", "share", "",
+                       "rank corr", "range", "effect");
         for (int k = 0; k < ni; k++) {
-            char bar[32] = "", sh[16] = "-", rho[16] = "-";
-            int w = isfinite(im[k].share) ? (int)lround(im[k].share * 24) : 0;
+            char bar[32] = "", sh[16] = "-", rho[16] = "-", rg[16] = "-", vs[96] = "";
+            int tells = im[k].max_per_level > 1 || im[k].binned;
+            int w = tells && isfinite(im[k].share) ? (int)lround(im[k].share * 24) : 0;
             for (int j = 0; j < w && j < 24; j++) strcat(bar, "#");
-            if (isfinite(im[k].share)) snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
+            if (tells && isfinite(im[k].share))
+                snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
             if (isfinite(im[k].rho)) snprintf(rho, sizeof rho, "%+.2f", im[k].rho);
-            session_printf(s, "  %-16s %6s  %-24s %9s  %s%s", im[k].key, sh, bar, rho,
-                           effect_word(im[k].rho), im[k].binned ? " (binned)" : "");
+            if (isfinite(im[k].range)) snprintf(rg, sizeof rg, "%.4f", im[k].range);
+            if (!tells)
+                snprintf(bar, sizeof bar, "(cannot tell)");
+            if (isfinite(noise) && noise > 0 && isfinite(im[k].range))
+                snprintf(vs, sizeof vs, "; range %.1fx the seed noise%s", im[k].range / noise,
+                         im[k].range < 2 * noise ? ": within the noise" : "");
+            session_printf(s, "  %-16s %6s  %-24s %9s  %-10s %s%s%s", im[k].key, sh, bar, rho,
+                           rg, effect_word(im[k].rho), im[k].binned ? " (binned)" : "", vs);
         }
+        for (int k = 0; k < ni; k++)
+            if (!(im[k].max_per_level > 1 || im[k].binned)) {
+                session_printf(s, "  (cannot tell: one trial per value, so each setting's share "
+                               "is 100%% by construction; repeat the values with seeds=N to "
+                               "measure the noise and a share that means something)");
+                break;
+            }
     }
     free(p), free(t), free(metric);
     return LM_OK;

@@ -53,6 +53,10 @@ static void fill(const char *db, long *grid, long *seeded)
     const char *q[] = {"lr=0.01 seed=1", "lr=0.01 seed=2", "lr=0.001 seed=1", "lr=0.001 seed=2"};
     int r2[] = {4, 5, 1, 2};
     for (int t = 0; t < 4; t++) runstore_sweep_trial_set(st, *seeded, t + 1, r2[t], q[t], "done", err);
+    long one;   /* sweep 3: one trial per value of eps (issue 33 item 2) */
+    runstore_sweep_create(st, "one", "metric=best_val", "grid", &one, err);
+    const char *e[] = {"eps=1e-8", "eps=1e-7", "eps=1e-6", "eps=1e-5"};
+    for (int t = 0; t < 4; t++) runstore_sweep_trial_set(st, one, t + 1, runs[t], e[t], "done", err);
     runstore_close(st);
 }
 
@@ -137,6 +141,18 @@ static void test_importance(Session *s)
           fabs(json_real_value(json_object_get(lr, "share")) - 1.1025 / 1.1275) < 1e-9 &&
           json_real_value(json_object_get(lr, "rho")) < 0, "json: %s", out);
     json_decref(o);
+    s->json = 0;
+    /* issue 33 item 2: one trial per value cannot tell; shares set against seed noise */
+    CHECK(run(s, "sweep importance 3") == LM_OK && strstr(out, "(cannot tell)") &&
+          !strstr(out, "100.0%") && strstr(out, "one trial per value") &&
+          strstr(out, "seed-to-seed noise unknown"), "one trial per value: %s", out);
+    /* sweep 2: lr=0.01 seeds (1.0, 1.1), lr=0.001 seeds (2.0, 2.2): pooled std
+     * sqrt((0.005 + 0.02) / 2) = 0.1118, range 2.1 - 1.05 = 1.05 = 9.4x the noise */
+    CHECK(run(s, "sweep importance 2") == LM_OK && strstr(out, "noise ±0.1118") &&
+          strstr(out, "1.0500") && strstr(out, "range 9.4x the seed noise"), "noise: %s", out);
+    s->json = 1;
+    CHECK(run(s, "sweep importance 3") == LM_OK && strstr(out, "\"identified\":false") &&
+          strstr(out, "\"share\":null") && strstr(out, "\"seed_noise\":null"), "%s", out);
     s->json = 0;
     CHECK(run(s, "sweep importance 99") != LM_OK && strstr(out, "no sweep 99"), "%s", out);
 }
