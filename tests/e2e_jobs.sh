@@ -140,6 +140,16 @@ echo "a silent owner: exit 3, then it stopped when it read the request"
 d=$(start delta); pids="$pids $d"; wait_job delta     # run 4
 kill -9 "$d"
 wait "$d" 2>/dev/null || true
+# issue 33 item 6: with only the dashboard holding the store open, the store itself says
+# interrupted within seconds (read with sqlite3, which repairs nothing; bounded: 15 s)
+st=""
+for _ in $(seq 1 150); do
+    st=$(sqlite3 "$db" "SELECT status FROM runs WHERE id=4" 2>/dev/null) || st=""
+    [ "$st" = interrupted ] && break
+    sleep 0.1
+done
+[ "$st" = interrupted ] || fail "run 4's owner died 15 s ago; the store still says '$st'"
+echo "a dead owner's run: interrupted in the store while only the dashboard has it open"
 set +e
 out=$(lm -c "pause 4" 2>&1); rc=$?
 set -e

@@ -142,6 +142,18 @@ static void test_training_80x24(void)
     CHECK(!has_text_bf16(&d, &sn), "fp32 run: no precision on the bar");
     snprintf(sn.cfg.precision, sizeof sn.cfg.precision, "bf16");
     CHECK(has_text_bf16(&d, &sn), "bf16 run: the bar says bf16");
+    /* issue 33 item 6: a run whose process is gone says INTERRUPTED, as `runs` does */
+    sn.status = TRAINER_STOPPED;
+    sn.interrupted = 1;
+    s = dump(&d, &sn, 120, 40, &U, &c);
+    CHECK(has(s, "INTERRUPTED") && !has(s, "STOPPED"), "interrupted run's bar");
+    free(s);
+    canvas_destroy(c);
+    sn.interrupted = 0;
+    s = dump(&d, &sn, 120, 40, &U, &c);
+    CHECK(has(s, "STOPPED"), "stopped run's bar");
+    free(s);
+    canvas_destroy(c);
     snapshot_free(&sn);
     dash_state_free(&d);
 }

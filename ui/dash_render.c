@@ -38,7 +38,9 @@ static int bar_state(const Snapshot *sn, const char **text)
     case TRAINER_EVALUATING: *text = "EVALUATING"; return STATUSBAR_TRAINING;
     case TRAINER_PAUSED: return STATUSBAR_PAUSED;
     case TRAINER_FINISHED: return STATUSBAR_FINISHED;
-    case TRAINER_STOPPED: *text = "STOPPED"; return STATUSBAR_FINISHED;
+    case TRAINER_STOPPED:   /* the store's word: an interrupted run is not a stopped one */
+        *text = sn->interrupted ? "INTERRUPTED" : "STOPPED";
+        return STATUSBAR_FINISHED;
     case TRAINER_DIVERGED: return STATUSBAR_DIVERGED;
     case TRAINER_FAILED: return STATUSBAR_FAILED;
     default: *text = "STARTING"; return STATUSBAR_TRAINING;

@@ -38,6 +38,7 @@ typedef struct {
     void *screen;                /* the curses SCREEN */
     Snapshot snap;               /* the latest copy; kept after the run is reaped */
     DashFollow follow;           /* snap read from the store: another process's run */
+    double next_reap;            /* when reap_dead next marks dead owners' runs */
     DashCtx ctx;                 /* what the keys and views may use (callbacks below) */
     long drawn_run, drawn_seq;
     int dirty, quit, cursor_on, new_cmd, pumping;
@@ -222,6 +223,7 @@ static void settle_reaped(DashTerm *t)
         for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
             if (!strcmp(row.status, recorder_status_name(ends[i])))
                 status = ends[i];
+        sn->interrupted = !strcmp(row.status, "interrupted");
         if (row.last_step > sn->last.step)
             sn->last.step = row.last_step;
         snprintf(sn->reason, sizeof sn->reason, "%s", row.reason);
@@ -231,6 +233,21 @@ static void settle_reaped(DashTerm *t)
     if (t->f_run == sn->run_id)
         t->f_end = 1;
     t->dirty = 1;
+}
+
+/* Every 2 s, the explicit reaping step of the dashboard's long-lived store handle: this
+ * host's runs whose process died are marked interrupted in the store at once, not when the
+ * next process happens to open it (a query never does it). */
+static void reap_dead(DashTerm *t)
+{
+    double now = sysinfo_now();
+    if (now < t->next_reap)
+        return;
+    t->next_reap = now + 2.0;
+    RunStore *st = t->s->store;   /* only an open store: never opens one for this */
+    char err[LM_ERR_LEN];
+    if (st)
+        runstore_reap_dead(st, err);   /* a failure: the next call retries */
 }
 
 /* Takes a snapshot of the run — a running sweep's trial, else the session's run, else
@@ -257,6 +274,7 @@ static void poll_run(DashTerm *t)
     }
     sweep_status(t, sw);
     opened_status(t);
+    reap_dead(t);
     if (strcmp(d->experiment, s->experiment)) {
         snprintf(d->experiment, sizeof d->experiment, "%s", s->experiment);
         t->dirty = 1;

@@ -298,6 +298,12 @@ static int store_repair(RunStore *s, char *err)
     return status == LM_EDB ? LM_OK : status;
 }
 
+int runstore_reap_dead(RunStore *s, char *err)
+{
+    int status = runstore_check_present(s, err);
+    return status ? status : store_repair(s, err);
+}
+
 static int store_prepare(RunStore *s, char *err)
 {
     int status = prep(s, "INSERT OR REPLACE INTO metrics(run_id, step, epoch, tokens, loss,"

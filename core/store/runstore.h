@@ -285,6 +285,12 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
 
 /* ---- Following a run (another process's, or a finished one replayed) ---- */
 
+/* Marks this host's running or paused runs whose process is gone as interrupted (what
+ * runstore_open does at every open): the explicit reaping step of a long-lived handle
+ * (the dashboard's), since a query never changes state. A busy store is skipped (LM_OK:
+ * the next call retries); other failures as runstore_flush. */
+int runstore_reap_dead(RunStore *s, char *err);
+
 /* 1 when run r is running or paused and its process is alive: on this host its run lock
  * is held (a store of an older lmlab: its pid exists); on another host its heartbeat is
  * younger than RUNSTORE_STALE_SECONDS. 0 otherwise (ended, or its process is gone). */
