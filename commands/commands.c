@@ -202,13 +202,17 @@ static const Command COMMANDS[] = {
      "test_loss ...). json is an array of runs in the schema of `--json runs` (config typed,\n"
      "created as ISO 8601 UTC and created_unix seconds) with metrics and evals.",
      ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
-    {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] file=F.svg|png|pdf",
+    {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] "
+     "[band=std|minmax] [group=NAME] file=F.svg|png|pdf",
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
      "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
      "train (default), val, test or any stored series (lr grad_norm tokens_per_s val_ppl\n"
      "val_bpc ...); x= is step (default), tokens seen or training time; smooth=K is a\n"
-     "centred moving average over K points. `plot gates RUN_ID [step=N] file=...` draws the\n"
-     "layer x shift heatmap of mean gates at the last recorded step <= N.",
+     "debiased EMA over K points (weight 1 - 2/(K+1), the dashboard's smoothing; it starts\n"
+     "at the first raw value). group=NAME plots a seed group's runs; band=std|minmax draws\n"
+     "the runs as one group: their mean with a std or min-max band. `plot gates RUN_ID\n"
+     "[step=N] file=...` draws the layer x shift heatmap of mean gates at the last\n"
+     "recorded step <= N. `plot sweep ID file=...` draws a sweep's parallel coordinates.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
@@ -225,8 +229,8 @@ static const Command COMMANDS[] = {
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
-    {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
-     "wait|show [ID]|list",
+    {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
+     "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -250,7 +254,10 @@ static const Command COMMANDS[] = {
      "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
-     "val loss, steps, training time, status; the best marked. list: the stored sweeps.",
+     "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"
+     "importance ID: each swept setting's share of the metric's variance (eta squared),\n"
+     "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
+     "trials); one trial per value cannot tell and says so.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL},
