@@ -9,6 +9,7 @@
 #include "output.h"
 #include "repl.h"
 #include "run_launch.h"
+#include "runrecord.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,9 +48,10 @@ static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOpti
     if (!rc && config_from_text(c, row.config, err))
         rc = session_error(s, LM_EFORMAT, "run #%ld: stored configuration unreadable: %s", id,
                            err);
-    if (!rc && checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
-        rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from", id,
-                           row.checkpoint_dir);
+    if (!rc && runrecord_checkpoint_path(st, &row, "final", o->resume, sizeof o->resume, NULL,
+                                         err))
+        rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from (%s)",
+                           id, row.checkpoint_dir, err);
     int own = rc ? LM_OK : checkpoint_verify_owner(o->resume, runstore_store_id(st), id, err);
     if (own == 1)
         session_printf(s, "warning: %s", err);
@@ -72,10 +74,13 @@ static int resolve_init_from(Session *s, Config *c)
     char err[LM_ERR_LEN], path[1100];
     if (!st || runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "init_from=%s: %s", c->init_from, st ? err : "no store");
-    int rc = checkpoint_find(row.checkpoint_dir, "best", path, sizeof path);
+    int rc = runrecord_checkpoint_path(st, &row, "best", path, sizeof path, NULL, err);
+    if (rc == LM_EARG)   /* no best: the newest, as before */
+        rc = runrecord_checkpoint_path(st, &row, "final", path, sizeof path, NULL, err);
     runstore_row_free(&row);
     if (rc)
-        return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);
+        return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint (%s)", id,
+                             err);
     if ((rc = checkpoint_verify_owner(path, runstore_store_id(st), id, err)) == 1)
         session_printf(s, "warning: %s", err);
     else if (rc)

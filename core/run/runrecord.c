@@ -307,3 +307,22 @@ void runrecord_precision(const RunRow *r, char *out, size_t cap)
 {
     config_str(r->config, "precision", "fp32", out, cap);
 }
+
+int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, char *path,
+                              size_t cap, long *step, char *err)
+{
+    RunRecord f;
+    const RunCkpt *k = NULL;
+    int rc = runrecord_read(st, r, &f, err);
+    if (rc)
+        return rc;
+    if (!(rc = runrecord_pick(&f, which, 0, &k, err))) {
+        if ((size_t)snprintf(path, cap, "%s", k->path) >= cap)
+            rc = err_set(err, LM_EIO, "run %ld's checkpoint path is longer than %zu bytes: "
+                         "move its run folder somewhere shorter", r->id, cap - 1);
+        else if (step)
+            *step = k->step;
+    }
+    runrecord_free(&f);
+    return rc;
+}

@@ -60,6 +60,13 @@ void runrecord_fmt_eval(char *buf, size_t cap, const RunEval *e);
 int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCkpt **out,
                    char *err);
 
+/* The path (and *step, may be NULL) of run r's checkpoint for which = "best" | "final"
+ * (runrecord_pick over its record): what `open`, `init_from=ID`, `train resume=ID` and a
+ * sweep's resumed trial load. LM_OK; LM_EARG when none exists (err says what is kept),
+ * LM_EIO when the path does not fit cap, or the store's error. */
+int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, char *path,
+                              size_t cap, long *step, char *err);
+
 /* The best checkpoint of f (best.safetensors, else the kept step file of the best step),
  * or NULL when none exists. */
 const RunCkpt *runrecord_best_ckpt(const RunRecord *f);
