@@ -101,6 +101,14 @@ ctl resume 1
 echo "$out" | grep -qE "run #1 resumed at step|has not answered yet" || fail "resume: $out"
 wait_line "^┃ +1 alpha .* running"
 echo "resumed from the shell"
+# issue 33 item 14: Enter attaches and shows the training view, which follows the run
+keys Enter
+wait_line "^ *(TRAINING|PAUSED) +#1 alpha"
+wait_for "gates"
+screen | sed -n 2p | grep -qE "1 training" || fail "tab line: $(screen | sed -n 2p)"
+keys 5
+wait_line "^┃ +1 alpha .* running"
+echo "Enter on the board: attached, on the training view"
 
 # stop beta from the shell; the process ends, the run is recorded as stopped
 ctl stop 2

@@ -465,6 +465,21 @@ static void test_table(void)
     table_draw(c, (Rect){0, 0, 30, 1}, &d, &U);
     CHECK(blank(c), "table: degenerate sizes draw nothing");
     canvas_destroy(c);
+    /* issue 33 item 14: a flexible name column is as wide as its widest name, not the
+     * whole remaining width (names 70-110 columns wide on a wide screen) */
+    static const char *short_cells[] = {"1", "alpha", "ok", "2", "beta", "ok"};
+    TableColumn sc[3] = {{"id", 3, TABLE_RIGHT}, {"name", 0, TABLE_LEFT},
+                         {"state", 8, TABLE_LEFT}};
+    TableData sd = {sc, 3, short_cells, 2, -1, NULL, 0, -1, 0, 0};
+    c = canvas_create(200, 5);
+    table_draw(c, (Rect){0, 0, 200, 5}, &sd, &U);
+    int state_x = -1;
+    for (int x = 0; x < 200 && state_x < 0; x++)
+        if (!strcmp(canvas_glyph(c, x, 0), "s") && !strcmp(canvas_glyph(c, x + 1, 0), "t"))
+            state_x = x;
+    CHECK(state_x > 0 && state_x < 20, "the state column starts at %d, right after the names",
+          state_x);
+    canvas_destroy(c);
 }
 
 /* ---- text pane ---- */

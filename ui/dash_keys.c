@@ -15,25 +15,7 @@
 
 /* ---- actions ---- */
 
-/* 1 for the history view: its plot settings are its own (issue 27: x axis and log scale
- * chosen there did not stay there). */
-static int is_history(int v)
-{
-    return !strcmp(views_get(v)->name, "history");
-}
-
-static void set_view(DashCtx *x, int v)
-{
-    Dashboard *d = x->d;
-    if (is_history(d->view) != is_history(v)) {   /* swap in the entered view's settings */
-        int xa = d->x_axis, ly = d->log_y;
-        d->x_axis = d->other_x_axis, d->log_y = d->other_log_y;
-        d->other_x_axis = xa, d->other_log_y = ly;
-    }
-    x->d->view = v;
-    if (views_get(v)->enter)
-        views_get(v)->enter(x);
-}
+static void set_view(DashCtx *x, int v) { views_switch(x, v); }
 
 /* Every way to quit (F10, `quit`, Ctrl-D on an empty line) comes here: while a run or
  * a sweep trains it asks first; otherwise it quits. */

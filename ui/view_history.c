@@ -302,7 +302,8 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
     } else if (nk == 0 && n > 1) {
         canvas_text_fit(c, in.x, y++, in.w, "same settings", UI_COLOR_DIM, 0, caps->unicode);
     }
-    static const char *const labels[] = {"best val", "best ckpt", "final val", "steps"};
+    /* "last step", not "steps": the budget `steps` may be a differing setting above */
+    static const char *const labels[] = {"best val", "best ckpt", "final val", "last step"};
     for (int r = 0; r < 4 && y < in.y + in.h; r++, y++) {
         canvas_text_fit(c, in.x, y, kw, labels[r], UI_COLOR_DIM, 0, caps->unicode);
         for (int i = 0; i < n; i++) {

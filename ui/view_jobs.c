@@ -15,6 +15,7 @@
 #include "chart.h"
 #include "safetext.h"
 #include "table.h"
+#include "views.h"
 
 #include <curses.h>
 #include <math.h>
@@ -196,10 +197,11 @@ static void on_key(DashCtx *x, int action)
     switch (action) {
     case K_UP: d->job_sel = dash_draw_clamp(d->job_sel - 1, 0, last); break;
     case K_DOWN: d->job_sel = dash_draw_clamp(d->job_sel + 1, 0, last); break;
-    case K_ATTACH:
+    case K_ATTACH:   /* then the training view, which follows the attached run */
         if (d->job_sel < d->n_jobs) {
             snprintf(line, sizeof line, "attach %ld", d->jobs[d->job_sel].run.id);
             x->command(x->loop, line);
+            views_switch(x, views_find("training"));
         }
         break;
     case K_PAUSE: {   /* a stale run's owner is gone: only resuming it here makes sense */
