@@ -14,6 +14,7 @@
 #include "canvas.h"
 #include "check.h"
 #include "dash_data.h"
+#include "dash_groups.h"
 #include "dash_draw.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
@@ -667,10 +668,11 @@ static void test_sort_columns(void)
     const long steps[] = {30, 10, 20};
     for (int r = 0; r < 3; r++) {
         long id;
-        RunInfo info = {.name = r == 1 ? "b" : r ? "c" : "a", .config = "lr=0.001\n",
+        static const char *const lrs[] = {"lr=0.002\n", "lr=0.003\n", "lr=0.001\n"};
+        RunInfo info = {.name = r == 1 ? "b" : r ? "c" : "a", .config = lrs[r],
                         .model = "msa"};
         runstore_run_create(st, &info, &id, err);
-        StepMetric m = {.step = steps[r], .loss = 2, .lr = 1e-3f};
+        StepMetric m = {.step = steps[r], .loss = 2.0f + (float)((r + 1) % 3), .lr = 1e-3f};
         runstore_log_step(st, id, &m, err);
     }
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
@@ -684,6 +686,28 @@ static void test_sort_columns(void)
     d.sort = DASH_SORT_ID;
     CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 1 && d.runs[2].id == 3,
           "sort by id");
+    /* issue 33 item 10: any setting, final_smooth, and either direction */
+    d.sort_desc = 1;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 3 && d.runs[2].id == 1,
+          "sort by id, reversed");
+    snprintf(d.sort_key, sizeof d.sort_key, "lr");   /* lr: 1 0.002, 2 0.003, 3 0.001 */
+    d.sort_desc = 0;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 3 && d.runs[1].id == 1 &&
+          d.runs[2].id == 2, "sort by the setting lr");
+    d.sort_desc = 1;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 2 && d.runs[2].id == 3,
+          "sort by lr, reversed");
+    snprintf(d.sort_key, sizeof d.sort_key, "final_smooth");   /* losses 3, 4, 2 */
+    d.sort_desc = 0;
+    CHECK(dash_data_load_runs(&d, st, err) == LM_OK && d.runs[0].id == 3 && d.runs[1].id == 1 &&
+          d.runs[2].id == 2, "sort by final_smooth");
+    d.sort_desc = 1;
+    CHECK(dash_groups_save_layout(&d, st, err) == LM_OK, "keep: %s", err);
+    Dashboard e;   /* the next session gets the sort back */
+    dash_state_init(&e);
+    CHECK(dash_groups_restore_layout(&e, st, err) == LM_OK && !strcmp(e.sort_key, "final_smooth")
+          && e.sort_desc, "kept sort: '%s' desc %d", e.sort_key, e.sort_desc);
+    dash_state_free(&e);
     dash_state_free(&d);
     runstore_close(st);
     char side[64];

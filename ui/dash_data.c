@@ -4,6 +4,7 @@
  * Not a cache with invalidation rules: the loop decides when to reload. */
 #include "dash_data.h"
 
+#include "cmd_analysis.h"
 #include "err.h"
 #include "runkeys.h"
 #include "gate_probe.h"
@@ -19,18 +20,57 @@
 static const char *const SORT_NAMES[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
                                                      "status", "id"};
 
+const char *dash_data_sort_name(const Dashboard *d)
+{
+    return d->sort_key[0] ? d->sort_key : SORT_NAMES[d->sort];
+}
+
+static int g_smooth_desc;   /* qsort has no context argument: the direction */
+
+typedef struct { RunRow r; double v; } SmoothRow;
+
+static int by_smooth(const void *a, const void *b)
+{
+    const SmoothRow *x = a, *y = b;
+    int fx = isfinite(x->v), fy = isfinite(y->v);
+    if (fx != fy) return fx ? -1 : 1;   /* runs without one last, either direction */
+    int c = fx ? (x->v < y->v ? -1 : x->v > y->v) : 0;
+    if (g_smooth_desc) c = -c;
+    return c ? c : (x->r.id > y->r.id ? -1 : x->r.id < y->r.id);
+}
+
+/* Sorts rows by final_smooth (the smoothed last training loss, computed per run). */
+static void sort_by_smooth(RunStore *st, RunRow *rows, int n, int desc)
+{
+    SmoothRow *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    if (!t) return;
+    for (int i = 0; i < n; i++)
+        t[i] = (SmoothRow){rows[i], cmd_runs_table_final_smooth(st, rows[i].id)};
+    g_smooth_desc = desc;
+    qsort(t, (size_t)n, sizeof *t, by_smooth);
+    for (int i = 0; i < n; i++) rows[i] = t[i].r;
+    free(t);
+}
+
 int dash_data_load_runs(Dashboard *d, RunStore *st, char *err)
 {
     RunRow *rows = NULL;
     int n = 0;
-    const char *sort = SORT_NAMES[d->sort];
-    int mine = !runkeys_store_sort(sort);
+    const char *sort = dash_data_sort_name(d);
+    int mine = !runkeys_store_sort(sort) || d->sort_desc;
     int rc = runstore_list(st, d->filter[0] ? d->filter : NULL, mine ? "recent" : sort, 0, &rows,
                            &n, err);
     if (rc)
         return rc;
-    if (mine)
-        runkeys_sort_rows(rows, n, sort);
+    if (mine && !strcmp(sort, "final_smooth")) {
+        sort_by_smooth(st, rows, n, d->sort_desc);
+    } else if (mine) {   /* a key runkeys knows; the store's own orders by their column */
+        const char *k = !strcmp(sort, "recent") ? "since" : sort;
+        int desc = !strcmp(sort, "recent") ? !d->sort_desc : d->sort_desc;
+        char key[40];
+        snprintf(key, sizeof key, "%s%s", desc ? "-" : "", k);
+        runkeys_sort_rows(rows, n, key);
+    }
     long sel_id = d->run_sel >= 0 && d->run_sel < d->n_runs ? d->runs[d->run_sel].id : -1;
     runstore_rows_free(d->runs, d->n_runs);
     d->runs = rows;

@@ -110,11 +110,32 @@ int dash_groups_save_layout(Dashboard *d, RunStore *st, char *err)
     size_t o = 0;
     for (int i = 0; i < d->n_marked; i++)
         o += (size_t)snprintf(marks + o, sizeof marks - o, "%s%ld", i ? "," : "", d->marked[i]);
-    snprintf(buf, sizeof buf, "%d", d->sort);
+    snprintf(buf, sizeof buf, "%s%s", d->sort_desc ? "-" : "", dash_data_sort_name(d));
     int rc = runstore_setting_set(st, "history.sort", buf, err);
     if (!rc) rc = runstore_setting_set(st, "history.filter", d->filter, err);
     if (!rc) rc = runstore_setting_set(st, "history.marks", marks, err);
     return rc;
+}
+
+/* The kept sort: "-lr", "best", or an older lmlab's index of the fixed sorts ("2"). */
+static void restore_sort(Dashboard *d, const char *v)
+{
+    static const char *const FIXED[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
+                                                    "status", "id"};
+    char *end;
+    long i = strtol(v, &end, 10);
+    if (*v && !*end) {
+        if (i >= 0 && i < DASH_N_SORTS) d->sort = (int)i, d->sort_key[0] = 0;
+        return;
+    }
+    d->sort_desc = v[0] == '-';
+    const char *k = v + d->sort_desc;
+    d->sort_key[0] = 0;
+    for (int j = 0; j < DASH_N_SORTS; j++)
+        if (!strcmp(FIXED[j], k)) d->sort = j;
+    int fixed = 0;
+    for (int j = 0; j < DASH_N_SORTS; j++) fixed |= !strcmp(FIXED[j], k);
+    if (!fixed && *k) snprintf(d->sort_key, sizeof d->sort_key, "%.31s", k);
 }
 
 int dash_groups_restore_layout(Dashboard *d, RunStore *st, char *err)
@@ -123,7 +144,7 @@ int dash_groups_restore_layout(Dashboard *d, RunStore *st, char *err)
     d->hist_restored = 1;
     char v[512];
     int found, rc = runstore_setting_get(st, "history.sort", v, sizeof v, &found, err);
-    if (!rc && found && atoi(v) >= 0 && atoi(v) < DASH_N_SORTS) d->sort = atoi(v);
+    if (!rc && found) restore_sort(d, v);
     if (!rc) rc = runstore_setting_get(st, "history.filter", v, sizeof v, &found, err);
     if (!rc && found) snprintf(d->filter, sizeof d->filter, "%.255s", v);
     if (!rc) rc = runstore_setting_get(st, "history.marks", v, sizeof v, &found, err);

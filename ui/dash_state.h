@@ -99,6 +99,9 @@ typedef struct Dashboard {
     /* history view */
     RunRow *runs;
     int n_runs, run_sel, run_scroll, sort;
+    char sort_key[32];                    /* "" : sort is DASH_SORT_*; else the column sorted
+                                             by: a setting (lr), final_smooth, group, ... */
+    int sort_desc;                        /* 1: the order reversed (`-` in the view) */
     char filter[256];
     /* history view: seed groups as bands, the curve cursor, the kept layout
        (dash_groups.c, view_history.c) */

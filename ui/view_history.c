@@ -23,7 +23,7 @@
 #include <time.h>
 
 enum { K_UP, K_DOWN, K_PAGE_UP, K_PAGE_DOWN, K_MARK, K_OPEN, K_FILTER, K_SORT, K_METRIC,
-       K_SMOOTH, K_BAND, K_CUR_LEFT, K_CUR_RIGHT, K_CUR_UP, K_CUR_DOWN };
+       K_SMOOTH, K_BAND, K_CUR_LEFT, K_CUR_RIGHT, K_CUR_UP, K_CUR_DOWN, K_REVERSE };
 
 /* The fixed columns; the settings that differ among the visible runs go after "steps". */
 static const TableColumn RUN_COLS[] = {
@@ -199,9 +199,10 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     static const char *const sorts[DASH_N_SORTS] = {"best val", "recent", "model", "name",
                                                     "steps", "status", "id"};
     char title[400];
-    snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s | Space mark, Enter open, / "
-             "filter, = sort", d->n_runs, sorts[d->sort], d->filter[0] ? " | filter \"" : "",
-             d->filter, d->filter[0] ? "\"" : "");
+    snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s%s | Space mark, Enter open, / "
+             "filter, = sort, - reverse", d->n_runs,
+             d->sort_key[0] ? d->sort_key : sorts[d->sort], d->sort_desc ? " (reversed)" : "",
+             d->filter[0] ? " | filter \"" : "", d->filter, d->filter[0] ? "\"" : "");
     canvas_box(c, r, title, focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
     int n = d->n_runs;
@@ -243,14 +244,19 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
             for (int j = 0; j < nc; j++)
                 cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }
-        /* the column each sort orders by: best val, started, model, name, steps, status, id */
+        /* the column each sort orders by: best val, started, model, name, steps, status, id;
+         * a setting's own column */
         static const int sort_cell[DASH_N_SORTS] = {2, 6, 5, 1, 3, 4, 0};
         int sc = -1;
         for (int j = 0; j < nc; j++)
-            if (order[j] == sort_cell[d->sort])
+            if (d->sort_key[0] ? order[j] >= N_RUN_COLS &&
+                                     !strcmp(keys[order[j] - N_RUN_COLS], d->sort_key)
+                               : order[j] == sort_cell[d->sort])
                 sc = j;
+        int desc = (d->sort_key[0] || d->sort != DASH_SORT_RECENT) ? d->sort_desc
+                                                                    : !d->sort_desc;
         TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3,
-                        sc, d->sort == DASH_SORT_RECENT, d->run_scroll};
+                        sc, desc, d->run_scroll};
         d->run_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
@@ -523,6 +529,49 @@ static void mark_run(DashCtx *x)
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
 }
 
+/* `=`: the fixed sorts in turn, then the columns beyond them (the settings that differ
+ * among the runs, the kept layout's other columns, final_smooth), then back. */
+static void next_sort(Dashboard *d)
+{
+    char extra[24][32];
+    int ne = 0;
+    const char *configs[64];
+    int n = 0;
+    for (int i = 0; i < d->n_runs && n < 64; i++)
+        configs[n++] = d->runs[i].config;
+    char diff[16][32];
+    int nd = n > 1 ? dash_draw_diff_keys(configs, n, diff, 16) : 0;
+    for (int k = 0; k < nd && k < 16 && ne < 16; k++)
+        if (strcmp(diff[k], "name") && strcmp(diff[k], "model"))
+            snprintf(extra[ne++], 32, "%.31s", diff[k]);
+    char list[520];
+    snprintf(list, sizeof list, "%s", d->hist_cols);
+    char *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w && ne < 23; w = strtok_r(NULL, ",", &save)) {
+        int dup = !strcmp(w, "id") || !strcmp(w, "name") || !strcmp(w, "model") ||
+                  !strcmp(w, "status") || !strcmp(w, "steps") || !strcmp(w, "best_val") ||
+                  !strcmp(w, "created");
+        for (int k = 0; k < ne && !dup; k++) dup = !strcmp(extra[k], w);
+        if (!dup) snprintf(extra[ne++], 32, "%.31s", w);
+    }
+    int have = 0;
+    for (int k = 0; k < ne; k++) have |= !strcmp(extra[k], "final_smooth");
+    if (!have) snprintf(extra[ne++], 32, "final_smooth");
+    if (!d->sort_key[0]) {
+        if (d->sort + 1 < DASH_N_SORTS) d->sort++;
+        else snprintf(d->sort_key, sizeof d->sort_key, "%s", extra[0]);
+        return;
+    }
+    int at = -1;
+    for (int k = 0; k < ne; k++) if (!strcmp(extra[k], d->sort_key)) at = k;
+    if (at >= 0 && at + 1 < ne) {
+        snprintf(d->sort_key, sizeof d->sort_key, "%s", extra[at + 1]);
+    } else {   /* past the last: back to the first fixed sort */
+        d->sort_key[0] = 0;
+        d->sort = 0;
+    }
+}
+
 static void on_key(DashCtx *x, int action)
 {
     static const int moves[] = {-1, 1, -10, 10};
@@ -561,7 +610,8 @@ static void on_key(DashCtx *x, int action)
         break;
     }
     case K_FILTER: dash_view_prompt(x, "filter> ", d->filter); break;
-    case K_SORT: d->sort = (d->sort + 1) % DASH_N_SORTS; reload(x); save_layout(x); break;
+    case K_SORT: next_sort(d); reload(x); save_layout(x); break;
+    case K_REVERSE: d->sort_desc = !d->sort_desc; reload(x); save_layout(x); break;
     default: break;
     }
 }
@@ -587,7 +637,8 @@ static const DashViewKey KEYS[] = {
     {' ', "Space", K_MARK, "history: mark a run"},
     {'\n', "Enter", K_OPEN, "history: open the run"},
     {'/', "/", K_FILTER, "history: filter runs"},
-    {'=', "=", K_SORT, "history: sort order"},
+    {'=', "=", K_SORT, "history: sort column"},
+    {'-', "-", K_REVERSE, "history: sort reversed"},
     {'#', "#", K_METRIC, "history: curve metric"},
     {'~', "~", K_SMOOTH, "history: smoothing"},
     {'%', "%", K_BAND, "history: bands, cursor"},
