@@ -402,6 +402,25 @@ static void test_history(void)
     CHECK(cur && (!strncmp(cur, "cursor step 190: #5", 19) || !strncmp(cur, "cursor step 190: "
           "#7", 19)), "cursor at the right end: %.40s", cur ? cur : "(none)");
     free(s);
+    /* issue 33 item 4: a band follows the x axis: in tokens at its group's pace */
+    d.hist_cursor = -1;
+    d.hist_band = 1;
+    d.n_bands = 1;
+    DashBand *b = &d.bands[0];
+    b->n = 20;
+    b->x = malloc(20 * sizeof *b->x), b->mean = malloc(20 * sizeof *b->mean);
+    b->lo = malloc(20 * sizeof *b->lo), b->hi = malloc(20 * sizeof *b->hi);
+    for (int i = 0; i < 20; i++)
+        b->x[i] = i * 10, b->mean[i] = 3 - 0.05 * i, b->lo[i] = b->mean[i] - 0.1,
+        b->hi[i] = b->mean[i] + 0.1;
+    b->run = 3, b->members = 3, b->tokens_per_step = 1000;
+    snprintf(b->label, sizeof b->label, "trio N=3");
+    d.x_axis = DASH_X_TOKENS;
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "trio N=3") && has(s, "150k") && has(s, "tokens"),
+          "band in tokens (190 steps x 1000 tokens): %s", s);
+    free(s);
+    d.x_axis = DASH_X_STEPS;
     snapshot_free(&sn);
     dash_state_free(&d);
 }

@@ -82,9 +82,7 @@ int dash_data_load_runs(Dashboard *d, RunStore *st, char *err)
     return LM_OK;
 }
 
-/* The last value of a run's metric per step (tokens per step, seconds per step), 0 when
- * there is none. */
-static double per_step(RunStore *st, long id, const char *metric)
+double dash_data_per_step(RunStore *st, long id, const char *metric)
 {
     SeriesPoint *p = NULL;
     int n = 0;
@@ -129,8 +127,8 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
                                                                   continues its parent */
     if (rc)
         return rc;
-    cv->tokens_per_step = per_step(st, id, "tokens");
-    cv->seconds_per_step = per_step(st, id, "elapsed");
+    cv->tokens_per_step = dash_data_per_step(st, id, "tokens");
+    cv->seconds_per_step = dash_data_per_step(st, id, "elapsed");
     return LM_OK;
 }
 

@@ -15,6 +15,9 @@ int dash_data_load_runs(Dashboard *d, RunStore *st, char *err);
 /* The key the history view's runs are sorted by: d->sort_key, else the fixed sort's
  * ("best", "recent", "model", "name", "steps", "status", "id"); d->sort_desc reverses. */
 const char *dash_data_sort_name(const Dashboard *d);
+/* The last value of run id's metric per step ("tokens": tokens per step, "elapsed":
+ * seconds per step), 0 when there is none. */
+double dash_data_per_step(RunStore *st, long id, const char *metric);
 
 /* Marks run id (loading its d->cmp_metric series, rates, settings and results) or, when
  * marked, unmarks it. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked; the

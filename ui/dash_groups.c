@@ -73,6 +73,11 @@ static int band_build(RunStore *st, const long *ids, int n, const char *metric, 
     b->n = rc ? 0 : m;
     b->members = n;
     b->run = ids[0];
+    b->tokens_per_step = b->seconds_per_step = 0;
+    for (int i = 0; i < n; i++) {   /* the members' mean pace: the band's own x axis */
+        b->tokens_per_step += dash_data_per_step(st, ids[i], "tokens") / n;
+        b->seconds_per_step += dash_data_per_step(st, ids[i], "elapsed") / n;
+    }
     for (int i = 0; i < GROUP_MAX_MEMBERS; i++) free(p[i]);
     return rc;
 }

@@ -63,7 +63,9 @@ typedef struct {
     char label[96];
     long run;          /* its first member (the colour) */
     int members, n;
-    double *x, *mean, *lo, *hi; /* (n) malloc'd */
+    double *x, *mean, *lo, *hi; /* (n) malloc'd; x in steps */
+    double tokens_per_step, seconds_per_step; /* the members' mean (0 unknown): the x axis
+                                                  in tokens or seconds, as the curves' */
 } DashBand;
 
 /* The per-token gate view of a prompt. */

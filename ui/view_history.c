@@ -335,19 +335,33 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
 
 /* ---- seed groups as bands, the curve cursor (issue 28) ---- */
 
-/* The marked runs' groups (d->bands) as mean lines over ± std bands. */
-static void draw_bands(Canvas *c, Rect pin, const Dashboard *d, const CanvasCaps *caps)
+/* The marked runs' groups (d->bands) as mean lines over ± std bands, on the x axis `>`
+ * chose: steps, or tokens or seconds at each group's own pace (a group whose pace is
+ * unknown is left out rather than drawn in steps under a tokens label). */
+static void draw_bands(Canvas *c, Rect pin, Dashboard *d, const CanvasCaps *caps)
 {
     ChartSeries ps[CHART_MAX_SERIES];
     ChartBand pb[CHART_MAX_SERIES];
+    long need = 0;
+    for (int i = 0; i < d->n_bands; i++) need += d->bands[i].n;
+    double *xs = d->x_axis == DASH_X_STEPS ? NULL : dash_draw_scratch(d, need + 1);
     int n = 0;
-    for (int i = 0; i < d->n_bands && n < CHART_MAX_SERIES; i++, n++) {
+    long off = 0;
+    for (int i = 0; i < d->n_bands && n < CHART_MAX_SERIES; i++) {
         const DashBand *b = &d->bands[i];
-        ps[n] = (ChartSeries){b->x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
+        const double *x = b->x;
+        if (d->x_axis != DASH_X_STEPS) {
+            double k = d->x_axis == DASH_X_TOKENS ? b->tokens_per_step : b->seconds_per_step;
+            if (!xs || !(k > 0)) continue;
+            for (int j = 0; j < b->n; j++) xs[off + j] = b->x[j] * k;
+            x = xs + off;
+            off += b->n;
+        }
+        ps[n] = (ChartSeries){x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
                              CHART_LINE};
-        pb[n] = (ChartBand){b->lo, b->hi};
+        pb[n++] = (ChartBand){b->lo, b->hi};
     }
-    ChartData pd = {ps, n, "step", d->log_y, 0, 0, 0};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
     chart_draw_bands(c, pin, &pd, pb, caps);
 }
 
