@@ -39,6 +39,10 @@ typedef struct {
     Snapshot snap;               /* the latest copy; kept after the run is reaped */
     DashFollow follow;           /* snap read from the store: another process's run */
     double next_reap;            /* when reap_dead next marks dead owners' runs */
+    long sw_id;                  /* the sweep whose trials sweep_lines reported */
+    char sw_seen[256][16];       /* each trial's status as last reported ("" = not yet) */
+    int sw_end_said;             /* its end was reported */
+    double sw_next;              /* when sweep_lines next reads the trials */
     DashCtx ctx;                 /* what the keys and views may use (callbacks below) */
     long drawn_run, drawn_seq;
     int dirty, quit, cursor_on, new_cmd, pumping;
@@ -171,6 +175,66 @@ static void follow(DashTerm *t)
 }
 
 /* The sweep's progress for the status bar ("" without a sweep). */
+/* A trial's status as the user reads it: a pending trial whose run is already
+ * training (a parallel sweep's worker started it) is running. */
+static const char *trial_state(const SweepTrialRow *r)
+{
+    return !strcmp(r->status, "pending") && r->run_id > 0 &&
+                   (!strcmp(r->run_status, "running") || !strcmp(r->run_status, "paused"))
+               ? "running" : r->status;
+}
+
+/* The session's sweep in the scrollback, whichever view is on screen and however many
+ * trials run at once (parallel=K: in other processes): a line when a trial starts and
+ * when it ends (with its best val), and one when the sweep ends. Read from the store at
+ * most once a second. */
+static void sweep_lines(DashTerm *t, SweepRunner *sw)
+{
+    double now = sysinfo_now();
+    if (!sw || now < t->sw_next)
+        return;
+    t->sw_next = now + 1.0;
+    SweepProgress p;
+    sweep_runner_progress(sw, &p);
+    if (p.sweep_id != t->sw_id) {
+        t->sw_id = p.sweep_id;
+        memset(t->sw_seen, 0, sizeof t->sw_seen);
+        t->sw_end_said = 0;
+    }
+    RunStore *st = t->s->store;
+    SweepTrialRow *rows = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    if (!st || runstore_sweep_trials(st, p.sweep_id, &rows, &n, err))
+        return;
+    for (int i = 0; i < n && i < 256; i++) {
+        const char *now_st = trial_state(&rows[i]);
+        if (!strcmp(now_st, t->sw_seen[i]) || !strcmp(now_st, "pending"))
+            continue;
+        if (!strcmp(now_st, "running"))
+            term_out(t, UI_COLOR_ACCENT, "sweep #%ld: trial %d/%d (run #%ld, %s) started",
+                     p.sweep_id, rows[i].trial, p.total, rows[i].run_id, rows[i].params);
+        else if (isfinite(rows[i].best_val))
+            term_out(t, UI_COLOR_ACCENT, "sweep #%ld: trial %d/%d (run #%ld, %s) %s: best val "
+                     "%.4f", p.sweep_id, rows[i].trial, p.total, rows[i].run_id,
+                     rows[i].params, now_st, rows[i].best_val);
+        else
+            term_out(t, UI_COLOR_ACCENT, "sweep #%ld: trial %d/%d (run #%ld, %s) %s",
+                     p.sweep_id, rows[i].trial, p.total, rows[i].run_id, rows[i].params,
+                     now_st);
+        snprintf(t->sw_seen[i], sizeof t->sw_seen[i], "%s", now_st);
+        t->dirty = 1;
+    }
+    free(rows);
+    if (p.ended && !t->sw_end_said) {
+        t->sw_end_said = 1;
+        term_out(t, UI_COLOR_ACCENT, "sweep #%ld %s %s: %d trials: %d done, %d stopped early, "
+                 "%d failed (`sweep show %ld` ranks them)", p.sweep_id, p.name, p.status,
+                 p.total, p.done, p.stopped_early, p.failed, p.sweep_id);
+        t->dirty = 1;
+    }
+}
+
 static void sweep_status(DashTerm *t, SweepRunner *sw)
 {
     char text[sizeof t->d->sweep] = "";
@@ -180,6 +244,9 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
         if (p.ended)   /* no current trial then: the trials that ran to an end */
             snprintf(text, sizeof text, "#%ld %d/%d trials done %s", p.sweep_id,
                      p.done + p.stopped_early + p.failed, p.total, p.status);
+        else if (p.running > 1 || (p.running && !p.current))   /* parallel=K */
+            snprintf(text, sizeof text, "#%ld %d running, %d/%d done", p.sweep_id, p.running,
+                     p.done + p.stopped_early + p.failed, p.total);
         else
             snprintf(text, sizeof text, "#%ld trial %d/%d", p.sweep_id, p.current, p.total);
     }
@@ -273,6 +340,7 @@ static void poll_run(DashTerm *t)
         t->dirty = 1;
     }
     sweep_status(t, sw);
+    sweep_lines(t, sw);
     opened_status(t);
     reap_dead(t);
     if (strcmp(d->experiment, s->experiment)) {

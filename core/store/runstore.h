@@ -332,6 +332,11 @@ int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
  * a trial whose worker was killed, resumable); terminal statuses set `ended`. LM_EARG for an unknown sweep or status. */
 int runstore_sweep_set_status(RunStore *s, long sweep, const char *status, char *err);
 
+/* Marks a pending trial running (a parallel sweep's worker was just started for it):
+ * nothing else of its row changes, and a trial its worker already recorded stays as it
+ * is. LM_OK or the store's error. */
+int runstore_sweep_trial_started(RunStore *s, long sweep, int trial, char *err);
+
 /* Inserts or replaces trial `trial` of a sweep. run_id 0 = no run yet. */
 int runstore_sweep_trial_set(RunStore *s, long sweep, int trial, long run_id,
                              const char *params, const char *status, char *err);

@@ -352,6 +352,10 @@ static int pool_run(SweepRunner *r, int i, long stop_at, char *err)
     r->current = r->trials[i].k;
     r->stop_at = stop_at;
     pthread_mutex_unlock(&r->mu);
+    /* the store says so at once, not when the worker has loaded its data (seconds later);
+     * a failure only leaves it pending until the worker records it */
+    char e2[LM_ERR_LEN];
+    runstore_sweep_trial_started(r->st, r->id, r->trials[i].k, e2);
     return LM_OK;
 }
 
