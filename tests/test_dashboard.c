@@ -520,11 +520,12 @@ static void test_sweep_view(void)
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "sweep #4 lrs: running, 3 trials"), "sweep title: %s", s ? s : "");
     CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
-    CHECK(has(s, "best val loss vs lr") && has(s, "log10 lr"), "chart against lr, log x");
+    CHECK(has(s, "best val loss vs lr") && has(s, "lr (log)") && !has(s, "-3."),
+          "chart against lr, log x in lr's units (issue 33 item 14): %s", s);
     free(s);
     d.sw_param = 1;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "best val loss vs d") && !has(s, "log10"), "# picks d (linear x)");
+    CHECK(has(s, "best val loss vs d") && !has(s, "(log)"), "# picks d (linear x)");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);

@@ -361,7 +361,7 @@ static void draw_bands(Canvas *c, Rect pin, Dashboard *d, const CanvasCaps *caps
                              CHART_LINE};
         pb[n++] = (ChartBand){b->lo, b->hi};
     }
-    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0, 0};
     chart_draw_bands(c, pin, &pd, pb, caps);
 }
 
@@ -495,7 +495,7 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
         snprintf(ids[i], sizeof ids[i], "#%ld", d->curves[i].run);
         ps[i].label = ids[i];
     }
-    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0, 0};
     ChartFrame fr;
     chart_draw_framed(c, pin, &pd, NULL, caps, &fr);
     draw_cursor(c, pr, &fr, d, ps, n, caps);

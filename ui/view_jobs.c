@@ -120,7 +120,7 @@ static void job_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
         b[JOBS_SPARK + i] = j->spark[i];
     }
     ChartSeries ps = {b, b + JOBS_SPARK, j->n_spark, "loss", UI_COLOR_SERIES1, CHART_LINE};
-    ChartData pd = {&ps, 1, "step", 0, 0, 0, 0};
+    ChartData pd = {&ps, 1, "step", 0, 0, 0, 0, 0};
     chart_draw(c, in, &pd, caps);
 }
 

@@ -165,7 +165,7 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
         snprintf(labels[k], sizeof labels[k], "%.3f", lo + (hi - lo) * (k + 0.5) / SW_BUCKETS);
         ps[k] = (ChartSeries){x, y, o, o ? labels[k] : NULL, UI_COLOR_HEAT0 + k, CHART_LINE};
     }
-    ChartData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02};
+    ChartData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02, 0};
     ChartFrame f;
     chart_draw_framed(c, in, &pd, NULL, caps, &f);
     for (int x = f.x0 - 1; f.valid && x < in.x + in.w; x++)   /* the x ticks mean nothing */
@@ -257,9 +257,9 @@ static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
     int logx = lo > 0 && hi / lo > 20;
     for (int i = 0; logx && i < n; i++)
         b[i] = log10(b[i]);
-    snprintf(xl, sizeof xl, logx ? "log10 %s" : "%s", keys[k]);
+    snprintf(xl, sizeof xl, logx ? "%s (log)" : "%s", keys[k]);
     ChartSeries ps = {b, b + n, n, "trials", UI_COLOR_SERIES2, CHART_POINTS};
-    ChartData pd = {&ps, 1, xl, 0, 0, 0, 0};
+    ChartData pd = {&ps, 1, xl, 0, 0, 0, 0, logx};   /* ticks in lr's own units */
     chart_draw(c, in, &pd, caps);
 }
 
