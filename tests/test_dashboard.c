@@ -527,6 +527,13 @@ static void test_sweep_view(void)
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "best val loss vs d") && !has(s, "(log)"), "# picks d (linear x)");
     free(s);
+    /* issue 33 item 14: the parallel coordinates have no 0..1 y ticks (the positions are
+     * normalised; each axis names its own ends) */
+    d.sw_param = 2;
+    s = dump(&d, &sn, 100, 30, &U, NULL);
+    CHECK(s && has(s, "best val") && !has(s, "0.5┤") && !has(s, "1.0┤") && !has(s, "  1┤"),
+          "parallel coordinates without 0..1 ticks: %s", s ? s : "");
+    free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
 }

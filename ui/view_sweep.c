@@ -170,6 +170,9 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
     chart_draw_framed(c, in, &pd, NULL, caps, &f);
     for (int x = f.x0 - 1; f.valid && x < in.x + in.w; x++)   /* the x ticks mean nothing */
         canvas_put(c, x, f.y0 + f.rows + 1, " ", UI_COLOR_DEFAULT, 0);
+    for (int y = f.y0; f.valid && y < f.y0 + f.rows; y++)   /* nor do the 0..1 y ticks: */
+        for (int x = in.x; x < f.x0 - 1; x++)               /* each axis names its ends */
+            canvas_put(c, x, y, " ", UI_COLOR_DEFAULT, 0);
     for (int a = 0; f.valid && a <= na; a++) {   /* axis names under, ends at top/bottom */
         int col = f.x0 + (int)lround((a - f.xmin) / (f.xmax - f.xmin) * (f.cols - 1));
         char name[48], top[24], bot[24];
