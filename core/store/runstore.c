@@ -237,7 +237,7 @@ static int store_migrate(RunStore *s, char *err)
         status = store_new_id(s, err);
     if (!status && version < 4)   /* control requests and run lineage */
         status = runstore_control_migrate(s, err);
-    if (!status && version < 6)   /* the best checkpoint as its own record */
+    if (!status && version < RUNSTORE_CKPT_VERSION)   /* the best checkpoint, its own record */
         status = runstore_ckpt_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Version 6. Before it the best file's record shared the checkpoints table's (run, step)
+/* Version RUNSTORE_CKPT_VERSION (6 on this branch). Before it the best file's record shared the checkpoints table's (run, step)
  * key, and the step file of the same step replaced it (issue 33): the flagged row
  * (is_best=1) still names the best step, so a run's best record takes that step (else
  * its newest best row's) and the path of its best rows. Matching the path's last
@@ -31,12 +31,14 @@ static const char SCHEMA_BEST[] =
     " ORDER BY f.step DESC LIMIT 1), b.val_loss)"
     " FROM checkpoints b WHERE b.path LIKE '%/best.safetensors' OR b.path='best.safetensors'"
     " GROUP BY b.run_id;"
-    "DELETE FROM checkpoints WHERE path LIKE '%/best.safetensors' OR path='best.safetensors';"
-    "PRAGMA user_version = 6;";
+    "DELETE FROM checkpoints WHERE path LIKE '%/best.safetensors' OR path='best.safetensors';";
 
 int runstore_ckpt_migrate(RunStore *s, char *err)
 {
-    return exec_sql(s, SCHEMA_BEST, "adding the best-checkpoint records", err);
+    char version[64];
+    snprintf(version, sizeof version, "PRAGMA user_version = %d;", RUNSTORE_CKPT_VERSION);
+    int status = exec_sql(s, SCHEMA_BEST, "adding the best-checkpoint records", err);
+    return status ? status : exec_sql(s, version, "adding the best-checkpoint records", err);
 }
 
 /* The statements of one checkpoint record, in the caller's transaction. */
