@@ -6,9 +6,11 @@
  * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
  * here too. */
 #include "session.h"
+#include "cmd_log.h"
 
 #include "bench.h"
 #include "bench_board.h"
+#include "bench_peak.h"
 #include "blas_select.h"
 #include "err.h"
 #include "gemm_bf16.h"
@@ -66,20 +68,29 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
             json_object_set_new(gf, bench_part_name(p), json_real(bench_part_gflops(r, p)));
     }
     double peak = r->peak_gflops;
+    int bad = r->peak_share > 1.0;   /* a share over 100% is not a figure: null */
+    char why[200];
+    bench_peak_share_text(why, sizeof why, r->peak_share, r->precision);
     session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
-                                   "s:f s:f s:I s:o s:o s:o s:f s:o s:s s:f}", "event", "bench",
+                                   "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:f s:o s:s s:f s:f s:f}", "event",
+                                   "bench",
                                    "workload", r->name, "model", r->model, "vocab", r->vocab,
                                    "d", r->d, "layers", r->layers, "bptt", r->bptt, "batch",
                                    r->batch, "params", (json_int_t)r->params, "step_s",
                                    r->step_s, "tokens_per_s", r->tokens_per_s, "gflops",
                                    r->gflops, "precision", r->precision, "peak_gflops", peak,
+                                   "peak_threads", r->peak_threads,
                                    "sgemm_gflops", bench_peak_for("fp32"), "peak_fraction",
-                                   peak > 0 ? r->gflops / peak : 0, "peak_rss_kb",
+                                   bad || r->peak_share < 0 ? json_null()
+                                                            : json_real(r->peak_share),
+                                   "peak_error", bad ? why : NULL, "peak_rss_kb",
                                    (json_int_t)r->peak_rss_kb, "parts", all, "parts_forward", fwd,
                                    "parts_backward",
-                                   bwd, "other_s", r->other_s, "part_gflops", gf, "bottleneck",
+                                   bwd, "other_s", r->other_s, "feed_s", r->feed_s, "part_gflops", gf, "bottleneck",
                                    worst.name, "bottleneck_fraction",
-                                   r->step_s > 0 ? worst.seconds / r->step_s : 0));
+                                   r->step_s > 0 ? worst.seconds / r->step_s : 0,
+                                   "cpu_step_s", r->cpu_step_s, "tokens_per_cpu_s",
+                                   r->tokens_per_cpu_s));
 }
 
 /* "name 1.2 ms, ..." of the parts' forward (bwd = 0) or backward times. */
@@ -102,23 +113,38 @@ static void print_result(Session *s, const BenchResult *r)
         return;
     }
     double peak = r->peak_gflops;
+    char share[200];
+    bench_peak_share_text(share, sizeof share, r->peak_share, r->precision);
     session_printf(s, "%-22s %-10s V=%-6d d=%-4d L=%d T=%-5d B=%-3d %9.0f tok/s  %7.1f ms/step  "
-                   "%6.1f GFLOP/s (%2.0f%% of the %s peak)  peak %5.0f MiB", r->name, r->model,
+                   "%6.1f GFLOP/s (%s)  peak %5.0f MiB", r->name, r->model,
                    r->vocab, r->d, r->layers, r->bptt, r->batch, r->tokens_per_s, r->step_s * 1e3,
-                   r->gflops, peak > 0 ? 100 * r->gflops / peak : 0, r->precision,
-                   r->peak_rss_kb / 1024.0);
-    char line[512];
+                   r->gflops, share, r->peak_rss_kb / 1024.0);
+    char line[768];
+    session_printf(s, "%22s CPU time %.1f ms a step (all threads): %.0f tokens per CPU-second",
+                   "", r->cpu_step_s * 1e3, r->tokens_per_cpu_s);
+    session_printf(s, "%22s %s peak between the steps: %.1f GFLOP/s (median; %s kernel, %d "
+                   "thread%s as the workload)", "", r->precision, peak,
+                   strcmp(r->precision, "bf16") ? "sgemm"
+                                                : gemm_bf16_kernel_name(gemm_bf16_select_kernel()),
+                   r->peak_threads, r->peak_threads == 1 ? "" : "s");
     for (int bwd = 0; bwd < 2; bwd++) {
         format_parts(line, sizeof line, r, bwd);
         session_printf(s, "%s", line);
     }
-    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, replica sync + gradient sum "
-                     "%.1f ms;", "", r->part_s[PROF_OPTIM] * 1e3, r->other_s * 1e3);
+    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, data feed %.2f ms, replica "
+                     "sync + gradient sum %.1f ms;", "", r->part_s[PROF_OPTIM] * 1e3,
+                     r->feed_s * 1e3, r->other_s * 1e3);
     for (int p = 0; p < PROF_N && o < (int)sizeof line; p++)
-        if (r->part_flops[p] > 0)
-            o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f GFLOP/s (%.0f%%)",
-                          bench_part_name(p), bench_part_gflops(r, p),
-                          peak > 0 ? 100 * bench_part_gflops(r, p) / peak : 0);
+        if (r->part_flops[p] > 0) {
+            double f = bench_peak_share(bench_part_gflops(r, p), peak);
+            if (f >= 0 && f <= 1.0)
+                o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f GFLOP/s (%.0f%%)",
+                              bench_part_name(p), bench_part_gflops(r, p), 100 * f);
+            else   /* over 100%: a measurement error, not a share */
+                o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f GFLOP/s (%s)",
+                              bench_part_name(p), bench_part_gflops(r, p),
+                              f < 0 ? "no peak" : "over the peak: a measurement error");
+        }
     session_printf(s, "%s", line);
     session_printf(s, "%22s bottleneck: %s, %.1f ms (%.0f%% of the step)", "", worst.name,
                    worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
@@ -161,14 +187,13 @@ static int run_precisions(Session *s, BenchWorkload *w, int prec)
                                w->name);
         else if (run_child(w, &r[p], err))
             rc = session_error(s, LM_EIO, "%s", err);
-        else if ((ok[p] = 1)) {
-            r[p].peak_gflops = bench_peak_for(r[p].precision);
+        else if ((ok[p] = 1))
             print_result(s, &r[p]);
-        }
     }
-    if (ok[0] && ok[1] && r[0].tokens_per_s > 0)
-        session_printf(s, "%22s bf16/fp32 tokens/s: %.2fx", "",
-                       r[1].tokens_per_s / r[0].tokens_per_s);
+    if (ok[0] && ok[1] && r[0].tokens_per_s > 0 && r[0].tokens_per_cpu_s > 0)
+        session_printf(s, "%22s bf16/fp32 tokens/s: %.2fx; tokens per CPU-second: %.2fx", "",
+                       r[1].tokens_per_s / r[0].tokens_per_s,
+                       r[1].tokens_per_cpu_s / r[0].tokens_per_cpu_s);
     return rc;
 }
 
@@ -378,7 +403,7 @@ static int bench_name_ok(const char *name)
 {
     BenchWorkload w;
     char err[LM_ERR_LEN];
-    return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "all") ||
+    return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK;
 }
@@ -450,6 +475,14 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             continue;
         if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
         if (!strcmp(name, "store")) { rc |= bench_store(s, steps > 0 ? steps : 300); continue; }
+        if (!strcmp(name, "track")) {   /* cmd_bench_track.c, against a small step here */
+            BenchWorkload w;
+            bench_workload("small", &w, err);
+            double tps = store_run(NULL, steps > 0 ? steps : 200, err);
+            rc |= tps < 0 ? session_error(s, LM_EIO, "track bench: %s", err)
+                          : cmd_bench_track(s, tps, (long)w.cfg.batch * w.cfg.bptt);
+            continue;
+        }
         if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {

@@ -186,8 +186,11 @@ int cmd_use(Session *s, int argc, const LexWord *argv)
         session_emit_json(s, json_pack("{s:b s:s s:s}", "ok", 1, "experiment", argv[1].text,
                                        "model", c.model));
     else
-        session_printf(s, "using %s (%s): model=%s d=%d layers=%d bptt=%d data=%s", argv[1].text,
-                       path, c.model, c.d, c.layers, c.bptt, c.data);
+        session_printf(s, "using %s (%s): model=%s d=%d layers=%d bptt=%d data=%s%s", argv[1].text,
+                       path, c.model, c.d, c.layers, c.bptt, c.data,
+                       !strcmp(c.cpu_recipe, "bf16") ? "; its bf16 recipe (this CPU has AVX512-BF16)"
+                       : !strcmp(c.cpu_recipe, "fp32") ? "; its fp32 recipe (this CPU has no "
+                                                        "AVX512-BF16)" : "");
     return LM_OK;
 }
 

@@ -1,11 +1,12 @@
 /* cmd_runs.c — the history commands: runs (a filtered, sorted list), run (one run in
- * full), compare, tag, note, rm and export. Each reads or edits the run store through
+ * full), compare, tag, rm and export (note: cmd_log.c). Each reads or edits the run store through
  * core/runstore.h and prints an aligned text table or, in JSON mode, one object per line;
  * a run's JSON, its tags and config are runstore_run_json's, the export schema.
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
 #include "cmd_analysis.h"
+#include "cmd_log.h"
 #include "runrecord.h"
 #include "runkeys.h"
 #include "safetext.h"
@@ -377,8 +378,6 @@ static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int
     }
     session_printf(s, "  final val:   %s", e2);
     session_printf(s, "  last step:   %ld", r->last_step);
-    session_printf(s, "  notes:       %s", r->notes[0] ? "" : "-");
-    if (r->notes[0]) print_indented(s, "    ", r->notes);
     session_printf(s, "config:%s", r->config[0] ? "" : " (none)");
     print_config(s, r, all);
 }
@@ -429,10 +428,12 @@ int cmd_run(Session *s, int argc, const LexWord *argv)
     } else if (s->json) {
         json_t *o = run_full_json(&r);
         run_lists_json(o, &f, sm, ns);
+        cmd_log_run_json(o, st, id);
         session_emit_json(s, o);
     } else {
         run_text_fields(s, &r, &f, all);
         run_text_lists(s, &f, sm, ns);
+        cmd_log_run_text(s, st, id);
     }
     if (!status)
         runrecord_free(&f);
@@ -633,30 +634,6 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
         session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
     }
     runstore_row_free(&r);
-    return LM_OK;
-}
-
-int cmd_note(Session *s, int argc, const LexWord *argv)
-{
-    RunStore *st = NULL;
-    long id = 0;
-    if (store_and_id(s, argc, argv, "note RUN_ID \"text\"", &st, &id)) return LM_EARG;
-    if (argc < 3)
-        return session_error(s, LM_EARG, "note needs the text: `note %ld \"text\"` (\"\" "
-                             "clears it)", id);
-    char note[4096] = "";
-    for (int i = 2; i < argc; i++) {
-        size_t u = strlen(note);
-        snprintf(note + u, sizeof note - u, "%s%s", i > 2 ? " " : "", argv[i].text);
-    }
-    char err[LM_ERR_LEN];
-    int status = runstore_set_note(st, id, note, err);
-    if (status) return session_error(s, status, "%s", err);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:b s:I s:o}", "ok", 1, "run", (json_int_t)id, "note",
-                                       runstore_json_str(note)));
-    else
-        session_printf(s, note[0] ? "note saved on run %ld" : "note of run %ld cleared", id);
     return LM_OK;
 }
 

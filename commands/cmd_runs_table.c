@@ -28,7 +28,7 @@
 
 static const char *const BUILTIN[] = {"id", "name", "model", "status", "steps", "best_val",
     "final_val", "best_ppl", "params", "created", "tags", "group", "final_smooth", "data",
-    "sweep", NULL};
+    "sweep", "note", NULL};
 
 typedef struct Row_ {
     const RunRow *r;
@@ -87,6 +87,10 @@ static void cell(const Row *w, const char *c, char *out, size_t cap, double *num
     else if (!strcmp(c, "data")) snprintf(out, cap, "%s", r->data_name);
     else if (!strcmp(c, "tags")) snprintf(out, cap, "%s", r->tags[0] ? r->tags : "-");
     else if (!strcmp(c, "group")) snprintf(out, cap, "%s", w->group[0] ? w->group : "-");
+    else if (!strcmp(c, "note")) {   /* the newest note (runs.notes mirrors it), one line */
+        snprintf(out, cap, "%s", r->notes[0] ? r->notes : "-");
+        for (char *p = out; *p; p++) if (*p == '\n' || *p == '\t') *p = ' ';
+    }
     else if (!strcmp(c, "steps")) snprintf(out, cap, "%ld", r->last_step), *num = (double)r->last_step;
     else if (!strcmp(c, "params")) snprintf(out, cap, "%ld", r->params), *num = (double)r->params;
     else if (!strcmp(c, "sweep")) snprintf(out, cap, "%ld", r->sweep_id), *num = (double)r->sweep_id;

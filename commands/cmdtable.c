@@ -560,6 +560,8 @@ int cmdtable_blocks(const Command *table, int n, const char *line)
         const CmdSub *sub = lc->argc > 1 && !lc->argv[1].key ? cmdtable_sub(cmd, lc->argv[1].text)
                                                              : NULL;
         blocks = (cmd->flags & CMD_BLOCKS) || (sub && (sub->flags & CMD_BLOCKS));
+        for (int i = 1; i < lc->argc && (cmd->flags & CMD_FOLLOW_BLOCKS); i++)
+            blocks |= !lc->argv[i].key && !strcmp(lc->argv[i].text, "follow");
     }
     lexer_free(&lx);
     return blocks;

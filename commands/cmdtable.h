@@ -42,7 +42,9 @@ typedef struct {
 #define CMD_BLOCKS      0x1u /* waits until training ends (`wait`, `sweep wait`): the
                                 dashboard, whose screen follows the run, refuses it */
 #define CMD_DESTRUCTIVE 0x2u /* deletes stored data (`rm`); help says so */
-#define CMD_SESSION     0x4u /* changes only the session's own state (`use`, `set`, `unset`):
+#define CMD_FOLLOW_BLOCKS 0x4u /* blocks when a bare word `follow` is among its words
+                                  (`log ID follow`): the dashboard refuses that form */
+#define CMD_SESSION     0x8u /* changes only the session's own state (`use`, `set`, `unset`):
                                 as a one-shot shell command (`lmlab set lr=1e-3`) it would
                                 do nothing lasting, so the shell refuses it */
 

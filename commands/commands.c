@@ -31,6 +31,15 @@ static const CmdArgSpec RUNS_KEYS[] = {
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec ALERT_KEYS[] = {
+    {"on", "on=diverged|finished|failed|ended|stalled[:S]|METRIC<X", NULL},
+    {"run", "run=\"CMD\"", NULL}, {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec REPORT_KEYS[] = {
+    {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
+    {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
+    {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
     {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
@@ -190,8 +199,31 @@ static const Command COMMANDS[] = {
      "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
      ARG_WORD, NULL, cmd_group, "history", 0, NULL},
     {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL},
-    {"note", "RUN_ID \"text\"", "attach a note to a run", NULL, ARG_RUN_ID, NULL, cmd_note,
-     "history", 0, NULL},
+    {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
+     "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
+     "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
+     "notes. A note holds at most 2000 bytes of UTF-8 text (newlines allowed).",
+     ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL},
+    {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
+     "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"
+     "each with its time, as the run's owner recorded them in the store (the newest 5000\n"
+     "lines of a run are kept; `log` says when older ones were cut). follow: keep printing\n"
+     "new lines until the run ends (Ctrl-C stops; not in the dashboard, whose training view\n"
+     "shows the console). tail=N: only the last N lines.", ARG_RUN_ID, LOG_KEYS, cmd_log,
+     "history", CMD_FOLLOW_BLOCKS, NULL},
+    {"alert", "RUN_ID|sweep=ID on=RULE ... [run=\"CMD\"] | list | off ALERT_ID",
+     "be told when a run diverges, ends, stalls or crosses a value",
+     "Rules: diverged, finished, failed, ended (any end), stalled[:SECONDS] (no step for\n"
+     "that long while the run's owner lives; default 300), METRIC<X or METRIC>X with METRIC\n"
+     "loss, val_loss, best_val, tokens_per_s, grad_norm or step. On a sweep (sweep=ID) a\n"
+     "rule applies to each of its runs; per experiment, the config key alerts=RULE,RULE sets\n"
+     "rules on every run. The run's owner checks its rules every second; a rule fires once\n"
+     "per run: every dashboard attached to the run shows a line and rings the bell, and\n"
+     "run=\"CMD\" is started (its words split without a shell, no expansion; the run's facts\n"
+     "in LMLAB_RUN_ID, LMLAB_RUN_NAME, LMLAB_ALERT_RULE, LMLAB_ALERT_MESSAGE, LMLAB_STATUS,\n"
+     "LMLAB_STEP, LMLAB_LOSS, LMLAB_VAL_LOSS, LMLAB_BEST_VAL, LMLAB_DB). `alert ID` lists a\n"
+     "run's rules and what fired; `alert list` every rule; `alert off ALERT_ID` removes one.",
+     ARG_WORD, ALERT_KEYS, cmd_alert, "history", 0, NULL},
     {"rm", "RUN_ID... [checkpoints=true] [yes]",
      "delete runs (and their checkpoints on request); without yes only says what it would do",
      NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL},
@@ -214,7 +246,7 @@ static const Command COMMANDS[] = {
      "[step=N] file=...` draws the layer x shift heatmap of mean gates at the last\n"
      "recorded step <= N. `plot sweep ID file=...` draws a sweep's parallel coordinates.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|board|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
@@ -223,7 +255,8 @@ static const Command COMMANDS[] = {
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
-     "overhead on training throughput. `threads` is honoured. precision=bf16 runs the\n"
+     "overhead on training throughput; track: what the owner's system metrics, console and\n"
+     "alert checks cost per second of training, as a share of a small step. `threads` is honoured. precision=bf16 runs the\n"
      "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
      "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
@@ -259,6 +292,16 @@ static const Command COMMANDS[] = {
      "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
      "trials); one trial per value cannot tell and says so.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS},
+    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md",
+     "write one self-contained HTML report (or Markdown with images) to hand to a colleague",
+     "The runs (runs=1,2,5 or runs=\"model=msa status=finished\", a filter as `runs`\n"
+     "takes; a sweep's runs with sweep=ID): training and validation curves (SVG from the\n"
+     "same cairo code as `plot`), the runs table with the settings that differ, seed groups\n"
+     "as mean ± std bands, the sweep's parallel coordinates and parameter importance, the\n"
+     "best run's samples, the notes, system metrics, and the machine and versions. An\n"
+     ".html file holds everything (images inline, no scripts, no network); a .md file gets\n"
+     "its images as files in a folder beside it (NAME_files/).", ARG_KEYVAL, REPORT_KEYS,
+     cmd_report, "history", 0, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL},
 };

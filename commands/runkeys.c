@@ -59,7 +59,7 @@ static int unknown_key(const char *what, const char *key, char *err)
     if (near)
         snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
     return err_set(err, LM_EARG, "unknown %s key '%s'%s (keys: id name status model data "
-                   "params steps best final sweep tag group since until, or any config key such as "
+                   "params steps best final sweep tag group note since until, or any config key such as "
                    "lr; `help runs`)", what, key, hint);
 }
 
@@ -112,7 +112,8 @@ int runkeys_check_sort(const char *sort, RunKeysHas has, void *ud, char *err)
     const char *key = sort[0] == '-' ? sort + 1 : sort;
     if (!known(key) && has && has(ud, key))
         return LM_OK;
-    if (!known(key) || !strcmp(known(key), "tag") || !strcmp(known(key), "since") ||
+    if (!known(key) || !strcmp(known(key), "tag") || !strcmp(known(key), "note") ||
+        !strcmp(known(key), "since") ||
         !strcmp(known(key), "until"))
         return unknown_key("sort", key, err);
     return LM_OK;

@@ -198,6 +198,9 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv);
 int cmd_bench(Session *s, int argc, const LexWord *argv);
 int cmd_jobs(Session *s, int argc, const LexWord *argv);
 int cmd_fork(Session *s, int argc, const LexWord *argv);
+int cmd_log(Session *s, int argc, const LexWord *argv);
+int cmd_alert(Session *s, int argc, const LexWord *argv);
+int cmd_report(Session *s, int argc, const LexWord *argv);
 
 /* ---- shared by the handlers, not in the table ---- */
 /* Asks run id's owner (another process, or this one's sweep trial) through the store to

@@ -8,7 +8,8 @@ set -euo pipefail
 PACKAGES="build-essential pkg-config meson ninja-build git
     libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev libcairo2-dev libutf8proc-dev libzip-dev
     tmux sqlite3 procps ncurses-term locales clang libclang-rt-14-dev
-    openmpi-bin libopenmpi-dev"
+    openmpi-bin libopenmpi-dev
+    chromium bc"   # chromium, bc: e2e_track.sh opens the HTML report in headless Chromium
 
 missing() {
     local p

@@ -4,7 +4,8 @@
 # precision=bf16 trains in bf16 where the CPU has it (settings: precision=bf16) and
 # elsewhere says why and trains in fp32 (settings: precision=fp32); `bench
 # precision=bf16` refuses on such a CPU instead of printing an fp32 figure as bf16, and
-# bad values are refused. With LMLAB_TEST_BF16_EMULATE=1 (the emulation of vdpbf16ps) the
+# bad values are refused; an experiment file's "bf16:" / "fp32:" lines apply by the CPU
+# and the run records which (cpu_recipe). With LMLAB_TEST_BF16_EMULATE=1 (the emulation of vdpbf16ps) the
 # bf16 path runs on any CPU. Nothing here depends on speed.
 # Usage: e2e_bf16.sh LMLAB_BINARY EXPERIMENTS_DIR.
 set -eu
@@ -61,6 +62,18 @@ out=$(plain "$bin" train "$exp" precision=bf8 $tiny 2>&1) && st=0 || st=$?
 check "bad precision refused" "$([ $st != 0 ] && grep -qF 'precision=bf8: allowed values are fp32|bf16' <<<"$out"; echo $?)" "$out"
 out=$(plain "$bin" bench small precision=fp16 2>&1) && st=0 || st=$?
 check "bench: bad precision refused" "$([ $st != 0 ] && grep -qF "bad value 'fp16' for precision" <<<"$out"; echo $?)" "$out"
+
+# 4: an experiment file's CPU-dependent lines: this CPU's apply, the run records which
+cp "$exp" "$dir/cpu.conf"
+printf 'bf16: seed = 7\nfp32: seed = 8\n' >> "$dir/cpu.conf"
+out=$(plain "$bin" train "$dir/cpu.conf" $tiny name=cpu 2>&1) || true
+rec=$(plain "$bin" -c 'run 3 all' 2>&1)
+if [ $cpu = yes ]; then want="cpu_recipe=bf16" seed="seed=7"; else want="cpu_recipe=fp32" seed="seed=8"; fi
+check "CPU lines: the run records its recipe ($want)" "$(has "$rec" "$want")" "$rec"
+check "CPU lines: this CPU's line applied ($seed)" "$(has "$rec" "$seed")" "$rec"
+out=$(plain "$bin" -c "use $(dirname "$exp")/speedrun_shakespeare.conf" 2>&1) || true
+if [ $cpu = yes ]; then want="its bf16 recipe"; else want="its fp32 recipe"; fi
+check "the speedrun preset picks by the CPU: $want" "$(has "$out" "$want")" "$out"
 
 echo "e2e_bf16: $pass passed, $fail failed"
 [ $fail = 0 ]

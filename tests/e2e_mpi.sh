@@ -192,5 +192,11 @@ else
     echo "skip 7: tmux not installed"
 fi
 
+# 8. issue 37: every rank's system metrics reach the store through rank 0 (sampled fast here)
+LMLAB_SYSMETRICS_EVERY=0.3 timeout 300 mpirun --oversubscribe -np 2 -x LMLAB_SYSMETRICS_EVERY \
+    "$L" --db sys.db train quick steps=1500 $COMMON >sys.txt 2>&1
+check "system metrics of rank 0 and rank 1 stored" \
+    bash -c "[ \"\$(sqlite3 -cmd '.timeout 5000' sys.db 'SELECT count(DISTINCT rank) FROM run_sysmetrics WHERE rss_mb > 0')\" = 2 ]"
+
 echo "$FAILS failed"
 [ $FAILS == 0 ]

@@ -15,6 +15,8 @@
 #include "attention.h"
 #include "check.h"
 #include "err.h"
+#include "gemm_bf16.h"
+#include "matmul.h"
 #include "rng.h"
 
 #include <cblas.h>
@@ -459,8 +461,42 @@ static void test_step(int d, int heads, int T)
     case_free(&c);
 }
 
+/* In a bf16 scope the projections run bf16 (matmul.h): the output and every gradient stay
+ * within bf16 rounding of fp32 (2% of the array's largest magnitude, 5% relative) and are
+ * not the fp32 bits (the products really were bf16). The emulated kernel where the CPU
+ * has no AVX512-BF16. */
+static void test_bf16(int d, int heads, int B, int T)
+{
+    Case c, h;
+    case_alloc(&c, d, heads, B, T);
+    case_alloc(&h, d, heads, B, T);
+    fill_random_w(&c, 5 + T, 1);
+    fill_random_w(&h, 5 + T, 1);
+    case_backward(&c);
+    char err[LM_ERR_LEN] = "";
+    int rc = matmul_bf16_attach(h.wq, (size_t)3 * d * d, err);
+    CHECK(rc == LM_OK, "attach: %s", err);
+    const void *prev = matmul_scope_enter(h.wq);
+    case_backward(&h);
+    matmul_scope_exit(prev);
+    matmul_bf16_detach(h.wq);
+    long M = (long)B * T;
+    printf(" bf16 projections d=%d heads=%d B=%d T=%d (%s kernel)\n", d, heads, B, T,
+           gemm_bf16_kernel_name(gemm_bf16_select_kernel()));
+    CHECK(memcmp(c.out, h.out, sizeof(float) * M * d) != 0, "bf16 scope: output is fp32's bits");
+    CHECK(memcmp(c.dwq, h.dwq, sizeof(float) * 3 * d * d) != 0, "bf16 scope: d in_proj is fp32's");
+    CHECK_CLOSE("bf16 output", h.out, c.out, M * d, 5e-2, 2e-2 * max_abs(c.out, M * d));
+    CHECK_CLOSE("bf16 d input", h.dx, c.dx, M * d, 5e-2, 2e-2 * max_abs(c.dx, M * d));
+    CHECK_CLOSE("bf16 d in_proj_weight", h.dwq, c.dwq, 3L * d * d, 5e-2,
+                2e-2 * max_abs(c.dwq, 3L * d * d));
+    CHECK_CLOSE("bf16 d out_proj.weight", h.dwo, c.dwo, (long)d * d, 5e-2,
+                2e-2 * max_abs(c.dwo, (long)d * d));
+    case_free(&c), case_free(&h);
+}
+
 int main(void)
 {
+    setenv(GEMM_BF16_EMULATE_ENV, "1", 0);   /* bf16 checks run on any CPU */
     test_pytorch();
     test_fd(8, 2, 2, 6, 0.0f, 1, 0);
     test_fd(8, 1, 1, 5, 0.0f, 1, 0);
@@ -479,5 +515,6 @@ int main(void)
     test_dropout_stats();
     test_step(8, 2, 7);
     test_step(16, 4, 150);
+    test_bf16(32, 4, 2, 70);
     return check_summary();
 }

@@ -4,9 +4,13 @@
  * per-part GFLOP/s follow from FLOPs and time. No timing thresholds (times are only
  * checked to be there and to add up). */
 #include "bench.h"
+#include "bench_peak.h"
+#include "gemm_bf16.h"
 #include "check.h"
 #include "err.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_train_split(void)
@@ -17,6 +21,7 @@ static void test_train_split(void)
     w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 1; w.cfg.bptt = 8; w.cfg.batch = 2;
     w.cfg.heads = 2; w.cfg.threads = 1;
     w.steps = 2;
+    w.peak_n = 256;
     BenchResult r;
     int rc = bench_train(&w, &r, err);
     CHECK(rc == LM_OK, "bench_train: %s", err);
@@ -29,7 +34,11 @@ static void test_train_split(void)
     CHECK(r.part_s[PROF_FFN] > 0 && r.part_bwd_s[PROF_FFN] > 0, "so is the feed-forward");
     CHECK(r.part_bwd_s[PROF_OPTIM] == 0 && r.part_s[PROF_OPTIM] > 0,
           "the optimizer is one stage, outside the backward");
-    double sum = r.other_s, flops = 0;
+    CHECK(r.feed_s > 0, "the data feed is timed: %g s", r.feed_s);
+    CHECK(r.cpu_step_s > 0 && fabs(r.tokens_per_cpu_s * r.cpu_step_s - 16) < 1e-6,
+          "CPU time a step %g s, %g tokens per CPU-second (16 tokens a step)", r.cpu_step_s,
+          r.tokens_per_cpu_s);
+    double sum = r.other_s + r.feed_s, flops = 0;
     for (int p = 0; p < PROF_N; p++) {
         sum += r.part_s[p] + r.part_bwd_s[p];
         flops += r.part_flops[p];
@@ -40,6 +49,57 @@ static void test_train_split(void)
     CHECK(r.part_flops[PROF_MIXER] > 0 && r.part_flops[PROF_EMBED] == 0, "FLOPs by part");
     CHECK(!strcmp(r.precision, "fp32"), "precision %s", r.precision);
     CHECK(sum > 0, "stages add up to a step");
+    /* the peak is the workload's own: measured between its steps, on its threads */
+    CHECK(r.peak_gflops > 0, "the peak was sampled between the steps: %g", r.peak_gflops);
+    CHECK(r.peak_threads == 1, "on the workload's one thread: %d", r.peak_threads);
+    CHECK(r.peak_share > 0, "a share of that peak: %g", r.peak_share);
+}
+
+/* two replica threads: the peak runs on two threads too */
+static void test_peak_threads(void)
+{
+    BenchWorkload w;
+    char err[LM_ERR_LEN] = "";
+    CHECK(bench_workload("small", &w, err) == LM_OK, "small: %s", err);
+    w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 1; w.cfg.bptt = 8; w.cfg.batch = 4;
+    w.cfg.threads = 2;
+    w.steps = 2;
+    w.peak_n = 96;
+    BenchResult r;
+    CHECK(bench_train(&w, &r, err) == LM_OK, "bench_train: %s", err);
+    CHECK(r.peak_threads == 2 && r.peak_gflops > 0, "peak on %d threads: %g", r.peak_threads,
+          r.peak_gflops);
+    snprintf(w.cfg.precision, sizeof w.cfg.precision, "bf16");   /* emulated where no CPU bf16 */
+    w.cfg.batch = 4;
+    CHECK(bench_train(&w, &r, err) == LM_OK, "bench_train bf16: %s", err);
+    CHECK(!strcmp(r.precision, "bf16") && r.peak_threads == 2 && r.peak_gflops > 0,
+          "bf16: its own peak (%s, %d threads, %g)", r.precision, r.peak_threads, r.peak_gflops);
+    snprintf(w.cfg.precision, sizeof w.cfg.precision, "fp32");
+    w.cfg.batch = 1;   /* one row: one replica works, so does one peak thread */
+    CHECK(bench_train(&w, &r, err) == LM_OK, "bench_train: %s", err);
+    CHECK(r.peak_threads == 1, "batch 1: peak on %d threads", r.peak_threads);
+}
+
+/* a share over 100% is never printed as a share */
+static void test_share_text(void)
+{
+    char b[200];
+    CHECK(fabs(bench_peak_share(50, 200) - 0.25) < 1e-12, "share %g", bench_peak_share(50, 200));
+    CHECK(bench_peak_share(50, 0) < 0, "no peak, no share");
+    bench_peak_share_text(b, sizeof b, 0.71, "bf16");
+    CHECK(!strcmp(b, "71% of the bf16 peak"), "'%s'", b);
+    bench_peak_share_text(b, sizeof b, 1.62, "fp32");
+    CHECK(strstr(b, "162% of") == NULL && strstr(b, "measurement error") != NULL &&
+          strstr(b, "not printed") != NULL, "over 100%%: '%s'", b);
+    bench_peak_share_text(b, sizeof b, 1.0, "fp32");
+    CHECK(!strcmp(b, "100% of the fp32 peak"), "exactly the peak: '%s'", b);
+    char e[LM_ERR_LEN] = "";
+    CHECK(bench_peak_create("fp16", 1, 8, e) == NULL && strstr(e, "fp16") != NULL,
+          "unknown precision refused: %s", e);
+    BenchPeak *p = bench_peak_create("fp32", 3, 64, e);
+    CHECK(p && bench_peak_sample(p) > 0, "a 3-thread fp32 sample: %s", e);
+    bench_peak_destroy(p);
+    bench_peak_destroy(NULL);
 }
 
 static void test_bottleneck(void)
@@ -54,6 +114,9 @@ static void test_bottleneck(void)
     BenchStage b = bench_bottleneck(&r);
     CHECK(!strcmp(b.name, "mixer backward") && b.seconds == 0.3, "bottleneck %s %g", b.name,
           b.seconds);
+    r.feed_s = 0.35;
+    b = bench_bottleneck(&r);
+    CHECK(!strcmp(b.name, "data feed"), "bottleneck %s", b.name);
     r.other_s = 0.4;
     b = bench_bottleneck(&r);
     CHECK(strstr(b.name, "gradient sum") != NULL, "bottleneck %s", b.name);
@@ -75,8 +138,11 @@ static void test_peaks(void)
 
 int main(void)
 {
+    setenv(GEMM_BF16_EMULATE_ENV, "1", 0);   /* bf16 paths run on any CPU */
     test_train_split();
     test_bottleneck();
     test_peaks();
+    test_peak_threads();
+    test_share_text();
     return check_summary();
 }

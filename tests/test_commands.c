@@ -266,6 +266,27 @@ static void test_tag_note(Session *s)
     CHECK(o && !strcmp(js(json_object_get(o, "notes")), "lower lr; looks good"),
           "note stored: %s", out);
     json_decref(o);
+    /* issue 37: every note is kept with its time (the old `note` replaced the one note) */
+    s->json = 0;
+    CHECK(run(s, "note 3 \"second thought <b>\"") == LM_OK, "second note: %s", out);
+    CHECK(run(s, "run 3") == LM_OK && strstr(out, "lower lr; looks good") &&
+          strstr(out, "second thought <b>"), "both notes in run 3: %s", out);
+    CHECK(run(s, "runs note~THOUGHT") == LM_OK && count_lines(out) == 2 && strstr(out, "msa-b"),
+          "runs note~: %s", out);
+    CHECK(run(s, "note 3 \"x\" && echo") == LM_OK, "words joined: %s", out);
+    s->json = 1;
+    CHECK(run(s, "run 3") == LM_OK && (o = json_loads(out, 0, NULL)), "%s", out);
+    json_t *nl = json_object_get(o, "note_list");
+    CHECK(json_array_size(nl) == 3 && !strcmp(js(json_object_get(json_array_get(nl, 1), "text")),
+          "second thought <b>") && json_is_string(json_object_get(json_array_get(nl, 0), "time")),
+          "note_list with times: %s", out);
+    CHECK(!strcmp(js(json_object_get(o, "notes")), "x && echo"), "notes = the newest: %s", out);
+    json_decref(o);
+    int nc;   /* `log ID follow` waits for the run: the dashboard refuses that form only */
+    const Command *table = session_commands(&nc);
+    CHECK(cmdtable_blocks(table, nc, "log 3 follow") == 1 &&
+          cmdtable_blocks(table, nc, "log 3 tail=5") == 0 &&
+          cmdtable_blocks(table, nc, "note 3 follow") == 0, "log follow blocks, nothing else");
     CHECK(run(s, "runs tag=best") == LM_OK && !strcmp(json_ids(), "2"), "%s", out);
     o = json_loads(out, 0, NULL);
     json_t *tags = json_object_get(o, "tags");

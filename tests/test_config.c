@@ -6,6 +6,7 @@
 #include "tokenizer.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,8 +31,57 @@ static void expect_invalid(const char *pairs[], const char *needle)
     CHECK(strstr(err, needle) != NULL, "message '%s' lacks '%s'", err, needle);
 }
 
+/* Lines by the CPU's bf16 support: "bf16:" lines apply where the CPU has AVX512-BF16,
+ * "fp32:" lines where it has not, in file order; cpu_recipe records which; the other
+ * CPU's lines are still checked; plain text (stored settings) refuses them. */
+static void test_cpu_recipe(void)
+{
+    char path[] = "/tmp/lmlab_cfg_XXXXXX", err[LM_ERR_LEN] = "";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "d = 128\nbf16: d = 192   # wider where bf16 is\nbf16: precision = bf16\n"
+               "fp32:batch=6\nlr = 2e-3\n");
+    fclose(f);
+    Config c;
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        config_defaults(&c);
+        CHECK(config_load_file_cpu(&c, path, bf16, err) == LM_OK, "bf16=%d: %s", bf16, err);
+        CHECK(c.d == (bf16 ? 192 : 128) && c.batch == (bf16 ? 12 : 6) &&
+              !strcmp(c.precision, bf16 ? "bf16" : "fp32") && c.lr == 2e-3f,
+              "bf16=%d: d=%d batch=%d precision=%s", bf16, c.d, c.batch, c.precision);
+        CHECK(!strcmp(c.cpu_recipe, bf16 ? "bf16" : "fp32"), "recorded recipe '%s'",
+              c.cpu_recipe);
+        char *text = config_to_text(&c);
+        CHECK(text && strstr(text, bf16 ? "cpu_recipe=bf16" : "cpu_recipe=fp32"),
+              "the stored settings say which recipe ran");
+        free(text);
+    }
+    /* a typo in the other CPU's line is still an error, naming the line */
+    f = fopen(path, "w");
+    fprintf(f, "d = 128\nbf16: dd = 192\n");
+    fclose(f);
+    config_defaults(&c);
+    CHECK(config_load_file_cpu(&c, path, 0, err) == LM_EARG && strstr(err, ":2:") &&
+          strstr(err, "dd"), "typo in a skipped bf16 line: '%s'", err);
+    config_defaults(&c);
+    CHECK(config_load_file(&c, path, err) == LM_EARG, "typo accepted on this CPU");
+    /* no conditional lines: none */
+    f = fopen(path, "w");
+    fprintf(f, "d = 64\n");
+    fclose(f);
+    config_defaults(&c);
+    CHECK(config_load_file_cpu(&c, path, 1, err) == LM_OK && !strcmp(c.cpu_recipe, "none"),
+          "no conditional lines: '%s'", c.cpu_recipe);
+    unlink(path);
+    config_defaults(&c);
+    CHECK(config_from_text(&c, "d=64\nbf16: d=96\n", err) == LM_EARG &&
+          strstr(err, "experiment files"), "plain text with a bf16: line: '%s'", err);
+    CHECK(c.d == 64, "line 1 applied before the refusal (d=%d)", c.d);
+}
+
 int main(void)
 {
+    test_cpu_recipe();
     Config c, d;
     char err[LM_ERR_LEN];
     config_defaults(&c);

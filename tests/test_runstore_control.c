@@ -32,8 +32,7 @@ static void test_requests(void)
     char err[LM_ERR_LEN];
     db_path(path, sizeof path, "ctl.db");
     CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
-    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "schema %d",
-          RUNSTORE_SCHEMA_VERSION);
+    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "the newest schema");
     CHECK(runstore_control_migrate(s, err) == LM_OK, "the step is idempotent: %s", err);
     long run = new_run(s, "a", "lstm", "steps=100\n", NULL), id = 0, id2 = 0;
     CHECK(runstore_control_request(s, run, "explode", &id, err) == LM_EARG &&

@@ -254,6 +254,13 @@ static void bad_inputs(Session *s)
         "fork abc step=1", "fork 99999 step=1", "fork 1", "fork 1 step=7", "fork 1 step=-1",
         "fork 1 step=100 batch=2", "fork 1 step=100 lrr=1", "fork 1 step=100 steps=50",
         "stop 1",
+        /* issue 37: log, note, alert, report, alerts= */
+        "log", "log abc", "log 99999", "log 1 tail=0", "log 1 tail=x", "log 1 sideways",
+        "note 1", "note sweep=99999 \"x\"", "note 99999 \"x\"", "alert 1 on=bogus",
+        "alert 1 on=loss<", "alert 1 run=\"echo hi\"", "alert 1 on=finished run=\"echo 'open\"",
+        "alert 99999 on=finished", "alert off 99999", "alert 1 sideways", "report",
+        "report runs=1", "report runs=1 file=x.txt", "report runs=99999 file=x.html",
+        "report runs=\"lrr<1\" file=x.html", "set alerts=finished,nope", "train alerts=stalled:0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = run(s, bad[i]);

@@ -34,6 +34,8 @@ void dash_state_free(Dashboard *d)
     free(d->gate_hist);
     free(d->sw_trials);
     runstore_jobs_free(d->jobs, d->n_jobs);
+    free(d->sys);                        /* system view */
+    textpane_destroy(d->console);
     free(d->tok.text);
     free(d->tok.gates);
     free(d->scratch);

@@ -12,6 +12,7 @@
 #include "recorder.h"
 #include "runstore.h"
 #include "runstore_jobs.h"
+#include "runstore_track.h"
 #include "session.h"
 #include "textpane.h"
 
@@ -139,6 +140,16 @@ typedef struct Dashboard {
     int n_sp;
     char sp_key[1024], sp_settings[256], sp_prompt[512];
     double sp_next;
+    /* system view: the shown run's system metrics and console (view_system.c) */
+    long sys_run;                         /* the run they were read for */
+    SysSample *sys;                       /* (n_sys) malloc'd, by time */
+    int n_sys;
+    TextPane *console;                    /* the run's console lines */
+    long console_after, console_cut;      /* last line read; lines cut from its start */
+    double sys_next;                      /* reload then (monotonic seconds) */
+    /* alerts (every view, dash_alerts.c): the newest fired alert already shown */
+    long alert_seen, alert_run;
+    double alert_next;
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;

@@ -8,6 +8,7 @@
 #include "dash_term.h"
 
 #include "dash_follow.h"
+#include "dash_alerts.h"
 #include "dash_keys.h"
 #include "dash_render.h"
 #include "err.h"
@@ -350,6 +351,10 @@ static void poll_run(DashTerm *t)
     if (t->snap.run_id != t->drawn_run || t->snap.seq != t->drawn_seq)
         t->dirty = 1;
     follow(t);
+    if (dash_alerts_poll(&t->ctx) > 0) {   /* a line was printed; the bell for attention */
+        beep();
+        t->dirty = 1;
+    }
     const DashView *v = views_get(d->view);
     if (v->tick && v->tick(&t->ctx))
         t->dirty = 1;

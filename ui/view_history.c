@@ -472,6 +472,16 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
     canvas_box(c, pr, title, 0, caps->unicode);
     canvas_box(c, cr, "settings that differ", 0, caps->unicode);
     Rect pin = canvas_rect_inner(pr), cin = canvas_rect_inner(cr);
+    if (d->n_runs > 0 && cin.h >= 3) {   /* the selected run's newest note (`run ID`: all) */
+        const RunRow *sel = &d->runs[dash_draw_clamp(d->run_sel, 0, d->n_runs - 1)];
+        if (sel->notes[0]) {
+            char note[300], line[360];
+            safetext_escape(note, sizeof note, sel->notes, 0);   /* stored text: escaped */
+            snprintf(line, sizeof line, "note #%ld: %s", sel->id, note);
+            canvas_text(c, cin.x, cin.y + cin.h - 1, cin.w, line, UI_COLOR_ACCENT, 0);
+            cin.h--;
+        }
+    }
     if (!d->n_marked) {
         dash_draw_message(c, pin, "Space marks runs: their curves overlay here");
         dash_draw_message(c, cin, "and their differing settings show here");

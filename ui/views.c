@@ -10,7 +10,8 @@
     X(tokens)              \
     X(sweep)               \
     X(jobs)                \
-    X(samples)
+    X(samples)             \
+    X(system)
 
 #define DECLARE(name) extern const DashView view_##name;
 #define ENTRY(name) &view_##name,

@@ -1,10 +1,13 @@
 /* config.c — the key table behind Config: types, ranges, allowed values and help text
  * for every setting, so validation, help, completion and checkpoint text share one
- * source. Not a general INI/TOML parser: one key=value per line, '#' comments. */
+ * source. Not a general INI/TOML parser: one key=value per line, '#' comments, and lines
+ * prefixed "bf16:" or "fp32:" that apply only on a CPU with or without AVX512-BF16. */
 #include "config.h"
+#include "alertrule.h"
 
 #include "err.h"
 #include "regfile.h"
+#include "sysinfo.h"
 #include "strdist.h"
 #include "textcheck.h"
 
@@ -136,9 +139,16 @@ static const ConfigKey KEYS[] = {
     {"runs_dir", CFG_STRING, F(runs_dir), 0, 0, NULL, "where checkpoints are written", "run"},
     {"seed", CFG_INT, F(seed), 0, 4e18, NULL, "random seed", "run"},
     {"threads", CFG_INT, F(threads), 0, 1024, NULL, "total threads (0 = all cores)", "run"},
+    {"alerts", CFG_STRING, F(alerts), 0, 0, NULL,
+     "alert rules for every run of this experiment, comma-separated: diverged, finished, "
+     "failed, ended, stalled[:SECONDS], METRIC<X, METRIC>X (see `help alert`)", "run"},
     {"precision", CFG_ENUM, F(precision), 0, 0, "fp32|bf16",
      "matrix-product inputs: fp32, or bf16 with fp32 accumulation (CPUs with AVX512-BF16; "
      "elsewhere the run says so and trains in fp32)", "run"},
+    {"cpu_recipe", CFG_ENUM, F(cpu_recipe), 0, 0, "none|bf16|fp32",
+     "which CPU-dependent lines of the experiment file applied, set when it is read: "
+     "'bf16:' lines on a CPU with AVX512-BF16, 'fp32:' lines elsewhere (none: the file has "
+     "none)", "run"},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
@@ -171,6 +181,7 @@ void config_defaults(Config *c)
     strcpy(c->runs_dir, "runs");
     c->seed = 1337;
     strcpy(c->precision, "fp32");
+    strcpy(c->cpu_recipe, "none");
 }
 
 const ConfigKey *config_keys(int *n)
@@ -310,6 +321,8 @@ int config_set(Config *c, const char *key, const char *value, char *err)
             if ((rc = config_parse_eval_marks(value, marks, &n, err)))
                 return rc;
         }
+        if (k->offset == offsetof(Config, alerts) && (rc = alertrule_check_list(value, err)))
+            return rc;
         if ((rc = textcheck_value(key, value, !strcmp(key, "sample_prompt")
                                                   ? TEXTCHECK_ALLOW_NEWLINE : 0, err)))
             return rc;
@@ -435,8 +448,12 @@ static char *trim(char *s)
     return s;
 }
 
-/* One line of an experiment file: comments, blank lines, key = value. */
-static int parse_line(Config *c, char *line, const char *where, int lineno, char *err)
+/* One line of an experiment file: comments, blank lines, key = value, and "bf16: key =
+ * value" / "fp32: key = value", applied only where the CPU has (bf16 = 1) or lacks
+ * (bf16 = 0) AVX512-BF16; bf16 < 0 (plain text, not a file) refuses such lines. Sets
+ * *cond when the line had a condition. */
+static int parse_line(Config *c, char *line, const char *where, int lineno, int bf16,
+                      int *cond, char *err)
 {
     char *hash = strchr(line, '#');
     if (hash && !strchr(line, '"'))
@@ -444,6 +461,23 @@ static int parse_line(Config *c, char *line, const char *where, int lineno, char
     char *s = trim(line);
     if (!*s)
         return LM_OK;
+    int is_bf16 = !strncmp(s, "bf16:", 5), is_fp32 = !strncmp(s, "fp32:", 5);
+    if (is_bf16 || is_fp32) {
+        if (bf16 < 0)
+            return err_set(err, LM_EARG, "%s:%d: '%.5s' lines (by the CPU's bf16 support) "
+                           "belong in experiment files only", where, lineno, s);
+        *cond = 1;
+        s = trim(s + 5);
+        if (is_bf16 != (bf16 > 0)) {   /* the other CPU's line: checked, not applied */
+            Config *scratch = malloc(sizeof *scratch);
+            if (!scratch)
+                return err_set(err, LM_ENOMEM, "out of memory");
+            *scratch = *c;
+            int rc = parse_line(scratch, s, where, lineno, bf16, cond, err);
+            free(scratch);
+            return rc;
+        }
+    }
     char *eq = strchr(s, '=');
     if (!eq)
         return err_set(err, LM_EARG, "%s:%d: expected key=value, got '%s'", where, lineno, s);
@@ -470,7 +504,8 @@ int config_from_text(Config *c, const char *text, char *err)
     for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
         lineno++;
-        if ((rc = parse_line(c, line, "config", lineno, err)))
+        int cond = 0;
+        if ((rc = parse_line(c, line, "config", lineno, -1, &cond, err)))
             break;
     }
     free(copy);
@@ -479,7 +514,15 @@ int config_from_text(Config *c, const char *text, char *err)
 
 int config_load_file(Config *c, const char *path, char *err)
 {
+    int avx512_bf16 = 0, amx = 0;
+    sysinfo_bf16(&avx512_bf16, &amx);
+    return config_load_file_cpu(c, path, avx512_bf16, err);
+}
+
+int config_load_file_cpu(Config *c, const char *path, int bf16, char *err)
+{
     char e2[LM_ERR_LEN];
+    int cond = 0;
     FILE *f = regfile_fopen(path, e2);   /* a FIFO or device never blocks: refused */
     if (!f)
         return err_set(err, LM_EIO, "cannot open experiment file %s", e2);
@@ -494,10 +537,12 @@ int config_load_file(Config *c, const char *path, char *err)
         char *text = line;
         if (lineno == 1 && !memcmp(line, "\xEF\xBB\xBF", 3))   /* a UTF-8 byte-order mark */
             text += 3;
-        if ((rc = parse_line(c, text, path, lineno, err)))
+        if ((rc = parse_line(c, text, path, lineno, bf16 ? 1 : 0, &cond, err)))
             break;
     }
     fclose(f);
+    if (!rc && cond)   /* the run records which recipe this CPU got */
+        snprintf(c->cpu_recipe, sizeof c->cpu_recipe, "%s", bf16 ? "bf16" : "fp32");
     return rc;
 }
 

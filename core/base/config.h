@@ -83,6 +83,9 @@ typedef struct {
     long seed;
     int threads;
     char precision[8];     /* fp32 | bf16: the matrix products' inputs (matmul.h) */
+    char alerts[CONFIG_STR_LEN]; /* alert rules set on each run (alertrule.h), "" = none */
+    char cpu_recipe[8];    /* none | bf16 | fp32: which CPU-dependent lines of the
+                              experiment file applied (config_load_file) */
 } Config;
 
 typedef struct {
@@ -112,9 +115,14 @@ int config_set_pair(Config *c, const char *pair, char *err);
  * models, ...) and a memory estimate against the machine. LM_OK or LM_EARG. */
 int config_validate(const Config *c, char *err);
 
-/* Reads an experiment file: one key=value a line, '#' comments. Errors name the file
- * and line. */
+/* Reads an experiment file: one key=value a line, '#' comments. A line "bf16: key =
+ * value" applies only on a CPU with AVX512-BF16 (sysinfo_bf16), "fp32: key = value" only
+ * on one without, in file order with the rest; when the file has such lines, cpu_recipe
+ * records which applied ("bf16" or "fp32"), so a stored run says which recipe it got.
+ * Errors name the file and line. */
 int config_load_file(Config *c, const char *path, char *err);
+/* The same with the CPU's AVX512-BF16 support given (bf16 != 0: it has it). */
+int config_load_file_cpu(Config *c, const char *path, int bf16, char *err);
 
 /* Formats a value as text into buf; returns 0, or -1 for an unknown key. */
 int config_get(const Config *c, const char *key, char *buf, size_t cap);

@@ -1,6 +1,9 @@
 /* bench.c — workloads and measurements (see bench.h). */
 #include "bench.h"
 
+#include "bench_peak.h"
+
+#include "dataset.h"
 #include "err.h"
 #include "gemm_bf16.h"
 #include "matmul.h"
@@ -13,10 +16,10 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const NAMES[] = {"small", "paper", "small-msa", "paper-msa",
     "scan-dispatcher-256", "scan-dispatcher-1024", "scan-dispatcher-4096", "scan-msa-256",
@@ -133,6 +136,10 @@ BenchStage bench_bottleneck(const BenchResult *r)
                          p == PROF_OPTIM ? "" : bwd ? " backward" : " forward");
             }
         }
+    if (r->feed_s > best.seconds) {
+        best.seconds = r->feed_s;
+        snprintf(best.name, sizeof best.name, "data feed");
+    }
     if (r->other_s > best.seconds) {
         best.seconds = r->other_s;
         snprintf(best.name, sizeof best.name, "replica sync + gradient sum");
@@ -146,6 +153,13 @@ double bench_part_gflops(const BenchResult *r, int part)
     if (part < 0 || part >= PROF_N || r->part_flops[part] <= 0 || t <= 0)
         return 0;
     return r->part_flops[part] * r->batch * r->bptt / t / 1e9;
+}
+
+/* CPU seconds used by every thread of this process so far. */
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) ? 0 : t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -178,14 +192,38 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     size_t N = (size_t)c->batch * c->bptt;
     int *x = malloc(N * sizeof(int)), *y = malloc(N * sizeof(int));
     double *times = calloc((size_t)w->steps, sizeof(double));
-    if (!rc && (!x || !y || !times))
+    double *peaks = calloc((size_t)w->steps, sizeof(double));
+    double *shares = calloc((size_t)w->steps, sizeof(double));
+    double *cpu = calloc((size_t)w->steps, sizeof(double));
+    if (!rc && (!x || !y || !times || !peaks || !shares || !cpu))
+        rc = err_set(err, LM_ENOMEM, "out of memory");
+    /* the peak on the workload's kernel and threads (replicas_step runs min(replicas,
+     * batch) of them), sampled after each timed step: same machine, same moment */
+    int peak_threads = reps ? replicas_count(reps) : 1;
+    peak_threads = peak_threads < c->batch ? peak_threads : c->batch;
+    BenchPeak *peak = rc ? NULL : bench_peak_create(bench_precision(w), peak_threads,
+                                                   w->peak_n > 0 ? w->peak_n : 1024, err);
+    if (!rc && !peak)
+        rc = LM_ENOMEM;
+    forward_part_flops(c, w->vocab, out->part_flops);
+    for (int p = 0; p < PROF_N; p++) {
+        out->part_flops[p] *= 3;
+        out->flops_per_token += out->part_flops[p];
+    }
+    /* the data feed as the trainer's: a Batcher over a token stream (random tokens: speed
+     * does not depend on the data) in the workload's batching mode */
+    size_t n_stream = N * 64 > (1u << 20) ? N * 64 : (1u << 20);
+    int *stream = rc ? NULL : malloc(n_stream * sizeof(int));
+    if (!rc && !stream)
         rc = err_set(err, LM_ENOMEM, "out of memory");
     Rng r;
     rng_seed(&r, 1);
-    for (size_t i = 0; !rc && i < N; i++) {
-        x[i] = (int)rng_below(&r, (uint32_t)w->vocab);
-        y[i] = (int)rng_below(&r, (uint32_t)w->vocab);
-    }
+    for (size_t i = 0; !rc && i < n_stream; i++)
+        stream[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+    Batcher feed;
+    if (!rc)
+        batcher_init(&feed, stream, n_stream, c->batch, c->bptt,
+                     c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM, 1);
     m->training = 1;
     for (int s = -1; !rc && s < w->steps; s++) {   /* step -1 warms up */
         if (s == 0) {
@@ -193,7 +231,9 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
             memset(m->prof_bwd, 0, sizeof m->prof_bwd);
         }
         m->profiling = s >= 0;
-        double t0 = sysinfo_now(), loss;
+        double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
+        while (batcher_next(&feed, x, y, NULL) != c->bptt) {}   /* whole windows only */
+        double tf = sysinfo_now();
         long cnt;
         rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
         if (rc) { err_set(err, rc, "forward failed"); break; }
@@ -203,7 +243,16 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         double t2 = sysinfo_now();
         if (s >= 0) {
             times[s] = t2 - t0;
+            cpu[s] = process_cpu_s() - c0;
             m->prof[PROF_OPTIM] += t2 - t1;
+            out->feed_s += (tf - t0) / w->steps;
+            peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
+            for (int k = 0; k < 3; k++) {
+                double g = bench_peak_sample(peak);
+                peaks[s] = g > peaks[s] ? g : peaks[s];
+            }
+            shares[s] = bench_peak_share(out->flops_per_token * (double)N / times[s] / 1e9,
+                                         peaks[s]);
         }
     }
     if (!rc) {
@@ -215,23 +264,30 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->params = model_param_count(m);
         out->step_s = times[w->steps / 2];
         out->tokens_per_s = (double)N / out->step_s;
-        forward_part_flops(c, w->vocab, out->part_flops);
         double sum = 0, mean = 0;
         for (int p = 0; p < PROF_N; p++) {
-            out->part_flops[p] *= 3;
-            out->flops_per_token += out->part_flops[p];
             out->part_s[p] = m->prof[p] / w->steps;
             out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
             sum += out->part_s[p] + out->part_bwd_s[p];
         }
         for (int s = 0; s < w->steps; s++)
             mean += times[s] / w->steps;
+        sum += out->feed_s;
         out->other_s = mean > sum ? mean - sum : 0;   /* parts are sums, so the mean */
         out->gflops = out->flops_per_token * out->tokens_per_s / 1e9;
         snprintf(out->precision, sizeof out->precision, "%s", bench_precision(w));
+        qsort(peaks, (size_t)w->steps, sizeof(double), cmp_double);
+        qsort(shares, (size_t)w->steps, sizeof(double), cmp_double);
+        out->peak_gflops = peaks[(w->steps - 1) / 2];   /* the lower median: with 2 steps */
+        out->peak_share = shares[(w->steps - 1) / 2];   /* not the larger share */
+        out->peak_threads = peak_threads;
+        qsort(cpu, (size_t)w->steps, sizeof(double), cmp_double);
+        out->cpu_step_s = cpu[w->steps / 2];
+        out->tokens_per_cpu_s = out->cpu_step_s > 0 ? (double)N / out->cpu_step_s : 0;
         out->peak_rss_kb = sysinfo_peak_rss_kb();
     }
-    free(x); free(y); free(times);
+    free(x); free(y); free(times); free(peaks); free(shares); free(stream); free(cpu);
+    bench_peak_destroy(peak);
     optim_free(&opt);
     replicas_destroy(reps);
     matmul_bf16_detach(m->params.data);
@@ -263,62 +319,17 @@ double bench_sgemm_gflops(int n)
     return best;
 }
 
-typedef struct {
-    GemmBf16Kernel k;
-    int n, m0, m1;
-    const float *a;
-    const GemmBf16PackedB *pb;
-    float *c;
-    void *scratch;
-} PeakSlice;
-
-static void *peak_slice(void *arg)
-{
-    PeakSlice *j = arg;
-    gemm_bf16(j->k, 0, 0, j->m1 - j->m0, j->n, j->n, 1.0f, j->a + (size_t)j->m0 * j->n, j->n,
-              NULL, 0, j->pb, 0.0f, j->c + (size_t)j->m0 * j->n, j->n, j->scratch);
-    return NULL;
-}
-
 double bench_bf16_gflops(int n, int threads)
 {
-    GemmBf16Kernel k = gemm_bf16_select_kernel();
-    threads = threads < 1 ? 1 : threads > 16 ? 16 : threads;
-    if (k == GEMM_BF16_NONE)
-        return 0;
-    size_t nn = (size_t)n * n, sb = (gemm_bf16_scratch_bytes() + 63) & ~(size_t)63;
-    float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float)),
-          *c = malloc(nn * sizeof(float));
-    GemmBf16PackedB pb = {aligned_alloc(64, (gemm_bf16_packed_b_elems(n, n) * 2 + 63) & ~63UL),
-                          0, 0};
-    char *scratch = aligned_alloc(64, sb * (size_t)threads);
+    char err[LM_ERR_LEN];
+    BenchPeak *p = bench_peak_create("bf16", threads, n, err);
     double best = 0;
-    if (a && b && c && pb.data && scratch) {
-        for (size_t i = 0; i < nn; i++) {
-            a[i] = (float)(i % 7) * 0.1f;
-            b[i] = (float)(i % 5) * 0.1f;
-        }
-        gemm_bf16_pack_b(&pb, 0, n, n, b, n);
-        PeakSlice js[16];
-        pthread_t th[16];
-        for (int rep = 0; rep < 6; rep++) {
-            double t0 = sysinfo_now();
-            for (int t = 0; t < threads; t++) {
-                js[t] = (PeakSlice){k, n, (int)((long)n * t / threads),
-                                    (int)((long)n * (t + 1) / threads), a, &pb, c,
-                                    scratch + sb * (size_t)t};
-                if (t && pthread_create(&th[t], NULL, peak_slice, &js[t]))
-                    peak_slice(&js[t]), th[t] = 0;
-            }
-            peak_slice(&js[0]);
-            for (int t = 1; t < threads; t++)
-                if (th[t]) pthread_join(th[t], NULL);
-            double dt = sysinfo_now() - t0, g = 2.0 * n * n * (double)n / dt / 1e9;
-            if (rep && g > best)
-                best = g;
-        }
+    for (int rep = 0; p && rep < 6; rep++) {
+        double g = bench_peak_sample(p);
+        if (rep && g > best)   /* the first warms up */
+            best = g;
     }
-    free(a); free(b); free(c); free(pb.data); free(scratch);
+    bench_peak_destroy(p);
     return best;
 }
 

@@ -15,6 +15,7 @@ typedef struct {
     Config cfg;            /* model, sizes, optimizer */
     int vocab;             /* V */
     int steps;             /* timed steps (after one warm-up step) */
+    int peak_n;            /* the peak's products are peak_n^3 (0: 1024) */
 } BenchWorkload;
 
 typedef struct {
@@ -23,13 +24,24 @@ typedef struct {
     long params;
     double step_s;         /* median seconds per training step */
     double tokens_per_s;
+    double cpu_step_s;     /* median CPU seconds of a step, all its threads together */
+    double tokens_per_cpu_s; /* tokens per CPU-second: what a step costs in work, which
+                              other people's jobs on the machine do not change (wall
+                              time does: a descheduled replica waits) */
     double flops_per_token;/* training (forward + backward) matrix FLOPs */
     double gflops;         /* achieved model GFLOP/s */
     char precision[8];     /* the matmul precision it ran in ("fp32") */
-    double peak_gflops;    /* bench_peak_for(precision): what gflops is a fraction of */
+    double peak_gflops;    /* the (lower) median of the peak samples taken between the
+                              steps (each the best of 3 products), on the precision's
+                              kernel and the workload's threads */
+    double peak_share;     /* the lower median over steps of (the step's GFLOP/s / the peak
+                              sampled right after it); > 1 is a measurement error */
+    int peak_threads;      /* threads the peak ran on (the workload's replicas) */
     double part_s[PROF_N]; /* seconds per step in each part's forward (PROF_OPTIM: the
                               gradient norm, clipping and optimizer step) */
     double part_bwd_s[PROF_N]; /* seconds per step in each part's backward */
+    double feed_s;         /* the data feed: the next (B, T) batch from a token stream
+                              (batcher_next, the trainer's batching mode) */
     double other_s;        /* the rest of a step: waiting for the other replicas' threads,
                               summing their gradients */
     double part_flops[PROF_N]; /* training matrix FLOPs per token of each part (0: none) */
@@ -47,7 +59,9 @@ typedef struct {
 const char *const *bench_workload_names(void);
 /* Fills w for a named workload. LM_OK or LM_EARG listing the names. */
 int bench_workload(const char *name, BenchWorkload *w, char *err);
-/* Times w's training steps (forward, backward, clip, optimizer step). With
+/* Times w's training steps (forward, backward, clip, optimizer step) and, after each,
+ * samples the matmul peak of its precision on its threads (bench_peak.h): the result's
+ * peak_gflops and peak_share. With
  * w->cfg.precision "bf16" the model's products run in bf16 (matmul.h) and the result's
  * name gets " bf16"; LM_EARG when this CPU has no bf16 kernel (a bf16 figure is never
  * an fp32 one in disguise). */
@@ -57,7 +71,8 @@ double bench_sgemm_gflops(int n);
 /* The measured matmul peak (GFLOP/s) of a precision on this machine with the threads
  * set now, measured once per process: "fp32" is the sgemm peak (1536^3). 0 for a
  * precision this build cannot measure; "bf16" is bench_bf16_gflops(1536, the BLAS
- * threads), 0 when this CPU has no bf16 kernel. */
+ * threads), 0 when this CPU has no bf16 kernel. The machine's figure for bench's header
+ * only: a workload's share is of the peak sampled between its own steps (peak_share). */
 double bench_peak_for(const char *precision);
 /* The matmul precision workload w runs in ("fp32"). */
 const char *bench_precision(const BenchWorkload *w);

@@ -1,17 +1,19 @@
 /* attention.c — causal multi-head self-attention (nn.MultiheadAttention with a causal
- * mask): the q, k, v projections as ONE cblas_sgemm over all B*T rows (in_proj packs
+ * mask): the q, k, v projections as ONE matrix product over all B*T rows (in_proj packs
  * them), then the fused tiled kernel of attention_flash.c per (batch, head) on strided
  * slices of that qkv buffer (online softmax; only a log-sum-exp per row is kept for the
- * backward, no (T,T) matrix), then out_proj as one sgemm. Dropout on the attention
- * weights uses a counter-based mask (one seed per forward), recomputed in the backward.
- * Also the key/value cache for incremental decoding. Not the tile products themselves
- * (attention_flash.c). */
+ * backward, no (T,T) matrix), then out_proj as one product. The projections and their
+ * backward products go through matmul (matmul.h): sgemm, or bf16 under precision=bf16.
+ * Dropout on the attention weights uses a counter-based mask (one seed per forward),
+ * recomputed in the backward. Also the key/value cache for incremental decoding. Not the
+ * tile products themselves (attention_flash.c). */
 #include "attention.h"
 
 #include "attention_flash.h"
 #include "fastmath.h"
 
 #include "linear.h"
+#include "matmul.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -147,7 +149,7 @@ void attention_forward_dropout(const AttentionDims *ad, float *out, float *act,
     memcpy(&L.meta[2], &hi, sizeof hi);
     for (int r = 0; r < M; r++)
         memcpy(L.qkv + (size_t)r * 3 * d, b_qkv, sizeof(float) * 3 * d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, 3 * d, d, 1.0f, inp, d, w_qkv, d,
+    matmul(CblasNoTrans, CblasTrans, M, 3 * d, d, 1.0f, inp, d, w_qkv, d,
                 1.0f, L.qkv, 3 * d);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
@@ -159,7 +161,7 @@ void attention_forward_dropout(const AttentionDims *ad, float *out, float *act,
         }
     for (int r = 0; r < M; r++)
         memcpy(out + (size_t)r * d, b_o, sizeof(float) * d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, d, d, 1.0f, L.O, d, w_o, d, 1.0f,
+    matmul(CblasNoTrans, CblasTrans, M, d, d, 1.0f, L.O, d, w_o, d, 1.0f,
                 out, d);
 }
 
@@ -198,9 +200,9 @@ void attention_backward(const AttentionDims *ad, float *dinp, float *dw_qkv, flo
     float *work = dO + r16((size_t)M * d);
 
     add_colsum(db_o, dout, M, d);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, M, 1.0f, dout, d, L.O, d, 1.0f,
+    matmul(CblasTrans, CblasNoTrans, d, d, M, 1.0f, dout, d, L.O, d, 1.0f,
                 dw_o, d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, d, d, 1.0f, dout, d, w_o, d,
+    matmul(CblasNoTrans, CblasNoTrans, M, d, d, 1.0f, dout, d, w_o, d,
                 0.0f, dO, d);
     memset(dqkv, 0, sizeof(float) * (size_t)M * 3 * d);
     for (int b = 0; b < B; b++)
@@ -213,10 +215,10 @@ void attention_backward(const AttentionDims *ad, float *dinp, float *dw_qkv, flo
                                      L.lse + ((size_t)b * H + h) * T, L.qkv + off,
                                      L.qkv + off + d, L.qkv + off + 2 * d, 3 * d);
         }
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 3 * d, d, M, 1.0f, dqkv, 3 * d, inp,
+    matmul(CblasTrans, CblasNoTrans, 3 * d, d, M, 1.0f, dqkv, 3 * d, inp,
                 d, 1.0f, dw_qkv, d);
     add_colsum(db_qkv, dqkv, M, 3 * d);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, d, 3 * d, 1.0f, dqkv, 3 * d,
+    matmul(CblasNoTrans, CblasNoTrans, M, d, 3 * d, 1.0f, dqkv, 3 * d,
                 w_qkv, d, 1.0f, dinp, d);
 }
 

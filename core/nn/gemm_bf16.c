@@ -178,35 +178,41 @@ static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda
                          int mc, int k0, int kc)
 {
     int kp = (kc + 1) / 2, full = kc / 2;
+    if (ta) {   /* pair of stored rows outermost: each row's mc values are read in order,
+                 * once (panel by panel, they were 12-float pieces of 256 rows far apart) */
+        for (int p = 0; p < kp; p++) {
+            const float *lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+            const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
+            for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
+                uint32_t *restrict out = dst + (size_t)r * kp * GEMM_BF16_MR
+                                       + (size_t)p * GEMM_BF16_MR;
+                const float *l = lo + r * GEMM_BF16_MR, *u = hi ? hi + r * GEMM_BF16_MR : NULL;
+                int h = mc - r * GEMM_BF16_MR;
+                if (u && h >= GEMM_BF16_MR)
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = pair_bits(l[i], u[i]);
+                else
+                    for (int i = 0; i < GEMM_BF16_MR; i++)
+                        out[i] = i < h ? pair_bits(l[i], u ? u[i] : 0.0f) : 0;
+            }
+        }
+        return;
+    }
     for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
         uint32_t *restrict panel = dst + (size_t)r * kp * GEMM_BF16_MR;
         int m0 = i0 + r * GEMM_BF16_MR, h = mc - r * GEMM_BF16_MR;
         h = h < GEMM_BF16_MR ? h : GEMM_BF16_MR;
-        if (!ta) {
-            for (int i = 0; i < GEMM_BF16_MR; i++) {
-                uint32_t *restrict out = panel + (size_t)i * kp;
-                if (i >= h) {
-                    memset(out, 0, (size_t)kp * sizeof *out);
-                    continue;
-                }
-                const float *row = A + (size_t)(m0 + i) * lda + k0;
-                for (int p = 0; p < full; p++)
-                    out[p] = pair_at(row + 2 * p);
-                if (kc & 1)
-                    out[full] = pair_bits(row[kc - 1], 0.0f);
+        for (int i = 0; i < GEMM_BF16_MR; i++) {
+            uint32_t *restrict out = panel + (size_t)i * kp;
+            if (i >= h) {
+                memset(out, 0, (size_t)kp * sizeof *out);
+                continue;
             }
-        } else {
-            for (int p = 0; p < kp; p++) {
-                const float *lo = A + (size_t)(k0 + 2 * p) * lda + m0;
-                const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
-                uint32_t *restrict out = panel + (size_t)p * GEMM_BF16_MR;
-                if (hi && h == GEMM_BF16_MR)
-                    for (int i = 0; i < GEMM_BF16_MR; i++)
-                        out[i] = pair_bits(lo[i], hi[i]);
-                else
-                    for (int i = 0; i < GEMM_BF16_MR; i++)
-                        out[i] = i < h ? pair_bits(lo[i], hi ? hi[i] : 0.0f) : 0;
-            }
+            const float *row = A + (size_t)(m0 + i) * lda + k0;
+            for (int p = 0; p < full; p++)
+                out[p] = pair_at(row + 2 * p);
+            if (kc & 1)
+                out[full] = pair_bits(row[kc - 1], 0.0f);
         }
     }
 }
@@ -257,6 +263,7 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #define V_BCAST(p) emu_bcast(p)
 #define V_DP(acc, a, b) emu_dp(acc, a, b)
 #define V_STORE(dst, v) (*(EmuFu *)(dst) = (v))
+#define V_LOADF(p) (*(const EmuFu *)(p))
 #include "gemm_bf16_kern.inc"
 #undef KERN_ATTR
 #undef KERN_NAME
@@ -268,6 +275,7 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #undef V_BCAST
 #undef V_DP
 #undef V_STORE
+#undef V_LOADF
 
 #if defined(GEMM_BF16_X86) && defined(__GNUC__) && (__GNUC__ >= 10 || defined(__clang__))
 #define GEMM_BF16_HAVE_AVX512 1
@@ -281,28 +289,31 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
 #define V_BCAST(p) ((__m512bh)_mm512_set1_epi32((int)*(p)))
 #define V_DP(acc, a, b) _mm512_dpbf16_ps(acc, a, b)
 #define V_STORE(dst, v) _mm512_storeu_ps(dst, v)
+#define V_LOADF(p) _mm512_loadu_ps(p)
 #include "gemm_bf16_kern.inc"
 #endif
 
-typedef void (*KernFn)(int, const uint32_t *, size_t, size_t, const uint16_t *, float *);
+typedef void (*KernFn)(int, const uint32_t *, size_t, size_t, const uint16_t *, float *,
+                       size_t, int);
 typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 
 /* ---- driver ---- */
 
-#define A_ELEMS ((size_t)MC * KC / 2)          /* uint32 pairs */
+#define KA_MAX 2048                            /* K up to which an A block is packed whole */
+#define A_ELEMS ((size_t)MC * KC / 2)          /* uint32 pairs of one K block of A */
+#define A_BLOCKS (KA_MAX / KC)                 /* K blocks of A packed at once */
 #define B_ELEMS ((size_t)NC * KC)              /* bf16 */
+#define BW_ELEMS ((size_t)2 << 20)             /* bf16 of a B packed whole per call (4 MiB) */
 #define TILE_FLOATS (GEMM_BF16_MR * GEMM_BF16_NR)
 
 size_t gemm_bf16_scratch_bytes(void)
 {
-    return A_ELEMS * 4 + B_ELEMS * 2 + TILE_FLOATS * 4;
+    return A_ELEMS * A_BLOCKS * 4 + BW_ELEMS * 2 + TILE_FLOATS * 4;
 }
 
 typedef struct {
     KernFn kern;
     EpiFn epi;
-    uint32_t *apack;
-    uint16_t *bpack;
     float *tile;
     float alpha;
     float *C;
@@ -310,20 +321,26 @@ typedef struct {
     int ta;   /* A's packed layout (pack_a_block) */
 } Run;
 
-/* Every micro-kernel of one packed A block (rows i0.., mc) against nc columns of packed
- * B starting at column j0 (panels pstride apart), kp pairs each. */
-static void run_block(const Run *r, const uint16_t *bview, size_t pstride, int kp, int i0,
-                      int mc, int j0, int nc, float beta)
+/* Every micro-kernel of one packed A block (apack: rows i0.., mc) against nc columns of
+ * packed B starting at column j0 (panels pstride apart), kp pairs each. */
+static void run_block(const Run *r, const uint32_t *apack, const uint16_t *bview,
+                      size_t pstride, int kp, int i0, int mc, int j0, int nc, float beta)
 {
+    int direct = r->alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
     for (int jp = 0; jp < nc; jp += GEMM_BF16_NR) {
         const uint16_t *bp = bview + (size_t)(jp / GEMM_BF16_NR) * pstride;
         int nv = nc - jp < GEMM_BF16_NR ? nc - jp : GEMM_BF16_NR;
         for (int ip = 0; ip < mc; ip += GEMM_BF16_MR) {
             int mv = mc - ip < GEMM_BF16_MR ? mc - ip : GEMM_BF16_MR;
-            r->kern(kp, r->apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR,
-                    r->ta ? 1 : (size_t)kp, r->ta ? GEMM_BF16_MR : 1, bp, r->tile);
-            r->epi(r->tile, r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp, r->ldc, mv, nv,
-                   r->alpha, beta);
+            const uint32_t *ap = apack + (size_t)(ip / GEMM_BF16_MR) * kp * GEMM_BF16_MR;
+            size_t rs = r->ta ? 1 : (size_t)kp, ps = r->ta ? GEMM_BF16_MR : 1;
+            float *c = r->C + (size_t)(i0 + ip) * r->ldc + j0 + jp;
+            if (direct && mv == GEMM_BF16_MR && nv == GEMM_BF16_NR) {   /* no tile trip */
+                r->kern(kp, ap, rs, ps, bp, c, (size_t)r->ldc, beta != 0.0f);
+                continue;
+            }
+            r->kern(kp, ap, rs, ps, bp, r->tile, GEMM_BF16_NR, 0);
+            r->epi(r->tile, c, r->ldc, mv, nv, r->alpha, beta);
         }
     }
 }
@@ -333,6 +350,42 @@ static void scale_c(float *C, int ldc, int M, int N, float beta)
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++)
             C[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t)i * ldc + j];
+}
+
+/* The product against a B packed whole (K x N panels, pstride apart). With K <= KA_MAX
+ * each block of MC rows of A is packed for all of K first, then walked NC columns at a
+ * time through every K block, so that C's MC x NC chunk stays in cache between the K
+ * blocks instead of going to memory and back once per K block (the decoder's logits,
+ * M x 28782). Either order adds each K block's tile into C in increasing K: the same
+ * bits. */
+static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, int M, int N,
+                       int K, const uint16_t *pb, float beta)
+{
+    size_t pstride = (size_t)((K + 1) / 2) * PAIR_ELEMS;
+    for (int i0 = 0; i0 < M; i0 += MC) {
+        int mc = M - i0 < MC ? M - i0 : MC;
+        if (K > KA_MAX) {
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                int kc = K - k0 < KC ? K - k0 : KC;
+                pack_a_block(apack, r->ta, A, lda, i0, mc, k0, kc);
+                run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
+                          i0, mc, 0, N, k0 ? 1.0f : beta);
+            }
+            continue;
+        }
+        for (int k0 = 0; k0 < K; k0 += KC)
+            pack_a_block(apack + (size_t)(k0 / KC) * A_ELEMS, r->ta, A, lda, i0, mc, k0,
+                         K - k0 < KC ? K - k0 : KC);
+        for (int j0 = 0; j0 < N; j0 += NC) {
+            int nc = N - j0 < NC ? N - j0 : NC;
+            for (int k0 = 0; k0 < K; k0 += KC) {
+                int kc = K - k0 < KC ? K - k0 : KC;
+                run_block(r, apack + (size_t)(k0 / KC) * A_ELEMS,
+                          pb + (size_t)(k0 / 2) * PAIR_ELEMS + (size_t)(j0 / GEMM_BF16_NR) * pstride,
+                          pstride, (kc + 1) / 2, i0, mc, j0, nc, k0 ? 1.0f : beta);
+            }
+        }
+    }
 }
 
 void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float alpha,
@@ -345,8 +398,9 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
         scale_c(C, ldc, M, N, beta);
         return;
     }
-    Run r = {kern_emu, epi_emu, scratch, (uint16_t *)((char *)scratch + A_ELEMS * 4),
-             (float *)((char *)scratch + A_ELEMS * 4 + B_ELEMS * 2), alpha, C, ldc, ta};
+    uint32_t *apack = scratch;
+    uint16_t *bpack = (uint16_t *)((char *)scratch + A_ELEMS * A_BLOCKS * 4);
+    Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta};
 #ifdef GEMM_BF16_HAVE_AVX512
     if (kernel == GEMM_BF16_AVX512) {
         r.kern = kern_avx512;
@@ -355,28 +409,27 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
 #else
     (void)kernel;
 #endif
-    if (pb) {   /* B packed whole: each A block meets every column */
-        size_t pstride = (size_t)((K + 1) / 2) * PAIR_ELEMS;
-        for (int i0 = 0; i0 < M; i0 += MC) {
-            int mc = M - i0 < MC ? M - i0 : MC;
-            for (int k0 = 0; k0 < K; k0 += KC) {
-                int kc = K - k0 < KC ? K - k0 : KC;
-                pack_a_block(r.apack, ta, A, lda, i0, mc, k0, kc);
-                run_block(&r, pb->data + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
-                          i0, mc, 0, N, k0 ? 1.0f : beta);
-            }
-        }
+    if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
+        run_packed(&r, apack, A, lda, M, N, K, pb->data, beta);
+        return;
+    }
+    if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
+        /* B fits the scratch whole (dW = dY^T X: K = the rows, N = d): pack it once, so
+         * C (the gradient, V x d for the decoder) is walked once, not once per K block */
+        GemmBf16PackedB whole = {bpack, 0, 0};
+        gemm_bf16_pack_b(&whole, tb, K, N, B, ldb);
+        run_packed(&r, apack, A, lda, M, N, K, bpack, beta);
         return;
     }
     for (int j0 = 0; j0 < N; j0 += NC) {
         int nc = N - j0 < NC ? N - j0 : NC;
         for (int k0 = 0; k0 < K; k0 += KC) {
             int kc = K - k0 < KC ? K - k0 : KC, kp = (kc + 1) / 2;
-            pack_b_block(r.bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
+            pack_b_block(bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
             for (int i0 = 0; i0 < M; i0 += MC) {
                 int mc = M - i0 < MC ? M - i0 : MC;
-                pack_a_block(r.apack, ta, A, lda, i0, mc, k0, kc);
-                run_block(&r, r.bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
+                pack_a_block(apack, ta, A, lda, i0, mc, k0, kc);
+                run_block(&r, apack, bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
                           k0 ? 1.0f : beta);
             }
         }

@@ -4,8 +4,11 @@
  * session's own `pause`/`stop` take; each is answered in the store. */
 #include "recorder.h"
 
+#include "alerts.h"
+#include "console.h"
 #include "err.h"
 #include "runstore_control.h"
+#include "sysmetrics.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -30,6 +33,12 @@ struct Recorder {
     int stride, acc_n;
     double acc;
     double next_control, next_beat;   /* monotonic seconds of the next poll / heartbeat */
+    /* what a tracker keeps beside the metrics (runstore_track.h): system metrics every
+     * sys_every seconds, the console, the alerts */
+    SysMeter meter;
+    double sys_every, next_sys, last_step_at;
+    ConsoleState console;
+    AlertEngine alerts;
 };
 
 #define RECORDER_CONTROL_EVERY 1.0    /* seconds between polls of the control requests */
@@ -148,6 +157,8 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
     case TEV_LOG:
         set_message(s, ev->text);
         break;
+    case TEV_SYS:   /* stored only (runstore_sys_log) */
+        break;
     }
     s->seq++;
 }
@@ -162,6 +173,12 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
     case TEV_SAMPLE: return runstore_log_sample(st, run, ev->at_step, ev->prompt, "periodic",
                                                 ev->text, err);
     case TEV_CHECKPOINT: return runstore_log_checkpoint(st, run, &ev->ckpt, err);
+    case TEV_SYS:   /* under mpirun: the other ranks' samples (rank 0's is track_poll's) */
+        for (int i = 0; i < ev->n_sys; i++) {
+            int rc = runstore_sys_log(st, run, &ev->sys[i], err);
+            if (rc) return rc;
+        }
+        return LM_OK;
     case TEV_STATUS:
         if (ev->status == TRAINER_EVALUATING)
             return LM_OK;
@@ -233,6 +250,81 @@ static void poll_controls(Recorder *r, RunStore *st, int ended)
     }
 }
 
+/* The run's facts for its alert rules (under the lock). */
+static void alert_facts(Recorder *r, AlertFacts *f, double now)
+{
+    const Snapshot *s = &r->snap;
+    f->status = recorder_status_name(s->status);
+    f->step = s->last.step;
+    f->loss = s->n_steps ? s->last.loss : NAN;
+    f->val_loss = s->n_val ? s->last_eval.loss : NAN;
+    f->best_val = s->best_val;
+    f->tokens_per_s = s->n_steps ? s->last.tokens_per_s : NAN;
+    f->grad_norm = s->n_steps ? s->last.grad_norm : NAN;
+    f->since_step = s->status == TRAINER_RUNNING ? now - r->last_step_at : 0;
+}
+
+/* System metrics when due (always when force), then the alert rules. */
+static void track_poll(Recorder *r, RunStore *st, int force)
+{
+    double now = mono_now();
+    char err[LM_ERR_LEN];
+    if (st && (force || now >= r->next_sys)) {
+        r->next_sys = now + r->sys_every;
+        SysSample x = {0};
+        sysmetrics_sample(&r->meter, &x);
+        x.rank = 0;
+        pthread_mutex_lock(&r->mu);
+        x.step = r->snap.last.step;
+        x.tokens_per_s = r->snap.n_steps ? r->snap.last.tokens_per_s : NAN;
+        pthread_mutex_unlock(&r->mu);
+        runstore_sys_log(st, r->run_id, &x, err);
+    }
+    AlertFacts f;
+    pthread_mutex_lock(&r->mu);
+    alert_facts(r, &f, now);
+    pthread_mutex_unlock(&r->mu);
+    if (alerts_poll(&r->alerts, st, &f, force) > 0) {
+        pthread_mutex_lock(&r->mu);
+        r->snap.seq++;
+        pthread_mutex_unlock(&r->mu);
+    }
+}
+
+/* The console line of one event, when it makes one. */
+static void track_event(Recorder *r, RunStore *st, const TrainEvent *ev)
+{
+    char kind[16], line[RUNSTORE_CONSOLE_LINE_MAX + 64], err[LM_ERR_LEN];
+    double now = mono_now();
+    if (ev->kind == TEV_STEP || ev->kind == TEV_STATUS)   /* a pause or an evaluation */
+        r->last_step_at = now;                            /* restarts the stalled clock */
+    if (st && console_line(&r->console, ev, now, kind, line, sizeof line))
+        runstore_console_append(st, r->run_id, kind, line, err);
+}
+
+/* The configuration's alerts= rules, stored once per run (a resumed run keeps its own). */
+static void track_config_alerts(Recorder *r, RunStore *st)
+{
+    const char *list = r->snap.cfg.alerts;
+    AlertRow *have = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN], word[ALERTRULE_LEN + 8], canon[ALERTRULE_LEN];
+    if (!st || !list[0] || runstore_alerts(st, r->run_id, &have, &n, err)) return;
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, ",");
+        snprintf(word, sizeof word, "%.*s", (int)(k < sizeof word - 1 ? k : sizeof word - 1), p);
+        p += k + (p[k] == ',');
+        AlertRule rule;
+        int dup = 0;
+        if (!word[0] || alertrule_parse(word, &rule, canon, sizeof canon, err)) continue;
+        for (int i = 0; i < n && !dup; i++)
+            dup = have[i].run_id == r->run_id && !strcmp(have[i].rule, canon) &&
+                  !strcmp(have[i].origin, "config");
+        if (!dup) runstore_alert_add(st, r->run_id, 0, canon, "", "config", NULL, err);
+    }
+    free(have);
+}
+
 static void *record_main(void *arg)
 {
     Recorder *r = arg;
@@ -251,9 +343,15 @@ static void *record_main(void *arg)
     int ended = 0, final_rc = LM_OK, gone = 0;
     char final_err[LM_ERR_LEN] = "";
     r->next_beat = mono_now() + RECORDER_BEAT_EVERY;
+    r->last_step_at = mono_now();
+    r->next_sys = r->last_step_at + r->sys_every;
+    SysSample prime;
+    sysmetrics_sample(&r->meter, &prime);   /* the first stored sample has a CPU % */
+    track_config_alerts(r, st);
     while (!ended) {
         TrainEvent ev;
         poll_controls(r, st, 0);
+        track_poll(r, st, 0);
         if (!trainer_poll(r->t, &ev, 0.25)) {
             if (st && runstore_pending(st) && runstore_flush(st, err) == LM_OK)
                 continue;
@@ -276,6 +374,9 @@ static void *record_main(void *arg)
         }
         pthread_mutex_lock(&r->mu);
         apply(r, &r->snap, &ev);
+        pthread_mutex_unlock(&r->mu);
+        track_event(r, st, &ev);
+        pthread_mutex_lock(&r->mu);
         if (rc) {
             char msg[LM_ERR_LEN];
             snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows are "
@@ -291,6 +392,8 @@ static void *record_main(void *arg)
     }
     long left = 0, journaled = 0;
     poll_controls(r, st, 1);   /* requests that came too late are answered as such */
+    track_poll(r, st, 1);      /* the last sample; finished/diverged/ended alerts */
+    alerts_finish(&r->alerts, st, 5.0);
     if (st) {
         if (runstore_flush(st, err) == LM_OK) err[0] = 0;
         left = runstore_pending(st) + runstore_journal_rows(st);
@@ -328,6 +431,10 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->run_id = run_id;
     r->stride = 1;
     r->cb = cb;
+    sysmetrics_init(&r->meter);
+    r->sys_every = sysmetrics_every();
+    r->console.total_steps = trainer_total_steps(t);
+    alerts_init(&r->alerts, run_id, run_name, db_path);
     r->ud = ud;
     pthread_mutex_init(&r->mu, NULL);
     Snapshot *s = &r->snap;

@@ -12,6 +12,7 @@
 #include "private/runlock.h"
 #include "runstore_control.h"
 #include "runstore_group.h"
+#include "runstore_track.h"
 #include "err.h"
 
 #include <errno.h>
@@ -237,6 +238,8 @@ static int store_migrate(RunStore *s, char *err)
         status = store_new_id(s, err);
     if (!status && version < 4)   /* control requests and run lineage */
         status = runstore_control_migrate(s, err);
+    if (!status && version < RUNSTORE_TRACK_VERSION)   /* metrics, console, notes, alerts */
+        status = runstore_track_migrate(s, err);
     if (!status && version < RUNSTORE_CKPT_VERSION)   /* the best checkpoint, its own record */
         status = runstore_ckpt_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);

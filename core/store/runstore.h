@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 6
+#define RUNSTORE_SCHEMA_VERSION 8
 
 typedef struct RunStore RunStore;
 

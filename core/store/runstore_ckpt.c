@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Version RUNSTORE_CKPT_VERSION (6 on this branch). Before it the best file's record shared the checkpoints table's (run, step)
+/* Version RUNSTORE_CKPT_VERSION (8: after runstore_track's 7). Before it the best file's record shared the checkpoints table's (run, step)
  * key, and the step file of the same step replaced it (issue 33): the flagged row
  * (is_best=1) still names the best step, so a run's best record takes that step (else
  * its newest best row's) and the path of its best rows. Matching the path's last

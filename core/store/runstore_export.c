@@ -39,6 +39,11 @@ static const char METRIC_SQL[] = "SELECT step, epoch, tokens, loss, lr, grad_nor
                                  " tokens_per_s, elapsed FROM metrics WHERE run_id=? ORDER BY step";
 static const char EVAL_SQL[] = "SELECT step, split, loss, ppl, bpc, tokens, elapsed FROM evals"
                                " WHERE run_id=? ORDER BY step, split";
+/* schema step 7 (runstore_track.c): the owner's system samples and the run's notes */
+static const char SYS_SQL[] = "SELECT step, t AS time, rank, cpu, rss_mb, threads, load1,"
+                              " mem_avail_mb, mem_total_mb, tokens_per_s, thread_cpu FROM"
+                              " run_sysmetrics WHERE run_id=? ORDER BY t, rank";
+static const char NOTES_SQL[] = "SELECT t AS time, text FROM notes WHERE run_id=? ORDER BY t, id";
 
 /* One long-form value: integers as integers; reals in the shortest %g form that reads
  * back the same: the same float for values that came from 32-bit training metrics
@@ -107,6 +112,17 @@ static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
         }
     }
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting evaluations", err);
+    sqlite3_finalize(st);
+    /* system metrics of rank 0 as sys_* rows at the step they were sampled */
+    static const char *sys_cols[] = {"sys_time", NULL, "sys_cpu", "sys_rss_mb", "sys_threads",
+                                     "sys_load1", "sys_mem_avail_mb"};
+    if (status || (status = prep(s, SYS_SQL, &st, err))) return status;
+    sqlite3_bind_int64(st, 1, run);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int c = 0; c < 7 && sqlite3_column_int(st, 2) == 0; c++)
+            if (sys_cols[c])
+                csv_value(f, run, sqlite3_column_int64(st, 0), sys_cols[c], st, c + 1, 16);
+    if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting system metrics", err);
     sqlite3_finalize(st);
     return status;
 }
@@ -311,16 +327,24 @@ json_t *runstore_run_json(const RunRow *r)
 
 static int export_json_run(RunStore *s, const RunRow *r, json_t *arr, char *err)
 {
-    json_t *o = runstore_run_json(r), *metrics = NULL, *evals = NULL;
+    json_t *o = runstore_run_json(r), *metrics = NULL, *evals = NULL, *sys = NULL, *notes = NULL;
     json_array_append_new(arr, o);
     int status = json_rows(s, METRIC_SQL, r->id, 1, &metrics, err);
     if (!status)
         status = json_rows(s, EVAL_SQL, r->id, 0, &evals, err);
+    if (!status)
+        status = json_rows(s, SYS_SQL, r->id, 0, &sys, err);
+    if (!status)
+        status = json_rows(s, NOTES_SQL, r->id, 0, &notes, err);
     if (!status) {
         json_object_set_new(o, "metrics", metrics);
         json_object_set_new(o, "evals", evals);
+        json_object_set_new(o, "system", sys);
+        json_object_set_new(o, "note_list", notes);
     } else {
         json_decref(metrics);
+        json_decref(evals);
+        json_decref(sys);
     }
     return status;
 }

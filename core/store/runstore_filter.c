@@ -50,7 +50,7 @@ static const struct { const char *key, *col; int kind; } FILTER_KEYS[] = {
     {"tokenizer", "tokenizer", K_TEXT}, {"machine", "machine", K_TEXT},
     {"git", "git_rev", K_TEXT}, {"host", "host", K_TEXT}, {"params", "params", K_NUM},
     {"steps", "last_step", K_NUM}, {"best", "best_val", K_NUM},
-    {"final", "final_val", K_NUM}, {"sweep", "sweep_id", K_NUM}, {"tag", NULL, K_TAG},
+    {"final", "final_val", K_NUM}, {"sweep", "sweep_id", K_NUM}, {"tag", NULL, K_TAG}, {"note", NULL, K_NOTE},
     {"since", NULL, K_SINCE}, {"until", NULL, K_UNTIL},
     {"group", "coalesce((SELECT g.name FROM run_groups g WHERE g.run_id=runs.id), '')",
      K_TEXT},   /* its seed group (runstore_group.c); "" when none */
@@ -96,7 +96,7 @@ static int parse_when(const char *v, double *t)
 static int bad_term(const char *term, int len, const char *why, char *err)
 {
     return err_set(err, LM_EARG, "invalid filter term '%.*s': %s (use key OP value with OP one"
-                   " of = != < <= > >= ~; keys: id name status model data tag since until"
+                   " of = != < <= > >= ~; keys: id name status model data tag group note since until"
                    " params steps best final sweep, or any config key)", len, term, why);
 }
 
@@ -150,6 +150,8 @@ static int classify_term(Term *t, const char *term, char *err)
         }
     if (t->kind == K_NUM && t->op == OP_HAS)
         return bad_term(term, len, "~ compares text, not numbers", err);
+    if (t->kind == K_NOTE && t->op != OP_HAS)
+        return bad_term(term, len, "note takes ~ (a note of the run or its sweep contains)", err);
     if (t->kind == K_TAG && t->op != OP_EQ && t->op != OP_NE)
         return bad_term(term, len, "tag takes = or !=", err);
     if (t->kind == K_SINCE || t->kind == K_UNTIL) {
@@ -169,6 +171,9 @@ static void term_sql(const Term *t, char *sql, size_t cap)
     else if (t->kind == K_TAG)
         snprintf(sql + n, cap - n, " AND instr(',' || coalesce(tags,'') || ',', ',' || ? ||"
                  " ',') %s 0", t->op == OP_EQ ? ">" : "=");
+    else if (t->kind == K_NOTE)   /* notes table: schema step 7 (runstore_track.c) */
+        snprintf(sql + n, cap - n, " AND EXISTS (SELECT 1 FROM notes nt WHERE (nt.run_id ="
+                 " runs.id OR nt.sweep_id = runs.sweep_id) AND instr(lower(nt.text), lower(?)) > 0)");
     else if (t->kind == K_SINCE || t->kind == K_UNTIL)
         snprintf(sql + n, cap - n, " AND created %s ?", t->kind == K_SINCE ? ">=" : "<");
     else if (t->op == OP_HAS)

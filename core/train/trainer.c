@@ -94,9 +94,11 @@ int trainer_poll(Trainer *t, TrainEvent *ev, double timeout)
 void trainer_event_free(TrainEvent *ev)
 {
     free(ev->gates);
+    free(ev->sys);
     free(ev->text);
     free(ev->prompt);
     ev->gates = NULL;
+    ev->sys = NULL;
     ev->text = ev->prompt = NULL;
 }
 

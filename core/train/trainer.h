@@ -13,6 +13,7 @@
 #include "config.h"
 #include "dataset.h"
 #include "metrics.h"
+#include "sysmetrics.h"
 #include "model.h"
 
 typedef enum {
@@ -29,6 +30,7 @@ typedef enum {
     TEV_CHECKPOINT,        /* ckpt */
     TEV_STATUS,            /* status, text: the reason */
     TEV_LOG,               /* text: a message (warnings, errors that did not end the run) */
+    TEV_SYS,               /* sys[n_sys]: under mpirun, the other ranks' system samples */
 } TrainEventKind;
 
 typedef struct {
@@ -39,6 +41,8 @@ typedef struct {
     CheckpointRecord ckpt;
     GateStat *gates;
     int n_gates;
+    SysSample *sys;        /* TEV_SYS: (n_sys) ranks 1..N-1, malloc'd */
+    int n_sys;
     int status;
     char *text, *prompt;
 } TrainEvent;

@@ -14,9 +14,12 @@
 #include "dist.h"
 #include "err.h"
 #include "matmul.h"
+#include "sysinfo.h"
+#include "sysmetrics.h"
 #include "private/trainer_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { JOB_QUIT = 0, JOB_TRAIN = 1, JOB_SERVICE = 2 };
@@ -31,11 +34,55 @@ typedef struct {
     int go;
     Schedule sched;
     double elapsed;     /* rank 0's training clock (schedule_clock=time) */
+    int sys;            /* every rank samples its system metrics now (gathered to rank 0) */
 } Control;
+
+#define SYS_VALUES 7    /* cpu rss_mb threads load1 mem_avail_mb mem_total_mb t, per rank */
+#define SYS_MAX_RANKS 256  /* larger jobs record rank 0's samples only */
 
 static int (*g_service)(void);   /* trainer_dist_set_service: a parallel sweep's worker */
 static const Trainer *g_pending; /* the run agreed on but not yet started (or dropped) */
 static int g_open;      /* the last control said go: the loop is still open */
+static SysMeter g_meter;   /* this process's CPU clock for the gathered samples */
+static double g_next_sys;  /* rank 0: monotonic seconds of the next gather */
+
+/* Every rank's system sample, gathered by one allreduce of a (ranks x SYS_VALUES) array in
+ * which each rank fills its own row; rank 0 reports the other ranks' as a TEV_SYS event
+ * (its own is the recorder's). A collective: every rank calls it on the same control. */
+static void gather_sys(Trainer *t)
+{
+    static double buf[SYS_MAX_RANKS * SYS_VALUES];   /* no allocation that could fail
+                                                        on one rank and not the others */
+    int N = dist_size(), r = dist_rank();
+    if (N > SYS_MAX_RANKS) return;   /* every rank decides alike */
+    memset(buf, 0, sizeof buf);
+    SysSample x = {0};
+    sysmetrics_sample(&g_meter, &x);
+    double *row = buf + (size_t)r * SYS_VALUES;
+    row[0] = x.cpu, row[1] = x.rss_mb, row[2] = x.threads, row[3] = x.load1;
+    row[4] = x.mem_avail_mb, row[5] = x.mem_total_mb, row[6] = x.t;
+    for (int k = 0; k < SYS_VALUES; k++)   /* NaN would poison the sum: -1 marks unknown */
+        if (row[k] != row[k]) row[k] = -1;
+    dist_allreduce_sum_f64(buf, (size_t)N * SYS_VALUES);
+    TrainEvent ev = {.kind = TEV_SYS, .n_sys = N - 1};
+    if (r == 0 && N > 1 && (ev.sys = calloc((size_t)N - 1, sizeof *ev.sys))) {
+        for (int i = 1; i < N; i++) {
+            const double *v = buf + (size_t)i * SYS_VALUES;
+            SysSample *s = &ev.sys[i - 1];
+            s->rank = i;
+            s->step = t->ts.step;
+            s->cpu = v[0] < 0 ? 0.0 / 0.0 : v[0];
+            s->rss_mb = v[1] < 0 ? 0.0 / 0.0 : v[1];
+            s->threads = (int)v[2];
+            s->load1 = v[3] < 0 ? 0.0 / 0.0 : v[3];
+            s->mem_avail_mb = v[4] < 0 ? 0.0 / 0.0 : v[4];
+            s->mem_total_mb = v[5] < 0 ? 0.0 / 0.0 : v[5];
+            s->t = v[6] > 0 ? v[6] : x.t;
+            s->tokens_per_s = 0.0 / 0.0;
+        }
+        trainer_push(t, &ev);
+    }
+}
 
 void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
 {
@@ -118,10 +165,17 @@ int trainer_dist_control(Trainer *t, int go)
     if (dist_size() < 2)
         return go;
     Control c = {.go = go, .sched = t->sched, .elapsed = t->ts.elapsed};
+    if (dist_rank() == 0 && go && sysinfo_now() >= g_next_sys) {
+        if (g_next_sys == 0) sysmetrics_init(&g_meter);
+        c.sys = g_next_sys > 0;   /* the first time only starts the CPU clocks */
+        g_next_sys = sysinfo_now() + sysmetrics_every();
+    }
     dist_bcast_idle(&c, sizeof c);
     t->sched = c.sched;
     t->ts.elapsed = c.elapsed;
     g_open = c.go;
+    if (c.sys && c.go)
+        gather_sys(t);
     return c.go;
 }
 

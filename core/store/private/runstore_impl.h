@@ -176,7 +176,7 @@ int runstore_table_count(RunStore *s, int *n, char *err);
 /* Schema step RUNSTORE_CKPT_VERSION (runstore_ckpt.c): the best checkpoint as its own
  * record, in the caller's transaction; it sets user_version to that number. One number
  * to change when steps are renumbered on merging (with RUNSTORE_SCHEMA_VERSION). */
-#define RUNSTORE_CKPT_VERSION 6
+#define RUNSTORE_CKPT_VERSION 8
 int runstore_ckpt_migrate(RunStore *s, char *err);
 /* SQLite's quick_check of the whole file (whole), or of the tables every command reads
  * (runs, sweeps: bounded by the number of runs, not by the rows logged); LM_EFORMAT with
@@ -198,7 +198,7 @@ void runstore_journal_landed(RunStore *s);
 
 /* ---- list filters and configs (runstore_filter.c) ------------------------------------ */
 
-enum { K_NUM, K_TEXT, K_TAG, K_SINCE, K_UNTIL, K_CONFIG };
+enum { K_NUM, K_TEXT, K_TAG, K_SINCE, K_UNTIL, K_CONFIG, K_NOTE };
 
 typedef struct {
     char key[64], val[256];

@@ -1,0 +1,529 @@
+/* cmd_report.c — `report runs=... [sweep=ID] file=report.html|report.md`: one file to hand
+ * to a colleague. HTML is self-contained (CSS inline, figures as base64 SVG <img> drawn by
+ * plot/ — the code `plot` uses — no script, no network); Markdown gets its figures as SVG
+ * files in NAME_files/ beside it. Sections: machine and versions, curves of the best runs,
+ * the runs table with the settings that differ, seed groups as mean ± std bands, a sweep's
+ * parallel coordinates and parameter importance, the best run's samples, notes, system
+ * metrics. Every stored string is escaped (HTML entities; control characters and invalid
+ * UTF-8 shown as \xNN; report_doc.c holds the document's primitives). Not a template
+ * engine and not interactive. */
+#include "session.h"
+#include "report_doc.h"
+#include "cmd_analysis.h"
+#include "cmd_log.h"
+#include "cmd_plot.h"
+#include "plot.h"
+#include "runstore_group.h"
+#include "runstore_notes.h"
+#include "sweep_analysis.h"
+#include "sysinfo.h"
+#include "textcheck.h"
+#include "outfile.h"
+
+#include "err.h"
+
+#include <errno.h>
+#include <math.h>
+#include <strings.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REPORT_MAX_CURVES 10
+#define REPORT_MAX_COLS 12
+#define REPORT_MAX_GROUPS 6
+
+static int by_best(const void *a, const void *b)
+{
+    double x = ((const RunRow *)a)->best_val, y = ((const RunRow *)b)->best_val;
+    if (isnan(x) != isnan(y)) return isnan(x) ? 1 : -1;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Curves of metric for the best REPORT_MAX_CURVES runs (r->runs sorted by best). */
+static void fig_curves(Report *r, const char *metric, const char *title, const char *ylabel)
+{
+    PlotSeries ser[REPORT_MAX_CURVES];
+    double *mem[REPORT_MAX_CURVES] = {0};
+    char labels[REPORT_MAX_CURVES][96], err[LM_ERR_LEN], path[1200];
+    int k = 0;
+    for (int i = 0; i < r->n && k < REPORT_MAX_CURVES; i++) {
+        SeriesPoint *pt = NULL;
+        int n = 0;
+        if (runstore_series(r->st, r->runs[i].id, metric, &pt, &n, err) || n == 0) {
+            free(pt);
+            continue;
+        }
+        int stride = n > 2000 ? (n + 1999) / 2000 : 1, m = 0;
+        double *xy = malloc(sizeof *xy * 2 * (size_t)n);
+        for (int j = 0; xy && j < n; j += stride, m++)
+            xy[m] = (double)pt[j].step, xy[n + m] = pt[j].value;
+        free(pt);
+        if (!xy) continue;
+        snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
+        mem[k] = xy;
+        ser[k] = (PlotSeries){labels[k], xy, xy + n, m, NULL, NULL};
+        k++;
+    }
+    if (k) {
+        report_fig_path(r, path, sizeof path);
+        PlotAxes ax = {title, "step", ylabel};
+        if (plot_curves(path, ser, k, &ax, err) == LM_OK) report_fig_embed(r, path, title);
+    }
+    for (int i = 0; i < k; i++) free(mem[i]);
+}
+
+/* ---- sections ------------------------------------------------------------------------- */
+
+static void section_machine(Report *r)
+{
+    char d[512], t[32];
+    sysinfo_describe(d, sizeof d);
+    cmd_log_fmt_time(t, sizeof t, sysinfo_wall(), 1);
+    if (!r->md)
+        report_puts(&r->b, "<table class=\"facts\" id=\"machine\">");
+    else
+        report_puts(&r->b, "| fact | value |\n|---|---|\n");
+    const char *rows[][2] = {{"report written", t}, {"lmlab", sysinfo_git_rev()},
+                             {"this machine", d}, {"run store", runstore_path(r->st)},
+                             {"runs", ""}, {"trained on", r->n ? r->runs[0].machine : "-"}};
+    char nruns[32];
+    snprintf(nruns, sizeof nruns, "%d", r->n);
+    rows[4][1] = nruns;
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        report_puts(&r->b, r->md ? "| " : "<tr><th>");
+        report_esc(r, rows[i][0]);
+        report_puts(&r->b, r->md ? " | " : "</th><td>");
+        report_esc(r, rows[i][1]);
+        report_puts(&r->b, r->md ? " |\n" : "</td></tr>\n");
+    }
+    if (!r->md) report_puts(&r->b, "</table>\n");
+}
+
+/* The config value of key in run's config text into v ("" when absent). */
+static void cfg_value(const char *config, const char *key, char *v, size_t cap)
+{
+    size_t k = strlen(key);
+    v[0] = 0;
+    for (const char *p = config; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (len > k && !strncmp(p, key, k) && p[k] == '=') {
+            snprintf(v, cap, "%.*s", (int)(len - k - 1), p + k + 1);
+            return;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+/* The config keys whose values differ among the runs (at most REPORT_MAX_COLS). */
+static int differing_keys(Report *r, char keys[][32])
+{
+    int nk = 0;
+    if (!r->n) return 0;
+    char a[256], b[256];
+    for (const char *p = r->runs[0].config; p && *p && nk < REPORT_MAX_COLS;) {
+        const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
+        if (eq && (!nl || eq < nl) && eq - p < 32) {
+            snprintf(keys[nk], 32, "%.*s", (int)(eq - p), p);
+            cfg_value(r->runs[0].config, keys[nk], a, sizeof a);
+            int diff = 0;
+            for (int i = 1; i < r->n && !diff; i++) {
+                cfg_value(r->runs[i].config, keys[nk], b, sizeof b);
+                diff = strcmp(a, b) != 0;
+            }
+            if (diff && strcmp(keys[nk], "name") && strcmp(keys[nk], "seed_note")) nk++;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return nk;
+}
+
+
+static void section_runs(Report *r)
+{
+    char keys[REPORT_MAX_COLS][32], v[256];
+    int nk = differing_keys(r, keys);
+    report_heading(r, 2, "Runs", "runs");
+    snprintf(v, sizeof v, "%d runs, best first; the settings that differ between them (%d):",
+             r->n, nk);
+    report_para(r, v);
+    static const char *const FIXED[] = {"id", "name", "model", "status", "steps", "best val",
+                                        "final val", "cpu % mean", "rss MiB peak", "load mean"};
+    report_puts(&r->b, r->md ? "|" : "<table class=\"runs\" id=\"runs-table\"><thead><tr>");
+    for (int i = 0; i < 10 + nk; i++) {
+        report_puts(&r->b, r->md ? " " : "<th>");
+        report_esc(r, i < 10 ? FIXED[i] : keys[i - 10]);
+        report_puts(&r->b, r->md ? " |" : "</th>");
+    }
+    if (r->md) {
+        report_puts(&r->b, "\n|");
+        for (int i = 0; i < 10 + nk; i++) report_puts(&r->b, "---|");
+    }
+    report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
+    char err[LM_ERR_LEN];
+    for (int i = 0; i < r->n; i++) {
+        const RunRow *w = &r->runs[i];
+        SysSummary m;
+        if (runstore_sys_summary(r->st, w->id, &m, err)) m.n = 0;
+        report_puts(&r->b, r->md ? "|" : "<tr>");
+        char f[10][48];
+        snprintf(f[0], 48, "%ld", w->id);
+        snprintf(f[4], 48, "%ld", w->last_step);
+        snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%.4f", w->best_val);
+        snprintf(f[6], 48, isnan(w->final_val) ? "-" : "%.4f", w->final_val);
+        snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
+        snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);
+        snprintf(f[9], 48, m.n ? "%.2f" : "-", m.load_mean);
+        const char *c[10] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
+                             f[9]};
+        for (int j = 0; j < 10; j++) report_cell(r, c[j]);
+        for (int j = 0; j < nk; j++) {
+            cfg_value(w->config, keys[j], v, sizeof v);
+            report_cell(r, v);
+        }
+        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
+    }
+    if (!r->md) report_puts(&r->b, "</tbody></table>\n");
+}
+
+/* mean ± std of the members' validation curves at the steps of the first member. */
+static int group_band(Report *r, const char *name, PlotSeries *ps, double **mem, char *label)
+{
+    long *ids = NULL;
+    int n = 0, np = 0;
+    char err[LM_ERR_LEN];
+    if (runstore_group_members(r->st, name, &ids, &n, err) || n == 0) return 0;
+    SeriesPoint *base = NULL, *o = NULL;
+    int nb = 0, no = 0;
+    runstore_series(r->st, ids[0], "val_loss", &base, &nb, err);
+    /* a: x, then sum -> mean, sum of squares -> mean - std, count -> mean + std */
+    double *a = nb ? calloc((size_t)nb * 4, sizeof *a) : NULL;
+    for (int j = 0; a && j < nb; j++) a[j] = (double)base[j].step;
+    for (int i = 0; a && i < n; i++) {
+        if (runstore_series(r->st, ids[i], "val_loss", &o, &no, err)) continue;
+        for (int j = 0, q = 0; j < nb; j++) {
+            while (q < no && o[q].step < base[j].step) q++;
+            if (q < no && o[q].step == base[j].step && isfinite(o[q].value))
+                a[nb + j] += o[q].value, a[2 * nb + j] += o[q].value * o[q].value, a[3 * nb + j]++;
+        }
+        free(o);
+        o = NULL;
+    }
+    double *y = a ? a + nb : NULL, *lo = a ? a + 2 * nb : NULL, *hi = a ? a + 3 * nb : NULL;
+    for (int j = 0; a && j < nb; j++) {
+        double c = a[3 * nb + j], s1 = a[nb + j], s2 = a[2 * nb + j];
+        double mean = c ? s1 / c : NAN, var = c > 1 ? fmax(0, (s2 - s1 * s1 / c) / (c - 1)) : 0;
+        y[j] = mean, lo[j] = mean - sqrt(var), hi[j] = mean + sqrt(var);
+        np++;
+    }
+    free(base);
+    free(ids);
+    if (!a || !np) { free(a); return 0; }
+    snprintf(label, 96, "%.60s (%d runs, mean ± std)", name, n);
+    *ps = (PlotSeries){label, a, a + nb, nb, a + 2 * nb, a + 3 * nb};
+    *mem = a;
+    return 1;
+}
+
+static void section_groups(Report *r)
+{
+    long *ids = malloc(sizeof *ids * (size_t)(r->n ? r->n : 1));
+    char (*names)[RUNSTORE_GROUP_LEN] = calloc((size_t)(r->n ? r->n : 1), sizeof *names);
+    char err[LM_ERR_LEN], uniq[REPORT_MAX_GROUPS][RUNSTORE_GROUP_LEN];
+    int nu = 0;
+    for (int i = 0; ids && i < r->n; i++) ids[i] = r->runs[i].id;
+    if (ids && names && r->n && runstore_groups_of(r->st, ids, r->n, names, err) == LM_OK)
+        for (int i = 0; i < r->n && nu < REPORT_MAX_GROUPS; i++) {
+            int seen = !names[i][0];
+            for (int j = 0; j < nu && !seen; j++) seen = !strcmp(uniq[j], names[i]);
+            if (!seen) snprintf(uniq[nu++], RUNSTORE_GROUP_LEN, "%s", names[i]);
+        }
+    free(ids);
+    free(names);
+    if (!nu) return;
+    report_heading(r, 2, "Seed groups", "groups");
+    PlotSeries ps[REPORT_MAX_GROUPS];
+    double *mem[REPORT_MAX_GROUPS];
+    char labels[REPORT_MAX_GROUPS][96], path[1200];
+    int k = 0;
+    for (int g = 0; g < nu; g++) k += group_band(r, uniq[g], &ps[k], &mem[k], labels[k]);
+    if (k) {
+        report_fig_path(r, path, sizeof path);
+        PlotAxes ax = {"validation loss of each seed group: mean ± std", "step", "val loss"};
+        if (plot_curves(path, ps, k, &ax, err) == LM_OK)
+            report_fig_embed(r, path, "validation loss of each seed group: mean ± std");
+    }
+    for (int i = 0; i < k; i++) free(mem[i]);
+}
+
+static void mute(void *ud, int kind, const char *text) { (void)ud, (void)kind, (void)text; }
+
+static void section_sweep(Report *r)
+{
+    if (r->sweep <= 0) return;
+    char t[64], path[1200];
+    snprintf(t, sizeof t, "Sweep %ld", r->sweep);
+    report_heading(r, 2, t, "sweep");
+    SessionWriter w = r->s->writer;   /* the helpers below speak to the user: not here */
+    void *ud = r->s->writer_ud;
+    int json = r->s->json;
+    r->s->writer = mute;
+    report_fig_path(r, path, sizeof path);
+    int ok = cmd_plot_sweep(r->s, r->st, r->sweep, path, NULL) == LM_OK;
+    SweepTrialRow *tr = NULL;
+    double *metric = NULL;
+    int n = 0, final = 0;
+    int have = cmd_analysis_sweep_metric(r->s, r->st, r->sweep, &tr, &metric, &n, &final) == LM_OK;
+    r->s->writer = w, r->s->writer_ud = ud, r->s->json = json;
+    if (ok) report_fig_embed(r, path, "parallel coordinates: one line per trial, coloured by its metric");
+    else report_para(r, "(no parallel coordinates: the sweep has no finished trial or no swept setting)");
+    if (!have) return;
+    const char **p = malloc(sizeof *p * (size_t)(n ? n : 1));
+    SweepImportance im[SWEEP_MAX_PARAMS];
+    int ni = 0;
+    for (int i = 0; p && i < n; i++) p[i] = tr[i].params;
+    if (p) ni = sweep_importance(p, metric, n, im, SWEEP_MAX_PARAMS);
+    report_heading(r, 3, "Parameter importance", "importance");
+    report_puts(&r->b, r->md ? "| setting | share of variance | levels |\n|---|---|---|\n"
+                     : "<table class=\"importance\" id=\"importance-table\"><tr><th>setting</th>"
+                       "<th>share of variance</th><th>levels</th></tr>\n");
+    for (int k = 0; k < ni; k++) {
+        char sh[32], lv[32];
+        snprintf(sh, sizeof sh, "%.1f%%", 100 * im[k].share);
+        snprintf(lv, sizeof lv, "%d%s", im[k].n_levels, im[k].binned ? " bins" : "");
+        report_puts(&r->b, r->md ? "|" : "<tr>");
+        report_cell(r, im[k].key), report_cell(r, sh), report_cell(r, lv);
+        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
+    }
+    if (!r->md) report_puts(&r->b, "</table>\n");
+    free(p), free(tr), free(metric);
+}
+
+static void section_samples(Report *r)
+{
+    if (!r->n) return;
+    SampleRow *sm = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN], t[160];
+    if (runstore_samples(r->st, r->runs[0].id, &sm, &n, err) || !n) return;
+    snprintf(t, sizeof t, "Samples of the best run (#%ld)", r->runs[0].id);
+    report_heading(r, 2, t, "samples");
+    for (int i = n > 3 ? n - 3 : 0; i < n; i++) {
+        snprintf(t, sizeof t, "step %ld", sm[i].step);
+        report_puts(&r->b, r->md ? "**" : "<div class=\"sample\"><b>");
+        report_esc(r, t);
+        report_puts(&r->b, r->md ? "**\n\n> " : "</b><pre>");
+        report_esc(r, sm[i].text);
+        report_puts(&r->b, r->md ? "\n\n" : "</pre></div>\n");
+    }
+    runstore_samples_free(sm, n);
+}
+
+static void section_notes(Report *r)
+{
+    NoteRow *nt = NULL;
+    int n = 0, shown = 0;
+    char err[LM_ERR_LEN], t[32], who[64];
+    if (runstore_notes(r->st, 0, 0, &nt, &n, err)) return;
+    report_heading(r, 2, "Notes", "notes");
+    if (!r->md) report_puts(&r->b, "<ul class=\"notes\">\n");
+    for (int i = 0; i < n; i++) {
+        int in = nt[i].sweep_id && nt[i].sweep_id == r->sweep;
+        for (int j = 0; j < r->n && !in; j++) in = r->runs[j].id == nt[i].run_id;
+        if (!in) continue;
+        shown++;
+        cmd_log_fmt_time(t, sizeof t, nt[i].t, 1);
+        snprintf(who, sizeof who, "%s %ld", nt[i].run_id ? "run" : "sweep",
+                 nt[i].run_id ? nt[i].run_id : nt[i].sweep_id);
+        report_puts(&r->b, r->md ? "- **" : "<li><b>");
+        report_esc(r, who);
+        report_puts(&r->b, r->md ? "** " : "</b> <span class=\"when\">");
+        report_esc(r, t);
+        report_puts(&r->b, r->md ? ": " : "</span>: ");
+        report_esc(r, nt[i].text);
+        report_puts(&r->b, r->md ? "\n" : "</li>\n");
+    }
+    if (!r->md) report_puts(&r->b, "</ul>\n");
+    if (!shown) report_para(r, "none");
+    runstore_notes_free(nt, n);
+}
+
+static const char CSS[] =
+    "<style>body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;"
+    "padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0;font-size:13px}"
+    "th,td{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
+    "tbody tr:nth-child(even){background:#fafafa}img.plot{max-width:100%;border:1px solid #eee}"
+    "figure{margin:1em 0}figcaption{color:#555;font-size:12px}pre{white-space:pre-wrap;"
+    "background:#f7f7f7;padding:.6em;border-radius:4px}.when{color:#777}</style>\n";
+
+static void write_doc(Report *r, const char *title)
+{
+    if (r->md) {
+        report_puts(&r->b, "# ");
+        report_esc(r, title);
+        report_puts(&r->b, "\n\n");
+    } else {
+        report_puts(&r->b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<meta name=\"generator\" content=\"lmlab report\"><title>");
+        report_esc(r, title);
+        report_puts(&r->b, "</title>\n");
+        report_put(&r->b, CSS, sizeof CSS - 1);
+        report_puts(&r->b, "</head><body>\n<h1 id=\"title\">");
+        report_esc(r, title);
+        report_puts(&r->b, "</h1>\n");
+    }
+    section_machine(r);
+    report_heading(r, 2, "Curves", "curves");
+    fig_curves(r, "loss", "training loss of the best runs", "train loss");
+    fig_curves(r, "val_loss", "validation loss of the best runs", "val loss");
+    section_runs(r);
+    section_groups(r);
+    section_sweep(r);
+    section_samples(r);
+    section_notes(r);
+    if (!r->md) report_puts(&r->b, "</body></html>\n");
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+/* Appends rows (taking ownership of their strings; ids already listed are freed). */
+static int append_rows(Report *r, RunRow *rows, int n, char *err)
+{
+    RunRow *q = realloc(r->runs, sizeof *q * (size_t)(r->n + n + 1));
+    if (!q) {
+        runstore_rows_free(rows, n);
+        return err_set(err, LM_ENOMEM, "out of memory");
+    }
+    r->runs = q;
+    for (int i = 0; i < n; i++) {
+        int dup = 0;
+        for (int j = 0; j < r->n && !dup; j++) dup = r->runs[j].id == rows[i].id;
+        if (dup) runstore_row_free(&rows[i]);
+        else r->runs[r->n++] = rows[i];
+    }
+    free(rows);
+    return LM_OK;
+}
+
+/* runs=1,2,5 (ids) or a filter as `runs` takes; sweep=ID adds its runs. */
+static int collect(Report *r, const char *runs, char *err)
+{
+    int status = LM_OK, n = 0;
+    RunRow *rows = NULL;
+    if (runs && runs[0] && strspn(runs, "0123456789, ") == strlen(runs)) {
+        for (const char *p = runs; *p && !status;) {
+            long id = strtol(p, NULL, 10);
+            p += strcspn(p, ",");
+            p += *p == ',';
+            if (id <= 0) continue;
+            RunRow *one = calloc(1, sizeof *one);
+            if (!one) return err_set(err, LM_ENOMEM, "out of memory");
+            if ((status = runstore_get(r->st, id, one, err))) free(one);
+            else status = append_rows(r, one, 1, err);
+        }
+    } else if (runs) {
+        char filter[512];
+        snprintf(filter, sizeof filter, "%s", runs);
+        if (!(status = runstore_list(r->st, filter, "best", 0, &rows, &n, err)))
+            status = append_rows(r, rows, n, err);
+    }
+    if (!status && r->sweep > 0) {
+        char filter[64];
+        SweepRow sw;
+        if ((status = runstore_sweep_get(r->st, r->sweep, &sw, err))) return status;
+        free(sw.spec);
+        snprintf(filter, sizeof filter, "sweep=%ld", r->sweep);
+        if (!(status = runstore_list(r->st, filter, "best", 0, &rows, &n, err)))
+            status = append_rows(r, rows, n, err);
+    }
+    if (!status && r->n == 0)
+        status = err_set(err, LM_EARG, "no run matches: `runs` lists them (runs=1,2,3 or"
+                         " runs=\"model=msa\" or sweep=ID)");
+    if (!status) qsort(r->runs, (size_t)r->n, sizeof *r->runs, by_best);
+    return status;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n > k && !strcasecmp(s + n - k, suf);
+}
+
+/* md: NAME_files/ beside the report (created); html: a private temporary folder. */
+static int prepare_dirs(Report *r, const char *file, char *err)
+{
+    if (!r->md) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(r->tmpdir, sizeof r->tmpdir, "%s/lmlab-report-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        return mkdtemp(r->tmpdir) ? LM_OK : err_set(err, LM_EIO, "cannot make a temporary folder"
+                                                    " in %s", tmp && *tmp ? tmp : "/tmp");
+    }
+    snprintf(r->files_dir, sizeof r->files_dir, "%.*s_files", (int)(strlen(file) - 3), file);
+    const char *base = strrchr(r->files_dir, '/');
+    snprintf(r->files_rel, sizeof r->files_rel, "%s", base ? base + 1 : r->files_dir);
+    if (mkdir(r->files_dir, 0777) && errno != EEXIST)
+        return err_set(err, LM_EIO, "cannot create %s for the report's images: %s", r->files_dir,
+                       strerror(errno));
+    return LM_OK;
+}
+
+int cmd_report(Session *s, int argc, const LexWord *argv)
+{
+    const char *runs = NULL, *file = NULL, *title = NULL;
+    Report r = {.s = s};
+    for (int i = 1; i < argc; i++) {
+        const LexWord *w = &argv[i];
+        if (w->key && !strcmp(w->key, "runs")) runs = w->value;
+        else if (w->key && !strcmp(w->key, "file")) file = w->value;
+        else if (w->key && !strcmp(w->key, "title")) title = w->value;
+        else if (w->key && !strcmp(w->key, "sweep") && (r.sweep = session_parse_run_id(w->value)) > 0) {}
+        else
+            return session_error(s, LM_EARG, "report takes runs=ID,ID,...|\"FILTER\", sweep=ID,"
+                                 " title=\"...\" and file=NAME.html|NAME.md, not '%s'", w->text);
+    }
+    if (!file || !(ends_with(file, ".html") || ends_with(file, ".htm") || ends_with(file, ".md")))
+        return session_error(s, LM_EARG, "report needs file=NAME.html (one self-contained file)"
+                             " or file=NAME.md (Markdown with images beside it)");
+    if (!runs && r.sweep <= 0)
+        return session_error(s, LM_EARG, "report needs runs=ID,ID,... (or runs=\"FILTER\", as"
+                             " `runs` takes) or sweep=ID");
+    r.md = ends_with(file, ".md");
+    if (!(r.st = session_store(s))) return LM_EDB;
+    char err[LM_ERR_LEN], deftitle[160];
+    double t0 = sysinfo_now();
+    int status = collect(&r, runs, err);
+    if (!status) status = prepare_dirs(&r, file, err);
+    if (!status) {
+        snprintf(deftitle, sizeof deftitle, "lmlab report: %d run%s%s", r.n, r.n == 1 ? "" : "s",
+                 r.sweep > 0 ? " of a sweep" : "");
+        write_doc(&r, title ? title : deftitle);
+        if (r.b.oom) status = err_set(err, LM_ENOMEM, "out of memory writing the report");
+    }
+    OutFile o;
+    if (!status && !(status = outfile_open(&o, file, err))) {
+        if (outfile_write(&o, r.b.p, r.b.n)) {
+            outfile_abort(&o);
+            status = err_set(err, LM_EIO, "cannot write %s: %s", file, strerror(errno));
+        } else {
+            status = outfile_commit(&o, file, err);
+        }
+    }
+    if (r.tmpdir[0]) rmdir(r.tmpdir);
+    runstore_rows_free(r.runs, r.n);
+    double dt = sysinfo_now() - t0;
+    if (!status && s->json)
+        session_emit_json(s, json_pack("{s:b s:s s:i s:i s:I s:f s:s}", "ok", 1, "file", file,
+                                       "runs", r.n, "figures", r.n_fig, "bytes",
+                                       (json_int_t)r.b.n, "seconds", dt, "format",
+                                       r.md ? "markdown" : "html"));
+    else if (!status)
+        session_printf(s, "wrote %s: %d run%s, %d figure%s, %.1f KiB in %.2f s%s%s", file, r.n,
+                       r.n == 1 ? "" : "s", r.n_fig, r.n_fig == 1 ? "" : "s", r.b.n / 1024.0, dt,
+                       r.md ? "; images in " : "", r.md ? r.files_dir : "");
+    free(r.b.p);
+    return status ? session_error(s, status, "%s", err) : LM_OK;
+}

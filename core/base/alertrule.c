@@ -1,0 +1,118 @@
+/* alertrule.c — parsing and checking alert rules (see alertrule.h). Not the acting on
+ * one (core/run/alerts.c). */
+#include "alertrule.h"
+#include "err.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const METRICS[] = {"loss", "val_loss", "best_val", "tokens_per_s",
+                                      "grad_norm", "step"};
+#define N_METRICS (int)(sizeof METRICS / sizeof *METRICS)
+
+static int bad(const char *text, const char *why, char *err)
+{
+    return err_set(err, LM_EARG, "alert rule '%.60s': %s (rules: diverged, finished, failed,"
+                   " ended, stalled[:SECONDS], or METRIC<X / METRIC>X with METRIC one of loss"
+                   " val_loss best_val tokens_per_s grad_norm step)", text, why);
+}
+
+static int number(const char *v, double *x)
+{
+    char *end;
+    errno = 0;
+    *x = strtod(v, &end);
+    return *v && !*end && !errno && isfinite(*x);
+}
+
+int alertrule_parse(const char *text, AlertRule *r, char *canon, size_t cap, char *err)
+{
+    static const char *const WORDS[] = {"diverged", "finished", "failed", "ended"};
+    memset(r, 0, sizeof *r);
+    text = text ? text : "";
+    if (!*text) return bad(text, "empty", err);
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(text, WORDS[i])) {
+            r->kind = (AlertKind)i;
+            if (canon) snprintf(canon, cap, "%s", text);
+            return LM_OK;
+        }
+    if (!strncmp(text, "stalled", 7) && (text[7] == 0 || text[7] == ':')) {
+        r->kind = ALERT_STALLED;
+        r->x = ALERTRULE_STALLED_DEFAULT;
+        if (text[7] == ':' && (!number(text + 8, &r->x) || r->x < 1 || r->x > 1e7))
+            return bad(text, "stalled:SECONDS takes 1 to 10000000 seconds", err);
+        if (canon) snprintf(canon, cap, "stalled:%g", r->x);
+        return LM_OK;
+    }
+    const char *op = strpbrk(text, "<>");
+    if (!op) return bad(text, "unknown rule", err);
+    size_t k = (size_t)(op - text);
+    for (int i = 0; i < N_METRICS; i++)
+        if (strlen(METRICS[i]) == k && !strncmp(text, METRICS[i], k))
+            snprintf(r->metric, sizeof r->metric, "%s", METRICS[i]);
+    if (!r->metric[0]) return bad(text, "unknown metric", err);
+    if (!number(op + 1, &r->x)) return bad(text, "the threshold is not a number", err);
+    r->kind = *op == '<' ? ALERT_BELOW : ALERT_ABOVE;
+    if (canon) snprintf(canon, cap, "%s%c%g", r->metric, *op, r->x);
+    return LM_OK;
+}
+
+int alertrule_check_list(const char *list, char *err)
+{
+    char word[ALERTRULE_LEN + 8];
+    for (const char *p = list ? list : ""; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n >= sizeof word) return err_set(err, LM_EARG, "alert rule '%.40s...' is too long", p);
+        memcpy(word, p, n);
+        word[n] = 0;
+        AlertRule r;
+        if (n && alertrule_parse(word, &r, NULL, 0, err)) return LM_EARG;
+        p += n + (p[n] == ',');
+    }
+    return LM_OK;
+}
+
+static double metric_value(const char *m, const AlertFacts *f)
+{
+    if (!strcmp(m, "loss")) return f->loss;
+    if (!strcmp(m, "val_loss")) return f->val_loss;
+    if (!strcmp(m, "best_val")) return f->best_val;
+    if (!strcmp(m, "tokens_per_s")) return f->tokens_per_s;
+    if (!strcmp(m, "grad_norm")) return f->grad_norm;
+    return f->step > 0 ? (double)f->step : NAN;
+}
+
+int alertrule_fires(const AlertRule *r, const AlertFacts *f, char *msg, size_t cap)
+{
+    const char *st = f->status ? f->status : "";
+    int ended = strcmp(st, "running") && strcmp(st, "paused") && *st;
+    switch (r->kind) {
+    case ALERT_DIVERGED:
+    case ALERT_FINISHED:
+    case ALERT_FAILED:
+        if (strcmp(st, r->kind == ALERT_DIVERGED ? "diverged" : r->kind == ALERT_FINISHED
+                                                                ? "finished" : "failed"))
+            return 0;
+        snprintf(msg, cap, "%s at step %ld", st, f->step);
+        return 1;
+    case ALERT_ENDED:
+        if (!ended) return 0;
+        snprintf(msg, cap, "ended (%s) at step %ld", st, f->step);
+        return 1;
+    case ALERT_STALLED:
+        if (strcmp(st, "running") || !(f->since_step >= r->x)) return 0;
+        snprintf(msg, cap, "stalled: no step for %.0f s (at step %ld)", f->since_step, f->step);
+        return 1;
+    default: {
+        double v = metric_value(r->metric, f);
+        if (isnan(v) || (r->kind == ALERT_BELOW ? !(v < r->x) : !(v > r->x))) return 0;
+        snprintf(msg, cap, "%s %.6g %c %g at step %ld", r->metric, v,
+                 r->kind == ALERT_BELOW ? '<' : '>', r->x, f->step);
+        return 1;
+    }
+    }
+}

@@ -1,0 +1,188 @@
+/* alerts.c — checking a run's alert rules and starting their commands (see alerts.h).
+ * posix_spawn(3) with an argv built here: the stored command is split into words, never
+ * handed to /bin/sh, and the run's facts (name, status, losses: stored text) travel only
+ * as environment values. */
+#include "alerts.h"
+#include "err.h"
+#include "sysinfo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+void alerts_init(AlertEngine *e, long run, const char *run_name, const char *db_path)
+{
+    memset(e, 0, sizeof *e);
+    e->run_id = run;
+    snprintf(e->run_name, sizeof e->run_name, "%s", run_name ? run_name : "");
+    snprintf(e->db_path, sizeof e->db_path, "%s", db_path ? db_path : "");
+}
+
+int alerts_split(const char *cmd, char *buf, size_t cap, char **argv, int max, char *err)
+{
+    size_t o = 0;
+    int n = 0;
+    const char *p = cmd ? cmd : "";
+    for (;;) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        if (n >= max - 1) {
+            err_set(err, LM_EARG, "the alert's command has more than %d words", max - 1);
+            return -1;
+        }
+        argv[n++] = buf + o;
+        char q = 0;
+        while (*p && (q || (*p != ' ' && *p != '\t'))) {
+            if (!q && (*p == '\'' || *p == '"')) q = *p++;
+            else if (q && *p == q) { q = 0; p++; }
+            else {
+                if (*p == '\\' && q != '\'' && p[1]) p++;
+                if (o + 2 >= cap) {
+                    err_set(err, LM_EARG, "the alert's command is too long");
+                    return -1;
+                }
+                buf[o++] = *p++;
+            }
+        }
+        if (q) {
+            err_set(err, LM_EARG, "the alert's command has an unclosed %c quote", q);
+            return -1;
+        }
+        buf[o++] = 0;
+    }
+    argv[n] = NULL;
+    if (!n) err_set(err, LM_EARG, "the alert's command is empty");
+    return n ? n : -1;
+}
+
+int alerts_spawn(char *const argv[], char *const env[], pid_t *pid, char *err)
+{
+    size_t n_env = 0, n_add = 0;
+    while (environ && environ[n_env]) n_env++;
+    while (env && env[n_add]) n_add++;
+    char **all = calloc(n_env + n_add + 1, sizeof *all);
+    if (!all) return err_set(err, LM_ENOMEM, "out of memory starting the alert's command");
+    size_t k = 0;
+    for (size_t i = 0; i < n_env; i++) {   /* the parent's, minus what env overrides */
+        size_t eq = strcspn(environ[i], "=");
+        int over = 0;
+        for (size_t j = 0; j < n_add && !over; j++)
+            over = !strncmp(env[j], environ[i], eq + 1);
+        if (!over) all[k++] = environ[i];
+    }
+    for (size_t j = 0; j < n_add; j++) all[k++] = env[j];
+    all[k] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);   /* the command must not write on the dashboard */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    int rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, all);
+    posix_spawn_file_actions_destroy(&fa);
+    free(all);
+    if (rc)
+        return err_set(err, LM_EIO, "cannot start %s: %s", argv[0], strerror(rc));
+    return LM_OK;
+}
+
+/* The LMLAB_* facts of the run for the command's environment, into env (NULL-terminated;
+ * strings in store, 12 x 640 bytes). */
+static void facts_env(const AlertEngine *e, const AlertRow *a, const AlertFacts *f,
+                      const char *msg, char store[][640], char **env)
+{
+    int n = 0;
+    snprintf(store[n], 640, "LMLAB_RUN_ID=%ld", e->run_id), n++;
+    snprintf(store[n], 640, "LMLAB_RUN_NAME=%s", e->run_name), n++;
+    snprintf(store[n], 640, "LMLAB_ALERT_ID=%ld", a->id), n++;
+    snprintf(store[n], 640, "LMLAB_ALERT_RULE=%s", a->rule), n++;
+    snprintf(store[n], 640, "LMLAB_ALERT_MESSAGE=%s", msg), n++;
+    snprintf(store[n], 640, "LMLAB_STATUS=%s", f->status ? f->status : ""), n++;
+    snprintf(store[n], 640, "LMLAB_STEP=%ld", f->step), n++;
+    snprintf(store[n], 640, "LMLAB_LOSS=%.6g", f->loss), n++;
+    snprintf(store[n], 640, "LMLAB_VAL_LOSS=%.6g", f->val_loss), n++;
+    snprintf(store[n], 640, "LMLAB_BEST_VAL=%.6g", f->best_val), n++;
+    snprintf(store[n], 640, "LMLAB_DB=%.600s", e->db_path), n++;
+    for (int i = 0; i < n; i++) env[i] = store[i];
+    env[n] = NULL;
+}
+
+static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const AlertFacts *f,
+                          const char *msg, long event)
+{
+    char buf[RUNSTORE_ALERT_CMD_LEN + 8], err[LM_ERR_LEN], status[128];
+    char *argv[ALERTS_ARGV_MAX], store[12][640], *env[13];
+    pid_t pid = 0;
+    facts_env(e, a, f, msg, store, env);
+    if (e->n_kids >= ALERTS_MAX_KIDS)
+        snprintf(status, sizeof status, "not started: %d alert commands still running",
+                 ALERTS_MAX_KIDS);
+    else if (alerts_split(a->cmd, buf, sizeof buf, argv, ALERTS_ARGV_MAX, err) < 0 ||
+             alerts_spawn(argv, env, &pid, err))
+        snprintf(status, sizeof status, "not started: %.100s", err);
+    else {
+        snprintf(status, sizeof status, "started (pid %ld)", (long)pid);
+        e->kid[e->n_kids] = pid;
+        e->kid_event[e->n_kids++] = event;
+    }
+    runstore_alert_cmd_status(st, event, status, err);
+}
+
+static void reap(AlertEngine *e, RunStore *st, int block)
+{
+    for (int i = 0; i < e->n_kids;) {
+        int ws = 0;
+        pid_t r = waitpid(e->kid[i], &ws, block ? 0 : WNOHANG);
+        if (r == 0) { i++; continue; }
+        char status[128], err[LM_ERR_LEN];
+        if (r < 0) snprintf(status, sizeof status, "ended (status unknown)");
+        else if (WIFEXITED(ws)) snprintf(status, sizeof status, "exit %d", WEXITSTATUS(ws));
+        else snprintf(status, sizeof status, "killed by signal %d", WTERMSIG(ws));
+        if (st) runstore_alert_cmd_status(st, e->kid_event[i], status, err);
+        e->kid[i] = e->kid[--e->n_kids];
+        e->kid_event[i] = e->kid_event[e->n_kids];
+    }
+}
+
+int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force)
+{
+    double now = sysinfo_now();
+    if (!st || (!force && now < e->next_poll)) return 0;
+    e->next_poll = now + 1.0;
+    reap(e, st, 0);
+    AlertRow *a = NULL;
+    int n = 0, fired_n = 0;
+    char err[LM_ERR_LEN];
+    if (runstore_alerts(st, e->run_id, &a, &n, err)) return 0;
+    for (int i = 0; i < n; i++) {
+        AlertRule r;
+        char msg[300];
+        int fired = 0;
+        long event = 0;
+        if (alertrule_parse(a[i].rule, &r, NULL, 0, err) || !alertrule_fires(&r, f, msg, sizeof msg))
+            continue;
+        if (runstore_alert_fire(st, a[i].id, e->run_id, a[i].rule, msg, &fired, &event, err) ||
+            !fired)
+            continue;
+        fired_n++;
+        if (a[i].cmd[0]) start_command(e, st, &a[i], f, msg, event);
+    }
+    free(a);
+    return fired_n;
+}
+
+void alerts_finish(AlertEngine *e, RunStore *st, double seconds)
+{
+    double end = sysinfo_now() + seconds;
+    while (e->n_kids && sysinfo_now() < end) {
+        reap(e, st, 0);
+        if (e->n_kids) usleep(50000);
+    }
+}

@@ -1,0 +1,50 @@
+/* alerts.h — a run owner's alerts (the recorder runs them): about once a second it reads
+ * the rules that apply to its run (runstore_alerts: the run's own, its sweep's, and those
+ * its configuration's `alerts=` key stored at launch), checks each against the run's facts
+ * (alertrule.h) and, when one fires for the first time, records it in the store (every
+ * dashboard attached to the run shows it and rings the bell) and starts its command: the
+ * words of the command split without a shell (quotes group words; no expansion) and run
+ * with posix_spawnp, the run's facts in LMLAB_* environment variables, never inside the
+ * command line. Not the rule language (alertrule.h) nor the showing (ui/, commands/). */
+#ifndef LM_ALERTS_H
+#define LM_ALERTS_H
+
+#include "alertrule.h"
+#include "runstore_notes.h"
+
+#include <sys/types.h>
+
+#define ALERTS_MAX_KIDS 16
+#define ALERTS_ARGV_MAX 64
+
+typedef struct {
+    long run_id;
+    char run_name[64];
+    char db_path[1024];
+    double next_poll;      /* monotonic seconds */
+    int n_kids;
+    pid_t kid[ALERTS_MAX_KIDS];
+    long kid_event[ALERTS_MAX_KIDS];
+} AlertEngine;
+
+void alerts_init(AlertEngine *e, long run, const char *run_name, const char *db_path);
+
+/* When due (every second; always when force), checks every rule for the facts f and acts
+ * on those that fire; reaps finished commands and records their exit status. Store
+ * failures only delay alerts. Returns the number that fired. */
+int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force);
+
+/* Waits (at most `seconds`) for the commands still running and records how they ended. */
+void alerts_finish(AlertEngine *e, RunStore *st, double seconds);
+
+/* Splits cmd into words (spaces separate; '...' and "..." group; a backslash escapes the
+ * next character outside single quotes) into argv (at most max - 1 words, NULL-terminated,
+ * pointing into buf of cap bytes). Returns the word count, or -1 with err set (empty
+ * command, unclosed quote, too many words or too long). */
+int alerts_split(const char *cmd, char *buf, size_t cap, char **argv, int max, char *err);
+
+/* Starts argv[0] (found on PATH) with the parent's environment plus env (NULL-terminated
+ * "KEY=value" strings, overriding). LM_OK with *pid, or LM_EIO with a message. */
+int alerts_spawn(char *const argv[], char *const env[], pid_t *pid, char *err);
+
+#endif

@@ -1,0 +1,57 @@
+/* console.c — a run's events worded as console lines (see console.h); the same words as
+ * the prompt's printer (commands/cmd_train.c) so `log ID` reads like the terminal did. */
+#include "console.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, char *buf,
+                 size_t cap)
+{
+    const char *k = "info";
+    switch (ev->kind) {
+    case TEV_STEP: {
+        int last = c->total_steps > 0 && ev->step.step >= c->total_steps;
+        if (c->last_progress > 0 && now - c->last_progress < CONSOLE_PROGRESS_EVERY && !last)
+            return 0;
+        c->last_progress = now;
+        const StepMetric *m = &ev->step;
+        snprintf(buf, cap, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s", m->step,
+                 c->total_steps, m->loss, m->lr, m->grad_norm, m->tokens_per_s);
+        k = "progress";
+        break;
+    }
+    case TEV_EVAL:
+        snprintf(buf, cap, "step %ld  %s loss %.4f  ppl %.3f", ev->eval.step,
+                 ev->eval.split, ev->eval.loss, ev->eval.ppl);
+        k = "eval";
+        break;
+    case TEV_SAMPLE:
+        snprintf(buf, cap, "sample at step %ld:\n%s", ev->at_step, ev->text ? ev->text : "");
+        k = "sample";
+        break;
+    case TEV_CHECKPOINT:
+        snprintf(buf, cap, "checkpoint step %ld %s", ev->ckpt.step, ev->ckpt.path);
+        break;
+    case TEV_LOG:
+        snprintf(buf, cap, "%s", ev->text ? ev->text : "");
+        k = ev->text && (strstr(ev->text, "error") || strstr(ev->text, "failed"))
+                ? "error" : "warning";
+        break;
+    case TEV_STATUS: {
+        const char *why = ev->text && ev->text[0] ? ev->text : "";
+        if (ev->status == TRAINER_EVALUATING || ev->status == TRAINER_IDLE ||
+            (ev->status == TRAINER_RUNNING && !*why))   /* back from an evaluation */
+            return 0;
+        snprintf(buf, cap, "%s%s%s", trainer_status_name((TrainerStatus)ev->status),
+                 *why ? ": " : "", why);
+        k = ev->status == TRAINER_FAILED || ev->status == TRAINER_DIVERGED ? "error" : "status";
+        break;
+    }
+    default:
+        return 0;
+    }
+    snprintf(kind, 16, "%s", k);
+    return 1;
+}

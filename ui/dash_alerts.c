@@ -1,0 +1,36 @@
+/* dash_alerts.c — new fired alerts of the run on screen as scrollback lines (see
+ * dash_alerts.h). Stored text is escaped by safetext before it reaches the screen. */
+#include "dash_alerts.h"
+#include "runstore_notes.h"
+#include "safetext.h"
+
+#include <stdlib.h>
+
+int dash_alerts_poll(DashCtx *x)
+{
+    Dashboard *d = x->d;
+    long run = x->snap ? x->snap->run_id : 0;
+    if (run <= 0 || !dash_view_due(&d->alert_next, 0)) return 0;
+    RunStore *st = x->s->store;
+    if (!st) return 0;
+    AlertEvent *ev = NULL;
+    int n = 0, shown = 0;
+    char err[LM_ERR_LEN], msg[600];
+    if (run != d->alert_run) {   /* a new run on screen: start after what already fired */
+        d->alert_run = run;
+        d->alert_seen = 0;
+        if (runstore_alert_events(st, run, 0, 0, &ev, &n, err) == LM_OK && n)
+            d->alert_seen = ev[n - 1].id;
+        free(ev);
+        return 0;
+    }
+    if (runstore_alert_events(st, run, d->alert_seen, 16, &ev, &n, err)) return 0;
+    for (int i = 0; i < n; i++, shown++) {
+        d->alert_seen = ev[i].id;
+        safetext_escape(msg, sizeof msg, ev[i].message, 0);
+        dash_view_out(x, UI_COLOR_ERROR, "ALERT run #%ld %s: %s%s%s", run, ev[i].rule, msg,
+                      ev[i].cmd_status[0] ? " (command " : "", ev[i].cmd_status[0] ? "started)" : "");
+    }
+    free(ev);
+    return shown;
+}
