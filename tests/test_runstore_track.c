@@ -26,7 +26,8 @@ static void test_migration(void)
                        " UPDATE runs SET notes='old note'; PRAGMA user_version=4;") == 0,
           "downgrade");
     CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
-    CHECK(q_long(path, "PRAGMA user_version") == 7, "user_version 7: %ld",
+    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "user_version %d "
+          "(the newest; step 7 is this test's): %ld", RUNSTORE_SCHEMA_VERSION,
           q_long(path, "PRAGMA user_version"));
     NoteRow *nt = NULL;
     int n = 0;
