@@ -230,7 +230,10 @@ static int exit_status(int status)
 static int shell_command(Session *s, const Args *a)
 {
     char line[16384], err[LM_ERR_LEN];
-    if (shellcmd_line(a->words, a->n_words, line, sizeof line, err)) {
+    int ntable;
+    const Command *table = session_commands(&ntable);
+    if (shellcmd_check_lasting(table, ntable, a->words, a->n_words, err) ||
+        shellcmd_line(a->words, a->n_words, line, sizeof line, err)) {
         fprintf(stderr, "lmlab: %s\n", err);
         return 2;
     }

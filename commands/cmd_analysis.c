@@ -109,7 +109,6 @@ int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
 
 /* ---- group NAME ID ... ----------------------------------------------------------------- */
 
-static void fmt_pm(char *buf, size_t cap, const StatSummary *st);
 
 static int group_show(Session *s, RunStore *st, const char *name)
 {
@@ -136,19 +135,21 @@ static int group_show(Session *s, RunStore *st, const char *name)
     StatSummary sb = {0}, sf = {0};
     if (best && fin) sweep_stat_summary(best, n, &sb), sweep_stat_summary(fin, n, &sf);
     char pb[64], pf[64];
-    fmt_pm(pb, sizeof pb, &sb);
-    fmt_pm(pf, sizeof pf, &sf);
+    cmd_analysis_fmt_pm(pb, sizeof pb, &sb);
+    cmd_analysis_fmt_pm(pf, sizeof pf, &sf);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:o s:i s:o}", "event", "group", "name",
-                              output_json_str(name), "n", n, "runs", output_json_str(list));
+        json_t *o = json_pack("{s:s s:s s:i}", "event", "group", "name", name, "n", n),
+               *arr = json_array();
+        for (int i = 0; i < n; i++) json_array_append_new(arr, json_integer(ids[i]));
+        json_object_set_new(o, "runs", arr);   /* the ids as numbers */
         json_object_set_new(o, "best_mean", output_json_num(sb.mean));
-        json_object_set_new(o, "best_std", output_json_num(sb.std));
+        json_object_set_new(o, "best_std", output_json_num(sb.n > 1 ? sb.std : NAN));
         json_object_set_new(o, "final_mean", output_json_num(sf.mean));
-        json_object_set_new(o, "final_std", output_json_num(sf.std));
+        json_object_set_new(o, "final_std", output_json_num(sf.n > 1 ? sf.std : NAN));
         session_emit_json(s, o);
     } else {
-        session_printf(s, "group %s: %d runs (%s); best val %s, final val %s (%d with a validation)",
-                       name, n, list, pb, pf, sb.n);
+        session_printf(s, "group %s: %d run%s (%s); best val %s, final val %s (%d with a validation)",
+                       name, n, n == 1 ? "" : "s", list, pb, pf, sb.n);
     }
     free(ids), free(best), free(fin), free(list);
     return LM_OK;
@@ -215,9 +216,10 @@ int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow *
     return LM_OK;
 }
 
-static void fmt_pm(char *buf, size_t cap, const StatSummary *st)
+void cmd_analysis_fmt_pm(char *buf, size_t cap, const StatSummary *st)
 {
     if (st->n == 0) snprintf(buf, cap, "-");
+    else if (st->n == 1) snprintf(buf, cap, "%.4f (1 run)", st->mean);   /* no spread */
     else snprintf(buf, cap, "%.4f ± %.4f", st->mean, st->std);
 }
 
@@ -235,13 +237,14 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
     if (!s->json && ng) session_printf(s, "seed groups ranked by their mean:");
     for (int k = 0; k < ng; k++) {
         char pm[64];
-        fmt_pm(pm, sizeof pm, &g[k].stat);
+        cmd_analysis_fmt_pm(pm, sizeof pm, &g[k].stat);
         if (s->json) {
             json_t *o = json_pack("{s:s s:I s:i s:s s:i s:i}", "event", "sweep_group", "sweep",
                                   (json_int_t)sweep, "rank", k + 1, "params", g[k].key,
                                   "n", g[k].stat.n, "members", g[k].members);
             json_object_set_new(o, "mean", output_json_num(g[k].stat.mean));
-            json_object_set_new(o, "std", output_json_num(g[k].stat.std));
+            json_object_set_new(o, "std", output_json_num(g[k].stat.n > 1 ? g[k].stat.std
+                                                                             : NAN));
             json_object_set_new(o, "min", output_json_num(g[k].stat.min));
             session_emit_json(s, o);
         } else {
@@ -260,6 +263,72 @@ static const char *effect_word(double rho, int n_levels)
     if (isnan(rho)) return "categorical";
     if (fabs(rho) < 0.1) return "no clear direction";
     return rho > 0 ? "larger -> higher metric" : "larger -> lower metric";
+}
+
+/* sweep importance's JSON event: each setting's share (null where one trial per value
+ * cannot tell), rank correlation, range and range against the seed noise. */
+static void importance_json(Session *s, long id, const char *mname, int used,
+                            const SweepImportance *im, int ni, double noise, int df)
+{
+    json_t *arr = json_array();
+    for (int k = 0; k < ni; k++) {
+        int tells = im[k].max_per_level > 1 || im[k].binned;   /* else 100% by construction */
+        json_t *o = json_pack("{s:s s:i s:b s:i s:b}", "key", im[k].key, "levels",
+                              im[k].n_levels, "binned", im[k].binned, "max_per_level",
+                              im[k].max_per_level, "identified", tells);
+        json_object_set_new(o, "share", output_json_num(tells ? im[k].share : NAN));
+        json_object_set_new(o, "rho", output_json_num(im[k].rho));
+        json_object_set_new(o, "range", output_json_num(im[k].range));
+        json_object_set_new(o, "range_over_noise", output_json_num(
+                                isfinite(noise) && noise > 0 ? im[k].range / noise : NAN));
+        json_array_append_new(arr, o);
+    }
+    json_t *ev = json_pack("{s:s s:I s:s s:i s:o s:i}", "event", "sweep_importance",
+                           "sweep", (json_int_t)id, "metric", mname, "trials", used,
+                           "settings", arr, "noise_df", df);
+    json_object_set_new(ev, "seed_noise", output_json_num(noise));
+    session_emit_json(s, ev);
+}
+
+/* sweep importance as text: a row per setting, its share as a bar, set against the noise. */
+static void importance_text(Session *s, long id, const char *mname, int used,
+                            const SweepImportance *im, int ni, double noise, int df)
+{
+    char nz[160];
+    if (isfinite(noise))
+        snprintf(nz, sizeof nz, "seed-to-seed noise ±%.4f (pooled std over seed groups, "
+                 "%d degrees of freedom)", noise, df);
+    else
+        snprintf(nz, sizeof nz, "seed-to-seed noise unknown (no setting was trained with "
+                 "several seeds: `sweep ... seeds=3` measures it)");
+    session_printf(s, "sweep #%ld: share of %s's variance each setting explains (%d "
+                   "finished trials); %s", id, mname, used, nz);
+    session_printf(s, "  %-16s %6s  %-24s %9s  %-10s %s", "setting", "share", "",
+                   "rank corr", "range", "effect");
+    for (int k = 0; k < ni; k++) {
+        char bar[32] = "", sh[16] = "-", rho[16] = "-", rg[16] = "-", vs[96] = "";
+        int tells = im[k].max_per_level > 1 || im[k].binned;
+        int w = tells && isfinite(im[k].share) ? (int)lround(im[k].share * 24) : 0;
+        for (int j = 0; j < w && j < 24; j++) strcat(bar, "#");
+        if (tells && isfinite(im[k].share))
+            snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
+        if (isfinite(im[k].rho)) snprintf(rho, sizeof rho, "%+.2f", im[k].rho);
+        if (isfinite(im[k].range)) snprintf(rg, sizeof rg, "%.4f", im[k].range);
+        if (!tells)
+            snprintf(bar, sizeof bar, "(cannot tell)");
+        if (isfinite(noise) && noise > 0 && isfinite(im[k].range))
+            snprintf(vs, sizeof vs, "; range %.1fx the seed noise%s", im[k].range / noise,
+                     im[k].range < 2 * noise ? ": within the noise" : "");
+        session_printf(s, "  %-16s %6s  %-24s %9s  %-10s %s%s%s", im[k].key, sh, bar, rho,
+                       rg, effect_word(im[k].rho, im[k].n_levels), im[k].binned ? " (binned)" : "", vs);
+    }
+    for (int k = 0; k < ni; k++)
+        if (!(im[k].max_per_level > 1 || im[k].binned)) {
+            session_printf(s, "  (cannot tell: one trial per value, so each setting's share "
+                           "is 100%% by construction; repeat the values with seeds=N to "
+                           "measure the noise and a share that means something)");
+            break;
+        }
 }
 
 int cmd_analysis_sweep_importance(Session *s, const char *word)
@@ -286,33 +355,12 @@ int cmd_analysis_sweep_importance(Session *s, const char *word)
                              "least 2 finished trials (it has %d finished, %d settings)", id,
                              used, ni);
     }
-    if (s->json) {
-        json_t *arr = json_array();
-        for (int k = 0; k < ni; k++) {
-            json_t *o = json_pack("{s:s s:i s:b}", "key", im[k].key, "levels", im[k].n_levels,
-                                  "binned", im[k].binned);
-            json_object_set_new(o, "share", output_json_num(im[k].share));
-            json_object_set_new(o, "rho", output_json_num(im[k].rho));
-            json_array_append_new(arr, o);
-        }
-        session_emit_json(s, json_pack("{s:s s:I s:s s:i s:o}", "event", "sweep_importance",
-                                       "sweep", (json_int_t)id, "metric", mname, "trials", used,
-                                       "settings", arr));
-    } else {
-        session_printf(s, "sweep #%ld: share of %s's variance each setting explains (%d "
-                       "finished trials)", id, mname, used);
-        session_printf(s, "  %-16s %6s  %-24s %7s  %s", "setting", "share", "", "rank corr",
-                       "effect");
-        for (int k = 0; k < ni; k++) {
-            char bar[32] = "", sh[16] = "-", rho[16] = "-";
-            int w = isfinite(im[k].share) ? (int)lround(im[k].share * 24) : 0;
-            for (int j = 0; j < w && j < 24; j++) strcat(bar, "#");
-            if (isfinite(im[k].share)) snprintf(sh, sizeof sh, "%5.1f%%", 100 * im[k].share);
-            if (isfinite(im[k].rho)) snprintf(rho, sizeof rho, "%+.2f", im[k].rho);
-            session_printf(s, "  %-16s %6s  %-24s %9s  %s%s", im[k].key, sh, bar, rho,
-                           effect_word(im[k].rho, im[k].n_levels), im[k].binned ? " (binned)" : "");
-        }
-    }
+    int df = 0;   /* the seed-to-seed noise every share is set against (seeds=N trials) */
+    double noise = sweep_seed_noise(p, metric, n, &df);
+    if (s->json)
+        importance_json(s, id, mname, used, im, ni, noise, df);
+    else
+        importance_text(s, id, mname, used, im, ni, noise, df);
     free(p), free(t), free(metric);
     return LM_OK;
 }

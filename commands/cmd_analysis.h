@@ -9,6 +9,7 @@
 
 #include "runstore.h"
 #include "session.h"
+#include "sweep_analysis.h"
 
 /* `train ... seeds=N|repeat=N [group=NAME]`: N runs differing only in their seed, as a
  * sweep whose runs form one group; `train ... group=NAME` alone: one run filed into
@@ -37,15 +38,23 @@ int cmd_analysis_sweep_importance(Session *s, const char *word);
 int cmd_analysis_sweep_metric(Session *s, RunStore *st, long id, SweepTrialRow **t,
                               double **metric, int *n, int *final);
 
+/* "2.3105 ± 0.0012" (mean ± sample std), "2.3105 (1 run)" for a group of one (no spread
+ * to state), "-" for none: the one text of a group's value. */
+void cmd_analysis_fmt_pm(char *buf, size_t cap, const StatSummary *st);
+
 /* `runs` shaped (cmd_runs_table.c): rows as runstore_list gave them, laid out in the
- * given columns (NULL: the store's saved layout) and, for sort not one of runstore_list's
+ * given columns (NULL: the store's saved layout; a column neither a run field, a setting
+ * nor a key of a stored run's config is refused with did-you-mean; keep 1: the columns are
+ * saved as the layout of later `runs` and the dashboard, else they are for this call) and, for sort not one of runstore_list's
  * own orders (best|recent|model|name), ordered by that column ("-col": descending); or
  * group_by=KEY's table of groups; limit > 0 keeps the first `limit` rows after the
  * sort. *handled 0 (nothing printed) when there is no column
  * choice, saved layout, own sort or group_by: cmd_runs prints its usual table. */
 int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
-                          const char *columns, const char *sort, const char *group_by,
-                          int limit, int *handled);
+                          const char *columns, int keep, const char *sort,
+                          const char *group_by, int limit, int *handled);
+/* 1 when sort is NULL or one of runstore_list's orders. */
+int cmd_runs_table_builtin_sort(const char *sort);
 /* The text of column col for run r (group: its group name or ""/NULL; smooth: its
  * final_smooth or NAN) into out; *num its number (NAN for text or "-"). The one cell
  * format of `runs columns=` and the dashboard's history table. */
@@ -54,7 +63,8 @@ void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, cons
 /* final_smooth of run id: the debiased EMA (weight 0.9) of its training loss at its last
  * step, NAN when it has none. */
 double cmd_runs_table_final_smooth(RunStore *st, long id);
-/* The store's kept `runs columns=` layout ("runs.columns") into out; 1 when one is set. */
+/* The store's kept `runs columns=... keep=true` layout ("runs.columns") into out; 1 when one
+ * is set and every column in it is known (else 0: the default table is shown). */
 int cmd_runs_table_saved(RunStore *st, char *out, size_t cap);
 
 /* `sample runs=A,B,C ...`: the same prompt, seed and temperature through each run's

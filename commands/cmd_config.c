@@ -241,7 +241,7 @@ static void show_config(Session *s)
         config_get(&s->cfg, keys[i].key, v, sizeof v);
         config_get(&def, keys[i].key, d, sizeof d);
         if (o) {
-            json_object_set_new(o, keys[i].key, json_string(v));
+            json_object_set_new(o, keys[i].key, runstore_json_setting(keys[i].key, v));
             continue;
         }
         char shown[CONFIG_STR_LEN * 2 + 2];

@@ -64,8 +64,16 @@ static const Dataset *view_data(Session *s)
 int cmd_eval(Session *s, int argc, const LexWord *argv)
 {
     double batches = 0;
-    if (arg_num(s, argc, argv, "batches", 0, 1e6, &batches) || session_prepare_view(s))
+    long run = 0;   /* eval RUN_ID: that run's best checkpoint, not the open model */
+    for (int i = 1; i < argc; i++)
+        if (!argv[i].key && (i > 1 || (run = session_parse_run_id(argv[i].text)) <= 0))
+            return session_error(s, LM_EARG, "eval: unexpected '%s' (eval [RUN_ID] "
+                                 "[split=valid|test] [batches=N])", argv[i].text);
+    if (arg_num(s, argc, argv, "batches", 0, 1e6, &batches))
         return LM_EARG;
+    int orc = run > 0 ? session_open_run(s, run, "best", 0) : session_prepare_view(s);
+    if (orc)
+        return orc;
     const char *split_name = arg(argc, argv, "split");
     int split = split_name && !strcmp(split_name, "test") ? SPLIT_TEST : SPLIT_VALID;
     const Dataset *ds = view_data(s);

@@ -2,7 +2,7 @@
  * import, save. The model itself (a copy of the running run's weights, or a checkpoint
  * loaded from disk) is session_view.c's. Not here: training control (cmd_train.c). */
 #include "session.h"
-#include "runfacts.h"
+#include "runrecord.h"
 
 #include "checkpoint.h"
 #include "err.h"
@@ -13,44 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-/* Where `open RUN_ID [which=best|final] [step=N]` finds its file (runfacts.h): the
- * checkpoint in *pick and its description ("best.safetensors (step 700; val 2.1109 at step
- * 700, an estimate over 5 batches)") in what. LM_OK or reported. */
-static int open_pick(Session *s, long id, const char *which, long step, char *path,
-                     size_t cap, char *what, size_t wcap)
-{
-    RunStore *st = session_store(s);
-    RunRow row;
-    RunFacts f;
-    char err[LM_ERR_LEN];
-    if (!st)
-        return LM_EDB;
-    if (runstore_get(st, id, &row, err))
-        return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
-    int rc = runfacts_read(st, &row, &f, err);
-    if (rc) {
-        runstore_row_free(&row);
-        return session_error(s, rc, "%s", err);
-    }
-    const RunCkpt *k = NULL;
-    if ((rc = runfacts_pick(&f, which, step, &k, err)) == LM_OK) {
-        const char *slash = strrchr(k->path, '/');
-        char ev[200];
-        runfacts_fmt_eval(ev, sizeof ev, &k->eval);
-        if ((size_t)snprintf(path, cap, "%s", k->path) >= cap)
-            rc = session_error(s, LM_EARG, "run #%ld: its checkpoint path is longer than %zu "
-                               "bytes: move its run folder somewhere shorter", id, cap - 1);
-        snprintf(what, wcap, "run #%ld %s (step %ld of %ld; val %s)", id,
-                 slash ? slash + 1 : k->path, k->step, row.last_step,
-                 isnan(k->eval.loss) ? "not evaluated at this step" : ev);
-    } else {
-        session_error(s, LM_EARG, "run #%ld: %s", id, err);
-    }
-    runfacts_free(&f);
-    runstore_row_free(&row);
-    return rc;
-}
 
 int cmd_open(Session *s, int argc, const LexWord *argv)
 {
@@ -72,26 +34,13 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
                                  "[which=best|final] [step=N])", argv[i].text);
         }
     long id = session_parse_run_id(argv[1].text);
-    char found[4096], what[4400] = "";   /* a run's checkpoint: open_pick bounds it */
     const char *path = argv[1].text;      /* the user's own text: never copied */
-    if (id > 0) {
-        path = found;
-        char err[LM_ERR_LEN];
-        if (open_pick(s, id, which, step, found, sizeof found, what, sizeof what))
-            return LM_EARG;
-        int own = checkpoint_verify_owner(path, runstore_store_id(s->store), id, err);
-        if (own == 1)
-            session_printf(s, "warning: %s", err);
-        else if (own)
-            return session_error(s, own, "%s", err);
-    }
-    int rc = session_open_checkpoint(s, path, id > 0 ? id : 0);
+    int rc = id > 0 ? session_open_run(s, id, which, step)
+                    : session_open_checkpoint(s, path, 0);
     if (rc)
         return rc;
-    if (id > 0) {
-        s->attached = id;   /* the dashboard's training view replays it (cmd_attach.c) */
-        snprintf(s->view_source, sizeof s->view_source, "%s", what);
-    }
+    if (id > 0)
+        path = s->view_path;
     if (s->json) {
         json_t *o = json_pack("{s:b s:s s:s s:I s:s}", "ok", 1, "opened", path, "model",
                               s->view->cfg.model, "params",
@@ -122,19 +71,28 @@ int cmd_import(Session *s, int argc, const LexWord *argv)
 
 int cmd_save(Session *s, int argc, const LexWord *argv)
 {
-    int rc = session_prepare_view(s);
-    if (rc)
-        return rc;
     char def[CONFIG_STR_LEN + 64], err[LM_ERR_LEN];   /* runs_dir is a config string */
     const char *path = NULL;   /* the user's own text: never copied into a fixed buffer */
     NamesKind names = NAMES_LMLAB;
+    long run = 0;              /* save RUN_ID [PATH]: that run's best checkpoint */
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "names")) {
             if (names_parse(argv[i].value, &names, err))
                 return session_error(s, LM_EARG, "%s", err);
-        } else if (!argv[i].key) {
+        } else if (argv[i].key) {
+            return session_error(s, LM_EARG, "save: unknown setting %s= (save [RUN_ID] [PATH] "
+                                 "[names=lmlab|reference])", argv[i].key);
+        } else if (i == 1 && session_parse_run_id(argv[i].text) > 0) {
+            run = session_parse_run_id(argv[i].text);
+        } else if (path) {
+            return session_error(s, LM_EARG, "save: one path, got '%s' and '%s' (save "
+                                 "[RUN_ID] [PATH] [names=lmlab|reference])", path, argv[i].text);
+        } else {
             path = argv[i].text;
         }
+    int rc = run ? session_open_run(s, run, "best", 0) : session_prepare_view(s);
+    if (rc)
+        return rc;
     if (!path || !path[0]) {
         mkdir(s->view->cfg.runs_dir, 0777);
         snprintf(def, sizeof def, "%s/saved-%ld.safetensors", s->view->cfg.runs_dir,

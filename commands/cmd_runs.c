@@ -7,7 +7,7 @@
 #include "session.h"
 #include "cmd_analysis.h"
 #include "cmd_log.h"
-#include "runfacts.h"
+#include "runrecord.h"
 #include "runkeys.h"
 #include "safetext.h"
 
@@ -135,17 +135,22 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
         snprintf(id, sizeof id, "%ld", r->id);
         snprintf(steps, sizeof steps, "%ld", r->last_step);
         fmt_loss(best + 1, sizeof best - 1, r->best_val, 1);
-        best[0] = runfacts_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
+        best[0] = runrecord_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
         fmt_loss(fin, sizeof fin, r->final_val, 0);
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
     }
-    char from[48] = "from";
+    char from[48] = "from", model[64] = "model", prec[16];
+    if (r) {   /* a run not in fp32 says its precision beside its model (issue 33 item 11) */
+        runrecord_precision(r, prec, sizeof prec);
+        snprintf(model, sizeof model, "%s%s%s", r->model, strcmp(prec, "fp32") ? " " : "",
+                 strcmp(prec, "fp32") ? prec : "");
+    }
     if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
     else if (r && r->parent_step > 0) snprintf(from, sizeof from, "(rm)@%ld", r->parent_step);
     else if (r) snprintf(from, sizeof from, "-");
     int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
-                     "  %s", id, nw, nw, r ? r->name : "name", mw, r ? r->model : "model",
+                     "  %s", id, nw, nw, r ? r->name : "name", mw, model,
                      r ? r->status : "status", steps, best, fin, par, created,
                      lineage ? 16 : 0, r ? r->tags : "tags", lineage ? from : "");
     while (n > 0 && n < (int)sizeof line && line[n - 1] == ' ') line[--n] = 0;
@@ -157,7 +162,10 @@ static void runs_table(Session *s, const RunRow *rows, int n)
     int nw = 4, mw = 5, lineage = 0;
     for (int i = 0; i < n; i++) {
         lineage |= rows[i].parent_run != 0 || rows[i].parent_step > 0;
-        int l = (int)strlen(rows[i].name), m = (int)strlen(rows[i].model);
+        char prec[16];
+        runrecord_precision(&rows[i], prec, sizeof prec);
+        int l = (int)strlen(rows[i].name),
+            m = (int)strlen(rows[i].model) + (strcmp(prec, "fp32") ? 1 + (int)strlen(prec) : 0);
         nw = l > nw ? (l > 40 ? 40 : l) : nw;
         mw = m > mw ? m : mw;
     }
@@ -165,7 +173,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
     int est = 0;
     for (int i = 0; i < n; i++) {
         runs_line(s, &rows[i], nw, mw, lineage);
-        est |= runfacts_best_estimated(&rows[i]);
+        est |= runrecord_best_estimated(&rows[i]);
     }
     if (est)
         session_printf(s, "~ best val is an estimate over eval_batches batches, not a whole-split "
@@ -176,12 +184,18 @@ static void runs_table(Session *s, const RunRow *rows, int n)
 static int runs_read(Session *s, int argc, const LexWord *argv)
 {
     const char *sort = "recent", *columns = NULL, *group_by = NULL, *own_sort = NULL;
-    int limit = 0;
+    int limit = 0, keep = 0;
     char filter[4096] = "";
     for (int i = 1; i < argc; i++) {
         const LexWord *w = &argv[i];
         if (w->key && !strcmp(w->key, "columns")) {         /* cmd_runs_table.c */
             columns = w->value;
+        } else if (w->key && !strcmp(w->key, "keep")) {     /* keep columns= as the layout */
+            if (strcmp(w->value, "true") && strcmp(w->value, "false"))
+                return session_error(s, LM_EARG, "keep takes true or false (keep=true keeps "
+                                     "columns= as the layout of later `runs` and the "
+                                     "dashboard), got '%s'", w->value);
+            keep = !strcmp(w->value, "true");
         } else if (w->key && !strcmp(w->key, "group_by")) {
             group_by = w->value;
         } else if (w->key && !strcmp(w->key, "sort")) {
@@ -223,7 +237,13 @@ static int runs_read(Session *s, int argc, const LexWord *argv)
         }
     }
     int shaped = 0;   /* columns=, group_by=, a kept layout or a computed sort (cmd_runs_table.c) */
-    status = cmd_runs_table_render(s, st, rows, n, columns, own_sort, group_by, limit, &shaped);
+    if (keep && !columns) {
+        runstore_rows_free(rows, n);
+        return session_error(s, LM_EARG, "keep=true keeps a columns= layout: give the columns, "
+                             "e.g. `runs columns=id,name,lr,best_val keep=true`");
+    }
+    status = cmd_runs_table_render(s, st, rows, n, columns, keep, own_sort, group_by, limit,
+                                   &shaped);
     if (shaped) {
         runstore_rows_free(rows, n);
         return status;
@@ -254,7 +274,7 @@ static json_t *eval_json(const RunEval *e)
 
 /* Adds the existing checkpoints (each with its own evaluation), the best and final
  * evaluations and the last 3 samples to a run's object. */
-static void run_lists_json(json_t *o, const RunFacts *f, const SampleRow *r, int ns)
+static void run_lists_json(json_t *o, const RunRecord *f, const SampleRow *r, int ns)
 {
     json_t *ck = json_array(), *sm = json_array();
     for (int i = 0; i < f->n_ckpts; i++) {
@@ -329,7 +349,7 @@ static void print_config(Session *s, const RunRow *r, int all)
                        "every one)", shown, total, r->id);
 }
 
-static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int all)
+static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int all)
 {
     char a[64], b[64], c[64];
     session_printf(s, "run %ld  %s  (%s)", r->id, r->name, r->model[0] ? r->model : "-");
@@ -353,11 +373,11 @@ static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int 
     else if (r->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
         session_printf(s, "  forked from: a deleted run, at its step %ld", r->parent_step);
     char e1[160], e2[160];
-    runfacts_fmt_eval(e1, sizeof e1, &f->best);
-    runfacts_fmt_eval(e2, sizeof e2, &f->final);
+    runrecord_fmt_eval(e1, sizeof e1, &f->best);
+    runrecord_fmt_eval(e2, sizeof e2, &f->final);
     session_printf(s, "  best val:    %s", e1);
     if (!isnan(f->best_whole.loss) && f->best_whole.step != f->best.step) {
-        runfacts_fmt_eval(e1, sizeof e1, &f->best_whole);
+        runrecord_fmt_eval(e1, sizeof e1, &f->best_whole);
         session_printf(s, "  best whole:  %s", e1);
     }
     session_printf(s, "  final val:   %s", e2);
@@ -366,7 +386,7 @@ static void run_text_fields(Session *s, const RunRow *r, const RunFacts *f, int 
     print_config(s, r, all);
 }
 
-static void run_text_lists(Session *s, const RunFacts *f, const SampleRow *sm, int ns)
+static void run_text_lists(Session *s, const RunRecord *f, const SampleRow *sm, int ns)
 {
     char v[32];
     session_printf(s, "checkpoints:%s", f->n_ckpts ? " (each with its own evaluation)" : " none");
@@ -400,13 +420,13 @@ static int run_read(Session *s, int argc, const LexWord *argv)
     if (store_and_id(s, all ? 2 : argc, argv, "run RUN_ID [all]", &st, &id)) return LM_EARG;
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
-    RunFacts f;
+    RunRecord f;
     SampleRow *sm = NULL;
     int ns = 0;
     char err[LM_ERR_LEN];
-    int status = runfacts_read(st, &r, &f, err);
+    int status = runrecord_read(st, &r, &f, err);
     if (!status && (status = runstore_samples(st, id, &sm, &ns, err)))
-        runfacts_free(&f);
+        runrecord_free(&f);
     if (status) {
         session_error(s, status, "%s", err);
     } else if (s->json) {
@@ -420,7 +440,7 @@ static int run_read(Session *s, int argc, const LexWord *argv)
         cmd_log_run_text(s, st, id);
     }
     if (!status)
-        runfacts_free(&f);
+        runrecord_free(&f);
     runstore_samples_free(sm, ns);
     runstore_row_free(&r);
     return status;
@@ -533,7 +553,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
     if (status) {
         session_error(s, status, "%s", status == LM_ENOMEM ? "out of memory" : err);
     } else {
-        int w = 8;
+        int w = 13;   /* "2.2417 (est.)", the widest evaluation */
         for (int i = 0; i < n; i++) w = (int)strlen(r[i].name) > w ? (int)strlen(r[i].name) : w;
         w = w > 40 ? 40 : w;
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "run %ld", r[i].id);
@@ -550,18 +570,21 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
             shown++;
         }
         if (!shown) session_printf(s, "(no config differences)");
-        for (int e = 0; e < 2; e++) {
+        for (int e = 0; e < 3; e++) {   /* best val, the best checkpoint's step, final */
             for (int i = 0; i < n; i++) {
-                RunFacts f;
+                RunRecord f;
                 snprintf(v[i], 64, "-");
-                if (runfacts_read(st, &r[i], &f, err) == LM_OK) {
-                    const RunEval *ev = e ? &f.final : &f.best;
-                    if (!isnan(ev->loss))
+                if (runrecord_read(st, &r[i], &f, err) == LM_OK) {
+                    const RunEval *ev = e == 2 ? &f.final : &f.best;
+                    if (e == 1 && f.best_step >= 0)
+                        snprintf(v[i], 64, "step %ld", f.best_step);
+                    else if (e != 1 && !isnan(ev->loss))
                         snprintf(v[i], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
-                    runfacts_free(&f);
+                    runrecord_free(&f);
                 }
             }
-            compare_row(s, e ? "final val loss" : "best val loss", v, n, w);
+            compare_row(s, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss",
+                        v, n, w);
         }
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
         compare_row(s, "last step", v, n, w);
@@ -624,10 +647,12 @@ static void rm_describe(Session *s, RunStore *st, long id, int files, int done)
     RunRow r;
     char err[LM_ERR_LEN], name[200];
     if (runstore_get(st, id, &r, err)) return;
-    CheckpointRecord *ck = NULL;
+    RunRecord f;   /* the checkpoint files that exist, best.safetensors included */
     int nc = 0;
-    runstore_checkpoints(st, id, &ck, &nc, err);
-    free(ck);
+    if (runrecord_read(st, &r, &f, err) == LM_OK) {
+        nc = f.n_ckpts;
+        runrecord_free(&f);
+    }
     const char *dir = r.checkpoint_dir[0] ? r.checkpoint_dir : "(no folder)";
     session_printf(s, "  run %ld '%s' (%s, %d checkpoint%s in %s): %s", id,
                    safetext_escape(name, sizeof name, r.name, 0), r.status, nc,
@@ -692,16 +717,18 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
             n++;
         }
     }
-    if (!yes) {
+    if (!yes) {   /* the plan, always; then at a terminal a hint, in a script an error */
         int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+        if (!s->json) {
+            session_printf(s, "rm would delete %d run%s:", n, n == 1 ? "" : "s");
+            for (int i = 0; i < n; i++) rm_describe(s, st, ids[i], files, 0);
+        }
         if (!tty && !s->json)
             return session_error(s, LM_EARG, "rm deletes runs for good: in a script add "
                                  "--yes (or yes) to confirm; nothing was deleted");
         if (!tty)
             return session_error(s, LM_EARG, "rm needs yes (or --yes) to delete; nothing "
                                  "was deleted");
-        session_printf(s, "rm would delete %d run%s:", n, n == 1 ? "" : "s");
-        for (int i = 0; i < n; i++) rm_describe(s, st, ids[i], files, 0);
         session_printf(s, "nothing deleted yet: repeat the command with yes to delete");
         return LM_OK;
     }

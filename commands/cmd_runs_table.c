@@ -8,7 +8,10 @@
  * and runstore_list's; this file only lays out and orders the rows it is given. */
 #include "cmd_analysis.h"
 
+#include "config.h"
 #include "err.h"
+#include "runkeys.h"
+#include "suggest.h"
 #include "runstore_group.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
@@ -160,6 +163,37 @@ static int by_key(const void *a, const void *b)
     return x->r->id < y->r->id ? 1 : -1;
 }
 
+/* 1 when col names a run field (id name model status steps best_val final_val best_ppl
+ * params created tags group final_smooth data sweep); other columns are settings. */
+static int cmd_runs_table_known(const char *col)
+{
+    for (int i = 0; BUILTIN[i]; i++)
+        if (!strcmp(BUILTIN[i], col)) return 1;
+    return 0;
+}
+
+/* 0 when col is a run field, a setting, or a key some stored run's config holds; else
+ * LM_EARG with "unknown column 'nmae' — did you mean 'name'?" in err. */
+static int column_known(RunStore *st, const char *col, char *err)
+{
+    if (cmd_runs_table_known(col) || config_find_key(col) || runkeys_store_has(st, col))
+        return LM_OK;
+    const char *cands[256];
+    int n = 0, nk;
+    for (int i = 0; BUILTIN[i]; i++)
+        cands[n++] = BUILTIN[i];
+    const ConfigKey *ck = config_keys(&nk);
+    for (int i = 0; i < nk && n < 256; i++)
+        cands[n++] = ck[i].key;
+    const char *near = suggest_nearest(col, cands, n);
+    char hint[96] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
+    return err_set(err, LM_EARG, "unknown column '%s'%s (columns: id name model status steps "
+                   "best_val final_val best_ppl params created tags group final_smooth data "
+                   "sweep, or a setting such as lr; `help runs`)", col, hint);
+}
+
 /* Parses "a,b,c" into t->cols. LM_EARG after reporting. */
 static int parse_columns(Session *s, const char *spec, Table *t)
 {
@@ -173,6 +207,9 @@ static int parse_columns(Session *s, const char *spec, Table *t)
         if (t->n_cols == RT_MAX_COLS)
             return session_error(s, LM_EARG, "columns=: at most %d columns", RT_MAX_COLS);
         snprintf(t->cols[t->n_cols++], 32, "%.*s", (int)len, p);
+        char err[LM_ERR_LEN];
+        if (column_known(t->st, t->cols[t->n_cols - 1], err))
+            return session_error(s, LM_EARG, "columns=%s: %s", spec, err);
         p += len + (p[len] == ',');
     }
     if (t->n_cols == 0)
@@ -286,14 +323,15 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
 {
     char ids[512] = "", pm[2][64];
     int off = 0;
-    for (int j = g->lo; j < g->hi && off < (int)sizeof ids - 16; j++)
-        off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
-                        rows[k[j].i].r->id);
-    for (int q = 0; q < 2; q++) {
-        const StatSummary *x = q ? &g->fin : &g->best;
-        if (x->n) snprintf(pm[q], sizeof pm[q], "%.4f ± %.4f", x->mean, x->std);
-        else snprintf(pm[q], sizeof pm[q], "-");
+    json_t *id_list = s->json ? json_array() : NULL;
+    for (int j = g->lo; j < g->hi; j++) {
+        if (id_list) json_array_append_new(id_list, json_integer(rows[k[j].i].r->id));
+        if (off < (int)sizeof ids - 16)
+            off += snprintf(ids + off, sizeof ids - (size_t)off, "%s%ld", off ? "," : "",
+                            rows[k[j].i].r->id);
     }
+    for (int q = 0; q < 2; q++)
+        cmd_analysis_fmt_pm(pm[q], sizeof pm[q], q ? &g->fin : &g->best);
     if (!s->json) {
         session_printf(s, "%-24.24s %4d  %-20s  %-20s  %s", k[g->lo].v, g->hi - g->lo, pm[0],
                        pm[1], ids);
@@ -303,10 +341,11 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
                           output_json_str(key), "value", output_json_str(k[g->lo].v), "n",
                           g->hi - g->lo, "n_best", g->best.n);
     json_object_set_new(o, "best_mean", output_json_num(g->best.mean));
-    json_object_set_new(o, "best_std", output_json_num(g->best.std));
+    /* a group of one has no spread: null, not 0 */
+    json_object_set_new(o, "best_std", output_json_num(g->best.n > 1 ? g->best.std : NAN));
     json_object_set_new(o, "final_mean", output_json_num(g->fin.mean));
-    json_object_set_new(o, "final_std", output_json_num(g->fin.std));
-    json_object_set_new(o, "runs", json_string(ids));
+    json_object_set_new(o, "final_std", output_json_num(g->fin.n > 1 ? g->fin.std : NAN));
+    json_object_set_new(o, "runs", id_list);   /* the run ids as numbers */
     session_emit_json(s, o);
 }
 
@@ -348,9 +387,29 @@ static void print_groups(Session *s, const char *key, Row *rows, int n)
     free(k), free(g), free(best), free(fin);
 }
 
+/* 1 when the kept layout's columns are all known; else says so (the default table is
+ * shown) and returns 0. A layout an older lmlab kept with a typo never blanks a column. */
+static int saved_ok(Session *s, Table *t, const char *saved)
+{
+    char err[LM_ERR_LEN];
+    for (const char *p = saved; *p;) {
+        size_t len = strcspn(p, ",");
+        char col[32];
+        snprintf(col, sizeof col, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (len && column_known(t->st, col, err)) {
+            session_printf(s, "(the kept columns layout '%s' has %s; showing the default "
+                           "table: `runs columns=... keep=true` replaces it, `runs "
+                           "columns=default` forgets it)", saved, err);
+            return 0;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 1;
+}
+
 int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
-                          const char *columns, const char *sort, const char *group_by,
-                          int limit, int *handled)
+                          const char *columns, int keep, const char *sort,
+                          const char *group_by, int limit, int *handled)
 {
     Table t = {.st = st};
     *handled = 1;
@@ -372,10 +431,11 @@ int cmd_runs_table_render(Session *s, RunStore *st, const RunRow *runs, int n,
                                      "name model status steps best_val final_val params "
                                      "created group ..., or a setting such as lr); nothing "
                                      "was kept", t.cols[c]);
-        if (runstore_setting_set(st, RT_SETTING, columns, err))
+        if (keep && runstore_setting_set(st, RT_SETTING, columns, err))
             return session_error(s, LM_EDB, "%s", err);
     } else if (!reset && !s->json &&   /* --json keeps the export schema unless asked */
-               !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found) {
+               !runstore_setting_get(st, RT_SETTING, saved, sizeof saved, &found, err) && found &&
+               saved_ok(s, &t, saved)) {
         columns = saved;
     } else if (!sort && !group_by) {
         *handled = 0;   /* nothing to shape: cmd_runs prints its own table */
@@ -422,7 +482,17 @@ int cmd_runs_table_saved(RunStore *st, char *out, size_t cap)
 {
     char err[LM_ERR_LEN];
     int found = 0;
-    return !runstore_setting_get(st, RT_SETTING, out, cap, &found, err) && found;
+    if (runstore_setting_get(st, RT_SETTING, out, cap, &found, err) || !found)
+        return 0;
+    for (const char *p = out; *p;) {   /* a layout with an unknown column is not used */
+        size_t len = strcspn(p, ",");
+        char col[32];
+        snprintf(col, sizeof col, "%.*s", (int)(len < 31 ? len : 31), p);
+        if (len && column_known(st, col, err))
+            return 0;
+        p += len + (p[len] == ',');
+    }
+    return 1;
 }
 
 /* Whether sort names one of runstore_list's own orders. */

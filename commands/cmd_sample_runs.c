@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "err.h"
+#include "runrecord.h"
 #include "runstore_group.h"
 #include "sample.h"
 #include "output.h"
@@ -68,23 +69,40 @@ static int parse_runs(Session *s, const char *list, long *ids)
     return n;
 }
 
-/* Run id's model and tokenizer from its best (else newest) checkpoint, for B=1. */
-static int load_run(Session *s, RunStore *st, Column *c, Model **m, Tokenizer **tok)
+/* Run c->id's name and its best checkpoint (core/run's record: best.safetensors, else the
+ * kept file of the best step, else the newest) into c. LM_OK, or reports. Called for every
+ * run before any is sampled, so a bad id fails the command before it prints anything. */
+static int find_run(Session *s, RunStore *st, Column *c)
 {
     char err[LM_ERR_LEN];
     RunRow row;
-    *m = NULL, *tok = NULL;
+    RunRecord f;
     if (runstore_get(st, c->id, &row, err))
         return session_error(s, LM_EARG, "no run %ld — `runs` lists them", c->id);
     snprintf(c->name, sizeof c->name, "%s", row.name);
-    int missing = checkpoint_find(row.checkpoint_dir, "best", c->source, sizeof c->source);
-    if (missing) {
-        int rc = session_error(s, LM_EIO, "run %ld has no checkpoint in '%s' (it wrote none, or "
-                               "its files were removed)", c->id, row.checkpoint_dir);
+    int rc = runrecord_read(st, &row, &f, err);
+    if (rc) {
         runstore_row_free(&row);
-        return rc;
+        return session_error(s, rc, "run %ld: %s", c->id, err);
     }
+    const RunCkpt *k = NULL;
+    if (runrecord_pick(&f, "best", 0, &k, err) && runrecord_pick(&f, "final", 0, &k, err))
+        rc = session_error(s, LM_EARG, "run %ld has no checkpoint in '%s' (it wrote none, or "
+                           "its files were removed)", c->id, row.checkpoint_dir);
+    else if ((size_t)snprintf(c->source, sizeof c->source, "%s", k->path) >= sizeof c->source)
+        rc = session_error(s, LM_EARG, "run %ld: its checkpoint path is longer than %zu bytes: "
+                           "move its run folder somewhere shorter", c->id,
+                           sizeof c->source - 1);
+    runrecord_free(&f);
     runstore_row_free(&row);
+    return rc;
+}
+
+/* Run id's model and tokenizer from the checkpoint find_run chose, for B=1. */
+static int load_run(Session *s, Column *c, Model **m, Tokenizer **tok)
+{
+    char err[LM_ERR_LEN];
+    *m = NULL, *tok = NULL;
     CheckpointInfo info;
     SafeTensors *sf = NULL;
     if (checkpoint_open(c->source, &info, &sf, err))
@@ -210,11 +228,14 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
     Column c[SR_MAX_RUNS] = {{0}};
     s->interrupt = 0;
     *rc = LM_OK;
+    for (int k = 0; k < n && !*rc; k++) {   /* every run checked before any is sampled */
+        c[k].id = ids[k];
+        *rc = find_run(s, st, &c[k]);
+    }
     for (int k = 0; k < n && !*rc; k++) {
         Model *m;
         Tokenizer *tok;
-        c[k].id = ids[k];
-        if ((*rc = load_run(s, st, &c[k], &m, &tok))) break;
+        if ((*rc = load_run(s, &c[k], &m, &tok))) break;
         *rc = sample_generate(m, tok, prompt, &o, stop_cb, s, &c[k].text, &c[k].st, err);
         model_destroy(m);
         tokenizer_destroy(tok);
@@ -229,7 +250,8 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
                                   "checkpoint", output_json_str(c[k].source), "prompt",
                                   output_json_str(prompt), "tokens", c[k].st.generated,
                                   "tokens_per_s", c[k].st.tokens_per_s, "seed",
-                                  (json_int_t)o.seed, "temp", (double)o.temperature);
+                                  (json_int_t)o.seed, "temp",
+                                  runstore_f32_decimal(o.temperature));
             json_object_set_new(e, "text", output_json_str(c[k].text));
             session_emit_json(s, e);
         } else {

@@ -8,6 +8,7 @@
 #include "session.h"
 #include "cmd_analysis.h"
 #include "checkpoint.h"
+#include "runrecord.h"
 #include "runstore.h"
 #include "sweep_pool.h"
 
@@ -230,14 +231,13 @@ static void stopped_trial_words(Session *s, Output *o, const SweepProgress *befo
         runstore_row_free(&row);
         return;
     }
-    int kept = row.checkpoint_dir[0] &&
-               !checkpoint_find(row.checkpoint_dir, "last", path, sizeof path);
+    char cerr[LM_ERR_LEN];
+    long ck_step = 0;   /* the run record's newest step checkpoint, with its own step */
+    int kept = !runrecord_checkpoint_path(st, &row, "final", path, sizeof path, &ck_step,
+                                          cerr);
     output_bool(o, "checkpoint_kept", kept);
     if (kept) {
-        const char *base = strrchr(path, '/');
-        long ck_step = 0;
-        if (base && sscanf(base, "/step-%ld.", &ck_step) == 1)
-            output_int(o, "checkpoint_step", ck_step);
+        output_int(o, "checkpoint_step", ck_step);
         output_text_str(o, "checkpoint", path);
         output_line(o, ck_step ? "  trial {stopped_trial} (run #{stopped_run}) was stopped (not "
                                  "finished, not ranked) and kept its checkpoint at step "

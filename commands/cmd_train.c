@@ -9,6 +9,7 @@
 #include "output.h"
 #include "repl.h"
 #include "run_launch.h"
+#include "runrecord.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,9 +48,10 @@ static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOpti
     if (!rc && config_from_text(c, row.config, err))
         rc = session_error(s, LM_EFORMAT, "run #%ld: stored configuration unreadable: %s", id,
                            err);
-    if (!rc && checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
-        rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from", id,
-                           row.checkpoint_dir);
+    if (!rc && runrecord_checkpoint_path(st, &row, "final", o->resume, sizeof o->resume, NULL,
+                                         err))
+        rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from (%s)",
+                           id, row.checkpoint_dir, err);
     int own = rc ? LM_OK : checkpoint_verify_owner(o->resume, runstore_store_id(st), id, err);
     if (own == 1)
         session_printf(s, "warning: %s", err);
@@ -72,10 +74,13 @@ static int resolve_init_from(Session *s, Config *c)
     char err[LM_ERR_LEN], path[1100];
     if (!st || runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "init_from=%s: %s", c->init_from, st ? err : "no store");
-    int rc = checkpoint_find(row.checkpoint_dir, "best", path, sizeof path);
+    int rc = runrecord_checkpoint_path(st, &row, "best", path, sizeof path, NULL, err);
+    if (rc == LM_EARG)   /* no best: the newest, as before */
+        rc = runrecord_checkpoint_path(st, &row, "final", path, sizeof path, NULL, err);
     runstore_row_free(&row);
     if (rc)
-        return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint", id);
+        return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint (%s)", id,
+                             err);
     if ((rc = checkpoint_verify_owner(path, runstore_store_id(st), id, err)) == 1)
         session_printf(s, "warning: %s", err);
     else if (rc)
@@ -154,9 +159,10 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     output_str(out, "data", trainer_dataset(h.trainer)->name);
     output_int(out, "params", trainer_param_count(h.trainer));
     output_int(out, "steps", trainer_total_steps(h.trainer));
+    output_str(out, "precision", trainer_config(h.trainer)->precision);   /* what runs */
     output_str(out, "dir", h.run_dir);
     output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
-                "steps; checkpoints in {dir}");
+                "steps in {precision}; checkpoints in {dir}");
     output_emit(s, out);
     return LM_OK;
 }
@@ -288,18 +294,22 @@ static void step_fields(Output *o, long run, const StepMetric *m)
     for (int i = 0; i < STEP_METRIC_N; i++) {
         double v = step_metric_get(m, i);
         if (STEP_METRICS[i].kind == STEP_INT) output_int(o, STEP_METRICS[i].name, (long)v);
-        else output_real(o, STEP_METRICS[i].name, v);
+        else output_real(o, STEP_METRICS[i].name,   /* 32-bit values as set */
+                         STEP_METRICS[i].digits == 9 ? runstore_f32_decimal(v) : v);
     }
 }
 
 static void print_status(Session *s, const Snapshot *sn)
 {
-    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 && !trainer_is_done(sn->status)
+    int paused = sn->status == TRAINER_PAUSED;   /* no time left while nothing runs */
+    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 &&
+                  !trainer_is_done(sn->status) && !paused
                       ? sn->last.elapsed / sn->last.step * (sn->total_steps - sn->last.step)
                       : NAN;
     char el[32], eta[32];
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     session_fmt_duration(eta, sizeof eta, left);
+    if (paused) snprintf(eta, sizeof eta, "- (paused)");
     Output *o = output_create("status");
     step_fields(o, sn->run_id, &sn->last);
     output_str(o, "status", recorder_status_name(sn->status));
@@ -312,7 +322,11 @@ static void print_status(Session *s, const Snapshot *sn)
     if (sn->n_val) {
         output_real(o, "val_loss", sn->last_eval.loss);
         output_real(o, "val_ppl", sn->last_eval.ppl);
-        output_line(o, "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f}  (best {best_val:%.4f})");
+        output_int(o, "val_step", sn->last_eval.step);
+        output_line(o, sn->last_eval.step == sn->last.step
+                           ? "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f}  (best {best_val:%.4f})"
+                           : "  val loss {val_loss:%.4f}  ppl {val_ppl:%.2f} at step {val_step}"
+                             "  (best {best_val:%.4f})");   /* older than the last step */
     }
     if (sn->status == TRAINER_PAUSED && sn->reason[0]) {
         output_str(o, "reason", sn->reason);
@@ -471,8 +485,14 @@ static void print_end(Session *s, const Snapshot *sn)
         output_real(o, "final_val", sn->last_eval.loss);
         output_real(o, "final_ppl", sn->last_eval.ppl);
         output_real(o, "best_ppl", exp(best));
-        output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
-                    "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+        output_int(o, "final_val_step", sn->last_eval.step);
+        if (sn->last_eval.step == sn->last.step)
+            output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
+                        "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+        else   /* stopped between evaluations: the last one is older than the weights */
+            output_line(o, "  last val loss {final_val:%.4f} (ppl {final_ppl:%.3f}) at step "
+                        "{final_val_step}, before the run's last step {steps} (no final "
+                        "evaluation), best {best_val:%.4f} (ppl {best_ppl:%.3f})");
         if (!isnan(sn->last_eval.bpc)) {
             output_real(o, "bpc", sn->last_eval.bpc);
             output_line(o, "  bits per character {bpc:%.4f}");

@@ -44,6 +44,9 @@ typedef struct {
 #define CMD_DESTRUCTIVE 0x2u /* deletes stored data (`rm`); help says so */
 #define CMD_FOLLOW_BLOCKS 0x4u /* blocks when a bare word `follow` is among its words
                                   (`log ID follow`): the dashboard refuses that form */
+#define CMD_SESSION     0x8u /* changes only the session's own state (`use`, `set`, `unset`):
+                                as a one-shot shell command (`lmlab set lr=1e-3`) it would
+                                do nothing lasting, so the shell refuses it */
 
 /* A subcommand: one of the bare words a command takes first (`sweep status`, `show
  * model`). Listed subcommands are completed, hinted and checked (a bare first word that

@@ -27,6 +27,7 @@ static const CmdArgSpec COEFF_KEYS[] = {
 static const CmdArgSpec RUNS_KEYS[] = {
     {"sort", "sort=best|recent|model|name|KEY|-KEY", NULL},
     {"limit", "limit=N", NULL}, {"columns", "columns=id,name,lr,best_val,...|default", NULL},
+    {"keep", "keep=true (keep columns= as the layout)", "true|false"},
     {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
@@ -91,13 +92,13 @@ static const Command COMMANDS[] = {
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"
      "key=value a line, '#' comments. `use` alone lists the experiments.",
-     ARG_EXPERIMENT, NULL, cmd_use, "configuration", 0, NULL},
+     ARG_EXPERIMENT, NULL, cmd_use, "configuration", CMD_SESSION, NULL},
     {"set", "key=value ...", "change settings for the next run",
      "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
      "keys; `show config` shows the current values.", ARG_CONFIG_KEYVAL, NULL, cmd_set,
-     "configuration", 0, NULL},
+     "configuration", CMD_SESSION, NULL},
     {"unset", "key ...", "reset settings to the experiment's (or default) values", NULL,
-     ARG_WORD, NULL, cmd_unset, "configuration", 0, NULL},
+     ARG_WORD, NULL, cmd_unset, "configuration", CMD_SESSION, NULL},
     {"show", "[config|model|data|machine]",
      "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
      NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS},
@@ -136,8 +137,9 @@ static const Command COMMANDS[] = {
      ARG_RUN_ID, NULL, cmd_attach, "training", 0, NULL},
     {"wait", "", "block until the run (or sweep) ends, printing progress (for scripts)", NULL,
      ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS, NULL},
-    {"eval", "[split=valid|test] [batches=N]", "evaluate the open model on a split", NULL,
-     ARG_KEYVAL, EVAL_KEYS, cmd_eval, "model", 0, NULL},
+    {"eval", "[RUN_ID] [split=valid|test] [batches=N]",
+     "evaluate the open model (or run RUN_ID's best checkpoint) on a split", NULL,
+     ARG_RUN_ID, EVAL_KEYS, cmd_eval, "model", 0, NULL},
     {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S] "
      "[positions=count|slide]",
      "generate text, streamed as it is produced",
@@ -160,7 +162,8 @@ static const Command COMMANDS[] = {
      "evaluation (an estimate over eval_batches batches unless eval_batches=0; `run ID`\n"
      "shows each checkpoint's own evaluation); which=final: the newest step checkpoint;\n"
      "step=N: that step's checkpoint, when kept (keep_checkpoints).", ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
-    {"save", "[PATH] [names=lmlab|reference]", "write the open model as a checkpoint",
+    {"save", "[RUN_ID] [PATH] [names=lmlab|reference]",
+     "write the open model (or run RUN_ID's best checkpoint) as a checkpoint",
      "names=reference writes the reference repositories' state_dict names (and their\n"
      "pos_encoder.pe buffer), so fractalego/dispatcher's classes and PyTorch's\n"
      "word_language_model load the file with load_state_dict(strict=True).", ARG_PATH,
@@ -171,16 +174,22 @@ static const Command COMMANDS[] = {
      "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
      "the tokenizer) from the current configuration.", ARG_PATH, NULL, cmd_import,
      "model", 0, NULL},
-    {"runs", "[filter ...] [sort=best|recent|KEY] [limit=N]", "list stored runs",
+    {"runs", "[filter ...] [sort=best|recent|KEY|-KEY] [limit=N] [columns=a,b,...|default "
+     "[keep=true]] [group_by=KEY|group]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001,\n"
      "each key OP value with OP one of = != < <= > >= ~ (contains). Keys: the run's facts\n"
-     "  id name status model data tokenizer machine git host params sweep tag\n"
+     "  id name status model data tokenizer machine git host params sweep tag group\n"
      "  since until (YYYY-MM-DD[THH:MM] or Nd/Nh/Nm ago)\n"
      "  steps (last step)  best (lowest validation loss)  final (latest validation loss)\n"
      "  (the JSON names best_val final_val last_step sweep_id tags work too)\n"
      "and any config key (lr, d, layers, dropout, ...). An unknown key is refused with a\n"
      "suggestion. sort= is recent (default), best, model, name, or any key above (numbers\n"
-     "numerically); -KEY sorts descending (sort=-steps).", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
+     "numerically); -KEY sorts descending (sort=-steps).\n"
+     "columns=id,name,lr,best_val chooses the columns (run fields id name model status steps\n"
+     "best_val final_val best_ppl params created tags group final_smooth data sweep, or any\n"
+     "setting); an unknown one is refused with a suggestion. keep=true keeps them as the\n"
+     "layout of later `runs` and the dashboard; columns=default forgets it. group_by=KEY\n"
+     "(or group) prints one line per value: N, best and final val as mean ± std.", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
     {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL},
@@ -194,7 +203,7 @@ static const Command COMMANDS[] = {
     {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
      "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
      "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
-     "notes. A note holds at most 2000 bytes of UTF-8 text (newlines allowed).",
+     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).",
      ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL},
     {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
      "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"
@@ -230,7 +239,8 @@ static const Command COMMANDS[] = {
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
      "created_unix seconds) with metrics and evals.",
      ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
-    {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] file=F.svg|png|pdf",
+    {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] "
+     "[band=std|minmax] [group=NAME] file=F.svg|png|pdf",
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
      "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
      "train (default), val, test or any stored series.\nStep metrics:"
@@ -238,9 +248,12 @@ static const Command COMMANDS[] = {
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
-     "training time; smooth=K is a centred moving average over K points. `plot gates RUN_ID\n"
-     "[step=N] file=...` draws the layer x shift heatmap of mean gates at the last recorded\n"
-     "step <= N.",
+     "training time; smooth=K is a debiased EMA over K points (weight 1 - 2/(K+1), the\n"
+     "dashboard's smoothing; it starts at the first raw value). group=NAME plots a seed\n"
+     "group's runs; band=std|minmax draws the runs as one group: their mean with a std or\n"
+     "min-max band. `plot gates RUN_ID [step=N] file=...` draws the layer x shift heatmap of\n"
+     "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
+     "parallel coordinates.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
@@ -258,8 +271,8 @@ static const Command COMMANDS[] = {
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
-    {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... | status|pause|resume [ID]|stop|"
-     "wait|show [ID]|list",
+    {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
+     "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -283,7 +296,10 @@ static const Command COMMANDS[] = {
      "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
-     "val loss, steps, training time, status; the best marked. list: the stored sweeps.",
+     "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"
+     "importance ID: each swept setting's share of the metric's variance (eta squared),\n"
+     "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
+     "trials); one trial per value cannot tell and says so.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS},
     {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md",
      "write one self-contained HTML report (or Markdown with images) to hand to a colleague",

@@ -59,7 +59,7 @@ static int unknown_key(const char *what, const char *key, char *err)
     if (near)
         snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
     return err_set(err, LM_EARG, "unknown %s key '%s'%s (keys: id name status model data "
-                   "params steps best final sweep tag note since until, or any config key such as "
+                   "params steps best final sweep tag group note since until, or any config key such as "
                    "lr; `help runs`)", what, key, hint);
 }
 
@@ -132,6 +132,7 @@ static int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap
     if (!strcmp(k, "params")) return snprintf(buf, cap, "%ld", r->params), 0;
     if (!strcmp(k, "steps")) return snprintf(buf, cap, "%ld", r->last_step), 0;
     if (!strcmp(k, "sweep")) return r->sweep_id ? snprintf(buf, cap, "%ld", r->sweep_id), 0 : -1;
+    if (!strcmp(k, "group")) return r->group[0] ? snprintf(buf, cap, "%s", r->group), 0 : -1;
     if (!strcmp(k, "best") || !strcmp(k, "final")) {
         double v = !strcmp(k, "best") ? r->best_val : r->final_val;
         return isnan(v) ? -1 : (snprintf(buf, cap, "%.17g", v), 0);

@@ -44,6 +44,7 @@ struct CmdContext {
     Tokenizer *view_tok;
     char view_source[1100];     /* what the weights are, for messages: "run #5 best.safetensors
                                    (step 700)", "run #5 live weights (step 740)", a path */
+    char view_path[4096];       /* the checkpoint file view holds ("" for live weights) */
     long view_run;
     long view_step;             /* the training step of the weights (-1: unknown) */
     Dataset view_ds;            /* the opened model's data (for eval), if loaded */
@@ -159,6 +160,12 @@ int session_prepare_view(Session *s);
 /* Loads a checkpoint (or plain PyTorch weights with the session's configuration) into
  * s->view. run_id 0 when not from the store. */
 int session_open_checkpoint(Session *s, const char *path, long run_id);
+/* (session_view.c) Opens stored run id's checkpoint into s->view: which = "best" | "final"
+ * (step > 0: that step's file), chosen by core/run's record; checks the file is the run's
+ * own; sets view_source ("run #5 best.safetensors (step 700 of 1000; val ...)") and
+ * view_path. LM_OK, or reports (LM_EARG: no such run or checkpoint). The one way `open`,
+ * `eval ID` and `save ID` name a run. */
+int session_open_run(Session *s, long id, const char *which, long step);
 
 /* The table's handlers (commands.c), all of one type: grouped by file (cmd_*.c). */
 int cmd_help(Session *s, int argc, const LexWord *argv);

@@ -6,6 +6,9 @@
 
 #include "checkpoint.h"
 #include "err.h"
+#include "runrecord.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@ static void drop_view(Session *s)
     s->view_tok = NULL;
     s->has_view_ds = 0;
     s->view_source[0] = 0;
+    s->view_path[0] = 0;
     s->view_run = 0;
     s->view_step = -1;
 }
@@ -134,6 +138,7 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
     s->view_run = run_id;
     s->view_step = info_step;
     snprintf(s->view_source, sizeof s->view_source, "%s", path);
+    snprintf(s->view_path, sizeof s->view_path, "%s", path);
     if (note[0] && !s->json)
         session_printf(s, "%s: no lmlab configuration inside; %s", path, note);
     char bad_tensor[96];   /* every way in (open, import) warns the same */
@@ -146,3 +151,59 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
 }
 
 
+
+/* Where `open RUN_ID [which=best|final] [step=N]` finds its file (runrecord.h): the
+ * checkpoint in *pick and its description ("best.safetensors (step 700; val 2.1109 at step
+ * 700, an estimate over 5 batches)") in what. LM_OK or reported. */
+static int open_pick(Session *s, long id, const char *which, long step, char *path,
+                     size_t cap, char *what, size_t wcap)
+{
+    RunStore *st = session_store(s);
+    RunRow row;
+    RunRecord f;
+    char err[LM_ERR_LEN];
+    if (!st)
+        return LM_EDB;
+    if (runstore_get(st, id, &row, err))
+        return session_error(s, LM_EARG, "%s — `runs` lists the stored runs", err);
+    int rc = runrecord_read(st, &row, &f, err);
+    if (rc) {
+        runstore_row_free(&row);
+        return session_error(s, rc, "%s", err);
+    }
+    const RunCkpt *k = NULL;
+    if ((rc = runrecord_pick(&f, which, step, &k, err)) == LM_OK) {
+        const char *slash = strrchr(k->path, '/');
+        char ev[200];
+        runrecord_fmt_eval(ev, sizeof ev, &k->eval);
+        if ((size_t)snprintf(path, cap, "%s", k->path) >= cap)
+            rc = session_error(s, LM_EARG, "run #%ld: its checkpoint path is longer than %zu "
+                               "bytes: move its run folder somewhere shorter", id, cap - 1);
+        snprintf(what, wcap, "run #%ld %s (step %ld of %ld; val %s)", id,
+                 slash ? slash + 1 : k->path, k->step, row.last_step,
+                 isnan(k->eval.loss) ? "not evaluated at this step" : ev);
+    } else {
+        session_error(s, LM_EARG, "run #%ld: %s", id, err);
+    }
+    runrecord_free(&f);
+    runstore_row_free(&row);
+    return rc;
+}
+
+int session_open_run(Session *s, long id, const char *which, long step)
+{
+    char found[4096], what[4400] = "", err[LM_ERR_LEN];   /* open_pick bounds them */
+    if (open_pick(s, id, which, step, found, sizeof found, what, sizeof what))
+        return LM_EARG;
+    int own = checkpoint_verify_owner(found, runstore_store_id(s->store), id, err);
+    if (own == 1)
+        session_printf(s, "warning: %s", err);
+    else if (own)
+        return session_error(s, own, "%s", err);
+    int rc = session_open_checkpoint(s, found, id);
+    if (rc)
+        return rc;
+    s->attached = id;   /* the dashboard's training view replays it (cmd_attach.c) */
+    snprintf(s->view_source, sizeof s->view_source, "%s", what);
+    return LM_OK;
+}

@@ -120,3 +120,17 @@ too_long:
     return err_set(err, LM_EARG, "the command line is too long (over %zu bytes): put the "
                    "commands in a script and run `lmlab FILE`", cap - 1);
 }
+
+int shellcmd_check_lasting(const Command *table, int n, const char *const *words, int nw,
+                           char *err)
+{
+    const Command *cmd;
+    char cerr[LM_ERR_LEN];
+    if (nw < 2 || cmdtable_find(table, n, words[0], &cmd, cerr) != LM_OK ||
+        !(cmd->flags & CMD_SESSION))
+        return LM_OK;
+    return err_set(err, LM_EARG, "`%s` changes this session's settings, and a one-shot "
+                   "`lmlab %s ...` ends with it, so it would do nothing: give it with what "
+                   "uses it, e.g. `lmlab train quick lr=1e-3` or `lmlab -c \"use quick; set "
+                   "lr=1e-3; train\"`, or start `lmlab` for a session", cmd->name, cmd->name);
+}

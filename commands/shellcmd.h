@@ -33,4 +33,11 @@ ShellWordKind shellcmd_classify(const Command *table, int n, const char *word, c
  * would not fit (err says so). */
 int shellcmd_line(const char *const *words, int nw, char *line, size_t cap, char *err);
 
+/* LM_OK when the shell words (command first) do something that outlives a one-shot
+ * `lmlab CMD ARGS`; LM_EARG with what to do instead in err for a command given arguments
+ * that only changes the session's own state (CMD_SESSION: `use quick`, `set lr=1e-3`,
+ * `unset lr`), which ends with the call. `use` alone (it lists) is fine. */
+int shellcmd_check_lasting(const Command *table, int n, const char *const *words, int nw,
+                           char *err);
+
 #endif

@@ -54,7 +54,7 @@ python3 -c 'import sys; d=open("band.png","rb").read(); sys.exit(d[:8] != b"\x89
     || fail "band.png is not a PNG"
 
 # the runs table shaped: columns kept in the store, sorted by the smoothed final loss
-lm -c "runs columns=id,group,seed,final_smooth sort=final_smooth" >cols.txt
+lm -c "runs columns=id,group,seed,final_smooth sort=final_smooth keep=true" >cols.txt
 head -1 cols.txt | grep -qE "^id +group +seed +final_smooth$" || fail "columns: $(cat cols.txt)"
 python3 -c '
 v = [float(l.split()[3]) for l in open("cols.txt").read().splitlines()[1:]]

@@ -33,10 +33,15 @@ rec=$(plain "$bin" -c 'run 1 all' 2>&1)
 if [ $cpu = yes ]; then
     check "bf16 CPU: no fallback note" "$([ "$(has "$out" "not available")" = 1 ]; echo $?)" "$out"
     check "bf16 CPU: settings say bf16" "$(has "$rec" "precision=bf16")" "$rec"
+    # issue 33 item 11: the start line and `runs` say the precision too
+    check "bf16 CPU: the start line says bf16" "$(has "$out" "steps in bf16; checkpoints in")" "$out"
+    runs=$(plain "$bin" runs 2>&1)
+    check "bf16 CPU: runs says bf16" "$(grep -qE '^ +1 +plain +dispatcher bf16 ' <<<"$runs"; echo $?)" "$runs"
 else
     check "no bf16: the run says why" "$(has "$out" "precision=bf16 is not available: this CPU has no AVX512-BF16")" "$out"
     check "no bf16: the run trains in fp32" "$(has "$out" "finished 2 steps")" "$out"
     check "no bf16: settings say fp32" "$(has "$rec" "precision=fp32")" "$rec"
+    check "no bf16: the start line says fp32" "$(has "$out" "steps in fp32; checkpoints in")" "$out"
     out=$(plain "$bin" bench small precision=bf16 steps=1 2>&1) || true
     check "no bf16: bench refuses bf16" "$(has "$out" "lacks avx512_bf16")" "$out"
 fi

@@ -92,7 +92,7 @@ check "a 60,000-byte note is kept whole" eq "$(q 'SELECT length(notes) FROM runs
 note_file 120000
 lm note.lm >note.out 2>&1
 check "a 120,000-byte note is refused (exit 1)" eq "$?" 1
-check "... naming the limit" has note.out "120000 bytes is over the limit of 65536 bytes"
+check "... naming the limit" has note.out "the note is 120000 bytes; a note holds at most 65536 bytes"
 check "... and the stored note is unchanged" eq "$(q 'SELECT length(notes) FROM runs WHERE id=1')" 60000
 q "WITH RECURSIVE k(i) AS (SELECT 3 UNION ALL SELECT i + 1 FROM k WHERE i < 300)
    INSERT INTO runs(id, name, status, created) SELECT i, 'r' || i, 'finished', 1 FROM k"

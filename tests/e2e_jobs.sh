@@ -102,6 +102,14 @@ ctl resume 1
 echo "$out" | grep -qE "run #1 resumed at step|has not answered yet" || fail "resume: $out"
 wait_line "^┃ +1 alpha .* running"
 echo "resumed from the shell"
+# issue 33 item 14: Enter attaches and shows the training view, which follows the run
+keys Enter
+wait_line "^ *(TRAINING|PAUSED) +#1 alpha"
+wait_for "gates"
+screen | sed -n 2p | grep -qE "1 training" || fail "tab line: $(screen | sed -n 2p)"
+keys 5
+wait_line "^┃ +1 alpha .* running"
+echo "Enter on the board: attached, on the training view"
 
 # stop beta from the shell; the process ends, the run is recorded as stopped
 ctl stop 2
@@ -141,6 +149,16 @@ echo "a silent owner: exit 3, then it stopped when it read the request"
 d=$(start delta); pids="$pids $d"; wait_job delta     # run 4
 kill -9 "$d"
 bwait "$d" 30 "the killed owner" 2>/dev/null || true
+# issue 33 item 6: with only the dashboard holding the store open, the store itself says
+# interrupted within seconds (read with sqlite3, which repairs nothing; bounded: 15 s)
+st=""
+for _ in $(seq 1 150); do
+    st=$(sqlite3 "$db" "SELECT status FROM runs WHERE id=4" 2>/dev/null) || st=""
+    [ "$st" = interrupted ] && break
+    sleep 0.1
+done
+[ "$st" = interrupted ] || fail "run 4's owner died 15 s ago; the store still says '$st'"
+echo "a dead owner's run: interrupted in the store while only the dashboard has it open"
 set +e
 out=$(lm -c "pause 4" 2>&1); rc=$?
 set -e

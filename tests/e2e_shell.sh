@@ -97,6 +97,26 @@ expect 0 "sort by any column, descending" -- "$bin" runs sort=-steps
 expect 0 "sort by a config key" -- "$bin" runs sort=steps limit=1
 [ "$(sed -n 2p out | awk '{print $1}')" = 2 ] || fail "sort=steps limit=1: $(cat out)"
 
+# one-shot commands that would do nothing are refused; eval/save name a run; rm lists its
+# plan; sample runs= checks every id before sampling any (issue 33 item 12)
+expect 2 "use EXP one-shot" -- "$bin" use quick
+grep -q "would do nothing" err || fail "use quick: $(cat err)"
+expect 2 "set one-shot" -- "$bin" set lr=1e-3
+grep -q "lmlab train quick lr=1e-3" err || fail "set: $(cat err)"
+expect 0 "use alone lists" -- "$bin" use
+grep -q quick out || fail "use: $(cat out)"
+expect 0 "eval ID" -- "$bin" eval 1 batches=2
+grep -q "^run #1 best.safetensors (step 30 of 30" out || fail "eval 1: $(cat out err)"
+expect 2 "eval of no run" -- "$bin" eval 99
+expect 0 "save ID PATH" -- "$bin" save 1 "$dir/one.safetensors"
+[ -s "$dir/one.safetensors" ] || fail "save 1 wrote nothing: $(cat out err)"
+expect 2 "rm without yes in a script" -- "$bin" rm 2 </dev/null
+grep -q "rm would delete 1 run" out && grep -q "run 2 " out || fail "rm plan: $(cat out err)"
+expect 0 "run 2 still there" -- "$bin" run 2
+expect 2 "sample runs= with a missing run" -- "$bin" sample runs=1,999 tokens=3
+[ ! -s out ] || fail "sample sampled before failing on 999: $(cat out)"
+grep -q "no run 999" err || fail "sample runs=1,999: $(cat err)"
+
 # generic: every command of the table is found from the shell (none is "unknown")
 for c in $("$bin" help | sed -n 's/^  \([a-z]*\).*/\1/p'); do
     case $c in train|sweep|bench|wait) continue ;; esac

@@ -50,7 +50,7 @@ grep -q "no checkpoint of step 100 exists (kept: " o.txt || fail "step=100: $(ca
 grep -q "weights: run #1 step-00000400.safetensors (step 400" o.txt || fail "sample does not say its weights: $(cat o.txt)"
 
 # stop: one step, the true one, the same in runs and the checkpoint
-{ echo "use quick"; echo "train steps=1000000 log_every=10 checkpoint_every=100000"
+{ echo "use quick"; echo "train steps=1000000 log_every=10 checkpoint_every=100000 eval_every=13 eval_batches=1"
   for _ in $(seq 1 600); do
       sleep 0.1
       "$bin" --json -c "runs id=2" 2>/dev/null | grep -qE '"steps":[1-9][0-9]' && break
@@ -61,4 +61,16 @@ line=$(grep "run #2 stopped" stop.txt) || fail "no stop line: $(cat stop.txt)"
 step=$(echo "$line" | grep -oE 'step [0-9]+' | head -1 | cut -d' ' -f2)
 "$bin" --json -c "runs id=2" | grep -q "\"steps\":$step," || fail "runs disagrees with '$line': $("$bin" -c "runs id=2")"
 ls runs/run-2-*/ | grep -q "step-$(printf %08d "$step").safetensors" || fail "no checkpoint at step $step: $(ls runs/run-2-*/)"
+# issue 33 item 7: a stopped run's last evaluation is named with its own step when it is
+# older than the run's last step (no "final val" from 35 steps earlier)
+"$bin" -c "attach 2; status" >st.txt 2>&1 || fail "status of run 2: $(cat st.txt)"
+vl=$(grep -E "val loss" st.txt | head -1)
+[ -n "$vl" ] || fail "no val loss line in status after the stop: $(cat st.txt)"
+if [ $((step % 13)) = 0 ]; then
+    echo "$vl" | grep -qv "at step" || fail "stopped on an evaluation step $step: $vl"
+else
+    echo "$vl" | grep -qE "val loss [0-9.]+  ppl [0-9.]+ at step $((step / 13 * 13)) " ||
+        fail "stopped at $step, the last evaluation was at $((step / 13 * 13)): $vl"
+fi
+grep -q "ETA -" st.txt || fail "an ended run has an ETA: $(cat st.txt)"
 echo "e2e_truth: ok"

@@ -53,6 +53,10 @@ static void fill(const char *db, long *grid, long *seeded)
     const char *q[] = {"lr=0.01 seed=1", "lr=0.01 seed=2", "lr=0.001 seed=1", "lr=0.001 seed=2"};
     int r2[] = {4, 5, 1, 2};
     for (int t = 0; t < 4; t++) runstore_sweep_trial_set(st, *seeded, t + 1, r2[t], q[t], "done", err);
+    long one;   /* sweep 3: one trial per value of eps (issue 33 item 2) */
+    runstore_sweep_create(st, "one", "metric=best_val", "grid", &one, err);
+    const char *e[] = {"eps=1e-8", "eps=1e-7", "eps=1e-6", "eps=1e-5"};
+    for (int t = 0; t < 4; t++) runstore_sweep_trial_set(st, one, t + 1, runs[t], e[t], "done", err);
     runstore_close(st);
 }
 
@@ -69,6 +73,22 @@ static void test_groups(Session *s)
           strstr(out, "2.2000 ± 0.2000"), "stored group: %s", out);
     CHECK(run(s, "group pair 4 6") == LM_OK && run(s, "group pair") == LM_OK &&
           strstr(out, "2 runs (4,6)") && strstr(out, "1.1000 ± 0.1414"), "group by hand: %s", out);
+    /* issue 33 items 8 and 9: group= filters; a group of one states no spread; JSON ids as
+     * numbers, the group in --json runs */
+    CHECK(run(s, "runs group=pair") == LM_OK && strstr(out, "\n   6 ") && strstr(out, "\n   4 ")
+          && !strstr(out, "\n   5 "), "group=pair: %s", out);
+    CHECK(run(s, "runs group~pai limit=1") == LM_OK && strstr(out, "\n   6 "), "group~: %s", out);
+    CHECK(run(s, "group one 5") == LM_OK && run(s, "group one") == LM_OK &&
+          strstr(out, "1 run (5)") && !strstr(out, "±"), "group of one: %s", out);
+    CHECK(run(s, "runs group_by=group") == LM_OK && strstr(out, "(1 run)"), "%s", out);
+    s->json = 1;
+    CHECK(run(s, "group pair") == LM_OK && strstr(out, "\"runs\":[4,6]"), "json ids: %s", out);
+    CHECK(run(s, "group one") == LM_OK && strstr(out, "\"best_std\":null"), "json one: %s", out);
+    CHECK(run(s, "runs group_by=group") == LM_OK && strstr(out, "\"runs\":[5]"), "%s", out);
+    CHECK(run(s, "runs group=pair limit=1") == LM_OK && strstr(out, "\"group\":\"pair\""),
+          "--json runs has the group: %s", out);
+    s->json = 0;
+    CHECK(run(s, "group none 5") == LM_OK, "%s", out);
     CHECK(run(s, "group none 4 6") == LM_OK && run(s, "group pair") != LM_OK &&
           strstr(out, "no group 'pair'"), "taken out: %s", out);
     CHECK(run(s, "group x 4 999") != LM_OK && strstr(out, "no run 999"), "%s", out);
@@ -81,8 +101,20 @@ static void test_groups(Session *s)
 
 static void test_columns(Session *s, const char *db)
 {
-    CHECK(run(s, "runs columns=id,lr,seed,best_val sort=-best_val") == LM_OK, "%s", out);
-    CHECK(!strncmp(out, "id  lr     seed  best_val\n3   0.001  3     2.4000", 48), "desc: %s", out);
+    /* issue 33 item 3: an unknown column is refused (did you mean) and nothing is kept; a
+     * layout is kept only with keep=true, never by a --json query */
+    CHECK(run(s, "runs columns=id,nmae") == LM_EARG && strstr(out, "unknown column 'nmae'") &&
+          strstr(out, "did you mean 'name'"), "unknown column: %s", out);
+    CHECK(run(s, "runs limit=1") == LM_OK && strstr(out, "best val (ppl)"), "typo kept: %s", out);
+    s->json = 1;
+    CHECK(run(s, "runs columns=id limit=1") == LM_OK, "%s", out);
+    s->json = 0;
+    CHECK(run(s, "runs limit=1") == LM_OK && strstr(out, "best val (ppl)"), "json kept: %s", out);
+    CHECK(run(s, "runs columns=id,lr limit=1") == LM_OK && !strncmp(out, "id  lr", 6), "%s", out);
+    CHECK(run(s, "runs limit=1") == LM_OK && strstr(out, "best val (ppl)"), "kept: %s", out);
+    CHECK(run(s, "runs keep=true") == LM_EARG, "keep without columns: %s", out);
+    CHECK(run(s, "runs columns=id,lr,seed,best_val sort=-best_val keep=true") == LM_OK, "%s", out);
+    CHECK(strstr(out, "id  lr     seed  best_val\n3   0.001  3     2.4000"), "desc: %s", out);
     CHECK(run(s, "runs sort=final_smooth limit=1") == LM_OK && strstr(out, "\n6 "),
           "final_smooth: run 6 ends lowest: %s", out);
     CHECK(run(s, "runs sort=nope") != LM_OK && strstr(out, "unknown sort key"), "%s", out);
@@ -109,6 +141,18 @@ static void test_importance(Session *s)
           fabs(json_real_value(json_object_get(lr, "share")) - 1.1025 / 1.1275) < 1e-9 &&
           json_real_value(json_object_get(lr, "rho")) < 0, "json: %s", out);
     json_decref(o);
+    s->json = 0;
+    /* issue 33 item 2: one trial per value cannot tell; shares set against seed noise */
+    CHECK(run(s, "sweep importance 3") == LM_OK && strstr(out, "(cannot tell)") &&
+          !strstr(out, "100.0%") && strstr(out, "one trial per value") &&
+          strstr(out, "seed-to-seed noise unknown"), "one trial per value: %s", out);
+    /* sweep 2: lr=0.01 seeds (1.0, 1.1), lr=0.001 seeds (2.0, 2.2): pooled std
+     * sqrt((0.005 + 0.02) / 2) = 0.1118, range 2.1 - 1.05 = 1.05 = 9.4x the noise */
+    CHECK(run(s, "sweep importance 2") == LM_OK && strstr(out, "noise ±0.1118") &&
+          strstr(out, "1.0500") && strstr(out, "range 9.4x the seed noise"), "noise: %s", out);
+    s->json = 1;
+    CHECK(run(s, "sweep importance 3") == LM_OK && strstr(out, "\"identified\":false") &&
+          strstr(out, "\"share\":null") && strstr(out, "\"seed_noise\":null"), "%s", out);
     s->json = 0;
     CHECK(run(s, "sweep importance 99") != LM_OK && strstr(out, "no sweep 99"), "%s", out);
 }

@@ -14,6 +14,7 @@
 #include "canvas.h"
 #include "check.h"
 #include "dash_data.h"
+#include "dash_groups.h"
 #include "dash_draw.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
@@ -90,6 +91,19 @@ static void make_snapshot(Snapshot *sn)
     sn->seq = 42;
 }
 
+/* 1 when the dashboard drawn at 120x40 says "dispatcher bf16" on its status bar. */
+static int has_text_bf16(Dashboard *d, Snapshot *sn)
+{
+    Canvas *c;
+    char *s = dump(d, sn, 120, 40, &U, &c);
+    char *nl = strchr(s, '\n');
+    if (nl) *nl = 0;   /* the first line: the status bar */
+    int yes = has(s, "dispatcher bf16");
+    free(s);
+    canvas_destroy(c);
+    return yes;
+}
+
 static void test_training_80x24(void)
 {
     Dashboard d;
@@ -127,6 +141,22 @@ static void test_training_80x24(void)
           top_y, bot_x, bot_y);
     if (!has(s, "TRAINING") || n <= 20)
         fputs(s, stderr);
+    free(s);
+    canvas_destroy(c);
+    /* issue 33 item 11: a bf16 run says so on the bar; an fp32 one keeps it short */
+    CHECK(!has_text_bf16(&d, &sn), "fp32 run: no precision on the bar");
+    snprintf(sn.cfg.precision, sizeof sn.cfg.precision, "bf16");
+    CHECK(has_text_bf16(&d, &sn), "bf16 run: the bar says bf16");
+    /* issue 33 item 6: a run whose process is gone says INTERRUPTED, as `runs` does */
+    sn.status = TRAINER_STOPPED;
+    sn.interrupted = 1;
+    s = dump(&d, &sn, 120, 40, &U, &c);
+    CHECK(has(s, "INTERRUPTED") && !has(s, "STOPPED"), "interrupted run's bar");
+    free(s);
+    canvas_destroy(c);
+    sn.interrupted = 0;
+    s = dump(&d, &sn, 120, 40, &U, &c);
+    CHECK(has(s, "STOPPED"), "stopped run's bar");
     free(s);
     canvas_destroy(c);
     snapshot_free(&sn);
@@ -379,6 +409,35 @@ static void test_history(void)
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "note #5: lr too low \\e[31m?\\nsee run 7"), "the note line: %s", s);
     free(s);
+    /* issue 33 item 7: the cursor past a run's end gives that run no value; it names the
+     * recorded point's own step. #3 ends at step 90, the others at 190. */
+    d.curves[0].n = 10;
+    h->hist_cursor = 1000000;   /* the right end */
+    h->cursor_run = 3;
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    const char *cur = strstr(s, "cursor step ");
+    CHECK(cur && (!strncmp(cur, "cursor step 190: #5", 19) || !strncmp(cur, "cursor step 190: "
+          "#7", 19)), "cursor at the right end: %.40s", cur ? cur : "(none)");
+    free(s);
+    /* issue 33 item 4: a band follows the x axis: in tokens at its group's pace */
+    h->hist_cursor = -1;
+    h->hist_band = 1;
+    h->n_bands = 1;
+    DashBand *b = &h->bands[0];
+    b->n = 20;
+    b->x = malloc(20 * sizeof *b->x), b->mean = malloc(20 * sizeof *b->mean);
+    b->lo = malloc(20 * sizeof *b->lo), b->hi = malloc(20 * sizeof *b->hi);
+    for (int i = 0; i < 20; i++)
+        b->x[i] = i * 10, b->mean[i] = 3 - 0.05 * i, b->lo[i] = b->mean[i] - 0.1,
+        b->hi[i] = b->mean[i] + 0.1;
+    b->run = 3, b->members = 3, b->tokens_per_step = 1000;
+    snprintf(b->label, sizeof b->label, "trio N=3");
+    d.x_axis = DASH_X_TOKENS;
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "trio N=3") && has(s, "150k") && has(s, "tokens"),
+          "band in tokens (190 steps x 1000 tokens): %s", s);
+    free(s);
+    d.x_axis = DASH_X_STEPS;
     snapshot_free(&sn);
     dash_state_free(&d);
 }
@@ -481,11 +540,19 @@ static void test_sweep_view(void)
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "sweep #4 lrs: running, 3 trials"), "sweep title: %s", s ? s : "");
     CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
-    CHECK(has(s, "best val loss vs lr") && has(s, "log10 lr"), "chart against lr, log x");
+    CHECK(has(s, "best val loss vs lr") && has(s, "lr (log)") && !has(s, "-3."),
+          "chart against lr, log x in lr's units (issue 33 item 14): %s", s);
     free(s);
     w->sw_param = 1;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, "best val loss vs d") && !has(s, "log10"), "# picks d (linear x)");
+    CHECK(has(s, "best val loss vs d") && !has(s, "(log)"), "# picks d (linear x)");
+    free(s);
+    /* issue 33 item 14: the parallel coordinates have no 0..1 y ticks (the positions are
+     * normalised; each axis names its own ends) */
+    w->sw_param = 2;
+    s = dump(&d, &sn, 100, 30, &U, NULL);
+    CHECK(s && has(s, "best val") && !has(s, "0.5┤") && !has(s, "1.0┤") && !has(s, "  1┤"),
+          "parallel coordinates without 0..1 ticks: %s", s ? s : "");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
@@ -767,10 +834,11 @@ static void test_sort_columns(void)
     const long steps[] = {30, 10, 20};
     for (int r = 0; r < 3; r++) {
         long id;
-        RunInfo info = {.name = r == 1 ? "b" : r ? "c" : "a", .config = "lr=0.001\n",
+        static const char *const lrs[] = {"lr=0.002\n", "lr=0.003\n", "lr=0.001\n"};
+        RunInfo info = {.name = r == 1 ? "b" : r ? "c" : "a", .config = lrs[r],
                         .model = "msa"};
         runstore_run_create(st, &info, &id, err);
-        StepMetric m = {.step = steps[r], .loss = 2, .lr = 1e-3f};
+        StepMetric m = {.step = steps[r], .loss = 2.0f + (float)((r + 1) % 3), .lr = 1e-3f};
         runstore_log_step(st, id, &m, err);
     }
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
@@ -787,6 +855,30 @@ static void test_sort_columns(void)
     h->sort = DASH_SORT_ID;
     CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 1 && h->runs[2].id == 3,
           "sort by id");
+    /* issue 33 item 10: any setting, final_smooth, and either direction */
+    h->sort_desc = 1;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 3 && h->runs[2].id == 1,
+          "sort by id, reversed");
+    snprintf(h->sort_key, sizeof h->sort_key, "lr");   /* lr: 1 0.002, 2 0.003, 3 0.001 */
+    h->sort_desc = 0;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 3 && h->runs[1].id == 1 &&
+          h->runs[2].id == 2, "sort by the setting lr");
+    h->sort_desc = 1;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 2 && h->runs[2].id == 3,
+          "sort by lr, reversed");
+    snprintf(h->sort_key, sizeof h->sort_key, "final_smooth");   /* losses 3, 4, 2 */
+    h->sort_desc = 0;
+    CHECK(dash_data_load_runs(h, st, err) == LM_OK && h->runs[0].id == 3 && h->runs[1].id == 1 &&
+          h->runs[2].id == 2, "sort by final_smooth");
+    h->sort_desc = 1;
+    CHECK(dash_groups_save_layout(&d, h, st, err) == LM_OK, "keep: %s", err);
+    Dashboard e;   /* the next session gets the sort back */
+    dash_state_init(&e);
+    HistoryView *eh = dash_view_state(&e, views_get(views_find("history")));
+    CHECK(eh && dash_groups_restore_layout(&e, eh, st, err) == LM_OK &&
+          !strcmp(eh->sort_key, "final_smooth") && eh->sort_desc, "kept sort: '%s' desc %d",
+          eh ? eh->sort_key : "", eh ? eh->sort_desc : -1);
+    dash_state_free(&e);
     dash_state_free(&d);
     runstore_close(st);
     char side[64];

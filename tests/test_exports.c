@@ -74,6 +74,8 @@ static void test_events_json(Session *s)
     long id = train_run(s, "runs_dir=runs steps=90 log_every=10 eval_every=30 sample_every=0 lr=0.001 "
                            "checkpoint_every=0");
     json_run = id;
+    /* issue 33 item 8: 32-bit values as they were set, not float noise */
+    CHECK(strstr(out, "\"lr\":0.001,") && !strstr(out, "0.0010000000"), "lr noise: %.300s", out);
     json_t *a = json_events("step");
     RunStore *st = NULL;
     char err[LM_ERR_LEN];
@@ -148,7 +150,7 @@ static void test_export_csv(Session *s)
     char err[LM_ERR_LEN];
     CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
     const char *evals[] = {"val_loss", "val_ppl", "val_bpc"};   /* and metrics.def's */
-    int rows = 0, matched = 0, n_val = 0, int_tokens = 1, n_sys = 0;
+    int rows = 0, matched = 0, n_val = 0, int_tokens = 1, n_sys = 0, n_best = 0;
     char *copy = strdup(out + 22);
     for (char *sv = NULL, *l = strtok_r(copy, "\n", &sv); l; l = strtok_r(NULL, "\n", &sv)) {
         long r = 0, step = 0;
@@ -165,12 +167,15 @@ static void test_export_csv(Session *s)
         }
         if (!strcmp(metric, "tokens") && strpbrk(value, ".eE")) int_tokens = 0;
         n_val += !strcmp(metric, "val_loss");
-        int known = step_metric_find(metric) >= 0;
-        for (int m = 0; m < 3; m++) known |= !strcmp(metric, evals[m]);
+        int best = !strcmp(metric, "best_checkpoint_val_loss");   /* issue 33 */
+        n_best += best;
+        const char *series = best ? "val_loss" : metric;
+        int known = step_metric_find(series) >= 0;
+        for (int m = 0; m < 3; m++) known |= !strcmp(series, evals[m]);
         if (known) {
             SeriesPoint *p = NULL;
             int n = 0;
-            runstore_series(st, json_run, metric, &p, &n, err);
+            runstore_series(st, json_run, series, &p, &n, err);
             double want = stored(p, n, step), v = atof(value);
             matched += fabs(v - want) <= 1e-6 * (1 + fabs(want));
             free(p);
@@ -255,6 +260,16 @@ static void test_export_schema(Session *s)
           "created_unix %.6f is not this run's time in seconds with a fraction", unix_s);
     CHECK(json_array_size(metrics) == 9 && json_is_integer(json_object_get(
           json_array_get(metrics, 0), "tokens")), "metrics: %s", json_dumps(metrics, 0));
+    char *md = json_dumps(json_array_get(metrics, 0), 0);   /* issue 33 item 8 */
+    CHECK(md && strstr(md, "\"lr\": 0.001,") && !strstr(md, "0.0010000000"), "lr: %s", md);
+    free(md);
+    CHECK(json_is_null(json_object_get(ex, "group")) && json_is_integer(json_object_get(ex,
+          "best_step")), "group/best_step: %s", json_dumps(ex, 0));
+    CHECK(run(s, "show config") == LM_OK && strstr(out, "\"d\":") &&
+          !strstr(out, "\"d\":\"") && strstr(out, "\"tie\":false") &&
+          strstr(out, "\"model\":\""), "--json show config: %.300s", out);
+    snprintf(line, sizeof line, "sample runs=%ld tokens=2 temp=0.7", json_run);
+    CHECK(run(s, line) == LM_OK && strstr(out, "\"temp\":0.7,"), "sample temp: %s", out);
     CHECK(json_array_size(evals) >= 2, "evals: %s", json_dumps(evals, 0));
     json_decref(metrics);
     json_decref(evals);

@@ -640,11 +640,70 @@ static void test_step_metrics(void)
     runstore_close(s);
 }
 
+/* Issue 33 item 1: the best checkpoint is its own record. In the trainer's order (the best
+ * file, then the step file of the same step) the step file never replaces it, and an old
+ * store (schema 4, where it did) is repaired on open from the flagged row. */
+static void test_best_record(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "best.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    long id = new_run(s, "best", "dispatcher", "steps=400\n", "running");
+    CheckpointRecord b150 = {.step = 150, .val_loss = 2.48, .is_best = 1};
+    CheckpointRecord b300 = {.step = 300, .val_loss = 2.25, .is_best = 1};
+    CheckpointRecord s300 = {.step = 300, .val_loss = 2.25, .is_best = 1};
+    CheckpointRecord s400 = {.step = 400, .val_loss = 2.25, .is_best = 0};
+    snprintf(b150.path, sizeof b150.path, "/r/run-%ld/best.safetensors", id);
+    snprintf(b300.path, sizeof b300.path, "/r/run-%ld/best.safetensors", id);
+    snprintf(s300.path, sizeof s300.path, "/r/run-%ld/step-00000300.safetensors", id);
+    snprintf(s400.path, sizeof s400.path, "/r/run-%ld/step-00000400.safetensors", id);
+    CHECK(runstore_log_checkpoint(s, id, &b150, err) == LM_OK &&
+          runstore_log_checkpoint(s, id, &b300, err) == LM_OK &&
+          runstore_log_checkpoint(s, id, &s300, err) == LM_OK &&
+          runstore_log_checkpoint(s, id, &s400, err) == LM_OK, "log: %s", err);
+    CheckpointRecord best, *c = NULL;
+    int found = 0, n = 0;
+    CHECK(runstore_best_checkpoint(s, id, &best, &found, err) == LM_OK && found &&
+          best.step == 300 && strstr(best.path, "/best.safetensors"),
+          "best record: found %d step %ld %s", found, best.step, best.path);
+    CHECK(runstore_checkpoints(s, id, &c, &n, err) == LM_OK && n == 2 && c[0].step == 300 &&
+          strstr(c[0].path, "step-00000300") && c[0].is_best && !c[1].is_best,
+          "step records: n=%d", n);
+    free(c);
+    RunRow r;
+    CHECK(runstore_get(s, id, &r, err) == LM_OK && r.best_step == 300, "row best_step %ld",
+          r.best_step);
+    runstore_row_free(&r);
+    /* the same rows as schema 4 kept them: best rows at 50 and 150, the flag on step 300 */
+    runstore_close(s);
+    char sql[1024];
+    snprintf(sql, sizeof sql, "DROP TABLE best_checkpoints; DELETE FROM checkpoints;"
+             "INSERT INTO checkpoints VALUES(%ld, 50, '/r/best.safetensors', 3.2, 0),"
+             "(%ld, 150, '/r/best.safetensors', 2.48, 0),"
+             "(%ld, 300, '/r/step-00000300.safetensors', 2.25, 1),"
+             "(%ld, 400, '/r/step-00000400.safetensors', 2.25, 0);"
+             "PRAGMA user_version = 4;", id, id, id, id);
+    CHECK(q_exec(path, sql) == SQLITE_OK, "build a schema-4 store");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open schema 4: %s", err);
+    if (!s) return;
+    CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION, "migrated");
+    CHECK(runstore_best_checkpoint(s, id, &best, &found, err) == LM_OK && found &&
+          best.step == 300 && !strcmp(best.path, "/r/best.safetensors"),
+          "migrated best: found %d step %ld %s", found, best.step, best.path);
+    CHECK(runstore_checkpoints(s, id, &c, &n, err) == LM_OK && n == 2 && c[0].step == 300,
+          "migrated step records: n=%d", n);
+    free(c);
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     test_schema();
     test_step_metrics();
     test_migration();
+    test_best_record();
     test_roundtrip();
     test_list();
     test_compare_export();

@@ -277,6 +277,9 @@ static void test_live_control(void)
     CHECK(runstore_control_request(other, h.run_id, "pause", &id, err) == LM_OK, "%s", err);
     const char *r = answered(other, id);
     CHECK(strstr(r, "pauses after its current step"), "pause answered: '%s'", r);
+    long said = -1, paused_at = -2;   /* issue 33 item 7: never a step past the pause */
+    const char *at = strstr(r, "at step ");
+    if (at) said = atol(at + 8);
     for (int i = 0; i < 600 && trainer_status(h.trainer) != TRAINER_PAUSED; i++) usleep(100000);
     CHECK(trainer_status(h.trainer) == TRAINER_PAUSED, "paused");
     long bad = craft_row(h.run_id, "'explode'");   /* beside the live recorder */
@@ -287,6 +290,9 @@ static void test_live_control(void)
     CHECK(runstore_control_request(other, h.run_id, "pause", &id, err) == LM_OK, "%s", err);
     r = answered(other, id);
     CHECK(strstr(r, "already paused"), "pause twice: '%s'", r);
+    if (strstr(r, "at step ")) paused_at = atol(strstr(r, "at step ") + 8);
+    CHECK(said >= 0 && said <= paused_at, "the pause answer named step %ld, the run paused at "
+          "step %ld", said, paused_at);
     CHECK(runstore_control_request(other, h.run_id, "resume", &id, err) == LM_OK, "%s", err);
     r = answered(other, id);
     CHECK(strstr(r, "resumed"), "resume answered: '%s'", r);

@@ -268,6 +268,12 @@ static void bad_inputs(Session *s)
         CHECK(n_errors == 1, "'%s' gave %d errors: %s", bad[i], n_errors, out);
     }
     CHECK(run(s, "help train") == LM_OK && strstr(out, "resume"), "help train: %s", out);
+    /* issue 33 item 13: the one-liners name what the commands take; plot's smoothing is
+     * the debiased EMA it draws, not a centred moving average */
+    CHECK(run(s, "help") == LM_OK && strstr(out, "columns=") && strstr(out, "group_by=") &&
+          strstr(out, "importance ID") && strstr(out, "band=std|minmax"), "help: %s", out);
+    CHECK(run(s, "help plot") == LM_OK && !strstr(out, "centred") &&
+          strstr(out, "debiased EMA"), "help plot: %s", out);
     CHECK(run(s, "status") == LM_OK, "session broken after bad inputs: %s", out);
 }
 

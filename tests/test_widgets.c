@@ -91,7 +91,7 @@ static void test_plot_ticks_and_direction(void)
         y[i] = 3.0 - 2.0 * sqrt((double)i / (N - 1));   /* 3.0 down to 1.0 */
     }
     ChartSeries s = {x, y, N, "train", 0, CHART_LINE};
-    ChartData d = {&s, 1, "step", 0, 0, 0, 0};
+    ChartData d = {&s, 1, "step", 0, 0, 0, 0, 0};
     Canvas *c = canvas_create(40, 12);
     chart_draw(c, (Rect){0, 0, 40, 12}, &d, &U);
     CHECK(has(c, "1.0") && has(c, "2.0") && has(c, "3.0"), "y tick labels 1.0 2.0 3.0");
@@ -138,7 +138,7 @@ static void test_plot_log_ascii_legend(void)
         y2[i] = 5 * exp(-i / 20.0);
     }
     ChartSeries s[2] = {{x, y, N, "train", 0, CHART_LINE}, {x, y2, N, "valid", 0, CHART_POINTS}};
-    ChartData d = {s, 2, "tokens", 1, 0, 0, 0};
+    ChartData d = {s, 2, "tokens", 1, 0, 0, 0, 0};
     Canvas *c = canvas_create(40, 12);
     chart_draw(c, (Rect){0, 0, 40, 12}, &d, &U);
     CHECK(has(c, "0.1┤") && has(c, " 10┤") && has(c, "  1┤") && has(c, "0.01┤"),
@@ -156,10 +156,30 @@ static void test_plot_log_ascii_legend(void)
     /* a narrow log range gets 1-2-5 ticks */
     double yn[3] = {1.2, 3.0, 7.5};
     ChartSeries sn = {NULL, yn, 3, "x", 0, CHART_LINE};
-    ChartData dn = {&sn, 1, NULL, 1, 0, 0, 0};
+    ChartData dn = {&sn, 1, NULL, 1, 0, 0, 0, 0};
     canvas_clear(c);
     chart_draw(c, (Rect){0, 0, 40, 12}, &dn, &U);
     CHECK(has(c, " 1┤") && has(c, " 2┤") && has(c, " 5┤") && has(c, "10┤"), "log 1 2 5 10");
+    /* issue 33 item 14: under a decade (2.1 .. 4.6: 1-2-5 would give "2" and "5" only)
+     * the ticks are linear values placed on the log scale */
+    double ys[3] = {4.6, 3.1, 2.1};
+    ChartSeries ss = {NULL, ys, 3, "x", 0, CHART_LINE};
+    ChartData ds = {&ss, 1, NULL, 1, 0, 0, 0, 0};
+    canvas_clear(c);
+    chart_draw(c, (Rect){0, 0, 40, 12}, &ds, &U);
+    CHECK(has(c, "3┤") && has(c, "4┤"), "ticks between 2 and 5 on a narrow log axis");
+    /* issue 33 item 14: a log x axis (x given as log10, the sweep chart's lr) is labelled
+     * in the values themselves, never in log10 units such as -3.4 */
+    double lx[4] = {log10(3e-4), log10(1e-3), log10(3e-3), log10(1e-2)}, ly[4] = {3, 2.5, 2.2, 2.4};
+    ChartSeries sl = {lx, ly, 4, "trials", 0, CHART_POINTS};
+    ChartData dl = {&sl, 1, "lr (log)", 0, 0, 0, 0, 1};
+    Canvas *w = canvas_create(60, 12);
+    chart_draw(w, (Rect){0, 0, 60, 12}, &dl, &U);
+    char *dump_w = canvas_dump(w);
+    CHECK(has(w, "0.001") && has(w, "0.005") && !has(w, "-3") && !has(w, "-2."),
+          "log x ticks in lr's units: %s", dump_w);
+    free(dump_w);
+    canvas_destroy(w);
     /* monochrome: no colour pairs anywhere */
     canvas_clear(c);
     chart_draw(c, (Rect){0, 0, 40, 12}, &d, &MONO);
@@ -192,7 +212,7 @@ static void test_plot_edge_cases(void)
 {
     Canvas *c = canvas_create(30, 8);
     ChartSeries e = {NULL, NULL, 0, "loss", 0, CHART_LINE};
-    ChartData d = {&e, 1, "step", 0, 0, 0, 0};
+    ChartData d = {&e, 1, "step", 0, 0, 0, 0, 0};
     chart_draw(c, (Rect){0, 0, 30, 8}, &d, &U);
     CHECK(has(c, "no data yet") && has(c, "└"), "empty series: axes and message");
     d.n_series = 0;
@@ -204,19 +224,19 @@ static void test_plot_edge_cases(void)
     double x1[6] = {0, 1, 2, 3, 4, 5}, y1[6] = {1, NAN, 3, INFINITY, 2, -INFINITY};
     double x2[3] = {0, 2, 4}, y2[3] = {1, 3, 2};
     ChartSeries s1 = {x1, y1, 6, "a", 0, CHART_POINTS}, s2 = {x2, y2, 3, "a", 0, CHART_POINTS};
-    ChartData d1 = {&s1, 1, NULL, 0, 0, 0, 0}, d2 = {&s2, 1, NULL, 0, 0, 0, 0};
+    ChartData d1 = {&s1, 1, NULL, 0, 0, 0, 0, 0}, d2 = {&s2, 1, NULL, 0, 0, 0, 0, 0};
     CHECK(same_drawing(&d1, &d2, 0), "NaN and Inf points skipped");
     /* log mode: zero and negative skipped */
     double y3[6] = {1, 0, 3, -2, 2, 5};
     double x4[4] = {0, 2, 4, 5}, y4[4] = {1, 3, 2, 5};
     ChartSeries s3 = {x1, y3, 6, "a", 0, CHART_POINTS}, s4 = {x4, y4, 4, "a", 0, CHART_POINTS};
-    ChartData d3 = {&s3, 1, NULL, 1, 0, 0, 0}, d4 = {&s4, 1, NULL, 1, 0, 0, 0};
+    ChartData d3 = {&s3, 1, NULL, 1, 0, 0, 0, 0}, d4 = {&s4, 1, NULL, 1, 0, 0, 0, 0};
     CHECK(same_drawing(&d3, &d4, 1), "log mode skips y <= 0");
 
     /* one point, all-equal values */
     double one = 2.5;
     ChartSeries so = {NULL, &one, 1, "one", 0, CHART_LINE};
-    ChartData dd = {&so, 1, NULL, 0, 0, 0, 0};
+    ChartData dd = {&so, 1, NULL, 0, 0, 0, 0, 0};
     canvas_clear(c);
     chart_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
     CHECK(count_braille(c) == 1 && !has(c, "no data"), "one point draws one dot cell");
@@ -233,7 +253,7 @@ static void test_plot_edge_cases(void)
      * [1.55, 4.65] over 7 rows gets ticks 1..5, not 0..6 */
     double yr[2] = {1.55, 4.65};
     ChartSeries sr = {NULL, yr, 2, "r", 0, CHART_LINE};
-    ChartData dr = {&sr, 1, NULL, 0, 0, 0, 0};
+    ChartData dr = {&sr, 1, NULL, 0, 0, 0, 0, 0};
     Canvas *c10 = canvas_create(46, 10);
     chart_draw(c10, (Rect){0, 0, 46, 10}, &dr, &U);
     CHECK(has(c10, "5┤") && has(c10, "1┤") && !has(c10, "6┤") && !has(c10, "0┤"),
@@ -257,7 +277,7 @@ static void test_plot_huge_and_sizes(void)
     for (long i = 0; i < n; i++)
         y[i] = 5.0 / (1.0 + i * 1e-4) + 0.1 * sin((double)i);
     ChartSeries s = {NULL, y, n, "big", 0, CHART_LINE};
-    ChartData d = {&s, 1, "step", 0, 0, 0, 0};
+    ChartData d = {&s, 1, "step", 0, 0, 0, 0, 0};
     Canvas *c = canvas_create(80, 24);
     clock_t t0 = clock();
     chart_draw(c, (Rect){0, 0, 80, 24}, &d, &U);
@@ -270,7 +290,7 @@ static void test_plot_huge_and_sizes(void)
     /* degenerate sizes draw nothing and do not crash; small ones draw something */
     double yy[3] = {1, 2, 3};
     ChartSeries s3 = {NULL, yy, 3, "t", 0, CHART_LINE};
-    ChartData d3 = {&s3, 1, "step", 0, 0, 0, 0};
+    ChartData d3 = {&s3, 1, "step", 0, 0, 0, 0, 0};
     int quiet = 1;
     for (int w = 0; w <= 4; w++) {
         for (int h = 0; h <= 4; h++) {
@@ -464,6 +484,21 @@ static void test_table(void)
     CHECK(table_draw(c, (Rect){0, 0, 1, 10}, &d, &U) == 0, "degenerate width");
     table_draw(c, (Rect){0, 0, 30, 1}, &d, &U);
     CHECK(blank(c), "table: degenerate sizes draw nothing");
+    canvas_destroy(c);
+    /* issue 33 item 14: a flexible name column is as wide as its widest name, not the
+     * whole remaining width (names 70-110 columns wide on a wide screen) */
+    static const char *short_cells[] = {"1", "alpha", "ok", "2", "beta", "ok"};
+    TableColumn sc[3] = {{"id", 3, TABLE_RIGHT}, {"name", 0, TABLE_LEFT},
+                         {"state", 8, TABLE_LEFT}};
+    TableData sd = {sc, 3, short_cells, 2, -1, NULL, 0, -1, 0, 0};
+    c = canvas_create(200, 5);
+    table_draw(c, (Rect){0, 0, 200, 5}, &sd, &U);
+    int state_x = -1;
+    for (int x = 0; x < 200 && state_x < 0; x++)
+        if (!strcmp(canvas_glyph(c, x, 0), "s") && !strcmp(canvas_glyph(c, x + 1, 0), "t"))
+            state_x = x;
+    CHECK(state_x > 0 && state_x < 20, "the state column starts at %d, right after the names",
+          state_x);
     canvas_destroy(c);
 }
 

@@ -363,7 +363,8 @@ static void draw_y_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t,
 
 /* The x axis row, tick marks, and (when label_row >= 0) tick labels that neither
  * overlap each other nor the x label at the right end. */
-static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t, int label_row,
+static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t,
+                        const char (*labels)[LABEL_LEN], int label_row,
                         const char *x_label, int unicode)
 {
     int ay = f->y0 + f->rows;
@@ -386,7 +387,10 @@ static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t, int l
         if (label_row < 0)
             continue;
         char lab[LABEL_LEN];
-        chart_format_tick(lab, sizeof lab, t->v[i], t->step);
+        if (labels)
+            snprintf(lab, sizeof lab, "%s", labels[i]);
+        else
+            chart_format_tick(lab, sizeof lab, t->v[i], t->step);
         int len = (int)strlen(lab), lx = col - len / 2;
         if (lx < r.x)
             lx = r.x;
@@ -440,6 +444,8 @@ static long setup_y(Frame *f, Ticks *t, const ChartData *d, const ChartBand *ban
     int max_ticks = f->rows / 2 > 1 ? f->rows / 2 : 1;
     if (d->log_y) {
         ticks_log(t, &ymin, &ymax, f->rows);
+        if (t->n < 3)   /* under a decade (2..5): 1-2-5 gives two ticks; linear ones read */
+            ticks_linear(t, ymin, ymax, nice_step(ymax - ymin, max_ticks));
         ymin = log10(ymin);
         ymax = log10(ymax);
     } else {
@@ -493,9 +499,26 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
         lw = 0;
     f.x0 = r.x + lw + 1;
     f.cols = r.w - lw - 1;
-    ticks_linear(&xt, f.xmin, f.xmax, nice_step(f.xmax - f.xmin, f.cols / 8));
+    char xlab[MAX_TICKS][LABEL_LEN];
+    int xlabelled = 0;
+    if (d->x_log10 && count > 0) {   /* ticks at 1-2-5 values, placed at their log10 */
+        double lo = pow(10, f.xmin), hi = pow(10, f.xmax);
+        ticks_log(&xt, &lo, &hi, f.cols / 8 > 1 ? f.cols / 8 : 1);
+        int k = 0;
+        for (int i = 0; i < xt.n; i++) {
+            double lv = log10(xt.v[i]);
+            if (lv < f.xmin - 1e-9 || lv > f.xmax + 1e-9) continue;
+            chart_format_tick(xlab[k], LABEL_LEN, xt.v[i], xt.v[i]);
+            xt.v[k++] = lv;
+        }
+        xt.n = k;
+        xlabelled = 1;
+    } else {
+        ticks_linear(&xt, f.xmin, f.xmax, nice_step(f.xmax - f.xmin, f.cols / 8));
+    }
     draw_y_axis(c, r, &f, &yt, ylab, lw, caps->unicode);
-    draw_x_axis(c, r, &f, &xt, xlabels ? r.y + r.h - 1 : -1, d->x_label, caps->unicode);
+    draw_x_axis(c, r, &f, &xt, xlabelled ? (const char (*)[LABEL_LEN])xlab : NULL,
+                xlabels ? r.y + r.h - 1 : -1, d->x_label, caps->unicode);
     if (legend)
         draw_legend(c, r, f.x0, d, caps);
     if (count == 0) {

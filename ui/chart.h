@@ -30,6 +30,8 @@ typedef struct {
     int log_y;                 /* 1: logarithmic y axis */
     int fixed_y;               /* 1: use [y_lo, y_hi] instead of auto-scaling */
     double y_lo, y_hi;
+    int x_log10;               /* 1: the series' x are log10 of the values (a log x axis):
+                                  ticks at 1-2-5 values, labelled with the values */
 } ChartData;
 
 /* Draws the chart into r: legend on the first row (when r.h >= 6), y tick labels on

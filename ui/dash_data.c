@@ -4,6 +4,7 @@
  * Not a cache with invalidation rules: the loop decides when to reload. */
 #include "dash_data.h"
 
+#include "cmd_analysis.h"
 #include "err.h"
 #include "runkeys.h"
 #include "gate_probe.h"
@@ -19,18 +20,57 @@
 static const char *const SORT_NAMES[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
                                                      "status", "id"};
 
+const char *dash_data_sort_name(const HistoryView *h)
+{
+    return h->sort_key[0] ? h->sort_key : SORT_NAMES[h->sort];
+}
+
+static int g_smooth_desc;   /* qsort has no context argument: the direction */
+
+typedef struct { RunRow r; double v; } SmoothRow;
+
+static int by_smooth(const void *a, const void *b)
+{
+    const SmoothRow *x = a, *y = b;
+    int fx = isfinite(x->v), fy = isfinite(y->v);
+    if (fx != fy) return fx ? -1 : 1;   /* runs without one last, either direction */
+    int c = fx ? (x->v < y->v ? -1 : x->v > y->v) : 0;
+    if (g_smooth_desc) c = -c;
+    return c ? c : (x->r.id > y->r.id ? -1 : x->r.id < y->r.id);
+}
+
+/* Sorts rows by final_smooth (the smoothed last training loss, computed per run). */
+static void sort_by_smooth(RunStore *st, RunRow *rows, int n, int desc)
+{
+    SmoothRow *t = malloc((size_t)(n ? n : 1) * sizeof *t);
+    if (!t) return;
+    for (int i = 0; i < n; i++)
+        t[i] = (SmoothRow){rows[i], cmd_runs_table_final_smooth(st, rows[i].id)};
+    g_smooth_desc = desc;
+    qsort(t, (size_t)n, sizeof *t, by_smooth);
+    for (int i = 0; i < n; i++) rows[i] = t[i].r;
+    free(t);
+}
+
 int dash_data_load_runs(HistoryView *h, RunStore *st, char *err)
 {
     RunRow *rows = NULL;
     int n = 0;
-    const char *sort = SORT_NAMES[h->sort];
-    int mine = !runkeys_store_sort(sort);
+    const char *sort = dash_data_sort_name(h);
+    int mine = !runkeys_store_sort(sort) || h->sort_desc;
     int rc = runstore_list(st, h->filter[0] ? h->filter : NULL, mine ? "recent" : sort, 0, &rows,
                            &n, err);
     if (rc)
         return rc;
-    if (mine)
-        runkeys_sort_rows(rows, n, sort);
+    if (mine && !strcmp(sort, "final_smooth")) {
+        sort_by_smooth(st, rows, n, h->sort_desc);
+    } else if (mine) {   /* a key runkeys knows; the store's own orders by their column */
+        const char *k = !strcmp(sort, "recent") ? "since" : sort;
+        int desc = !strcmp(sort, "recent") ? !h->sort_desc : h->sort_desc;
+        char key[40];
+        snprintf(key, sizeof key, "%s%s", desc ? "-" : "", k);
+        runkeys_sort_rows(rows, n, key);
+    }
     long sel_id = h->run_sel >= 0 && h->run_sel < h->n_runs ? h->runs[h->run_sel].id : -1;
     runstore_rows_free(h->runs, h->n_runs);
     h->runs = rows;
@@ -42,9 +82,7 @@ int dash_data_load_runs(HistoryView *h, RunStore *st, char *err)
     return LM_OK;
 }
 
-/* The last value of a run's metric per step (tokens per step, seconds per step), 0 when
- * there is none. */
-static double per_step(RunStore *st, long id, const char *metric)
+double dash_data_per_step(RunStore *st, long id, const char *metric)
 {
     SeriesPoint *p = NULL;
     int n = 0;
@@ -81,14 +119,16 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     row.config = NULL;
     cv->best_val = row.best_val;
     cv->final_val = row.final_val;
+    cv->best_step = row.best_step;
+    cv->best_step_val = row.best_step_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
     rc = runstore_series_lineage(st, id, DASH_CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
                                                                   continues its parent */
     if (rc)
         return rc;
-    cv->tokens_per_step = per_step(st, id, "tokens");
-    cv->seconds_per_step = per_step(st, id, "elapsed");
+    cv->tokens_per_step = dash_data_per_step(st, id, "tokens");
+    cv->seconds_per_step = dash_data_per_step(st, id, "elapsed");
     return LM_OK;
 }
 

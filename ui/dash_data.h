@@ -13,6 +13,9 @@
 typedef struct {
     RunRow *runs;                         /* (n_runs) malloc'd */
     int n_runs, run_sel, run_scroll, sort;/* sort: DASH_SORT_* */
+    char sort_key[32];                    /* "" : sort is DASH_SORT_*; else the column sorted
+                                             by: a setting (lr), final_smooth, group, ... */
+    int sort_desc;                        /* 1: the order reversed (`-` in the view) */
     char filter[256];
     int hist_band;                        /* 1: the marked runs' groups as mean ± std */
     DashBand bands[DASH_MAX_MARKED];
@@ -32,6 +35,12 @@ extern const char *const DASH_CMP_SERIES[DASH_N_CMP];
  * run when it is still listed). LM_OK, or the store's status with err (the old list
  * stays). */
 int dash_data_load_runs(HistoryView *h, RunStore *st, char *err);
+/* The key the history view's runs are sorted by: h->sort_key, else the fixed sort's
+ * ("best", "recent", "model", "name", "steps", "status", "id"); h->sort_desc reverses. */
+const char *dash_data_sort_name(const HistoryView *h);
+/* The last value of run id's metric per step ("tokens": tokens per step, "elapsed":
+ * seconds per step), 0 when there is none. */
+double dash_data_per_step(RunStore *st, long id, const char *metric);
 
 /* Marks run id (loading its d->cmp_metric series, rates, settings and results) or, when
  * marked, unmarks it. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked; the

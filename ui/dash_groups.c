@@ -73,6 +73,11 @@ static int band_build(RunStore *st, const long *ids, int n, const char *metric, 
     b->n = rc ? 0 : m;
     b->members = n;
     b->run = ids[0];
+    b->tokens_per_step = b->seconds_per_step = 0;
+    for (int i = 0; i < n; i++) {   /* the members' mean pace: the band's own x axis */
+        b->tokens_per_step += dash_data_per_step(st, ids[i], "tokens") / n;
+        b->seconds_per_step += dash_data_per_step(st, ids[i], "elapsed") / n;
+    }
     for (int i = 0; i < GROUP_MAX_MEMBERS; i++) free(p[i]);
     return rc;
 }
@@ -110,11 +115,32 @@ int dash_groups_save_layout(Dashboard *d, HistoryView *h, RunStore *st, char *er
     size_t o = 0;
     for (int i = 0; i < d->n_marked; i++)
         o += (size_t)snprintf(marks + o, sizeof marks - o, "%s%ld", i ? "," : "", d->marked[i]);
-    snprintf(buf, sizeof buf, "%d", h->sort);
+    snprintf(buf, sizeof buf, "%s%s", h->sort_desc ? "-" : "", dash_data_sort_name(h));
     int rc = runstore_setting_set(st, "history.sort", buf, err);
     if (!rc) rc = runstore_setting_set(st, "history.filter", h->filter, err);
     if (!rc) rc = runstore_setting_set(st, "history.marks", marks, err);
     return rc;
+}
+
+/* The kept sort: "-lr", "best", or an older lmlab's index of the fixed sorts ("2"). */
+static void restore_sort(HistoryView *h, const char *v)
+{
+    static const char *const FIXED[DASH_N_SORTS] = {"best", "recent", "model", "name", "steps",
+                                                    "status", "id"};
+    char *end;
+    long i = strtol(v, &end, 10);
+    if (*v && !*end) {
+        if (i >= 0 && i < DASH_N_SORTS) h->sort = (int)i, h->sort_key[0] = 0;
+        return;
+    }
+    h->sort_desc = v[0] == '-';
+    const char *k = v + h->sort_desc;
+    h->sort_key[0] = 0;
+    for (int j = 0; j < DASH_N_SORTS; j++)
+        if (!strcmp(FIXED[j], k)) h->sort = j;
+    int fixed = 0;
+    for (int j = 0; j < DASH_N_SORTS; j++) fixed |= !strcmp(FIXED[j], k);
+    if (!fixed && *k) snprintf(h->sort_key, sizeof h->sort_key, "%.31s", k);
 }
 
 int dash_groups_restore_layout(Dashboard *d, HistoryView *h, RunStore *st, char *err)
@@ -123,7 +149,7 @@ int dash_groups_restore_layout(Dashboard *d, HistoryView *h, RunStore *st, char 
     h->hist_restored = 1;
     char v[512];
     int found, rc = runstore_setting_get(st, "history.sort", v, sizeof v, &found, err);
-    if (!rc && found && atoi(v) >= 0 && atoi(v) < DASH_N_SORTS) h->sort = atoi(v);
+    if (!rc && found) restore_sort(h, v);
     if (!rc) rc = runstore_setting_get(st, "history.filter", v, sizeof v, &found, err);
     if (!rc && found) snprintf(h->filter, sizeof h->filter, "%.255s", v);
     if (!rc) rc = runstore_setting_get(st, "history.marks", v, sizeof v, &found, err);

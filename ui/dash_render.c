@@ -38,7 +38,9 @@ static int bar_state(const Snapshot *sn, const char **text)
     case TRAINER_EVALUATING: *text = "EVALUATING"; return STATUSBAR_TRAINING;
     case TRAINER_PAUSED: return STATUSBAR_PAUSED;
     case TRAINER_FINISHED: return STATUSBAR_FINISHED;
-    case TRAINER_STOPPED: *text = "STOPPED"; return STATUSBAR_FINISHED;
+    case TRAINER_STOPPED:   /* the store's word: an interrupted run is not a stopped one */
+        *text = sn->interrupted ? "INTERRUPTED" : "STOPPED";
+        return STATUSBAR_FINISHED;
     case TRAINER_DIVERGED: return STATUSBAR_DIVERGED;
     case TRAINER_FAILED: return STATUSBAR_FAILED;
     default: *text = "STARTING"; return STATUSBAR_TRAINING;
@@ -48,8 +50,12 @@ static int bar_state(const Snapshot *sn, const char **text)
 static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn,
                         const CanvasCaps *caps)
 {
-    char run[96], step[48], ep[16], tok[16], tps[16], lr[16], el[16], eta[16], val[16];
+    char run[96], step[48], ep[16], tok[16], tps[16], lr[16], el[16], eta[16], val[16],
+         model[64];
     const StepMetric *m = &sn->last;
+    snprintf(model, sizeof model, "%s%s%s", sn->cfg.model,   /* bf16 said (issue 33 item 11) */
+             strcmp(sn->cfg.precision, "fp32") ? " " : "",
+             strcmp(sn->cfg.precision, "fp32") ? sn->cfg.precision : "");
     snprintf(run, sizeof run, "#%ld %s%s", sn->run_id, sn->run_name,
              !d->from_store ? "" : trainer_is_done(sn->status) ? " (stored)" : " (followed)");
     snprintf(step, sizeof step, "%ld/%ld", m->step, sn->total_steps ? sn->total_steps
@@ -70,7 +76,7 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
     int n = 0;
     if (sn->run_id) {
         f[n++] = (StatusField){NULL, run, 9, UI_COLOR_ACCENT, 0};
-        f[n++] = (StatusField){"model", sn->cfg.model, 7, 0, 0};
+        f[n++] = (StatusField){"model", model, 7, 0, 0};
         f[n++] = (StatusField){"data", sn->cfg.data, 4, 0, 0};
         f[n++] = (StatusField){"step", step, 10, 0, 0};
         f[n++] = (StatusField){"epoch", ep, 2, 0, 0};
@@ -86,7 +92,7 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
     } else {
         f[n++] = (StatusField){"experiment", d->experiment[0] ? d->experiment : "-", 9,
                                UI_COLOR_ACCENT, 0};
-        f[n++] = (StatusField){"model", sn->cfg.model, 7, 0, 0};
+        f[n++] = (StatusField){"model", model, 7, 0, 0};
         f[n++] = (StatusField){"data", sn->cfg.data, 5, 0, 0};
         f[n++] = (StatusField){"steps", step + strcspn(step, "/") + 1, 4, 0, 0};
         f[n++] = (StatusField){NULL, "type `train` to start", 8, UI_COLOR_DIM, 0};

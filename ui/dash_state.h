@@ -49,6 +49,8 @@ typedef struct {
     char label[80];    /* legend: "#12 name" */
     char *config;      /* the run's "key=value\n" settings (malloc'd): the config diff */
     double best_val, final_val; /* NAN when none */
+    long best_step;             /* the step of the run's best checkpoint (-1 none) */
+    double best_step_val;       /* the validation loss at best_step (NAN when none) */
     long last_step;
 } DashCurve;
 
@@ -63,7 +65,9 @@ typedef struct {
     char label[96];
     long run;          /* its first member (the colour) */
     int members, n;
-    double *x, *mean, *lo, *hi; /* (n) malloc'd */
+    double *x, *mean, *lo, *hi; /* (n) malloc'd; x in steps */
+    double tokens_per_step, seconds_per_step; /* the members' mean (0 unknown): the x axis
+                                                  in tokens or seconds, as the curves' */
 } DashBand;
 
 /* One view's own state in a Dashboard (dash_view_state makes it; dash_state_free calls

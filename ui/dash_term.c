@@ -39,6 +39,11 @@ typedef struct {
     void *screen;                /* the curses SCREEN */
     Snapshot snap;               /* the latest copy; kept after the run is reaped */
     DashFollow follow;           /* snap read from the store: another process's run */
+    double next_reap;            /* when reap_dead next marks dead owners' runs */
+    long sw_id;                  /* the sweep whose trials sweep_lines reported */
+    char sw_seen[256][16];       /* each trial's status as last reported ("" = not yet) */
+    int sw_end_said;             /* its end was reported */
+    double sw_next;              /* when sweep_lines next reads the trials */
     DashCtx ctx;                 /* what the keys and views may use (callbacks below) */
     long drawn_run, drawn_seq;
     int dirty, quit, cursor_on, new_cmd, pumping;
@@ -171,6 +176,66 @@ static void follow(DashTerm *t)
 }
 
 /* The sweep's progress for the status bar ("" without a sweep). */
+/* A trial's status as the user reads it: a pending trial whose run is already
+ * training (a parallel sweep's worker started it) is running. */
+static const char *trial_state(const SweepTrialRow *r)
+{
+    return !strcmp(r->status, "pending") && r->run_id > 0 &&
+                   (!strcmp(r->run_status, "running") || !strcmp(r->run_status, "paused"))
+               ? "running" : r->status;
+}
+
+/* The session's sweep in the scrollback, whichever view is on screen and however many
+ * trials run at once (parallel=K: in other processes): a line when a trial starts and
+ * when it ends (with its best val), and one when the sweep ends. Read from the store at
+ * most once a second. */
+static void sweep_lines(DashTerm *t, SweepRunner *sw)
+{
+    double now = sysinfo_now();
+    if (!sw || now < t->sw_next)
+        return;
+    t->sw_next = now + 1.0;
+    SweepProgress p;
+    sweep_runner_progress(sw, &p);
+    if (p.sweep_id != t->sw_id) {
+        t->sw_id = p.sweep_id;
+        memset(t->sw_seen, 0, sizeof t->sw_seen);
+        t->sw_end_said = 0;
+    }
+    RunStore *st = t->s->store;
+    SweepTrialRow *rows = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN];
+    if (!st || runstore_sweep_trials(st, p.sweep_id, &rows, &n, err))
+        return;
+    for (int i = 0; i < n && i < 256; i++) {
+        const char *now_st = trial_state(&rows[i]);
+        if (!strcmp(now_st, t->sw_seen[i]) || !strcmp(now_st, "pending"))
+            continue;
+        if (!strcmp(now_st, "running"))
+            term_out(t, UI_COLOR_ACCENT, "sweep #%ld: trial %d/%d (run #%ld, %s) started",
+                     p.sweep_id, rows[i].trial, p.total, rows[i].run_id, rows[i].params);
+        else if (isfinite(rows[i].best_val))
+            term_out(t, UI_COLOR_ACCENT, "sweep #%ld: trial %d/%d (run #%ld, %s) %s: best val "
+                     "%.4f", p.sweep_id, rows[i].trial, p.total, rows[i].run_id,
+                     rows[i].params, now_st, rows[i].best_val);
+        else
+            term_out(t, UI_COLOR_ACCENT, "sweep #%ld: trial %d/%d (run #%ld, %s) %s",
+                     p.sweep_id, rows[i].trial, p.total, rows[i].run_id, rows[i].params,
+                     now_st);
+        snprintf(t->sw_seen[i], sizeof t->sw_seen[i], "%s", now_st);
+        t->dirty = 1;
+    }
+    free(rows);
+    if (p.ended && !t->sw_end_said) {
+        t->sw_end_said = 1;
+        term_out(t, UI_COLOR_ACCENT, "sweep #%ld %s %s: %d trials: %d done, %d stopped early, "
+                 "%d failed (`sweep show %ld` ranks them)", p.sweep_id, p.name, p.status,
+                 p.total, p.done, p.stopped_early, p.failed, p.sweep_id);
+        t->dirty = 1;
+    }
+}
+
 static void sweep_status(DashTerm *t, SweepRunner *sw)
 {
     char text[sizeof t->d->sweep] = "";
@@ -180,6 +245,9 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
         if (p.ended)   /* no current trial then: the trials that ran to an end */
             snprintf(text, sizeof text, "#%ld %d/%d trials done %s", p.sweep_id,
                      p.done + p.stopped_early + p.failed, p.total, p.status);
+        else if (p.running > 1 || (p.running && !p.current))   /* parallel=K */
+            snprintf(text, sizeof text, "#%ld %d running, %d/%d done", p.sweep_id, p.running,
+                     p.done + p.stopped_early + p.failed, p.total);
         else
             snprintf(text, sizeof text, "#%ld trial %d/%d", p.sweep_id, p.current, p.total);
     }
@@ -197,11 +265,9 @@ static void opened_status(DashTerm *t)
     char text[sizeof t->d->opened] = "";
     if (s->view && s->view_run > 0 && s->view_run == t->snap.run_id && !s->trainer &&
         s->view_step >= 0) {
-        const char *file = strstr(s->view_source, ".safetensors") ? s->view_source : "";
-        const char *sp = strchr(file, ' ');   /* "run #5 best.safetensors (...)" */
-        const char *name = sp ? sp + 1 : "";
-        size_t len = strcspn(name, " ");
-        snprintf(text, sizeof text, "step %ld %.*s", s->view_step, (int)len, name);
+        const char *slash = strrchr(s->view_path, '/');   /* the file's own name */
+        snprintf(text, sizeof text, "step %ld %.60s", s->view_step,
+                 slash ? slash + 1 : s->view_path);
     }
     if (strcmp(text, t->d->opened)) {
         snprintf(t->d->opened, sizeof t->d->opened, "%s", text);
@@ -225,6 +291,7 @@ static void settle_reaped(DashTerm *t)
         for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
             if (!strcmp(row.status, recorder_status_name(ends[i])))
                 status = ends[i];
+        sn->interrupted = !strcmp(row.status, "interrupted");
         if (row.last_step > sn->last.step)
             sn->last.step = row.last_step;
         snprintf(sn->reason, sizeof sn->reason, "%s", row.reason);
@@ -234,6 +301,21 @@ static void settle_reaped(DashTerm *t)
     if (t->f_run == sn->run_id)
         t->f_end = 1;
     t->dirty = 1;
+}
+
+/* Every 2 s, the explicit reaping step of the dashboard's long-lived store handle: this
+ * host's runs whose process died are marked interrupted in the store at once, not when the
+ * next process happens to open it (a query never does it). */
+static void reap_dead(DashTerm *t)
+{
+    double now = sysinfo_now();
+    if (now < t->next_reap)
+        return;
+    t->next_reap = now + 2.0;
+    RunStore *st = t->s->store;   /* only an open store: never opens one for this */
+    char err[LM_ERR_LEN];
+    if (st)
+        runstore_reap_dead(st, err);   /* a failure: the next call retries */
 }
 
 /* Takes a snapshot of the run — a running sweep's trial, else the session's run, else
@@ -259,7 +341,9 @@ static void poll_run(DashTerm *t)
         t->dirty = 1;
     }
     sweep_status(t, sw);
+    sweep_lines(t, sw);
     opened_status(t);
+    reap_dead(t);
     if (strcmp(d->experiment, s->experiment)) {
         snprintf(d->experiment, sizeof d->experiment, "%s", s->experiment);
         t->dirty = 1;

@@ -40,8 +40,16 @@ static int layout(const TableData *d, int avail, int *w)
     for (int j = 0, k = 0; j < n; j++) {
         if (d->cols[j].width > 0) {
             w[j] = d->cols[j].width;
-        } else {
+        } else {   /* no wider than its widest text: a short name is not 100 columns wide */
             w[j] = share + (++k == n_flex ? extra : 0);
+            int need = d->cols[j].title ? canvas_utf8_width(d->cols[j].title) + 2 : 3;
+            for (int i = 0; i < d->n_rows; i++) {
+                const char *cell = d->cells[(size_t)i * d->n_cols + j];
+                int cw = cell ? canvas_utf8_width(cell) : 0;
+                need = cw > need ? cw : need;
+            }
+            if (need < w[j])
+                w[j] = need < 3 ? 3 : need;
         }
     }
     return n;

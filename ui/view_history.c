@@ -23,7 +23,7 @@
 #include <time.h>
 
 enum { K_UP, K_DOWN, K_PAGE_UP, K_PAGE_DOWN, K_MARK, K_OPEN, K_FILTER, K_SORT, K_METRIC,
-       K_SMOOTH, K_BAND, K_CUR_LEFT, K_CUR_RIGHT, K_CUR_UP, K_CUR_DOWN };
+       K_SMOOTH, K_BAND, K_CUR_LEFT, K_CUR_RIGHT, K_CUR_UP, K_CUR_DOWN, K_REVERSE };
 
 /* The fixed columns; the settings that differ among the visible runs go after "steps". */
 extern const DashView view_history;
@@ -224,9 +224,10 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
     static const char *const sorts[DASH_N_SORTS] = {"best val", "recent", "model", "name",
                                                     "steps", "status", "id"};
     char title[400];
-    snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s | Space mark, Enter open, / "
-             "filter, = sort", hv(d)->n_runs, sorts[hv(d)->sort], hv(d)->filter[0] ? " | filter \"" : "",
-             hv(d)->filter, hv(d)->filter[0] ? "\"" : "");
+    snprintf(title, sizeof title, "runs: %d | sort %s%s%s%s%s | Space mark, Enter open, / "
+             "filter, = sort, - reverse", hv(d)->n_runs,
+             hv(d)->sort_key[0] ? hv(d)->sort_key : sorts[hv(d)->sort], hv(d)->sort_desc ? " (reversed)" : "",
+             hv(d)->filter[0] ? " | filter \"" : "", hv(d)->filter, hv(d)->filter[0] ? "\"" : "");
     canvas_box(c, r, title, focused, caps->unicode);
     Rect in = canvas_rect_inner(r);
     int n = hv(d)->n_runs;
@@ -268,14 +269,19 @@ static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, 
             for (int j = 0; j < nc; j++)
                 cells[(size_t)i * nc + j] = buf[i - lo][order[j]];
         }
-        /* the column each sort orders by: best val, started, model, name, steps, status, id */
+        /* the column each sort orders by: best val, started, model, name, steps, status, id;
+         * a setting's own column */
         static const int sort_cell[DASH_N_SORTS] = {2, 6, 5, 1, 3, 4, 0};
         int sc = -1;
         for (int j = 0; j < nc; j++)
-            if (order[j] == sort_cell[hv(d)->sort])
+            if (hv(d)->sort_key[0] ? order[j] >= N_RUN_COLS &&
+                                     !strcmp(keys[order[j] - N_RUN_COLS], hv(d)->sort_key)
+                               : order[j] == sort_cell[hv(d)->sort])
                 sc = j;
+        int desc = (hv(d)->sort_key[0] || hv(d)->sort != DASH_SORT_RECENT) ? hv(d)->sort_desc
+                                                                    : !hv(d)->sort_desc;
         TableData td = {cols, nc, cells, n, sel, d->mark_rows, UI_COLOR_SERIES3,
-                        sc, hv(d)->sort == DASH_SORT_RECENT, hv(d)->run_scroll};
+                        sc, desc, hv(d)->run_scroll};
         hv(d)->run_scroll = table_draw(c, in, &td, caps);
     }
     free(cells);
@@ -327,14 +333,20 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
     } else if (nk == 0 && n > 1) {
         canvas_text_fit(c, in.x, y++, in.w, "same settings", UI_COLOR_DIM, 0, caps->unicode);
     }
-    static const char *const labels[] = {"best val", "final val", "steps"};
-    for (int r = 0; r < 3 && y < in.y + in.h; r++, y++) {
+    /* "last step", not "steps": the budget `steps` may be a differing setting above */
+    static const char *const labels[] = {"best val", "best ckpt", "final val", "last step"};
+    for (int r = 0; r < 4 && y < in.y + in.h; r++, y++) {
         canvas_text_fit(c, in.x, y, kw, labels[r], UI_COLOR_DIM, 0, caps->unicode);
         for (int i = 0; i < n; i++) {
             const DashCurve *cv = &d->curves[i];
-            double v = r == 0 ? cv->best_val : cv->final_val;
+            /* best val: the best checkpoint's own evaluation when it has one */
+            double v = r == 0 ? (cv->best_step >= 0 && !isnan(cv->best_step_val)
+                                     ? cv->best_step_val : cv->best_val)
+                              : cv->final_val;
             char t[32];
-            if (r == 2)
+            if (r == 1)
+                snprintf(t, sizeof t, cv->best_step >= 0 ? "step %ld" : "-", cv->best_step);
+            else if (r == 3)
                 snprintf(t, sizeof t, "%ld", cv->last_step);
             else if (isnan(v))
                 snprintf(t, sizeof t, "-");
@@ -348,28 +360,49 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
 
 /* ---- seed groups as bands, the curve cursor (issue 28) ---- */
 
-/* The marked runs' groups (hv(d)->bands) as mean lines over ± std bands. */
-static void draw_bands(Canvas *c, Rect pin, const Dashboard *d, const CanvasCaps *caps)
+/* The marked runs' groups (hv(d)->bands) as mean lines over ± std bands, on the x axis `>`
+ * chose: steps, or tokens or seconds at each group's own pace (a group whose pace is
+ * unknown is left out rather than drawn in steps under a tokens label). */
+static void draw_bands(Canvas *c, Rect pin, Dashboard *d, const CanvasCaps *caps)
 {
     ChartSeries ps[CHART_MAX_SERIES];
     ChartBand pb[CHART_MAX_SERIES];
+    long need = 0;
+    for (int i = 0; i < hv(d)->n_bands; i++) need += hv(d)->bands[i].n;
+    double *xs = d->x_axis == DASH_X_STEPS ? NULL : dash_draw_scratch(d, need + 1);
     int n = 0;
-    for (int i = 0; i < hv(d)->n_bands && n < CHART_MAX_SERIES; i++, n++) {
+    long off = 0;
+    for (int i = 0; i < hv(d)->n_bands && n < CHART_MAX_SERIES; i++) {
         const DashBand *b = &hv(d)->bands[i];
-        ps[n] = (ChartSeries){b->x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
+        const double *x = b->x;
+        if (d->x_axis != DASH_X_STEPS) {
+            double k = d->x_axis == DASH_X_TOKENS ? b->tokens_per_step : b->seconds_per_step;
+            if (!xs || !(k > 0)) continue;
+            for (int j = 0; j < b->n; j++) xs[off + j] = b->x[j] * k;
+            x = xs + off;
+            off += b->n;
+        }
+        ps[n] = (ChartSeries){x, b->mean, b->n, b->label, dash_draw_run_color(b->run),
                              CHART_LINE};
-        pb[n] = (ChartBand){b->lo, b->hi};
+        pb[n++] = (ChartBand){b->lo, b->hi};
     }
-    ChartData pd = {ps, n, "step", d->log_y, 0, 0, 0};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0, 0};
     chart_draw_bands(c, pin, &pd, pb, caps);
 }
 
-/* y of series s at x (its nearest drawn point at or before x); NaN when none. */
-static double series_at(const ChartSeries *s, double x)
+/* y of series s at x: its nearest drawn point at or before x, with that point's own x in
+ * *px (may be NULL); NaN when none, or when x lies past the series' last point by more than
+ * slack (a run that ended at step 300 has no value at step 596). */
+static double series_at(const ChartSeries *s, double x, double slack, double *px)
 {
     double y = NAN;
+    if (s->n == 0 || x > s->x[s->n - 1] + slack)
+        return NAN;
     for (long i = 0; i < s->n && s->x[i] <= x; i++)
-        if (isfinite(s->y[i])) y = s->y[i];
+        if (isfinite(s->y[i])) {
+            y = s->y[i];
+            if (px) *px = s->x[i];
+        }
     return y;
 }
 
@@ -382,24 +415,28 @@ static void draw_cursor(Canvas *c, Rect pr, const ChartFrame *f, Dashboard *d,
         return;
     int col = dash_draw_clamp(hv(d)->hist_cursor, 0, f->cols - 1);
     hv(d)->hist_cursor = col;
-    double x = f->xmin + (col + 0.5) / f->cols * (f->xmax - f->xmin);
+    /* the column's right edge: its points are at or before it; one column of slack keeps
+     * a run's last point when the cursor is on it */
+    double x = f->xmin + (col + 1.0) / f->cols * (f->xmax - f->xmin);
+    double slack = (f->xmax - f->xmin) / f->cols;
     int pick = -1;
     for (int i = 0; i < n && i < d->n_marked; i++)
-        if (d->curves[i].run == hv(d)->cursor_run && isfinite(series_at(&ps[i], x))) pick = i;
+        if (d->curves[i].run == hv(d)->cursor_run && isfinite(series_at(&ps[i], x, slack, NULL)))
+            pick = i;
     for (int i = 0; pick < 0 && i < n; i++)
-        if (isfinite(series_at(&ps[i], x))) pick = i;
+        if (isfinite(series_at(&ps[i], x, slack, NULL))) pick = i;
     for (int y = f->y0; y < f->y0 + f->rows; y++)
         canvas_put(c, f->x0 + col, y, caps->unicode ? "┊" : ":", UI_COLOR_DIM, 0);
     if (pick < 0)
         return;
     hv(d)->cursor_run = d->curves[pick].run;
-    double v = series_at(&ps[pick], x), t = f->log_y ? log10(v) : v;
+    double px = x, v = series_at(&ps[pick], x, slack, &px), t = f->log_y ? log10(v) : v;
     int row = f->y0 + (int)lround((f->ymax - t) / (f->ymax - f->ymin) * (f->rows - 1));
     canvas_put(c, f->x0 + col, dash_draw_clamp(row, f->y0, f->y0 + f->rows - 1),
                caps->unicode ? "●" : "@", dash_draw_run_color(hv(d)->cursor_run), UI_ATTR_BOLD);
     char name[160];
-    snprintf(name, sizeof name, " cursor %s %.0f: %s = %.4f ", dash_draw_x_label(d), x,
-             d->curves[pick].label, v);
+    snprintf(name, sizeof name, " cursor %s %.0f: %s = %.4f ", dash_draw_x_label(d), px,
+             d->curves[pick].label, v);   /* the recorded point's own x, not the column's */
     canvas_text_fit(c, pr.x + 2, pr.y + pr.h - 1, pr.w - 4, name,
                     dash_draw_run_color(hv(d)->cursor_run), UI_ATTR_BOLD, caps->unicode);
 }
@@ -496,7 +533,7 @@ static void draw(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn, const Canv
         snprintf(ids[i], sizeof ids[i], "#%ld", d->curves[i].run);
         ps[i].label = ids[i];
     }
-    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0, 0};
     ChartFrame fr;
     chart_draw_framed(c, pin, &pd, NULL, caps, &fr);
     draw_cursor(c, pr, &fr, d, ps, n, caps);
@@ -548,6 +585,49 @@ static void mark_run(DashCtx *x)
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
 }
 
+/* `=`: the fixed sorts in turn, then the columns beyond them (the settings that differ
+ * among the runs, the kept layout's other columns, final_smooth), then back. */
+static void next_sort(Dashboard *d)
+{
+    char extra[24][32];
+    int ne = 0;
+    const char *configs[64];
+    int n = 0;
+    for (int i = 0; i < hv(d)->n_runs && n < 64; i++)
+        configs[n++] = hv(d)->runs[i].config;
+    char diff[16][32];
+    int nd = n > 1 ? dash_draw_diff_keys(configs, n, diff, 16) : 0;
+    for (int k = 0; k < nd && k < 16 && ne < 16; k++)
+        if (strcmp(diff[k], "name") && strcmp(diff[k], "model"))
+            snprintf(extra[ne++], 32, "%.31s", diff[k]);
+    char list[520];
+    snprintf(list, sizeof list, "%s", hv(d)->hist_cols);
+    char *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w && ne < 23; w = strtok_r(NULL, ",", &save)) {
+        int dup = !strcmp(w, "id") || !strcmp(w, "name") || !strcmp(w, "model") ||
+                  !strcmp(w, "status") || !strcmp(w, "steps") || !strcmp(w, "best_val") ||
+                  !strcmp(w, "created");
+        for (int k = 0; k < ne && !dup; k++) dup = !strcmp(extra[k], w);
+        if (!dup) snprintf(extra[ne++], 32, "%.31s", w);
+    }
+    int have = 0;
+    for (int k = 0; k < ne; k++) have |= !strcmp(extra[k], "final_smooth");
+    if (!have) snprintf(extra[ne++], 32, "final_smooth");
+    if (!hv(d)->sort_key[0]) {
+        if (hv(d)->sort + 1 < DASH_N_SORTS) hv(d)->sort++;
+        else snprintf(hv(d)->sort_key, sizeof hv(d)->sort_key, "%s", extra[0]);
+        return;
+    }
+    int at = -1;
+    for (int k = 0; k < ne; k++) if (!strcmp(extra[k], hv(d)->sort_key)) at = k;
+    if (at >= 0 && at + 1 < ne) {
+        snprintf(hv(d)->sort_key, sizeof hv(d)->sort_key, "%s", extra[at + 1]);
+    } else {   /* past the last: back to the first fixed sort */
+        hv(d)->sort_key[0] = 0;
+        hv(d)->sort = 0;
+    }
+}
+
 static void on_key(DashCtx *x, int action)
 {
     static const int moves[] = {-1, 1, -10, 10};
@@ -588,7 +668,8 @@ static void on_key(DashCtx *x, int action)
         break;
     }
     case K_FILTER: dash_view_prompt(x, "filter> ", hv(d)->filter); break;
-    case K_SORT: hv(d)->sort = (hv(d)->sort + 1) % DASH_N_SORTS; reload(x); save_layout(x); break;
+    case K_SORT: next_sort(d); reload(x); save_layout(x); break;
+    case K_REVERSE: hv(d)->sort_desc = !hv(d)->sort_desc; reload(x); save_layout(x); break;
     default: break;
     }
 }
@@ -616,7 +697,8 @@ static const DashViewKey KEYS[] = {
     {' ', "Space", K_MARK, "history: mark a run"},
     {'\n', "Enter", K_OPEN, "history: open the run"},
     {'/', "/", K_FILTER, "history: filter runs"},
-    {'=', "=", K_SORT, "history: sort order"},
+    {'=', "=", K_SORT, "history: sort column"},
+    {'-', "-", K_REVERSE, "history: sort reversed"},
     {'#', "#", K_METRIC, "history: curve metric"},
     {'~', "~", K_SMOOTH, "history: smoothing"},
     {'%', "%", K_BAND, "history: bands, cursor"},

@@ -2,7 +2,8 @@
  * process on any host (MPI jobs and sweep workers included), one line each (id, name,
  * host/pid, step/total, train and val loss, a sparkline of the newest losses, tokens/s,
  * ETA, state: running, paused, stale), and the selected job's newest losses as a chart.
- * Enter attaches; Space pauses or resumes and Delete stops the selected job, each after a
+ * Enter attaches; Space pauses or resumes (a stale run: `train resume=ID` here) and
+ * Delete stops the selected job (not a stale one: its owner is gone), each after a
  * y/n question: they run `pause ID`, `resume ID`, `stop ID` (through the store for
  * another process's run). Reloaded from the store about once a second while shown.
  * Not the control itself (commands/cmd_jobs.c, the recorder) nor the data
@@ -15,6 +16,7 @@
 #include "safetext.h"
 #include "table.h"
 #include "output.h"
+#include "views.h"
 
 #include <curses.h>
 #include <math.h>
@@ -138,7 +140,7 @@ static void job_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps)
         b[JOBS_SPARK + i] = j->spark[i];
     }
     ChartSeries ps = {b, b + JOBS_SPARK, j->n_spark, "loss", UI_COLOR_SERIES1, CHART_LINE};
-    ChartData pd = {&ps, 1, "step", 0, 0, 0, 0};
+    ChartData pd = {&ps, 1, "step", 0, 0, 0, 0, 0};
     chart_draw(c, in, &pd, caps);
 }
 
@@ -189,7 +191,8 @@ static void enter(DashCtx *x) { load(x, 1); }
 
 static int tick(DashCtx *x) { return load(x, 0); }
 
-/* Asks before verb on the selected job (y runs "VERB ID"). */
+/* Asks before verb on the selected job (y runs "VERB ID"; for "train resume", the
+ * command `train resume=ID`, which continues a stale run in this session). */
 static void ask(DashCtx *x, const char *verb)
 {
     Dashboard *d = x->d;
@@ -201,7 +204,10 @@ static void ask(DashCtx *x, const char *verb)
         return;
     }
     const JobRow *j = &w->jobs[w->job_sel];
-    snprintf(d->confirm_cmd, sizeof d->confirm_cmd, "%s %ld", verb, j->run.id);
+    if (!strcmp(verb, "train resume"))
+        snprintf(d->confirm_cmd, sizeof d->confirm_cmd, "train resume=%ld", j->run.id);
+    else
+        snprintf(d->confirm_cmd, sizeof d->confirm_cmd, "%s %ld", verb, j->run.id);
     snprintf(d->confirm_text[0], sizeof d->confirm_text[0], "%c%s run #%ld %.30s", verb[0] - 32,
              verb + 1, j->run.id, j->run.name);
     snprintf(d->confirm_text[1], sizeof d->confirm_text[1], "(pid %ld on %.30s, %s at step %ld)?",
@@ -220,17 +226,25 @@ static void on_key(DashCtx *x, int action)
     switch (action) {
     case K_UP: w->job_sel = dash_draw_clamp(w->job_sel - 1, 0, last); break;
     case K_DOWN: w->job_sel = dash_draw_clamp(w->job_sel + 1, 0, last); break;
-    case K_ATTACH:
+    case K_ATTACH:   /* then the training view, which follows the attached run */
         if (w->job_sel < w->n_jobs) {
             snprintf(line, sizeof line, "attach %ld", w->jobs[w->job_sel].run.id);
             x->command(x->loop, line);
+            views_switch(x, views_find("training"));
         }
         break;
-    case K_PAUSE:
-        ask(x, w->job_sel < w->n_jobs && w->jobs[w->job_sel].state == JOB_PAUSED ? "resume"
-                                                                                 : "pause");
+    case K_PAUSE: {   /* a stale run's owner is gone: only resuming it here makes sense */
+        JobState js = w->job_sel < w->n_jobs ? w->jobs[w->job_sel].state : JOB_RUNNING;
+        ask(x, js == JOB_STALE ? "train resume" : js == JOB_PAUSED ? "resume" : "pause");
         break;
-    case K_STOP: ask(x, "stop"); break;
+    }
+    case K_STOP:
+        if (w->job_sel < w->n_jobs && w->jobs[w->job_sel].state == JOB_STALE)
+            dash_view_out(x, UI_COLOR_WARN, "run #%ld's owner is gone: nothing to stop "
+                          "(Space resumes it in this session)", w->jobs[w->job_sel].run.id);
+        else
+            ask(x, "stop");
+        break;
     default: break;
     }
 }

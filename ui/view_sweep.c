@@ -174,11 +174,14 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
         snprintf(labels[k], sizeof labels[k], "%.3f", lo + (hi - lo) * (k + 0.5) / SW_BUCKETS);
         ps[k] = (ChartSeries){x, y, o, o ? labels[k] : NULL, UI_COLOR_HEAT0 + k, CHART_LINE};
     }
-    ChartData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02};
+    ChartData pd = {ps, SW_BUCKETS, NULL, 0, 1, -0.02, 1.02, 0};
     ChartFrame f;
     chart_draw_framed(c, in, &pd, NULL, caps, &f);
     for (int x = f.x0 - 1; f.valid && x < in.x + in.w; x++)   /* the x ticks mean nothing */
         canvas_put(c, x, f.y0 + f.rows + 1, " ", UI_COLOR_DEFAULT, 0);
+    for (int y = f.y0; f.valid && y < f.y0 + f.rows; y++)   /* nor do the 0..1 y ticks: */
+        for (int x = in.x; x < f.x0 - 1; x++)               /* each axis names its ends */
+            canvas_put(c, x, y, " ", UI_COLOR_DEFAULT, 0);
     for (int a = 0; f.valid && a <= na; a++) {   /* axis names under, ends at top/bottom */
         int col = f.x0 + (int)lround((a - f.xmin) / (f.xmax - f.xmin) * (f.cols - 1));
         char name[48], top[24], bot[24];
@@ -268,9 +271,9 @@ static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
     int logx = lo > 0 && hi / lo > 20;
     for (int i = 0; logx && i < n; i++)
         b[i] = log10(b[i]);
-    snprintf(xl, sizeof xl, logx ? "log10 %s" : "%s", keys[k]);
+    snprintf(xl, sizeof xl, logx ? "%s (log)" : "%s", keys[k]);
     ChartSeries ps = {b, b + n, n, "trials", UI_COLOR_SERIES2, CHART_POINTS};
-    ChartData pd = {&ps, 1, xl, 0, 0, 0, 0};
+    ChartData pd = {&ps, 1, xl, 0, 0, 0, 0, logx};   /* ticks in lr's own units */
     chart_draw(c, in, &pd, caps);
 }
 

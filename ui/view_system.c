@@ -115,11 +115,11 @@ static void charts(Canvas *c, Rect r, Dashboard *dash, const SystemView *d, cons
         b[3 * n + i] = d->sys[i].cpu / 100.0;
     }
     ChartSeries tok = {b, b + n, n, "tok/s", UI_COLOR_SERIES1, CHART_LINE};
-    ChartData td = {&tok, 1, "minutes", 0, 0, 0, 0};
+    ChartData td = {&tok, 1, "minutes", 0, 0, 0, 0, 0};
     chart_draw(c, canvas_rect_inner(left), &td, caps);
     ChartSeries ls[2] = {{b, b + 2 * n, n, "load (1 min)", UI_COLOR_WARN, CHART_LINE},
                          {b, b + 3 * n, n, "cpu (cores)", UI_COLOR_SERIES2, CHART_LINE}};
-    ChartData ld = {ls, 2, "minutes", 0, 0, 0, 0};
+    ChartData ld = {ls, 2, "minutes", 0, 0, 0, 0, 0};
     chart_draw(c, canvas_rect_inner(right), &ld, caps);
 }
 

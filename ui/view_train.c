@@ -72,7 +72,7 @@ static void plot_losses(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
     ps[n++] = (ChartSeries){xl, ema, nl, ppl ? "train (EMA 19)" : "EMA 19", UI_COLOR_SERIES1,
                            CHART_LINE};
     ps[n++] = (ChartSeries){xv, yv, nv, "val", UI_COLOR_SERIES2, CHART_LINE};
-    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0};
+    ChartData pd = {ps, n, dash_draw_x_label(d), d->log_y, 0, 0, 0, 0};
     chart_draw(c, canvas_rect_inner(r), &pd, caps);
 }
 
@@ -161,7 +161,7 @@ static void gate_cell(Canvas *c, Rect r, Dashboard *d, const Snapshot *sn,
     }
     ChartSeries ps = {b, b + w->n_gate_hist, w->n_gate_hist, "mean by step",
                      UI_COLOR_SERIES2, CHART_LINE};
-    ChartData pd = {&ps, 1, "step", 0, 1, 0, 1};
+    ChartData pd = {&ps, 1, "step", 0, 1, 0, 1, 0};
     chart_draw(c, pr, &pd, caps);
 }
 

@@ -31,3 +31,25 @@ int views_find(const char *name)
             return i;
     return -1;
 }
+
+/* 1 for a view whose plot settings are its own (DASH_VIEW_OWN_PLOT: the history view's x
+ * axis and log scale chosen there stay there, issue 27). */
+static int own_plot(int v)
+{
+    return (views_get(v)->flags & DASH_VIEW_OWN_PLOT) != 0;
+}
+
+void views_switch(DashCtx *x, int v)
+{
+    Dashboard *d = x->d;
+    if (v < 0 || v >= views_count())
+        return;
+    if (own_plot(d->view) != own_plot(v)) {   /* swap in the entered view's settings */
+        int xa = d->x_axis, ly = d->log_y;
+        d->x_axis = d->other_x_axis, d->log_y = d->other_log_y;
+        d->other_x_axis = xa, d->other_log_y = ly;
+    }
+    x->d->view = v;
+    if (views_get(v)->enter)
+        views_get(v)->enter(x);
+}

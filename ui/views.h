@@ -14,4 +14,8 @@ const DashView *views_get(int i);
 /* The index of the view called name, or -1. */
 int views_find(const char *name);
 
+/* Makes view v the one on screen, as its number key does: the history view's own plot
+ * settings swapped in or out, the view's enter hook run. */
+void views_switch(DashCtx *x, int v);
+
 #endif

@@ -23,6 +23,8 @@ typedef struct {
     long total_steps, params;
     int vocab;
     int status;            /* TrainerStatus */
+    int interrupted;       /* status STOPPED because its process is gone (the store's
+                              "interrupted": resumable with `train resume=ID`) */
     char reason[LM_ERR_LEN];
     StepMetric last;       /* the latest logged step */
     StepMetric recent[SNAP_RECENT_STEPS]; /* logged step k (0-based) at [k % N], each with

@@ -1,7 +1,9 @@
 /* run_fork.c — finding a fork's checkpoint and the settings a fork keeps (see
- * run_fork.h). Checkpoints are named by the trainer (trainer_tasks.c):
- * step-%08ld.safetensors; a write's leftover temporary file never counts. */
+ * run_fork.h). Checkpoint names are runfiles.h's; a write's leftover temporary file never
+ * counts. */
 #include "run_fork.h"
+
+#include "runfiles.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -15,21 +17,19 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The step of a checkpoint file name "step-N.safetensors", or -1. */
+/* The step of a checkpoint file name "step-N.safetensors" (runfiles.h), or -1. */
 static long name_step(const char *name)
 {
     long step;
-    int k = 0;
-    if (sscanf(name, "step-%ld%n", &step, &k) != 1 || strcmp(name + k, ".safetensors"))
-        return -1;
-    return step;
+    int tmp;
+    return runfiles_parse(name, &step, &tmp) == RUNFILE_STEP && !tmp ? step : -1;
 }
 
 int run_fork_find(const char *dir, long step, char *path, size_t path_cap, char *steps,
                   size_t cap)
 {
-    snprintf(path, path_cap, "%s/step-%08ld.safetensors", dir, step);
-    if (dir[0] && step >= 0 && access(path, R_OK) == 0)
+    if (!runfiles_path(path, path_cap, dir, RUNFILE_STEP, step) && dir[0] && step >= 0 &&
+        access(path, R_OK) == 0)
         return 0;
     path[0] = 0;
     long have[4096];

@@ -10,9 +10,12 @@
 #include <string.h>
 
 /* The status a stored run shows as: its stored status, and "running"/"paused" whose
- * process is gone as stopped with the reason saying so. */
-static int stored_status(RunStore *st, const RunRow *row, char *reason, size_t cap)
+ * process is gone (or "interrupted") as stopped with *interrupted set and the reason
+ * saying so. */
+static int stored_status(RunStore *st, const RunRow *row, char *reason, size_t cap,
+                         int *interrupted)
 {
+    *interrupted = 0;
     static const int all[] = {TRAINER_RUNNING, TRAINER_PAUSED, TRAINER_FINISHED,
                               TRAINER_STOPPED, TRAINER_DIVERGED, TRAINER_FAILED};
     snprintf(reason, cap, "%s", row->reason);
@@ -21,6 +24,7 @@ static int stored_status(RunStore *st, const RunRow *row, char *reason, size_t c
         if (!strcmp(row->status, recorder_status_name(all[i])) &&
             (live || trainer_is_done(all[i])))
             return all[i];
+    *interrupted = 1;
     if (!row->reason[0] || !strcmp(row->status, "running") || !strcmp(row->status, "paused"))
         snprintf(reason, cap, "%s: its process (pid %ld on %s) is gone",
                  strcmp(row->status, "interrupted") ? "interrupted" : row->status, row->pid,
@@ -101,7 +105,7 @@ int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err)
     char cerr[LM_ERR_LEN];
     config_from_text(&dst->cfg, row.config, cerr); /* an older file's unknown keys: skipped */
     dst->params = row.params;
-    dst->status = stored_status(st, &row, dst->reason, sizeof dst->reason);
+    dst->status = stored_status(st, &row, dst->reason, sizeof dst->reason, &dst->interrupted);
     dst->best_val = row.best_val;
     rc = runstore_last_step(st, run, &dst->last, &dst->n_steps, err);
     if (!rc)

@@ -258,6 +258,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_control_migrate(s, err);
     if (!status && version < RUNSTORE_TRACK_VERSION)   /* metrics, console, notes, alerts */
         status = runstore_track_migrate(s, err);
+    if (!status && version < RUNSTORE_CKPT_VERSION)   /* the best checkpoint, its own record */
+        status = runstore_ckpt_migrate(s, err);
     if (!status)   /* a metric metrics.def gained since this store was made */
         status = runstore_step_columns_migrate(s, &added, err);
     if (!status && version < RUNSTORE_OWNER_VERSION)   /* requests addressed to one owner */
@@ -332,6 +334,12 @@ static int store_repair(RunStore *s, char *err)
     if (!status) status = tx_commit(s, "repairing interrupted runs", err);
     else tx_rollback(s);
     return status == LM_EDB ? LM_OK : status;
+}
+
+int runstore_reap_dead(RunStore *s, char *err)
+{
+    int status = runstore_check_present(s, err);
+    return status ? status : store_repair(s, err);
 }
 
 static int store_prepare(RunStore *s, char *err)

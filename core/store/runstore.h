@@ -101,8 +101,11 @@ int runstore_log_gates(RunStore *s, long run, const GateStat *g, int n, char *er
 int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
                         const char *settings, const char *text, char *err);
 
-/* Records a checkpoint file (replacing the same step). When c->is_best, the run's other
- * checkpoints lose the flag. */
+/* Records a checkpoint file (runstore_ckpt.c). A step file (step-N.safetensors) replaces
+ * the record of the same step; the best file (best.safetensors, told by its name through
+ * runfiles.h) replaces the run's one best record, a record of its own that a step file of
+ * the same step never touches. A step file's is_best flag says it holds the best weights:
+ * set by c->is_best or a best record of its step; the run's other step files lose it. */
 int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, char *err);
 
 /* Writes every buffered step and evaluation in one transaction and updates each run's
@@ -178,6 +181,12 @@ typedef struct {
     long pid;
     double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
     long parent_run, parent_step;    /* a fork: the run and step it started from; 0 = none */
+    long best_step;                  /* the step whose weights the run's best checkpoint
+                                        holds (its own record, runstore_best_checkpoint);
+                                        -1 = none */
+    double best_step_val;            /* the validation loss evaluated at best_step (NAN
+                                        when none) */
+    char group[64];                  /* its seed group (runstore_group.h); "" = none */
 } RunRow;
 
 /* A run is considered gone after this long without a heartbeat when it runs on another
@@ -242,6 +251,18 @@ struct json_t *runstore_run_json(const RunRow *r);
 /* A time in that schema, for callers that add fields to a run's object: ISO 8601 UTC to
  * the second, null when unset (0). (Numbers are null for NaN or infinity and text with
  * bytes that are not UTF-8 gets '?' for them: commands/output.h's output_json_num/str.) */
+/* The value forms of that schema, for callers that add fields to a run's object: a
+ * number, null for NaN or infinity; a string, with '?' for the bytes of text that is not
+ * valid UTF-8 (a byte-level sample cut mid-character) rather than a lost value; a time
+ * as ISO 8601 UTC to the second, null when unset (0). */
+struct json_t *runstore_json_num(double v);
+/* The double nearest the shortest decimal that reads back as the same float as v: a
+ * 32-bit training value (lr, loss, temp) as it was set, 0.003 and not 0.0030000000260. */
+double runstore_f32_decimal(double v);
+/* A setting's raw value typed as the config table types it: bool keys JSON booleans,
+ * int and float keys numbers, string and enum keys strings (unknown keys: by its text). */
+struct json_t *runstore_json_setting(const char *key, const char *value);
+struct json_t *runstore_json_str(const char *text);
 struct json_t *runstore_json_time(double t);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with
  * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one
@@ -274,6 +295,12 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
 
 /* ---- Following a run (another process's, or a finished one replayed) ---- */
 
+/* Marks this host's running or paused runs whose process is gone as interrupted (what
+ * runstore_open does at every open): the explicit reaping step of a long-lived handle
+ * (the dashboard's), since a query never changes state. A busy store is skipped (LM_OK:
+ * the next call retries); other failures as runstore_flush. */
+int runstore_reap_dead(RunStore *s, char *err);
+
 /* 1 when run r is running or paused and its process is alive: on this host its run lock
  * is held (a store of an older lmlab: its pid exists); on another host its heartbeat is
  * younger than RUNSTORE_STALE_SECONDS. 0 otherwise (ended, or its process is gone). */
@@ -295,9 +322,15 @@ int runstore_last_step(RunStore *s, long run, StepMetric *m, long *n_steps, char
  * when *n = 0 (no gates: not a Dispatcher run, or no evaluation yet). LM_EARG "no run N". */
 int runstore_gates_at(RunStore *s, long run, long step, GateStat **stats, int *n, char *err);
 
-/* The checkpoints of a run in step order (val_loss NAN when unknown). malloc'd. */
+/* The step-file checkpoints of a run in step order (val_loss NAN when unknown; the best
+ * file is not among them: runstore_best_checkpoint). malloc'd. */
 int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n,
                          char *err);
+
+/* The run's best record: best.safetensors and the step (and val_loss) of the weights it
+ * holds; *found = 0 (best->step -1) when the run recorded none. LM_OK or the store's error. */
+int runstore_best_checkpoint(RunStore *s, long run, CheckpointRecord *best, int *found,
+                             char *err);
 
 /* ---- Sweeps ----------------------------------------------------------------------- */
 
@@ -308,6 +341,11 @@ int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
 /* Sets a sweep's status (running|paused|finished|stopped|failed|interrupted: ended with
  * a trial whose worker was killed, resumable); terminal statuses set `ended`. LM_EARG for an unknown sweep or status. */
 int runstore_sweep_set_status(RunStore *s, long sweep, const char *status, char *err);
+
+/* Marks a pending trial running (a parallel sweep's worker was just started for it):
+ * nothing else of its row changes, and a trial its worker already recorded stays as it
+ * is. LM_OK or the store's error. */
+int runstore_sweep_trial_started(RunStore *s, long sweep, int trial, char *err);
 
 /* Inserts or replaces trial `trial` of a sweep. run_id 0 = no run yet. */
 int runstore_sweep_trial_set(RunStore *s, long sweep, int trial, long run_id,

@@ -21,6 +21,7 @@
 
 static json_t *json_num(double v);
 static json_t *json_str(const char *text);
+static json_t *runstore_json_f32(double v);
 
 /* ---- export ----------------------------------------------------------------------------- */
 
@@ -71,6 +72,22 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
     fprintf(f, ",%s\n", buf);
 }
 
+/* The run's best checkpoint as one row: its step, metric best_checkpoint_val_loss, the
+ * validation loss evaluated at that step (empty when none). */
+static void csv_best(FILE *f, const RunRow *r)
+{
+    if (r->best_step < 0)
+        return;
+    fprintf(f, "%ld,%ld,best_checkpoint_val_loss,", r->id, r->best_step);
+    char buf[40] = "";
+    for (int p = 1; isfinite(r->best_step_val) && p <= 17; p++) {   /* as csv_value writes */
+        snprintf(buf, sizeof buf, "%.*g", p, r->best_step_val);
+        if (strtod(buf, NULL) == r->best_step_val)
+            break;
+    }
+    fprintf(f, "%s\n", buf);
+}
+
 static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
 {
     char cols[768], sql[1024];   /* metrics.def's metrics, its names and digits */
@@ -118,22 +135,28 @@ static int export_csv(RunStore *s, FILE *f, const RunRow *rows, int n, char *err
     int status = LM_OK;
     fputs("run,step,metric,value\n", f);
     for (int i = 0; i < n && !status; i++)
-        status = export_csv_run(s, f, rows[i].id, err);
+        if (!(status = export_csv_run(s, f, rows[i].id, err)))
+            csv_best(f, &rows[i]);
     return status;
 }
 
-static json_t *json_col(sqlite3_stmt *st, int c)
+static int f32_column(const char *name);
+
+/* One column's value; f32: a 32-bit training value, written in its shortest form. */
+static json_t *json_col(sqlite3_stmt *st, int c, int f32)
 {
     switch (sqlite3_column_type(st, c)) {
     case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(st, c));
-    case SQLITE_FLOAT: return json_real(sqlite3_column_double(st, c));
+    case SQLITE_FLOAT: return f32 ? runstore_json_f32(sqlite3_column_double(st, c))
+                                  : json_real(sqlite3_column_double(st, c));
     case SQLITE_TEXT: return json_string(col_str(st, c));
     default: return json_null();
     }
 }
 
-/* An array of objects, one per row of the query (bound to run id). */
-static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *err)
+/* An array of objects, one per row of the query (bound to run id); f32: the metrics
+ * table, whose 32-bit columns are written in their shortest form. */
+static int json_rows(RunStore *s, const char *sql, long id, int f32, json_t **out, char *err)
 {
     sqlite3_stmt *st;
     int rc, status = prep(s, sql, &st, err);
@@ -143,7 +166,8 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_t *o = json_object();
         for (int c = 0; c < sqlite3_column_count(st); c++)
-            json_object_set_new(o, sqlite3_column_name(st, c), json_col(st, c));
+            json_object_set_new(o, sqlite3_column_name(st, c),
+                                json_col(st, c, f32 && f32_column(sqlite3_column_name(st, c))));
         json_array_append_new(arr, o);
     }
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting", err);
@@ -157,6 +181,33 @@ static int json_rows(RunStore *s, const char *sql, long id, json_t **out, char *
 static json_t *json_num(double v)
 {
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+double runstore_f32_decimal(double v)
+{
+    if (!isfinite(v))
+        return v;
+    float f = (float)v;
+    char buf[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, (double)f);
+        if ((float)strtod(buf, NULL) == f)
+            break;
+    }
+    return strtod(buf, NULL);
+}
+
+/* runstore_json_num of runstore_f32_decimal(v). */
+static json_t *runstore_json_f32(double v)
+{
+    return json_num(runstore_f32_decimal(v));
+}
+
+/* The metrics columns that hold 32-bit training values (as export_csv_run's digits 9). */
+static int f32_column(const char *name)
+{
+    int i = step_metric_find(name);   /* metrics.def's float metrics (9 digits) */
+    return i >= 0 && STEP_METRICS[i].digits == 9;
 }
 
 /* A config value as the config table types it (core/base/config.h): a bool key's true or
@@ -176,6 +227,11 @@ static json_t *json_typed(const char *key, const char *stored)
     for (const char *p = v; *p; p++)
         *o++ = *p == '\\' && p[1] ? (++p, *p == 'n' ? '\n' : *p == 't' ? '\t' : *p) : *p;
     *o = 0;
+    return runstore_json_setting(key, v);
+}
+
+json_t *runstore_json_setting(const char *key, const char *v)
+{
     const ConfigKey *k = config_find_key(key);
     char *end;
     errno = 0;
@@ -252,6 +308,9 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "steps", json_integer(r->last_step));
     json_object_set_new(o, "best_val", json_num(r->best_val));
     json_object_set_new(o, "best_ppl", json_num(exp(r->best_val)));
+    json_object_set_new(o, "best_step", r->best_step >= 0 ? json_integer(r->best_step)
+                                                          : json_null());
+    json_object_set_new(o, "best_step_val", json_num(r->best_step_val));
     json_object_set_new(o, "final_val", json_num(r->final_val));
     json_object_set_new(o, "params", json_integer(r->params));
     json_object_set_new(o, "created", runstore_json_time(r->created));
@@ -261,6 +320,7 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "data", json_str(r->data_name));
     json_object_set_new(o, "tokenizer", json_str(r->tokenizer));
     json_object_set_new(o, "notes", json_str(r->notes));
+    json_object_set_new(o, "group", r->group[0] ? json_str(r->group) : json_null());
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
     json_object_set_new(o, "parent", r->parent_run > 0 ? json_integer(r->parent_run) : json_null());
     json_object_set_new(o, "parent_step", r->parent_run > 0 ? json_integer(r->parent_step)
@@ -276,13 +336,13 @@ static int export_json_run(RunStore *s, const RunRow *r, json_t *arr, char *err)
     char cols[768], sql[1024];   /* step and metrics.def's metrics, named by their columns */
     runstore_step_columns(cols, sizeof cols);
     snprintf(sql, sizeof sql, "SELECT %s FROM metrics WHERE run_id=? ORDER BY step", cols);
-    int status = json_rows(s, sql, r->id, &metrics, err);
+    int status = json_rows(s, sql, r->id, 1, &metrics, err);
     if (!status)
-        status = json_rows(s, EVAL_SQL, r->id, &evals, err);
+        status = json_rows(s, EVAL_SQL, r->id, 0, &evals, err);
     if (!status)
-        status = json_rows(s, SYS_SQL, r->id, &sys, err);
+        status = json_rows(s, SYS_SQL, r->id, 0, &sys, err);
     if (!status)
-        status = json_rows(s, NOTES_SQL, r->id, &notes, err);
+        status = json_rows(s, NOTES_SQL, r->id, 0, &notes, err);
     if (!status) {
         json_object_set_new(o, "metrics", metrics);
         json_object_set_new(o, "evals", evals);

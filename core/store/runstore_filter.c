@@ -52,6 +52,8 @@ static const struct { const char *key, *col; int kind; } FILTER_KEYS[] = {
     {"steps", "last_step", K_NUM}, {"best", "best_val", K_NUM},
     {"final", "final_val", K_NUM}, {"sweep", "sweep_id", K_NUM}, {"tag", NULL, K_TAG}, {"note", NULL, K_NOTE},
     {"since", NULL, K_SINCE}, {"until", NULL, K_UNTIL},
+    {"group", "coalesce((SELECT g.name FROM run_groups g WHERE g.run_id=runs.id), '')",
+     K_TEXT},   /* its seed group (runstore_group.c); "" when none */
 };
 const char *runstore_filter_key(int i)
 {
@@ -94,7 +96,7 @@ static int parse_when(const char *v, double *t)
 static int bad_term(const char *term, int len, const char *why, char *err)
 {
     return err_set(err, LM_EARG, "invalid filter term '%.*s': %s (use key OP value with OP one"
-                   " of = != < <= > >= ~; keys: id name status model data tag note since until"
+                   " of = != < <= > >= ~; keys: id name status model data tag group note since until"
                    " params steps best final sweep, or any config key)", len, term, why);
 }
 

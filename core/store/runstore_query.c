@@ -22,7 +22,11 @@
 #define RUN_COLS "id, name, status, model, data_name, tags, created, started, ended, params," \
     " last_step, sweep_id, best_val, final_val, config, reason, checkpoint_dir, notes," \
     " data_hash, tokenizer, git_rev, machine, host, pid, coalesce(heartbeat, 0)," \
-    " coalesce(parent_run, 0), coalesce(parent_step, 0)"
+    " coalesce(parent_run, 0), coalesce(parent_step, 0)," \
+    " coalesce((SELECT b.step FROM best_checkpoints b WHERE b.run_id=runs.id), -1)," \
+    " (SELECT e.loss FROM best_checkpoints b JOIN evals e ON e.run_id=b.run_id" \
+    " AND e.step=b.step AND e.split='valid' WHERE b.run_id=runs.id)," \
+    " coalesce((SELECT g.name FROM run_groups g WHERE g.run_id=runs.id), '')"
 enum { RC_CONFIG = 14 };
 
 static int row_fill(sqlite3_stmt *st, RunRow *r)
@@ -54,6 +58,9 @@ static int row_fill(sqlite3_stmt *st, RunRow *r)
     r->heartbeat = sqlite3_column_double(st, 24);
     r->parent_run = sqlite3_column_int64(st, 25);
     r->parent_step = sqlite3_column_int64(st, 26);
+    r->best_step = sqlite3_column_int64(st, 27);
+    r->best_step_val = col_real(st, 28);
+    col_copy(st, 29, r->group, sizeof r->group);
     return r->config && r->notes ? LM_OK : LM_ENOMEM;
 }
 
@@ -515,37 +522,6 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
     sqlite3_bind_int(st, 2, layer);
     sqlite3_bind_int(st, 3, level);
     return runstore_read_gates(s, st, stats, n, err);
-}
-
-int runstore_checkpoints(RunStore *s, long run, CheckpointRecord **recs, int *n, char *err)
-{
-    sqlite3_stmt *st;
-    long cap = 0;
-    *recs = NULL;
-    *n = 0;
-    int rc, status = prep(s, "SELECT step, path, val_loss, is_best FROM checkpoints"
-                          " WHERE run_id=? ORDER BY step", &st, err);
-    if (status) return status;
-    sqlite3_bind_int64(st, 1, run);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (runstore_grow(recs, &cap, *n + 1, sizeof **recs)) {
-            status = err_set(err, LM_ENOMEM, "out of memory reading checkpoints");
-            break;
-        }
-        CheckpointRecord *c = &(*recs)[(*n)++];
-        c->step = sqlite3_column_int64(st, 0);
-        col_copy(st, 1, c->path, sizeof c->path);
-        c->val_loss = col_real(st, 2);
-        c->is_best = sqlite3_column_int(st, 3);
-    }
-    if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading checkpoints", err);
-    sqlite3_finalize(st);
-    if (status) {
-        free(*recs);
-        *recs = NULL;
-        *n = 0;
-    }
-    return status;
 }
 
 int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age)

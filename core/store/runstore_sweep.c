@@ -68,6 +68,17 @@ int runstore_sweep_trial_set(RunStore *s, long sweep, int trial, long run_id,
     return status;
 }
 
+int runstore_sweep_trial_started(RunStore *s, long sweep, int trial, char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "UPDATE sweep_trials SET status='running' WHERE sweep_id=? AND"
+                      " trial=? AND status='pending'", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, sweep);
+    sqlite3_bind_int(st, 2, trial);
+    return write_stmt(s, st, "recording a sweep trial", NULL, err);
+}
+
 int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err)
 {
     sqlite3_stmt *st;

@@ -14,7 +14,7 @@
 #define RUNSTORE_TRACK_VERSION 7
 #define RUNSTORE_CONSOLE_MAX_LINES 5000  /* newest lines kept per run; older ones are cut */
 #define RUNSTORE_CONSOLE_LINE_MAX 1000   /* bytes of one stored line (longer: cut, "…") */
-#define RUNSTORE_NOTE_MAX 2000           /* bytes of one note; longer text is refused */
+#define RUNSTORE_NOTE_MAX 65536          /* bytes of one note; longer text is refused */
 #define RUNSTORE_ALERT_RULE_LEN 64
 #define RUNSTORE_ALERT_CMD_LEN 1024
 

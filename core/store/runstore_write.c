@@ -8,6 +8,7 @@
 #include "private/runstore_impl.h"
 #include "runstore_control.h"
 #include "private/runlock.h"
+#include "runfiles.h"
 #include "textcheck.h"
 #include "err.h"
 
@@ -412,32 +413,6 @@ int runstore_log_sample(RunStore *s, long run, long step, const char *prompt,
     return write_stmt(s, st, "writing a sample", NULL, err);
 }
 
-int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, char *err)
-{
-    sqlite3_stmt *st;
-    int status = runstore_check_present(s, err);
-    if (!status) status = runstore_check_run(s, run, err);
-    if (status || (status = exec_sql(s, "BEGIN IMMEDIATE", "recording a checkpoint", err)))
-        return status;
-    if (c->is_best && !(status = prep(s, "UPDATE checkpoints SET is_best=0 WHERE run_id=?",
-                                      &st, err))) {
-        sqlite3_bind_int64(st, 1, run);
-        status = write_stmt(s, st, "recording a checkpoint", NULL, err);
-    }
-    if (!status && !(status = prep(s, "INSERT OR REPLACE INTO checkpoints(run_id, step, path,"
-                                   " val_loss, is_best) VALUES(?,?,?,?,?)", &st, err))) {
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, c->step);
-        bind_str(st, 3, c->path);
-        bind_real(st, 4, c->val_loss);
-        sqlite3_bind_int(st, 5, c->is_best ? 1 : 0);
-        status = write_stmt(s, st, "recording a checkpoint", NULL, err);
-    }
-    if (!status) return tx_commit(s, "recording a checkpoint", err);
-    tx_rollback(s);
-    return status;
-}
-
 /* Rewrites a run's tags inside one write transaction (read-modify-write is atomic). */
 static int tags_update(RunStore *s, long id, const char *replace, const char *add,
                        char *err)
@@ -515,8 +490,9 @@ int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err
 static int checkpoint_paths(RunStore *s, long id, char **paths, size_t *len, char *err)
 {
     sqlite3_stmt *st;
-    int rc, status = prep(s, "SELECT path FROM checkpoints WHERE run_id=? AND path IS NOT NULL",
-                          &st, err);
+    int rc, status = prep(s, "SELECT path FROM checkpoints WHERE run_id=?1 AND path IS NOT NULL"
+                          " UNION SELECT path FROM best_checkpoints WHERE run_id=?1"
+                          " AND path IS NOT NULL", &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, id);
     *paths = NULL;
@@ -549,29 +525,11 @@ static int count_sharing(RunStore *s, long id, const char *dir, long *n, char *e
     return status;
 }
 
-/* 1 when name is one lmlab's trainer writes in a run folder: step-DIGITS.safetensors,
- * step-DIGITS.optim.safetensors, best.safetensors, or one of them + ".tmp.PID" (a write a
- * crash interrupted), and unrecorded-rows.tsv, the journal of rows the store could not
- * take. Anything else in the folder is someone else's. */
+/* 1 when name is one lmlab's trainer or recorder writes in a run folder (runfiles.def),
+ * a write's torn ".tmp.PID" included. Anything else in the folder is someone else's. */
 static int is_run_file_name(const char *name)
 {
-    const char *p = name;
-    if (!strcmp(name, "unrecorded-rows.tsv"))   /* the recorder's journal (recorder.c) */
-        return 1;
-    if (!strncmp(p, "best", 4)) {
-        p += 4;
-    } else if (!strncmp(p, "step-", 5) && isdigit((unsigned char)p[5])) {
-        for (p += 5; isdigit((unsigned char)*p); p++) {}
-        if (!strncmp(p, ".optim", 6)) p += 6;
-    } else {
-        return 0;
-    }
-    if (strncmp(p, ".safetensors", 12)) return 0;
-    p += 12;
-    if (!*p) return 1;
-    if (strncmp(p, ".tmp.", 5) || !isdigit((unsigned char)p[5])) return 0;
-    for (p += 5; isdigit((unsigned char)*p); p++) {}
-    return !*p;
+    return runfiles_parse(name, NULL, NULL) != RUNFILE_NONE;
 }
 
 /* Unlinks path when it is a regular file: 1 removed, 0 absent or not a regular file (left

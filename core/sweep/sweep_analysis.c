@@ -262,6 +262,15 @@ static void importance_of(const SweepAxis *a, const char *const *params, const i
     }
     out->n_levels = nl;
     out->share = eta_squared(y, level, m, nl);
+    double sum[MAX_TRIALS] = {0}, lo = INFINITY, hi = -INFINITY;   /* nl <= m levels */
+    int cnt[MAX_TRIALS] = {0};
+    for (int i = 0; i < m; i++)
+        if (level[i] >= 0 && level[i] < MAX_TRIALS) sum[level[i]] += y[i], cnt[level[i]]++;
+    for (int l = 0; l < nl && l < MAX_TRIALS; l++) {
+        if (cnt[l] > out->max_per_level) out->max_per_level = cnt[l];
+        if (cnt[l]) lo = fmin(lo, sum[l] / cnt[l]), hi = fmax(hi, sum[l] / cnt[l]);
+    }
+    out->range = m >= 2 && hi >= lo ? hi - lo : NAN;
     out->rho = NAN;
     if (a->numeric) {
         ranks(x, m, rx, tmp);
@@ -293,7 +302,7 @@ int sweep_importance(const char *const *params, const double *metric, int n,
         if (m < 2) {
             memset(&out[k], 0, sizeof out[k]);
             snprintf(out[k].key, sizeof out[k].key, "%s", axes[k].key);
-            out[k].share = out[k].rho = NAN;
+            out[k].share = out[k].rho = out[k].range = NAN;
             out[k].n_levels = axes[k].n_levels;
             continue;
         }
@@ -301,4 +310,20 @@ int sweep_importance(const char *const *params, const double *metric, int n,
     }
     qsort(out, (size_t)na, sizeof *out, by_share);
     return na;
+}
+
+double sweep_seed_noise(const char *const *params, const double *metric, int n, int *df)
+{
+    SweepGroup *g = malloc((size_t)(n > 0 ? n : 1) * sizeof *g);
+    double ss = 0;
+    int dof = 0;
+    int ng = g ? sweep_groups(params, metric, n, g, n, NULL) : 0;
+    for (int k = 0; k < ng; k++)   /* sample variance * (n-1) = the group's sum of squares */
+        if (g[k].stat.n >= 2) {
+            ss += g[k].stat.std * g[k].stat.std * (g[k].stat.n - 1);
+            dof += g[k].stat.n - 1;
+        }
+    free(g);
+    if (df) *df = dof;
+    return dof > 0 ? sqrt(ss / dof) : NAN;
 }

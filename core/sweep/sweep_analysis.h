@@ -76,7 +76,16 @@ typedef struct {
                               > 0 = a larger value gives a larger (worse) metric */
     int n_levels;          /* distinct values (or bins) the share was computed over */
     int binned;            /* 1: continuous values grouped into quantile bins */
+    int max_per_level;     /* the most trials any one level holds: 1 means one trial per
+                              value, so share is 1 by construction and says nothing */
+    double range;          /* largest minus smallest level mean of the metric (NaN when
+                              under 2 trials): the effect to set against seed noise */
 } SweepImportance;
+
+/* The seed-to-seed noise of the metric: the pooled within-group standard deviation over
+ * the seed groups (sweep_groups) with at least 2 finite members; *df (may be NULL) gets
+ * its degrees of freedom (members minus groups). NaN (df 0) when no group has 2. */
+double sweep_seed_noise(const char *const *params, const double *metric, int n, int *df);
 
 /* Parameter importance of every swept setting over the trials with a finite metric.
  * A setting with few distinct values (a grid) is grouped by value: one-way ANOVA's eta

@@ -6,6 +6,7 @@
 
 #include "dist.h"
 #include "run_launch.h"
+#include "runrecord.h"
 #include "runstore.h"
 #include "sweep_pool.h"
 #include "trainer.h"
@@ -95,8 +96,8 @@ static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o,
     if (config_from_text(cfg, row.config, e2))
         *cfg = r->trials[i].cfg;
     snprintf(o->run_dir, sizeof o->run_dir, "%s", row.checkpoint_dir);
-    if (checkpoint_find(row.checkpoint_dir, "last", o->resume, sizeof o->resume))
-        o->resume[0] = 0;
+    if (runrecord_checkpoint_path(r->st, &row, "final", o->resume, sizeof o->resume, NULL, e2))
+        o->resume[0] = 0;   /* none: the trial restarts from step 0 as the same run */
     runstore_row_free(&row);
     return LM_OK;
 }
@@ -351,6 +352,10 @@ static int pool_run(SweepRunner *r, int i, long stop_at, char *err)
     r->current = r->trials[i].k;
     r->stop_at = stop_at;
     pthread_mutex_unlock(&r->mu);
+    /* the store says so at once, not when the worker has loaded its data (seconds later);
+     * a failure only leaves it pending until the worker records it */
+    char e2[LM_ERR_LEN];
+    runstore_sweep_trial_started(r->st, r->id, r->trials[i].k, e2);
     return LM_OK;
 }
 

@@ -4,6 +4,7 @@
 #include "err.h"
 #include "names_reference.h"
 #include "regfile.h"
+#include "runfiles.h"
 #include "tokenizer.h"
 #include "torchfile.h"
 
@@ -20,7 +21,8 @@
 
 #define CHECKPOINT_FORMAT "lmlab-checkpoint-1"
 
-void checkpoint_optim_path(const char *path, char *out, size_t cap)
+/* "<stem>.optim.safetensors" for a checkpoint path. */
+static void checkpoint_optim_path(const char *path, char *out, size_t cap)
 {
     size_t n = strlen(path);
     const char *ext = ".safetensors";
@@ -466,35 +468,25 @@ int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char
     return rc;
 }
 
-static int is_step_checkpoint(const char *name)
-{
-    size_t n = strlen(name), e = strlen(".safetensors");
-    return !strncmp(name, "step-", 5) && !strstr(name, ".optim.") && n > e &&
-           !strcmp(name + n - e, ".safetensors");
-}
-
 int checkpoint_find(const char *dir, const char *which, char *out, size_t cap)
 {
     struct stat st;
-    if (!strcmp(which, "best")) {
-        snprintf(out, cap, "%.900s/best.safetensors", dir);
-        if (stat(out, &st) == 0)
-            return 0;
-    }
-    char newest[64] = "";
+    if (!strcmp(which, "best") && !runfiles_path(out, cap, dir, RUNFILE_BEST, 0) &&
+        stat(out, &st) == 0)
+        return 0;
+    long newest = -1, step;
+    int tmp;
     DIR *d = opendir(dir);
     if (!d)
         return -1;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (is_step_checkpoint(e->d_name) && strlen(e->d_name) < sizeof newest &&
-            strcmp(e->d_name, newest) > 0)
-            snprintf(newest, sizeof newest, "%s", e->d_name);
+        if (runfiles_parse(e->d_name, &step, &tmp) == RUNFILE_STEP && !tmp && step > newest)
+            newest = step;
     closedir(d);
-    if (!newest[0])
+    if (newest < 0)
         return -1;
-    snprintf(out, cap, "%.900s/%s", dir, newest);
-    return 0;
+    return runfiles_path(out, cap, dir, RUNFILE_STEP, newest);
 }
 
 /* Whether a checkpoint belongs to run run_id of store store_id, from the run id and

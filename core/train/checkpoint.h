@@ -96,7 +96,5 @@ int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char
  * 0 with the path in out, or -1 when there is none. */
 int checkpoint_find(const char *dir, const char *which, char *out, size_t cap);
 
-/* "<stem>.optim.safetensors" for a checkpoint path. */
-void checkpoint_optim_path(const char *path, char *out, size_t cap);
 
 #endif

@@ -8,6 +8,7 @@
 #include "dist.h"
 #include "evaluate.h"
 #include "gate_probe.h"
+#include "runfiles.h"
 #include "sample.h"
 
 #include <errno.h>
@@ -152,11 +153,11 @@ static void prune_checkpoints(Trainer *t, long step)
                                                           ? t->cfg.checkpoint_every : 1);
     if (t->cfg.checkpoint_every <= 0 || drop <= 0)
         return;
-    char p[1200], op[1300];
-    snprintf(p, sizeof p, "%s/step-%08ld.safetensors", t->opt.run_dir, drop);
-    checkpoint_optim_path(p, op, sizeof op);
-    unlink(p);
-    unlink(op);
+    char p[1200];
+    if (!runfiles_path(p, sizeof p, t->opt.run_dir, RUNFILE_STEP, drop))
+        unlink(p);
+    if (!runfiles_path(p, sizeof p, t->opt.run_dir, RUNFILE_OPTIM, drop))
+        unlink(p);
 }
 
 /* The training state a checkpoint records (RNGs, batcher, schedule, run id). */
@@ -176,7 +177,8 @@ int trainer_write_best(Trainer *t)
     int rc = LM_OK;
     if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
         rc = err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
-    snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
+    if (!rc && runfiles_path(best, sizeof best, t->opt.run_dir, RUNFILE_BEST, 0))
+        rc = err_set(err, LM_EARG, "the run folder's path is too long: %.200s", t->opt.run_dir);
     fill_state(t);
     if (!rc)
         rc = checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err);
@@ -205,7 +207,9 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     if (mkdir(t->opt.run_dir, 0777) && errno != EEXIST)
         return err_set(err, LM_EIO, "cannot create %s: %s", t->opt.run_dir, strerror(errno));
     char path[METRICS_PATH_LEN];
-    snprintf(path, sizeof path, "%.900s/step-%08ld.safetensors", t->opt.run_dir, t->ts.step);
+    if (runfiles_path(path, sizeof path, t->opt.run_dir, RUNFILE_STEP, t->ts.step))
+        return err_set(err, LM_EARG, "the run folder's path is too long: %.200s",
+                       t->opt.run_dir);
     fill_state(t);
     int rc = checkpoint_save(path, t->m, &t->optim, t->tok_json, &t->ts, err);
     if (rc)
@@ -218,8 +222,8 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     trainer_push(t, &ev);
     if (is_best && t->best_written != t->ts.step) {
         char best[METRICS_PATH_LEN];
-        snprintf(best, sizeof best, "%.900s/best.safetensors", t->opt.run_dir);
-        if (checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
+        if (!runfiles_path(best, sizeof best, t->opt.run_dir, RUNFILE_BEST, 0) &&
+            checkpoint_save(best, t->m, NULL, t->tok_json, &t->ts, err) == LM_OK) {
             t->best_written = t->ts.step;
             TrainEvent bev = {.kind = TEV_CHECKPOINT};
             bev.ckpt = ev.ckpt;

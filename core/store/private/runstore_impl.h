@@ -166,6 +166,11 @@ int runstore_identify(RunStore *s, char *err);
 int runstore_recognise(RunStore *s, int version, int *is_new, char *err);
 /* Tables in the file (runstore.c). */
 int runstore_table_count(RunStore *s, int *n, char *err);
+/* Schema step RUNSTORE_CKPT_VERSION (runstore_ckpt.c): the best checkpoint as its own
+ * record, in the caller's transaction; it sets user_version to that number. One number
+ * to change when steps are renumbered on merging (with RUNSTORE_SCHEMA_VERSION). */
+#define RUNSTORE_CKPT_VERSION 8
+int runstore_ckpt_migrate(RunStore *s, char *err);
 /* SQLite's quick_check of the whole file (whole), or of the tables every command reads
  * (runs, sweeps: bounded by the number of runs, not by the rows logged); LM_EFORMAT with
  * what to do when it fails (and the store marked damaged). */

@@ -1,8 +1,11 @@
-/* runfacts.c — a stored run's checkpoints and evaluations as they truly are (runfacts.h). */
-#include "runfacts.h"
+/* runrecord.c — a stored run's record as it truly is (runrecord.h): its checkpoint files
+ * each with its own evaluation, its best as its own record, lineage, group, precision and
+ * owner. Moved down from commands/runfacts.c so every screen and export asks one layer. */
+#include "runrecord.h"
 
 #include "checkpoint.h"
 #include "err.h"
+#include "runfiles.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +22,20 @@ static long config_long(const char *config, const char *key, long dflt)
         if (!strncmp(p, key, kl) && p[kl] == '=')
             return strtol(p + kl + 1, NULL, 10);
     return dflt;
+}
+
+/* The value of key in "key=value\n" config text into out (cap bytes), or dflt. */
+static void config_str(const char *config, const char *key, const char *dflt, char *out,
+                       size_t cap)
+{
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            const char *v = p + kl + 1, *e = strchr(v, '\n');
+            snprintf(out, cap, "%.*s", (int)(e ? e - v : (long)strlen(v)), v);
+            return;
+        }
+    snprintf(out, cap, "%s", dflt);
 }
 
 /* The step of the run's final whole-split evaluation (the trainer evaluates the whole
@@ -39,12 +56,6 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int is_best_path(const char *p)
-{
-    const char *slash = strrchr(p, '/');
-    return !strcmp(slash ? slash + 1 : p, "best.safetensors");
-}
-
 static RunEval eval_at(const SeriesPoint *v, int nv, long step, long batches, long whole_step)
 {
     RunEval e = {step, NAN, 0, batches};
@@ -56,25 +67,32 @@ static RunEval eval_at(const SeriesPoint *v, int nv, long step, long batches, lo
     return e;
 }
 
-/* best.safetensors in the run's folder when the store has no record of that path (the
- * store keeps one record a step, and the step file written with it replaced it): its
- * step is the flagged best record's, else the one the file itself records. */
-static void add_best_file(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
-                          const SeriesPoint *v, int nv, long batches, long whole_step)
+/* Puts the last entry of f->ckpts at its place in step order (after files of its step). */
+static void sort_last(RunRecord *f)
+{
+    for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > f->ckpts[i].step; i--) {
+        RunCkpt tmp = f->ckpts[i - 1];
+        f->ckpts[i - 1] = f->ckpts[i];
+        f->ckpts[i] = tmp;
+    }
+}
+
+/* The run's best file: its own record (path and the step of the weights it holds), else
+ * best.safetensors in the run's folder with the step its own metadata records (a store
+ * that lost the record). Sets f->best_step; nothing when the file does not exist. */
+static void add_best_file(RunRecord *f, const RunRow *r, const CheckpointRecord *rec,
+                          int found, const SeriesPoint *v, int nv, long batches,
+                          long whole_step)
 {
     char path[1024];
-    if (!r->checkpoint_dir[0])
+    long step = found ? rec->step : -1;
+    if (found && rec->path[0])
+        snprintf(path, sizeof path, "%s", rec->path);
+    else if (!r->checkpoint_dir[0] ||
+             runfiles_path(path, sizeof path, r->checkpoint_dir, RUNFILE_BEST, 0))
         return;
-    snprintf(path, sizeof path, "%.1000s/best.safetensors", r->checkpoint_dir);
-    for (int i = 0; i < f->n_ckpts; i++)
-        if (f->ckpts[i].best_file)
-            return;
     if (!is_file(path))
         return;
-    long step = -1;
-    for (int i = 0; i < nc; i++)
-        if (c[i].is_best)
-            step = c[i].step;
     if (step < 0) {
         CheckpointInfo info;
         SafeTensors *st = NULL;
@@ -92,27 +110,23 @@ static void add_best_file(RunFacts *f, const RunRow *r, const CheckpointRecord *
     snprintf(k->path, sizeof k->path, "%s", path);
     k->eval = eval_at(v, nv, step, batches, whole_step);
     k->best_file = 1;
-    /* after the step file of the same step, so the list stays in step order */
-    for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > step; i--) {
-        RunCkpt tmp = f->ckpts[i - 1];
-        f->ckpts[i - 1] = f->ckpts[i];
-        f->ckpts[i] = tmp;
-    }
+    f->best_step = step;
+    sort_last(f);
 }
 
 /* Step checkpoints in the run's folder the store has no record of (written just before a
  * crash, before their record reached the store; or put there by hand): listed with the
  * step their name gives, so `open` sees what `train resume=` would resume from (and its
  * owner check refuses another run's file). */
-static void add_unrecorded(RunFacts *f, const RunRow *r, const SeriesPoint *v, int nv,
+static void add_unrecorded(RunRecord *f, const RunRow *r, const SeriesPoint *v, int nv,
                            long batches, long whole_step, int cap)
 {
     DIR *d = r->checkpoint_dir[0] ? opendir(r->checkpoint_dir) : NULL;
     struct dirent *e;
     while (d && (e = readdir(d)) && f->n_ckpts < cap) {
         long step;
-        char tail[32];
-        if (sscanf(e->d_name, "step-%ld.%31s", &step, tail) != 2 || strcmp(tail, "safetensors"))
+        int tmp;
+        if (runfiles_parse(e->d_name, &step, &tmp) != RUNFILE_STEP || tmp)
             continue;
         char path[1024];
         snprintf(path, sizeof path, "%.1000s/%s", r->checkpoint_dir, e->d_name);
@@ -127,31 +141,23 @@ static void add_unrecorded(RunFacts *f, const RunRow *r, const SeriesPoint *v, i
         k->step = step;
         snprintf(k->path, sizeof k->path, "%s", path);
         k->eval = eval_at(v, nv, step, batches, whole_step);
-        for (int i = f->n_ckpts - 1; i > 0 && f->ckpts[i - 1].step > step; i--) {
-            RunCkpt tmp = f->ckpts[i - 1];
-            f->ckpts[i - 1] = f->ckpts[i];
-            f->ckpts[i] = tmp;
-        }
+        sort_last(f);
     }
     if (d)
         closedir(d);
 }
 
-/* Keeps the existing files, one entry per path (a path recorded at several steps was
- * overwritten: its newest record is what it holds), each with its own evaluation. */
-static int collect(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int nc,
-                   const SeriesPoint *v, int nv, long batches, long whole_step)
+/* Keeps the existing files, each with its own evaluation: the recorded step files, the
+ * best file (its own record), step files the store has no record of. */
+static int collect(RunRecord *f, const RunRow *r, const CheckpointRecord *c, int nc,
+                   const CheckpointRecord *best, int found, const SeriesPoint *v, int nv,
+                   long batches, long whole_step)
 {
     int cap = nc + 65;   /* the records, best.safetensors, up to 64 unrecorded step files */
     f->ckpts = calloc((size_t)cap, sizeof *f->ckpts);
     if (!f->ckpts)
         return LM_ENOMEM;
     for (int i = 0; i < nc; i++) {
-        int newer = 0;
-        for (int j = 0; j < nc; j++)
-            newer |= j != i && !strcmp(c[j].path, c[i].path) && c[j].step > c[i].step;
-        if (newer)
-            continue;
         if (!is_file(c[i].path)) {
             f->n_gone++;
             continue;
@@ -160,26 +166,36 @@ static int collect(RunFacts *f, const RunRow *r, const CheckpointRecord *c, int 
         k->step = c[i].step;
         snprintf(k->path, sizeof k->path, "%s", c[i].path);
         k->eval = eval_at(v, nv, c[i].step, batches, whole_step);
-        k->best_file = is_best_path(c[i].path);
     }
-    add_best_file(f, r, c, nc, v, nv, batches, whole_step);
+    add_best_file(f, r, best, found, v, nv, batches, whole_step);
+    if (f->best_step < 0 && found)   /* recorded but the file is gone */
+        f->best_step = best->step;
     add_unrecorded(f, r, v, nv, batches, whole_step, cap);
+    if (f->best_step >= 0) {         /* the best's own evaluation, when there is one */
+        RunEval e = eval_at(v, nv, f->best_step, batches, whole_step);
+        if (!isnan(e.loss))
+            f->best = e;
+    }
     int has_best = 0;
     for (int i = 0; i < f->n_ckpts; i++)
-        if (f->ckpts[i].best_file) {
-            has_best = f->ckpts[i].best = 1;
-            f->best = f->ckpts[i].eval;
-        }
+        has_best |= f->ckpts[i].best = f->ckpts[i].best_file;
     if (!has_best && !isnan(f->best.loss))   /* the best step's own file, when it is kept */
         for (int i = 0; i < f->n_ckpts; i++)
             f->ckpts[i].best = f->ckpts[i].step == f->best.step;
     return LM_OK;
 }
 
-int runfacts_read(RunStore *st, const RunRow *r, RunFacts *f, char *err)
+int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
 {
     memset(f, 0, sizeof *f);
     f->best.loss = f->best_whole.loss = f->final.loss = NAN;
+    f->best_step = -1;
+    f->parent_run = r->parent_run;
+    f->parent_step = r->parent_step;
+    runrecord_precision(r, f->precision, sizeof f->precision);
+    f->owner_live = runstore_run_live(st, r);
+    CheckpointRecord best;
+    int found = 0;
     long batches = config_long(r->config, "eval_batches", 0), whole_step = final_whole_step(r);
     SeriesPoint *v = NULL;
     CheckpointRecord *c = NULL;
@@ -187,6 +203,10 @@ int runfacts_read(RunStore *st, const RunRow *r, RunFacts *f, char *err)
     int rc = runstore_series(st, r->id, "val_loss", &v, &nv, err);
     if (!rc)
         rc = runstore_checkpoints(st, r->id, &c, &nc, err);
+    if (!rc)
+        rc = runstore_best_checkpoint(st, r->id, &best, &found, err);
+    if (!rc)
+        rc = runstore_group_of(st, r->id, f->group, sizeof f->group, err);
     for (int i = 0; !rc && i < nv; i++) {
         if (isnan(v[i].value))
             continue;
@@ -197,23 +217,23 @@ int runfacts_read(RunStore *st, const RunRow *r, RunFacts *f, char *err)
         if (e.whole && (isnan(f->best_whole.loss) || e.loss < f->best_whole.loss))
             f->best_whole = e;
     }
-    if (!rc && (rc = collect(f, r, c, nc, v, nv, batches, whole_step)))
+    if (!rc && (rc = collect(f, r, c, nc, &best, found, v, nv, batches, whole_step)))
         err_set(err, rc, "out of memory");
     free(v);
     free(c);
     if (rc)
-        runfacts_free(f);
+        runrecord_free(f);
     return rc;
 }
 
-void runfacts_free(RunFacts *f)
+void runrecord_free(RunRecord *f)
 {
     free(f->ckpts);
     f->ckpts = NULL;
     f->n_ckpts = 0;
 }
 
-void runfacts_fmt_eval(char *buf, size_t cap, const RunEval *e)
+void runrecord_fmt_eval(char *buf, size_t cap, const RunEval *e)
 {
     if (isnan(e->loss)) {
         snprintf(buf, cap, "-");
@@ -229,7 +249,7 @@ void runfacts_fmt_eval(char *buf, size_t cap, const RunEval *e)
 }
 
 /* "100, 200, best (step 300)" — what exists, for an error. */
-static void list_existing(const RunFacts *f, char *buf, size_t cap)
+static void list_existing(const RunRecord *f, char *buf, size_t cap)
 {
     size_t o = 0;
     buf[0] = 0;
@@ -239,7 +259,7 @@ static void list_existing(const RunFacts *f, char *buf, size_t cap)
                               f->ckpts[i].best_file ? ")" : "");
 }
 
-int runfacts_pick(const RunFacts *f, const char *which, long step, const RunCkpt **out,
+int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCkpt **out,
                   char *err)
 {
     char have[400];
@@ -267,9 +287,33 @@ int runfacts_pick(const RunFacts *f, const char *which, long step, const RunCkpt
     return LM_OK;
 }
 
-int runfacts_best_estimated(const RunRow *r)
+int runrecord_best_estimated(const RunRow *r)
 {
     if (isnan(r->best_val) || config_long(r->config, "eval_batches", 0) == 0)
         return 0;
     return !(final_whole_step(r) >= 0 && r->best_val == r->final_val);
+}
+
+void runrecord_precision(const RunRow *r, char *out, size_t cap)
+{
+    config_str(r->config, "precision", "fp32", out, cap);
+}
+
+int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, char *path,
+                              size_t cap, long *step, char *err)
+{
+    RunRecord f;
+    const RunCkpt *k = NULL;
+    int rc = runrecord_read(st, r, &f, err);
+    if (rc)
+        return rc;
+    if (!(rc = runrecord_pick(&f, which, 0, &k, err))) {
+        if ((size_t)snprintf(path, cap, "%s", k->path) >= cap)
+            rc = err_set(err, LM_EIO, "run %ld's checkpoint path is longer than %zu bytes: "
+                         "move its run folder somewhere shorter", r->id, cap - 1);
+        else if (step)
+            *step = k->step;
+    }
+    runrecord_free(&f);
+    return rc;
 }

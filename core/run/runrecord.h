@@ -1,0 +1,80 @@
+/* runrecord.h — the one record of a stored run that `run`, `open`, `runs`, `compare`,
+ * exports and the dashboard share: which checkpoint files exist (each with its own step
+ * and its own evaluation, not the best-so-far the trainer had when it wrote it), the best
+ * as its own record (best.safetensors and the step whose weights it holds, kept apart from
+ * the step file of that step), whether the best and final validation losses are
+ * whole-split evaluations or estimates over eval_batches batches, its lineage (fork
+ * parent), seed group, precision and whether its owner process is alive. Read from the
+ * store and the run folder; nothing is written. File names are runfiles.h's: nothing
+ * above this layer reads a run folder's names. */
+#ifndef LM_RUNRECORD_H
+#define LM_RUNRECORD_H
+
+#include "runstore.h"
+#include "runstore_group.h"
+
+/* One validation evaluation of a run. */
+typedef struct {
+    long step;
+    double loss;       /* NAN when none */
+    int whole;         /* over the whole validation split (else an estimate) */
+    long batches;      /* an estimate's batches (eval_batches of the run's config) */
+} RunEval;
+
+/* One checkpoint file that exists. */
+typedef struct {
+    long step;         /* the training step its weights are from */
+    char path[1024];
+    RunEval eval;      /* the evaluation at exactly that step (loss NAN when none) */
+    int best_file;     /* the run's best.safetensors */
+    int best;          /* holds the best weights: best.safetensors, or the step file of the
+                          same step when best.safetensors is gone */
+} RunCkpt;
+
+typedef struct {
+    RunCkpt *ckpts;    /* existing files in step order, best.safetensors after its step */
+    int n_ckpts;
+    int n_gone;        /* recorded checkpoint files no longer on disk (keep_checkpoints) */
+    long best_step;    /* the step whose weights the best record holds (-1 none) */
+    RunEval best;      /* the evaluation the best checkpoint was chosen by: the one at
+                          best_step, else the lowest (loss NAN when none) */
+    RunEval best_whole;/* the lowest whole-split evaluation (loss NAN when none) */
+    RunEval final;     /* the last evaluation (loss NAN when none) */
+    long parent_run, parent_step;  /* a fork's origin (0 = none) */
+    char group[RUNSTORE_GROUP_LEN];/* its seed group ("" = none) */
+    char precision[16];/* the run's precision= setting: "fp32" or "bf16" */
+    int owner_live;    /* running or paused with its process alive (runstore_run_live) */
+} RunRecord;
+
+/* Reads run r's record. LM_OK, or the store's error in err. Free with runrecord_free. */
+int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err);
+void runrecord_free(RunRecord *f);
+
+/* "2.1097 (ppl 8.26) at step 1000, an estimate over 5 batches" or "... whole split";
+ * "-" when e->loss is NAN. */
+void runrecord_fmt_eval(char *buf, size_t cap, const RunEval *e);
+
+/* The checkpoint `open` loads for which = "best" | "final" | "last" (= final) and step
+ * (> 0: that step's file; which is then ignored): LM_OK with *out pointing into f, or
+ * LM_EARG with what exists in err. */
+int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCkpt **out,
+                   char *err);
+
+/* The path (and *step, may be NULL) of run r's checkpoint for which = "best" | "final"
+ * (runrecord_pick over its record): what `open`, `init_from=ID`, `train resume=ID` and a
+ * sweep's resumed trial load. LM_OK; LM_EARG when none exists (err says what is kept),
+ * LM_EIO when the path does not fit cap, or the store's error. */
+int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, char *path,
+                              size_t cap, long *step, char *err);
+
+
+/* 1 when run r's best validation loss (the store's lowest evaluation, r->best_val) is an
+ * estimate over eval_batches batches rather than a whole-split evaluation: read from its
+ * row alone (no query), for tables of many runs. */
+int runrecord_best_estimated(const RunRow *r);
+
+/* The run's precision= setting from its row alone into out ("fp32" when its config does
+ * not say: runs from before the setting). */
+void runrecord_precision(const RunRow *r, char *out, size_t cap);
+
+#endif
