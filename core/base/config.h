@@ -82,6 +82,7 @@ typedef struct {
     char runs_dir[CONFIG_STR_LEN];
     long seed;
     int threads;
+    int shards;            /* the batch's cut into shards (0 = auto); core/train/shardplan.h */
     char precision[8];     /* fp32 | bf16: the matrix products' inputs (matmul.h) */
 } Config;
 
