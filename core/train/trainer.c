@@ -180,7 +180,7 @@ static int setup_training(Trainer *t, char *err)
 
 static int build_model(Trainer *t, char *err)
 {
-    const Config *c = &t->cfg;
+    const Config *c = &t->cfg;   /* (its shards are resolved below) */
     int V = tokenizer_vocab_size(t->ds.tok);
     int rc = model_check_memory(c, V, c->batch, c->bptt, err);
     if (rc == LM_ENOMEM)
@@ -191,7 +191,23 @@ static int build_model(Trainer *t, char *err)
     rc = model_alloc(t->m, c->batch, c->bptt, err);
     if (rc)
         return rc;
-    t->reps = replicas_create(t->m, c->threads > 0 ? c->threads : sysinfo_cores(), c->batch,
+    /* the shard plan: from the settings alone; the processes own contiguous shares */
+    ShardPlan plan;
+    if ((rc = shardplan_init(&plan, c->batch, c->shards, err)))
+        return rc;
+    int N = dist_size(), lo, hi;
+    if (c->batch < N)
+        return err_set(err, LM_EARG, "batch=%d is smaller than the %d processes: every "
+                       "process needs at least one row of the batch (raise batch or lower "
+                       "-np)", c->batch, N);
+    if (plan.S < N)
+        return err_set(err, LM_EARG, "shards=%d is fewer than the %d processes: every process "
+                       "computes whole shards (set shards=%d or more, at most batch=%d; the "
+                       "numbers then match any run with that shards= setting)", plan.S, N, N,
+                       c->batch);
+    shardplan_share(plan.S, N, dist_rank(), &lo, &hi);
+    t->cfg.shards = plan.S;   /* what ran is what the run records */
+    t->reps = replicas_create(t->m, &plan, lo, hi, c->threads > 0 ? c->threads : sysinfo_cores(),
                               c->bptt, err);
     return t->reps ? LM_OK : LM_ENOMEM;
 }
@@ -314,6 +330,7 @@ void trainer_destroy(Trainer *t)
     optim_free(&t->optim);
     dataset_free(&t->ds);
     free(t->tok_json);
+    free(t->fold_buf);
     free(t->x);
     free(t->y);
     pthread_mutex_destroy(&t->mu);
