@@ -3,6 +3,7 @@
 
 #include "checkpoint.h"
 #include "err.h"
+#include "runkeys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -272,4 +273,114 @@ int runfacts_best_estimated(const RunRow *r)
     if (isnan(r->best_val) || config_long(r->config, "eval_batches", 0) == 0)
         return 0;
     return !(final_whole_step(r) >= 0 && r->best_val == r->final_val);
+}
+
+/* ---- parity: the same numbers? ---- */
+
+static const char *const PARITY_SERIES[] = {"loss", "grad_norm", "lr", "val_loss",
+                                            "test_loss", NULL};
+
+/* "OpenBLAS 0.3.21 Cooperlake" out of a machine description ("" when it names none). */
+static void blas_kernels(const char *machine, char *buf, size_t cap)
+{
+    const char *p = machine ? strstr(machine, "OpenBLAS ") : NULL;
+    int words = 0;
+    size_t n = 0;
+    buf[0] = 0;
+    if (!p)
+        return;
+    while (p[n] && n + 1 < cap && p[n] != ',' && !(p[n] == ' ' && ++words == 3))
+        n++;
+    snprintf(buf, cap, "%.*s", (int)n, p);
+}
+
+/* The settings and kernels that decide the numbers besides the seed: where a and b differ. */
+static void parity_kernels(const RunRow *a, const RunRow *b, RunParity *p)
+{
+    char ka[64], kb[64], va[64], vb[64];
+    size_t o = 0;
+    blas_kernels(a->machine, ka, sizeof ka);
+    blas_kernels(b->machine, kb, sizeof kb);
+    if (strcmp(ka, kb))
+        o += (size_t)snprintf(p->kernels + o, sizeof p->kernels - o, "BLAS kernels %s vs %s",
+                              ka[0] ? ka : "?", kb[0] ? kb : "?");
+    const char *keys[] = {"precision", "shards"};
+    for (int k = 0; k < 2 && o < sizeof p->kernels; k++) {
+        runkeys_config_value(a->config, keys[k], va, sizeof va);
+        runkeys_config_value(b->config, keys[k], vb, sizeof vb);
+        if (strcmp(va, vb))   /* a run from before shards= existed split by thread */
+            o += (size_t)snprintf(p->kernels + o, sizeof p->kernels - o, "%s%s %s vs %s",
+                                  o ? ", " : "", keys[k], va[0] ? va : "(by thread)",
+                                  vb[0] ? vb : "(by thread)");
+    }
+}
+
+static int same_value(double x, double y)
+{
+    return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x);   /* bit for bit */
+}
+
+int runfacts_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err)
+{
+    memset(p, 0, sizeof *p);
+    p->identical = 1;
+    p->step = -1;
+    parity_kernels(a, b, p);
+    for (int k = 0; PARITY_SERIES[k]; k++) {
+        SeriesPoint *x = NULL, *y = NULL;
+        int nx = 0, ny = 0, rc = runstore_series(st, a->id, PARITY_SERIES[k], &x, &nx, err);
+        if (!rc) rc = runstore_series(st, b->id, PARITY_SERIES[k], &y, &ny, err);
+        if (rc) {
+            free(x);
+            free(y);
+            return rc;
+        }
+        long last = nx && ny ? (x[nx - 1].step < y[ny - 1].step ? x[nx - 1].step
+                                                                 : y[ny - 1].step) : -1;
+        if (k == 0) {
+            p->last_a = nx ? x[nx - 1].step : 0;
+            p->last_b = ny ? y[ny - 1].step : 0;
+            p->common = last > 0 ? last : 0;
+        }
+        for (int i = 0, j = 0; i < nx || j < ny;) {   /* merge by step, up to `last` */
+            long si = i < nx ? x[i].step : -1, sj = j < ny ? y[j].step : -1;
+            long s = i < nx && (j >= ny || si <= sj) ? si : sj;
+            if (s > last)
+                break;
+            double va = i < nx && si == s ? x[i].value : NAN;
+            double vb = j < ny && sj == s ? y[j].value : NAN;
+            int both = i < nx && si == s && j < ny && sj == s;
+            if ((!both || !same_value(va, vb)) && (p->identical || s < p->step)) {
+                p->identical = 0;
+                p->step = s;
+                p->a = va;
+                p->b = vb;
+                snprintf(p->what, sizeof p->what, "%s", both ? PARITY_SERIES[k] :
+                         "logged steps");
+            }
+            if (i < nx && si == s) i++;
+            if (j < ny && sj == s) j++;
+        }
+        free(x);
+        free(y);
+    }
+    return LM_OK;
+}
+
+void runfacts_fmt_parity(char *buf, size_t cap, const RunParity *p)
+{
+    int o;
+    if (p->identical && p->common == 0)
+        o = snprintf(buf, cap, "no common steps to compare");
+    else if (p->identical)
+        o = snprintf(buf, cap, "identical over %ld step%s%s", p->common,
+                     p->common == 1 ? "" : "s", p->last_a != p->last_b ? " both logged" : "");
+    else if (!strcmp(p->what, "logged steps"))
+        o = snprintf(buf, cap, "part at step %ld (logged by one run only)", p->step);
+    else
+        o = snprintf(buf, cap, "part at step %ld (%s %.9g vs %.9g)", p->step, p->what, p->a,
+                     p->b);
+    if (p->kernels[0] && o > 0 && (size_t)o < cap)
+        snprintf(buf + o, cap - (size_t)o, "; differ: %s%s", p->kernels,
+                 p->identical ? "" : " (another kernel or plan rounds differently)");
 }
