@@ -304,8 +304,9 @@ static void parity_kernels(const RunRow *a, const RunRow *b, RunParity *p)
     if (strcmp(ka, kb))
         o += (size_t)snprintf(p->kernels + o, sizeof p->kernels - o, "BLAS kernels %s vs %s",
                               ka[0] ? ka : "?", kb[0] ? kb : "?");
-    const char *keys[] = {"precision", "shards"};
-    for (int k = 0; k < 2 && o < sizeof p->kernels; k++) {
+    /* log_every: a logged loss is the mean of the steps since the last row */
+    const char *keys[] = {"precision", "shards", "log_every"};
+    for (int k = 0; k < 3 && o < sizeof p->kernels; k++) {
         runkeys_config_value(a->config, keys[k], va, sizeof va);
         runkeys_config_value(b->config, keys[k], vb, sizeof vb);
         if (strcmp(va, vb))   /* a run from before shards= existed split by thread */
@@ -320,12 +321,29 @@ static int same_value(double x, double y)
     return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x);   /* bit for bit */
 }
 
+/* A fork logs, at its first row after the fork point, the mean loss of the steps since
+ * that point, its parent of log_every steps: that row is not the same number even when every
+ * step is. The step of that row to leave out of the loss comparison, or -1. */
+static long fork_skip(const RunRow *a, const RunRow *b)
+{
+    const RunRow *f = b->parent_run == a->id ? b : a->parent_run == b->id ? a : NULL;
+    char v[32];
+    if (!f || f->parent_step <= 0)
+        return -1;
+    runkeys_config_value(f->config, "log_every", v, sizeof v);
+    long every = atol(v);
+    if (every <= 1 || f->parent_step % every == 0)
+        return -1;
+    return (f->parent_step / every + 1) * every;
+}
+
 int runfacts_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err)
 {
     memset(p, 0, sizeof *p);
     p->identical = 1;
     p->step = -1;
     parity_kernels(a, b, p);
+    long skip = fork_skip(a, b);
     for (int k = 0; PARITY_SERIES[k]; k++) {
         SeriesPoint *x = NULL, *y = NULL;
         int nx = 0, ny = 0, rc = runstore_series(st, a->id, PARITY_SERIES[k], &x, &nx, err);
@@ -340,7 +358,6 @@ int runfacts_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p
         if (k == 0) {
             p->last_a = nx ? x[nx - 1].step : 0;
             p->last_b = ny ? y[ny - 1].step : 0;
-            p->common = last > 0 ? last : 0;
         }
         for (int i = 0, j = 0; i < nx || j < ny;) {   /* merge by step, up to `last` */
             long si = i < nx ? x[i].step : -1, sj = j < ny ? y[j].step : -1;
@@ -350,13 +367,15 @@ int runfacts_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p
             double va = i < nx && si == s ? x[i].value : NAN;
             double vb = j < ny && sj == s ? y[j].value : NAN;
             int both = i < nx && si == s && j < ny && sj == s;
-            if ((!both || !same_value(va, vb)) && (p->identical || s < p->step)) {
+            if (k == 0 && both)
+                p->common++;
+            if (both && !(k == 0 && s == skip) && !same_value(va, vb) &&
+                (p->identical || s < p->step)) {
                 p->identical = 0;
                 p->step = s;
                 p->a = va;
                 p->b = vb;
-                snprintf(p->what, sizeof p->what, "%s", both ? PARITY_SERIES[k] :
-                         "logged steps");
+                snprintf(p->what, sizeof p->what, "%s", PARITY_SERIES[k]);
             }
             if (i < nx && si == s) i++;
             if (j < ny && sj == s) j++;
@@ -371,12 +390,10 @@ void runfacts_fmt_parity(char *buf, size_t cap, const RunParity *p)
 {
     int o;
     if (p->identical && p->common == 0)
-        o = snprintf(buf, cap, "no common steps to compare");
+        o = snprintf(buf, cap, "no logged steps in common to compare");
     else if (p->identical)
-        o = snprintf(buf, cap, "identical over %ld step%s%s", p->common,
-                     p->common == 1 ? "" : "s", p->last_a != p->last_b ? " both logged" : "");
-    else if (!strcmp(p->what, "logged steps"))
-        o = snprintf(buf, cap, "part at step %ld (logged by one run only)", p->step);
+        o = snprintf(buf, cap, "identical over the %ld logged step%s both have", p->common,
+                     p->common == 1 ? "" : "s");
     else
         o = snprintf(buf, cap, "part at step %ld (%s %.9g vs %.9g)", p->step, p->what, p->a,
                      p->b);

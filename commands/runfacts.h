@@ -59,14 +59,15 @@ int runfacts_best_estimated(const RunRow *r);
 /* Whether two stored runs computed the same numbers (issue 35: same seed and settings,
  * any threads or processes): every logged step's loss, gradient norm and learning rate,
  * and every validation and test evaluation, compared bit for bit over the steps both
- * runs logged. */
+ * runs logged (a fork and its parent: not the fork's first logged loss when the fork point
+ * is inside a log_every window, which averages fewer steps by construction). */
 typedef struct {
     int identical;     /* 1: no difference over the steps both logged */
     long step;         /* else the first step where they part */
-    char what[32];     /* "loss", "grad_norm", "val_loss", ... or "logged steps" */
-    double a, b;       /* the two values there (NAN when one run has none) */
-    long common;       /* steps both logged; a->last, b->last: the last step each logged */
-    long last_a, last_b;
+    char what[32];     /* "loss", "grad_norm", "lr", "val_loss" or "test_loss" */
+    double a, b;       /* the two values there */
+    long common;       /* logged steps both runs have (the others are not compared) */
+    long last_a, last_b;   /* the last step each logged */
     char kernels[160]; /* "" or why the numbers may differ: "BLAS kernels OpenBLAS 0.3.21
                           Haswell vs OpenBLAS 0.3.21 Cooperlake", "precision fp32 vs bf16",
                           "shards 2 vs 4" */
@@ -74,8 +75,8 @@ typedef struct {
 
 /* Compares runs a and b (rows read with runstore_get). LM_OK or the store's error in err. */
 int runfacts_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err);
-/* "identical over 12 steps" or "part at step 7 (loss 4.1685572 vs 4.1702871)", then
- * "; BLAS kernels ... differ" when p->kernels says so. */
+/* "identical over the 12 logged steps both have" or "part at step 7 (loss 4.1685572 vs
+ * 4.1702871)", then "; differ: shards 3 vs 2" when p->kernels says so. */
 void runfacts_fmt_parity(char *buf, size_t cap, const RunParity *p);
 
 #endif

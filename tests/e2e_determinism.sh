@@ -100,6 +100,18 @@ for m in $MODELS; do
     check "$m: resumed at step 6 with threads=3 continues bit-identically" same ref_tail_$m.txt fork_$m.txt
 done
 
+check "the forks with another thread count say nothing about a change" bash -c "! grep -q 'resumed with shards' res/fork.txt"
+(cd res && T "$L" --db a.db -c "compare 1 4" >cmp_fork.txt 2>&1)
+check "compare of a run and its fork with threads=3: identical" grep -q "run 4 vs run 1: identical" res/cmp_fork.txt
+# a resume that crosses a change of the plan says so, and compare names it
+(cd res && T "$L" --db a.db -c "fork 1 step=6 shards=2; wait" >fork2.txt 2>&1)
+check "a fork with shards=2 of a shards=3 run says the order of sums changes" \
+    grep -q "resumed with shards=2 where the checkpoint was trained with shards=3" res/fork2.txt
+(cd res && T "$L" --db a.db -c "compare 1 7" >cmp_fork2.txt 2>&1)
+check "compare names the plan's change" grep -q "differ: shards 3 vs 2" res/cmp_fork2.txt
+check "checkpoints record the BLAS kernel family" \
+    bash -c "head -c 20000 res/runs/run-1-*/step-00000006.safetensors | grep -aq '\"kernels\":\"OpenBLAS'"
+
 # 3. a parallel sweep's trials (worker processes, threads=1)
 mkdir sw
 (cd sw && T "$L" --db a.db -c "sweep base=quick model=dispatcher,msa $EXP parallel=2 name=det; sweep wait" >out.txt 2>&1

@@ -180,20 +180,12 @@ static int setup_training(Trainer *t, char *err)
 
 static int build_model(Trainer *t, char *err)
 {
-    const Config *c = &t->cfg;   /* (its shards are resolved below) */
-    int V = tokenizer_vocab_size(t->ds.tok);
-    int rc = model_check_memory(c, V, c->batch, c->bptt, err);
-    if (rc == LM_ENOMEM)
-        return rc;
-    t->m = model_create(c, V, err);
-    if (!t->m)
-        return LM_EARG;
-    rc = model_alloc(t->m, c->batch, c->bptt, err);
-    if (rc)
-        return rc;
-    /* the shard plan: from the settings alone; the processes own contiguous shares */
+    Config *c = &t->cfg;
+    /* the shard plan: from the settings alone (resolved into the settings the run and its
+     * checkpoints record); the processes own contiguous shares of it */
     ShardPlan plan;
-    if ((rc = shardplan_init(&plan, c->batch, c->shards, err)))
+    int rc = shardplan_init(&plan, c->batch, c->shards, err);
+    if (rc)
         return rc;
     int N = dist_size(), lo, hi;
     if (c->batch < N)
@@ -206,10 +198,57 @@ static int build_model(Trainer *t, char *err)
                        "numbers then match any run with that shards= setting)", plan.S, N, N,
                        c->batch);
     shardplan_share(plan.S, N, dist_rank(), &lo, &hi);
-    t->cfg.shards = plan.S;   /* what ran is what the run records */
+    c->shards = plan.S;
+    int V = tokenizer_vocab_size(t->ds.tok);
+    rc = model_check_memory(c, V, c->batch, c->bptt, err);
+    if (rc == LM_ENOMEM)
+        return rc;
+    t->m = model_create(c, V, err);
+    if (!t->m)
+        return LM_EARG;
+    rc = model_alloc(t->m, c->batch, c->bptt, err);
+    if (rc)
+        return rc;
     t->reps = replicas_create(t->m, &plan, lo, hi, c->threads > 0 ? c->threads : sysinfo_cores(),
                               c->bptt, err);
     return t->reps ? LM_OK : LM_ENOMEM;
+}
+
+/* A resume that crosses a change of what decides the numbers besides the settings and the
+ * seed (issue 35) says so: another shard plan sums in another order, another BLAS kernel
+ * family or precision rounds differently, so the run goes on well but not bit-identically
+ * to one that was never interrupted. */
+static void note_resume_changes(Trainer *t, const Config *was, int has_config,
+                                const char *kernels)
+{
+    char now[64], msg[LM_ERR_LEN];
+    sysinfo_blas_kernels(now, sizeof now);
+    if (kernels[0] && strcmp(kernels, now)) {
+        snprintf(msg, sizeof msg, "resumed on other BLAS kernels (the checkpoint's: %s; "
+                 "now: %s): products may round differently from here on, so the run is not "
+                 "bit-identical to an uninterrupted one", kernels, now);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
+    if (!has_config)
+        return;
+    if (was->shards != t->cfg.shards) {
+        if (was->shards)
+            snprintf(msg, sizeof msg, "resumed with shards=%d where the checkpoint was "
+                     "trained with shards=%d: the gradient is summed in another order from "
+                     "here on (not bit-identical to an uninterrupted run; shards=%d keeps it)",
+                     t->cfg.shards, was->shards, was->shards);
+        else
+            snprintf(msg, sizeof msg, "the checkpoint is from before shard plans (its steps "
+                     "split the batch by thread): from here on the numbers follow shards=%d",
+                     t->cfg.shards);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
+    if (strcmp(was->precision, t->cfg.precision)) {
+        snprintf(msg, sizeof msg, "resumed in precision=%s where the checkpoint was trained "
+                 "in %s: products round differently from here on", t->cfg.precision,
+                 was->precision);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
 }
 
 /* Recurrent models forget their carried state, in every replica. */
@@ -290,6 +329,10 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
                                   "continuing with fresh moments");
         snprintf(t->last_ckpt, sizeof t->last_ckpt, "%s", t->opt.resume);
     }
+    Config was = info.cfg;   /* what trained the checkpoint (for note_resume_changes) */
+    int resumed = !rc && t->opt.resume[0] && info.has_state, had_config = info.has_config;
+    char kernels[sizeof info.kernels];
+    snprintf(kernels, sizeof kernels, "%s", info.kernels);
     checkpoint_info_free(&info);
     safetensors_close(st);
     if (rc)
@@ -299,6 +342,8 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         goto fail;
     }
     setup_precision(t);
+    if (resumed)
+        note_resume_changes(t, &was, had_config, kernels);
     t->m->training = 1;
     return t;
 fail:
