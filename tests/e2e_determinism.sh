@@ -7,7 +7,7 @@
 #   - under `mpirun -np 2` and `-np 3` (one thread per rank),
 #   - resumed from its step-6 checkpoint (`fork ID step=6`) with threads=3 and with 2,
 # gives every step's loss, gradient norm and learning rate, every evaluation (the
-# periodic estimates and the final whole split) and the final weights and optimizer
+# periodic estimates and the final whole split), every sample and the final weights and optimizer
 # moments BIT-identical to threads=1; `compare` of two such runs says "identical", and of
 # two runs that differ names the first step where they part. A different seed changes the
 # numbers (the comparison can fail).
@@ -27,8 +27,9 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
 T() { timeout 120 "$@"; }
 MODELS="dispatcher msa lstm"
-EXP="steps=12 eval_every=4 eval_batches=2 log_every=1 checkpoint_every=6 sample_every=0
-     runs_dir=runs dropout=0.2 shards=3 batch=6 bptt=16 d=32 nhid=64 layers=2"
+# (quick's own d=32 nhid=64 layers=2; few keys: a sweep takes at most 16)
+EXP="steps=12 eval_every=4 eval_batches=2 log_every=1 checkpoint_every=6 sample_every=5
+     runs_dir=runs dropout=0.2 shards=3 batch=6 bptt=16"
 EXP=$(echo $EXP)   # the training seed is quick's (a sweep's seed= is the sweep's own)
 # the LSTM streams its batches: its hidden state is carried from window to window, per shard
 extra() { [ "$1" == lstm ] && echo "batching=stream"; }
@@ -43,6 +44,7 @@ fp() {
              where run_id=$id order by step"
     q "$db" "select step, split, printf('%!.17e %d', loss, tokens) from evals where run_id=$id
              order by step, split"
+    q "$db" "select step, 'sample', hex(text) from samples where run_id=$id order by step"
     dir=$(dirname "$db")/runs/run-$id-*
     for f in $dir/step-00000012.safetensors $dir/step-00000012.optim.safetensors; do
         [ -f "$f" ] && echo "$(basename "$f") $(tensors "$f")" || echo "missing $(basename "$f")"
@@ -67,7 +69,7 @@ i=0
 for m in $MODELS; do
     i=$((i + 1))
     fp one/a.db $i >ref_$m.txt
-    check "$m: 12 steps and the evaluations recorded" bash -c "[ \$(grep -c ' ' ref_$m.txt) -ge 16 ] && ! grep -q missing ref_$m.txt"
+    check "$m: 12 steps, the evaluations and 2 samples recorded" bash -c "[ \$(grep -c ' ' ref_$m.txt) -ge 16 ] && [ \$(grep -c '|sample|' ref_$m.txt) == 2 ] && ! grep -q missing ref_$m.txt"
     for th in 2 3; do
         fp one/a.db $((i + 3 * (th - 1))) >t${th}_$m.txt
         check "$m: threads=$th bit-identical to threads=1 (steps, evals, weights)" same ref_$m.txt t${th}_$m.txt
