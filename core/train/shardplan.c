@@ -12,8 +12,8 @@ int shardplan_init(ShardPlan *p, int batch, int shards, char *err)
     int S = shards > 0 ? shards : (batch < SHARDPLAN_AUTO_MAX ? batch : SHARDPLAN_AUTO_MAX);
     if (S > batch)
         return err_set(err, LM_EARG, "shards=%d is more than batch=%d: every shard needs at "
-                       "least one row of the batch (lower shards, or 0 for %d)", shards, batch,
-                       batch < SHARDPLAN_AUTO_MAX ? batch : SHARDPLAN_AUTO_MAX);
+                       "least one row of the batch (set shards=%d or fewer, or 0 for the "
+                       "default, min(batch, %d))", shards, batch, batch, SHARDPLAN_AUTO_MAX);
     if (S > SHARDPLAN_MAX)
         return err_set(err, LM_EARG, "shards=%d is more than %d, the most a run can have",
                        shards, SHARDPLAN_MAX);
