@@ -209,8 +209,19 @@ static int build_model(Trainer *t, char *err)
     rc = model_alloc(t->m, c->batch, c->bptt, err);
     if (rc)
         return rc;
-    t->reps = replicas_create(t->m, &plan, lo, hi, c->threads > 0 ? c->threads : sysinfo_cores(),
-                              c->bptt, err);
+    int threads = c->threads > 0 ? c->threads : sysinfo_cores();
+    t->reps = replicas_create(t->m, &plan, lo, hi, threads, c->bptt, err);
+    if (t->reps && threads > hi - lo) {   /* a thread computes whole shards */
+        char msg[LM_ERR_LEN];
+        snprintf(msg, sizeof msg, "%d threads but %d shard%s here: %d thread%s compute "
+                 "(shards=%d would let them all share a step; another shards= sums in "
+                 "another order, so the numbers differ in rounding)", threads, hi - lo,
+                 hi - lo == 1 ? "" : "s", hi - lo, hi - lo == 1 ? "" : "s",
+                 threads * N < c->batch ? (threads * N < SHARDPLAN_MAX ? threads * N
+                                                                        : SHARDPLAN_MAX)
+                                        : (c->batch < SHARDPLAN_MAX ? c->batch : SHARDPLAN_MAX));
+        trainer_push_text(t, TEV_LOG, msg);
+    }
     return t->reps ? LM_OK : LM_ENOMEM;
 }
 
