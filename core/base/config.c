@@ -136,13 +136,13 @@ static const ConfigKey KEYS[] = {
     {"runs_dir", CFG_STRING, F(runs_dir), 0, 0, NULL, "where checkpoints are written", "run"},
     {"seed", CFG_INT, F(seed), 0, 4e18, NULL, "random seed", "run"},
     {"threads", CFG_INT, F(threads), 0, 1024, NULL, "total threads (0 = all cores)", "run"},
+    {"precision", CFG_ENUM, F(precision), 0, 0, "fp32|bf16",
+     "matrix-product inputs: fp32, or bf16 with fp32 accumulation (CPUs with AVX512-BF16; "
+     "elsewhere the run says so and trains in fp32)", "run"},
     {"shards", CFG_INT, F(shards), 0, 16, NULL,
      "the batch is cut into this many shards of rows, summed in one fixed order: the numbers "
      "depend on shards, never on threads or processes (0 = min(batch, 2); more shards let "
      "more threads or processes share a step)", "run"},
-    {"precision", CFG_ENUM, F(precision), 0, 0, "fp32|bf16",
-     "matrix-product inputs: fp32, or bf16 with fp32 accumulation (CPUs with AVX512-BF16; "
-     "elsewhere the run says so and trains in fp32)", "run"},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
