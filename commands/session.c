@@ -264,17 +264,27 @@ void session_job_reap(Session *s)
     close_run(s, 0);
 }
 
-SessionJobKind session_job_kind(Session *s)
+void session_job_set_run(Session *s, const RunHandle *h)
 {
-    close_run(s, 0);
-    if (s->trainer)
+    close_run(s, 0);   /* a run that ended since the command's reap: closed, not lost */
+    s->trainer = h->trainer;
+    s->rec = h->rec;
+    s->run_id = h->run_id;
+    s->left_job = NULL;   /* a new job shows (a freed recorder's address may be reused) */
+    s->end_seen = 0;
+    s->attached = 0;   /* the run trained here is the one on screen */
+}
+
+SessionJobKind session_job_kind(const Session *s)
+{
+    if (s->trainer && !trainer_is_done(trainer_status(s->trainer)))
         return SESSION_JOB_RUN;
     if (s->sweep && !sweep_runner_done(s->sweep))
         return SESSION_JOB_SWEEP;
     return SESSION_JOB_NONE;
 }
 
-void session_job_name(Session *s, char *buf, size_t cap)
+void session_job_name(const Session *s, char *buf, size_t cap)
 {
     switch (session_job_kind(s)) {
     case SESSION_JOB_RUN: snprintf(buf, cap, "run #%ld", s->run_id); break;
@@ -328,6 +338,38 @@ void session_job_shutdown(Session *s)
     close_run(s, 1);
 }
 
+/* The newest live run among those with this stored status, not this process's own. */
+static long newest_live(RunStore *st, const char *filter, const char *host)
+{
+    RunRow *rows;
+    int n;
+    char err[LM_ERR_LEN];
+    if (runstore_list(st, filter, "recent", 16, &rows, &n, err))
+        return 0;
+    long id = 0;
+    for (int i = 0; i < n && !id; i++) {
+        int own = rows[i].pid == (long)getpid() && !strcmp(rows[i].host, host);
+        if (!own && runstore_run_live(st, &rows[i]))
+            id = rows[i].id;
+    }
+    runstore_rows_free(rows, n);
+    return id;
+}
+
+long session_followed_run(Session *s)
+{
+    if (s->attached > 0)
+        return s->attached;
+    RunStore *st = session_store(s);
+    if (!st)
+        return 0;
+    char host[64] = "";
+    if (gethostname(host, sizeof host - 1))
+        snprintf(host, sizeof host, "localhost");
+    long a = newest_live(st, "status=running", host), b = newest_live(st, "status=paused", host);
+    return a > b ? a : b;
+}
+
 /* 1 when the screen should leave the session's ended job: `attach ID`/`open ID` chose a
  * run, or another process trains one (asked of the store at most once a second). */
 static int follow_elsewhere(Session *s)
@@ -368,17 +410,6 @@ int session_snapshot(Session *s, Snapshot *dst)
         return 0;
     }
     return sweep_runner_snapshot(s->sweep, dst) == 1;
-}
-
-int session_run_line(Session *s, const char *line)
-{
-    int n;
-    const Command *table = session_commands(&n);
-    char err[LM_ERR_LEN * 2] = "";
-    int rc = cmdtable_dispatch(table, n, s, line, err);
-    if (rc && err[0])
-        session_error(s, rc, "%s", err);
-    return rc;
 }
 
 /* ---- completion ---- */
