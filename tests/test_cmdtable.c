@@ -36,7 +36,6 @@ static int fake_handler(CmdContext *ctx, int argc, const LexWord *argv)
 static const CmdArgSpec train_keys[] = {
     {"steps", "steps=N", NULL},
     {"epochs", "epochs=N", NULL},
-    {"seeds", "seeds=N", NULL},
     {NULL, NULL, NULL},
 };
 
