@@ -367,12 +367,6 @@ const Command *session_commands(int *n)
     return COMMANDS;
 }
 
-/* The dispatcher's step, once per command: the session's reap. */
-static void reap_step(CmdContext *ctx)
-{
-    session_job_reap(ctx);
-}
-
 int session_run_line(Session *s, const char *line)
 {
     int n;
@@ -380,7 +374,8 @@ int session_run_line(Session *s, const char *line)
     s->commands = table;
     s->n_commands = n;
     char err[LM_ERR_LEN * 2] = "";
-    int rc = cmdtable_dispatch_each(table, n, s, line, reap_step, err);
+    /* the step once per command: the session's reap (Session is the table's CmdContext) */
+    int rc = cmdtable_dispatch_each(table, n, s, line, session_job_reap, err);
     if (rc && err[0])
         session_error(s, rc, "%s", err);
     return rc;
