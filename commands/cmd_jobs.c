@@ -1,10 +1,6 @@
 /* cmd_jobs.c — the jobs board as a command (`jobs`: every running or paused run of the
- * store, from any process on any host) and controlling another process's run through
- * the store (`pause ID`, `resume ID`, `stop ID` for a run this session does not train):
- * a control request the run's recorder reads at its own pace and answers; the command
- * waits about 2 s for the answer and says truthfully when there is none yet.
- * Not the dashboard's board (ui/view_jobs.c) and not the session's own run (cmd_train.c
- * acts on it directly). */
+ * store, from any process on any host). Controlling a run by id (`pause ID`, ...) is
+ * job.c's. Not the dashboard's board (ui/view_jobs.c). */
 #include "session.h"
 #include "cmd_jobs.h"
 
