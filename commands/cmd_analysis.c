@@ -45,7 +45,7 @@ static int group_show(Session *s, RunStore *st, const char *name)
     cmd_analysis_fmt_pm(pb, sizeof pb, &sb);
     cmd_analysis_fmt_pm(pf, sizeof pf, &sf);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:s s:i}", "event", "group", "name", name, "n", n),
+        json_t *o = json_pack("{s:s s:o s:i}", "event", "group", "name", output_json_str(name), "n", n),
                *arr = json_array();
         for (int i = 0; i < n; i++) json_array_append_new(arr, json_integer(ids[i]));
         json_object_set_new(o, "runs", arr);   /* the ids as numbers */

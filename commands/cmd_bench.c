@@ -489,6 +489,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
                 bench_workload(names[k], &w, err);
                 if (steps > 0) w.steps = steps;
                 w.cfg.threads = threads;
+                w.cfg.shards = s->cfg.shards;   /* the session's shard plan (issue 35) */
                 rc |= run_precisions(s, &w, prec);
             }
             rc |= bench_sampling(s, tokens);
@@ -499,6 +500,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             return session_error(s, LM_EARG, "%s", err);
         if (steps > 0) w.steps = steps;
         w.cfg.threads = threads;
+        w.cfg.shards = s->cfg.shards;   /* the session's shard plan, as a run would cut it */
         rc |= run_precisions(s, &w, prec);
     }
     return rc ? LM_EIO : LM_OK;

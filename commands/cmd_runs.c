@@ -509,7 +509,26 @@ static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
     runstore_flush(st, NULL);   /* best/final val of buffered evaluations; failure: stale */
     while (got < n && !(status = get_run(s, st, ids[got], &rows[got])))
         got++;
-    if (!status) session_emit_json(s, compare_json(rows, n));
+    json_t *out = status ? NULL : compare_json(rows, n), *nums = json_array();
+    for (int i = 1; out && i < n; i++) {   /* the same numbers as the first run? */
+        RunParity p;
+        char err[LM_ERR_LEN];
+        if ((status = runrecord_parity(st, &rows[0], &rows[i], &p, err))) {
+            session_error(s, status, "%s", err);
+            break;
+        }
+        json_array_append_new(nums, json_pack("{s:I s:b s:o s:s s:s}", "run",
+            (json_int_t)rows[i].id, "identical", p.identical,
+            "part_at", p.identical ? json_null() : json_integer(p.step), "what", p.what,
+            "differ", p.kernels));
+    }
+    if (out && !status) {
+        json_object_set_new(out, "numbers", nums);
+        session_emit_json(s, out);
+    } else {
+        json_decref(out);
+        json_decref(nums);
+    }
     for (int i = 0; i < got; i++) runstore_row_free(&rows[i]);
     free(rows);
     return status;
@@ -596,6 +615,16 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
             snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
         }
         compare_row(s, "tokens/s", v, n, w);
+        for (int i = 1; i < n && !status; i++) {   /* the same numbers as the first run? */
+            RunParity p;
+            char line[400];
+            if ((status = runrecord_parity(st, &r[0], &r[i], &p, err))) {
+                session_error(s, status, "%s", err);
+                break;
+            }
+            runrecord_fmt_parity(line, sizeof line, &p);
+            session_printf(s, "numbers, run %ld vs run %ld: %s", r[i].id, r[0].id, line);
+        }
     }
     for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);
     free(r), free(cfg), free(v);

@@ -1,10 +1,10 @@
 /* test_dist.c — the process group's one-process behaviour (dist.c without mpirun: rank 0
  * of 1, every collective the identity, nothing in the store's machine field) and the
- * split of replicas_step into forward and backward that trainer_dist.c relies on (same
- * loss, same gradients to the bit, the backward's scale applied), and that a step with
- * dropout gives the same loss and gradients whatever the split of its batch: whole, over
- * replicas, or over "ranks" (shares of the rows with their global offsets), for every
- * model family. Runs in one process;
+ * split of replicas_step into forward, backward and fold that trainer_dist.c relies on
+ * (same loss, same gradients to the bit, the backward's scale applied), and that a step
+ * with dropout gives the same loss and gradients TO THE BIT whatever computes its shards:
+ * one process, or 2 or 3 "ranks" each holding its share of the shards and folding in the
+ * plan's order, with 1 or 2 threads, for every model family. Runs in one process;
  * the multi-process behaviour is tests/e2e_mpi.sh (mpirun -np 2). */
 #include "check.h"
 
@@ -13,6 +13,8 @@
 #include "err.h"
 #include "model.h"
 #include "replicas.h"
+#include "rng.h"
+#include "shardplan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -89,6 +91,8 @@ static Model *tiny_model(Config *c, int V, int B, int T, char *err)
     return m;
 }
 
+/* replicas_step = replicas_forward + replicas_backward + replicas_fold, to the bit; the
+ * backward's scale is the caller's; not training, the backward leaves the gradients alone. */
 static void test_forward_backward_split(void)
 {
     enum { V = 17, B = 6, T = 8 };
@@ -97,7 +101,9 @@ static void test_forward_backward_split(void)
     Model *m = tiny_model(&c, V, B, T, err);
     CHECK(m != NULL, "model: %s", err);
     if (!m) return;
-    Replicas *r = replicas_create(m, 3, B, T, err);
+    ShardPlan plan;
+    shardplan_init(&plan, B, 3, err);
+    Replicas *r = replicas_create(m, &plan, 0, 3, 2, T, err);
     CHECK(r != NULL, "replicas: %s", err);
     if (!r) { model_destroy(m); return; }
     int x[B * T], y[B * T];
@@ -107,30 +113,38 @@ static void test_forward_backward_split(void)
     }
     size_t n = m->params.total;
     float *g1 = malloc(n * sizeof *g1), *g2 = malloc(n * sizeof *g2);
-    double s1 = 0, s2 = 0;
-    long c1 = 0, c2 = 0;
+    double s1 = 0, s2 = 0, ls[3];
+    long c1 = 0, c2 = 0, cs[3];
+    Rng st = m->rng;
     CHECK(replicas_step(r, x, y, B, T, &s1, &c1) == LM_OK, "replicas_step");
     memcpy(g1, m->params.grad, n * sizeof *g1);
-    CHECK(replicas_forward(r, x, y, B, T, 0, &s2, &c2) == LM_OK, "replicas_forward");
+    m->rng = st;
+    CHECK(replicas_forward(r, x, y, T, ls, cs) == LM_OK, "replicas_forward");
+    s2 = ls[0] + ls[1] + ls[2];
+    c2 = cs[0] + cs[1] + cs[2];
     CHECK(c2 == B * T && c1 == c2, "token counts %ld %ld", c1, c2);
     replicas_backward(r, 1.0f / (float)c2);
+    replicas_fold(r, NULL);
     memcpy(g2, m->params.grad, n * sizeof *g2);
     CHECK(s1 == s2, "loss sums %.17g vs %.17g", s1, s2);
-    CHECK(!memcmp(g1, g2, n * sizeof *g1), "forward + backward differs from replicas_step");
+    CHECK(!memcmp(g1, g2, n * sizeof *g1), "forward + backward + fold differs from replicas_step");
     double norm = 0;
     for (size_t i = 0; i < n; i++) norm += (double)g1[i] * g1[i];
     CHECK(norm > 0, "the gradient is zero");
     /* the scale is the caller's: twice the scale, twice the gradient (powers of two are exact) */
-    CHECK(replicas_forward(r, x, y, B, T, 0, &s2, &c2) == LM_OK, "replicas_forward");
+    m->rng = st;
+    CHECK(replicas_forward(r, x, y, T, ls, cs) == LM_OK, "replicas_forward");
     replicas_backward(r, 2.0f / (float)c2);
+    replicas_fold(r, NULL);
     int twice = 1;
     for (size_t i = 0; i < n; i++) twice &= m->params.grad[i] == 2.0f * g1[i];
     CHECK(twice, "backward(2/count) is not twice backward(1/count)");
     /* not training: the backward leaves the gradients alone */
     m->training = 0;
-    CHECK(replicas_forward(r, x, y, B, T, 0, &s2, &c2) == LM_OK, "replicas_forward (eval)");
+    CHECK(replicas_step(r, x, y, B, T, &s2, &c2) == LM_OK && c2 == B * T, "evaluation step");
     memcpy(g2, m->params.grad, n * sizeof *g2);
     replicas_backward(r, 1.0f);
+    replicas_fold(r, NULL);
     CHECK(!memcmp(g2, m->params.grad, n * sizeof *g2), "a backward ran while not training");
     free(g1);
     free(g2);
@@ -138,81 +152,92 @@ static void test_forward_backward_split(void)
     model_destroy(m);
 }
 
-/* One step of rows [r0, r1) of x, y (B,T) with row offset r0 from the stream state st:
- * loss sum into *s, gradients (scale 1/count_total) added into acc. */
-static void share_step(Replicas *r, Model *m, const Rng *st, const int *x, const int *y,
-                       int r0, int r1, int T, long total, double *s, float *acc)
+/* A model of `family` with dropout and its copy of m0's weights and RNG stream. */
+static Model *family_model(const char *family, const Model *m0, int V, int B, int T, char *err)
 {
-    double ls = 0;
-    long cnt = 0;
-    m->rng = *st;
-    CHECK(replicas_forward(r, x + r0 * T, y + r0 * T, r1 - r0, T, r0, &ls, &cnt) == LM_OK,
-          "forward of rows %d..%d", r0, r1);
-    replicas_backward(r, 1.0f / (float)total);
-    *s += ls;
-    for (size_t i = 0; i < m->params.total; i++)
-        acc[i] += m->params.grad[i];
-}
-
-static double max_rel(const float *a, const float *b, size_t n)
-{
-    double worst = 0, scale = 0;
-    for (size_t i = 0; i < n; i++)
-        scale = fmax(scale, fabs(a[i]));
-    for (size_t i = 0; i < n; i++)
-        worst = fmax(worst, fabs((double)a[i] - b[i]) / scale);
-    return worst;
-}
-
-/* Data order and dropout (elements and Dispatcher levels) are defined by the step and the
- * global row: the same step split 1, 3 ways over replicas, or 2 ways over ranks with a
- * replica each, gives the same loss and gradients (to summation order). */
-static void test_dropout_split(const char *family, int has_dropout)
-{
-    enum { V = 13, B = 6, T = 8 };
-    char err[LM_ERR_LEN] = "";
     Config c;
     config_defaults(&c);
-    CHECK(config_set(&c, "model", family, err) == LM_OK, "model=%s: %s", family, err);
+    if (config_set(&c, "model", family, err))
+        return NULL;
     c.d = 16; c.nhid = 32; c.layers = 2; c.bptt = T; c.batch = B; c.dropout = 0.4f;
     Model *m = model_create(&c, V, err);
-    CHECK(m && !model_alloc(m, B, T, err), "%s: %s", family, err);
+    if (m && model_alloc(m, B, T, err)) {
+        model_destroy(m);
+        return NULL;
+    }
+    if (m && m0) {
+        memcpy(m->params.data, m0->params.data, m->params.total * sizeof(float));
+        m->rng = m0->rng;
+    }
+    if (m) m->training = 1;
+    return m;
+}
+
+/* The plan's fold over "ranks" as trainer_dist.c runs it (each rank a Replicas holding
+ * its share of the shards, rank N-1 folding first, each rank below folding its own shards
+ * onto the partial fold it received) gives one process's loss and gradient TO THE BIT,
+ * for 2 and 3 ranks of 3 shards with 1 or 2 threads each, for every model family with
+ * dropout; a different step seed changes the masks (the test can fail). */
+static void test_dropout_split(const char *family, int has_dropout)
+{
+    enum { V = 13, B = 6, T = 8, S = 3 };
+    char err[LM_ERR_LEN] = "";
+    Model *m = family_model(family, NULL, V, B, T, err);
+    CHECK(m != NULL, "%s: %s", family, err);
     if (!m) return;
-    m->training = 1;
-    Replicas *one = replicas_create(m, 1, B, T, err), *three = replicas_create(m, 3, B, T, err);
-    CHECK(one && three, "replicas: %s", err);
+    ShardPlan plan;
+    shardplan_init(&plan, B, S, err);
     int x[B * T], y[B * T];
     for (int i = 0; i < B * T; i++) {
         x[i] = (i * 7 + 3) % V;
         y[i] = (i * 5 + 1) % V;
     }
     size_t n = m->params.total;
-    float *whole = calloc(n, sizeof *whole), *split = calloc(n, sizeof *split);
-    float *ranks = calloc(n, sizeof *ranks), *other = calloc(n, sizeof *other);
     Rng st = m->rng;
-    double s_whole = 0, s_split = 0, s_ranks = 0, s_other = 0;
-    share_step(one, m, &st, x, y, 0, B, T, B * T, &s_whole, whole);
-    share_step(three, m, &st, x, y, 0, B, T, B * T, &s_split, split);
-    share_step(one, m, &st, x, y, 0, 2, T, B * T, &s_ranks, ranks);   /* "rank 0" */
-    share_step(three, m, &st, x, y, 2, B, T, B * T, &s_ranks, ranks); /* "rank 1" */
-    /* a different step seed must change the masks (the test can fail) */
-    Rng next = st;
-    rng_u32(&next);
-    share_step(one, m, &next, x, y, 0, B, T, B * T, &s_other, other);
-    printf("  %-13s loss sums whole %.9f, 3 replicas %.9f, 2 ranks %.9f; other seed %.9f\n",
-           family, s_whole, s_split, s_ranks, s_other);
-    CHECK(fabs(s_split - s_whole) <= 1e-6 * fabs(s_whole), "%s: 3 replicas' loss differs",
-          family);
-    CHECK(fabs(s_ranks - s_whole) <= 1e-6 * fabs(s_whole), "%s: 2 ranks' loss differs", family);
-    double e1 = max_rel(whole, split, n), e2 = max_rel(whole, ranks, n);
-    CHECK(e1 <= 1e-5 && e2 <= 1e-5, "%s: gradients differ by %.3g (replicas), %.3g (ranks)",
-          family, e1, e2);
+    Replicas *one = replicas_create(m, &plan, 0, S, 1, T, err);
+    double s_one = 0, s_other = 0;
+    long cnt = 0;
+    CHECK(one && replicas_step(one, x, y, B, T, &s_one, &cnt) == LM_OK, "%s: step", family);
+    float *whole = malloc(n * sizeof *whole), *part = malloc(n * sizeof *part);
+    memcpy(whole, m->params.grad, n * sizeof *whole);
+    for (int N = 2; N <= 3; N++)
+        for (int th = 1; th <= 2; th++) {
+            double loss[S] = {0};
+            long c[S] = {0};
+            const float *init = NULL;
+            int same = 1;
+            for (int r = N - 1; r >= 0; r--) {   /* the chain from rank N-1 down to 0 */
+                int lo, hi;
+                shardplan_share(S, N, r, &lo, &hi);
+                Model *mr = family_model(family, m, V, B, T, err);
+                mr->rng = st;
+                Replicas *rr = replicas_create(mr, &plan, lo, hi, th, T, err);
+                CHECK(rr && replicas_forward(rr, x, y, T, loss, c) == LM_OK, "%s rank %d: %s",
+                      family, r, err);
+                replicas_backward(rr, 1.0f / (float)(B * T));
+                replicas_fold(rr, init);
+                memcpy(part, mr->params.grad, n * sizeof *part);
+                init = part;
+                if (r == 0)
+                    same = !memcmp(part, whole, n * sizeof *part);
+                replicas_destroy(rr);
+                model_destroy(mr);
+            }
+            double s = loss[0] + loss[1] + loss[2];
+            CHECK(s == s_one && same, "%s, %d ranks of %d thread(s): loss %.17g vs %.17g, "
+                  "gradient %s", family, N, th, s, s_one, same ? "the same" : "differs");
+        }
+    /* another step seed: other masks */
+    m->rng = st;
+    rng_u32(&m->rng);
+    CHECK(replicas_step(one, x, y, B, T, &s_other, &cnt) == LM_OK, "%s: step", family);
+    printf("  %-13s loss sum %.9f; other seed %.9f\n", family, s_one, s_other);
     if (has_dropout)   /* the linear LM has no dropout */
-        CHECK(fabs(s_other - s_whole) > 1e-4 * fabs(s_whole),
-              "%s: another seed gave the same loss", family);
-    free(whole), free(split), free(ranks), free(other);
+        CHECK(fabs(s_other - s_one) > 1e-4 * fabs(s_one), "%s: another seed gave the same loss",
+              family);
+    free(whole);
+    free(part);
     replicas_destroy(one);
-    replicas_destroy(three);
     model_destroy(m);
 }
 

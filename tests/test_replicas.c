@@ -1,11 +1,14 @@
-/* test_replicas.c — data-parallel replicas give the single model's loss and gradients:
- * the same batch through 1, 2 and 3 replicas (3 splits 5 rows unevenly: 2+2+1), with the
- * gradient sum spread over the workers (phase 2), and twice in a row (the grads are
- * zeroed, not accumulated, between steps). Tolerance: float sums in a different order.
- * And the end-of-step update on the replicas' threads (update.h): with 1, 2 and 3
- * threads it gives the serial optim_clip_grad_norm + optim_step's parameters and moments
- * to the bit, for AdamW with no_decay tensors (slices cut through tensors), SGD with
- * momentum, and Adam, clipped and not; the norm to 1e-6. */
+/* test_replicas.c — a step's shards (shardplan.h) computed on 1, 2 or 3 threads give the
+ * same loss and gradients TO THE BIT, for the Dispatcher, MSA and LSTM with dropout, for
+ * shard plans of 1, 2, 3 and 5 shards of a 5-row batch (3 cuts it unevenly: 2+2+1), twice
+ * in a row (the grads are zeroed, not accumulated, between steps); different plans agree
+ * to float rounding (1e-4: another order of sums). The shard plan itself: rows, shares,
+ * the auto default, bad settings refused with a message.
+ * And the end-of-step update on the threads (update.h): with 1, 2 and 3 threads the norm
+ * and the parameters and moments are the same bits (the norm's sum follows the fixed
+ * chunks, not the threads); unclipped, the parameters are the serial optim_step's to the
+ * bit and the norm is optim_clip_grad_norm's to 1e-6, for AdamW with no_decay tensors
+ * (slices cut through tensors), SGD with momentum, and Adam. */
 #include "check.h"
 #include "config.h"
 #include "err.h"
@@ -13,6 +16,7 @@
 #include "optim.h"
 #include "replicas.h"
 #include "rng.h"
+#include "shardplan.h"
 #include "update.h"
 
 #include <math.h>
@@ -22,20 +26,28 @@
 
 enum { B = 5, T = 16, V = 11 };
 
-/* Loss and a copy of the gradients after one step with n replicas. */
-static double step_with(int n, const int *x, const int *y, float **grad, long *np)
+/* Loss and a copy of the gradients after two steps of `family` (dropout 0.3, the same
+ * RNG stream) with the batch in `shards` shards on `threads` threads. */
+static double step_with(const char *family, int shards, int threads, const int *x,
+                        const int *y, float **grad, long *np)
 {
     char err[LM_ERR_LEN];
     Config c;
     config_defaults(&c);
-    c.d = 16; c.nhid = 32; c.layers = 2; c.bptt = T; c.batch = B; c.dropout = 0;
+    CHECK(config_set(&c, "model", family, err) == LM_OK, "model=%s: %s", family, err);
+    c.d = 16; c.nhid = 32; c.layers = 2; c.bptt = T; c.batch = B; c.dropout = 0.3f;
+    if (!strcmp(family, "msa")) c.heads = 2;
     Model *m = model_create(&c, V, err);
     CHECK(m != NULL, "model_create: %s", err);
     if (!m)
         return -1;
     CHECK(model_alloc(m, B, T, err) == LM_OK, "model_alloc: %s", err);
-    Replicas *r = replicas_create(m, n, B, T, err);
-    CHECK(r != NULL && replicas_count(r) == n, "replicas_create(%d): %s", n, err);
+    ShardPlan plan;
+    CHECK(shardplan_init(&plan, B, shards, err) == LM_OK, "plan: %s", err);
+    Replicas *r = replicas_create(m, &plan, 0, plan.S, threads, T, err);
+    int want = threads < plan.S ? threads : plan.S;
+    CHECK(r != NULL && replicas_count(r) == want, "replicas_create(%d shards, %d threads): %s",
+          shards, threads, err);
     m->training = 1;
     double loss = 0;
     long cnt = 0;
@@ -48,6 +60,39 @@ static double step_with(int n, const int *x, const int *y, float **grad, long *n
     replicas_destroy(r);
     model_destroy(m);
     return loss;
+}
+
+static void test_plan(void)
+{
+    char err[LM_ERR_LEN] = "";
+    ShardPlan p;
+    CHECK(shardplan_init(&p, 12, 0, err) == LM_OK && p.S == SHARDPLAN_AUTO_MAX,
+          "auto shards of batch 12: %d", p.S);
+    CHECK(shardplan_init(&p, 1, 0, err) == LM_OK && p.S == 1, "auto shards of batch 1: %d", p.S);
+    CHECK(shardplan_init(&p, 4, 5, err) == LM_EARG && strstr(err, "shards=5 is more than batch=4"),
+          "shards above batch: %s", err);
+    CHECK(shardplan_init(&p, 64, 17, err) == LM_EARG && strstr(err, "more than 16"), "17 shards: %s",
+          err);
+    int lo, hi, next = 0;   /* 10 rows in 4 shards: 3 3 2 2, consecutive */
+    for (int s = 0; s < 4; s++) {
+        shardplan_rows(10, 4, s, &lo, &hi);
+        CHECK(lo == next && hi - lo == (s < 2 ? 3 : 2), "shard %d of 10 rows: [%d, %d)", s, lo, hi);
+        next = hi;
+    }
+    CHECK(next == 10, "the shards cover %d of 10 rows", next);
+    shardplan_share(3, 2, 1, &lo, &hi);
+    CHECK(lo == 2 && hi == 3, "rank 1 of 2 owns shards [%d, %d) of 3", lo, hi);
+    size_t a, b, end = 0;
+    for (int c = 0; c < SHARDPLAN_NORM_CHUNKS; c++) {
+        shardplan_chunk(1000, c, &a, &b);
+        CHECK(a == end && (a % 16 == 0 || a == 1000), "chunk %d starts at %zu", c, a);
+        end = b;
+    }
+    CHECK(end == 1000, "the chunks cover %zu of 1000", end);
+    CHECK(shardplan_init(&p, 10, 4, err) == LM_OK, "plan: %s", err);
+    char d[64];
+    shardplan_describe(&p, d, sizeof d);
+    CHECK(!strcmp(d, "4 shards of 2-3 rows (batch 10)"), "describe: %s", d);
 }
 
 /* One update of a fresh copy of m's weights with `threads` threads (0: the serial
@@ -70,7 +115,9 @@ static float update_with(Model *m, const float *w0, const float *g0, int threads
             norm = optim_clip_grad_norm(ps->grad, n, clip);
             optim_step(&o, ps, 1e-2f);
         } else {
-            Replicas *r = replicas_create(m, threads, B, T, err);
+            ShardPlan plan;
+            shardplan_init(&plan, B, 3, err);
+            Replicas *r = replicas_create(m, &plan, 0, plan.S, threads, T, err);
             CHECK(r != NULL, "replicas_create(%d): %s", threads, err);
             norm = update_grad_norm(r, ps);
             update_apply(r, &o, ps, norm, clip, 1e-2f);
@@ -98,8 +145,8 @@ static void test_update(void)
         return;
     size_t n = m->params.total;
     float *w0 = malloc(n * sizeof(float)), *g0 = malloc(n * sizeof(float));
-    float *p[2], *mo[2], *vo[2];
-    for (int k = 0; k < 2; k++)
+    float *p[3], *mo[3], *vo[3];
+    for (int k = 0; k < 3; k++)
         p[k] = malloc(n * sizeof(float)), mo[k] = malloc(n * sizeof(float)),
         vo[k] = malloc(n * sizeof(float));
     Rng rng;
@@ -113,19 +160,25 @@ static void test_update(void)
     for (int ki = 0; ki < 3; ki++)
         for (int ci = 0; ci < 2; ci++) {
             float ref = update_with(m, w0, g0, 0, kinds[ki], clips[ci], p[0], mo[0], vo[0]);
-            for (int th = 1; th <= 3; th++) {
-                float got = update_with(m, w0, g0, th, kinds[ki], clips[ci], p[1], mo[1], vo[1]);
-                CHECK(fabsf(got - ref) <= 1e-6f * ref, "%s clip %g, %d threads: norm %.9g vs %.9g",
-                      optim_kind_name(kinds[ki]), clips[ci], th, got, ref);
-                CHECK(!memcmp(p[0], p[1], n * sizeof(float)) &&
-                      !memcmp(mo[0], mo[1], n * sizeof(float)) &&
-                      !memcmp(vo[0], vo[1], n * sizeof(float)),
-                      "%s clip %g, %d threads: parameters or moments differ from the serial step",
+            float one = update_with(m, w0, g0, 1, kinds[ki], clips[ci], p[1], mo[1], vo[1]);
+            CHECK(fabsf(one - ref) <= 1e-6f * ref, "%s clip %g: norm %.9g vs serial %.9g",
+                  optim_kind_name(kinds[ki]), clips[ci], one, ref);
+            if (clips[ci] == 0)
+                CHECK(!memcmp(p[0], p[1], n * sizeof(float)), "%s unclipped: the parameters "
+                      "differ from the serial step", optim_kind_name(kinds[ki]));
+            for (int th = 2; th <= 3; th++) {
+                float got = update_with(m, w0, g0, th, kinds[ki], clips[ci], p[2], mo[2], vo[2]);
+                CHECK(got == one, "%s clip %g, %d threads: norm %.9g vs one thread's %.9g",
+                      optim_kind_name(kinds[ki]), clips[ci], th, got, one);
+                CHECK(!memcmp(p[1], p[2], n * sizeof(float)) &&
+                      !memcmp(mo[1], mo[2], n * sizeof(float)) &&
+                      !memcmp(vo[1], vo[2], n * sizeof(float)),
+                      "%s clip %g, %d threads: parameters or moments differ from one thread's",
                       optim_kind_name(kinds[ki]), clips[ci], th);
             }
             CHECK(memcmp(p[0], w0, n * sizeof(float)) != 0, "the step changed nothing");
         }
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         free(p[k]), free(mo[k]), free(vo[k]);
     free(w0);
     free(g0);
@@ -134,6 +187,7 @@ static void test_update(void)
 
 int main(void)
 {
+    test_plan();
     test_update();
     int x[B * T], y[B * T];
     Rng rng;
@@ -142,20 +196,33 @@ int main(void)
         x[i] = (int)rng_below(&rng, V);
         y[i] = (int)rng_below(&rng, V);
     }
-    float *g1 = NULL, *gn = NULL;
-    long n1 = 0, nn = 0;
-    double l1 = step_with(1, x, y, &g1, &n1);
-    for (int n = 2; n <= 3; n++) {
-        double ln = step_with(n, x, y, &gn, &nn);
-        CHECK(nn == n1 && nn > 0, "param counts %ld vs %ld", nn, n1);
-        CHECK(fabs(ln - l1) <= 1e-4 * fabs(l1), "loss %d replicas %.7f vs 1: %.7f", n, ln, l1);
-        if (nn == n1) {
-            char what[64];
-            snprintf(what, sizeof what, "grads, %d replicas vs 1", n);
-            CHECK_CLOSE(what, gn, g1, n1, 1e-4, 1e-6);
+    const char *families[] = {"dispatcher", "msa", "lstm"};
+    int plans[] = {1, 2, 3, 5};
+    for (int f = 0; f < 3; f++) {
+        float *g1 = NULL, *gp = NULL, *gn = NULL;
+        long n1 = 0, np = 0, nn = 0;
+        double l1 = step_with(families[f], 1, 1, x, y, &g1, &n1);
+        for (int pi = 0; pi < 4; pi++) {
+            int S = plans[pi];
+            double lp = step_with(families[f], S, 1, x, y, &gp, &np);
+            for (int th = 2; th <= 3; th++) {   /* any thread count: the same bits */
+                double ln = step_with(families[f], S, th, x, y, &gn, &nn);
+                CHECK(ln == lp && nn == np && !memcmp(gn, gp, (size_t)np * sizeof(float)),
+                      "%s, %d shards: %d threads differ from 1 (loss %.17g vs %.17g)",
+                      families[f], S, th, ln, lp);
+                free(gn);
+            }
+            /* another plan: another order of sums, the same numbers to rounding */
+            CHECK(fabs(lp - l1) <= 1e-4 * fabs(l1), "%s: loss %d shards %.7f vs 1: %.7f",
+                  families[f], S, lp, l1);
+            if (np == n1) {
+                char what[64];
+                snprintf(what, sizeof what, "%s grads, %d shards vs 1", families[f], S);
+                CHECK_CLOSE(what, gp, g1, n1, 1e-4, 1e-6);
+            }
+            free(gp);
         }
-        free(gn);
+        free(g1);
     }
-    free(g1);
     return check_summary();
 }

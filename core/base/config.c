@@ -149,6 +149,10 @@ static const ConfigKey KEYS[] = {
      "which CPU-dependent lines of the experiment file applied, set when it is read: "
      "'bf16:' lines on a CPU with AVX512-BF16, 'fp32:' lines elsewhere (none: the file has "
      "none)", "run"},
+    {"shards", CFG_INT, F(shards), 0, 16, NULL,
+     "the batch is cut into this many shards of rows, summed in one fixed order: the numbers "
+     "depend on shards, never on threads or processes (0 = min(batch, 2); more shards let "
+     "more threads or processes share a step)", "run"},
 };
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 

@@ -82,6 +82,7 @@ typedef struct {
     char runs_dir[CONFIG_STR_LEN];
     long seed;
     int threads;
+    int shards;            /* the batch's cut into shards (0 = auto); core/train/shardplan.h */
     char precision[8];     /* fp32 | bf16: the matrix products' inputs (matmul.h) */
     char alerts[CONFIG_STR_LEN]; /* alert rules set on each run (alertrule.h), "" = none */
     char cpu_recipe[8];    /* none | bf16 | fp32: which CPU-dependent lines of the

@@ -103,6 +103,24 @@ static int is_build_flag(const char *word, size_t len)
     return 1;
 }
 
+const char *sysinfo_blas_kernels(char *buf, size_t cap)
+{
+    if (!cap)
+        return buf;
+    buf[0] = 0;
+    size_t len = 0;
+    const char *s = openblas_get_config();
+    while (s && *s && len < cap) {
+        while (*s == ' ')
+            s++;
+        size_t w = strcspn(s, " ");
+        if (w && !is_build_flag(s, w) && !memchr(s, '=', w))
+            len += (size_t)snprintf(buf + len, cap - len, "%s%.*s", len ? " " : "", (int)w, s);
+        s += w;
+    }
+    return buf;
+}
+
 void sysinfo_describe(char *buf, size_t cap)
 {
     if (!cap)

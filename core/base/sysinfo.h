@@ -32,6 +32,11 @@ long sysinfo_peak_rss_kb(void);
  * to cap bytes; returns buf. */
 const char *sysinfo_blas(char *buf, size_t cap);
 
+/* The BLAS kernel family the numbers depend on: openblas_get_config()'s version and core
+ * without build flags or MAX_THREADS ("OpenBLAS 0.3.21 Cooperlake"); returns buf. Two
+ * families may round a product differently; one family gives the same bits every time. */
+const char *sysinfo_blas_kernels(char *buf, size_t cap);
+
 /* Sets OpenBLAS's thread count; n <= 0 means one per core (sysinfo_cores()). */
 void sysinfo_set_threads(int n);
 

@@ -286,9 +286,13 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     Model *m = model_create(c, w->vocab, err);
     if (!m)
         return LM_EARG;
+    ShardPlan plan;   /* the shards a training run of these settings would have */
     int rc = model_alloc(m, c->batch, c->bptt, err);
-    Replicas *reps = rc ? NULL : replicas_create(m, c->threads > 0 ? c->threads : sysinfo_cores(),
-                                                 c->batch, c->bptt, err);
+    if (!rc)
+        rc = shardplan_init(&plan, c->batch, c->shards, err);
+    Replicas *reps = rc ? NULL : replicas_create(m, &plan, 0, plan.S,
+                                                 c->threads > 0 ? c->threads : sysinfo_cores(),
+                                                 c->bptt, err);
     if (!rc && !reps)
         rc = LM_ENOMEM;
     int bf16 = !strcmp(c->precision, "bf16");

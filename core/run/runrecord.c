@@ -317,3 +317,130 @@ int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, 
     runrecord_free(&f);
     return rc;
 }
+
+/* ---- parity: the same numbers? ---- */
+
+static const char *const PARITY_SERIES[] = {"loss", "grad_norm", "lr", "val_loss",
+                                            "test_loss", NULL};
+
+/* "OpenBLAS 0.3.21 Cooperlake" out of a machine description ("" when it names none). */
+static void blas_kernels(const char *machine, char *buf, size_t cap)
+{
+    const char *p = machine ? strstr(machine, "OpenBLAS ") : NULL;
+    int words = 0;
+    size_t n = 0;
+    buf[0] = 0;
+    if (!p)
+        return;
+    while (p[n] && n + 1 < cap && p[n] != ',' && !(p[n] == ' ' && ++words == 3))
+        n++;
+    snprintf(buf, cap, "%.*s", (int)n, p);
+}
+
+/* The settings and kernels that decide the numbers besides the seed: where a and b differ. */
+static void parity_kernels(const RunRow *a, const RunRow *b, RunParity *p)
+{
+    char ka[64], kb[64], va[64], vb[64];
+    size_t o = 0;
+    blas_kernels(a->machine, ka, sizeof ka);
+    blas_kernels(b->machine, kb, sizeof kb);
+    if (strcmp(ka, kb))
+        o += (size_t)snprintf(p->kernels + o, sizeof p->kernels - o, "BLAS kernels %s vs %s",
+                              ka[0] ? ka : "?", kb[0] ? kb : "?");
+    /* log_every: a logged loss is the mean of the steps since the last row */
+    const char *keys[] = {"precision", "shards", "log_every"};
+    for (int k = 0; k < 3 && o < sizeof p->kernels; k++) {
+        config_str(a->config, keys[k], "", va, sizeof va);
+        config_str(b->config, keys[k], "", vb, sizeof vb);
+        if (strcmp(va, vb))   /* a run from before shards= existed split by thread */
+            o += (size_t)snprintf(p->kernels + o, sizeof p->kernels - o, "%s%s %s vs %s",
+                                  o ? ", " : "", keys[k], va[0] ? va : "(by thread)",
+                                  vb[0] ? vb : "(by thread)");
+    }
+}
+
+static int same_value(double x, double y)
+{
+    return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x);   /* bit for bit */
+}
+
+/* A fork logs, at its first row after the fork point, the mean loss of the steps since
+ * that point, its parent of log_every steps: that row is not the same number even when every
+ * step is. The step of that row to leave out of the loss comparison, or -1. */
+static long fork_skip(const RunRow *a, const RunRow *b)
+{
+    const RunRow *f = b->parent_run == a->id ? b : a->parent_run == b->id ? a : NULL;
+    char v[32];
+    if (!f || f->parent_step <= 0)
+        return -1;
+    config_str(f->config, "log_every", "", v, sizeof v);
+    long every = atol(v);
+    if (every <= 1 || f->parent_step % every == 0)
+        return -1;
+    return (f->parent_step / every + 1) * every;
+}
+
+int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err)
+{
+    memset(p, 0, sizeof *p);
+    p->identical = 1;
+    p->step = -1;
+    parity_kernels(a, b, p);
+    long skip = fork_skip(a, b);
+    for (int k = 0; PARITY_SERIES[k]; k++) {
+        SeriesPoint *x = NULL, *y = NULL;
+        int nx = 0, ny = 0, rc = runstore_series(st, a->id, PARITY_SERIES[k], &x, &nx, err);
+        if (!rc) rc = runstore_series(st, b->id, PARITY_SERIES[k], &y, &ny, err);
+        if (rc) {
+            free(x);
+            free(y);
+            return rc;
+        }
+        long last = nx && ny ? (x[nx - 1].step < y[ny - 1].step ? x[nx - 1].step
+                                                                 : y[ny - 1].step) : -1;
+        if (k == 0) {
+            p->last_a = nx ? x[nx - 1].step : 0;
+            p->last_b = ny ? y[ny - 1].step : 0;
+        }
+        for (int i = 0, j = 0; i < nx || j < ny;) {   /* merge by step, up to `last` */
+            long si = i < nx ? x[i].step : -1, sj = j < ny ? y[j].step : -1;
+            long s = i < nx && (j >= ny || si <= sj) ? si : sj;
+            if (s > last)
+                break;
+            double va = i < nx && si == s ? x[i].value : NAN;
+            double vb = j < ny && sj == s ? y[j].value : NAN;
+            int both = i < nx && si == s && j < ny && sj == s;
+            if (k == 0 && both)
+                p->common++;
+            if (both && !(k == 0 && s == skip) && !same_value(va, vb) &&
+                (p->identical || s < p->step)) {
+                p->identical = 0;
+                p->step = s;
+                p->a = va;
+                p->b = vb;
+                snprintf(p->what, sizeof p->what, "%s", PARITY_SERIES[k]);
+            }
+            if (i < nx && si == s) i++;
+            if (j < ny && sj == s) j++;
+        }
+        free(x);
+        free(y);
+    }
+    return LM_OK;
+}
+
+void runrecord_fmt_parity(char *buf, size_t cap, const RunParity *p)
+{
+    int o;
+    if (p->identical && p->common == 0)
+        o = snprintf(buf, cap, "no logged steps in common to compare");
+    else if (p->identical)
+        o = snprintf(buf, cap, "identical over the %ld logged step%s both have", p->common,
+                     p->common == 1 ? "" : "s");
+    else
+        o = snprintf(buf, cap, "part at step %ld (%s %.9g vs %.9g)", p->step, p->what, p->a,
+                     p->b);
+    if (p->kernels[0] && o > 0 && (size_t)o < cap)
+        snprintf(buf + o, cap - (size_t)o, "; differ: %s%s", p->kernels,
+                 p->identical ? "" : " (another kernel or plan rounds differently)");
+}

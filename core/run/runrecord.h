@@ -77,4 +77,27 @@ int runrecord_best_estimated(const RunRow *r);
  * not say: runs from before the setting). */
 void runrecord_precision(const RunRow *r, char *out, size_t cap);
 
+/* Whether two stored runs computed the same numbers (issue 35: same seed and settings,
+ * any threads or processes): every logged step's loss, gradient norm and learning rate,
+ * and every validation and test evaluation, compared bit for bit over the steps both
+ * runs logged (a fork and its parent: not the fork's first logged loss when the fork point
+ * is inside a log_every window, which averages fewer steps by construction). */
+typedef struct {
+    int identical;     /* 1: no difference over the steps both logged */
+    long step;         /* else the first step where they part */
+    char what[32];     /* "loss", "grad_norm", "lr", "val_loss" or "test_loss" */
+    double a, b;       /* the two values there */
+    long common;       /* logged steps both runs have (the others are not compared) */
+    long last_a, last_b;   /* the last step each logged */
+    char kernels[160]; /* "" or why the numbers may differ: "BLAS kernels OpenBLAS 0.3.21
+                          Haswell vs OpenBLAS 0.3.21 Cooperlake", "precision fp32 vs bf16",
+                          "shards 2 vs 4" */
+} RunParity;
+
+/* Compares runs a and b (rows read with runstore_get). LM_OK or the store's error in err. */
+int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err);
+/* "identical over the 12 logged steps both have" or "part at step 7 (loss 4.1685572 vs
+ * 4.1702871)", then "; differ: shards 3 vs 2" when p->kernels says so. */
+void runrecord_fmt_parity(char *buf, size_t cap, const RunParity *p);
+
 #endif

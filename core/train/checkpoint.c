@@ -2,6 +2,7 @@
 #include "checkpoint.h"
 
 #include "err.h"
+#include "sysinfo.h"
 #include "names_reference.h"
 #include "regfile.h"
 #include "runfiles.h"
@@ -238,6 +239,8 @@ static int save_weights(const char *path, const Model *m, const char *tokenizer_
     rc = rc ? rc : add_meta(w, "weights_fnv1a", hbuf, err);
     rc = rc ? rc : add_meta(w, "config", cfg, err);
     rc = rc ? rc : add_meta(w, "vocab", vbuf, err);
+    char kernels[64];   /* what the numbers depend on besides the settings (issue 35) */
+    rc = rc ? rc : add_meta(w, "kernels", sysinfo_blas_kernels(kernels, sizeof kernels), err);
     if (!rc && names == NAMES_REFERENCE)
         rc = add_meta(w, "names", "reference", err);
     if (!rc && tokenizer_json)
@@ -339,6 +342,8 @@ int checkpoint_open(const char *path, CheckpointInfo *info, SafeTensors **st, ch
     if (!emb)
         emb = safetensors_find(*st, "lm_head.weight");
     info->vocab = v ? atoi(v) : emb && emb->ndim == 2 ? (int)emb->shape[0] : 0;
+    const char *kern = ours ? safetensors_meta(*st, "kernels") : NULL;
+    snprintf(info->kernels, sizeof info->kernels, "%s", kern ? kern : "");
     const char *tok = ours ? safetensors_meta(*st, "tokenizer") : NULL;
     if (tok && !(info->tokenizer_json = strdup(tok))) {
         safetensors_close(*st);

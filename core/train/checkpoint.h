@@ -35,6 +35,8 @@ typedef struct {
     int has_config, has_state;
     int vocab;             /* from the metadata, or the embedding's rows */
     char *tokenizer_json;  /* malloc'd, or NULL (a plain PyTorch file) */
+    char kernels[64];      /* the BLAS kernel family that wrote it (sysinfo_blas_kernels;
+                              "" in files from before it was recorded) */
     TrainState ts;
 } CheckpointInfo;
 

@@ -5,6 +5,7 @@
 #include "err.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void finish(EvalResult *out, double sum, long count, size_t chars)
@@ -16,9 +17,12 @@ static void finish(EvalResult *out, double sum, long count, size_t chars)
     out->bpc = chars ? sum / log(2.0) / (double)chars : NAN;
 }
 
-/* One forward over `rows` windows already packed as (rows, T) in x/y. */
+/* One forward over `rows` windows already packed as (rows, T) in x/y: batch k's sum and
+ * tokens added to *sum, *count, or, when the ranks share the evaluation, kept in part[2k],
+ * part[2k+1] (every batch's sum is added in batch order after the reduction, so the total
+ * is the same bits for any number of ranks). */
 static int run_batch(Model *m, Replicas *reps, const int *x, const int *y, int rows, int T,
-                     double *sum, long *count)
+                     double *part, size_t k, double *sum, long *count)
 {
     double s;
     long c;
@@ -26,16 +30,28 @@ static int run_batch(Model *m, Replicas *reps, const int *x, const int *y, int r
                                      : model_forward(m, x, y, rows, T, &s, &c);
     if (rc)
         return rc;
+    if (part) {
+        part[2 * k] = s;
+        part[2 * k + 1] = (double)c;
+        return LM_OK;
+    }
     *sum += s;
     *count += c;
     return LM_OK;
+}
+
+/* The batches whole_split packs: full windows rows_max at a time, then the short one. */
+static size_t whole_split_batches(size_t n, int bptt, int rows_max)
+{
+    size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt, full = (n - 1) / (size_t)bptt;
+    return (full + (size_t)rows_max - 1) / (size_t)rows_max + (windows > full);
 }
 
 /* The whole split in batches of consecutive windows; with ranks > 1 this rank forwards
  * batches me, me + ranks, ... (their windows are independent: not for carried state). */
 static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,
                        int ranks, int me, const volatile int *cancel, int *x, int *y,
-                       double *sum, long *count)
+                       double *part, double *sum, long *count)
 {
     size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt;
     int recurrent = model_carries_state(m);
@@ -59,7 +75,7 @@ static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int 
         }
         if (k % (size_t)ranks != (size_t)me)
             continue;
-        int rc = run_batch(m, reps, x, y, rows, T, sum, count);
+        int rc = run_batch(m, reps, x, y, rows, T, part, k, sum, count);
         if (rc)
             return rc;
     }
@@ -86,8 +102,17 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
     long count = 0;
     int rc = LM_OK;
     int ranks = shared ? dist_size() : 1, me = shared ? dist_rank() : 0;
+    size_t n_batches = max_batches > 0 ? (size_t)max_batches
+                     : whole_split_batches(n, bptt, model_carries_state(m) ? 1 : batch);
+    double *part = NULL;   /* shared: every batch's sum and tokens, then the failure flag */
+    if (ranks > 1 && !(part = calloc(2 * n_batches + 1, sizeof *part))) {
+        err_set(err, LM_ENOMEM, "out of memory for a shared evaluation");
+        dist_abort(1);     /* the other ranks would wait in the reduction */
+        return LM_ENOMEM;
+    }
     if (max_batches == 0) {
-        rc = whole_split(m, reps, data, n, bptt, batch, ranks, me, cancel, x, y, &sum, &count);
+        rc = whole_split(m, reps, data, n, bptt, batch, ranks, me, cancel, x, y, part, &sum,
+                         &count);
     } else {
         int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
         for (int k = 0; k < max_batches && !rc; k++) {
@@ -101,16 +126,20 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
                 continue;
             if (m->ops->reset_state)
                 m->ops->reset_state(m);
-            rc = run_batch(m, reps, x, y, batch, T, &sum, &count);
+            rc = run_batch(m, reps, x, y, batch, T, part, (size_t)k, &sum, &count);
         }
     }
-    if (ranks > 1) {   /* one reduction, whatever happened: no rank is left waiting */
-        double red[3] = {rc ? 0 : sum, rc ? 0 : (double)count, rc ? 1 : 0};
-        dist_allreduce_sum_f64(red, 3);
-        sum = red[0];
-        count = (long)red[1];
-        if (!rc && red[2] > 0)
+    if (ranks > 1) {   /* one reduction, whatever happened: no rank is left waiting; each
+                          entry has one rank's value (the others' are 0), so it is exact */
+        part[2 * n_batches] = rc ? 1 : 0;
+        dist_allreduce_sum_f64(part, 2 * n_batches + 1);
+        for (size_t k = 0; k < n_batches; k++) {
+            sum += part[2 * k];
+            count += (long)part[2 * k + 1];
+        }
+        if (!rc && part[2 * n_batches] > 0)
             rc = LM_ECANCEL;   /* another rank was cancelled or failed */
+        free(part);
     }
     if (m->ops->reset_state)
         m->ops->reset_state(m);

@@ -1,53 +1,45 @@
-/* replicas.c — data-parallel replicas and their fork-join workers (see replicas.h). */
+/* replicas.c — a step's shards on the machine's cores (see replicas.h). */
 #include "replicas.h"
 
 #include "err.h"
 #include "sysinfo.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct {
-    Model *m;              /* replica (index 0 = the primary) */
-    const int *x, *y;      /* this replica's rows */
+    int model;             /* index into Replicas.m: who computes it */
+    const int *x, *y;      /* this job's rows */
     int B, T, rc;
+    long row0;             /* global row of x's first (dropout masks) */
     double loss;
     long count;
-} Slice;
+} Job;
+
+enum { PH_FORWARD, PH_BACKWARD, PH_FOLD, PH_FOR, PH_ITEMS };
 
 struct Replicas {
-    int n;
-    Slice s[REPLICAS_MAX];
-    struct Worker { struct Replicas *r; int i; } arg[REPLICAS_MAX];
-    pthread_t th[REPLICAS_MAX];
+    ShardPlan plan;
+    int lo, hi;            /* the shards this process holds */
+    int L;                 /* models: hi - lo (m[0] = the primary) */
+    Model *m[SHARDPLAN_MAX];
+    int W;                 /* threads, the caller's included */
+    struct Worker { struct Replicas *r; int i; } arg[SHARDPLAN_MAX];
+    pthread_t th[SHARDPLAN_MAX];
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     long generation;       /* bumps for every phase the workers must run */
-    int running, quit, phase; /* 0: forward, 1: backward, 2: gradient sum, 3: parallel for */
+    int running, quit, phase;
+    int n_jobs;
+    Job job[SHARDPLAN_MAX];
     float scale;
-    void (*pf)(void *ctx, int slice, size_t lo, size_t hi);   /* phase 3 */
+    const float *fold_init;
+    void (*pf)(void *ctx, int slice, size_t lo, size_t hi);   /* PH_FOR, PH_ITEMS */
     void *pf_ctx;
     size_t pf_n;
 };
-
-static void add_grads(float *restrict acc, const float *restrict g, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        acc[i] += g[i];
-}
-
-/* Phase 2: replica i sums its 1/n share of every replica's gradients into the primary's,
- * so the reduction runs on all threads instead of the caller's alone (the others idled). */
-static void reduce_slice(Replicas *r, int i)
-{
-    Model *m = r->s[0].m;
-    size_t total = m->params.total, per = (total + (size_t)r->n - 1) / (size_t)r->n;
-    size_t off = per * (size_t)i, n = off < total ? (total - off < per ? total - off : per) : 0;
-    for (int j = 1; j < r->n; j++)
-        if (r->s[j].B > 0)
-            add_grads(m->params.grad + off, r->s[j].m->params.grad + off, n);
-}
 
 /* Slice i of [0, n) split n ways, in multiples of 16 elements (64 bytes). */
 static void slice_range(size_t n, int ways, int i, size_t *lo, size_t *hi)
@@ -57,28 +49,61 @@ static void slice_range(size_t n, int ways, int i, size_t *lo, size_t *hi)
     *hi = *lo + per < n ? *lo + per : n;
 }
 
+/* The right fold of the held shards' gradients (onto fold_init) over [lo, hi), into the
+ * primary's slab, in blocks that stay in L1. The same order for every element, whoever
+ * computes which block. */
+static void fold_range(Replicas *r, size_t lo, size_t hi)
+{
+    float acc[256];
+    float *dst = r->m[0]->params.grad;
+    const float *init = r->fold_init;
+    int L = r->L;
+    if (!init && L == 1)
+        return;
+    for (size_t b = lo; b < hi; b += 256) {
+        size_t n = hi - b < 256 ? hi - b : 256;
+        int s = L - 1;
+        memcpy(acc, init ? init + b : r->m[s--]->params.grad + b, n * sizeof(float));
+        for (; s >= 0; s--) {
+            const float *g = r->m[s]->params.grad + b;
+            for (size_t j = 0; j < n; j++)
+                acc[j] = g[j] + acc[j];
+        }
+        memcpy(dst + b, acc, n * sizeof(float));
+    }
+}
+
+static void run_job(Replicas *r, Job *j)
+{
+    Model *m = r->m[j->model];
+    if (r->phase == PH_FORWARD) {
+        if (m->training)
+            params_zero_grad(&m->params);
+        j->rc = model_forward(m, j->x, j->y, j->B, j->T, &j->loss, &j->count);
+    } else if (m->training && !j->rc) {
+        model_backward(m, r->scale);
+    }
+}
+
 static void run_phase(Replicas *r, int i)
 {
-    Slice *s = &r->s[i];
-    if (r->phase == 2) {
-        reduce_slice(r, i);
-        return;
-    }
-    if (r->phase == 3) {
-        size_t lo, hi;
-        slice_range(r->pf_n, r->n, i, &lo, &hi);
+    size_t lo, hi;
+    if (r->phase == PH_FOLD) {
+        slice_range(r->m[0]->params.total, r->W, i, &lo, &hi);
+        fold_range(r, lo, hi);
+    } else if (r->phase == PH_FOR) {
+        slice_range(r->pf_n, r->W, i, &lo, &hi);
         r->pf(r->pf_ctx, i, lo, hi);
-        return;
-    }
-    if (s->B <= 0)
-        return;
-    if (r->phase == 0) {
-        if (s->m->training)
-            params_zero_grad(&s->m->params);
-        s->rc = model_forward(s->m, s->x, s->y, s->B, s->T, &s->loss, &s->count);
-    } else if (r->phase == 1) {
-        if (s->m->training && !s->rc)
-            model_backward(s->m, r->scale);
+    } else if (r->phase == PH_ITEMS) {
+        int a, b;
+        shardplan_share((int)r->pf_n, r->W, i, &a, &b);
+        r->pf(r->pf_ctx, i, (size_t)a, (size_t)b);
+    } else {   /* this thread's models, their jobs in order */
+        int mlo, mhi;
+        shardplan_share(r->L, r->W, i, &mlo, &mhi);
+        for (int k = 0; k < r->n_jobs; k++)
+            if (r->job[k].model >= mlo && r->job[k].model < mhi && r->job[k].B > 0)
+                run_job(r, &r->job[k]);
     }
 }
 
@@ -104,12 +129,16 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Runs one phase on every replica: the workers on theirs, the caller on the primary. */
+/* Runs one phase on every thread: the workers on theirs, the caller on slice 0. */
 static void fork_join(Replicas *r, int phase)
 {
     r->phase = phase;
+    if (r->W == 1) {
+        run_phase(r, 0);
+        return;
+    }
     pthread_mutex_lock(&r->mu);
-    r->running = r->n - 1;
+    r->running = r->W - 1;
     r->generation++;
     pthread_cond_broadcast(&r->go);
     pthread_mutex_unlock(&r->mu);
@@ -122,15 +151,16 @@ static void fork_join(Replicas *r, int phase)
 
 static void destroy_replica(Model *m)
 {
+    if (!m)
+        return;
     m->params.data = NULL; /* the primary owns the shared weights */
     model_destroy(m);
 }
 
-Replicas *replicas_create(Model *m, int n, int B, int T, char *err)
+Replicas *replicas_create(Model *m, const ShardPlan *plan, int lo, int hi, int threads, int T,
+                          char *err)
 {
-    if (n < 1) n = 1;
-    if (n > REPLICAS_MAX) n = REPLICAS_MAX;
-    if (n > B) n = B;                 /* every replica needs at least one row */
+    assert(0 <= lo && lo < hi && hi <= plan->S && plan->S <= SHARDPLAN_MAX);
     Replicas *r = calloc(1, sizeof *r);
     if (!r) {
         err_set(err, LM_ENOMEM, "out of memory");
@@ -139,31 +169,37 @@ Replicas *replicas_create(Model *m, int n, int B, int T, char *err)
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->go, NULL);
     pthread_cond_init(&r->done, NULL);
-    r->s[0].m = m;
-    r->n = 1;
-    int rows = (B + n - 1) / n;
-    for (int i = 1; i < n; i++) {
+    r->plan = *plan;
+    r->lo = lo;
+    r->hi = hi;
+    r->m[0] = m;
+    r->L = 1;
+    r->W = 1;
+    int rows = (plan->B + plan->S - 1) / plan->S;
+    for (int i = 1; i < hi - lo; i++) {
         Model *c = model_create(&m->cfg, m->vocab, err);
         if (!c || model_alloc(c, rows, T, err)) {
-            if (c) destroy_replica(c);
+            destroy_replica(c);
             replicas_destroy(r);
             return NULL;
         }
         free(c->params.data);        /* share the primary's weights */
         c->params.data = m->params.data;
-        r->s[i].m = c;
+        r->m[i] = c;
+        r->L = i + 1;
+    }
+    int W = threads < 1 ? 1 : threads < r->L ? threads : r->L;
+    for (int i = 1; i < W; i++) {
         r->arg[i] = (struct Worker){r, i};
         if (pthread_create(&r->th[i], NULL, worker_main, &r->arg[i])) {
-            destroy_replica(c);
-            r->s[i].m = NULL;
             replicas_destroy(r);
             err_set(err, LM_ENOMEM, "cannot start a worker thread");
             return NULL;
         }
-        r->n = i + 1;
+        r->W = i + 1;
     }
-    if (n > 1)
-        sysinfo_set_threads(1);     /* parallelism is ours: single-threaded BLAS */
+    /* every shard's products on one thread: the same bits whoever computes it */
+    sysinfo_set_threads(1);
     return r;
 }
 
@@ -175,94 +211,150 @@ void replicas_destroy(Replicas *r)
     r->quit = 1;
     pthread_cond_broadcast(&r->go);
     pthread_mutex_unlock(&r->mu);
-    for (int i = 1; i < r->n; i++) {
+    for (int i = 1; i < r->W; i++)
         pthread_join(r->th[i], NULL);
-        destroy_replica(r->s[i].m);
-    }
+    for (int i = 1; i < r->L; i++)
+        destroy_replica(r->m[i]);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->go);
     pthread_cond_destroy(&r->done);
     free(r);
 }
 
-int replicas_count(const Replicas *r)
-{
-    return r->n;
-}
+int replicas_count(const Replicas *r) { return r->W; }
+const ShardPlan *replicas_plan(const Replicas *r) { return &r->plan; }
 
 void replicas_reset_state(Replicas *r)
 {
-    for (int i = 0; i < r->n; i++)
-        if (r->s[i].m->ops->reset_state)
-            r->s[i].m->ops->reset_state(r->s[i].m);
+    for (int i = 0; i < r->L; i++)
+        if (r->m[i]->ops->reset_state)
+            r->m[i]->ops->reset_state(r->m[i]);
 }
 
-int replicas_forward(Replicas *r, const int *x, const int *y, int B, int T, long row0,
-                     double *loss_sum, long *count)
+static void set_job(Replicas *r, int k, int model, const int *x, const int *y, int r0, int r1,
+                    int T)
 {
-    Model *m = r->s[0].m;
-    int n = r->n < B ? r->n : B, per = (B + n - 1) / n, row = 0;
-    uint64_t seed = m->training ? model_drop_seed(m) : 0;   /* one per step, every slice */
-    for (int i = 0; i < r->n; i++) {
-        Slice *s = &r->s[i];
-        s->B = i < n ? (B - row < per ? B - row : per) : 0;
-        s->T = T;
-        s->x = x + (size_t)row * T;
-        s->y = y ? y + (size_t)row * T : NULL;
-        s->rc = LM_OK;
-        s->loss = 0;
-        s->count = 0;
-        if (i > 0) {
-            s->m->training = m->training;
-            s->m->carry_state = m->carry_state;
-        }
-        if (m->training)
-            model_drop_key(s->m, seed, row0 + row);
-        row += s->B;
+    Job *j = &r->job[k];
+    *j = (Job){.model = model, .x = x + (size_t)r0 * T, .y = y ? y + (size_t)r0 * T : NULL,
+               .B = r1 - r0, .T = T, .row0 = r0};
+    if (model > 0) {
+        r->m[model]->training = r->m[0]->training;
+        r->m[model]->carry_state = r->m[0]->carry_state;
     }
-    fork_join(r, 0);
+}
+
+int replicas_forward(Replicas *r, const int *x, const int *y, int T, double *loss, long *count)
+{
+    Model *m = r->m[0];
+    uint64_t seed = m->training ? model_drop_seed(m) : 0;   /* one per step, every shard */
+    r->n_jobs = r->L;
+    for (int k = 0; k < r->L; k++) {
+        int r0, r1;
+        shardplan_rows(r->plan.B, r->plan.S, r->lo + k, &r0, &r1);
+        set_job(r, k, k, x, y, r0, r1, T);
+        if (m->training)
+            model_drop_key(r->m[k], seed, r0);
+    }
+    fork_join(r, PH_FORWARD);
+    for (int k = 0; k < r->L; k++) {
+        if (r->job[k].rc)
+            return r->job[k].rc;
+        loss[r->lo + k] = r->job[k].loss;
+        count[r->lo + k] = r->job[k].count;
+    }
+    return LM_OK;
+}
+
+void replicas_backward(Replicas *r, float scale)
+{
+    if (!r->m[0]->training)
+        return;
+    r->scale = scale;
+    fork_join(r, PH_BACKWARD);
+}
+
+void replicas_fold(Replicas *r, const float *init)
+{
+    if (!r->m[0]->training || (!init && r->L == 1))
+        return;
+    r->fold_init = init;
+    fork_join(r, PH_FOLD);
+    r->fold_init = NULL;
+}
+
+/* Evaluation: the rows of x cut into shards_for(B) shards, shard k on model k mod L. */
+static int forward_eval(Replicas *r, const int *x, const int *y, int B, int T,
+                        double *loss_sum, long *count)
+{
+    int E = shardplan_shards_for(&r->plan, B);
+    r->n_jobs = E;
+    for (int k = 0; k < E; k++) {
+        int r0, r1;
+        shardplan_rows(B, E, k, &r0, &r1);
+        set_job(r, k, k % r->L, x, y, r0, r1, T);
+    }
+    fork_join(r, PH_FORWARD);
     double sum = 0;
     long cnt = 0;
-    for (int i = 0; i < r->n; i++) {
-        if (r->s[i].rc)
-            return r->s[i].rc;
-        sum += r->s[i].loss;
-        cnt += r->s[i].count;
+    for (int k = 0; k < E; k++) {
+        if (r->job[k].rc)
+            return r->job[k].rc;
+        sum += r->job[k].loss;
+        cnt += r->job[k].count;
     }
     *loss_sum = sum;
     *count = cnt;
     return LM_OK;
 }
 
-void replicas_backward(Replicas *r, float scale)
+int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
+                  long *count)
 {
-    Model *m = r->s[0].m;
-    if (!m->training)
-        return;
-    r->scale = scale;
-    fork_join(r, 1);
-    if (r->n > 1)
-        fork_join(r, 2);   /* the gradient sum, spread over every replica's thread */
+    if (!r->m[0]->training)
+        return forward_eval(r, x, y, B, T, loss_sum, count);
+    assert(B == r->plan.B && r->lo == 0 && r->hi == r->plan.S);
+    double loss[SHARDPLAN_MAX];
+    long cnt[SHARDPLAN_MAX];
+    int rc = replicas_forward(r, x, y, T, loss, cnt);
+    if (rc)
+        return rc;
+    double sum = 0;
+    long n = 0;
+    for (int s = 0; s < r->plan.S; s++) {
+        sum += loss[s];
+        n += cnt[s];
+    }
+    if (n > 0) {
+        replicas_backward(r, 1.0f / (float)n);
+        replicas_fold(r, NULL);
+    }
+    *loss_sum = sum;
+    *count = n;
+    return LM_OK;
 }
 
 void replicas_parallel_for(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
                            void *ctx, size_t n)
 {
-    if (!r || r->n == 1) {
+    if (!r || r->W == 1) {
         fn(ctx, 0, 0, n);
         return;
     }
     r->pf = fn;
     r->pf_ctx = ctx;
     r->pf_n = n;
-    fork_join(r, 3);
+    fork_join(r, PH_FOR);
 }
 
-int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
-                  long *count)
+void replicas_parallel_items(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
+                             void *ctx, size_t n)
 {
-    int rc = replicas_forward(r, x, y, B, T, 0, loss_sum, count);
-    if (!rc && *count > 0)
-        replicas_backward(r, 1.0f / (float)*count);
-    return rc;
+    if (!r || r->W == 1) {
+        fn(ctx, 0, 0, n);
+        return;
+    }
+    r->pf = fn;
+    r->pf_ctx = ctx;
+    r->pf_n = n;
+    fork_join(r, PH_ITEMS);
 }

@@ -182,9 +182,27 @@ static int setup_training(Trainer *t, char *err)
 
 static int build_model(Trainer *t, char *err)
 {
-    const Config *c = &t->cfg;
+    Config *c = &t->cfg;
+    /* the shard plan: from the settings alone (resolved into the settings the run and its
+     * checkpoints record); the processes own contiguous shares of it */
+    ShardPlan plan;
+    int rc = shardplan_init(&plan, c->batch, c->shards, err);
+    if (rc)
+        return rc;
+    int N = dist_size(), lo, hi;
+    if (c->batch < N)
+        return err_set(err, LM_EARG, "batch=%d is smaller than the %d processes: every "
+                       "process needs at least one row of the batch (raise batch or lower "
+                       "-np)", c->batch, N);
+    if (plan.S < N)
+        return err_set(err, LM_EARG, "shards=%d is fewer than the %d processes: every process "
+                       "computes whole shards (set shards=%d or more, at most batch=%d; the "
+                       "numbers then match any run with that shards= setting)", plan.S, N, N,
+                       c->batch);
+    shardplan_share(plan.S, N, dist_rank(), &lo, &hi);
+    c->shards = plan.S;
     int V = tokenizer_vocab_size(t->ds.tok);
-    int rc = model_check_memory(c, V, c->batch, c->bptt, err);
+    rc = model_check_memory(c, V, c->batch, c->bptt, err);
     if (rc == LM_ENOMEM)
         return rc;
     t->m = model_create(c, V, err);
@@ -193,9 +211,57 @@ static int build_model(Trainer *t, char *err)
     rc = model_alloc(t->m, c->batch, c->bptt, err);
     if (rc)
         return rc;
-    t->reps = replicas_create(t->m, c->threads > 0 ? c->threads : sysinfo_cores(), c->batch,
-                              c->bptt, err);
+    int threads = c->threads > 0 ? c->threads : sysinfo_cores();
+    t->reps = replicas_create(t->m, &plan, lo, hi, threads, c->bptt, err);
+    if (t->reps && threads > hi - lo) {   /* a thread computes whole shards */
+        char msg[LM_ERR_LEN];
+        snprintf(msg, sizeof msg, "%d threads but %d shard%s here: %d thread%s compute "
+                 "(shards=%d would let them all share a step; another shards= sums in "
+                 "another order, so the numbers differ in rounding)", threads, hi - lo,
+                 hi - lo == 1 ? "" : "s", hi - lo, hi - lo == 1 ? "" : "s",
+                 threads * N < c->batch ? (threads * N < SHARDPLAN_MAX ? threads * N
+                                                                        : SHARDPLAN_MAX)
+                                        : (c->batch < SHARDPLAN_MAX ? c->batch : SHARDPLAN_MAX));
+        trainer_push_text(t, TEV_LOG, msg);
+    }
     return t->reps ? LM_OK : LM_ENOMEM;
+}
+
+/* A resume that crosses a change of what decides the numbers besides the settings and the
+ * seed (issue 35) says so: another shard plan sums in another order, another BLAS kernel
+ * family or precision rounds differently, so the run goes on well but not bit-identically
+ * to one that was never interrupted. */
+static void note_resume_changes(Trainer *t, const Config *was, int has_config,
+                                const char *kernels)
+{
+    char now[64], msg[LM_ERR_LEN];
+    sysinfo_blas_kernels(now, sizeof now);
+    if (kernels[0] && strcmp(kernels, now)) {
+        snprintf(msg, sizeof msg, "resumed on other BLAS kernels (the checkpoint's: %s; "
+                 "now: %s): products may round differently from here on, so the run is not "
+                 "bit-identical to an uninterrupted one", kernels, now);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
+    if (!has_config)
+        return;
+    if (was->shards != t->cfg.shards) {
+        if (was->shards)
+            snprintf(msg, sizeof msg, "resumed with shards=%d where the checkpoint was "
+                     "trained with shards=%d: the gradient is summed in another order from "
+                     "here on (not bit-identical to an uninterrupted run; shards=%d keeps it)",
+                     t->cfg.shards, was->shards, was->shards);
+        else
+            snprintf(msg, sizeof msg, "the checkpoint is from before shard plans (its steps "
+                     "split the batch by thread): from here on the numbers follow shards=%d",
+                     t->cfg.shards);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
+    if (strcmp(was->precision, t->cfg.precision)) {
+        snprintf(msg, sizeof msg, "resumed in precision=%s where the checkpoint was trained "
+                 "in %s: products round differently from here on", t->cfg.precision,
+                 was->precision);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
 }
 
 /* Recurrent models forget their carried state, in every replica. */
@@ -218,6 +284,25 @@ static void setup_precision(Trainer *t)
              "(its settings say precision=fp32; `show machine` lists the CPU's bf16 support)", e);
     trainer_push_text(t, TEV_LOG, msg);
     snprintf(t->cfg.precision, sizeof t->cfg.precision, "fp32");
+}
+
+/* A resume: the training state the checkpoint info holds (step, RNGs, data position,
+ * schedule, best) and the optimizer's moments beside it (fresh ones, said, when missing). */
+static void restore_state(Trainer *t, const CheckpointInfo *info)
+{
+    t->ts = info->ts;
+    t->m->rng = info->ts.model_rng;
+    batcher_set_state(&t->batcher, info->ts.batcher);
+    t->sched.best = info->ts.sched.best;
+    t->sched.bad_evals = info->ts.sched.bad_evals;
+    t->sched.plateau_scale = info->ts.sched.plateau_scale;
+    t->best_val = info->ts.best_val;
+    while (t->next_mark < t->n_marks && t->marks[t->next_mark] <= t->ts.elapsed)
+        t->next_mark++;   /* evaluated before the checkpoint */
+    char e2[LM_ERR_LEN];
+    if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
+        trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
+                              "continuing with fresh moments");
 }
 
 static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char *err)
@@ -268,21 +353,12 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
                  "first in %s: training from them diverges at once", start, n_bad, bad);
         trainer_push_text(t, TEV_LOG, msg);
     }
-    if (!rc && t->opt.resume[0] && info.has_state) {
-        t->ts = info.ts;
-        t->m->rng = info.ts.model_rng;
-        batcher_set_state(&t->batcher, info.ts.batcher);
-        t->sched.best = info.ts.sched.best;
-        t->sched.bad_evals = info.ts.sched.bad_evals;
-        t->sched.plateau_scale = info.ts.sched.plateau_scale;
-        t->best_val = info.ts.best_val;
-        while (t->next_mark < t->n_marks && t->marks[t->next_mark] <= t->ts.elapsed)
-            t->next_mark++;   /* evaluated before the checkpoint */
-        char e2[LM_ERR_LEN];
-        if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
-            trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
-                                  "continuing with fresh moments");
-    }
+    if (!rc && t->opt.resume[0] && info.has_state)
+        restore_state(t, &info);
+    Config was = info.cfg;   /* what trained the checkpoint (for note_resume_changes) */
+    int resumed = !rc && t->opt.resume[0] && info.has_state, had_config = info.has_config;
+    char kernels[sizeof info.kernels];
+    snprintf(kernels, sizeof kernels, "%s", info.kernels);
     checkpoint_info_free(&info);
     safetensors_close(st);
     if (rc)
@@ -292,6 +368,8 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         goto fail;
     }
     setup_precision(t);
+    if (resumed)
+        note_resume_changes(t, &was, had_config, kernels);
     t->m->training = 1;
     return t;
 fail:
@@ -323,6 +401,7 @@ void trainer_destroy(Trainer *t)
     optim_free(&t->optim);
     dataset_free(&t->ds);
     free(t->tok_json);
+    free(t->fold_buf);
     free(t->x);
     free(t->y);
     pthread_mutex_destroy(&t->mu);

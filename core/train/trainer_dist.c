@@ -4,8 +4,9 @@
  *   agreement: allreduce-min of "built it"        (trainer_dist_agree)
  *   weights + optimizer moments                   (trainer_dist_agree)
  *   start or not                                  (trainer_dist_start)
- *   per step: control {go, Schedule, training clock}, then allreduce {loss sum, tokens, -status},
- *             then allreduce of the gradient slab (trainer_dist_control / _step)
+ *   per step: control {go, Schedule, training clock}, then allreduce {every shard's loss
+ *             sum and tokens, failed}, then the gradient's fold from rank N-1 down to rank 0
+ *             (point to point) and rank 0's broadcast of it (trainer_dist_control / _step)
  *   a last control with go = 0                    (trainer_dist_end, if not sent yet)
  * The state below is per process: one distributed run at a time (lmlab trains one run at
  * a time; a sweep's trials run one after another). */
@@ -23,6 +24,7 @@
 #include <string.h>
 
 enum { JOB_QUIT = 0, JOB_TRAIN = 1, JOB_SERVICE = 2 };
+enum { TAG_FOLD = 7435 };   /* a partial gradient fold, rank r+1 -> r (sweep_pool: 7401-2) */
 
 typedef struct {
     int kind;
@@ -201,29 +203,67 @@ void trainer_dist_mirror_tasks(Trainer *t, int evaluated, int other)
         trainer_reset_states(t);
 }
 
+/* The gradient's fold over the ranks (shardplan.h): rank N-1 folds its shards, each rank
+ * below folds its own onto what the rank above sent, and rank 0's total reaches everyone. */
+static int fold_over_ranks(Trainer *t)
+{
+    int N = dist_size(), r = dist_rank();
+    ParamSet *ps = &t->m->params;
+    size_t bytes = ps->total * sizeof(float);
+    const float *init = NULL;
+    if (r < N - 1) {
+        if (!t->fold_buf && !(t->fold_buf = malloc(bytes)))
+            return LM_ENOMEM;
+        if (dist_recv(r + 1, TAG_FOLD, t->fold_buf, bytes, NULL))
+            return LM_EIO;
+        init = t->fold_buf;
+    }
+    replicas_fold(t->reps, init);
+    if (r > 0 && dist_send(r - 1, TAG_FOLD, ps->grad, bytes))
+        return LM_EIO;
+    dist_bcast(ps->grad, bytes);
+    return LM_OK;
+}
+
 int trainer_dist_step(Trainer *t, int T, double *loss_sum, long *count)
 {
-    int B = t->cfg.batch, N = dist_size(), r = dist_rank();
+    int N = dist_size(), r = dist_rank();
     if (N < 2)
-        return replicas_step(t->reps, t->x, t->y, B, T, loss_sum, count);
+        return replicas_step(t->reps, t->x, t->y, t->cfg.batch, T, loss_sum, count);
     Model *m = t->m;
-    /* Every rank takes its share of the rows; dropout masks follow the global row and the
-     * step's seed, which every rank draws alike from its copy of the shared stream. */
-    int r0 = (int)((long)r * B / N), r1 = (int)((long)(r + 1) * B / N);
-    double sum = 0;
-    long cnt = 0;
-    int rc = replicas_forward(t->reps, t->x + (size_t)r0 * T, t->y + (size_t)r0 * T, r1 - r0,
-                              T, r0, &sum, &cnt);
-    double red[3] = {rc ? 0 : sum, rc ? 0 : (double)cnt, rc ? -(double)rc : 0};
-    dist_allreduce_sum_f64(red, 3);
-    if (red[2] != 0)
+    /* Every rank computes its shards of the global batch; dropout masks follow the global
+     * row and the step's seed, which every rank draws alike from its copy of the stream.
+     * Each shard's loss and tokens have one rank's value and the others' 0: the sum is
+     * exact, and the shards are added in order as on one process. */
+    int S = replicas_plan(t->reps)->S, lo, hi;
+    shardplan_share(S, N, r, &lo, &hi);
+    double loss[SHARDPLAN_MAX], red[2 * SHARDPLAN_MAX + 1] = {0};
+    long cnt[SHARDPLAN_MAX];
+    int rc = replicas_forward(t->reps, t->x, t->y, T, loss, cnt);
+    for (int s = lo; s < hi && !rc; s++) {
+        red[s] = loss[s];
+        red[S + s] = (double)cnt[s];
+    }
+    red[2 * S] = rc ? 1 : 0;
+    dist_allreduce_sum_f64(red, 2 * (size_t)S + 1);
+    if (red[2 * S] != 0)
         return rc ? rc : LM_EIO;   /* some rank failed: every rank stops at this step */
-    long total = (long)red[1];
+    double sum = 0;
+    long total = 0;
+    for (int s = 0; s < S; s++) {
+        sum += red[s];
+        total += (long)red[S + s];
+    }
     if (m->training && total > 0) {
         replicas_backward(t->reps, 1.0f / (float)total);
-        dist_allreduce_sum_f32(m->params.grad, m->params.total);
+        if ((rc = fold_over_ranks(t))) {
+            fprintf(stderr, "lmlab rank %d: the gradient exchange failed (%s)\n", r,
+                    err_name(rc));
+            dist_abort(1);   /* the other ranks wait for this one's gradient */
+            return rc;
+        }
     }
-    *loss_sum = red[0];
+    *loss_sum = sum;
     *count = total;
     return LM_OK;
 }

@@ -3,13 +3,16 @@
  * checkpoints, evaluations, samples); ranks 1..N-1 only serve it (trainer_dist_serve).
  * Every trainer rank 0 builds is built on every rank from rank 0's Config and options,
  * and its weights and optimizer state are copied from rank 0. Every step each rank draws
- * the same global batch (same seed) and takes rows [r*B/N, (r+1)*B/N), which its per-core
- * replicas split further; one allreduce gives the loss's token count (so the backward is
- * scaled by 1/(global tokens)), one in-place allreduce of the gradient slab sums the
- * gradients, and every rank takes the same optimizer step. Rank 0 alone decides whether
+ * the same global batch (same seed) and computes its contiguous share of the run's shards
+ * (shardplan.h: the plan comes from the settings, not from N) on its cores; one allreduce
+ * gives every shard's loss sum and tokens (so the backward is scaled by 1/(global tokens)),
+ * the shards' gradients are folded in the plan's one order (rank N-1's shards first, each
+ * rank folding its own onto the partial fold of the ranks above, point to point), rank 0
+ * broadcasts the sum, and every rank takes the same optimizer step: the same bits as one
+ * process with any thread count. Rank 0 alone decides whether
  * to go on (stop, pause, time budget, stop_at) and owns the learning-rate schedule's state
  * (plateau follows rank 0's evaluations); both reach the others once per step.
- * With one process every hook here is a no-op and the step is replicas_step, unchanged.
+ * With one process every hook here is a no-op and the step is replicas_step.
  * Not here: MPI itself (dist.c), sweeps over several processes (sweep_pool.c, reached
  * through the service hook below). */
 #ifndef LM_TRAINER_DIST_H

@@ -11,25 +11,30 @@ typedef struct {
     ParamSet *ps;
     Optimizer *o;
     float coef, lr;
-    double lanes[REPLICAS_MAX][8];   /* each slice's squares, lane by lane */
+    double lanes[SHARDPLAN_NORM_CHUNKS][8];   /* each fixed chunk's squares, lane by lane */
 } UpdateJob;
 
-static void sumsq_slice(void *ctx, int slice, size_t lo, size_t hi)
+/* Chunks [lo, hi) of the slab's SHARDPLAN_NORM_CHUNKS, whichever thread runs them. */
+static void sumsq_chunks(void *ctx, int slice, size_t lo, size_t hi)
 {
+    (void)slice;
     UpdateJob *j = ctx;
-    memset(j->lanes[slice], 0, sizeof j->lanes[slice]);
-    optim_sumsq8(j->ps->grad + lo, hi - lo, j->lanes[slice]);
+    for (size_t c = lo; c < hi; c++) {
+        size_t a, b;
+        shardplan_chunk(j->ps->total, (int)c, &a, &b);
+        memset(j->lanes[c], 0, sizeof j->lanes[c]);
+        optim_sumsq8(j->ps->grad + a, b - a, j->lanes[c]);
+    }
 }
 
 float update_grad_norm(Replicas *r, const ParamSet *ps)
 {
     UpdateJob j = {.ps = (ParamSet *)ps};
-    int n = r ? replicas_count(r) : 1;
-    replicas_parallel_for(r, sumsq_slice, &j, ps->total);
+    replicas_parallel_items(r, sumsq_chunks, &j, SHARDPLAN_NORM_CHUNKS);
     double acc[8] = {0};
-    for (int s = 0; s < n; s++)   /* in slice order: the same grouping every step */
+    for (int c = 0; c < SHARDPLAN_NORM_CHUNKS; c++)   /* in chunk order: one grouping */
         for (int k = 0; k < 8; k++)
-            acc[k] += j.lanes[s][k];
+            acc[k] += j.lanes[c][k];
     return optim_norm8(acc);
 }
 

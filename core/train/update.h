@@ -1,9 +1,10 @@
 /* update.h — the parameter update that ends a training step: the gradient norm, clipping
  * and the optimizer step, spread over the replicas' threads in slices of the parameter
  * slab (replicas_parallel_for) instead of on the caller's thread alone. With one thread
- * it is exactly optim_clip_grad_norm + optim_step; with more, the update is bit-identical
- * (element-wise) and the norm's double sum is grouped by slice (same lanes, a different
- * order of additions: the float norm may differ in its last bit).
+ * it is optim_step after clipping; with any number the update is bit-identical
+ * (element-wise) and so is the norm: its double sum is grouped by the plan's fixed chunks
+ * (SHARDPLAN_NORM_CHUNKS, shardplan.h), not by thread, so it may differ in its last bit
+ * from optim_clip_grad_norm's one long sum but never between thread counts.
  * Not here: the divergence check (the trainer's, between the two calls). */
 #ifndef LM_UPDATE_H
 #define LM_UPDATE_H

@@ -21,7 +21,8 @@ struct Trainer {
     TrainerOptions opt;
     Dataset ds;
     Model *m;
-    Replicas *reps;        /* data-parallel replicas of m, one per thread */
+    Replicas *reps;        /* the shards this process computes (replicas.h) */
+    float *fold_buf;       /* under mpirun: the next rank's partial fold (params.total) */
     Optimizer optim;
     Schedule sched;
     Batcher batcher;
