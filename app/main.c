@@ -9,6 +9,8 @@
 #include "output.h"
 #include "runstore.h"
 #include "repl.h"
+#include "cmd_bench.h"
+#include "commands.h"
 #include "session.h"
 #include "shellcmd.h"
 #include "sweep_pool.h"

@@ -1,4 +1,4 @@
-/* cmd_analysis.c — seed groups from `train`, a seeded sweep's groups and parameter
+/* cmd_analysis.c — seed groups (`group`), a seeded sweep's groups and parameter
  * importance (see cmd_analysis.h). The statistics are core/sweep/sweep_analysis.c's;
  * groups live in the store (runstore_group.h). Not here: drawing (cmd_plot.c), the runs
  * table (cmd_runs_table.c). */
@@ -13,99 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TRAIN_MAX_WORDS 64
-
-/* ---- train seeds=N / group=NAME ------------------------------------------------------ */
-
-/* train's words as sweep words: seeds/repeat -> seeds, group -> name, a bare experiment
- * -> base. Returns the count, or -1 after reporting. */
-static int sweep_words(Session *s, int argc, const LexWord *argv, LexWord *out, char *seeds,
-                       size_t cap)
-{
-    int n = 0;
-    out[n++] = (LexWord){.text = "sweep", .value = "sweep"};
-    for (int i = 1; i < argc && n < TRAIN_MAX_WORDS; i++) {
-        LexWord w = argv[i];
-        if (!w.key) {
-            w.key = "base", w.value = w.text;   /* train EXP seeds=N */
-        } else if (!strcmp(w.key, "seeds") || !strcmp(w.key, "repeat")) {
-            char *end;
-            long k = strtol(w.value, &end, 10);
-            if (!*w.value || *end || k < 1 || k > 64)
-                return session_error(s, LM_EARG, "%s=%s: give how many seeds, 1 to 64 (each "
-                                     "a run)", w.key, w.value), -1;
-            snprintf(seeds, cap, "%ld", k);
-            w.key = "seeds", w.value = seeds;
-        } else if (!strcmp(w.key, "group")) {
-            w.key = "name";
-        } else if (!strcmp(w.key, "resume")) {
-            return session_error(s, LM_EARG, "resume= continues one run; seeds=N starts new "
-                                 "ones: give one or the other"), -1;
-        }
-        out[n++] = w;
-    }
-    if (n == TRAIN_MAX_WORDS)
-        return session_error(s, LM_EARG, "too many words (at most %d)", TRAIN_MAX_WORDS - 1), -1;
-    return n;
-}
-
-/* One run, then filed into its group. */
-static int train_into_group(Session *s, int argc, const LexWord *argv, const char *group)
-{
-    if (!runstore_group_name_ok(group))
-        return session_error(s, LM_EARG, "group=%s: a name of 1 to %d characters without "
-                             "spaces or commas", group, RUNSTORE_GROUP_LEN - 1);
-    LexWord rest[TRAIN_MAX_WORDS];
-    int n = 0;
-    for (int i = 0; i < argc && n < TRAIN_MAX_WORDS; i++)
-        if (!argv[i].key || strcmp(argv[i].key, "group")) rest[n++] = argv[i];
-    int rc = cmd_train(s, n, rest);
-    if (rc) return rc;
-    char err[LM_ERR_LEN];
-    RunStore *st = session_store(s);
-    if (!st || runstore_group_set(st, &s->run_id, 1, group, err))
-        return session_error(s, LM_EDB, "run #%ld started but not filed into group %s: %s",
-                             s->run_id, group, st ? err : "no store");
-    if (!s->json) session_printf(s, "run #%ld is in group %s", s->run_id, group);
-    return LM_OK;
-}
-
-int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc)
-{
-    const char *group = NULL;
-    int seeds = 0, one = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!argv[i].key) continue;
-        if (!strcmp(argv[i].key, "seeds") || !strcmp(argv[i].key, "repeat"))
-            seeds = 1, one = !strcmp(argv[i].value, "1");
-        if (!strcmp(argv[i].key, "group")) group = argv[i].value;
-    }
-    if (!seeds && !group) return 0;
-    if (one && group) {   /* seeds=1: one run, filed into its group like group= alone */
-        LexWord rest[TRAIN_MAX_WORDS];
-        int n = 0;
-        for (int i = 0; i < argc && n < TRAIN_MAX_WORDS; i++)
-            if (!argv[i].key || (strcmp(argv[i].key, "seeds") && strcmp(argv[i].key, "repeat")))
-                rest[n++] = argv[i];
-        *rc = train_into_group(s, n, rest, group);
-        return 1;
-    }
-    if (!seeds) {
-        *rc = train_into_group(s, argc, argv, group);
-        return 1;
-    }
-    if (group && !runstore_group_name_ok(group)) {
-        *rc = session_error(s, LM_EARG, "group=%s: a name of 1 to %d characters without spaces"
-                            " or commas", group, RUNSTORE_GROUP_LEN - 1);
-        return 1;
-    }
-    LexWord words[TRAIN_MAX_WORDS];
-    char num[16];
-    int n = sweep_words(s, argc, argv, words, num, sizeof num);
-    *rc = n < 0 ? LM_EARG : cmd_sweep(s, n, words);
-    return 1;
-}
 
 /* ---- group NAME ID ... ----------------------------------------------------------------- */
 

@@ -1,21 +1,16 @@
-/* cmd_analysis.h — the commands' side of issue 28's analysis: seed groups launched from
- * `train` (seeds=N / repeat=N / group=NAME), a seeded sweep's groups ranked by their mean
- * (`sweep show`), parameter importance (`sweep importance ID`), the runs table's shaping
- * (`runs columns= sort=ANY group_by=`, cmd_runs_table.c) and one prompt through several
- * stored runs (`sample runs=`, cmd_sample_runs.c). The hooks are called by the group's
- * own handlers (cmd_train, cmd_sweep, cmd_runs, cmd_sample), which stay the table's. */
+/* cmd_analysis.h — the commands' side of issue 28's analysis: seed groups (`group`; `train
+ * group=NAME` files its run itself, `train seeds=N` is the table's rewrite to the sweep
+ * path), a seeded sweep's groups ranked by their mean (`sweep show`), parameter
+ * importance (`sweep importance ID`), the runs table's shaping (`runs columns= sort=ANY
+ * group_by=`, cmd_runs_table.c) and one prompt through several stored runs (`sample
+ * runs=`, cmd_sample_runs.c, the table's rewrite of `sample`). Below the handlers that
+ * use it (cmd_runs, cmd_sweep, cmd_plot, cmd_report); it calls no handler. */
 #ifndef LM_CMD_ANALYSIS_H
 #define LM_CMD_ANALYSIS_H
 
 #include "runstore.h"
 #include "session.h"
 #include "sweep_analysis.h"
-
-/* `train ... seeds=N|repeat=N [group=NAME]`: N runs differing only in their seed, as a
- * sweep whose runs form one group; `train ... group=NAME` alone: one run filed into
- * group NAME. Returns 1 with *rc set when it handled the command, 0 when argv has
- * neither key (cmd_train goes on). */
-int cmd_train_group_hook(Session *s, int argc, const LexWord *argv, int *rc);
 
 /* `group NAME ID ...`: files stored runs into group NAME by hand (replacing their old
  * group); `group NAME` lists its members with mean ± std; `group none ID ...` takes
@@ -68,7 +63,8 @@ double cmd_runs_table_final_smooth(RunStore *st, long id);
 int cmd_runs_table_saved(RunStore *st, char *out, size_t cap);
 
 /* `sample runs=A,B,C ...`: the same prompt, seed and temperature through each run's
- * checkpoint, side by side (cmd_sample_runs.c). 1 with *rc set when argv has runs=. */
-int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc);
+ * checkpoint, side by side (cmd_sample_runs.c): the handler the table routes `sample` to
+ * when its words hold runs=. */
+int cmd_sample_runs(Session *s, int argc, const LexWord *argv);
 
 #endif

@@ -1,47 +1,15 @@
-/* cmd_attach.c — following runs through the store: which run the session shows when it
- * trains none itself (the one `attach` or `open` chose, else the newest live run of
- * another process), and the `attach` command. The store is the channel: another
- * process's run is read from it (snapshot_from_store), never from that process.
- * Not the dashboard's polling (ui/dash_follow.c) or `status` (cmd_train.c). */
+/* cmd_attach.c — the `attach` command: which stored run the session shows when it trains
+ * none itself (session_followed_run, session.c, answers which one is followed). The store
+ * is the channel: another process's run is read from it (snapshot_from_store), never from
+ * that process. Not the dashboard's polling (ui/dash_follow.c) or `status` (cmd_train.c). */
 #include "session.h"
+#include "cmd_attach.h"
 
 #include "output.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-/* The newest live run among those with this stored status, not this process's own. */
-static long newest_live(RunStore *st, const char *filter, const char *host)
-{
-    RunRow *rows;
-    int n;
-    char err[LM_ERR_LEN];
-    if (runstore_list(st, filter, "recent", 16, &rows, &n, err))
-        return 0;
-    long id = 0;
-    for (int i = 0; i < n && !id; i++) {
-        int own = rows[i].pid == (long)getpid() && !strcmp(rows[i].host, host);
-        if (!own && runstore_run_live(st, &rows[i]))
-            id = rows[i].id;
-    }
-    runstore_rows_free(rows, n);
-    return id;
-}
-
-long session_followed_run(Session *s)
-{
-    if (s->attached > 0)
-        return s->attached;
-    RunStore *st = session_store(s);
-    if (!st)
-        return 0;
-    char host[64] = "";
-    if (gethostname(host, sizeof host - 1))
-        snprintf(host, sizeof host, "localhost");
-    long a = newest_live(st, "status=running", host), b = newest_live(st, "status=paused", host);
-    return a > b ? a : b;
-}
 
 int cmd_attach(Session *s, int argc, const LexWord *argv)
 {
@@ -59,7 +27,6 @@ int cmd_attach(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     if (id && runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "attach: %s — `runs` lists the stored runs", err);
-    session_job_reap(s);
     s->attached = id;
     s->live_checked = 0;   /* session_snapshot looks for the newest live run again now */
     char job[64];

@@ -6,7 +6,7 @@
  * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
  * here too. */
 #include "session.h"
-#include "cmd_log.h"
+#include "cmd_bench.h"
 
 #include "bench.h"
 #include "bench_board.h"
@@ -410,8 +410,8 @@ static int bench_name_ok(const char *name)
 /* `bench --help`: the usage and the workloads, from the command table and bench.c. */
 static int bench_help(Session *s)
 {
-    int n;
-    const Command *table = session_commands(&n);
+    int n = s->n_commands;
+    const Command *table = s->commands;
     for (int i = 0; i < n; i++)
         if (!strcmp(table[i].name, "bench"))
             session_printf(s, "bench [WORKLOAD ...] [steps=N] [tokens=N] [precision=fp32|bf16|"

@@ -6,7 +6,7 @@
  * per second of training is compared with a step of the small workload measured in the
  * same command: the share of a step's time the tracking takes. Not a training benchmark
  * (cmd_bench.c). */
-#include "cmd_log.h"
+#include "cmd_bench.h"
 #include "alerts.h"
 #include "console.h"
 #include "output.h"

@@ -1,6 +1,7 @@
 /* cmd_config.c — help, quit, and the configuration commands: use, set, unset, show
  * (config, model, data, machine). */
 #include "session.h"
+#include "cmd_config.h"
 
 #include "blas_select.h"
 #include "dist.h"
@@ -83,8 +84,8 @@ static int help_set_key(Session *s, const char *key)
 
 int cmd_help(Session *s, int argc, const LexWord *argv)
 {
-    int n;
-    const Command *table = session_commands(&n);
+    int n = s->n_commands;
+    const Command *table = s->commands;
     char *text = NULL, err[LM_ERR_LEN];
     const char *name = argc > 1 ? argv[1].text : NULL;
     if (name && !strcmp(name, "set")) /* the keys, from the config table */

@@ -2,6 +2,7 @@
  * text), coeffs (the Dispatcher's per-level gates, per layer and per token). They use
  * the session's view model: the live weights of the running run, or an opened run. */
 #include "session.h"
+#include "cmd_eval.h"
 #include "cmd_analysis.h"
 
 #include "err.h"
@@ -125,9 +126,6 @@ static int stream_piece(void *ud, const char *piece, size_t len)
 
 int cmd_sample(Session *s, int argc, const LexWord *argv)
 {
-    int runs_rc;
-    if (cmd_sample_runs_hook(s, argc, argv, &runs_rc))   /* runs=3,7,9 (cmd_sample_runs.c) */
-        return runs_rc;
     SampleOptions o;
     sample_options_default(&o);
     double tokens = o.n_tokens, temp = o.temperature, top_k = 0, top_p = 1, seed = o.seed;

@@ -5,6 +5,7 @@
  * steps that have one), a setting the data position depends on, too few steps.
  * Not the launch (run_launch) nor the checkpoint lookup (core/run/run_fork.c). */
 #include "session.h"
+#include "cmd_fork.h"
 
 #include "checkpoint.h"
 #include "output.h"
@@ -101,10 +102,7 @@ int cmd_fork(Session *s, int argc, const LexWord *argv)
         session_error(s, rc, "fork: %s", err);
     runstore_row_free(&p);
     if (rc) return rc;
-    s->trainer = h.trainer;
-    s->rec = h.rec;
-    s->run_id = h.run_id;
-    s->attached = 0;
+    session_job_set_run(s, &h);
     Output *o = output_create(NULL);
     output_bool(o, "ok", 1);
     output_int(o, "run", h.run_id);

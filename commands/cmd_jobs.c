@@ -1,11 +1,8 @@
 /* cmd_jobs.c — the jobs board as a command (`jobs`: every running or paused run of the
- * store, from any process on any host) and controlling another process's run through
- * the store (`pause ID`, `resume ID`, `stop ID` for a run this session does not train):
- * a control request the run's recorder reads at its own pace and answers; the command
- * waits about 2 s for the answer and says truthfully when there is none yet.
- * Not the dashboard's board (ui/view_jobs.c) and not the session's own run (cmd_train.c
- * acts on it directly). */
+ * store, from any process on any host). Controlling a run by id (`pause ID`, ...) is
+ * job.c's. Not the dashboard's board (ui/view_jobs.c). */
 #include "session.h"
+#include "cmd_jobs.h"
 
 #include "output.h"
 #include "runstore_control.h"
@@ -19,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CONTROL_WAIT_SECONDS 2.0
 
 static json_t *job_json(const JobRow *j)
 {
@@ -95,77 +91,4 @@ int cmd_jobs(Session *s, int argc, const LexWord *argv)
     }
     runstore_jobs_free(j, n);
     return LM_OK;
-}
-
-/* ---- controlling another process's run ---- */
-
-
-/* Why run r cannot take verb (ended, or its owner is gone), as an error; LM_OK when it
- * can. */
-static int control_refusal(Session *s, RunStore *st, const RunRow *r, const char *verb)
-{
-    if (strcmp(r->status, "running") && strcmp(r->status, "paused"))
-        return session_error(s, LM_ESTATE, "%s %ld: run #%ld is not training (it is %s%s%s): "
-                             "nothing to %s", verb, r->id, r->id, r->status,
-                             r->reason[0] ? ": " : "", r->reason, verb);
-    if (!runstore_run_live(st, r)) {
-        double age = 0;
-        runstore_run_stale(st, r, 0, &age);
-        return session_error(s, LM_ESTATE, "%s %ld: run #%ld's owner (pid %ld on %s) is gone%s: "
-                             "the run is not training (`train resume=%ld` continues it from "
-                             "its last checkpoint)", verb, r->id, r->id, r->pid, r->host,
-                             isfinite(age) && strcmp(r->host, "") ? " or silent" : "", r->id);
-    }
-    return LM_OK;
-}
-
-/* Waits (bounded) for request id's answer; 1 when answered (*c filled). */
-static int control_wait(Session *s, RunStore *st, long id, RunControl *c)
-{
-    char err[LM_ERR_LEN];
-    double until = sysinfo_wall() + CONTROL_WAIT_SECONDS;
-    while (!s->interrupt) {
-        if (runstore_control_get(st, id, c, err) == LM_OK && c->acknowledged_at > 0)
-            return 1;
-        if (sysinfo_wall() >= until)
-            return 0;
-        usleep(100000);
-    }
-    return 0;
-}
-
-int jobs_control_run(Session *s, long id, const char *verb)
-{
-    RunStore *st = session_store(s);
-    if (!st) return LM_EDB;
-    RunRow r;
-    char err[LM_ERR_LEN];
-    if (runstore_get(st, id, &r, err)) return session_error(s, LM_EARG, "%s %ld: %s", verb, id, err);
-    int rc = control_refusal(s, st, &r, verb);
-    long req = 0;
-    if (!rc && (rc = runstore_control_request(st, id, verb, &req, err)))
-        session_error(s, rc, "%s %ld: %s", verb, id, err);
-    RunControl c;
-    if (!rc) {
-        Output *o = output_create(verb);
-        output_int(o, "run", id);
-        output_int(o, "request", req);
-        output_int(o, "owner_pid", r.pid);
-        output_str(o, "owner_host", r.host);
-        if (control_wait(s, st, req, &c)) {
-            output_bool(o, "answered", 1);
-            output_str(o, "reply", c.reply);
-            output_line(o, "{reply}");
-            rc = output_emit(s, o);
-        } else {
-            output_bool(o, "answered", 0);
-            output_line(o, "requested; run #{run}'s owner (pid {owner_pid} on {owner_host}) "
-                        "has not answered yet (request {request}; it acts when it next reads "
-                        "the store; if that owner ends first, the request expires)");
-            output_emit(s, o);
-            rc = LM_EPENDING;
-        }
-    }
-    runstore_row_free(&r);
-    return rc;
 }

@@ -15,8 +15,9 @@ void cmd_log_run_text(Session *s, RunStore *st, long run);
 void cmd_log_run_json(json_t *o, RunStore *st, long run);
 
 
-/* `bench track` (cmd_bench_track.c): the tracking's cost per second of training against
- * a step of the small workload measured at tokens_per_s. Prints; returns the status. */
-int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
+/* The table's handlers: `log`, `note`, `alert`. */
+int cmd_log(Session *s, int argc, const LexWord *argv);
+int cmd_note(Session *s, int argc, const LexWord *argv);
+int cmd_alert(Session *s, int argc, const LexWord *argv);
 
 #endif

@@ -2,6 +2,7 @@
  * import, save. The model itself (a copy of the running run's weights, or a checkpoint
  * loaded from disk) is session_view.c's. Not here: training control (cmd_train.c). */
 #include "session.h"
+#include "cmd_model.h"
 #include "runrecord.h"
 
 #include "checkpoint.h"

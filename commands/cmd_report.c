@@ -8,6 +8,7 @@
  * UTF-8 shown as \xNN; report_doc.c holds the document's primitives). Not a template
  * engine and not interactive. */
 #include "session.h"
+#include "cmd_report.h"
 #include "report_doc.h"
 #include "cmd_analysis.h"
 #include "cmd_log.h"

@@ -5,6 +5,7 @@
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
+#include "cmd_runs.h"
 #include "cmd_analysis.h"
 #include "cmd_log.h"
 #include "runrecord.h"

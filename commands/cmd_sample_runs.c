@@ -199,10 +199,12 @@ static void record(Session *s, RunStore *st, const Column *c, const char *prompt
         session_printf(s, "warning: run %ld's sample not recorded: %s", c->id, err);
 }
 
-int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
+int cmd_sample_runs(Session *s, int argc, const LexWord *argv)
 {
     const char *list = arg(argc, argv, "runs");
-    if (!list) return 0;
+    if (!list)   /* the table routes only `sample runs=...` here */
+        return session_error(s, LM_EARG, "sample: runs=ID,ID,... names the runs to sample");
+    int status, *rc = &status;
     SampleOptions o;
     sample_options_default(&o);
     double tokens = o.n_tokens, temp = o.temperature, top_k = 0, top_p = 1, seed = o.seed;
@@ -214,14 +216,14 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
         arg_num(s, argc, argv, "top_k", 0, 1e7, &top_k) ||
         arg_num(s, argc, argv, "top_p", 1e-6, 1, &top_p) ||
         arg_num(s, argc, argv, "seed", 0, 1e18, &seed))
-        return 1;
+        return LM_EARG;
     o.n_tokens = (int)tokens, o.temperature = (float)temp, o.top_k = (int)top_k;
     o.top_p = (float)top_p, o.seed = (uint64_t)seed;
     const char *prompt = arg(argc, argv, "prompt"), *cache = arg(argc, argv, "cache");
     o.use_cache = !cache || strcmp(cache, "false");
     if (!prompt) prompt = "";
     RunStore *st = session_store(s);
-    if (!st) return *rc = LM_EDB, 1;
+    if (!st) return LM_EDB;
     char settings[256], err[LM_ERR_LEN];
     snprintf(settings, sizeof settings, "tokens=%d temp=%g top_k=%d top_p=%g seed=%llu runs=%s",
              o.n_tokens, o.temperature, o.top_k, o.top_p, (unsigned long long)o.seed, list);
@@ -265,5 +267,5 @@ int cmd_sample_runs_hook(Session *s, int argc, const LexWord *argv, int *rc)
     if (!*rc && runstore_setting_set(st, "samples.last", last, err))
         session_printf(s, "warning: %s", err);
     for (int k = 0; k < n; k++) free(c[k].text);
-    return 1;
+    return *rc;
 }

@@ -1,12 +1,17 @@
 /* cmd_sweep.c — the `sweep` command: start a sweep in the background from key=value
  * words or a sweep file, follow and steer it (status, pause, resume, stop, wait),
- * continue a stored one (resume ID), and compare its trials (show ID, list). The runner
- * (core/sweep_runner.c) does the work and is the session's job (session_job_*); this file
- * parses and prints text or JSON lines. Not here: the spec rules (core/sweep.c). */
+ * continue a stored one (resume ID), and compare its trials (show ID, list); and
+ * cmd_train_seeds, the handler the table routes `train seeds=N` to (N runs differing only
+ * in their seed, as a sweep whose runs form one group). The runner (core/sweep_runner.c)
+ * does the work and is the session's job (session_job_*); steering it is job.c's; this
+ * file parses and prints text or JSON lines. Not here: the spec rules (core/sweep.c). */
 #include "dist.h"
 #include "output.h"
 #include "session.h"
 #include "cmd_analysis.h"
+#include "cmd_sweep.h"
+#include "job.h"
+#include "runstore_group.h"
 #include "checkpoint.h"
 #include "runrecord.h"
 #include "runstore.h"
@@ -17,14 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int need_sweep(Session *s, const char *what)
-{
-    if (s->sweep)
-        return LM_OK;
-    return session_error(s, LM_ESTATE, "sweep %s: no sweep in this session; `sweep list` shows "
-                         "the stored ones, `sweep resume ID` continues one", what);
-}
 
 /* Drops an earlier value of a swept key (the command line overrides the sweep file). */
 static void drop_param(SweepSpec *sp, const char *key)
@@ -136,195 +133,6 @@ static int sweep_continue(Session *s, const char *word)
     if (!r)
         return session_error(s, LM_ESTATE, "%s", err);
     return start_runner(s, r, "resumed");
-}
-
-/* A record of the sweep's progress: counts, status and the current trial; its summary
- * line when summary is 1. */
-static Output *progress_record(const SweepProgress *p, const char *event, int summary)
-{
-    Output *o = output_create(event);
-    output_int(o, "sweep", p->sweep_id);
-    output_str(o, "name", p->name);
-    output_str(o, "status", p->status);
-    output_int(o, "total", p->total);
-    output_int(o, "done", p->done);
-    output_int(o, "running", p->running);
-    output_int(o, "pending", p->pending);
-    output_int(o, "stopped_early", p->stopped_early);
-    output_int(o, "failed", p->failed);
-    output_int(o, "trial", p->current);
-    output_int(o, "run", p->current_run);
-    output_str(o, "params", p->current_params);
-    output_int(o, "stop_at", p->stop_at);
-    if (summary)
-        output_line(o, "sweep #{sweep} {name} {status}: {total} trials: {done} done, {running} "
-                    "running, {pending} pending, {stopped_early} stopped early, {failed} failed");
-    if (summary && p->message[0]) {
-        output_text_str(o, "message", p->message);
-        output_line(o, "  note: {message}");
-    }
-    return o;
-}
-
-/* The current trial's fields and lines: step, loss, validation. */
-static void trial_record(Output *o, const SweepProgress *p, const Snapshot *sn)
-{
-    char el[32], rung[64] = "";
-    session_fmt_duration(el, sizeof el, sn->last.elapsed);
-    if (p->stop_at)
-        snprintf(rung, sizeof rung, "  [rung %d/%d: to step %ld]", p->rung + 1, p->n_rungs,
-                 p->stop_at);
-    output_str(o, "trial_status", recorder_status_name(sn->status));
-    output_int(o, "step", sn->last.step);
-    output_int(o, "total_steps", sn->total_steps);
-    output_real(o, "loss", sn->last.loss);
-    output_real(o, "tokens_per_s", sn->last.tokens_per_s);
-    output_text_str(o, "elapsed", el);
-    output_text_str(o, "rung", rung);
-    output_line(o, "  trial {trial} (run #{run}, {params}): {trial_status} step {step}/"
-                "{total_steps}  loss {loss:%.4f}  {tokens_per_s:%.0f} tok/s  elapsed "
-                "{elapsed}{rung}");
-    if (sn->n_val) {
-        output_real(o, "val_loss", sn->last_eval.loss);
-        output_real(o, "best_val", sn->best_val);
-        output_line(o, "  val loss {val_loss:%.4f} (best {best_val:%.4f})");
-    }
-}
-
-static int sweep_status(Session *s)
-{
-    SweepRunner *sw = s->sweep;
-    if (!sw) {
-        Output *o = output_create("sweep_status");
-        output_str(o, "status", "idle");
-        output_line(o, "no sweep in this session; `sweep list` shows the stored ones");
-        return output_emit(s, o);
-    }
-    SweepProgress p;
-    Snapshot sn = {0};
-    sweep_runner_progress(sw, &p);
-    Output *o = progress_record(&p, "sweep_status", 1);
-    if (p.current && sweep_runner_snapshot(sw, &sn))
-        trial_record(o, &p, &sn);
-    snapshot_free(&sn);
-    return output_emit(s, o);
-}
-
-/* What `sweep stop` did to the trial it interrupted, from the run's own record: the
- * checkpoint it kept (and its step), or that it has none. */
-static void stopped_trial_words(Session *s, Output *o, const SweepProgress *before)
-{
-    RunStore *st = before->current_run > 0 ? session_store(s) : NULL;
-    RunRow row;
-    char err[LM_ERR_LEN], path[1024];
-    if (!st || runstore_get(st, before->current_run, &row, err)) {
-        output_line(o, "  no trial was training: `sweep resume {sweep}` continues the sweep");
-        return;
-    }
-    output_int(o, "stopped_trial", before->current);
-    output_int(o, "stopped_run", row.id);
-    output_int(o, "stopped_step", row.last_step);
-    if (!strcmp(row.status, "finished")) {   /* the stop came after its last step */
-        output_str(o, "stopped_status", row.status);
-        output_line(o, "  trial {stopped_trial} (run #{stopped_run}) had finished its "
-                    "{stopped_step} steps when the stop arrived: it is done and ranked");
-        runstore_row_free(&row);
-        return;
-    }
-    char cerr[LM_ERR_LEN];
-    long ck_step = 0;   /* the run record's newest step checkpoint, with its own step */
-    int kept = !runrecord_checkpoint_path(st, &row, "final", path, sizeof path, &ck_step,
-                                          cerr);
-    output_bool(o, "checkpoint_kept", kept);
-    if (kept) {
-        output_int(o, "checkpoint_step", ck_step);
-        output_text_str(o, "checkpoint", path);
-        output_line(o, ck_step ? "  trial {stopped_trial} (run #{stopped_run}) was stopped (not "
-                                 "finished, not ranked) and kept its checkpoint at step "
-                                 "{checkpoint_step}, {checkpoint}: `sweep resume {sweep}` "
-                                 "continues it"
-                               : "  trial {stopped_trial} (run #{stopped_run}) was stopped (not "
-                                 "finished, not ranked) and kept its checkpoint {checkpoint}: "
-                                 "`sweep resume {sweep}` continues it");
-    } else {
-        output_line(o, "  trial {stopped_trial} (run #{stopped_run}) was stopped at step "
-                    "{stopped_step} (not finished, not ranked) with no checkpoint to continue "
-                    "from: `sweep resume {sweep}` trains it again from step 0");
-    }
-    runstore_row_free(&row);
-}
-
-int sweep_job_control(Session *s, const char *what)
-{
-    if (need_sweep(s, what))
-        return LM_ESTATE;
-    Output *o;
-    if (!strcmp(what, "pause") || !strcmp(what, "resume")) {
-        int pause = !strcmp(what, "pause");
-        (pause ? sweep_runner_pause : sweep_runner_resume)(s->sweep);
-        o = output_create(what);
-        output_int(o, "sweep", sweep_runner_id(s->sweep));
-        output_line(o, pause ? "sweep #{sweep}: pausing the current trial after its step"
-                             : "sweep #{sweep}: resumed");
-    } else {
-        SweepProgress before, p;
-        sweep_runner_progress(s->sweep, &before);
-        sweep_runner_stop(s->sweep);
-        sweep_runner_join(s->sweep);
-        sweep_runner_progress(s->sweep, &p);
-        o = progress_record(&p, "sweep_end", 0);
-        output_line(o, "sweep #{sweep} {status}: {done} of {total} trials done, {stopped_early} "
-                    "stopped early");
-        stopped_trial_words(s, o, &before);
-    }
-    return output_emit(s, o);
-}
-
-/* `sweep wait`: one line per change of trial or counts, until the sweep ends. */
-int sweep_job_wait(Session *s)
-{
-    if (need_sweep(s, "wait"))
-        return LM_ESTATE;
-    SweepProgress p, last = {0};
-    last.current = -1;
-    s->interrupt = 0;
-    for (;;) {
-        sweep_runner_progress(s->sweep, &p);
-        if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
-            p.running != last.running || p.ended != last.ended ||
-            p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
-            Output *o = progress_record(&p, p.ended ? "sweep_end" : "sweep_progress", 0);
-            if (!p.ended && p.current) { /* text: the trial being trained; none at the end */
-                output_text_str(o, "to_rung", p.stop_at ? " to its rung" : "");
-                if (p.running > 1) /* parallel=K: the latest trial handed to a worker */
-                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {failed} failed; {running} trials training at "
-                                "once, the latest trial {trial} ({params}){to_rung}");
-                else
-                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {failed} failed; training trial {trial} (run "
-                                "#{run}, {params}){to_rung}");
-            }
-            output_emit(s, o);
-            last = p;
-        }
-        if (p.ended)
-            break;
-        if (s->interrupt) {
-            session_printf(s, "(stopped waiting; sweep #%ld continues: `sweep stop` ends it)",
-                           p.sweep_id);
-            return LM_ECANCEL;
-        }
-        usleep(200000);
-    }
-    if (!s->json) /* the summary; JSON readers had it as the sweep_end record */
-        output_emit(s, progress_record(&p, NULL, 1));
-    int cut = !strcmp(p.status, "stopped") || !strcmp(p.status, "interrupted");
-    if (!strcmp(p.status, "interrupted") && !s->json)
-        session_printf(s, "sweep #%ld ended with trials left (%s): `sweep resume %ld` "
-                       "continues them", p.sweep_id, p.message[0] ? p.message : "interrupted",
-                       p.sweep_id);
-    return !strcmp(p.status, "finished") ? LM_OK : cut ? LM_ECANCEL : LM_EDB;
 }
 
 /* ---- show and list ------------------------------------------------------------------ */
@@ -608,12 +416,61 @@ static int sweep_worker(Session *s, int argc, const LexWord *argv)
     return rc == LM_ECANCEL ? LM_OK : rc ? session_error(s, rc, "sweep worker: %s", err) : LM_OK;
 }
 
+#define TRAIN_MAX_WORDS 64
+
+/* train's words as sweep words: seeds/repeat -> seeds, group -> name, a bare experiment
+ * -> base. Returns the count, or -1 after reporting. */
+static int sweep_words(Session *s, int argc, const LexWord *argv, LexWord *out, char *seeds,
+                       size_t cap)
+{
+    int n = 0;
+    out[n++] = (LexWord){.text = "sweep", .value = "sweep"};
+    for (int i = 1; i < argc && n < TRAIN_MAX_WORDS; i++) {
+        LexWord w = argv[i];
+        if (!w.key) {
+            w.key = "base", w.value = w.text;   /* train EXP seeds=N */
+        } else if (!strcmp(w.key, "seeds") || !strcmp(w.key, "repeat")) {
+            char *end;
+            long k = strtol(w.value, &end, 10);
+            if (!*w.value || *end || k < 1 || k > 64)
+                return session_error(s, LM_EARG, "%s=%s: give how many seeds, 1 to 64 (each "
+                                     "a run)", w.key, w.value), -1;
+            snprintf(seeds, cap, "%ld", k);
+            w.key = "seeds", w.value = seeds;
+        } else if (!strcmp(w.key, "group")) {
+            w.key = "name";
+        } else if (!strcmp(w.key, "resume")) {
+            return session_error(s, LM_EARG, "resume= continues one run; seeds=N starts new "
+                                 "ones: give one or the other"), -1;
+        }
+        out[n++] = w;
+    }
+    if (n == TRAIN_MAX_WORDS)
+        return session_error(s, LM_EARG, "too many words (at most %d)", TRAIN_MAX_WORDS - 1), -1;
+    return n;
+}
+
+int cmd_train_seeds(Session *s, int argc, const LexWord *argv)
+{
+    const char *group = NULL;
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, "group"))
+            group = argv[i].value;
+    if (group && !runstore_group_name_ok(group))
+        return session_error(s, LM_EARG, "group=%s: a name of 1 to %d characters without "
+                             "spaces or commas", group, RUNSTORE_GROUP_LEN - 1);
+    LexWord words[TRAIN_MAX_WORDS];
+    char num[16];
+    int n = sweep_words(s, argc, argv, words, num, sizeof num);
+    return n < 0 ? LM_EARG : sweep_start(s, n, words);
+}
+
 int cmd_sweep(Session *s, int argc, const LexWord *argv)
 {
     const char *sub = argc > 1 && !argv[1].key ? argv[1].text : NULL;
     const char *arg = argc > 2 && !argv[2].key ? argv[2].text : NULL;
     if (argc == 1 || (sub && !strcmp(sub, "status")))
-        return sweep_status(s);
+        return job_sweep_status(s);
     if (!sub && argv[1].key && !strcmp(argv[1].key, "worker"))
         return sweep_worker(s, argc, argv);
     if (!sub)
@@ -623,9 +480,9 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "resume") && arg)
         return sweep_continue(s, arg);
     if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
-        return sweep_job_control(s, sub);
+        return job_sweep_control(s, sub);
     if (!strcmp(sub, "wait"))
-        return sweep_job_wait(s);
+        return job_sweep_wait(s);
     if (!strcmp(sub, "show"))
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))

@@ -5,12 +5,12 @@
 #include "dataset.h"
 #include "err.h"
 #include "session.h"
+#include "cmd_tokenize.h"
 #include "tokenizer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_tokenize(Session *s, int argc, const LexWord *argv);
 
 /* argv[1..] joined by single spaces (quote TEXT to keep its own spacing); NULL: no memory. */
 static char *join_words(int argc, const LexWord *argv)

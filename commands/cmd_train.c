@@ -1,13 +1,15 @@
-/* cmd_train.c — starting and steering a run: train (new or resumed), pause, resume,
- * stop (of this session's run; with the id of another process's run, through the store:
- * cmd_jobs.c), status, wait. A run is a Trainer (training thread) plus a Recorder (its events
+/* cmd_train.c — starting and steering a run: train (new or resumed, group=NAME files it
+ * into a seed group; `train seeds=N` is the table's rewrite to the sweep path,
+ * cmd_train_seeds in cmd_sweep.c), pause, resume and stop (one handler, cmd_control; the
+ * control itself is job.c's), status, wait. A run is a Trainer (training thread) plus a Recorder (its events
  * to the run store and the snapshot); the prompt returns at once. */
 #include "session.h"
-#include "cmd_analysis.h"
+#include "cmd_train.h"
+#include "job.h"
 
 #include "err.h"
 #include "output.h"
-#include "repl.h"
+#include "runstore_group.h"
 #include "run_launch.h"
 #include "runrecord.h"
 
@@ -16,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#define TRAIN_MAX_WORDS 64
 
 
 /* resume=ID: the run's config, its newest checkpoint, and a data identity check. */
@@ -122,12 +126,40 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
     return LM_OK;
 }
 
+/* The run just started, filed into seed group `group`. */
+static int file_into_group(Session *s, const char *group)
+{
+    char err[LM_ERR_LEN];
+    RunStore *st = session_store(s);
+    if (!st || runstore_group_set(st, &s->run_id, 1, group, err))
+        return session_error(s, LM_EDB, "run #%ld started but not filed into group %s: %s",
+                             s->run_id, group, st ? err : "no store");
+    if (!s->json) session_printf(s, "run #%ld is in group %s", s->run_id, group);
+    return LM_OK;
+}
+
 int cmd_train(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
-    int grouped_rc;
-    if (cmd_train_group_hook(s, argc, argv, &grouped_rc))   /* seeds=N, group= (cmd_analysis.c) */
-        return grouped_rc;
+    const char *group = NULL;   /* group=NAME: the run is filed into seed group NAME */
+    LexWord words[TRAIN_MAX_WORDS];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        int grouping = i && argv[i].key && !strcmp(argv[i].key, "group");
+        if (grouping)
+            group = argv[i].value;
+        /* seeds=1 (the table routes larger ones to the sweep path): one run, as without */
+        else if (!(i && argv[i].key && (!strcmp(argv[i].key, "seeds") ||
+                                        !strcmp(argv[i].key, "repeat"))) && n < TRAIN_MAX_WORDS)
+            words[n++] = argv[i];
+    }
+    if (n == TRAIN_MAX_WORDS)
+        return session_error(s, LM_EARG, "too many words (at most %d)", TRAIN_MAX_WORDS - 1);
+    if (group && !runstore_group_name_ok(group))
+        return session_error(s, LM_EARG, "group=%s: a name of 1 to %d characters without "
+                             "spaces or commas", group, RUNSTORE_GROUP_LEN - 1);
+    argc = n;
+    argv = words;
     if (session_check_idle(s, "a run"))
         return LM_ESTATE;
     Config c = s->cfg;
@@ -144,13 +176,8 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     if (rc)
         return session_error(s, rc, "%s%s", rc == LM_EDB && !resume ? "cannot record the run: "
                              : "", err);
-    s->trainer = h.trainer;
-    s->rec = h.rec;
-    s->run_id = h.run_id;
-    s->left_job = NULL;   /* a new job shows (a freed recorder's address may be reused) */
-    s->end_seen = 0;
+    session_job_set_run(s, &h);
     session_set_prior(s, resume ? h.run_id : 0);   /* a resumed run keeps its history shown */
-    s->attached = 0;   /* the run trained here is the one on screen */
     Output *out = output_create(NULL);
     output_bool(out, "ok", 1);
     output_int(out, "run", h.run_id);
@@ -164,40 +191,7 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
                 "steps in {precision}; checkpoints in {dir}");
     output_emit(s, out);
-    return LM_OK;
-}
-
-/* 1 (reported) when nothing trains here but the screen follows a live run of another
- * process: `what` (pause, resume, stop) cannot reach it from this session. THE HOOK for
- * cross-process control (issue 28: a request through the run store) — replace this
- * refusal by the request; every command that controls a job comes through here. */
-static int foreign_job(Session *s, const char *what)
-{
-    long id = session_followed_run(s);
-    RunStore *st = id > 0 ? session_store(s) : NULL;
-    RunRow r;
-    char err[LM_ERR_LEN];
-    if (!st || runstore_get(st, id, &r, err))
-        return 0;
-    int live = runstore_run_live(st, &r);
-    if (live)
-        session_error(s, LM_ESTATE, "%s: run #%ld on screen is trained by another process (pid "
-                      "%ld on %s), not by this session: %s it there (`%s`, or Ctrl-C in that "
-                      "terminal)", what, id, r.pid, r.host[0] ? r.host : "this host", what, what);
-    runstore_row_free(&r);
-    return live;
-}
-
-/* What `pause`, `resume`, `stop` and `wait` act on: the run or the sweep; an error
- * naming the command when nothing trains (saying so when the run on screen is another
- * process's). */
-static SessionJobKind need_job(Session *s, const char *what)
-{
-    SessionJobKind k = session_job_kind(s);
-    if (k == SESSION_JOB_NONE && !foreign_job(s, what))
-        session_error(s, LM_ESTATE, "%s: no run or sweep is training (start one with `train` "
-                      "or `sweep`)", what);
-    return k;
+    return group ? file_into_group(s, group) : LM_OK;
 }
 
 /* `pause ID`, `resume ID`, `stop ID`: the id named (LM_OK with *id 0 when none is
@@ -212,78 +206,13 @@ static int control_target(Session *s, int argc, const LexWord *argv, const char 
     return LM_OK;
 }
 
-/* 1 when id names a run other than the one this session trains (act through the store). */
-static int is_remote(Session *s, long id)
+int cmd_control(Session *s, int argc, const LexWord *argv)
 {
-    return id > 0 && !(session_job_kind(s) == SESSION_JOB_RUN && s->run_id == id);
-}
-
-int cmd_pause(Session *s, int argc, const LexWord *argv)
-{
+    const char *verb = argv[0].text;   /* pause, resume or stop: the table's words */
     long id;
-    if (control_target(s, argc, argv, "pause", &id))
+    if (control_target(s, argc, argv, verb, &id))
         return LM_EARG;
-    if (is_remote(s, id))
-        return jobs_control_run(s, id, "pause");
-    SessionJobKind k = need_job(s, "pause");
-    if (k == SESSION_JOB_SWEEP)
-        return sweep_job_control(s, "pause");
-    if (k == SESSION_JOB_NONE)
-        return LM_ESTATE;
-    session_job_pause(s, 1);
-    Output *o = output_create("pause");
-    output_int(o, "run", s->run_id);
-    output_line(o, "run #{run}: pausing after the current step");
-    return output_emit(s, o);
-}
-
-int cmd_resume(Session *s, int argc, const LexWord *argv)
-{
-    long id;
-    if (control_target(s, argc, argv, "resume", &id))
-        return LM_EARG;
-    if (is_remote(s, id))
-        return jobs_control_run(s, id, "resume");
-    SessionJobKind k = need_job(s, "resume");
-    if (k == SESSION_JOB_SWEEP)
-        return sweep_job_control(s, "resume");
-    if (k == SESSION_JOB_NONE)
-        return LM_ESTATE;
-    session_job_pause(s, 0);
-    Output *o = output_create("resume");
-    output_int(o, "run", s->run_id);
-    output_line(o, "run #{run}: resumed");
-    return output_emit(s, o);
-}
-
-int cmd_stop(Session *s, int argc, const LexWord *argv)
-{
-    long id;
-    if (control_target(s, argc, argv, "stop", &id))
-        return LM_EARG;
-    if (is_remote(s, id))
-        return jobs_control_run(s, id, "stop");
-    SessionJobKind k = need_job(s, "stop");
-    if (k == SESSION_JOB_SWEEP)
-        return sweep_job_control(s, "stop");
-    if (k == SESSION_JOB_NONE)
-        return LM_ESTATE;
-    session_job_stop(s);
-    Snapshot snap = {0};
-    recorder_snapshot(s->rec, &snap);
-    Output *o = output_create("stop");
-    output_int(o, "run", s->run_id);
-    output_str(o, "status", recorder_status_name(snap.status));
-    output_int(o, "step", snap.last.step);
-    output_str(o, "reason", snap.reason);
-    /* one step, the true one (the trainer logs the step it stopped at, the checkpoint's);
-     * the reason only when it says more than that */
-    output_line(o, strncmp(snap.reason, "stopped at step", 15) && snap.reason[0]
-                       ? "run #{run} {status} at step {step} ({reason})"
-                       : "run #{run} {status} at step {step}");
-    snapshot_free(&snap);
-    session_job_reap(s);
-    return output_emit(s, o);
+    return job_control(s, verb, id);
 }
 
 /* One logged step's own fields: run, step and the metrics of core/base/metrics.def. */
@@ -363,7 +292,6 @@ static int status_followed(Session *s, Snapshot *sn)
 int cmd_status(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    session_job_reap(s);
     Snapshot sn = {0};
     if (!session_snapshot(s, &sn)) { /* the run, or a sweep's current trial */
         snapshot_free(&sn);
@@ -514,9 +442,9 @@ static void print_end(Session *s, const Snapshot *sn)
 int cmd_wait(Session *s, int argc, const LexWord *argv)
 {
     (void)argc; (void)argv;
-    SessionJobKind k = s->rec ? SESSION_JOB_RUN : need_job(s, "wait");
+    SessionJobKind k = s->rec ? SESSION_JOB_RUN : job_need(s, "wait");
     if (k == SESSION_JOB_SWEEP)
-        return sweep_job_wait(s);
+        return job_sweep_wait(s);
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     Printed p = {0};
@@ -529,7 +457,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         if (done)
             break;
         if (s->interrupt) {
-            if (repl_terminating())   /* SIGTERM/SIGHUP: the session ends and stops the run */
+            if (s->terminating)   /* SIGTERM/SIGHUP: the session ends and stops the run */
                 session_printf(s, "signal received: stopping run #%ld cleanly (a second signal "
                                "exits at once)", s->run_id);
             else
@@ -546,7 +474,6 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
     if (unrecorded)   /* the training ended, but the store does not have all of it */
         session_error(s, LM_EIO, "%s", sn.unrecorded_why);
     snapshot_free(&sn);
-    session_job_reap(s);
     if (unrecorded)
         return LM_EIO;
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;

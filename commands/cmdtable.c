@@ -275,8 +275,24 @@ static int cmdtable_point(char *err, int st, const char *line, int off, int len)
     return st;
 }
 
-int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *line,
-                      char *err)
+/* Runs one checked command: the table's route or its handler, with the caller's step. */
+static int cmdtable_run(const Command *cmd, CmdContext *ctx, const LexCommand *lc,
+                        CmdStepFn step)
+{
+    CmdHandler h = cmd->route ? cmd->route(lc->argc, lc->argv) : NULL;
+    if (!h)
+        h = cmd->handler;
+    int after = (cmd->flags & CMD_STEP_AFTER) != 0;
+    if (step && !after)
+        step(ctx);
+    int st = h ? h(ctx, lc->argc, lc->argv) : LM_OK;
+    if (step && after)
+        step(ctx);
+    return st;
+}
+
+int cmdtable_dispatch_each(const Command *table, int n, CmdContext *ctx, const char *line,
+                           CmdStepFn step, char *err)
 {
     LexLine lx;
     int st = lexer_split(&lx, line, 0, err);
@@ -293,12 +309,18 @@ int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *
             cmdtable_point(err, st, line, lc->argv[0].offset, lc->argv[0].len);
         } else if ((st = cmdtable_check_args(cmd, lc->argc, lc->argv, &bo, &bl, err)) != LM_OK) {
             cmdtable_point(err, st, line, bo, bl);
-        } else if (cmd->handler && (st = cmd->handler(ctx, lc->argc, lc->argv)) != LM_OK) {
+        } else if ((st = cmdtable_run(cmd, ctx, lc, step)) != LM_OK) {
             if (err) err[0] = 0; /* the handler has reported its own error */
         }
     }
     lexer_free(&lx);
     return st;
+}
+
+int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *line,
+                      char *err)
+{
+    return cmdtable_dispatch_each(table, n, ctx, line, NULL, err);
 }
 
 /* ---- help ----------------------------------------------------------------------- */

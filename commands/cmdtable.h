@@ -47,6 +47,9 @@ typedef struct {
 #define CMD_SESSION     0x8u /* changes only the session's own state (`use`, `set`, `unset`):
                                 as a one-shot shell command (`lmlab set lr=1e-3`) it would
                                 do nothing lasting, so the shell refuses it */
+#define CMD_STEP_AFTER  0x10u /* the caller's per-command step (cmdtable_dispatch_each) runs
+                                 after the handler instead of before it: `wait` and `stop`
+                                 act on the session's job as it is, ended or not */
 
 /* A subcommand: one of the bare words a command takes first (`sweep status`, `show
  * model`). Listed subcommands are completed, hinted and checked (a bare first word that
@@ -59,6 +62,10 @@ typedef struct {
     unsigned flags;        /* CMD_BLOCKS, CMD_DESTRUCTIVE */
 } CmdSub;
 
+/* A handler: argv[0] is the command word; returns LM_OK or a status (the handler reports
+ * its own errors through ctx). */
+typedef int (*CmdHandler)(CmdContext *ctx, int argc, const LexWord *argv);
+
 typedef struct Command {
     const char *name;      /* "train" */
     const char *args_hint; /* "[steps=N|epochs=N] [key=value ...]" or "" */
@@ -66,12 +73,15 @@ typedef struct Command {
     const char *help;      /* full help text (may span lines), or NULL */
     ArgKind arg_kind;
     const CmdArgSpec *keys; /* (terminated by a {NULL} entry) or NULL */
-    /* argv[0] is the command word; returns LM_OK or a status (the handler reports its
-     * own errors through ctx). */
-    int (*handler)(CmdContext *ctx, int argc, const LexWord *argv);
+    CmdHandler handler;
     const char *group;     /* heading in the command list, e.g. "training" */
     unsigned flags;        /* CMD_BLOCKS, CMD_DESTRUCTIVE (0: none) */
     const CmdSub *subs;    /* (terminated by a {NULL} entry) or NULL */
+    /* The table's rewrite of a form of the command to another handler, or NULL: given the
+     * checked words, the handler that runs them instead of `handler` (`train seeds=N` runs
+     * as a sweep), or NULL for `handler`. A form is a table entry's business, not a hook
+     * inside a handler; handlers never call each other. */
+    CmdHandler (*route)(int argc, const LexWord *argv);
 } Command;
 
 /* Supplies dynamic candidates: `what` is ARG_CONFIG_KEYVAL (config key names, without
@@ -95,6 +105,12 @@ int cmdtable_find(const Command *table, int n, const char *name, const Command *
  * An empty or comment-only line is LM_OK. */
 int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *line,
                       char *err);
+/* cmdtable_dispatch with a step the caller runs once per command whose words checked:
+ * step(ctx) just before its handler, or just after it (whatever it returned) for a
+ * command flagged CMD_STEP_AFTER. step NULL: none. */
+typedef void (*CmdStepFn)(CmdContext *ctx);
+int cmdtable_dispatch_each(const Command *table, int n, CmdContext *ctx, const char *line,
+                           CmdStepFn step, char *err);
 
 /* Help text (malloc'd into *text; caller frees). name NULL or "": every command, grouped
  * by `group` in table order, one line each with its arguments hint and summary.

@@ -1,12 +1,58 @@
-/* commands.c — THE command table: every command's name, arguments, help and handler.
- * Dispatch, `help`, tab completion and argument hints all read this one array. */
+/* commands.c — THE command table: every command's name, arguments, help, handler and
+ * rewrites (a form of a command that runs another handler: `train seeds=N` runs as a
+ * sweep, `sample runs=...` through each run), and the dispatcher that runs a line through
+ * it with the session's reap once per command (see commands.h). Dispatch, `help`, tab
+ * completion and argument hints all read this one array. The top of commands/: it
+ * includes every handler module's header, and nothing below calls back up. */
+#include "commands.h"
+
 #include "cmd_analysis.h"
+#include "cmd_attach.h"
+#include "cmd_bench.h"
+#include "cmd_config.h"
+#include "cmd_eval.h"
+#include "cmd_fork.h"
+#include "cmd_jobs.h"
+#include "cmd_log.h"
+#include "cmd_model.h"
 #include "cmd_plot.h"
-#include "session.h"
+#include "cmd_report.h"
+#include "cmd_runs.h"
+#include "cmd_sweep.h"
+#include "cmd_tokenize.h"
+#include "cmd_train.h"
 #include "metrics.h"
 
+#include <string.h>
+
 /* Handlers take the Session, which is the table's CmdContext (session.h): no casts. */
-int cmd_tokenize(Session *s, int argc, const LexWord *argv);   /* cmd_tokenize.c */
+
+/* The value of key= among the words, or NULL. */
+static const char *word_value(int argc, const LexWord *argv, const char *key)
+{
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, key))
+            return argv[i].value;
+    return NULL;
+}
+
+/* `train seeds=N|repeat=N ...` is a sweep of N seeds (cmd_train_seeds); `train seeds=1
+ * group=NAME` stays one run filed into its group, as `train group=NAME`. */
+static CmdHandler train_route(int argc, const LexWord *argv)
+{
+    const char *seeds = word_value(argc, argv, "seeds");
+    if (!seeds)
+        seeds = word_value(argc, argv, "repeat");
+    if (!seeds || (!strcmp(seeds, "1") && word_value(argc, argv, "group")))
+        return NULL;
+    return cmd_train_seeds;
+}
+
+/* `sample runs=A,B,C ...`: the same prompt through each run, side by side. */
+static CmdHandler sample_route(int argc, const LexWord *argv)
+{
+    return word_value(argc, argv, "runs") ? cmd_sample_runs : NULL;
+}
 
 static const CmdArgSpec TRAIN_KEYS[] = {
     {"steps", "steps=N", NULL}, {"epochs", "epochs=N", NULL}, {"resume", "resume=RUN_ID", NULL},
@@ -86,39 +132,39 @@ static const CmdArgSpec FORK_KEYS[] = {
 
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
-     cmd_help, "general", 0, NULL},
+     cmd_help, "general", 0, NULL, NULL},
     {"quit", "", "leave lmlab (a running run is stopped cleanly and recorded)", NULL,
-     ARG_NONE, NULL, cmd_quit, "general", 0, NULL},
+     ARG_NONE, NULL, cmd_quit, "general", 0, NULL, NULL},
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"
      "key=value a line, '#' comments. `use` alone lists the experiments.",
-     ARG_EXPERIMENT, NULL, cmd_use, "configuration", CMD_SESSION, NULL},
+     ARG_EXPERIMENT, NULL, cmd_use, "configuration", CMD_SESSION, NULL, NULL},
     {"set", "key=value ...", "change settings for the next run",
      "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
      "keys; `show config` shows the current values.", ARG_CONFIG_KEYVAL, NULL, cmd_set,
-     "configuration", CMD_SESSION, NULL},
+     "configuration", CMD_SESSION, NULL, NULL},
     {"unset", "key ...", "reset settings to the experiment's (or default) values", NULL,
-     ARG_WORD, NULL, cmd_unset, "configuration", CMD_SESSION, NULL},
+     ARG_WORD, NULL, cmd_unset, "configuration", CMD_SESSION, NULL, NULL},
     {"show", "[config|model|data|machine]",
      "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
-     NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS},
+     NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS, NULL},
     {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
      "start a run in the background (returns at once)",
      "Applies the key=value settings, records a new run in the run store and trains on\n"
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
-     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL},
+     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL, train_route},
     {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
-     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_pause, "training", 0, NULL},
+     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_control, "training", 0, NULL, NULL},
     {"resume", "[RUN_ID]", "resume a paused run or sweep", CONTROL_HELP, ARG_RUN_ID, NULL,
-     cmd_resume, "training", 0, NULL},
+     cmd_control, "training", 0, NULL, NULL},
     {"stop", "[RUN_ID]", "stop the run or sweep after its current step (writes a checkpoint)",
-     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_stop, "training", 0, NULL},
+     CONTROL_HELP, ARG_RUN_ID, NULL, cmd_control, "training", CMD_STEP_AFTER, NULL, NULL},
     {"jobs", "", "every running or paused run of the store, from any process or host",
      "One line per run: id, name, host/pid, step/total, train and val loss, a sparkline of\n"
      "the newest losses, tokens/s, ETA, state (running, paused, stale: its owner is dead or\n"
      "silent). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
-     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL},
+     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
     {"fork", "RUN_ID step=N [key=value ...]",
      "start a new run from run ID's checkpoint at step N with changed settings",
      "The new run continues from the checkpoint's weights, optimizer moments, data position\n"
@@ -126,20 +172,20 @@ static const Command COMMANDS[] = {
      "model's shape must stay). It is recorded with its parent and step: `run ID` shows\n"
      "them, the history view draws it under its parent and its curve continues the\n"
      "parent's. A step without a checkpoint is refused with the steps that have one.",
-     ARG_WORD, FORK_KEYS, cmd_fork, "training", 0, NULL},
+     ARG_WORD, FORK_KEYS, cmd_fork, "training", 0, NULL, NULL},
     {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
-     cmd_status, "training", 0, NULL},
+     cmd_status, "training", 0, NULL, NULL},
     {"attach", "[RUN_ID]", "show a stored run: another process's live run, or a finished one",
      "The dashboard's training view and `status` follow the run from the run store (polled\n"
      "about once a second): its curves, evaluations, gates and samples as they are recorded.\n"
      "Without an id they follow the newest running run of any process on this store (the\n"
      "default). A run trained by this session always shows first; `open RUN_ID` attaches too.",
-     ARG_RUN_ID, NULL, cmd_attach, "training", 0, NULL},
+     ARG_RUN_ID, NULL, cmd_attach, "training", 0, NULL, NULL},
     {"wait", "", "block until the run (or sweep) ends, printing progress (for scripts)", NULL,
-     ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS, NULL},
+     ARG_NONE, NULL, cmd_wait, "training", CMD_BLOCKS | CMD_STEP_AFTER, NULL, NULL},
     {"eval", "[RUN_ID] [split=valid|test] [batches=N]",
      "evaluate the open model (or run RUN_ID's best checkpoint) on a split", NULL,
-     ARG_RUN_ID, EVAL_KEYS, cmd_eval, "model", 0, NULL},
+     ARG_RUN_ID, EVAL_KEYS, cmd_eval, "model", 0, NULL, NULL},
     {"sample", "[prompt=\"...\"] [tokens=N] [temp=T] [top_k=K] [top_p=P] [seed=S] "
      "[positions=count|slide]",
      "generate text, streamed as it is produced",
@@ -151,29 +197,29 @@ static const Command COMMANDS[] = {
      "gibberish. positions=slide restarts the window's positions whenever they reach bptt\n"
      "(re-reading the last bptt/2 tokens; a recurrent model's state is rebuilt from them\n"
      "too). cache=false always recomputes a bptt window from position 0.", ARG_KEYVAL, SAMPLE_KEYS, cmd_sample,
-     "model", 0, NULL},
+     "model", 0, NULL, sample_route},
     {"coeffs", "[layer=L] [prompt=\"...\"]", "Dispatcher gate coefficients per level",
      "A table of each layer's mean gate per level (shift 1, 2, 4, ...), and for a prompt\n"
      "the per-token view: how strongly each level's gate opened at each token.",
-     ARG_KEYVAL, COEFF_KEYS, cmd_coeffs, "model", 0, NULL},
+     ARG_KEYVAL, COEFF_KEYS, cmd_coeffs, "model", 0, NULL, NULL},
     {"open", "RUN_ID|PATH [which=best|final] [step=N]",
      "open a stored run's checkpoint for sample/eval (and says which step and file)",
      "which=best (default): best.safetensors, the weights of the run's lowest validation\n"
      "evaluation (an estimate over eval_batches batches unless eval_batches=0; `run ID`\n"
      "shows each checkpoint's own evaluation); which=final: the newest step checkpoint;\n"
-     "step=N: that step's checkpoint, when kept (keep_checkpoints).", ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL},
+     "step=N: that step's checkpoint, when kept (keep_checkpoints).", ARG_RUN_ID, OPEN_KEYS, cmd_open, "model", 0, NULL, NULL},
     {"save", "[RUN_ID] [PATH] [names=lmlab|reference]",
      "write the open model (or run RUN_ID's best checkpoint) as a checkpoint",
      "names=reference writes the reference repositories' state_dict names (and their\n"
      "pos_encoder.pe buffer), so fractalego/dispatcher's classes and PyTorch's\n"
      "word_language_model load the file with load_state_dict(strict=True).", ARG_PATH,
-     SAVE_KEYS, cmd_save, "model", 0, NULL},
+     SAVE_KEYS, cmd_save, "model", 0, NULL, NULL},
     {"import", "PATH", "open PyTorch weights: safetensors or torch.save (.pt) files",
      "Reads lmlab's names or the reference repositories' (detected from the names), a\n"
      "bare state_dict or one under model_state_dict/state_dict/model. Without lmlab's\n"
      "metadata, the model's shape comes from the tensors and the rest (heads for msa,\n"
      "the tokenizer) from the current configuration.", ARG_PATH, NULL, cmd_import,
-     "model", 0, NULL},
+     "model", 0, NULL, NULL},
     {"runs", "[filter ...] [sort=best|recent|KEY|-KEY] [limit=N] [columns=a,b,...|default "
      "[keep=true]] [group_by=KEY|group]", "list stored runs",
      "Filters: model=msa status=finished tag=best name~shake since=2026-11-01 lr<0.001,\n"
@@ -189,29 +235,29 @@ static const Command COMMANDS[] = {
      "best_val final_val best_ppl params created tags group final_smooth data sweep, or any\n"
      "setting); an unknown one is refused with a suggestion. keep=true keeps them as the\n"
      "layout of later `runs` and the dashboard; columns=default forgets it. group_by=KEY\n"
-     "(or group) prints one line per value: N, best and final val as mean ± std.", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL},
-    {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL},
+     "(or group) prints one line per value: N, best and final val as mean ± std.", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL, NULL},
+    {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL, NULL},
     {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
-     NULL, cmd_compare, "history", 0, NULL},
+     NULL, cmd_compare, "history", 0, NULL, NULL},
     {"group", "NAME [RUN_ID ...]", "seed groups: file runs into group NAME, or show it",
      "`group NAME ID ...` files stored runs into group NAME (replacing their old group; `train\n"
      "seeds=N` and sweeps with seeds=N file theirs themselves); `group NAME` shows its members\n"
      "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
      "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
-     ARG_WORD, NULL, cmd_group, "history", 0, NULL},
-    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL},
+     ARG_WORD, NULL, cmd_group, "history", 0, NULL, NULL},
+    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
     {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
      "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
      "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
      "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).",
-     ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL},
+     ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL, NULL},
     {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
      "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"
      "each with its time, as the run's owner recorded them in the store (the newest 5000\n"
      "lines of a run are kept; `log` says when older ones were cut). follow: keep printing\n"
      "new lines until the run ends (Ctrl-C stops; not in the dashboard, whose training view\n"
      "shows the console). tail=N: only the last N lines.", ARG_RUN_ID, LOG_KEYS, cmd_log,
-     "history", CMD_FOLLOW_BLOCKS, NULL},
+     "history", CMD_FOLLOW_BLOCKS, NULL, NULL},
     {"alert", "RUN_ID|sweep=ID on=RULE ... [run=\"CMD\"] | list | off ALERT_ID",
      "be told when a run diverges, ends, stalls or crosses a value",
      "Rules: diverged, finished, failed, ended (any end), stalled[:SECONDS] (no step for\n"
@@ -224,10 +270,10 @@ static const Command COMMANDS[] = {
      "in LMLAB_RUN_ID, LMLAB_RUN_NAME, LMLAB_ALERT_RULE, LMLAB_ALERT_MESSAGE, LMLAB_STATUS,\n"
      "LMLAB_STEP, LMLAB_LOSS, LMLAB_VAL_LOSS, LMLAB_BEST_VAL, LMLAB_DB). `alert ID` lists a\n"
      "run's rules and what fired; `alert list` every rule; `alert off ALERT_ID` removes one.",
-     ARG_WORD, ALERT_KEYS, cmd_alert, "history", 0, NULL},
+     ARG_WORD, ALERT_KEYS, cmd_alert, "history", 0, NULL, NULL},
     {"rm", "RUN_ID... [checkpoints=true] [yes]",
      "delete runs (and their checkpoints on request); without yes only says what it would do",
-     NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL},
+     NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL, NULL},
     {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
@@ -238,7 +284,7 @@ static const Command COMMANDS[] = {
      ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
      "created_unix seconds) with metrics and evals.",
-     ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL},
+     ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL, NULL},
     {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] "
      "[band=std|minmax] [group=NAME] file=F.svg|png|pdf",
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
@@ -254,7 +300,7 @@ static const Command COMMANDS[] = {
      "min-max band. `plot gates RUN_ID [step=N] file=...` draws the layer x shift heatmap of\n"
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
      "parallel coordinates.",
-     ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL},
+     ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
@@ -270,7 +316,7 @@ static const Command COMMANDS[] = {
      "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
-     ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL},
+     ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
      "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
@@ -300,7 +346,7 @@ static const Command COMMANDS[] = {
      "importance ID: each swept setting's share of the metric's variance (eta squared),\n"
      "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
      "trials); one trial per value cannot tell and says so.",
-     ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS},
+     ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS, NULL},
     {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md",
      "write one self-contained HTML report (or Markdown with images) to hand to a colleague",
      "The runs (runs=1,2,5 or runs=\"model=msa status=finished\", a filter as `runs`\n"
@@ -310,13 +356,27 @@ static const Command COMMANDS[] = {
      "best run's samples, the notes, system metrics, and the machine and versions. An\n"
      ".html file holds everything (images inline, no scripts, no network); a .md file gets\n"
      "its images as files in a folder beside it (NAME_files/).", ARG_KEYVAL, REPORT_KEYS,
-     cmd_report, "history", 0, NULL},
+     cmd_report, "history", 0, NULL, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
-     ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL},
+     ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };
 
 const Command *session_commands(int *n)
 {
     *n = (int)(sizeof COMMANDS / sizeof COMMANDS[0]);
     return COMMANDS;
+}
+
+int session_run_line(Session *s, const char *line)
+{
+    int n;
+    const Command *table = session_commands(&n);
+    s->commands = table;
+    s->n_commands = n;
+    char err[LM_ERR_LEN * 2] = "";
+    /* the step once per command: the session's reap (Session is the table's CmdContext) */
+    int rc = cmdtable_dispatch_each(table, n, s, line, session_job_reap, err);
+    if (rc && err[0])
+        session_error(s, rc, "%s", err);
+    return rc;
 }

@@ -1,6 +1,8 @@
 /* repl.c — script and line-mode drivers of a Session (see repl.h). */
 #include "repl.h"
 
+#include "commands.h"
+
 #include "editor.h"
 #include "err.h"
 #include "history.h"
@@ -29,8 +31,10 @@ static void on_signal(int sig)
         _exit(1);
     } else {
         g_terminate = 1;
-        if (g_session)
+        if (g_session) {
             g_session->interrupt = 1;
+            g_session->terminating = 1;
+        }
     }
 }
 

@@ -1,8 +1,13 @@
 /* session.h — the state the commands act on (the command table's CmdContext): the
  * current configuration, the run store, the session's one job (a run being trained, or a
- * sweep training its trials), the model opened for sampling/evaluation, and where output goes (stdout or the dashboard's
- * scrollback, text or JSON lines). One session per lmlab process; commands run on the
- * main thread. Not here: parsing (lexer/cmdtable), drawing (ui). */
+ * sweep training its trials), the model opened for sampling/evaluation, and where output
+ * goes (stdout or the dashboard's scrollback, text or JSON lines). One session per lmlab
+ * process; commands run on the main thread. The session module (session.c,
+ * session_view.c) is the lowest of commands/ above the table engine: it calls no
+ * handler. Queries of the job are pure; a run that has ended is closed by one explicit
+ * step, session_job_reap, which the dispatcher (commands.h) calls once per command.
+ * Not here: parsing (lexer/cmdtable), the command table and its handlers (commands.h,
+ * cmd_*.h), drawing (ui). */
 #ifndef LM_SESSION_H
 #define LM_SESSION_H
 
@@ -15,6 +20,7 @@
 #include "sweep_runner.h"
 #include "tokenizer.h"
 #include "trainer.h"
+#include "run_launch.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -66,6 +72,9 @@ struct CmdContext {
     SeriesPoint *prior_loss, *prior_val;
     int n_prior_loss, n_prior_val;
     int quit;                   /* `quit` was accepted */
+    volatile int terminating;   /* SIGTERM/SIGHUP: the session ends (repl's signal handler) */
+    const Command *commands;    /* the table the dispatcher runs (commands.h sets it): `help` */
+    int n_commands;
 };
 typedef struct CmdContext Session;
 
@@ -79,11 +88,6 @@ void session_init(Session *s, const char *db_path);
 void session_free(Session *s);
 void session_set_writer(Session *s, SessionWriter w, void *ud);
 
-/* The command table (commands.c): every command, its help and its handler. */
-const Command *session_commands(int *n);
-/* Runs one line (several commands separated by ';'). LM_OK or the first failure's
- * status; errors are already reported through the writer. */
-int session_run_line(Session *s, const char *line);
 /* Completion provider for the table: config keys/values, run ids, experiments, paths. */
 int session_complete(void *ud, int what, const char *key, const char *prefix, char ***out);
 
@@ -110,18 +114,25 @@ long session_parse_run_id(const char *word);
 
 /* ---- the job: what the session trains ----
  * SESSION_JOB_RUN while the run trains or is paused; SESSION_JOB_SWEEP while the sweep
- * trains its trials (or is paused); SESSION_JOB_NONE otherwise. A run that has ended is
- * reaped first (its final weights become the open model). */
+ * trains its trials (or is paused); SESSION_JOB_NONE otherwise (also for a run that has
+ * ended and is not reaped yet). A pure query: it changes nothing. */
 typedef enum { SESSION_JOB_NONE, SESSION_JOB_RUN, SESSION_JOB_SWEEP } SessionJobKind;
-SessionJobKind session_job_kind(Session *s);
-/* Frees the run's trainer and recorder once it has ended, keeping its final weights as
- * the model `sample`, `eval` and `coeffs` use (a no-op while it trains). */
+SessionJobKind session_job_kind(const Session *s);
+/* THE reap: frees the run's trainer and recorder once it has ended, keeping its final
+ * weights as the model `sample`, `eval` and `coeffs` use (a no-op while it trains or when
+ * no run is held). Called by the dispatcher once per command (before it, or after it for
+ * the commands flagged CMD_REAP_AFTER: `wait`, `stop`), and nowhere else but
+ * session_job_set_run and session_free. */
 void session_job_reap(Session *s);
+/* Makes h's started run the session's job (its trainer, recorder and id), closing a run
+ * that ended since the command's reap; the screen follows the new run. The caller
+ * checked session_check_idle. */
+void session_job_set_run(Session *s, const RunHandle *h);
 /* LM_OK when the session trains nothing; else reports "run #12 is still training: `stop`
  * it (or `wait`) before starting <starting>" (or the sweep's) and returns LM_ESTATE. */
 int session_check_idle(Session *s, const char *starting);
 /* "run #12" or "sweep #3" for messages ("" when idle). */
-void session_job_name(Session *s, char *buf, size_t cap);
+void session_job_name(const Session *s, char *buf, size_t cap);
 /* The session's sweep (training or ended), or NULL. Valid until the next job or
  * session_job_shutdown. */
 SweepRunner *session_job_sweep(Session *s);
@@ -144,7 +155,7 @@ void session_job_shutdown(Session *s);
 
 /* The run shown when the session trains none (session_snapshot fails): the attached
  * run (`attach ID`, `open ID`), else the newest running or paused run of the store that
- * another process trains and is alive; 0 when none. (cmd_attach.c) */
+ * another process trains and is alive; 0 when none. */
 long session_followed_run(Session *s);
 
 /* Snapshot of the session's job into dst: its run (also once ended), else its sweep's
@@ -166,57 +177,5 @@ int session_open_checkpoint(Session *s, const char *path, long run_id);
  * view_path. LM_OK, or reports (LM_EARG: no such run or checkpoint). The one way `open`,
  * `eval ID` and `save ID` name a run. */
 int session_open_run(Session *s, long id, const char *which, long step);
-
-/* The table's handlers (commands.c), all of one type: grouped by file (cmd_*.c). */
-int cmd_help(Session *s, int argc, const LexWord *argv);
-int cmd_quit(Session *s, int argc, const LexWord *argv);
-int cmd_use(Session *s, int argc, const LexWord *argv);
-int cmd_set(Session *s, int argc, const LexWord *argv);
-int cmd_unset(Session *s, int argc, const LexWord *argv);
-int cmd_show(Session *s, int argc, const LexWord *argv);
-int cmd_train(Session *s, int argc, const LexWord *argv);
-int cmd_pause(Session *s, int argc, const LexWord *argv);
-int cmd_resume(Session *s, int argc, const LexWord *argv);
-int cmd_stop(Session *s, int argc, const LexWord *argv);
-int cmd_status(Session *s, int argc, const LexWord *argv);
-int cmd_attach(Session *s, int argc, const LexWord *argv);
-int cmd_wait(Session *s, int argc, const LexWord *argv);
-int cmd_eval(Session *s, int argc, const LexWord *argv);
-int cmd_sample(Session *s, int argc, const LexWord *argv);
-int cmd_coeffs(Session *s, int argc, const LexWord *argv);
-int cmd_open(Session *s, int argc, const LexWord *argv);
-int cmd_save(Session *s, int argc, const LexWord *argv);
-int cmd_import(Session *s, int argc, const LexWord *argv);
-int cmd_runs(Session *s, int argc, const LexWord *argv);
-int cmd_run(Session *s, int argc, const LexWord *argv);
-int cmd_compare(Session *s, int argc, const LexWord *argv);
-int cmd_tag(Session *s, int argc, const LexWord *argv);
-int cmd_note(Session *s, int argc, const LexWord *argv);
-int cmd_rm(Session *s, int argc, const LexWord *argv);
-int cmd_export(Session *s, int argc, const LexWord *argv);
-int cmd_sweep(Session *s, int argc, const LexWord *argv);
-int cmd_bench(Session *s, int argc, const LexWord *argv);
-int cmd_jobs(Session *s, int argc, const LexWord *argv);
-int cmd_fork(Session *s, int argc, const LexWord *argv);
-int cmd_log(Session *s, int argc, const LexWord *argv);
-int cmd_alert(Session *s, int argc, const LexWord *argv);
-int cmd_report(Session *s, int argc, const LexWord *argv);
-
-/* ---- shared by the handlers, not in the table ---- */
-/* Asks run id's owner (another process, or this one's sweep trial) through the store to
- * pause|resume|stop, waits about 2 s for the answer and prints it. LM_ESTATE when the run
- * is not training or its owner is gone, LM_EPENDING when the owner has not answered yet
- * (the request stays; the owner acts when it reads it). (cmd_jobs.c) */
-int jobs_control_run(Session *s, long id, const char *verb);
-/* The sweep's pause/resume/stop (what: "pause", "resume", "stop") and wait, printing as
- * `sweep pause` etc.; `pause`, `resume`, `stop` and `wait` use them while a sweep trains. */
-int sweep_job_control(Session *s, const char *what);
-int sweep_job_wait(Session *s);
-/* `bench board` times dashboard frames through this hook (the dashboard's
- * dashboard_bench_frame, set by app/ so that commands/ needs no ui/); without it the
- * bench times the frames' store reads only. */
-typedef int (*BenchFrameFn)(Session *s, const char *view, int frames, int w, int h,
-                            double *ms, char *err);
-void bench_set_frame_hook(BenchFrameFn fn);
 
 #endif

@@ -18,7 +18,13 @@ line, lowest first: a folder sees itself and the folders on earlier lines) and t
      (another source of lmlab or a test): a function used only in its own file is
      static, one used nowhere is deleted;
   6. one clock: only core/base/sysinfo.c reads CLOCK_MONOTONIC (sysinfo_now);
-  7. no function body is longer than 80 lines.
+  7. no function body is longer than 80 lines;
+  8. commands/ in modules: the ```commands block of docs/architecture.md names its
+     modules (one a line, lowest first, each with its files); every file of commands/
+     is in one, a module includes and calls (`nm`) only itself and modules on earlier
+     lines, so no two files of different modules include or call each other in a loop;
+     and no handler (a function of the COMMANDS table's type) calls another handler,
+     directly or through functions of commands/ (a source-level call graph).
 tests/layers_mutation.py breaks a copy of the tree on purpose and expects failures.
 Usage: layers.py SOURCE_ROOT BUILD_ROOT. Exit 0 when all hold, 1 otherwise."""
 import json, os, re, shlex, subprocess, sys, tempfile
@@ -294,6 +300,168 @@ for top in ("core", "commands", "ui", "app", "plot"):
                     i = j
                 i += 1
 print(f"     {n_fn_len} function bodies checked for length")
+
+# ---- 8. commands/ in modules; handlers never call handlers ------------------------------
+cmd_dir = os.path.join(src, "commands")
+module_of, module_rank = {}, {}
+for rank, words in enumerate(block("commands")):
+    name = words[0].rstrip(":")
+    module_rank[name] = rank
+    for f in words[1:]:
+        check(f not in module_of, f"commands/{f} is in one module of the commands block")
+        module_of[f] = name
+cmd_files = sorted(f for f in os.listdir(cmd_dir) if f.endswith((".c", ".h")))
+for f in cmd_files:
+    if f not in module_of:
+        check(False, f"commands/{f} is in a module of docs/architecture.md's commands block")
+for f in sorted(set(module_of) - set(cmd_files)):
+    check(False, f"the commands block names commands/{f}, which does not exist")
+mod_edges = {}   # (from module, to module) -> [why]
+
+
+def mod_edge(a_file, b_file, why):
+    a, b = module_of.get(a_file), module_of.get(b_file)
+    if a and b and a != b:
+        mod_edges.setdefault((a, b), []).append(why)
+
+
+for f in cmd_files:
+    for m in inc.finditer(open(os.path.join(cmd_dir, f), errors="replace").read()):
+        if m.group(1) in cmd_files:
+            mod_edge(f, m.group(1), f"{f} includes {m.group(1)}")
+for obj, syms in undefined.items():
+    room, source = by_obj[obj]
+    if room != "commands":
+        continue
+    for sym in syms:
+        if sym in owner and owner[sym][0] == "commands":
+            mod_edge(os.path.basename(source), os.path.basename(owner[sym][1]),
+                     f"{os.path.basename(source)} calls {sym} of {os.path.basename(owner[sym][1])}")
+# loops: strongly connected sets of modules (Tarjan)
+graph = {}
+for a, b in mod_edges:
+    graph.setdefault(a, set()).add(b)
+index, low, stack, on, sccs = {}, {}, [], set(), []
+
+
+def strong(v):
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on.add(v)
+    for w in graph.get(v, ()):
+        if w not in index:
+            strong(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        sccs.append(sorted(comp))
+
+
+sys.setrecursionlimit(10000)
+for v in sorted(graph):
+    if v not in index:
+        strong(v)
+
+
+def shortest_cycle(comp):
+    best = None
+    for v in comp:
+        prev, todo = {v: None}, [v]
+        while todo:
+            nxt = []
+            for u in todo:
+                for w in sorted(graph.get(u, ())):
+                    if w not in comp:
+                        continue
+                    if w == v:
+                        path = [u]
+                        while prev[path[-1]] is not None:
+                            path.append(prev[path[-1]])
+                        cyc = [v] + path[::-1][1:] + [v]
+                        if best is None or len(cyc) < len(best):
+                            best = cyc
+                    elif w not in prev:
+                        prev[w] = u
+                        nxt.append(w)
+            todo = nxt if best is None else []
+    return best
+
+
+for comp in sccs:
+    if len(comp) > 1:
+        cyc = shortest_cycle(comp)
+        steps = "; ".join(mod_edges[(a, b)][0] for a, b in zip(cyc, cyc[1:]))
+        check(False, f"commands/ modules {' -> '.join(cyc)} include or call each other in a "
+              f"loop ({steps}); the loop's set: {' '.join(comp)}")
+for (a, b), why in sorted(mod_edges.items()):
+    if a in module_rank and b in module_rank and module_rank[b] > module_rank[a]:
+        check(False, f"commands/ module {a} uses {b}, a module on a later line of the commands "
+              f"block ({why[0]})")
+print(f"     {len(cmd_files)} commands/ files in {len(module_rank)} modules, "
+      f"{len(mod_edges)} module dependencies checked")
+
+# handlers: functions of the table's type; a source-level call graph of commands/
+handler_sig = re.compile(r"^int (\w+)\(Session \*\w+, int \w+, const LexWord \*\w+\)$", re.M)
+bodies = {}      # (file, function) -> body text
+defined_in = {}  # function -> files defining it
+handlers = set()
+for f in cmd_files:
+    if not f.endswith(".c"):
+        continue
+    text = open(os.path.join(cmd_dir, f), errors="replace").read()
+    handlers |= set(handler_sig.findall(text))
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        if lines[i] == "{" and i > 0:
+            j = i + 1
+            while j < len(lines) and lines[j] != "}":
+                j += 1
+            k = i - 1
+            while k > 0 and "(" not in lines[k]:
+                k -= 1
+            m = re.search(r"(\w+)\s*\(", lines[k])
+            if m:
+                bodies[(f, m.group(1))] = "\n".join(lines[i:j])
+                defined_in.setdefault(m.group(1), []).append(f)
+            i = j
+        i += 1
+calls = {}
+call_re = re.compile(r"\b(\w+)\s*\(")
+for (f, fn), body in bodies.items():
+    out = set()
+    for name in set(call_re.findall(body)):
+        where = defined_in.get(name)
+        if where and name != fn:
+            out.add((f if f in where else where[0], name))
+    calls[(f, fn)] = out
+n_handlers = 0
+for (f, fn) in sorted(bodies):
+    if fn not in handlers:
+        continue
+    n_handlers += 1
+    seen, todo = {(f, fn)}, [((f, fn), [])]
+    while todo:
+        node, path = todo.pop()
+        for nxt in sorted(calls.get(node, ())):
+            if nxt in seen:
+                continue
+            seen.add(nxt)
+            if nxt[1] in handlers:
+                via = "".join(f" through {p}" for p in path)
+                check(False, f"handler {fn} ({f}) calls handler {nxt[1]} ({nxt[0]}){via}: "
+                      "what two handlers share moves below them")
+                continue
+            todo.append((nxt, path + [nxt[1]]))
+print(f"     {n_handlers} handlers checked for calls to other handlers")
 
 # ---- 5. exports used outside their file --------------------------------------------------
 used_by = {}

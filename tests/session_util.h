@@ -7,6 +7,7 @@
 #ifndef LM_SESSION_UTIL_H
 #define LM_SESSION_UTIL_H
 
+#include "commands.h"
 #include "session.h"
 
 #include <string.h>

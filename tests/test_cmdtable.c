@@ -14,11 +14,19 @@ struct CmdContext {
     char last[64];
     int last_argc;
     char last_arg1[64];
+    char trace[64];   /* the order of steps (s) and handlers (h, r: routed) */
 };
+
+static void trace(CmdContext *ctx, char c)
+{
+    size_t n = strlen(ctx->trace);
+    if (n + 1 < sizeof ctx->trace) ctx->trace[n] = c, ctx->trace[n + 1] = 0;
+}
 
 static int fake_handler(CmdContext *ctx, int argc, const LexWord *argv)
 {
     ctx->calls++;
+    trace(ctx, 'h');
     snprintf(ctx->last, sizeof ctx->last, "%s", argv[0].text);
     ctx->last_argc = argc;
     snprintf(ctx->last_arg1, sizeof ctx->last_arg1, "%s", argc > 1 ? argv[1].text : "");
@@ -30,6 +38,27 @@ static const CmdArgSpec train_keys[] = {
     {"epochs", "epochs=N", NULL},
     {NULL, NULL, NULL},
 };
+
+
+static int routed_handler(CmdContext *ctx, int argc, const LexWord *argv)
+{
+    (void)argc, (void)argv;
+    trace(ctx, 'r');
+    return LM_OK;
+}
+
+/* `train seeds=N` runs routed_handler instead of the entry's handler. */
+static CmdHandler seeds_route(int argc, const LexWord *argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (argv[i].key && !strcmp(argv[i].key, "seeds")) return routed_handler;
+    return NULL;
+}
+
+static void step(CmdContext *ctx)
+{
+    trace(ctx, 's');
+}
 static const CmdArgSpec sample_keys[] = {
     {"prompt", "prompt=TEXT", NULL},
     {"mode", "mode=greedy|temp", "greedy|temp|topk"},
@@ -46,19 +75,19 @@ static const CmdSub job_subs[] = {
 static const Command table[] = {
     {"train", "[steps=N|epochs=N] [key=value ...]", "train a model with the current config",
      "Trains until the budget is spent.", ARG_CONFIG_KEYVAL, train_keys, fake_handler,
-     "training", 0, NULL},
-    {"status", "", "show the running job", NULL, ARG_NONE, NULL, fake_handler, "training", 0, NULL},
-    {"runs", "[RUN_ID]", "list runs or show one", NULL, ARG_RUN_ID, NULL, fake_handler, "runs", 0, NULL},
+     "training", 0, NULL, seeds_route},
+    {"status", "", "show the running job", NULL, ARG_NONE, NULL, fake_handler, "training", 0, NULL, NULL},
+    {"runs", "[RUN_ID]", "list runs or show one", NULL, ARG_RUN_ID, NULL, fake_handler, "runs", 0, NULL, NULL},
     {"sample", "[prompt=TEXT] [mode=...]", "generate text", NULL, ARG_KEYVAL, sample_keys,
-     fake_handler, "training", 0, NULL},
-    {"help", "[COMMAND]", "show help", NULL, ARG_COMMAND, NULL, fake_handler, NULL, 0, NULL},
-    {"fail", "", "always fails", NULL, ARG_WORD, NULL, fake_handler, "runs", 0, NULL},
+     fake_handler, "training", 0, NULL, NULL},
+    {"help", "[COMMAND]", "show help", NULL, ARG_COMMAND, NULL, fake_handler, NULL, 0, NULL, NULL},
+    {"fail", "", "always fails", NULL, ARG_WORD, NULL, fake_handler, "runs", 0, NULL, NULL},
     {"job", "status|resume [ID]|wait | key=value ...", "a job", NULL, ARG_WORD, NULL,
-     fake_handler, "training", 0, job_subs},
+     fake_handler, "training", 0, job_subs, NULL},
     {"wait", "", "wait for the job", NULL, ARG_NONE, NULL, fake_handler, "training",
-     CMD_BLOCKS, NULL},
+     CMD_BLOCKS | CMD_STEP_AFTER, NULL, NULL},
     {"rm", "RUN_ID", "delete a run", NULL, ARG_RUN_ID, NULL, fake_handler, "runs",
-     CMD_DESTRUCTIVE, NULL},
+     CMD_DESTRUCTIVE, NULL, NULL},
 };
 static const int n_table = (int)(sizeof table / sizeof table[0]);
 
@@ -105,6 +134,28 @@ static void test_find(void)
           "suggestion: %s", err);
     CHECK(cmdtable_find(table, n_table, "xyzzy", &c, err) == LM_EARG && !strstr(err, "mean"),
           "no suggestion: %s", err);
+}
+
+/* The caller's step runs once per command whose words checked: before its handler, after
+ * it for CMD_STEP_AFTER; a route picks another handler for a form of the command. */
+static void test_dispatch_each(void)
+{
+    char err[LM_ERR_LEN];
+    CmdContext ctx = {0};
+    int st = cmdtable_dispatch_each(table, n_table, &ctx, "status; wait; train steps=5; "
+                                    "train seeds=3", step, err);
+    CHECK(st == LM_OK && streq(ctx.trace, "shhsshsr"), "steps and routes: %d %s (%s)", st,
+          ctx.trace, err);
+    ctx.trace[0] = 0;
+    st = cmdtable_dispatch_each(table, n_table, &ctx, "status now; status", step, err);
+    CHECK(st == LM_EARG && ctx.trace[0] == 0, "no step for refused words: %s", ctx.trace);
+    ctx.trace[0] = 0;
+    st = cmdtable_dispatch_each(table, n_table, &ctx, "fail; status", step, err);
+    CHECK(st == LM_ESTATE && streq(ctx.trace, "sh"), "a failure stops after its step: %s",
+          ctx.trace);
+    ctx.trace[0] = 0;
+    CHECK(cmdtable_dispatch(table, n_table, &ctx, "train seeds=2", err) == LM_OK &&
+          streq(ctx.trace, "r"), "routes without a step too: %s", ctx.trace);
 }
 
 static void test_dispatch(void)
@@ -272,6 +323,7 @@ int main(void)
 {
     test_find();
     test_dispatch();
+    test_dispatch_each();
     test_help();
     test_complete();
     test_hint();

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "err.h"
 #include "metrics.h"
+#include "commands.h"
 #include "session.h"
 #include "session_util.h"
 

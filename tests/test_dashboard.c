@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "canvas.h"
+#include "commands.h"
 #include "check.h"
 #include "dash_data.h"
 #include "dash_groups.h"

@@ -3,6 +3,7 @@
  * export, delete, sweeps, and timings (10,000-run list, 100,000-point series; printed, not
  * asserted). Concurrency, crashes and bad files are in test_runstore_faults.c. */
 #include "runstore_util.h"
+#include "runstore_group.h"
 
 static void test_schema(void)
 {
@@ -698,11 +699,40 @@ static void test_best_record(void)
     runstore_close(s);
 }
 
+/* Seed groups and store settings are schema step 10, in the migration's one transaction
+ * like every step: a version-9 store without them gains them and reaches version 10; a
+ * store at 10 is not patched outside the steps (a dropped table stays dropped: the open
+ * changes nothing). */
+static void test_group_step(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "v9.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    runstore_close(s);
+    CHECK(q_exec(path, "DROP TRIGGER sweep_trial_group; DROP TABLE run_groups;"
+                 " DROP TABLE store_settings; PRAGMA user_version = 9;") == SQLITE_OK,
+          "a version-9 store without the group tables");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open v9: %s", err);
+    runstore_close(s);
+    CHECK(RUNSTORE_GROUP_VERSION == 10 && RUNSTORE_SCHEMA_VERSION == RUNSTORE_GROUP_VERSION &&
+          q_long(path, "PRAGMA user_version") == 10, "step 10 sets the version: %ld",
+          q_long(path, "PRAGMA user_version"));
+    CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name IN ('run_groups',"
+                 " 'store_settings', 'sweep_trial_group')") == 3, "step 10 made the tables");
+    CHECK(q_exec(path, "DROP TABLE store_settings;") == SQLITE_OK, "drop at version 10");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open v10: %s", err);
+    runstore_close(s);
+    CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='store_settings'") == 0,
+          "no table created outside the versioned steps");
+}
+
 static void run_all(void)
 {
     test_schema();
     test_step_metrics();
     test_migration();
+    test_group_step();
     test_best_record();
     test_roundtrip();
     test_list();

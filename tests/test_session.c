@@ -7,6 +7,7 @@
 #include "err.h"
 #include "session.h"
 #include "session_util.h"
+#include "sysinfo.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -148,6 +149,37 @@ static void finetune_and_import(Session *s, long base)
     CHECK(run(s, "import exported.safetensors") == LM_OK, "import: %s", out);
     CHECK(run(s, "eval batches=1") == LM_OK, "eval after import: %s", out);
     CHECK(run(s, "import other.txt") != LM_OK && n_errors == 1, "text imported: %s", out);
+}
+
+/* Waits (bounded: 120 s, whatever the machine's load) until the session's run has ended,
+ * without running a command; 1 when it did. */
+static int run_ended(Session *s)
+{
+    double until = sysinfo_now() + 120;
+    while (s->trainer && !trainer_is_done(trainer_status(s->trainer)) && sysinfo_now() < until)
+        usleep(20000);
+    return s->trainer && trainer_is_done(trainer_status(s->trainer));
+}
+
+/* Queries of the job are pure; the dispatcher reaps an ended run once per command, before
+ * it (after it for wait and stop: `wait` still prints the end of a run that ended before
+ * it was typed). */
+static void reap_once_per_command(Session *s)
+{
+    CHECK(run(s, "train steps=10 eval_every=5") == LM_OK, "train: %s", out);
+    CHECK(run_ended(s), "the run did not end within 120 s");
+    char name[64] = "x";
+    session_job_name(s, name, sizeof name);
+    CHECK(session_job_kind(s) == SESSION_JOB_NONE && !name[0] && s->trainer && s->rec,
+          "a query of the job closed the ended run (trainer %p)", (void *)s->trainer);
+    CHECK(run(s, "wait") == LM_OK && strstr(out, "\"end\""), "wait after the end: %s", out);
+    CHECK(!s->trainer && !s->rec, "the dispatcher's reap after wait left the run open");
+    CHECK(s->view && strstr(s->view_source, "final weights"), "final weights: %s",
+          s->view_source);
+    CHECK(run(s, "train steps=10 eval_every=5") == LM_OK, "train: %s", out);
+    CHECK(run_ended(s), "the run did not end within 120 s");
+    CHECK(run(s, "runs limit=1") == LM_OK && !s->trainer && !s->rec,
+          "a command that does not ask about the job still reaps once: %s", out);
 }
 
 /* Polls `sweep status` until its field equals want (a string) or exceeds it (a number),
@@ -313,6 +345,7 @@ int main(void)
     train_flow(&s);
     stop_and_resume(&s);
     finetune_and_import(&s, first_run);
+    reap_once_per_command(&s);
     bad_inputs(&s);
     jobs_and_controls(&s);
     sweep_job(&s);

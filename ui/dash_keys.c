@@ -4,6 +4,7 @@
  * loop (dash_term.c): it reaches the loop only through the DashCtx. */
 #define NCURSES_WIDECHAR 1
 #include "dash_keys.h"
+#include "commands.h"
 
 #include "dash_keymap.h"
 #include "err.h"

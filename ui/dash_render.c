@@ -3,6 +3,7 @@
  * line, the help and quit overlays, the too-small message. Not a widget library: it only
  * lays them out; not the views (view_*.c) and not the curses loop (dash_term.c). */
 #include "dash_render.h"
+#include "commands.h"
 
 #include "dash_draw.h"
 #include "dash_keymap.h"

@@ -6,6 +6,7 @@
  * database while curses is up. Not the drawing: dashboard_render does every frame. */
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
+#include "commands.h"
 
 #include "dash_follow.h"
 #include "dash_alerts.h"

@@ -264,6 +264,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_step_columns_migrate(s, &added, err);
     if (!status && version < RUNSTORE_OWNER_VERSION)   /* requests addressed to one owner */
         status = runstore_control_migrate_owner(s, err);
+    if (!status && version < RUNSTORE_GROUP_VERSION)   /* seed groups, store settings */
+        status = runstore_group_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
@@ -408,7 +410,6 @@ int runstore_open(const char *path, RunStore **out, char *err)
     if (!status) status = store_check(s, err);
     if (!status) status = store_migrate(s, err);
     if (!status) status = store_setup(s, err);
-    if (!status) status = runstore_group_migrate(s, err);   /* runstore_group.c */
     if (!status) status = store_read_id(s, err);
     if (!status) status = store_repair(s, err);
     if (!status) status = store_prepare(s, err);

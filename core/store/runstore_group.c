@@ -1,5 +1,5 @@
 /* runstore_group.c — the run store's seed groups and settings (see runstore_group.h):
- * the schema step that adds them, filing runs into groups, reading groups back, and the
+ * the schema step that adds them (RUNSTORE_GROUP_VERSION), filing runs into groups, reading groups back, and the
  * key/value settings. Not statistics over a group (core/sweep/sweep_analysis.c) and not
  * launching the seeded runs (the commands build a sweep with seeds=N). */
 #include "runstore_group.h"
@@ -31,28 +31,12 @@ static const char SCHEMA_GROUPS[] =
     " FROM sweeps sw WHERE sw.id = NEW.sweep_id"
     " AND NOT EXISTS (SELECT 1 FROM run_groups WHERE run_id = NEW.run_id); END;";
 
-static int has_table(RunStore *s, int *yes, char *err)
-{
-    sqlite3_stmt *st;
-    int status = prep(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
-                      " ('run_groups', 'store_settings', 'sweep_trial_group')", &st, err);
-    if (status) return status;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) *yes = sqlite3_column_int(st, 0) == 3;
-    else status = runstore_db_fail(s, rc, "reading the schema", err);
-    sqlite3_finalize(st);
-    return status;
-}
-
 int runstore_group_migrate(RunStore *s, char *err)
 {
-    int yes = 0, status = has_table(s, &yes, err);
-    if (status || yes) return status;
-    if ((status = exec_sql(s, "BEGIN IMMEDIATE", "adding the group tables", err))) return status;
-    status = exec_sql(s, SCHEMA_GROUPS, "adding the group tables", err);
-    if (!status) return tx_commit(s, "adding the group tables", err);
-    tx_rollback(s);
-    return status;
+    char sql[sizeof SCHEMA_GROUPS + 64];
+    snprintf(sql, sizeof sql, "%sPRAGMA user_version = %d;", SCHEMA_GROUPS,
+             RUNSTORE_GROUP_VERSION);
+    return exec_sql(s, sql, "adding the group tables", err);
 }
 
 int runstore_group_name_ok(const char *name)

@@ -4,10 +4,11 @@
  * hand; the tables draw its curves as mean ± std and give mean ± std of its results.
  * Settings are small key/value texts a store keeps for its users (the runs table's
  * columns, sort, filter and marks), so a layout comes back next session.
- * Schema: its own step (runstore_group_migrate, run by runstore_open): tables run_groups
- * and store_settings and a trigger that files a seeded sweep's trial runs under the
- * sweep's group as the runner records them, all created only when missing, so a store
- * of an older lmlab gains them and an older lmlab still opens the store. */
+ * Schema: versioned step 10 (RUNSTORE_GROUP_VERSION, run by the store's migration in its
+ * one transaction like every other step): tables run_groups and store_settings and a
+ * trigger that files a seeded sweep's trial runs under the sweep's group as the runner
+ * records them (CREATE ... IF NOT EXISTS: a store that gained them before they were a
+ * step keeps its rows). */
 #ifndef LM_RUNSTORE_GROUP_H
 #define LM_RUNSTORE_GROUP_H
 
@@ -17,9 +18,10 @@
 
 #define RUNSTORE_GROUP_LEN 64   /* a group name, with its NUL */
 
-/* Creates run_groups, store_settings and the sweep trial trigger when missing (one
- * transaction). Called by runstore_open after the main migration; idempotent.
- * LM_EDB/LM_EIO on failure. */
+/* Schema step RUNSTORE_GROUP_VERSION: creates run_groups, store_settings and the sweep
+ * trial trigger (when missing) and sets user_version to that number, inside the caller's
+ * transaction. Called only by the store's migration. LM_EDB/LM_EIO on failure. */
+#define RUNSTORE_GROUP_VERSION 10
 int runstore_group_migrate(RunStore *s, char *err);
 
 /* 1 when name is a valid group name: 1..63 characters, no whitespace or comma. */

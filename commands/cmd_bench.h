@@ -1,0 +1,21 @@
+/* cmd_bench.h — the table's handlers of cmd_bench.c: `bench`. */
+#ifndef LM_CMD_BENCH_H
+#define LM_CMD_BENCH_H
+
+#include "session.h"
+
+int cmd_bench(Session *s, int argc, const LexWord *argv);
+
+/* `bench board` times dashboard frames through this hook (the dashboard's
+ * dashboard_bench_frame, set by app/ so that commands/ needs no ui/); without it the
+ * bench times the frames' store reads only. */
+typedef int (*BenchFrameFn)(Session *s, const char *view, int frames, int w, int h,
+                            double *ms, char *err);
+void bench_set_frame_hook(BenchFrameFn fn);
+
+/* `bench track` (cmd_bench_track.c): the tracking's cost per second of training against
+ * a step of the small workload measured at tokens_per_s. Prints; returns the status. */
+int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
+
+
+#endif

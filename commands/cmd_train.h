@@ -1,0 +1,14 @@
+/* cmd_train.h — the table's handlers of cmd_train.c, the session's run: `train`
+ * (group=NAME files it into a seed group), `pause`, `resume` and `stop` (one handler,
+ * cmd_control: the verb is the command's word), `status`, `wait`. */
+#ifndef LM_CMD_TRAIN_H
+#define LM_CMD_TRAIN_H
+
+#include "session.h"
+
+int cmd_train(Session *s, int argc, const LexWord *argv);
+int cmd_control(Session *s, int argc, const LexWord *argv);
+int cmd_status(Session *s, int argc, const LexWord *argv);
+int cmd_wait(Session *s, int argc, const LexWord *argv);
+
+#endif
