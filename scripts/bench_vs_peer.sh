@@ -10,7 +10,8 @@
 #        and the sequence-length scan). PEER=/path/to/torch_ref.py, LMLAB=/path/to/lmlab.
 # Needs python3-torch for the peer (apt-get install python3-torch); lmlab itself does not.
 #
-# nanoGPT mode: scripts/bench_vs_peer.sh --nanogpt DIR [--shape small|wide] [--runs N] [--iters N]
+# nanoGPT mode: scripts/bench_vs_peer.sh --nanogpt DIR [--shape small|wide] [--threads N]
+#                                          [--runs N] [--iters N]
 #   DIR is a checkout of karpathy/nanoGPT (the project neither ships nor needs it). Copies
 #   it to a temporary folder, prepares shakespeare_char from data/tinyshakespeare.txt there
 #   (its own prepare.py), then alternates N times (default 3): lmlab's bench and nanoGPT's
@@ -22,8 +23,10 @@
 #   too, so each side's tokens per CPU-second is printed as well: lmlab's from bench (CPU
 #   time of its steps), nanoGPT's from /usr/bin/time on two runs of train.py, --iters and
 #   5 iterations, the CPU time of the difference over the iterations between (start-up,
-#   data loading and the first evaluation cancel out). Prints both per run and the
-#   ratios; the temporary folder is removed.
+#   data loading and the first evaluation cancel out). --threads N runs both on N threads
+#   (lmlab's `set threads=N`, torch's OMP_NUM_THREADS=N; default: each program's own default):
+#   with 1 no thread waits for a descheduled partner, the fairest per-CPU-second figure on
+#   a shared machine. Prints both per run and the ratios; the temporary folder is removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LMLAB=${LMLAB:-build/app/lmlab}
@@ -32,7 +35,8 @@ LMLAB=${LMLAB:-build/app/lmlab}
 # iteration, 0-4 left out) and the process's CPU seconds (user + system), or "0 0".
 nanogpt_run() {
     local shape=$1 iters=$2 out cpu
-    out=$(cd "$tmp" && /usr/bin/time -f 'CPU %U %S' /usr/bin/python3 train.py \
+    out=$(cd "$tmp" && ${NG_THREADS:+env OMP_NUM_THREADS=$NG_THREADS} \
+            /usr/bin/time -f 'CPU %U %S' /usr/bin/python3 train.py \
             config/train_shakespeare_char.py --device=cpu --compile=False --eval_iters=20 \
             --log_interval=1 --block_size="$NG_T" --batch_size="$NG_B" --n_layer="$NG_L" \
             --n_head="$NG_H" --n_embd="$NG_D" --max_iters="$iters" --lr_decay_iters="$iters" \
@@ -48,7 +52,7 @@ nanogpt_run() {
 median() { sort -g | awk '{ t[NR] = $1 } END { print (NR ? t[int((NR + 1) / 2)] : 0) }'; }
 
 nanogpt_compare() {
-    local src=$1 runs=$2 iters=$3 shape=$4 workload
+    local src=$1 runs=$2 iters=$3 shape=$4 threads=$5 workload
     case $shape in
         small) workload=small-msa NG_L=4 NG_H=4 NG_D=128 NG_T=64 NG_B=12 ;;
         wide) workload=wide-msa NG_L=6 NG_H=6 NG_D=192 NG_T=128 NG_B=16 ;;
@@ -65,13 +69,18 @@ nanogpt_compare() {
     cp -r "$src"/. "$tmp"/
     cp data/tinyshakespeare.txt "$tmp/data/shakespeare_char/input.txt"
     (cd "$tmp/data/shakespeare_char" && /usr/bin/python3 prepare.py >/dev/null)
-    echo "nanoGPT from $src (prepared in $tmp); shape $shape ($workload: L=$NG_L H=$NG_H d=$NG_D T=$NG_T B=$NG_B); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    NG_THREADS=$threads
+    echo "nanoGPT from $src (prepared in $tmp); shape $shape ($workload: L=$NG_L H=$NG_H d=$NG_D T=$NG_T B=$NG_B); threads: ${threads:-as each program sets}; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
     printf "%-4s %11s %13s %7s %15s %17s %7s\n" run "lmlab tok/s" "nanoGPT tok/s" ratio \
         "lmlab tok/CPU-s" "nanoGPT tok/CPU-s" ratio
     local ratios=() cratios=() best_l=0 best_n=0
     for r in $(seq 1 "$runs"); do
         local js tl cl tn cn c5 ratio cratio
-        js=$("$LMLAB" bench "$workload" --json | grep '"event": *"bench"')
+        if [ -n "$threads" ]; then
+            js=$("$LMLAB" -c "set threads=$threads; bench $workload --json" | grep '"event": *"bench"')
+        else
+            js=$("$LMLAB" bench "$workload" --json | grep '"event": *"bench"')
+        fi
         tl=$(printf "%s" "$js" | sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p')
         cl=$(printf "%s" "$js" | sed -n 's/.*"tokens_per_cpu_s": *\([0-9.eE+-]*\).*/\1/p')
         read -r tn c5 < <(nanogpt_run "$shape" 5)
@@ -94,20 +103,22 @@ nanogpt_compare() {
 }
 
 if [ "${1:-}" = --nanogpt ]; then
-    [ $# -ge 2 ] || { echo "usage: $0 --nanogpt DIR [--shape small|wide] [--runs N] [--iters N]"; exit 2; }
-    dir=$2 runs=3 iters=60 shape=small
+    [ $# -ge 2 ] || { echo "usage: $0 --nanogpt DIR [--shape small|wide] [--threads N] [--runs N] [--iters N]"; exit 2; }
+    dir=$2 runs=3 iters=60 shape=small threads=""
     shift 2
     while [ $# -gt 0 ]; do
         case $1 in
             --runs) runs=${2:?--runs needs a number}; shift 2 ;;
             --iters) iters=${2:?--iters needs a number}; shift 2 ;;
             --shape) shape=${2:?--shape needs small or wide}; shift 2 ;;
-            *) echo "unknown argument '$1' (usage: $0 --nanogpt DIR [--shape small|wide] [--runs N] [--iters N])"; exit 2 ;;
+            --threads) threads=${2:?--threads needs a number}; shift 2 ;;
+            *) echo "unknown argument '$1' (usage: $0 --nanogpt DIR [--shape small|wide] [--threads N] [--runs N] [--iters N])"; exit 2 ;;
         esac
     done
     [[ $runs =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ && $iters -gt 5 ]] || {
         echo "--runs must be >= 1 and --iters > 5"; exit 2; }
-    nanogpt_compare "$dir" "$runs" "$iters" "$shape"
+    [[ -z $threads || $threads =~ ^[1-9][0-9]*$ ]] || { echo "--threads must be a number >= 1"; exit 2; }
+    nanogpt_compare "$dir" "$runs" "$iters" "$shape" "$threads"
     exit 0
 fi
 PEER=${PEER:-../shared/peer/torch_ref.py}
