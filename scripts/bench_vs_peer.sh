@@ -10,23 +10,58 @@
 #        and the sequence-length scan). PEER=/path/to/torch_ref.py, LMLAB=/path/to/lmlab.
 # Needs python3-torch for the peer (apt-get install python3-torch); lmlab itself does not.
 #
-# nanoGPT mode: scripts/bench_vs_peer.sh --nanogpt DIR [--runs N] [--iters N]
+# nanoGPT mode: scripts/bench_vs_peer.sh --nanogpt DIR [--shape small|wide] [--threads N]
+#                                          [--runs N] [--iters N]
 #   DIR is a checkout of karpathy/nanoGPT (the project neither ships nor needs it). Copies
 #   it to a temporary folder, prepares shakespeare_char from data/tinyshakespeare.txt there
-#   (its own prepare.py), then alternates N times (default 3): `lmlab bench small-msa`
-#   (the same shape: 4 layers, 4 heads, d=128, block 64, batch 12, V=65) and nanoGPT's
-#   train.py with its README's CPU flags for --iters iterations (default 60). nanoGPT's
-#   tokens/s = 12 x 64 / its median iteration time, iterations 0-4 (the first evaluation,
-#   warm-up) left out. Prints both per run and the ratio; the temporary folder is removed.
+#   (its own prepare.py), then alternates N times (default 3): lmlab's bench and nanoGPT's
+#   train.py (its README's CPU flags, dropout 0) for --iters iterations (default 60) on
+#   the same shape: small = `bench small-msa` (4 layers, 4 heads, d=128, block 64, batch
+#   12, V=65), wide = `bench wide-msa` (6 layers, 6 heads, d=192, block 128, batch 16).
+#   nanoGPT's tokens/s = B x T / its median iteration time, iterations 0-4 (the first
+#   evaluation, warm-up) left out. On a shared machine wall time measures the neighbours
+#   too, so each side's tokens per CPU-second is printed as well: lmlab's from bench (CPU
+#   time of its steps), nanoGPT's from /usr/bin/time on two runs of train.py, --iters and
+#   5 iterations, the CPU time of the difference over the iterations between (start-up,
+#   data loading and the first evaluation cancel out). --threads N runs both on N threads
+#   (lmlab's `set threads=N`, torch's OMP_NUM_THREADS=N; default: each program's own default):
+#   with 1 no thread waits for a descheduled partner, the fairest per-CPU-second figure on
+#   a shared machine. Prints both per run and the ratios; the temporary folder is removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LMLAB=${LMLAB:-build/app/lmlab}
 
+# nanoGPT's train.py in $tmp on shape "$1" for $2 iterations: prints its tokens/s (median
+# iteration, 0-4 left out) and the process's CPU seconds (user + system), or "0 0".
+nanogpt_run() {
+    local shape=$1 iters=$2 out cpu
+    out=$(cd "$tmp" && ${NG_THREADS:+env OMP_NUM_THREADS=$NG_THREADS} \
+            /usr/bin/time -f 'CPU %U %S' /usr/bin/python3 train.py \
+            config/train_shakespeare_char.py --device=cpu --compile=False --eval_iters=20 \
+            --log_interval=1 --block_size="$NG_T" --batch_size="$NG_B" --n_layer="$NG_L" \
+            --n_head="$NG_H" --n_embd="$NG_D" --max_iters="$iters" --lr_decay_iters="$iters" \
+            --dropout=0.0 --out_dir="$tmp/out" 2>&1) || true
+    cpu=$(printf "%s\n" "$out" | awk '$1 == "CPU" { printf "%.3f", $2 + $3 }')
+    printf "%s %s\n" "$(printf "%s\n" "$out" |
+        sed -n 's/^iter \([0-9]*\): .* time \([0-9.]*\)ms.*/\1 \2/p' |
+        awk '$1 >= 5 { print $2 }' | sort -g |
+        awk -v bt=$((NG_B * NG_T)) '{ t[NR] = $1 } END { if (NR) printf "%.1f", bt / (t[int((NR + 1) / 2)] / 1000); else print 0 }')" \
+        "${cpu:-0}"
+}
+
+median() { sort -g | awk '{ t[NR] = $1 } END { print (NR ? t[int((NR + 1) / 2)] : 0) }'; }
+
 nanogpt_compare() {
-    local src=$1 runs=$2 iters=$3
+    local src=$1 runs=$2 iters=$3 shape=$4 threads=$5 workload
+    case $shape in
+        small) workload=small-msa NG_L=4 NG_H=4 NG_D=128 NG_T=64 NG_B=12 ;;
+        wide) workload=wide-msa NG_L=6 NG_H=6 NG_D=192 NG_T=128 NG_B=16 ;;
+        *) echo "--shape must be small or wide, not '$shape'"; exit 2 ;;
+    esac
     [ -f "$src/train.py" ] && [ -f "$src/data/shakespeare_char/prepare.py" ] || {
         echo "$src is not a nanoGPT checkout (no train.py or data/shakespeare_char/prepare.py)"; exit 2; }
     [ -x "$LMLAB" ] || { echo "build lmlab first (ninja -C build)"; exit 1; }
+    [ -x /usr/bin/time ] || { echo "nanoGPT's CPU time needs /usr/bin/time: apt-get install time"; exit 1; }
     /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || {
         echo "nanoGPT needs PyTorch and numpy: apt-get install python3-torch python3-numpy"; exit 1; }
     tmp=$(mktemp -d /tmp/lmlab_nanogpt_XXXXXX)   # global: the EXIT trap removes it
@@ -34,47 +69,56 @@ nanogpt_compare() {
     cp -r "$src"/. "$tmp"/
     cp data/tinyshakespeare.txt "$tmp/data/shakespeare_char/input.txt"
     (cd "$tmp/data/shakespeare_char" && /usr/bin/python3 prepare.py >/dev/null)
-    echo "nanoGPT from $src (prepared in $tmp); $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-    printf "%-5s %14s %16s %8s\n" run "lmlab tok/s" "nanoGPT tok/s" ratio
-    local ratios=() best_l=0 best_n=0
+    NG_THREADS=$threads
+    echo "nanoGPT from $src (prepared in $tmp); shape $shape ($workload: L=$NG_L H=$NG_H d=$NG_D T=$NG_T B=$NG_B); threads: ${threads:-as each program sets}; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf "%-4s %11s %13s %7s %15s %17s %7s\n" run "lmlab tok/s" "nanoGPT tok/s" ratio \
+        "lmlab tok/CPU-s" "nanoGPT tok/CPU-s" ratio
+    local ratios=() cratios=() best_l=0 best_n=0
     for r in $(seq 1 "$runs"); do
-        local tl tn
-        tl=$("$LMLAB" bench small-msa --json | grep '"event": *"bench"' |
-             sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p')
-        tn=$(cd "$tmp" && /usr/bin/python3 train.py config/train_shakespeare_char.py \
-                --device=cpu --compile=False --eval_iters=20 --log_interval=1 --block_size=64 \
-                --batch_size=12 --n_layer=4 --n_head=4 --n_embd=128 --max_iters="$iters" \
-                --lr_decay_iters="$iters" --dropout=0.0 --out_dir="$tmp/out" 2>&1 |
-             sed -n 's/^iter \([0-9]*\): .* time \([0-9.]*\)ms.*/\1 \2/p' |
-             awk '$1 >= 5 { print $2 }' | sort -g |
-             awk '{ t[NR] = $1 } END { if (NR) printf "%.1f", 12 * 64 / (t[int((NR + 1) / 2)] / 1000) }')
-        local ratio
+        local js tl cl tn cn c5 ratio cratio
+        if [ -n "$threads" ]; then
+            js=$("$LMLAB" -c "set threads=$threads; bench $workload --json" | grep '"event": *"bench"')
+        else
+            js=$("$LMLAB" bench "$workload" --json | grep '"event": *"bench"')
+        fi
+        tl=$(printf "%s" "$js" | sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p')
+        cl=$(printf "%s" "$js" | sed -n 's/.*"tokens_per_cpu_s": *\([0-9.eE+-]*\).*/\1/p')
+        read -r tn c5 < <(nanogpt_run "$shape" 5)
+        read -r tn cn < <(nanogpt_run "$shape" "$iters")
+        # iterations 6..iters cost cn - c5 CPU seconds
+        cn=$(awk -v a="$cn" -v b="$c5" -v n=$((iters - 5)) -v bt=$((NG_B * NG_T)) \
+             'BEGIN { printf "%.1f", (a > b ? n * bt / (a - b) : 0) }')
         ratio=$(awk -v a="${tl:-0}" -v b="${tn:-0}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-        ratios+=("$ratio")
+        cratio=$(awk -v a="${cl:-0}" -v b="$cn" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+        ratios+=("$ratio"); cratios+=("$cratio")
         best_l=$(awk -v a="$best_l" -v b="${tl:-0}" 'BEGIN { print (b > a ? b : a) }')
         best_n=$(awk -v a="$best_n" -v b="${tn:-0}" 'BEGIN { print (b > a ? b : a) }')
-        printf "%-5s %14.0f %16.0f %7sx\n" "$r" "${tl:-0}" "${tn:-0}" "$ratio"
+        printf "%-4s %11.0f %13.0f %6sx %15.0f %17.0f %6sx\n" "$r" "${tl:-0}" "${tn:-0}" \
+            "$ratio" "${cl:-0}" "$cn" "$cratio"
     done
-    printf "median ratio %sx over %s runs (target of issue 29: >= 3x); load after: %s\n" \
-        "$(printf "%s\n" "${ratios[@]}" | sort -g | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }')" \
-        "$runs" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf "median over %s runs: %sx in wall time, %sx per CPU-second (target of issue 36: >= 3x); load after: %s\n" \
+        "$runs" "$(printf "%s\n" "${ratios[@]}" | median)" "$(printf "%s\n" "${cratios[@]}" | median)" \
+        "$(cut -d' ' -f1-3 /proc/loadavg)"
     awk -v a="$best_l" -v b="$best_n" 'BEGIN { printf "best of each: lmlab %.0f, nanoGPT %.0f tok/s: %.2fx (the least disturbed runs, for a loaded machine)\n", a, b, (b > 0 ? a / b : 0) }'
 }
 
 if [ "${1:-}" = --nanogpt ]; then
-    [ $# -ge 2 ] || { echo "usage: $0 --nanogpt DIR [--runs N] [--iters N]"; exit 2; }
-    dir=$2 runs=3 iters=60
+    [ $# -ge 2 ] || { echo "usage: $0 --nanogpt DIR [--shape small|wide] [--threads N] [--runs N] [--iters N]"; exit 2; }
+    dir=$2 runs=3 iters=60 shape=small threads=""
     shift 2
     while [ $# -gt 0 ]; do
         case $1 in
             --runs) runs=${2:?--runs needs a number}; shift 2 ;;
             --iters) iters=${2:?--iters needs a number}; shift 2 ;;
-            *) echo "unknown argument '$1' (usage: $0 --nanogpt DIR [--runs N] [--iters N])"; exit 2 ;;
+            --shape) shape=${2:?--shape needs small or wide}; shift 2 ;;
+            --threads) threads=${2:?--threads needs a number}; shift 2 ;;
+            *) echo "unknown argument '$1' (usage: $0 --nanogpt DIR [--shape small|wide] [--threads N] [--runs N] [--iters N])"; exit 2 ;;
         esac
     done
     [[ $runs =~ ^[1-9][0-9]*$ && $iters =~ ^[1-9][0-9]*$ && $iters -gt 5 ]] || {
         echo "--runs must be >= 1 and --iters > 5"; exit 2; }
-    nanogpt_compare "$dir" "$runs" "$iters"
+    [[ -z $threads || $threads =~ ^[1-9][0-9]*$ ]] || { echo "--threads must be a number >= 1"; exit 2; }
+    nanogpt_compare "$dir" "$runs" "$iters" "$shape" "$threads"
     exit 0
 fi
 PEER=${PEER:-../shared/peer/torch_ref.py}

@@ -56,6 +56,22 @@ static void test_train_split(void)
 }
 
 /* two replica threads: the peak runs on two threads too */
+/* wide-msa is nanoGPT's wider shape, the one issue 36 compares against. */
+static void test_wide_shape(void)
+{
+    BenchWorkload w;
+    char err[LM_ERR_LEN] = "";
+    CHECK(bench_workload("wide-msa", &w, err) == LM_OK, "wide-msa: %s", err);
+    CHECK(w.cfg.model_kind == MODEL_MSA && w.cfg.layers == 6 && w.cfg.heads == 6 &&
+          w.cfg.d == 192 && w.cfg.nhid == 768 && w.cfg.bptt == 128 && w.cfg.batch == 16 &&
+          w.vocab == 65, "wide-msa: L=%d H=%d d=%d nhid=%d T=%d B=%d V=%d", w.cfg.layers,
+          w.cfg.heads, w.cfg.d, w.cfg.nhid, w.cfg.bptt, w.cfg.batch, w.vocab);
+    int listed = 0;
+    for (const char *const *n = bench_workload_names(); *n; n++)
+        listed |= !strcmp(*n, "wide-msa");
+    CHECK(listed, "wide-msa is listed among the workloads");
+}
+
 static void test_peak_threads(void)
 {
     BenchWorkload w;
@@ -142,6 +158,7 @@ int main(void)
     test_train_split();
     test_bottleneck();
     test_peaks();
+    test_wide_shape();
     test_peak_threads();
     test_share_text();
     return check_summary();

@@ -55,6 +55,7 @@ typedef struct {
 } BenchStage;
 
 /* Names of the built-in workloads, NULL-terminated: small, paper, small-msa, paper-msa,
+ * wide-msa (nanoGPT's wider shape: L=6, 6 heads, d=192, block 128, batch 16),
  * scan-dispatcher-256/1024/4096, scan-msa-256/1024/4096. */
 const char *const *bench_workload_names(void);
 /* Fills w for a named workload. LM_OK or LM_EARG listing the names. */

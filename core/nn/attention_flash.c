@@ -42,6 +42,11 @@ INL void st8(float *p, v8 x)
     memcpy(p, &x, sizeof x);
 }
 
+INL v8 splat0(void)
+{
+    return (v8){0};
+}
+
 static int round_up(int x, int m)
 {
     return (x + m - 1) / m * m;
@@ -52,10 +57,47 @@ static size_t round16(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
+/* Rows i..i+7 of C (8, 16-column panels) = or += A B, n a multiple of 16: 16 accumulators
+ * against 2 loads of B and 8 broadcasts a step (the 4-row block below is load-bound). */
+INL void gemm_nn8(float *restrict C, int ldc, const float *restrict A, int lda,
+                  const float *restrict Bm, int ldb, int n, int k, int add)
+{
+    for (int j = 0; j < n; j += 16) {
+        v8 x[8][2];
+        for (int r = 0; r < 8; r++)
+            x[r][0] = x[r][1] = splat0();
+        for (int p = 0; p < k; p++) {
+            v8 b0 = ld8(Bm + (size_t)p * ldb + j), b1 = ld8(Bm + (size_t)p * ldb + j + 8);
+            for (int r = 0; r < 8; r++) {
+                float a = A[(size_t)r * lda + p];
+                x[r][0] += a * b0;
+                x[r][1] += a * b1;
+            }
+        }
+        for (int r = 0; r < 8; r++) {
+            float *c = C + (size_t)r * ldc + j;
+            if (add) {
+                x[r][0] += ld8(c);
+                x[r][1] += ld8(c + 8);
+            }
+            st8(c, x[r][0]);
+            st8(c + 8, x[r][1]);
+        }
+    }
+}
+
 /* C (m,n) = or += A (m,k) B (k,n); m a multiple of 4, n of 8. */
 INL void gemm_nn(float *restrict C, int ldc, const float *restrict A, int lda,
                  const float *restrict Bm, int ldb, int m, int n, int k, int add)
 {
+    if (n % 16 == 0) {
+        int i8 = m / 8 * 8;
+        for (int i = 0; i < i8; i += 8)
+            gemm_nn8(C + (size_t)i * ldc, ldc, A + (size_t)i * lda, lda, Bm, ldb, n, k, add);
+        C += (size_t)i8 * ldc;
+        A += (size_t)i8 * lda;
+        m -= i8;
+    }
     for (int i = 0; i < m; i += 4) {
         const float *a0 = A + (size_t)i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
         float *c0 = C + (size_t)i * ldc, *c1 = c0 + ldc, *c2 = c1 + ldc, *c3 = c2 + ldc;
