@@ -273,8 +273,9 @@ static json_t *eval_json(const RunEval *e)
     return o;
 }
 
-/* Adds the existing checkpoints (each with its own evaluation), the best and final
- * evaluations and the last 3 samples to a run's object. */
+/* Adds the run record's facts (group, precision, owner, lineage), the existing
+ * checkpoints (each with its own evaluation), the best and final evaluations and the last
+ * 3 samples to a run's object. */
 static void run_lists_json(json_t *o, const RunRecord *f, const SampleRow *r, int ns)
 {
     json_t *ck = json_array(), *sm = json_array();
@@ -292,6 +293,16 @@ static void run_lists_json(json_t *o, const RunRecord *f, const SampleRow *r, in
                                             "prompt", output_json_str(r[i].prompt),
                                             "settings", output_json_str(r[i].settings),
                                             "text", output_json_str(r[i].text)));
+    json_object_set_new(o, "group", f->group[0] ? output_json_str(f->group) : json_null());
+    json_object_set_new(o, "precision", output_json_str(f->precision));
+    json_object_set_new(o, "owner", f->owner_pid <= 0 && !f->owner_host[0] ? json_null() :
+                        json_pack("{s:I s:o s:s}", "pid", (json_int_t)f->owner_pid, "host",
+                                  output_json_str(f->owner_host), "state",
+                                  runrecord_owner_state(f)));
+    json_object_set_new(o, "parent", f->parent_run ? json_integer(f->parent_run) : json_null());
+    json_object_set_new(o, "parent_step", f->parent_step > 0 ? json_integer(f->parent_step)
+                                                             : json_null());
+    json_object_set_new(o, "parent_deleted", json_boolean(!f->parent_run && f->parent_step > 0));
     json_object_set_new(o, "checkpoints", ck);
     json_object_set_new(o, "checkpoints_gone", json_integer(f->n_gone));
     json_object_set_new(o, "best_eval", eval_json(&f->best));
@@ -350,6 +361,29 @@ static void print_config(Session *s, const RunRow *r, int all)
                        "every one)", shown, total, r->id);
 }
 
+/* The run record's own facts (core/run's runrecord.h, asked once): group, precision,
+ * owner, lineage and the best and final evaluations. */
+static void run_text_record(Session *s, const RunRecord *f)
+{
+    char e1[160], e2[160];
+    session_printf(s, "  group:       %s", f->group[0] ? f->group : "-");
+    session_printf(s, "  precision:   %s", f->precision);
+    runrecord_fmt_owner(e1, sizeof e1, f);
+    session_printf(s, "  owner:       %s", e1);
+    if (f->parent_run)
+        session_printf(s, "  forked from: run #%ld at step %ld", f->parent_run, f->parent_step);
+    else if (f->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
+        session_printf(s, "  forked from: a deleted run, at its step %ld", f->parent_step);
+    runrecord_fmt_eval(e1, sizeof e1, &f->best);
+    runrecord_fmt_eval(e2, sizeof e2, &f->final);
+    session_printf(s, "  best val:    %s", e1);
+    if (!isnan(f->best_whole.loss) && f->best_whole.step != f->best.step) {
+        runrecord_fmt_eval(e1, sizeof e1, &f->best_whole);
+        session_printf(s, "  best whole:  %s", e1);
+    }
+    session_printf(s, "  final val:   %s", e2);
+}
+
 static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int all)
 {
     char a[64], b[64], c[64];
@@ -369,19 +403,7 @@ static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int
     session_printf(s, "  ckpt dir:    %s", r->checkpoint_dir[0] ? r->checkpoint_dir : "-");
     session_printf(s, "  tags:        %s", r->tags[0] ? r->tags : "-");
     if (r->sweep_id) session_printf(s, "  sweep:       %ld", r->sweep_id);
-    if (r->parent_run)
-        session_printf(s, "  forked from: run #%ld at step %ld", r->parent_run, r->parent_step);
-    else if (r->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
-        session_printf(s, "  forked from: a deleted run, at its step %ld", r->parent_step);
-    char e1[160], e2[160];
-    runrecord_fmt_eval(e1, sizeof e1, &f->best);
-    runrecord_fmt_eval(e2, sizeof e2, &f->final);
-    session_printf(s, "  best val:    %s", e1);
-    if (!isnan(f->best_whole.loss) && f->best_whole.step != f->best.step) {
-        runrecord_fmt_eval(e1, sizeof e1, &f->best_whole);
-        session_printf(s, "  best whole:  %s", e1);
-    }
-    session_printf(s, "  final val:   %s", e2);
+    run_text_record(s, f);
     session_printf(s, "  last step:   %ld", r->last_step);
     session_printf(s, "config:%s", r->config[0] ? "" : " (none)");
     print_config(s, r, all);

@@ -165,6 +165,8 @@ lm rm 1 yes >/dev/null 2>&1
 lm run 2 >fork.out 2>&1
 check "after rm of a fork's parent, the fork still says where it started" \
     has fork.out "forked from: a deleted run, at its step 30"
+check "the fork's reason says what it trained (30 steps from #1@30), not \"finished 60 steps\"" \
+    has fork.out "status: +finished — finished at step 60: trained 30 steps from #1@30 after "
 : >afile
 timeout 60 bash "$START" --install afile/pre >st.out 2>&1
 check "start.sh --install under a file (relative): refused at once (exit 2)" eq "$?" 2

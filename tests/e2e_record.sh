@@ -5,7 +5,8 @@
 # metadata records and the validation loss evaluated at that step. Three runs in one store:
 # evaluation and checkpoint steps coincide (every 100), differ (evaluations every 30,
 # checkpoints every 100) and the best step's file is pruned (keep_checkpoints=1). Also
-# issue 33 item 1 as reported: `train quick steps=400 eval_every=50 seed=1339`.
+# issue 33 item 1 as reported: `train quick steps=400 eval_every=50 seed=1339`. And `run ID`
+# states the record's group, precision, owner (alive, gone or ended) and lineage.
 # Usage: e2e_record.sh LMLAB_BINARY. The dashboard part is skipped without tmux.
 set -u
 bin=$(readlink -f "$1")
@@ -89,6 +90,47 @@ EOF
 done
 [ "${kind_ok[1]}${kind_ok[2]}${kind_ok[3]}" = 111 ] ||
     fail "a case did not happen (coincide, differ, pruned: ${kind_ok[1]}${kind_ok[2]}${kind_ok[3]}): the test covers less than it says"
+
+# `run ID` states the record's group, precision, owner (alive, gone or ended, pid@host)
+# and lineage, in text and --json (issue 33: core/run's record, asked in one place)
+F="$dir/facts.db"
+lf() { "$bin" --db "$F" "$@"; }
+lf train quick steps=20 eval_every=10 checkpoint_every=10 seeds=1 group=solo precision=bf16 \
+    name=facts >f.txt 2>&1 || fail "train group=solo precision=bf16: $(cat f.txt)"
+timeout 120 "$bin" --db "$F" -c "use quick; train steps=100000 name=alive; run 2; stop 2" \
+    >alive.txt 2>&1 || fail "a run shown while it trains: $(cat alive.txt)"
+timeout 120 "$bin" --db "$F" -c "fork 1 step=10 steps=20; wait" >fk.txt 2>&1 ||
+    fail "fork 1 step=10: $(cat fk.txt)"
+lf run 1 >f1.txt || fail "run 1 (facts)"
+lf --json run 1 >f1.json || fail "--json run 1 (facts)"
+lf --json run 2 >f2.json || fail "--json run 2 (alive)"
+lf run 3 >f3.txt || fail "run 3 (a fork)"
+lf --json run 3 >f3.json || fail "--json run 3 (a fork)"
+grep -qE '^  group: +solo$' f1.txt || fail "run 1: no group line: $(cat f1.txt)"
+grep -qE '^  precision: +bf16$' f1.txt || fail "run 1: no precision line: $(cat f1.txt)"
+grep -qE '^  owner: +pid [0-9]+@[^ ,]+, ended$' f1.txt || fail "run 1: owner: $(grep owner f1.txt)"
+grep -qE '^  owner: +pid [0-9]+@[^ ,]+, alive$' alive.txt ||
+    fail "a run shown by the process training it: owner: $(grep -E 'owner|error' alive.txt)"
+apid=$(grep -oE '^  owner: +pid [0-9]+' alive.txt | grep -oE '[0-9]+$')
+grep -qE '^  forked from: run #1 at step 10$' f3.txt || fail "run 3: lineage: $(cat f3.txt)"
+grep -qE '^  precision: +bf16$' f3.txt || fail "run 3 (a fork keeps its parent's settings): $(grep precision f3.txt)"
+python3 - f1.json f2.json f3.json "$apid" <<'PY' || fail "--json run: the record's facts"
+import json, sys
+a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+assert a["group"] == "solo" and a["precision"] == "bf16", (a["group"], a["precision"])
+assert a["owner"]["state"] == "ended" and a["owner"]["pid"] > 0 and a["owner"]["host"], a["owner"]
+assert b["owner"] == {"pid": int(sys.argv[4]), "host": b["owner"]["host"], "state": "ended"}, b["owner"]
+assert c["parent"] == 1 and c["parent_step"] == 10 and not c["parent_deleted"], c
+assert c["precision"] == "bf16" and c["group"] is None, (c["precision"], c["group"])
+PY
+# its owner gone: the store says running on another host, no heartbeat for an hour
+sqlite3 "$F" "UPDATE runs SET status='running', host='elsewhere', heartbeat=strftime('%s','now')-3600 WHERE id=1" ||
+    fail "sqlite3 cannot edit the store"
+lf run 1 >f1.txt || fail "run 1 (owner gone)"
+grep -qE '^  owner: +pid [0-9]+@elsewhere, gone: ' f1.txt || fail "run 1: owner gone: $(grep owner f1.txt)"
+lf --json run 1 | python3 -c 'import json, sys; o = json.load(sys.stdin)["owner"]
+assert o["state"] == "gone" and o["host"] == "elsewhere", o' || fail "--json run 1: owner not gone"
+echo "run ID: group, precision, owner (alive, ended, gone) and lineage from the record"
 
 # the dashboard's history view: mark every run, its compare pane shows each best checkpoint
 command -v tmux >/dev/null || { echo "tmux not installed: dashboard part skipped"; exit 0; }

@@ -78,4 +78,12 @@ else
         fail "stopped at $step, the last evaluation was at $last_eval: $vl"
 fi
 grep -q "ETA -" st.txt || fail "an ended run has an ETA: $(cat st.txt)"
+# issue 33 item 7: a paused run's status shows no ETA ("- (paused)"), not a time left. Made
+# paused by hand (no race with a pause request): its owner on another host, heartbeat fresh
+sqlite3 -cmd '.timeout 5000' "$LMLAB_DB" "UPDATE runs SET status='paused', host='elsewhere',
+    heartbeat=strftime('%s','now'), ended=NULL, reason='paused by the test' WHERE id=2" ||
+    fail "sqlite3 cannot edit the store"
+"$bin" -c "attach 2; status" >st.txt 2>&1 || fail "status of paused run 2: $(cat st.txt)"
+grep -qE "^run #2 paused .* ETA - \(paused\)$" st.txt || fail "a paused run's status: $(cat st.txt)"
+grep -qE "^  paused: paused by the test$" st.txt || fail "a paused run's reason: $(cat st.txt)"
 echo "e2e_truth: ok"

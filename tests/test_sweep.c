@@ -2,7 +2,8 @@
  * determinism, ranges, log space), the successive-halving rule on synthetic curves, the
  * bundled sweep files, and the runner end to end on Tiny Shakespeare with tiny models:
  * a grid and a halving sweep recorded as tagged runs, then a sweep whose process is
- * killed with SIGKILL during trial 2 and resumed: no trial run twice, none lost. */
+ * killed with SIGKILL during trial 2 and resumed: no trial run twice, none lost; a
+ * parallel=2 sweep's trials read running once their workers start (stub workers). */
 #include "check.h"
 #include "err.h"
 #include "runstore.h"
@@ -577,8 +578,101 @@ static void test_kill_resume(void)
     runstore_close(st);
 }
 
-int main(void)
+/* ---- parallel=K: a trial is marked running when its worker starts --------------------- */
+
+/* This binary exec'd as a parallel sweep's worker (`TEST --db DB -c "sweep worker=..."`,
+ * sweep_pool.c runs /proc/self/exe): it says it started (DB.worker-PID), touches nothing
+ * else and waits for DB.release (at most 120 s) or SIGTERM, so whatever the store says
+ * about its trial meanwhile comes from the runner alone, however slow the machine. */
+static int stub_worker(const char *db)
 {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_UNBLOCK, &term, NULL);   /* exec_worker blocks it: a stop ends us */
+    char path[700];
+    snprintf(path, sizeof path, "%.600s.worker-%ld", db, (long)getpid());
+    FILE *f = fopen(path, "w");
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%.600s.release", db);
+    for (int i = 0; i < 120 * 20 && access(path, F_OK); i++)   /* bounded: 120 s */
+        usleep(50000);
+    return 3;
+}
+
+/* The number of files DB.worker-* (the stub workers that started). */
+static int workers_started(const char *db)
+{
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "ls '%.600s'.worker-* 2>/dev/null | wc -l", db);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1) n = 0;
+        pclose(p);
+    }
+    return n;
+}
+
+/* Issue 33 item 5: with parallel=2 each trial reads "running" in the store as soon as its
+ * worker process starts, not when the worker has loaded its data and claimed a run (it
+ * read "pending" for seconds while it ran). The workers are stubs that never write to the
+ * store, so the check does not depend on timing: before the runner marked trials at
+ * spawn, they stayed pending until the bounded wait below ran out. */
+static void test_parallel_marked_running(void)
+{
+    char db[640], err[LM_ERR_LEN];
+    snprintf(db, sizeof db, "%s/parallel.db", tmpdir);
+    const char *words[] = {"lr=1e-3,3e-3", "parallel=2", "name=pstart", NULL};
+    SweepSpec sp;
+    Config base;
+    tiny_base(&base);
+    sweep_spec_init(&sp);
+    for (int i = 0; words[i]; i++)
+        CHECK(sweep_spec_set_pair(&sp, words[i], err) == LM_OK, "%s: %s", words[i], err);
+    CHECK(sweep_spec_finish(&sp, &base, err) == LM_OK, "finish: %s", err);
+    SweepRunner *r = sweep_runner_create(&sp, db, err);
+    CHECK(r != NULL, "create: %s", err);
+    if (!r || sweep_runner_start(r, err) != LM_OK) {
+        CHECK(0, "parallel sweep start: %s", err);
+        sweep_runner_destroy(r);
+        return;
+    }
+    RunStore *st = NULL;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "%s", err);
+    SweepTrialRow *t = NULL;
+    int n = 0, running = 0, i = 0;
+    for (; st && i < 60 * 20 && running < 2; i++) {   /* bounded: 60 s */
+        free(t);
+        t = NULL;
+        running = 0;
+        if (runstore_sweep_trials(st, sweep_runner_id(r), &t, &n, err) == LM_OK)
+            for (int k = 0; k < n; k++)
+                running += !strcmp(t[k].status, "running");
+        if (running < 2)
+            usleep(50000);
+    }
+    CHECK(running == 2 && n == 2, "parallel=2: %d of %d trials read running in the store after "
+          "60 s while both workers were started and held before loading anything (%d started)",
+          running, n, workers_started(db));
+    for (int k = 0; k < n; k++)
+        CHECK(t[k].run_id == 0, "trial %d has run #%ld: the stub worker wrote to the store",
+              t[k].trial, t[k].run_id);
+    free(t);
+    runstore_close(st);
+    char rel[700];
+    snprintf(rel, sizeof rel, "%s.release", db);
+    FILE *f = fopen(rel, "w");
+    if (f) fclose(f);
+    sweep_runner_stop(r);
+    sweep_runner_join(r);
+    sweep_runner_destroy(r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 && !strcmp(argv[1], "--db"))   /* a parallel sweep's worker: the stub */
+        return stub_worker(argv[2]);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
@@ -595,6 +689,7 @@ int main(void)
     snprintf(db_path, sizeof db_path, "%s/lmlab.db", tmpdir);
     snprintf(runs_dir, sizeof runs_dir, "%s/runs", tmpdir);
     test_kill_resume(); /* first: fork before this process starts BLAS threads */
+    test_parallel_marked_running();
     RunStore *st = NULL;
     char err[LM_ERR_LEN];
     CHECK(runstore_open(db_path, &st, err) == LM_OK, "%s", err);

@@ -112,8 +112,10 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
         snprintf(to.resume, sizeof to.resume, "%s", o->resume_from);
     if (o->resume_id > 0 && o->resume_dir)
         snprintf(to.run_dir, sizeof to.run_dir, "%s", o->resume_dir);
-    if (o->resume_id <= 0 && o->fork_from)   /* restores state; the new run's folder later */
+    if (o->resume_id <= 0 && o->fork_from) { /* restores state; the new run's folder later */
         snprintf(to.resume, sizeof to.resume, "%s", o->fork_from);
+        to.fork_of = o->parent_run;
+    }
     if (!(h->trainer = trainer_create(cfg, &to, err)))
         return LM_EARG;
     run_launch_name(trainer_config(h->trainer), trainer_dataset(h->trainer)->name, h->name,

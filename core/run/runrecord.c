@@ -194,6 +194,10 @@ int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
     f->parent_step = r->parent_step;
     runrecord_precision(r, f->precision, sizeof f->precision);
     f->owner_live = runstore_run_live(st, r);
+    f->owner_gone = !f->owner_live && (!strcmp(r->status, "running") ||
+                                       !strcmp(r->status, "paused"));
+    f->owner_pid = r->pid;
+    snprintf(f->owner_host, sizeof f->owner_host, "%s", r->host);
     CheckpointRecord best;
     int found = 0;
     long batches = config_long(r->config, "eval_batches", 0), whole_step = final_whole_step(r);
@@ -246,6 +250,23 @@ void runrecord_fmt_eval(char *buf, size_t cap, const RunEval *e)
         snprintf(how, sizeof how, "an estimate over %ld batch%s", e->batches,
                  e->batches == 1 ? "" : "es");
     snprintf(buf, cap, "%.4f (ppl %.2f) at step %ld, %s", e->loss, exp(e->loss), e->step, how);
+}
+
+const char *runrecord_owner_state(const RunRecord *f)
+{
+    return f->owner_live ? "alive" : f->owner_gone ? "gone" : "ended";
+}
+
+void runrecord_fmt_owner(char *buf, size_t cap, const RunRecord *f)
+{
+    if (f->owner_pid <= 0 && !f->owner_host[0]) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    const char *state = runrecord_owner_state(f);
+    snprintf(buf, cap, "pid %ld@%s, %s%s", f->owner_pid, f->owner_host[0] ? f->owner_host : "?",
+             state, f->owner_gone ? ": the store says it runs, but its process no longer "
+             "exists" : "");
 }
 
 /* "100, 200, best (step 300)" — what exists, for an error. */

@@ -44,6 +44,10 @@ typedef struct {
     char group[RUNSTORE_GROUP_LEN];/* its seed group ("" = none) */
     char precision[16];/* the run's precision= setting: "fp32" or "bf16" */
     int owner_live;    /* running or paused with its process alive (runstore_run_live) */
+    int owner_gone;    /* running or paused in the store, but its process is gone (on
+                          another host: no heartbeat for RUNSTORE_STALE_SECONDS) */
+    long owner_pid;    /* the process that created or last resumed it (0 = not recorded) */
+    char owner_host[64];/* and its host ("" = not recorded) */
 } RunRecord;
 
 /* Reads run r's record. LM_OK, or the store's error in err. Free with runrecord_free. */
@@ -53,6 +57,14 @@ void runrecord_free(RunRecord *f);
 /* "2.1097 (ppl 8.26) at step 1000, an estimate over 5 batches" or "... whole split";
  * "-" when e->loss is NAN. */
 void runrecord_fmt_eval(char *buf, size_t cap, const RunEval *e);
+
+/* The owner's state: "alive", "gone" (running or paused in the store, its process
+ * no longer exists) or "ended" (the run is not running: its last owner let it go). */
+const char *runrecord_owner_state(const RunRecord *f);
+
+/* "pid 4242@vm, alive" (or "gone: running in the store but its process no longer exists",
+ * or "ended"); "-" when no owner was recorded. */
+void runrecord_fmt_owner(char *buf, size_t cap, const RunRecord *f);
 
 /* The checkpoint `open` loads for which = "best" | "final" | "last" (= final) and step
  * (> 0: that step's file; which is then ignored): LM_OK with *out pointing into f, or

@@ -355,6 +355,7 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
     }
     if (!rc && t->opt.resume[0] && info.has_state)
         restore_state(t, &info);
+    t->start_step = t->ts.step;
     Config was = info.cfg;   /* what trained the checkpoint (for note_resume_changes) */
     int resumed = !rc && t->opt.resume[0] && info.has_state, had_config = info.has_config;
     char kernels[sizeof info.kernels];
@@ -632,6 +633,9 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
                  t->ts.step);
     else if (stopped)
         snprintf(err, LM_ERR_LEN, "stopped at step %ld", t->ts.step);
+    else if (t->opt.fork_of > 0)   /* a fork trained from its parent's step, not from 0 */
+        snprintf(err, LM_ERR_LEN, "finished at step %ld: trained %ld steps from #%ld@%ld",
+                 t->ts.step, t->ts.step - t->start_step, t->opt.fork_of, t->start_step);
     else
         snprintf(err, LM_ERR_LEN, "finished %ld steps", t->ts.step);
     size_t len = strlen(err);

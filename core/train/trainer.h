@@ -51,6 +51,9 @@ typedef struct {
     long run_id;           /* recorded in checkpoints */
     char run_dir[512];     /* where checkpoints go (created if missing) */
     char resume[1024];     /* a checkpoint of this run to continue from, or "" */
+    long fork_of;          /* > 0: `resume` is this run's checkpoint and the run is a new
+                              one (a fork): its ending says what it trained ("finished at
+                              step 60: trained 30 steps from #7@30") */
     long stop_at;          /* > 0: evaluate, checkpoint and stop at this step (a rung of
                               successive halving); the run ends as `stopped` */
     double checkpoint_retry; /* seconds between automatic retries of a checkpoint that

@@ -30,6 +30,7 @@ struct Trainer {
     int *x, *y;            /* (batch, bptt) */
     long total_steps, steps_per_epoch;
     TrainState ts;
+    long start_step;       /* ts.step when training began (a resume's or fork's step, else 0) */
     double best_val;
     float last_gnorm;
     long best_written;     /* step whose evaluation best.safetensors holds (-1 none) */
