@@ -4,9 +4,10 @@
  * files in NAME_files/ beside it. Sections: machine and versions, curves of the best runs,
  * the runs table with the settings that differ, seed groups as mean ± std bands, a sweep's
  * parallel coordinates and parameter importance, the best run's samples, notes, the
- * console tails of the best runs (what was left out said), system metrics. Every stored string is escaped (HTML entities; control characters and invalid
- * UTF-8 shown as \xNN; report_doc.c holds the document's primitives). Not a template
- * engine and not interactive. */
+ * console tails of the best runs (what was left out said), system metrics. Every stored
+ * string is escaped (HTML entities; control characters and invalid UTF-8 shown as \xNN;
+ * report_doc.c holds the document's primitives). Not a template engine and not
+ * interactive. */
 #include "session.h"
 #include "cmd_report.h"
 #include "report_doc.h"
@@ -362,7 +363,7 @@ static void console_cut_note(Report *r, long run, const ConsoleLine *l, long cut
     char t[400];
     int o = 0;
     if (cut > 0)
-        o += snprintf(t + o, sizeof t - (size_t)o, "the store cut the first %ld line%s of"
+        o += snprintf(t + o, sizeof t - (size_t)o, "The store cut the first %ld line%s of"
                       " this console (it keeps the newest %d lines of a run). ", cut,
                       cut == 1 ? "" : "s", RUNSTORE_CONSOLE_MAX_LINES);
     if (l[0].seq - 1 > cut)
@@ -422,7 +423,8 @@ static const char CSS[] =
     "th,td{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
     "tbody tr:nth-child(even){background:#fafafa}img.plot{max-width:100%;border:1px solid #eee}"
     "figure{margin:1em 0}figcaption{color:#555;font-size:12px}pre{white-space:pre-wrap;"
-    "background:#f7f7f7;padding:.6em;border-radius:4px}.when{color:#777}pre.console{font-size:12px}</style>\n";
+    "background:#f7f7f7;padding:.6em;border-radius:4px}.when{color:#777}"
+    "pre.console{font-size:12px}</style>\n";
 
 static void write_doc(Report *r, const char *title)
 {

@@ -140,7 +140,7 @@ grep -q 'http' report.html && fail "the report refers to the network"
 [ "$(grep -c '<pre class="console">' report.html)" = 3 ] || fail "not 3 console tails in the report"
 grep -qF 'evil \x1b]0;pwned\x07 &lt;img src=x onerror=alert(1)&gt; \xff' report.html ||
     fail "the hostile console line is not escaped in the report: $(grep -a evil report.html)"
-grep -qF 'the store cut the first 6999 lines of this console (it keeps the newest 5000' report.html ||
+grep -qF 'The store cut the first 6999 lines of this console (it keeps the newest 5000' report.html ||
     fail "the store's cut of run 3's console is not said"
 grep -qE 'Lines 1 to [0-9]+ are left out of this report \(it shows the newest 40\): `lmlab log 1`' \
     report.html || fail "the report's own cut of run 1's console is not said"
