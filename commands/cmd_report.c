@@ -3,10 +3,11 @@
  * plot/ — the code `plot` uses — no script, no network); Markdown gets its figures as SVG
  * files in NAME_files/ beside it. Sections: machine and versions, curves of the best runs,
  * the runs table with the settings that differ, seed groups as mean ± std bands, a sweep's
- * parallel coordinates and parameter importance, the best run's samples, notes, system
- * metrics. Every stored string is escaped (HTML entities; control characters and invalid
- * UTF-8 shown as \xNN; report_doc.c holds the document's primitives). Not a template
- * engine and not interactive. */
+ * parallel coordinates and parameter importance, the best run's samples, notes, the
+ * console tails of the best runs (what was left out said), system metrics. Every stored
+ * string is escaped (HTML entities; control characters and invalid UTF-8 shown as \xNN;
+ * report_doc.c holds the document's primitives). Not a template engine and not
+ * interactive. */
 #include "session.h"
 #include "cmd_report.h"
 #include "report_doc.h"
@@ -36,6 +37,8 @@
 #define REPORT_MAX_CURVES 10
 #define REPORT_MAX_COLS 12
 #define REPORT_MAX_GROUPS 6
+#define REPORT_CONSOLE_RUNS 3     /* consoles shown: the best runs' */
+#define REPORT_CONSOLE_TAIL 40    /* newest lines of each */
 
 static int by_best(const void *a, const void *b)
 {
@@ -353,13 +356,75 @@ static void section_notes(Report *r)
     runstore_notes_free(nt, n);
 }
 
+/* What the console of run has that the tail l[0..] leaves out, said in one paragraph:
+ * lines the store cut (its cap) and older lines this report does not show. */
+static void console_cut_note(Report *r, long run, const ConsoleLine *l, long cut)
+{
+    char t[400];
+    int o = 0;
+    if (cut > 0)
+        o += snprintf(t + o, sizeof t - (size_t)o, "The store cut the first %ld line%s of"
+                      " this console (it keeps the newest %d lines of a run). ", cut,
+                      cut == 1 ? "" : "s", RUNSTORE_CONSOLE_MAX_LINES);
+    if (l[0].seq - 1 > cut)
+        snprintf(t + o, sizeof t - (size_t)o, "Lines %ld to %ld are left out of this report"
+                 " (it shows the newest %d): `lmlab log %ld` prints them.", cut + 1,
+                 l[0].seq - 1, REPORT_CONSOLE_TAIL, run);
+    if (cut > 0 || l[0].seq - 1 > cut) report_para(r, t);
+}
+
+/* The newest REPORT_CONSOLE_TAIL console lines of each of the best REPORT_CONSOLE_RUNS runs
+ * (r->runs is sorted by best), stored text escaped; what is left out is said. */
+static void section_console(Report *r)
+{
+    if (!r->n) return;
+    int k_max = r->n < REPORT_CONSOLE_RUNS ? r->n : REPORT_CONSOLE_RUNS;
+    char err[LM_ERR_LEN], t[160], id[32], when[32];
+    report_heading(r, 2, k_max > 1 ? "Console of the best runs" : "Console", "console");
+    for (int k = 0; k < k_max; k++) {
+        const RunRow *run = &r->runs[k];
+        ConsoleLine *l = NULL;
+        int n = 0;
+        long cut = 0;
+        snprintf(t, sizeof t, "run #%ld %s", run->id, run->name);
+        snprintf(id, sizeof id, "console-%ld", run->id);
+        report_heading(r, 3, t, id);
+        if (runstore_console_read(r->st, run->id, 0, REPORT_CONSOLE_TAIL, &l, &n, &cut, err)) {
+            report_para(r, err);
+            continue;
+        }
+        if (!n) report_para(r, "empty (runs recorded before lmlab kept consoles have none)");
+        else console_cut_note(r, run->id, l, cut);
+        if (n && !r->md) report_puts(&r->b, "<pre class=\"console\">");
+        for (int i = 0; i < n; i++) {
+            cmd_log_fmt_time(when, sizeof when, l[i].t, 0);
+            snprintf(t, sizeof t, "%s %-8s ", when, l[i].kind);
+            report_puts(&r->b, r->md ? "- `" : "<span class=\"when\">");
+            if (r->md) report_puts(&r->b, when), report_puts(&r->b, "` ");
+            report_esc(r, r->md ? l[i].kind : t);   /* kind: stored text */
+            report_puts(&r->b, r->md ? ": " : "</span>");
+            report_esc(r, l[i].text);
+            report_puts(&r->b, "\n");
+        }
+        if (n && !r->md) report_puts(&r->b, "</pre>\n");
+        else if (n) report_puts(&r->b, "\n");
+        runstore_console_free(l, n);
+    }
+    if (r->n > k_max) {
+        snprintf(t, sizeof t, "The consoles of the other %d runs are not in this report:"
+                 " `lmlab log ID` prints one.", r->n - k_max);
+        report_para(r, t);
+    }
+}
+
 static const char CSS[] =
     "<style>body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;"
     "padding:0 1em;color:#222}table{border-collapse:collapse;margin:1em 0;font-size:13px}"
     "th,td{border:1px solid #ccc;padding:3px 7px;text-align:left}th{background:#f3f3f3}"
     "tbody tr:nth-child(even){background:#fafafa}img.plot{max-width:100%;border:1px solid #eee}"
     "figure{margin:1em 0}figcaption{color:#555;font-size:12px}pre{white-space:pre-wrap;"
-    "background:#f7f7f7;padding:.6em;border-radius:4px}.when{color:#777}</style>\n";
+    "background:#f7f7f7;padding:.6em;border-radius:4px}.when{color:#777}"
+    "pre.console{font-size:12px}</style>\n";
 
 static void write_doc(Report *r, const char *title)
 {
@@ -386,6 +451,7 @@ static void write_doc(Report *r, const char *title)
     section_sweep(r);
     section_samples(r);
     section_notes(r);
+    section_console(r);
     if (!r->md) report_puts(&r->b, "</body></html>\n");
 }
 

@@ -122,6 +122,11 @@ grep -qF 'evil \e]0;pwned\a' out || fail "log: the escape is not shown escaped: 
 
 # ---- report -----------------------------------------------------------------------------
 run train quick steps=200 lr=1e-3 name=second
+# run 3's console as if the store had cut its first 6,999 lines (it keeps the newest 5,000)
+q "INSERT INTO run_console(run_id, seq, t, kind, text) VALUES(3, 7000, 0, 'info', 'the last line')"
+# run 1's console longer than the report's tail: 60 lines before its hostile one (seq 999)
+q "WITH RECURSIVE n(i) AS (SELECT 900 UNION ALL SELECT i + 1 FROM n WHERE i < 959)
+   INSERT INTO run_console(run_id, seq, t, kind, text) SELECT 1, i, 0, 'info', 'filler' FROM n"
 run report runs=1,2,3 sweep=1 file=report.html title="<b>team</b> report"
 grep -q "wrote report.html: 3 runs" out || fail "report: $(cat out)"
 grep -q $'\e' report.html && fail "a raw escape in the HTML"
@@ -131,18 +136,31 @@ grep -qF '&lt;b&gt;team&lt;/b&gt; report' report.html || fail "the title is not 
 grep -qF 'n \x1b[31m red' report.html || fail "a stored escape in a note is not shown as \\x1b"
 [ "$(grep -o 'data:image/svg+xml;base64' report.html | wc -l)" -ge 2 ] || fail "no inline figures"
 grep -q 'http' report.html && fail "the report refers to the network"
+# the console tails of the best runs, escaped, with what was left out said
+[ "$(grep -c '<pre class="console">' report.html)" = 3 ] || fail "not 3 console tails in the report"
+grep -qF 'evil \x1b]0;pwned\x07 &lt;img src=x onerror=alert(1)&gt; \xff' report.html ||
+    fail "the hostile console line is not escaped in the report: $(grep -a evil report.html)"
+grep -qF 'The store cut the first 6999 lines of this console (it keeps the newest 5000' report.html ||
+    fail "the store's cut of run 3's console is not said"
+grep -qE 'Lines 1 to [0-9]+ are left out of this report \(it shows the newest 40\): `lmlab log 1`' \
+    report.html || fail "the report's own cut of run 1's console is not said"
+grep -qE 'Lines 1 to 920 are left out' report.html || fail "run 1's tail does not start at line 921"
+grep -qE '<span class="when">[0-9:]{8} status   </span>stopped' report.html ||
+    fail "run 2's last console line (its end) is not in the report"
 run note 1 "naïve_ş*x"
 run report runs=1,2,3 file=report.md
 grep -qF 'naïve\_ş\*x' report.md || fail "markdown escaping of UTF-8 text: $(grep -a naïve report.md)"
 [ -s report_files/fig1.svg ] && grep -q '](report_files/fig1.svg)' report.md ||
     fail "markdown figures: $(ls report_files) $(grep -c svg report.md)"
 grep -qF '&lt;script&gt;' report.md || fail "markdown: the note is not escaped"
+grep -qF '### run \#3 second' report.md && grep -qF 'evil \x1b\]0;pwned\x07 &lt;img src=x onerror=alert(1)&gt; \xff' report.md ||
+    fail "markdown: the console tails: $(grep -a -A3 '^## Console' report.md)"
 "$bin" report runs=1 file=report.txt >out 2>&1 && fail "file=report.txt accepted"
 grep -q "file=NAME.html" out || fail "bad file= message: $(cat out)"
 
 if command -v chromium >/dev/null; then
     # a copy with a probe: the browser must decode every figure and lay out the tables
-    sed 's|</body>|<script>addEventListener("load",()=>{const i=[...document.images];document.body.setAttribute("data-probe","imgs="+i.length+" decoded="+i.filter(x=>x.complete\&\&x.naturalWidth>0).length+" tables="+document.querySelectorAll("table").length+" runs_rows="+document.querySelectorAll("#runs-table tbody tr").length)})</script></body>|' report.html >probe.html
+    sed 's|</body>|<script>addEventListener("load",()=>{const i=[...document.images];document.body.setAttribute("data-probe","imgs="+i.length+" decoded="+i.filter(x=>x.complete\&\&x.naturalWidth>0).length+" tables="+document.querySelectorAll("table").length+" runs_rows="+document.querySelectorAll("#runs-table tbody tr").length+" consoles="+document.querySelectorAll("pre.console").length+" console_text="+[...document.querySelectorAll("pre.console")].filter(p=>p.textContent.includes("<img src=x onerror=alert(1)>")).length)})</script></body>|' report.html >probe.html
     timeout 90 chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=5000 \
         --dump-dom "file://$dir/probe.html" >dom.html 2>chromium.err ||
         fail "chromium failed: $(tail -3 chromium.err)"
@@ -154,6 +172,8 @@ if command -v chromium >/dev/null; then
         fail "chromium decoded $n_dec of $n_img figures ($probe)"
     echo "$probe" | grep -q "runs_rows=3" || fail "chromium: the runs table has not 3 rows ($probe)"
     [ "$(echo "$probe" | sed -n 's/.*tables=\([0-9]*\).*/\1/p')" -ge 3 ] || fail "tables: $probe"
+    echo "$probe" | grep -q "consoles=3 console_text=1" ||
+        fail "chromium: not 3 console tails, or the hostile line not shown as text ($probe)"
 else
     echo "SKIP: chromium is not installed (Debian package chromium): the browser check did not run"
 fi
