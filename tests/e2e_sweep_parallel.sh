@@ -68,11 +68,22 @@ check "halving parallel=2: same survivors and losses (1e-6)" same p2.txt s2.txt 
 check "halving parallel=2: one run per trial" [ "$(q p2/a.db "select count(*) from runs")" == 4 ]
 
 # 3. stop part-way, resume
-LONG="base=quick steps=400 checkpoint_every=50 lr=1e-3,3e-3 threads=1 runs_dir=runs name=l"
+LONG="base=quick steps=4000 checkpoint_every=100 lr=1e-3,3e-3 threads=1 runs_dir=runs name=l"
+# waits (at most 60 s) until a trial of the sweep in store $1 has its first checkpoint: the
+# stop then comes part-way whatever the machine's speed (a fixed sleep let a fast machine
+# finish the sweep first, and hid that a sweep typed at a piped prompt started no worker
+# until the next line came), 39 checkpoints before its end
+until_checkpoint() {
+    for _ in $(seq 1 300); do
+        [ "$(q "$1" "select count(*) from checkpoints" 2>/dev/null || echo 0)" -ge 1 ] && return
+        sleep 0.2
+    done
+}
 run s3 "$L" --json --db a.db -c "$(sweep "$LONG")" >s3.txt 2>&1
-mkdir -p p3 && (cd p3 && { echo "sweep $LONG parallel=2"; sleep 1.5; echo "sweep stop"; } |
+mkdir -p p3 && (cd p3 && { echo "sweep $LONG parallel=2"; until_checkpoint a.db; echo "sweep stop"; } |
     timeout 300 "$L" --json --db a.db >a.txt 2>&1)
 check "stopped: the sweep is stored as stopped" [ "$(q p3/a.db "select status from sweeps where id=1")" == stopped ]
+check "stopped part-way: its trials had started (a checkpoint)" [ "$(q p3/a.db "select count(*) from checkpoints")" -ge 1 ]
 check "stopped: no worker left behind" bash -c "! pgrep -f '^$L --db a.db -c sweep worke[r]=1 ' >/dev/null"
 (cd p3 && timeout 300 "$L" --json --db a.db -c "sweep resume 1; sweep wait; sweep show" >b.txt 2>&1)
 check "resumed: finished" finished p3/b.txt
@@ -134,9 +145,10 @@ else
         bash -c "q() { sqlite3 -cmd '.timeout 5000' \"\$@\"; }; q m1/a.db \"select machine from runs where sweep_id is null or sweep_id=0\" | grep -q 'mpi 2 ranks'"
     run m2 "${MPI[@]}" --json --db a.db -c "$(sweep "$HALV parallel=ranks")" >m2.txt 2>&1
     check "mpirun halving: same survivors and losses (1e-6)" same m2.txt s2.txt 1e-6
-    mkdir -p m3 && (cd m3 && { echo "sweep $LONG parallel=ranks"; sleep 3; echo "sweep stop"; } |
+    mkdir -p m3 && (cd m3 && { echo "sweep $LONG parallel=ranks"; until_checkpoint a.db; echo "sweep stop"; } |
         timeout 300 "${MPI[@]}" --json --db a.db >a.txt 2>&1)
     check "mpirun stopped: stored as stopped" [ "$(q m3/a.db "select status from sweeps where id=1")" == stopped ]
+    check "mpirun stopped part-way: its trials had started (a checkpoint)" [ "$(q m3/a.db "select count(*) from checkpoints")" -ge 1 ]
     (cd m3 && timeout 300 "${MPI[@]}" --json --db a.db -c "sweep resume 1; sweep wait; sweep show" >b.txt 2>&1)
     check "mpirun resumed: finished" finished m3/b.txt
     check "mpirun resumed: ends as the uninterrupted sweep (1e-3)" same m3/b.txt s3.txt 1e-3

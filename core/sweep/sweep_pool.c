@@ -129,7 +129,12 @@ static int spawn_local(Worker *w, const char *exe, const char *db_path, long swe
     char line[256];
     snprintf(line, sizeof line, "sweep worker=%ld trial=%d stop_at=%ld threads=%d", sweep_id,
              trial, stop_at, threads);
-    fflush(NULL);
+    /* stdout and stderr only: fflush(NULL) also takes stdin's lock, which the REPL's
+     * getline holds while it waits for a line, so a `sweep ... parallel=K` typed at a piped
+     * prompt started no worker until the next line came (the child execs at once: no
+     * other stream's buffer is written twice) */
+    fflush(stdout);
+    fflush(stderr);
     pid_t pid = fork();
     if (pid < 0)
         return err_set(err, LM_EIO, "parallel sweep: cannot start a worker process for trial "
