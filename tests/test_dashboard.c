@@ -688,6 +688,7 @@ static void test_system_view(void)
     CHECK(has(s, " 7 system ") && has(s, " 1 tra ") && has(s, " 2 his ") && has(s, "VIEW KEYS"),
           "compact tabs at 80 columns: %s", s ? s : "");
     free(s);
+    snapshot_free(&sn);
     dash_state_free(&d);
 }
 
