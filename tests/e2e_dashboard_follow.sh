@@ -129,7 +129,7 @@ keys -l "use quick"
 keys Enter
 keys -l "sweep base=quick lr=1e-3,3e-3 steps=60 name=sw"
 keys Enter
-wait_for "run #5 sw-t2 finished after" 120
+wait_for "sweep #1 sw finished" 120   # its last line (the trials' own lines may scroll off first)
 "$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
 bg=$!
 wait_bar "#6 .*\(followed\)" 60   # the ended sweep's trial #5 no longer holds the screen
