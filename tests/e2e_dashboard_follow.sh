@@ -129,7 +129,15 @@ keys -l "use quick"
 keys Enter
 keys -l "sweep base=quick lr=1e-3,3e-3 steps=60 name=sw"
 keys Enter
-wait_for "sweep #1 sw finished" 120   # its last line (the trials' own lines may scroll off first)
+# the sweep has ended, as the store says (which of its lines is still on screen depends on
+# how fast its two trials ran: a line can scroll off before a screen poll sees it)
+st=""
+for _ in $(seq 1 600); do
+    st=$(sqlite3 -cmd '.timeout 5000' "$dir/f.db" "SELECT status FROM sweeps WHERE id=1" 2>/dev/null)
+    [ "$st" = finished ] && break
+    sleep 0.2
+done
+[ "$st" = finished ] || fail "the session's sweep did not finish within 120 s (status '$st')"
 "$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
 bg=$!
 wait_bar "#6 .*\(followed\)" 60   # the ended sweep's trial #5 no longer holds the screen
