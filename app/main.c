@@ -7,6 +7,7 @@
 #include "err.h"
 #include "regfile.h"
 #include "output.h"
+#include "jsonval.h"
 #include "runstore.h"
 #include "repl.h"
 #include "cmd_bench.h"
@@ -87,7 +88,7 @@ static int take_command(int argc, char **argv, int i, Args *a)
  * is ({"ok":false,"error":MSG,"status":"invalid argument"}). */
 static void usage_error(const Args *a, const char *msg)
 {
-    json_t *o = a->json ? json_pack("{s:b s:o s:s}", "ok", 0, "error", output_json_str(msg),
+    json_t *o = a->json ? json_pack("{s:b s:o s:s}", "ok", 0, "error", jsonval_str(msg),
                                     "status", err_name(LM_EARG)) : NULL;
     char *t = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     if (t) fprintf(stderr, "%s\n", t);

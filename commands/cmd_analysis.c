@@ -8,6 +8,7 @@
 #include "runstore_group.h"
 #include "sweep_analysis.h"
 #include "output.h"
+#include "jsonval.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -45,14 +46,14 @@ static int group_show(Session *s, RunStore *st, const char *name)
     cmd_analysis_fmt_pm(pb, sizeof pb, &sb);
     cmd_analysis_fmt_pm(pf, sizeof pf, &sf);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:o s:i}", "event", "group", "name", output_json_str(name), "n", n),
+        json_t *o = json_pack("{s:s s:o s:i}", "event", "group", "name", jsonval_str(name), "n", n),
                *arr = json_array();
         for (int i = 0; i < n; i++) json_array_append_new(arr, json_integer(ids[i]));
         json_object_set_new(o, "runs", arr);   /* the ids as numbers */
-        json_object_set_new(o, "best_mean", output_json_num(sb.mean));
-        json_object_set_new(o, "best_std", output_json_num(sb.n > 1 ? sb.std : NAN));
-        json_object_set_new(o, "final_mean", output_json_num(sf.mean));
-        json_object_set_new(o, "final_std", output_json_num(sf.n > 1 ? sf.std : NAN));
+        json_object_set_new(o, "best_mean", jsonval_num(sb.mean));
+        json_object_set_new(o, "best_std", jsonval_num(sb.n > 1 ? sb.std : NAN));
+        json_object_set_new(o, "final_mean", jsonval_num(sf.mean));
+        json_object_set_new(o, "final_std", jsonval_num(sf.n > 1 ? sf.std : NAN));
         session_emit_json(s, o);
     } else {
         session_printf(s, "group %s: %d run%s (%s); best val %s, final val %s (%d with a validation)",
@@ -89,7 +90,7 @@ int cmd_group(Session *s, int argc, const LexWord *argv)
     if (rc) return session_error(s, rc, "%s", err);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:o s:i}", "ok", 1, "group",
-                                       output_json_str(none ? "" : name), "runs", n));
+                                       jsonval_str(none ? "" : name), "runs", n));
     else if (none)
         session_printf(s, "%d run%s taken out of their group", n, n == 1 ? "" : "s");
     else
@@ -149,10 +150,10 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
             json_t *o = json_pack("{s:s s:I s:i s:s s:i s:i}", "event", "sweep_group", "sweep",
                                   (json_int_t)sweep, "rank", k + 1, "params", g[k].key,
                                   "n", g[k].stat.n, "members", g[k].members);
-            json_object_set_new(o, "mean", output_json_num(g[k].stat.mean));
-            json_object_set_new(o, "std", output_json_num(g[k].stat.n > 1 ? g[k].stat.std
+            json_object_set_new(o, "mean", jsonval_num(g[k].stat.mean));
+            json_object_set_new(o, "std", jsonval_num(g[k].stat.n > 1 ? g[k].stat.std
                                                                              : NAN));
-            json_object_set_new(o, "min", output_json_num(g[k].stat.min));
+            json_object_set_new(o, "min", jsonval_num(g[k].stat.min));
             session_emit_json(s, o);
         } else {
             session_printf(s, "%s%3d  %-28s  %-20s  N=%d/%d", k == 0 && g[k].stat.n ? "*" : " ",
@@ -183,17 +184,17 @@ static void importance_json(Session *s, long id, const char *mname, int used,
         json_t *o = json_pack("{s:s s:i s:b s:i s:b}", "key", im[k].key, "levels",
                               im[k].n_levels, "binned", im[k].binned, "max_per_level",
                               im[k].max_per_level, "identified", tells);
-        json_object_set_new(o, "share", output_json_num(tells ? im[k].share : NAN));
-        json_object_set_new(o, "rho", output_json_num(im[k].rho));
-        json_object_set_new(o, "range", output_json_num(im[k].range));
-        json_object_set_new(o, "range_over_noise", output_json_num(
+        json_object_set_new(o, "share", jsonval_num(tells ? im[k].share : NAN));
+        json_object_set_new(o, "rho", jsonval_num(im[k].rho));
+        json_object_set_new(o, "range", jsonval_num(im[k].range));
+        json_object_set_new(o, "range_over_noise", jsonval_num(
                                 isfinite(noise) && noise > 0 ? im[k].range / noise : NAN));
         json_array_append_new(arr, o);
     }
     json_t *ev = json_pack("{s:s s:I s:s s:i s:o s:i}", "event", "sweep_importance",
                            "sweep", (json_int_t)id, "metric", mname, "trials", used,
                            "settings", arr, "noise_df", df);
-    json_object_set_new(ev, "seed_noise", output_json_num(noise));
+    json_object_set_new(ev, "seed_noise", jsonval_num(noise));
     session_emit_json(s, ev);
 }
 

@@ -5,6 +5,7 @@
 #include "cmd_jobs.h"
 
 #include "output.h"
+#include "jsonval.h"
 #include "runstore_control.h"
 #include "runstore_jobs.h"
 #include "sysinfo.h"
@@ -21,21 +22,21 @@ static json_t *job_json(const JobRow *j)
 {
     json_t *o = json_object(), *sp = json_array();
     for (int i = 0; i < j->n_spark; i++)
-        json_array_append_new(sp, output_json_num(j->spark[i]));
+        json_array_append_new(sp, jsonval_num(j->spark[i]));
     json_object_set_new(o, "id", json_integer(j->run.id));
-    json_object_set_new(o, "name", output_json_str(j->run.name));
-    json_object_set_new(o, "host", output_json_str(j->run.host));
+    json_object_set_new(o, "name", jsonval_str(j->run.name));
+    json_object_set_new(o, "host", jsonval_str(j->run.host));
     json_object_set_new(o, "pid", json_integer(j->run.pid));
     json_object_set_new(o, "state", json_string(runstore_job_state_name(j->state)));
     json_object_set_new(o, "step", json_integer(j->last.step));
     json_object_set_new(o, "total_steps", j->total_steps ? json_integer(j->total_steps)
                                                          : json_null());
-    json_object_set_new(o, "loss", j->last.step ? output_json_num(j->last.loss) : json_null());
-    json_object_set_new(o, "val_loss", output_json_num(j->run.final_val));
-    json_object_set_new(o, "tokens_per_s", j->last.step ? output_json_num(j->last.tokens_per_s)
+    json_object_set_new(o, "loss", j->last.step ? jsonval_num(j->last.loss) : json_null());
+    json_object_set_new(o, "val_loss", jsonval_num(j->run.final_val));
+    json_object_set_new(o, "tokens_per_s", j->last.step ? jsonval_num(j->last.tokens_per_s)
                                                         : json_null());
-    json_object_set_new(o, "eta_s", output_json_num(j->eta));
-    json_object_set_new(o, "heartbeat_age_s", output_json_num(j->age));
+    json_object_set_new(o, "eta_s", jsonval_num(j->eta));
+    json_object_set_new(o, "heartbeat_age_s", jsonval_num(j->age));
     json_object_set_new(o, "sweep", j->run.sweep_id ? json_integer(j->run.sweep_id) : json_null());
     json_object_set_new(o, "losses", sp);
     return o;

@@ -6,6 +6,7 @@
  * jansson. Not the recording (core/run) nor the report (cmd_report.c). */
 #include "cmd_log.h"
 #include "output.h"
+#include "jsonval.h"
 #include "alertrule.h"
 #include "alerts.h"
 #include "runstore_notes.h"
@@ -56,7 +57,7 @@ static void print_lines(Session *s, const ConsoleLine *l, int n)
         if (s->json) {
             session_emit_json(s, json_pack("{s:I s:f s:s s:o}", "seq", (json_int_t)l[i].seq,
                                            "t", l[i].t, "kind", l[i].kind, "text",
-                                           output_json_str(l[i].text)));
+                                           jsonval_str(l[i].text)));
             continue;
         }
         cmd_log_fmt_time(t, sizeof t, l[i].t, 0);
@@ -161,7 +162,7 @@ int cmd_note(Session *s, int argc, const LexWord *argv)
         session_emit_json(s, json_pack("{s:b s:I s:o s:o s:o}", "ok", 1, "note", (json_int_t)id,
                                        "run", run ? json_integer(run) : json_null(), "sweep",
                                        sweep ? json_integer(sweep) : json_null(), "text",
-                                       output_json_str(note)));
+                                       jsonval_str(note)));
     else
         session_printf(s, "note saved on %s %ld (note %ld; `run ID` lists them)",
                        run ? "run" : "sweep", run ? run : sweep, id);
@@ -180,7 +181,7 @@ static json_t *cmd_log_notes_json(const NoteRow *nt, int n)
                                            "sweep", nt[i].sweep_id ? json_integer(nt[i].sweep_id)
                                                                    : json_null(),
                                            "time", runstore_json_time(nt[i].t), "text",
-                                           output_json_str(nt[i].text)));
+                                           jsonval_str(nt[i].text)));
     return a;
 }
 
@@ -195,13 +196,13 @@ static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEv
             json_array_append_new(rules, json_pack("{s:I s:o s:o s:s s:o s:s}", "id",
                 (json_int_t)a[i].id, "run", a[i].run_id ? json_integer(a[i].run_id) : json_null(),
                 "sweep", a[i].sweep_id ? json_integer(a[i].sweep_id) : json_null(), "rule",
-                a[i].rule, "run_cmd", output_json_str(a[i].cmd), "origin", a[i].origin));
+                a[i].rule, "run_cmd", jsonval_str(a[i].cmd), "origin", a[i].origin));
         for (int i = 0; i < ne; i++)
             json_array_append_new(fired, json_pack("{s:I s:I s:I s:o s:s s:o s:o}", "id",
                 (json_int_t)ev[i].id, "alert", (json_int_t)ev[i].alert_id, "run",
                 (json_int_t)ev[i].run_id, "time", runstore_json_time(ev[i].t), "rule",
-                ev[i].rule, "message", output_json_str(ev[i].message), "cmd_status",
-                output_json_str(ev[i].cmd_status)));
+                ev[i].rule, "message", jsonval_str(ev[i].message), "cmd_status",
+                jsonval_str(ev[i].cmd_status)));
         session_emit_json(s, json_pack("{s:o s:o}", "alerts", rules, "fired", fired));
         return;
     }
@@ -283,7 +284,7 @@ int cmd_alert(Session *s, int argc, const LexWord *argv)
             session_emit_json(s, json_pack("{s:b s:I s:o s:o s:s s:o}", "ok", 1, "alert",
                                            (json_int_t)id, "run", run ? json_integer(run) : json_null(),
                                            "sweep", sweep ? json_integer(sweep) : json_null(),
-                                           "rule", canon[i], "run_cmd", output_json_str(cmd)));
+                                           "rule", canon[i], "run_cmd", jsonval_str(cmd)));
         else
             session_printf(s, "alert %ld on %s %ld: %s%s%s", id, run ? "run" : "sweep",
                            run ? run : sweep, canon[i], cmd[0] ? ", then runs " : "", cmd);
@@ -364,11 +365,11 @@ void cmd_log_run_json(json_t *o, RunStore *st, long run)
     SysSummary m;
     if (runstore_sys_summary(st, run, &m, err) == LM_OK)
         json_object_set_new(o, "system", json_pack("{s:i s:i s:o s:o s:o s:o s:o s:o s:o s:i}",
-            "samples", m.n, "ranks", m.ranks, "cpu_mean", output_json_num(m.cpu_mean),
-            "cpu_peak", output_json_num(m.cpu_peak), "rss_mb_mean", output_json_num(m.rss_mean),
-            "rss_mb_peak", output_json_num(m.rss_peak), "load_mean",
-            output_json_num(m.load_mean), "load_peak", output_json_num(m.load_peak),
-            "mem_avail_mb_min", output_json_num(m.mem_avail_min), "threads_peak",
+            "samples", m.n, "ranks", m.ranks, "cpu_mean", jsonval_num(m.cpu_mean),
+            "cpu_peak", jsonval_num(m.cpu_peak), "rss_mb_mean", jsonval_num(m.rss_mean),
+            "rss_mb_peak", jsonval_num(m.rss_peak), "load_mean",
+            jsonval_num(m.load_mean), "load_peak", jsonval_num(m.load_peak),
+            "mem_avail_mb_min", jsonval_num(m.mem_avail_min), "threads_peak",
             m.threads_peak));
     AlertEvent *ev = NULL;
     if (runstore_alert_events(st, run, 0, 0, &ev, &n, err) == LM_OK) {
@@ -376,8 +377,8 @@ void cmd_log_run_json(json_t *o, RunStore *st, long run)
         for (int i = 0; i < n; i++)
             json_array_append_new(a, json_pack("{s:s s:o s:o s:o}", "rule", ev[i].rule, "time",
                                                runstore_json_time(ev[i].t), "message",
-                                               output_json_str(ev[i].message), "cmd_status",
-                                               output_json_str(ev[i].cmd_status)));
+                                               jsonval_str(ev[i].message), "cmd_status",
+                                               jsonval_str(ev[i].cmd_status)));
         json_object_set_new(o, "alerts_fired", a);
         free(ev);
     }

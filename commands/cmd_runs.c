@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "output.h"
+#include "jsonval.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -267,7 +268,7 @@ static json_t *eval_json(const RunEval *e)
     if (isnan(e->loss))
         return json_null();
     json_t *o = json_pack("{s:I s:o s:b}", "step", (json_int_t)e->step, "loss",
-                          output_json_num(e->loss), "whole_split", e->whole);
+                          jsonval_num(e->loss), "whole_split", e->whole);
     if (!e->whole)
         json_object_set_new(o, "batches", json_integer(e->batches));
     return o;
@@ -283,21 +284,21 @@ static void run_lists_json(json_t *o, const RunRecord *f, const SampleRow *r, in
         const RunCkpt *c = &f->ckpts[i];
         json_array_append_new(ck, json_pack("{s:I s:o s:o s:b s:b s:b}", "step",
                                             (json_int_t)c->step, "path",
-                                            output_json_str(c->path), "val_loss",
-                                            output_json_num(c->eval.loss), "whole_split",
+                                            jsonval_str(c->path), "val_loss",
+                                            jsonval_num(c->eval.loss), "whole_split",
                                             c->eval.whole, "best_file", c->best_file, "best",
                                             c->best));
     }
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++)
         json_array_append_new(sm, json_pack("{s:I s:o s:o s:o}", "step", (json_int_t)r[i].step,
-                                            "prompt", output_json_str(r[i].prompt),
-                                            "settings", output_json_str(r[i].settings),
-                                            "text", output_json_str(r[i].text)));
-    json_object_set_new(o, "group", f->group[0] ? output_json_str(f->group) : json_null());
-    json_object_set_new(o, "precision", output_json_str(f->precision));
+                                            "prompt", jsonval_str(r[i].prompt),
+                                            "settings", jsonval_str(r[i].settings),
+                                            "text", jsonval_str(r[i].text)));
+    json_object_set_new(o, "group", f->group[0] ? jsonval_str(f->group) : json_null());
+    json_object_set_new(o, "precision", jsonval_str(f->precision));
     json_object_set_new(o, "owner", f->owner_pid <= 0 && !f->owner_host[0] ? json_null() :
                         json_pack("{s:I s:o s:s}", "pid", (json_int_t)f->owner_pid, "host",
-                                  output_json_str(f->owner_host), "state",
+                                  jsonval_str(f->owner_host), "state",
                                   runrecord_owner_state(f)));
     json_object_set_new(o, "parent", f->parent_run ? json_integer(f->parent_run) : json_null());
     json_object_set_new(o, "parent_step", f->parent_step > 0 ? json_integer(f->parent_step)
@@ -319,12 +320,12 @@ static json_t *run_full_json(const RunRow *r)
         {"data_hash", r->data_hash}, {"machine", r->machine}, {"host", r->host},
         {"git_rev", r->git_rev}, {"checkpoint_dir", r->checkpoint_dir}};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        json_object_set_new(o, fields[i][0], output_json_str(fields[i][1]));
+        json_object_set_new(o, fields[i][0], jsonval_str(fields[i][1]));
     json_object_set_new(o, "started", runstore_json_time(r->started));
     json_object_set_new(o, "started_unix", r->started > 0 ? json_real(r->started) : json_null());
     json_object_set_new(o, "ended", runstore_json_time(r->ended));
     json_object_set_new(o, "ended_unix", r->ended > 0 ? json_real(r->ended) : json_null());
-    json_object_set_new(o, "final_ppl", output_json_num(exp(r->final_val)));
+    json_object_set_new(o, "final_ppl", jsonval_num(exp(r->final_val)));
     return o;
 }
 
@@ -499,8 +500,8 @@ static json_t *compare_json(const RunRow *r, int n)
         json_array_append(cfg, json_object_get(run, "config"));
         json_decref(run);
         json_array_append_new(ids, json_integer(r[i].id));
-        json_array_append_new(best, output_json_num(r[i].best_val));
-        json_array_append_new(fin, output_json_num(r[i].final_val));
+        json_array_append_new(best, jsonval_num(r[i].best_val));
+        json_array_append_new(fin, jsonval_num(r[i].final_val));
     }
     for (int i = 0; i < n; i++) {
         const char *key;
@@ -914,7 +915,7 @@ static int export_read(Session *s, int argc, const LexWord *argv)
     long steps = count_steps(st, ids, n);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1,
-                                       "file", output_json_str(file), "format", format,
+                                       "file", jsonval_str(file), "format", format,
                                        "runs", n, "steps", (json_int_t)steps));
     else
         session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",

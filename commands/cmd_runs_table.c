@@ -16,6 +16,7 @@
 #include "smooth.h"
 #include "sweep_analysis.h"
 #include "output.h"
+#include "jsonval.h"
 #include "textcheck.h"
 
 #include <math.h>
@@ -275,7 +276,7 @@ static void print_rows(Session *s, const Table *t, const Row *rows, int n)
         for (int c = 0; c < t->n_cols; c++) {
             if (i < 0) snprintf(v, sizeof v, "%s", t->cols[c]);
             else cell(&rows[i], t->cols[c], v, sizeof v, &num);
-            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? output_json_str(v)
+            if (o) json_object_set_new(o, t->cols[c], isnan(num) ? jsonval_str(v)
                                        : num == floor(num) && fabs(num) < 1e15 && !strchr(v, '.')
                                        ? json_integer((json_int_t)num) : json_real(num));
             else if (off < (int)sizeof line)
@@ -338,13 +339,13 @@ static void print_group(Session *s, const char *key, const Group *g, const Keyed
         return;
     }
     json_t *o = json_pack("{s:s s:o s:o s:i s:i}", "event", "run_group", "key",
-                          output_json_str(key), "value", output_json_str(k[g->lo].v), "n",
+                          jsonval_str(key), "value", jsonval_str(k[g->lo].v), "n",
                           g->hi - g->lo, "n_best", g->best.n);
-    json_object_set_new(o, "best_mean", output_json_num(g->best.mean));
+    json_object_set_new(o, "best_mean", jsonval_num(g->best.mean));
     /* a group of one has no spread: null, not 0 */
-    json_object_set_new(o, "best_std", output_json_num(g->best.n > 1 ? g->best.std : NAN));
-    json_object_set_new(o, "final_mean", output_json_num(g->fin.mean));
-    json_object_set_new(o, "final_std", output_json_num(g->fin.n > 1 ? g->fin.std : NAN));
+    json_object_set_new(o, "best_std", jsonval_num(g->best.n > 1 ? g->best.std : NAN));
+    json_object_set_new(o, "final_mean", jsonval_num(g->fin.mean));
+    json_object_set_new(o, "final_std", jsonval_num(g->fin.n > 1 ? g->fin.std : NAN));
     json_object_set_new(o, "runs", id_list);   /* the run ids as numbers */
     session_emit_json(s, o);
 }

@@ -13,6 +13,7 @@
 #include "runstore_group.h"
 #include "sample.h"
 #include "output.h"
+#include "jsonval.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -248,13 +249,13 @@ int cmd_sample_runs(Session *s, int argc, const LexWord *argv)
         record(s, st, &c[k], prompt, settings);
         if (s->json) {
             json_t *e = json_pack("{s:s s:I s:o s:o s:o s:i s:f s:I s:f}", "event", "sample",
-                                  "run", (json_int_t)c[k].id, "name", output_json_str(c[k].name),
-                                  "checkpoint", output_json_str(c[k].source), "prompt",
-                                  output_json_str(prompt), "tokens", c[k].st.generated,
+                                  "run", (json_int_t)c[k].id, "name", jsonval_str(c[k].name),
+                                  "checkpoint", jsonval_str(c[k].source), "prompt",
+                                  jsonval_str(prompt), "tokens", c[k].st.generated,
                                   "tokens_per_s", c[k].st.tokens_per_s, "seed",
                                   (json_int_t)o.seed, "temp",
                                   runstore_f32_decimal(o.temperature));
-            json_object_set_new(e, "text", output_json_str(c[k].text));
+            json_object_set_new(e, "text", jsonval_str(c[k].text));
             session_emit_json(s, e);
         } else {
             session_printf(s, "run #%ld %s: %d tokens, %.0f tokens/s (%s)", c[k].id, c[k].name,

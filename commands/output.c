@@ -252,19 +252,3 @@ void output_sparkline(const float *v, int n, int unicode, char *buf, size_t cap)
     }
 }
 
-json_t *output_json_num(double v)
-{
-    return isnan(v) || isinf(v) ? json_null() : json_real(v);
-}
-
-json_t *output_json_str(const char *text)
-{
-    json_t *j = json_string(text ? text : "");
-    if (j) return j;
-    char *copy = strdup(text);
-    for (char *p = copy; p && *p; p++)
-        if ((unsigned char)*p >= 0x80) *p = '?';
-    j = json_string(copy ? copy : "");
-    free(copy);
-    return j;
-}

@@ -40,10 +40,6 @@ int output_emit(Session *s, Output *o);
 /* v[0..n) as a sparkline into buf (cap bytes, always terminated): eight block heights in
  * UTF-8 when unicode, else "__..--==" in ASCII; a non-finite value is the lowest. */
 void output_sparkline(const float *v, int n, int unicode, char *buf, size_t cap);
-/* A JSON value for v: a number, null when it is not finite. */
-struct json_t *output_json_num(double v);
-/* A JSON string of text ("" for NULL); bytes that are not UTF-8 become '?'. */
-struct json_t *output_json_str(const char *text);
 
 /* Frees o without writing it. NULL is a no-op. */
 void output_destroy(Output *o);

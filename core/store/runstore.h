@@ -248,21 +248,14 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
  * parent run and step, or null), config {key: integer | number | string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only
  * when out of memory. */
 struct json_t *runstore_run_json(const RunRow *r);
-/* A time in that schema, for callers that add fields to a run's object: ISO 8601 UTC to
- * the second, null when unset (0). (Numbers are null for NaN or infinity and text with
- * bytes that are not UTF-8 gets '?' for them: commands/output.h's output_json_num/str.) */
-/* The value forms of that schema, for callers that add fields to a run's object: a
- * number, null for NaN or infinity; a string, with '?' for the bytes of text that is not
- * valid UTF-8 (a byte-level sample cut mid-character) rather than a lost value; a time
- * as ISO 8601 UTC to the second, null when unset (0). */
-struct json_t *runstore_json_num(double v);
 /* The double nearest the shortest decimal that reads back as the same float as v: a
  * 32-bit training value (lr, loss, temp) as it was set, 0.003 and not 0.0030000000260. */
 double runstore_f32_decimal(double v);
 /* A setting's raw value typed as the config table types it: bool keys JSON booleans,
  * int and float keys numbers, string and enum keys strings (unknown keys: by its text). */
 struct json_t *runstore_json_setting(const char *key, const char *value);
-struct json_t *runstore_json_str(const char *text);
+/* A time in that schema, for callers that add fields to a run's object: ISO 8601 UTC to
+ * the second, null when unset (0). (Numbers and strings: core/base/jsonval.h.) */
 struct json_t *runstore_json_time(double t);
 /* Writes the metrics of n runs to path, or to stdout's replacement `f` with
  * runstore_export_stream. csv, long form: one header "run,step,metric,value", then one

@@ -3,6 +3,7 @@
  * `--json runs`, with metrics and evaluations), to a stream or through a temporary file
  * renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
 #include "runstore.h"
+#include "jsonval.h"
 #include "config.h"
 #include "outfile.h"
 #include "private/runstore_impl.h"
@@ -19,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static json_t *json_num(double v);
-static json_t *json_str(const char *text);
 static json_t *runstore_json_f32(double v);
 
 /* ---- export ----------------------------------------------------------------------------- */
@@ -177,12 +176,6 @@ static int json_rows(RunStore *s, const char *sql, long id, int f32, json_t **ou
     return status;
 }
 
-/* A number, null when not finite (the export's and --json runs' convention). */
-static json_t *json_num(double v)
-{
-    return isnan(v) || isinf(v) ? json_null() : json_real(v);
-}
-
 double runstore_f32_decimal(double v)
 {
     if (!isfinite(v))
@@ -197,10 +190,10 @@ double runstore_f32_decimal(double v)
     return strtod(buf, NULL);
 }
 
-/* runstore_json_num of runstore_f32_decimal(v). */
+/* jsonval_num of runstore_f32_decimal(v). */
 static json_t *runstore_json_f32(double v)
 {
-    return json_num(runstore_f32_decimal(v));
+    return jsonval_num(runstore_f32_decimal(v));
 }
 
 /* The metrics columns that hold 32-bit training values (as export_csv_run's digits 9). */
@@ -242,10 +235,10 @@ json_t *runstore_json_setting(const char *key, const char *v)
     if (k && k->type == CFG_BOOL && (!strcmp(v, "true") || !strcmp(v, "false")))
         return json_boolean(!strcmp(v, "true"));
     if (k && (k->type == CFG_STRING || k->type == CFG_ENUM))
-        return json_str(v);
+        return jsonval_str(v);
     if (is_int && (!k || k->type == CFG_INT))
         return json_integer(i);
-    return is_num ? json_real(x) : json_str(v);
+    return is_num ? json_real(x) : jsonval_str(v);
 }
 
 /* "key=value\n" lines as a typed JSON object (keys in their order). */
@@ -266,26 +259,13 @@ static json_t *json_config(const char *cfg)
     return o;
 }
 
-/* A string; bytes that are not UTF-8 become '?' (json_string refuses them). */
-static json_t *json_str(const char *text)
-{
-    json_t *j = json_string(text ? text : "");
-    if (j) return j;
-    char *copy = strdup(text);
-    for (char *p = copy; p && *p; p++)
-        if ((unsigned char)*p >= 0x80) *p = '?';
-    j = json_string(copy ? copy : "");
-    free(copy);
-    return j;
-}
-
 static json_t *json_tags(const char *tags)
 {
     json_t *a = json_array();
     char copy[256];
     snprintf(copy, sizeof copy, "%s", tags);
     for (char *sv = NULL, *t = strtok_r(copy, ", \t", &sv); t; t = strtok_r(NULL, ", \t", &sv))
-        json_array_append_new(a, json_str(t));
+        json_array_append_new(a, jsonval_str(t));
     return a;
 }
 
@@ -302,25 +282,25 @@ json_t *runstore_run_json(const RunRow *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_integer(r->id));
-    json_object_set_new(o, "name", json_str(r->name));
-    json_object_set_new(o, "model", json_str(r->model));
-    json_object_set_new(o, "status", json_str(r->status));
+    json_object_set_new(o, "name", jsonval_str(r->name));
+    json_object_set_new(o, "model", jsonval_str(r->model));
+    json_object_set_new(o, "status", jsonval_str(r->status));
     json_object_set_new(o, "steps", json_integer(r->last_step));
-    json_object_set_new(o, "best_val", json_num(r->best_val));
-    json_object_set_new(o, "best_ppl", json_num(exp(r->best_val)));
+    json_object_set_new(o, "best_val", jsonval_num(r->best_val));
+    json_object_set_new(o, "best_ppl", jsonval_num(exp(r->best_val)));
     json_object_set_new(o, "best_step", r->best_step >= 0 ? json_integer(r->best_step)
                                                           : json_null());
-    json_object_set_new(o, "best_step_val", json_num(r->best_step_val));
-    json_object_set_new(o, "final_val", json_num(r->final_val));
+    json_object_set_new(o, "best_step_val", jsonval_num(r->best_step_val));
+    json_object_set_new(o, "final_val", jsonval_num(r->final_val));
     json_object_set_new(o, "params", json_integer(r->params));
     json_object_set_new(o, "created", runstore_json_time(r->created));
     json_object_set_new(o, "created_unix", r->created > 0 ? json_real(r->created) : json_null());
     json_object_set_new(o, "tags", json_tags(r->tags));
-    json_object_set_new(o, "reason", json_str(r->reason));
-    json_object_set_new(o, "data", json_str(r->data_name));
-    json_object_set_new(o, "tokenizer", json_str(r->tokenizer));
-    json_object_set_new(o, "notes", json_str(r->notes));
-    json_object_set_new(o, "group", r->group[0] ? json_str(r->group) : json_null());
+    json_object_set_new(o, "reason", jsonval_str(r->reason));
+    json_object_set_new(o, "data", jsonval_str(r->data_name));
+    json_object_set_new(o, "tokenizer", jsonval_str(r->tokenizer));
+    json_object_set_new(o, "notes", jsonval_str(r->notes));
+    json_object_set_new(o, "group", r->group[0] ? jsonval_str(r->group) : json_null());
     json_object_set_new(o, "sweep", r->sweep_id > 0 ? json_integer(r->sweep_id) : json_null());
     json_object_set_new(o, "parent", r->parent_run > 0 ? json_integer(r->parent_run) : json_null());
     json_object_set_new(o, "parent_step", r->parent_run > 0 ? json_integer(r->parent_step)

@@ -333,8 +333,10 @@ int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double 
     return LM_OK;
 }
 
-void replicas_parallel_for(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
-                           void *ctx, size_t n)
+/* fn over [0, n) on the threads, split as phase says (PH_FOR or PH_ITEMS); on the caller's
+ * thread alone when there is one. */
+static void parallel(Replicas *r, int phase,
+                     void (*fn)(void *ctx, int slice, size_t lo, size_t hi), void *ctx, size_t n)
 {
     if (!r || r->W == 1) {
         fn(ctx, 0, 0, n);
@@ -343,18 +345,17 @@ void replicas_parallel_for(Replicas *r, void (*fn)(void *ctx, int slice, size_t 
     r->pf = fn;
     r->pf_ctx = ctx;
     r->pf_n = n;
-    fork_join(r, PH_FOR);
+    fork_join(r, phase);
+}
+
+void replicas_parallel_for(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
+                           void *ctx, size_t n)
+{
+    parallel(r, PH_FOR, fn, ctx, n);
 }
 
 void replicas_parallel_items(Replicas *r, void (*fn)(void *ctx, int slice, size_t lo, size_t hi),
                              void *ctx, size_t n)
 {
-    if (!r || r->W == 1) {
-        fn(ctx, 0, 0, n);
-        return;
-    }
-    r->pf = fn;
-    r->pf_ctx = ctx;
-    r->pf_n = n;
-    fork_join(r, PH_ITEMS);
+    parallel(r, PH_ITEMS, fn, ctx, n);
 }
