@@ -10,19 +10,24 @@ int dash_alerts_poll(DashCtx *x)
 {
     Dashboard *d = x->d;
     long run = x->snap ? x->snap->run_id : 0;
-    if (run <= 0 || !dash_view_due(&d->alert_next, 0)) return 0;
     RunStore *st = x->s->store;
-    if (!st) return 0;
+    if (!st || !dash_view_due(&d->alert_next, 0)) return 0;
     AlertEvent *ev = NULL;
     int n = 0, shown = 0;
     char err[LM_ERR_LEN], msg[600];
-    if (run != d->alert_run) {   /* a new run on screen: start after what already fired */
-        d->alert_run = run;
-        d->alert_seen = 0;
-        if (runstore_alert_events(st, run, 0, 0, &ev, &n, err) == LM_OK && n)
-            d->alert_seen = ev[n - 1].id;
+    if (d->alert_base < 0) {   /* the first read: what fired before this dashboard is old */
+        if (runstore_alert_events(st, 0, 0, 0, &ev, &n, err)) return 0;
+        d->alert_base = n ? ev[n - 1].id : 0;
         free(ev);
-        return 0;
+        ev = NULL;
+        n = 0;
+    }
+    if (run <= 0) return 0;
+    if (run != d->alert_run) {   /* a run on screen: every alert of it since the dashboard
+                                    read the store, even one that fired before it came on
+                                    screen (the first sight may come late) */
+        d->alert_run = run;
+        d->alert_seen = d->alert_base;
     }
     if (runstore_alert_events(st, run, d->alert_seen, 16, &ev, &n, err)) return 0;
     for (int i = 0; i < n; i++, shown++) {

@@ -17,6 +17,7 @@ int dash_state_init(Dashboard *d)
     editor_init(&d->ed, &d->hist);
     editor_init(&d->aux, NULL);
     d->cursor_x = d->cursor_y = -1;
+    d->alert_base = -1;   /* dash_alerts.c: the store not read yet */
     return LM_OK;
 }
 

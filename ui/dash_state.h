@@ -93,8 +93,10 @@ typedef struct Dashboard {
     int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
     char confirm_text[2][80], confirm_cmd[64];
-    /* alerts (every view, dash_alerts.c): the newest fired alert already shown */
-    long alert_seen, alert_run;
+    /* alerts (every view, dash_alerts.c): the newest fired alert already shown of the run
+     * on screen, and the newest of any run when the dashboard first read the store (-1:
+     * not read yet): what fired before that is not news */
+    long alert_seen, alert_run, alert_base;
     double alert_next;
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
