@@ -4,7 +4,9 @@
 #include "runstore_notes.h"
 #include "safetext.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 int dash_alerts_poll(DashCtx *x)
 {
@@ -28,10 +30,17 @@ int dash_alerts_poll(DashCtx *x)
                                     screen (the first sight may come late) */
         d->alert_run = run;
         d->alert_seen = d->alert_base;
+        d->alert_last[0] = 0;
     }
     if (runstore_alert_events(st, run, d->alert_seen, 16, &ev, &n, err)) return 0;
     for (int i = 0; i < n; i++, shown++) {
         d->alert_seen = ev[i].id;
+        time_t t = (time_t)ev[i].t;
+        struct tm tm;
+        char when[16] = "";
+        if (localtime_r(&t, &tm)) strftime(when, sizeof when, "%H:%M:%S", &tm);
+        safetext_escape(msg, sizeof msg, ev[i].rule, 0);
+        snprintf(d->alert_last, sizeof d->alert_last, "%.40s %s", msg, when);
         safetext_escape(msg, sizeof msg, ev[i].message, 0);
         dash_view_out(x, UI_COLOR_ERROR, "ALERT run #%ld %s: %s%s%s", run, ev[i].rule, msg,
                       ev[i].cmd_status[0] ? " (command " : "", ev[i].cmd_status[0] ? "started)" : "");

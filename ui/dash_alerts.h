@@ -1,7 +1,9 @@
 /* dash_alerts.h — alerts in every dashboard: about once a second, the alerts that fired
  * for the run on screen since the last look (runstore_alert_events) become a line in the
- * scrollback each; the loop rings the terminal bell when there were any. Alerts that had
- * fired before the run came on screen are not replayed (`alert ID` lists them). */
+ * scrollback each, and the newest stays in the status bar ("alert step>1 11:17:03") while
+ * the run is on screen, since the scrollback may scroll it off within a second; the loop
+ * rings the terminal bell when there were any. Alerts that had fired before the dashboard
+ * first read the store are not replayed (`alert ID` lists them). */
 #ifndef LM_UI_DASH_ALERTS_H
 #define LM_UI_DASH_ALERTS_H
 

@@ -88,6 +88,8 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
         f[n++] = (StatusField){"ETA", eta, 6, 0, 0};
         if (sn->n_val)
             f[n++] = (StatusField){"val", val, 7, 0, 0};
+        if (d->alert_last[0])   /* the newest alert of this run (dash_alerts.c) */
+            f[n++] = (StatusField){"alert", d->alert_last, 9, UI_COLOR_ERROR, 0};
         if (d->opened[0])   /* the loaded weights' step, not the run's last */
             f[n++] = (StatusField){"open", d->opened, 9, UI_COLOR_ACCENT, 0};
     } else {

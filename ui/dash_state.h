@@ -98,6 +98,9 @@ typedef struct Dashboard {
      * not read yet): what fired before that is not news */
     long alert_seen, alert_run, alert_base;
     double alert_next;
+    char alert_last[64];                  /* the newest of those, for the status bar
+                                             ("step>1 11:17:03"): a scrollback line can
+                                             scroll off, the bar keeps it; "" when none */
     /* sample pane: the periodic sample, or the newest `sample` command's stream */
     char cmd_sample[SNAP_SAMPLE_LEN];
     int sample_from_cmd;
