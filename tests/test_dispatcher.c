@@ -1,7 +1,8 @@
 /* test_dispatcher.c — the Dispatcher layer against finite differences, the PyTorch
  * fixtures (tests/fixtures/dispatcher_*_layer_*.safetensors, made by
  * tests/fixtures/make_fixtures.py; see tests/fixtures/README.md) and its own streaming
- * decoder.
+ * decoder; the evaluation forward (two level states) against the training forward, bit
+ * for bit.
  * Not a test of level dropout drawing (the caller's job) or of whole models. */
 #include "check.h"
 #include "dispatcher.h"
@@ -208,6 +209,50 @@ static void test_step(DispatcherKind kind, int T)
     free(x), free(out), free(so), free(sc), free(wi), free(wo), free(wg), free(act);
 }
 
+/* dispatcher_forward_infer (two level states, coefficients apart) writes exactly the
+ * output and coefficients of dispatcher_forward (every level's state), bit for bit: the
+ * same float operations in the same order. The states start as NaN, so a level that
+ * read a state it had not written would show; the coefficient buffer is guarded on both
+ * sides, so a write outside it would show. */
+static void test_infer(DispatcherKind kind, int heads, int T)
+{
+    DispatcherDims dd = {kind, 16, heads, 4};   /* bptt 16 */
+    int B = 3;
+    size_t nx = (size_t)B * T * dd.d, ni = dispatcher_w_in_floats(&dd);
+    size_t ng = dispatcher_w_gate_floats(&dd), nc = dispatcher_coeff_floats(&dd, B, T);
+    CHECK(nc == (size_t)B * heads * T * dd.levels, "coefficients (B*heads,T,levels)");
+    CHECK(dispatcher_infer_floats(&dd, B, T) == 2 * nx, "two (B,T,d) level states");
+    CHECK(dispatcher_act_floats(&dd, B, T) ==
+              nc + nx * (size_t)(dispatcher_used_levels(&dd, T) + 1), "act = coef + V_0..used");
+    Rng r;
+    rng_seed(&r, 4242 + T + 10 * heads + kind);
+    float *x = malloc(sizeof(float) * nx), *wi = malloc(sizeof(float) * ni);
+    float *wo = malloc(sizeof(float) * ni), *wg = malloc(sizeof(float) * ng);
+    float *out = malloc(sizeof(float) * nx), *out2 = malloc(sizeof(float) * nx);
+    float *act = malloc(sizeof(float) * dispatcher_act_floats(&dd, B, T));
+    float *states = malloc(sizeof(float) * 2 * nx), *coef = malloc(sizeof(float) * (nc + 32));
+    rng_fill_normal(&r, x, (long)nx, 0, 1);
+    rng_fill_uniform(&r, wi, (long)ni, -0.4f, 0.4f);
+    rng_fill_uniform(&r, wo, (long)ni, -0.4f, 0.4f);
+    rng_fill_uniform(&r, wg, (long)ng, -0.4f, 0.4f);
+    for (size_t i = 0; i < 2 * nx; i++)
+        states[i] = NAN;
+    for (size_t i = 0; i < nc + 32; i++)
+        coef[i] = -7.0f;
+    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, B, T);
+    dispatcher_forward_infer(&dd, out2, coef + 16, states, x, wi, wg, wo, B, T);
+    printf(" infer %s heads=%d T=%d\n", kind == DISPATCHER_PAPER ? "paper" : "mh", heads, T);
+    CHECK(!memcmp(out, out2, sizeof(float) * nx), "infer output differs from forward's");
+    CHECK(!memcmp(coef + 16, dispatcher_coeffs(&dd, act, B, T), sizeof(float) * nc),
+          "infer coefficients differ from forward's");
+    int guard = 1;
+    for (int i = 0; i < 16; i++)
+        guard &= coef[i] == -7.0f && coef[16 + nc + i] == -7.0f;
+    CHECK(guard, "infer wrote outside its coefficients");
+    free(x), free(wi), free(wo), free(wg), free(out), free(out2), free(act), free(states);
+    free(coef);
+}
+
 int main(void)
 {
     CHECK(dispatcher_levels(16) == 4 && dispatcher_levels(64) == 6 && dispatcher_levels(20) == 4,
@@ -232,5 +277,11 @@ int main(void)
     test_step(DISPATCHER_MH, 11);
     test_step(DISPATCHER_PAPER, 40);   /* past bptt: all levels apply */
     test_step(DISPATCHER_MH, 40);
+    for (int heads = 1; heads <= 4; heads *= 2) {   /* even and odd level counts, T < 2 */
+        test_infer(DISPATCHER_PAPER, heads, 16);
+        test_infer(DISPATCHER_PAPER, heads, 5);
+        test_infer(DISPATCHER_MH, heads, 11);
+        test_infer(DISPATCHER_MH, heads, 1);
+    }
     return check_summary();
 }

@@ -4,7 +4,8 @@
  * Layout: every buffer is batch-major (B,T,d) and is reinterpreted, never transposed, as
  * (N=B*heads, T, hd) head sequences and as (rows, width) matrices for the projections.
  * Projections are single matmul (cblas_sgemm or bf16) calls; the shift-and-sum runs level by level over
- * contiguous hd-float rows. Backward stores every applied level's V (no recomputation).
+ * contiguous hd-float rows. Backward stores every applied level's V (no recomputation);
+ * a forward for evaluation (dispatcher_forward_infer) keeps two, used alternately.
  * Not responsible for drawing level dropout (the caller passes skip[]). */
 #include "dispatcher.h"
 
@@ -70,11 +71,20 @@ int dispatcher_used_levels(const DispatcherDims *dd, int T)
     return k;
 }
 
+size_t dispatcher_coeff_floats(const DispatcherDims *dd, int B, int T)
+{
+    return (size_t)B * dd->heads * T * dd->levels;
+}
+
 size_t dispatcher_act_floats(const DispatcherDims *dd, int B, int T)
 {
-    size_t ncoef = (size_t)B * dd->heads * T * dd->levels;
     size_t nv = (size_t)B * T * dd->d;
-    return ncoef + nv * (size_t)(dispatcher_used_levels(dd, T) + 1);
+    return dispatcher_coeff_floats(dd, B, T) + nv * (size_t)(dispatcher_used_levels(dd, T) + 1);
+}
+
+size_t dispatcher_infer_floats(const DispatcherDims *dd, int B, int T)
+{
+    return 2 * (size_t)B * T * dd->d;
 }
 
 size_t dispatcher_scratch_floats(const DispatcherDims *dd, int B, int T)
@@ -169,14 +179,15 @@ static void level_backward(float *dv, float *dc, const float *vk, const float *c
     }
 }
 
-void dispatcher_forward(const DispatcherDims *dd, float *out, float *act, const float *inp,
-                        const float *w_in, const float *w_gate, const float *w_out,
-                        const unsigned char *skip, int B, int T)
+/* The forward over coefficients coef and level states V: with keep, V holds V_0..V_used
+ * (level j+1 written after level j, what backward reads); without, V holds two states
+ * and level j+1 overwrites the one level j-1 used. The same float operations either way. */
+static void forward_levels(const DispatcherDims *dd, float *out, float *coef, float *V,
+                           int keep, const float *inp, const float *w_in, const float *w_gate,
+                           const float *w_out, const unsigned char *skip, int B, int T)
 {
     Geom G = geom(dd, B, T);
     size_t nv = (size_t)B * T * dd->d;
-    float *coef = act;
-    float *V = act + (size_t)G.N * T * G.L;
     matmul(CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, inp, G.r,
                 w_in, G.r, 0.0f, V, G.r);
     matmul(CblasNoTrans, CblasTrans, G.M, G.g, G.r, 1.0f, inp, G.r,
@@ -186,11 +197,28 @@ void dispatcher_forward(const DispatcherDims *dd, float *out, float *act, const 
     for (int k = 0; k < used; k++) {
         if (skip && skip[k])
             continue;
-        level_forward(V + (j + 1) * nv, V + j * nv, coef, k, G.N, T, G.hd, G.L);
+        float *src = V + (size_t)(keep ? j : j & 1) * nv;
+        float *dst = V + (size_t)(keep ? j + 1 : (j + 1) & 1) * nv;
+        level_forward(dst, src, coef, k, G.N, T, G.hd, G.L);
         j++;
     }
-    matmul(CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, V + j * nv,
+    matmul(CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, V + (size_t)(keep ? j : j & 1) * nv,
                 G.r, w_out, G.r, 0.0f, out, G.r);
+}
+
+void dispatcher_forward(const DispatcherDims *dd, float *out, float *act, const float *inp,
+                        const float *w_in, const float *w_gate, const float *w_out,
+                        const unsigned char *skip, int B, int T)
+{
+    forward_levels(dd, out, act, act + dispatcher_coeff_floats(dd, B, T), 1, inp, w_in, w_gate,
+                   w_out, skip, B, T);
+}
+
+void dispatcher_forward_infer(const DispatcherDims *dd, float *out, float *coef, float *states,
+                              const float *inp, const float *w_in, const float *w_gate,
+                              const float *w_out, int B, int T)
+{
+    forward_levels(dd, out, coef, states, 0, inp, w_in, w_gate, w_out, NULL, B, T);
 }
 
 void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, float *dw_gate,
@@ -199,7 +227,7 @@ void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, fl
                          const float *w_out, const unsigned char *skip, int B, int T)
 {
     Geom G = geom(dd, B, T);
-    size_t nv = (size_t)B * T * dd->d, nc = (size_t)G.N * T * G.L;
+    size_t nv = (size_t)B * T * dd->d, nc = dispatcher_coeff_floats(dd, B, T);
     const float *coef = act;
     const float *V = act + nc;
     float *dv = scratch, *dg = scratch + nv;

@@ -42,10 +42,17 @@ size_t dispatcher_w_gate_floats(const DispatcherDims *dd);
  * (and k < levels), before any level dropout. */
 int dispatcher_used_levels(const DispatcherDims *dd, int T);
 
+/* Floats of the coefficients (B*heads,T,levels) one forward of (B,T) writes. */
+size_t dispatcher_coeff_floats(const DispatcherDims *dd, int B, int T);
+
 /* Floats the layer saves per forward of (B,T): the coefficients (B*heads,T,levels) and
- * the per-level states V_0..V_used (each B*T*d). Backward STORES every applied level's V
- * rather than recomputing it (as PyTorch's autograd does). */
+ * the per-level states V_0..V_used (each B*T*d), in that order. Backward STORES every
+ * applied level's V rather than recomputing it (as PyTorch's autograd does). */
 size_t dispatcher_act_floats(const DispatcherDims *dd, int B, int T);
+
+/* Floats of level states dispatcher_forward_infer needs for (B,T): two (B,T,d) states,
+ * used alternately, however many levels apply. */
+size_t dispatcher_infer_floats(const DispatcherDims *dd, int B, int T);
 
 /* Floats of scratch dispatcher_backward needs for (B,T): one (B,T,d) gradient buffer
  * (updated in place level by level) and the gate gradients (B*heads,T,levels). */
@@ -64,6 +71,20 @@ void dispatcher_forward(const DispatcherDims *dd,
                         const float *w_out,
                         const unsigned char *skip,  /* (levels) or NULL */
                         int B, int T);
+
+/* dispatcher_forward for a forward no backward follows (evaluation, sampling): the same
+ * out and coefficients, bit for bit, as dispatcher_forward without level dropout, but
+ * keeping two level states instead of every level's. coef (dispatcher_coeff_floats)
+ * and states (dispatcher_infer_floats) are separate, so a model can keep each layer's
+ * coefficients while its layers share one states buffer. out must not alias inp, coef
+ * or states. Never fails. */
+void dispatcher_forward_infer(const DispatcherDims *dd,
+                              float *out,           /* (B,T,d) */
+                              float *coef,          /* (B*heads,T,levels) */
+                              float *states,        /* (dispatcher_infer_floats) */
+                              const float *inp,     /* (B,T,d) */
+                              const float *w_in, const float *w_gate, const float *w_out,
+                              int B, int T);
 
 /* Gradients of sum(out * dout) through the last dispatcher_forward with the same act,
  * inp, weights and skip; ADDED into dinp and dw_*. scratch holds
