@@ -6,14 +6,21 @@
  * GELU and tying (no fixture exists for those); incremental decoding equal to a full
  * recompute (1e-4); for every family of the registry, model_estimate_bytes equal to the
  * bytes model_create + model_alloc take (parameters x 4 for values, gradients and Adam's
- * two moments, plus the activations), exactly. */
+ * two moments, plus the activations), exactly; for a weights-only model of every family
+ * (model_create_weights: sampling and evaluation) the same forward numbers bit for bit,
+ * the activation bytes it saves (saved_bytes states the formula) and its estimate equal
+ * to its allocation. */
 #include "check.h"
 #include "checkpoint.h"
 #include "config.h"
+#include "attention.h"
+#include "dispatcher.h"
 #include "err.h"
+#include "gate_probe.h"
 #include "model.h"
 #include "registry.h"
 #include "safetensors.h"
+#include "timemix.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -245,6 +252,166 @@ static void estimate_is_allocation(const char *label, const char *const *pairs, 
         CHECK(est == actual && est > 0, "%s %s: estimate %.0f bytes, allocated %.0f", label,
               fam->name, est, actual);
         model_destroy(m);
+        est = model_estimate_weights_bytes(&c, V, B, T);   /* open, sample runs= */
+        m = model_create_weights(&c, V, err);
+        CHECK(m && model_alloc(m, B, T, err) == LM_OK, "%s %s weights-only: %s", label,
+              fam->name, err);
+        if (!m)
+            continue;
+        actual = sizeof(float) * (double)m->params.total + (double)m->act_bytes;
+        CHECK(est == actual && est > 0, "%s %s weights-only: estimate %.0f bytes, allocated "
+              "%.0f", label, fam->name, est, actual);
+        model_destroy(m);
+    }
+}
+
+static size_t r16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;   /* every buffer of a layout starts 16 floats apart */
+}
+
+/* Bytes of activations a weights-only model (model_create_weights) saves over a training
+ * model of configuration c at (B,T): what only backward reads. N = B*T, L layers, each
+ * term one buffer rounded to 16 floats, 4 bytes a float or int:
+ *  transformer: the buffers of L-1 blocks (mix_out, r1, x1, f, r2: 5 Nd; hpre, hact:
+ *    2 Nh; four norm statistics: 4 N; pre-norm's n1: Nd) and pre-norm's unused r2 (Nd);
+ *    L - min(L,2) block outputs (Nd); the mixer's saved state: Dispatcher
+ *    L (used+1) Nd - 2 Nd (every level's values per layer against two shared states; the
+ *    coefficients, N heads levels per layer, stay; they shared one buffer with the values
+ *    in training), MSA (L-1) attention_act_floats; dropout masks
+ *    (Nd + L (2 Nd + Nh)); backward buffers (dx, dy, dr: 3 Nd; dh, dh2: 2 Nh; the mixer's
+ *    scratch; the decoder's dW and db: Vd + V); the N tokens;
+ *  linear: ybt and z (2 Nd, written into x's and y's buffers), dz, dybt, dy, dx (4 Nd),
+ *    the time-mix scratch;
+ *  recurrent: L - min(L,2) hidden-state buffers (NH); L-1 sets of the cell's saved state
+ *    (LSTM c: NH, gates: 4 NH; GRU gates: 3 NH, hn: NH); dropout outputs and masks
+ *    (Nd + 2 L NH); backward (g0, g1: 2 N max(d,H); da_ih: N G H; GRU da_hh: N G H;
+ *    carry: 2 BH; dbt: NH); the N targets. */
+static size_t saved_bytes(const Config *c, int V, int B, int T)
+{
+    size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid, L = (size_t)c->layers;
+    size_t Nd = r16(N * d), Nh = r16(N * h), two = L > 1 ? 2 : 1, fl = 0, ints = 0;
+    int drop = c->dropout > 0, pre = !strcmp(c->norm, "pre");
+    if (c->model_kind == MODEL_LINEAR) {
+        fl = 6 * Nd + r16((size_t)timemix_scratch_floats(T, B * c->d));
+    } else if (config_is_recurrent(c)) {
+        int lstm = c->model_kind == MODEL_LSTM, gru = c->model_kind == MODEL_GRU;
+        size_t G = lstm ? 4 : gru ? 3 : 1, NGH = r16(N * G * h), C = c->d > c->nhid ? d : h;
+        size_t cell = (lstm ? Nh : 0) + (G > 1 ? NGH : 0) + (gru ? Nh : 0);
+        fl = (L - two) * Nh + (L - 1) * cell + (drop ? Nd + 2 * L * Nh : 0) +
+             2 * r16(N * C) + NGH + (gru ? NGH : 0) + r16(2 * (size_t)B * h) + Nh;
+        ints = N;
+    } else {
+        DispatcherDims dd = {c->model_kind == MODEL_DISPATCHER_MH ? DISPATCHER_MH
+                                                                   : DISPATCHER_PAPER,
+                             c->d, c->heads, dispatcher_levels(c->bptt)};
+        AttentionDims ad = {c->d, c->heads};
+        int msa = c->model_kind == MODEL_MSA;
+        size_t block = 5 * Nd + 2 * Nh + 4 * r16(N) + (pre ? Nd : 0);
+        size_t nc = N * (size_t)c->heads * (size_t)dd.levels;   /* coefficients */
+        size_t mixer = msa ? (L - 1) * r16(attention_act_floats(&ad, B, T))
+                           : L * (r16(nc + ((size_t)dispatcher_used_levels(&dd, T) + 1) * N * d)
+                                  - r16(nc)) - r16(2 * N * d);
+        size_t scratch = msa ? attention_scratch_floats(&ad, B, T)
+                             : dispatcher_scratch_floats(&dd, B, T);
+        fl = (L - 1) * block + (pre ? Nd : 0) + (L - two) * Nd + mixer +
+             (drop ? Nd + L * (2 * Nd + Nh) : 0) + 3 * Nd + 2 * Nh + r16(scratch) +
+             r16((size_t)V * d) + r16((size_t)V);
+        ints = N;
+    }
+    return (fl + ints) * 4;
+}
+
+/* The same forward in a training model (evaluation mode) and a weights-only model: the
+ * loss, the logits and (Dispatcher) every layer's gate coefficients through the gate
+ * probe, bit for bit. */
+static void same_forward(const char *what, Model *mt, Model *mw, const int *tok,
+                         const int *tgt, int B, int T)
+{
+    char err[LM_ERR_LEN];
+    double st = -1, sw = -2;
+    long nt = -1, nw = -2;
+    int rt = model_forward(mt, tok, tgt, B, T, &st, &nt);
+    int rw = model_forward(mw, tok, tgt, B, T, &sw, &nw);
+    CHECK(rt == LM_OK && rw == LM_OK, "%s: forward %d / %d", what, rt, rw);
+    CHECK(st == sw && nt == nw, "%s: loss %.9g over %ld, weights-only %.9g over %ld", what,
+          st, nt, sw, nw);
+    model_forward(mt, tok, NULL, B, T, NULL, NULL);
+    model_forward(mw, tok, NULL, B, T, NULL, NULL);
+    const float *lt = mt->ops->logits(mt), *lw = mw->ops->logits(mw);
+    CHECK(lt && lw && !memcmp(lt, lw, (size_t)B * T * mt->vocab * sizeof(float)),
+          "%s: logits differ", what);
+    if (!mt->n_gate_layers)
+        return;
+    GateProbe gt, gw;
+    CHECK(gate_probe_run(&gt, mt, tok, B, T, 0, err) == LM_OK, "%s: %s", what, err);
+    CHECK(gate_probe_run(&gw, mw, tok, B, T, 0, err) == LM_OK, "%s: %s", what, err);
+    size_t nc = (size_t)B * mt->gate_heads * T * mt->gate_levels;
+    for (int l = 0; l < gt.layers && l < gw.layers; l++)
+        CHECK(gt.coeff[l] && gw.coeff[l] && !memcmp(gt.coeff[l], gw.coeff[l], nc * sizeof(float)),
+              "%s: gate coefficients of layer %d differ", what, l);
+    if (gw.layers > 1)   /* distinct layers: one shared buffer would have shown above */
+        CHECK(memcmp(gw.coeff[0], gw.coeff[gw.layers - 1], nc * sizeof(float)) != 0,
+              "%s: the first and last layers' coefficients are equal", what);
+    gate_probe_free(&gt);
+    gate_probe_free(&gw);
+}
+
+/* For every family: a weights-only model given a training model's weights forwards the
+ * same numbers (at the allocated (B,T), at a smaller window, and with the recurrent
+ * state carried over two windows), refuses a training forward, takes saved_bytes fewer
+ * bytes of activations, and model_estimate_weights_bytes is what it takes. */
+static void weights_only_matches(const char *label, const char *const *pairs)
+{
+    char err[LM_ERR_LEN];
+    int V = 48, B = 2, T = 16, N = B * T;
+    for (int f = 0; f < registry_count(); f++) {
+        const ModelFamily *fam = registry_family((ModelKind)f);
+        Config c;
+        config_defaults(&c);
+        c.d = 16; c.nhid = 32; c.layers = 3; c.bptt = 16; c.heads = 2; /* pairs may change */
+        for (int i = 0; pairs[i]; i++)
+            CHECK(config_set_pair(&c, pairs[i], err) == LM_OK, "%s", err);
+        CHECK(config_set(&c, "model", fam->name, err) == LM_OK, "%s", err);
+        if (c.tie && config_is_recurrent(&c))
+            c.nhid = c.d;
+        char what[96];
+        snprintf(what, sizeof what, "%s %s", label, fam->name);
+        Model *mt = model_create(&c, V, err), *mw = model_create_weights(&c, V, err);
+        CHECK(mt && mw, "%s: %s", what, err);
+        if (!mt || !mw || model_alloc(mt, B, T, err) || model_alloc(mw, B, T, err)) {
+            CHECK(0, "%s: %s", what, err);
+            model_destroy(mt), model_destroy(mw);
+            continue;
+        }
+        Rng r;
+        rng_seed(&r, 99 + (uint64_t)f);
+        for (size_t i = 0; i < mt->params.total; i++)   /* away from the initialisation */
+            mt->params.data[i] += 0.05f * rng_normal(&r);
+        memcpy(mw->params.data, mt->params.data, mt->params.total * sizeof(float));
+        int tok[64], tgt[64];
+        for (int i = 0; i < N; i++) { tok[i] = (int)rng_below(&r, V); tgt[i] = (int)rng_below(&r, V); }
+        tgt[5] = -1;
+        same_forward(what, mt, mw, tok, tgt, B, T);
+        same_forward(what, mt, mw, tok + 3, tgt + 3, B - 1, T - 5);
+        mt->carry_state = mw->carry_state = 1;   /* recurrent: the state of window 1 */
+        same_forward(what, mt, mw, tok, tgt, B, T);
+        same_forward(what, mt, mw, tok + N / 2, tgt + N / 2, B, T / 2);
+        mw->training = 1;
+        CHECK(model_forward(mw, tok, tgt, B, T, NULL, NULL) == LM_ESTATE,
+              "%s: a training forward of a weights-only model is refused", what);
+        size_t saved = saved_bytes(&c, V, B, T);
+        printf("  weights-only %-36s activations %7zu B, training %7zu B (saves %zu)\n", what,
+               mw->act_bytes, mt->act_bytes, mt->act_bytes - mw->act_bytes);
+        CHECK(mt->act_bytes - mw->act_bytes == saved && saved > 0,
+              "%s: saves %zu bytes of activations, want %zu", what,
+              mt->act_bytes - mw->act_bytes, saved);
+        double est = model_estimate_weights_bytes(&c, V, B, T);
+        double actual = sizeof(float) * (double)mw->params.total + (double)mw->act_bytes;
+        CHECK(est == actual, "%s: weights-only estimate %.0f bytes, allocated %.0f", what, est,
+              actual);
+        model_destroy(mt);
+        model_destroy(mw);
     }
 }
 
@@ -280,6 +447,12 @@ int main(void)
     /* 70000 x 4 x 64 logits exceed the transformer's 16M-float budget: chunked rows */
     const char *long_ctx[] = {"bptt=64", NULL};
     estimate_is_allocation("chunked logits", long_ctx, 70000, 4, 64);
+    const char *wo_drop[] = {"dropout=0.2", NULL};
+    const char *wo_pre[] = {"norm=pre", "pos=learned", "act=gelu", "layers=1", "heads=1", NULL};
+    const char *wo_tie[] = {"layers=4", "tie=true", NULL};
+    weights_only_matches("dropout, 3 layers", wo_drop);
+    weights_only_matches("pre-norm/learned/gelu, 1 layer", wo_pre);
+    weights_only_matches("tie, 4 layers", wo_tie);
     char err[LM_ERR_LEN];
     Config bad;
     config_defaults(&bad);

@@ -82,6 +82,8 @@ int model_alloc(Model *m, int B, int T, char *err)
 int model_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                   double *loss_sum, long *count)
 {
+    if (m->training && m->weights_only)   /* it has no masks or saved activations */
+        return LM_ESTATE;
     if (m->training && !m->drop_set)
         model_drop_key(m, model_drop_seed(m), 0);
     m->drop.site = 0;
@@ -187,13 +189,14 @@ int model_finish_init(Model *m, const ModelOps *ops, void (*init_weights)(Model 
 }
 
 /* Floats per parameter: value, gradient and Adam's two moments when training (4), the
- * value alone for a model only sampled and evaluated (1). */
+ * value alone for a model only sampled and evaluated (1), whose activations are then
+ * the weights-only layout's (the family's act_bytes reads m.weights_only). */
 static double estimate_bytes(const Config *c, int V, int B, int T, int floats)
 {
     const ModelFamily *fam = registry_family(c->model_kind);
     if (!fam || V < 1 || B < 1 || T < 1)
         return 0;
-    Model m = {.cfg = *c, .vocab = V, .estimate_only = 1};
+    Model m = {.cfg = *c, .vocab = V, .estimate_only = 1, .weights_only = floats == 1};
     char err[LM_ERR_LEN];
     params_init(&m.params);
     double bytes = 0;
@@ -209,6 +212,11 @@ static double estimate_bytes(const Config *c, int V, int B, int T, int floats)
 double model_estimate_bytes(const Config *c, int V, int B, int T)
 {
     return estimate_bytes(c, V, B, T, 4);
+}
+
+double model_estimate_weights_bytes(const Config *c, int V, int B, int T)
+{
+    return estimate_bytes(c, V, B, T, 1);
 }
 
 static int check_memory(const Config *c, int V, int B, int T, int floats, char *err)

@@ -69,8 +69,11 @@ struct Model {
     double prof[PROF_N], prof_bwd[PROF_N];
     int estimate_only;     /* set before init: register parameters, allocate nothing
                               (model_estimate_bytes, model_describe); such a model only counts */
-    int weights_only;      /* set before init: no gradient slab (model_create_weights):
-                              for sampling and evaluation, never backward */
+    int weights_only;      /* set before init: no gradient slab (model_create_weights),
+                              and model_alloc lays out only what a forward without
+                              backward needs (one layer's buffers shared by all, no
+                              dropout masks): for sampling and evaluation; training = 1
+                              makes model_forward answer LM_ESTATE */
     size_t act_bytes;      /* bytes of activations the last alloc allocated */
     void *impl;            /* the family's own state */
 };
@@ -81,7 +84,10 @@ Model *model_create(const Config *cfg, int V, char *err);
 void model_destroy(Model *m);
 
 /* model_create without the gradient slab: the weights a sampling or evaluating model
- * needs (model_backward must never be called on it). */
+ * needs, and (model_alloc) only the activations of a forward without backward; its
+ * forward gives bit for bit the losses, logits and gate coefficients of the same
+ * weights in a model_create model in evaluation mode. model_backward must never be
+ * called on it, nor a training forward (LM_ESTATE). */
 Model *model_create_weights(const Config *cfg, int V, char *err);
 
 /* The model's parameters (names and shapes) registered, nothing allocated: what a file
@@ -97,6 +103,11 @@ Model *model_describe(const Config *cfg, int V, char *err);
  * configuration cannot make a model. */
 double model_estimate_bytes(const Config *cfg, int V, int B, int T);
 
+/* The same for a model made with model_create_weights: one float per parameter and the
+ * activations its model_alloc(B,T) allocates (the weights-only layout: what a forward
+ * without backward needs), equal to what model_create_weights + model_alloc then take. */
+double model_estimate_weights_bytes(const Config *cfg, int V, int B, int T);
+
 /* The memory check run before building a model, by train and by open/import alike:
  * LM_ENOMEM with a message giving both figures and what to lower when
  * model_estimate_bytes exceeds 85% of the memory available now (sysinfo); LM_EARG when
@@ -105,7 +116,7 @@ double model_estimate_bytes(const Config *cfg, int V, int B, int T);
 int model_check_memory(const Config *cfg, int V, int B, int T, char *err);
 
 /* The same check for a model that is only sampled and evaluated (model_create_weights):
- * one float per parameter and the activations of model_alloc(B,T). */
+ * model_estimate_weights_bytes against the memory available. */
 int model_check_memory_weights(const Config *cfg, int V, int B, int T, char *err);
 
 /* Profiling by stage (bench), free when m->profiling is 0; time inside model_backward

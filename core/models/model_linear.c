@@ -114,11 +114,21 @@ static void lin_destroy(Model *m)
     m->impl = NULL;
 }
 
-static size_t lin_layout(LinearLM *lm, float *slab, int B, int T)
+/* Carves the buffers from one slab; with slab NULL only counts floats. A weights-only
+ * model (forward, never backward) takes no backward buffers, and its forward's values
+ * share two buffers: ybt is written into x's (dead once time-mixed), z into y's (dead
+ * once transposed). */
+static size_t lin_layout(LinearLM *lm, int weights_only, float *slab, int B, int T)
 {
     size_t N = (size_t)B * T, nd = N * (size_t)lm->d, off = 0;
 #define TAKE(ptr, n) do { if (slab) (ptr) = slab + off; off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
-    TAKE(lm->x, nd); TAKE(lm->y, nd); TAKE(lm->ybt, nd); TAKE(lm->z, nd);
+    TAKE(lm->x, nd); TAKE(lm->y, nd);
+    if (weights_only) {
+        if (slab) { lm->ybt = lm->x; lm->z = lm->y; }
+        TAKE(lm->logits, N * (size_t)lm->V);
+        return off;
+    }
+    TAKE(lm->ybt, nd); TAKE(lm->z, nd);
     TAKE(lm->logits, N * (size_t)lm->V);
     TAKE(lm->dz, nd); TAKE(lm->dybt, nd); TAKE(lm->dy, nd); TAKE(lm->dx, nd);
     TAKE(lm->scratch, (size_t)timemix_scratch_floats(T, B * lm->d));
@@ -130,7 +140,7 @@ static size_t lin_layout(LinearLM *lm, float *slab, int B, int T)
  * the tokens. Registry entry of the linear family. */
 size_t model_linear_act_bytes(Model *m, int B, int T)
 {
-    size_t n = lin_layout(m->impl, NULL, B, T);
+    size_t n = lin_layout(m->impl, m->weights_only, NULL, B, T);
     return model_act_bytes(n, (size_t)B * T);
 }
 
@@ -141,11 +151,11 @@ static int lin_alloc(Model *m, int B, int T, char *err)
         return err_set(err, LM_EARG, "the linear LM reads windows of 1..%d tokens (its "
                        "context, bptt); got batch=%d x %d", lm->ctx, B, T);
     lin_free_acts(lm);
-    size_t n = lin_layout(lm, NULL, B, T);
+    size_t n = lin_layout(lm, m->weights_only, NULL, B, T);
     int rc = model_act_alloc(m, n, (size_t)B * T, &lm->slab, &lm->tok, B, T, err);
     if (rc)
         return rc;
-    lin_layout(lm, lm->slab, B, T);
+    lin_layout(lm, m->weights_only, lm->slab, B, T);
     lm->trained = 0;
     m->B = B;
     m->T = T;

@@ -29,7 +29,7 @@ typedef struct {
     int *tok;            /* (T*B) tokens of the last forward, time-major */
     int *tgt;            /* (B*T) targets of the last forward */
     float *emb, *mask_emb;           /* (T,B,d) embedded input (dropped in place), mask */
-    RecurrentActs *acts;             /* per layer */
+    RecurrentActs *acts;             /* per layer (weights-only: shared, but for h) */
     float **drop, **mask;            /* per layer (T,B,H): dropped output, mask */
     float *out_bt;       /* (B,T,H) decoder input */
     float *logits;       /* (B,T,V) logits, or their gradient after a training forward */
@@ -177,16 +177,41 @@ int model_recurrent_init(Model *m, char *err)
     return model_finish_init(m, &recurrent_ops, init_params, err);
 }
 
-/* Carves every activation buffer from one slab; with slab NULL only counts floats. */
-static size_t rec_layout(Recurrent *r, float *slab, int B, int T)
+#define TAKE(ptr, n) do { if (slab) (ptr) = slab + *off; *off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
+
+/* A weights-only model's layers (forward, never backward): layer l reads only layer
+ * l-1's hidden states, so those alternate between two buffers (layer l writes h[l % 2])
+ * and the cell states, gate activations and GRU's hn, dead once the layer ran (its final
+ * state is copied out first), are one set every layer reuses. No dropout outputs or
+ * masks. */
+static void rec_layout_layers_weights(Recurrent *r, float *slab, size_t *off, size_t N)
+{
+    size_t H = (size_t)r->H, GH = (size_t)r->G * H;
+    RecurrentActs s = {0};
+    float *hs[2] = {NULL, NULL};
+    for (int i = 0; i < (r->L > 1 ? 2 : 1); i++)
+        TAKE(hs[i], N * H);
+    if (r->kind == RECURRENT_LSTM) TAKE(s.c, N * H);
+    if (r->kind != RECURRENT_RNN) TAKE(s.act, N * GH);
+    if (r->kind == RECURRENT_GRU) TAKE(s.hn, N * H);
+    for (int l = 0; slab && l < r->L; l++) {
+        r->acts[l] = s;
+        r->acts[l].h = hs[l % 2];
+    }
+}
+
+/* Carves every activation buffer from one slab; with slab NULL only counts floats. A
+ * weights-only model takes no backward buffers, dropout masks or targets. */
+static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int T)
 {
     size_t N = (size_t)B * T, H = (size_t)r->H, GH = (size_t)r->G * H, BH = (size_t)B * H;
-    size_t C = (size_t)(r->d > r->H ? r->d : r->H), LBH = (size_t)r->L * BH, off = 0;
-    int drop = r->p > 0;
-#define TAKE(ptr, n) do { if (slab) (ptr) = slab + off; off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
+    size_t C = (size_t)(r->d > r->H ? r->d : r->H), LBH = (size_t)r->L * BH, o = 0, *off = &o;
+    int drop = r->p > 0 && !weights_only;
     TAKE(r->emb, N * r->d);
     if (drop) TAKE(r->mask_emb, N * r->d);
-    for (int l = 0; l < r->L; l++) {
+    if (weights_only)
+        rec_layout_layers_weights(r, slab, off, N);
+    for (int l = 0; !weights_only && l < r->L; l++) {
         RecurrentActs *a = &r->acts[l];
         TAKE(a->h, N * H);
         if (r->kind == RECURRENT_LSTM) TAKE(a->c, N * H);
@@ -197,24 +222,32 @@ static size_t rec_layout(Recurrent *r, float *slab, int B, int T)
     TAKE(r->out_bt, N * H);
     TAKE(r->logits, N * (size_t)r->V);
     TAKE(r->scratch, (size_t)B * GH);
-    TAKE(r->g0, N * C);
-    TAKE(r->g1, N * C);
-    TAKE(r->da_ih, N * GH);
-    if (r->kind == RECURRENT_GRU) TAKE(r->da_hh, N * GH);
-    TAKE(r->carry, 2 * BH);
-    TAKE(r->dbt, N * H);
+    if (!weights_only) {
+        TAKE(r->g0, N * C);
+        TAKE(r->g1, N * C);
+        TAKE(r->da_ih, N * GH);
+        if (r->kind == RECURRENT_GRU) TAKE(r->da_hh, N * GH);
+        TAKE(r->carry, 2 * BH);
+        TAKE(r->dbt, N * H);
+    }
     TAKE(r->init_h, LBH); TAKE(r->init_c, LBH);
     TAKE(r->state_h, LBH); TAKE(r->state_c, LBH);
+    return o;
+}
 #undef TAKE
-    return off;
+
+/* The ints rec_alloc takes: tokens, and the targets a training forward keeps. */
+static size_t rec_ints(const Model *m, int B, int T)
+{
+    return (m->weights_only ? 1 : 2) * (size_t)B * T;
 }
 
 /* Bytes rec_alloc takes for (B,T): the slab (rounded as aligned_alloc is asked),
  * tokens and targets. Registry entry of the recurrent family. */
 size_t model_recurrent_act_bytes(Model *m, int B, int T)
 {
-    size_t n = rec_layout(m->impl, NULL, B, T);
-    return model_act_bytes(n, 2 * (size_t)B * T);
+    size_t n = rec_layout(m->impl, m->weights_only, NULL, B, T);
+    return model_act_bytes(n, rec_ints(m, B, T));
 }
 
 static int rec_alloc(Model *m, int B, int T, char *err)
@@ -223,12 +256,12 @@ static int rec_alloc(Model *m, int B, int T, char *err)
     if (B < 1 || T < 1)
         return err_set(err, LM_EARG, "batch and bptt must be >= 1 (got %d, %d)", B, T);
     rec_free_acts(r);
-    size_t n = rec_layout(r, NULL, B, T);
-    int rc = model_act_alloc(m, n, 2 * (size_t)B * T, &r->slab, &r->tok, B, T, err);
-    if (rc)   /* the ints: tokens and targets */
+    size_t n = rec_layout(r, m->weights_only, NULL, B, T);
+    int rc = model_act_alloc(m, n, rec_ints(m, B, T), &r->slab, &r->tok, B, T, err);
+    if (rc)   /* the ints: tokens, and targets unless weights-only */
         return rc;
-    rec_layout(r, r->slab, B, T);
-    r->tgt = r->tok + (size_t)B * T;
+    rec_layout(r, m->weights_only, r->slab, B, T);
+    r->tgt = m->weights_only ? NULL : r->tok + (size_t)B * T;
     r->state_B = 0;
     r->trained = 0;
     m->B = B;

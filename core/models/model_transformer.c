@@ -46,6 +46,11 @@ static void mixer_forward(Model *m, Transformer *tf, int l, float *out, const fl
                           W(bp->w_mix[2]), W(bp->w_mix[3]), B, T);
         return;
     }
+    if (m->weights_only) {   /* never trains: two level states, coefficients per layer */
+        dispatcher_forward_infer(&tf->dd, out, a->coef, tf->mix_states, inp, W(bp->w_mix[0]),
+                                 W(bp->w_mix[1]), W(bp->w_mix[2]), B, T);
+        return;
+    }
     memset(a->skip, 0, sizeof a->skip);
     if (m->training && m->cfg.dropout > 0) {   /* one draw per level for the whole batch */
         uint32_t site = m->drop.site++;
@@ -272,7 +277,8 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     for (int i = 0; i < N; i++)
         if (tokens[i] < 0 || tokens[i] >= m->vocab)
             return LM_EARG;
-    memcpy(tf->tok, tokens, (size_t)N * sizeof(int));
+    if (!m->weights_only)   /* for the embedding's backward */
+        memcpy(tf->tok, tokens, (size_t)N * sizeof(int));
     double t0 = model_prof_begin(m);
     embedding_forward(tf->x0, tokens, W(tf->p_wte), sqrtf((float)d), N, d);
     posenc_add(tf->x0, tf->p_wpe >= 0 ? W(tf->p_wpe) : tf->pos_table, B, T, d, 0);

@@ -18,9 +18,13 @@ typedef struct {          /* parameter indices into Model.params */
     int w1, b1, w2, b2, ln1w, ln1b, ln2w, ln2b;
 } BlockParams;
 
-typedef struct {          /* one block's saved activations, each (N = B*T rows) */
+typedef struct {          /* one block's saved activations, each (N = B*T rows); in a
+                             weights-only model every layer's point into one shared set,
+                             except out (two buffers, alternately) and coef (per layer) */
     float *n1;            /* (N,d) pre-norm: LN1(x), the mixer input */
-    float *mix_act;       /* mixer's own saved state */
+    float *mix_act;       /* mixer's own saved state (weights-only Dispatcher: NULL) */
+    float *coef;          /* Dispatcher: (B*heads,T,levels) gate coefficients of the last
+                             forward (training: the head of mix_act); MSA: NULL */
     float *mix_out;       /* (N,d) mixer output (after dropout) */
     float *r1, *x1;       /* (N,d) x + mix; post: LN1(r1), pre: LN2(r1) (FFN input) */
     float *mean1, *rstd1, *mean2, *rstd2; /* (N) */
@@ -40,7 +44,9 @@ typedef struct {
     BlockParams *blocks;
     LayerActs *layers;
     float *slab;          /* every activation below lives in it */
-    int *tok;             /* (N) tokens of the last forward */
+    float *mix_states;    /* weights-only Dispatcher: the level states all layers share
+                             (dispatcher_infer_floats) */
+    int *tok;             /* (N) tokens of the last training forward (not weights-only) */
     float *x0, *mask0;    /* (N,d) embedded input */
     float *xf, *meanf, *rstdf; /* pre-norm final LayerNorm */
     float *logits;        /* (logit_rows, V) one chunk of logits (or all of them) */

@@ -1,7 +1,9 @@
 /* model_transformer_build.c — the transformer family's construction and memory:
  * parameter registration with the PyTorch names, the seed's initialisation, and the one
  * activation slab (its layout counts floats with a NULL slab, which is also what
- * model_estimate_bytes uses through the registry). Not the forward or backward
+ * model_estimate_bytes uses through the registry): a training model's, every layer's
+ * activations for backward, or a weights-only model's, one layer's worth shared by all
+ * (tf_layout_blocks_weights). Not the forward or backward
  * (model_transformer.c) nor decoding (model_transformer_decode.c). */
 #include "model_transformer.h"
 
@@ -179,19 +181,18 @@ void transformer_destroy(Model *m)
     m->impl = NULL;
 }
 
-/* Carves every activation buffer from one slab; with `slab` NULL only counts floats. */
-static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
+#define TAKE(ptr, n) do { if (slab) (ptr) = slab + *off; *off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
+
+/* A training model's blocks: each layer keeps every activation its backward reads, and
+ * its dropout masks when dropout > 0. */
+static void tf_layout_blocks_train(Model *m, Transformer *tf, float *slab, size_t *off, int B,
+                                   int T)
 {
     const Config *c = &m->cfg;
-    size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid, off = 0;
+    size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid;
     int drop = c->dropout > 0;
-#define TAKE(ptr, n) do { if (slab) (ptr) = slab + off; off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
     size_t mix_act = tf->mixer == MIXER_MSA ? attention_act_floats(&tf->ad, B, T)
                                             : dispatcher_act_floats(&tf->dd, B, T);
-    size_t mix_scr = tf->mixer == MIXER_MSA ? attention_scratch_floats(&tf->ad, B, T)
-                                            : dispatcher_scratch_floats(&tf->dd, B, T);
-    TAKE(tf->x0, N * d);
-    if (drop) TAKE(tf->mask0, N * d);
     for (int l = 0; l < c->layers; l++) {
         LayerActs *a = &tf->layers[l];
         TAKE(a->mix_act, mix_act);
@@ -207,22 +208,93 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
         TAKE(a->mean2, N); TAKE(a->rstd2, N);
         if (tf->prenorm) TAKE(a->n1, N * d);
         if (drop) { TAKE(a->mask1, N * d); TAKE(a->maskh, N * h); TAKE(a->mask2, N * d); }
+        if (slab) a->coef = tf->mixer == MIXER_MSA ? NULL : a->mix_act; /* they lead the act */
     }
+}
+
+/* A weights-only model's blocks (model_create_weights: forward, never backward). Nothing
+ * reads a block's buffers once the next block ran, except its output (the next block's
+ * input) and the Dispatcher's coefficients (ModelOps.gates: the gate probe reads every
+ * layer's after one forward). So the outputs alternate between two buffers (layer l
+ * writes out[l % 2] and reads out[(l-1) % 2]), each layer keeps its coefficients, and
+ * everything else is one set every layer reuses: the mixer's state (Dispatcher: two
+ * level states, dispatcher_forward_infer; MSA: one attention_act_floats) and the norms',
+ * residuals' and FFN's buffers. No dropout masks. */
+static void tf_layout_blocks_weights(Model *m, Transformer *tf, float *slab, size_t *off, int B,
+                                     int T)
+{
+    const Config *c = &m->cfg;
+    size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid;
+    LayerActs s = {0};
+    float *mix = NULL, *outs[2] = {NULL, NULL};
+    TAKE(mix, tf->mixer == MIXER_MSA ? attention_act_floats(&tf->ad, B, T)
+                                     : dispatcher_infer_floats(&tf->dd, B, T));
+    TAKE(s.mix_out, N * d);
+    TAKE(s.r1, N * d);
+    TAKE(s.x1, N * d);
+    TAKE(s.mean1, N); TAKE(s.rstd1, N);
+    TAKE(s.hpre, N * h);
+    TAKE(s.hact, N * h);
+    TAKE(s.f, N * d);
+    if (!tf->prenorm) TAKE(s.r2, N * d);
+    TAKE(s.mean2, N); TAKE(s.rstd2, N);
+    if (tf->prenorm) TAKE(s.n1, N * d);
+    for (int i = 0; i < (c->layers > 1 ? 2 : 1); i++)
+        TAKE(outs[i], N * d);
+    if (slab)
+        tf->mix_states = tf->mixer == MIXER_MSA ? NULL : mix;
+    for (int l = 0; l < c->layers; l++) {
+        float *coef = NULL;
+        if (tf->mixer == MIXER_DISPATCHER)
+            TAKE(coef, dispatcher_coeff_floats(&tf->dd, B, T));
+        if (slab) {
+            LayerActs *a = &tf->layers[l];
+            *a = s;
+            a->out = outs[l % 2];
+            a->mix_act = tf->mixer == MIXER_MSA ? mix : NULL;
+            a->coef = coef;
+        }
+    }
+}
+
+/* Carves every activation buffer from one slab; with `slab` NULL only counts floats. A
+ * weights-only model takes no backward buffers, dropout masks or tokens. */
+static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
+{
+    const Config *c = &m->cfg;
+    size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid, o = 0, *off = &o;
+    int train = !m->weights_only;
+    TAKE(tf->x0, N * d);
+    if (train && c->dropout > 0) TAKE(tf->mask0, N * d);
+    if (train)
+        tf_layout_blocks_train(m, tf, slab, off, B, T);
+    else
+        tf_layout_blocks_weights(m, tf, slab, off, B, T);
     if (tf->prenorm) { TAKE(tf->xf, N * d); TAKE(tf->meanf, N); TAKE(tf->rstdf, N); }
     tf->logit_rows = N * (size_t)m->vocab <= (size_t)LOGIT_BUDGET ? N
                    : (size_t)(LOGIT_BUDGET / m->vocab) + 1;
     TAKE(tf->logits, tf->logit_rows * (size_t)m->vocab);
-    TAKE(tf->dx, N * d);
-    TAKE(tf->dy, N * d);
-    TAKE(tf->dh, N * h);
-    TAKE(tf->dh2, N * h);
-    TAKE(tf->dr, N * d);
-    TAKE(tf->mix_scratch, mix_scr);
-    TAKE(tf->dec_dw, (size_t)m->vocab * d);
-    TAKE(tf->dec_db, (size_t)m->vocab);
+    if (train) {
+        size_t mix_scr = tf->mixer == MIXER_MSA ? attention_scratch_floats(&tf->ad, B, T)
+                                                : dispatcher_scratch_floats(&tf->dd, B, T);
+        TAKE(tf->dx, N * d);
+        TAKE(tf->dy, N * d);
+        TAKE(tf->dh, N * h);
+        TAKE(tf->dh2, N * h);
+        TAKE(tf->dr, N * d);
+        TAKE(tf->mix_scratch, mix_scr);
+        TAKE(tf->dec_dw, (size_t)m->vocab * d);
+        TAKE(tf->dec_db, (size_t)m->vocab);
+    }
     TAKE(tf->pos_table, (size_t)(T > c->bptt ? T : c->bptt) * d);
+    return o;
+}
 #undef TAKE
-    return off;
+
+/* Tokens kept for the embedding's backward: none for a weights-only model. */
+static size_t tf_ints(const Model *m, int B, int T)
+{
+    return m->weights_only ? 0 : (size_t)B * T;
 }
 
 /* Bytes transformer_alloc takes for (B,T): the slab (rounded as aligned_alloc is asked) and the
@@ -230,7 +302,7 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
 size_t model_transformer_act_bytes(Model *m, int B, int T)
 {
     size_t n = tf_layout(m, m->impl, NULL, B, T);
-    return model_act_bytes(n, (size_t)B * T);
+    return model_act_bytes(n, tf_ints(m, B, T));
 }
 
 int transformer_alloc(Model *m, int B, int T, char *err)
@@ -238,7 +310,7 @@ int transformer_alloc(Model *m, int B, int T, char *err)
     Transformer *tf = m->impl;
     tf_free_acts(tf);
     size_t n = tf_layout(m, tf, NULL, B, T);
-    int rc = model_act_alloc(m, n, (size_t)B * T, &tf->slab, &tf->tok, B, T, err);
+    int rc = model_act_alloc(m, n, tf_ints(m, B, T), &tf->slab, &tf->tok, B, T, err);
     if (rc)
         return rc;
     tf_layout(m, tf, tf->slab, B, T);

@@ -166,5 +166,5 @@ const float *transformer_gates(Model *m, int layer)
     Transformer *tf = m->impl;
     if (tf->mixer != MIXER_DISPATCHER || layer < 0 || layer >= m->cfg.layers || !tf->fwd_B)
         return NULL;
-    return dispatcher_coeffs(&tf->dd, tf->layers[layer].mix_act, tf->fwd_B, tf->fwd_T);
+    return tf->layers[layer].coef;
 }

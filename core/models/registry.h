@@ -14,7 +14,8 @@ typedef struct {
      * m->estimate_only, also allocates and initialises the parameters. */
     int (*init)(Model *m, char *err);
     /* Bytes model_alloc(m, B, T) allocates for activations, counted by the family's own
-     * layout function with a NULL slab (works on an estimate_only model). */
+     * layout function with a NULL slab (works on an estimate_only model; the weights-only
+     * layout when m->weights_only). */
     size_t (*act_bytes)(Model *m, int B, int T);
 } ModelFamily;
 
