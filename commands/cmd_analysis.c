@@ -180,7 +180,7 @@ static void importance_json(Session *s, long id, const char *mname, int used,
 {
     json_t *arr = json_array();
     for (int k = 0; k < ni; k++) {
-        int tells = im[k].max_per_level > 1 || im[k].binned;   /* else 100% by construction */
+        int tells = im[k].identified;   /* else 100% by construction */
         json_t *o = json_pack("{s:s s:i s:b s:i s:b}", "key", im[k].key, "levels",
                               im[k].n_levels, "binned", im[k].binned, "max_per_level",
                               im[k].max_per_level, "identified", tells);
@@ -215,7 +215,7 @@ static void importance_text(Session *s, long id, const char *mname, int used,
                    "rank corr", "range", "effect");
     for (int k = 0; k < ni; k++) {
         char bar[32] = "", sh[16] = "-", rho[16] = "-", rg[16] = "-", vs[96] = "";
-        int tells = im[k].max_per_level > 1 || im[k].binned;
+        int tells = im[k].identified;
         int w = tells && isfinite(im[k].share) ? (int)lround(im[k].share * 24) : 0;
         for (int j = 0; j < w && j < 24; j++) strcat(bar, "#");
         if (tells && isfinite(im[k].share))
@@ -231,7 +231,7 @@ static void importance_text(Session *s, long id, const char *mname, int used,
                        rg, effect_word(im[k].rho, im[k].n_levels), im[k].binned ? " (binned)" : "", vs);
     }
     for (int k = 0; k < ni; k++)
-        if (!(im[k].max_per_level > 1 || im[k].binned)) {
+        if (!im[k].identified) {
             session_printf(s, "  (cannot tell: one trial per value, so each setting's share "
                            "is 100%% by construction; repeat the values with seeds=N to "
                            "measure the noise and a share that means something)");

@@ -194,6 +194,53 @@ static void section_runs(Report *r)
     if (!r->md) report_puts(&r->b, "</tbody></table>\n");
 }
 
+/* The sweep's parameter importance as `sweep importance` states it: each setting's share
+ * (or "cannot tell" where one trial per value makes it 100% by construction), its range,
+ * and the range set against the seed-to-seed noise when seed groups measured it. */
+static void report_importance(Report *r, const SweepTrialRow *tr, const double *metric, int n)
+{
+    const char **p = malloc(sizeof *p * (size_t)(n ? n : 1));
+    SweepImportance im[SWEEP_MAX_PARAMS];
+    int ni = 0, df = 0, blind = 0;
+    for (int i = 0; p && i < n; i++) p[i] = tr[i].params;
+    if (p) ni = sweep_importance(p, metric, n, im, SWEEP_MAX_PARAMS);
+    double noise = p ? sweep_seed_noise(p, metric, n, &df) : NAN;
+    free(p);
+    char t[256];
+    report_heading(r, 3, "Parameter importance", "importance");
+    if (isfinite(noise))
+        snprintf(t, sizeof t, "Seed-to-seed noise of the metric: ±%.4f (pooled std over the "
+                 "seed groups, %d degrees of freedom).", noise, df);
+    else
+        snprintf(t, sizeof t, "Seed-to-seed noise unknown: no setting was trained with several "
+                 "seeds (`sweep ... seeds=3` measures it).");
+    report_para(r, t);
+    report_puts(&r->b, r->md ? "| setting | share of variance | range | range / seed noise | "
+                               "levels |\n|---|---|---|---|---|\n"
+                     : "<table class=\"importance\" id=\"importance-table\"><tr><th>setting</th>"
+                       "<th>share of variance</th><th>range</th><th>range / seed noise</th>"
+                       "<th>levels</th></tr>\n");
+    for (int k = 0; k < ni; k++) {
+        char sh[32] = "-", rg[32] = "-", vs[48] = "-", lv[32];
+        if (!im[k].identified) snprintf(sh, sizeof sh, "cannot tell"), blind = 1;
+        else if (isfinite(im[k].share)) snprintf(sh, sizeof sh, "%.1f%%", 100 * im[k].share);
+        if (isfinite(im[k].range)) snprintf(rg, sizeof rg, "%.4f", im[k].range);
+        if (isfinite(noise) && noise > 0 && isfinite(im[k].range))
+            snprintf(vs, sizeof vs, "%.1fx%s", im[k].range / noise,
+                     im[k].range < 2 * noise ? " (within the noise)" : "");
+        snprintf(lv, sizeof lv, "%d%s", im[k].n_levels, im[k].binned ? " bins" : "");
+        report_puts(&r->b, r->md ? "|" : "<tr>");
+        report_cell(r, im[k].key), report_cell(r, sh), report_cell(r, rg);
+        report_cell(r, vs), report_cell(r, lv);
+        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
+    }
+    if (!r->md) report_puts(&r->b, "</table>\n");
+    if (blind)
+        report_para(r, "cannot tell: one trial per value, so that setting's share is 100% by "
+                       "construction; repeat the values with seeds=N for a share that means "
+                       "something.");
+}
+
 /* mean ± std of the members' validation curves at the steps of the first member. */
 static int group_band(Report *r, const char *name, PlotSeries *ps, double **mem, char *label)
 {
@@ -285,26 +332,8 @@ static void section_sweep(Report *r)
     r->s->writer = w, r->s->writer_ud = ud, r->s->json = json;
     if (ok) report_fig_embed(r, path, "parallel coordinates: one line per trial, coloured by its metric");
     else report_para(r, "(no parallel coordinates: the sweep has no finished trial or no swept setting)");
-    if (!have) return;
-    const char **p = malloc(sizeof *p * (size_t)(n ? n : 1));
-    SweepImportance im[SWEEP_MAX_PARAMS];
-    int ni = 0;
-    for (int i = 0; p && i < n; i++) p[i] = tr[i].params;
-    if (p) ni = sweep_importance(p, metric, n, im, SWEEP_MAX_PARAMS);
-    report_heading(r, 3, "Parameter importance", "importance");
-    report_puts(&r->b, r->md ? "| setting | share of variance | levels |\n|---|---|---|\n"
-                     : "<table class=\"importance\" id=\"importance-table\"><tr><th>setting</th>"
-                       "<th>share of variance</th><th>levels</th></tr>\n");
-    for (int k = 0; k < ni; k++) {
-        char sh[32], lv[32];
-        snprintf(sh, sizeof sh, "%.1f%%", 100 * im[k].share);
-        snprintf(lv, sizeof lv, "%d%s", im[k].n_levels, im[k].binned ? " bins" : "");
-        report_puts(&r->b, r->md ? "|" : "<tr>");
-        report_cell(r, im[k].key), report_cell(r, sh), report_cell(r, lv);
-        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
-    }
-    if (!r->md) report_puts(&r->b, "</table>\n");
-    free(p), free(tr), free(metric);
+    if (have) report_importance(r, tr, metric, n);
+    free(tr), free(metric);
 }
 
 static void section_samples(Report *r)

@@ -136,12 +136,32 @@ screen | grep -q "│#4 grid-t1" || fail "samples view columns"
 echo "one prompt through three runs: text, JSON and the samples view"
 tmux -L "$sock" kill-server
 
+# ---- one trial per value: every reader says "cannot tell", none a 100% share --------------
+lm -c "use quick; sweep name=single lr=1e-4,1e-3,1e-2 steps=20 eval_every=10; sweep wait" \
+    | grep -q "sweep #3 single finished: 3 trials: 3 done" || fail "single-trial sweep"
+lm -c "sweep importance 3" | grep -qE "^  lr +- +\(cannot tell\)" || fail "importance text 3"
+lm -c "report sweep=3 runs=10,11,12 file=single.html" >/dev/null || fail "report of sweep 3"
+grep -q "<td>lr</td><td>cannot tell</td>" single.html || fail "the report gives lr a share"
+grep -q "Seed-to-seed noise unknown" single.html || fail "the report does not say the noise is unknown"
+lm -c "report sweep=2 runs=4,5 file=grid.html" >/dev/null || fail "report of sweep 2"
+grep -q "<td>lr</td><td>100.0%</td>" grid.html || fail "the grid's identified share is missing"
+tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $db"
+tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
+wait_for "lmlab>"
+keys Escape; keys 4
+wait_for "sweep #3 single"
+wait_for "cannot tell: 1 trial/value"
+screen | grep -qE "lr +█+ 100\.0%" && fail "the sweep view draws a 100% bar for one trial per value"
+echo "one trial per value: cannot tell in text, the report and the sweep view"
+tmux -L "$sock" kill-server
+
 # ---- bad input ------------------------------------------------------------------------
 bad() { # bad "COMMAND" "expected message"
     set +e; msg=$(lm -c "$1" 2>&1); rc=$?; set -e
     [ "$rc" -ne 0 ] || fail "'$1' was accepted"
     echo "$msg" | grep -qF -- "$2" || fail "'$1': $msg"
 }
+runs_before=$(lm -c 'runs' | wc -l)
 bad "sample runs=999 prompt=x" "no run 999"
 bad "sample runs=1,x" "is not a run id"
 bad "train seeds=0" "give how many seeds"
@@ -152,5 +172,6 @@ bad "plot group=nope file=x.png" "no group 'nope'"
 bad "plot sweep file=x.png" "plot sweep draws one sweep"
 bad "runs columns=," "give names separated by commas"
 bad "sweep strategy=halving steps=40 lr=1e-3,1e-2 seeds=2" "not halving"
-[ "$(lm -c 'runs' | wc -l)" -eq 10 ] || fail "bad input changed the store"
+[ "$runs_before" -eq 13 ] && [ "$(lm -c 'runs' | wc -l)" -eq "$runs_before" ] ||
+    fail "bad input changed the store: $runs_before lines of runs before, $(lm -c 'runs' | wc -l) after"
 echo "1 passed, 0 failed"

@@ -229,12 +229,17 @@ static void importance_panel(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *
         char line[64];
         int y = in.y + 2 * k, fill = isfinite(im[k].share) ? (int)lround(im[k].share * bw) : 0;
         canvas_text_fit(c, in.x, y, kw, im[k].key, UI_COLOR_ACCENT, UI_ATTR_BOLD, caps->unicode);
-        for (int j = 0; j < bw; j++)
+        if (!im[k].identified) {   /* one trial per value: 100% by construction */
+            canvas_text_fit(c, in.x + kw, y, in.w - kw, "cannot tell: 1 trial/value",
+                            UI_COLOR_WARN, 0, caps->unicode);
+            fill = -1;
+        }
+        for (int j = 0; fill >= 0 && j < bw; j++)
             canvas_put(c, in.x + kw + j, y, j < fill ? (caps->unicode ? "█" : "#")
                                                      : (caps->unicode ? "·" : "."),
                        j < fill ? UI_COLOR_SERIES1 : UI_COLOR_DIM, 0);
         snprintf(line, sizeof line, "%5.1f%%", isfinite(im[k].share) ? 100 * im[k].share : 0.0);
-        canvas_text(c, in.x + kw + bw + 1, y, 7, line, UI_COLOR_DEFAULT, 0);
+        if (fill >= 0) canvas_text(c, in.x + kw + bw + 1, y, 7, line, UI_COLOR_DEFAULT, 0);
         if (2 * k + 1 < in.h) {
             snprintf(line, sizeof line, isnan(im[k].rho) ? "categorical" : fabs(im[k].rho) < 0.1
                      ? "no clear direction" : im[k].rho < 0 ? "larger -> lower (rho %+.2f)"

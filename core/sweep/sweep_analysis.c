@@ -271,6 +271,7 @@ static void importance_of(const SweepAxis *a, const char *const *params, const i
         if (cnt[l]) lo = fmin(lo, sum[l] / cnt[l]), hi = fmax(hi, sum[l] / cnt[l]);
     }
     out->range = m >= 2 && hi >= lo ? hi - lo : NAN;
+    out->identified = out->max_per_level > 1 || out->binned;
     out->rho = NAN;
     if (a->numeric) {
         ranks(x, m, rx, tmp);

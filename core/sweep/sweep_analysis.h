@@ -78,6 +78,9 @@ typedef struct {
     int binned;            /* 1: continuous values grouped into quantile bins */
     int max_per_level;     /* the most trials any one level holds: 1 means one trial per
                               value, so share is 1 by construction and says nothing */
+    int identified;        /* 1: the share means something (some level holds 2 or more
+                              trials, or the values were binned); 0: one trial per value,
+                              where every reader says "cannot tell" instead of the share */
     double range;          /* largest minus smallest level mean of the metric (NaN when
                               under 2 trials): the effect to set against seed noise */
 } SweepImportance;
