@@ -15,6 +15,7 @@
 #include "cmd_log.h"
 #include "cmd_plot.h"
 #include "plot.h"
+#include "runrecord.h"
 #include "runstore_group.h"
 #include "runstore_notes.h"
 #include "sweep_analysis.h"
@@ -169,6 +170,7 @@ static void section_runs(Report *r)
     }
     report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
     char err[LM_ERR_LEN];
+    int est = 0;
     for (int i = 0; i < r->n; i++) {
         const RunRow *w = &r->runs[i];
         SysSummary m;
@@ -177,7 +179,9 @@ static void section_runs(Report *r)
         char f[10][48];
         snprintf(f[0], 48, "%ld", w->id);
         snprintf(f[4], 48, "%ld", w->last_step);
-        snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%.4f", w->best_val);
+        snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%s%.4f",   /* ~: as `runs` marks it */
+                 runrecord_best_estimated(w) ? "~" : "", w->best_val);
+        est |= !isnan(w->best_val) && runrecord_best_estimated(w);
         snprintf(f[6], 48, isnan(w->final_val) ? "-" : "%.4f", w->final_val);
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
         snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);
@@ -192,6 +196,9 @@ static void section_runs(Report *r)
         report_puts(&r->b, r->md ? "\n" : "</tr>\n");
     }
     if (!r->md) report_puts(&r->b, "</tbody></table>\n");
+    if (est)
+        report_para(r, "~ best val is an estimate over eval_batches batches, not a whole-split "
+                       "evaluation; final val of a finished run is whole-split.");
 }
 
 /* The sweep's parameter importance as `sweep importance` states it: each setting's share

@@ -145,6 +145,24 @@ grep -q "<td>lr</td><td>cannot tell</td>" single.html || fail "the report gives 
 grep -q "Seed-to-seed noise unknown" single.html || fail "the report does not say the noise is unknown"
 lm -c "report sweep=2 runs=4,5 file=grid.html" >/dev/null || fail "report of sweep 2"
 grep -q "<td>lr</td><td>100.0%</td>" grid.html || fail "the grid's identified share is missing"
+# the report marks an estimated best val as `runs` does (~), and says what ~ means
+# (run 12 as a user's stop leaves it: no final whole-split evaluation, so its best is an estimate)
+sqlite3 -cmd '.timeout 5000' "$db" "UPDATE runs SET status='stopped', reason='stopped by the user' WHERE id=12"
+lm -c "report runs=1,2,3,4,5,6,7,8,9,10,11,12 file=all.html" >/dev/null || fail "report of 12 runs"
+lm -c "runs" >runs12.txt
+python3 - all.html runs12.txt <<'PY' || fail "the report's ~ marks differ from runs'"
+import re, sys
+html, txt = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+body = html.split('id="runs-table"')[1].split("</table>")[0]
+rep = {int(c[0]): c[5].startswith("~") for c in
+       (re.findall(r"<td>(.*?)</td>", row) for row in body.split("<tr>")[2:]) if c}
+runs = {int(l.split()[0]): "~" in l.split("  ")[0:12].__str__() and bool(re.search(r"\s~\d", l))
+        for l in txt.splitlines()[1:] if l.strip()[:1].isdigit()}
+assert len(rep) == 12 and rep == runs, (rep, runs)
+assert rep[12], "run 12's best is an estimate"
+print("report and runs agree on", sum(rep.values()), "estimated best val of 12")
+assert any(rep.values()) == ("~ best val is an estimate" in html), "the legend"
+PY
 tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $db"
 tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
 wait_for "lmlab>"
@@ -172,6 +190,6 @@ bad "plot group=nope file=x.png" "no group 'nope'"
 bad "plot sweep file=x.png" "plot sweep draws one sweep"
 bad "runs columns=," "give names separated by commas"
 bad "sweep strategy=halving steps=40 lr=1e-3,1e-2 seeds=2" "not halving"
-[ "$runs_before" -eq 13 ] && [ "$(lm -c 'runs' | wc -l)" -eq "$runs_before" ] ||
+[ "$runs_before" -eq 14 ] && [ "$(lm -c 'runs' | wc -l)" -eq "$runs_before" ] ||
     fail "bad input changed the store: $runs_before lines of runs before, $(lm -c 'runs' | wc -l) after"
 echo "1 passed, 0 failed"
