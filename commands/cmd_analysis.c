@@ -203,12 +203,7 @@ static void importance_text(Session *s, long id, const char *mname, int used,
                             const SweepImportance *im, int ni, double noise, int df)
 {
     char nz[160];
-    if (isfinite(noise))
-        snprintf(nz, sizeof nz, "seed-to-seed noise ±%.4f (pooled std over seed groups, "
-                 "%d degrees of freedom)", noise, df);
-    else
-        snprintf(nz, sizeof nz, "seed-to-seed noise unknown (no setting was trained with "
-                 "several seeds: `sweep ... seeds=3` measures it)");
+    sweep_noise_text(nz, sizeof nz, noise, df);
     session_printf(s, "sweep #%ld: share of %s's variance each setting explains (%d "
                    "finished trials); %s", id, mname, used, nz);
     session_printf(s, "  %-16s %6s  %-24s %9s  %-10s %s", "setting", "share", "",
@@ -232,9 +227,7 @@ static void importance_text(Session *s, long id, const char *mname, int used,
     }
     for (int k = 0; k < ni; k++)
         if (!im[k].identified) {
-            session_printf(s, "  (cannot tell: one trial per value, so each setting's share "
-                           "is 100%% by construction; repeat the values with seeds=N to "
-                           "measure the noise and a share that means something)");
+            session_printf(s, "  (%s)", SWEEP_CANNOT_TELL_TEXT);
             break;
         }
 }

@@ -215,12 +215,8 @@ static void report_importance(Report *r, const SweepTrialRow *tr, const double *
     free(p);
     char t[256];
     report_heading(r, 3, "Parameter importance", "importance");
-    if (isfinite(noise))
-        snprintf(t, sizeof t, "Seed-to-seed noise of the metric: ±%.4f (pooled std over the "
-                 "seed groups, %d degrees of freedom).", noise, df);
-    else
-        snprintf(t, sizeof t, "Seed-to-seed noise unknown: no setting was trained with several "
-                 "seeds (`sweep ... seeds=3` measures it).");
+    sweep_noise_text(t, sizeof t, noise, df);
+    t[0] = 'S';   /* a sentence of its own here */
     report_para(r, t);
     report_puts(&r->b, r->md ? "| setting | share of variance | range | range / seed noise | "
                                "levels |\n|---|---|---|---|---|\n"
@@ -243,9 +239,7 @@ static void report_importance(Report *r, const SweepTrialRow *tr, const double *
     }
     if (!r->md) report_puts(&r->b, "</table>\n");
     if (blind)
-        report_para(r, "cannot tell: one trial per value, so that setting's share is 100% by "
-                       "construction; repeat the values with seeds=N for a share that means "
-                       "something.");
+        report_para(r, SWEEP_CANNOT_TELL_TEXT ".");
 }
 
 /* mean ± std of the members' validation curves at the steps of the first member. */

@@ -328,3 +328,13 @@ double sweep_seed_noise(const char *const *params, const double *metric, int n, 
     if (df) *df = dof;
     return dof > 0 ? sqrt(ss / dof) : NAN;
 }
+
+void sweep_noise_text(char *out, size_t cap, double noise, int df)
+{
+    if (isfinite(noise))
+        snprintf(out, cap, "seed-to-seed noise ±%.4f (pooled std over seed groups, %d "
+                 "degrees of freedom)", noise, df);
+    else
+        snprintf(out, cap, "seed-to-seed noise unknown (no setting was trained with several "
+                 "seeds: `sweep ... seeds=3` measures it)");
+}

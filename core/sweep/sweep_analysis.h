@@ -90,6 +90,16 @@ typedef struct {
  * its degrees of freedom (members minus groups). NaN (df 0) when no group has 2. */
 double sweep_seed_noise(const char *const *params, const double *metric, int n, int *df);
 
+/* The seed noise as a sentence fragment for every reader (text, report): "seed-to-seed
+ * noise ±0.0040 (pooled std over seed groups, 6 degrees of freedom)", or that it is
+ * unknown and how to measure it (noise NaN). */
+void sweep_noise_text(char *out, size_t cap, double noise, int df);
+
+/* What a reader says where SweepImportance.identified is 0. */
+#define SWEEP_CANNOT_TELL_TEXT "cannot tell: one trial per value, so that setting's share is " \
+    "100% by construction; repeat the values with seeds=N to measure the noise and a share " \
+    "that means something"
+
 /* Parameter importance of every swept setting over the trials with a finite metric.
  * A setting with few distinct values (a grid) is grouped by value: one-way ANOVA's eta
  * squared. One with many (random search: more than sqrt(n) distinct, and more than 6)
