@@ -30,6 +30,13 @@ wait_for() { # wait_for TEXT [SECONDS]
     fail "expected '$1' on the screen"
 }
 keys() { tmux -L "$sock" send-keys -t t "$@"; }
+# starts the dashboard on the store in tmux and shows view $1
+dashboard_view() {
+    tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $db"
+    tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
+    wait_for "lmlab>"
+    keys Escape; keys "$1"
+}
 
 # ---- a 3-seed group -------------------------------------------------------------------
 out=$(lm -c "use quick; train seeds=3 steps=40 eval_every=10 group=trio; wait")
@@ -63,10 +70,7 @@ lm -c "runs" | head -1 | grep -qE "^id +group +seed +final_smooth$" || fail "col
 lm -c "runs columns=default" | head -1 | grep -q "best val (ppl)" || fail "columns=default"
 
 # the band in the dashboard: history view, filter the group, mark one, %
-tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $db"
-tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
-wait_for "lmlab>"
-keys Escape; keys 2
+dashboard_view 2
 wait_for "runs: 3"
 keys '/'; wait_for "filter>"; keys 'name~trio' Enter
 wait_for 'filter "name~trio"'
@@ -105,10 +109,7 @@ lm -c "plot sweep 2 file=par.png" | grep -q "parallel coordinates of sweep 2 (6 
     || fail "plot sweep"
 python3 -c 'import sys; d=open("par.png","rb").read(); sys.exit(d[:4] != b"\x89PNG")' || fail "par.png"
 
-tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $db"
-tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
-wait_for "lmlab>"
-keys Escape; keys 4
+dashboard_view 4
 wait_for "sweep #2 grid"
 wait_for "importance: share of variance"
 screen | grep -qE "lr +█+ 100\.0%" || fail "importance bars"
@@ -163,10 +164,7 @@ assert rep[12], "run 12's best is an estimate"
 print("report and runs agree on", sum(rep.values()), "estimated best val of 12")
 assert any(rep.values()) == ("~ best val is an estimate" in html), "the legend"
 PY
-tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $db"
-tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
-wait_for "lmlab>"
-keys Escape; keys 4
+dashboard_view 4
 wait_for "sweep #3 single"
 wait_for "cannot tell: 1 trial/value"
 screen | grep -qE "lr +█+ 100\.0%" && fail "the sweep view draws a 100% bar for one trial per value"
