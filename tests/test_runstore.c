@@ -4,6 +4,7 @@
  * asserted). Concurrency, crashes and bad files are in test_runstore_faults.c. */
 #include "runstore_util.h"
 #include "runstore_group.h"
+#include "runstore_row.h"
 
 static void test_schema(void)
 {
@@ -699,6 +700,43 @@ static void test_best_record(void)
     runstore_close(s);
 }
 
+/* The one reader of a run's config text (runstore_row.h): the WHOLE key, never a key it
+ * is a prefix or a suffix of, wherever the lines fall; blanks ignored; absent says so. */
+static void test_config_reader(void)
+{
+    const char *cfg = "lr_min=1e-5\nmin_lr=2e-5\nlr=0.003\nd = 64 \n\tsteps=400\r\n"
+                      "name=\"a b\"\nempty=\nlog_every=10";
+    char v[64];
+    CHECK(runstore_config_value(cfg, "lr", v, sizeof v) && !strcmp(v, "0.003"),
+          "lr (after lr_min= and min_lr=): '%s'", v);
+    CHECK(runstore_config_value(cfg, "lr_min", v, sizeof v) && !strcmp(v, "1e-5"), "lr_min: %s",
+          v);
+    CHECK(runstore_config_value(cfg, "d", v, sizeof v) && !strcmp(v, "64"), "d: '%s'", v);
+    CHECK(runstore_config_value(cfg, "steps", v, sizeof v) && !strcmp(v, "400"), "steps: '%s'",
+          v);
+    CHECK(runstore_config_value(cfg, "name", v, sizeof v) && !strcmp(v, "\"a b\""),
+          "name (raw, as stored): '%s'", v);
+    CHECK(runstore_config_value(cfg, "empty", v, sizeof v) == 1 && !v[0], "empty: '%s'", v);
+    CHECK(runstore_config_value(cfg, "log_every", v, sizeof v) && !strcmp(v, "10"),
+          "last line without a newline: '%s'", v);
+    strcpy(v, "x");
+    CHECK(!runstore_config_value(cfg, "l", v, sizeof v) && !v[0], "prefix 'l' matched: '%s'", v);
+    CHECK(!runstore_config_value(cfg, "lr_m", v, sizeof v), "prefix 'lr_m' matched: %s", v);
+    CHECK(!runstore_config_value(cfg, "min", v, sizeof v), "'min' matched: %s", v);
+    CHECK(!runstore_config_value(cfg, "r", v, sizeof v), "suffix 'r' matched: %s", v);
+    CHECK(!runstore_config_value("lr_min=1\n", "lr", v, sizeof v), "only lr_min: '%s'", v);
+    CHECK(!runstore_config_value(NULL, "lr", v, sizeof v) &&
+          !runstore_config_value("", "lr", v, sizeof v) &&
+          !runstore_config_value(cfg, "", v, sizeof v), "NULL, empty text or empty key");
+    char small[4];
+    CHECK(runstore_config_value(cfg, "lr_min", small, sizeof small) && !strcmp(small, "1e-"),
+          "truncated to its buffer: '%s'", small);
+    CHECK(runstore_config_long(cfg, "steps", -1) == 400 &&
+          runstore_config_long(cfg, "lr_mi", -1) == -1 &&
+          runstore_config_long(cfg, "name", -1) == -1 &&
+          runstore_config_long(cfg, "empty", 7) == 7, "typed reader");
+}
+
 /* Seed groups and store settings are schema step 10, in the migration's one transaction
  * like every step: a version-9 store without them gains them and reaches version 10; a
  * store at 10 is not patched outside the steps (a dropped table stays dropped: the open
@@ -734,6 +772,7 @@ static void run_all(void)
     test_migration();
     test_group_step();
     test_best_record();
+    test_config_reader();
     test_roundtrip();
     test_list();
     test_compare_export();
