@@ -165,8 +165,8 @@ static void section_runs(Report *r)
         snprintf(f[0], 48, "%ld", w->id);
         snprintf(f[4], 48, "%ld", w->last_step);
         snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%s%.4f",   /* ~: as `runs` marks it */
-                 runrecord_best_estimated(w) ? "~" : "", w->best_val);
-        est |= !isnan(w->best_val) && runrecord_best_estimated(w);
+                 runstore_best_estimated(w) ? "~" : "", w->best_val);
+        est |= !isnan(w->best_val) && runstore_best_estimated(w);
         snprintf(f[6], 48, isnan(w->final_val) ? "-" : "%.4f", w->final_val);
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
         snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);

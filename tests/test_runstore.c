@@ -6,6 +6,8 @@
 #include "runstore_group.h"
 #include "runstore_row.h"
 
+#include <math.h>
+
 static void test_schema(void)
 {
     char path[512], err[LM_ERR_LEN], mode[32];
@@ -737,6 +739,68 @@ static void test_config_reader(void)
           runstore_config_long(cfg, "empty", 7) == 7, "typed reader");
 }
 
+/* Whether a run's best is an estimate (runstore_best_estimated) from its row alone, and
+ * runstore_run_json (every JSON of a run: runs, run, export) says it as best_estimated. */
+static void check_estimated(RunStore *s, long id, int want, const char *what)
+{
+    char err[LM_ERR_LEN];
+    RunRow r;
+    CHECK(runstore_get(s, id, &r, err) == LM_OK, "get %ld: %s", id, err);
+    json_t *o = runstore_run_json(&r);
+    json_t *b = json_object_get(o, "best_estimated");
+    CHECK(runstore_best_estimated(&r) == want && json_is_boolean(b) &&
+          json_boolean_value(b) == want, "%s: best %.4f final %.4f status %s: estimated %d, "
+          "JSON %s, want %d", what, r.best_val, r.final_val, r.status,
+          runstore_best_estimated(&r), b ? (json_is_true(b) ? "true" : "false") : "missing",
+          want);
+    json_decref(o);
+    runstore_row_free(&r);
+}
+
+static long run_with_evals(RunStore *s, const char *config, const double *loss, int n,
+                           const char *status, const char *reason)
+{
+    char err[LM_ERR_LEN];
+    long id = new_run(s, "est", "dispatcher", config, "");
+    for (int i = 0; i < n; i++) {
+        EvalMetric e = {.step = 50L * (i + 1), .split = "valid", .loss = loss[i],
+                        .ppl = exp(loss[i]), .bpc = NAN, .tokens = 100};
+        CHECK(runstore_log_eval(s, id, &e, err) == LM_OK, "eval: %s", err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK &&
+          runstore_run_set_status(s, id, status, reason, err) == LM_OK, "status: %s", err);
+    return id;
+}
+
+static void test_best_estimated(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "estimated.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    const double down[] = {3.0, 2.5, 2.2}, up[] = {3.0, 2.2, 2.5};
+    const char *est = "lr_min=0\neval_batches=5\n", *whole = "eval_batches=0\n";
+    /* stopped before its final whole-split evaluation: every evaluation an estimate */
+    check_estimated(s, run_with_evals(s, est, down, 3, "stopped", "stopped by the user"), 1,
+                    "stopped by the user");
+    check_estimated(s, run_with_evals(s, est, down, 3, "interrupted", "process gone"), 1,
+                    "interrupted");
+    /* finished: its last evaluation is whole-split; the best is it, or an earlier estimate */
+    check_estimated(s, run_with_evals(s, est, down, 3, "finished", NULL), 0,
+                    "finished, best is the final whole-split evaluation");
+    check_estimated(s, run_with_evals(s, est, up, 3, "finished", NULL), 1,
+                    "finished, best is an earlier estimate");
+    check_estimated(s, run_with_evals(s, est, down, 3, "stopped", "reached step 150 (stop_at)"),
+                    0, "stop_at evaluates the whole split");
+    /* eval_batches=0: every evaluation is whole-split; no evaluation: no best to mark */
+    check_estimated(s, run_with_evals(s, whole, up, 3, "stopped", "stopped by the user"), 0,
+                    "eval_batches=0");
+    check_estimated(s, run_with_evals(s, est, down, 0, "stopped", "stopped by the user"), 0,
+                    "no evaluation yet");
+    runstore_close(s);
+}
+
 /* Seed groups and store settings are schema step 10, in the migration's one transaction
  * like every step: a version-9 store without them gains them and reaches version 10; a
  * store at 10 is not patched outside the steps (a dropped table stays dropped: the open
@@ -773,6 +837,7 @@ static void run_all(void)
     test_group_step();
     test_best_record();
     test_config_reader();
+    test_best_estimated();
     test_roundtrip();
     test_list();
     test_compare_export();

@@ -15,18 +15,6 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-/* The step of the run's final whole-split evaluation (the trainer evaluates the whole
- * split when its loop ends without a stop or a failure: finished, a time budget, a
- * sweep rung), or -1. */
-static long final_whole_step(const RunRow *r)
-{
-    if (!strcmp(r->status, "finished"))
-        return r->last_step;
-    if (!strcmp(r->status, "stopped") && strstr(r->reason, "(stop_at)"))
-        return r->last_step;
-    return -1;
-}
-
 static int is_file(const char *p)
 {
     struct stat st;
@@ -178,7 +166,7 @@ int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
     CheckpointRecord best;
     int found = 0;
     long batches = runstore_config_long(r->config, "eval_batches", 0);
-    long whole_step = final_whole_step(r);
+    long whole_step = runstore_final_whole_step(r);
     SeriesPoint *v = NULL;
     CheckpointRecord *c = NULL;
     int nv = 0, nc = 0;
@@ -284,13 +272,6 @@ int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCk
     }
     *out = pick;
     return LM_OK;
-}
-
-int runrecord_best_estimated(const RunRow *r)
-{
-    if (isnan(r->best_val) || runstore_config_long(r->config, "eval_batches", 0) == 0)
-        return 0;
-    return !(final_whole_step(r) >= 0 && r->best_val == r->final_val);
 }
 
 void runrecord_precision(const RunRow *r, char *out, size_t cap)

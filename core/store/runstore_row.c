@@ -1,9 +1,10 @@
 /* runstore_row.c — facts read from a stored run's row alone (runstore_row.h): one key of
- * its config text. Replaces the private copies of
+ * its config text, and whether its best is an estimate. Replaces the private copies of
  * the config reader that the filter, the run record, runs' table and sort keys, the
  * report, the jobs board and the dashboard each kept. Not a config parser (config.h). */
 #include "runstore_row.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,4 +54,20 @@ long runstore_config_long(const char *config, const char *key, long dflt)
     if (!runstore_config_value(config, key, v, sizeof v)) return dflt;
     long x = strtol(v, &end, 10);
     return end == v ? dflt : x;
+}
+
+long runstore_final_whole_step(const RunRow *r)
+{
+    if (!strcmp(r->status, "finished"))
+        return r->last_step;
+    if (!strcmp(r->status, "stopped") && strstr(r->reason, "(stop_at)"))
+        return r->last_step;
+    return -1;
+}
+
+int runstore_best_estimated(const RunRow *r)
+{
+    if (isnan(r->best_val) || runstore_config_long(r->config, "eval_batches", 0) == 0)
+        return 0;
+    return !(runstore_final_whole_step(r) >= 0 && r->best_val == r->final_val);
 }
