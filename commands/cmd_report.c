@@ -132,7 +132,6 @@ static int differing_keys(Report *r, char keys[][32])
     return nk;
 }
 
-
 static void section_runs(Report *r)
 {
     char keys[REPORT_MAX_COLS][32], v[256];
