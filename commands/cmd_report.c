@@ -18,6 +18,7 @@
 #include "runrecord.h"
 #include "runstore_group.h"
 #include "runstore_notes.h"
+#include "runstore_row.h"
 #include "sweep_analysis.h"
 #include "sysinfo.h"
 #include "textcheck.h"
@@ -108,22 +109,6 @@ static void section_machine(Report *r)
     if (!r->md) report_puts(&r->b, "</table>\n");
 }
 
-/* The config value of key in run's config text into v ("" when absent). */
-static void cfg_value(const char *config, const char *key, char *v, size_t cap)
-{
-    size_t k = strlen(key);
-    v[0] = 0;
-    for (const char *p = config; p && *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len > k && !strncmp(p, key, k) && p[k] == '=') {
-            snprintf(v, cap, "%.*s", (int)(len - k - 1), p + k + 1);
-            return;
-        }
-        p = nl ? nl + 1 : NULL;
-    }
-}
-
 /* The config keys whose values differ among the runs (at most REPORT_MAX_COLS). */
 static int differing_keys(Report *r, char keys[][32])
 {
@@ -134,10 +119,10 @@ static int differing_keys(Report *r, char keys[][32])
         const char *nl = strchr(p, '\n'), *eq = strchr(p, '=');
         if (eq && (!nl || eq < nl) && eq - p < 32) {
             snprintf(keys[nk], 32, "%.*s", (int)(eq - p), p);
-            cfg_value(r->runs[0].config, keys[nk], a, sizeof a);
+            runstore_config_value(r->runs[0].config, keys[nk], a, sizeof a);
             int diff = 0;
             for (int i = 1; i < r->n && !diff; i++) {
-                cfg_value(r->runs[i].config, keys[nk], b, sizeof b);
+                runstore_config_value(r->runs[i].config, keys[nk], b, sizeof b);
                 diff = strcmp(a, b) != 0;
             }
             if (diff && strcmp(keys[nk], "name") && strcmp(keys[nk], "seed_note")) nk++;
@@ -146,7 +131,6 @@ static int differing_keys(Report *r, char keys[][32])
     }
     return nk;
 }
-
 
 static void section_runs(Report *r)
 {
@@ -180,8 +164,8 @@ static void section_runs(Report *r)
         snprintf(f[0], 48, "%ld", w->id);
         snprintf(f[4], 48, "%ld", w->last_step);
         snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%s%.4f",   /* ~: as `runs` marks it */
-                 runrecord_best_estimated(w) ? "~" : "", w->best_val);
-        est |= !isnan(w->best_val) && runrecord_best_estimated(w);
+                 runstore_best_estimated(w) ? "~" : "", w->best_val);
+        est |= !isnan(w->best_val) && runstore_best_estimated(w);
         snprintf(f[6], 48, isnan(w->final_val) ? "-" : "%.4f", w->final_val);
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
         snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);
@@ -190,7 +174,7 @@ static void section_runs(Report *r)
                              f[9]};
         for (int j = 0; j < 10; j++) report_cell(r, c[j]);
         for (int j = 0; j < nk; j++) {
-            cfg_value(w->config, keys[j], v, sizeof v);
+            runstore_config_value(w->config, keys[j], v, sizeof v);
             report_cell(r, v);
         }
         report_puts(&r->b, r->md ? "\n" : "</tr>\n");

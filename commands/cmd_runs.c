@@ -10,6 +10,7 @@
 #include "cmd_log.h"
 #include "runrecord.h"
 #include "runkeys.h"
+#include "runstore_row.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -137,7 +138,7 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
         snprintf(id, sizeof id, "%ld", r->id);
         snprintf(steps, sizeof steps, "%ld", r->last_step);
         fmt_loss(best + 1, sizeof best - 1, r->best_val, 1);
-        best[0] = runrecord_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
+        best[0] = runstore_best_estimated(r) ? '~' : ' ';   /* an estimate, said so */
         fmt_loss(fin, sizeof fin, r->final_val, 0);
         fmt_params(par, sizeof par, r->params);
         fmt_time(created, sizeof created, r->created);
@@ -175,7 +176,7 @@ static void runs_table(Session *s, const RunRow *rows, int n)
     int est = 0;
     for (int i = 0; i < n; i++) {
         runs_line(s, &rows[i], nw, mw, lineage);
-        est |= runrecord_best_estimated(&rows[i]);
+        est |= runstore_best_estimated(&rows[i]);
     }
     if (est)
         session_printf(s, "~ best val is an estimate over eval_batches batches, not a whole-split "

@@ -13,6 +13,7 @@
 #include "runkeys.h"
 #include "suggest.h"
 #include "runstore_group.h"
+#include "runstore_row.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
 #include "output.h"
@@ -52,20 +53,6 @@ typedef struct {
     int n_cols, need_smooth, need_group;
     int full_json;           /* --json without columns=: runs' one JSON schema per row */
 } Table;
-
-/* The value of a config key in "k=v\n" text into out; 0 when absent. */
-static int config_value(const char *config, const char *key, char *out, size_t cap)
-{
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, key, kl) && p[kl] == '=') {
-            const char *v = p + kl + 1;
-            snprintf(out, cap, "%.*s", (int)strcspn(v, "\n"), v);
-            return 1;
-        }
-    snprintf(out, cap, "-");
-    return 0;
-}
 
 static void fmt_num(char *out, size_t cap, double v)
 {
@@ -113,11 +100,11 @@ static void cell(const Row *w, const char *c, char *out, size_t cap, double *num
         *num = r->created;
         if (r->created <= 0 || !localtime_r(&t, &tm)) snprintf(out, cap, "-");
         else strftime(out, cap, "%Y-%m-%d %H:%M", &tm);
-    } else if (config_value(r->config, c, out, cap)) {
+    } else if (runstore_config_value(r->config, c, out, cap)) {
         char *end;
         double x = strtod(out, &end);
         if (end != out && !*end) *num = x;
-    }
+    } else snprintf(out, cap, "-");   /* not a setting of this run */
 }
 
 /* The debiased EMA of run id's training loss at its last step. */
@@ -143,7 +130,7 @@ static int column_exists(const char *col, const RunRow *runs, int n)
     if (known_column(col) || n == 0) return 1;
     char v[64];
     for (int i = 0; i < n; i++)
-        if (config_value(runs[i].config, col, v, sizeof v)) return 1;
+        if (runstore_config_value(runs[i].config, col, v, sizeof v)) return 1;
     return 0;
 }
 

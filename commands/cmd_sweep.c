@@ -16,6 +16,7 @@
 #include "runrecord.h"
 #include "runstore.h"
 #include "sweep_pool.h"
+#include "sweep_analysis.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -157,14 +158,8 @@ static int by_metric(const void *a, const void *b)
 /* The value of key in "k=v k=v" params, into out ("-" when absent). */
 static void param_value(const char *params, const char *key, char *out, size_t cap)
 {
-    size_t kl = strlen(key);
-    for (const char *p = params; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
-        if (!strncmp(p, key, kl) && p[kl] == '=') {
-            const char *v = p + kl + 1, *e = strchr(v, ' ');
-            snprintf(out, cap, "%.*s", (int)(e ? (size_t)(e - v) : strlen(v)), v);
-            return;
-        }
-    snprintf(out, cap, "-");
+    if (!sweep_param_value(params, key, out, cap))   /* core/sweep: the one params reader */
+        snprintf(out, cap, "-");
 }
 
 /* The swept keys, from the first trial's params. */

@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "runstore_row.h"
 #include "suggest.h"
 
 #include <math.h>
@@ -139,13 +140,7 @@ static int runkeys_value(const RunRow *r, const char *key, char *buf, size_t cap
     }
     if (!strcmp(k, "since") || !strcmp(k, "until"))
         return snprintf(buf, cap, "%.6f", r->created), 0;
-    size_t kl = strlen(k);   /* a config key: its line in the run's config */
-    for (const char *p = r->config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, k, kl) && p[kl] == '=') {
-            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
-            return 0;
-        }
-    return -1;
+    return runstore_config_value(r->config, k, buf, cap) ? 0 : -1;   /* a config key */
 }
 
 static const char *g_key;
@@ -179,13 +174,8 @@ void runkeys_sort_rows(RunRow *rows, int n, const char *sort)
 
 void runkeys_config_value(const char *config, const char *key, char *buf, size_t cap)
 {
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, key, kl) && p[kl] == '=') {
-            snprintf(buf, cap, "%.*s", (int)strcspn(p + kl + 1, "\n"), p + kl + 1);
-            return;
-        }
-    snprintf(buf, cap, "-");
+    if (!runstore_config_value(config, key, buf, cap))
+        snprintf(buf, cap, "-");
 }
 
 static int distinct(const char *const *configs, int n, const char *key)

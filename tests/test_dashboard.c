@@ -17,6 +17,7 @@
 #include "dash_data.h"
 #include "dash_groups.h"
 #include "dash_draw.h"
+#include "runkeys.h"
 #include "dash_keymap.h"
 #include "dash_render.h"
 #include "dash_state.h"
@@ -453,9 +454,9 @@ static void test_compare_logic(void)
     CHECK(n == 2 && !strcmp(keys[0], "b") && !strcmp(keys[1], "c"), "differing keys: %d", n);
     CHECK(dash_draw_diff_keys(cfg, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
     CHECK(dash_draw_diff_keys(cfg, 1, keys, 4) == 0, "one run differs from nothing");
-    dash_draw_config_value(cfg[1], "b", v, sizeof v);
+    runkeys_config_value(cfg[1], "b", v, sizeof v);
     CHECK(!strcmp(v, "5"), "value of b: %s", v);
-    dash_draw_config_value(cfg[1], "c", v, sizeof v);
+    runkeys_config_value(cfg[1], "c", v, sizeof v);
     CHECK(!strcmp(v, "-"), "missing value: %s", v);
     /* the one smoothing (issue 27): a debiased EMA starts at the raw value, keeps a
      * constant constant (no kink where a window fills), skips NaN */

@@ -277,6 +277,66 @@ static void test_export_schema(Session *s)
     json_decref(listed);
 }
 
+/* best_estimated (issue 33's "best is an estimate" in every JSON): `--json runs`, `--json
+ * run ID` and `export format=json` all say it, agree with the ~ that the `runs` table prints
+ * and with `run`'s best_eval.whole_split. A run stopped before its final whole-split
+ * evaluation (made in the store: a stop cannot be timed here) has an estimated best. */
+static int json_estimated(Session *s, const char *fmt, long id, int *whole)
+{
+    char line[128];
+    snprintf(line, sizeof line, fmt, id);
+    CHECK(run(s, line) == LM_OK, "%s: %s", line, out);
+    json_t *o = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+    json_t *b = json_object_get(o, "best_estimated");
+    CHECK(json_is_boolean(b), "%s: no boolean best_estimated in %.400s", line, out);
+    int v = json_is_true(b);
+    json_t *be = json_object_get(json_object_get(o, "best_eval"), "whole_split");
+    if (whole) *whole = json_is_boolean(be) ? json_is_true(be) : -1;
+    json_decref(o);
+    return v;
+}
+
+static void test_best_estimated(Session *s)
+{
+    RunStore *st = NULL;
+    char err[LM_ERR_LEN], line[64];
+    long stopped = 0;
+    CHECK(runstore_open("test.db", &st, err) == LM_OK, "%s", err);
+    if (!st) return;
+    RunInfo info = {.name = "stopped-early", .config = "eval_batches=5\nlr_min=0\n",
+                    .model = "lstm", .data_name = "tiny", .tokenizer = "char"};
+    CHECK(runstore_run_create(st, &info, &stopped, err) == LM_OK, "create: %s", err);
+    for (int i = 0; i < 3; i++) {
+        EvalMetric e = {.step = 30L * (i + 1), .split = "valid", .loss = 3.0 - 0.4 * i,
+                        .ppl = exp(3.0 - 0.4 * i), .bpc = NAN, .tokens = 100};
+        CHECK(runstore_log_eval(st, stopped, &e, err) == LM_OK, "eval: %s", err);
+    }
+    CHECK(runstore_flush(st, err) == LM_OK &&
+          runstore_run_set_status(st, stopped, "stopped", "stopped by the user", err) == LM_OK,
+          "stop: %s", err);
+    runstore_close(st);
+    long ids[2] = {stopped, json_run};
+    for (int i = 0; i < 2; i++) {
+        s->json = 0;
+        snprintf(line, sizeof line, "runs id=%ld", ids[i]);
+        CHECK(run(s, line) == LM_OK, "%s: %s", line, out);
+        int tilde = strstr(out, " ~") != NULL;   /* the table's mark of an estimated best */
+        s->json = 1;
+        int whole = -1;
+        int listed = json_estimated(s, "runs id=%ld", ids[i], NULL);
+        int shown = json_estimated(s, "run %ld", ids[i], &whole);
+        int exported = json_estimated(s, "export %ld format=json", ids[i], NULL);
+        CHECK(listed == tilde && shown == tilde && exported == tilde,
+              "run %ld: runs prints %s, JSON runs/run/export say %d/%d/%d", ids[i],
+              tilde ? "~" : "no ~", listed, shown, exported);
+        CHECK(whole == !shown, "run %ld: best_eval.whole_split %d but best_estimated %d",
+              ids[i], whole, shown);
+        CHECK(listed == !i, i ? "a finished run whose best is its final whole-split evaluation: "
+              "best_estimated %d" : "a run stopped before its final evaluation: best_estimated "
+              "%d", listed);
+    }
+}
+
 /* The first n bytes of a file into buf; returns the file's size (-1 when missing). */
 static long head_of(const char *path, unsigned char *buf, size_t n)
 {
@@ -477,6 +537,7 @@ int main(void)
     test_events_text(&s);
     test_export_csv(&s);
     test_export_schema(&s);
+    test_best_estimated(&s);
     test_plot(&s, 1, 2);
     test_scripts(&s);
     test_word_sampling(&s);

@@ -4,6 +4,9 @@
  * asserted). Concurrency, crashes and bad files are in test_runstore_faults.c. */
 #include "runstore_util.h"
 #include "runstore_group.h"
+#include "runstore_row.h"
+
+#include <math.h>
 
 static void test_schema(void)
 {
@@ -699,6 +702,105 @@ static void test_best_record(void)
     runstore_close(s);
 }
 
+/* The one reader of a run's config text (runstore_row.h): the WHOLE key, never a key it
+ * is a prefix or a suffix of, wherever the lines fall; blanks ignored; absent says so. */
+static void test_config_reader(void)
+{
+    const char *cfg = "lr_min=1e-5\nmin_lr=2e-5\nlr=0.003\nd = 64 \n\tsteps=400\r\n"
+                      "name=\"a b\"\nempty=\nlog_every=10";
+    char v[64];
+    CHECK(runstore_config_value(cfg, "lr", v, sizeof v) && !strcmp(v, "0.003"),
+          "lr (after lr_min= and min_lr=): '%s'", v);
+    CHECK(runstore_config_value(cfg, "lr_min", v, sizeof v) && !strcmp(v, "1e-5"), "lr_min: %s",
+          v);
+    CHECK(runstore_config_value(cfg, "d", v, sizeof v) && !strcmp(v, "64"), "d: '%s'", v);
+    CHECK(runstore_config_value(cfg, "steps", v, sizeof v) && !strcmp(v, "400"), "steps: '%s'",
+          v);
+    CHECK(runstore_config_value(cfg, "name", v, sizeof v) && !strcmp(v, "\"a b\""),
+          "name (raw, as stored): '%s'", v);
+    CHECK(runstore_config_value(cfg, "empty", v, sizeof v) == 1 && !v[0], "empty: '%s'", v);
+    CHECK(runstore_config_value(cfg, "log_every", v, sizeof v) && !strcmp(v, "10"),
+          "last line without a newline: '%s'", v);
+    strcpy(v, "x");
+    CHECK(!runstore_config_value(cfg, "l", v, sizeof v) && !v[0], "prefix 'l' matched: '%s'", v);
+    CHECK(!runstore_config_value(cfg, "lr_m", v, sizeof v), "prefix 'lr_m' matched: %s", v);
+    CHECK(!runstore_config_value(cfg, "min", v, sizeof v), "'min' matched: %s", v);
+    CHECK(!runstore_config_value(cfg, "r", v, sizeof v), "suffix 'r' matched: %s", v);
+    CHECK(!runstore_config_value("lr_min=1\n", "lr", v, sizeof v), "only lr_min: '%s'", v);
+    CHECK(!runstore_config_value(NULL, "lr", v, sizeof v) &&
+          !runstore_config_value("", "lr", v, sizeof v) &&
+          !runstore_config_value(cfg, "", v, sizeof v), "NULL, empty text or empty key");
+    char small[4];
+    CHECK(runstore_config_value(cfg, "lr_min", small, sizeof small) && !strcmp(small, "1e-"),
+          "truncated to its buffer: '%s'", small);
+    CHECK(runstore_config_long(cfg, "steps", -1) == 400 &&
+          runstore_config_long(cfg, "lr_mi", -1) == -1 &&
+          runstore_config_long(cfg, "name", -1) == -1 &&
+          runstore_config_long(cfg, "empty", 7) == 7, "typed reader");
+}
+
+/* Whether a run's best is an estimate (runstore_best_estimated) from its row alone, and
+ * runstore_run_json (every JSON of a run: runs, run, export) says it as best_estimated. */
+static void check_estimated(RunStore *s, long id, int want, const char *what)
+{
+    char err[LM_ERR_LEN];
+    RunRow r;
+    CHECK(runstore_get(s, id, &r, err) == LM_OK, "get %ld: %s", id, err);
+    json_t *o = runstore_run_json(&r);
+    json_t *b = json_object_get(o, "best_estimated");
+    CHECK(runstore_best_estimated(&r) == want && json_is_boolean(b) &&
+          json_boolean_value(b) == want, "%s: best %.4f final %.4f status %s: estimated %d, "
+          "JSON %s, want %d", what, r.best_val, r.final_val, r.status,
+          runstore_best_estimated(&r), b ? (json_is_true(b) ? "true" : "false") : "missing",
+          want);
+    json_decref(o);
+    runstore_row_free(&r);
+}
+
+static long run_with_evals(RunStore *s, const char *config, const double *loss, int n,
+                           const char *status, const char *reason)
+{
+    char err[LM_ERR_LEN];
+    long id = new_run(s, "est", "dispatcher", config, "");
+    for (int i = 0; i < n; i++) {
+        EvalMetric e = {.step = 50L * (i + 1), .split = "valid", .loss = loss[i],
+                        .ppl = exp(loss[i]), .bpc = NAN, .tokens = 100};
+        CHECK(runstore_log_eval(s, id, &e, err) == LM_OK, "eval: %s", err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK &&
+          runstore_run_set_status(s, id, status, reason, err) == LM_OK, "status: %s", err);
+    return id;
+}
+
+static void test_best_estimated(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "estimated.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    const double down[] = {3.0, 2.5, 2.2}, up[] = {3.0, 2.2, 2.5};
+    const char *est = "lr_min=0\neval_batches=5\n", *whole = "eval_batches=0\n";
+    /* stopped before its final whole-split evaluation: every evaluation an estimate */
+    check_estimated(s, run_with_evals(s, est, down, 3, "stopped", "stopped by the user"), 1,
+                    "stopped by the user");
+    check_estimated(s, run_with_evals(s, est, down, 3, "interrupted", "process gone"), 1,
+                    "interrupted");
+    /* finished: its last evaluation is whole-split; the best is it, or an earlier estimate */
+    check_estimated(s, run_with_evals(s, est, down, 3, "finished", NULL), 0,
+                    "finished, best is the final whole-split evaluation");
+    check_estimated(s, run_with_evals(s, est, up, 3, "finished", NULL), 1,
+                    "finished, best is an earlier estimate");
+    check_estimated(s, run_with_evals(s, est, down, 3, "stopped", "reached step 150 (stop_at)"),
+                    0, "stop_at evaluates the whole split");
+    /* eval_batches=0: every evaluation is whole-split; no evaluation: no best to mark */
+    check_estimated(s, run_with_evals(s, whole, up, 3, "stopped", "stopped by the user"), 0,
+                    "eval_batches=0");
+    check_estimated(s, run_with_evals(s, est, down, 0, "stopped", "stopped by the user"), 0,
+                    "no evaluation yet");
+    runstore_close(s);
+}
+
 /* Seed groups and store settings are schema step 10, in the migration's one transaction
  * like every step: a version-9 store without them gains them and reaches version 10; a
  * store at 10 is not patched outside the steps (a dropped table stays dropped: the open
@@ -734,6 +836,8 @@ static void run_all(void)
     test_migration();
     test_group_step();
     test_best_record();
+    test_config_reader();
+    test_best_estimated();
     test_roundtrip();
     test_list();
     test_compare_export();

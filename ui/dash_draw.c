@@ -131,23 +131,6 @@ int dash_draw_add_curves(const Dashboard *d, ChartSeries *ps, int n, double *buf
     return n;
 }
 
-void dash_draw_config_value(const char *config, const char *key, char *out, size_t cap)
-{
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
-            size_t vl = len - kl - 1 < cap - 1 ? len - kl - 1 : cap - 1;
-            memcpy(out, p + kl + 1, vl);
-            out[vl] = 0;
-            return;
-        }
-        p = e ? e + 1 : NULL;
-    }
-    snprintf(out, cap, "-");
-}
-
 int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max)
 {
     return runkeys_diff(configs, n, keys, max);   /* commands/runkeys.c: the one ranking */

@@ -38,8 +38,6 @@ void dash_draw_smooth(double *y, int n, int window);
  * as differing), the ones with the most distinct values first (ties in first-seen order):
  * up to max names into keys. Returns how many differ (may exceed max). */
 int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max);
-/* The value of key in a "key=value\n" config into out ("-" when absent). */
-void dash_draw_config_value(const char *config, const char *key, char *out, size_t cap);
 
 static inline int dash_draw_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 

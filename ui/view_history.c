@@ -89,7 +89,7 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32]
         snprintf(out[6], CELL_LEN, "-");
     for (int k = 0; k < n_cfg; k++) {
         char v[CELL_LEN];
-        dash_draw_config_value(row->config, keys[k], v, sizeof v);
+        runkeys_config_value(row->config, keys[k], v, sizeof v);
         safetext_escape(out[N_RUN_COLS + k], CELL_LEN, v, 0);
     }
 }
@@ -119,7 +119,7 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
             int w = (int)strlen(keys[k]);
             for (int i = lo; i < hi; i++) {
                 char v[CELL_LEN];
-                dash_draw_config_value(hv(d)->runs[i].config, keys[k], v, sizeof v);
+                runkeys_config_value(hv(d)->runs[i].config, keys[k], v, sizeof v);
                 w = (int)strlen(v) > w ? (int)strlen(v) : w;
             }
             /* the config's steps is the budget: "steps" is the fixed column's (last step) */
@@ -321,7 +321,7 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
         canvas_text_fit(c, in.x, y, kw, keys[k], UI_COLOR_DIM, 0, caps->unicode);
         for (int i = 0; i < n; i++) {
             char v[128];
-            dash_draw_config_value(configs[i], keys[k], v, sizeof v);
+            runkeys_config_value(configs[i], keys[k], v, sizeof v);
             canvas_text_fit(c, in.x + kw + 1 + i * cw, y, cw - 1, v, UI_COLOR_DEFAULT, 0,
                             caps->unicode);
         }

@@ -48,15 +48,10 @@ static int param_keys(const char *params, char (*keys)[32], int max)
 /* The numeric value of key in params, NAN when absent or not a number. */
 static double param_value(const char *params, const char *key)
 {
-    size_t kl = strlen(key);
-    for (const char *p = params; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL) {
-        if (!strncmp(p, key, kl) && p[kl] == '=') {
-            char *end;
-            double v = strtod(p + kl + 1, &end);
-            return end == p + kl + 1 ? NAN : v;
-        }
-    }
-    return NAN;
+    char v[64], *end;
+    if (!sweep_param_value(params, key, v, sizeof v)) return NAN;
+    double x = strtod(v, &end);
+    return end == v ? NAN : x;
 }
 
 static int best_trial(const SweepView *w)

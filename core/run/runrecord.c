@@ -6,6 +6,7 @@
 #include "checkpoint.h"
 #include "err.h"
 #include "runfiles.h"
+#include "runstore_row.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,42 +14,6 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
-
-/* The integer value of key in "key=value\n" config text, or dflt. */
-static long config_long(const char *config, const char *key, long dflt)
-{
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, key, kl) && p[kl] == '=')
-            return strtol(p + kl + 1, NULL, 10);
-    return dflt;
-}
-
-/* The value of key in "key=value\n" config text into out (cap bytes), or dflt. */
-static void config_str(const char *config, const char *key, const char *dflt, char *out,
-                       size_t cap)
-{
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (!strncmp(p, key, kl) && p[kl] == '=') {
-            const char *v = p + kl + 1, *e = strchr(v, '\n');
-            snprintf(out, cap, "%.*s", (int)(e ? e - v : (long)strlen(v)), v);
-            return;
-        }
-    snprintf(out, cap, "%s", dflt);
-}
-
-/* The step of the run's final whole-split evaluation (the trainer evaluates the whole
- * split when its loop ends without a stop or a failure: finished, a time budget, a
- * sweep rung), or -1. */
-static long final_whole_step(const RunRow *r)
-{
-    if (!strcmp(r->status, "finished"))
-        return r->last_step;
-    if (!strcmp(r->status, "stopped") && strstr(r->reason, "(stop_at)"))
-        return r->last_step;
-    return -1;
-}
 
 static int is_file(const char *p)
 {
@@ -200,7 +165,8 @@ int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
     snprintf(f->owner_host, sizeof f->owner_host, "%s", r->host);
     CheckpointRecord best;
     int found = 0;
-    long batches = config_long(r->config, "eval_batches", 0), whole_step = final_whole_step(r);
+    long batches = runstore_config_long(r->config, "eval_batches", 0);
+    long whole_step = runstore_final_whole_step(r);
     SeriesPoint *v = NULL;
     CheckpointRecord *c = NULL;
     int nv = 0, nc = 0;
@@ -308,16 +274,10 @@ int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCk
     return LM_OK;
 }
 
-int runrecord_best_estimated(const RunRow *r)
-{
-    if (isnan(r->best_val) || config_long(r->config, "eval_batches", 0) == 0)
-        return 0;
-    return !(final_whole_step(r) >= 0 && r->best_val == r->final_val);
-}
-
 void runrecord_precision(const RunRow *r, char *out, size_t cap)
 {
-    config_str(r->config, "precision", "fp32", out, cap);
+    if (!runstore_config_value(r->config, "precision", out, cap))
+        snprintf(out, cap, "fp32");   /* a run from before the setting */
 }
 
 int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, char *path,
@@ -371,8 +331,8 @@ static void parity_kernels(const RunRow *a, const RunRow *b, RunParity *p)
     /* log_every: a logged loss is the mean of the steps since the last row */
     const char *keys[] = {"precision", "shards", "log_every"};
     for (int k = 0; k < 3 && o < sizeof p->kernels; k++) {
-        config_str(a->config, keys[k], "", va, sizeof va);
-        config_str(b->config, keys[k], "", vb, sizeof vb);
+        runstore_config_value(a->config, keys[k], va, sizeof va);
+        runstore_config_value(b->config, keys[k], vb, sizeof vb);
         if (strcmp(va, vb))   /* a run from before shards= existed split by thread */
             o += (size_t)snprintf(p->kernels + o, sizeof p->kernels - o, "%s%s %s vs %s",
                                   o ? ", " : "", keys[k], va[0] ? va : "(by thread)",
@@ -394,7 +354,7 @@ static long fork_skip(const RunRow *a, const RunRow *b)
     char v[32];
     if (!f || f->parent_step <= 0)
         return -1;
-    config_str(f->config, "log_every", "", v, sizeof v);
+    runstore_config_value(f->config, "log_every", v, sizeof v);
     long every = atol(v);
     if (every <= 1 || f->parent_step % every == 0)
         return -1;

@@ -80,11 +80,6 @@ int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, 
                               size_t cap, long *step, char *err);
 
 
-/* 1 when run r's best validation loss (the store's lowest evaluation, r->best_val) is an
- * estimate over eval_batches batches rather than a whole-split evaluation: read from its
- * row alone (no query), for tables of many runs. */
-int runrecord_best_estimated(const RunRow *r);
-
 /* The run's precision= setting from its row alone into out ("fp32" when its config does
  * not say: runs from before the setting). */
 void runrecord_precision(const RunRow *r, char *out, size_t cap);

@@ -241,8 +241,9 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
 int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err);
 
 /* The one JSON schema of a run, shared by `export format=json` and `--json runs`:
- * {id, name, model, status, steps, best_val, best_ppl, final_val (null before any
- * validation), params, created (ISO 8601 UTC, "2026-11-24T07:45:42Z"), created_unix
+ * {id, name, model, status, steps, best_val, best_ppl, best_estimated (true when best_val
+ * is an estimate over eval_batches batches: runstore_best_estimated, runstore_row.h),
+ * best_step, best_step_val, final_val (null before any validation), params, created (ISO 8601 UTC, "2026-11-24T07:45:42Z"), created_unix
  * (seconds; written with 16 significant digits, i.e. to the microsecond), tags [strings],
  * reason, data, tokenizer, notes, sweep (id or null), parent and parent_step (a fork's
  * parent run and step, or null), config {key: integer | number | string}}. Integers are JSON integers. Caller owns the result (json_decref); NULL only

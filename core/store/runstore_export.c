@@ -7,6 +7,7 @@
 #include "config.h"
 #include "outfile.h"
 #include "private/runstore_impl.h"
+#include "runstore_row.h"
 #include "err.h"
 
 #include <errno.h>
@@ -288,6 +289,7 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "steps", json_integer(r->last_step));
     json_object_set_new(o, "best_val", jsonval_num(r->best_val));
     json_object_set_new(o, "best_ppl", jsonval_num(exp(r->best_val)));
+    json_object_set_new(o, "best_estimated", json_boolean(runstore_best_estimated(r)));
     json_object_set_new(o, "best_step", r->best_step >= 0 ? json_integer(r->best_step)
                                                           : json_null());
     json_object_set_new(o, "best_step_val", jsonval_num(r->best_step_val));

@@ -6,6 +6,7 @@
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
+#include "runstore_row.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,30 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Finds key in "key=value" lines; copies the trimmed value into out. 1 found, 0 not. */
-static int config_value(const char *text, const char *key, char *out, size_t cap)
-{
-    size_t klen = strlen(key);
-    for (const char *line = text; line && *line;) {
-        const char *end = strchr(line, '\n');
-        while (*line == ' ' || *line == '\t') line++;
-        const char *p = line + klen;
-        if (!strncmp(line, key, klen)) {
-            while (*p == ' ' || *p == '\t') p++;
-            if (*p == '=') {
-                p++;
-                while (*p == ' ' || *p == '\t') p++;
-                size_t n = end ? (size_t)(end - p) : strlen(p);
-                while (n && isspace((unsigned char)p[n - 1])) n--;
-                snprintf(out, cap, "%.*s", (int)n, p);
-                return 1;
-            }
-        }
-        line = end ? end + 1 : NULL;
-    }
-    return 0;
-}
 
 /* ---- list filters --------------------------------------------------------------------- */
 
@@ -197,7 +174,7 @@ static int term_match_config(const Term *t, const char *config)
 {
     char v[256];
     double x;
-    if (!config_value(config, t->key, v, sizeof v)) return 0;
+    if (!runstore_config_value(config, t->key, v, sizeof v)) return 0;
     if (t->op == OP_HAS) return strcasestr(v, t->val) != NULL;
     int c;
     if (t->is_num && runstore_parse_number(v, &x)) c = x < t->num ? -1 : x > t->num;

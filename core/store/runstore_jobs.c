@@ -4,6 +4,7 @@
  * heartbeat (other hosts). Not writing anything. */
 #include "runstore_jobs.h"
 #include "private/runstore_impl.h"
+#include "runstore_row.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,12 +49,7 @@ static int job_tail(RunStore *s, JobRow *j, char *err)
 
 static void job_progress(RunStore *s, JobRow *j)
 {
-    Cfg c = {0};
-    const char *steps = NULL;
-    if (!runstore_cfg_parse(j->run.config, &c))
-        steps = runstore_cfg_get(&c, "steps");
-    j->total_steps = steps ? atol(steps) : 0;
-    runstore_cfg_free(&c);
+    j->total_steps = runstore_config_long(j->run.config, "steps", 0);
     const StepMetric *m = &j->last;
     j->eta = NAN;
     if (j->total_steps > m->step && m->step > 0 && m->elapsed > 0)
