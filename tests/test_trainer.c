@@ -340,7 +340,7 @@ static void diverges_finite(void)
  * itself every checkpoint_retry seconds, so a headless run continues once it is fixed. */
 static void checkpoint_retries_by_itself(void)
 {
-    char err[LM_ERR_LEN], blocker[600];
+    char err[LM_ERR_LEN], blocker[400];   /* with "/run", fits TrainerOptions.run_dir */
     Config c;
     small_config(&c);
     c.steps = 10; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 5;
