@@ -9,8 +9,9 @@ set -u
 bin=$(readlink -f "$1")
 readme=$(readlink -f "$2")
 dir=$(mktemp -d)
-sock="lmlab-tour-$$"
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$dir"' EXIT
+sock="lmlab-tour-$$"   # one tmux server per terminal line: "$sock-N" for tour line N
+n=0
+trap 'for i in $(seq 1 "$n"); do tmux -L "$sock-$i" kill-server 2>/dev/null; done; rm -rf "$dir"' EXIT
 cd "$dir"
 export LMLAB_DB="$dir/tour.db" TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -25,24 +26,28 @@ sed -n '/^## A tour/,/^A session in line mode/p' "$readme" |
 [ "$(wc -l <tour.txt)" -ge 8 ] || fail "found only $(wc -l <tour.txt) tour lines in $readme"
 printf 'runs\nshow model\n' >script.lmlab   # the tour's script.lmlab
 
-# in a terminal: start, wait for the prompt, quit; the exit status is the command's
+# in a terminal: start, wait for the prompt, quit; the exit status is the command's.
+# Each line gets a tmux server of its own ("$sock-$n"): the previous line's server exits
+# when its session ends, and a new session started on that socket while it was still
+# exiting died with "server exited unexpectedly" (a stress round, at load 11).
 in_terminal() { # in_terminal CMDLINE
     rm -f rc.txt
-    tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$1; echo \$? >$dir/rc.txt"
+    local ts="$sock-$n"
+    tmux -L "$ts" new-session -d -s t -x 120 -y 40 "$1; echo \$? >$dir/rc.txt" ||
+        fail "'$1': tmux could not start a session"
     local ok=""
     for _ in $(seq 1 600); do
-        tmux -L "$sock" capture-pane -p -t t 2>/dev/null | grep -q "lmlab>" && { ok=1; break; }
+        tmux -L "$ts" capture-pane -p -t t 2>/dev/null | grep -q "lmlab>" && { ok=1; break; }
         sleep 0.1
     done
-    [ -n "$ok" ] || { tmux -L "$sock" capture-pane -p -t t; fail "'$1': no prompt"; }
-    tmux -L "$sock" send-keys -t t -l "quit"
-    tmux -L "$sock" send-keys -t t Enter
+    [ -n "$ok" ] || { tmux -L "$ts" capture-pane -p -t t; fail "'$1': no prompt"; }
+    tmux -L "$ts" send-keys -t t -l "quit"
+    tmux -L "$ts" send-keys -t t Enter
     for _ in $(seq 1 600); do [ -f rc.txt ] && break; sleep 0.1; done
     [ -f rc.txt ] || fail "'$1' did not quit"
     cat rc.txt
 }
 
-n=0
 while IFS= read -r line; do   # bounded: reads a file to its end
     n=$((n + 1))
     run="$line"
