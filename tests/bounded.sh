@@ -21,3 +21,14 @@ bwait() {
     wait "$pid" 2>/dev/null   # bounded: killed
     return 124
 }
+
+# wait_until SECONDS CMD [ARG ...]: 0 once CMD succeeds (polled every 0.2 s, its output
+# discarded), 1 when SECONDS pass first.
+wait_until() {
+    local limit=$1; shift
+    local end=$((SECONDS + limit))
+    until "$@" >/dev/null 2>&1; do   # bounded: returns after $limit seconds
+        [ $SECONDS -lt $end ] || return 1
+        sleep 0.2
+    done
+}

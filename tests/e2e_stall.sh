@@ -22,15 +22,6 @@ command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh inst
 q() { sqlite3 -cmd '.timeout 5000' "$LMLAB_DB" "$1"; }
 fail() { echo "FAIL: $*"; exit 1; }
 run() { "$bin" "$@" >out 2>err || { cat out err; fail "lmlab $*: exit $?"; }; }
-# waits (at most $1 seconds) until the command in the rest succeeds
-wait_for() {
-    local limit=$1; shift
-    local end=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do   # bounded: returns after $limit seconds
-        [ $SECONDS -lt $end ] || return 1
-        sleep 0.2
-    done
-}
 fired() { [ "$(q "SELECT count(*) FROM alert_events WHERE run_id=1 AND rule='$1'")" -gt 0 ]; }
 status_is() { [ "$(q "SELECT status FROM runs WHERE id=1")" = "$1" ]; }
 
@@ -42,17 +33,17 @@ SLOW="model=msa heads=4 d=128 nhid=512 layers=1 bptt=16384 batch=2 threads=2 ste
 # shellcheck disable=SC2086
 "$bin" train $SLOW name=slow >train.out 2>&1 &
 bgpid=$!
-wait_for 120 status_is running || fail "the slow run did not start within 120 s: $(cat train.out)"
+wait_until 120 status_is running || fail "the slow run did not start within 120 s: $(cat train.out)"
 have_tmux=0
 if command -v tmux >/dev/null; then
     have_tmux=1
     export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
     tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin"
     screen_has() { tmux -L "$sock" capture-pane -p -t t | grep -qF "$1"; }
-    wait_for 30 screen_has "lmlab>" || fail "the dashboard did not start"
+    wait_until 30 screen_has "lmlab>" || fail "the dashboard did not start"
     tmux -L "$sock" send-keys -t t -l "attach 1"
     tmux -L "$sock" send-keys -t t Enter
-    wait_for 30 screen_has "attached run #1" || fail "attach 1: $(tmux -L "$sock" capture-pane -p -t t)"
+    wait_until 30 screen_has "attached run #1" || fail "attach 1: $(tmux -L "$sock" capture-pane -p -t t)"
 else
     echo "SKIP: tmux is not installed: the dashboard line was not checked"
 fi
@@ -60,7 +51,7 @@ fi
 # ---- a genuine stall fires, is recorded and shows ----------------------------------------
 run alert 1 on=stalled:1
 # a step takes seconds, the rules are read every second: it fires during the step running now
-wait_for 60 fired stalled:1 || fail "stalled:1 did not fire within 60 s: $(cat train.out)"
+wait_until 60 fired stalled:1 || fail "stalled:1 did not fire within 60 s: $(cat train.out)"
 kill -0 "$bgpid" 2>/dev/null || fail "the owner ended before the check: $(cat train.out)"
 run alert 1
 grep -qE "^fired .* run 1 +stalled:1: stalled: no step for [0-9]+ s \(at step [0-9]+\)" out ||
@@ -68,20 +59,20 @@ grep -qE "^fired .* run 1 +stalled:1: stalled: no step for [0-9]+ s \(at step [0
 run run 1
 grep -qE "^alert .* stalled:1: stalled: no step for" out || fail "run 1 has no stall: $(cat out)"
 if [ $have_tmux = 1 ]; then
-    wait_for 30 screen_has "ALERT run #1 stalled:1: stalled: no step for" ||
+    wait_until 30 screen_has "ALERT run #1 stalled:1: stalled: no step for" ||
         fail "no stall line in the attached dashboard: $(tmux -L "$sock" capture-pane -p -t t)"
 fi
 
 # ---- a paused run is not stalled; after resume the rule is live again --------------------
 run pause 1
-wait_for 120 status_is paused || fail "the run did not pause within 120 s (after its step)"
+wait_until 120 status_is paused || fail "the run did not pause within 120 s (after its step)"
 run alert 1 on=stalled:2
 sleep 8   # paused for four times the threshold: the rules are read each second
 fired stalled:2 && fail "a paused run fired stalled:2: $(q "SELECT message FROM alert_events")"
 status_is paused || fail "the run left the paused state by itself"
 kill -0 "$bgpid" 2>/dev/null || fail "the owner ended while paused: $(cat train.out)"
 run resume 1
-wait_for 60 fired stalled:2 || fail "stalled:2 did not fire within 60 s after resume"
+wait_until 60 fired stalled:2 || fail "stalled:2 did not fire within 60 s after resume"
 # the stall clock restarts at the resume: the stall it reports does not count the 8 s
 # paused (it fires 2-3 s into the step after the resume; a clock counting from the step
 # before the pause would say 8 s or more at once)

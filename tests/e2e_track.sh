@@ -23,15 +23,6 @@ command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh inst
 q() { sqlite3 -cmd '.timeout 5000' "$LMLAB_DB" "$1"; }
 fail() { echo "FAIL: $*"; exit 1; }
 run() { "$bin" "$@" >out 2>err || { cat out err; fail "lmlab $*: exit $?"; }; }
-# waits (at most $1 seconds) until the command in the rest succeeds
-wait_for() {
-    local limit=$1; shift
-    local end=$((SECONDS + limit))
-    until "$@" >/dev/null 2>&1; do   # bounded: returns after $limit seconds
-        [ $SECONDS -lt $end ] || return 1
-        sleep 0.2
-    done
-}
 
 # ---- per-experiment alerts, system metrics, console -------------------------------------
 run train quick steps=300 name=first alerts=finished,loss\<9
@@ -55,7 +46,7 @@ run log 1 tail=2
 # ---- live alert with a command; log follow from another process --------------------------
 "$bin" train quick steps=1000000 name='$(touch pwned)' >train.out 2>&1 &
 bgpid=$!
-wait_for 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' \"SELECT last_step FROM runs WHERE id=2\")\" -gt 0 ]" ||
+wait_until 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' \"SELECT last_step FROM runs WHERE id=2\")\" -gt 0 ]" ||
     fail "run 2 did not start within 60 s: $(cat train.out)"
 # a dashboard attached to run 2 (tmux): the system view, then the alert as a line
 sock="lmlab-track-$$"
@@ -63,25 +54,25 @@ if command -v tmux >/dev/null; then
     export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
     tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin"
     screen_has() { tmux -L "$sock" capture-pane -p -t t | grep -qF "$1"; }
-    wait_for 30 screen_has "lmlab>" || fail "the dashboard did not start"
+    wait_until 30 screen_has "lmlab>" || fail "the dashboard did not start"
     tmux -L "$sock" send-keys -t t -l "attach 2"
     tmux -L "$sock" send-keys -t t Enter
-    wait_for 30 screen_has "attached run #2" || fail "attach 2: $(tmux -L "$sock" capture-pane -p -t t)"
+    wait_until 30 screen_has "attached run #2" || fail "attach 2: $(tmux -L "$sock" capture-pane -p -t t)"
     tmux -L "$sock" send-keys -t t 7
-    wait_for 30 screen_has "run #2: tokens/s" || fail "no system view: $(tmux -L "$sock" capture-pane -p -t t)"
-    wait_for 30 screen_has "valid loss" || fail "no console in the system view (its eval lines)"
+    wait_until 30 screen_has "run #2: tokens/s" || fail "no system view: $(tmux -L "$sock" capture-pane -p -t t)"
+    wait_until 30 screen_has "valid loss" || fail "no console in the system view (its eval lines)"
 fi
 run alert 2 on=ended run="sh -c 'env > alert_env.txt'"
 grep -q "alert [0-9]* on run 2: ended, then runs sh -c" out || fail "alert: $(cat out)"
 run alert 2 on=step\>1
 timeout 120 "$bin" log 2 follow >follow.out 2>&1 &
 fpid=$!
-wait_for 30 sh -c "sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' 'SELECT rule FROM alert_events WHERE run_id=2' | grep -q 'step>1'" ||
+wait_until 30 sh -c "sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' 'SELECT rule FROM alert_events WHERE run_id=2' | grep -q 'step>1'" ||
     fail "the live rule step>1 did not fire within 30 s"
 if command -v tmux >/dev/null; then
     # the status bar keeps the newest alert (its scrollback line may scroll off at once
     # behind the run's evaluation lines on a fast machine)
-    wait_for 30 screen_has "alert step>1 " ||
+    wait_until 30 screen_has "alert step>1 " ||
         fail "no alert in the attached dashboard's status bar: $(tmux -L "$sock" capture-pane -p -t t)"
     tmux -L "$sock" kill-server
 else
@@ -93,7 +84,7 @@ bwait "$fpid" 60 "log follow" || fail "log follow did not end with the run: $(ta
 fpid=
 grep -q "status  *stopped" follow.out || fail "log follow missed the end: $(tail -5 follow.out)"
 grep -q "(run 2 is stopped)" follow.out || fail "log follow did not say the run ended"
-wait_for 15 test -s alert_env.txt || fail "the alert's command did not run within 15 s"
+wait_until 15 test -s alert_env.txt || fail "the alert's command did not run within 15 s"
 grep -q "^LMLAB_RUN_ID=2$" alert_env.txt && grep -q "^LMLAB_ALERT_RULE=ended$" alert_env.txt &&
     grep -qF 'LMLAB_RUN_NAME=$(touch pwned)' alert_env.txt || fail "facts: $(grep LMLAB alert_env.txt)"
 [ ! -e pwned ] || fail "the hostile run name was run as shell text"
