@@ -12,6 +12,7 @@
 #include "bench_board.h"
 #include "bench_peak.h"
 #include "blas_select.h"
+#include "dataset.h"
 #include "err.h"
 #include "output.h"
 #include "run_launch.h"
@@ -136,7 +137,10 @@ static void print_result(Session *s, const BenchResult *r)
     for (int p = 0; p < PROF_N && o < (int)sizeof line; p++)
         if (r->part_flops[p] > 0) {
             double f = bench_peak_share(bench_part_gflops(r, p), peak);
-            if (f >= 0 && f <= 1.0)
+            if (p == PROF_SCAN)   /* elementwise: no product's peak to share */
+                o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f GFLOP/s (elementwise)",
+                              bench_part_name(p), bench_part_gflops(r, p));
+            else if (f >= 0 && f <= 1.0)
                 o += snprintf(line + o, sizeof line - (size_t)o, " %s %.1f GFLOP/s (%.0f%%)",
                               bench_part_name(p), bench_part_gflops(r, p), 100 * f);
             else   /* over 100%: a measurement error, not a share */
@@ -397,14 +401,45 @@ static int bench_board(Session *s)
     return rc;
 }
 
-/* A workload `bench` knows: a built-in training workload, sample, store, board or all. */
+/* An experiment file as a workload: its model, shape, optimizer and precision as a run of
+ * it would have them on this CPU (its bf16: or fp32: lines applied), the vocabulary from
+ * its data. LM_OK, or LM_EIO/LM_EARG with err saying why. */
+static int experiment_workload(const char *name, BenchWorkload *w, char *err)
+{
+    char path[1024];
+    if (session_find_experiment(name, path, sizeof path))
+        return err_set(err, LM_EARG, "bench: '%s' is neither a workload nor an experiment "
+                       "(experiments/%s.conf); `bench --help` lists the workloads, `use` the "
+                       "experiments", name, name);
+    memset(w, 0, sizeof *w);
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    size_t n = strlen(base);
+    if (n > 5 && !strcmp(base + n - 5, ".conf"))
+        n -= 5;
+    snprintf(w->name, sizeof w->name, "%.*s", (int)(n < sizeof w->name ? n : sizeof w->name - 1),
+             base);
+    config_defaults(&w->cfg);
+    if (config_load_file(&w->cfg, path, err) || config_validate(&w->cfg, err))
+        return LM_EARG;
+    Dataset ds;
+    if (dataset_load_config(&ds, &w->cfg, NULL, err))
+        return LM_EIO;
+    w->vocab = tokenizer_vocab_size(ds.tok);
+    dataset_free(&ds);
+    w->steps = 20;
+    return LM_OK;
+}
+
+/* A workload `bench` knows: a built-in training workload, an experiment, sample, store,
+ * board or all. */
 static int bench_name_ok(const char *name)
 {
     BenchWorkload w;
-    char err[LM_ERR_LEN];
+    char err[LM_ERR_LEN], path[1024];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
            !strcmp(name, "board") ||
-           bench_workload(name, &w, err) == LM_OK;
+           bench_workload(name, &w, err) == LM_OK ||
+           session_find_experiment(name, path, sizeof path) == 0;
 }
 
 /* `bench --help`: the usage and the workloads, from the command table and bench.c. */
@@ -422,20 +457,59 @@ static int bench_help(Session *s)
     for (const char *const *w = bench_workload_names(); *w && o < (int)sizeof line; w++)
         o += snprintf(line + o, sizeof line - (size_t)o, " %s", *w);
     if (o < (int)sizeof line)
-        snprintf(line + o, sizeof line - (size_t)o, " sample store board all (default: small "
-                 "small-msa sample)");
+        snprintf(line + o, sizeof line - (size_t)o, " sample store board all, or an "
+                 "experiment's name (default: small small-msa sample)");
     session_printf(s, "%s", line);
     return LM_OK;
 }
 
+/* The machine, its kernels and the peaks, before any workload. */
+static void print_machine(Session *s, int prec)
+{
+    char desc[256], kernels[320];
+    sysinfo_describe(desc, sizeof desc);
+    double peak = bench_peak_for("fp32");
+    blas_select_describe(kernels, sizeof kernels);
+    Output *mo = output_create("machine");
+    output_str(mo, "machine", desc);
+    output_str(mo, "kernels", kernels);
+    output_str(mo, "blas_core", openblas_get_corename());
+    output_real(mo, "sgemm_gflops", peak);
+    output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
+    output_line(mo, "kernels: {kernels}");
+    bench_bf16_peak_line(mo, prec);
+    output_emit(s, mo);
+}
+
+/* One training workload, built-in or an experiment's, at precisions prec (0: fp32 for a
+ * built-in one, an experiment's own precision; its threads and shards too unless the
+ * session sets threads). */
+static int bench_training(Session *s, const char *name, int steps, int prec)
+{
+    char err[LM_ERR_LEN];
+    BenchWorkload w;
+    int own = 0;   /* an experiment's */
+    if (bench_workload(name, &w, err) && !(own = 1, experiment_workload(name, &w, err) == 0))
+        return session_error(s, LM_EARG, "%s", err);
+    if (steps > 0) w.steps = steps;
+    if (!own || s->cfg.threads > 0)
+        w.cfg.threads = s->cfg.threads;
+    if (!own)
+        w.cfg.shards = s->cfg.shards;   /* the session's shard plan, as a run would cut it */
+    if (!prec)
+        prec = own && !strcmp(w.cfg.precision, "bf16") ? 2 : 1;
+    return run_precisions(s, &w, prec);
+}
+
 static int bench_command(Session *s, int argc, const LexWord *argv)
 {
-    char err[LM_ERR_LEN], desc[256];
-    int steps = 0, tokens = 512, n_named = 0, prec = 1;
+    char err[LM_ERR_LEN];
+    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0;
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
+            prec_given = 1;
             if ((prec = bench_precisions(argv[i].value)) < 0)
                 return session_error(s, LM_EARG, "bench: precision must be fp32, bf16 or "
                                      "both (fp32 and bf16 side by side), not '%s'",
@@ -447,24 +521,13 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
         else if (!strcmp(argv[i].text, "--help") || !strcmp(argv[i].text, "-h"))
             return bench_help(s);
         else if (bench_name_ok(argv[i].text)) n_named++;
-        else return session_error(s, LM_EARG, "bench: unknown workload '%s' (`bench --help` "
+        else return session_error(s, LM_EARG, "bench: unknown workload '%s': neither a built-in "
+                                  "one (`bench --help` lists them) nor an experiment (`use` "
                                   "lists them)", argv[i].text);
     }
     sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
     int threads = s->cfg.threads;
-    sysinfo_describe(desc, sizeof desc);
-    double peak = bench_peak_for("fp32");
-    char kernels[320];
-    blas_select_describe(kernels, sizeof kernels);
-    Output *mo = output_create("machine");
-    output_str(mo, "machine", desc);
-    output_str(mo, "kernels", kernels);
-    output_str(mo, "blas_core", openblas_get_corename());
-    output_real(mo, "sgemm_gflops", peak);
-    output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
-    output_line(mo, "kernels: {kernels}");
-    bench_bf16_peak_line(mo, prec);
-    output_emit(s, mo);
+    print_machine(s, prec);
     const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
     int rc = LM_OK;
@@ -495,13 +558,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             rc |= bench_sampling(s, tokens);
             continue;
         }
-        BenchWorkload w;
-        if (bench_workload(name, &w, err))
-            return session_error(s, LM_EARG, "%s", err);
-        if (steps > 0) w.steps = steps;
-        w.cfg.threads = threads;
-        w.cfg.shards = s->cfg.shards;   /* the session's shard plan, as a run would cut it */
-        rc |= run_precisions(s, &w, prec);
+        rc |= bench_training(s, name, steps, prec_given ? prec : 0);
     }
     return rc ? LM_EIO : LM_OK;
 }

@@ -301,7 +301,7 @@ static const Command COMMANDS[] = {
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
      "parallel coordinates.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|sample|store|track|board|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
@@ -309,6 +309,8 @@ static const Command COMMANDS[] = {
      "its precision, and peak memory (each workload in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
+     "EXPERIMENT (an experiments/ name, e.g. speedrun_shakespeare): that file's model, shape,\n"
+     "optimizer and precision as a run of it gets them on this CPU, its data's vocabulary;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
      "overhead on training throughput; track: what the owner's system metrics, console and\n"
      "alert checks cost per second of training, as a share of a small step. `threads` is honoured. precision=bf16 runs the\n"

@@ -11,8 +11,9 @@
 # machine's load before it. lmlab's runs go to a temporary store and folder.
 #
 # usage: scripts/speedrun_frontier.sh [--nanogpt DIR] [--runs N] [--only preset|default|nanogpt]
-#        [--budget SECONDS] [--marks 60,120,180] [--set 'key=value ...']
+#        [--budget SECONDS] [--marks 60,120,180] [--set 'key=value ...'] [--keep FILE]
 # --set changes the preset's settings (a recipe variant, e.g. --set 'batch=24 lr=3e-3').
+# --keep FILE keeps the runs' store there (it is a temporary one otherwise).
 # prints one line per run and mark: "recipe run mark val_loss train_s step eval_s load"
 set -eu
 
@@ -25,6 +26,7 @@ only=""
 budget=300
 marks=60,120,180
 set_args=""
+keep=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --nanogpt) nanogpt=$2; shift 2 ;;
@@ -33,7 +35,8 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --marks) marks=$2; shift 2 ;;
     --set) set_args=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --keep) keep=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "speedrun_frontier.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -44,7 +47,7 @@ if [ -n "$nanogpt" ] && [ ! -f "$nanogpt/model.py" ]; then
 fi
 cd "$here"   # experiments/ by name
 tmp=$(mktemp -d /tmp/lmlab_speedrun_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+trap 'if [ -n "$keep" ] && [ -f "$db" ]; then cp "$db" "$keep"; fi; rm -rf "$tmp"' EXIT
 db=$tmp/runs.db
 load() { cut -d' ' -f1 /proc/loadavg; }
 

@@ -5,7 +5,7 @@
 # elsewhere says why and trains in fp32 (settings: precision=fp32); `bench
 # precision=bf16` refuses on such a CPU instead of printing an fp32 figure as bf16, and
 # bad values are refused; an experiment file's "bf16:" / "fp32:" lines apply by the CPU
-# and the run records which (cpu_recipe). With LMLAB_TEST_BF16_EMULATE=1 (the emulation of vdpbf16ps) the
+# and the run records which (cpu_recipe), and `bench FILE` benches that recipe. With LMLAB_TEST_BF16_EMULATE=1 (the emulation of vdpbf16ps) the
 # bf16 path runs on any CPU. Nothing here depends on speed.
 # Usage: e2e_bf16.sh LMLAB_BINARY EXPERIMENTS_DIR.
 set -eu
@@ -74,6 +74,17 @@ check "CPU lines: this CPU's line applied ($seed)" "$(has "$rec" "$seed")" "$rec
 out=$(plain "$bin" -c "use $(dirname "$exp")/speedrun_shakespeare.conf" 2>&1) || true
 if [ $cpu = yes ]; then want="its bf16 recipe"; else want="its fp32 recipe"; fi
 check "the speedrun preset picks by the CPU: $want" "$(has "$out" "$want")" "$out"
+
+# 5: `bench EXPERIMENT`: the experiment's shape as this CPU's recipe makes it, in its
+# precision (bf16 only where the CPU has it: the fp32 lines say fp32 elsewhere)
+printf 'd = 32\nnhid = 32\nbptt = 32\nbatch = 4\nbf16: layers = 2\nbf16: precision = bf16\nfp32: layers = 3\n' > "$dir/shape.conf"
+out=$(plain "$bin" bench "$dir/shape.conf" steps=1 2>&1) && st=0 || st=$?
+if [ $cpu = yes ]; then want="L=2 T=32"; prec="shape bf16 "; else want="L=3 T=32"; prec="shape "; fi
+check "bench EXPERIMENT: this CPU's recipe ($want)" "$([ $st = 0 ] && grep -qF -- "$want" <<<"$out"; echo $?)" "$out"
+check "bench EXPERIMENT: named by its file, in its precision" "$(grep -q "^$prec" <<<"$out"; echo $?)" "$out"
+check "bench EXPERIMENT: the mixer split (products, shift-and-sum)" "$(has "$out" "shift-and-sum")" "$out"
+out=$(plain "$bin" bench nosuch_experiment steps=1 2>&1) && st=0 || st=$?
+check "bench: an unknown name is refused, saying where it looked" "$([ $st != 0 ] && grep -qF "neither a built-in one" <<<"$out"; echo $?)" "$out"
 
 echo "e2e_bf16: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -53,6 +53,41 @@ static void test_train_split(void)
     CHECK(r.peak_gflops > 0, "the peak was sampled between the steps: %g", r.peak_gflops);
     CHECK(r.peak_threads == 1, "on the workload's one thread: %d", r.peak_threads);
     CHECK(r.peak_share > 0, "a share of that peak: %g", r.peak_share);
+    CHECK(r.part_s[PROF_SCAN] == 0 && r.part_bwd_s[PROF_SCAN] == 0 &&
+          r.part_flops[PROF_SCAN] == 0, "MSA has no shift-and-sum");
+}
+
+/* The Dispatcher's mixer in two parts: its products, and the shift-and-sum (the levels,
+ * timed inside dispatcher.c), each with its own time and FLOPs, neither counted twice. */
+static void test_dispatcher_split(void)
+{
+    BenchWorkload w;
+    char err[LM_ERR_LEN] = "";
+    CHECK(bench_workload("small", &w, err) == LM_OK, "small: %s", err);
+    w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 2; w.cfg.bptt = 64; w.cfg.batch = 2;
+    w.cfg.threads = 1;
+    w.steps = 2;
+    w.peak_n = 256;
+    BenchResult r;
+    int rc = bench_train(&w, &r, err);
+    CHECK(rc == LM_OK, "bench_train: %s", err);
+    if (rc)
+        return;
+    printf(" tiny dispatcher: mixer fwd %.3g s bwd %.3g s, shift-and-sum fwd %.3g s bwd %.3g s\n",
+           r.part_s[PROF_MIXER], r.part_bwd_s[PROF_MIXER], r.part_s[PROF_SCAN],
+           r.part_bwd_s[PROF_SCAN]);
+    CHECK(r.part_s[PROF_SCAN] > 0 && r.part_bwd_s[PROF_SCAN] > 0,
+          "the shift-and-sum's forward and backward are timed");
+    CHECK(r.part_s[PROF_MIXER] > 0 && r.part_bwd_s[PROF_MIXER] > 0,
+          "the products are timed apart from it, and stay positive");
+    /* d=16, 6 levels (bptt 64), 2 layers: products 2*2*16*16 + 2*16*6, levels 2*16*6 a
+     * layer forward; training 3x */
+    CHECK(fabs(r.part_flops[PROF_MIXER] - 3 * 2 * (2 * 2 * 16 * 16 + 2 * 16 * 6)) < 1e-9,
+          "the mixer's products: %g FLOPs a token", r.part_flops[PROF_MIXER]);
+    CHECK(fabs(r.part_flops[PROF_SCAN] - 3 * 2 * (2 * 16 * 6)) < 1e-9,
+          "the shift-and-sum: %g FLOPs a token", r.part_flops[PROF_SCAN]);
+    CHECK(!strcmp(bench_part_name(PROF_SCAN), "shift-and-sum"), "named %s",
+          bench_part_name(PROF_SCAN));
 }
 
 /* two replica threads: the peak runs on two threads too */
@@ -156,6 +191,7 @@ int main(void)
 {
     setenv(GEMM_BF16_EMULATE_ENV, "1", 0);   /* bf16 paths run on any CPU */
     test_train_split();
+    test_dispatcher_split();
     test_bottleneck();
     test_peaks();
     test_wide_shape();

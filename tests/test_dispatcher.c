@@ -47,7 +47,7 @@ static void fd_check(const char *what, float *p, const float *an, long n,
 
 static void test_fd(DispatcherKind kind, int heads, int T, const unsigned char *skip)
 {
-    DispatcherDims dd = {kind, 8, heads, 3};   /* bptt 8, T < bptt */
+    DispatcherDims dd = {kind, 8, heads, 3, NULL};   /* bptt 8, T < bptt */
     int B = 2;
     long nx = (long)B * T * dd.d;
     long ni = dispatcher_w_in_floats(&dd), ng = dispatcher_w_gate_floats(&dd);
@@ -127,7 +127,7 @@ static void test_fixture(const char *name, DispatcherKind kind)
         return;
     int d = meta_int(st, "d"), heads = meta_int(st, "heads"), T = meta_int(st, "T");
     int B = meta_int(st, "B");
-    DispatcherDims dd = {kind, d, heads, dispatcher_levels(meta_int(st, "bptt"))};
+    DispatcherDims dd = {kind, d, heads, dispatcher_levels(meta_int(st, "bptt")), NULL};
     printf(" parity %s (d=%d heads=%d T=%d B=%d levels=%d)\n", name, d, heads, T, B, dd.levels);
     size_t nx = (size_t)B * T * d, ni = dispatcher_w_in_floats(&dd);
     size_t ng = dispatcher_w_gate_floats(&dd), nc = (size_t)B * heads * T * dd.levels;
@@ -172,7 +172,7 @@ static void test_fixture(const char *name, DispatcherKind kind)
  * T may exceed 2^levels (positions keep counting, as in the reference). */
 static void test_step(DispatcherKind kind, int T)
 {
-    DispatcherDims dd = {kind, 16, 1, 4};   /* bptt 16 */
+    DispatcherDims dd = {kind, 16, 1, 4, NULL};   /* bptt 16 */
     long nx = (long)T * dd.d, ni = dispatcher_w_in_floats(&dd);
     long ng = dispatcher_w_gate_floats(&dd);
     Rng r;
@@ -216,7 +216,7 @@ static void test_step(DispatcherKind kind, int T)
  * sides, so a write outside it would show. */
 static void test_infer(DispatcherKind kind, int heads, int T)
 {
-    DispatcherDims dd = {kind, 16, heads, 4};   /* bptt 16 */
+    DispatcherDims dd = {kind, 16, heads, 4, NULL};   /* bptt 16 */
     int B = 3;
     size_t nx = (size_t)B * T * dd.d, ni = dispatcher_w_in_floats(&dd);
     size_t ng = dispatcher_w_gate_floats(&dd), nc = dispatcher_coeff_floats(&dd, B, T);
@@ -257,7 +257,7 @@ int main(void)
 {
     CHECK(dispatcher_levels(16) == 4 && dispatcher_levels(64) == 6 && dispatcher_levels(20) == 4,
           "levels = floor(log2(bptt))");
-    DispatcherDims dd = {DISPATCHER_PAPER, 16, 2, 6};
+    DispatcherDims dd = {DISPATCHER_PAPER, 16, 2, 6, NULL};
     CHECK(dispatcher_used_levels(&dd, 11) == 4, "T=11: shifts 1,2,4,8 only");
     static const unsigned char skip[3] = {1, 0, 1}, skip_mh[3] = {0, 1, 0};
     for (int heads = 1; heads <= 4; heads *= 4) {

@@ -304,7 +304,7 @@ static size_t saved_bytes(const Config *c, int V, int B, int T)
     } else {
         DispatcherDims dd = {c->model_kind == MODEL_DISPATCHER_MH ? DISPATCHER_MH
                                                                    : DISPATCHER_PAPER,
-                             c->d, c->heads, dispatcher_levels(c->bptt)};
+                             c->d, c->heads, dispatcher_levels(c->bptt), NULL};
         AttentionDims ad = {c->d, c->heads};
         int msa = c->model_kind == MODEL_MSA;
         size_t block = 5 * Nd + 2 * Nh + 4 * r16(N) + (pre ? Nd : 0);

@@ -35,8 +35,8 @@ const char *const *bench_workload_names(void)
 
 const char *bench_part_name(int part)
 {
-    static const char *n[PROF_N] = {"embedding", "mixer", "feed-forward", "norms+residual",
-                                    "decoder+loss", "optimizer"};
+    static const char *n[PROF_N] = {"embedding", "mixer", "shift-and-sum", "feed-forward",
+                                    "norms+residual", "decoder+loss", "optimizer"};
     return part >= 0 && part < PROF_N ? n[part] : "?";
 }
 
@@ -96,19 +96,22 @@ int bench_workload(const char *name, BenchWorkload *w, char *err)
     return LM_OK;
 }
 
-/* Forward matrix FLOPs per token (2 per multiply-add) of each part; training = 3x. */
+/* Forward FLOPs per token (2 per multiply-add) of each part: matrix products, and the
+ * shift-and-sum's elementwise multiply-adds; training = 3x. */
 static void forward_part_flops(const Config *c, int V, double *part)
 {
-    double d = c->d, h = c->nhid, L = config_levels(c), T = c->bptt, mix;
-    if (c->model_kind == MODEL_MSA)
+    double d = c->d, h = c->nhid, L = config_levels(c), T = c->bptt, mix, scan = 0;
+    if (c->model_kind == MODEL_MSA) {
         mix = 2 * 4 * d * d + 2 * T * d;      /* projections + causal QK^T and PV (T/2 avg) */
-    else if (c->model_kind == MODEL_DISPATCHER)
-        mix = 2 * 2 * d * (d / c->heads) + 2 * d * L + 2 * d * L;
-    else
-        mix = 2 * 2 * d * d + 2 * d * L * c->heads + 2 * d * L;
+    } else {   /* in and out projections, the gate projection; the levels' multiply-adds */
+        mix = c->model_kind == MODEL_DISPATCHER ? 2 * 2 * d * (d / c->heads) + 2 * d * L
+                                                : 2 * 2 * d * d + 2 * d * L * c->heads;
+        scan = 2 * d * L;
+    }
     for (int p = 0; p < PROF_N; p++)
         part[p] = 0;
     part[PROF_MIXER] = c->layers * mix;
+    part[PROF_SCAN] = c->layers * scan;
     part[PROF_FFN] = c->layers * 2 * 2 * d * h;
     part[PROF_DECODER] = 2 * d * V;
 }

@@ -18,7 +18,9 @@
 typedef struct Model Model;
 
 /* Where time goes, accumulated in Model.prof when Model.profiling is set (bench). */
-enum { PROF_EMBED, PROF_MIXER, PROF_FFN, PROF_NORM, PROF_DECODER, PROF_OPTIM, PROF_N };
+/* PROF_MIXER: the mixer's matrix products (MSA: its whole attention); PROF_SCAN: the
+ * Dispatcher's shift-and-sum (gate activation and the levels: elementwise, no product). */
+enum { PROF_EMBED, PROF_MIXER, PROF_SCAN, PROF_FFN, PROF_NORM, PROF_DECODER, PROF_OPTIM, PROF_N };
 typedef struct DecodeState DecodeState;
 
 typedef struct {

@@ -102,6 +102,22 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
     maybe_dropout(m, a->f, a->mask2, B, T, d);
 }
 
+/* The mixer's profile: PROF_MIXER gets its time less what the Dispatcher's shift-and-sum
+ * added to PROF_SCAN meanwhile (dd.scan_s points there only while profiling). */
+static double mixer_prof_begin(Model *m, Transformer *tf)
+{
+    double *part = m->prof_in_backward ? m->prof_bwd : m->prof;
+    tf->dd.scan_s = m->profiling ? &part[PROF_SCAN] : NULL;
+    return model_prof_begin(m);
+}
+
+static void mixer_prof_end(Model *m, Transformer *tf, double t0, double scan0)
+{
+    model_prof_end(m, PROF_MIXER, t0);
+    if (tf->dd.scan_s)
+        (m->prof_in_backward ? m->prof_bwd : m->prof)[PROF_MIXER] -= *tf->dd.scan_s - scan0;
+}
+
 /* Each stage timed into m->prof (model_prof_begin/end; free unless bench profiles). */
 static void block_forward(Model *m, Transformer *tf, int l, const float *x, int B, int T)
 {
@@ -117,10 +133,11 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
         model_prof_end(m, PROF_NORM, t0);
         mix_in = a->n1;
     }
-    t0 = model_prof_begin(m);
+    t0 = mixer_prof_begin(m, tf);
+    double scan0 = m->prof[PROF_SCAN];
     mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
     maybe_dropout(m, a->mix_out, a->mask1, B, T, d);
-    model_prof_end(m, PROF_MIXER, t0);
+    mixer_prof_end(m, tf, t0, scan0);
 
     t0 = model_prof_begin(m);
     residual_forward(a->r1, x, a->mix_out, (long)Nd);
@@ -197,11 +214,12 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
                            a->mean1, a->rstd1, N, d);
         memcpy(tf->dx, tf->dy, bytes); /* residual path of r1 = x + mix */
         model_prof_end(m, PROF_NORM, t0);
-        t0 = model_prof_begin(m);
+        t0 = mixer_prof_begin(m, tf);
+        double scan0 = m->prof_bwd[PROF_SCAN];
         if (drop)
             mul_inplace(tf->dy, a->mask1, Nd);
         mixer_backward(m, tf, l, tf->dx, tf->dy, x, B, T);
-        model_prof_end(m, PROF_MIXER, t0);
+        mixer_prof_end(m, tf, t0, scan0);
         return;
     }
     t0 = model_prof_begin(m);
@@ -213,12 +231,13 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
                        a->rstd2, N, d); /* dx = d r1 */
     memcpy(tf->dy, tf->dx, bytes);
     model_prof_end(m, PROF_NORM, t0);
-    t0 = model_prof_begin(m);
+    t0 = mixer_prof_begin(m, tf);
+    double scan0 = m->prof_bwd[PROF_SCAN];
     if (drop)
         mul_inplace(tf->dy, a->mask1, Nd);
     memset(tf->dr, 0, bytes);
     mixer_backward(m, tf, l, tf->dr, tf->dy, a->n1, B, T);
-    model_prof_end(m, PROF_MIXER, t0);
+    mixer_prof_end(m, tf, t0, scan0);
     t0 = model_prof_begin(m);
     layernorm_backward(tf->dx, G(bp->ln1w), G(bp->ln1b), tf->dr, x, W(bp->ln1w), a->mean1,
                        a->rstd1, N, d);

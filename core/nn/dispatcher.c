@@ -11,6 +11,7 @@
 
 #include "linear.h"
 #include "matmul.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -179,6 +180,18 @@ static void level_backward(float *dv, float *dc, const float *vk, const float *c
     }
 }
 
+/* The clock when the shift-and-sum is timed (dd->scan_s), else 0. */
+static double scan_begin(const DispatcherDims *dd)
+{
+    return dd->scan_s ? sysinfo_now() : 0;
+}
+
+static void scan_end(const DispatcherDims *dd, double t0)
+{
+    if (dd->scan_s)
+        *dd->scan_s += sysinfo_now() - t0;
+}
+
 /* The forward over coefficients coef and level states V: with keep, V holds V_0..V_used
  * (level j+1 written after level j, what backward reads); without, V holds two states
  * and level j+1 overwrites the one level j-1 used. The same float operations either way. */
@@ -192,6 +205,7 @@ static void forward_levels(const DispatcherDims *dd, float *out, float *coef, fl
                 w_in, G.r, 0.0f, V, G.r);
     matmul(CblasNoTrans, CblasTrans, G.M, G.g, G.r, 1.0f, inp, G.r,
                 w_gate, G.r, 0.0f, coef, G.g);
+    double t0 = scan_begin(dd);
     gate_activate(coef, dd->kind, G.N, T, G.L);
     int used = dispatcher_used_levels(dd, T), j = 0;
     for (int k = 0; k < used; k++) {
@@ -202,6 +216,7 @@ static void forward_levels(const DispatcherDims *dd, float *out, float *coef, fl
         level_forward(dst, src, coef, k, G.N, T, G.hd, G.L);
         j++;
     }
+    scan_end(dd, t0);
     matmul(CblasNoTrans, CblasTrans, G.M, G.r, G.r, 1.0f, V + (size_t)(keep ? j : j & 1) * nv,
                 G.r, w_out, G.r, 0.0f, out, G.r);
 }
@@ -239,6 +254,7 @@ void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, fl
                 V + applied * nv, G.r, 1.0f, dw_out, G.r);
     matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dout, G.r,
                 w_out, G.r, 0.0f, dv, G.r);
+    double t0 = scan_begin(dd);
     memset(dg, 0, sizeof(float) * nc);
     int j = applied;
     for (int k = used - 1; k >= 0; k--) {
@@ -251,6 +267,7 @@ void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, fl
         for (size_t i = 0; i < nc; i++)
             dg[i] *= coef[i] * (1.0f - coef[i]);
     }
+    scan_end(dd, t0);
     matmul(CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dv, G.r, inp,
                 G.r, 1.0f, dw_in, G.r);
     matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dv, G.r,

@@ -24,6 +24,9 @@ typedef enum { DISPATCHER_PAPER, DISPATCHER_MH } DispatcherKind;
 typedef struct {
     DispatcherKind kind;
     int d, heads, levels;   /* d divisible by heads; levels = dispatcher_levels(bptt) */
+    double *scan_s;         /* NULL, or where the seconds of the shift-and-sum (the gates'
+                               activation and the levels, forward or backward, without the
+                               products) are added: bench's stage split */
 } DispatcherDims;
 
 /* Parameter shapes (PyTorch names linear_in.weight, internal_attention.weight,
