@@ -13,19 +13,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A tiny training bench (d=16, nhid=32, 2 steps) of workload `name` with these sizes, w
+ * left as it ran: LM_OK or the error, checked. */
+static int tiny_bench(const char *name, int layers, int bptt, int batch, int heads,
+                      int threads, int peak_n, BenchWorkload *w, BenchResult *r)
+{
+    char err[LM_ERR_LEN] = "";
+    CHECK(bench_workload(name, w, err) == LM_OK, "%s: %s", name, err);
+    w->cfg.d = 16; w->cfg.nhid = 32; w->cfg.layers = layers; w->cfg.bptt = bptt;
+    w->cfg.batch = batch; w->cfg.heads = heads; w->cfg.threads = threads;
+    w->steps = 2;
+    w->peak_n = peak_n;
+    int rc = bench_train(w, r, err);
+    CHECK(rc == LM_OK, "bench_train: %s", err);
+    return rc;
+}
+
 static void test_train_split(void)
 {
     BenchWorkload w;
-    char err[LM_ERR_LEN] = "";
-    CHECK(bench_workload("small-msa", &w, err) == LM_OK, "small-msa: %s", err);
-    w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 1; w.cfg.bptt = 8; w.cfg.batch = 2;
-    w.cfg.heads = 2; w.cfg.threads = 1;
-    w.steps = 2;
-    w.peak_n = 256;
     BenchResult r;
-    int rc = bench_train(&w, &r, err);
-    CHECK(rc == LM_OK, "bench_train: %s", err);
-    if (rc)
+    if (tiny_bench("small-msa", 1, 8, 2, 2, 1, 256, &w, &r))
         return;
     printf(" tiny msa: step %.3g s, mixer fwd %.3g s bwd %.3g s, other %.3g s\n", r.step_s,
            r.part_s[PROF_MIXER], r.part_bwd_s[PROF_MIXER], r.other_s);
@@ -62,16 +70,8 @@ static void test_train_split(void)
 static void test_dispatcher_split(void)
 {
     BenchWorkload w;
-    char err[LM_ERR_LEN] = "";
-    CHECK(bench_workload("small", &w, err) == LM_OK, "small: %s", err);
-    w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 2; w.cfg.bptt = 64; w.cfg.batch = 2;
-    w.cfg.threads = 1;
-    w.steps = 2;
-    w.peak_n = 256;
     BenchResult r;
-    int rc = bench_train(&w, &r, err);
-    CHECK(rc == LM_OK, "bench_train: %s", err);
-    if (rc)
+    if (tiny_bench("small", 2, 64, 2, 1, 1, 256, &w, &r))
         return;
     printf(" tiny dispatcher: mixer fwd %.3g s bwd %.3g s, shift-and-sum fwd %.3g s bwd %.3g s\n",
            r.part_s[PROF_MIXER], r.part_bwd_s[PROF_MIXER], r.part_s[PROF_SCAN],
@@ -110,14 +110,10 @@ static void test_wide_shape(void)
 static void test_peak_threads(void)
 {
     BenchWorkload w;
-    char err[LM_ERR_LEN] = "";
-    CHECK(bench_workload("small", &w, err) == LM_OK, "small: %s", err);
-    w.cfg.d = 16; w.cfg.nhid = 32; w.cfg.layers = 1; w.cfg.bptt = 8; w.cfg.batch = 4;
-    w.cfg.threads = 2;
-    w.steps = 2;
-    w.peak_n = 96;
     BenchResult r;
-    CHECK(bench_train(&w, &r, err) == LM_OK, "bench_train: %s", err);
+    char err[LM_ERR_LEN] = "";
+    if (tiny_bench("small", 1, 8, 4, 1, 2, 96, &w, &r))
+        return;
     CHECK(r.peak_threads == 2 && r.peak_gflops > 0, "peak on %d threads: %g", r.peak_threads,
           r.peak_gflops);
     snprintf(w.cfg.precision, sizeof w.cfg.precision, "bf16");   /* emulated where no CPU bf16 */
