@@ -26,6 +26,7 @@
 
 #include "err.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <strings.h>
@@ -200,7 +201,7 @@ static void report_importance(Report *r, const SweepTrialRow *tr, const double *
     char t[256];
     report_heading(r, 3, "Parameter importance", "importance");
     sweep_noise_text(t, sizeof t, noise, df);
-    t[0] = 'S';   /* a sentence of its own here */
+    t[0] = (char)toupper((unsigned char)t[0]);   /* a sentence of its own here */
     report_para(r, t);
     report_puts(&r->b, r->md ? "| setting | share of variance | range | range / seed noise | "
                                "levels |\n|---|---|---|---|---|\n"

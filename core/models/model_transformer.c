@@ -104,18 +104,20 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
 
 /* The mixer's profile: PROF_MIXER gets its time less what the Dispatcher's shift-and-sum
  * added to PROF_SCAN meanwhile (dd.scan_s points there only while profiling). */
-static double mixer_prof_begin(Model *m, Transformer *tf)
+typedef struct { double t0, scan0; } MixerProf;
+
+static MixerProf mixer_prof_begin(Model *m, Transformer *tf)
 {
     double *part = m->prof_in_backward ? m->prof_bwd : m->prof;
     tf->dd.scan_s = m->profiling ? &part[PROF_SCAN] : NULL;
-    return model_prof_begin(m);
+    return (MixerProf){model_prof_begin(m), part[PROF_SCAN]};
 }
 
-static void mixer_prof_end(Model *m, Transformer *tf, double t0, double scan0)
+static void mixer_prof_end(Model *m, Transformer *tf, MixerProf p)
 {
-    model_prof_end(m, PROF_MIXER, t0);
+    model_prof_end(m, PROF_MIXER, p.t0);
     if (tf->dd.scan_s)
-        (m->prof_in_backward ? m->prof_bwd : m->prof)[PROF_MIXER] -= *tf->dd.scan_s - scan0;
+        (m->prof_in_backward ? m->prof_bwd : m->prof)[PROF_MIXER] -= *tf->dd.scan_s - p.scan0;
 }
 
 /* Each stage timed into m->prof (model_prof_begin/end; free unless bench profiles). */
@@ -133,11 +135,10 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
         model_prof_end(m, PROF_NORM, t0);
         mix_in = a->n1;
     }
-    t0 = mixer_prof_begin(m, tf);
-    double scan0 = m->prof[PROF_SCAN];
+    MixerProf mp = mixer_prof_begin(m, tf);
     mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
     maybe_dropout(m, a->mix_out, a->mask1, B, T, d);
-    mixer_prof_end(m, tf, t0, scan0);
+    mixer_prof_end(m, tf, mp);
 
     t0 = model_prof_begin(m);
     residual_forward(a->r1, x, a->mix_out, (long)Nd);
@@ -214,12 +215,11 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
                            a->mean1, a->rstd1, N, d);
         memcpy(tf->dx, tf->dy, bytes); /* residual path of r1 = x + mix */
         model_prof_end(m, PROF_NORM, t0);
-        t0 = mixer_prof_begin(m, tf);
-        double scan0 = m->prof_bwd[PROF_SCAN];
+        MixerProf mp = mixer_prof_begin(m, tf);
         if (drop)
             mul_inplace(tf->dy, a->mask1, Nd);
         mixer_backward(m, tf, l, tf->dx, tf->dy, x, B, T);
-        mixer_prof_end(m, tf, t0, scan0);
+        mixer_prof_end(m, tf, mp);
         return;
     }
     t0 = model_prof_begin(m);
@@ -231,13 +231,12 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
                        a->rstd2, N, d); /* dx = d r1 */
     memcpy(tf->dy, tf->dx, bytes);
     model_prof_end(m, PROF_NORM, t0);
-    t0 = mixer_prof_begin(m, tf);
-    double scan0 = m->prof_bwd[PROF_SCAN];
+    MixerProf mp = mixer_prof_begin(m, tf);
     if (drop)
         mul_inplace(tf->dy, a->mask1, Nd);
     memset(tf->dr, 0, bytes);
     mixer_backward(m, tf, l, tf->dr, tf->dy, a->n1, B, T);
-    mixer_prof_end(m, tf, t0, scan0);
+    mixer_prof_end(m, tf, mp);
     t0 = model_prof_begin(m);
     layernorm_backward(tf->dx, G(bp->ln1w), G(bp->ln1b), tf->dr, x, W(bp->ln1w), a->mean1,
                        a->rstd1, N, d);
