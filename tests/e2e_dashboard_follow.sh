@@ -30,6 +30,37 @@ wait_for() { # wait_for TEXT [SECONDS]: TEXT anywhere on the screen
     fail "expected '$1'"
 }
 keys() { tmux -L "$sock" send-keys -t "$tgt" "$@"; }
+pane() { screen | sed -n '/── output/,$p' | sed '1d;$d'; }   # its lines, no header/prompt
+back() { screen | grep -q -- '── output .* scrolled back '; }    # the pane is scrolled back
+wait_pane() { # wait_pane OLD: up to 2 s for the output pane's lines to differ from OLD
+    for _ in $(seq 1 40); do [ "$(pane)" != "$1" ] && return 0; sleep 0.05; done
+    return 1
+}
+to_newest() { # page forward until the pane follows the newest line again
+    for _ in $(seq 1 400); do back || return 0; keys NPage; sleep 0.05; done
+}
+wait_said() { # wait_said TEXT [SECONDS]: TEXT reached the output pane
+    # A followed run's evaluations come at up to 20 lines a second and can push a line
+    # off the pane before a poll of a busy machine sees it (CI did, once). So when TEXT is
+    # not on screen, page back through the last 40 pages of the scrollback (scrolled
+    # back, the pane stays on its lines, so each older line comes by), then forward to
+    # the newest and look again.
+    local end=$(( SECONDS + ${2:-30} )) old pages
+    while [ "$SECONDS" -lt "$end" ]; do
+        screen | grep -qF -- "$1" && return 0
+        keys PPage
+        for _ in $(seq 1 40); do back && break; sleep 0.05; done
+        pages=0
+        while back && [ "$pages" -lt 40 ]; do
+            pane | grep -qF -- "$1" && { to_newest; return 0; }
+            old=$(pane); keys PPage; pages=$((pages + 1))
+            wait_pane "$old" || break       # nothing older
+        done
+        to_newest
+        sleep 0.2
+    done
+    fail "expected '$1' in the output pane or its scrollback"
+}
 status_bar() { screen | head -1; }
 bar_step() { status_bar | sed -n 's/.* step \([0-9][0-9]*\)\/.*/\1/p'; }
 
@@ -42,7 +73,7 @@ wait_for "IDLE"
 "$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
 bg=$!
 wait_for "(followed)" 60
-wait_for "another process's, followed through the run store"
+wait_said "another process's, followed through the run store"
 first=$(bar_step)
 [ -n "$first" ] || fail "no step on the status bar"
 advanced=""
@@ -143,7 +174,7 @@ bg=$!
 wait_bar "#6 .*\(followed\)" 60   # the ended sweep's trial #5 no longer holds the screen
 keys -l "attach"
 keys Enter
-wait_for "following the newest running run: #6"
+wait_said "following the newest running run: #6"
 wait_bar "#6 .*\(followed\)"
 kill -TERM "$bg"; bwait "$bg" 60 "the other process after SIGTERM" || true; bg=""
 wait_bar "#6 .*STOPPED|STOPPED.*#6" 60
