@@ -115,6 +115,8 @@ int main(void)
     expect_invalid(budget, "budget");
     const char *cos[] = {"schedule=cosine", "steps=0", "epochs=2", NULL};
     expect_invalid(cos, "cosine");
+    const char *lin[] = {"schedule=linear", "steps=0", "epochs=2", NULL};
+    expect_invalid(lin, "schedule=linear needs steps=N");
 
     /* msa with heads not a power of two is fine */
     config_defaults(&c);

@@ -278,12 +278,12 @@ static void test_init_and_parse(void)
           "unknown optimizer refused");
     CHECK(strcmp(optim_kind_name(OPTIM_ADAMW), "adamw") == 0, "name of adamw");
     SchedKind s = SCHED_CONSTANT;
-    const char *names[] = {"constant", "step", "invsqrt", "cosine", "plateau"};
-    for (int i = 0; i < 5; i++)
+    const char *names[] = {"constant", "step", "invsqrt", "cosine", "plateau", "linear"};
+    for (int i = 0; i < 6; i++)
         CHECK(schedule_kind_parse(names[i], &s) == LM_OK && (int)s == i &&
                   strcmp(schedule_kind_name(s), names[i]) == 0,
               "schedule %s round trip", names[i]);
-    CHECK(schedule_kind_parse("linear", &s) == LM_EARG, "unknown schedule refused");
+    CHECK(schedule_kind_parse("wsd", &s) == LM_EARG, "unknown schedule refused");
 }
 
 /* |got - want| <= 1e-6 relative (float32 rounding of a double formula) */
@@ -330,6 +330,16 @@ static void test_schedules(void)
     CHECK(schedule_lr(&s, 59) > schedule_lr(&s, 61), "cosine decreases");
     schedule_init(&s, SCHED_COSINE, 1e-3f, 0, 0, 0, 0, 1e-5f, 0, 0);
     CHECK_LR(&s, 50, 1e-3);   /* no horizon: stays at base */
+
+    /* linear: the same ends as cosine, a straight line between them */
+    schedule_init(&s, SCHED_LINEAR, 1e-3f, 110, 10, 0, 0, 1e-5f, 0, 0);
+    CHECK_LR(&s, 4, 5e-4);
+    CHECK_LR(&s, 10, 1e-3);
+    CHECK_LR(&s, 35, 1e-5 + (1e-3 - 1e-5) * 0.75);
+    CHECK_LR(&s, 60, (1e-3 + 1e-5) / 2);
+    CHECK_LR(&s, 85, 1e-5 + (1e-3 - 1e-5) * 0.25);
+    CHECK_LR(&s, 110, 1e-5);
+    CHECK_LR(&s, 500, 1e-5);
 }
 
 static void test_plateau(void)

@@ -92,7 +92,7 @@ static const ConfigKey KEYS[] = {
     {"momentum", CFG_FLOAT, F(momentum), 0, 0.9999, NULL, "SGD momentum", "optim"},
     {"clip", CFG_FLOAT, F(clip), 0, 1e6, NULL, "clip gradients to this global norm (0 = off)",
      "optim"},
-    {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau",
+    {"schedule", CFG_ENUM, F(schedule), 0, 0, "constant|step|invsqrt|cosine|plateau|linear",
      "learning-rate schedule", "optim"},
     {"schedule_clock", CFG_ENUM, F(schedule_clock), 0, 0, "steps|time",
      "time: after the warmup (in steps) the schedule's progress is the larger of step/steps "
@@ -638,9 +638,9 @@ int config_validate(const Config *c, char *err)
                        "keep it at most 4096", c->bptt);
     if (c->steps == 0 && c->epochs == 0)
         return err_set(err, LM_EARG, "set a budget: steps=N or epochs=N");
-    if (!strcmp(c->schedule, "cosine") && c->steps == 0)
-        return err_set(err, LM_EARG, "schedule=cosine needs steps=N (it decays to min_lr at "
-                       "the last step)");
+    if ((!strcmp(c->schedule, "cosine") || !strcmp(c->schedule, "linear")) && c->steps == 0)
+        return err_set(err, LM_EARG, "schedule=%s needs steps=N (it decays to min_lr at "
+                       "the last step)", c->schedule);
     if (!strcmp(c->schedule_clock, "time") && !(c->time_budget > 0))
         return err_set(err, LM_EARG, "schedule_clock=time needs time_budget=SECONDS (the "
                        "schedule ends when the training clock reaches it)");

@@ -1,6 +1,7 @@
 /* schedule.c — learning-rate schedules (see schedule.h). The plateau rule follows
  * torch.optim.lr_scheduler.ReduceLROnPlateau (PyTorch 1.13); cosine follows
- * CosineAnnealingLR's closed form with a warmup in front; invsqrt is the Transformer
+ * CosineAnnealingLR's closed form with a warmup in front, linear the same ends joined by a
+ * straight line (decay to min_lr over the whole horizon); invsqrt is the Transformer
  * paper's (Vaswani et al. 2017, eq. 3) shape scaled so the peak is base_lr.
  * Not an optimizer and not aware of epochs. */
 #include "schedule.h"
@@ -10,7 +11,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const kind_names[] = {"constant", "step", "invsqrt", "cosine", "plateau"};
+static const char *const kind_names[] = {"constant", "step",    "invsqrt",
+                                         "cosine",   "plateau", "linear"};
 #define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
 int schedule_kind_parse(const char *name, SchedKind *kind)
@@ -59,7 +61,8 @@ static double lr_after_warmup(const Schedule *s, long step)
         double w = s->warmup > 0 ? s->warmup : 1;
         return step <= w ? base : base * sqrt(w / (double)step);
     }
-    case SCHED_COSINE: {
+    case SCHED_COSINE:
+    case SCHED_LINEAR: {
         long span = s->total_steps - s->warmup;
         if (span <= 0)
             return base;
@@ -67,7 +70,8 @@ static double lr_after_warmup(const Schedule *s, long step)
         if (progress > 1)
             progress = 1;
         double min = s->min_lr;
-        return min + (base - min) * 0.5 * (1.0 + cos(M_PI * progress));
+        double left = s->kind == SCHED_COSINE ? 0.5 * (1.0 + cos(M_PI * progress)) : 1 - progress;
+        return min + (base - min) * left;
     }
     case SCHED_PLATEAU:
         return base * s->plateau_scale;

@@ -8,7 +8,9 @@
 #ifndef LM_SCHEDULE_H
 #define LM_SCHEDULE_H
 
-typedef enum { SCHED_CONSTANT, SCHED_STEP, SCHED_INVSQRT, SCHED_COSINE, SCHED_PLATEAU } SchedKind;
+typedef enum {
+    SCHED_CONSTANT, SCHED_STEP, SCHED_INVSQRT, SCHED_COSINE, SCHED_PLATEAU, SCHED_LINEAR
+} SchedKind;
 
 typedef struct {
     SchedKind kind;
@@ -21,14 +23,14 @@ typedef struct {
     float plateau_scale;  /* product of the reductions so far (1 at the start) */
 } Schedule;   /* plain value: no _free needed */
 
-/* "constant", "step", "invsqrt", "cosine", "plateau" -> *kind. LM_OK or LM_EARG. */
+/* "constant", "step", "invsqrt", "cosine", "plateau", "linear" -> *kind. LM_OK or LM_EARG. */
 int schedule_kind_parse(const char *name, SchedKind *kind);
 
 /* The name schedule_kind_parse accepts for kind, or "?". */
 const char *schedule_kind_name(SchedKind kind);
 
-/* Fills *s. total_steps is the cosine horizon (cosine with total_steps <= warmup stays
- * at base_lr); step_size/gamma drive "step"; patience/factor drive "plateau". Never
+/* Fills *s. total_steps is the cosine and linear horizon (with total_steps <= warmup
+ * they stay at base_lr); step_size/gamma drive "step"; patience/factor drive "plateau". Never
  * fails: nonsensical values (step_size <= 0, warmup < 0) disable that part. */
 void schedule_init(Schedule *s, SchedKind kind, float base_lr, long total_steps, int warmup,
                    int step_size, float gamma, float min_lr, int patience, float factor);
@@ -40,6 +42,8 @@ void schedule_init(Schedule *s, SchedKind kind, float base_lr, long total_steps,
  *             base_lr/2 at 4*warmup (warmup 0 counts as 1)
  *   cosine:   min_lr + (base_lr - min_lr) * (1 + cos(pi * (step - warmup) /
  *             (total_steps - warmup))) / 2: base_lr at warmup, min_lr from total_steps on
+ *   linear:   min_lr + (base_lr - min_lr) * (1 - (step - warmup) / (total_steps - warmup)):
+ *             the same ends as cosine, a straight line between them
  *   plateau:  base_lr * plateau_scale
  * each then raised to min_lr if below it. */
 float schedule_lr(const Schedule *s, long step);
