@@ -137,10 +137,11 @@ static void test_linear_backward(Rng *r)
     free(dw2);
 }
 
-/* The fused ReLU paths against the unfused ones they replace (linear + relu forward;
- * memset + linear_backward + memset + relu_backward), with and without a bias, and N = 1
- * (the decoding path). Gradient targets start at 0.5: dw/db must add, dpre overwrite. */
-static void test_linear_relu_fused(Rng *r, int N, int Ci, int Co, int bias)
+/* The fused activation paths against the unfused ones they replace (linear + relu/gelu
+ * forward; memset + linear_backward + memset + relu/gelu backward), with and without a
+ * bias, and N = 1 (the decoding path). Gradient targets start at 0.5: dw/db must add,
+ * dpre overwrite. */
+static void test_linear_act_fused(Rng *r, int N, int Ci, int Co, int bias, LinearAct act)
 {
     long ni = (long)N * Ci, nw = (long)Co * Ci, no = (long)N * Co;
     float *inp = rand_buf(r, ni, -1, 1), *w = rand_buf(r, nw, -1, 1);
@@ -148,24 +149,33 @@ static void test_linear_relu_fused(Rng *r, int N, int Ci, int Co, int bias)
     float *pre = buf(no), *out = buf(no), *pre_ref = buf(no), *out_ref = buf(no);
     for (long i = 0; i < no; i++)
         pre[i] = out[i] = 1e9f;
-    linear_forward_relu(pre, out, inp, w, b, N, Ci, Co);
+    linear_forward_act(pre, out, inp, w, b, N, Ci, Co, act);
     linear_forward(pre_ref, inp, w, b, N, Ci, Co);
-    relu_forward(out_ref, pre_ref, no);
+    if (act == LINEAR_GELU)
+        gelu_forward(out_ref, pre_ref, no);
+    else
+        relu_forward(out_ref, pre_ref, no);
+    const char *name = act == LINEAR_GELU ? "gelu" : "relu";
     char what[96];
-    snprintf(what, sizeof what, "linear+relu fused fwd %dx%d->%d bias=%d", N, Ci, Co, bias);
+    snprintf(what, sizeof what, "linear+%s fused fwd %dx%d->%d bias=%d", name, N, Ci, Co, bias);
     CHECK_CLOSE(what, pre, pre_ref, no, 1e-5, 1e-6);
     CHECK_CLOSE(what, out, out_ref, no, 1e-5, 1e-6);
-    /* backward of a layer Co -> Ci fed by `out` (a ReLU output): dpre over (N, Co) */
+    /* backward of a layer Co -> Ci fed by `out` (the activation's output): dpre (N, Co) */
     float *dout = rand_buf(r, (long)N * Ci, -1, 1), *w2 = rand_buf(r, nw, -1, 1);
     float *dpre = buf(no), *dh = buf(no), *dpre_ref = buf(no);
     float *dw = buf(nw), *db = buf(Ci), *dw_ref = buf(nw), *db_ref = buf(Ci);
     for (long i = 0; i < no; i++) dpre[i] = 7.0f;
     for (long i = 0; i < nw; i++) dw[i] = dw_ref[i] = 0.5f;
     for (int i = 0; i < Ci; i++) db[i] = db_ref[i] = 0.5f;
-    linear_backward_relu(dpre, dw, db, dout, out, w2, N, Co, Ci);
+    /* ReLU reads its derivative off `out`: its pre may be NULL */
+    linear_backward_act(dpre, dw, db, dout, out, act == LINEAR_GELU ? pre : NULL, w2, N, Co,
+                        Ci, act);
     linear_backward(dh, dw_ref, db_ref, dout, out, w2, N, Co, Ci);
-    relu_backward(dpre_ref, dh, out, no);
-    snprintf(what, sizeof what, "linear+relu fused bwd %dx%d->%d", N, Co, Ci);
+    if (act == LINEAR_GELU)
+        gelu_backward(dpre_ref, dh, pre_ref, no);
+    else
+        relu_backward(dpre_ref, dh, out, no);
+    snprintf(what, sizeof what, "linear+%s fused bwd %dx%d->%d", name, N, Co, Ci);
     CHECK_CLOSE(what, dpre, dpre_ref, no, 1e-5, 1e-6);
     CHECK_CLOSE(what, dw, dw_ref, nw, 1e-5, 1e-6);
     CHECK_CLOSE(what, db, db_ref, Ci, 1e-5, 1e-6);
@@ -576,9 +586,11 @@ int main(void)
     test_linear_forward(&r, 7, 13, 5, 0);
     test_linear_forward(&r, 64, 96, 80, 1);
     test_linear_backward(&r);
-    test_linear_relu_fused(&r, 9, 13, 11, 1);
-    test_linear_relu_fused(&r, 9, 13, 11, 0);
-    test_linear_relu_fused(&r, 1, 16, 24, 1);
+    for (int act = LINEAR_RELU; act <= LINEAR_GELU; act++) {
+        test_linear_act_fused(&r, 9, 13, 11, 1, (LinearAct)act);
+        test_linear_act_fused(&r, 9, 13, 11, 0, (LinearAct)act);
+        test_linear_act_fused(&r, 1, 16, 24, 1, (LinearAct)act);
+    }
     test_embedding(&r);
     test_posenc_sinusoid();
     test_posenc_learned(&r);

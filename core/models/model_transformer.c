@@ -90,13 +90,9 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
     const BlockParams *bp = &tf->blocks[l];
     LayerActs *a = &tf->layers[l];
     int N = B * T, d = m->cfg.d, h = m->cfg.nhid;
-    size_t Nh = (size_t)N * h;
-    if (tf->gelu) {
-        linear_forward(a->hpre, a->x1, W(bp->w1), W(bp->b1), N, d, h);
-        gelu_forward(a->hact, a->hpre, (long)Nh);
-    } else {   /* bias + ReLU fused into one pass after the product */
-        linear_forward_relu(a->hpre, a->hact, a->x1, W(bp->w1), W(bp->b1), N, d, h);
-    }
+    /* bias + activation fused into one pass after the product */
+    linear_forward_act(a->hpre, a->hact, a->x1, W(bp->w1), W(bp->b1), N, d, h,
+                       tf->gelu ? LINEAR_GELU : LINEAR_RELU);
     maybe_dropout(m, a->hact, a->maskh, B, T, h);
     linear_forward(a->f, a->hact, W(bp->w2), W(bp->b2), N, h, d);
     maybe_dropout(m, a->f, a->mask2, B, T, d);
@@ -175,8 +171,9 @@ static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const flo
         dropout_backward(tf->dy, df, a->mask2, (long)Nd);
         df = tf->dy;
     }
-    if (!drop && !tf->gelu) {   /* through W2 and the ReLU in one: no zeroing, one pass */
-        linear_backward_relu(tf->dh2, G(bp->w2), G(bp->b2), df, a->hact, W(bp->w2), N, h, d);
+    if (!drop) {   /* through W2 and the activation in one: no zeroing, one pass */
+        linear_backward_act(tf->dh2, G(bp->w2), G(bp->b2), df, a->hact, a->hpre, W(bp->w2), N,
+                            h, d, tf->gelu ? LINEAR_GELU : LINEAR_RELU);
         linear_backward(dx1, G(bp->w1), G(bp->b1), tf->dh2, a->x1, W(bp->w1), N, d, h);
         return;
     }

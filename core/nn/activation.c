@@ -50,15 +50,25 @@ void gelu_forward(float *out, const float *inp, long n)
     }
 }
 
+/* d GELU / dx = Phi(x) + x phi(x), sharing one exp(-x^2/2) between them. */
+static inline float gelu_grad(float x)
+{
+    float e = fast_expf(-0.5f * x * x);   /* exp(-z^2) with z = x / sqrt 2 */
+    float cdf = 0.5f * (1.0f + act_erf(x * GELU_INV_SQRT2, e));
+    float pdf = GELU_INV_SQRT_2PI * e;
+    return cdf + x * pdf;
+}
+
 void gelu_backward(float *dinp, const float *dout, const float *inp, long n)
 {
-    for (long i = 0; i < n; i++) {
-        float x = inp[i];
-        float e = fast_expf(-0.5f * x * x);   /* exp(-z^2) with z = x / sqrt 2 */
-        float cdf = 0.5f * (1.0f + act_erf(x * GELU_INV_SQRT2, e));
-        float pdf = GELU_INV_SQRT_2PI * e;
-        dinp[i] += dout[i] * (cdf + x * pdf);
-    }
+    for (long i = 0; i < n; i++)
+        dinp[i] += dout[i] * gelu_grad(inp[i]);
+}
+
+void gelu_grad_mul(float *d, const float *x, long n)
+{
+    for (long i = 0; i < n; i++)
+        d[i] *= gelu_grad(x[i]);
 }
 
 void residual_forward(float *out, const float *a, const float *b, long n)

@@ -1,6 +1,6 @@
 /* activation.h — elementwise activations (ReLU, exact-erf GELU) with their backward,
  * and the residual add. Operate on flat arrays of n floats; loops vectorise.
- * Not fused with linear layers; no tanh-approximate GELU. */
+ * linear.h fuses them with the feed-forward's products; no tanh-approximate GELU. */
 #ifndef LM_ACTIVATION_H
 #define LM_ACTIVATION_H
 
@@ -26,6 +26,12 @@ void gelu_forward(float *out,       /* (n) */
 void gelu_backward(float *dinp,       /* (n) */
                    const float *dout, /* (n) */
                    const float *inp,  /* (n) gelu_forward input */
+                   long n);
+
+/* d *= Phi(x) + x phi(x): gelu_backward's product, in place (the fused feed-forward's
+ * backward, linear.h). Never fails. */
+void gelu_grad_mul(float *d,       /* (n) */
+                   const float *x, /* (n) gelu_forward input */
                    long n);
 
 /* out = a + b. out may alias a or b. Never fails. */

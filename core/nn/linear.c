@@ -4,6 +4,7 @@
  * Not threaded by itself (OpenBLAS may be) and not allocating. */
 #include "linear.h"
 
+#include "activation.h"
 #include "matmul.h"
 
 #include <string.h>
@@ -112,21 +113,38 @@ void linear_backward(float *dinp, float *dw, float *db, const float *dout, const
         linear_bias_grad(db, dout, N, C_out);
 }
 
-void linear_forward_relu(float *pre, float *out, const float *inp, const float *w,
-                         const float *b, int N, int C_in, int C_out)
+/* act over one row of n, in place in out from pre (out may be pre for GELU). */
+static void act_row(float *restrict out, const float *pre, int n, LinearAct act)
+{
+    if (act == LINEAR_GELU) {
+        gelu_forward(out, pre, n);
+        return;
+    }
+    for (int c = 0; c < n; c++)
+        out[c] = pre[c] > 0.0f ? pre[c] : 0.0f;
+}
+
+void linear_forward_act(float *pre, float *out, const float *inp, const float *w,
+                        const float *b, int N, int C_in, int C_out, LinearAct act)
 {
     if (N <= 0 || C_out <= 0)
         return;
     if (N == 1 || C_in <= 0 || !b) {   /* decoding, empty products, no bias: plain path */
         linear_forward(pre, inp, w, b, N, C_in, C_out);
-        for (size_t i = 0; i < (size_t)N * C_out; i++)
-            out[i] = pre[i] > 0.0f ? pre[i] : 0.0f;
+        for (int n = 0; n < N; n++)
+            act_row(out + (size_t)n * C_out, pre + (size_t)n * C_out, C_out, act);
         return;
     }
     matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
                 C_in, 0.0f, pre, C_out);
     for (int n = 0; n < N; n++) {
         float *restrict p = pre + (size_t)n * C_out, *restrict o = out + (size_t)n * C_out;
+        if (act == LINEAR_GELU) {   /* the row is in cache: bias, then the activation */
+            for (int c = 0; c < C_out; c++)
+                p[c] += b[c];
+            gelu_forward(o, p, C_out);
+            continue;
+        }
         for (int c = 0; c < C_out; c++) {
             float v = p[c] + b[c];
             p[c] = v;
@@ -135,16 +153,21 @@ void linear_forward_relu(float *pre, float *out, const float *inp, const float *
     }
 }
 
-void linear_backward_relu(float *dpre, float *dw, float *db, const float *dout,
-                          const float *inp, const float *w, int N, int C_in, int C_out)
+void linear_backward_act(float *dpre, float *dw, float *db, const float *dout,
+                         const float *inp, const float *pre, const float *w, int N, int C_in,
+                         int C_out, LinearAct act)
 {
     if (N <= 0 || C_out <= 0)
         return;
     if (C_in > 0) {
         matmul(CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout,
                     C_out, w, C_in, 0.0f, dpre, C_in);
-        for (size_t i = 0; i < (size_t)N * C_in; i++)
-            dpre[i] = inp[i] > 0.0f ? dpre[i] : 0.0f;
+        size_t n = (size_t)N * C_in;
+        if (act == LINEAR_GELU)
+            gelu_grad_mul(dpre, pre, (long)n);
+        else
+            for (size_t i = 0; i < n; i++)
+                dpre[i] = inp[i] > 0.0f ? dpre[i] : 0.0f;
     }
     linear_backward(NULL, dw, db, dout, inp, w, N, C_in, C_out);
 }

@@ -29,28 +29,33 @@ void linear_backward(float *dinp,       /* (N, C_in) or NULL */
                      const float *w,    /* (C_out, C_in) */
                      int N, int C_in, int C_out);
 
-/* The feed-forward's first layer fused with its ReLU: pre = inp . w^T + b, out =
- * relu(pre), with the bias and the activation applied in one pass over the product
- * (instead of copying the bias into every row first and a separate activation pass).
- * Same values as linear_forward + relu_forward. pre and out must not alias inp or w, nor
- * each other. Never fails. */
-void linear_forward_relu(float *pre,       /* (N, C_out) */
-                         float *out,       /* (N, C_out) */
-                         const float *inp, /* (N, C_in) */
-                         const float *w,   /* (C_out, C_in) */
-                         const float *b,   /* (C_out) or NULL */
-                         int N, int C_in, int C_out);
+/* The feed-forward's activation, applied by the fused calls below. */
+typedef enum { LINEAR_RELU, LINEAR_GELU } LinearAct;
 
-/* Backward of a linear layer whose input `inp` was a ReLU's output, through that ReLU:
- * dpre = (dout . w) * [inp > 0], OVERWRITTEN (no zeroing needed first); dw += dout^T .
- * inp and db += column sums of dout as linear_backward. Replaces memset + linear_backward
- * + memset + relu_backward. dpre must not alias the others. Never fails. */
-void linear_backward_relu(float *dpre,       /* (N, C_in) */
-                          float *dw,         /* (C_out, C_in) or NULL */
-                          float *db,         /* (C_out) or NULL */
-                          const float *dout, /* (N, C_out) */
-                          const float *inp,  /* (N, C_in) the ReLU's output */
-                          const float *w,    /* (C_out, C_in) */
-                          int N, int C_in, int C_out);
+/* The feed-forward's first layer fused with its activation: pre = inp . w^T + b, out =
+ * act(pre), with the bias and the activation applied in one pass over each row of the
+ * product while it is in cache (instead of copying the bias into every row first and a
+ * separate activation pass). Same values as linear_forward + relu_forward/gelu_forward.
+ * pre and out must not alias inp or w, nor each other. Never fails. */
+void linear_forward_act(float *pre,       /* (N, C_out) */
+                        float *out,       /* (N, C_out) */
+                        const float *inp, /* (N, C_in) */
+                        const float *w,   /* (C_out, C_in) */
+                        const float *b,   /* (C_out) or NULL */
+                        int N, int C_in, int C_out, LinearAct act);
+
+/* Backward of a linear layer whose input `inp` was an activation's output, through that
+ * activation: dpre = (dout . w) * act'(pre), OVERWRITTEN (no zeroing needed first);
+ * dw += dout^T . inp and db += column sums of dout as linear_backward. Replaces memset +
+ * linear_backward + memset + relu_backward/gelu_backward. ReLU's derivative is read off
+ * inp (pre may be NULL), GELU's off pre. dpre must not alias the others. Never fails. */
+void linear_backward_act(float *dpre,       /* (N, C_in) */
+                         float *dw,         /* (C_out, C_in) or NULL */
+                         float *db,         /* (C_out) or NULL */
+                         const float *dout, /* (N, C_out) */
+                         const float *inp,  /* (N, C_in) the activation's output */
+                         const float *pre,  /* (N, C_in) its input (GELU) or NULL */
+                         const float *w,    /* (C_out, C_in) */
+                         int N, int C_in, int C_out, LinearAct act);
 
 #endif
