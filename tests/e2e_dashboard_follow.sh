@@ -45,15 +45,15 @@ wait_said() { # wait_said TEXT [SECONDS]: TEXT reached the output pane
     # not on screen, page back through the last 40 pages of the scrollback (scrolled
     # back, the pane stays on its lines, so each older line comes by), then forward to
     # the newest and look again.
-    local end=$(( SECONDS + ${2:-30} )) old pages
-    while [ "$SECONDS" -lt "$end" ]; do
+    local end=$(( SECONDS + ${2:-30} )) old
+    while [ "$SECONDS" -lt "$end" ]; do   # bounded: the deadline, SECONDS later
         screen | grep -qF -- "$1" && return 0
         keys PPage
         for _ in $(seq 1 40); do back && break; sleep 0.05; done
-        pages=0
-        while back && [ "$pages" -lt 40 ]; do
+        for _ in $(seq 1 40); do
+            back || break
             pane | grep -qF -- "$1" && { to_newest; return 0; }
-            old=$(pane); keys PPage; pages=$((pages + 1))
+            old=$(pane); keys PPage
             wait_pane "$old" || break       # nothing older
         done
         to_newest
