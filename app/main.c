@@ -53,11 +53,13 @@ static const char USAGE[] =
     "                    COMMAND, as --db PATH)\n"
     "  --db PATH         the run store (default: $LMLAB_DB or ./lmlab.db)\n"
     "  --keep-going      in scripts, continue after a failing command\n"
+    "  --transcript FILE the dashboard appends every line of its output pane to FILE\n"
+    "                    (what was typed, what the commands and the followed runs said)\n"
     "  --version         print the version and exit\n"
     "  -h, --help        print this help and exit\n";
 
 typedef struct {
-    const char *commands, *script, *db;
+    const char *commands, *script, *db, *transcript;
     int plain, dashboard, json, keep_going, cmd_index;
     const char *words[256];   /* a shell command: its words (cmd_index's and after) */
     int n_words;
@@ -67,6 +69,11 @@ typedef struct {
  * own options, allowed after the command as `lmlab bench --json`). 0, or -1 (said why). */
 static int take_command(int argc, char **argv, int i, Args *a)
 {
+    if (a->transcript) {
+        fprintf(stderr, "lmlab: --transcript keeps the dashboard's output pane; `lmlab %s` "
+                "prints to stdout already: redirect it (> FILE, or | tee FILE)\n", argv[i]);
+        return -1;
+    }
     a->cmd_index = i;
     for (int k = i; k < argc; k++) {
         if (!strcmp(argv[k], "--json")) {
@@ -103,7 +110,8 @@ static int parse_args(int argc, char **argv, Args *a)
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++)   /* --json anywhere: even the usage errors are JSON */
         if (!strcmp(argv[i], "--json")) a->json = 1;
-        else if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--db")) i++;
+        else if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--db") ||
+                 !strcmp(argv[i], "--transcript")) i++;
     int ntable;
     const Command *table = session_commands(&ntable);
     ShellWordKind kind;
@@ -130,6 +138,8 @@ static int parse_args(int argc, char **argv, Args *a)
                         sizeof ((Session *)0)->db_path - 1);
                 return -1;
             }
+        } else if (!strcmp(s, "--transcript") && i + 1 < argc) {
+            a->transcript = argv[++i];
         } else if (!strcmp(s, "--plain")) {
             a->plain = 1;
         } else if (!strcmp(s, "--dashboard")) {
@@ -167,6 +177,12 @@ static int parse_args(int argc, char **argv, Args *a)
     if (a->dashboard && (a->plain || a->commands || a->script)) {
         fprintf(stderr, "lmlab: --dashboard opens the dashboard, so it goes without --plain, -c "
                 "or a script\n");
+        return -1;
+    }
+    if (a->transcript && (a->plain || a->commands || a->script)) {
+        fprintf(stderr, "lmlab: --transcript keeps the dashboard's output pane; with %s the "
+                "output is lmlab's stdout already: redirect it (> FILE, or | tee FILE)\n",
+                a->plain ? "--plain" : a->commands ? "-c" : "a script");
         return -1;
     }
     if (a->commands && a->script) {   /* one source of commands: never drop one silently */
@@ -246,6 +262,20 @@ static int shell_command(Session *s, const Args *a)
     return rc == LM_EARG ? 2 : exit_status(rc);
 }
 
+/* --transcript FILE opened for appending (*f stays NULL without it). LM_OK, or LM_EIO
+ * said on stderr: the dashboard does not start without the file it was asked to keep. */
+static int transcript_open(const Args *a, FILE **f)
+{
+    if (!a->transcript)
+        return LM_OK;
+    *f = fopen(a->transcript, "a");
+    if (*f)
+        return LM_OK;
+    fprintf(stderr, "lmlab: --transcript %s: cannot open it for appending (%s); give a "
+            "writable path\n", a->transcript, strerror(errno));
+    return LM_EIO;
+}
+
 /* `--dashboard` under mpirun: rank 0's stdin is mpirun's pipe (mpirun forwards what is
  * typed) and its stdout mpirun's pty or pipe, but the terminal mpirun was started from is
  * still the controlling terminal. stdout becomes that terminal (/dev/tty), so the
@@ -306,6 +336,8 @@ int main(int argc, char **argv)
     repl_install_signals(&s);
     int rc;
     int mpi_dash = a.dashboard && dist_size() > 1 && !isatty(STDIN_FILENO);
+    FILE *transcript = NULL;
+    int kept = 0;   /* the dashboard ran and kept its transcript */
     if (a.cmd_index) {
         rc = shell_command(&s, &a);
     } else if (a.commands) {
@@ -328,11 +360,19 @@ int main(int argc, char **argv)
         rc = 2;
     } else if (!isatty(STDIN_FILENO) && !mpi_dash) {
         rc = repl_run_file(&s, stdin, "<stdin>", a.keep_going) ? 1 : 0;
-    } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s) == 0) {
+    } else if (!a.plain && isatty(STDOUT_FILENO) && transcript_open(&a, &transcript) != LM_OK) {
+        rc = 2;
+    } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s, transcript) == 0) {
         rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */
+        kept = 1;
     } else {
         rc = repl_interactive(&s) ? 1 : 0;   /* 1: the terminal could not be read */
     }
+    if (a.transcript && !kept)
+        fprintf(stderr, "lmlab: --transcript: no dashboard ran (stdin or stdout is not a "
+                "terminal), so nothing was kept in %s\n", a.transcript);
+    if (transcript)
+        fclose(transcript);
     session_free(&s);
     trainer_dist_release();
     dist_finalize();

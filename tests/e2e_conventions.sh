@@ -39,7 +39,7 @@ check "piped: <stdin>:1: named" grep -q "^<stdin>:1: error: this line holds a NU
 check "piped: <stdin>:2: named" grep -q "^<stdin>:2: error: this line holds a NUL" out.log
 check "piped: neither NUL line ran" bash -c '! grep -q "usage: use" out.log && grep -q "^  lr  *0.001 " out.log'
 
-# 7. -c with a script file; a byte-order mark before a script's first command
+# 7. -c with a script file, or --transcript anywhere but the dashboard; a byte-order mark before a script's first command
 "$L" --db t.db -c 'help quit' first.lmlab >out.log 2>&1
 check "-c with a script file is refused (exit 2)" [ $? -eq 2 ]
 check "the refusal names the script" grep -q "script first.lmlab given together" out.log
@@ -47,6 +47,14 @@ check "nothing ran" bash -c '! grep -q "usage: quit" out.log'
 "$L" --db t.db -c 'help quit' train quick steps=5 >out.log 2>&1
 check "-c with train is refused (exit 2)" [ $? -eq 2 ]
 check "the refusal names both" grep -q "\`train\` and -c given together" out.log
+"$L" --db t.db --transcript tr.txt -c 'help quit' >out.log 2>&1
+check "--transcript with -c is refused (exit 2)" [ $? -eq 2 ]
+check "the refusal says to redirect stdout" grep -q "\-\-transcript keeps the dashboard's output pane; with -c" out.log
+"$L" --db t.db --transcript tr.txt runs >out.log 2>&1
+check "--transcript with a shell command is refused (exit 2)" [ $? -eq 2 ]
+check "nothing was kept" [ ! -e tr.txt ]
+"$L" --db t.db --transcript >out.log 2>&1
+check "--transcript without a path is refused (exit 2)" [ $? -eq 2 ]
 printf '\xEF\xBB\xBFhelp quit\n' >bom.lmlab
 "$L" --db t.db bom.lmlab >out.log 2>&1
 check "a script with a byte-order mark runs" [ $? -eq 0 ]

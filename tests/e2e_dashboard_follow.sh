@@ -21,7 +21,8 @@ export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
 
 tgt=t    # the tmux session the helpers look at
 screen() { tmux -L "$sock" capture-pane -p -t "$tgt"; }
-fail() { echo "FAIL: $*"; echo "--- screen ---"; screen || true; exit 1; }
+fail() { echo "FAIL: $*"; echo "--- screen ---"; screen || true
+         echo "--- the output pane's last lines ($tr) ---"; tail -n 40 "$tr" 2>/dev/null; exit 1; }
 wait_for() { # wait_for TEXT [SECONDS]: TEXT anywhere on the screen
     for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
         screen | grep -qF -- "$1" && return 0
@@ -30,40 +31,20 @@ wait_for() { # wait_for TEXT [SECONDS]: TEXT anywhere on the screen
     fail "expected '$1'"
 }
 keys() { tmux -L "$sock" send-keys -t "$tgt" "$@"; }
-pane() { screen | sed -n '/── output/,$p' | sed '1d;$d'; }   # its lines, no header/prompt
-back() { screen | grep -q -- '── output .* scrolled back '; }    # the pane is scrolled back
-wait_pane() { # wait_pane OLD: up to 2 s for the output pane's lines to differ from OLD
-    for _ in $(seq 1 40); do [ "$(pane)" != "$1" ] && return 0; sleep 0.05; done
-    return 1
-}
-to_newest() { # page forward until the pane follows the newest line again
-    for _ in $(seq 1 400); do back || return 0; keys NPage; sleep 0.05; done
-}
-oldest_has() { # oldest_has TEXT: TEXT is in the scrollback's first two pages
-    # A followed run's evaluations come at up to 20 lines a second: a line printed as
-    # the follow begins leaves the pane before a poll of a busy machine sees it (CI did),
-    # but it stays among the oldest lines. Page back to them (scrolled back, the pane
-    # stays on its lines), look, and page forward to the newest again.
-    local old found=1
-    keys $(printf 'PPage %.0s' $(seq 1 300))
-    for i in $(seq 1 100); do   # until three looks 0.5 s apart agree: at the oldest
-        old=$(pane); sleep 0.5   # (not scrolled back after 3 s: the pane holds it all)
-        [ "$(pane)" = "$old" ] || continue
-        sleep 0.5
-        [ "$(pane)" = "$old" ] && { back || [ "$i" -gt 3 ]; } && break
+said() { # said TEXT [SECONDS]: TEXT among the output pane's lines, as --transcript keeps
+    # them: a line that scrolled off the pane before a poll saw it is still there (the
+    # pane holds 4 lines; a followed run's evaluations came at 20 a second in CI)
+    for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
+        grep -qF -- "$1" "$tr" 2>/dev/null && return 0
+        sleep 0.05
     done
-    pane | grep -qF -- "$1" && found=0
-    if [ $found = 1 ]; then
-        old=$(pane); keys NPage; wait_pane "$old" || true
-        pane | grep -qF -- "$1" && found=0
-    fi
-    to_newest
-    return $found
+    fail "expected the output pane to say '$1'"
 }
 status_bar() { screen | head -1; }
 bar_step() { status_bar | sed -n 's/.* step \([0-9][0-9]*\)\/.*/\1/p'; }
 
-tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $dir/f.db"
+tr=$dir/t.txt   # the output pane's lines of the dashboard the helpers look at
+tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $dir/f.db --transcript $tr"
 tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
 wait_for "lmlab>"
 wait_for "IDLE"
@@ -72,13 +53,7 @@ wait_for "IDLE"
 "$bin" --db "$dir/f.db" train quick steps=2000000 >"$dir/bg.log" 2>&1 &
 bg=$!
 wait_for "(followed)" 60
-found=""
-for _ in $(seq 1 30); do   # the follow's first line, among the oldest however many followed
-    oldest_has "another process's, followed through the run store" && { found=1; break; }
-    sleep 0.5
-done
-[ -n "$found" ] ||
-    fail "expected the follow's first line, 'another process's, followed through the run store'"
+said "another process's, followed through the run store" 60   # the follow's first line
 first=$(bar_step)
 [ -n "$first" ] || fail "no step on the status bar"
 advanced=""
@@ -89,7 +64,7 @@ for _ in $(seq 1 600); do
 done
 [ -n "$advanced" ] || fail "the followed run's step stayed at $first"
 status_bar | grep -qE "TRAINING|EVALUATING" || fail "the followed run does not show as training"
-wait_for "eval   step" 60          # its evaluations reach the scrollback as they are stored
+said "eval   step" 60          # its evaluations reach the scrollback as they are stored
 echo "followed the other process's run: step $first -> $advanced"
 
 # `status` in a third process reports it (not "no run is training")
@@ -113,7 +88,7 @@ wait_for "(stored)"
     fail "a headless run failed"
 keys -l "attach 2"
 keys Enter
-wait_for "attached run #2"
+said "attached run #2"
 wait_bar() { # wait_bar REGEX [SECONDS]: the status bar matches
     for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
         status_bar | grep -qE -- "$1" && return 0
@@ -126,7 +101,7 @@ wait_for "FINISHED"
 screen | grep -q "val" || fail "no validation curve in the replay"
 keys -l "open 3"
 keys Enter
-wait_for "opened "
+said "opened "
 wait_bar "#3 .*\(stored\).*step 200/200"
 wait_for "sample @ step"
 echo "attach and open replayed finished runs"
@@ -134,10 +109,10 @@ echo "attach and open replayed finished runs"
 # three runs compared at 80x24: validation curves and a readable diff (one row per
 # setting, every run's value on it)
 # (the new session first: killing the server's last session would end the server)
-tmux -L "$sock" new-session -d -s u -x 80 -y 24 "$bin --db $dir/f.db"
+tmux -L "$sock" new-session -d -s u -x 80 -y 24 "$bin --db $dir/f.db --transcript $dir/u.txt"
 tmux -L "$sock" set-option -t u window-size manual >/dev/null 2>&1 || true
 tmux -L "$sock" kill-session -t t
-tgt=u
+tgt=u tr=$dir/u.txt
 wait_for "lmlab>"
 keys F3
 wait_for "runs: 3"
@@ -174,16 +149,13 @@ for _ in $(seq 1 600); do
     sleep 0.2
 done
 [ "$st" = finished ] || fail "the session's sweep did not finish within 120 s (status '$st')"
-# the followed runs from here on print nothing while they train (no evaluations, no
-# samples): at quick's 600-2,000 steps/s their evaluations, 6-20 lines a second, pushed
-# attach's one line off the 4-line pane before a poll of a busy machine saw it (CI)
-quiet="eval_every=0 sample_every=0"
+quiet="eval_every=0 sample_every=0"   # the followed runs from here on: what they say is not tested
 "$bin" --db "$dir/f.db" train quick steps=2000000 $quiet >"$dir/bg.log" 2>&1 &
 bg=$!
 wait_bar "#6 .*\(followed\)" 60   # the ended sweep's trial #5 no longer holds the screen
 keys -l "attach"
 keys Enter
-wait_for "following the newest running run: #6"
+said "following the newest running run: #6"
 wait_bar "#6 .*\(followed\)"
 kill -TERM "$bg"; bwait "$bg" 60 "the other process after SIGTERM" || true; bg=""
 wait_bar "#6 .*STOPPED|STOPPED.*#6" 60

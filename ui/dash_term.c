@@ -55,13 +55,33 @@ typedef struct {
     char hist_path[1100];
     int saved_stderr;
     int keys_forwarded;  /* stdin is not the terminal (mpirun's pipe): raw mode, 0x03 is Ctrl-C */
+    FILE *transcript;    /* --transcript: the output pane's lines appended (NULL: none) */
+    int tr_midline;      /* the transcript's last line is not ended yet (a streamed piece) */
 } DashTerm;
 
 static void term_command(DashTerm *t, const char *line);
 static void term_quit(DashTerm *t);
 
+/* text appended to the transcript as the pane gets it; a line ends a streamed piece
+ * first, as textpane_newline_if_needed does on the pane. */
+static void transcript_add(DashTerm *t, const char *text, int line)
+{
+    if (!t->transcript)
+        return;
+    if (line && t->tr_midline)
+        fputc('\n', t->transcript);
+    fputs(text, t->transcript);
+    size_t n = strlen(text);
+    if (line)
+        fputc('\n', t->transcript), t->tr_midline = 0;
+    else if (n)
+        t->tr_midline = text[n - 1] != '\n';
+    fflush(t->transcript);
+}
+
 static void out_text(DashTerm *t, int color, const char *text)
 {
+    transcript_add(t, text, 1);
     textpane_newline_if_needed(t->d->out);
     textpane_append(t->d->out, text, -1, color, 0);
     textpane_append(t->d->out, "\n", 1, color, 0);
@@ -389,6 +409,7 @@ static void writer(void *ud, int kind, const char *text)
     DashTerm *t = ud;
     Dashboard *d = t->d;
     if (kind == SESSION_OUT_STREAM) {
+        transcript_add(t, text, 0);
         textpane_append(d->out, text, -1, UI_COLOR_DEFAULT, 0);
         if (t->new_cmd)
             d->cmd_sample[0] = 0, t->new_cmd = 0;
@@ -586,9 +607,9 @@ static int next_key(DashTerm *t)
     return 27;
 }
 
-int dash_term_run(Session *s, Dashboard *d)
+int dash_term_run(Session *s, Dashboard *d, FILE *transcript)
 {
-    DashTerm t = {.s = s, .d = d, .saved_stderr = -1, .f_sample = -1};
+    DashTerm t = {.s = s, .d = d, .saved_stderr = -1, .f_sample = -1, .transcript = transcript};
     t.ctx = (DashCtx){d, s, &t.snap, t.hist_path, &t, ctx_out, ctx_command, ctx_quit};
     t.c = canvas_create(DASH_MIN_W, DASH_MIN_H);
     if (!t.c || term_open(&t)) {

@@ -9,9 +9,12 @@
 
 #include "dash_state.h"
 
+#include <stdio.h>
+
 /* Runs the dashboard d (initialised) on the terminal for session s until quit, end of
  * input or a termination signal; restores the terminal, stderr and the session's writer.
+ * Every line added to the output pane is also appended to transcript (when not NULL).
  * 0, or 1 when the terminal could not be set up (nothing changed). */
-int dash_term_run(Session *s, Dashboard *d);
+int dash_term_run(Session *s, Dashboard *d, FILE *transcript);
 
 #endif

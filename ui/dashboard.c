@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-int dashboard_run(Session *s)
+int dashboard_run(Session *s, FILE *transcript)
 {
     Dashboard d;
     if (dash_state_init(&d))
         return 1;
-    int rc = dash_term_run(s, &d);
+    int rc = dash_term_run(s, &d, transcript);
     dash_state_free(&d);
     return rc;
 }

@@ -12,11 +12,15 @@
 
 #include "session.h"
 
+#include <stdio.h>
+
 /* The interactive dashboard on the terminal until quit, end of input or a termination
  * signal; s must have its signals installed (repl_install_signals). Takes over stdin,
  * stdout and (redirected to lmlab.log next to the database) stderr, restoring them.
- * Returns 0, or 1 when the terminal could not be set up (nothing was changed). */
-int dashboard_run(Session *s);
+ * transcript, when not NULL, gets every line of the output pane as it is added (flushed
+ * line by line; the caller opens and closes it). Returns 0, or 1 when the terminal could
+ * not be set up (nothing was changed). */
+int dashboard_run(Session *s, FILE *transcript);
 
 /* For `bench board`: the median milliseconds of `frames` frames of view `name` (its data
  * reloaded from s's store, as when due, then the whole screen drawn into a w x h canvas,
