@@ -104,6 +104,28 @@ static void usage_error(const Args *a, const char *msg)
     json_decref(o);
 }
 
+/* The options that go only with one way of running: 0, or -1 (said why). */
+static int options_together(const Args *a)
+{
+    if (a->dashboard && (a->plain || a->commands || a->script)) {
+        fprintf(stderr, "lmlab: --dashboard opens the dashboard, so it goes without --plain, -c "
+                "or a script\n");
+        return -1;
+    }
+    if (a->transcript && (a->plain || a->commands || a->script)) {
+        fprintf(stderr, "lmlab: --transcript keeps the dashboard's output pane; with %s the "
+                "output is lmlab's stdout already: redirect it (> FILE, or | tee FILE)\n",
+                a->plain ? "--plain" : a->commands ? "-c" : "a script");
+        return -1;
+    }
+    if (a->commands && a->script) {   /* one source of commands: never drop one silently */
+        fprintf(stderr, "lmlab: -c and the script %s given together: run one of them (put the "
+                "commands in the script, or run them one after the other)\n", a->script);
+        return -1;
+    }
+    return 0;
+}
+
 /* 0: go on; 1: done (--version, --help printed); -1: bad arguments (said why). */
 static int parse_args(int argc, char **argv, Args *a)
 {
@@ -174,23 +196,7 @@ static int parse_args(int argc, char **argv, Args *a)
             return -1;
         }
     }
-    if (a->dashboard && (a->plain || a->commands || a->script)) {
-        fprintf(stderr, "lmlab: --dashboard opens the dashboard, so it goes without --plain, -c "
-                "or a script\n");
-        return -1;
-    }
-    if (a->transcript && (a->plain || a->commands || a->script)) {
-        fprintf(stderr, "lmlab: --transcript keeps the dashboard's output pane; with %s the "
-                "output is lmlab's stdout already: redirect it (> FILE, or | tee FILE)\n",
-                a->plain ? "--plain" : a->commands ? "-c" : "a script");
-        return -1;
-    }
-    if (a->commands && a->script) {   /* one source of commands: never drop one silently */
-        fprintf(stderr, "lmlab: -c and the script %s given together: run one of them (put the "
-                "commands in the script, or run them one after the other)\n", a->script);
-        return -1;
-    }
-    return 0;
+    return options_together(a);
 }
 
 /* Runs the best OpenBLAS kernels the CPU supports (core/base/blas_select.h): when OpenBLAS
