@@ -4,8 +4,9 @@
 # the same store, its step advancing, marked "(followed)"; `status` reports it instead of
 # "no run is training"; when that process stops the run, the dashboard shows it stopped;
 # `attach ID` and `open ID` put a finished run on screen, replayed from the store
-# ("(stored)", its curves and evaluations). Every wait polls the screen (no fixed
-# sleeps). Usage: e2e_dashboard_follow.sh LMLAB_BINARY. Exits 77 (skipped) without tmux.
+# ("(stored)", its curves and evaluations). Every wait polls the screen, or the lines
+# the output pane got as --transcript keeps them (no fixed sleeps); --transcript to a path
+# that cannot be written stops before the dashboard starts. Usage: e2e_dashboard_follow.sh LMLAB_BINARY. Exits 77 (skipped) without tmux.
 set -eu
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 bin=$(readlink -f "$1")
@@ -20,6 +21,7 @@ cd "$dir"
 export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
 
 tgt=t    # the tmux session the helpers look at
+tr=$dir/t.txt   # its output pane's lines (--transcript)
 screen() { tmux -L "$sock" capture-pane -p -t "$tgt"; }
 fail() { echo "FAIL: $*"; echo "--- screen ---"; screen || true
          echo "--- the output pane's last lines ($tr) ---"; tail -n 40 "$tr" 2>/dev/null; exit 1; }
@@ -43,9 +45,18 @@ said() { # said TEXT [SECONDS]: TEXT among the output pane's lines, as --transcr
 status_bar() { screen | head -1; }
 bar_step() { status_bar | sed -n 's/.* step \([0-9][0-9]*\)\/.*/\1/p'; }
 
-tr=$dir/t.txt   # the output pane's lines of the dashboard the helpers look at
+# --transcript to a path that cannot be written: said, exit 2, no dashboard
+tmux -L "$sock" new-session -d -s bad -x 120 -y 10 \
+    "$bin --db $dir/f.db --transcript $dir/no/such/t.txt; echo \"exit \$?\"; sleep 60"
+tgt=bad
+wait_for "exit 2"
+screen | grep -qF -- "--transcript $dir/no/such/t.txt: cannot open it for appending" ||
+    fail "an unwritable transcript path is not named"
+screen | grep -q "lmlab>" && fail "the dashboard started without its transcript"
+tgt=t
 tmux -L "$sock" new-session -d -s t -x 120 -y 40 "$bin --db $dir/f.db --transcript $tr"
 tmux -L "$sock" set-option -t t window-size manual >/dev/null 2>&1 || true
+tmux -L "$sock" kill-session -t bad
 wait_for "lmlab>"
 wait_for "IDLE"
 
@@ -89,6 +100,7 @@ wait_for "(stored)"
 keys -l "attach 2"
 keys Enter
 said "attached run #2"
+grep -qxF "> attach 2" "$tr" || fail "the transcript lacks the typed command '> attach 2'"
 wait_bar() { # wait_bar REGEX [SECONDS]: the status bar matches
     for _ in $(seq 1 $(( ${2:-30} * 20 ))); do
         status_bar | grep -qE -- "$1" && return 0
