@@ -268,18 +268,21 @@ static int shell_command(Session *s, const Args *a)
     return rc == LM_EARG ? 2 : exit_status(rc);
 }
 
-/* --transcript FILE opened for appending (*f stays NULL without it). LM_OK, or LM_EIO
- * said on stderr: the dashboard does not start without the file it was asked to keep. */
-static int transcript_open(const Args *a, FILE **f)
+/* The dashboard, with --transcript's file opened for appending: 0 it ran; 1 the terminal
+ * is unusable (line mode then); 2 the transcript could not be opened (said on stderr: the
+ * dashboard does not start without the file it was asked to keep). */
+static int dashboard(Session *s, const Args *a)
 {
-    if (!a->transcript)
-        return LM_OK;
-    *f = fopen(a->transcript, "a");
-    if (*f)
-        return LM_OK;
-    fprintf(stderr, "lmlab: --transcript %s: cannot open it for appending (%s); give a "
-            "writable path\n", a->transcript, strerror(errno));
-    return LM_EIO;
+    FILE *f = a->transcript ? fopen(a->transcript, "a") : NULL;
+    if (a->transcript && !f) {
+        fprintf(stderr, "lmlab: --transcript %s: cannot open it for appending (%s); give a "
+                "writable path\n", a->transcript, strerror(errno));
+        return 2;
+    }
+    int rc = dashboard_run(s, f);
+    if (f)
+        fclose(f);
+    return rc;
 }
 
 /* `--dashboard` under mpirun: rank 0's stdin is mpirun's pipe (mpirun forwards what is
@@ -342,8 +345,7 @@ int main(int argc, char **argv)
     repl_install_signals(&s);
     int rc;
     int mpi_dash = a.dashboard && dist_size() > 1 && !isatty(STDIN_FILENO);
-    FILE *transcript = NULL;
-    int kept = 0;   /* the dashboard ran and kept its transcript */
+    int drc = 1;   /* dashboard(): 1 while it has not run */
     if (a.cmd_index) {
         rc = shell_command(&s, &a);
     } else if (a.commands) {
@@ -366,19 +368,14 @@ int main(int argc, char **argv)
         rc = 2;
     } else if (!isatty(STDIN_FILENO) && !mpi_dash) {
         rc = repl_run_file(&s, stdin, "<stdin>", a.keep_going) ? 1 : 0;
-    } else if (!a.plain && isatty(STDOUT_FILENO) && transcript_open(&a, &transcript) != LM_OK) {
-        rc = 2;
-    } else if (!a.plain && isatty(STDOUT_FILENO) && dashboard_run(&s, transcript) == 0) {
-        rc = 0;   /* dashboard_run is 1 when the terminal is unusable: line mode then */
-        kept = 1;
+    } else if (!a.plain && isatty(STDOUT_FILENO) && (drc = dashboard(&s, &a)) != 1) {
+        rc = drc;   /* 1 when the terminal is unusable: line mode then */
     } else {
         rc = repl_interactive(&s) ? 1 : 0;   /* 1: the terminal could not be read */
     }
-    if (a.transcript && !kept)
+    if (a.transcript && drc == 1)
         fprintf(stderr, "lmlab: --transcript: no dashboard ran (stdin or stdout is not a "
-                "terminal), so nothing was kept in %s\n", a.transcript);
-    if (transcript)
-        fclose(transcript);
+                "terminal, or TERM cannot draw one), so nothing was kept in %s\n", a.transcript);
     session_free(&s);
     trainer_dist_release();
     dist_finalize();

@@ -39,7 +39,8 @@ check "piped: <stdin>:1: named" grep -q "^<stdin>:1: error: this line holds a NU
 check "piped: <stdin>:2: named" grep -q "^<stdin>:2: error: this line holds a NUL" out.log
 check "piped: neither NUL line ran" bash -c '! grep -q "usage: use" out.log && grep -q "^  lr  *0.001 " out.log'
 
-# 7. -c with a script file, or --transcript anywhere but the dashboard; a byte-order mark before a script's first command
+# 7. -c with a script file, or --transcript anywhere but the dashboard; a byte-order mark
+# before a script's first command
 "$L" --db t.db -c 'help quit' first.lmlab >out.log 2>&1
 check "-c with a script file is refused (exit 2)" [ $? -eq 2 ]
 check "the refusal names the script" grep -q "script first.lmlab given together" out.log

@@ -6,7 +6,8 @@
 # `attach ID` and `open ID` put a finished run on screen, replayed from the store
 # ("(stored)", its curves and evaluations). Every wait polls the screen, or the lines
 # the output pane got as --transcript keeps them (no fixed sleeps); --transcript to a path
-# that cannot be written stops before the dashboard starts. Usage: e2e_dashboard_follow.sh LMLAB_BINARY. Exits 77 (skipped) without tmux.
+# that cannot be written stops before the dashboard starts.
+# Usage: e2e_dashboard_follow.sh LMLAB_BINARY. Exits 77 (skipped) without tmux.
 set -eu
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 bin=$(readlink -f "$1")
