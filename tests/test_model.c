@@ -282,25 +282,25 @@ static size_t r16(size_t n)
  *    (Nd + L (2 Nd + Nh)); backward buffers (dx, dy, dr: 3 Nd; dh, dh2: 2 Nh; the mixer's
  *    scratch; the decoder's dW and db: Vd + V); the N tokens;
  *  linear: ybt and z (2 Nd, written into x's and y's buffers), dz, dybt, dy, dx (4 Nd),
- *    the time-mix scratch;
+ *    the time-mix scratch, the decoder's dW (Vd; tied, no bias);
  *  recurrent: L - min(L,2) hidden-state buffers (NH); L-1 sets of the cell's saved state
  *    (LSTM c: NH, gates: 4 NH; GRU gates: 3 NH, hn: NH); dropout outputs and masks
  *    (Nd + 2 L NH); backward (g0, g1: 2 N max(d,H); da_ih: N G H; GRU da_hh: N G H;
- *    carry: 2 BH; dbt: NH); the N targets. */
+ *    carry: 2 BH; dbt: NH); the decoder's dW and db (VH + V). */
 static size_t saved_bytes(const Config *c, int V, int B, int T)
 {
     size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid, L = (size_t)c->layers;
     size_t Nd = r16(N * d), Nh = r16(N * h), two = L > 1 ? 2 : 1, fl = 0, ints = 0;
     int drop = c->dropout > 0, pre = !strcmp(c->norm, "pre");
     if (c->model_kind == MODEL_LINEAR) {
-        fl = 6 * Nd + r16((size_t)timemix_scratch_floats(T, B * c->d));
+        fl = 6 * Nd + r16((size_t)timemix_scratch_floats(T, B * c->d)) + r16((size_t)V * d);
     } else if (config_is_recurrent(c)) {
         int lstm = c->model_kind == MODEL_LSTM, gru = c->model_kind == MODEL_GRU;
         size_t G = lstm ? 4 : gru ? 3 : 1, NGH = r16(N * G * h), C = c->d > c->nhid ? d : h;
         size_t cell = (lstm ? Nh : 0) + (G > 1 ? NGH : 0) + (gru ? Nh : 0);
         fl = (L - two) * Nh + (L - 1) * cell + (drop ? Nd + 2 * L * Nh : 0) +
-             2 * r16(N * C) + NGH + (gru ? NGH : 0) + r16(2 * (size_t)B * h) + Nh;
-        ints = N;
+             2 * r16(N * C) + NGH + (gru ? NGH : 0) + r16(2 * (size_t)B * h) + Nh +
+             r16((size_t)V * h) + r16((size_t)V);   /* + the decoder's gradients */
     } else {
         DispatcherDims dd = {c->model_kind == MODEL_DISPATCHER_MH ? DISPATCHER_MH
                                                                    : DISPATCHER_PAPER,
@@ -415,6 +415,65 @@ static void weights_only_matches(const char *label, const char *const *pairs)
     }
 }
 
+/* For every family, a batch whose logits are twice the 16M-float budget (70000 classes x
+ * 512 rows): the activations hold a chunk of logits (240 rows), not all of them, and the
+ * loss, count and gradients equal the sums over the batch's two halves, whose chunks end
+ * elsewhere: the chunks cover every row once, and the decoder's backward lands on the
+ * right rows. */
+static void chunked_decoder(void)
+{
+    char err[LM_ERR_LEN];
+    enum { V = 70000, B = 8, T = 64, N = B * T };
+    static int tok[N], tgt[N];
+    Rng r;
+    rng_seed(&r, 5);
+    for (int i = 0; i < N; i++) { tok[i] = (int)rng_below(&r, V); tgt[i] = (int)rng_below(&r, V); }
+    tgt[7] = -1;
+    for (int f = 0; f < registry_count(); f++) {
+        const ModelFamily *fam = registry_family((ModelKind)f);
+        Config c;
+        config_defaults(&c);
+        c.d = 16; c.nhid = 16; c.layers = 1; c.bptt = T; c.dropout = 0;
+        CHECK(config_set(&c, "model", fam->name, err) == LM_OK, "%s", err);
+        Model *m = model_create(&c, V, err);
+        CHECK(m && model_alloc(m, B, T, err) == LM_OK, "%s: %s", fam->name, err);
+        if (!m || !m->B) { model_destroy(m); continue; }
+        CHECK(m->act_bytes < (size_t)N * V * sizeof(float) * 6 / 10, "%s: %zu bytes of "
+              "activations: all %d x %d logits?", fam->name, m->act_bytes, N, V);
+        size_t P = m->params.total;
+        float *whole = malloc(P * sizeof *whole);
+        double lw = 0, lh[2] = {0, 0};
+        long cw = 0, ch[2] = {0, 0};
+        m->training = 1;
+        params_zero_grad(&m->params);
+        CHECK(model_forward(m, tok, tgt, B, T, &lw, &cw) == LM_OK, "%s: forward", fam->name);
+        model_backward(m, 1.0f);
+        memcpy(whole, m->params.grad, P * sizeof *whole);
+        params_zero_grad(&m->params);
+        for (int h = 0; h < 2; h++) {   /* grads add up over the halves */
+            CHECK(model_forward(m, tok + h * N / 2, tgt + h * N / 2, B / 2, T, &lh[h], &ch[h])
+                  == LM_OK, "%s: half %d", fam->name, h);
+            model_backward(m, 1.0f);
+        }
+        CHECK(cw == N - 1 && ch[0] + ch[1] == cw, "%s: counted %ld, halves %ld + %ld",
+              fam->name, cw, ch[0], ch[1]);
+        CHECK(fabs(lw - (lh[0] + lh[1])) <= 1e-9 * fabs(lw), "%s: loss %.12g, halves %.12g",
+              fam->name, lw, lh[0] + lh[1]);
+        double worst = 0, mag = 0;
+        for (size_t i = 0; i < P; i++) {
+            worst = fmax(worst, fabs((double)whole[i] - m->params.grad[i]));
+            mag = fmax(mag, fabs((double)whole[i]));
+        }
+        CHECK(mag > 0 && worst <= 1e-5 * mag, "%s: gradients differ by %.3g (largest %.3g)",
+              fam->name, worst, mag);
+        printf("  chunked decoder %-14s %zu bytes of activations (all logits: %zu), loss "
+               "%.6f per token, gradients within %.2g of the halves'\n", fam->name,
+               m->act_bytes, (size_t)N * V * sizeof(float), lw / cw, worst / mag);
+        free(whole);
+        model_destroy(m);
+    }
+}
+
 int main(void)
 {
     parity("dispatcher_lm");
@@ -447,6 +506,7 @@ int main(void)
     /* 70000 x 4 x 64 logits exceed the transformer's 16M-float budget: chunked rows */
     const char *long_ctx[] = {"bptt=64", NULL};
     estimate_is_allocation("chunked logits", long_ctx, 70000, 4, 64);
+    chunked_decoder();
     const char *wo_drop[] = {"dropout=0.2", NULL};
     const char *wo_pre[] = {"norm=pre", "pos=learned", "act=gelu", "layers=1", "heads=1", NULL};
     const char *wo_tie[] = {"layers=4", "tie=true", NULL};

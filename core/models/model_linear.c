@@ -8,7 +8,7 @@
  * ctx tokens and recomputes the one output position needed. */
 #include "model.h"
 
-#include "crossentropy.h"
+#include "decoder_loss.h"
 #include "embedding.h"
 #include "err.h"
 #include "linear.h"
@@ -25,7 +25,7 @@ typedef struct {
     int *tok;              /* (T*B) tokens of the last forward, time-major */
     float *x, *y;          /* (T,B,d) embedded input, time-mixed (time-major) */
     float *ybt, *z;        /* (B,T,d) time-mixed (batch-major), channel-mixed */
-    float *logits;         /* (B,T,V) logits, or their gradient after a training forward */
+    DecoderLoss dec;       /* the decoder (tied to the embedding) + loss over row chunks */
     float *dz, *dybt, *dy, *dx;  /* backward buffers, shaped like their forward values */
     float *scratch;        /* timemix backward scratch */
     int fwd_B, fwd_T, trained;
@@ -125,11 +125,15 @@ static size_t lin_layout(LinearLM *lm, int weights_only, float *slab, int B, int
     TAKE(lm->x, nd); TAKE(lm->y, nd);
     if (weights_only) {
         if (slab) { lm->ybt = lm->x; lm->z = lm->y; }
-        TAKE(lm->logits, N * (size_t)lm->V);
+        lm->dec.rows = decoder_loss_rows(N, lm->V);
+        TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
         return off;
     }
     TAKE(lm->ybt, nd); TAKE(lm->z, nd);
-    TAKE(lm->logits, N * (size_t)lm->V);
+    lm->dec.rows = decoder_loss_rows(N, lm->V);
+    TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
+    TAKE(lm->dec.dw, (size_t)lm->V * lm->d);
+    lm->dec.db = NULL;
     TAKE(lm->dz, nd); TAKE(lm->dybt, nd); TAKE(lm->dy, nd); TAKE(lm->dx, nd);
     TAKE(lm->scratch, (size_t)timemix_scratch_floats(T, B * lm->d));
 #undef TAKE
@@ -180,27 +184,12 @@ static int lin_forward(Model *m, const int *tokens, const int *targets, int B, i
     model_transpose_tb(lm->ybt, lm->y, B, T, d, 1);
     linear_forward(lm->z, lm->ybt, params_data(ps, lm->p_cw), params_data(ps, lm->p_cb), N, d,
                    d);
-    linear_forward(lm->logits, lm->z, wte, NULL, N, d, lm->V);
     lm->fwd_B = B;
     lm->fwd_T = T;
-    lm->trained = 0;
-    if (!targets)
-        return LM_OK;
-    long cnt = 0;
-    for (int i = 0; i < N; i++)
-        cnt += targets[i] >= 0;
-    double loss;
-    if (m->training) {   /* logits become (softmax - onehot): backward only scales them */
-        loss = crossentropy_forward_backward(lm->logits, lm->logits, targets, N, lm->V, 1.0f);
-        lm->trained = 1;
-    } else {
-        loss = crossentropy_forward(NULL, lm->logits, targets, N, lm->V);
-    }
-    if (loss_sum)
-        *loss_sum = loss;
-    if (count)
-        *count = cnt;
-    return LM_OK;
+    int rc = decoder_loss_forward(&lm->dec, m->training, lm->z, wte, NULL, targets, N, d,
+                                  lm->V, lm->dz, loss_sum, count);
+    lm->trained = !rc && m->training && targets;
+    return rc;
 }
 
 static void lin_backward(Model *m, float scale)
@@ -211,13 +200,8 @@ static void lin_backward(Model *m, float scale)
     ParamSet *ps = &m->params;
     int B = lm->fwd_B, T = lm->fwd_T, N = B * T, d = lm->d;
     size_t nd = (size_t)N * d * sizeof(float);
-    if (scale != 1.0f)
-        for (long i = 0; i < (long)N * lm->V; i++)
-            lm->logits[i] *= scale;
-    const float *wte = params_data(ps, lm->p_head);
     float *dwte = params_grad(ps, lm->p_head);
-    memset(lm->dz, 0, nd);
-    linear_backward(lm->dz, dwte, NULL, lm->logits, lm->z, wte, N, d, lm->V);
+    decoder_loss_backward(&lm->dec, scale, lm->dz, (size_t)N * d, dwte, NULL, d, lm->V);
     memset(lm->dybt, 0, nd);
     linear_backward(lm->dybt, params_grad(ps, lm->p_cw), params_grad(ps, lm->p_cb), lm->dz,
                     lm->ybt, params_data(ps, lm->p_cw), N, d, d);
@@ -231,7 +215,8 @@ static void lin_backward(Model *m, float scale)
 
 static const float *lin_logits(Model *m)
 {
-    return ((LinearLM *)m->impl)->logits;
+    LinearLM *lm = m->impl;
+    return lm->dec.has_logits ? lm->dec.logits : NULL;
 }
 
 static void lin_reset_state(Model *m)

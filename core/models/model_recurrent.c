@@ -8,7 +8,7 @@
  * the state one token at a time. */
 #include "model.h"
 
-#include "crossentropy.h"
+#include "decoder_loss.h"
 #include "dropout.h"
 #include "embedding.h"
 #include "err.h"
@@ -27,15 +27,14 @@ typedef struct {
     int (*p_layer)[4];   /* per layer: weight_ih, weight_hh, bias_ih, bias_hh */
     float *slab;
     int *tok;            /* (T*B) tokens of the last forward, time-major */
-    int *tgt;            /* (B*T) targets of the last forward */
     float *emb, *mask_emb;           /* (T,B,d) embedded input (dropped in place), mask */
     RecurrentActs *acts;             /* per layer (weights-only: shared, but for h) */
     float **drop, **mask;            /* per layer (T,B,H): dropped output, mask */
     float *out_bt;       /* (B,T,H) decoder input */
-    float *logits;       /* (B,T,V) logits, or their gradient after a training forward */
+    DecoderLoss dec;     /* the decoder + loss: its logits chunk, unscaled gradients */
     float *scratch;      /* (B,G*H) */
     float *g0, *g1;      /* (T,B,max(d,H)) backward ping-pong buffers */
-    float *da_ih, *da_hh, *carry, *dbt;
+    float *da_ih, *da_hh, *carry, *dbt;   /* dbt: (B,T,H) the decoder's input gradient */
     float *init_h, *init_c;   /* (L,B,H) initial state of the last forward */
     float *state_h, *state_c; /* (L,B,H) carried state */
     int state_B, fwd_B, fwd_T, dropping, trained;
@@ -114,7 +113,7 @@ static void rec_free_acts(Recurrent *r)
     free(r->slab);
     free(r->tok);
     r->slab = NULL;
-    r->tok = r->tgt = NULL;
+    r->tok = NULL;
 }
 
 static void rec_destroy(Model *m)
@@ -220,7 +219,8 @@ static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int
         if (drop) { TAKE(r->drop[l], N * H); TAKE(r->mask[l], N * H); }
     }
     TAKE(r->out_bt, N * H);
-    TAKE(r->logits, N * (size_t)r->V);
+    r->dec.rows = decoder_loss_rows(N, r->V);
+    TAKE(r->dec.logits, r->dec.rows * (size_t)r->V);
     TAKE(r->scratch, (size_t)B * GH);
     if (!weights_only) {
         TAKE(r->g0, N * C);
@@ -229,6 +229,8 @@ static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int
         if (r->kind == RECURRENT_GRU) TAKE(r->da_hh, N * GH);
         TAKE(r->carry, 2 * BH);
         TAKE(r->dbt, N * H);
+        TAKE(r->dec.dw, (size_t)r->V * H);
+        TAKE(r->dec.db, (size_t)r->V);
     }
     TAKE(r->init_h, LBH); TAKE(r->init_c, LBH);
     TAKE(r->state_h, LBH); TAKE(r->state_c, LBH);
@@ -236,10 +238,10 @@ static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int
 }
 #undef TAKE
 
-/* The ints rec_alloc takes: tokens, and the targets a training forward keeps. */
-static size_t rec_ints(const Model *m, int B, int T)
+/* The ints rec_alloc takes: the tokens, time-major. */
+static size_t rec_ints(int B, int T)
 {
-    return (m->weights_only ? 1 : 2) * (size_t)B * T;
+    return (size_t)B * T;
 }
 
 /* Bytes rec_alloc takes for (B,T): the slab (rounded as aligned_alloc is asked),
@@ -247,7 +249,7 @@ static size_t rec_ints(const Model *m, int B, int T)
 size_t model_recurrent_act_bytes(Model *m, int B, int T)
 {
     size_t n = rec_layout(m->impl, m->weights_only, NULL, B, T);
-    return model_act_bytes(n, rec_ints(m, B, T));
+    return model_act_bytes(n, rec_ints(B, T));
 }
 
 static int rec_alloc(Model *m, int B, int T, char *err)
@@ -257,11 +259,10 @@ static int rec_alloc(Model *m, int B, int T, char *err)
         return err_set(err, LM_EARG, "batch and bptt must be >= 1 (got %d, %d)", B, T);
     rec_free_acts(r);
     size_t n = rec_layout(r, m->weights_only, NULL, B, T);
-    int rc = model_act_alloc(m, n, rec_ints(m, B, T), &r->slab, &r->tok, B, T, err);
-    if (rc)   /* the ints: tokens, and targets unless weights-only */
+    int rc = model_act_alloc(m, n, rec_ints(B, T), &r->slab, &r->tok, B, T, err);
+    if (rc)
         return rc;
     rec_layout(r, m->weights_only, r->slab, B, T);
-    r->tgt = m->weights_only ? NULL : r->tok + (size_t)B * T;
     r->state_B = 0;
     r->trained = 0;
     m->B = B;
@@ -326,28 +327,14 @@ static int rec_forward(Model *m, const int *tokens, const int *targets, int B, i
         dropout_forward(r->emb, r->mask_emb, r->emb, r->p, &m->drop, B, T, r->d, 1);
     const float *top = run_layers(m, r, B, T);
     model_transpose_tb(r->out_bt, top, B, T, r->H, 1);
-    linear_forward(r->logits, r->out_bt, params_data(&m->params, r->p_dec_w),
-                   params_data(&m->params, r->p_dec_b), (int)N, r->H, r->V);
     r->fwd_B = B;
     r->fwd_T = T;
-    if (!targets)
-        return LM_OK;
-    long cnt = 0;
-    for (long i = 0; i < N; i++)
-        cnt += targets[i] >= 0;
-    double loss;
-    if (m->training) {   /* logits become (softmax - onehot): backward only scales them */
-        loss = crossentropy_forward_backward(r->logits, r->logits, targets, (int)N, r->V, 1.0f);
-        memcpy(r->tgt, targets, (size_t)N * sizeof(int));
-        r->trained = 1;
-    } else {
-        loss = crossentropy_forward(NULL, r->logits, targets, (int)N, r->V);
-    }
-    if (loss_sum)
-        *loss_sum = loss;
-    if (count)
-        *count = cnt;
-    return LM_OK;
+    int rc = decoder_loss_forward(&r->dec, m->training, r->out_bt,
+                                  params_data(&m->params, r->p_dec_w),
+                                  params_data(&m->params, r->p_dec_b), targets, (int)N, r->H,
+                                  r->V, r->dbt, loss_sum, count);
+    r->trained = !rc && m->training && targets;
+    return rc;
 }
 
 /* The gradient g through a dropout mask into spare (zeroed first), or g itself when no
@@ -369,12 +356,8 @@ static void rec_backward(Model *m, float scale)
     int B = r->fwd_B, T = r->fwd_T, H = r->H;
     long N = (long)B * T, BH = (long)B * H;
     ParamSet *ps = &m->params;
-    if (scale != 1.0f)
-        for (long i = 0; i < N * r->V; i++)
-            r->logits[i] *= scale;
-    memset(r->dbt, 0, (size_t)N * H * sizeof(float));
-    linear_backward(r->dbt, params_grad(ps, r->p_dec_w), params_grad(ps, r->p_dec_b),
-                    r->logits, r->out_bt, params_data(ps, r->p_dec_w), (int)N, H, r->V);
+    decoder_loss_backward(&r->dec, scale, r->dbt, (size_t)N * H, params_grad(ps, r->p_dec_w),
+                          params_grad(ps, r->p_dec_b), H, r->V);
     model_transpose_tb(r->g0, r->dbt, B, T, H, 0);
     float *gh = drop_back(r, r->g0, r->g1, r->mask[r->L - 1], N * H);
     for (int l = r->L - 1; l >= 0; l--) {
@@ -396,7 +379,7 @@ static void rec_backward(Model *m, float scale)
 static const float *rec_logits(Model *m)
 {
     Recurrent *r = m->impl;
-    return r->logits;
+    return r->dec.has_logits ? r->dec.logits : NULL;
 }
 
 static void rec_reset_state(Model *m)

@@ -14,7 +14,6 @@
 
 #include "activation.h"
 #include "attention.h"
-#include "crossentropy.h"
 #include "dispatcher.h"
 #include "dropout.h"
 #include "embedding.h"
@@ -240,47 +239,6 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
     model_prof_end(m, PROF_NORM, t0);
 }
 
-/* Decoder + cross-entropy over row chunks. Training: fused with the decoder's backward
- * (dx, dec_dw, dec_db, all unscaled). Without targets: keeps the logits. */
-static int decode_rows(Model *m, Transformer *tf, const float *x, const int *targets, int N,
-                       double *loss_sum, long *count)
-{
-    int d = m->cfg.d, V = m->vocab;
-    const float *wd = W(tf->p_dec_w), *bd = W(tf->p_dec_b);
-    if (!targets) {
-        if (tf->logit_rows < (size_t)N)
-            return LM_ENOMEM;
-        linear_forward(tf->logits, x, wd, bd, N, d, V);
-        tf->has_logits = 1;
-        return LM_OK;
-    }
-    double sum = 0;
-    long cnt = 0;
-    for (int i = 0; i < N; i++)
-        cnt += targets[i] >= 0;
-    if (m->training) {
-        memset(tf->dx, 0, (size_t)N * d * sizeof(float));
-        memset(tf->dec_dw, 0, (size_t)V * d * sizeof(float));
-        memset(tf->dec_db, 0, (size_t)V * sizeof(float));
-    }
-    for (int r0 = 0; r0 < N; r0 += (int)tf->logit_rows) {
-        int R = N - r0 < (int)tf->logit_rows ? N - r0 : (int)tf->logit_rows;
-        const float *xr = x + (size_t)r0 * d;
-        linear_forward(tf->logits, xr, wd, bd, R, d, V);
-        if (!m->training) {
-            sum += crossentropy_forward(NULL, tf->logits, targets + r0, R, V);
-            continue;
-        }
-        sum += crossentropy_forward_backward(tf->logits, tf->logits, targets + r0, R, V, 1.0f);
-        linear_backward(tf->dx + (size_t)r0 * d, tf->dec_dw, tf->dec_db, tf->logits, xr, wd, R,
-                        d, V);
-    }
-    tf->has_logits = 0;
-    *loss_sum = sum;
-    *count = cnt;
-    return LM_OK;
-}
-
 static int tf_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                       double *loss_sum, long *count)
 {
@@ -316,17 +274,12 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     double s = 0;
     long n = 0;
     t0 = model_prof_begin(m);
-    int rc = decode_rows(m, tf, x, targets, N, &s, &n);
+    int rc = decoder_loss_forward(&tf->dec, m->training, x, W(tf->p_dec_w), W(tf->p_dec_b),
+                                  targets, N, d, m->vocab, tf->dx, &s, &n);
     model_prof_end(m, PROF_DECODER, t0);
     if (loss_sum) *loss_sum = s;
     if (count) *count = n;
     return rc;
-}
-
-static void scale_add(float *restrict acc, const float *restrict x, float s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        acc[i] += s * x[i];
 }
 
 static void tf_backward(Model *m, float scale)
@@ -338,10 +291,7 @@ static void tf_backward(Model *m, float scale)
     int B = tf->fwd_B, T = tf->fwd_T, N = B * T, d = c->d, V = m->vocab;
     size_t Nd = (size_t)N * d;
     double t0 = model_prof_begin(m);
-    for (size_t i = 0; i < Nd; i++)
-        tf->dx[i] *= scale;
-    scale_add(G(tf->p_dec_w), tf->dec_dw, scale, (size_t)V * d);
-    scale_add(G(tf->p_dec_b), tf->dec_db, scale, (size_t)V);
+    decoder_loss_backward(&tf->dec, scale, tf->dx, Nd, G(tf->p_dec_w), G(tf->p_dec_b), d, V);
     model_prof_end(m, PROF_DECODER, t0);
     if (tf->prenorm) {
         t0 = model_prof_begin(m);
@@ -367,7 +317,7 @@ static void tf_backward(Model *m, float scale)
 static const float *tf_logits(Model *m)
 {
     Transformer *tf = m->impl;
-    return tf->has_logits ? tf->logits : NULL;
+    return tf->dec.has_logits ? tf->dec.logits : NULL;
 }
 
 static void tf_reset_state(Model *m)

@@ -6,6 +6,7 @@
 #define LM_MODEL_TRANSFORMER_H
 
 #include "attention.h"
+#include "decoder_loss.h"
 #include "dispatcher.h"
 #include "model.h"
 
@@ -49,12 +50,10 @@ typedef struct {
     int *tok;             /* (N) tokens of the last training forward (not weights-only) */
     float *x0, *mask0;    /* (N,d) embedded input */
     float *xf, *meanf, *rstdf; /* pre-norm final LayerNorm */
-    float *logits;        /* (logit_rows, V) one chunk of logits (or all of them) */
-    size_t logit_rows;
+    DecoderLoss dec;      /* the decoder + loss: its logits chunk, unscaled gradients */
     float *dx, *dy, *dr, *dh, *dh2, *mix_scratch; /* backward scratch */
-    float *dec_dw, *dec_db; /* decoder gradients of the last training forward, unscaled */
     float *pos_table;     /* (max(T,bptt), d) sinusoidal table */
-    int fwd_B, fwd_T, has_logits, trained;
+    int fwd_B, fwd_T, trained;
 } Transformer;
 
 extern const ModelOps transformer_ops;

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOGIT_BUDGET (16L << 20) /* floats of logits kept at once */
-
 static int add_param(Model *m, int *idx, int no_decay, const char *fmt, int layer, int ndim,
                      int s0, int s1)
 {
@@ -271,9 +269,8 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
     else
         tf_layout_blocks_weights(m, tf, slab, off, B, T);
     if (tf->prenorm) { TAKE(tf->xf, N * d); TAKE(tf->meanf, N); TAKE(tf->rstdf, N); }
-    tf->logit_rows = N * (size_t)m->vocab <= (size_t)LOGIT_BUDGET ? N
-                   : (size_t)(LOGIT_BUDGET / m->vocab) + 1;
-    TAKE(tf->logits, tf->logit_rows * (size_t)m->vocab);
+    tf->dec.rows = decoder_loss_rows(N, m->vocab);
+    TAKE(tf->dec.logits, tf->dec.rows * (size_t)m->vocab);
     if (train) {
         size_t mix_scr = tf->mixer == MIXER_MSA ? attention_scratch_floats(&tf->ad, B, T)
                                                 : dispatcher_scratch_floats(&tf->dd, B, T);
@@ -283,8 +280,8 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
         TAKE(tf->dh2, N * h);
         TAKE(tf->dr, N * d);
         TAKE(tf->mix_scratch, mix_scr);
-        TAKE(tf->dec_dw, (size_t)m->vocab * d);
-        TAKE(tf->dec_db, (size_t)m->vocab);
+        TAKE(tf->dec.dw, (size_t)m->vocab * d);
+        TAKE(tf->dec.db, (size_t)m->vocab);
     }
     TAKE(tf->pos_table, (size_t)(T > c->bptt ? T : c->bptt) * d);
     return o;
