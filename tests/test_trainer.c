@@ -7,10 +7,12 @@
  * evaluation writes best.safetensors at once; a loss far above ln(V) for
  * diverge_patience steps ends the run as diverged (issue 13, items 2, 7, 8); a time
  * budget stops the run and records it, time marks (eval_at_seconds) evaluate the whole
- * validation split on the training clock, which leaves evaluations out (issue 29). */
+ * validation split on the training clock, which leaves evaluations out (issue 29);
+ * weight_decay_on=matrices leaves biases and norms out of AdamW's weight decay. */
 #include "check.h"
 #include "checkpoint.h"
 #include "err.h"
+#include "model.h"
 #include "recorder.h"
 #include "runstore.h"
 #include "sysinfo.h"
@@ -594,6 +596,74 @@ static void schedule_follows_the_clock(void)
     CHECK(config_validate(&c, err) == LM_EARG && strstr(err, "time_budget"), "%s", err);
 }
 
+/* The parameters after one AdamW step with the given decay settings (n floats). */
+static float *one_step(const char *on, float wd, size_t *n, int *V)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.dropout = 0; c.steps = 1; c.eval_every = 0; c.sample_every = 0; c.checkpoint_every = 0;
+    c.lr = 1e-2f; c.weight_decay = wd;
+    CHECK(config_set(&c, "optimizer", "adamw", err) == LM_OK, "%s", err);
+    CHECK(config_set(&c, "weight_decay_on", on, err) == LM_OK, "%s", err);
+    TrainerOptions o = {.run_id = 9};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/wd-%s-%g", tmpdir, on, (double)wd);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "create: %s", err);
+    if (!t) return NULL;
+    trainer_start(t, err);
+    Seen s;
+    drain(t, &s);
+    CHECK(s.status_end == TRAINER_FINISHED && s.steps == 1, "ended %d after %d steps: %s",
+          s.status_end, s.steps, s.reason);
+    *V = trainer_vocab(t);
+    Model *m = model_describe(&c, *V, err);   /* the layout trainer_copy_params writes */
+    CHECK(m != NULL, "%s", err);
+    *n = m ? m->params.total : 0;
+    model_destroy(m);
+    float *p = malloc(*n * sizeof *p);
+    trainer_copy_params(t, p);
+    trainer_destroy(t);
+    return p;
+}
+
+/* After one step (the same gradient for all three), weight_decay_on=matrices has shrunk
+ * exactly the tensors not marked no_decay, as `all` did, and left every bias and norm
+ * where no decay leaves it (the norms' gains, which `all` shrinks, among them). */
+static void weight_decay_on_matrices(void)
+{
+    char err[LM_ERR_LEN];
+    size_t n = 0;
+    int V = 0;
+    float *all = one_step("all", 5, &n, &V), *mat = one_step("matrices", 5, &n, &V),
+          *none = one_step("all", 0, &n, &V);
+    Config c;
+    small_config(&c);
+    Model *m = model_describe(&c, V, err);
+    CHECK(m != NULL, "%s", err);
+    if (!all || !mat || !none || !m || !n) return;
+    const ParamSet *ps = &m->params;
+    CHECK((size_t)ps->total == n, "%zu floats in the model, %zu in the trainer", ps->total, n);
+    int decayed = 0, spared = 0;
+    for (int i = 0; i < ps->n; i++) {
+        size_t off = ps->info[i].offset, k = ps->info[i].numel;
+        const float *want = ps->info[i].no_decay ? none + off : all + off;
+        int same = !memcmp(mat + off, want, k * sizeof(float));
+        int moved = !!memcmp(all + off, none + off, k * sizeof(float));
+        CHECK(same, "%s: weight_decay_on=matrices %s", ps->info[i].name,
+              ps->info[i].no_decay ? "decayed a bias or norm" : "did not decay a matrix");
+        /* AdamW decays before the update: zero-initialised biases do not move */
+        CHECK(moved || ps->info[i].no_decay, "%s: weight decay 5 changed nothing",
+              ps->info[i].name);
+        decayed += !ps->info[i].no_decay;
+        spared += ps->info[i].no_decay && moved;   /* the norms' gains (ones) */
+    }
+    CHECK(decayed > 0 && spared > 0, "%d decayed and %d spared tensors that `all` decays",
+          decayed, spared);
+    model_destroy(m);
+    free(all); free(mat); free(none);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -611,6 +681,7 @@ int main(void)
     time_budget_stops_and_records();
     time_marks_leave_evaluations_out();
     schedule_follows_the_clock();
+    weight_decay_on_matrices();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

@@ -89,6 +89,9 @@ static const ConfigKey KEYS[] = {
     {"beta2", CFG_FLOAT, F(beta2), 0, 0.9999999, NULL, "Adam beta2", "optim"},
     {"eps", CFG_FLOAT, F(eps), 1e-12, 1, NULL, "Adam epsilon", "optim"},
     {"weight_decay", CFG_FLOAT, F(weight_decay), 0, 10, NULL, "weight decay", "optim"},
+    {"weight_decay_on", CFG_ENUM, F(weight_decay_on), 0, 0, "all|matrices",
+     "what weight decay shrinks: all (PyTorch's default) or matrices only (no biases, "
+     "norms' gains and biases)", "optim"},
     {"momentum", CFG_FLOAT, F(momentum), 0, 0.9999, NULL, "SGD momentum", "optim"},
     {"clip", CFG_FLOAT, F(clip), 0, 1e6, NULL, "clip gradients to this global norm (0 = off)",
      "optim"},
@@ -176,6 +179,7 @@ void config_defaults(Config *c)
     c->weight_decay = 0.01f;
     strcpy(c->schedule, "constant");
     strcpy(c->schedule_clock, "steps");
+    strcpy(c->weight_decay_on, "all");
     c->step_size = 1000; c->gamma = 0.5f; c->patience = 3; c->factor = 0.5f;
     c->diverge_factor = 3; c->diverge_patience = 20;
     c->log_every = 10; c->eval_every = 500; c->sample_every = 500; c->sample_tokens = 200;

@@ -65,6 +65,7 @@ typedef struct {
     float lr, beta1, beta2, eps, weight_decay, momentum, clip;
     char schedule[12];     /* constant | step | invsqrt | cosine | plateau */
     char schedule_clock[8]; /* steps | time (progress also by time_budget's clock) */
+    char weight_decay_on[12]; /* all | matrices (no biases, no norms) */
     int warmup, step_size, patience;
     float gamma, min_lr, factor;
     float diverge_factor;  /* loss above this x ln(V) ... */
