@@ -132,8 +132,9 @@ static size_t lin_layout(LinearLM *lm, int weights_only, float *slab, int B, int
     TAKE(lm->ybt, nd); TAKE(lm->z, nd);
     lm->dec.rows = decoder_loss_rows(N, lm->V);
     TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
-    TAKE(lm->dec.dw, (size_t)lm->V * lm->d);
-    lm->dec.db = NULL;
+    lm->dec.dw = lm->dec.db = NULL;
+    if (decoder_loss_dw_floats(N, lm->V, lm->d))
+        TAKE(lm->dec.dw, decoder_loss_dw_floats(N, lm->V, lm->d));
     TAKE(lm->dz, nd); TAKE(lm->dybt, nd); TAKE(lm->dy, nd); TAKE(lm->dx, nd);
     TAKE(lm->scratch, (size_t)timemix_scratch_floats(T, B * lm->d));
 #undef TAKE
@@ -201,7 +202,7 @@ static void lin_backward(Model *m, float scale)
     int B = lm->fwd_B, T = lm->fwd_T, N = B * T, d = lm->d;
     size_t nd = (size_t)N * d * sizeof(float);
     float *dwte = params_grad(ps, lm->p_head);
-    decoder_loss_backward(&lm->dec, scale, lm->dz, (size_t)N * d, dwte, NULL, d, lm->V);
+    decoder_loss_backward(&lm->dec, scale, lm->dz, dwte, NULL);
     memset(lm->dybt, 0, nd);
     linear_backward(lm->dybt, params_grad(ps, lm->p_cw), params_grad(ps, lm->p_cb), lm->dz,
                     lm->ybt, params_data(ps, lm->p_cw), N, d, d);

@@ -229,8 +229,11 @@ static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int
         if (r->kind == RECURRENT_GRU) TAKE(r->da_hh, N * GH);
         TAKE(r->carry, 2 * BH);
         TAKE(r->dbt, N * H);
-        TAKE(r->dec.dw, (size_t)r->V * H);
-        TAKE(r->dec.db, (size_t)r->V);
+        r->dec.dw = r->dec.db = NULL;
+        if (decoder_loss_dw_floats(N, r->V, r->H)) {
+            TAKE(r->dec.dw, decoder_loss_dw_floats(N, r->V, r->H));
+            TAKE(r->dec.db, decoder_loss_db_floats(N, r->V, 1));
+        }
     }
     TAKE(r->init_h, LBH); TAKE(r->init_c, LBH);
     TAKE(r->state_h, LBH); TAKE(r->state_c, LBH);
@@ -356,8 +359,8 @@ static void rec_backward(Model *m, float scale)
     int B = r->fwd_B, T = r->fwd_T, H = r->H;
     long N = (long)B * T, BH = (long)B * H;
     ParamSet *ps = &m->params;
-    decoder_loss_backward(&r->dec, scale, r->dbt, (size_t)N * H, params_grad(ps, r->p_dec_w),
-                          params_grad(ps, r->p_dec_b), H, r->V);
+    decoder_loss_backward(&r->dec, scale, r->dbt, params_grad(ps, r->p_dec_w),
+                          params_grad(ps, r->p_dec_b));
     model_transpose_tb(r->g0, r->dbt, B, T, H, 0);
     float *gh = drop_back(r, r->g0, r->g1, r->mask[r->L - 1], N * H);
     for (int l = r->L - 1; l >= 0; l--) {

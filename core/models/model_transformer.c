@@ -288,10 +288,10 @@ static void tf_backward(Model *m, float scale)
     const Config *c = &m->cfg;
     if (!tf->trained)
         return;
-    int B = tf->fwd_B, T = tf->fwd_T, N = B * T, d = c->d, V = m->vocab;
+    int B = tf->fwd_B, T = tf->fwd_T, N = B * T, d = c->d;
     size_t Nd = (size_t)N * d;
     double t0 = model_prof_begin(m);
-    decoder_loss_backward(&tf->dec, scale, tf->dx, Nd, G(tf->p_dec_w), G(tf->p_dec_b), d, V);
+    decoder_loss_backward(&tf->dec, scale, tf->dx, G(tf->p_dec_w), G(tf->p_dec_b));
     model_prof_end(m, PROF_DECODER, t0);
     if (tf->prenorm) {
         t0 = model_prof_begin(m);

@@ -280,8 +280,11 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
         TAKE(tf->dh2, N * h);
         TAKE(tf->dr, N * d);
         TAKE(tf->mix_scratch, mix_scr);
-        TAKE(tf->dec.dw, (size_t)m->vocab * d);
-        TAKE(tf->dec.db, (size_t)m->vocab);
+        tf->dec.dw = tf->dec.db = NULL;
+        if (decoder_loss_dw_floats(N, m->vocab, c->d)) {
+            TAKE(tf->dec.dw, decoder_loss_dw_floats(N, m->vocab, c->d));
+            TAKE(tf->dec.db, decoder_loss_db_floats(N, m->vocab, 1));
+        }
     }
     TAKE(tf->pos_table, (size_t)(T > c->bptt ? T : c->bptt) * d);
     return o;
