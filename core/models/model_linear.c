@@ -123,15 +123,13 @@ static size_t lin_layout(LinearLM *lm, int weights_only, float *slab, int B, int
     size_t N = (size_t)B * T, nd = N * (size_t)lm->d, off = 0;
 #define TAKE(ptr, n) do { if (slab) (ptr) = slab + off; off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
     TAKE(lm->x, nd); TAKE(lm->y, nd);
+    lm->dec.rows = decoder_loss_rows(N, lm->V);
+    TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
     if (weights_only) {
         if (slab) { lm->ybt = lm->x; lm->z = lm->y; }
-        lm->dec.rows = decoder_loss_rows(N, lm->V);
-        TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
         return off;
     }
     TAKE(lm->ybt, nd); TAKE(lm->z, nd);
-    lm->dec.rows = decoder_loss_rows(N, lm->V);
-    TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
     lm->dec.dw = lm->dec.db = NULL;
     if (decoder_loss_dw_floats(N, lm->V, lm->d))
         TAKE(lm->dec.dw, decoder_loss_dw_floats(N, lm->V, lm->d));

@@ -7,7 +7,7 @@
  * gradients (dw, db: only then allocated) that the backward scales. Either way
  * decoder_loss_backward finishes it. Not responsible for the layers under the decoder,
  * nor for allocating: the family carves the buffers from its own slab
- * (decoder_loss_rows, decoder_loss_grad_floats). */
+ * (decoder_loss_rows, decoder_loss_dw_floats, decoder_loss_db_floats). */
 #ifndef LM_DECODER_LOSS_H
 #define LM_DECODER_LOSS_H
 
