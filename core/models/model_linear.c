@@ -123,16 +123,13 @@ static size_t lin_layout(LinearLM *lm, int weights_only, float *slab, int B, int
     size_t N = (size_t)B * T, nd = N * (size_t)lm->d, off = 0;
 #define TAKE(ptr, n) do { if (slab) (ptr) = slab + off; off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
     TAKE(lm->x, nd); TAKE(lm->y, nd);
-    lm->dec.rows = decoder_loss_rows(N, lm->V);
-    TAKE(lm->dec.logits, lm->dec.rows * (size_t)lm->V);
+    off += decoder_loss_layout(&lm->dec, slab ? slab + off : NULL, N, lm->V, lm->d, 0,
+                               !weights_only);
     if (weights_only) {
         if (slab) { lm->ybt = lm->x; lm->z = lm->y; }
         return off;
     }
     TAKE(lm->ybt, nd); TAKE(lm->z, nd);
-    lm->dec.dw = lm->dec.db = NULL;
-    if (decoder_loss_dw_floats(N, lm->V, lm->d))
-        TAKE(lm->dec.dw, decoder_loss_dw_floats(N, lm->V, lm->d));
     TAKE(lm->dz, nd); TAKE(lm->dybt, nd); TAKE(lm->dy, nd); TAKE(lm->dx, nd);
     TAKE(lm->scratch, (size_t)timemix_scratch_floats(T, B * lm->d));
 #undef TAKE
@@ -214,8 +211,7 @@ static void lin_backward(Model *m, float scale)
 
 static const float *lin_logits(Model *m)
 {
-    LinearLM *lm = m->impl;
-    return lm->dec.has_logits ? lm->dec.logits : NULL;
+    return decoder_loss_logits(&((LinearLM *)m->impl)->dec);
 }
 
 static void lin_reset_state(Model *m)

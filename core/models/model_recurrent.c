@@ -219,8 +219,8 @@ static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int
         if (drop) { TAKE(r->drop[l], N * H); TAKE(r->mask[l], N * H); }
     }
     TAKE(r->out_bt, N * H);
-    r->dec.rows = decoder_loss_rows(N, r->V);
-    TAKE(r->dec.logits, r->dec.rows * (size_t)r->V);
+    *off += decoder_loss_layout(&r->dec, slab ? slab + *off : NULL, N, r->V, r->H, 1,
+                                !weights_only);
     TAKE(r->scratch, (size_t)B * GH);
     if (!weights_only) {
         TAKE(r->g0, N * C);
@@ -229,11 +229,6 @@ static size_t rec_layout(Recurrent *r, int weights_only, float *slab, int B, int
         if (r->kind == RECURRENT_GRU) TAKE(r->da_hh, N * GH);
         TAKE(r->carry, 2 * BH);
         TAKE(r->dbt, N * H);
-        r->dec.dw = r->dec.db = NULL;
-        if (decoder_loss_dw_floats(N, r->V, r->H)) {
-            TAKE(r->dec.dw, decoder_loss_dw_floats(N, r->V, r->H));
-            TAKE(r->dec.db, decoder_loss_db_floats(N, r->V, 1));
-        }
     }
     TAKE(r->init_h, LBH); TAKE(r->init_c, LBH);
     TAKE(r->state_h, LBH); TAKE(r->state_c, LBH);
@@ -382,7 +377,7 @@ static void rec_backward(Model *m, float scale)
 static const float *rec_logits(Model *m)
 {
     Recurrent *r = m->impl;
-    return r->dec.has_logits ? r->dec.logits : NULL;
+    return decoder_loss_logits(&r->dec);
 }
 
 static void rec_reset_state(Model *m)

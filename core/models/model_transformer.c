@@ -5,8 +5,8 @@
  * LN); linear decoder. Dropout as the seed's Block (after positions, on the mixer
  * output, the FFN hidden and the FFN output); Dispatcher layers also skip whole levels
  * with probability `dropout` (the multi-head variant never skips level 0).
- * The decoder and the loss run in row chunks, fused with the decoder's backward, so
- * logits of a large vocabulary never sit in memory whole. Not here: the kernels
+ * The decoder and the loss run in row chunks (decoder_loss.c), so logits of a large
+ * vocabulary never sit in memory whole. Not here: the kernels
  * (dispatcher.c, attention.c, ...), construction and activation memory
  * (model_transformer_build.c), incremental decoding and gate coefficients
  * (model_transformer_decode.c). */
@@ -317,7 +317,7 @@ static void tf_backward(Model *m, float scale)
 static const float *tf_logits(Model *m)
 {
     Transformer *tf = m->impl;
-    return tf->dec.has_logits ? tf->dec.logits : NULL;
+    return decoder_loss_logits(&tf->dec);
 }
 
 static void tf_reset_state(Model *m)

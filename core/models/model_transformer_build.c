@@ -269,8 +269,7 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
     else
         tf_layout_blocks_weights(m, tf, slab, off, B, T);
     if (tf->prenorm) { TAKE(tf->xf, N * d); TAKE(tf->meanf, N); TAKE(tf->rstdf, N); }
-    tf->dec.rows = decoder_loss_rows(N, m->vocab);
-    TAKE(tf->dec.logits, tf->dec.rows * (size_t)m->vocab);
+    o += decoder_loss_layout(&tf->dec, slab ? slab + o : NULL, N, m->vocab, c->d, 1, train);
     if (train) {
         size_t mix_scr = tf->mixer == MIXER_MSA ? attention_scratch_floats(&tf->ad, B, T)
                                                 : dispatcher_scratch_floats(&tf->dd, B, T);
@@ -280,11 +279,6 @@ static size_t tf_layout(Model *m, Transformer *tf, float *slab, int B, int T)
         TAKE(tf->dh2, N * h);
         TAKE(tf->dr, N * d);
         TAKE(tf->mix_scratch, mix_scr);
-        tf->dec.dw = tf->dec.db = NULL;
-        if (decoder_loss_dw_floats(N, m->vocab, c->d)) {
-            TAKE(tf->dec.dw, decoder_loss_dw_floats(N, m->vocab, c->d));
-            TAKE(tf->dec.db, decoder_loss_db_floats(N, m->vocab, 1));
-        }
     }
     TAKE(tf->pos_table, (size_t)(T > c->bptt ? T : c->bptt) * d);
     return o;

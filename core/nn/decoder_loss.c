@@ -7,28 +7,46 @@
 
 #include <string.h>
 
-size_t decoder_loss_rows(size_t N, int V)
+/* Rows of logits kept at once for forwards of up to N rows. */
+static size_t decoder_loss_rows(size_t N, int V)
 {
     if (N * (size_t)V <= (size_t)DECODER_LOGIT_BUDGET)
         return N;
     return (size_t)(DECODER_LOGIT_BUDGET / V) + 1;
 }
 
-size_t decoder_loss_dw_floats(size_t N, int V, int C_in)
+static size_t r16(size_t n)
 {
-    return decoder_loss_rows(N, V) < N ? (size_t)V * C_in : 0;
+    return (n + 15) & ~(size_t)15;
 }
 
-size_t decoder_loss_db_floats(size_t N, int V, int with_bias)
+size_t decoder_loss_layout(DecoderLoss *dl, float *at, size_t N, int V, int C_in,
+                           int with_bias, int train)
 {
-    return with_bias && decoder_loss_rows(N, V) < N ? (size_t)V : 0;
+    dl->rows = decoder_loss_rows(N, V);
+    size_t off = r16(dl->rows * (size_t)V);
+    int grads = train && dl->rows < N;   /* only a chunked forward fuses its backward */
+    if (at) {
+        dl->logits = at;
+        dl->dw = grads ? at + off : NULL;
+        dl->db = grads && with_bias ? at + off + r16((size_t)V * C_in) : NULL;
+    }
+    if (grads)
+        off += r16((size_t)V * C_in) + (with_bias ? r16((size_t)V) : 0);
+    return off;
+}
+
+const float *decoder_loss_logits(const DecoderLoss *dl)
+{
+    return dl->has_logits ? dl->logits : NULL;
 }
 
 int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const float *w,
                          const float *b, const int *targets, int N, int C_in, int V,
                          float *dx, double *loss_sum, long *count)
 {
-    dl->has_logits = dl->deferred = dl->fused = 0;
+    dl->has_logits = 0;
+    dl->pending = DECODER_IDLE;
     if (!targets) {
         if (dl->rows < (size_t)N)
             return LM_ENOMEM;
@@ -46,10 +64,9 @@ int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const fl
         dl->N = N;
         dl->C_in = C_in;
         dl->V = V;
-        dl->deferred = (size_t)N <= dl->rows;
-        dl->fused = !dl->deferred;
+        dl->pending = (size_t)N <= dl->rows ? DECODER_DEFERRED : DECODER_FUSED;
     }
-    if (dl->fused) {
+    if (dl->pending == DECODER_FUSED) {
         memset(dx, 0, (size_t)N * C_in * sizeof(float));
         memset(dl->dw, 0, (size_t)V * C_in * sizeof(float));
         if (b)
@@ -65,7 +82,7 @@ int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const fl
         }
         /* the logits become (softmax - onehot) */
         sum += crossentropy_forward_backward(dl->logits, dl->logits, targets + r0, R, V, 1.0f);
-        if (dl->fused)
+        if (dl->pending == DECODER_FUSED)
             linear_backward(dx + (size_t)r0 * C_in, dl->dw, b ? dl->db : NULL, dl->logits, xr,
                             w, R, C_in, V);
     }
@@ -85,18 +102,18 @@ static void scale_add(float *restrict acc, const float *restrict x, float s, siz
 void decoder_loss_backward(DecoderLoss *dl, float scale, float *dx, float *gw, float *gb)
 {
     size_t n = (size_t)dl->N * dl->C_in;
-    if (dl->deferred) {
+    if (dl->pending == DECODER_DEFERRED) {
         if (scale != 1.0f)
             for (size_t i = 0; i < (size_t)dl->N * dl->V; i++)
                 dl->logits[i] *= scale;
         memset(dx, 0, n * sizeof(float));
         linear_backward(dx, gw, gb, dl->logits, dl->x, dl->w, dl->N, dl->C_in, dl->V);
-    } else if (dl->fused) {
+    } else if (dl->pending == DECODER_FUSED) {
         for (size_t i = 0; i < n; i++)
             dx[i] *= scale;
         scale_add(gw, dl->dw, scale, (size_t)dl->V * dl->C_in);
         if (gb && dl->db)
             scale_add(gb, dl->db, scale, (size_t)dl->V);
     }
-    dl->deferred = dl->fused = 0;
+    dl->pending = DECODER_IDLE;
 }

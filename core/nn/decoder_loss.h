@@ -6,8 +6,7 @@
  * not, each chunk's decoder backward runs right after its loss (fused), into unscaled
  * gradients (dw, db: only then allocated) that the backward scales. Either way
  * decoder_loss_backward finishes it. Not responsible for the layers under the decoder,
- * nor for allocating: the family carves the buffers from its own slab
- * (decoder_loss_rows, decoder_loss_dw_floats, decoder_loss_db_floats). */
+ * nor for allocating: the family gives it room in its own slab (decoder_loss_layout). */
 #ifndef LM_DECODER_LOSS_H
 #define LM_DECODER_LOSS_H
 
@@ -15,27 +14,33 @@
 
 #define DECODER_LOGIT_BUDGET (16L << 20) /* floats of logits kept at once */
 
+typedef enum {
+    DECODER_IDLE,       /* no training forward waiting for its backward */
+    DECODER_DEFERRED,   /* its logits fit whole: they hold (softmax - onehot) */
+    DECODER_FUSED       /* chunked: dx, dw, db hold its unscaled gradients */
+} DecoderPending;
+
 typedef struct {
     float *logits;   /* (rows, V): one chunk of logits, or all of them */
-    size_t rows;     /* rows of logits at once (decoder_loss_rows) */
+    size_t rows;     /* rows of logits at once (decoder_loss_layout) */
     float *dw, *db;  /* (V, C_in), (V): a chunked training forward's decoder gradients,
-                        unscaled; db NULL when the decoder has no bias. Needed (and
-                        allocated) only where rows < the rows allocated for */
+                        unscaled; NULL where never chunked (db also without a bias) */
     int has_logits;  /* the logits of the last forward without targets are all there */
-    /* the last training forward, for the backward: kept whole (deferred) or fused */
-    int deferred, fused;
+    DecoderPending pending;   /* the last training forward, for the backward */
     const float *x, *w;
     int N, C_in, V;
 } DecoderLoss;
 
-/* Rows of logits a DecoderLoss keeps for forwards of up to N rows over V classes: N when
- * N x V fits the budget, else as many as fit (at least 1). */
-size_t decoder_loss_rows(size_t N, int V);
+/* Lays out dl's buffers for forwards of up to N rows at `at` (a family's slab; NULL: only
+ * count), each rounded up to 16 floats as the families' layouts are: the logits chunk,
+ * and for a model that trains (train) and may be chunked, dw and db (with_bias). Sets
+ * dl->rows: N when N x V fits the budget, else as many as fit (at least 1). Returns the
+ * floats taken. */
+size_t decoder_loss_layout(DecoderLoss *dl, float *at, size_t N, int V, int C_in,
+                           int with_bias, int train);
 
-/* Floats of dw and db (with_bias) for forwards of up to N rows: 0 when their logits fit
- * whole (the backward then needs none), else V x C_in and V. */
-size_t decoder_loss_dw_floats(size_t N, int V, int C_in);
-size_t decoder_loss_db_floats(size_t N, int V, int with_bias);
+/* The logits the last forward without targets kept (all N rows), or NULL. */
+const float *decoder_loss_logits(const DecoderLoss *dl);
 
 /* The decoder over N rows of x (N, C_in) with weights w (V, C_in) and bias b (V or NULL).
  * Without targets: keeps the logits of all N rows for the caller (dl->logits; LM_ENOMEM
