@@ -584,6 +584,11 @@ int config_is_recurrent(const Config *c)
     return !!(model_flags(c) & MODEL_F_RECURRENT);
 }
 
+int config_decays_all(const Config *c)
+{
+    return strcmp(c->weight_decay_on, "matrices") != 0;
+}
+
 int config_parse_eval_marks(const char *text, double *marks, int *n, char *err)
 {
     *n = 0;

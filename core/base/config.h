@@ -148,6 +148,9 @@ const char *config_model_name(ModelKind kind);
 int config_is_dispatcher(const Config *c);
 int config_is_transformer(const Config *c);
 int config_is_recurrent(const Config *c);
+/* 1 when weight decay applies to every parameter (weight_decay_on=all), 0 when biases and
+ * norms are spared (matrices): the optimizer's decay_all. */
+int config_decays_all(const Config *c);
 
 /* Parses eval_at_seconds' text ("60,120,180", increasing positive seconds, at most
  * CONFIG_MAX_EVAL_MARKS; "" = none) into marks[0..*n). LM_OK, or LM_EARG with a message

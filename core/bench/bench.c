@@ -315,7 +315,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     if (!rc)
         rc = optim_init(&opt, ok, m->params.total, c->beta1, c->beta2, c->eps, c->weight_decay,
                         0, err);
-    opt.decay_all = !!strcmp(c->weight_decay_on, "matrices");
+    opt.decay_all = config_decays_all(c);
     size_t n = (size_t)w->steps;
     StepFigures f = {calloc(n, sizeof(double)), calloc(n, sizeof(double)),
                      calloc(n, sizeof(double)), calloc(n, sizeof(double))};

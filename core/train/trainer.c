@@ -157,7 +157,7 @@ static int setup_training(Trainer *t, char *err)
                         c->weight_decay, c->momentum, err);
     if (rc)
         return rc;
-    t->optim.decay_all = !!strcmp(c->weight_decay_on, "matrices");
+    t->optim.decay_all = config_decays_all(c);
     t->total_steps = compute_total_steps(t);
     schedule_init(&t->sched, sk, c->lr, t->total_steps, c->warmup, c->step_size, c->gamma,
                   c->min_lr, c->patience, c->factor);
