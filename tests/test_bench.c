@@ -88,6 +88,22 @@ static void test_dispatcher_split(void)
           "the shift-and-sum: %g FLOPs a token", r.part_flops[PROF_SCAN]);
     CHECK(!strcmp(bench_part_name(PROF_SCAN), "shift-and-sum"), "named %s",
           bench_part_name(PROF_SCAN));
+    /* the decoder stage in two parts too: its products (2 d V a token forward, V = 65) and
+     * the softmax, loss and gradient scaling, timed inside decoder_loss.c, with no FLOPs of
+     * a product and not counted in the decoder's share */
+    printf(" tiny dispatcher: decoder fwd %.3g s bwd %.3g s, softmax+loss fwd %.3g s bwd %.3g s\n",
+           r.part_s[PROF_DECODER], r.part_bwd_s[PROF_DECODER], r.part_s[PROF_LOSS],
+           r.part_bwd_s[PROF_LOSS]);
+    CHECK(r.part_s[PROF_LOSS] > 0 && r.part_bwd_s[PROF_LOSS] >= 0,
+          "the softmax and loss are timed apart from the decoder's products");
+    CHECK(r.part_s[PROF_DECODER] > 0 && r.part_bwd_s[PROF_DECODER] > 0,
+          "the decoder's products keep a positive time");
+    CHECK(fabs(r.part_flops[PROF_DECODER] - 3 * 2 * 16 * 65) < 1e-9 &&
+          r.part_flops[PROF_LOSS] == 0, "decoder %g FLOPs a token, softmax+loss %g",
+          r.part_flops[PROF_DECODER], r.part_flops[PROF_LOSS]);
+    CHECK(!strcmp(bench_part_name(PROF_DECODER), "decoder") &&
+          !strcmp(bench_part_name(PROF_LOSS), "softmax+loss"), "named %s and %s",
+          bench_part_name(PROF_DECODER), bench_part_name(PROF_LOSS));
 }
 
 /* two replica threads: the peak runs on two threads too */

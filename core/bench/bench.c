@@ -36,7 +36,7 @@ const char *const *bench_workload_names(void)
 const char *bench_part_name(int part)
 {
     static const char *n[PROF_N] = {"embedding", "mixer", "shift-and-sum", "feed-forward",
-                                    "norms+residual", "decoder+loss", "optimizer"};
+                                    "norms+residual", "decoder", "softmax+loss", "optimizer"};
     return part >= 0 && part < PROF_N ? n[part] : "?";
 }
 

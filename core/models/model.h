@@ -19,8 +19,11 @@ typedef struct Model Model;
 
 /* Where time goes, accumulated in Model.prof when Model.profiling is set (bench). */
 /* PROF_MIXER: the mixer's matrix products (MSA: its whole attention); PROF_SCAN: the
- * Dispatcher's shift-and-sum (gate activation and the levels: elementwise, no product). */
-enum { PROF_EMBED, PROF_MIXER, PROF_SCAN, PROF_FFN, PROF_NORM, PROF_DECODER, PROF_OPTIM, PROF_N };
+ * Dispatcher's shift-and-sum (gate activation and the levels: elementwise, no product);
+ * PROF_DECODER: the decoder's products; PROF_LOSS: the rest of the decoder stage (the
+ * softmax, the loss, zeroing and scaling the decoder's gradients: elementwise). */
+enum { PROF_EMBED, PROF_MIXER, PROF_SCAN, PROF_FFN, PROF_NORM, PROF_DECODER, PROF_LOSS,
+       PROF_OPTIM, PROF_N };
 typedef struct DecodeState DecodeState;
 
 typedef struct {
@@ -133,6 +136,28 @@ static inline void model_prof_end(Model *m, int part, double t0)
 {
     if (m->profiling)
         (m->prof_in_backward ? m->prof_bwd : m->prof)[part] += sysinfo_now() - t0;
+}
+
+/* A stage whose callee times a part of it itself (the Dispatcher's shift-and-sum into
+ * dd.scan_s, the decoder's elementwise work into dec.elem_s): *slot points at that inner
+ * part while profiling (else NULL), and the outer part gets its time less what the inner
+ * one gained meanwhile, so that nothing is counted twice. */
+typedef struct { double t0, inner0; int inner; } ModelNestedProf;
+
+static inline ModelNestedProf model_prof_begin_nested(Model *m, double **slot, int inner)
+{
+    double *part = m->prof_in_backward ? m->prof_bwd : m->prof;
+    *slot = m->profiling ? &part[inner] : NULL;
+    return (ModelNestedProf){model_prof_begin(m), part[inner], inner};
+}
+
+static inline void model_prof_end_nested(Model *m, int outer, ModelNestedProf p)
+{
+    model_prof_end(m, outer, p.t0);
+    if (m->profiling) {
+        double *part = m->prof_in_backward ? m->prof_bwd : m->prof;
+        part[outer] -= part[p.inner] - p.inner0;
+    }
 }
 
 /* Convenience wrappers over m->ops. */

@@ -97,24 +97,6 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
     maybe_dropout(m, a->f, a->mask2, B, T, d);
 }
 
-/* The mixer's profile: PROF_MIXER gets its time less what the Dispatcher's shift-and-sum
- * added to PROF_SCAN meanwhile (dd.scan_s points there only while profiling). */
-typedef struct { double t0, scan0; } MixerProf;
-
-static MixerProf mixer_prof_begin(Model *m, Transformer *tf)
-{
-    double *part = m->prof_in_backward ? m->prof_bwd : m->prof;
-    tf->dd.scan_s = m->profiling ? &part[PROF_SCAN] : NULL;
-    return (MixerProf){model_prof_begin(m), part[PROF_SCAN]};
-}
-
-static void mixer_prof_end(Model *m, Transformer *tf, MixerProf p)
-{
-    model_prof_end(m, PROF_MIXER, p.t0);
-    if (tf->dd.scan_s)
-        (m->prof_in_backward ? m->prof_bwd : m->prof)[PROF_MIXER] -= *tf->dd.scan_s - p.scan0;
-}
-
 /* Each stage timed into m->prof (model_prof_begin/end; free unless bench profiles). */
 static void block_forward(Model *m, Transformer *tf, int l, const float *x, int B, int T)
 {
@@ -130,10 +112,10 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
         model_prof_end(m, PROF_NORM, t0);
         mix_in = a->n1;
     }
-    MixerProf mp = mixer_prof_begin(m, tf);
+    ModelNestedProf mp = model_prof_begin_nested(m, &tf->dd.scan_s, PROF_SCAN);
     mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
     maybe_dropout(m, a->mix_out, a->mask1, B, T, d);
-    mixer_prof_end(m, tf, mp);
+    model_prof_end_nested(m, PROF_MIXER, mp);
 
     t0 = model_prof_begin(m);
     residual_forward(a->r1, x, a->mix_out, (long)Nd);
@@ -211,11 +193,11 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
                            a->mean1, a->rstd1, N, d);
         memcpy(tf->dx, tf->dy, bytes); /* residual path of r1 = x + mix */
         model_prof_end(m, PROF_NORM, t0);
-        MixerProf mp = mixer_prof_begin(m, tf);
+        ModelNestedProf mp = model_prof_begin_nested(m, &tf->dd.scan_s, PROF_SCAN);
         if (drop)
             mul_inplace(tf->dy, a->mask1, Nd);
         mixer_backward(m, tf, l, tf->dx, tf->dy, x, B, T);
-        mixer_prof_end(m, tf, mp);
+        model_prof_end_nested(m, PROF_MIXER, mp);
         return;
     }
     t0 = model_prof_begin(m);
@@ -227,12 +209,12 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
                        a->rstd2, N, d); /* dx = d r1 */
     memcpy(tf->dy, tf->dx, bytes);
     model_prof_end(m, PROF_NORM, t0);
-    MixerProf mp = mixer_prof_begin(m, tf);
+    ModelNestedProf mp = model_prof_begin_nested(m, &tf->dd.scan_s, PROF_SCAN);
     if (drop)
         mul_inplace(tf->dy, a->mask1, Nd);
     memset(tf->dr, 0, bytes);
     mixer_backward(m, tf, l, tf->dr, tf->dy, a->n1, B, T);
-    mixer_prof_end(m, tf, mp);
+    model_prof_end_nested(m, PROF_MIXER, mp);
     t0 = model_prof_begin(m);
     layernorm_backward(tf->dx, G(bp->ln1w), G(bp->ln1b), tf->dr, x, W(bp->ln1w), a->mean1,
                        a->rstd1, N, d);
@@ -273,10 +255,10 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     tf->trained = m->training && targets;
     double s = 0;
     long n = 0;
-    t0 = model_prof_begin(m);
+    ModelNestedProf dp = model_prof_begin_nested(m, &tf->dec.elem_s, PROF_LOSS);
     int rc = decoder_loss_forward(&tf->dec, m->training, x, W(tf->p_dec_w), W(tf->p_dec_b),
                                   targets, N, d, m->vocab, tf->dx, &s, &n);
-    model_prof_end(m, PROF_DECODER, t0);
+    model_prof_end_nested(m, PROF_DECODER, dp);
     if (loss_sum) *loss_sum = s;
     if (count) *count = n;
     return rc;
@@ -290,9 +272,10 @@ static void tf_backward(Model *m, float scale)
         return;
     int B = tf->fwd_B, T = tf->fwd_T, N = B * T, d = c->d;
     size_t Nd = (size_t)N * d;
-    double t0 = model_prof_begin(m);
+    ModelNestedProf dp = model_prof_begin_nested(m, &tf->dec.elem_s, PROF_LOSS);
     decoder_loss_backward(&tf->dec, scale, tf->dx, G(tf->p_dec_w), G(tf->p_dec_b));
-    model_prof_end(m, PROF_DECODER, t0);
+    model_prof_end_nested(m, PROF_DECODER, dp);
+    double t0;
     if (tf->prenorm) {
         t0 = model_prof_begin(m);
         memset(tf->dr, 0, Nd * sizeof(float));

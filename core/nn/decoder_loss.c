@@ -4,6 +4,7 @@
 #include "crossentropy.h"
 #include "err.h"
 #include "linear.h"
+#include "sysinfo.h"
 
 #include <string.h>
 
@@ -36,6 +37,18 @@ size_t decoder_loss_layout(DecoderLoss *dl, float *at, size_t N, int V, int C_in
     return off;
 }
 
+/* The clock when the elementwise work is timed (dl->elem_s), else 0. */
+static double elem_begin(const DecoderLoss *dl)
+{
+    return dl->elem_s ? sysinfo_now() : 0;
+}
+
+static void elem_end(const DecoderLoss *dl, double t0)
+{
+    if (dl->elem_s)
+        *dl->elem_s += sysinfo_now() - t0;
+}
+
 const float *decoder_loss_logits(const DecoderLoss *dl)
 {
     return dl->has_logits ? dl->logits : NULL;
@@ -66,22 +79,27 @@ int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const fl
         dl->V = V;
         dl->pending = (size_t)N <= dl->rows ? DECODER_DEFERRED : DECODER_FUSED;
     }
+    double t0 = elem_begin(dl);
     if (dl->pending == DECODER_FUSED) {
         memset(dx, 0, (size_t)N * C_in * sizeof(float));
         memset(dl->dw, 0, (size_t)V * C_in * sizeof(float));
         if (b)
             memset(dl->db, 0, (size_t)V * sizeof(float));
     }
+    elem_end(dl, t0);
     for (int r0 = 0; r0 < N; r0 += (int)dl->rows) {
         int R = N - r0 < (int)dl->rows ? N - r0 : (int)dl->rows;
         const float *xr = x + (size_t)r0 * C_in;
         linear_forward(dl->logits, xr, w, b, R, C_in, V);
-        if (!training) {
+        t0 = elem_begin(dl);
+        if (!training)
             sum += crossentropy_forward(NULL, dl->logits, targets + r0, R, V);
+        else   /* the logits become (softmax - onehot) */
+            sum += crossentropy_forward_backward(dl->logits, dl->logits, targets + r0, R, V,
+                                                 1.0f);
+        elem_end(dl, t0);
+        if (!training)
             continue;
-        }
-        /* the logits become (softmax - onehot) */
-        sum += crossentropy_forward_backward(dl->logits, dl->logits, targets + r0, R, V, 1.0f);
         if (dl->pending == DECODER_FUSED)
             linear_backward(dx + (size_t)r0 * C_in, dl->dw, b ? dl->db : NULL, dl->logits, xr,
                             w, R, C_in, V);
@@ -102,12 +120,15 @@ static void scale_add(float *restrict acc, const float *restrict x, float s, siz
 void decoder_loss_backward(DecoderLoss *dl, float scale, float *dx, float *gw, float *gb)
 {
     size_t n = (size_t)dl->N * dl->C_in;
+    double t0 = elem_begin(dl);
     if (dl->pending == DECODER_DEFERRED) {
         if (scale != 1.0f)
             for (size_t i = 0; i < (size_t)dl->N * dl->V; i++)
                 dl->logits[i] *= scale;
         memset(dx, 0, n * sizeof(float));
+        elem_end(dl, t0);
         linear_backward(dx, gw, gb, dl->logits, dl->x, dl->w, dl->N, dl->C_in, dl->V);
+        t0 = elem_begin(dl);
     } else if (dl->pending == DECODER_FUSED) {
         for (size_t i = 0; i < n; i++)
             dx[i] *= scale;
@@ -115,5 +136,6 @@ void decoder_loss_backward(DecoderLoss *dl, float scale, float *dx, float *gw, f
         if (gb && dl->db)
             scale_add(gb, dl->db, scale, (size_t)dl->V);
     }
+    elem_end(dl, t0);
     dl->pending = DECODER_IDLE;
 }

@@ -29,6 +29,9 @@ typedef struct {
     DecoderPending pending;   /* the last training forward, for the backward */
     const float *x, *w;
     int N, C_in, V;
+    double *elem_s;  /* NULL, or where the seconds of everything but the products go (the
+                        softmax, the loss, zeroing and scaling the gradients): bench's
+                        "softmax+loss", so that the decoder's share is its products' */
 } DecoderLoss;
 
 /* Lays out dl's buffers for forwards of up to N rows at `at` (a family's slab; NULL: only
