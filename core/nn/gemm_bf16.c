@@ -179,22 +179,25 @@ static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda
 {
     int kp = (kc + 1) / 2, full = kc / 2;
     if (ta) {   /* pair of stored rows outermost: each row's mc values are read in order,
-                 * once (panel by panel, they were 12-float pieces of 256 rows far apart) */
+                 * once, rounded in one vectorised pass into row, then dealt out to the
+                 * panels MR at a time (zero-padded to whole panels) */
+        uint32_t row[MC + GEMM_BF16_MR];
+        int whole = (mc + GEMM_BF16_MR - 1) / GEMM_BF16_MR * GEMM_BF16_MR;
         for (int p = 0; p < kp; p++) {
-            const float *lo = A + (size_t)(k0 + 2 * p) * lda + i0;
-            const float *hi = 2 * p + 1 < kc ? lo + lda : NULL;
-            for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
-                uint32_t *restrict out = dst + (size_t)r * kp * GEMM_BF16_MR
-                                       + (size_t)p * GEMM_BF16_MR;
-                const float *l = lo + r * GEMM_BF16_MR, *u = hi ? hi + r * GEMM_BF16_MR : NULL;
-                int h = mc - r * GEMM_BF16_MR;
-                if (u && h >= GEMM_BF16_MR)
-                    for (int i = 0; i < GEMM_BF16_MR; i++)
-                        out[i] = pair_bits(l[i], u[i]);
-                else
-                    for (int i = 0; i < GEMM_BF16_MR; i++)
-                        out[i] = i < h ? pair_bits(l[i], u ? u[i] : 0.0f) : 0;
+            const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+            if (2 * p + 1 < kc) {
+                const float *restrict hi = lo + lda;
+                for (int i = 0; i < mc; i++)
+                    row[i] = pair_bits(lo[i], hi[i]);
+            } else {
+                for (int i = 0; i < mc; i++)
+                    row[i] = pair_bits(lo[i], 0.0f);
             }
+            for (int i = mc; i < whole; i++)
+                row[i] = 0;
+            for (int r = 0; r * GEMM_BF16_MR < mc; r++)
+                memcpy(dst + (size_t)r * kp * GEMM_BF16_MR + (size_t)p * GEMM_BF16_MR,
+                       row + r * GEMM_BF16_MR, GEMM_BF16_MR * sizeof *row);
         }
         return;
     }
