@@ -182,7 +182,8 @@ static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda
                  * once, rounded in one vectorised pass into row, then dealt out to the
                  * panels MR at a time (zero-padded to whole panels) */
         uint32_t row[MC + GEMM_BF16_MR];
-        int whole = (mc + GEMM_BF16_MR - 1) / GEMM_BF16_MR * GEMM_BF16_MR;
+        for (int i = mc; i % GEMM_BF16_MR; i++)   /* the last panel's padding, once */
+            row[i] = 0;
         for (int p = 0; p < kp; p++) {
             const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
             if (2 * p + 1 < kc) {
@@ -193,8 +194,6 @@ static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda
                 for (int i = 0; i < mc; i++)
                     row[i] = pair_bits(lo[i], 0.0f);
             }
-            for (int i = mc; i < whole; i++)
-                row[i] = 0;
             for (int r = 0; r * GEMM_BF16_MR < mc; r++)
                 memcpy(dst + (size_t)r * kp * GEMM_BF16_MR + (size_t)p * GEMM_BF16_MR,
                        row + r * GEMM_BF16_MR, GEMM_BF16_MR * sizeof *row);
