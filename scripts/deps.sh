@@ -9,7 +9,11 @@ PACKAGES="build-essential pkg-config meson ninja-build git
     libopenblas-dev libncurses-dev libsqlite3-dev libjansson-dev libcairo2-dev libutf8proc-dev libzip-dev
     tmux sqlite3 procps ncurses-term locales clang libclang-rt-14-dev
     openmpi-bin libopenmpi-dev
+    zlib1g-dev liblzma-dev libzstd-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+    qemu-user
     chromium bc"   # chromium, bc: e2e_track.sh opens the HTML report in headless Chromium
+# zlib1g/liblzma/libzstd: compressed corpora; protobuf-c: TensorBoard event files (protoc
+# decodes them in the tests); qemu-user: the unit tests on other CPUs (qemu-x86_64 -cpu)
 
 missing() {
     local p
