@@ -187,16 +187,20 @@ static json_t *cmd_log_notes_json(const NoteRow *nt, int n)
 
 /* ---- alert ---------------------------------------------------------------------------- */
 
-static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEvent *ev, int ne)
+static void print_alert_rows(Session *s, RunStore *st, const AlertRow *a, int n,
+                             const AlertEvent *ev, int ne)
 {
-    char t[32];
+    char t[32], why[200];
     if (s->json) {
         json_t *rules = json_array(), *fired = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(rules, json_pack("{s:I s:o s:o s:s s:o s:s}", "id",
+        for (int i = 0; i < n; i++) {
+            int ok = !a[i].cmd[0] || alerts_command_allowed(st, &a[i], why, sizeof why);
+            json_array_append_new(rules, json_pack("{s:I s:o s:o s:o s:o s:o s:o}", "id",
                 (json_int_t)a[i].id, "run", a[i].run_id ? json_integer(a[i].run_id) : json_null(),
                 "sweep", a[i].sweep_id ? json_integer(a[i].sweep_id) : json_null(), "rule",
-                a[i].rule, "run_cmd", jsonval_str(a[i].cmd), "origin", a[i].origin));
+                jsonval_str(a[i].rule), "run_cmd", jsonval_str(a[i].cmd), "origin",
+                jsonval_str(a[i].origin), "refused", ok ? json_null() : jsonval_str(why)));
+        }
         for (int i = 0; i < ne; i++)
             json_array_append_new(fired, json_pack("{s:I s:I s:I s:o s:s s:o s:o}", "id",
                 (json_int_t)ev[i].id, "alert", (json_int_t)ev[i].alert_id, "run",
@@ -207,11 +211,14 @@ static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEv
         return;
     }
     if (!n) session_printf(s, "no alert rules (`alert ID on=finished` sets one)");
-    for (int i = 0; i < n; i++)
-        session_printf(s, "alert %ld  %s %ld  on=%s%s%s%s  (%s)", a[i].id,
+    for (int i = 0; i < n; i++) {
+        int ok = !a[i].cmd[0] || alerts_command_allowed(st, &a[i], why, sizeof why);
+        session_printf(s, "alert %ld  %s %ld  on=%s%s%s%s  (%s)%s%s", a[i].id,
                        a[i].run_id ? "run" : "sweep", a[i].run_id ? a[i].run_id : a[i].sweep_id,
                        a[i].rule, a[i].cmd[0] ? "  run=\"" : "", a[i].cmd,
-                       a[i].cmd[0] ? "\"" : "", a[i].origin);
+                       a[i].cmd[0] ? "\"" : "", a[i].origin, ok ? "" : "  — command ",
+                       ok ? "" : why);
+    }
     for (int i = 0; i < ne; i++) {
         cmd_log_fmt_time(t, sizeof t, ev[i].t, 1);
         session_printf(s, "fired %s  run %ld  %s: %s%s%s", t, ev[i].run_id, ev[i].rule,
@@ -228,7 +235,7 @@ static int alert_list(Session *s, RunStore *st, long run)
     char err[LM_ERR_LEN];
     int status = runstore_alerts(st, run, &a, &n, err);
     if (!status) status = runstore_alert_events(st, run, 0, 0, &ev, &ne, err);
-    if (!status) print_alert_rows(s, a, n, ev, ne);
+    if (!status) print_alert_rows(s, st, a, n, ev, ne);
     free(a);
     free(ev);
     return status ? session_error(s, status, "%s", err) : LM_OK;

@@ -116,6 +116,16 @@ static void facts_env(const AlertEngine *e, const AlertRow *a, const AlertFacts 
     env[n] = NULL;
 }
 
+int alerts_command_allowed(const RunStore *st, const AlertRow *a, char *why, size_t cap)
+{
+    char e[LM_ERR_LEN];
+    int rc = runstore_alert_trusted(st, a, e, sizeof e);
+    if (rc == LM_OK) return 1;
+    snprintf(why, cap, "%s: refused (%.150s)", rc == LM_EARG ? "not written by you"
+                                                              : "not whole", e);
+    return 0;
+}
+
 static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const AlertFacts *f,
                           const char *msg, long event)
 {
@@ -123,7 +133,12 @@ static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const
     char *argv[ALERTS_ARGV_MAX], store[12][640], *env[13];
     pid_t pid = 0;
     facts_env(e, a, f, msg, store, env);
-    if (e->n_kids >= ALERTS_MAX_KIDS)
+    if (!alerts_command_allowed(st, a, status, sizeof status)) {
+        char line[400];
+        snprintf(line, sizeof line, "alert %ld (%s): its command was not run — %s", a->id,
+                 a->rule, status);
+        runstore_console_append(st, e->run_id, "warning", line, err);
+    } else if (e->n_kids >= ALERTS_MAX_KIDS)
         snprintf(status, sizeof status, "not started: %d alert commands still running",
                  ALERTS_MAX_KIDS);
     else if (alerts_split(a->cmd, buf, sizeof buf, argv, ALERTS_ARGV_MAX, err) < 0 ||

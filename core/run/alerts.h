@@ -37,6 +37,11 @@ int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force);
 /* Waits (at most `seconds`) for the commands still running and records how they ended. */
 void alerts_finish(AlertEngine *e, RunStore *st, double seconds);
 
+/* 1 when row a's command may run in this process (runstore_alert_trusted: this user wrote
+ * it, here, for this run and rule, and it is whole); else 0 with why (cap bytes), worded
+ * for the user: "not written by you: refused (...)" or "not whole: refused (...)". */
+int alerts_command_allowed(const RunStore *st, const AlertRow *a, char *why, size_t cap);
+
 /* Splits cmd into words (spaces separate; '...' and "..." group; a backslash escapes the
  * next character outside single quotes) into argv (at most max - 1 words, NULL-terminated,
  * pointing into buf of cap bytes). Returns the word count, or -1 with err set (empty
