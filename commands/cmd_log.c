@@ -279,6 +279,19 @@ int cmd_alert(Session *s, int argc, const LexWord *argv)
     if (!n_rules)
         return session_error(s, LM_EARG, "run=\"CMD\" needs a rule: on=finished, on=diverged,"
                              " on=stalled:600, on=val_loss<1.5 ...");
+    if (run > 0) {   /* a finished run never trains again: its rule could never fire */
+        RunRow r;
+        int status = runstore_get(st, run, &r, err), done = 0;
+        if (!status) {
+            done = !strcmp(r.status, "finished");
+            runstore_row_free(&r);
+        }
+        if (status) return session_error(s, status, "%s", err);
+        if (done)
+            return session_error(s, LM_ESTATE, "run #%ld has finished and never trains again,"
+                                 " so an alert on it could never fire; set it on a run that"
+                                 " trains (or a sweep=ID before its trials start)", run);
+    }
     char words[RUNSTORE_ALERT_CMD_LEN + 8], *cargv[ALERTS_ARGV_MAX];
     if (cmd[0] && alerts_split(cmd, words, sizeof words, cargv, ALERTS_ARGV_MAX, err) < 0)
         return session_error(s, LM_EARG, "%s (run=\"CMD\" is split into words without a shell:"

@@ -361,6 +361,7 @@ typedef struct {
     char params[512], status[16], run_status[16];
     double best_val, final_val; /* the run's, NAN when none */
     long last_step;
+    int stopped_early;     /* its run was stopped by the sweep's halving (not by `stop`) */
 } SweepTrialRow;
 
 /* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */
