@@ -41,6 +41,11 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
         break;
     case TEV_STATUS: {
         const char *why = ev->text && ev->text[0] ? ev->text : "";
+        if (ev->status == TRAINER_EVALUATING && *why) {   /* a whole split's progress */
+            snprintf(buf, cap, "%s", why);
+            k = "progress";
+            break;
+        }
         if (ev->status == TRAINER_EVALUATING || ev->status == TRAINER_IDLE ||
             (ev->status == TRAINER_RUNNING && !*why))   /* back from an evaluation */
             return 0;
