@@ -42,6 +42,9 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
     case TEV_STATUS: {
         const char *why = ev->text && ev->text[0] ? ev->text : "";
         if (ev->status == TRAINER_EVALUATING && *why) {   /* a whole split's progress */
+            if (c->last_progress > 0 && now - c->last_progress < CONSOLE_PROGRESS_EVERY)
+                return 0;
+            c->last_progress = now;
             snprintf(buf, cap, "%s", why);
             k = "progress";
             break;
