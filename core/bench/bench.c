@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double bench_sgemm_gflops(int n);
 static double bench_bf16_gflops(int n, int threads);
@@ -226,9 +227,10 @@ static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, 
     out->peak_rss_kb = sysinfo_peak_rss_kb();
 }
 
-/* The data feed as the trainer's: a Batcher over a token stream of random tokens (speed
- * does not depend on the data) in the workload's batching mode. The stream is malloc'd
- * into *stream; LM_ENOMEM when it cannot be. */
+/* The data feed as the trainer's: a Batcher over a token file of random tokens (speed
+ * does not depend on the data), read with pread as training reads token files (an
+ * unlinked temporary llm.c shard; in memory when the vocabulary needs uint32 or /tmp
+ * cannot be written), in the workload's batching mode. LM_ENOMEM when it cannot be. */
 static int feed_init(const BenchWorkload *w, Batcher *feed, TokSeq *seq, char *err)
 {
     const Config *c = &w->cfg;
@@ -241,7 +243,25 @@ static int feed_init(const BenchWorkload *w, Batcher *feed, TokSeq *seq, char *e
     rng_seed(&r, 1);
     for (size_t i = 0; i < n_stream; i++)
         stream[i] = (int)rng_below(&r, (uint32_t)w->vocab);
-    tokseq_init_memory(seq, stream, n_stream);
+    char path[] = "/tmp/lmlab-bench-feed-XXXXXX";
+    int fd = w->vocab <= 65536 ? mkstemp(path) : -1, ok = fd >= 0;
+    if (ok) {
+        int32_t h[256] = {TOKSEQ_MAGIC16, 1, (int32_t)n_stream};
+        uint16_t *u = malloc(n_stream * sizeof *u);
+        for (size_t i = 0; u && i < n_stream; i++) u[i] = (uint16_t)stream[i];
+        ok = u && write(fd, h, sizeof h) == (ssize_t)sizeof h &&
+             write(fd, u, n_stream * sizeof *u) == (ssize_t)(n_stream * sizeof *u);
+        free(u);
+        close(fd);
+        char e2[LM_ERR_LEN];
+        memset(seq, 0, sizeof *seq);
+        ok = ok && tokseq_add_file(seq, path, 0, n_stream, e2) == LM_OK;
+        unlink(path);   /* the open descriptor keeps it until tokseq_free */
+    }
+    if (ok)
+        free(stream);
+    else
+        tokseq_init_memory(seq, stream, n_stream);
     batcher_init(feed, seq, c->batch, c->bptt,
                  c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM, 1);
     return LM_OK;
