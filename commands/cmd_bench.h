@@ -18,4 +18,9 @@ void bench_set_frame_hook(BenchFrameFn fn);
 int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
 
 
+/* `bench data`'s use part (cmd_bench_data_use.c): time to the first step and peak memory
+ * of `train quick` on generated token caches of 40 MB, 1 GB and max_gb GB (0: 4), and the
+ * data feed's share of a small step. Prints; returns the status. */
+int cmd_bench_data_use(Session *s, double max_gb);
+
 #endif

@@ -12,6 +12,7 @@
 #include "runstore_group.h"
 #include "run_launch.h"
 #include "runrecord.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -323,6 +324,8 @@ typedef struct {
     int n_val;
     long sample_step, message_seq;
     char checkpoint[METRICS_PATH_LEN];
+    char eval_progress[LM_ERR_LEN];   /* the last whole-split evaluation progress printed */
+    double eval_progress_at;          /* when (sysinfo_now) */
 } Printed;
 
 /* Prints every logged step since the last call, each with its own values (the snapshot
@@ -352,6 +355,16 @@ static void print_steps(Session *s, const Snapshot *sn, Printed *p)
 static void print_new(Session *s, const Snapshot *sn, Printed *p)
 {
     print_steps(s, sn, p);
+    if (sn->status == TRAINER_EVALUATING && sn->reason[0] &&   /* a whole split's tokens, */
+        strcmp(sn->reason, p->eval_progress) &&                /* rate and ETA, every 10 s */
+        sysinfo_now() - p->eval_progress_at >= 10) {
+        snprintf(p->eval_progress, sizeof p->eval_progress, "%s", sn->reason);
+        p->eval_progress_at = sysinfo_now();
+        Output *o = output_create("eval_progress");
+        output_str(o, "text", sn->reason);
+        output_line(o, "       {text}");
+        output_emit(s, o);
+    }
     for (; p->n_val < sn->n_val; p->n_val++) {
         Output *o = output_create("eval");
         output_int(o, "step", sn->val[p->n_val].step);

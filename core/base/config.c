@@ -123,6 +123,9 @@ static const ConfigKey KEYS[] = {
     {"eval_at_seconds", CFG_STRING, F(eval_at_seconds), 0, 0, NULL,
      "whole-split validation evaluations at these seconds of training, e.g. 60,120,300 "
      "(evaluation time is not counted)", "eval"},
+    {"final_eval_tokens", CFG_INT, F(final_eval_tokens), 0, 1e15, NULL,
+     "cap of the final (whole-split) evaluation in tokens, its loss then an estimate over "
+     "them (0 = the whole split)", "eval"},
     {"sample_every", CFG_INT, F(sample_every), 0, 1e8, NULL,
      "steps between text samples (0 = never)", "eval"},
     {"sample_tokens", CFG_INT, F(sample_tokens), 1, 100000, NULL, "tokens per periodic sample",

@@ -74,6 +74,8 @@ typedef struct {
     int log_every, eval_every, eval_batches, sample_every, sample_tokens, checkpoint_every;
     char eval_at_seconds[CONFIG_STR_LEN]; /* "60,120,...": whole-split evaluations at these
                                              seconds of training ("" = none) */
+    long final_eval_tokens; /* whole-split evaluations predict at most this many tokens,
+                               the result then an estimate (0 = the whole split) */
     float sample_temp;
     char sample_prompt[CONFIG_STR_LEN];
     int keep_checkpoints;

@@ -165,7 +165,7 @@ static int setup_training(Trainer *t, char *err)
     if (n < (size_t)c->bptt + 2 || n / (size_t)c->batch < 3)
         return err_set(err, LM_EARG, "the training split (%zu tokens) is too short for "
                        "batch=%d x bptt=%d", n, c->batch, c->bptt);
-    batcher_init(&t->batcher, t->ds.split[SPLIT_TRAIN], n, c->batch, c->bptt,
+    batcher_init(&t->batcher, &t->ds.split[SPLIT_TRAIN], c->batch, c->bptt,
                  c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM,
                  (unsigned long long)c->seed);
     t->x = malloc((size_t)c->batch * c->bptt * sizeof(int));
@@ -434,7 +434,12 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     Model *m = t->m;
     int new_epoch = 0;
     pthread_mutex_lock(&t->step_mu);
-    int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch);
+    int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch, err);
+    if (T < 0) {   /* every rank reads the same windows: they all stop here */
+        pthread_mutex_unlock(&t->step_mu);
+        *count = 0;
+        return LM_EIO;
+    }
     if (new_epoch)
         trainer_reset_states(t);
     double sum = 0;
