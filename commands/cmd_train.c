@@ -439,16 +439,35 @@ static void print_end(Session *s, const Snapshot *sn)
             output_line(o, "  bits per character {bpc:%.4f}");
         }
     }
-    output_real(o, "tokens_per_s", sn->last.elapsed > 0 ? sn->last.tokens / sn->last.elapsed : 0);
-    output_text_str(o, "elapsed_text", el);
-    if (sn->checkpoint[0]) {
-        output_str(o, "checkpoint", sn->checkpoint);
-        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
-                    "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
-    } else {   /* a run that diverged or failed before its first checkpoint: none to name */
-        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
-                    "{tokens_per_s:%.0f} tokens/s; no checkpoint written");
+    /* a fork states its own work: the steps, seconds and tokens since its fork point (a
+       resume is the same run, whose totals carry on) */
+    const StepMetric *from = sn->fork_of > 0 ? &sn->origin : &(StepMetric){0};
+    double secs = sn->last.elapsed - from->elapsed;
+    output_real(o, "tokens_per_s", secs > 0 ? (double)(sn->last.tokens - from->tokens) / secs : 0);
+    if (sn->fork_of > 0) {
+        session_fmt_duration(el, sizeof el, secs);
+        output_real(o, "elapsed", secs);
+        output_int(o, "trained_steps", sn->last.step - from->step);
+        output_int(o, "fork_of", sn->fork_of);
+        output_int(o, "fork_step", from->step);
+        output_line(o, sn->checkpoint[0]
+                    ? "  {trained_steps} steps (#{fork_of}@{fork_step} to {steps}) in "
+                      "{elapsed_text} ({elapsed:%.1f} s of training), {tokens_per_s:%.0f} "
+                      "tokens/s; checkpoint {checkpoint}"
+                    : "  {trained_steps} steps (#{fork_of}@{fork_step} to {steps}) in "
+                      "{elapsed_text} ({elapsed:%.1f} s of training), {tokens_per_s:%.0f} "
+                      "tokens/s; no checkpoint written");
+    } else {
+        output_line(o, sn->checkpoint[0]
+                    ? "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                      "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}"
+                    : "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                      "{tokens_per_s:%.0f} tokens/s; no checkpoint written");
     }
+    output_text_str(o, "elapsed_text", el);
+    if (sn->checkpoint[0])   /* a run that diverged or failed before its first checkpoint
+                                has none to name */
+        output_str(o, "checkpoint", sn->checkpoint);
     output_emit(s, o);
 }
 

@@ -466,6 +466,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     s->total_steps = trainer_total_steps(t);
     s->params = trainer_param_count(t);
     s->vocab = trainer_vocab(t);
+    trainer_origin(t, &s->origin, &s->fork_of);
     s->status = TRAINER_RUNNING;
     s->best_val = NAN;
     if (pthread_create(&r->thread, NULL, record_main, r)) {

@@ -100,6 +100,10 @@ const Config *trainer_config(const Trainer *t);
 const Dataset *trainer_dataset(const Trainer *t);
 long trainer_total_steps(const Trainer *t);
 long trainer_param_count(const Trainer *t);
+/* Where this trainer began: the step, tokens and seconds of training of the checkpoint it
+ * resumed or forked from (all 0 for a fresh run) into *at, and the run it forks (0 = not a
+ * fork) into *fork_of: what a fork trained itself is the last step's minus these. */
+void trainer_origin(const Trainer *t, StepMetric *at, long *fork_of);
 int trainer_vocab(const Trainer *t);
 
 /* Copies the current parameters (between steps, so never a half-updated set) into dst
