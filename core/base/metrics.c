@@ -5,6 +5,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define STEP_KIND_REAL STEP_REAL
@@ -73,4 +74,12 @@ void series_hist_fill(SeriesHist *h, const float *x, long n)
         long b = (long)((x[i] - lo) * scale);
         h->counts[b < 0 ? 0 : b >= SERIES_HIST_BINS ? SERIES_HIST_BINS - 1 : b]++;
     }
+}
+
+void series_batch_free(SeriesBatch *b)
+{
+    if (!b) return;
+    free(b->scalars);
+    free(b->hists);
+    free(b);
 }

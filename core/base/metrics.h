@@ -93,6 +93,19 @@ typedef struct {
     SeriesHist h;
 } NamedHist;
 
+/* Named scalars and histograms of one step, as the trainer's diagnostics emit them (one
+ * event) and the recorder stores them (runstore_series_log, runstore_hist_log). */
+typedef struct {
+    long step;
+    NamedScalar *scalars;          /* (n_scalars) malloc'd */
+    int n_scalars;
+    NamedHist *hists;              /* (n_hists) malloc'd */
+    int n_hists;
+} SeriesBatch;
+
+/* Frees b, its arrays and the struct (malloc'd); NULL is a no-op. */
+void series_batch_free(SeriesBatch *b);
+
 /* Fills h with the n values of x (two passes: range, then bins; sums in double). */
 void series_hist_fill(SeriesHist *h, const float *x, long n);
 
