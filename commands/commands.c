@@ -120,6 +120,8 @@ static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL},
     {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
+    {"diagnostics", "diagnostics=N (also time the diagnostics a run with diagnostics=N takes,"
+     " as a share of the step)", NULL},
     {NULL, NULL, NULL}};
 
 static const CmdArgSpec FORK_KEYS[] = {
