@@ -68,7 +68,15 @@ static void print_lines(Session *s, const ConsoleLine *l, int n)
 static void print_cut(Session *s, long run, long cut)
 {
     if (!cut) return;
-    if (s->json)
+    if (cut < 0 && s->json)
+        session_emit_json(s, json_pack("{s:I s:n s:s}", "run", (json_int_t)run, "cut",
+                                       "note", "the console's line numbers have a gap: how many"
+                                       " lines were cut is not known"));
+    else if (cut < 0)
+        session_printf(s, "(run %ld's console line numbers have a gap — a line was numbered"
+                       " out of order in the store — so whether lines were cut is not known;"
+                       " every kept line follows)", run);
+    else if (s->json)
         session_emit_json(s, json_pack("{s:I s:I s:i}", "run", (json_int_t)run, "cut",
                                        (json_int_t)cut, "kept_max", RUNSTORE_CONSOLE_MAX_LINES));
     else
@@ -128,7 +136,24 @@ int cmd_log(Session *s, int argc, const LexWord *argv)
         print_lines(s, l, n);   /* what the end wrote */
         runstore_console_free(l, n);
     }
-    if (follow && !s->json) session_printf(s, "(run %ld is %s)", run, r.status);
+    /* an owner that died (SIGKILL) left "running": reap it, so the last line is the truth
+     * (interrupted, at which step), not what the dead process last wrote (issue 46 item 3) */
+    if (follow && !s->interrupt && (!strcmp(r.status, "running") || !strcmp(r.status, "paused")) &&
+        runstore_reap_dead(st, err) == LM_OK) {
+        runstore_row_free(&r);
+        if ((status = runstore_get(st, run, &r, err))) return session_error(s, status, "%s", err);
+    }
+    int unreaped = !strcmp(r.status, "running") || !strcmp(r.status, "paused");
+    if (follow && !s->json && unreaped && !s->interrupt)   /* another host's owner, silent */
+        session_printf(s, "(run %ld is marked %s by process %ld on host %s, which no longer"
+                       " answers: it ended without closing the run at step %ld or earlier)",
+                       run, r.status, r.pid, r.host, r.last_step);
+    else if (follow && !s->json) {   /* why, when it ended badly */
+        int why = r.reason[0] && (!strcmp(r.status, "interrupted") ||
+                                  !strcmp(r.status, "failed") || !strcmp(r.status, "diverged"));
+        session_printf(s, "(run %ld is %s%s%s)", run, r.status, why ? ": " : "",
+                       why ? r.reason : "");
+    }
     runstore_row_free(&r);
     return LM_OK;
 }

@@ -8,8 +8,8 @@ set -u
 bin=$(readlink -f "$1")
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 dir=$(mktemp -d)
-bgpid=
-trap 'kill $bgpid 2>/dev/null; rm -rf "$dir" 2>/dev/null || { sleep 1; rm -rf "$dir"; }' EXIT
+bgpid= fpid=
+trap 'kill $bgpid $fpid 2>/dev/null; rm -rf "$dir" 2>/dev/null || { sleep 1; rm -rf "$dir"; }' EXIT
 cd "$dir"
 export LMLAB_DB="$dir/s.db" XDG_CONFIG_HOME="$dir/victim-config"
 command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh installs it)"; exit 1; }
@@ -75,4 +75,96 @@ import json; t=[json.loads(l) for l in open('out') if '"sweep_trial"' in l]
 assert [x['status'].split(' at ')[0] for x in t]==['stopped','stopped'], t" ||
     fail "sweep show --json after both trials were stopped: $(cat out)"
 echo "item 7: trials stopped with \`stop RUN\` are listed stopped"
+
+# ---- item 3: log follow of a run whose owner is killed ends with the truth -------------
+export LMLAB_DB="$dir/follow.db"
+"$bin" train quick steps=1000000 >train3.out 2>&1 &
+bgpid=$!
+wait_until 60 running 1 || fail "run 1 did not start within 60 s: $(cat train3.out)"
+timeout 120 "$bin" log 1 follow >follow.out 2>&1 &
+fpid=$!
+wait_until 30 test -s follow.out || fail "log follow printed nothing within 30 s"
+kill -KILL "$bgpid"; bwait "$bgpid" 10 "the killed run"; bgpid=
+bwait "$fpid" 30 "log follow of a killed run" || fail "log follow did not end: $(tail -3 follow.out)"
+tail -1 follow.out | grep -qE "^\(run 1 is interrupted: process [0-9]+ ended without closing the run at step [0-9]+\)$" ||
+    fail "log follow's last line: $(tail -2 follow.out)"
+[ "$(q 'SELECT status FROM runs WHERE id=1')" = interrupted ] || fail "the store still says $(q 'SELECT status FROM runs WHERE id=1')"
+echo "item 3: log follow ends with 'interrupted, at step N'"
+# ---- any bytes in any field; item 10 (bidi controls), 12 (a crafted console number) ----
+export LMLAB_DB="$dir/bytes.db"
+run train quick steps=100 name=plain
+long=$(head -c 70000 /dev/zero | tr '\0' L)
+# NUL, ESC sequences, U+202E, invalid UTF-8 and a 70 KB string, straight into the store
+q "UPDATE runs SET name='x'||char(8238)||'gnp.exe'||char(27)||'[2J'||CAST(X'FF00' AS TEXT)||'end',
+   tags='t'||char(27)||']0;T'||char(7)||char(8238)||'ab',
+   config=config||'sample_prompt=p'||char(27)||'[1m'||char(8238)||'q'||CAST(X'FE' AS TEXT)||char(10) WHERE id=1;
+   INSERT INTO notes(run_id,t,text) VALUES(1,0,'n'||char(8238)||'gnp'||char(27)||'[31m'||CAST(X'C3' AS TEXT)||'|$long|END');
+   INSERT INTO run_console(run_id,seq,t,kind,text) VALUES(1,999999,0,'info','crafted'||char(8238)||'line')"
+lines_before=$(q "SELECT count(*) FROM run_console WHERE run_id=1")
+raw_bidi=$(printf '\342\200\256')
+for c in "runs" "run 1" "log 1" "compare 1 1"; do
+    "$bin" $c >term.out 2>&1 || fail "lmlab $c on hostile bytes: exit $? $(head -c 300 term.out)"
+    python3 -c "
+import sys; t=open('term.out','rb').read().decode('utf-8')   # valid UTF-8 throughout
+assert '\x1b' not in t, 'a raw ESC'
+assert '\u202e' not in t, 'a raw U+202E (item 10)'" || fail "lmlab $c printed raw bytes"
+    cp term.out "term-$(echo $c | tr ' ' _).out"
+done
+grep -qF 'x\u202egnp.exe\e[2J\xff␀end' term-runs.out || fail "runs: the name is not whole and escaped: $(head -3 term-runs.out)"
+grep -qF "|${long}|END" term-run_1.out || fail "run 1: the 70 KB note was cut"
+grep -qF 'sample_prompt=p\e[1m\u202eq\xfe' term-run_1.out || fail "run 1: the hostile setting: $(grep sample_prompt term-run_1.out)"
+grep -qF 't\e]0;T\a\u202eab' term-run_1.out || fail "run 1: the hostile tag"
+# item 12: the console shows every line, and no cut is made up from a crafted number
+[ "$(grep -c '' term-log_1.out)" -ge "$lines_before" ] || fail "log 1 dropped lines: $(cat term-log_1.out)"
+grep -qF 'crafted\u202eline' term-log_1.out || fail "log 1: the crafted line"
+! grep -q "999998" term-log_1.out || fail "log 1 counts a cut from the crafted number"
+grep -q "line numbers have a gap" term-log_1.out || fail "log 1 does not say the numbers have a gap"
+run --json runs
+run --json run 1
+python3 - "$long" <<'PY' || fail "--json: the hostile fields are not whole"
+import json, sys
+long = sys.argv[1]
+o = [json.loads(l) for l in open('out')]
+r = o[0]
+assert r['name'] == 'x\u202egnp.exe\x1b[2J\\xff\u2400end', repr(r['name'])
+assert r['tags'] == ['t\x1b]0;T\x07\u202eab'], r['tags']
+txt = json.dumps(o)
+assert ('|' + long + '|END') in ''.join(json.dumps(x) for x in o), 'note cut'
+PY
+run export 1 format=json file=e.json
+python3 -c "
+import json; o=json.load(open('e.json'))[0]
+assert o['name']=='x\u202egnp.exe\x1b[2J\\\\xff\u2400end', repr(o['name'])" || fail "export json: $(head -c 300 e.json)"
+run plot 1 file=p.svg
+grep -q "<svg" p.svg || fail "plot of a run with a hostile name"
+run report runs=1 file=r.html
+grep -q " 2 figures" out || fail "the report dropped the figures of a hostile name: $(cat out)"
+run report runs=1 file=r.md
+for f in r.html r.md; do
+    ! grep -q $'\x1b' $f && ! grep -qF "$raw_bidi" $f || fail "$f holds a raw ESC or U+202E"
+    grep -qF "${long}" $f || fail "$f cut the 70 KB note"
+    ! grep -q "999998" $f || fail "$f counts a cut from the crafted console number (item 12)"
+done
+grep -qF 'x\u202egnp.exe\x1b[2J\xff' r.html || fail "report: the name: $(grep -o 'x.u202e[^<]*' r.html | head -1)"
+echo "any bytes: runs, run, log, --json, export, plot and report escape them, nothing cut; items 10, 12"
+
+# ---- item 11: report file= never replaces silently, never follows a link ---------------
+echo keep >existing.html
+"$bin" report runs=1 file=existing.html >out 2>&1 && fail "report replaced an existing file without overwrite=true"
+grep -q "existing.html exists; add overwrite=true" out || fail "item 11 message: $(cat out)"
+[ "$(cat existing.html)" = keep ] || fail "the existing file changed"
+run report runs=1 file=existing.html overwrite=true
+grep -q "replaced the old one" out || fail "overwrite=true does not say it replaced: $(cat out)"
+echo target >target.txt
+ln -s target.txt link.html
+"$bin" report runs=1 file=link.html overwrite=true >out 2>&1 && fail "report wrote through a symbolic link"
+grep -q "symbolic link" out && [ "$(cat target.txt)" = target ] || fail "the link's target: $(cat out)"
+mkdir elsewhere
+ln -s elsewhere fig_files
+"$bin" report runs=1 file=fig.md overwrite=true >out 2>&1 && fail "report wrote figures into a symlinked NAME_files/"
+[ -z "$(ls elsewhere)" ] || fail "figures landed through the link"
+mkdir -p real_files && echo victim >victim.txt && ln -s ../victim.txt real_files/fig1.svg
+run report runs=1 file=real.md overwrite=true
+[ "$(cat victim.txt)" = victim ] || fail "a figure was written through a link planted in NAME_files/"
+echo "item 11: report refuses to replace silently or follow a link"
 echo "PASS"

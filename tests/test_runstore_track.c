@@ -378,6 +378,76 @@ static void test_command_authorship(void)
     runstore_close(s);
 }
 
+/* The pid written in file path (0 when none yet). */
+static long read_pid(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+        fclose(f);
+    }
+    return pid;
+}
+
+/* Issue 46 item 8: an alert command is bounded. One that hangs is ended at its time limit
+ * (with what it started), one that exits leaving a child in the background has the child
+ * ended, and one still running when the run ends is ended with it; each end is recorded. */
+static void test_command_bounded(void)
+{
+    char path[128], err[LM_ERR_LEN], cmd[600], pf[3][256];
+    db_path(path, sizeof path, "bounded.db");
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    long a = new_run(s, "a", "msa", "lr=1\n", NULL);
+    const char *shape[3] = {"sleep 300 & echo $! > %s; sleep 300", "sleep 300 & echo $! > %s",
+                            "echo $$ > %s; exec sleep 300"};
+    const char *rule[3] = {"step>1", "step>2", "step>3"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(pf[i], sizeof pf[i], "%s/bg%d.pid", tmpdir, i);
+        char inner[400];
+        snprintf(inner, sizeof inner, shape[i], pf[i]);
+        snprintf(cmd, sizeof cmd, "sh -c '%s'", inner);
+        CHECK(runstore_alert_add(s, a, 0, rule[i], cmd, "live", NULL, err) == LM_OK, "add: %s", err);
+    }
+    setenv("LMLAB_ALERT_CMD_SECONDS", "1", 1);
+    AlertEngine e;
+    alerts_init(&e, a, "a", path);
+    unsetenv("LMLAB_ALERT_CMD_SECONDS");
+    AlertFacts f = {.status = "running", .step = 3, .loss = 2, .val_loss = NAN, .best_val = NAN,
+                    .tokens_per_s = NAN, .grad_norm = NAN};
+    CHECK(alerts_poll(&e, s, &f, 1) == 2, "the first two fire");
+    /* waits for the state it needs: both ended and recorded (bounded: 30 s) */
+    for (int k = 0; k < 600 && e.n_kids; k++) {
+        usleep(50000);
+        alerts_poll(&e, s, &f, 1);
+    }
+    CHECK(e.n_kids == 0, "the commands were not ended within 30 s");
+    e.cmd_seconds = 300;   /* the third is ended by the run's end, not its limit */
+    f.step = 5;
+    CHECK(alerts_poll(&e, s, &f, 1) == 1, "the third fires");
+    for (int k = 0; k < 600 && !read_pid(pf[2]); k++) usleep(50000);
+    alerts_finish(&e, s, 0.2);
+    AlertEvent *ev = NULL;
+    int n = 0;
+    CHECK(runstore_alert_events(s, a, 0, 0, &ev, &n, err) == LM_OK && n == 3, "events: %d", n);
+    for (int i = 0; i < n; i++) printf("  %s: %s\n", ev[i].rule, ev[i].cmd_status);
+    CHECK(n == 3 && strstr(ev[0].cmd_status, "killed after") &&
+          strstr(ev[0].cmd_status, "time limit 1 s"), "hung: '%s'", n ? ev[0].cmd_status : "");
+    CHECK(n == 3 && !strcmp(ev[1].cmd_status, "exit 0; what it left running was ended"),
+          "forked: '%s'", n > 1 ? ev[1].cmd_status : "");
+    CHECK(n == 3 && strstr(ev[2].cmd_status, "ended with the run"), "at the end: '%s'",
+          n > 2 ? ev[2].cmd_status : "");
+    free(ev);
+    for (int i = 0; i < 3; i++) {
+        long pid = read_pid(pf[i]);
+        CHECK(pid > 0, "no pid from command %d", i);
+        for (int k = 0; k < 100 && pid > 0 && kill((pid_t)pid, 0) == 0; k++) usleep(20000);
+        CHECK(pid > 0 && kill((pid_t)pid, 0) != 0, "command %d's process %ld outlived it", i, pid);
+    }
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     char cfg[256];   /* the user's key lives here, not in the real home */
@@ -391,6 +461,7 @@ static void run_all(void)
     test_split();
     test_fire_and_command();
     test_command_authorship();
+    test_command_bounded();
 }
 
 int main(void)

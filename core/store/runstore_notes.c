@@ -86,7 +86,7 @@ int runstore_notes(RunStore *s, long run, long sweep, NoteRow **rows, int *n, ch
         r->run_id = (long)sqlite3_column_int64(st, 1);
         r->sweep_id = (long)sqlite3_column_int64(st, 2);
         r->t = sqlite3_column_double(st, 3);
-        if (!(r->text = strdup(col_str(st, 4))))
+        if (!(r->text = col_dup(st, 4)))
             status = err_set(err, LM_ENOMEM, "out of memory reading notes");
     }
     if (!status && rc != SQLITE_DONE && rc != SQLITE_ROW)

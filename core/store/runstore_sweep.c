@@ -94,7 +94,7 @@ int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err)
         col_copy(st, 3, row->status, sizeof row->status);
         row->created = sqlite3_column_double(st, 4);
         row->ended = sqlite3_column_double(st, 5);
-        if (!(row->spec = strdup(col_str(st, 6))))
+        if (!(row->spec = col_dup(st, 6)))
             status = err_set(err, LM_ENOMEM, "out of memory");
     } else {
         status = rc == SQLITE_DONE ? err_set(err, LM_EARG, "no sweep %ld", sweep)
