@@ -17,5 +17,9 @@ void bench_set_frame_hook(BenchFrameFn fn);
  * a step of the small workload measured at tokens_per_s. Prints; returns the status. */
 int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
 
+/* `bench data`'s prepare part (cmd_bench_data.c): prepare MB/s per tokenizer over a
+ * generated corpus of mb megabytes, on `threads` threads (0 = every core), each in a
+ * temporary cache removed after. Prints; returns the status. */
+int cmd_bench_data_prepare(Session *s, int mb, int threads);
 
 #endif
