@@ -372,7 +372,10 @@ static void run_text_record(Session *s, const RunRecord *f)
     session_printf(s, "  precision:   %s", f->precision);
     runrecord_fmt_owner(e1, sizeof e1, f);
     session_printf(s, "  owner:       %s", e1);
-    if (f->parent_run)
+    if (f->parent_run && f->parent_data[0])
+        session_printf(s, "  initialised from: run #%ld at step %ld (trained on %s)",
+                       f->parent_run, f->parent_step, f->parent_data);
+    else if (f->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", f->parent_run, f->parent_step);
     else if (f->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
         session_printf(s, "  forked from: a deleted run, at its step %ld", f->parent_step);

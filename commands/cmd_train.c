@@ -68,8 +68,9 @@ static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOpti
     return rc;
 }
 
-/* init_from=RUN_ID becomes that run's best checkpoint path. */
-static int resolve_init_from(Session *s, Config *c)
+/* init_from=RUN_ID becomes that run's best checkpoint path (*init_run, *init_step: the
+ * run and the checkpoint's step, recorded as the new run's lineage). */
+static int resolve_init_from(Session *s, Config *c, long *init_run, long *init_step)
 {
     long id = session_parse_run_id(c->init_from);
     if (!c->init_from[0] || id < 0)
@@ -79,9 +80,9 @@ static int resolve_init_from(Session *s, Config *c)
     char err[LM_ERR_LEN], path[1100];
     if (!st || runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "init_from=%s: %s", c->init_from, st ? err : "no store");
-    int rc = runrecord_checkpoint_path(st, &row, "best", path, sizeof path, NULL, err);
+    int rc = runrecord_checkpoint_path(st, &row, "best", path, sizeof path, init_step, err);
     if (rc == LM_EARG)   /* no best: the newest, as before */
-        rc = runrecord_checkpoint_path(st, &row, "final", path, sizeof path, NULL, err);
+        rc = runrecord_checkpoint_path(st, &row, "final", path, sizeof path, init_step, err);
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint (%s)", id,
@@ -95,12 +96,51 @@ static int resolve_init_from(Session *s, Config *c)
                              "%zu bytes; give a shorter path to the checkpoint", id, path,
                              sizeof c->init_from - 1);
     memcpy(c->init_from, path, strlen(path) + 1);
+    *init_run = id;
     return LM_OK;
+}
+
+/* A text corpus being prepared into the token cache on first use: what was found (fresh,
+ * stale, incomplete) and the end said always, the progress every 2 s. */
+typedef struct {
+    Session *s;
+    double last;
+} PreparePrinter;
+
+static int print_prepare(const TokCacheProgress *p, void *ud)
+{
+    PreparePrinter *pp = ud;
+    Session *s = pp->s;
+    if (p->message) {
+        Output *o = output_create("prepare");
+        output_str(o, "text", p->message);
+        output_line(o, "data: {text}");
+        output_emit(s, o);
+        return s->interrupt != 0;
+    }
+    double now = sysinfo_now();
+    if (now - pp->last < 2)
+        return s->interrupt != 0;
+    pp->last = now;
+    static const char *const phase[] = {"note", "scan", "vocabulary", "encode", "done"};
+    Output *o = output_create("prepare_progress");
+    output_str(o, "phase", phase[p->phase <= TOKCACHE_DONE ? p->phase : 0]);
+    output_real(o, "mb_done", p->bytes_done / 1e6);
+    output_real(o, "mb_total", p->bytes_total / 1e6);
+    output_real(o, "mtokens", p->tokens / 1e6);
+    output_real(o, "mb_per_s", p->mb_per_s);
+    output_real(o, "eta_s", p->eta_seconds);
+    output_line(o, p->eta_seconds >= 0 ? "data: preparing ({phase}) {mb_done:%.0f} of "
+                "{mb_total:%.0f} MB, {mtokens:%.2f}M tokens, {mb_per_s:%.1f} MB/s, ETA "
+                "{eta_s:%.0f} s" : "data: preparing ({phase}) {mb_done:%.0f} of {mb_total:%.0f} "
+                "MB, {mtokens:%.2f}M tokens");
+    output_emit(s, o);
+    return s->interrupt != 0;
 }
 
 /* The run's configuration: the session's (or a resumed run's stored one) with the
  * command's key=value words applied. */
-static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
+static int train_config(Session *s, int argc, const LexWord *argv, Config *c, long init[2],
                         TrainerOptions *o, long *resume, char *hash, size_t cap)
 {
     char err[LM_ERR_LEN];
@@ -122,7 +162,7 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
     }
-    if (!session_store(s) || resolve_init_from(s, c))
+    if (!session_store(s) || resolve_init_from(s, c, &init[0], &init[1]))
         return LM_EARG;
     return LM_OK;
 }
@@ -167,11 +207,15 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     TrainerOptions o = {0};
     long resume = 0;
     char want_hash[80] = "";
-    if (train_config(s, argc, argv, &c, &o, &resume, want_hash, sizeof want_hash))
+    long init[2] = {0, 0};
+    if (train_config(s, argc, argv, &c, init, &o, &resume, want_hash, sizeof want_hash))
         return LM_EARG;
+    PreparePrinter pp = {s, 0};
     RunLaunchOptions lo = {.db_path = s->db_path, .store = session_store(s),
                            .resume_id = resume, .resume_from = o.resume,
-                           .resume_dir = o.run_dir, .data_hash = want_hash};
+                           .resume_dir = o.run_dir, .data_hash = want_hash,
+                           .init_run = init[0], .init_step = init[1],
+                           .prepare_fn = print_prepare, .prepare_ud = &pp};
     RunHandle h;
     int rc = run_launch(&c, &lo, &h, err);
     if (rc)

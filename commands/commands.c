@@ -10,6 +10,7 @@
 #include "cmd_attach.h"
 #include "cmd_bench.h"
 #include "cmd_config.h"
+#include "cmd_data.h"
 #include "cmd_eval.h"
 #include "cmd_fork.h"
 #include "cmd_jobs.h"
@@ -117,9 +118,18 @@ static const CmdSub SWEEP_SUBS[] = {
     {"list", "", "the stored sweeps", 0},
     {"importance", "ID", "each swept setting's share of the metric's variance, and its sign", 0},
     {NULL, NULL, NULL, 0}};
+static const CmdSub DATA_SUBS[] = {
+    {"prepare", "SPEC [tokenizer=...] [threads=N] [force=true]",
+     "tokenize a corpus once into token shards (the cache beside the store)", 0},
+    {"list", "", "each prepared corpus: size, tokens, sources, tokenizer, fresh or stale", 0},
+    {"rm", "KEY|SPEC [yes]", "delete prepared tokens (without yes: what it would delete)",
+     CMD_DESTRUCTIVE},
+    {NULL, NULL, NULL, 0}};
 static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL},
+    {"mb", "mb=N (bench data: the generated corpus in MB, default 50)", NULL},
+    {"gb", "gb=N (bench data: the largest token cache started on, in GB, default 4)", NULL},
     {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
     {"diagnostics", "diagnostics=N (also time the diagnostics a run with diagnostics=N takes,"
      " as a share of the step)", NULL},
@@ -304,7 +314,7 @@ static const Command COMMANDS[] = {
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
      "parallel coordinates.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
@@ -320,7 +330,9 @@ static const Command COMMANDS[] = {
      "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
      "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
-     "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
+     "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.\n"
+     "data: `data prepare` MB/s per tokenizer over a generated corpus of mb=N MB (default 50)\n"
+     "on every core (threads=N: that many).",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
      "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
@@ -364,6 +376,18 @@ static const Command COMMANDS[] = {
      "NAME_files/) is replaced only with overwrite=true; a symbolic link is never written\n"
      "through.", ARG_KEYVAL, REPORT_KEYS,
      cmd_report, "history", 0, NULL, NULL},
+    {"data", "prepare SPEC [tokenizer=...] [threads=N] | list | rm KEY|SPEC [yes]",
+     "prepare a corpus as token shards once; list and delete prepared corpora",
+     "SPEC: a bundled name, a text file, a directory of files (recursive, sorted; dot files\n"
+     "skipped), a WikiText-layout directory, .jsonl files (one JSON object a line, the text in\n"
+     "text_key=, default text), any of them .gz, .xz or .zst, or a comma list\n"
+     "(data=a.txt,b/,c.jsonl.zst). The tokens go to lmlab-tokens/ beside the run store\n"
+     "(tokens_dir= elsewhere), keyed by the sources and the tokenizer with its options; a\n"
+     "source changed since makes the cache stale and the next prepare (or train) does it\n"
+     "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
+     "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
+     "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
+     ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };

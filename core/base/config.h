@@ -53,6 +53,9 @@ typedef struct {
     char vocab[CONFIG_STR_LEN];  /* wordpiece: BERT's vocab.txt */
     int lowercase, vocab_from_train;  /* wordpiece options */
     float train_frac;
+    char text_key[64];     /* .jsonl corpora: the document's key */
+    int strict;            /* data prepare: refuse bad documents instead of skipping them */
+    char tokens_dir[CONFIG_STR_LEN]; /* token cache root; "" = lmlab-tokens/ beside the store */
     /* batching and budget */
     int batch;
     char batching[8];      /* stream | random */

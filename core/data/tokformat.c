@@ -162,8 +162,11 @@ static int open_cache(const char *dir, TokSeq split[3], TokFormatInfo *info, cha
     else if (!key || !hash || !kind || !json_is_object(splits) || strlen(hash) != 16)
         rc = err_set(err, LM_EFORMAT, "'%s' lacks its key, tokenizer or splits: the cache is "
                      "damaged; remove it (lmlab data rm) and prepare again", path);
-    if (!rc) {
-        info->key = strtoull(key, NULL, 16);
+    json_t *src = json_object_get(m, "sources");
+    const char *one = json_array_size(src) == 1
+                          ? json_string_value(json_object_get(json_array_get(src, 0), "hash")) : NULL;
+    if (!rc) {   /* one source: its content hash, what a run on the text recorded */
+        info->key = strtoull(one && strlen(one) == 16 ? one : key, NULL, 16);
         snprintf(info->tokenizer_hash, sizeof info->tokenizer_hash, "%s", hash);
         snprintf(info->tokenizer_kind, sizeof info->tokenizer_kind, "%s", kind);
         info->vocab_size = (int)json_integer_value(json_object_get(tok, "vocab_size"));
@@ -216,9 +219,9 @@ static int open_list(const char *spec, TokSeq split[3], char *err)
     return LM_OK;
 }
 
-/* The layout of spec, or TOKFORMAT_NONE. */
-static TokFormat detect(const char *spec)
+TokFormat tokformat_detect(const char *spec)
 {
+    if (!spec || strlen(spec) > 1000) return TOKFORMAT_NONE;
     char p[1100];
     struct stat st;
     if (strchr(spec, ',') || ends_with(spec, ".bin")) {
@@ -246,7 +249,7 @@ int tokformat_open(const char *spec, TokSeq split[3], TokFormatInfo *info, char 
     memset(info, 0, sizeof *info);
     info->eot = -1;
     if (!spec || strlen(spec) > 1000) return LM_OK;
-    TokFormat f = detect(spec);
+    TokFormat f = tokformat_detect(spec);
     if (f == TOKFORMAT_NONE) return LM_OK;
     int rc = LM_OK;
     char p[1100];

@@ -21,13 +21,18 @@ typedef struct {
     char tokenizer_kind[32];    /* a cache: meta.json's tokenizer kind */
     int vocab_size;             /* a cache: meta.json's vocabulary (0 otherwise) */
     int eot;                    /* a cache: the end-of-text id, -1 for none */
-    unsigned long long key;     /* a cache: its key; otherwise a hash of the files' names,
-                                   sizes and first and last 64 KB */
+    unsigned long long key;     /* the data's identity: a cache's single source's content
+                                   hash (FNV-1a, the same as a text read whole gets), else
+                                   its key; other files: a hash of their names, sizes and
+                                   first and last 64 KB */
     uint64_t documents;         /* a cache: documents of the train split (0 unknown) */
 } TokFormatInfo;
 
 /* "lmlab token cache", "llm.c shards", "nanoGPT train.bin/val.bin", "token files". */
 const char *tokformat_name(TokFormat f);
+
+/* The layout spec names, without opening anything (TOKFORMAT_NONE: text). */
+TokFormat tokformat_detect(const char *spec);
 
 /* Opens spec's token files into split[0..2] (train, valid, test; zeroed by the caller)
  * when spec is one of the layouts above; info->format TOKFORMAT_NONE (and LM_OK) when it

@@ -147,8 +147,8 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
         snprintf(s->checkpoint, sizeof s->checkpoint, "%s", ev->ckpt.path);
         break;
     case TEV_STATUS:
-        if (s->status == TRAINER_EVALUATING && ev->status != TRAINER_EVALUATING)
-            s->reason[0] = 0;   /* an evaluation's progress ends with it */
+        if (s->status == TRAINER_EVALUATING || ev->status == TRAINER_EVALUATING)
+            s->reason[0] = 0;   /* an evaluation's reason is its progress, its own alone */
         s->status = ev->status;
         if (ev->status == TRAINER_PAUSED || (ev->text && ev->text[0])) /* a pause's own reason */
             snprintf(s->reason, sizeof s->reason, "%s", ev->text ? ev->text : "");

@@ -157,6 +157,13 @@ int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
     f->best_step = -1;
     f->parent_run = r->parent_run;
     f->parent_step = r->parent_step;
+    RunRow parent;
+    char pe[LM_ERR_LEN];
+    if (r->parent_run > 0 && runstore_get(st, r->parent_run, &parent, pe) == LM_OK) {
+        if (strcmp(parent.data_hash, r->data_hash))
+            snprintf(f->parent_data, sizeof f->parent_data, "%s", parent.data_name);
+        runstore_row_free(&parent);
+    }
     runrecord_precision(r, f->precision, sizeof f->precision);
     f->owner_live = runstore_run_live(st, r);
     f->owner_gone = !f->owner_live && (!strcmp(r->status, "running") ||

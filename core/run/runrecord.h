@@ -40,7 +40,9 @@ typedef struct {
                           best_step, else the lowest (loss NAN when none) */
     RunEval best_whole;/* the lowest whole-split evaluation (loss NAN when none) */
     RunEval final;     /* the last evaluation (loss NAN when none) */
-    long parent_run, parent_step;  /* a fork's origin (0 = none) */
+    long parent_run, parent_step;  /* a fork's origin (0 = none), or init_from's run */
+    char parent_data[256];/* the parent's data when it is not this run's (init_from on
+                             another corpus: a fine-tune, not a fork), else "" */
     char group[RUNSTORE_GROUP_LEN];/* its seed group ("" = none) */
     char precision[16];/* the run's precision= setting: "fp32" or "bf16" */
     int owner_live;    /* running or paused with its process alive (runstore_run_live) */

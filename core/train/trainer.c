@@ -123,7 +123,12 @@ static int load_data(Trainer *t, Tokenizer *given, char *err)
         tokenizer_destroy(given);   /* dataset_load owned it from here on */
         return rc;
     }
-    return dataset_load_opts(&t->ds, t->cfg.data, kind, &opt, t->cfg.train_frac, given, err);
+    if (!t->opt.data_dir[0])
+        return dataset_load_opts(&t->ds, t->cfg.data, kind, &opt, t->cfg.train_frac, given, err);
+    rc = dataset_load_opts(&t->ds, t->opt.data_dir, kind, &opt, t->cfg.train_frac, given, err);
+    if (!rc)   /* the corpus's name, as the user gave it; its source is the cache */
+        snprintf(t->ds.name, sizeof t->ds.name, "%.255s", t->cfg.data);
+    return rc;
 }
 
 /* The tokenizer and weights a run starts from: resume (same run) or init_from. */

@@ -60,6 +60,9 @@ typedef struct {
                               successive halving); the run ends as `stopped` */
     double checkpoint_retry; /* seconds between automatic retries of a checkpoint that
                                 failed for space or I/O (0 = 30 s); `resume` retries at once */
+    char data_dir[1024];   /* the token folder the caller resolved data= to (a prepared
+                              cache, dataset_cache.h), read instead of data= itself; the
+                              run keeps data= as its data's name. "" = load data= */
     double (*clock)(void); /* the training clock in seconds (time_budget, eval_at_seconds,
                               elapsed); NULL = sysinfo_now. Tests give a fake one; it is not
                               sent to the other ranks of an MPI job (they use sysinfo_now) */
