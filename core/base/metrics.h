@@ -65,14 +65,14 @@ typedef struct {
 
 /* ---- named series (issue 48): any scalar or 64-bin histogram a run records by name,
  * such as the diagnostics `grad/<tensor>` or `hist/weight/<tensor>` (the store keeps
- * them in runstore_series.h's tables; a registry of names says what each one is). */
+ * them in runstore_named.h's tables; a registry of names says what each one is). */
 
-#define SERIES_NAME_LEN 128        /* a series name with its NUL */
+#define NAMED_NAME_LEN 128        /* a series name with its NUL */
 #define SERIES_HIST_BINS 64
 
 /* One named scalar at a step. value may be NaN or an infinity: they are kept as such. */
 typedef struct {
-    char name[SERIES_NAME_LEN];
+    char name[NAMED_NAME_LEN];
     double value;
 } NamedScalar;
 
@@ -89,12 +89,12 @@ typedef struct {
 } SeriesHist;
 
 typedef struct {
-    char name[SERIES_NAME_LEN];
+    char name[NAMED_NAME_LEN];
     SeriesHist h;
 } NamedHist;
 
 /* Named scalars and histograms of one step, as the trainer's diagnostics emit them (one
- * event) and the recorder stores them (runstore_series_log, runstore_hist_log). */
+ * event) and the recorder stores them (runstore_named_log, runstore_named_hist_log). */
 typedef struct {
     long step;
     NamedScalar *scalars;          /* (n_scalars) malloc'd */

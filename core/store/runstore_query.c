@@ -6,7 +6,6 @@
  * exporting files (runstore_export.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
-#include "runstore_series.h"
 #include "err.h"
 
 #include <math.h>
@@ -228,15 +227,12 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
         !metric[k] && layer >= 0 && level >= 0)
         sql = "SELECT step, mean FROM gates WHERE run_id=? AND layer=? AND level=?"
               " ORDER BY step";
-    if (!sql && metric && runstore_named_series(s, run, metric, pts, n, NULL) == LM_OK)
-        return LM_OK;   /* a named scalar series the run recorded */
     if (!sql) {
         char names[512] = "";
         for (int i = 0, at = 0; i < STEP_METRIC_N && at < (int)sizeof names; i++)
             at += snprintf(names + at, sizeof names - at, "%s, ", STEP_METRICS[i].name);
         return err_set(err, LM_EARG, "unknown metric '%s' (%sval_loss, val_ppl, val_bpc,"
-                       " test_loss, test_ppl, test_bpc, gate:<layer>:<level>, or a series the"
-                       " run recorded)",
+                       " test_loss, test_ppl, test_bpc, gate:<layer>:<level>)",
                        metric ? metric : "", names);
     }
     sqlite3_stmt *st;
