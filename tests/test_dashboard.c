@@ -385,7 +385,7 @@ static void test_history(void)
     CHECK(has(s, "sort best val"), "sort shown");
     CHECK(has(s, " lr") && has(s, "0.0005"), "a differing setting is a column of the runs table");
     CHECK(has(s, "━━ #3  ━━ #5  ━━ #7"), "a legend that fits: ids when the names do not");
-    CHECK(has(s, "train loss | smooth off"), "metric and smoothing in the title: %s", s);
+    CHECK(has(s, "training loss | smooth off"), "metric and smoothing in the title: %s", s);
     /* the diff: a header of ids, one row per differing setting with every value */
     const char *diff = strstr(s, "settings that differ");
     CHECK(diff != NULL, "diff box");
@@ -396,7 +396,7 @@ static void test_history(void)
     CHECK(!has(diff, "tinyshakespeare"), "a setting all share is not in the diff");
     free(s);
     d.cmp_smooth = 2;
-    d.cmp_metric = DASH_CMP_VAL;
+    d.cmp_metric = 1;   /* val_loss: dash_data_cmp_series */
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "validation loss | smooth EMA 20"), "metric/smoothing title follows the state");
     free(s);
