@@ -86,6 +86,7 @@ static const CmdArgSpec ALERT_KEYS[] = {
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
+    {"series", "series=PATTERN (the series section: gate/*, sys/*; default *)", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
