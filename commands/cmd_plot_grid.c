@@ -20,7 +20,7 @@ int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *p
 {
     char (*names)[SERIES_NAME_LEN] = NULL;
     char shown[SERIES_NAME_LEN * 4];
-    int n = 0, status = runstore_series_names(st, id, pattern, &names, &n, err);
+    int n = 0, status = runstore_series_list(st, id, pattern, &names, &n, err);
     *n_series = 0;
     if (status) return status;
     PlotPanel *p = calloc((size_t)n, sizeof *p);
@@ -53,7 +53,7 @@ int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *p
 }
 
 /* One registry entry as a line or a JSON object. */
-static void print_info(Session *s, const SeriesInfo *i)
+static void print_info(Session *s, const SeriesEntry *i)
 {
     if (s->json) {
         session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:b s:s}", "name", i->name,
@@ -72,7 +72,7 @@ static int print_run(Session *s, RunStore *st, long id, const char *pattern)
 {
     char err[LM_ERR_LEN], shown[SERIES_NAME_LEN * 4];
     char (*names)[SERIES_NAME_LEN] = NULL;
-    int n = 0, status = runstore_series_names(st, id, pattern, &names, &n, err);
+    int n = 0, status = runstore_series_list(st, id, pattern, &names, &n, err);
     if (status) return session_error(s, status, "%s", err);
     if (!s->json)
         session_printf(s, "%-24s %-14s %-15s %-5s %s", "series", "value", "kind", "agg", "unit");

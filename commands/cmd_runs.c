@@ -224,7 +224,7 @@ static int runs_read(Session *s, int argc, const LexWord *argv)
         /* the columns only the shaped table computes: sorted there */
         const char *k = sort[0] == '-' ? sort + 1 : sort;
         SeriesRef ref;   /* a series of the registry: read by the shaped table */
-        SeriesAgg agg;
+        SeriesRegAgg agg;
         if (strcmp(k, "final_smooth") && strcmp(k, "group") &&
             runstore_series_ref(k, &ref, &agg, NULL))
             return session_error(s, LM_EARG, "%s", err);

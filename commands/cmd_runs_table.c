@@ -88,7 +88,7 @@ static int series_col(const Row *w, const char *c)
 static int is_series(const char *col)
 {
     SeriesRef ref;
-    SeriesAgg agg;
+    SeriesRegAgg agg;
     return !known_column(col) && !config_find_key(col) &&
            !runstore_series_ref(col, &ref, &agg, NULL);
 }

@@ -45,7 +45,7 @@ static const char *known(const char *key)
     const ConfigKey *k = config_find_key(key);
     if (k) return k->key;
     SeriesRef ref;   /* a series of the registry (core/base/series.h) as its aggregate */
-    SeriesAgg agg;
+    SeriesRegAgg agg;
     return runstore_series_ref(key, &ref, &agg, NULL) ? NULL : key;
 }
 
@@ -124,7 +124,7 @@ int runkeys_check_sort(const char *sort, RunKeysHas has, void *ud, char *err)
     if (!known(key) && has && has(ud, key))
         return LM_OK;
     SeriesRef ref;   /* a series: sorted by the shaped table, which reads its values */
-    SeriesAgg agg;
+    SeriesRegAgg agg;
     if (!config_find_key(key) && !runstore_series_ref(key, &ref, &agg, NULL))
         return err_set(err, LM_EARG, "sort=%s: a series, sorted by `runs`' table", sort);
     if (!known(key) || !strcmp(known(key), "tag") || !strcmp(known(key), "note") ||

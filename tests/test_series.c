@@ -2,7 +2,7 @@
  * step metric of metrics.def is in it with its name; aliases (val, train, test) and the
  * older gate:L:K resolve; an unknown name is refused with a did-you-mean; family members
  * (gate/L/K) carry their numbers; patterns; escaping of odd bytes and '/'. Then the store
- * side (runstore_series.c): a run's series read through the registry, each aggregate as a
+ * side (runstore_registry.c): a run's series read through the registry, each aggregate as a
  * number and as a filter, the list of a run's series and a pattern, and a pattern that
  * matches nothing refused with what the run has. */
 #include "runstore_util.h"
@@ -104,13 +104,13 @@ static void test_store(void)
           (float)v == step_of(50).loss, "loss is its last: %g", v);
     CHECK(runstore_series_summary(s, b, "loss", &v, err) == LM_OK && isnan(v), "none: NaN");
     char (*names)[SERIES_NAME_LEN] = NULL;
-    CHECK(runstore_series_names(s, a, "gate/*", &names, &n, err) == LM_OK && n == 2 &&
+    CHECK(runstore_series_list(s, a, "gate/*", &names, &n, err) == LM_OK && n == 2 &&
           !strcmp(names[0], "gate/0/1") && !strcmp(names[1], "gate/1/0"), "gate/*: %d", n);
     free(names);
-    CHECK(runstore_series_names(s, a, NULL, &names, &n, err) == LM_OK && n >= STEP_METRIC_N + 4,
+    CHECK(runstore_series_list(s, a, NULL, &names, &n, err) == LM_OK && n >= STEP_METRIC_N + 4,
           "every series: %d", n);
     free(names);
-    CHECK(runstore_series_names(s, a, "grad/*", &names, &n, err) == LM_EARG && n == 0 &&
+    CHECK(runstore_series_list(s, a, "grad/*", &names, &n, err) == LM_EARG && n == 0 &&
           strstr(err, "no series of run") && strstr(err, "grad/*") && strstr(err, "gate/0/1"),
           "a pattern that matches nothing says so: %s", err);
     CHECK(runstore_series_union(s, (long[]){a, b}, 2, &names, &n, err) == LM_OK && n > STEP_METRIC_N,

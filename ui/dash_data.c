@@ -96,7 +96,7 @@ double dash_data_per_step(RunStore *st, long id, const char *metric)
 }
 
 /* 1 when the registry's entry i can be a comparison curve. */
-static int comparable(const SeriesInfo *s)
+static int comparable(const SeriesEntry *s)
 {
     return s && !s->family && (s->kind == SERIES_KIND_STEP || s->kind == SERIES_KIND_EVAL);
 }
@@ -108,7 +108,7 @@ int dash_data_cmp_count(void)
     return n;
 }
 
-const SeriesInfo *dash_data_cmp_series(int k)
+const SeriesEntry *dash_data_cmp_series(int k)
 {
     SeriesRef first[2];
     series_find("loss", &first[0], NULL);
@@ -117,7 +117,7 @@ const SeriesInfo *dash_data_cmp_series(int k)
     k = n ? ((k % n) + n) % n : 0;
     if (k < 2) return first[k].info;
     for (int i = 0, j = 2; i < series_count(); i++) {
-        const SeriesInfo *s = series_info(i);
+        const SeriesEntry *s = series_info(i);
         if (!comparable(s) || s == first[0].info || s == first[1].info) continue;
         if (j++ == k) return s;
     }

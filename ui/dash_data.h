@@ -33,7 +33,7 @@ typedef struct {
  * per-evaluation series, loss first and val_loss second. How many, and the i-th's info
  * (i taken modulo the count). */
 int dash_data_cmp_count(void);
-const SeriesInfo *dash_data_cmp_series(int i);
+const SeriesEntry *dash_data_cmp_series(int i);
 
 /* Reloads h->runs from st with h->filter and h->sort (keeps the selection on the same
  * run when it is still listed). LM_OK, or the store's status with err (the old list

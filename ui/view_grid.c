@@ -52,7 +52,7 @@ int view_grid_load(GridView *g, RunStore *st, long run)
     int n = 0;
     g->run = run;
     g->msg[0] = 0;
-    if (runstore_series_names(st, run, g->pattern, &names, &n, g->msg)) {
+    if (runstore_series_list(st, run, g->pattern, &names, &n, g->msg)) {
         clear_series(g);
         return LM_EARG;
     }

@@ -1,7 +1,7 @@
 /* series.c — the registry of named series (see series.h): metrics.def's step metrics and
  * series.def's series and families expanded into one table, name and alias lookup with
  * "did you mean", family members (gate/L/K), patterns and escaping. Not the reading of a
- * series (core/store/runstore_series.c) nor its drawing (ui/, plot/). */
+ * series (core/store/runstore_registry.c) nor its drawing (ui/, plot/). */
 #include "series.h"
 #include "err.h"
 #include "metrics.h"
@@ -24,7 +24,7 @@
 #define SRC_SYS SERIES_SRC_SYS
 #define SRC_GATE SERIES_SRC_GATE
 
-static const SeriesInfo REGISTRY[] = {
+static const SeriesEntry REGISTRY[] = {
 #define STEP_METRIC(name, type, kind, aliases, unit, agg, flags, console, help) \
     {#name, aliases, unit, SERIES_KIND_STEP, AGG_##agg, flags, SERIES_SRC_METRICS, #name, \
      console, help, STEP_M_##name, 0},
@@ -45,7 +45,7 @@ int series_count(void)
     return N_REGISTRY;
 }
 
-const SeriesInfo *series_info(int i)
+const SeriesEntry *series_info(int i)
 {
     return i >= 0 && i < N_REGISTRY ? &REGISTRY[i] : NULL;
 }
@@ -91,7 +91,7 @@ static int family_member(const char *pattern, const char *name, int sep, int *ar
     return !*q;
 }
 
-void series_ref_member(const SeriesInfo *info, int a, int b, SeriesRef *ref)
+void series_ref_member(const SeriesEntry *info, int a, int b, SeriesRef *ref)
 {
     memset(ref, 0, sizeof *ref);
     ref->info = info;
@@ -147,7 +147,7 @@ int series_find(const char *name, SeriesRef *ref, char *err)
     memset(ref, 0, sizeof *ref);
     name = name ? name : "";
     for (int i = 0; i < N_REGISTRY; i++) {
-        const SeriesInfo *s = &REGISTRY[i];
+        const SeriesEntry *s = &REGISTRY[i];
         int arg[2] = {0, 0};
         if (s->family) {
             if (family_member(s->name, name, '/', arg) || family_member(s->name, name, ':', arg)) {
@@ -239,13 +239,13 @@ const char *series_escape_path(char *out, size_t cap, const char *name)
     return escape(out, cap, name, 1);
 }
 
-const char *series_kind_name(SeriesKind k)
+const char *series_kind_name(SeriesRegKind k)
 {
     static const char *const N[] = {"per step", "per evaluation", "per sample", "histogram"};
     return k <= SERIES_KIND_HIST ? N[k] : "?";
 }
 
-const char *series_agg_name(SeriesAgg a)
+const char *series_agg_name(SeriesRegAgg a)
 {
     static const char *const N[] = {"last", "min", "max", "mean"};
     return a <= SERIES_AGG_MEAN ? N[a] : "?";

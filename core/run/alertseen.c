@@ -46,7 +46,7 @@ static double eval_column(const EvalMetric *e, const char *col)
 double alertseen_value(const void *seen, const SeriesRef *ref)
 {
     const AlertSeen *a = seen;
-    const SeriesInfo *i = ref->info;
+    const SeriesEntry *i = ref->info;
     switch (i->source) {
     case SERIES_SRC_METRICS:
         return a->has_step ? step_metric_get(&a->last, i->step_index) : NAN;

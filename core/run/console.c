@@ -21,7 +21,7 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
         const StepMetric *m = &ev->step;
         size_t o = (size_t)snprintf(buf, cap, "step %6ld/%ld", m->step, c->total_steps);
         for (int i = 0; i < series_count() && o < cap; i++) {   /* the registry's console */
-            const SeriesInfo *si = series_info(i);                 /* fields, in its order */
+            const SeriesEntry *si = series_info(i);                 /* fields, in its order */
             if (si->step_index < 0 || !si->console[0]) continue;
             o += (size_t)snprintf(buf + o, cap - o, "  ");
             if (o < cap)

@@ -233,16 +233,16 @@ typedef struct {
  * (and the older gate:L:K), aliases such as train and val). Committed rows only: a read
  * never flushes (the handle's own buffered rows land at its writer's next runstore_flush).
  * *pts is malloc'd (free()); may be NULL when *n = 0. LM_EARG for an unknown series (did
- * you mean) or run (runstore_series.c). */
+ * you mean) or run (runstore_registry.c). */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err);
 
 /* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
  * aggregation asked (the registry's when none). LM_OK or LM_EARG (did you mean). */
-int runstore_series_ref(const char *name, SeriesRef *ref, SeriesAgg *agg, char *err);
+int runstore_series_ref(const char *name, SeriesRef *ref, SeriesRegAgg *agg, char *err);
 /* The SQL expression of ref's agg over the run runs.id (a filter's column): text from
  * the registry and numbers only. */
-void runstore_series_value_sql(const SeriesRef *ref, SeriesAgg agg, char *sql, size_t cap);
+void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql, size_t cap);
 /* A run's series as one number (its registry aggregation, or name.AGG), NaN when it has
  * none. LM_OK, LM_EARG (unknown series or run). */
 int runstore_series_summary(RunStore *s, long run, const char *name, double *v, char *err);
@@ -250,7 +250,7 @@ int runstore_series_summary(RunStore *s, long run, const char *name, double *v, 
  * pattern (series.h's series_match) when not NULL, into *names (malloc'd, free()).
  * LM_EARG "no series of run 3 matches 'grd/x' (it has: ...)" when a pattern matches none,
  * or for a bad pattern or an unknown run. */
-int runstore_series_names(RunStore *s, long run, const char *pattern,
+int runstore_series_list(RunStore *s, long run, const char *pattern,
                           char (**names)[SERIES_NAME_LEN], int *n, char *err);
 
 /* The series (not families' members) that at least one of n_ids runs has, in registry

@@ -129,7 +129,7 @@ static int classify_term(Term *t, const char *term, char *err)
             t->col = FILTER_KEYS[i].col;
         }
     SeriesRef ref;
-    SeriesAgg agg;
+    SeriesRegAgg agg;
     if (t->kind == K_CONFIG && !config_find_key(t->key) &&   /* a setting wins: lr */
         !runstore_series_ref(t->key, &ref, &agg, NULL)) {     /* a series: its aggregate */
         runstore_series_value_sql(&ref, agg, t->series_sql, sizeof t->series_sql);

@@ -1,7 +1,7 @@
 /* runstore_query.c — reading the run store: one run, filtered and sorted lists of runs
  * (the filter itself is parsed in runstore_filter.c), a text comparison of
  * runs, samples, gate history and checkpoints, and freeing what these return. Reads never
- * write (the series: runstore_series.c): they see the committed rows (a handle's own buffered rows are flushed by its
+ * write (the series: runstore_registry.c): they see the committed rows (a handle's own buffered rows are flushed by its
  * writer, runstore_flush, on the writer's schedule). Not writing (runstore_write.c), not
  * exporting files (runstore_export.c). */
 #include "runstore.h"

@@ -1,4 +1,4 @@
-/* runstore_series.c — reading a run's named series through the one registry
+/* runstore_registry.c — reading a run's named series through the one registry
  * (core/base/series.h): a series' points, its aggregate as one number (runs columns,
  * compare) and as an SQL expression over runs.id (filters), and the list of series a run
  * has, optionally those matching a pattern. The registry says where each series lives
@@ -19,7 +19,7 @@
 static void source_sql(const SeriesRef *r, const char *run, char *from, size_t cap,
                        char *col, size_t ccap)
 {
-    const SeriesInfo *i = r->info;
+    const SeriesEntry *i = r->info;
     const char *colon = strchr(i->where, ':');
     switch (i->source) {
     case SERIES_SRC_METRICS:
@@ -49,7 +49,7 @@ static void source_sql(const SeriesRef *r, const char *run, char *from, size_t c
 
 /* A name with an optional ".last|.min|.max|.mean" into ref and *agg (the registry's when
  * none). LM_OK or LM_EARG (did you mean). */
-int runstore_series_ref(const char *name, SeriesRef *ref, SeriesAgg *agg, char *err)
+int runstore_series_ref(const char *name, SeriesRef *ref, SeriesRegAgg *agg, char *err)
 {
     static const char *const AGG[] = {"last", "min", "max", "mean"};
     char base[SERIES_NAME_LEN];
@@ -58,7 +58,7 @@ int runstore_series_ref(const char *name, SeriesRef *ref, SeriesAgg *agg, char *
         if (!strcmp(dot + 1, AGG[a]) && (size_t)(dot - name) < sizeof base) {
             snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
             if (series_find(base, ref, NULL)) break;
-            *agg = (SeriesAgg)a;
+            *agg = (SeriesRegAgg)a;
             return LM_OK;
         }
     int rc = series_find(name, ref, err);
@@ -66,7 +66,7 @@ int runstore_series_ref(const char *name, SeriesRef *ref, SeriesAgg *agg, char *
     return rc;
 }
 
-void runstore_series_value_sql(const SeriesRef *ref, SeriesAgg agg, char *sql, size_t cap)
+void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql, size_t cap)
 {
     char from[160], col[64];
     static const char *const FN[] = {"", "min", "max", "avg"};
@@ -120,7 +120,7 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
 int runstore_series_summary(RunStore *s, long run, const char *name, double *v, char *err)
 {
     SeriesRef ref;
-    SeriesAgg agg;
+    SeriesRegAgg agg;
     char expr[320], sql[400];
     *v = NAN;
     int status = runstore_series_ref(name, &ref, &agg, err);
@@ -165,7 +165,7 @@ static int has_values(RunStore *s, long run, const SeriesRef *ref)
 }
 
 /* The members of a gate family run has, added to names. */
-static int add_gates(RunStore *s, long run, const SeriesInfo *info, const char *pattern,
+static int add_gates(RunStore *s, long run, const SeriesEntry *info, const char *pattern,
                      char (**names)[SERIES_NAME_LEN], int *n, long *cap, char *err)
 {
     sqlite3_stmt *st;
@@ -183,7 +183,7 @@ static int add_gates(RunStore *s, long run, const SeriesInfo *info, const char *
     return status;
 }
 
-int runstore_series_names(RunStore *s, long run, const char *pattern,
+int runstore_series_list(RunStore *s, long run, const char *pattern,
                           char (**names)[SERIES_NAME_LEN], int *n, char *err)
 {
     long cap = 0;
@@ -193,7 +193,7 @@ int runstore_series_names(RunStore *s, long run, const char *pattern,
     if (pattern && (status = series_pattern_check(pattern, err))) return status;
     if ((status = runstore_check_run(s, run, err))) return status;
     for (int i = 0; !status && i < series_count(); i++) {
-        const SeriesInfo *info = series_info(i);
+        const SeriesEntry *info = series_info(i);
         SeriesRef ref = {.info = info};
         snprintf(ref.name, sizeof ref.name, "%s", info->name);
         if (info->source == SERIES_SRC_GATE)
@@ -207,7 +207,7 @@ int runstore_series_names(RunStore *s, long run, const char *pattern,
         size_t o = 0;
         char (*every)[SERIES_NAME_LEN] = NULL;
         int ne = 0;
-        runstore_series_names(s, run, NULL, &every, &ne, NULL);
+        runstore_series_list(s, run, NULL, &every, &ne, NULL);
         for (int i = 0; i < ne && o < sizeof all - 1; i++)
             o += (size_t)snprintf(all + o, sizeof all - o, "%s%s", i ? " " : "", every[i]);
         free(every);
@@ -229,7 +229,7 @@ int runstore_series_union(RunStore *s, const long *ids, int n_ids,
     *names = NULL;
     *n = 0;
     for (int i = 0; i < series_count(); i++) {
-        const SeriesInfo *info = series_info(i);
+        const SeriesEntry *info = series_info(i);
         SeriesRef ref = {.info = info};
         snprintf(ref.name, sizeof ref.name, "%s", info->name);
         int has = 0;
