@@ -12,6 +12,7 @@
 #include "runrecord.h"
 #include "runkeys.h"
 #include "runstore_row.h"
+#include "series.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -223,7 +224,10 @@ static int runs_read(Session *s, int argc, const LexWord *argv)
     if (runkeys_check_sort(sort, runkeys_store_has, st, err)) {
         /* the columns only the shaped table computes: sorted there */
         const char *k = sort[0] == '-' ? sort + 1 : sort;
-        if (strcmp(k, "final_smooth") && strcmp(k, "group"))
+        SeriesRef ref;   /* a series of the registry: read by the shaped table */
+        SeriesRegAgg agg;
+        if (strcmp(k, "final_smooth") && strcmp(k, "group") &&
+            runstore_series_ref(k, &ref, &agg, NULL))
             return session_error(s, LM_EARG, "%s", err);
         own_sort = sort;
         sort = "recent";
@@ -570,23 +574,35 @@ static void compare_row(Session *s, const char *label, char (*vals)[64], int n, 
     session_printf(s, "%s", line);
 }
 
-/* The mean of a run's logged tokens/s (NAN when none). */
-static double mean_speed(RunStore *st, long id)
+/* A row per series of the registry (core/base/series.h) that any of the runs has: its
+ * aggregate ("loss (last)", "tokens_per_s (mean)"), names escaped. */
+static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, char (*v)[64],
+                           int w)
 {
-    SeriesPoint *p = NULL;
-    int n = 0, m = 0;
-    char err[LM_ERR_LEN];
-    double sum = 0;
-    if (runstore_series(st, id, "tokens_per_s", &p, &n, err) == LM_OK)
-        for (int i = 0; i < n; i++)
-            if (isfinite(p[i].value)) sum += p[i].value, m++;
-    free(p);
-    return m ? sum / m : NAN;
+    long *ids = calloc((size_t)n, sizeof *ids);
+    char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN * 4 + 16], shown[SERIES_NAME_LEN * 4];
+    int nn = 0;
+    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
+    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+        for (int k = 0; k < nn; k++) {
+            SeriesRef ref;
+            series_find(names[k], &ref, NULL);
+            for (int i = 0; i < n; i++) {
+                double x = NAN;
+                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
+                snprintf(v[i], 64, isnan(x) ? "-" : "%.6g", x);
+            }
+            snprintf(label, sizeof label, "%s (%s)", series_escape(shown, sizeof shown,
+                     names[k]), series_agg_name(ref.info->agg));
+            compare_row(s, label, v, n, w);
+        }
+    free(ids), free(names);
 }
 
 /* The runs side by side: name and status once, the settings that differ (ranked by how
  * many distinct values they take, runkeys_diff: a swept setting first), then each run's
- * best and final evaluation (labelled when an estimate), last step, params, speed. */
+ * best and final evaluation (labelled when an estimate), last step, params, and every
+ * series of the registry any of them has. */
 static int compare_text(Session *s, RunStore *st, const long *ids, int n)
 {
     RunRow *r = calloc((size_t)n, sizeof *r);
@@ -635,11 +651,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         compare_row(s, "last step", v, n, w);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
         compare_row(s, "params", v, n, w);
-        for (int i = 0; i < n; i++) {
-            double sp = mean_speed(st, r[i].id);
-            snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
-        }
-        compare_row(s, "tokens/s", v, n, w);
+        compare_series(s, st, r, n, v, w);
         for (int i = 1; i < n && !status; i++) {   /* the same numbers as the first run? */
             RunParity p;
             char line[400];

@@ -87,13 +87,16 @@ static const CmdArgSpec ALERT_KEYS[] = {
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
+    {"series", "series=PATTERN (the series section: gate/*, sys/*; default *)", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
     {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
     {"title", "title=\"text\"", NULL}, {"step", "step=N (gates)", NULL},
     {"file", "file=PATH.svg|png|pdf", NULL}, {"band", "band=std|minmax (runs as one group)",
-    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL}, {NULL, NULL, NULL}};
+    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL},
+    {"series", "series=PATTERN (one run's series as a grid: gate/*, sys/*, *)", NULL},
+    {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|final", "best|final|last"}, {"step", "step=N (a kept checkpoint)", NULL},
     {NULL, NULL, NULL}};
@@ -281,7 +284,7 @@ static const Command COMMANDS[] = {
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
      "metric: the step metrics:"
-#define STEP_METRIC(name, type, kind, help) " " #name
+#define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
@@ -296,7 +299,7 @@ static const Command COMMANDS[] = {
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
      "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
      "train (default), val, test or any stored series.\nStep metrics:"
-#define STEP_METRIC(name, type, kind, help) " " #name
+#define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
@@ -305,8 +308,19 @@ static const Command COMMANDS[] = {
      "group's runs; band=std|minmax draws the runs as one group: their mean with a std or\n"
      "min-max band. `plot gates RUN_ID [step=N] file=...` draws the layer x shift heatmap of\n"
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
-     "parallel coordinates.",
+     "parallel coordinates. `plot ID series=PATTERN file=...` draws every series of the run\n"
+     "whose name matches (gate/*, sys/*, val*, *) as a grid of small charts; `series`\n"
+     "lists the names.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
+    {"series", "[RUN_ID] [PATTERN]", "the named series: every name a run can have, or a run's",
+     "The one registry of series (docs/series.md): name, aliases, unit, kind (per step, per\n"
+     "evaluation, per sample, histogram), how a run's series reads as one number (last, min,\n"
+     "max, mean: the value of `runs` columns and filters, compare and alerts) and help.\n"
+     "With RUN_ID: the series that run has, with that number; PATTERN (gate/*, sys/*, val*)\n"
+     "keeps the matching ones. Any of these names works in alert rules (on='val<2'), `runs`\n"
+     "filters, columns and sort (loss<2, columns=id,loss,val_loss.min), plot metric= and\n"
+     "series=, the dashboard's grid view and compare.",
+     ARG_RUN_ID, NULL, cmd_series, "history", 0, NULL, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"

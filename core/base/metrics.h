@@ -12,14 +12,14 @@
  * in its order). */
 typedef struct {
     long step;
-#define STEP_METRIC(name, type, kind, help) type name;
+#define STEP_METRIC(name, type, kind, ...) type name;
 #include "metrics.def"
 #undef STEP_METRIC
 } StepMetric;
 
 /* The metrics of metrics.def by position: STEP_M_loss, ...; STEP_METRIC_N of them. */
 enum {
-#define STEP_METRIC(name, type, kind, help) STEP_M_##name,
+#define STEP_METRIC(name, type, kind, ...) STEP_M_##name,
 #include "metrics.def"
 #undef STEP_METRIC
     STEP_METRIC_N

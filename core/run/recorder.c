@@ -5,6 +5,7 @@
 #include "recorder.h"
 
 #include "alerts.h"
+#include "alertseen.h"
 #include "console.h"
 #include "err.h"
 #include "runstore_control.h"
@@ -41,6 +42,7 @@ struct Recorder {
     double sys_every, next_sys, last_step_at;
     ConsoleState console;
     AlertEngine alerts;
+    AlertSeen seen;                   /* every series' newest value, for the alert rules */
     RunOwner me;                      /* this process as the run's owner (pid 0: not) */
 };
 
@@ -275,8 +277,8 @@ static void alert_facts(Recorder *r, AlertFacts *f, double now)
     f->loss = s->n_steps ? s->last.loss : NAN;
     f->val_loss = s->n_val ? s->last_eval.loss : NAN;
     f->best_val = s->best_val;
-    f->tokens_per_s = s->n_steps ? s->last.tokens_per_s : NAN;
-    f->grad_norm = s->n_steps ? s->last.grad_norm : NAN;
+    f->value = alertseen_value;   /* any series of the registry: seen on this thread */
+    f->ud = &r->seen;
     f->since_step = s->status == TRAINER_RUNNING ? now - r->last_step_at : 0;
 }
 
@@ -295,6 +297,7 @@ static void track_poll(Recorder *r, RunStore *st, int force)
         x.tokens_per_s = r->snap.n_steps ? r->snap.last.tokens_per_s : NAN;
         pthread_mutex_unlock(&r->mu);
         runstore_sys_log(st, r->run_id, &x, err);
+        alertseen_sys(&r->seen, &x);
     }
     AlertFacts f;
     pthread_mutex_lock(&r->mu);
@@ -312,6 +315,7 @@ static void track_event(Recorder *r, RunStore *st, const TrainEvent *ev)
 {
     char kind[16], line[RUNSTORE_CONSOLE_LINE_MAX + 64], err[LM_ERR_LEN];
     double now = sysinfo_now();
+    alertseen_event(&r->seen, ev);
     if (ev->kind == TEV_STEP || ev->kind == TEV_STATUS)   /* a pause or an evaluation */
         r->last_step_at = now;                            /* restarts the stalled clock */
     if (st && console_line(&r->console, ev, now, kind, line, sizeof line))
@@ -462,6 +466,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->sys_every = sysmetrics_every();
     r->console.total_steps = trainer_total_steps(t);
     alerts_init(&r->alerts, run_id, run_name, db_path);
+    alertseen_init(&r->seen);
     r->ud = ud;
     pthread_mutex_init(&r->mu, NULL);
     Snapshot *s = &r->snap;

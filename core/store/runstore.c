@@ -37,7 +37,7 @@ static const char SCHEMA_V2[] =
     " sweep_id INTEGER REFERENCES sweeps(id) ON DELETE SET NULL);"
     "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " step INTEGER NOT NULL,"
-#define STEP_METRIC(name, type, kind, help) " " #name " " STEP_SQL_##kind ","
+#define STEP_METRIC(name, type, kind, ...) " " #name " " STEP_SQL_##kind ","
 #include "metrics.def"
 #undef STEP_METRIC
     " PRIMARY KEY(run_id, step)) WITHOUT ROWID;"
