@@ -124,7 +124,7 @@ static void check_params(const char *family, const SeriesBatch *b, Model *ref,
             float wn = w[j] - 0.1f * g_shard[pi->offset + j];   /* the step, in float */
             gs += ((double)wn - w[j]) * ((double)wn - w[j]);
         }
-        char name[NAMED_NAME_LEN];
+        char name[SERIES_NAME_LEN];
         snprintf(name, sizeof name, "grad/%s", pi->name);
         CHECK(close_rel(val(b, name), sqrt(gg), 1e-5), "%s %s: %.9g vs %.9g by hand", family,
               name, val(b, name), sqrt(gg));
@@ -324,7 +324,7 @@ static void test_nonfinite(void)
     params_data(&m->params, 1)[0] = INFINITY;
     diag_collect(dg, m, NULL, 7);
     SeriesBatch *b = diag_finish(dg, m, 0);
-    char g0[NAMED_NAME_LEN], w1[NAMED_NAME_LEN];
+    char g0[SERIES_NAME_LEN], w1[SERIES_NAME_LEN];
     snprintf(g0, sizeof g0, "grad/%s", m->params.info[0].name);
     snprintf(w1, sizeof w1, "weight/%s", m->params.info[1].name);
     CHECK(b && b->step == 7 && isnan(val(b, g0)) && isinf(val(b, w1)), "NaN and Inf kept");

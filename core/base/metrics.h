@@ -67,12 +67,12 @@ typedef struct {
  * such as the diagnostics `grad/<tensor>` or `hist/weight/<tensor>` (the store keeps
  * them in runstore_named.h's tables; a registry of names says what each one is). */
 
-#define NAMED_NAME_LEN 128        /* a series name with its NUL */
+#define SERIES_NAME_LEN 128        /* a series name with its NUL */
 #define SERIES_HIST_BINS 64
 
 /* One named scalar at a step. value may be NaN or an infinity: they are kept as such. */
 typedef struct {
-    char name[NAMED_NAME_LEN];
+    char name[SERIES_NAME_LEN];
     double value;
 } NamedScalar;
 
@@ -89,7 +89,7 @@ typedef struct {
 } SeriesHist;
 
 typedef struct {
-    char name[NAMED_NAME_LEN];
+    char name[SERIES_NAME_LEN];
     SeriesHist h;
 } NamedHist;
 

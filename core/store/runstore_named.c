@@ -39,10 +39,10 @@ int runstore_named_migrate(RunStore *s, char *err)
 
 static int name_ok(const char *name, char *err)
 {
-    size_t n = strnlen(name, NAMED_NAME_LEN);
-    if (n == 0 || n >= NAMED_NAME_LEN)
+    size_t n = strnlen(name, SERIES_NAME_LEN);
+    if (n == 0 || n >= SERIES_NAME_LEN)
         return err_set(err, LM_EARG, "series name '%.60s%s': give 1 to %d bytes", name,
-                       n >= NAMED_NAME_LEN ? "..." : "", NAMED_NAME_LEN - 1);
+                       n >= SERIES_NAME_LEN ? "..." : "", SERIES_NAME_LEN - 1);
     return textcheck_value("series name", name, 0, err) ? LM_EARG : LM_OK;
 }
 

@@ -21,7 +21,7 @@ int runstore_named_migrate(RunStore *s, char *err);
 typedef enum { NAMED_SCALAR = 0, NAMED_HISTOGRAM = 1 } NamedKind;
 
 /* Writes n named scalars of run `run` at `step` in one transaction (a point at the same
- * (name, step) is replaced). A name is 1..NAMED_NAME_LEN-1 bytes of valid UTF-8 without
+ * (name, step) is replaced). A name is 1..SERIES_NAME_LEN-1 bytes of valid UTF-8 without
  * control characters, and once a name is a run's scalar it is never its histogram (and
  * the reverse). LM_EARG naming the bad name, or "no run N"; the store's errors (nothing
  * of the batch is written then). */
@@ -33,7 +33,7 @@ int runstore_named_hist_log(RunStore *s, long run, long step, const NamedHist *h
                       char *err);
 
 typedef struct {
-    char name[NAMED_NAME_LEN];
+    char name[SERIES_NAME_LEN];
     NamedKind kind;
     long n_points;                 /* steps recorded */
     long first_step, last_step;    /* -1 when none */

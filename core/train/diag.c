@@ -107,7 +107,7 @@ static void collect_params(Diag *d, const Model *m, SeriesBatch *b)
     for (int i = 0; i < ps->n; i++) {
         const ParamInfo *pi = &ps->info[i];
         const float *w = params_data(ps, i), *g = params_grad(ps, i);
-        char name[NAMED_NAME_LEN];
+        char name[SERIES_NAME_LEN];
         snprintf(name, sizeof name, "grad/%s", pi->name);
         add_scalar(b, d->cap_scalars, name, sqrt(norm2(g, pi->numel)));
         snprintf(name, sizeof name, "weight/%s", pi->name);
@@ -183,7 +183,7 @@ static void collect_acts(Diag *d, Replicas *r, Model *m0, SeriesBatch *b)
         }
     }
     const double *p = tot;
-    char name[NAMED_NAME_LEN];
+    char name[SERIES_NAME_LEN];
     int cap = d->cap_scalars;
     for (int l = 0; l < d->L; l++, p += ACT_K) {
         if (p[3] <= 0) continue;
@@ -240,7 +240,7 @@ SeriesBatch *diag_finish(Diag *d, const Model *m, int updated)
         double dd = 0, ww = norm2(w0, pi->numel);
         for (size_t j = 0; j < pi->numel; j++)
             dd += ((double)w[j] - w0[j]) * ((double)w[j] - w0[j]);
-        char name[NAMED_NAME_LEN];
+        char name[SERIES_NAME_LEN];
         snprintf(name, sizeof name, "update/%s", pi->name);
         if (ww > 0 || isnan(ww))
             add_scalar(b, d->cap_scalars, name, sqrt(dd) / sqrt(ww));
