@@ -434,9 +434,13 @@ static void *record_main(void *arg)
         pthread_mutex_lock(&r->mu);
         if (rc) {
             char msg[LM_ERR_LEN];
-            snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows are "
-                     "kept in its journal" : "run store: %.400s (rows kept in memory, retrying)",
-                     err);
+            if (ev.kind == TEV_SERIES && !gone)   /* written at once, not buffered */
+                snprintf(msg, sizeof msg, "run store: the diagnostics of step %ld were not "
+                         "recorded: %.400s", ev.series ? ev.series->step : ev.at_step, err);
+            else
+                snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows "
+                         "are kept in its journal" : "run store: %.400s (rows kept in memory, "
+                         "retrying)", err);
             set_message(&r->snap, msg);
         }
         r->snap.pending_rows = st ? runstore_pending(st) : 0;
