@@ -77,7 +77,8 @@ static const CmdArgSpec RUNS_KEYS[] = {
     {"keep", "keep=true (keep columns= as the layout)", "true|false"},
     {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
-    {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
+    {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
+    {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
@@ -88,13 +89,16 @@ static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
     {"overwrite", "overwrite=true|false", NULL},
+    {"series", "series=PATTERN (the series section: gate/*, sys/*; default *)", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
     {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
     {"title", "title=\"text\"", NULL}, {"step", "step=N (gates)", NULL},
     {"file", "file=PATH.svg|png|pdf", NULL}, {"band", "band=std|minmax (runs as one group)",
-    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL}, {NULL, NULL, NULL}};
+    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL},
+    {"series", "series=PATTERN (one run's series as a grid: gate/*, sys/*, *)", NULL},
+    {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|final", "best|final|last"}, {"step", "step=N (a kept checkpoint)", NULL},
     {NULL, NULL, NULL}};
@@ -287,23 +291,26 @@ static const Command COMMANDS[] = {
     {"rm", "RUN_ID... [checkpoints=true] [yes]",
      "delete runs (and their checkpoints on request); without yes only says what it would do",
      NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL, NULL},
-    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
+    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH] | format=tensorboard dir=FOLDER",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
      "metric: the step metrics:"
-#define STEP_METRIC(name, type, kind, help) " " #name
+#define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
-     "created_unix seconds) with metrics and evals.",
+     "created_unix seconds) with metrics and evals. format=tensorboard dir=FOLDER writes\n"
+     "one TensorBoard event file per run into the new FOLDER (FOLDER/ID-NAME/\n"
+     "events.out.tfevents.*): every series as scalars, histograms, the settings, name and\n"
+     "lineage as text; TensorBoard, Trackio and Aim read it (docs/diagnostics.md).",
      ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL, NULL},
     {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] "
      "[band=std|minmax] [group=NAME] file=F.svg|png|pdf",
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
      "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
      "train (default), val, test or any stored series.\nStep metrics:"
-#define STEP_METRIC(name, type, kind, help) " " #name
+#define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
@@ -312,8 +319,19 @@ static const Command COMMANDS[] = {
      "group's runs; band=std|minmax draws the runs as one group: their mean with a std or\n"
      "min-max band. `plot gates RUN_ID [step=N] file=...` draws the layer x shift heatmap of\n"
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
-     "parallel coordinates.",
+     "parallel coordinates. `plot ID series=PATTERN file=...` draws every series of the run\n"
+     "whose name matches (gate/*, sys/*, val*, *) as a grid of small charts; `series`\n"
+     "lists the names.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
+    {"series", "[RUN_ID] [PATTERN]", "the named series: every name a run can have, or a run's",
+     "The one registry of series (docs/series.md): name, aliases, unit, kind (per step, per\n"
+     "evaluation, per sample, histogram), how a run's series reads as one number (last, min,\n"
+     "max, mean: the value of `runs` columns and filters, compare and alerts) and help.\n"
+     "With RUN_ID: the series that run has, with that number; PATTERN (gate/*, sys/*, val*)\n"
+     "keeps the matching ones. Any of these names works in alert rules (on='val<2'), `runs`\n"
+     "filters, columns and sort (loss<2, columns=id,loss,val_loss.min), plot metric= and\n"
+     "series=, the dashboard's grid view and compare.",
+     ARG_RUN_ID, NULL, cmd_series, "history", 0, NULL, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"

@@ -24,6 +24,7 @@
 #include "views.h"
 #include "view_sweep.h"
 #include "view_system.h"
+#include "view_grid.h"
 #include "view_train.h"
 
 #include <curses.h>
@@ -385,7 +386,7 @@ static void test_history(void)
     CHECK(has(s, "sort best val"), "sort shown");
     CHECK(has(s, " lr") && has(s, "0.0005"), "a differing setting is a column of the runs table");
     CHECK(has(s, "━━ #3  ━━ #5  ━━ #7"), "a legend that fits: ids when the names do not");
-    CHECK(has(s, "train loss | smooth off"), "metric and smoothing in the title: %s", s);
+    CHECK(has(s, "training loss | smooth off"), "metric and smoothing in the title: %s", s);
     /* the diff: a header of ids, one row per differing setting with every value */
     const char *diff = strstr(s, "settings that differ");
     CHECK(diff != NULL, "diff box");
@@ -396,7 +397,7 @@ static void test_history(void)
     CHECK(!has(diff, "tinyshakespeare"), "a setting all share is not in the diff");
     free(s);
     d.cmp_smooth = 2;
-    d.cmp_metric = DASH_CMP_VAL;
+    d.cmp_metric = 1;   /* val_loss: dash_data_cmp_series */
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "validation loss | smooth EMA 20"), "metric/smoothing title follows the state");
     free(s);
@@ -693,6 +694,71 @@ static void test_system_view(void)
     dash_state_free(&d);
 }
 
+/* Issue 48: the grid view draws every series of a run as a small chart titled with its
+ * registry name, arrows move the pick by one and by a row, Enter enlarges it with its
+ * unit and help, a pattern keeps the matching series, and one that matches nothing says
+ * so with the run's names. */
+static void test_grid_view(void)
+{
+    char db[] = "/tmp/lmlab-dash-grid-XXXXXX.db", err[LM_ERR_LEN];
+    int fd = mkstemps(db, 3);
+    if (fd >= 0) close(fd);
+    remove(db);
+    RunStore *st = NULL;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    if (!st) return;
+    long id = 0;
+    RunInfo info = {.name = "g", .config = "lr=0.001\n", .model = "dispatcher"};
+    runstore_run_create(st, &info, &id, err);
+    for (long t = 10; t <= 100; t += 10) {
+        StepMetric m = {.step = t, .loss = 3.0f - 0.01f * (float)t, .lr = 1e-3f,
+                        .grad_norm = 1.0f, .tokens = t * 64, .tokens_per_s = 1000};
+        runstore_log_step(st, id, &m, err);
+    }
+    EvalMetric e = {.step = 100, .split = "valid", .loss = 2.1, .ppl = 8.2, .bpc = NAN};
+    runstore_log_eval(st, id, &e, err);
+    GateStat g[2] = {{.step = 100, .layer = 0, .level = 0, .mean = 0.4f},
+                     {.step = 100, .layer = 0, .level = 1, .mean = 0.6f}};
+    runstore_log_gates(st, id, g, 2, err);
+    CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
+    Dashboard d;
+    dash_state_init(&d);
+    Snapshot sn;
+    make_snapshot(&sn);
+    d.view = views_find("grid");
+    GridView *w = dash_view_state(&d, &view_grid);
+    CHECK(w && !strcmp(w->pattern, "*"), "every series at first");
+    if (!w) return;
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n >= 10, "loaded %d series: %s", w->n, w->msg);
+    char *s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(has(s, "series *:") && has(s, " loss ") && has(s, " val_loss ") &&
+          has(s, " grad_norm "), "small charts titled by name: %s", s ? s : "");
+    free(s);
+    view_grid_move(w, VIEW_GRID_RIGHT);
+    view_grid_move(w, VIEW_GRID_RIGHT);   /* epoch, tokens, loss */
+    CHECK(w->sel == 2, "right twice: %d", w->sel);
+    view_grid_move(w, VIEW_GRID_DOWN);
+    CHECK(w->sel == 2 + w->cols, "down a row of %d: %d", w->cols, w->sel);
+    view_grid_move(w, VIEW_GRID_UP);
+    view_grid_move(w, VIEW_GRID_ENLARGE);
+    s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(w->enlarged && has(s, "loss [nats/token]: training loss"), "enlarged: %s", s ? s : "");
+    free(s);
+    view_grid_move(w, VIEW_GRID_ENLARGE);
+    snprintf(w->pattern, sizeof w->pattern, "gate/*");
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 2 && !strcmp(w->names[1], "gate/0/1"),
+          "gate/*: %d", w->n);
+    snprintf(w->pattern, sizeof w->pattern, "grd/*");
+    CHECK(view_grid_load(w, st, id) == LM_EARG && w->n == 0, "grd/* matches nothing");
+    s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(has(s, "no series of run") && has(s, "grd/*"), "said in the view: %s", s ? s : "");
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+    runstore_close(st);
+    remove(db);
+}
+
 static void test_key_rules(void)
 {
     Dashboard d;
@@ -909,6 +975,7 @@ int main(void)
     test_ascii_mono_and_command_line();
     test_key_rules();
     test_system_view();
+    test_grid_view();
     test_view_owns_state();
     test_letters_never_act();
     return check_summary();

@@ -328,9 +328,9 @@ static void test_compare_export(void)
     if (text) {
         printf("%s", text);
         CHECK(strstr(text, "\nd ") && strstr(text, "\nseed "), "differing keys shown");
-        CHECK(!strstr(text, "\nlr ") && !strstr(text, "\noptimizer ") && !strstr(text, "\nmodel "),
+        CHECK(!strstr(text, "\nlr  ") && !strstr(text, "\noptimizer ") && !strstr(text, "\nmodel "),
               "equal keys hidden");
-        CHECK(strstr(text, "best val loss") && strstr(text, "1.2500") && strstr(text, "tokens/s")
+        CHECK(strstr(text, "best val loss") && strstr(text, "1.2500") && strstr(text, "tokens_per_s (mean)")
               && strstr(text, "\nsteps             50 "), "results shown");
     }
     free(text);

@@ -659,7 +659,7 @@ static void on_key(DashCtx *x, int action)
             d->cmp_smooth = (d->cmp_smooth + 1) % DASH_N_SMOOTH;
             break;
         }
-        d->cmp_metric = (d->cmp_metric + 1) % DASH_N_CMP;
+        d->cmp_metric = (d->cmp_metric + 1) % dash_data_cmp_count();
         char err[LM_ERR_LEN];
         RunStore *st = session_store(x->s);
         if (st && dash_data_reload_curves(d, st, err))
