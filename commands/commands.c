@@ -359,7 +359,8 @@ static const Command COMMANDS[] = {
      ".html file holds everything (images inline, no scripts, no network); a .md file gets\n"
      "its images as files in a folder beside it (NAME_files/).", ARG_KEYVAL, REPORT_KEYS,
      cmd_report, "history", 0, NULL, NULL},
-    {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
+    {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
+     "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };
 
