@@ -601,7 +601,9 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         compare_row(s, "name", v, n, w);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
         compare_row(s, "status", v, n, w);
-        int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
+        long sweeps[RUNS_MAX_IDS] = {0};
+        for (int i = 0; i < n && i < RUNS_MAX_IDS; i++) sweeps[i] = r[i].sweep_id;
+        int nk = runkeys_diff(cfg, n <= RUNS_MAX_IDS ? sweeps : NULL, n, keys, 64), shown = 0;
         for (int k = 0; k < nk && k < 64; k++) {
             if (!strcmp(keys[k], "name")) continue;   /* the name row above */
             for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
