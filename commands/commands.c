@@ -320,7 +320,7 @@ static const Command COMMANDS[] = {
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
-     "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
+     "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -341,7 +341,8 @@ static const Command COMMANDS[] = {
      "trial that diverged or failed ranks last; ties go to the lower trial. Trials are\n"
      "grid combinations, or trials= random draws when given (needed with ranges).\n"
      "status, pause, resume, stop, wait: the session's sweep (stop keeps the current\n"
-     "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
+     "trial's checkpoint); status ID and wait ID: any stored sweep, from any shell.\n"
+     "resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"

@@ -5,6 +5,7 @@
 # them as they land. Usage: e2e_afternoon.sh LMLAB_BINARY
 set -u
 bin=$(readlink -f "$1")
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
@@ -77,4 +78,29 @@ grep -qE "^ +was " co.txt || fail "coeffs: no row for 'was': $(cat co.txt)"
 grep '"event":"sample"' sa.json | grep -q '"prompt_tokens":3' ||
     fail "sample encodes \"the king was\" as other than its 3 words: $(cat sa.json)"
 echo "checked: items 3-4 prompts as typed, tokenize with the open model's tokenizer"
+
+# --- item 9: sweep status ID and sweep wait ID from another shell, live and ended
+"$bin" sweep base=quick steps=150 eval_every=50 lr=1e-3,3e-3 name=sw9 >sw.txt 2>&1 &
+swpid=$!
+sid=""
+for _ in $(seq 1 300); do   # bounded: 60 s for the sweep to be stored
+    sid=$("$bin" --json sweep list 2>/dev/null | grep '"name":"sw9"' | sed -E 's/.*"sweep":([0-9]+).*/\1/')
+    [ -n "$sid" ] && break
+    sleep 0.2
+done
+[ -n "$sid" ] || die "the sweep never appeared in sweep list: $(cat sw.txt)"
+"$bin" sweep status "$sid" >ss.txt 2>&1 || fail "sweep status $sid from another shell: $(cat ss.txt)"
+grep -q "^sweep #$sid sw9 \(running\|finished\): 2 trials" ss.txt ||
+    fail "sweep status $sid: $(cat ss.txt)"
+"$bin" sweep wait "$sid" >sww.txt 2>&1 &
+wpid=$!
+bwait "$wpid" 120 "sweep wait $sid"; wrc=$?
+[ "$wrc" = 0 ] || fail "sweep wait $sid from another shell ended $wrc: $(cat sww.txt)"
+grep -q "^sweep #$sid sw9 finished: 2 trials: 2 done" sww.txt || fail "sweep wait $sid: $(cat sww.txt)"
+bwait "$swpid" 60 "the sweep" >/dev/null || fail "the sweep process: $(cat sw.txt)"
+"$bin" sweep wait "$sid" >sww2.txt 2>&1 || fail "sweep wait on an ended sweep: $(cat sww2.txt)"
+grep -q "finished: 2 trials: 2 done" sww2.txt || fail "sweep wait on an ended sweep: $(cat sww2.txt)"
+"$bin" sweep status 99 >s99.txt 2>&1 && fail "sweep status 99 (none) succeeded: $(cat s99.txt)"
+grep -q "no sweep 99" s99.txt || fail "sweep status 99: $(cat s99.txt)"
+echo "checked: item 9 sweep status/wait ID from any shell"
 exit $status
