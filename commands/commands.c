@@ -78,7 +78,8 @@ static const CmdArgSpec RUNS_KEYS[] = {
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
-static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
+    {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec ALERT_KEYS[] = {
     {"on", "on=diverged|finished|failed|ended|stalled[:S]|METRIC<X", NULL},
@@ -245,11 +246,19 @@ static const Command COMMANDS[] = {
      "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
      "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
      ARG_WORD, NULL, cmd_group, "history", 0, NULL, NULL},
-    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
-    {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
+    {"tag", "RUN_ID TAG", "tag a run", "`untag RUN_ID TAG` removes one; each is recorded with its\n"
+     "time (`run ID` lists the edits).", ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
+    {"untag", "RUN_ID TAG", "remove a tag from a run (recorded with its time)", NULL,
+     ARG_RUN_ID, NULL, cmd_untag, "history", 0, NULL, NULL},
+    {"rename", "RUN_ID NAME", "rename a run (the old name is recorded with the time)", NULL,
+     ARG_RUN_ID, NULL, cmd_rename, "history", 0, NULL, NULL},
+    {"note", "RUN_ID|sweep=ID \"text\" | RUN_ID edit=N \"text\" | RUN_ID delete=N",
+     "add, edit or delete a note (kept with its time) of a run or a sweep",
      "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
      "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
-     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).",
+     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).\n"
+     "edit=N replaces note N's text, delete=N deletes it (N: the number `run ID` shows);\n"
+     "each change is recorded with its time and the old text (`run ID` lists the edits).",
      ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL, NULL},
     {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
      "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"

@@ -103,4 +103,32 @@ grep -q "finished: 2 trials: 2 done" sww2.txt || fail "sweep wait on an ended sw
 "$bin" sweep status 99 >s99.txt 2>&1 && fail "sweep status 99 (none) succeeded: $(cat s99.txt)"
 grep -q "no sweep 99" s99.txt || fail "sweep status 99: $(cat s99.txt)"
 echo "checked: item 9 sweep status/wait ID from any shell"
+
+# --- item 10: untag, rename, note edit and delete, each recorded with its time
+"$bin" tag 1 baseline >/dev/null 2>&1 || die "tag 1 baseline"
+"$bin" tag 1 -baseline >tg.txt 2>&1 && fail "tag 1 -baseline added a tag: $(cat tg.txt)"
+grep -q "untag 1 baseline" tg.txt || fail "tag 1 -baseline does not point to untag: $(cat tg.txt)"
+"$bin" untag 1 baseline >ut.txt 2>&1 || fail "untag 1 baseline: $(cat ut.txt)"
+"$bin" --json runs id=1 | grep -q '"tags":\[\]\|"tags":""\|"tags":null' ||
+    fail "run 1 still tagged after untag: $("$bin" --json runs id=1)"
+"$bin" untag 1 baseline >ut2.txt 2>&1 && fail "untag of a tag the run lacks succeeded"
+grep -q "run 1 has no tag 'baseline'" ut2.txt || fail "untag of a missing tag: $(cat ut2.txt)"
+"$bin" rename 1 "reference run" >rn.txt 2>&1 || fail "rename: $(cat rn.txt)"
+"$bin" --json runs id=1 | grep -q '"name":"reference run"' || fail "rename did not rename run 1"
+"$bin" note 1 "lr too high" >/dev/null && "$bin" note 1 "second thought" >/dev/null || die "note"
+n1=$("$bin" --json run 1 | sed -E 's/.*"note_list":\[\{"id":([0-9]+).*/\1/')
+n2=$((n1 + 1))
+"$bin" note 1 edit="$n1" "lr fine after all" >ne.txt 2>&1 || fail "note edit: $(cat ne.txt)"
+"$bin" note 1 delete="$n2" >nd.txt 2>&1 || fail "note delete: $(cat nd.txt)"
+"$bin" note 2 delete="$n1" >nx.txt 2>&1 && fail "deleted run 1's note through run 2"
+"$bin" run 1 >r1.txt 2>&1 || die "run 1"
+grep -qE "note $n1 +lr fine after all" r1.txt || fail "the edited note: $(cat r1.txt)"
+grep -q "second thought" r1.txt && ! grep -q "deleted (was: second thought)" r1.txt &&
+    fail "the deleted note is still listed: $(cat r1.txt)"
+for w in "untagged 'baseline'" "renamed 'dispatcher-tinyshakespeare' to 'reference run'" \
+         "note $n1 edited (was: lr too high)" "note $n2 deleted (was: second thought)"; do
+    grep -F "  $w" r1.txt | grep -qE "^  [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}  " ||
+        fail "run 1 does not list the edit \"$w\" with its time: $(sed -n '/^edits/,$p' r1.txt)"
+done
+echo "checked: item 10 untag, rename, note edit/delete with their times"
 exit $status

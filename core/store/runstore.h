@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 10
+#define RUNSTORE_SCHEMA_VERSION 11
 
 typedef struct RunStore RunStore;
 

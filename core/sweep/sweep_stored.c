@@ -24,7 +24,7 @@ int sweep_stored_progress(RunStore *st, long id, SweepProgress *p, int *live, ch
         return rc;
     }
     p->sweep_id = id;
-    snprintf(p->name, sizeof p->name, "%s", row.name[0] ? row.name : "");
+    snprintf(p->name, sizeof p->name, "%.47s", row.name);
     if (!p->name[0])
         snprintf(p->name, sizeof p->name, "sweep%ld", id);
     snprintf(p->status, sizeof p->status, "%s", row.status);
