@@ -131,4 +131,19 @@ for w in "untagged 'baseline'" "renamed 'dispatcher-tinyshakespeare' to 'referen
         fail "run 1 does not list the edit \"$w\" with its time: $(sed -n '/^edits/,$p' r1.txt)"
 done
 echo "checked: item 10 untag, rename, note edit/delete with their times"
+
+# --- item 12: the paper presets say what their two downloads are and how to try without
+"$bin" train wikitext2_dispatcher_paper data=wikitext-small steps=1 >p1.txt 2>&1 &&
+    fail "the paper preset trained without its vocab.txt: $(cat p1.txt)"
+for w in "BERT's WordPiece vocab.txt" "bert-base-cased" "huggingface.co" "tokenizer=word"; do
+    grep -qF "$w" p1.txt || fail "the missing vocab= does not say \"$w\": $(cat p1.txt)"
+done
+"$bin" train wikitext2_dispatcher_paper steps=1 >p2.txt 2>&1 && fail "trained on a placeholder"
+for w in "placeholder" "wiki.train.tokens" "data=wikitext-small"; do
+    grep -qF "$w" p2.txt || fail "the placeholder data= does not say \"$w\": $(cat p2.txt)"
+done
+"$bin" train wikitext2_dispatcher_paper data=wikitext-small tokenizer=word steps=1 d=16 nhid=16 \
+    layers=1 bptt=16 batch=2 eval_batches=1 >p3.txt 2>&1 ||
+    fail "the suggested tokenizer=word does not train: $(cat p3.txt)"
+echo "checked: item 12 the paper presets' downloads explained"
 exit $status
