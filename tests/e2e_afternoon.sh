@@ -61,6 +61,12 @@ shown=$(grep "^tokens/s" cf.txt | awk '{ print $3 }')
 near "$shown" "$want" 2e-3 || fail "compare shows the fork at $shown tokens/s, its own is $want"
 echo "checked: item 2 fork's own time and speed"
 
+# --- item 11 (the report's part; test_plot checks the figures' styles and legend): a
+# fork's lineage in the report
+"$bin" report runs=1,"$run" file=rep.html >rep.txt 2>&1 || die "report: $(cat rep.txt)"
+grep -q "<td>fork of #1 at step 200</td>" rep.html || fail "the report does not show run $run's lineage"
+echo "checked: item 11 lineage in the report"
+
 # --- items 3 and 4: a prompt is encoded as typed; tokenize after open uses the model's
 "$bin" train quick tokenizer=word vocab_size=2000 steps=5 eval_every=5 name=words >tw.txt 2>&1 ||
     die "train word: $(cat tw.txt)"
