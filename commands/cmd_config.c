@@ -164,6 +164,23 @@ static void nearest_experiment(const char *name, char *out, size_t cap)
     }
 }
 
+/* Whether a and b build different tokenizers (the keys `tokenize` and `train` read). */
+static int tokenizer_differs(const Config *a, const Config *b)
+{
+    return a->tokenizer_kind != b->tokenizer_kind || a->vocab_size != b->vocab_size ||
+           a->lowercase != b->lowercase || a->vocab_from_train != b->vocab_from_train ||
+           strcmp(a->vocab, b->vocab) || strcmp(a->data, b->data);
+}
+
+/* The session's settings become c; a tokenizer setting that changed marks the settings'
+ * tokenizer newer than the open model's (what `tokenize` encodes with). */
+static void settings_take(Session *s, const Config *c)
+{
+    if (tokenizer_differs(&s->cfg, c))
+        s->tok_settings_newer = 1;
+    s->cfg = *c;
+}
+
 int cmd_use(Session *s, int argc, const LexWord *argv)
 {
     if (argc < 2) {
@@ -182,7 +199,7 @@ int cmd_use(Session *s, int argc, const LexWord *argv)
     config_defaults(&c);
     if (config_load_file(&c, path, err))
         return session_error(s, LM_EARG, "%s", err);
-    s->cfg = c;
+    settings_take(s, &c);
     snprintf(s->experiment, sizeof s->experiment, "%s", argv[1].text);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:s s:s}", "ok", 1, "experiment", argv[1].text,
@@ -210,7 +227,7 @@ int cmd_set(Session *s, int argc, const LexWord *argv)
     }
     if (config_validate(&c, err))
         return session_error(s, LM_EARG, "%s (nothing was changed)", err);
-    s->cfg = c;
+    settings_take(s, &c);
     if (s->json)
         session_emit_json(s, json_pack("{s:b}", "ok", 1));
     return LM_OK;
@@ -223,11 +240,13 @@ int cmd_unset(Session *s, int argc, const LexWord *argv)
     char path[1024], err[LM_ERR_LEN], val[CONFIG_STR_LEN * 2];
     if (s->experiment[0] && !session_find_experiment(s->experiment, path, sizeof path))
         config_load_file(&base, path, err);
+    Config c = s->cfg;
     for (int i = 1; i < argc; i++) {
         if (config_get(&base, argv[i].text, val, sizeof val))
             return session_error(s, LM_EARG, "unset: unknown key '%s'", argv[i].text);
-        config_set(&s->cfg, argv[i].text, val, err);
+        config_set(&c, argv[i].text, val, err);
     }
+    settings_take(s, &c);
     return LM_OK;
 }
 

@@ -73,7 +73,11 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
             xy[m] = (double)pt[j].step, xy[n + m] = pt[j].value;
         free(pt);
         if (!xy) continue;
-        snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
+        if (r->runs[i].parent_run > 0)   /* a fork's lineage in its label */
+            snprintf(labels[k], sizeof labels[k], "#%ld %.50s (#%ld@%ld)", r->runs[i].id,
+                     r->runs[i].name, r->runs[i].parent_run, r->runs[i].parent_step);
+        else
+            snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
         mem[k] = xy;
         ser[k] = (PlotSeries){labels[k], xy, xy + n, m, NULL, NULL};
         k++;
@@ -201,17 +205,20 @@ static void section_runs(Report *r)
     snprintf(v, sizeof v, "%d runs, best first; the settings that differ between them (%d):",
              r->n, nk);
     report_para(r, v);
+    /* "from": a fork's lineage, its parent and the step it forked at (issue 49 item 11) */
     static const char *const FIXED[] = {"id", "name", "model", "status", "steps", "best val",
-                                        "final val", "cpu % mean", "rss MiB peak", "load mean"};
+                                        "final val", "cpu % mean", "rss MiB peak", "load mean",
+                                        "from"};
+    enum { NF = sizeof FIXED / sizeof *FIXED };
     report_puts(&r->b, r->md ? "|" : "<table class=\"runs\" id=\"runs-table\"><thead><tr>");
-    for (int i = 0; i < 10 + nk; i++) {
+    for (int i = 0; i < NF + nk; i++) {
         report_puts(&r->b, r->md ? " " : "<th>");
-        report_esc(r, i < 10 ? FIXED[i] : keys[i - 10]);
+        report_esc(r, i < NF ? FIXED[i] : keys[i - NF]);
         report_puts(&r->b, r->md ? " |" : "</th>");
     }
     if (r->md) {
         report_puts(&r->b, "\n|");
-        for (int i = 0; i < 10 + nk; i++) report_puts(&r->b, "---|");
+        for (int i = 0; i < NF + nk; i++) report_puts(&r->b, "---|");
     }
     report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
     char err[LM_ERR_LEN];
@@ -231,9 +238,13 @@ static void section_runs(Report *r)
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
         snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);
         snprintf(f[9], 48, m.n ? "%.2f" : "-", m.load_mean);
-        const char *c[10] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
-                             f[9]};
-        for (int j = 0; j < 10; j++) report_cell(r, c[j]);
+        char from[64] = "-";
+        if (w->parent_run > 0)
+            snprintf(from, sizeof from, "fork of #%ld at step %ld", w->parent_run,
+                     w->parent_step);
+        const char *c[NF] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
+                             f[9], from};
+        for (int j = 0; j < NF; j++) report_cell(r, c[j]);
         for (int j = 0; j < nk; j++) {
             runstore_config_value(w->config, keys[j], v, sizeof v);
             report_cell(r, v);

@@ -10,6 +10,7 @@
 #include "cmd_analysis.h"
 #include "cmd_log.h"
 #include "runrecord.h"
+#include "runstore_edits.h"
 #include "runkeys.h"
 #include "runstore_row.h"
 #include "series.h"
@@ -634,7 +635,9 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         compare_row(s, "name", v, n, w);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
         compare_row(s, "status", v, n, w);
-        int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
+        long sweeps[RUNS_MAX_IDS] = {0};
+        for (int i = 0; i < n && i < RUNS_MAX_IDS; i++) sweeps[i] = r[i].sweep_id;
+        int nk = runkeys_diff(cfg, n <= RUNS_MAX_IDS ? sweeps : NULL, n, keys, 64), shown = 0;
         for (int k = 0; k < nk && k < 64; k++) {
             if (!strcmp(keys[k], "name")) continue;   /* the name row above */
             for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
@@ -707,8 +710,13 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
     if (argc != 3 || argv[2].key)
         return session_error(s, LM_EARG, "tag takes one tag after the run id: `tag %ld TAG`",
                              id);
-    char err[LM_ERR_LEN];
+    if (argv[2].text[0] == '-')   /* `tag 12 -baseline` is not a removal */
+        return session_error(s, LM_EARG, "tag '%s' starts with '-': to remove a tag, `untag %ld "
+                             "%s`", argv[2].text, id, argv[2].text + 1);
+    char err[LM_ERR_LEN], what[96];
     int status = runstore_add_tag(st, id, argv[2].text, err);
+    snprintf(what, sizeof what, "tagged '%.64s'", argv[2].text);
+    if (!status) status = runstore_edit_log(st, id, 0, what, err);
     if (status) return session_error(s, status, "%s", err);
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
@@ -721,6 +729,52 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
         session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
     }
     runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_untag(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st = NULL;
+    long id = 0;
+    if (store_and_id(s, argc, argv, "untag RUN_ID TAG", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "untag takes one tag after the run id: `untag %ld "
+                             "TAG`", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_untag(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    RunRow r;
+    if (get_run(s, st, id, &r)) return LM_EARG;
+    if (s->json) {
+        json_t *run = runstore_run_json(&r);
+        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
+                                       json_object_get(run, "tags")));
+        json_decref(run);
+    } else {
+        session_printf(s, "run %ld untagged '%s' (tags: %s)", id, argv[2].text,
+                       r.tags[0] ? r.tags : "none");
+    }
+    runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_rename(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st = NULL;
+    long id = 0;
+    if (store_and_id(s, argc, argv, "rename RUN_ID NAME", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "rename takes one name after the run id: `rename %ld "
+                             "NAME` (quote a name with spaces)", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_rename(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:s}", "ok", 1, "run", (json_int_t)id, "name",
+                                       argv[2].text));
+    else
+        session_printf(s, "run %ld renamed '%s' (`run %ld` lists the edits)", id, argv[2].text,
+                       id);
     return LM_OK;
 }
 

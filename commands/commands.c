@@ -80,7 +80,8 @@ static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
     {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
-static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
+    {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec ALERT_KEYS[] = {
     {"on", "on=diverged|finished|failed|ended|stalled[:S]|METRIC<X", NULL},
@@ -262,11 +263,19 @@ static const Command COMMANDS[] = {
      "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
      "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
      ARG_WORD, NULL, cmd_group, "history", 0, NULL, NULL},
-    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
-    {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
+    {"tag", "RUN_ID TAG", "tag a run", "`untag RUN_ID TAG` removes one; each is recorded with its\n"
+     "time (`run ID` lists the edits).", ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
+    {"untag", "RUN_ID TAG", "remove a tag from a run (recorded with its time)", NULL,
+     ARG_RUN_ID, NULL, cmd_untag, "history", 0, NULL, NULL},
+    {"rename", "RUN_ID NAME", "rename a run (the old name is recorded with the time)", NULL,
+     ARG_RUN_ID, NULL, cmd_rename, "history", 0, NULL, NULL},
+    {"note", "RUN_ID|sweep=ID \"text\" | RUN_ID edit=N \"text\" | RUN_ID delete=N",
+     "add, edit or delete a note (kept with its time) of a run or a sweep",
      "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
      "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
-     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).",
+     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).\n"
+     "edit=N replaces note N's text, delete=N deletes it (N: the number `run ID` shows);\n"
+     "each change is recorded with its time and the old text (`run ID` lists the edits).",
      ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL, NULL},
     {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
      "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"
@@ -353,7 +362,7 @@ static const Command COMMANDS[] = {
      "on every core (threads=N: that many).",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
-     "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
+     "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -374,7 +383,8 @@ static const Command COMMANDS[] = {
      "trial that diverged or failed ranks last; ties go to the lower trial. Trials are\n"
      "grid combinations, or trials= random draws when given (needed with ranges).\n"
      "status, pause, resume, stop, wait: the session's sweep (stop keeps the current\n"
-     "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
+     "trial's checkpoint); status ID and wait ID: any stored sweep, from any shell.\n"
+     "resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"
@@ -406,7 +416,8 @@ static const Command COMMANDS[] = {
      "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
      "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
      ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
-    {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
+    {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
+     "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };
 

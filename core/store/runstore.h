@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 11
+#define RUNSTORE_SCHEMA_VERSION 12
 
 typedef struct RunStore RunStore;
 
