@@ -71,7 +71,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
     int bad = r->peak_share > 1.0;   /* a share over 100% is not a figure: null */
     char why[200];
     bench_peak_share_text(why, sizeof why, r->peak_share, r->precision);
-    session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
+    json_t *o = json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
                                    "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:f s:o s:s s:f s:f s:f}", "event",
                                    "bench",
                                    "workload", r->name, "model", r->model, "vocab", r->vocab,
@@ -90,7 +90,16 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
                                    worst.name, "bottleneck_fraction",
                                    r->step_s > 0 ? worst.seconds / r->step_s : 0,
                                    "cpu_step_s", r->cpu_step_s, "tokens_per_cpu_s",
-                                   r->tokens_per_cpu_s));
+                                   r->tokens_per_cpu_s);
+    if (o && r->diagnostics > 0) {   /* bench WORKLOAD diagnostics=N */
+        json_object_set_new(o, "diagnostics", json_integer(r->diagnostics));
+        json_object_set_new(o, "diag_s", json_real(r->diag_s));
+        json_object_set_new(o, "diag_cpu_s", json_real(r->diag_cpu_s));
+        json_object_set_new(o, "diag_record_s", json_real(r->diag_record_s));
+        json_object_set_new(o, "diag_series", json_integer(r->diag_series));
+        json_object_set_new(o, "diag_hists", json_integer(r->diag_hists));
+    }
+    session_emit_json(s, o);
 }
 
 /* "name 1.2 ms, ..." of the parts' forward (bwd = 0) or backward times. */
@@ -151,6 +160,18 @@ static void print_result(Session *s, const BenchResult *r)
     session_printf(s, "%s", line);
     session_printf(s, "%22s bottleneck: %s, %.1f ms (%.0f%% of the step)", "", worst.name,
                    worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
+    if (r->diagnostics > 0 && r->step_s > 0) {
+        double n = r->diagnostics, step = r->step_s;
+        session_printf(s, "%22s diagnostics: %.2f ms a collection (%d series, %d histograms;"
+                       " CPU %.2f ms), %.2f ms to record them; every %d steps: %.3f%% of a step"
+                       " (training thread) + %.3f%% (recorder thread), against the %.1f ms step"
+                       " timed without them between the same steps; in CPU time %.3f%% of a"
+                       " step's %.1f ms", "", r->diag_s * 1e3, r->diag_series, r->diag_hists,
+                       r->diag_cpu_s * 1e3, r->diag_record_s * 1e3, r->diagnostics,
+                       100 * r->diag_s / (n * step), 100 * r->diag_record_s / (n * step),
+                       step * 1e3, r->cpu_step_s > 0 ? 100 * r->diag_cpu_s /
+                       (n * r->cpu_step_s) : 0, r->cpu_step_s * 1e3);
+    }
 }
 
 /* precision=fp32|bf16|both as a bit set (1 fp32, 2 bf16); -1 for anything else. */
@@ -484,7 +505,7 @@ static void print_machine(Session *s, int prec)
 /* One training workload, built-in or an experiment's, at precisions prec (0: fp32 for a
  * built-in one, an experiment's own precision; its threads and shards too unless the
  * session sets threads). */
-static int bench_training(Session *s, const char *name, int steps, int prec)
+static int bench_training(Session *s, const char *name, int steps, int prec, int diagnostics)
 {
     char err[LM_ERR_LEN];
     BenchWorkload w;
@@ -492,6 +513,7 @@ static int bench_training(Session *s, const char *name, int steps, int prec)
     if (bench_workload(name, &w, err) && !(own = 1, experiment_workload(name, &w, err) == 0))
         return session_error(s, LM_EARG, "%s", err);
     if (steps > 0) w.steps = steps;
+    w.cfg.diagnostics = diagnostics;
     if (!own || s->cfg.threads > 0)
         w.cfg.threads = s->cfg.threads;
     if (!own)
@@ -504,10 +526,18 @@ static int bench_training(Session *s, const char *name, int steps, int prec)
 static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
-    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0;
+    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0, diagnostics = 0;
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "diagnostics")) {
+            char *end;
+            long v = strtol(argv[i].value, &end, 10);
+            if (*end || end == argv[i].value || v < 1 || v > 100000000)
+                return session_error(s, LM_EARG, "bench: diagnostics must be a number of steps"
+                                     " from 1 to 100000000, not '%s'", argv[i].value);
+            diagnostics = (int)v;
+        }
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
             prec_given = 1;
             if ((prec = bench_precisions(argv[i].value)) < 0)
@@ -558,7 +588,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             rc |= bench_sampling(s, tokens);
             continue;
         }
-        rc |= bench_training(s, name, steps, prec_given ? prec : 0);
+        rc |= bench_training(s, name, steps, prec_given ? prec : 0, diagnostics);
     }
     return rc ? LM_EIO : LM_OK;
 }

@@ -5,6 +5,7 @@
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
+#include "tboard.h"
 #include "cmd_runs.h"
 #include "cmd_analysis.h"
 #include "cmd_log.h"
@@ -900,14 +901,44 @@ static int export_print(Session *s, RunStore *st, const long *ids, int n, const 
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }
 
+/* export format=tensorboard dir=D (core/run/tboard.h). */
+static int export_tensorboard(Session *s, RunStore *st, const long *ids, int n,
+                              const char *dir)
+{
+    char err[LM_ERR_LEN];
+    TboardReport rep;
+    int status = tboard_export(st, ids, n, dir, &rep, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I s:I s:I s:o}", "ok", 1, "dir",
+                                       jsonval_str(dir), "format", "tensorboard", "runs",
+                                       rep.runs, "scalars", (json_int_t)rep.scalars,
+                                       "histograms", (json_int_t)rep.histograms, "texts",
+                                       (json_int_t)rep.texts, "first", jsonval_str(rep.first)));
+    else
+        session_printf(s, "wrote %d run%s to %s (TensorBoard event files: %ld scalars, %ld "
+                       "histograms, %ld texts), e.g. %s; view with `tensorboard --logdir %s`",
+                       rep.runs, rep.runs == 1 ? "" : "s", dir, rep.scalars, rep.histograms,
+                       rep.texts, rep.first, dir);
+    return LM_OK;
+}
+
 static int export_read(Session *s, int argc, const LexWord *argv)
 {
-    const char *format = NULL, *file = NULL, *sweep = NULL;
+    const char *format = NULL, *file = NULL, *sweep = NULL, *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "format")) format = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "file")) file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "sweep")) sweep = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "dir")) dir = argv[i].value;
     }
+    int tb = format && !strcmp(format, "tensorboard");
+    if (tb && file)
+        return session_error(s, LM_EARG, "format=tensorboard writes a folder: give dir=FOLDER "
+                             "(a new folder), not file=");
+    if (dir && !tb)
+        return session_error(s, LM_EARG, "dir= is for format=tensorboard (csv and json take "
+                             "file=PATH)");
     if (file && !*file)
         return session_error(s, LM_EARG, "file= is empty: give a path, e.g. `export 3 4 "
                              "file=runs.csv`, or leave file= out to print the export");
@@ -922,6 +953,7 @@ static int export_read(Session *s, int argc, const LexWord *argv)
     if (n == 0) return session_error(s, LM_EARG, "export needs run ids or sweep=ID, e.g. "
                                      "`export 3 4 file=runs.csv`");
     char err[LM_ERR_LEN];
+    if (tb) return export_tensorboard(s, st, ids, n, dir);
     if (!file) return export_print(s, st, ids, n, format);
     int status = runstore_export(st, ids, n, format, file, err);
     if (status) return session_error(s, status, "%s", err);

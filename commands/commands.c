@@ -76,7 +76,8 @@ static const CmdArgSpec RUNS_KEYS[] = {
     {"keep", "keep=true (keep columns= as the layout)", "true|false"},
     {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
-    {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
+    {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
+    {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
@@ -123,6 +124,8 @@ static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL},
     {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
+    {"diagnostics", "diagnostics=N (also time the diagnostics a run with diagnostics=N takes,"
+     " as a share of the step)", NULL},
     {NULL, NULL, NULL}};
 
 static const CmdArgSpec FORK_KEYS[] = {
@@ -277,7 +280,7 @@ static const Command COMMANDS[] = {
     {"rm", "RUN_ID... [checkpoints=true] [yes]",
      "delete runs (and their checkpoints on request); without yes only says what it would do",
      NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL, NULL},
-    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
+    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH] | format=tensorboard dir=FOLDER",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
      "metric: the step metrics:"
@@ -286,7 +289,10 @@ static const Command COMMANDS[] = {
 #undef STEP_METRIC
      ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
-     "created_unix seconds) with metrics and evals.",
+     "created_unix seconds) with metrics and evals. format=tensorboard dir=FOLDER writes\n"
+     "one TensorBoard event file per run into the new FOLDER (FOLDER/ID-NAME/\n"
+     "events.out.tfevents.*): every series as scalars, histograms, the settings, name and\n"
+     "lineage as text; TensorBoard, Trackio and Aim read it (docs/diagnostics.md).",
      ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL, NULL},
     {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] "
      "[band=std|minmax] [group=NAME] file=F.svg|png|pdf",

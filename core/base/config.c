@@ -135,6 +135,10 @@ static const ConfigKey KEYS[] = {
      "steps between checkpoints (0 = only at the end)", "eval"},
     {"keep_checkpoints", CFG_INT, F(keep_checkpoints), 1, 1000, NULL,
      "recent checkpoints kept per run (the best is always kept)", "eval"},
+    {"diagnostics", CFG_INT, F(diagnostics), 0, 1e8, NULL,
+     "steps between diagnostics: per-tensor gradient, weight and update norms, block "
+     "activations, gate and attention entropies, weight and gradient histograms (0 = off)",
+     "eval"},
     /* run */
     {"name", CFG_STRING, F(name), 0, 0, NULL, "a name for the run", "run"},
     {"init_from", CFG_STRING, F(init_from), 0, 0, NULL,

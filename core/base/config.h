@@ -72,6 +72,7 @@ typedef struct {
     int diverge_patience;  /* ... for this many steps in a row: diverged */
     /* evaluation, sampling, checkpoints */
     int log_every, eval_every, eval_batches, sample_every, sample_tokens, checkpoint_every;
+    int diagnostics;       /* steps between diagnostics (core/train/diag.h); 0 = off */
     char eval_at_seconds[CONFIG_STR_LEN]; /* "60,120,...": whole-split evaluations at these
                                              seconds of training ("" = none) */
     float sample_temp;

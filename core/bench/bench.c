@@ -2,6 +2,7 @@
 #include "bench.h"
 
 #include "bench_peak.h"
+#include "bench_diag.h"
 
 #include "dataset.h"
 #include "err.h"
@@ -250,7 +251,7 @@ static int feed_init(const BenchWorkload *w, Batcher *feed, int **stream, char *
  * on the workload's kernel and threads (same machine, same moment). */
 static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimizer *opt,
                        Batcher *feed, BenchPeak *peak, StepFigures *f, BenchResult *out,
-                       char *err)
+                       BenchDiag *bd, char *err)
 {
     const Config *c = &w->cfg;
     size_t N = (size_t)c->batch * c->bptt;
@@ -271,11 +272,17 @@ static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimiz
         if (rc) { err_set(err, rc, "forward failed"); break; }
         double t1 = sysinfo_now();
         float norm = update_grad_norm(reps, &m->params);   /* as trainer.c's step */
+        double dt = 0, dc = process_cpu_s();   /* diagnostics: timed apart */
+        if (bd) dt += bench_diag_collect(bd, m, reps, s);
+        dc -= process_cpu_s();
         update_apply(reps, opt, &m->params, norm, c->clip, c->lr);
-        double t2 = sysinfo_now();
+        dc += process_cpu_s();
+        if (bd) dt += bench_diag_finish(bd, m, s);
+        dc = process_cpu_s() - dc;   /* the CPU seconds of the two diagnostics calls */
+        double t2 = sysinfo_now() - dt;
         if (s < 0) continue;
         f->times[s] = t2 - t0;
-        f->cpu[s] = process_cpu_s() - c0;
+        f->cpu[s] = process_cpu_s() - c0 - dc;
         m->prof[PROF_OPTIM] += t2 - t1;
         out->feed_s += (tf - t0) / w->steps;
         f->peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
@@ -337,8 +344,15 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     int *stream = NULL;
     Batcher feed;
     if (!rc) rc = feed_init(w, &feed, &stream, err);
-    if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, err);
+    BenchDiag *bd = !rc && c->diagnostics > 0 ? bench_diag_create(m, reps, w->steps, err) : NULL;
+    if (!rc && c->diagnostics > 0 && !bd) rc = LM_EIO;
+    if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, bd, err);
     if (!rc) fill_result(w, m, &f, bf16, peak_threads, out);
+    if (!rc && bd) {
+        bench_diag_result(bd, out);
+        out->diagnostics = c->diagnostics;
+    }
+    bench_diag_destroy(bd);
     free(f.times); free(f.peaks); free(f.shares); free(f.cpu); free(stream);
     bench_peak_destroy(peak);
     optim_free(&opt);

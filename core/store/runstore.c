@@ -12,6 +12,7 @@
 #include "private/runlock.h"
 #include "runstore_control.h"
 #include "runstore_group.h"
+#include "runstore_series.h"
 #include "runstore_track.h"
 #include "err.h"
 
@@ -266,6 +267,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_control_migrate_owner(s, err);
     if (!status && version < RUNSTORE_GROUP_VERSION)   /* seed groups, store settings */
         status = runstore_group_migrate(s, err);
+    if (!status && version < RUNSTORE_SERIES_VERSION)   /* named scalars and histograms */
+        status = runstore_series_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;

@@ -6,6 +6,7 @@
  * exporting files (runstore_export.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "runstore_series.h"
 #include "err.h"
 
 #include <math.h>

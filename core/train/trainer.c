@@ -50,6 +50,14 @@ void trainer_push(Trainer *t, TrainEvent *ev)
     pthread_mutex_unlock(&t->mu);
 }
 
+/* Pushes a batch of named series (diagnostics) as a TEV_SERIES event; NULL: nothing. */
+static void trainer_push_series(Trainer *t, SeriesBatch *b)
+{
+    if (!b) return;
+    TrainEvent ev = {.kind = TEV_SERIES, .series = b};
+    trainer_push(t, &ev);
+}
+
 void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text)
 {
     TrainEvent ev = {.kind = kind, .text = strdup(text ? text : "")};
@@ -97,6 +105,8 @@ void trainer_event_free(TrainEvent *ev)
     free(ev->sys);
     free(ev->text);
     free(ev->prompt);
+    series_batch_free(ev->series);
+    ev->series = NULL;
     ev->gates = NULL;
     ev->sys = NULL;
     ev->text = ev->prompt = NULL;
@@ -225,6 +235,9 @@ static int build_model(Trainer *t, char *err)
                                         : (c->batch < SHARDPLAN_MAX ? c->batch : SHARDPLAN_MAX));
         trainer_push_text(t, TEV_LOG, msg);
     }
+    if (t->reps && c->diagnostics > 0 &&
+        !(t->diag = diag_create(t->m, t->reps, c->diagnostics, err)))
+        return LM_ENOMEM;
     return t->reps ? LM_OK : LM_ENOMEM;
 }
 
@@ -397,6 +410,7 @@ void trainer_destroy(Trainer *t)
     while (trainer_poll(t, &ev, 0))
         trainer_event_free(&ev);
     replicas_destroy(t->reps);
+    diag_destroy(t->diag);
     if (t->m)
         matmul_bf16_detach(t->m->params.data);
     model_destroy(t->m);
@@ -443,7 +457,12 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     if (!rc) {
         *gnorm = update_grad_norm(t->reps, &m->params);
         *loss = sum / (double)(n ? n : 1);
-        if (!isfinite(*loss) || !isfinite(*gnorm)) {
+        int finite = isfinite(*loss) && isfinite(*gnorm);
+        /* diagnostics when due, and always at a diverging step (which tensor went bad) */
+        if (t->diag && (diag_due(t->diag, t->ts.step + 1) || !finite))
+            diag_collect(t->diag, m, t->reps, t->ts.step + 1);
+        if (!finite) {
+            trainer_push_series(t, diag_finish(t->diag, m, 0));
             char where[PARAMS_NAME_LEN + 32];
             trainer_find_nonfinite(m, where, sizeof where);
             rc = err_set(err, LM_EDIVERGED, "%s at step %ld: first non-finite value in %s; "
@@ -453,6 +472,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
         } else {
             update_apply(t->reps, &t->optim, &m->params, *gnorm, t->cfg.clip,
                          schedule_lr(&t->sched, t->sched_pos));
+            trainer_push_series(t, diag_finish(t->diag, m, 1));
             t->ts.step++;
             t->ts.tokens += n;
             t->ts.epoch = batcher_epoch(&t->batcher);

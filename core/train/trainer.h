@@ -31,6 +31,7 @@ typedef enum {
     TEV_STATUS,            /* status, text: the reason */
     TEV_LOG,               /* text: a message (warnings, errors that did not end the run) */
     TEV_SYS,               /* sys[n_sys]: under mpirun, the other ranks' system samples */
+    TEV_SERIES,            /* series: named scalars and histograms (diagnostics, diag.h) */
 } TrainEventKind;
 
 typedef struct {
@@ -43,6 +44,7 @@ typedef struct {
     int n_gates;
     SysSample *sys;        /* TEV_SYS: (n_sys) ranks 1..N-1, malloc'd */
     int n_sys;
+    SeriesBatch *series;   /* TEV_SERIES, malloc'd (series_batch_free) */
     int status;
     char *text, *prompt;
 } TrainEvent;

@@ -4,6 +4,7 @@
 #ifndef LM_TRAINER_IMPL_H
 #define LM_TRAINER_IMPL_H
 
+#include "diag.h"
 #include "optim.h"
 #include "replicas.h"
 #include "schedule.h"
@@ -22,6 +23,7 @@ struct Trainer {
     Dataset ds;
     Model *m;
     Replicas *reps;        /* the shards this process computes (replicas.h) */
+    Diag *diag;            /* diagnostics=N (diag.h), NULL when off */
     float *fold_buf;       /* under mpirun: the next rank's partial fold (params.total) */
     Optimizer optim;
     Schedule sched;
@@ -60,6 +62,7 @@ static inline int trainer_stopping(const Trainer *t)
 /* trainer.c */
 void trainer_push(Trainer *t, TrainEvent *ev);
 void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text);
+
 void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason);
 void trainer_reset_states(Trainer *t);
 
