@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "runstore_series.h"
+#include "series.h"
 #include "runstore_track.h"
 #include "tensorboard.pb-c.h"
 
@@ -448,10 +449,9 @@ static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
     it->started = r->started > 0 ? r->started : r->created;
     add_text(it, "run", run_text(st, r));
     add_text(it, "settings", settings_text(r->config));
-    for (int i = 0; i < STEP_METRIC_N; i++) add_series(it, st, r->id, STEP_METRICS[i].name);
-    static const char *evals[] = {"val_loss", "val_ppl", "val_bpc", "test_loss", "test_ppl",
-                                  "test_bpc"};
-    for (size_t i = 0; i < sizeof evals / sizeof *evals; i++) add_series(it, st, r->id, evals[i]);
+    for (int i = 0; i < series_count(); i++)   /* the registry's step metrics and evaluations */
+        if (series_info(i)->source == SERIES_SRC_METRICS || series_info(i)->source == SERIES_SRC_EVAL)
+            add_series(it, st, r->id, series_info(i)->name);
     add_gates(it, st, r->id);
     add_sys(it, st, r->id);
     add_named(it, st, r->id);
