@@ -497,6 +497,7 @@ void recorder_destroy(Recorder *r)
         return;
     pthread_join(r->thread, NULL);
     snapshot_free(&r->snap);
+    alertseen_free(&r->seen);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }

@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "runstore_series.h"
+#include "series.h"
 #include "runstore_track.h"
 #include "tensorboard.pb-c.h"
 
@@ -447,7 +448,13 @@ static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
     char (*names)[SERIES_NAME_LEN] = NULL;   /* every registry series the run has */
     int n_names = 0;
     if (runstore_series_list(st, r->id, NULL, &names, &n_names, err) == LM_OK)
-        for (int i = 0; i < n_names; i++) add_series(it, st, r->id, names[i]);
+        for (int i = 0; i < n_names; i++) {
+            SeriesRef ref;   /* the named series (diagnostics) come whole from add_named */
+            if (series_find(names[i], &ref, NULL) == LM_OK &&
+                (ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST))
+                continue;
+            add_series(it, st, r->id, names[i]);
+        }
     free(names);
     add_gate_hists(it, st, r->id);
     add_sys_ranks(it, st, r->id);
