@@ -6,6 +6,7 @@
 #include "blas_select.h"
 #include "dist.h"
 #include "err.h"
+#include "kernels.h"
 #include "suggest.h"
 #include "sysinfo.h"
 #include "tokformat.h"
@@ -362,14 +363,27 @@ static int show_machine(Session *s)
     blas_select_describe(kernels, sizeof kernels);
     blas_select_cpu_text(&cpu, cpu_text, sizeof cpu_text);
     const char *best = blas_select_best_core(&cpu);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s}", "machine", desc, "cpu",
+    char code[KERNEL_N_FAMILIES][256];   /* what runs each kernel family (kernels.h) */
+    for (int f = 0; f < KERNEL_N_FAMILIES; f++)
+        kernels_chosen((KernelFamily)f, code[f], sizeof code[f]);
+    if (s->json) {
+        json_t *fam = json_object();
+        for (int f = 0; f < KERNEL_N_FAMILIES; f++)
+            json_object_set_new(fam, kernels_family_name((KernelFamily)f), json_string(code[f]));
+        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s s:o}", "machine", desc, "cpu",
                                        cpu_text, "blas", blas, "kernels", kernels, "blas_core",
-                                       openblas_get_corename(), "best_core", best));
-    else
-        session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
-                       "(the strongest OpenBLAS core this CPU supports)", desc, cpu_text, blas,
-                       kernels, *best ? best : "unknown");
+                                       openblas_get_corename(), "best_core", best,
+                                       "kernel_families", fam));
+        return LM_OK;
+    }
+    char fams[KERNEL_N_FAMILIES * 280] = "";
+    for (int f = 0, o = 0; f < KERNEL_N_FAMILIES && o < (int)sizeof fams; f++)
+        o += snprintf(fams + o, sizeof fams - (size_t)o, "\n  %-12s %s",
+                      kernels_family_name((KernelFamily)f), code[f]);
+    session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
+                   "(the strongest OpenBLAS core this CPU supports)\ncode per kernel family "
+                   "(chosen at run time):%s", desc, cpu_text, blas, kernels,
+                   *best ? best : "unknown", fams);
     return LM_OK;
 }
 
