@@ -45,7 +45,7 @@ wait_for "set model=dispatcher-mh"
 keys Enter
 keys "show config" Enter
 wait_for "experiment: quick"
-screen | grep -q "model  *dispatcher-mh  *\*" || { echo "model not set"; screen; exit 1; }
+scrollback | grep -q "model  *dispatcher-mh  *\*" || { echo "model not set"; scrollback; exit 1; }
 
 # an error points at the word
 keys "set lrr=1" Enter
