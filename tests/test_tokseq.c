@@ -165,6 +165,19 @@ static void test_nanogpt_and_list(void)
     path_in(p, sizeof p, "", "vocab.txt");
     CHECK(dataset_open_tokens(&ds, p, TOKENIZER_CHAR, &o, NULL, &found, err) == LM_OK && !found,
           "text: not found");
+    /* a headerless .bin not named train.bin/val.bin is not token files either (the text
+     * path refuses it as binary), alone or first in a list; named so, it is */
+    path_in(p, sizeof p, "", "prog.bin");
+    tokshard_write_raw16(p, ids, 2500);
+    CHECK(dataset_open_tokens(&ds, p, TOKENIZER_WORDPIECE, &o, NULL, &found, err) == LM_OK && !found,
+          "a headerless prog.bin is not token files: %s", err);
+    snprintf(q, sizeof q, "%s,%s", p, b);
+    CHECK(dataset_open_tokens(&ds, q, TOKENIZER_WORDPIECE, &o, NULL, &found, err) == LM_OK && !found,
+          "nor first in a list: %s", err);
+    CHECK(tokformat_detect(a) == TOKFORMAT_LIST, "train.bin by its name is token files");
+    path_in(p, sizeof p, "", "shard.bin");
+    tokshard_write(p, ids, 2500, 2, -1);
+    CHECK(tokformat_detect(p) == TOKFORMAT_LIST, "an llm.c shard by its header is token files");
 }
 
 static void test_cache(void)

@@ -438,11 +438,16 @@ static int next_text(Corpus *c, CorpusPiece *p, char *err)
         int first = c->first_piece;
         c->first_piece = 0;
         c->bstart = cut;
+        if (why && first && s->required)   /* a file the user named: refused, not skipped */
+            return err_set(err, LM_EFORMAT, "'%s' looks binary, not text (%s in its first %zu "
+                           "bytes): give a text file (UTF-8)%s", s->path, why, cut,
+                           ends_with(s->path, ".bin") ? "; a .bin is read as tokens only when it "
+                           "is an llm.c shard (its header) or nanoGPT's train.bin/val.bin" : "");
         if (why && c->opt.strict)
             return err_set(err, LM_EFORMAT, "'%s' is not text (%s%s): remove it from the corpus, or "
                            "prepare without strict=true to skip it", s->path, why,
                            first ? "" : " in a piece further in");
-        if (why && first) {   /* a binary file: skipped whole */
+        if (why && first) {   /* a binary file found in a folder: skipped whole */
             skip_note(c, CORPUS_SKIP_BINARY, "%s (%s)", s->path, why);
             return end_source(c, 0, err);
         }

@@ -56,6 +56,21 @@ static int has_llmc_header(const char *path)
     return (magic == TOKSEQ_MAGIC16 && version == 1) || (magic == TOKSEQ_MAGIC32 && version == 7);
 }
 
+/* Whether a .bin file given by name holds tokens: an llm.c shard by its header, or nanoGPT's
+ * headerless train.bin/val.bin by their names. Any other .bin (an executable, an image) is
+ * left to the text path, which refuses bytes that are not text and says why. A file that
+ * cannot be opened counts as tokens, so tokseq_add_file names the failure. */
+static int named_tokens(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!strcmp(base, "train.bin") || !strcmp(base, "val.bin")) return 1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return 1;
+    close(fd);
+    return has_llmc_header(path);
+}
+
 /* A hash standing for the files: names, sizes, and the first and last 64 KB of each. */
 static unsigned long long files_hash(const TokSeq split[3])
 {
@@ -229,7 +244,7 @@ TokFormat tokformat_detect(const char *spec)
         snprintf(first, sizeof first, "%s", spec);
         char *c = strchr(first, ',');
         if (c) *c = 0;
-        return ends_with(first, ".bin") ? TOKFORMAT_LIST : TOKFORMAT_NONE;
+        return ends_with(first, ".bin") && named_tokens(first) ? TOKFORMAT_LIST : TOKFORMAT_NONE;
     }
     if (stat(spec, &st) || !S_ISDIR(st.st_mode)) return TOKFORMAT_NONE;
     snprintf(p, sizeof p, "%s/meta.json", spec);

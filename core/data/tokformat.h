@@ -4,7 +4,9 @@
  *   - llm.c's shards: a folder of *_train_*.bin and *_val_*.bin (sorted by name);
  *   - nanoGPT's headerless uint16 train.bin and val.bin in a folder;
  *   - or a comma list of such .bin files (names with "val" are validation, "test" test,
- *     the rest train; each file's own header decides llm.c or headerless).
+ *     the rest train; each file's own header decides llm.c or headerless). The list is
+ *     token files when its first .bin is an llm.c shard by its header or is named train.bin
+ *     or val.bin; any other .bin is text to the corpus reader (which refuses a binary one).
  * Not here: reading the tokens (tokseq.h), preparing a cache (tokcache). */
 #ifndef LM_TOKFORMAT_H
 #define LM_TOKFORMAT_H
