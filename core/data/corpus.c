@@ -174,6 +174,16 @@ static int add_layout(Corpus *c, const char *dir, char *err)
     return 0;
 }
 
+int corpus_placeholder_error(const char *item, char *err)
+{
+    if (strncmp(item, "/path/to/", 9)) return LM_OK;
+    return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
+                   "data=DIR, a folder with wiki.train.tokens, wiki.valid.tokens and "
+                   "wiki.test.tokens (WikiText, e.g. https://wikitext.smerity.com/"
+                   "wikitext-2-v1.zip unpacked), or data=wikitext-small (bundled) to try "
+                   "the preset at once", item);
+}
+
 /* One item of the spec: a bundled name or a path, to its absolute form in abs. */
 static int resolve_item(const char *item, char *abs, size_t cap, char *err)
 {
@@ -190,6 +200,7 @@ static int resolve_item(const char *item, char *abs, size_t cap, char *err)
     }
     if (strchr(item, '/') || !cand[0]) {
         if (!realpath(item, real)) {
+            if (corpus_placeholder_error(item, err)) return LM_EIO;
             if (strchr(item, '/'))
                 return err_set(err, LM_EIO, "no dataset '%s': %s", item, strerror(errno));
             return err_set(err, LM_EIO, "no dataset '%s': no such file or directory, and no bundled "

@@ -66,6 +66,9 @@ typedef struct Corpus Corpus;   /* heap object: corpus_open / corpus_close */
  * LM_EARG (an empty spec, a WikiText directory in a list, a directory with no file),
  * LM_ENOMEM. */
 int corpus_open(const char *spec, const CorpusOptions *opt, Corpus **out, char *err);
+/* LM_EIO with a message saying what to pass when a missing item is a preset's placeholder
+ * ("/path/to/..."); LM_OK otherwise. corpus_open and dataset.c's text path both use it. */
+int corpus_placeholder_error(const char *item, char *err);
 void corpus_close(Corpus *c);
 
 int corpus_n_sources(const Corpus *c);
