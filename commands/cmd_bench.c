@@ -437,6 +437,7 @@ static int bench_name_ok(const char *name)
     BenchWorkload w;
     char err[LM_ERR_LEN], path[1024];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
+           !strcmp(name, "tokenizer") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK ||
            session_find_experiment(name, path, sizeof path) == 0;
@@ -457,7 +458,7 @@ static int bench_help(Session *s)
     for (const char *const *w = bench_workload_names(); *w && o < (int)sizeof line; w++)
         o += snprintf(line + o, sizeof line - (size_t)o, " %s", *w);
     if (o < (int)sizeof line)
-        snprintf(line + o, sizeof line - (size_t)o, " sample store board all, or an "
+        snprintf(line + o, sizeof line - (size_t)o, " sample store board tokenizer all, or an "
                  "experiment's name (default: small small-msa sample)");
     session_printf(s, "%s", line);
     return LM_OK;
@@ -505,9 +506,12 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
     int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0;
+    const char *tok_list = NULL, *tok_file = NULL;   /* bench tokenizer's */
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) tok_list = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "file")) tok_file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
             prec_given = 1;
             if ((prec = bench_precisions(argv[i].value)) < 0)
@@ -546,6 +550,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             continue;
         }
         if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
+        if (!strcmp(name, "tokenizer")) { rc |= cmd_bench_tokenizer(s, tok_list, tok_file); continue; }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {
                 BenchWorkload w;

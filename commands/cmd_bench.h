@@ -17,5 +17,10 @@ void bench_set_frame_hook(BenchFrameFn fn);
  * a step of the small workload measured at tokens_per_s. Prints; returns the status. */
 int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
 
+/* `bench tokenizer` (cmd_bench_tok.c): encoding MB/s on one core of each tokenizer in list
+ * (a comma list of kinds; NULL or "all": every kind, wordpiece when vocab= is set) over
+ * file (NULL: the bundled corpora). Prints; returns the status. */
+int cmd_bench_tokenizer(Session *s, const char *list, const char *file);
+
 
 #endif
