@@ -71,7 +71,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
     int bad = r->peak_share > 1.0;   /* a share over 100% is not a figure: null */
     char why[200];
     bench_peak_share_text(why, sizeof why, r->peak_share, r->precision);
-    session_emit_json(s, json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
+    json_t *o = json_pack("{s:s s:s s:s s:i s:i s:i s:i s:i s:I s:f s:f s:f s:s s:f "
                                    "s:i s:f s:o s:s? s:I s:o s:o s:o s:f s:f s:o s:s s:f s:f s:f}", "event",
                                    "bench",
                                    "workload", r->name, "model", r->model, "vocab", r->vocab,
@@ -90,7 +90,16 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
                                    worst.name, "bottleneck_fraction",
                                    r->step_s > 0 ? worst.seconds / r->step_s : 0,
                                    "cpu_step_s", r->cpu_step_s, "tokens_per_cpu_s",
-                                   r->tokens_per_cpu_s));
+                                   r->tokens_per_cpu_s);
+    if (o && r->diagnostics > 0) {   /* bench WORKLOAD diagnostics=N */
+        json_object_set_new(o, "diagnostics", json_integer(r->diagnostics));
+        json_object_set_new(o, "diag_s", json_real(r->diag_s));
+        json_object_set_new(o, "diag_cpu_s", json_real(r->diag_cpu_s));
+        json_object_set_new(o, "diag_record_s", json_real(r->diag_record_s));
+        json_object_set_new(o, "diag_series", json_integer(r->diag_series));
+        json_object_set_new(o, "diag_hists", json_integer(r->diag_hists));
+    }
+    session_emit_json(s, o);
 }
 
 /* "name 1.2 ms, ..." of the parts' forward (bwd = 0) or backward times. */
@@ -151,6 +160,18 @@ static void print_result(Session *s, const BenchResult *r)
     session_printf(s, "%s", line);
     session_printf(s, "%22s bottleneck: %s, %.1f ms (%.0f%% of the step)", "", worst.name,
                    worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
+    if (r->diagnostics > 0 && r->step_s > 0) {
+        double n = r->diagnostics, step = r->step_s;
+        session_printf(s, "%22s diagnostics: %.2f ms a collection (%d series, %d histograms;"
+                       " CPU %.2f ms), %.2f ms to record them; every %d steps: %.3f%% of a step"
+                       " (training thread) + %.3f%% (recorder thread), against the %.1f ms step"
+                       " timed without them between the same steps; in CPU time %.3f%% of a"
+                       " step's %.1f ms", "", r->diag_s * 1e3, r->diag_series, r->diag_hists,
+                       r->diag_cpu_s * 1e3, r->diag_record_s * 1e3, r->diagnostics,
+                       100 * r->diag_s / (n * step), 100 * r->diag_record_s / (n * step),
+                       step * 1e3, r->cpu_step_s > 0 ? 100 * r->diag_cpu_s /
+                       (n * r->cpu_step_s) : 0, r->cpu_step_s * 1e3);
+    }
 }
 
 /* precision=fp32|bf16|both as a bit set (1 fp32, 2 bf16); -1 for anything else. */
@@ -437,6 +458,7 @@ static int bench_name_ok(const char *name)
     BenchWorkload w;
     char err[LM_ERR_LEN], path[1024];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
+           !strcmp(name, "data") ||
            !strcmp(name, "tokenizer") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK ||
@@ -485,7 +507,7 @@ static void print_machine(Session *s, int prec)
 /* One training workload, built-in or an experiment's, at precisions prec (0: fp32 for a
  * built-in one, an experiment's own precision; its threads and shards too unless the
  * session sets threads). */
-static int bench_training(Session *s, const char *name, int steps, int prec)
+static int bench_training(Session *s, const char *name, int steps, int prec, int diagnostics)
 {
     char err[LM_ERR_LEN];
     BenchWorkload w;
@@ -493,6 +515,7 @@ static int bench_training(Session *s, const char *name, int steps, int prec)
     if (bench_workload(name, &w, err) && !(own = 1, experiment_workload(name, &w, err) == 0))
         return session_error(s, LM_EARG, "%s", err);
     if (steps > 0) w.steps = steps;
+    w.cfg.diagnostics = diagnostics;
     if (!own || s->cfg.threads > 0)
         w.cfg.threads = s->cfg.threads;
     if (!own)
@@ -502,14 +525,50 @@ static int bench_training(Session *s, const char *name, int steps, int prec)
     return run_precisions(s, &w, prec);
 }
 
+/* `bench all`: every built-in workload at precisions prec, then sampling. */
+static int bench_all(Session *s, int steps, int threads, int prec, int tokens)
+{
+    char err[LM_ERR_LEN];
+    const char *const *names = bench_workload_names();
+    int rc = LM_OK;
+    for (int k = 0; names[k]; k++) {
+        BenchWorkload w;
+        bench_workload(names[k], &w, err);
+        if (steps > 0) w.steps = steps;
+        w.cfg.threads = threads;
+        w.cfg.shards = s->cfg.shards;   /* the session's shard plan (issue 35) */
+        rc |= run_precisions(s, &w, prec);
+    }
+    return rc | bench_sampling(s, tokens);
+}
+
 static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
-    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0;
+    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0, diagnostics = 0, data_mb = 50;
+    double data_gb = 4;
     const char *tok_list = NULL, *tok_file = NULL;   /* bench tokenizer's */
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "gb")) {
+            if ((data_gb = atof(argv[i].value)) < 1.1 || data_gb > 1000)
+                return session_error(s, LM_EARG, "bench: gb=%s: give the largest token cache's "
+                                     "size in GB (1.1-1000)", argv[i].value);
+        }
+        else if (argv[i].key && !strcmp(argv[i].key, "mb")) {
+            if ((data_mb = atoi(argv[i].value)) < 1 || data_mb > 100000)
+                return session_error(s, LM_EARG, "bench: mb=%s: give the generated corpus's size "
+                                     "in MB (1-100000)", argv[i].value);
+        }
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "diagnostics")) {
+            char *end;
+            long v = strtol(argv[i].value, &end, 10);
+            if (*end || end == argv[i].value || v < 1 || v > 100000000)
+                return session_error(s, LM_EARG, "bench: diagnostics must be a number of steps"
+                                     " from 1 to 100000000, not '%s'", argv[i].value);
+            diagnostics = (int)v;
+        }
         else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) tok_list = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "file")) tok_file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
@@ -532,7 +591,6 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
     sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
     int threads = s->cfg.threads;
     print_machine(s, prec);
-    const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
     int rc = LM_OK;
     for (int i = 0; n_named ? i < argc : defaults[i] != NULL; i++) {
@@ -550,20 +608,14 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             continue;
         }
         if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
-        if (!strcmp(name, "tokenizer")) { rc |= cmd_bench_tokenizer(s, tok_list, tok_file); continue; }
-        if (!strcmp(name, "all")) {
-            for (int k = 0; names[k]; k++) {
-                BenchWorkload w;
-                bench_workload(names[k], &w, err);
-                if (steps > 0) w.steps = steps;
-                w.cfg.threads = threads;
-                w.cfg.shards = s->cfg.shards;   /* the session's shard plan (issue 35) */
-                rc |= run_precisions(s, &w, prec);
-            }
-            rc |= bench_sampling(s, tokens);
+        if (!strcmp(name, "data")) {   /* cmd_bench_data.c: prepare MB/s per tokenizer; */
+            rc |= cmd_bench_data_prepare(s, data_mb, threads);   /* cmd_bench_data_use.c: */
+            rc |= cmd_bench_data_use(s, data_gb);   /* starts, memory, the feed's share */
             continue;
         }
-        rc |= bench_training(s, name, steps, prec_given ? prec : 0);
+        if (!strcmp(name, "tokenizer")) { rc |= cmd_bench_tokenizer(s, tok_list, tok_file); continue; }
+        if (!strcmp(name, "all")) { rc |= bench_all(s, steps, threads, prec, tokens); continue; }
+        rc |= bench_training(s, name, steps, prec_given ? prec : 0, diagnostics);
     }
     return rc ? LM_EIO : LM_OK;
 }

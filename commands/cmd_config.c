@@ -8,6 +8,7 @@
 #include "err.h"
 #include "suggest.h"
 #include "sysinfo.h"
+#include "tokformat.h"
 
 #include <cblas.h>
 #include <dirent.h>
@@ -285,11 +286,15 @@ static int show_model(Session *s, int with_data)
         return session_error(s, LM_EARG, "%s", err);
     }
     long P = model_param_count(m);
-    double bytes = model_estimate_bytes(&s->cfg, V, s->cfg.batch, s->cfg.bptt);
+    /* the data's share: ids held in memory (a text read whole), or the shard tables and
+     * windows of token files, which are read, not held */
+    double data_bytes = (double)dataset_resident_bytes(&ds);
+    double bytes = model_estimate_bytes(&s->cfg, V, s->cfg.batch, s->cfg.bptt) + data_bytes;
     double avail = sysinfo_mem_available();
     if (s->json) {
-        json_t *o = json_pack("{s:s s:I s:i s:f s:f s:s s:I s:I s:I}", "model", s->cfg.model,
+        json_t *o = json_pack("{s:s s:I s:i s:f s:f s:f s:s s:I s:I s:I}", "model", s->cfg.model,
                               "params", (json_int_t)P, "vocab", V, "memory_bytes", bytes,
+                              "data_memory_bytes", data_bytes,
                               "available_bytes", avail, "data", ds.name, "train_tokens",
                               (json_int_t)ds.n[SPLIT_TRAIN], "valid_tokens",
                               (json_int_t)ds.n[SPLIT_VALID], "test_tokens",
@@ -304,12 +309,21 @@ static int show_model(Session *s, int with_data)
                            (1 << config_levels(&s->cfg)) - 1);
         session_printf(s, "params  %ld (%.2f M)", P, P / 1e6);
         session_printf(s, "memory  about %.0f MiB for batch=%d x bptt=%d (parameters, Adam "
-                       "state, activations); %.1f GiB available", bytes / (1 << 20),
-                       s->cfg.batch, s->cfg.bptt, avail / (1 << 30));
+                       "state, activations; the data %s %.1f MiB); %.1f GiB available",
+                       bytes / (1 << 20), s->cfg.batch, s->cfg.bptt,
+                       ds.format ? "read from token files, holding" : "held as token ids,",
+                       data_bytes / (1 << 20), avail / (1 << 30));
         if (with_data)
             session_printf(s, "data    %s (%s tokenizer, vocabulary %d): train %zu, valid %zu, "
                            "test %zu tokens; hash %016llx", ds.name, s->cfg.tokenizer, V,
                            ds.n[SPLIT_TRAIN], ds.n[SPLIT_VALID], ds.n[SPLIT_TEST], ds.hash);
+        if (with_data && ds.format) {
+            double fb = 0;
+            for (int k = 0; k < 3; k++) fb += (double)tokseq_file_bytes(&ds.split[k]);
+            session_printf(s, "        %s, %.2f GiB of token files read with pread (the page "
+                           "cache keeps them, reclaimable and shared; not held by lmlab)",
+                           tokformat_name((TokFormat)ds.format), fb / (1 << 30));
+        }
     }
     model_destroy(m);
     dataset_free(&ds);

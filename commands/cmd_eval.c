@@ -91,7 +91,7 @@ int cmd_eval(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     size_t chars = m->cfg.tokenizer_kind == TOKENIZER_CHAR ? ds->n[split] - 1 : 0;
     s->interrupt = 0;
-    int rc = x && y ? evaluate_split(m, NULL, ds->split[split], ds->n[split], m->cfg.bptt, m->B,
+    int rc = x && y ? evaluate_split(m, NULL, &ds->split[split], m->cfg.bptt, m->B,
                                      (int)batches, 0, &rng, chars, &s->interrupt, x, y, &r, err)
                     : err_set(err, LM_ENOMEM, "out of memory");
     free(x);

@@ -372,7 +372,10 @@ static void run_text_record(Session *s, const RunRecord *f)
     session_printf(s, "  precision:   %s", f->precision);
     runrecord_fmt_owner(e1, sizeof e1, f);
     session_printf(s, "  owner:       %s", e1);
-    if (f->parent_run)
+    if (f->parent_run && f->parent_data[0])
+        session_printf(s, "  initialised from: run #%ld at step %ld (trained on %s)",
+                       f->parent_run, f->parent_step, f->parent_data);
+    else if (f->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", f->parent_run, f->parent_step);
     else if (f->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
         session_printf(s, "  forked from: a deleted run, at its step %ld", f->parent_step);
@@ -570,17 +573,12 @@ static void compare_row(Session *s, const char *label, char (*vals)[64], int n, 
 }
 
 /* The mean of a run's logged tokens/s (NAN when none). */
-static double mean_speed(RunStore *st, long id)
+/* A run's own speed (runrecord_work: a fork's from its fork point), NAN when unknown. */
+static double own_speed(RunStore *st, const RunRow *r)
 {
-    SeriesPoint *p = NULL;
-    int n = 0, m = 0;
+    RunWork w;
     char err[LM_ERR_LEN];
-    double sum = 0;
-    if (runstore_series(st, id, "tokens_per_s", &p, &n, err) == LM_OK)
-        for (int i = 0; i < n; i++)
-            if (isfinite(p[i].value)) sum += p[i].value, m++;
-    free(p);
-    return m ? sum / m : NAN;
+    return runrecord_work(st, r, &w, err) == LM_OK ? w.tokens_per_s : NAN;
 }
 
 /* The runs side by side: name and status once, the settings that differ (ranked by how
@@ -635,7 +633,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
         compare_row(s, "params", v, n, w);
         for (int i = 0; i < n; i++) {
-            double sp = mean_speed(st, r[i].id);
+            double sp = own_speed(st, &r[i]);
             snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
         }
         compare_row(s, "tokens/s", v, n, w);
@@ -647,7 +645,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
                 break;
             }
             runrecord_fmt_parity(line, sizeof line, &p);
-            session_printf(s, "numbers, run %ld vs run %ld: %s", r[i].id, r[0].id, line);
+            session_printf(s, "numbers, run %ld vs run %ld: %s", r[0].id, r[i].id, line);
         }
     }
     for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);

@@ -10,6 +10,7 @@
 #include "cmd_attach.h"
 #include "cmd_bench.h"
 #include "cmd_config.h"
+#include "cmd_data.h"
 #include "cmd_eval.h"
 #include "cmd_fork.h"
 #include "cmd_jobs.h"
@@ -86,6 +87,7 @@ static const CmdArgSpec ALERT_KEYS[] = {
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
+    {"overwrite", "overwrite=true|false", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
@@ -116,10 +118,21 @@ static const CmdSub SWEEP_SUBS[] = {
     {"list", "", "the stored sweeps", 0},
     {"importance", "ID", "each swept setting's share of the metric's variance, and its sign", 0},
     {NULL, NULL, NULL, 0}};
+static const CmdSub DATA_SUBS[] = {
+    {"prepare", "SPEC [tokenizer=...] [threads=N] [force=true]",
+     "tokenize a corpus once into token shards (the cache beside the store)", 0},
+    {"list", "", "each prepared corpus: size, tokens, sources, tokenizer, fresh or stale", 0},
+    {"rm", "KEY|SPEC [yes]", "delete prepared tokens (without yes: what it would delete)",
+     CMD_DESTRUCTIVE},
+    {NULL, NULL, NULL, 0}};
 static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL},
+    {"mb", "mb=N (bench data: the generated corpus in MB, default 50)", NULL},
+    {"gb", "gb=N (bench data: the largest token cache started on, in GB, default 4)", NULL},
     {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
+    {"diagnostics", "diagnostics=N (also time the diagnostics a run with diagnostics=N takes,"
+     " as a share of the step)", NULL},
     {NULL, NULL, NULL}};
 
 static const CmdArgSpec FORK_KEYS[] = {
@@ -301,7 +314,7 @@ static const Command COMMANDS[] = {
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
      "parallel coordinates.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|tokenizer|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|tokenizer|all] "
      "[steps=N] [precision=fp32|bf16|both] [tokenizer=A,B] [file=PATH]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
@@ -318,6 +331,8 @@ static const Command COMMANDS[] = {
      "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.\n"
+     "data: `data prepare` MB/s per tokenizer over a generated corpus of mb=N MB (default 50)\n"
+     "on every core (threads=N: that many).\n"
      "tokenizer: encoding MB/s of each tokenizer on one core (tokenizer=A,B picks them;\n"
      "file=PATH the text, default the bundled corpora), each built as `train` would.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
@@ -351,7 +366,7 @@ static const Command COMMANDS[] = {
      "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
      "trials); one trial per value cannot tell and says so.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS, NULL},
-    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md",
+    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md [overwrite=true]",
      "write one self-contained HTML report (or Markdown with images) to hand to a colleague",
      "The runs (runs=1,2,5 or runs=\"model=msa status=finished\", a filter as `runs`\n"
      "takes; a sweep's runs with sweep=ID): training and validation curves (SVG from the\n"
@@ -359,8 +374,22 @@ static const Command COMMANDS[] = {
      "as mean ± std bands, the sweep's parallel coordinates and parameter importance, the\n"
      "best run's samples, the notes, system metrics, and the machine and versions. An\n"
      ".html file holds everything (images inline, no scripts, no network); a .md file gets\n"
-     "its images as files in a folder beside it (NAME_files/).", ARG_KEYVAL, REPORT_KEYS,
+     "its images as files in a folder beside it (NAME_files/). An existing file (or\n"
+     "NAME_files/) is replaced only with overwrite=true; a symbolic link is never written\n"
+     "through.", ARG_KEYVAL, REPORT_KEYS,
      cmd_report, "history", 0, NULL, NULL},
+    {"data", "prepare SPEC [tokenizer=...] [threads=N] | list | rm KEY|SPEC [yes]",
+     "prepare a corpus as token shards once; list and delete prepared corpora",
+     "SPEC: a bundled name, a text file, a directory of files (recursive, sorted; dot files\n"
+     "skipped), a WikiText-layout directory, .jsonl files (one JSON object a line, the text in\n"
+     "text_key=, default text), any of them .gz, .xz or .zst, or a comma list\n"
+     "(data=a.txt,b/,c.jsonl.zst). The tokens go to lmlab-tokens/ beside the run store\n"
+     "(tokens_dir= elsewhere), keyed by the sources and the tokenizer with its options; a\n"
+     "source changed since makes the cache stale and the next prepare (or train) does it\n"
+     "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
+     "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
+     "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
+     ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };

@@ -1,9 +1,11 @@
 /* metrics.c — the per-step metrics of metrics.def as a table (names, kinds, digits, help)
  * and by position, so the store, the export and the commands loop over them instead of
- * naming each one. Not the records' storage (core/store) nor their producer (core/train). */
+ * naming each one; and the 64-bin histogram a named histogram series records
+ * (series_hist_fill). Not the records' storage (core/store) nor their producer (core/train). */
 #include "metrics.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define STEP_KIND_REAL STEP_REAL
@@ -45,4 +47,39 @@ int step_metric_find(const char *name)
         if (!strcmp(STEP_METRICS[i].name, name))
             return i;
     return -1;
+}
+
+void series_hist_fill(SeriesHist *h, const float *x, long n)
+{
+    memset(h, 0, sizeof *h);
+    double lo = INFINITY, hi = -INFINITY;
+    for (long i = 0; i < n; i++) {
+        float v = x[i];
+        if (isnan(v)) h->n_nan++;
+        else if (isinf(v)) v > 0 ? h->n_posinf++ : h->n_neginf++;
+        else {
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            h->sum += v;
+            h->sum_sq += (double)v * v;
+            h->num++;
+        }
+    }
+    h->lo = h->num ? lo : NAN;
+    h->hi = h->num ? hi : NAN;
+    if (!h->num) return;
+    double scale = hi > lo ? SERIES_HIST_BINS / (hi - lo) : 0;
+    for (long i = 0; i < n; i++) {
+        if (!isfinite(x[i])) continue;
+        long b = (long)((x[i] - lo) * scale);
+        h->counts[b < 0 ? 0 : b >= SERIES_HIST_BINS ? SERIES_HIST_BINS - 1 : b]++;
+    }
+}
+
+void series_batch_free(SeriesBatch *b)
+{
+    if (!b) return;
+    free(b->scalars);
+    free(b->hists);
+    free(b);
 }

@@ -63,6 +63,52 @@ typedef struct {
     int hist[GATE_HIST_BINS]; /* counts over [0,1) in GATE_HIST_BINS bins (clamped) */
 } GateStat;
 
+/* ---- named series (issue 48): any scalar or 64-bin histogram a run records by name,
+ * such as the diagnostics `grad/<tensor>` or `hist/weight/<tensor>` (the store keeps
+ * them in runstore_series.h's tables; a registry of names says what each one is). */
+
+#define SERIES_NAME_LEN 128        /* a series name with its NUL */
+#define SERIES_HIST_BINS 64
+
+/* One named scalar at a step. value may be NaN or an infinity: they are kept as such. */
+typedef struct {
+    char name[SERIES_NAME_LEN];
+    double value;
+} NamedScalar;
+
+/* A histogram of values over SERIES_HIST_BINS equal bins spanning the finite values'
+ * [lo, hi] (bin b: [lo + b w, lo + (b+1) w), w = (hi - lo) / SERIES_HIST_BINS, the last
+ * bin closed; all in bin 0 when lo == hi). Non-finite values are counted apart, so a
+ * diverging tensor shows as such. */
+typedef struct {
+    double lo, hi;                 /* NAN when there is no finite value */
+    long num;                      /* finite values (the sum of counts) */
+    double sum, sum_sq;            /* of the finite values */
+    long n_nan, n_posinf, n_neginf;
+    long counts[SERIES_HIST_BINS];
+} SeriesHist;
+
+typedef struct {
+    char name[SERIES_NAME_LEN];
+    SeriesHist h;
+} NamedHist;
+
+/* Named scalars and histograms of one step, as the trainer's diagnostics emit them (one
+ * event) and the recorder stores them (runstore_series_log, runstore_hist_log). */
+typedef struct {
+    long step;
+    NamedScalar *scalars;          /* (n_scalars) malloc'd */
+    int n_scalars;
+    NamedHist *hists;              /* (n_hists) malloc'd */
+    int n_hists;
+} SeriesBatch;
+
+/* Frees b, its arrays and the struct (malloc'd); NULL is a no-op. */
+void series_batch_free(SeriesBatch *b);
+
+/* Fills h with the n values of x (two passes: range, then bins; sums in double). */
+void series_hist_fill(SeriesHist *h, const float *x, long n);
+
 typedef struct {
     long step;
     char path[METRICS_PATH_LEN];

@@ -2,6 +2,7 @@
 #include "bench.h"
 
 #include "bench_peak.h"
+#include "bench_diag.h"
 
 #include "dataset.h"
 #include "err.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double bench_sgemm_gflops(int n);
 static double bench_bf16_gflops(int n, int threads);
@@ -226,22 +228,42 @@ static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, 
     out->peak_rss_kb = sysinfo_peak_rss_kb();
 }
 
-/* The data feed as the trainer's: a Batcher over a token stream of random tokens (speed
- * does not depend on the data) in the workload's batching mode. The stream is malloc'd
- * into *stream; LM_ENOMEM when it cannot be. */
-static int feed_init(const BenchWorkload *w, Batcher *feed, int **stream, char *err)
+/* The data feed as the trainer's: a Batcher over a token file of random tokens (speed
+ * does not depend on the data), read with pread as training reads token files (an
+ * unlinked temporary llm.c shard; in memory when the vocabulary needs uint32 or /tmp
+ * cannot be written), in the workload's batching mode. LM_ENOMEM when it cannot be. */
+static int feed_init(const BenchWorkload *w, Batcher *feed, TokSeq *seq, char *err)
 {
     const Config *c = &w->cfg;
     size_t N = (size_t)c->batch * c->bptt;
     size_t n_stream = N * 64 > (1u << 20) ? N * 64 : (1u << 20);
-    *stream = malloc(n_stream * sizeof(int));
-    if (!*stream)
+    int *stream = malloc(n_stream * sizeof(int));
+    if (!stream)
         return err_set(err, LM_ENOMEM, "out of memory");
     Rng r;
     rng_seed(&r, 1);
     for (size_t i = 0; i < n_stream; i++)
-        (*stream)[i] = (int)rng_below(&r, (uint32_t)w->vocab);
-    batcher_init(feed, *stream, n_stream, c->batch, c->bptt,
+        stream[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+    char path[] = "/tmp/lmlab-bench-feed-XXXXXX";
+    int fd = w->vocab <= 65536 ? mkstemp(path) : -1, ok = fd >= 0;
+    if (ok) {
+        int32_t h[256] = {TOKSEQ_MAGIC16, 1, (int32_t)n_stream};
+        uint16_t *u = malloc(n_stream * sizeof *u);
+        for (size_t i = 0; u && i < n_stream; i++) u[i] = (uint16_t)stream[i];
+        ok = u && write(fd, h, sizeof h) == (ssize_t)sizeof h &&
+             write(fd, u, n_stream * sizeof *u) == (ssize_t)(n_stream * sizeof *u);
+        free(u);
+        close(fd);
+        char e2[LM_ERR_LEN];
+        memset(seq, 0, sizeof *seq);
+        ok = ok && tokseq_add_file(seq, path, 0, n_stream, e2) == LM_OK;
+        unlink(path);   /* the open descriptor keeps it until tokseq_free */
+    }
+    if (ok)
+        free(stream);
+    else
+        tokseq_init_memory(seq, stream, n_stream);
+    batcher_init(feed, seq, c->batch, c->bptt,
                  c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM, 1);
     return LM_OK;
 }
@@ -250,7 +272,7 @@ static int feed_init(const BenchWorkload *w, Batcher *feed, int **stream, char *
  * on the workload's kernel and threads (same machine, same moment). */
 static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimizer *opt,
                        Batcher *feed, BenchPeak *peak, StepFigures *f, BenchResult *out,
-                       char *err)
+                       BenchDiag *bd, char *err)
 {
     const Config *c = &w->cfg;
     size_t N = (size_t)c->batch * c->bptt;
@@ -264,18 +286,27 @@ static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimiz
         }
         m->profiling = s >= 0;
         double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
-        while (batcher_next(feed, x, y, NULL) != c->bptt) {}   /* whole windows only */
+        int L;
+        while ((L = batcher_next(feed, x, y, NULL, err)) != c->bptt)   /* whole windows only */
+            if (L < 0) { rc = LM_EIO; break; }
+        if (rc) break;
         double tf = sysinfo_now();
         long cnt;
         rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
         if (rc) { err_set(err, rc, "forward failed"); break; }
         double t1 = sysinfo_now();
         float norm = update_grad_norm(reps, &m->params);   /* as trainer.c's step */
+        double dt = 0, dc = process_cpu_s();   /* diagnostics: timed apart */
+        if (bd) dt += bench_diag_collect(bd, m, reps, s);
+        dc -= process_cpu_s();
         update_apply(reps, opt, &m->params, norm, c->clip, c->lr);
-        double t2 = sysinfo_now();
+        dc += process_cpu_s();
+        if (bd) dt += bench_diag_finish(bd, m, s);
+        dc = process_cpu_s() - dc;   /* the CPU seconds of the two diagnostics calls */
+        double t2 = sysinfo_now() - dt;
         if (s < 0) continue;
         f->times[s] = t2 - t0;
-        f->cpu[s] = process_cpu_s() - c0;
+        f->cpu[s] = process_cpu_s() - c0 - dc;
         m->prof[PROF_OPTIM] += t2 - t1;
         out->feed_s += (tf - t0) / w->steps;
         f->peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
@@ -334,12 +365,20 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->part_flops[p] *= 3;
         out->flops_per_token += out->part_flops[p];
     }
-    int *stream = NULL;
+    TokSeq stream = {0};
     Batcher feed;
     if (!rc) rc = feed_init(w, &feed, &stream, err);
-    if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, err);
+    BenchDiag *bd = !rc && c->diagnostics > 0 ? bench_diag_create(m, reps, w->steps, err) : NULL;
+    if (!rc && c->diagnostics > 0 && !bd) rc = LM_EIO;
+    if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, bd, err);
     if (!rc) fill_result(w, m, &f, bf16, peak_threads, out);
-    free(f.times); free(f.peaks); free(f.shares); free(f.cpu); free(stream);
+    if (!rc && bd) {
+        bench_diag_result(bd, out);
+        out->diagnostics = c->diagnostics;
+    }
+    bench_diag_destroy(bd);
+    free(f.times); free(f.peaks); free(f.shares); free(f.cpu);
+    tokseq_free(&stream);
     bench_peak_destroy(peak);
     optim_free(&opt);
     replicas_destroy(reps);

@@ -46,6 +46,12 @@ typedef struct {
                               summing their gradients */
     double part_flops[PROF_N]; /* training matrix FLOPs per token of each part (0: none) */
     long peak_rss_kb;      /* of the process that ran it */
+    int diagnostics;       /* the workload's diagnostics=N (0: not measured) */
+    double diag_s;         /* median seconds of one diagnostics collection (bench_diag.h),
+                              not counted in step_s */
+    double diag_cpu_s;     /* its median CPU seconds (it runs on the training thread) */
+    double diag_record_s;  /* median seconds to record one batch in the store */
+    int diag_series, diag_hists; /* named scalars and histograms of a batch */
 } BenchResult;
 
 /* One stage of a step: a part's forward or backward, the optimizer, or the rest. */
@@ -61,6 +67,7 @@ const char *const *bench_workload_names(void);
 /* Fills w for a named workload. LM_OK or LM_EARG listing the names. */
 int bench_workload(const char *name, BenchWorkload *w, char *err);
 /* Times w's training steps (forward, backward, clip, optimizer step) and, after each,
+ * (with w->cfg.diagnostics > 0: also each step's diagnostics, timed apart, bench_diag.h)
  * samples the matmul peak of its precision on its threads (bench_peak.h): the result's
  * peak_gflops and peak_share. With
  * w->cfg.precision "bf16" the model's products run in bf16 (matmul.h) and the result's

@@ -164,6 +164,16 @@ int model_carries_state(const Model *m)
     return f && (f->flags & MODEL_F_RECURRENT);
 }
 
+const float *model_block_output(Model *m, int layer, int *B, int *T)
+{
+    return m->ops->block_output ? m->ops->block_output(m, layer, B, T) : NULL;
+}
+
+int model_attention_entropy(Model *m, int layer, double *sum)
+{
+    return m->ops->attention_entropy ? m->ops->attention_entropy(m, layer, sum) : LM_EARG;
+}
+
 long model_param_count(const Model *m)
 {
     long n = 0;

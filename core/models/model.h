@@ -52,6 +52,14 @@ typedef struct {
      * forward, or NULL. The op itself is NULL for families without gates (n_gate_layers
      * is then 0, and callers check it first). */
     const float *(*gates)(Model *m, int layer);
+    /* Diagnostics (NULL for families without blocks: then model_block_output says so).
+     * Block `layer`'s output (B,T,d) of the last training forward, its B and T in *B,
+     * *T, or NULL when there was none. */
+    const float *(*block_output)(Model *m, int layer, int *B, int *T);
+    /* MSA: each head's attention entropy in nats, added over the rows of the last
+     * training forward into sum[heads]; LM_EARG for a family or layer without attention
+     * (sum NULL: only asks whether the layer has attention, LM_OK or LM_EARG). */
+    int (*attention_entropy)(Model *m, int layer, double *sum);
     void (*destroy)(Model *m);
 } ModelOps;
 
@@ -189,6 +197,11 @@ int model_carries_state(const Model *m);
 /* Layout helper for families that run time-major: dst (B,T,C) from src (T,B,C) when
  * to_bt, else dst (T,B,C) from src (B,T,C). */
 void model_transpose_tb(float *dst, const float *src, int B, int T, int C, int to_bt);
+
+/* The diagnostics' view of the last training forward (ModelOps.block_output,
+ * .attention_entropy): NULL / LM_EARG for a family that has no blocks or attention. */
+const float *model_block_output(Model *m, int layer, int *B, int *T);
+int model_attention_entropy(Model *m, int layer, double *sum);
 
 /* Parameter count (weights tied once). */
 long model_param_count(const Model *m);

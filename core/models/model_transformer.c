@@ -318,5 +318,7 @@ const ModelOps transformer_ops = {
     .decode_step = transformer_decode_step,
     .decode_destroy = transformer_decode_destroy,
     .gates = transformer_gates,
+    .block_output = transformer_block_output,
+    .attention_entropy = transformer_attention_entropy,
     .destroy = transformer_destroy,
 };

@@ -68,4 +68,8 @@ int transformer_decode_step(Model *m, DecodeState *st, int token, int pos, float
 void transformer_decode_destroy(DecodeState *st);
 const float *transformer_gates(Model *m, int layer);
 
+/* model_transformer_diag.c: ModelOps.block_output and .attention_entropy. */
+const float *transformer_block_output(Model *m, int layer, int *B, int *T);
+int transformer_attention_entropy(Model *m, int layer, double *sum);
+
 #endif

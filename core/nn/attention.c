@@ -295,3 +295,33 @@ int attention_step(const AttentionDims *ad, AttentionCache *c, float *out, const
     linear_matvec(out, w_o, d, c->o, d, d, 1.0f, 1.0f);
     return LM_OK;
 }
+
+void attention_entropy_sum(const AttentionDims *ad, const float *act, int B, int T,
+                           double *sum, double *row)
+{
+    int d = ad->d, H = ad->heads, hd = d / H;
+    double alpha = 1.0 / sqrt((double)hd);
+    ActLayout L;
+    act_layout(ad, (float *)act, B, T, &L);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < T; i++) {
+                const float *q = L.qkv + ((size_t)b * T + i) * 3 * d + (size_t)h * hd;
+                double mx = -INFINITY, z = 0, ps = 0;
+                for (int j = 0; j <= i; j++) {
+                    const float *k = L.qkv + ((size_t)b * T + j) * 3 * d + d + (size_t)h * hd;
+                    double s = 0;
+                    for (int c = 0; c < hd; c++)
+                        s += (double)q[c] * k[c];
+                    row[j] = s * alpha;
+                    mx = row[j] > mx ? row[j] : mx;
+                }
+                for (int j = 0; j <= i; j++) {
+                    double e = exp(row[j] - mx);
+                    z += e;
+                    ps += e * row[j];
+                }
+                /* H = log Z - sum p s, with Z = sum exp(s) = z e^mx and p = e^(s - mx) / z */
+                sum[h] += log(z) + mx - ps / z;
+            }
+}

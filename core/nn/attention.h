@@ -50,6 +50,13 @@ void attention_forward_dropout(const AttentionDims *ad, float *out, float *act,
                                const float *w_o, const float *b_o, float p, Rng *rng,
                                int B, int T);
 
+/* Diagnostics: each head's attention entropy, in nats, of the last forward whose act this
+ * is (the weights before dropout: softmax_j(q_i.k_j / sqrt(hd)), j <= i), ADDED over the
+ * B*T rows into sum[h] (heads entries), recomputed in double from the saved q and k.
+ * row: T doubles of scratch. Never fails; O(B heads T^2 hd / 2). */
+void attention_entropy_sum(const AttentionDims *ad, const float *act, int B, int T,
+                           double *sum, double *row);
+
 /* 1 when the last forward into act (B,T) kept the attention weight (i, j), j <= i, of
  * batch row b and head h; 0 when its dropout zeroed it (always 1 without dropout). */
 int attention_weight_kept(const AttentionDims *ad, const float *act, int B, int T, int b,

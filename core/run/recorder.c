@@ -8,6 +8,7 @@
 #include "console.h"
 #include "err.h"
 #include "runstore_control.h"
+#include "runstore_series.h"
 #include "sysmetrics.h"
 #include "sysinfo.h"
 
@@ -146,6 +147,8 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
         snprintf(s->checkpoint, sizeof s->checkpoint, "%s", ev->ckpt.path);
         break;
     case TEV_STATUS:
+        if (s->status == TRAINER_EVALUATING || ev->status == TRAINER_EVALUATING)
+            s->reason[0] = 0;   /* an evaluation's reason is its progress, its own alone */
         s->status = ev->status;
         if (ev->status == TRAINER_PAUSED || (ev->text && ev->text[0])) /* a pause's own reason */
             snprintf(s->reason, sizeof s->reason, "%s", ev->text ? ev->text : "");
@@ -154,6 +157,7 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
         set_message(s, ev->text);
         break;
     case TEV_SYS:   /* stored only (runstore_sys_log) */
+    case TEV_SERIES:   /* stored only (runstore_series.h) */
         break;
     }
     s->seq++;
@@ -175,6 +179,11 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
             if (rc) return rc;
         }
         return LM_OK;
+    case TEV_SERIES: {   /* diagnostics: named scalars, then histograms */
+        const SeriesBatch *b = ev->series;
+        int rc = b ? runstore_series_log(st, run, b->step, b->scalars, b->n_scalars, err) : 0;
+        return rc || !b ? rc : runstore_hist_log(st, run, b->step, b->hists, b->n_hists, err);
+    }
     case TEV_STATUS:
         if (ev->status == TRAINER_EVALUATING)
             return LM_OK;
@@ -464,6 +473,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     s->total_steps = trainer_total_steps(t);
     s->params = trainer_param_count(t);
     s->vocab = trainer_vocab(t);
+    trainer_origin(t, &s->origin, &s->fork_of);
     s->status = TRAINER_RUNNING;
     s->best_val = NAN;
     if (pthread_create(&r->thread, NULL, record_main, r)) {

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 10
+#define RUNSTORE_SCHEMA_VERSION 11
 
 typedef struct RunStore RunStore;
 
@@ -229,7 +229,8 @@ typedef struct {
 
 /* One metric of a run in step order. metric: a step metric of core/base/metrics.def (loss,
  * lr, grad_norm, tokens_per_s, elapsed, tokens, epoch, ...) | val_loss | val_ppl | val_bpc
- * | test_loss | test_ppl | test_bpc | gate:<layer>:<level> (the gate mean). Committed rows only: a read never
+ * | test_loss | test_ppl | test_bpc | gate:<layer>:<level> (the gate mean) | a named
+ * scalar series the run recorded (runstore_series.h: grad/<tensor>, ...). Committed rows only: a read never
  * flushes (the handle's own buffered rows land at its writer's next runstore_flush). *pts is malloc'd (free()); may be
  * NULL when *n = 0. LM_EARG for an unknown metric or run. */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
@@ -361,6 +362,7 @@ typedef struct {
     char params[512], status[16], run_status[16];
     double best_val, final_val; /* the run's, NAN when none */
     long last_step;
+    int stopped_early;     /* its run was stopped by the sweep's halving (not by `stop`) */
 } SweepTrialRow;
 
 /* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */

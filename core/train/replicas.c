@@ -359,3 +359,8 @@ void replicas_parallel_items(Replicas *r, void (*fn)(void *ctx, int slice, size_
 {
     parallel(r, PH_ITEMS, fn, ctx, n);
 }
+
+Model *replicas_shard_model(Replicas *r, int shard)
+{
+    return shard >= r->lo && shard < r->hi ? r->m[shard - r->lo] : NULL;
+}

@@ -28,6 +28,9 @@ Replicas *replicas_create(Model *m, const ShardPlan *plan, int lo, int hi, int t
 void replicas_destroy(Replicas *r);
 int replicas_count(const Replicas *r);    /* threads (the caller's included) */
 const ShardPlan *replicas_plan(const Replicas *r);
+/* The model that computes shard `shard` of the plan on this process, or NULL when another
+ * process holds it (its activations are the shard's last forward: diagnostics). */
+Model *replicas_shard_model(Replicas *r, int shard);
 /* Recurrent models: every shard's model forgets its carried state. */
 void replicas_reset_state(Replicas *r);
 

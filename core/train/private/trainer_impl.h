@@ -4,6 +4,7 @@
 #ifndef LM_TRAINER_IMPL_H
 #define LM_TRAINER_IMPL_H
 
+#include "diag.h"
 #include "optim.h"
 #include "replicas.h"
 #include "schedule.h"
@@ -22,6 +23,7 @@ struct Trainer {
     Dataset ds;
     Model *m;
     Replicas *reps;        /* the shards this process computes (replicas.h) */
+    Diag *diag;            /* diagnostics=N (diag.h), NULL when off */
     float *fold_buf;       /* under mpirun: the next rank's partial fold (params.total) */
     Optimizer optim;
     Schedule sched;
@@ -31,6 +33,8 @@ struct Trainer {
     long total_steps, steps_per_epoch;
     TrainState ts;
     long start_step;       /* ts.step when training began (a resume's or fork's step, else 0) */
+    long start_tokens;     /* ts.tokens and ... */
+    double start_elapsed;  /* ... ts.elapsed then (trainer_origin) */
     double best_val;
     float last_gnorm;
     long best_written;     /* step whose evaluation best.safetensors holds (-1 none) */
@@ -60,6 +64,7 @@ static inline int trainer_stopping(const Trainer *t)
 /* trainer.c */
 void trainer_push(Trainer *t, TrainEvent *ev);
 void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text);
+
 void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason);
 void trainer_reset_states(Trainer *t);
 
