@@ -6,8 +6,8 @@
  * lowest rank first, leftmost on ties. \s is Unicode White_Space (as tiktoken's Rust
  * regex has it: with U+0085, without U+FEFF), \p{L} and \p{N} utf8proc's categories.
  * A byte that is not UTF-8 is a character of its own, neither letter, number nor space.
- * A piece is merged with a rank scan when short and with a heap (same order) when long,
- * so a megabyte of one character stays linear-logarithmic. A piece that had to be merged
+ * A piece is merged with a rank scan when short and with an indexed heap (same order,
+ * 20 bytes a byte) when long, so a megabyte of one character stays linear-logarithmic. A piece that had to be merged
  * is remembered in its thread's cache (pieces -> ids, about 4.6 MB, emptied when full or
  * when the thread meets another vocabulary), as a word comes back often. Not the
  * vocabulary (tok_gpt2.c). Reads the tokenizer only: many threads may encode with one. */
@@ -135,86 +135,130 @@ static size_t merge_scan(const Tokenizer *t, const unsigned char *p, size_t m, i
     return np - 1;
 }
 
-typedef struct { int rank; size_t pos; } HeapItem;
+/* The long-piece merge's state: parts are a linked list indexed by their first byte; each
+ * part with a mergeable pair (rank[a] != RANK_NONE: the rank of its bytes and the next
+ * part's) sits once in a binary heap ordered (rank, position) = tiktoken's (lowest,
+ * leftmost). 20 bytes a piece byte. */
+typedef struct {
+    uint32_t *nxt, *prv;   /* (m) neighbouring parts' first bytes; m = none */
+    int *rank;             /* (m) */
+    uint32_t *heap, *at;   /* (m) the heap of parts; each part's place in it (UINT32_MAX out) */
+    uint32_t n;
+} PairHeap;
 
-static int item_less(HeapItem a, HeapItem b)
+static int heap_less(const PairHeap *h, uint32_t a, uint32_t b)
 {
-    return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos);
+    return h->rank[a] < h->rank[b] || (h->rank[a] == h->rank[b] && a < b);
 }
 
-static void heap_push(HeapItem *h, size_t *n, HeapItem x)
+static void heap_set(PairHeap *h, uint32_t i, uint32_t a)
 {
-    size_t i = (*n)++;
-    while (i > 0 && item_less(x, h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
+    h->heap[i] = a;
+    h->at[a] = i;
+}
+
+static void heap_up(PairHeap *h, uint32_t i)
+{
+    uint32_t a = h->heap[i];
+    while (i > 0 && heap_less(h, a, h->heap[(i - 1) / 2])) {
+        heap_set(h, i, h->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    h[i] = x;
+    heap_set(h, i, a);
 }
 
-static HeapItem heap_pop(HeapItem *h, size_t *n)
+static void heap_down(PairHeap *h, uint32_t i)
 {
-    HeapItem top = h[0], x = h[--*n];
-    size_t i = 0;
+    uint32_t a = h->heap[i];
     for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && item_less(h[c + 1], h[c])) c++;
-        if (!item_less(h[c], x)) break;
-        h[i] = h[c];
+        uint32_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && heap_less(h, h->heap[c + 1], h->heap[c])) c++;
+        if (!heap_less(h, h->heap[c], a)) break;
+        heap_set(h, i, h->heap[c]);
         i = c;
     }
-    if (*n) h[i] = x;
-    return top;
+    heap_set(h, i, a);
 }
 
-/* The same merges for a long piece: parts are a linked list indexed by their first byte,
- * pair ranks in a heap ordered (rank, position) = tiktoken's (lowest, leftmost); a stale
- * entry is one whose part is gone or whose pair rank changed (a pair's bytes only grow,
- * so a rank never comes back). LM_OK or LM_ENOMEM; ids into out, their count in *k. */
-static int merge_heap(const Tokenizer *t, const unsigned char *p, size_t m, int *out, size_t *k)
+static void heap_remove(PairHeap *h, uint32_t a)
+{
+    uint32_t i = h->at[a];
+    if (i == UINT32_MAX) return;
+    h->at[a] = UINT32_MAX;
+    uint32_t last = h->heap[--h->n];
+    if (last == a) return;
+    heap_set(h, i, last);
+    heap_up(h, i);
+    heap_down(h, h->at[last]);
+}
+
+/* Part a's pair rank is now r (RANK_NONE: none): into, within or out of the heap. */
+static void heap_rank(PairHeap *h, uint32_t a, int r)
+{
+    if (r == RANK_NONE) {
+        heap_remove(h, a);
+        h->rank[a] = r;
+        return;
+    }
+    h->rank[a] = r;
+    if (h->at[a] == UINT32_MAX) {
+        heap_set(h, h->n++, a);
+        heap_up(h, h->n - 1);
+    } else {
+        heap_up(h, h->at[a]);
+        heap_down(h, h->at[a]);
+    }
+}
+
+/* The rank of the bytes from part a to the end of the part after it (RANK_NONE when a is
+ * the last part or they are no token). */
+static int pair_rank(const Tokenizer *t, const PairHeap *h, const unsigned char *p, uint32_t a,
+                     uint32_t m)
+{
+    uint32_t b = h->nxt[a];
+    if (b >= m) return RANK_NONE;
+    uint32_t e = h->nxt[b] < m ? h->nxt[b] : m;
+    int r = tok_gpt2_rank(t, p + a, e - a);
+    return r < 0 ? RANK_NONE : r;
+}
+
+/* tiktoken's byte_pair_merge for a long piece (len bytes) in len log len: the lowest pair
+ * merged, then the pairs on both sides of the new part re-ranked. LM_OK, LM_ENOMEM, or
+ * LM_EARG for a piece of 4 GB or more; ids into out, their count in *k. */
+static int merge_heap(const Tokenizer *t, const unsigned char *p, size_t len, int *out, size_t *k)
 {
     const Gpt2 *g = t->impl;
-    size_t *nxt = malloc(m * sizeof *nxt), *prv = malloc(m * sizeof *prv), nh = 0;
-    int *rk = malloc(m * sizeof *rk), *tok = malloc(m * sizeof *tok);
-    HeapItem *h = malloc(3 * m * sizeof *h);
-    if (!nxt || !prv || !rk || !tok || !h) {
-        free(nxt); free(prv); free(rk); free(tok); free(h);
-        return LM_ENOMEM;
-    }
-    for (size_t i = 0; i < m; i++) {
-        nxt[i] = i + 1;
-        prv[i] = i - 1;                /* SIZE_MAX for the first */
-        tok[i] = g->byte_id[p[i]];
+    if (len >= UINT32_MAX) return LM_EARG;
+    uint32_t m = (uint32_t)len;
+    PairHeap h = { malloc(m * sizeof *h.nxt), malloc(m * sizeof *h.prv), malloc(m * sizeof *h.rank),
+                   malloc(m * sizeof *h.heap), malloc(m * sizeof *h.at), 0 };
+    int rc = h.nxt && h.prv && h.rank && h.heap && h.at ? LM_OK : LM_ENOMEM;
+    for (uint32_t i = 0; !rc && i < m; i++) {
+        h.nxt[i] = i + 1;
+        h.prv[i] = i ? i - 1 : m;
+        h.at[i] = UINT32_MAX;
         int r = i + 1 < m ? g->pair[p[i] << 8 | p[i + 1]] : -1;
-        rk[i] = r < 0 ? RANK_NONE : r;
-        if (r >= 0) heap_push(h, &nh, (HeapItem){ r, i });
+        h.rank[i] = r < 0 ? RANK_NONE : r;
+        if (r >= 0) heap_set(&h, h.n++, i);
     }
-    while (nh) {
-        HeapItem it = heap_pop(h, &nh);
-        size_t a = it.pos;
-        if (rk[a] != it.rank) continue;            /* stale (a gone: rk[a] = RANK_NONE) */
-        size_t b = nxt[a];
-        tok[a] = it.rank;
-        nxt[a] = nxt[b];
-        if (nxt[b] < m) prv[nxt[b]] = a;
-        rk[b] = RANK_NONE;
-        size_t c = nxt[a];
-        int r = c < m ? tok_gpt2_rank(t, p + a, (nxt[c] < m ? nxt[c] : m) - a) : -1;
-        rk[a] = r < 0 ? RANK_NONE : r;
-        if (r >= 0) heap_push(h, &nh, (HeapItem){ r, a });
-        if (a > 0) {
-            size_t z = prv[a];
-            r = tok_gpt2_rank(t, p + z, (c < m ? c : m) - z);
-            rk[z] = r < 0 ? RANK_NONE : r;
-            if (r >= 0) heap_push(h, &nh, (HeapItem){ r, z });
-        }
+    for (uint32_t i = h.n / 2; !rc && i-- > 0;) heap_down(&h, i);   /* heapify */
+    while (!rc && h.n) {
+        uint32_t a = h.heap[0], b = h.nxt[a];
+        heap_remove(&h, b);                    /* b joins a */
+        h.nxt[a] = h.nxt[b];
+        if (h.nxt[b] < m) h.prv[h.nxt[b]] = a;
+        heap_rank(&h, a, pair_rank(t, &h, p, a, m));
+        if (h.prv[a] < m) heap_rank(&h, h.prv[a], pair_rank(t, &h, p, h.prv[a], m));
     }
     size_t n = 0;
-    for (size_t i = 0; i < m; i = nxt[i]) out[n++] = tok[i];
+    for (uint32_t i = 0; !rc && i < m; i = h.nxt[i]) {
+        uint32_t e = h.nxt[i] < m ? h.nxt[i] : m;
+        out[n++] = e - i == 1 ? g->byte_id[p[i]] : tok_gpt2_rank(t, p + i, e - i);
+    }
     *k = n;
-    free(nxt); free(prv); free(rk); free(tok); free(h);
-    return LM_OK;
+    free(h.nxt); free(h.prv); free(h.rank); free(h.heap); free(h.at);
+    return rc;
 }
 
 /* ---- the thread's cache of merged pieces ---- */
@@ -294,6 +338,19 @@ static void cache_put(PieceCache *c, const unsigned char *p, size_t m, const int
 
 /* ---- the encode op ---- */
 
+/* merge_heap with the message of its failure. */
+static int merge_long(const Tokenizer *t, const unsigned char *p, size_t m, int *out, size_t *k,
+                      char *err)
+{
+    int rc = merge_heap(t, p, m, out, k);
+    if (rc == LM_EARG)
+        return err_set(err, rc, "a run of %zu bytes of one kind of character (no space, letter, "
+                       "digit or other character between): GPT-2's pre-split makes it one piece, "
+                       "and pieces of 4 GB or more are not encoded", m);
+    return rc ? err_set(err, rc, "out of memory merging a piece of %zu bytes (%zu MB needed)", m,
+                        m * 20 >> 20) : LM_OK;
+}
+
 int tok_gpt2_encode(const Tokenizer *t, const char *text, size_t len, int **ids, size_t *n,
                     char *err)
 {
@@ -325,9 +382,10 @@ int tok_gpt2_encode(const Tokenizer *t, const char *text, size_t len, int **ids,
                 k += c->n_ids[e - 1];
             } else {
                 size_t got = m <= SCAN_MAX ? merge_scan(t, s + i, m, out + k) : 0;
-                if (m > SCAN_MAX && merge_heap(t, s + i, m, out + k, &got)) {
+                int rc = m > SCAN_MAX ? merge_long(t, s + i, m, out + k, &got, err) : LM_OK;
+                if (rc) {
                     free(out);
-                    return err_set(err, LM_ENOMEM, "out of memory encoding a piece of %zu bytes", m);
+                    return rc;
                 }
                 cache_put(c, s + i, m, out + k, got);
                 k += got;
@@ -336,9 +394,10 @@ int tok_gpt2_encode(const Tokenizer *t, const char *text, size_t len, int **ids,
             k += merge_scan(t, s + i, m, out + k);
         } else {
             size_t got;
-            if (merge_heap(t, s + i, m, out + k, &got)) {
+            int rc = merge_long(t, s + i, m, out + k, &got, err);
+            if (rc) {
                 free(out);
-                return err_set(err, LM_ENOMEM, "out of memory encoding a piece of %zu bytes", m);
+                return rc;
             }
             k += got;
         }
