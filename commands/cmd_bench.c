@@ -569,7 +569,9 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
                                      " from 1 to 100000000, not '%s'", argv[i].value);
             diagnostics = (int)v;
         }
-        else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) tok_list = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) {   /* checked before any run */
+            if (cmd_bench_tokenizer_list(s, tok_list = argv[i].value, NULL) < 0) return LM_EARG;
+        }
         else if (argv[i].key && !strcmp(argv[i].key, "file")) tok_file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
             prec_given = 1;

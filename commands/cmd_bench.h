@@ -32,4 +32,8 @@ int cmd_bench_data_use(Session *s, double max_gb);
  * file (NULL: the bundled corpora). Prints; returns the status. */
 int cmd_bench_tokenizer(Session *s, const char *list, const char *file);
 
+/* The kinds of a `bench tokenizer=` list into kinds (TOKENIZER_N_KINDS room; NULL: only
+ * check): their count, or -1 after reporting the unknown name. */
+int cmd_bench_tokenizer_list(Session *s, const char *list, TokenizerKind *kinds);
+
 #endif

@@ -86,24 +86,34 @@ static int bench_one(Session *s, TokenizerKind kind, const char *text, size_t le
     return output_emit(s, o);
 }
 
-int cmd_bench_tokenizer(Session *s, const char *list, const char *file)
+int cmd_bench_tokenizer_list(Session *s, const char *list, TokenizerKind *kinds)
 {
-    char err[LM_ERR_LEN], label[1100];
-    TokenizerKind kinds[TOKENIZER_N_KINDS];
+    TokenizerKind own[TOKENIZER_N_KINDS], *k = kinds ? kinds : own;
     int n = 0;
     if (list && *list && strcmp(list, "all")) {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", list);
         for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-            if (n == TOKENIZER_N_KINDS || tokenizer_kind_parse(w, &kinds[n]))
-                return session_error(s, LM_EARG, "bench tokenizer: '%s' is not a tokenizer "
-                                     "(`help set tokenizer` lists them; give a comma list)", w);
+            if (n == TOKENIZER_N_KINDS || tokenizer_kind_parse(w, &k[n])) {
+                session_error(s, LM_EARG, "bench: tokenizer=%s: '%s' is not a tokenizer (`help "
+                              "set tokenizer` lists them; give a comma list)", list, w);
+                return -1;
+            }
             n++;
         }
     } else {
-        for (int k = 0; k < TOKENIZER_N_KINDS; k++)
-            if (k != TOKENIZER_WORDPIECE || s->cfg.vocab[0]) kinds[n++] = (TokenizerKind)k;
+        for (int j = 0; j < TOKENIZER_N_KINDS; j++)
+            if (j != TOKENIZER_WORDPIECE || s->cfg.vocab[0]) k[n++] = (TokenizerKind)j;
     }
+    return n;
+}
+
+int cmd_bench_tokenizer(Session *s, const char *list, const char *file)
+{
+    char err[LM_ERR_LEN], label[1100];
+    TokenizerKind kinds[TOKENIZER_N_KINDS];
+    int n = cmd_bench_tokenizer_list(s, list, kinds);
+    if (n < 0) return LM_EARG;
     char *text;
     size_t len;
     int rc = read_text(file, &text, &len, label, sizeof label, err);
