@@ -14,6 +14,7 @@
 #include "blas_select.h"
 #include "dataset.h"
 #include "err.h"
+#include "kernels.h"
 #include "output.h"
 #include "run_launch.h"
 #include "sysinfo.h"
@@ -500,6 +501,17 @@ static void print_machine(Session *s, int prec)
     output_real(mo, "sgemm_gflops", peak);
     output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
     output_line(mo, "kernels: {kernels}");
+    char code[KERNEL_N_FAMILIES * 96] = "", one[256];   /* what each family runs here */
+    for (int f = 0, o = 0; f < KERNEL_N_FAMILIES && o < (int)sizeof code; f++) {
+        kernels_chosen((KernelFamily)f, one, sizeof one);
+        int n = (int)strcspn(one, "(");   /* the name without its explanation */
+        while (n > 0 && one[n - 1] == ' ')
+            n--;
+        o += snprintf(code + o, sizeof code - (size_t)o, "%s%s %.*s", f ? ", " : "",
+                      kernels_family_name((KernelFamily)f), n, one);
+    }
+    output_str(mo, "code", code);
+    output_line(mo, "code: {code}");
     bench_bf16_peak_line(mo, prec);
     output_emit(s, mo);
 }

@@ -8,6 +8,7 @@
  * (cmd_bench.c). */
 #include "cmd_bench.h"
 #include "alerts.h"
+#include "alertseen.h"
 #include "console.h"
 #include "output.h"
 #include "sysinfo.h"
@@ -33,8 +34,13 @@ static double part_us(RunStore *st, long run, AlertEngine *e, int part)
     char err[LM_ERR_LEN], line[96];
     SysMeter m;
     sysmetrics_init(&m);
+    AlertSeen seen;   /* the values a run's rules read, as the recorder keeps them */
+    alertseen_init(&seen);
+    TrainEvent ev = {.kind = TEV_STEP, .step = {.step = 10, .loss = 3, .tokens_per_s = 1000,
+                                                .grad_norm = 1}};
+    alertseen_event(&seen, &ev);
     AlertFacts f = {.status = "running", .step = 10, .loss = 3, .val_loss = 3, .best_val = 3,
-                    .tokens_per_s = 1000, .grad_norm = 1, .since_step = 0.1};
+                    .since_step = 0.1, .value = alertseen_value, .ud = &seen};
     for (int i = 0; i < TRACK_REPS; i++) {
         double t0 = sysinfo_now();
         if (part == 0) {

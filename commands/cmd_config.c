@@ -6,6 +6,7 @@
 #include "blas_select.h"
 #include "dist.h"
 #include "err.h"
+#include "kernels.h"
 #include "suggest.h"
 #include "sysinfo.h"
 #include "tokformat.h"
@@ -164,6 +165,23 @@ static void nearest_experiment(const char *name, char *out, size_t cap)
     }
 }
 
+/* Whether a and b build different tokenizers (the keys `tokenize` and `train` read). */
+static int tokenizer_differs(const Config *a, const Config *b)
+{
+    return a->tokenizer_kind != b->tokenizer_kind || a->vocab_size != b->vocab_size ||
+           a->lowercase != b->lowercase || a->vocab_from_train != b->vocab_from_train ||
+           strcmp(a->vocab, b->vocab) || strcmp(a->data, b->data);
+}
+
+/* The session's settings become c; a tokenizer setting that changed marks the settings'
+ * tokenizer newer than the open model's (what `tokenize` encodes with). */
+static void settings_take(Session *s, const Config *c)
+{
+    if (tokenizer_differs(&s->cfg, c))
+        s->tok_settings_newer = 1;
+    s->cfg = *c;
+}
+
 int cmd_use(Session *s, int argc, const LexWord *argv)
 {
     if (argc < 2) {
@@ -182,7 +200,7 @@ int cmd_use(Session *s, int argc, const LexWord *argv)
     config_defaults(&c);
     if (config_load_file(&c, path, err))
         return session_error(s, LM_EARG, "%s", err);
-    s->cfg = c;
+    settings_take(s, &c);
     snprintf(s->experiment, sizeof s->experiment, "%s", argv[1].text);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:s s:s}", "ok", 1, "experiment", argv[1].text,
@@ -210,7 +228,7 @@ int cmd_set(Session *s, int argc, const LexWord *argv)
     }
     if (config_validate(&c, err))
         return session_error(s, LM_EARG, "%s (nothing was changed)", err);
-    s->cfg = c;
+    settings_take(s, &c);
     if (s->json)
         session_emit_json(s, json_pack("{s:b}", "ok", 1));
     return LM_OK;
@@ -223,11 +241,13 @@ int cmd_unset(Session *s, int argc, const LexWord *argv)
     char path[1024], err[LM_ERR_LEN], val[CONFIG_STR_LEN * 2];
     if (s->experiment[0] && !session_find_experiment(s->experiment, path, sizeof path))
         config_load_file(&base, path, err);
+    Config c = s->cfg;
     for (int i = 1; i < argc; i++) {
         if (config_get(&base, argv[i].text, val, sizeof val))
             return session_error(s, LM_EARG, "unset: unknown key '%s'", argv[i].text);
-        config_set(&s->cfg, argv[i].text, val, err);
+        config_set(&c, argv[i].text, val, err);
     }
+    settings_take(s, &c);
     return LM_OK;
 }
 
@@ -343,14 +363,27 @@ static int show_machine(Session *s)
     blas_select_describe(kernels, sizeof kernels);
     blas_select_cpu_text(&cpu, cpu_text, sizeof cpu_text);
     const char *best = blas_select_best_core(&cpu);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s}", "machine", desc, "cpu",
+    char code[KERNEL_N_FAMILIES][256];   /* what runs each kernel family (kernels.h) */
+    for (int f = 0; f < KERNEL_N_FAMILIES; f++)
+        kernels_chosen((KernelFamily)f, code[f], sizeof code[f]);
+    if (s->json) {
+        json_t *fam = json_object();
+        for (int f = 0; f < KERNEL_N_FAMILIES; f++)
+            json_object_set_new(fam, kernels_family_name((KernelFamily)f), json_string(code[f]));
+        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s s:o}", "machine", desc, "cpu",
                                        cpu_text, "blas", blas, "kernels", kernels, "blas_core",
-                                       openblas_get_corename(), "best_core", best));
-    else
-        session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
-                       "(the strongest OpenBLAS core this CPU supports)", desc, cpu_text, blas,
-                       kernels, *best ? best : "unknown");
+                                       openblas_get_corename(), "best_core", best,
+                                       "kernel_families", fam));
+        return LM_OK;
+    }
+    char fams[KERNEL_N_FAMILIES * 280] = "";
+    for (int f = 0, o = 0; f < KERNEL_N_FAMILIES && o < (int)sizeof fams; f++)
+        o += snprintf(fams + o, sizeof fams - (size_t)o, "\n  %-12s %s",
+                      kernels_family_name((KernelFamily)f), code[f]);
+    session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
+                   "(the strongest OpenBLAS core this CPU supports)\ncode per kernel family "
+                   "(chosen at run time):%s", desc, cpu_text, blas, kernels,
+                   *best ? best : "unknown", fams);
     return LM_OK;
 }
 

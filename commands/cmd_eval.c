@@ -170,6 +170,7 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
         for (char *sv = NULL, *w = strtok_r(unknown, " ", &sv); w; w = strtok_r(NULL, " ", &sv))
             json_array_append_new(unk, json_string(w));
         json_object_set_new(o, "unknown", unk);
+        json_object_set_new(o, "prompt_tokens", json_integer(st.prompt_tokens));
         json_object_set_new(o, "weights", json_string(s->view_source));
         json_object_set_new(o, "step", s->view_step >= 0 ? json_integer(s->view_step)
                                                          : json_null());
@@ -250,7 +251,7 @@ int cmd_coeffs(Session *s, int argc, const LexWord *argv)
     int *ids = NULL;
     size_t n = 0;
     char err[LM_ERR_LEN];
-    if (tokenizer_encode(s->view_tok, prompt, strlen(prompt), &ids, &n, err))
+    if (tokenizer_encode_prompt(s->view_tok, prompt, strlen(prompt), &ids, &n, err))
         return session_error(s, LM_EARG, "%s", err);
     if (n == 0) {
         free(ids);

@@ -9,6 +9,7 @@
 #include "jsonval.h"
 #include "alertrule.h"
 #include "alerts.h"
+#include "runstore_edits.h"
 #include "runstore_notes.h"
 
 #include "err.h"
@@ -160,13 +161,61 @@ int cmd_log(Session *s, int argc, const LexWord *argv)
 
 /* ---- note ----------------------------------------------------------------------------- */
 
+/* `note ID edit=N "text"` and `note ID delete=N` (or sweep=ID): a note's text replaced or
+ * the note deleted, each recorded with its time (runstore_edits.h). */
+static int note_change(Session *s, RunStore *st, long run, long sweep, int argc,
+                       const LexWord *argv, const LexWord *how)
+{
+    int del = !strcmp(how->key, "delete");
+    long note = session_parse_run_id(how->value);
+    const char *target = sweep ? "sweep=" : "";
+    long tid = run ? run : sweep;
+    if (note <= 0)
+        return session_error(s, LM_EARG, "%s=%s: expected a note number (`run %ld` lists them)",
+                             how->key, how->value, tid);
+    char err[LM_ERR_LEN];
+    int status;
+    if (del) {
+        if (argc > 3)
+            return session_error(s, LM_EARG, "note %s%ld delete=%ld takes no text", target,
+                                 tid, note);
+        status = runstore_note_delete(st, run, sweep, note, err);
+    } else {
+        if (argc < 4)
+            return session_error(s, LM_EARG, "note %s%ld edit=%ld needs the new text: `note "
+                                 "%s%ld edit=%ld \"text\"`", target, tid, note, target, tid,
+                                 note);
+        size_t cap = 1, used = 0;
+        for (int i = 3; i < argc; i++) cap += strlen(argv[i].text) + (i > 3);
+        char *text = calloc(1, cap);
+        if (!text) return session_error(s, LM_ENOMEM, "out of memory");
+        for (int i = 3; i < argc; i++)
+            used += (size_t)snprintf(text + used, cap - used, "%s%s", i > 3 ? " " : "",
+                                     argv[i].text);
+        status = runstore_note_edit(st, run, sweep, note, text, err);
+        free(text);
+    }
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:s}", "ok", 1, "note", (json_int_t)note,
+                                       "done", del ? "deleted" : "edited"));
+    else
+        session_printf(s, "note %ld of %s %ld %s (the change is recorded with its time: "
+                       "`run ID` lists it)", note, run ? "run" : "sweep", tid,
+                       del ? "deleted" : "edited");
+    return LM_OK;
+}
+
 int cmd_note(Session *s, int argc, const LexWord *argv)
 {
     long run, sweep, id = 0;
-    const char *usage = "note RUN_ID \"text\" | note sweep=ID \"text\"";
+    const char *usage = "note RUN_ID \"text\" | note sweep=ID \"text\" | note ID edit=N "
+                        "\"text\" | note ID delete=N";
     if (parse_target(s, argc, argv, usage, &run, &sweep)) return LM_EARG;
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
+    if (argc >= 3 && (key_of(&argv[2], "edit") || key_of(&argv[2], "delete")))
+        return note_change(s, st, run, sweep, argc, argv, &argv[2]);
     if (argc < 3)
         return session_error(s, LM_EARG, "note needs the text: `note %s%ld \"text\"` (notes"
                              " are kept with their time; `run ID` lists them)",
@@ -369,10 +418,20 @@ void cmd_log_run_text(Session *s, RunStore *st, long run)
         session_printf(s, "notes:%s", n ? "" : " none");
         for (int i = 0; i < n; i++) {
             cmd_log_fmt_time(t, sizeof t, nt[i].t, 1);
-            session_printf(s, "  %s%s  %s", t, nt[i].sweep_id ? " (sweep)" : "", nt[i].text);
+            session_printf(s, "  %s  note %ld%s  %s", t, nt[i].id,
+                           nt[i].sweep_id ? " (sweep)" : "", nt[i].text);
         }
         runstore_notes_free(nt, n);
     }
+    EditRow *ed = NULL;   /* untag, rename, note edits: each with its time */
+    if (runstore_edits(st, run, 0, &ed, &n, err) == LM_OK && n) {
+        session_printf(s, "edits:");
+        for (int i = 0; i < n; i++) {
+            cmd_log_fmt_time(t, sizeof t, ed[i].t, 1);
+            session_printf(s, "  %s%s  %s", t, ed[i].sweep_id ? " (sweep)" : "", ed[i].what);
+        }
+    }
+    free(ed);
     SysSummary m;
     if (runstore_sys_summary(st, run, &m, err) == LM_OK && m.n > 0) {
         session_printf(s, "system (%d samples over %.0f s%s):", m.n, m.last_t - m.first_t,
@@ -406,6 +465,18 @@ void cmd_log_run_json(json_t *o, RunStore *st, long run)
     if (runstore_notes(st, run, 0, &nt, &n, err) == LM_OK) {
         json_object_set_new(o, "note_list", cmd_log_notes_json(nt, n));
         runstore_notes_free(nt, n);
+    }
+    EditRow *ed = NULL;
+    if (runstore_edits(st, run, 0, &ed, &n, err) == LM_OK) {
+        json_t *a = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(a, json_pack("{s:o s:o s:s}", "time",
+                                               runstore_json_time(ed[i].t), "sweep",
+                                               ed[i].sweep_id ? json_integer(ed[i].sweep_id)
+                                                              : json_null(),
+                                               "what", ed[i].what));
+        json_object_set_new(o, "edits", a);
+        free(ed);
     }
     SysSummary m;
     if (runstore_sys_summary(st, run, &m, err) == LM_OK)

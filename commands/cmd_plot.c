@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "metrics.h"
+#include "series.h"
 #include "plot.h"
 #include "runstore_group.h"
 
@@ -20,7 +21,7 @@
 #define PLOT_MAX_GATE_DIM 64
 
 typedef struct {
-    const char *metric, *x, *file, *title, *step, *band, *group;
+    const char *metric, *x, *file, *title, *step, *band, *group, *series;
     int smooth;
     long ids[PLOT_MAX_RUNS];
     int n_ids, gates, sweep;
@@ -45,6 +46,7 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
         else if ((v = key_value(w, "step"))) a->step = v;
         else if ((v = key_value(w, "band"))) a->band = v;
         else if ((v = key_value(w, "group"))) a->group = v;
+        else if ((v = key_value(w, "series"))) a->series = v;
         else if ((v = key_value(w, "smooth"))) {
             char *end;
             long k = strtol(v, &end, 10);
@@ -54,7 +56,7 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
             a->smooth = (int)k;
         } else if (w->key) {
             return session_error(s, LM_EARG, "plot has no setting '%s' (metric= x= smooth= "
-                                 "title= step= band= group= file=)", w->key);
+                                 "title= step= band= group= series= file=)", w->key);
         } else if (i == 1 && !strcmp(w->text, "gates")) {
             a->gates = 1;
         } else if (i == 1 && !strcmp(w->text, "sweep")) {
@@ -87,6 +89,9 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
         return session_error(s, LM_EARG, a->gates ? "plot gates needs a run id, e.g. `plot "
                              "gates 3 file=gates.png`" : "plot needs run ids, e.g. `plot 3 4 "
                              "file=cmp.png`; `runs` lists them");
+    if (a->series && (a->n_ids != 1 || a->gates || a->sweep || a->band))
+        return session_error(s, LM_EARG, "plot ID series=PATTERN draws one run's series as a "
+                             "grid: give one run id, e.g. `plot 3 series='gate/*' file=g.png`");
     if (a->gates && a->n_ids > 1)
         return session_error(s, LM_EARG, "plot gates draws one run; give one id");
     if (strcmp(a->x, "step") && strcmp(a->x, "tokens") && strcmp(a->x, "time"))
@@ -94,28 +99,20 @@ static int parse_args(Session *s, int argc, const LexWord *argv, PlotArgs *a)
     return LM_OK;
 }
 
-/* The store's name of metric= (train, val and test stand for their losses). */
-static const char *series_name(const char *metric)
+/* The registry's name of metric= (an alias such as train, val or test resolved; an
+ * unknown name is left for runstore_series to refuse with its did-you-mean). */
+static const char *series_name(const char *metric, char *buf)
 {
-    if (!strcmp(metric, "train")) return "loss";
-    if (!strcmp(metric, "val")) return "val_loss";
-    if (!strcmp(metric, "test")) return "test_loss";
-    return metric;
+    SeriesRef ref;
+    if (series_find(metric, &ref, NULL)) return metric;
+    return strcpy(buf, ref.name);
 }
 
+/* The y axis label of a series: its help in the registry. */
 static const char *y_label(const char *series)
 {
-    static const char *names[][2] = {   /* the step metrics' labels: metrics.def */
-        {"val_loss", "validation loss (nats/token)"},
-        {"test_loss", "test loss (nats/token)"}, {"val_ppl", "validation perplexity"},
-        {"test_ppl", "test perplexity"}, {"val_bpc", "validation bits per character"},
-        {"test_bpc", "test bits per character"}};
-    int m = step_metric_find(series);
-    if (m >= 0)
-        return STEP_METRICS[m].help;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(series, names[i][0])) return names[i][1];
-    return series;
+    SeriesRef ref;
+    return series_find(series, &ref, NULL) ? series : ref.info->help;
 }
 
 /* value at `step` of a step-ordered table, linear between its points (proportional to
@@ -153,7 +150,8 @@ static int load_curve(Session *s, RunStore *st, const PlotArgs *a, long id, RunC
                       int *n_points)
 {
     char err[LM_ERR_LEN];
-    const char *name = series_name(a->metric);
+    char canon[SERIES_NAME_LEN];
+    const char *name = series_name(a->metric, canon);
     SeriesPoint *p = NULL, *xt = NULL;
     int n = 0, nx = 0;
     RunRow r;
@@ -162,8 +160,7 @@ static int load_curve(Session *s, RunStore *st, const PlotArgs *a, long id, RunC
     snprintf(c->label, sizeof c->label, "#%ld %s", id, r.name);
     runstore_row_free(&r);
     if ((status = runstore_series(st, id, name, &p, &n, err)))
-        return session_error(s, status, "metric=%s: %s (or train, val, test)", a->metric,
-                             err);
+        return session_error(s, status, "metric=%s: %s", a->metric, err);
     if (n == 0) {
         free(p);
         return session_error(s, LM_EARG, "run %ld has no %s points yet%s", id, name,
@@ -199,8 +196,8 @@ static int plot_runs(Session *s, RunStore *st, const PlotArgs *a)
         ps[i] = (PlotSeries){.label = c[i].label, .x = c[i].x, .y = c[i].y, .n = n};
         points += n;
     }
-    char title[160], err[LM_ERR_LEN];
-    const char *series = series_name(a->metric);
+    char title[160], err[LM_ERR_LEN], canon[SERIES_NAME_LEN];
+    const char *series = series_name(a->metric, canon);
     const char *xl = !strcmp(a->x, "step") ? "step" : !strcmp(a->x, "tokens")
                      ? "tokens seen" : "training time (s)";
     if (a->smooth > 1) snprintf(title, sizeof title, "%s (EMA over %d points, debiased)",
@@ -317,8 +314,8 @@ static int plot_bands(Session *s, RunStore *st, const PlotArgs *a)
     for (int k = 0; k < nb; k++)
         ps[k] = (PlotSeries){.label = b[k].label, .x = b[k].x, .y = b[k].mean, .n = b[k].n,
                              .lo = b[k].lo, .hi = b[k].hi};
-    const char *series = series_name(a->metric);
-    char title[200];
+    char title[200], canon[SERIES_NAME_LEN];
+    const char *series = series_name(a->metric, canon);
     snprintf(title, sizeof title, "%s: mean of each group, band %s", y_label(series),
              !strcmp(a->band, "std") ? "± 1 std" : "min..max");
     PlotAxes ax = {a->title ? a->title : title, !strcmp(a->x, "step") ? "step"
@@ -413,6 +410,25 @@ static int plot_gates(Session *s, RunStore *st, const PlotArgs *a)
     return LM_OK;
 }
 
+/* `plot ID series=PATTERN file=F`: the run's matching series as a grid. */
+static int plot_series_grid(Session *s, RunStore *st, const PlotArgs *a)
+{
+    char err[LM_ERR_LEN], title[200], shown[SERIES_NAME_LEN * 4];
+    int n = 0;
+    snprintf(title, sizeof title, "run #%ld: %s", a->ids[0],
+             series_escape(shown, sizeof shown, a->series));
+    int status = cmd_plot_grid_file(st, a->ids[0], a->series, a->file,
+                                    a->title ? a->title : title, &n, err);
+    if (status) return session_error(s, status, "series=%s: %s", shown, err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:s s:I s:s s:i}", "ok", 1, "file", a->file, "run",
+                                       (json_int_t)a->ids[0], "series", a->series, "n", n));
+    else
+        session_printf(s, "wrote %s: %d series of run %ld matching %s", a->file, n, a->ids[0],
+                       shown);
+    return LM_OK;
+}
+
 int cmd_plot(Session *s, int argc, const LexWord *argv)
 {
     PlotArgs a;
@@ -421,5 +437,6 @@ int cmd_plot(Session *s, int argc, const LexWord *argv)
     if (!st) return LM_EDB;
     if (a.sweep) return cmd_plot_sweep(s, st, a.ids[0], a.file, a.title);
     if (a.band) return plot_bands(s, st, &a);
+    if (a.series) return plot_series_grid(s, st, &a);
     return a.gates ? plot_gates(s, st, &a) : plot_runs(s, st, &a);
 }

@@ -7,8 +7,19 @@
 
 /* plot ID ID ... [metric=train|val|test|<series>] [x=step|tokens|time] [smooth=K]
  *      [title="..."] file=PATH.svg|png|pdf
- * plot gates ID [step=N] file=PATH.svg|png|pdf */
+ * plot gates ID [step=N] file=PATH.svg|png|pdf
+ * plot ID series=PATTERN file=PATH.svg|png|pdf (a grid of the run's matching series) */
 int cmd_plot(Session *s, int argc, const LexWord *argv);
+
+/* One run's series matching pattern (series.h) as small multiples into path
+ * (cmd_plot_grid.c; `plot ID series=PATTERN` and the report's grid). *n_series receives
+ * how many; LM_EARG naming the run's series when the pattern matches none. */
+int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
+                       const char *title, int *n_series, char *err);
+
+/* series [RUN_ID] [PATTERN]: the registry's series (name aliases unit kind agg help), or
+ * those a run has with the number each reads as (cmd_plot_grid.c). */
+int cmd_series(Session *s, int argc, const LexWord *argv);
 
 /* plot sweep ID file=...: the sweep's parallel coordinates (cmd_plot_sweep.c): an axis
  * per swept setting (log where it spans more than 20x) and one for the sweep's metric,

@@ -2,7 +2,9 @@
  * to a colleague. HTML is self-contained (CSS inline, figures as base64 SVG <img> drawn by
  * plot/ — the code `plot` uses — no script, no network); Markdown gets its figures as SVG
  * files in NAME_files/ beside it. Sections: machine and versions, curves of the best runs,
- * the runs table with the settings that differ, seed groups as mean ± std bands, a sweep's
+ * the runs table with the settings that differ, every named series (the best run's as a
+ * grid of small charts, series=PATTERN chooses; a table of each series' number per run:
+ * the registry's, core/base/series.h), seed groups as mean ± std bands, a sweep's
  * parallel coordinates and parameter importance, the best run's samples, notes, the
  * console tails of the best runs (what was left out said), system metrics. Every stored
  * string is escaped (HTML entities; control characters and invalid UTF-8 shown as \xNN;
@@ -15,6 +17,7 @@
 #include "cmd_log.h"
 #include "cmd_plot.h"
 #include "plot.h"
+#include "series.h"
 #include "runrecord.h"
 #include "runstore_group.h"
 #include "runstore_notes.h"
@@ -70,7 +73,11 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
             xy[m] = (double)pt[j].step, xy[n + m] = pt[j].value;
         free(pt);
         if (!xy) continue;
-        snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
+        if (r->runs[i].parent_run > 0)   /* a fork's lineage in its label */
+            snprintf(labels[k], sizeof labels[k], "#%ld %.50s (#%ld@%ld)", r->runs[i].id,
+                     r->runs[i].name, r->runs[i].parent_run, r->runs[i].parent_step);
+        else
+            snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
         mem[k] = xy;
         ser[k] = (PlotSeries){labels[k], xy, xy + n, m, NULL, NULL};
         k++;
@@ -84,6 +91,63 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
 }
 
 /* ---- sections ------------------------------------------------------------------------- */
+
+#define REPORT_SERIES_RUNS 8   /* the series table's columns: the best runs */
+
+/* Every series of the registry the runs have (core/base/series.h): the best run's as a
+ * grid of small charts (the figure `plot ID series=PATTERN` draws), then a table of each
+ * series' number per run (its aggregation: "val_loss (min)"), names escaped. */
+static void section_series(Report *r, const char *pattern)
+{
+    char err[LM_ERR_LEN], path[1200], cap[SERIES_NAME_LEN * 4 + 96], shown[SERIES_NAME_LEN * 4];
+    report_heading(r, 2, "Series", "series");
+    if (!r->n) return;
+    int n = 0, shown_runs = r->n < REPORT_SERIES_RUNS ? r->n : REPORT_SERIES_RUNS;
+    report_fig_path(r, path, sizeof path);
+    snprintf(cap, sizeof cap, "every series of run #%ld matching %s, against step",
+             r->runs[0].id, series_escape(shown, sizeof shown, pattern));
+    if (cmd_plot_grid_file(r->st, r->runs[0].id, pattern, path, cap, &n, err) == LM_OK)
+        report_fig_embed(r, path, cap);
+    else
+        report_para(r, err);   /* a pattern that matches nothing says so */
+    long ids[REPORT_SERIES_RUNS];
+    char (*names)[SERIES_NAME_LEN] = NULL, v[64];
+    int nn = 0;
+    for (int i = 0; i < shown_runs; i++) ids[i] = r->runs[i].id;
+    if (runstore_series_union(r->st, ids, shown_runs, &names, &nn, err)) return;
+    report_puts(&r->b, r->md ? "| series | unit |" : "<table class=\"runs\" id=\"series-table\">"
+                "<thead><tr><th>series</th><th>unit</th>");
+    for (int i = 0; i < shown_runs; i++) {
+        snprintf(v, sizeof v, "#%ld", ids[i]);
+        report_puts(&r->b, r->md ? " " : "<th>");
+        report_esc(r, v);
+        report_puts(&r->b, r->md ? " |" : "</th>");
+    }
+    if (r->md) {
+        report_puts(&r->b, "\n|---|---|");
+        for (int i = 0; i < shown_runs; i++) report_puts(&r->b, "---|");
+    }
+    report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
+    for (int k = 0; k < nn; k++) {
+        SeriesRef ref;
+        if (series_find(names[k], &ref, NULL) || !series_match(pattern, names[k])) continue;
+        snprintf(cap, sizeof cap, "%s (%s)", series_escape(shown, sizeof shown, names[k]),
+                 series_agg_name(ref.info->agg));
+        report_puts(&r->b, r->md ? "|" : "<tr>");
+        report_cell(r, cap);
+        report_cell(r, ref.info->unit[0] ? ref.info->unit : "-");
+        for (int i = 0; i < shown_runs; i++) {
+            double x = NAN;
+            runstore_series_summary(r->st, ids[i], names[k], &x, NULL);
+            if (isnan(x)) snprintf(v, sizeof v, "-");
+            else snprintf(v, sizeof v, "%.6g", x);
+            report_cell(r, v);
+        }
+        report_puts(&r->b, r->md ? "\n" : "</tr>\n");
+    }
+    report_puts(&r->b, r->md ? "\n" : "</tbody></table>\n");
+    free(names);
+}
 
 static void section_machine(Report *r)
 {
@@ -141,17 +205,20 @@ static void section_runs(Report *r)
     snprintf(v, sizeof v, "%d runs, best first; the settings that differ between them (%d):",
              r->n, nk);
     report_para(r, v);
+    /* "from": a fork's lineage, its parent and the step it forked at (issue 49 item 11) */
     static const char *const FIXED[] = {"id", "name", "model", "status", "steps", "best val",
-                                        "final val", "cpu % mean", "rss MiB peak", "load mean"};
+                                        "final val", "cpu % mean", "rss MiB peak", "load mean",
+                                        "from"};
+    enum { NF = sizeof FIXED / sizeof *FIXED };
     report_puts(&r->b, r->md ? "|" : "<table class=\"runs\" id=\"runs-table\"><thead><tr>");
-    for (int i = 0; i < 10 + nk; i++) {
+    for (int i = 0; i < NF + nk; i++) {
         report_puts(&r->b, r->md ? " " : "<th>");
-        report_esc(r, i < 10 ? FIXED[i] : keys[i - 10]);
+        report_esc(r, i < NF ? FIXED[i] : keys[i - NF]);
         report_puts(&r->b, r->md ? " |" : "</th>");
     }
     if (r->md) {
         report_puts(&r->b, "\n|");
-        for (int i = 0; i < 10 + nk; i++) report_puts(&r->b, "---|");
+        for (int i = 0; i < NF + nk; i++) report_puts(&r->b, "---|");
     }
     report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
     char err[LM_ERR_LEN];
@@ -171,9 +238,13 @@ static void section_runs(Report *r)
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
         snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);
         snprintf(f[9], 48, m.n ? "%.2f" : "-", m.load_mean);
-        const char *c[10] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
-                             f[9]};
-        for (int j = 0; j < 10; j++) report_cell(r, c[j]);
+        char from[64] = "-";
+        if (w->parent_run > 0)
+            snprintf(from, sizeof from, "fork of #%ld at step %ld", w->parent_run,
+                     w->parent_step);
+        const char *c[NF] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
+                             f[9], from};
+        for (int j = 0; j < NF; j++) report_cell(r, c[j]);
         for (int j = 0; j < nk; j++) {
             runstore_config_value(w->config, keys[j], v, sizeof v);
             report_cell(r, v);
@@ -449,7 +520,7 @@ static const char CSS[] =
     "background:#f7f7f7;padding:.6em;border-radius:4px}.when{color:#777}"
     "pre.console{font-size:12px}</style>\n";
 
-static void write_doc(Report *r, const char *title)
+static void write_doc(Report *r, const char *title, const char *series)
 {
     if (r->md) {
         report_puts(&r->b, "# ");
@@ -470,6 +541,7 @@ static void write_doc(Report *r, const char *title)
     fig_curves(r, "loss", "training loss of the best runs", "train loss");
     fig_curves(r, "val_loss", "validation loss of the best runs", "val loss");
     section_runs(r);
+    section_series(r, series);
     section_groups(r);
     section_sweep(r);
     section_samples(r);
@@ -592,7 +664,7 @@ static int prepare_dirs(Report *r, const char *file, int overwrite, char *err)
 
 int cmd_report(Session *s, int argc, const LexWord *argv)
 {
-    const char *runs = NULL, *file = NULL, *title = NULL;
+    const char *runs = NULL, *file = NULL, *title = NULL, *series = "*";
     int overwrite = 0, existed = 0;
     Report r = {.s = s};
     for (int i = 1; i < argc; i++) {
@@ -603,11 +675,17 @@ int cmd_report(Session *s, int argc, const LexWord *argv)
         else if (w->key && !strcmp(w->key, "overwrite") &&
                  (!strcmp(w->value, "true") || !strcmp(w->value, "false")))
             overwrite = !strcmp(w->value, "true");
+        else if (w->key && !strcmp(w->key, "series")) series = w->value;
         else if (w->key && !strcmp(w->key, "sweep") && (r.sweep = session_parse_run_id(w->value)) > 0) {}
         else
             return session_error(s, LM_EARG, "report takes runs=ID,ID,...|\"FILTER\", sweep=ID,"
-                                 " title=\"...\", file=NAME.html|NAME.md and"
+                                 " title=\"...\", series=PATTERN, file=NAME.html|NAME.md and"
                                  " overwrite=true|false, not '%s'", w->text);
+    }
+    {
+        char perr[LM_ERR_LEN];
+        if (series_pattern_check(series, perr))
+            return session_error(s, LM_EARG, "series=: %s", perr);
     }
     if (!file || !(ends_with(file, ".html") || ends_with(file, ".htm") || ends_with(file, ".md")))
         return session_error(s, LM_EARG, "report needs file=NAME.html (one self-contained file)"
@@ -625,7 +703,7 @@ int cmd_report(Session *s, int argc, const LexWord *argv)
     if (!status) {
         snprintf(deftitle, sizeof deftitle, "lmlab report: %d run%s%s", r.n, r.n == 1 ? "" : "s",
                  r.sweep > 0 ? " of a sweep" : "");
-        write_doc(&r, title ? title : deftitle);
+        write_doc(&r, title ? title : deftitle, series);
         if (r.b.oom) status = err_set(err, LM_ENOMEM, "out of memory writing the report");
     }
     OutFile o;

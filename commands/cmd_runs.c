@@ -5,12 +5,15 @@
  * Not here: SQL and filter semantics (runstore.c), training (cmd_train.c), sweeps
  * (cmd_sweep.c). */
 #include "session.h"
+#include "tboard.h"
 #include "cmd_runs.h"
 #include "cmd_analysis.h"
 #include "cmd_log.h"
 #include "runrecord.h"
+#include "runstore_edits.h"
 #include "runkeys.h"
 #include "runstore_row.h"
+#include "series.h"
 #include "safetext.h"
 
 #include "err.h"
@@ -222,7 +225,10 @@ static int runs_read(Session *s, int argc, const LexWord *argv)
     if (runkeys_check_sort(sort, runkeys_store_has, st, err)) {
         /* the columns only the shaped table computes: sorted there */
         const char *k = sort[0] == '-' ? sort + 1 : sort;
-        if (strcmp(k, "final_smooth") && strcmp(k, "group"))
+        SeriesRef ref;   /* a series of the registry: read by the shaped table */
+        SeriesRegAgg agg;
+        if (strcmp(k, "final_smooth") && strcmp(k, "group") &&
+            runstore_series_ref(k, &ref, &agg, NULL))
             return session_error(s, LM_EARG, "%s", err);
         own_sort = sort;
         sort = "recent";
@@ -572,7 +578,6 @@ static void compare_row(Session *s, const char *label, char (*vals)[64], int n, 
     session_printf(s, "%s", line);
 }
 
-/* The mean of a run's logged tokens/s (NAN when none). */
 /* A run's own speed (runrecord_work: a fork's from its fork point), NAN when unknown. */
 static double own_speed(RunStore *st, const RunRow *r)
 {
@@ -581,9 +586,35 @@ static double own_speed(RunStore *st, const RunRow *r)
     return runrecord_work(st, r, &w, err) == LM_OK ? w.tokens_per_s : NAN;
 }
 
+/* A row per series of the registry (core/base/series.h) that any of the runs has: its
+ * aggregate ("loss (last)", "tokens_per_s (mean)"), names escaped. */
+static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, char (*v)[64],
+                           int w)
+{
+    long *ids = calloc((size_t)n, sizeof *ids);
+    char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN * 4 + 16], shown[SERIES_NAME_LEN * 4];
+    int nn = 0;
+    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
+    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+        for (int k = 0; k < nn; k++) {
+            SeriesRef ref;
+            series_find(names[k], &ref, NULL);
+            for (int i = 0; i < n; i++) {
+                double x = NAN;
+                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
+                snprintf(v[i], 64, isnan(x) ? "-" : "%.6g", x);
+            }
+            snprintf(label, sizeof label, "%s (%s)", series_escape(shown, sizeof shown,
+                     names[k]), series_agg_name(ref.info->agg));
+            compare_row(s, label, v, n, w);
+        }
+    free(ids), free(names);
+}
+
 /* The runs side by side: name and status once, the settings that differ (ranked by how
  * many distinct values they take, runkeys_diff: a swept setting first), then each run's
- * best and final evaluation (labelled when an estimate), last step, params, speed. */
+ * best and final evaluation (labelled when an estimate), last step, params, and every
+ * series of the registry any of them has. */
 static int compare_text(Session *s, RunStore *st, const long *ids, int n)
 {
     RunRow *r = calloc((size_t)n, sizeof *r);
@@ -604,7 +635,9 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         compare_row(s, "name", v, n, w);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
         compare_row(s, "status", v, n, w);
-        int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
+        long sweeps[RUNS_MAX_IDS] = {0};
+        for (int i = 0; i < n && i < RUNS_MAX_IDS; i++) sweeps[i] = r[i].sweep_id;
+        int nk = runkeys_diff(cfg, n <= RUNS_MAX_IDS ? sweeps : NULL, n, keys, 64), shown = 0;
         for (int k = 0; k < nk && k < 64; k++) {
             if (!strcmp(keys[k], "name")) continue;   /* the name row above */
             for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
@@ -637,6 +670,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
             snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
         }
         compare_row(s, "tokens/s", v, n, w);
+        compare_series(s, st, r, n, v, w);
         for (int i = 1; i < n && !status; i++) {   /* the same numbers as the first run? */
             RunParity p;
             char line[400];
@@ -676,8 +710,13 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
     if (argc != 3 || argv[2].key)
         return session_error(s, LM_EARG, "tag takes one tag after the run id: `tag %ld TAG`",
                              id);
-    char err[LM_ERR_LEN];
+    if (argv[2].text[0] == '-')   /* `tag 12 -baseline` is not a removal */
+        return session_error(s, LM_EARG, "tag '%s' starts with '-': to remove a tag, `untag %ld "
+                             "%s`", argv[2].text, id, argv[2].text + 1);
+    char err[LM_ERR_LEN], what[96];
     int status = runstore_add_tag(st, id, argv[2].text, err);
+    snprintf(what, sizeof what, "tagged '%.64s'", argv[2].text);
+    if (!status) status = runstore_edit_log(st, id, 0, what, err);
     if (status) return session_error(s, status, "%s", err);
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
@@ -690,6 +729,52 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
         session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
     }
     runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_untag(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st = NULL;
+    long id = 0;
+    if (store_and_id(s, argc, argv, "untag RUN_ID TAG", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "untag takes one tag after the run id: `untag %ld "
+                             "TAG`", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_untag(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    RunRow r;
+    if (get_run(s, st, id, &r)) return LM_EARG;
+    if (s->json) {
+        json_t *run = runstore_run_json(&r);
+        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
+                                       json_object_get(run, "tags")));
+        json_decref(run);
+    } else {
+        session_printf(s, "run %ld untagged '%s' (tags: %s)", id, argv[2].text,
+                       r.tags[0] ? r.tags : "none");
+    }
+    runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_rename(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st = NULL;
+    long id = 0;
+    if (store_and_id(s, argc, argv, "rename RUN_ID NAME", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "rename takes one name after the run id: `rename %ld "
+                             "NAME` (quote a name with spaces)", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_rename(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:s}", "ok", 1, "run", (json_int_t)id, "name",
+                                       argv[2].text));
+    else
+        session_printf(s, "run %ld renamed '%s' (`run %ld` lists the edits)", id, argv[2].text,
+                       id);
     return LM_OK;
 }
 
@@ -886,14 +971,44 @@ static int export_print(Session *s, RunStore *st, const long *ids, int n, const 
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }
 
+/* export format=tensorboard dir=D (core/run/tboard.h). */
+static int export_tensorboard(Session *s, RunStore *st, const long *ids, int n,
+                              const char *dir)
+{
+    char err[LM_ERR_LEN];
+    TboardReport rep;
+    int status = tboard_export(st, ids, n, dir, &rep, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I s:I s:I s:o}", "ok", 1, "dir",
+                                       jsonval_str(dir), "format", "tensorboard", "runs",
+                                       rep.runs, "scalars", (json_int_t)rep.scalars,
+                                       "histograms", (json_int_t)rep.histograms, "texts",
+                                       (json_int_t)rep.texts, "first", jsonval_str(rep.first)));
+    else
+        session_printf(s, "wrote %d run%s to %s (TensorBoard event files: %ld scalars, %ld "
+                       "histograms, %ld texts), e.g. %s; view with `tensorboard --logdir %s`",
+                       rep.runs, rep.runs == 1 ? "" : "s", dir, rep.scalars, rep.histograms,
+                       rep.texts, rep.first, dir);
+    return LM_OK;
+}
+
 static int export_read(Session *s, int argc, const LexWord *argv)
 {
-    const char *format = NULL, *file = NULL, *sweep = NULL;
+    const char *format = NULL, *file = NULL, *sweep = NULL, *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "format")) format = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "file")) file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "sweep")) sweep = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "dir")) dir = argv[i].value;
     }
+    int tb = format && !strcmp(format, "tensorboard");
+    if (tb && file)
+        return session_error(s, LM_EARG, "format=tensorboard writes a folder: give dir=FOLDER "
+                             "(a new folder), not file=");
+    if (dir && !tb)
+        return session_error(s, LM_EARG, "dir= is for format=tensorboard (csv and json take "
+                             "file=PATH)");
     if (file && !*file)
         return session_error(s, LM_EARG, "file= is empty: give a path, e.g. `export 3 4 "
                              "file=runs.csv`, or leave file= out to print the export");
@@ -908,6 +1023,7 @@ static int export_read(Session *s, int argc, const LexWord *argv)
     if (n == 0) return session_error(s, LM_EARG, "export needs run ids or sweep=ID, e.g. "
                                      "`export 3 4 file=runs.csv`");
     char err[LM_ERR_LEN];
+    if (tb) return export_tensorboard(s, st, ids, n, dir);
     if (!file) return export_print(s, st, ids, n, format);
     int status = runstore_export(st, ids, n, format, file, err);
     if (status) return session_error(s, status, "%s", err);

@@ -4,7 +4,8 @@
  * key, `group`, or `final_smooth`: the debiased EMA of the training loss at its last
  * step, smooth.h), descending with a leading '-', and groups (`group_by=KEY`: runs
  * sharing a value of KEY, or `group_by=group` the stored seed groups) with N and
- * mean ± std of best and final validation loss. The filter and the list are cmd_runs.c's
+ * mean ± std of best and final validation loss. A column may be any series of the
+ * registry (core/base/series.h) as its aggregate: loss, val_loss.min, gate/0/1. The filter and the list are cmd_runs.c's
  * and runstore_list's; this file only lays out and orders the rows it is given. */
 #include "cmd_analysis.h"
 
@@ -14,6 +15,7 @@
 #include "suggest.h"
 #include "runstore_group.h"
 #include "runstore_row.h"
+#include "series.h"
 #include "smooth.h"
 #include "sweep_analysis.h"
 #include "output.h"
@@ -43,6 +45,9 @@ typedef struct Row_ {
     double smooth;           /* final_smooth, NAN until computed or when none */
     double key;              /* the sort key as a number (NAN: text or missing) */
     char text_key[64];
+    const char (*series)[32];   /* the table's series columns (Table.series) ... */
+    int n_series;
+    double sv[RT_MAX_COLS + 1]; /* ... and this run's aggregate of each (NAN: none) */
 } Row;
 
 static void cell(const Row *w, const char *c, char *out, size_t cap, double *num);
@@ -51,6 +56,8 @@ typedef struct {
     RunStore *st;
     char cols[RT_MAX_COLS][32];
     int n_cols, need_smooth, need_group;
+    char series[RT_MAX_COLS + 1][32];   /* columns (and the sort) that are series */
+    int n_series;
     int full_json;           /* --json without columns=: runs' one JSON schema per row */
 } Table;
 
@@ -66,6 +73,24 @@ void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, cons
     Row w = {.r = r, .smooth = smooth};
     snprintf(w.group, sizeof w.group, "%s", group ? group : "");
     cell(&w, c, out, cap, num);
+}
+
+/* The index of column c among w's series columns, -1 when it is not one. */
+static int series_col(const Row *w, const char *c)
+{
+    for (int j = 0; j < w->n_series; j++)
+        if (!strcmp(w->series[j], c)) return j;
+    return -1;
+}
+
+/* 1 when col names a series of the registry (not a run field or a setting: lr is the
+ * setting, lr.last the series). */
+static int is_series(const char *col)
+{
+    SeriesRef ref;
+    SeriesRegAgg agg;
+    return !known_column(col) && !config_find_key(col) &&
+           !runstore_series_ref(col, &ref, &agg, NULL);
 }
 
 /* Cell text of column c for row w; *num its numeric value (NAN for text). */
@@ -100,6 +125,10 @@ static void cell(const Row *w, const char *c, char *out, size_t cap, double *num
         *num = r->created;
         if (r->created <= 0 || !localtime_r(&t, &tm)) snprintf(out, cap, "-");
         else strftime(out, cap, "%Y-%m-%d %H:%M", &tm);
+    } else if (series_col(w, c) >= 0) {   /* a series of the registry: its aggregate */
+        *num = w->sv[series_col(w, c)];
+        if (isnan(*num)) snprintf(out, cap, "-");
+        else snprintf(out, cap, "%.6g", *num);
     } else if (runstore_config_value(r->config, c, out, cap)) {
         char *end;
         double x = strtod(out, &end);
@@ -127,7 +156,7 @@ double cmd_runs_table_final_smooth(RunStore *st, long id)
 /* 1 when col is a run field or a setting of at least one of the runs (none listed: any). */
 static int column_exists(const char *col, const RunRow *runs, int n)
 {
-    if (known_column(col) || n == 0) return 1;
+    if (known_column(col) || is_series(col) || n == 0) return 1;
     char v[64];
     for (int i = 0; i < n; i++)
         if (runstore_config_value(runs[i].config, col, v, sizeof v)) return 1;
@@ -164,7 +193,8 @@ static int cmd_runs_table_known(const char *col)
  * LM_EARG with "unknown column 'nmae' — did you mean 'name'?" in err. */
 static int column_known(RunStore *st, const char *col, char *err)
 {
-    if (cmd_runs_table_known(col) || config_find_key(col) || runkeys_store_has(st, col))
+    if (cmd_runs_table_known(col) || config_find_key(col) || is_series(col) ||
+        runkeys_store_has(st, col))
         return LM_OK;
     const char *cands[256];
     int n = 0, nk;
@@ -173,13 +203,18 @@ static int column_known(RunStore *st, const char *col, char *err)
     const ConfigKey *ck = config_keys(&nk);
     for (int i = 0; i < nk && n < 256; i++)
         cands[n++] = ck[i].key;
+    for (int i = 0; i < series_count() && n < 256; i++)   /* the registry's series */
+        if (!series_info(i)->family) cands[n++] = series_info(i)->name;
+    char snear[SERIES_NAME_LEN];   /* else a series' name or alias (the registry's) */
     const char *near = suggest_nearest(col, cands, n);
+    if (!near) near = series_nearest(col, snear, sizeof snear);
     char hint[96] = "";
     if (near)
         snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
     return err_set(err, LM_EARG, "unknown column '%s'%s (columns: id name model status steps "
                    "best_val final_val best_ppl params created tags group final_smooth data "
-                   "sweep, or a setting such as lr; `help runs`)", col, hint);
+                   "sweep, a setting such as lr, or a series such as loss, val_loss.min, "
+                   "gate/0/1; `help runs`)", col, hint);
 }
 
 /* Parses "a,b,c" into t->cols. LM_EARG after reporting. */
@@ -207,6 +242,12 @@ static int parse_columns(Session *s, const char *spec, Table *t)
 
 static void table_needs(Table *t, const char *sort_key, const char *group_by)
 {
+    for (int c = 0; c <= t->n_cols; c++) {   /* the columns and the sort that are series */
+        const char *k = c < t->n_cols ? t->cols[c] : sort_key;
+        int dup = 0;
+        for (int j = 0; k && j < t->n_series; j++) dup |= !strcmp(t->series[j], k);
+        if (k && !dup && is_series(k)) snprintf(t->series[t->n_series++], 32, "%s", k);
+    }
     for (int c = 0; c < t->n_cols; c++) {
         t->need_smooth |= !strcmp(t->cols[c], "final_smooth");
         t->need_group |= !strcmp(t->cols[c], "group");
@@ -222,7 +263,13 @@ static void table_needs(Table *t, const char *sort_key, const char *group_by)
 static int rows_fill(Session *s, Table *t, const RunRow *runs, int n, Row *rows)
 {
     char err[LM_ERR_LEN];
-    for (int i = 0; i < n; i++) rows[i] = (Row){.r = &runs[i], .smooth = NAN};
+    for (int i = 0; i < n; i++) {
+        rows[i] = (Row){.r = &runs[i], .smooth = NAN, .series = t->series,
+                        .n_series = t->n_series};
+        for (int j = 0; j < t->n_series; j++)
+            if (runstore_series_summary(t->st, runs[i].id, t->series[j], &rows[i].sv[j], err))
+                return session_error(s, LM_EARG, "%s", err);
+    }
     if (t->need_group) {
         size_t m = n > 0 ? (size_t)n : 1;
         long *ids = malloc(m * sizeof *ids);

@@ -466,7 +466,8 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     const char *sub = argc > 1 && !argv[1].key ? argv[1].text : NULL;
     const char *arg = argc > 2 && !argv[2].key ? argv[2].text : NULL;
     if (argc == 1 || (sub && !strcmp(sub, "status")))
-        return job_sweep_status(s);
+        return argc > 3 ? session_error(s, LM_EARG, "sweep status: too many arguments")
+                        : job_sweep_status(s, argc > 2 ? argv[2].text : NULL);
     if (!sub && argv[1].key && !strcmp(argv[1].key, "worker"))
         return sweep_worker(s, argc, argv);
     if (!sub)
@@ -478,7 +479,7 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
         return job_sweep_control(s, sub);
     if (!strcmp(sub, "wait"))
-        return job_sweep_wait(s);
+        return job_sweep_wait(s, arg);
     if (!strcmp(sub, "show"))
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))

@@ -520,7 +520,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
     (void)argc; (void)argv;
     SessionJobKind k = s->rec ? SESSION_JOB_RUN : job_need(s, "wait");
     if (k == SESSION_JOB_SWEEP)
-        return job_sweep_wait(s);
+        return job_sweep_wait(s, NULL);
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     Printed p = {0};

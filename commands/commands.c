@@ -77,9 +77,11 @@ static const CmdArgSpec RUNS_KEYS[] = {
     {"keep", "keep=true (keep columns= as the layout)", "true|false"},
     {"group_by", "group_by=KEY|group", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec EXPORT_KEYS[] = {
-    {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
+    {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
+    {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
-static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
+    {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec ALERT_KEYS[] = {
     {"on", "on=diverged|finished|failed|ended|stalled[:S]|METRIC<X", NULL},
@@ -88,13 +90,16 @@ static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
     {"overwrite", "overwrite=true|false", NULL},
+    {"series", "series=PATTERN (the series section: gate/*, sys/*; default *)", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
     {"x", "x=step|tokens|time", "step|tokens|time"}, {"smooth", "smooth=K (points)", NULL},
     {"title", "title=\"text\"", NULL}, {"step", "step=N (gates)", NULL},
     {"file", "file=PATH.svg|png|pdf", NULL}, {"band", "band=std|minmax (runs as one group)",
-    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL}, {NULL, NULL, NULL}};
+    "std|minmax"}, {"group", "group=NAME (a seed group's runs)", NULL},
+    {"series", "series=PATTERN (one run's series as a grid: gate/*, sys/*, *)", NULL},
+    {NULL, NULL, NULL}};
 static const CmdArgSpec OPEN_KEYS[] = {
     {"which", "which=best|final", "best|final|last"}, {"step", "step=N (a kept checkpoint)", NULL},
     {NULL, NULL, NULL}};
@@ -258,11 +263,19 @@ static const Command COMMANDS[] = {
      "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
      "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
      ARG_WORD, NULL, cmd_group, "history", 0, NULL, NULL},
-    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
-    {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
+    {"tag", "RUN_ID TAG", "tag a run", "`untag RUN_ID TAG` removes one; each is recorded with its\n"
+     "time (`run ID` lists the edits).", ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
+    {"untag", "RUN_ID TAG", "remove a tag from a run (recorded with its time)", NULL,
+     ARG_RUN_ID, NULL, cmd_untag, "history", 0, NULL, NULL},
+    {"rename", "RUN_ID NAME", "rename a run (the old name is recorded with the time)", NULL,
+     ARG_RUN_ID, NULL, cmd_rename, "history", 0, NULL, NULL},
+    {"note", "RUN_ID|sweep=ID \"text\" | RUN_ID edit=N \"text\" | RUN_ID delete=N",
+     "add, edit or delete a note (kept with its time) of a run or a sweep",
      "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
      "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
-     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).",
+     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).\n"
+     "edit=N replaces note N's text, delete=N deletes it (N: the number `run ID` shows);\n"
+     "each change is recorded with its time and the old text (`run ID` lists the edits).",
      ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL, NULL},
     {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
      "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"
@@ -287,23 +300,26 @@ static const Command COMMANDS[] = {
     {"rm", "RUN_ID... [checkpoints=true] [yes]",
      "delete runs (and their checkpoints on request); without yes only says what it would do",
      NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL, NULL},
-    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH]",
+    {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH] | format=tensorboard dir=FOLDER",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"
      "metric: the step metrics:"
-#define STEP_METRIC(name, type, kind, help) " " #name
+#define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
-     "created_unix seconds) with metrics and evals.",
+     "created_unix seconds) with metrics and evals. format=tensorboard dir=FOLDER writes\n"
+     "one TensorBoard event file per run into the new FOLDER (FOLDER/ID-NAME/\n"
+     "events.out.tfevents.*): every series as scalars, histograms, the settings, name and\n"
+     "lineage as text; TensorBoard, Trackio and Aim read it (docs/diagnostics.md).",
      ARG_RUN_ID, EXPORT_KEYS, cmd_export, "history", 0, NULL, NULL},
     {"plot", "RUN_ID ... [metric=train|val|...] [x=step|tokens|time] [smooth=K] "
      "[band=std|minmax] [group=NAME] file=F.svg|png|pdf",
      "draw runs' curves (or `plot gates RUN_ID`) to an SVG, PNG or PDF file for a paper",
      "Curves of several runs with a legend and labelled axes, drawn by cairo. metric= is\n"
      "train (default), val, test or any stored series.\nStep metrics:"
-#define STEP_METRIC(name, type, kind, help) " " #name
+#define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
      ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
@@ -312,8 +328,19 @@ static const Command COMMANDS[] = {
      "group's runs; band=std|minmax draws the runs as one group: their mean with a std or\n"
      "min-max band. `plot gates RUN_ID [step=N] file=...` draws the layer x shift heatmap of\n"
      "mean gates at the last recorded step <= N. `plot sweep ID file=...` draws a sweep's\n"
-     "parallel coordinates.",
+     "parallel coordinates. `plot ID series=PATTERN file=...` draws every series of the run\n"
+     "whose name matches (gate/*, sys/*, val*, *) as a grid of small charts; `series`\n"
+     "lists the names.",
      ARG_RUN_ID, PLOT_KEYS, cmd_plot, "history", 0, NULL, NULL},
+    {"series", "[RUN_ID] [PATTERN]", "the named series: every name a run can have, or a run's",
+     "The one registry of series (docs/series.md): name, aliases, unit, kind (per step, per\n"
+     "evaluation, per sample, histogram), how a run's series reads as one number (last, min,\n"
+     "max, mean: the value of `runs` columns and filters, compare and alerts) and help.\n"
+     "With RUN_ID: the series that run has, with that number; PATTERN (gate/*, sys/*, val*)\n"
+     "keeps the matching ones. Any of these names works in alert rules (on='val<2'), `runs`\n"
+     "filters, columns and sort (loss<2, columns=id,loss,val_loss.min), plot metric= and\n"
+     "series=, the dashboard's grid view and compare.",
+     ARG_RUN_ID, NULL, cmd_series, "history", 0, NULL, NULL},
     {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|tokenizer|all] "
      "[steps=N] [precision=fp32|bf16|both] [tokenizer=A,B] [file=PATH]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
@@ -337,7 +364,7 @@ static const Command COMMANDS[] = {
      "file=PATH the text, default the bundled corpora), each built as `train` would.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
-     "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
+     "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -358,7 +385,8 @@ static const Command COMMANDS[] = {
      "trial that diverged or failed ranks last; ties go to the lower trial. Trials are\n"
      "grid combinations, or trials= random draws when given (needed with ranges).\n"
      "status, pause, resume, stop, wait: the session's sweep (stop keeps the current\n"
-     "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
+     "trial's checkpoint); status ID and wait ID: any stored sweep, from any shell.\n"
+     "resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"
@@ -390,7 +418,8 @@ static const Command COMMANDS[] = {
      "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
      "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
      ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
-    {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
+    {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
+     "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };
 

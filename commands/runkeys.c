@@ -1,9 +1,11 @@
-/* runkeys.c — known filter and sort keys of runs, with aliases (runkeys.h). */
+/* runkeys.c — known filter and sort keys of runs, with aliases (runkeys.h); a series is
+ * any name of the registry (core/base/series.h), read by the store as its aggregate. */
 #include "runkeys.h"
 
 #include "config.h"
 #include "err.h"
 #include "runstore_row.h"
+#include "series.h"
 #include "suggest.h"
 
 #include <math.h>
@@ -41,7 +43,10 @@ static const char *known(const char *key)
         if (!strcmp(key, runstore_filter_key(i)))
             return runstore_filter_key(i);
     const ConfigKey *k = config_find_key(key);
-    return k ? k->key : NULL;
+    if (k) return k->key;
+    SeriesRef ref;   /* a series of the registry (core/base/series.h) as its aggregate */
+    SeriesRegAgg agg;
+    return runstore_series_ref(key, &ref, &agg, NULL) ? NULL : key;
 }
 
 static int unknown_key(const char *what, const char *key, char *err)
@@ -55,13 +60,18 @@ static int unknown_key(const char *what, const char *key, char *err)
     const ConfigKey *ck = config_keys(&nk);
     for (int i = 0; i < nk && n < 256; i++)
         cands[n++] = ck[i].key;
+    for (int i = 0; i < series_count() && n < 256; i++)
+        if (!series_info(i)->family) cands[n++] = series_info(i)->name;
+    char snear[SERIES_NAME_LEN];   /* else a series' name or alias (the registry's) */
     const char *near = suggest_nearest(key, cands, n);
-    char hint[96] = "";
+    if (!near) near = series_nearest(key, snear, sizeof snear);
+    char hint[96] = "", shown[160];
     if (near)
         snprintf(hint, sizeof hint, " — did you mean '%s'?", near);
     return err_set(err, LM_EARG, "unknown %s key '%s'%s (keys: id name status model data "
-                   "params steps best final sweep tag group note since until, or any config key such as "
-                   "lr; `help runs`)", what, key, hint);
+                   "params steps best final sweep tag group note since until, any config key such as "
+                   "lr, or any series such as loss, val_loss.min, gate/0/1; `help runs`)", what,
+                   series_escape(shown, sizeof shown, key), hint);
 }
 
 int runkeys_filter(const char *filter, char *out, size_t cap, RunKeysHas has, void *ud,
@@ -113,6 +123,10 @@ int runkeys_check_sort(const char *sort, RunKeysHas has, void *ud, char *err)
     const char *key = sort[0] == '-' ? sort + 1 : sort;
     if (!known(key) && has && has(ud, key))
         return LM_OK;
+    SeriesRef ref;   /* a series: sorted by the shaped table, which reads its values */
+    SeriesRegAgg agg;
+    if (!config_find_key(key) && !runstore_series_ref(key, &ref, &agg, NULL))
+        return err_set(err, LM_EARG, "sort=%s: a series, sorted by `runs`' table", sort);
     if (!known(key) || !strcmp(known(key), "tag") || !strcmp(known(key), "note") ||
         !strcmp(known(key), "since") ||
         !strcmp(known(key), "until"))
@@ -194,10 +208,30 @@ static int distinct(const char *const *configs, int n, const char *key)
     return nv;
 }
 
-int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max)
+/* Whether key takes two values among the runs of one sweep (sweeps[r] > 0): a swept key. */
+static int swept(const char *const *configs, const long *sweeps, int n, const char *key)
+{
+    for (int a = 0; sweeps && a < n; a++) {
+        if (sweeps[a] <= 0)
+            continue;
+        char va[64], vb[64];
+        runkeys_config_value(configs[a], key, va, sizeof va);
+        for (int b = a + 1; b < n; b++) {
+            if (sweeps[b] != sweeps[a])
+                continue;
+            runkeys_config_value(configs[b], key, vb, sizeof vb);
+            if (strcmp(va, vb))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int runkeys_diff(const char *const *configs, const long *sweeps, int n, char (*keys)[32],
+                 int max)
 {
     char seen[128][32];
-    int count[128], n_seen = 0, found = 0;
+    int count[128], rank[128], n_seen = 0, found = 0;
     for (int r = 0; r < n; r++)
         for (const char *p = configs[r]; p && *p;) {
             const char *e = strchr(p, '\n');
@@ -213,17 +247,23 @@ int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max)
                     dup = !strcmp(seen[k], key);
                 if (!dup) {
                     memcpy(seen[n_seen], key, kl + 1);
-                    count[n_seen++] = distinct(configs, n, key);
+                    count[n_seen] = distinct(configs, n, key);
+                    /* 0: swept in a sweep, 1: differs, 2: the seed (a repeat, not a
+                       setting one chose; issue 49 item 8) */
+                    rank[n_seen] = !strcmp(key, "seed") ? 2
+                                   : swept(configs, sweeps, n, key) ? 0 : 1;
+                    n_seen++;
                 }
             }
             p = e ? e + 1 : NULL;
         }
-    for (int want = n < 64 ? n : 64; want >= 2; want--)   /* most distinct values first */
-        for (int k = 0; k < n_seen; k++)
-            if (count[k] == want) {
-                if (found < max)
-                    memcpy(keys[found], seen[k], sizeof seen[k]);
-                found++;
-            }
+    for (int cls = 0; cls < 3; cls++)
+        for (int want = n < 64 ? n : 64; want >= 2; want--)   /* most distinct values first */
+            for (int k = 0; k < n_seen; k++)
+                if (rank[k] == cls && count[k] == want) {
+                    if (found < max)
+                        memcpy(keys[found], seen[k], sizeof seen[k]);
+                    found++;
+                }
     return found;
 }

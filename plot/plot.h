@@ -36,6 +36,18 @@ int plot_heatmap(const char *path, const double *v, int rows, int cols, double l
                  const char *const *row_labels, const char *const *col_labels,
                  const PlotAxes *ax, char *err);
 
+/* One small chart of a grid: a title (the series' name) and its points. */
+typedef struct {
+    const char *title;
+    const double *x, *y;   /* (n) in x order; NaN y values leave a gap */
+    int n;
+} PlotPanel;
+
+/* Small multiples: n panels in rows of up to four (250 x 170 points each) under a title,
+ * each with its own ranges; a panel with no finite point says so. Errors as plot_curves
+ * (n < 1: LM_EARG). */
+int plot_grid(const char *path, const PlotPanel *p, int n, const char *title, char *err);
+
 typedef struct {
     const char *label;     /* the axis's name, drawn above it */
     int n_ticks;           /* labelled positions along the axis (<= 12) */

@@ -24,6 +24,7 @@
 #include "views.h"
 #include "view_sweep.h"
 #include "view_system.h"
+#include "view_grid.h"
 #include "view_train.h"
 
 #include <curses.h>
@@ -385,7 +386,7 @@ static void test_history(void)
     CHECK(has(s, "sort best val"), "sort shown");
     CHECK(has(s, " lr") && has(s, "0.0005"), "a differing setting is a column of the runs table");
     CHECK(has(s, "━━ #3  ━━ #5  ━━ #7"), "a legend that fits: ids when the names do not");
-    CHECK(has(s, "train loss | smooth off"), "metric and smoothing in the title: %s", s);
+    CHECK(has(s, "training loss | smooth off"), "metric and smoothing in the title: %s", s);
     /* the diff: a header of ids, one row per differing setting with every value */
     const char *diff = strstr(s, "settings that differ");
     CHECK(diff != NULL, "diff box");
@@ -396,12 +397,47 @@ static void test_history(void)
     CHECK(!has(diff, "tinyshakespeare"), "a setting all share is not in the diff");
     free(s);
     d.cmp_smooth = 2;
-    d.cmp_metric = DASH_CMP_VAL;
+    d.cmp_metric = 1;   /* val_loss: dash_data_cmp_series */
     s = dump(&d, &sn, 80, 24, &U, NULL);
     CHECK(has(s, "validation loss | smooth EMA 20"), "metric/smoothing title follows the state");
     free(s);
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
+    free(s);
+    /* issue 49 item 8: every differing setting that fits is a column, not 3 at most */
+    static const char *const cfg5[] = {
+        "model=dispatcher\nlr=0.003\nd=128\nlayers=2\nnhid=64\nbatch=8\n",
+        "model=dispatcher\nlr=0.001\nd=128\nlayers=4\nnhid=64\nbatch=16\n",
+        "model=dispatcher\nlr=0.0005\nd=256\nlayers=2\nnhid=128\nbatch=8\n"};
+    for (int i = 0; i < 3; i++) {
+        free(h->runs[i].config);
+        h->runs[i].config = strdup(cfg5[i]);
+    }
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    char head[400] = "";   /* the runs table's header line */
+    const char *hb = strstr(s, "best val");
+    for (const char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        const char *bv = strstr(l, "best val"), *nm = strstr(l, "name");
+        if (bv && nm && bv < l + len && nm < l + len && !memmem(l, len, "sort", 4)) {
+            hb = bv;
+            break;
+        }
+        hb = NULL;
+    }
+    if (hb) {
+        const char *b0 = hb, *e = strchr(hb, '\n');
+        while (b0 > s && b0[-1] != '\n') b0--;
+        snprintf(head, sizeof head, "%.*s", (int)((e ? e : hb + strlen(hb)) - b0), b0);
+    }
+    CHECK(has(head, " lr") && has(head, " layers") && has(head, " nhid") &&
+          has(head, " batch") && has(head, " d "),
+          "five differing settings as columns of the runs table when wide: %s", head);
+    for (int i = 0; i < 3; i++) {
+        free(h->runs[i].config);
+        h->runs[i].config = strdup(cfg[i]);
+    }
     CHECK(has(s, "#3 old-run"), "names in the legend when wide");
     CHECK(!has(s, "note #"), "no note line for a run without notes");
     free(s);
@@ -450,10 +486,10 @@ static void test_compare_logic(void)
 {
     const char *cfg[] = {"a=1\nb=2\nc=3\n", "a=1\nb=5\n", "a=1\nb=2\nc=3\n"};
     char keys[4][32], v[16];
-    int n = dash_draw_diff_keys(cfg, 3, keys, 4);
+    int n = dash_draw_diff_keys(cfg, NULL, 3, keys, 4);
     CHECK(n == 2 && !strcmp(keys[0], "b") && !strcmp(keys[1], "c"), "differing keys: %d", n);
-    CHECK(dash_draw_diff_keys(cfg, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
-    CHECK(dash_draw_diff_keys(cfg, 1, keys, 4) == 0, "one run differs from nothing");
+    CHECK(dash_draw_diff_keys(cfg, NULL, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
+    CHECK(dash_draw_diff_keys(cfg, NULL, 1, keys, 4) == 0, "one run differs from nothing");
     runkeys_config_value(cfg[1], "b", v, sizeof v);
     CHECK(!strcmp(v, "5"), "value of b: %s", v);
     runkeys_config_value(cfg[1], "c", v, sizeof v);
@@ -469,8 +505,19 @@ static void test_compare_logic(void)
           z[4] < z[1], "debiased EMA: %g %g %g", z[0], z[1], z[4]);
     /* the differing settings ranked by distinct values: the swept lr before d */
     const char *sw[] = {"d=32\nlr=1\n", "d=64\nlr=2\n", "d=64\nlr=3\n"};
-    CHECK(dash_draw_diff_keys(sw, 3, keys, 4) == 2 && !strcmp(keys[0], "lr") &&
+    CHECK(dash_draw_diff_keys(sw, NULL, 3, keys, 4) == 2 && !strcmp(keys[0], "lr") &&
           !strcmp(keys[1], "d"), "ranked: %s %s", keys[0], keys[1]);
+    /* issue 49 item 8: sweep 4 swept d (two values) over three seeds; two runs outside it
+       differ in lr and nhid: d first, the seed last */
+    const char *sp[] = {"d=32\nseed=1\nlr=1\nnhid=8\n", "d=32\nseed=2\nlr=1\nnhid=8\n",
+                        "d=32\nseed=3\nlr=1\nnhid=8\n", "d=64\nseed=1\nlr=1\nnhid=8\n",
+                        "d=64\nseed=2\nlr=1\nnhid=8\n", "d=64\nseed=3\nlr=1\nnhid=8\n",
+                        "d=32\nseed=5\nlr=2\nnhid=16\n", "d=32\nseed=6\nlr=3\nnhid=32\n"};
+    const long in_sweep[] = {4, 4, 4, 4, 4, 4, 0, 0};
+    char k4[4][32];
+    CHECK(dash_draw_diff_keys(sp, in_sweep, 8, k4, 4) == 4 && !strcmp(k4[0], "d") &&
+          !strcmp(k4[3], "seed"), "the swept d first, the seed last: %s %s %s %s", k4[0],
+          k4[1], k4[2], k4[3]);
     CHECK(dash_draw_run_color(12) == dash_draw_run_color(18) &&
           dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }
@@ -693,6 +740,71 @@ static void test_system_view(void)
     dash_state_free(&d);
 }
 
+/* Issue 48: the grid view draws every series of a run as a small chart titled with its
+ * registry name, arrows move the pick by one and by a row, Enter enlarges it with its
+ * unit and help, a pattern keeps the matching series, and one that matches nothing says
+ * so with the run's names. */
+static void test_grid_view(void)
+{
+    char db[] = "/tmp/lmlab-dash-grid-XXXXXX.db", err[LM_ERR_LEN];
+    int fd = mkstemps(db, 3);
+    if (fd >= 0) close(fd);
+    remove(db);
+    RunStore *st = NULL;
+    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    if (!st) return;
+    long id = 0;
+    RunInfo info = {.name = "g", .config = "lr=0.001\n", .model = "dispatcher"};
+    runstore_run_create(st, &info, &id, err);
+    for (long t = 10; t <= 100; t += 10) {
+        StepMetric m = {.step = t, .loss = 3.0f - 0.01f * (float)t, .lr = 1e-3f,
+                        .grad_norm = 1.0f, .tokens = t * 64, .tokens_per_s = 1000};
+        runstore_log_step(st, id, &m, err);
+    }
+    EvalMetric e = {.step = 100, .split = "valid", .loss = 2.1, .ppl = 8.2, .bpc = NAN};
+    runstore_log_eval(st, id, &e, err);
+    GateStat g[2] = {{.step = 100, .layer = 0, .level = 0, .mean = 0.4f},
+                     {.step = 100, .layer = 0, .level = 1, .mean = 0.6f}};
+    runstore_log_gates(st, id, g, 2, err);
+    CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
+    Dashboard d;
+    dash_state_init(&d);
+    Snapshot sn;
+    make_snapshot(&sn);
+    d.view = views_find("grid");
+    GridView *w = dash_view_state(&d, &view_grid);
+    CHECK(w && !strcmp(w->pattern, "*"), "every series at first");
+    if (!w) return;
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n >= 10, "loaded %d series: %s", w->n, w->msg);
+    char *s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(has(s, "series *:") && has(s, " loss ") && has(s, " val_loss ") &&
+          has(s, " grad_norm "), "small charts titled by name: %s", s ? s : "");
+    free(s);
+    view_grid_move(w, VIEW_GRID_RIGHT);
+    view_grid_move(w, VIEW_GRID_RIGHT);   /* epoch, tokens, loss */
+    CHECK(w->sel == 2, "right twice: %d", w->sel);
+    view_grid_move(w, VIEW_GRID_DOWN);
+    CHECK(w->sel == 2 + w->cols, "down a row of %d: %d", w->cols, w->sel);
+    view_grid_move(w, VIEW_GRID_UP);
+    view_grid_move(w, VIEW_GRID_ENLARGE);
+    s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(w->enlarged && has(s, "loss [nats/token]: training loss"), "enlarged: %s", s ? s : "");
+    free(s);
+    view_grid_move(w, VIEW_GRID_ENLARGE);
+    snprintf(w->pattern, sizeof w->pattern, "gate/*");
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 2 && !strcmp(w->names[1], "gate/0/1"),
+          "gate/*: %d", w->n);
+    snprintf(w->pattern, sizeof w->pattern, "grd/*");
+    CHECK(view_grid_load(w, st, id) == LM_EARG && w->n == 0, "grd/* matches nothing");
+    s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(has(s, "no series of run") && has(s, "grd/*"), "said in the view: %s", s ? s : "");
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+    runstore_close(st);
+    remove(db);
+}
+
 static void test_key_rules(void)
 {
     Dashboard d;
@@ -909,6 +1021,7 @@ int main(void)
     test_ascii_mono_and_command_line();
     test_key_rules();
     test_system_view();
+    test_grid_view();
     test_view_owns_state();
     test_letters_never_act();
     return check_summary();

@@ -9,6 +9,7 @@
 #include "runstore_util.h"
 #include "runstore_notes.h"
 #include "alertrule.h"
+#include "alertseen.h"
 #include "alerts.h"
 #include "sysmetrics.h"
 
@@ -207,11 +208,31 @@ static void test_rules(void)
     CHECK(alertrule_check_list("finished,loss>9,stalled:60", err) == LM_OK, "list");
     CHECK(alertrule_check_list("finished,nope", err) == LM_EARG && strstr(err, "nope"),
           "bad list names the rule: %s", err);
+    /* one vocabulary (core/base/series.h): plot's `val` is an alert's too (issue 48) */
+    CHECK(alertrule_parse("val<2.0", &r, canon, sizeof canon, err) == LM_OK &&
+          !strcmp(canon, "val_loss<2"), "val is val_loss: %s", err);
+    CHECK(alertrule_parse("vall<2", &r, NULL, 0, err) == LM_EARG && strstr(err, "did you mean"),
+          "did you mean: %s", err);
+    CHECK(alertrule_parse("gate/0/1>0.9", &r, canon, sizeof canon, err) == LM_OK &&
+          !strcmp(canon, "gate/0/1>0.9"), "a family member: %s", err);
+    AlertSeen seen;
+    alertseen_init(&seen);
+    TrainEvent ev = {.kind = TEV_STEP, .step = {.step = 40, .loss = 2, .grad_norm = 1}};
+    alertseen_event(&seen, &ev);
     AlertFacts f = {.status = "running", .step = 40, .loss = 2, .val_loss = NAN,
-                    .best_val = NAN, .tokens_per_s = 1000, .grad_norm = 1, .since_step = 10};
+                    .best_val = NAN, .since_step = 10, .value = alertseen_value, .ud = &seen};
+    GateStat g[2] = {{.step = 40, .layer = 0, .level = 0, .mean = 0.5f},
+                     {.step = 40, .layer = 0, .level = 1, .mean = 0.95f}};
+    CHECK(!alertrule_fires(&r, &f, msg, sizeof msg), "no gates yet: silent");
+    ev = (TrainEvent){.kind = TEV_GATES, .gates = g, .n_gates = 2};
+    alertseen_event(&seen, &ev);
+    CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "gate/0/1 0.95"), "gate fires: %s", msg);
+    alertrule_parse("grad>0.5", &r, NULL, 0, err);
+    CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "grad_norm 1 > 0.5"), "alias: %s", msg);
     alertrule_parse("val_loss<1.5", &r, NULL, 0, err);
     CHECK(!alertrule_fires(&r, &f, msg, sizeof msg), "no evaluation yet: silent");
-    f.val_loss = 1.4;
+    ev = (TrainEvent){.kind = TEV_EVAL, .eval = {.step = 40, .split = "valid", .loss = 1.4}};
+    alertseen_event(&seen, &ev);
     CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "1.4 < 1.5"), "fires: %s", msg);
     alertrule_parse("stalled:5", &r, NULL, 0, err);
     CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "no step for 10 s"), "stalled");
@@ -259,11 +280,15 @@ static void test_fire_and_command(void)
     CHECK(chdir(tmpdir) == 0, "cd %s", tmpdir);
     snprintf(hostile, sizeof hostile, "$(touch pwned);`touch pwned` <b>\"'");
     alerts_init(&e, a, hostile, path);
+    AlertSeen seen;
+    alertseen_init(&seen);
+    TrainEvent step_ev = {.kind = TEV_STEP, .step = {.step = 7, .loss = 2}};
+    alertseen_event(&seen, &step_ev);
     AlertFacts f = {.status = "running", .step = 7, .loss = 2, .val_loss = NAN, .best_val = NAN,
-                    .tokens_per_s = NAN, .grad_norm = NAN};
+                    .value = alertseen_value, .ud = &seen};
     CHECK(alerts_poll(&e, s, &f, 1) == 0, "nothing fires while running with loss 2");
     f.status = "finished";
-    f.loss = 0.5;
+    f.loss = seen.last.loss = 0.5f;
     CHECK(alerts_poll(&e, s, &f, 1) == 2, "finished and loss<1 fire");
     CHECK(alerts_poll(&e, s, &f, 1) == 0, "each fires once");
     alerts_finish(&e, s, 10.0);
@@ -354,7 +379,7 @@ static void test_command_authorship(void)
     AlertEngine e;
     alerts_init(&e, a, "a", path);
     AlertFacts f = {.status = "running", .step = 10, .loss = 2, .val_loss = NAN,
-                    .best_val = NAN, .tokens_per_s = NAN, .grad_norm = NAN};
+                    .best_val = NAN};
     CHECK(alerts_poll(&e, s, &f, 1) == 6, "all six rules fire");
     alerts_finish(&e, s, 10.0);
     CHECK(access(mine, F_OK) == 0, "the user's own command ran");
@@ -414,8 +439,7 @@ static void test_command_bounded(void)
     AlertEngine e;
     alerts_init(&e, a, "a", path);
     unsetenv("LMLAB_ALERT_CMD_SECONDS");
-    AlertFacts f = {.status = "running", .step = 3, .loss = 2, .val_loss = NAN, .best_val = NAN,
-                    .tokens_per_s = NAN, .grad_norm = NAN};
+    AlertFacts f = {.status = "running", .step = 3, .loss = 2, .val_loss = NAN, .best_val = NAN};
     CHECK(alerts_poll(&e, s, &f, 1) == 2, "the first two fire");
     /* waits for the state it needs: both ended and recorded (bounded: 30 s) */
     for (int k = 0; k < 600 && e.n_kids; k++) {

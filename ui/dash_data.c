@@ -95,7 +95,34 @@ double dash_data_per_step(RunStore *st, long id, const char *metric)
     return v;
 }
 
-const char *const DASH_CMP_SERIES[DASH_N_CMP] = {"loss", "val_loss", "grad_norm", "lr"};
+/* 1 when the registry's entry i can be a comparison curve. */
+static int comparable(const SeriesEntry *s)
+{
+    return s && !s->family && (s->kind == SERIES_KIND_STEP || s->kind == SERIES_KIND_EVAL);
+}
+
+int dash_data_cmp_count(void)
+{
+    int n = 0;
+    for (int i = 0; i < series_count(); i++) n += comparable(series_info(i));
+    return n;
+}
+
+const SeriesEntry *dash_data_cmp_series(int k)
+{
+    SeriesRef first[2];
+    series_find("loss", &first[0], NULL);
+    series_find("val_loss", &first[1], NULL);
+    int n = dash_data_cmp_count();
+    k = n ? ((k % n) + n) % n : 0;
+    if (k < 2) return first[k].info;
+    for (int i = 0, j = 2; i < series_count(); i++) {
+        const SeriesEntry *s = series_info(i);
+        if (!comparable(s) || s == first[0].info || s == first[1].info) continue;
+        if (j++ == k) return s;
+    }
+    return first[0].info;
+}
 
 static void free_curve(DashCurve *cv)
 {
@@ -123,7 +150,7 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     cv->best_step_val = row.best_step_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
-    rc = runstore_series_lineage(st, id, DASH_CMP_SERIES[metric], &cv->pts, &cv->n, err); /* a fork
+    rc = runstore_series_lineage(st, id, dash_data_cmp_series(metric)->name, &cv->pts, &cv->n, err); /* a fork
                                                                   continues its parent */
     if (rc)
         return rc;

@@ -7,6 +7,7 @@
 #define LM_UI_DASH_DATA_H
 
 #include "dash_state.h"
+#include "series.h"
 
 /* The history view's own state (view_history.c; dash_data and dash_groups load it): the
  * run list, seed groups as bands, the curve cursor, the kept layout. */
@@ -28,8 +29,11 @@ typedef struct {
     double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
 } HistoryView;
 
-/* The store series of each comparison curve (DASH_CMP_*): "loss", "val_loss", ... */
-extern const char *const DASH_CMP_SERIES[DASH_N_CMP];
+/* The comparable series of the registry (core/base/series.h): every per-step and
+ * per-evaluation series, loss first and val_loss second. How many, and the i-th's info
+ * (i taken modulo the count). */
+int dash_data_cmp_count(void);
+const SeriesEntry *dash_data_cmp_series(int i);
 
 /* Reloads h->runs from st with h->filter and h->sort (keeps the selection on the same
  * run when it is still listed). LM_OK, or the store's status with err (the old list

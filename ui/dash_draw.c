@@ -3,8 +3,10 @@
 #include "dash_draw.h"
 #include "smooth.h"
 #include "runkeys.h"
+#include "dash_data.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,9 +88,11 @@ int dash_draw_run_color(long id)
 
 const char *dash_draw_cmp_label(const Dashboard *d)
 {
-    static const char *const names[DASH_N_CMP] = {"train loss", "validation loss", "grad norm",
-                                                  "learning rate"};
-    return names[d->cmp_metric];
+    static char label[64];   /* the registry's words without their unit: the UI thread's */
+    const char *h = dash_data_cmp_series(d->cmp_metric)->help;
+    snprintf(label, sizeof label, "%.*s", (int)(strstr(h, " (") ? strstr(h, " (") - h
+                                                 : (long)strlen(h)), h);
+    return label;
 }
 
 /* The moving-average window of smoothing index i (1 = off). */
@@ -111,8 +115,7 @@ void dash_draw_smooth(double *y, int n, int window)
 
 int dash_draw_add_curves(const Dashboard *d, ChartSeries *ps, int n, double *buf, int mode)
 {
-    if (mode != DASH_CURVES_AS_IS && d->cmp_metric != DASH_CMP_TRAIN &&
-        d->cmp_metric != DASH_CMP_VAL)
+    if (mode != DASH_CURVES_AS_IS && d->cmp_metric != 0 && d->cmp_metric != 1)   /* loss, val */
         return n;
     for (int i = 0; i < d->n_marked && n < CHART_MAX_SERIES; i++) {
         const DashCurve *cv = &d->curves[i];
@@ -131,9 +134,10 @@ int dash_draw_add_curves(const Dashboard *d, ChartSeries *ps, int n, double *buf
     return n;
 }
 
-int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max)
+int dash_draw_diff_keys(const char *const *configs, const long *sweeps, int n,
+                        char (*keys)[32], int max)
 {
-    return runkeys_diff(configs, n, keys, max);   /* commands/runkeys.c: the one ranking */
+    return runkeys_diff(configs, sweeps, n, keys, max);   /* commands/runkeys.c: the one ranking */
 }
 
 long dash_draw_curves_need(const Dashboard *d)

@@ -96,7 +96,7 @@ int dash_groups_load(Dashboard *d, HistoryView *h, RunStore *st, char *err)
         int n = 0;
         if (names[i][0]) rc = runstore_group_members(st, names[i], &ids, &n, err);
         if (!rc) rc = band_build(st, ids ? ids : &d->marked[i], ids ? n : 1,
-                                 DASH_CMP_SERIES[d->cmp_metric], b, err);
+                                 dash_data_cmp_series(d->cmp_metric)->name, b, err);
         free(ids);
         if (rc) break;
         if (names[i][0]) snprintf(b->label, sizeof b->label, "%.60s N=%d", names[i], b->members);

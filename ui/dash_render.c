@@ -209,7 +209,8 @@ static void overlay_box(Canvas *c, Rect r, const char *title, const CanvasCaps *
 
 #define HELP_MAX_LINES 96
 
-/* Adds "label<TAB>help" to lines, or the label to the previous line with the same help. */
+/* Adds "label<TAB>help" to lines, or the label to the previous line with the same help
+ * (once: the grid's four arrows are one "arrows"). */
 static void help_add(char (*lines)[128], int *n, const char *label, const char *help)
 {
     if (*n >= HELP_MAX_LINES)
@@ -217,7 +218,12 @@ static void help_add(char (*lines)[128], int *n, const char *label, const char *
     if (*n) {
         size_t l = strcspn(lines[*n - 1], "\t");
         if (!strcmp(lines[*n - 1] + l + 1, help)) {
-            char rest[128];
+            char rest[128], have[128];
+            snprintf(have, sizeof have, " %.*s ", (int)l, lines[*n - 1]);
+            char want[64];
+            snprintf(want, sizeof want, " %s ", label);
+            if (strstr(have, want))
+                return;
             snprintf(rest, sizeof rest, "%s", lines[*n - 1] + l);
             snprintf(lines[*n - 1] + l, sizeof lines[0] - l, " %s%s", label, rest);
             return;
@@ -226,36 +232,50 @@ static void help_add(char (*lines)[128], int *n, const char *label, const char *
     snprintf(lines[(*n)++], sizeof lines[0], "%s\t%s", label, help);
 }
 
-/* The help lines: the global keys, the view switches, each view's own keys. */
+/* The help lines: the global keys and each view's own keys (the view switches are
+ * views_text's, under them). */
 static int help_lines(char (*lines)[128])
 {
     int n = 0, nk;
     const DashKey *k = dash_keymap_keys(&nk);
     for (int i = 0; i < nk; i++)
         help_add(lines, &n, k[i].label, k[i].help);
-    for (int i = 0; i < views_count(); i++) {
-        char label[32], help[64];
-        if (dash_keymap_view_fkey(i))
-            snprintf(label, sizeof label, "F%d %d", i + 2, i + 1);
-        else
-            snprintf(label, sizeof label, "%d", i + 1);
-        snprintf(help, sizeof help, "%s view", views_get(i)->name);
-        help_add(lines, &n, label, help);
-    }
     for (int i = 0; i < views_count(); i++)
         for (int j = 0; j < views_get(i)->n_keys; j++)
             help_add(lines, &n, views_get(i)->keys[j].label, views_get(i)->keys[j].help);
     return n;
 }
 
+/* The view switches ("F2 1 training view, F3 2 history view, 4 sweep view, ...") in
+ * lines of at most w bytes, broken between entries (eight views take 16 one-line
+ * entries otherwise: the overlay would not fit 80x24). Returns the lines used (<= max). */
+static int views_text(char (*out)[160], int max, int w)
+{
+    int n = 0;
+    out[0][0] = 0;
+    for (int i = 0; i < views_count() && n < max; i++) {
+        char e[48];
+        if (dash_keymap_view_fkey(i))
+            snprintf(e, sizeof e, "F%d %d %s view", i + 2, i + 1, views_get(i)->name);
+        else
+            snprintf(e, sizeof e, "%d %s view", i + 1, views_get(i)->name);
+        size_t have = strlen(out[n]);
+        if (have && (int)(have + 2 + strlen(e)) > w && ++n < max) out[n][0] = 0, have = 0;
+        if (n < max)
+            snprintf(out[n] + have, 160 - have, "%s%s", have ? ", " : "", e);
+    }
+    return n < max ? n + 1 : max;
+}
+
 static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
 {
-    char lines[HELP_MAX_LINES][128];
+    char lines[HELP_MAX_LINES][128], vt[4][160];
     int n = help_lines(lines);
-    int cols = n + 8 > H - 2 ? 2 : 1, rows = (n + cols - 1) / cols;
+    int cols = n + 12 > H - 2 ? 2 : 1, rows = (n + cols - 1) / cols;
     int bw = cols == 2 ? (W - 4 < 100 ? W - 4 : 100) : (W - 4 < 78 ? W - 4 : 78);
-    int foot = rows + 6 <= H;   /* the three lines below the keys, when they fit */
-    int bh = foot ? rows + 6 : rows + 2 < H ? rows + 2 : H;
+    int nv = views_text(vt, 4, bw - 4 < 158 ? bw - 4 : 158);
+    int foot = rows + nv + 6 <= H;   /* the three lines below the keys, when they fit */
+    int bh = foot ? rows + nv + 6 : rows + nv + 2 < H ? rows + nv + 2 : H;
     Rect r = {(W - bw) / 2, (H - bh) / 2, bw, bh};
     overlay_box(c, r, "keys | any key closes", caps);
     int cw = (bw - 2) / cols;
@@ -267,6 +287,9 @@ static void help_overlay(Canvas *c, int W, int H, const CanvasCaps *caps)
         canvas_text_fit(c, x + 11, y, cw - 12, lines[i] + l + 1, UI_COLOR_DEFAULT, 0,
                         caps->unicode);
     }
+    for (int i = 0; i < nv && r.y + 1 + rows + i < r.y + bh - 1; i++)
+        canvas_text_fit(c, r.x + 2, r.y + 1 + rows + i, bw - 4, vt[i], UI_COLOR_DEFAULT, 0,
+                        caps->unicode);
     const char *foot_text[] = {
         "Letters always type a command (from a pane they move the focus to the",
         "command line first). Esc/Tab focus the view: the other keys above act",

@@ -54,9 +54,9 @@ typedef struct {
     long last_step;
 } DashCurve;
 
-/* What the marked runs' curves show (history view; the training view overlays them only
- * for the train loss and validation). */
-enum { DASH_CMP_TRAIN, DASH_CMP_VAL, DASH_CMP_GRAD, DASH_CMP_LR, DASH_N_CMP };
+/* What the marked runs' curves show is cmp_metric, an index into the registry's
+ * comparable series (dash_data_cmp_series: loss, val_loss, then every other per-step and
+ * per-evaluation series); the training view overlays them only for loss and val_loss. */
 #define DASH_N_SMOOTH 4   /* smoothing: off, 5, 20, 100 points (moving average) */
 
 /* A seed group's band in the history view (dash_groups.c): mean ± std of the compared
@@ -90,7 +90,8 @@ typedef struct Dashboard {
     long marked[DASH_MAX_MARKED];
     int n_marked;
     DashCurve curves[DASH_MAX_MARKED];    /* the marked runs' cmp_metric, same order */
-    int cmp_metric, cmp_smooth;           /* DASH_CMP_*, smoothing index (< DASH_N_SMOOTH) */
+    int cmp_metric, cmp_smooth;           /* dash_data_cmp_series index, smoothing index
+                                             (< DASH_N_SMOOTH) */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
     char confirm_text[2][80], confirm_cmd[64];
     /* alerts (every view, dash_alerts.c): the newest fired alert already shown of the run

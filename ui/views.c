@@ -11,7 +11,8 @@
     X(sweep)               \
     X(jobs)                \
     X(samples)             \
-    X(system)
+    X(system)              \
+    X(grid)
 
 #define DECLARE(name) extern const DashView view_##name;
 #define ENTRY(name) &view_##name,

@@ -9,15 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const METRICS[] = {"loss", "val_loss", "best_val", "tokens_per_s",
-                                      "grad_norm", "step"};
-#define N_METRICS (int)(sizeof METRICS / sizeof *METRICS)
-
 static int bad(const char *text, const char *why, char *err)
 {
     return err_set(err, LM_EARG, "alert rule '%.60s': %s (rules: diverged, finished, failed,"
-                   " ended, stalled[:SECONDS], or METRIC<X / METRIC>X with METRIC one of loss"
-                   " val_loss best_val tokens_per_s grad_norm step)", text, why);
+                   " ended, stalled[:SECONDS], or SERIES<X / SERIES>X with SERIES step or any"
+                   " series, e.g. loss val best_val grad_norm tokens_per_s gate/0/1; `help"
+                   " series`)", text, why);
 }
 
 static int number(const char *v, double *x)
@@ -51,10 +48,15 @@ int alertrule_parse(const char *text, AlertRule *r, char *canon, size_t cap, cha
     const char *op = strpbrk(text, "<>");
     if (!op) return bad(text, "unknown rule", err);
     size_t k = (size_t)(op - text);
-    for (int i = 0; i < N_METRICS; i++)
-        if (strlen(METRICS[i]) == k && !strncmp(text, METRICS[i], k))
-            snprintf(r->metric, sizeof r->metric, "%s", METRICS[i]);
-    if (!r->metric[0]) return bad(text, "unknown metric", err);
+    char name[SERIES_NAME_LEN], why[LM_ERR_LEN];
+    if (k >= sizeof name) return bad(text, "the series' name is too long", err);
+    snprintf(name, sizeof name, "%.*s", (int)k, text);
+    if (!strcmp(name, "step"))   /* the step: every series' axis, not a series */
+        snprintf(r->metric, sizeof r->metric, "step");
+    else if (series_find(name, &r->ref, why))   /* the one registry, did you mean */
+        return err_set(err, LM_EARG, "alert rule '%.60s': %s", text, why);
+    else
+        snprintf(r->metric, sizeof r->metric, "%s", r->ref.name);
     if (!number(op + 1, &r->x)) return bad(text, "the threshold is not a number", err);
     r->kind = *op == '<' ? ALERT_BELOW : ALERT_ABOVE;
     if (canon) snprintf(canon, cap, "%s%c%g", r->metric, *op, r->x);
@@ -76,14 +78,10 @@ int alertrule_check_list(const char *list, char *err)
     return LM_OK;
 }
 
-static double metric_value(const char *m, const AlertFacts *f)
+static double metric_value(const AlertRule *r, const AlertFacts *f)
 {
-    if (!strcmp(m, "loss")) return f->loss;
-    if (!strcmp(m, "val_loss")) return f->val_loss;
-    if (!strcmp(m, "best_val")) return f->best_val;
-    if (!strcmp(m, "tokens_per_s")) return f->tokens_per_s;
-    if (!strcmp(m, "grad_norm")) return f->grad_norm;
-    return f->step > 0 ? (double)f->step : NAN;
+    if (!r->ref.info) return f->step > 0 ? (double)f->step : NAN;
+    return f->value ? f->value(f->ud, &r->ref) : NAN;
 }
 
 int alertrule_fires(const AlertRule *r, const AlertFacts *f, char *msg, size_t cap)
@@ -108,7 +106,7 @@ int alertrule_fires(const AlertRule *r, const AlertFacts *f, char *msg, size_t c
         snprintf(msg, cap, "stalled: no step for %.0f s (at step %ld)", f->since_step, f->step);
         return 1;
     default: {
-        double v = metric_value(r->metric, f);
+        double v = metric_value(r, f);
         if (isnan(v) || (r->kind == ALERT_BELOW ? !(v < r->x) : !(v > r->x))) return 0;
         snprintf(msg, cap, "%s %.6g %c %g at step %ld", r->metric, v,
                  r->kind == ALERT_BELOW ? '<' : '>', r->x, f->step);

@@ -2,11 +2,13 @@
  * config key `alerts=RULE,RULE`), parsed and checked against a run's facts. Rules:
  *   diverged | finished | failed | ended (any end) | stalled[:SECONDS] (no step for that
  *   long while the run is running and its owner lives; default 300) |
- *   METRIC<X or METRIC>X with METRIC one of loss val_loss best_val tokens_per_s
- *   grad_norm step.
+ *   SERIES<X or SERIES>X with SERIES any name of the one registry (series.h: loss, val,
+ *   val_loss, best_val, grad_norm, sys/cpu, gate/0/1, ...) or step.
  * Pure: no store, no processes (core/run/alerts.c acts on a rule that fires). */
 #ifndef LM_ALERTRULE_H
 #define LM_ALERTRULE_H
+
+#include "series.h"
 
 #include <stddef.h>
 
@@ -18,16 +20,22 @@ typedef enum { ALERT_DIVERGED, ALERT_FINISHED, ALERT_FAILED, ALERT_ENDED, ALERT_
 
 typedef struct {
     AlertKind kind;
-    char metric[16];       /* ALERT_BELOW/ABOVE */
+    char metric[SERIES_NAME_LEN]; /* ALERT_BELOW/ABOVE: the series' name (or "step") */
+    SeriesRef ref;         /* ... found in the registry (info NULL for step) */
     double x;              /* the threshold, or the stalled seconds */
 } AlertRule;
+
+/* The newest value of a series of the run (NaN: not known yet). */
+typedef double (*AlertValueFn)(const void *ud, const SeriesRef *ref);
 
 /* What a rule is checked against (NaN: not known yet). */
 typedef struct {
     const char *status;    /* the store's status: running paused finished stopped ... */
     long step;
-    double loss, val_loss, best_val, tokens_per_s, grad_norm;
+    double loss, val_loss, best_val;   /* the command's LMLAB_* environment (alerts.c) */
     double since_step;     /* seconds since the last step (or since the start) */
+    AlertValueFn value;    /* any series' newest value (NULL: every series unknown) */
+    const void *ud;
 } AlertFacts;
 
 /* Parses text into *r and writes its canonical form into canon (cap bytes, may be NULL).

@@ -15,7 +15,8 @@
 #define STEP_DIGITS_long 16
 
 const StepMetricInfo STEP_METRICS[STEP_METRIC_N] = {
-#define STEP_METRIC(name, type, kind, help) {#name, STEP_KIND_##kind, STEP_DIGITS_##type, help},
+#define STEP_METRIC(name, type, kind, aliases, unit, agg, flags, console, help) \
+    {#name, STEP_KIND_##kind, STEP_DIGITS_##type, help},
 #include "metrics.def"
 #undef STEP_METRIC
 };
@@ -23,7 +24,7 @@ const StepMetricInfo STEP_METRICS[STEP_METRIC_N] = {
 double step_metric_get(const StepMetric *m, int i)
 {
     switch (i) {
-#define STEP_METRIC(name, type, kind, help) case STEP_M_##name: return (double)m->name;
+#define STEP_METRIC(name, type, kind, ...) case STEP_M_##name: return (double)m->name;
 #include "metrics.def"
 #undef STEP_METRIC
     }
@@ -34,7 +35,7 @@ void step_metric_set(StepMetric *m, int i, double v)
 {
     switch (i) {
 /* a NaN or infinity never reaches an integer field (that conversion is undefined): 0 */
-#define STEP_METRIC(name, type, kind, help) \
+#define STEP_METRIC(name, type, kind, ...) \
     case STEP_M_##name: m->name = (type)((type)0.5 != 0 || isfinite(v) ? v : 0); break;
 #include "metrics.def"
 #undef STEP_METRIC

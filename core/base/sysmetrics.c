@@ -116,3 +116,15 @@ void sysmetrics_sample(SysMeter *m, SysSample *x)
     m->last_t = now;
     m->last_ticks = ticks;
 }
+
+double sysmetrics_value(const SysSample *x, const char *c)
+{
+    if (!strcmp(c, "cpu")) return x->cpu;
+    if (!strcmp(c, "rss_mb")) return x->rss_mb;
+    if (!strcmp(c, "threads")) return x->threads;
+    if (!strcmp(c, "load1")) return x->load1;
+    if (!strcmp(c, "mem_avail_mb")) return x->mem_avail_mb;
+    if (!strcmp(c, "mem_total_mb")) return x->mem_total_mb;
+    if (!strcmp(c, "tokens_per_s")) return x->tokens_per_s;
+    return NAN;
+}

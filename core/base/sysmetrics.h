@@ -21,6 +21,11 @@ typedef struct {
     char thread_cpu[256];  /* "tid:cpu% ..." for the busiest threads, "" when unread */
 } SysSample;
 
+/* A sample's value by its run_sysmetrics column name (cpu rss_mb threads load1
+ * mem_avail_mb mem_total_mb tokens_per_s: the registry's sys/ series name them), NaN for
+ * another name. */
+double sysmetrics_value(const SysSample *x, const char *column);
+
 #define SYSMETRICS_MAX_THREADS 128
 #define SYSMETRICS_EVERY 5.0      /* seconds between a run's samples */
 

@@ -132,6 +132,12 @@ static int resolve(const char *spec, Dataset *ds, Raw *raw, char *err)
         }
     }
     int k = path_kind(spec);
+    if (k == 0 && !strncmp(spec, "/path/to/", 9))   /* a preset's placeholder, as given */
+        return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
+                       "data=DIR, a folder with wiki.train.tokens, wiki.valid.tokens and "
+                       "wiki.test.tokens (WikiText, e.g. https://wikitext.smerity.com/"
+                       "wikitext-2-v1.zip unpacked), or data=wikitext-small (bundled) to try "
+                       "the preset at once", spec);
     if (k == 0 && strchr(spec, '/'))
         return err_set(err, LM_EIO, "no dataset '%s': no such file or directory", spec);
     if (k == 0)

@@ -1,6 +1,8 @@
 /* console.c — a run's events worded as console lines (see console.h); the same words as
- * the prompt's printer (commands/cmd_train.c) so `log ID` reads like the terminal did. */
+ * the prompt's printer (commands/cmd_train.c) so `log ID` reads like the terminal did.
+ * A step's fields are the registry's step metrics with a console format (metrics.def). */
 #include "console.h"
+#include "series.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,8 +19,15 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
             return 0;
         c->last_progress = now;
         const StepMetric *m = &ev->step;
-        snprintf(buf, cap, "step %6ld/%ld  loss %.4f  lr %.2e  |g| %.3f  %6.0f tok/s", m->step,
-                 c->total_steps, m->loss, m->lr, m->grad_norm, m->tokens_per_s);
+        size_t o = (size_t)snprintf(buf, cap, "step %6ld/%ld", m->step, c->total_steps);
+        for (int i = 0; i < series_count() && o < cap; i++) {   /* the registry's console */
+            const SeriesEntry *si = series_info(i);                 /* fields, in its order */
+            if (si->step_index < 0 || !si->console[0]) continue;
+            o += (size_t)snprintf(buf + o, cap - o, "  ");
+            if (o < cap)
+                o += (size_t)snprintf(buf + o, cap - o, si->console,
+                                      step_metric_get(m, si->step_index));
+        }
         k = "progress";
         break;
     }

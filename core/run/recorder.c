@@ -5,10 +5,11 @@
 #include "recorder.h"
 
 #include "alerts.h"
+#include "alertseen.h"
 #include "console.h"
 #include "err.h"
 #include "runstore_control.h"
-#include "runstore_series.h"
+#include "runstore_named.h"
 #include "sysmetrics.h"
 #include "sysinfo.h"
 
@@ -41,6 +42,7 @@ struct Recorder {
     double sys_every, next_sys, last_step_at;
     ConsoleState console;
     AlertEngine alerts;
+    AlertSeen seen;                   /* every series' newest value, for the alert rules */
     RunOwner me;                      /* this process as the run's owner (pid 0: not) */
 };
 
@@ -157,7 +159,7 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
         set_message(s, ev->text);
         break;
     case TEV_SYS:   /* stored only (runstore_sys_log) */
-    case TEV_SERIES:   /* stored only (runstore_series.h) */
+    case TEV_SERIES:   /* stored only (runstore_named.h) */
         break;
     }
     s->seq++;
@@ -181,8 +183,8 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
         return LM_OK;
     case TEV_SERIES: {   /* diagnostics: named scalars, then histograms */
         const SeriesBatch *b = ev->series;
-        int rc = b ? runstore_series_log(st, run, b->step, b->scalars, b->n_scalars, err) : 0;
-        return rc || !b ? rc : runstore_hist_log(st, run, b->step, b->hists, b->n_hists, err);
+        int rc = b ? runstore_named_log(st, run, b->step, b->scalars, b->n_scalars, err) : 0;
+        return rc || !b ? rc : runstore_named_hist_log(st, run, b->step, b->hists, b->n_hists, err);
     }
     case TEV_STATUS:
         if (ev->status == TRAINER_EVALUATING)
@@ -277,8 +279,8 @@ static void alert_facts(Recorder *r, AlertFacts *f, double now)
     f->loss = s->n_steps ? s->last.loss : NAN;
     f->val_loss = s->n_val ? s->last_eval.loss : NAN;
     f->best_val = s->best_val;
-    f->tokens_per_s = s->n_steps ? s->last.tokens_per_s : NAN;
-    f->grad_norm = s->n_steps ? s->last.grad_norm : NAN;
+    f->value = alertseen_value;   /* any series of the registry: seen on this thread */
+    f->ud = &r->seen;
     f->since_step = s->status == TRAINER_RUNNING ? now - r->last_step_at : 0;
 }
 
@@ -297,6 +299,7 @@ static void track_poll(Recorder *r, RunStore *st, int force)
         x.tokens_per_s = r->snap.n_steps ? r->snap.last.tokens_per_s : NAN;
         pthread_mutex_unlock(&r->mu);
         runstore_sys_log(st, r->run_id, &x, err);
+        alertseen_sys(&r->seen, &x);
     }
     AlertFacts f;
     pthread_mutex_lock(&r->mu);
@@ -314,6 +317,7 @@ static void track_event(Recorder *r, RunStore *st, const TrainEvent *ev)
 {
     char kind[16], line[RUNSTORE_CONSOLE_LINE_MAX + 64], err[LM_ERR_LEN];
     double now = sysinfo_now();
+    alertseen_event(&r->seen, ev);
     if (ev->kind == TEV_STEP || ev->kind == TEV_STATUS)   /* a pause or an evaluation */
         r->last_step_at = now;                            /* restarts the stalled clock */
     if (st && console_line(&r->console, ev, now, kind, line, sizeof line))
@@ -432,9 +436,13 @@ static void *record_main(void *arg)
         pthread_mutex_lock(&r->mu);
         if (rc) {
             char msg[LM_ERR_LEN];
-            snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows are "
-                     "kept in its journal" : "run store: %.400s (rows kept in memory, retrying)",
-                     err);
+            if (ev.kind == TEV_SERIES && !gone)   /* written at once, not buffered */
+                snprintf(msg, sizeof msg, "run store: the diagnostics of step %ld were not "
+                         "recorded: %.400s", ev.series ? ev.series->step : ev.at_step, err);
+            else
+                snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows "
+                         "are kept in its journal" : "run store: %.400s (rows kept in memory, "
+                         "retrying)", err);
             set_message(&r->snap, msg);
         }
         r->snap.pending_rows = st ? runstore_pending(st) : 0;
@@ -464,6 +472,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->sys_every = sysmetrics_every();
     r->console.total_steps = trainer_total_steps(t);
     alerts_init(&r->alerts, run_id, run_name, db_path);
+    alertseen_init(&r->seen);
     r->ud = ud;
     pthread_mutex_init(&r->mu, NULL);
     Snapshot *s = &r->snap;

@@ -2,6 +2,7 @@
  * each with its own evaluation, its best as its own record, lineage, group, precision and
  * owner. Moved down from commands/runfacts.c so every screen and export asks one layer. */
 #include "runrecord.h"
+#include "series.h"
 
 #include "checkpoint.h"
 #include "err.h"
@@ -308,8 +309,6 @@ int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, 
 
 /* ---- parity: the same numbers? ---- */
 
-static const char *const PARITY_SERIES[] = {"loss", "grad_norm", "lr", "val_loss",
-                                            "test_loss", NULL};
 
 /* "OpenBLAS 0.3.21 Cooperlake" out of a machine description ("" when it names none). */
 static void blas_kernels(const char *machine, char *buf, size_t cap)
@@ -425,10 +424,19 @@ int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *
     p->step = -1;
     parity_kernels(a, b, p);
     long skip = fork_skip(a, b);
-    for (int k = 0; PARITY_SERIES[k]; k++) {
+    /* the registry's series a resumed or forked run reproduces (SERIES_F_PARITY), the
+     * training loss first: it counts the steps in common */
+    const char *names[32] = {"loss"};
+    int n_names = 1;
+    for (int q = 0; q < series_count() && n_names < 32; q++)
+        if ((series_info(q)->flags & SERIES_F_PARITY) && !series_info(q)->family &&
+            strcmp(series_info(q)->name, "loss"))
+            names[n_names++] = series_info(q)->name;
+    for (int k = 0; k < n_names; k++) {
+        const char *name = names[k];
         SeriesPoint *x = NULL, *y = NULL;
-        int nx = 0, ny = 0, rc = runstore_series(st, a->id, PARITY_SERIES[k], &x, &nx, err);
-        if (!rc) rc = runstore_series(st, b->id, PARITY_SERIES[k], &y, &ny, err);
+        int nx = 0, ny = 0, rc = runstore_series(st, a->id, name, &x, &nx, err);
+        if (!rc) rc = runstore_series(st, b->id, name, &y, &ny, err);
         if (rc) {
             free(x);
             free(y);
@@ -456,7 +464,7 @@ int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *
                 p->step = s;
                 p->a = va;
                 p->b = vb;
-                snprintf(p->what, sizeof p->what, "%s", PARITY_SERIES[k]);
+                snprintf(p->what, sizeof p->what, "%s", name);
             }
             if (i < nx && si == s) i++;
             if (j < ny && sj == s) j++;

@@ -12,7 +12,8 @@
 #include "private/runlock.h"
 #include "runstore_control.h"
 #include "runstore_group.h"
-#include "runstore_series.h"
+#include "runstore_named.h"
+#include "runstore_edits.h"
 #include "runstore_track.h"
 #include "err.h"
 
@@ -37,7 +38,7 @@ static const char SCHEMA_V2[] =
     " sweep_id INTEGER REFERENCES sweeps(id) ON DELETE SET NULL);"
     "CREATE TABLE metrics(run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " step INTEGER NOT NULL,"
-#define STEP_METRIC(name, type, kind, help) " " #name " " STEP_SQL_##kind ","
+#define STEP_METRIC(name, type, kind, ...) " " #name " " STEP_SQL_##kind ","
 #include "metrics.def"
 #undef STEP_METRIC
     " PRIMARY KEY(run_id, step)) WITHOUT ROWID;"
@@ -270,8 +271,10 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_group_migrate(s, err);
     if (!status)   /* who wrote each alert's command */
         status = runstore_alertsig_migrate(s, err);
-    if (!status && version < RUNSTORE_SERIES_VERSION)   /* named scalars and histograms */
-        status = runstore_series_migrate(s, err);
+    if (!status && version < RUNSTORE_NAMED_VERSION)   /* named scalars and histograms */
+        status = runstore_named_migrate(s, err);
+    if (!status && version < RUNSTORE_EDITS_VERSION)   /* untag, rename, note edits */
+        status = runstore_edits_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;

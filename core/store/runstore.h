@@ -9,10 +9,11 @@
 #define LM_RUNSTORE_H
 
 #include "metrics.h"
+#include "series.h"
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 11
+#define RUNSTORE_SCHEMA_VERSION 12
 
 typedef struct RunStore RunStore;
 
@@ -227,17 +228,39 @@ typedef struct {
     double value;          /* NAN where the stored value was NaN */
 } SeriesPoint;
 
-/* One metric of a run in step order. metric: a step metric of core/base/metrics.def (loss,
- * lr, grad_norm, tokens_per_s, elapsed, tokens, epoch, ...) | val_loss | val_ppl | val_bpc
- * | test_loss | test_ppl | test_bpc | gate:<layer>:<level> (the gate mean) | a named
- * scalar series the run recorded (runstore_series.h: grad/<tensor>, ...). Committed rows only: a read never
- * flushes (the handle's own buffered rows land at its writer's next runstore_flush). *pts is malloc'd (free()); may be
- * NULL when *n = 0. LM_EARG for an unknown metric or run. */
+/* One series of a run in step order: any name of the registry (core/base/series.h: the
+ * step metrics of metrics.def, val_loss, val_ppl, test_loss, best_val, sys/cpu, gate/L/K
+ * (and the older gate:L:K), aliases such as train and val). Committed rows only: a read
+ * never flushes (the handle's own buffered rows land at its writer's next runstore_flush).
+ * *pts is malloc'd (free()); may be NULL when *n = 0. LM_EARG for an unknown series (did
+ * you mean) or run (runstore_registry.c). */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err);
 
+/* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
+ * aggregation asked (the registry's when none). LM_OK or LM_EARG (did you mean). */
+int runstore_series_ref(const char *name, SeriesRef *ref, SeriesRegAgg *agg, char *err);
+/* The SQL expression of ref's agg over the run runs.id (a filter's column): text from
+ * the registry and numbers only. */
+void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql, size_t cap);
+/* A run's series as one number (its registry aggregation, or name.AGG), NaN when it has
+ * none. LM_OK, LM_EARG (unknown series or run). */
+int runstore_series_summary(RunStore *s, long run, const char *name, double *v, char *err);
+/* The series run has (registry order, families' members in order), those matching
+ * pattern (series.h's series_match) when not NULL, into *names (malloc'd, free()).
+ * LM_EARG "no series of run 3 matches 'grd/x' (it has: ...)" when a pattern matches none,
+ * or for a bad pattern or an unknown run. */
+int runstore_series_list(RunStore *s, long run, const char *pattern,
+                          char (**names)[SERIES_NAME_LEN], int *n, char *err);
+
+/* The series (not families' members) that at least one of n_ids runs has, in registry
+ * order, into *names (malloc'd, free()): the rows of compare and the report. */
+int runstore_series_union(RunStore *s, const long *ids, int n_ids,
+                          char (**names)[SERIES_NAME_LEN], int *n, char *err);
+
 /* A readable side-by-side table of n runs: the config keys whose values differ (only
- * those), then best/final val loss, steps, params and mean tokens/s. *text is malloc'd.
+ * those), then best/final val loss, steps, params and a line per series of the registry
+ * any of them has (its aggregate: "tokens_per_s (mean)"). *text is malloc'd.
  * LM_EARG for n < 1 or an unknown run. */
 int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err);
 

@@ -1,5 +1,6 @@
 /* runstore_filter.c — the list filter of runstore_list: parses "key OP value" terms
- * (run columns, tags, since/until dates, any config key), turns column terms into SQL
+ * (run columns, tags, since/until dates, any config key, any series of the registry as
+ * its aggregate: loss<2, val_loss.min<1.6, gate/0/1>0.5), turns column terms into SQL
  * fragments whose values are bound, matches config terms against a run's config text; and
  * parses "key=value" config texts for compare and export. Not a query language: terms are
  * ANDed, there are no parentheses or ORs; no SQL text is ever built from user input. */
@@ -7,6 +8,8 @@
 #include "private/runstore_impl.h"
 #include "err.h"
 #include "runstore_row.h"
+#include "config.h"
+#include "series.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -93,8 +96,8 @@ static int parse_term(const char **pp, Term *t, char *err)
     if (op < 0) return bad_term(start, len, "no operator", err);
     p += strlen(OP_TEXT[op]);
     int ok = k > 0 && (isalpha((unsigned char)t->key[0]) || t->key[0] == '_');
-    for (size_t i = 0; i < k; i++)
-        ok = ok && (isalnum((unsigned char)t->key[i]) || strchr("_.-", t->key[i]));
+    for (size_t i = 0; i < k; i++)   /* '/' and ':' name series: gate/0/1 */
+        ok = ok && (isalnum((unsigned char)t->key[i]) || strchr("_.-/:", t->key[i]));
     if (!ok) return bad_term(start, len, "bad key", err);
     const char *v = p, *vend;
     if (*p == '"') {
@@ -125,6 +128,14 @@ static int classify_term(Term *t, const char *term, char *err)
             t->kind = FILTER_KEYS[i].kind;
             t->col = FILTER_KEYS[i].col;
         }
+    SeriesRef ref;
+    SeriesRegAgg agg;
+    if (t->kind == K_CONFIG && !config_find_key(t->key) &&   /* a setting wins: lr */
+        !runstore_series_ref(t->key, &ref, &agg, NULL)) {     /* a series: its aggregate */
+        runstore_series_value_sql(&ref, agg, t->series_sql, sizeof t->series_sql);
+        t->kind = K_NUM;
+        t->col = t->series_sql;
+    }
     if (t->kind == K_NUM && t->op == OP_HAS)
         return bad_term(term, len, "~ compares text, not numbers", err);
     if (t->kind == K_NOTE && t->op != OP_HAS)

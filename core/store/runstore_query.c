@@ -1,12 +1,11 @@
 /* runstore_query.c — reading the run store: one run, filtered and sorted lists of runs
- * (the filter itself is parsed in runstore_filter.c), metric series, a text comparison of
+ * (the filter itself is parsed in runstore_filter.c), a text comparison of
  * runs, samples, gate history and checkpoints, and freeing what these return. Reads never
- * write: they see the committed rows (a handle's own buffered rows are flushed by its
+ * write (the series: runstore_registry.c): they see the committed rows (a handle's own buffered rows are flushed by its
  * writer, runstore_flush, on the writer's schedule). Not writing (runstore_write.c), not
  * exporting files (runstore_export.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
-#include "runstore_series.h"
 #include "err.h"
 
 #include <math.h>
@@ -184,80 +183,6 @@ int runstore_list(RunStore *s, const char *filter, const char *sort, int limit,
     return status;
 }
 
-/* ---- series ----------------------------------------------------------------------------- */
-
-/* The evaluation series; the step metrics' series are metrics.def's (one per metric). */
-static const struct { const char *name, *sql; } SERIES[] = {
-    {"val_loss", "SELECT step, loss FROM evals WHERE run_id=? AND split='valid' ORDER BY step"},
-    {"val_ppl", "SELECT step, ppl FROM evals WHERE run_id=? AND split='valid' ORDER BY step"},
-    {"val_bpc", "SELECT step, bpc FROM evals WHERE run_id=? AND split='valid' ORDER BY step"},
-    {"test_loss", "SELECT step, loss FROM evals WHERE run_id=? AND split='test' ORDER BY step"},
-    {"test_ppl", "SELECT step, ppl FROM evals WHERE run_id=? AND split='test' ORDER BY step"},
-    {"test_bpc", "SELECT step, bpc FROM evals WHERE run_id=? AND split='test' ORDER BY step"},
-};
-
-static int read_points(RunStore *s, sqlite3_stmt *st, SeriesPoint **pts, int *n, char *err)
-{
-    long cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (runstore_grow(pts, &cap, *n + 1, sizeof **pts))
-            return err_set(err, LM_ENOMEM, "out of memory reading a series");
-        (*pts)[*n].step = sqlite3_column_int64(st, 0);
-        (*pts)[(*n)++].value = col_real(st, 1);
-    }
-    return rc == SQLITE_DONE ? LM_OK : runstore_db_fail(s, rc, "reading a series", err);
-}
-
-int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
-                    char *err)
-{
-    const char *sql = NULL;
-    char step_sql[160];
-    int layer = -1, level = -1, k = 0, m = step_metric_find(metric);
-    *pts = NULL;
-    *n = 0;
-    if (m >= 0) {   /* the column is a name from metrics.def, never user text */
-        snprintf(step_sql, sizeof step_sql, "SELECT step, %s FROM metrics WHERE run_id=?"
-                 " ORDER BY step", STEP_METRICS[m].name);
-        sql = step_sql;
-    }
-    for (size_t i = 0; metric && i < sizeof SERIES / sizeof *SERIES; i++)
-        if (!strcmp(metric, SERIES[i].name)) sql = SERIES[i].sql;
-    if (!sql && metric && sscanf(metric, "gate:%d:%d%n", &layer, &level, &k) == 2 &&
-        !metric[k] && layer >= 0 && level >= 0)
-        sql = "SELECT step, mean FROM gates WHERE run_id=? AND layer=? AND level=?"
-              " ORDER BY step";
-    if (!sql && metric && runstore_named_series(s, run, metric, pts, n, NULL) == LM_OK)
-        return LM_OK;   /* a named scalar series the run recorded */
-    if (!sql) {
-        char names[512] = "";
-        for (int i = 0, at = 0; i < STEP_METRIC_N && at < (int)sizeof names; i++)
-            at += snprintf(names + at, sizeof names - at, "%s, ", STEP_METRICS[i].name);
-        return err_set(err, LM_EARG, "unknown metric '%s' (%sval_loss, val_ppl, val_bpc,"
-                       " test_loss, test_ppl, test_bpc, gate:<layer>:<level>, or a series the"
-                       " run recorded)",
-                       metric ? metric : "", names);
-    }
-    sqlite3_stmt *st;
-    int status = prep(s, sql, &st, err);
-    if (status) return status;
-    sqlite3_bind_int64(st, 1, run);
-    if (layer >= 0) {
-        sqlite3_bind_int(st, 2, layer);
-        sqlite3_bind_int(st, 3, level);
-    }
-    status = read_points(s, st, pts, n, err);
-    sqlite3_finalize(st);
-    if (!status && *n == 0) status = runstore_check_run(s, run, err);   /* empty, or no such run */
-    if (status) {
-        free(*pts);
-        *pts = NULL;
-        *n = 0;
-    }
-    return status;
-}
-
 typedef struct {
     char *p;
     size_t n, cap;
@@ -321,17 +246,6 @@ void runstore_free_runs(RunRow *rows, Cfg *cfgs, int n)
     free(cfgs);
 }
 
-static double mean_tokens_per_s(RunStore *s, long id)
-{
-    sqlite3_stmt *st;
-    double v = NAN;
-    if (prep(s, "SELECT avg(tokens_per_s) FROM metrics WHERE run_id=?", &st, NULL)) return v;
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW) v = col_real(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void cmp_line(StrBuf *b, const char *label, char (*cells)[64], int n, int w0, int w)
 {
     sb_printf(b, "%-*s", w0, label);
@@ -363,19 +277,35 @@ static int cmp_config(StrBuf *b, const Cfg *cfgs, int n, char (*cells)[64], int 
 static void cmp_results(RunStore *s, StrBuf *b, const RunRow *r, int n, char (*cells)[64],
                         int w0, int w)
 {
-    static const char *labels[] = {"best val loss", "final val loss", "steps", "params",
-                                   "tokens/s"};
-    for (int line = 0; line < 5; line++) {
+    static const char *labels[] = {"best val loss", "final val loss", "steps", "params"};
+    for (int line = 0; line < 4; line++) {
         for (int i = 0; i < n; i++) {
             double v = line == 0 ? r[i].best_val : line == 1 ? r[i].final_val
-                     : line == 2 ? (double)r[i].last_step : line == 3 ? (double)r[i].params
-                                 : mean_tokens_per_s(s, r[i].id);
+                     : line == 2 ? (double)r[i].last_step : (double)r[i].params;
             if (isnan(v)) snprintf(cells[i], 64, "-");
             else if (line < 2) snprintf(cells[i], 64, "%.4f", v);
             else snprintf(cells[i], 64, "%.0f", v);
         }
         cmp_line(b, labels[line], cells, n, w0, w);
     }
+    long *ids = calloc((size_t)n, sizeof *ids);   /* then every series of the registry */
+    char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN + 16];
+    int nn = 0;
+    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
+    if (ids && !runstore_series_union(s, ids, n, &names, &nn, NULL))
+        for (int k = 0; k < nn; k++) {
+            SeriesRef ref;
+            series_find(names[k], &ref, NULL);
+            for (int i = 0; i < n; i++) {
+                double v = NAN;
+                runstore_series_summary(s, r[i].id, names[k], &v, NULL);
+                if (isnan(v)) snprintf(cells[i], 64, "-");
+                else snprintf(cells[i], 64, "%.6g", v);
+            }
+            snprintf(label, sizeof label, "%s (%s)", names[k], series_agg_name(ref.info->agg));
+            cmp_line(b, label, cells, n, w0, w);
+        }
+    free(ids), free(names);
 }
 
 int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err)

@@ -221,6 +221,7 @@ typedef struct {
     int op, kind, is_num;
     const char *col;
     double num;
+    char series_sql[320];  /* a series' aggregate (runstore_series_value_sql); col points here */
 } Term;
 
 #define MAX_TERMS 24

@@ -1,0 +1,69 @@
+/* alertseen.c — the newest value of every registry series from a run's events (see
+ * alertseen.h). Where a value comes from follows the registry's source of the series;
+ * no list of series names here. */
+#include "alertseen.h"
+
+#include <math.h>
+#include <string.h>
+
+void alertseen_init(AlertSeen *a)
+{
+    memset(a, 0, sizeof *a);
+    a->best_val = NAN;
+}
+
+void alertseen_event(AlertSeen *a, const TrainEvent *ev)
+{
+    if (ev->kind == TEV_STEP) {
+        a->last = ev->step;
+        a->has_step = 1;
+    } else if (ev->kind == TEV_EVAL) {
+        int k = !strcmp(ev->eval.split, "test");
+        a->eval[k] = ev->eval;
+        a->has_eval[k] = 1;
+        if (!k && (isnan(a->best_val) || ev->eval.loss < a->best_val))
+            a->best_val = ev->eval.loss;
+    } else if (ev->kind == TEV_GATES) {
+        a->n_gates = ev->n_gates < ALERTSEEN_MAX_GATES ? ev->n_gates : ALERTSEEN_MAX_GATES;
+        memcpy(a->gates, ev->gates, (size_t)a->n_gates * sizeof *a->gates);
+    }
+}
+
+void alertseen_sys(AlertSeen *a, const SysSample *x)
+{
+    if (x->rank == 0) {
+        a->sys = *x;
+        a->has_sys = 1;
+    }
+}
+
+/* An evaluation's column ("loss", "ppl", "bpc") by name: the evals table's columns. */
+static double eval_column(const EvalMetric *e, const char *col)
+{
+    return !strcmp(col, "ppl") ? e->ppl : !strcmp(col, "bpc") ? e->bpc : e->loss;
+}
+
+double alertseen_value(const void *seen, const SeriesRef *ref)
+{
+    const AlertSeen *a = seen;
+    const SeriesEntry *i = ref->info;
+    switch (i->source) {
+    case SERIES_SRC_METRICS:
+        return a->has_step ? step_metric_get(&a->last, i->step_index) : NAN;
+    case SERIES_SRC_EVAL: {
+        int k = !strncmp(i->where, "test:", 5);
+        const char *col = strchr(i->where, ':');
+        return a->has_eval[k] ? eval_column(&a->eval[k], col ? col + 1 : "loss") : NAN;
+    }
+    case SERIES_SRC_BEST:
+        return a->best_val;
+    case SERIES_SRC_SYS:
+        return a->has_sys ? sysmetrics_value(&a->sys, i->where) : NAN;
+    case SERIES_SRC_GATE:
+        for (int g = 0; g < a->n_gates; g++)
+            if (a->gates[g].layer == ref->arg[0] && a->gates[g].level == ref->arg[1])
+                return a->gates[g].mean;
+        return NAN;
+    }
+    return NAN;
+}

@@ -1,0 +1,601 @@
+/* tboard.c — runs as TensorBoard event files (see tboard.h): gathering a run's series from
+ * the store into one list of summaries, sorted by step (TensorBoard's reader drops what
+ * looks like a restart when a tag's step goes back), encoding each as an Event with
+ * libprotobuf-c, and framing the records with TensorFlow's masked CRC-32C
+ * (tensorflow/core/lib/hash/crc32c.h: Mask). Not the command (commands/cmd_runs.c). */
+#include "tboard.h"
+
+#include "err.h"
+#include "runstore_named.h"
+#include "runstore_track.h"
+#include "tensorboard.pb-c.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- record framing ------------------------------------------------------------------ */
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)   /* CRC-32C (Castagnoli), reflected polynomial 0x82F63B78 */
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+static uint32_t masked_crc(const uint8_t *p, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) c = crc_table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+    c ^= 0xFFFFFFFFu;
+    return ((c >> 15) | (c << 17)) + 0xa282ead8u;
+}
+
+static void put_le(uint8_t *b, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++) b[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* One record: length, its CRC, the data, its CRC. 0 or -1 (errno). */
+static int write_record(FILE *f, const uint8_t *data, size_t n)
+{
+    uint8_t head[12], tail[4];
+    put_le(head, n, 8);
+    put_le(head + 8, masked_crc(head, 8), 4);
+    put_le(tail, masked_crc(data, n), 4);
+    return fwrite(head, 1, 12, f) == 12 && fwrite(data, 1, n, f) == n &&
+           fwrite(tail, 1, 4, f) == 4 ? 0 : -1;
+}
+
+static int write_event(FILE *f, Tensorflow__Event *ev)
+{
+    size_t n = tensorflow__event__get_packed_size(ev);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) return -1;
+    tensorflow__event__pack(ev, buf);
+    int rc = write_record(f, buf, n);
+    free(buf);
+    return rc;
+}
+
+/* ---- the summaries of a run ---------------------------------------------------------- */
+
+enum { ITEM_SCALAR, ITEM_HIST, ITEM_TEXT };
+
+typedef struct {
+    long step;
+    long seq;                 /* the order it was gathered in (ties) */
+    int kind;
+    double wall, value;
+    char *tag;                /* malloc'd */
+    SeriesHist *h;            /* ITEM_HIST, malloc'd */
+    char *text;               /* ITEM_TEXT, malloc'd */
+} Item;
+
+typedef struct {
+    Item *v;
+    long n, cap;
+    int oom;
+    const SeriesPoint *clock; /* (step, elapsed) of the run's step metrics */
+    int n_clock;
+    double started;
+} Items;
+
+static Item *item_add(Items *it, int kind, long step, const char *tag)
+{
+    if (it->oom) return NULL;
+    if (it->n == it->cap) {
+        long cap = it->cap ? it->cap * 2 : 1024;
+        Item *v = realloc(it->v, (size_t)cap * sizeof *v);
+        if (!v) { it->oom = 1; return NULL; }
+        it->v = v;
+        it->cap = cap;
+    }
+    Item *x = &it->v[it->n];
+    memset(x, 0, sizeof *x);
+    if (!(x->tag = strdup(tag))) { it->oom = 1; return NULL; }
+    x->kind = kind;
+    x->step = step;
+    x->seq = it->n++;
+    /* the wall time of a step: the run's start plus its training seconds at that step */
+    int lo = 0, hi = it->n_clock - 1, at = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (it->clock[mid].step <= step) { at = mid; lo = mid + 1; } else hi = mid - 1;
+    }
+    x->wall = it->started + (at >= 0 && isfinite(it->clock[at].value) ? it->clock[at].value : 0);
+    return x;
+}
+
+static void items_free(Items *it)
+{
+    for (long i = 0; i < it->n; i++) {
+        free(it->v[i].tag);
+        free(it->v[i].h);
+        free(it->v[i].text);
+    }
+    free(it->v);
+}
+
+static void add_scalar(Items *it, long step, const char *tag, double v)
+{
+    Item *x = item_add(it, ITEM_SCALAR, step, tag);
+    if (x) x->value = v;
+}
+
+static void add_hist(Items *it, long step, const char *tag, const SeriesHist *h)
+{
+    Item *x = item_add(it, ITEM_HIST, step, tag);
+    if (x && !(x->h = malloc(sizeof *h))) it->oom = 1;
+    else if (x) *x->h = *h;
+}
+
+/* A registry series (runstore_series): skipped when the run has only NaN (a bpc of a
+ * word-level run). */
+static void add_series(Items *it, RunStore *st, long run, const char *name)
+{
+    SeriesPoint *p = NULL;
+    int n = 0, any = 0;
+    if (runstore_series(st, run, name, &p, &n, NULL) == LM_OK)
+        for (int i = 0; i < n; i++) any |= !isnan(p[i].value);
+    for (int i = 0; any && i < n; i++) add_scalar(it, p[i].step, name, p[i].value);
+    free(p);
+}
+
+/* The gates' histograms (their means are the registry's gate/L/K). */
+static void add_gate_hists(Items *it, RunStore *st, long run)
+{
+    GateStat *last = NULL, *g = NULL;
+    int n_last = 0, n = 0;
+    if (runstore_gates_at(st, run, -1, &last, &n_last, NULL)) return;
+    char tag[64];
+    for (int k = 0; k < n_last; k++) {
+        if (runstore_gate_history(st, run, last[k].layer, last[k].level, &g, &n, NULL)) continue;
+        for (int i = 0; i < n; i++) {
+            SeriesHist h = {.lo = 0, .hi = 1};   /* GATE_HIST_BINS over [0, 1) */
+            for (int b = 0; b < GATE_HIST_BINS; b++) {
+                h.counts[b] = g[i].hist[b];
+                h.num += g[i].hist[b];
+            }
+            h.sum = (double)g[i].mean * h.num;
+            h.sum_sq = ((double)g[i].std * g[i].std + (double)g[i].mean * g[i].mean) * h.num;
+            snprintf(tag, sizeof tag, "hist/gate/%d/%d", g[i].layer, g[i].level);
+            add_hist(it, g[i].step, tag, &h);
+        }
+        free(g);
+    }
+    free(last);
+}
+
+/* Under mpirun, the other ranks' system samples (the registry's sys/... are rank 0's). */
+static void add_sys_ranks(Items *it, RunStore *st, long run)
+{
+    SysSample *x = NULL;
+    int n = 0;
+    if (runstore_sys_series(st, run, -1, &x, &n, NULL)) return;
+    static const char *what[] = {"cpu", "rss_mb", "threads", "load1", "mem_avail_mb"};
+    for (int i = 0; i < n; i++) {
+        double v[5] = {x[i].cpu, x[i].rss_mb, x[i].threads, x[i].load1, x[i].mem_avail_mb};
+        for (int k = 0; k < 5 && x[i].rank > 0; k++) {
+            char tag[64];
+            snprintf(tag, sizeof tag, "sys/rank%d/%s", x[i].rank, what[k]);
+            Item *y = isnan(v[k]) ? NULL : item_add(it, ITEM_SCALAR, x[i].step, tag);
+            if (y) {
+                y->value = v[k];
+                y->wall = x[i].t;
+            }
+        }
+    }
+    free(x);
+}
+
+/* The run's named series: scalars, and histograms with their non-finite counts. */
+static void add_named(Items *it, RunStore *st, long run)
+{
+    NamedInfo *names = NULL;
+    int n = 0;
+    if (runstore_named_list(st, run, NULL, &names, &n, NULL)) return;
+    for (int k = 0; k < n; k++) {
+        if (names[k].kind == NAMED_SCALAR) {
+            SeriesPoint *p = NULL;
+            int np = 0;
+            if (runstore_named_series(st, run, names[k].name, &p, &np, NULL) == LM_OK)
+                for (int i = 0; i < np; i++) add_scalar(it, p[i].step, names[k].name, p[i].value);
+            free(p);
+            continue;
+        }
+        HistPoint *h = NULL;
+        int nh = 0;
+        if (runstore_named_hists(st, run, names[k].name, &h, &nh, NULL)) continue;
+        long bad = 0;
+        for (int i = 0; i < nh; i++) bad += h[i].h.n_nan + h[i].h.n_posinf + h[i].h.n_neginf;
+        char tag[SERIES_NAME_LEN + 16];
+        snprintf(tag, sizeof tag, "%s/nonfinite", names[k].name);
+        for (int i = 0; i < nh; i++) {
+            if (h[i].h.num > 0) add_hist(it, h[i].step, names[k].name, &h[i].h);
+            if (bad)   /* NaN and infinities are no bucket: counted beside */
+                add_scalar(it, h[i].step, tag,
+                           (double)(h[i].h.n_nan + h[i].h.n_posinf + h[i].h.n_neginf));
+        }
+        free(h);
+    }
+    free(names);
+}
+
+static void add_text(Items *it, const char *tag, char *text)
+{
+    Item *x = text ? item_add(it, ITEM_TEXT, 0, tag) : NULL;
+    if (x) x->text = text;
+    else { free(text); it->oom = 1; }
+}
+
+/* ---- text: the run and its settings -------------------------------------------------- */
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int oom;
+} Buf;
+
+static void bprintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(Buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->oom || need < 0) return;
+    if (b->n + (size_t)need + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)need;
+        char *q = realloc(b->p, cap);
+        if (!q) { b->oom = 1; return; }
+        b->p = q;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)need;
+}
+
+/* Text for a markdown table cell: `|`, backslash and markdown's marks escaped, newlines
+ * as spaces. */
+static void bcell(Buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("|\\`*_[]<>#", *s)) bprintf(b, "\\%c", *s);
+        else bprintf(b, "%c", *s == '\n' || *s == '\r' || *s == '\t' ? ' ' : *s);
+    }
+}
+
+static void time_iso(double t, char *buf, size_t cap)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (t <= 0 || !gmtime_r(&s, &tm)) snprintf(buf, cap, "-");
+    else strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The run: its name, id, status, model, data, times, group, and its lineage (the chain of
+ * fork parents, each with the step it was forked at). malloc'd; NULL out of memory. */
+static char *run_text(RunStore *st, const RunRow *r)
+{
+    Buf b = {0};
+    char when[32], ended[32];
+    time_iso(r->created, when, sizeof when);
+    time_iso(r->ended, ended, sizeof ended);
+    bprintf(&b, "| | |\n|---|---|\n| run | #%ld ", r->id);
+    bcell(&b, r->name);
+    bprintf(&b, " |\n| status | ");
+    bcell(&b, r->status);
+    if (r->reason[0]) {
+        bprintf(&b, ": ");
+        bcell(&b, r->reason);
+    }
+    bprintf(&b, " |\n| model | ");
+    bcell(&b, r->model);
+    bprintf(&b, " (%ld parameters) |\n| data | ", r->params);
+    bcell(&b, r->data_name);
+    bprintf(&b, " |\n| created | %s |\n| ended | %s |\n| steps | %ld |\n", when, ended,
+            r->last_step);
+    if (r->group[0]) {
+        bprintf(&b, "| group | ");
+        bcell(&b, r->group);
+        bprintf(&b, " |\n");
+    }
+    bprintf(&b, "| lineage | ");
+    if (!r->parent_run) bprintf(&b, "trained from scratch");
+    long run = r->parent_run, step = r->parent_step;
+    for (int depth = 0; run > 0 && depth < 32; depth++) {
+        RunRow p;
+        char err[LM_ERR_LEN];
+        bprintf(&b, "%sforked from #%ld at step %ld", depth ? ", which was " : "", run, step);
+        if (runstore_get(st, run, &p, err)) {
+            bprintf(&b, " (deleted)");
+            break;
+        }
+        bprintf(&b, " (");
+        bcell(&b, p.name);
+        bprintf(&b, ")");
+        run = p.parent_run;
+        step = p.parent_step;
+        runstore_row_free(&p);
+    }
+    bprintf(&b, " |\n");
+    if (b.oom) { free(b.p); return NULL; }
+    return b.p;
+}
+
+/* The settings as a two-column table, in the stored order. */
+static char *settings_text(const char *config)
+{
+    Buf b = {0};
+    bprintf(&b, "| setting | value |\n|---|---|\n");
+    for (const char *p = config; p && *p;) {
+        size_t k = strcspn(p, "\n");
+        const char *eq = memchr(p, '=', k);
+        if (k && *p != '#' && eq) {
+            char key[256], val[1024];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
+            snprintf(val, sizeof val, "%.*s", (int)(k - (size_t)(eq - p) - 1), eq + 1);
+            bprintf(&b, "| ");
+            bcell(&b, key);
+            bprintf(&b, " | ");
+            bcell(&b, val);
+            bprintf(&b, " |\n");
+        }
+        p += k + (p[k] == '\n');
+    }
+    if (b.oom) { free(b.p); return NULL; }
+    return b.p;
+}
+
+/* ---- one run's file ------------------------------------------------------------------ */
+
+static int item_cmp(const void *a, const void *b)
+{
+    const Item *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int write_item(FILE *f, const Item *x, TboardReport *rep)
+{
+    Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT, *vp = &v;
+    Tensorflow__Summary sm = TENSORFLOW__SUMMARY__INIT;
+    Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;
+    Tensorflow__HistogramProto hp = TENSORFLOW__HISTOGRAM_PROTO__INIT;
+    Tensorflow__TensorProto tp = TENSORFLOW__TENSOR_PROTO__INIT;
+    Tensorflow__TensorShapeProto shape = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
+    Tensorflow__SummaryMetadata md = TENSORFLOW__SUMMARY_METADATA__INIT;
+    Tensorflow__SummaryMetadata__PluginData pd = TENSORFLOW__SUMMARY_METADATA__PLUGIN_DATA__INIT;
+    double limits[SERIES_HIST_BINS], counts[SERIES_HIST_BINS];
+    ProtobufCBinaryData text;
+    v.tag = x->tag;
+    sm.n_value = 1;
+    sm.value = &vp;
+    ev.wall_time = x->wall;
+    ev.step = x->step;
+    ev.what_case = TENSORFLOW__EVENT__WHAT_SUMMARY;
+    ev.summary = &sm;
+    if (x->kind == ITEM_SCALAR) {
+        v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_SIMPLE_VALUE;
+        v.simple_value = (float)x->value;
+        rep->scalars++;
+    } else if (x->kind == ITEM_HIST) {
+        const SeriesHist *h = x->h;
+        double w = (h->hi - h->lo) / SERIES_HIST_BINS;
+        int nb = w > 0 ? SERIES_HIST_BINS : 1;   /* one value: one bucket */
+        for (int i = 0; i < nb; i++) {
+            limits[i] = i == nb - 1 ? h->hi : h->lo + (i + 1) * w;
+            counts[i] = (double)(nb == 1 ? h->num : h->counts[i]);
+        }
+        hp.min = h->lo;
+        hp.max = h->hi;
+        hp.num = (double)h->num;
+        hp.sum = h->sum;
+        hp.sum_squares = h->sum_sq;
+        hp.n_bucket_limit = hp.n_bucket = (size_t)nb;
+        hp.bucket_limit = limits;
+        hp.bucket = counts;
+        v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_HISTO;
+        v.histo = &hp;
+        rep->histograms++;
+    } else {   /* the text plugin's summary: a scalar string tensor */
+        text.data = (uint8_t *)x->text;
+        text.len = strlen(x->text);
+        tp.dtype = 7;   /* DT_STRING */
+        tp.tensor_shape = &shape;
+        tp.n_string_val = 1;
+        tp.string_val = &text;
+        pd.plugin_name = "text";
+        md.plugin_data = &pd;
+        v.metadata = &md;
+        v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_TENSOR;
+        v.tensor = &tp;
+        rep->texts++;
+    }
+    return write_event(f, &ev);
+}
+
+/* Every summary of run r, gathered from the store. */
+static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
+{
+    SeriesPoint *clock = NULL;
+    int n_clock = 0;
+    runstore_series(st, r->id, "elapsed", &clock, &n_clock, NULL);
+    it->clock = clock;
+    it->n_clock = n_clock;
+    it->started = r->started > 0 ? r->started : r->created;
+    add_text(it, "run", run_text(st, r));
+    add_text(it, "settings", settings_text(r->config));
+    char (*names)[SERIES_NAME_LEN] = NULL;   /* every registry series the run has */
+    int n_names = 0;
+    if (runstore_series_list(st, r->id, NULL, &names, &n_names, err) == LM_OK)
+        for (int i = 0; i < n_names; i++) add_series(it, st, r->id, names[i]);
+    free(names);
+    add_gate_hists(it, st, r->id);
+    add_sys_ranks(it, st, r->id);
+    add_named(it, st, r->id);
+    for (long i = 0; i < it->n; i++)   /* texts: at the run's creation */
+        if (it->v[i].kind == ITEM_TEXT) it->v[i].wall = r->created;
+    free(clock);
+    it->clock = NULL;
+    if (it->oom) return err_set(err, LM_ENOMEM, "out of memory gathering run %ld", r->id);
+    qsort(it->v, (size_t)it->n, sizeof *it->v, item_cmp);
+    return LM_OK;
+}
+
+/* name with every byte but letters, digits and ._+- as %XX, appended at buf + k. */
+static void escape_name(const char *name, char *buf, size_t k, size_t cap)
+{
+    for (const unsigned char *p = (const unsigned char *)name; p && *p && k + 4 < cap; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("._+-", *p))
+            buf[k++] = (char)*p;
+        else
+            k += (size_t)snprintf(buf + k, cap - k, "%%%02X", *p);
+    }
+    buf[k < cap ? k : cap - 1] = 0;
+}
+
+static void folder_name(long id, const char *name, char *buf, size_t cap)
+{
+    size_t k = (size_t)snprintf(buf, cap, "%ld%s", id, name && *name ? "-" : "");
+    escape_name(name, buf, k, cap);
+}
+
+static int write_run(RunStore *st, const RunRow *r, const char *root, TboardReport *rep,
+                     char *path, size_t cap, char *err)
+{
+    char folder[600], host[200];
+    folder_name(r->id, r->name, folder, sizeof folder);
+    escape_name(r->host[0] ? r->host : "lmlab", host, 0, sizeof host);
+    snprintf(path, cap, "%s/%s", root, folder);
+    if (mkdir(path, 0777))
+        return err_set(err, LM_EIO, "cannot create %s: %s", path, strerror(errno));
+    snprintf(path, cap, "%s/%s/events.out.tfevents.%ld.%s", root, folder, (long)r->created,
+             host);
+    Items it = {0};
+    int rc = gather(st, r, &it, err);
+    FILE *f = rc ? NULL : fopen(path, "wb");
+    if (!rc && !f) rc = err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
+    if (f) {
+        Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;   /* the file version first */
+        ev.wall_time = r->created;
+        ev.what_case = TENSORFLOW__EVENT__WHAT_FILE_VERSION;
+        ev.file_version = "brain.Event:2";
+        int bad = write_event(f, &ev);
+        for (long i = 0; i < it.n && !bad; i++) bad = write_item(f, &it.v[i], rep);
+        bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+        bad |= fclose(f) != 0;
+        if (bad) rc = err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
+    }
+    items_free(&it);
+    return rc;
+}
+
+/* ---- the export ---------------------------------------------------------------------- */
+
+/* Removes the export's own temporary folder: its run folders and their files (nothing
+ * else is in it: it was created empty by this process). */
+static void remove_tmp(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    char sub[2048], file[3072];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(sub, sizeof sub, "%s/%s", tmp, e->d_name);
+        DIR *d2 = opendir(sub);
+        struct dirent *f;
+        while (d2 && (f = readdir(d2))) {
+            if (!strcmp(f->d_name, ".") || !strcmp(f->d_name, "..")) continue;
+            snprintf(file, sizeof file, "%s/%s", sub, f->d_name);
+            unlink(file);
+        }
+        if (d2) closedir(d2);
+        if (rmdir(sub)) unlink(sub);
+    }
+    if (d) closedir(d);
+    rmdir(tmp);
+}
+
+/* dir must be new, in a folder that exists and can be written in. */
+static int check_dir(const char *dir, char *err)
+{
+    struct stat sb;
+    if (!dir || !*dir)
+        return err_set(err, LM_EARG, "format=tensorboard needs dir=FOLDER, a new folder to "
+                       "write one event file per run into (e.g. dir=tb)");
+    if (lstat(dir, &sb) == 0)
+        return err_set(err, LM_EARG, "dir=%s %s: give a new folder (the export writes one "
+                       "folder per run into it and never into what is there)", dir,
+                       S_ISDIR(sb.st_mode) ? "exists" : "exists and is not a folder");
+    char parent[1024];
+    snprintf(parent, sizeof parent, "%s", dir);
+    size_t k = strlen(parent);
+    while (k > 1 && parent[k - 1] == '/') parent[--k] = 0;   /* "tb/" is tb */
+    char *slash = strrchr(parent, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if (slash == parent) parent[1] = 0;
+    else *slash = 0;
+    errno = 0;
+    if (stat(parent, &sb) || !S_ISDIR(sb.st_mode))
+        return err_set(err, LM_EARG, "dir=%s: %s is not a folder (%s); create it first or "
+                       "choose another place", dir, parent, errno ? strerror(errno) : "a file");
+    if (access(parent, W_OK | X_OK))
+        return err_set(err, LM_EARG, "dir=%s: cannot write in %s (%s); choose a folder you "
+                       "can write in", dir, parent, strerror(errno));
+    return LM_OK;
+}
+
+int tboard_export(RunStore *st, const long *ids, int n, const char *dir, TboardReport *rep,
+                  char *err)
+{
+    TboardReport local;
+    rep = rep ? rep : &local;
+    memset(rep, 0, sizeof *rep);
+    int rc = check_dir(dir, err);
+    if (rc) return rc;
+    RunRow *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
+    if (!rows) return err_set(err, LM_ENOMEM, "out of memory");
+    int got = 0;
+    for (; got < n && !rc; got++)   /* every run exists before anything is written */
+        if ((rc = runstore_get(st, ids[got], &rows[got], err))) break;
+    char tmp[1100], path[2200];
+    snprintf(tmp, sizeof tmp, "%.1000s.tmp-%ld", dir, (long)getpid());
+    while (!rc && strlen(tmp) > 1 && tmp[strlen(tmp) - 1] == '/') tmp[strlen(tmp) - 1] = 0;
+    if (!rc && mkdir(tmp, 0777))
+        rc = err_set(err, LM_EIO, "dir=%s: cannot create a folder next to it (%s): nothing "
+                     "was written", dir, strerror(errno));
+    int made = !rc;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = write_run(st, &rows[i], tmp, rep, path, sizeof path, err);
+        if (!rc && !rep->runs++)
+            snprintf(rep->first, sizeof rep->first, "%s%s", dir, path + strlen(tmp));
+    }
+    if (!rc && rename(tmp, dir))
+        rc = err_set(err, LM_EIO, "cannot rename %s to %s (%s): nothing was written", tmp, dir,
+                     strerror(errno));
+    if (rc && made) remove_tmp(tmp);
+    if (rc) memset(rep, 0, sizeof *rep);
+    for (int i = 0; i < got && i < n; i++) runstore_row_free(&rows[i]);
+    free(rows);
+    return rc;
+}

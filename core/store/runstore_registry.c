@@ -1,0 +1,246 @@
+/* runstore_registry.c — reading a run's named series through the one registry
+ * (core/base/series.h): a series' points, its aggregate as one number (runs columns,
+ * compare) and as an SQL expression over runs.id (filters), and the list of series a run
+ * has, optionally those matching a pattern. The registry says where each series lives
+ * (the metrics, evals, run_sysmetrics or gates table); the SQL here is built from
+ * registry text and numbers only, never from user text. Not writing (runstore_write.c). */
+#include "runstore.h"
+#include "private/runstore_impl.h"
+#include "err.h"
+#include "series.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "TABLE WHERE run_id=RUN AND ..." of ref into from, its value column into col. */
+static void source_sql(const SeriesRef *r, const char *run, char *from, size_t cap,
+                       char *col, size_t ccap)
+{
+    const SeriesEntry *i = r->info;
+    const char *colon = strchr(i->where, ':');
+    switch (i->source) {
+    case SERIES_SRC_METRICS:
+        snprintf(from, cap, "metrics WHERE run_id=%s", run);
+        snprintf(col, ccap, "%s", i->where);
+        break;
+    case SERIES_SRC_EVAL:
+        snprintf(from, cap, "evals WHERE run_id=%s AND split='%.*s'", run,
+                 (int)(colon ? colon - i->where : 0), i->where);
+        snprintf(col, ccap, "%s", colon ? colon + 1 : "loss");
+        break;
+    case SERIES_SRC_BEST:
+        snprintf(from, cap, "evals WHERE run_id=%s AND split='valid'", run);
+        snprintf(col, ccap, "min(loss) OVER (ORDER BY step)");
+        break;
+    case SERIES_SRC_SYS:
+        snprintf(from, cap, "run_sysmetrics WHERE run_id=%s AND rank=0", run);
+        snprintf(col, ccap, "%s", i->where);
+        break;
+    case SERIES_SRC_GATE:
+        snprintf(from, cap, "gates WHERE run_id=%s AND layer=%d AND level=%d", run, r->arg[0],
+                 r->arg[1]);
+        snprintf(col, ccap, "%s", i->where);
+        break;
+    }
+}
+
+/* A name with an optional ".last|.min|.max|.mean" into ref and *agg (the registry's when
+ * none). LM_OK or LM_EARG (did you mean). */
+int runstore_series_ref(const char *name, SeriesRef *ref, SeriesRegAgg *agg, char *err)
+{
+    static const char *const AGG[] = {"last", "min", "max", "mean"};
+    char base[SERIES_NAME_LEN];
+    const char *dot = name ? strrchr(name, '.') : NULL;
+    for (int a = 0; dot && a < 4; a++)
+        if (!strcmp(dot + 1, AGG[a]) && (size_t)(dot - name) < sizeof base) {
+            snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
+            if (series_find(base, ref, NULL)) break;
+            *agg = (SeriesRegAgg)a;
+            return LM_OK;
+        }
+    int rc = series_find(name, ref, err);
+    if (!rc) *agg = ref->info->agg;
+    return rc;
+}
+
+void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql, size_t cap)
+{
+    char from[160], col[64];
+    static const char *const FN[] = {"", "min", "max", "avg"};
+    if (ref->info->source == SERIES_SRC_BEST && agg == SERIES_AGG_LAST) {
+        snprintf(sql, cap, "runs.best_val");   /* the runs table keeps it: faster */
+        return;
+    }
+    source_sql(ref, "runs.id", from, sizeof from, col, sizeof col);
+    if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
+    if (agg == SERIES_AGG_LAST)
+        snprintf(sql, cap, "(SELECT %s FROM %s ORDER BY step DESC LIMIT 1)", col, from);
+    else
+        snprintf(sql, cap, "(SELECT %s(%s) FROM %s)", FN[agg], col, from);
+}
+
+int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
+                    char *err)
+{
+    SeriesRef ref;
+    char from[160], col[64], sql[320];
+    *pts = NULL;
+    *n = 0;
+    int status = series_find(metric, &ref, err);
+    if (status) return status;
+    source_sql(&ref, "?", from, sizeof from, col, sizeof col);
+    snprintf(sql, sizeof sql, "SELECT step, %s FROM %s ORDER BY step", col, from);
+    sqlite3_stmt *st;
+    if ((status = prep(s, sql, &st, err))) return status;
+    sqlite3_bind_int64(st, 1, run);
+    long cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (runstore_grow(pts, &cap, *n + 1, sizeof **pts)) {
+            status = err_set(err, LM_ENOMEM, "out of memory reading a series");
+            break;
+        }
+        (*pts)[*n].step = sqlite3_column_int64(st, 0);
+        (*pts)[(*n)++].value = col_real(st, 1);
+    }
+    if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading a series", err);
+    sqlite3_finalize(st);
+    if (!status && *n == 0) status = runstore_check_run(s, run, err);   /* empty, or no such run */
+    if (status) {
+        free(*pts);
+        *pts = NULL;
+        *n = 0;
+    }
+    return status;
+}
+
+int runstore_series_summary(RunStore *s, long run, const char *name, double *v, char *err)
+{
+    SeriesRef ref;
+    SeriesRegAgg agg;
+    char expr[320], sql[400];
+    *v = NAN;
+    int status = runstore_series_ref(name, &ref, &agg, err);
+    if (status) return status;
+    runstore_series_value_sql(&ref, agg, expr, sizeof expr);
+    snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id=?", expr);
+    sqlite3_stmt *st;
+    if ((status = prep(s, sql, &st, err))) return status;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *v = col_real(st, 0);
+    else if (rc == SQLITE_DONE) status = err_set(err, LM_EARG, "no run %ld", run);
+    else status = runstore_db_fail(s, rc, "reading a series", err);
+    sqlite3_finalize(st);
+    return status;
+}
+
+/* Appends name to *names (grown), when it matches pattern (NULL: any). */
+static int add_name(char (**names)[SERIES_NAME_LEN], int *n, long *cap, const char *name,
+                    const char *pattern)
+{
+    if (pattern && !series_match(pattern, name)) return LM_OK;
+    if (runstore_grow(names, cap, *n + 1, sizeof **names)) return LM_ENOMEM;
+    snprintf((*names)[(*n)++], SERIES_NAME_LEN, "%s", name);
+    return LM_OK;
+}
+
+/* 1 when the source of ref holds a value for run. */
+static int has_values(RunStore *s, long run, const SeriesRef *ref)
+{
+    char from[160], col[64], sql[320];
+    source_sql(ref, "?", from, sizeof from, col, sizeof col);
+    if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
+    snprintf(sql, sizeof sql, "SELECT EXISTS(SELECT 1 FROM %s AND %s IS NOT NULL)", from, col);
+    sqlite3_stmt *st;
+    int yes = 0;
+    if (prep(s, sql, &st, NULL)) return 0;
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) yes = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* The members of a gate family run has, added to names. */
+static int add_gates(RunStore *s, long run, const SeriesEntry *info, const char *pattern,
+                     char (**names)[SERIES_NAME_LEN], int *n, long *cap, char *err)
+{
+    sqlite3_stmt *st;
+    int rc, status = prep(s, "SELECT DISTINCT layer, level FROM gates WHERE run_id=?"
+                          " ORDER BY layer, level", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, run);
+    while (!status && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        SeriesRef ref;
+        series_ref_member(info, sqlite3_column_int(st, 0), sqlite3_column_int(st, 1), &ref);
+        if (add_name(names, n, cap, ref.name, pattern))
+            status = err_set(err, LM_ENOMEM, "out of memory listing series");
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
+int runstore_series_list(RunStore *s, long run, const char *pattern,
+                          char (**names)[SERIES_NAME_LEN], int *n, char *err)
+{
+    long cap = 0;
+    int status = LM_OK;
+    *names = NULL;
+    *n = 0;
+    if (pattern && (status = series_pattern_check(pattern, err))) return status;
+    if ((status = runstore_check_run(s, run, err))) return status;
+    for (int i = 0; !status && i < series_count(); i++) {
+        const SeriesEntry *info = series_info(i);
+        SeriesRef ref = {.info = info};
+        snprintf(ref.name, sizeof ref.name, "%s", info->name);
+        if (info->source == SERIES_SRC_GATE)
+            status = add_gates(s, run, info, pattern, names, n, &cap, err);
+        else if (!info->family && has_values(s, run, &ref) &&
+                 add_name(names, n, &cap, info->name, pattern))
+            status = err_set(err, LM_ENOMEM, "out of memory listing series");
+    }
+    if (!status && pattern && *n == 0) {
+        char shown[SERIES_NAME_LEN * 4], all[1024];
+        size_t o = 0;
+        char (*every)[SERIES_NAME_LEN] = NULL;
+        int ne = 0;
+        runstore_series_list(s, run, NULL, &every, &ne, NULL);
+        for (int i = 0; i < ne && o < sizeof all - 1; i++)
+            o += (size_t)snprintf(all + o, sizeof all - o, "%s%s", i ? " " : "", every[i]);
+        free(every);
+        status = err_set(err, LM_EARG, "no series of run %ld matches '%s' (it has: %s)", run,
+                         series_escape(shown, sizeof shown, pattern), ne ? all : "none yet");
+    }
+    if (status) {
+        free(*names);
+        *names = NULL;
+        *n = 0;
+    }
+    return status;
+}
+
+int runstore_series_union(RunStore *s, const long *ids, int n_ids,
+                          char (**names)[SERIES_NAME_LEN], int *n, char *err)
+{
+    long cap = 0;
+    *names = NULL;
+    *n = 0;
+    for (int i = 0; i < series_count(); i++) {
+        const SeriesEntry *info = series_info(i);
+        SeriesRef ref = {.info = info};
+        snprintf(ref.name, sizeof ref.name, "%s", info->name);
+        int has = 0;
+        for (int r = 0; !info->family && r < n_ids && !has; r++)
+            has = has_values(s, ids[r], &ref);
+        if (has && add_name(names, n, &cap, info->name, NULL)) {
+            free(*names);
+            *names = NULL;
+            *n = 0;
+            return err_set(err, LM_ENOMEM, "out of memory listing series");
+        }
+    }
+    return LM_OK;
+}

@@ -1,0 +1,90 @@
+/* plot_grid.c — small multiples (see plot.h, plot_grid): one small chart per series on
+ * one page, in rows of up to four, each with its name, its y range at the corners and
+ * its step range underneath; the page's title on top. For `plot ID series=PATTERN` and
+ * the report's grid section. Not the dashboard's grid (ui/view_grid.c draws in cells). */
+#include "plot.h"
+#include "plot_canvas.h"
+
+#include "err.h"
+
+#include <cairo.h>
+#include <math.h>
+#include <stdio.h>
+
+#define PANEL_W 250.0
+#define PANEL_H 170.0
+#define GRID_TOP 30.0
+#define GRID_MAX_COLS 4
+
+/* The tick text of v, short. */
+static void fmt_value(char *buf, size_t cap, double v)
+{
+    double a = fabs(v);
+    if (a != 0 && (a >= 1e5 || a < 1e-3)) snprintf(buf, cap, "%.3g", v);
+    else snprintf(buf, cap, "%.4g", v);
+}
+
+/* One panel with its top-left corner at (x, y). */
+static void draw_panel(cairo_t *cr, const PlotPanel *p, double x, double y)
+{
+    double l = x + 46, r = x + PANEL_W - 10, t = y + 20, b = y + PANEL_H - 26;
+    double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+    char buf[48];
+    for (int i = 0; i < p->n; i++) {
+        if (!isfinite(p->x[i]) || !isfinite(p->y[i])) continue;
+        x0 = fmin(x0, p->x[i]), x1 = fmax(x1, p->x[i]);
+        y0 = fmin(y0, p->y[i]), y1 = fmax(y1, p->y[i]);
+    }
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    plot_text_at(cr, x + PANEL_W / 2, y + 4, 10, 0.5, 0, p->title ? p->title : "");
+    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+    cairo_set_line_width(cr, 0.6);
+    cairo_rectangle(cr, l, t, r - l, b - t);
+    cairo_stroke(cr);
+    if (!isfinite(x0)) {   /* nothing finite: said in the panel, not left blank */
+        cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
+        plot_text_at(cr, (l + r) / 2, (t + b) / 2, 9, 0.5, 0.5, "no finite value");
+        return;
+    }
+    if (x1 <= x0) x0 -= 0.5, x1 += 0.5;
+    if (y1 <= y0) y0 -= 0.5, y1 += 0.5;
+    cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+    fmt_value(buf, sizeof buf, y1);
+    plot_text_at(cr, l - 3, t, 8, 1, 0.5, buf);
+    fmt_value(buf, sizeof buf, y0);
+    plot_text_at(cr, l - 3, b, 8, 1, 0.5, buf);
+    fmt_value(buf, sizeof buf, x0);
+    plot_text_at(cr, l, b + 4, 8, 0, 0, buf);
+    fmt_value(buf, sizeof buf, x1);
+    plot_text_at(cr, r, b + 4, 8, 1, 0, buf);
+    cairo_set_source_rgb(cr, 0.000, 0.447, 0.698);
+    cairo_set_line_width(cr, 1.2);
+    int pen = 0;
+    for (int i = 0; i < p->n; i++) {
+        if (!isfinite(p->x[i]) || !isfinite(p->y[i])) {
+            pen = 0;
+            continue;
+        }
+        double px = l + (p->x[i] - x0) / (x1 - x0) * (r - l);
+        double py = b - (p->y[i] - y0) / (y1 - y0) * (b - t);
+        if (pen) cairo_line_to(cr, px, py);
+        else cairo_move_to(cr, px, py);
+        pen = 1;
+        if (p->n == 1) cairo_arc(cr, px, py, 2, 0, 2 * M_PI);
+    }
+    cairo_stroke(cr);
+}
+
+int plot_grid(const char *path, const PlotPanel *p, int n, const char *title, char *err)
+{
+    if (n < 1) return err_set(err, LM_EARG, "nothing to plot: no series");
+    int cols = n < GRID_MAX_COLS ? n : GRID_MAX_COLS, rows = (n + cols - 1) / cols;
+    Canvas c;
+    int status = plot_canvas_open(&c, path, cols * PANEL_W, GRID_TOP + rows * PANEL_H, err);
+    if (status) return status;
+    cairo_set_source_rgb(c.cr, 0.1, 0.1, 0.1);
+    plot_text_at(c.cr, cols * PANEL_W / 2, 8, 13, 0.5, 0, title ? title : "");
+    for (int k = 0; k < n; k++)
+        draw_panel(c.cr, &p[k], (k % cols) * PANEL_W, GRID_TOP + (k / cols) * PANEL_H);
+    return plot_canvas_close(&c, err);
+}

@@ -1,0 +1,141 @@
+/* test_series.c — the one registry of named series (core/base/series.h, issue 48): every
+ * step metric of metrics.def is in it with its name; aliases (val, train, test) and the
+ * older gate:L:K resolve; an unknown name is refused with a did-you-mean; family members
+ * (gate/L/K) carry their numbers; patterns; escaping of odd bytes and '/'. Then the store
+ * side (runstore_registry.c): a run's series read through the registry, each aggregate as a
+ * number and as a filter, the list of a run's series and a pattern, and a pattern that
+ * matches nothing refused with what the run has. */
+#include "runstore_util.h"
+#include "series.h"
+
+#include <math.h>
+
+static void test_registry(void)
+{
+    SeriesRef r;
+    char err[LM_ERR_LEN], buf[256];
+    for (int i = 0; i < STEP_METRIC_N; i++) {   /* metrics.def is the registry's first part */
+        CHECK(series_find(STEP_METRICS[i].name, &r, err) == LM_OK &&
+              r.info->step_index == i && r.info->source == SERIES_SRC_METRICS,
+              "step metric %s in the registry", STEP_METRICS[i].name);
+    }
+    CHECK(series_find("val", &r, err) == LM_OK && !strcmp(r.name, "val_loss") &&
+          r.info->kind == SERIES_KIND_EVAL && r.info->agg == SERIES_AGG_MIN, "val is val_loss");
+    CHECK(series_find("train", &r, err) == LM_OK && !strcmp(r.name, "loss"), "train is loss");
+    CHECK(series_find("gate/2/13", &r, err) == LM_OK && !strcmp(r.name, "gate/2/13") &&
+          r.arg[0] == 2 && r.arg[1] == 13 && r.info->source == SERIES_SRC_GATE, "gate/2/13");
+    CHECK(series_find("gate:1:0", &r, err) == LM_OK && !strcmp(r.name, "gate/1/0"),
+          "the older gate:1:0");
+    CHECK(series_find("gate/x/1", &r, err) == LM_EARG, "gate/x/1 is no member");
+    CHECK(series_find("gate/1/2/3", &r, err) == LM_EARG, "gate/1/2/3 is no member");
+    CHECK(series_find("vall", &r, err) == LM_EARG && strstr(err, "did you mean 'val'"),
+          "did you mean: %s", err);
+    CHECK(series_find("grad_nrom", &r, err) == LM_EARG && strstr(err, "'grad_norm'"),
+          "did you mean grad_norm: %s", err);
+    CHECK(series_find("zzzzzzzz", &r, err) == LM_EARG && !strstr(err, "did you mean") &&
+          strstr(err, "val_loss"), "far from all: the list, no guess: %s", err);
+    CHECK(series_find("a\x1b[2Jb", &r, err) == LM_EARG && !strchr(err, 0x1b) &&
+          strstr(err, "\\x1b"), "odd bytes escaped in the message: %s", err);
+    CHECK(series_match("gate/*", "gate/0/1") && !series_match("gate/*", "grad_norm") &&
+          series_match("val*", "val_loss") && series_match("*", "sys/cpu") &&
+          series_match("gate/?/1", "gate/3/1") && !series_match("gate/?/1", "gate/3/2"),
+          "patterns");
+    CHECK(series_match("val", "val_loss") && !series_match("val", "val_ppl"), "an alias");
+    CHECK(series_pattern_check("", err) == LM_EARG && series_pattern_check("a b", err) == LM_EARG &&
+          series_pattern_check("gate/*", err) == LM_OK, "pattern check");
+    CHECK(!strcmp(series_escape(buf, sizeof buf, "grad/a\tb\\"), "grad/a\\x09b\\x5c"),
+          "escape: %s", buf);
+    CHECK(!strcmp(series_escape_path(buf, sizeof buf, "../grad/w"), "%2E.%2Fgrad%2Fw"),
+          "escape as a path: %s", buf);
+    CHECK(strstr(series_names_text(buf, sizeof buf), "loss|train") != NULL, "names: %s", buf);
+    int families = 0, every_help = 1;
+    for (int i = 0; i < series_count(); i++) {
+        families += series_info(i)->family;
+        every_help &= series_info(i)->help[0] != 0;
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(series_info(i)->name, series_info(j)->name), "one name once: %s",
+                  series_info(i)->name);
+    }
+    CHECK(families >= 1 && every_help, "families and help");
+    CHECK(!strcmp(series_kind_name(SERIES_KIND_HIST), "histogram") &&
+          !strcmp(series_agg_name(SERIES_AGG_MEAN), "mean"), "words");
+}
+
+static void test_store(void)
+{
+    char path[128], err[LM_ERR_LEN];
+    db_path(path, sizeof path, "series.db");
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    long a = new_run(s, "a", "dispatcher", "lr=1\n", NULL), b = new_run(s, "b", "msa", "lr=2\n", NULL);
+    for (long t = 10; t <= 50; t += 10) {
+        StepMetric m = step_of(t);
+        runstore_log_step(s, a, &m, err);
+    }
+    EvalMetric e1 = {.step = 20, .split = "valid", .loss = 2.5, .ppl = 12.2, .bpc = NAN};
+    EvalMetric e2 = {.step = 40, .split = "valid", .loss = 2.0, .ppl = 7.4, .bpc = NAN};
+    EvalMetric e3 = {.step = 50, .split = "valid", .loss = 2.2, .ppl = 9.0, .bpc = NAN};
+    runstore_log_eval(s, a, &e1, err), runstore_log_eval(s, a, &e2, err);
+    runstore_log_eval(s, a, &e3, err);
+    GateStat g[2] = {{.step = 40, .layer = 0, .level = 1, .mean = 0.25f},
+                     {.step = 40, .layer = 1, .level = 0, .mean = 0.75f}};
+    CHECK(runstore_log_gates(s, a, g, 2, err) == LM_OK, "gates: %s", err);
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    SeriesPoint *p = NULL;
+    int n = 0;
+    CHECK(runstore_series(s, a, "val", &p, &n, err) == LM_OK && n == 3 && p[1].value == 2.0,
+          "val through the registry: %d", n);
+    free(p);
+    CHECK(runstore_series(s, a, "best_val", &p, &n, err) == LM_OK && n == 3 &&
+          p[0].value == 2.5 && p[1].value == 2.0 && p[2].value == 2.0, "best so far: %d", n);
+    free(p);
+    CHECK(runstore_series(s, a, "gate/1/0", &p, &n, err) == LM_OK && n == 1 &&
+          fabs(p[0].value - 0.75) < 1e-6, "gate/1/0");
+    free(p);
+    CHECK(runstore_series(s, a, "lss", &p, &n, err) == LM_EARG && strstr(err, "did you mean 'loss'"),
+          "unknown: %s", err);
+    double v;
+    CHECK(runstore_series_summary(s, a, "val_loss", &v, err) == LM_OK && v == 2.0, "min %g", v);
+    CHECK(runstore_series_summary(s, a, "val_loss.last", &v, err) == LM_OK && fabs(v - 2.2) < 1e-12,
+          "val_loss.last %g", v);
+    CHECK(runstore_series_summary(s, a, "grad_norm.max", &v, err) == LM_OK &&
+          v == step_of(20).grad_norm, "grad_norm.max %g", v);
+    CHECK(runstore_series_summary(s, a, "loss", &v, err) == LM_OK &&
+          (float)v == step_of(50).loss, "loss is its last: %g", v);
+    CHECK(runstore_series_summary(s, b, "loss", &v, err) == LM_OK && isnan(v), "none: NaN");
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    CHECK(runstore_series_list(s, a, "gate/*", &names, &n, err) == LM_OK && n == 2 &&
+          !strcmp(names[0], "gate/0/1") && !strcmp(names[1], "gate/1/0"), "gate/*: %d", n);
+    free(names);
+    CHECK(runstore_series_list(s, a, NULL, &names, &n, err) == LM_OK && n >= STEP_METRIC_N + 4,
+          "every series: %d", n);
+    free(names);
+    CHECK(runstore_series_list(s, a, "grad/*", &names, &n, err) == LM_EARG && n == 0 &&
+          strstr(err, "no series of run") && strstr(err, "grad/*") && strstr(err, "gate/0/1"),
+          "a pattern that matches nothing says so: %s", err);
+    CHECK(runstore_series_union(s, (long[]){a, b}, 2, &names, &n, err) == LM_OK && n > STEP_METRIC_N,
+          "union");
+    free(names);
+    RunRow *rows = NULL;   /* a series as a filter: its aggregate */
+    CHECK(runstore_list(s, "val_loss<2.1", "recent", 0, &rows, &n, err) == LM_OK && n == 1 &&
+          rows[0].id == a, "filter val_loss<2.1: %d %s", n, err);
+    runstore_rows_free(rows, n);
+    CHECK(runstore_list(s, "gate/1/0>0.5 val_loss.last>2.1", "recent", 0, &rows, &n, err) == LM_OK &&
+          n == 1, "filter on a gate and an aggregate: %d %s", n, err);
+    runstore_rows_free(rows, n);
+    CHECK(runstore_list(s, "lr=2", "recent", 0, &rows, &n, err) == LM_OK && n == 1 &&
+          rows[0].id == b, "lr stays the setting: %d", n);
+    runstore_rows_free(rows, n);
+    runstore_close(s);
+}
+
+static void run(void)
+{
+    test_registry();
+    test_store();
+}
+
+int main(void)
+{
+    return runstore_test_main("series", run);
+}

@@ -1,0 +1,236 @@
+/* view_grid.c — the grid view (issue 48): small multiples of every series of the run on
+ * screen (the one registry's names, core/base/series.h), chosen by a pattern (`/` asks:
+ * gate/..., sys/..., val...: a star is any run of bytes); arrows pick one, Enter enlarges it (and
+ * Enter again goes back to the grid). A pattern that matches none of the run's series
+ * says so in the view with the names the run has. Reloaded from the store about once a
+ * second while shown. Names are escaped before they are drawn. Not the plotting for
+ * papers (commands/cmd_plot_grid.c) nor the history view's compare curves. */
+#define NCURSES_WIDECHAR 1
+#include "chart.h"
+#include "dash_draw.h"
+#include "dash_view.h"
+#include "view_grid.h"
+#include "err.h"
+#include "series.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRID_CELL_W 30   /* a small chart's width in cells, at least */
+#define GRID_CELL_H 8
+
+enum { K_UP = VIEW_GRID_UP, K_DOWN = VIEW_GRID_DOWN, K_LEFT = VIEW_GRID_LEFT,
+       K_RIGHT = VIEW_GRID_RIGHT, K_ENLARGE = VIEW_GRID_ENLARGE, K_PATTERN };
+
+static int state_init(void *state)
+{
+    GridView *g = state;
+    snprintf(g->pattern, sizeof g->pattern, "*");
+    return LM_OK;
+}
+
+static void clear_series(GridView *g)
+{
+    for (int k = 0; k < g->n; k++) free(g->x[k]), free(g->y[k]);
+    free(g->x), free(g->y), free(g->len), free(g->names);
+    g->x = g->y = NULL;
+    g->len = NULL;
+    g->names = NULL;
+    g->n = 0;
+}
+
+static void state_free(void *state)
+{
+    clear_series(state);
+}
+
+int view_grid_load(GridView *g, RunStore *st, long run)
+{
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int n = 0;
+    g->run = run;
+    g->msg[0] = 0;
+    if (runstore_series_list(st, run, g->pattern, &names, &n, g->msg)) {
+        clear_series(g);
+        return LM_EARG;
+    }
+    clear_series(g);
+    g->x = calloc((size_t)n, sizeof *g->x);
+    g->y = calloc((size_t)n, sizeof *g->y);
+    g->len = calloc((size_t)n, sizeof *g->len);
+    g->names = names;
+    if (n && (!g->x || !g->y || !g->len)) {
+        free(names);
+        g->names = NULL;
+        snprintf(g->msg, sizeof g->msg, "out of memory");
+        return LM_ENOMEM;
+    }
+    g->n = n;
+    for (int k = 0; k < n; k++) {
+        SeriesPoint *p = NULL;
+        int m = 0;
+        char err[LM_ERR_LEN];
+        if (runstore_series(st, run, names[k], &p, &m, err)) m = 0;
+        g->x[k] = malloc((size_t)(m ? m : 1) * sizeof(double));
+        g->y[k] = malloc((size_t)(m ? m : 1) * sizeof(double));
+        for (int i = 0; g->x[k] && g->y[k] && i < m; i++)
+            g->x[k][i] = (double)p[i].step, g->y[k][i] = p[i].value;
+        g->len[k] = g->x[k] && g->y[k] ? m : 0;
+        free(p);
+    }
+    if (g->sel >= n) g->sel = n ? n - 1 : 0;
+    return LM_OK;
+}
+
+/* Reloads when due (or forced, or another run is on screen). 1 when reloaded. */
+static int load(DashCtx *x, int forced)
+{
+    GridView *g = dash_view_state(x->d, &view_grid);
+    long run = x->snap ? x->snap->run_id : 0;
+    if (!g) return 0;
+    if (run != g->run) forced = 1;
+    if (!dash_view_due(&g->next, forced)) return 0;
+    RunStore *st = forced ? session_store(x->s) : x->s->store;
+    if (!st || run <= 0) return 0;
+    view_grid_load(g, st, run);
+    return 1;
+}
+
+static void enter(DashCtx *x) { load(x, 1); }
+
+static int tick(DashCtx *x) { return load(x, 0); }
+
+/* The columns of the grid in a width. */
+static int grid_cols(int w)
+{
+    int c = w / GRID_CELL_W;
+    return c < 1 ? 1 : c;
+}
+
+/* One chart: its box titled with the series' escaped name (and unit, when enlarged). */
+static void chart_cell(Canvas *c, Rect r, const GridView *g, int k, const CanvasCaps *caps,
+                       int selected, int big)
+{
+    char title[SERIES_NAME_LEN * 4 + 160], shown[SERIES_NAME_LEN * 4];
+    SeriesRef ref;
+    int known = !series_find(g->names[k], &ref, NULL);
+    series_escape(shown, sizeof shown, g->names[k]);
+    if (big && known)
+        snprintf(title, sizeof title, "%s%s%s%s: %s (%s, %s)", shown, ref.info->unit[0] ? " ["
+                 : "", ref.info->unit, ref.info->unit[0] ? "]" : "", ref.info->help,
+                 series_kind_name(ref.info->kind), series_agg_name(ref.info->agg));
+    else
+        snprintf(title, sizeof title, "%s", shown);
+    canvas_box(c, r, title, selected, caps->unicode);
+    ChartSeries s = {g->x[k], g->y[k], g->len[k], NULL, UI_COLOR_SERIES1, CHART_LINE};
+    ChartData d = {&s, 1, big ? "step" : NULL, 0, 0, 0, 0, 0};
+    chart_draw(c, canvas_rect_inner(r), &d, caps);
+}
+
+static void draw(Canvas *c, Rect r, Dashboard *dash, const Snapshot *sn,
+                 const CanvasCaps *caps, int focused)
+{
+    (void)sn;
+    GridView *g = dash_view_state(dash, &view_grid);
+    if (!g) return;
+    char head[SERIES_NAME_LEN * 4 + 200], shown[SERIES_NAME_LEN * 4];
+    snprintf(head, sizeof head, "run #%ld  series %s: %d  (arrows pick, Enter enlarges, / "
+             "pattern)", g->run, series_escape(shown, sizeof shown, g->pattern), g->n);
+    canvas_text(c, r.x + 1, r.y, r.w - 2, head, focused ? UI_COLOR_ACCENT : UI_COLOR_DIM, 0);
+    Rect area = {r.x, r.y + 1, r.w, r.h - 1};
+    if (g->run <= 0 || g->n == 0) {
+        canvas_box(c, area, "grid", focused, caps->unicode);
+        dash_draw_message(c, canvas_rect_inner(area), g->msg[0] ? g->msg : g->run <= 0
+                          ? "no run on screen: `train`, or `attach ID`"
+                          : "the run's series appear here");
+        return;
+    }
+    if (g->enlarged) {
+        chart_cell(c, area, g, g->sel, caps, 1, 1);
+        return;
+    }
+    int cols = grid_cols(area.w), rows = area.h / GRID_CELL_H;
+    g->cols = cols;   /* what Up and Down move by */
+    rows = rows < 1 ? 1 : rows;
+    int per = cols * rows, first = (g->sel / per) * per;
+    int cw = area.w / cols, rh = area.h / rows;
+    for (int k = first; k < g->n && k < first + per; k++) {
+        int i = k - first;
+        Rect cell = {area.x + (i % cols) * cw, area.y + (i / cols) * rh, cw, rh};
+        chart_cell(c, cell, g, k, caps, k == g->sel, 0);
+    }
+    if (g->n > per) {
+        snprintf(head, sizeof head, " page %d of %d ", first / per + 1, (g->n + per - 1) / per);
+        canvas_text(c, area.x + area.w - (int)strlen(head) - 1, area.y + area.h - 1,
+                    (int)strlen(head), head, UI_COLOR_DIM, 0);
+    }
+}
+
+void view_grid_move(GridView *g, int action)
+{
+    int cols = g->cols > 0 ? g->cols : 1;
+    switch (action) {
+    case K_LEFT: g->sel--; break;
+    case K_RIGHT: g->sel++; break;
+    case K_UP: g->sel -= cols; break;
+    case K_DOWN: g->sel += cols; break;
+    case K_ENLARGE: g->enlarged = !g->enlarged && g->n > 0; break;
+    default: break;
+    }
+    if (g->sel >= g->n) g->sel = g->n - 1;
+    if (g->sel < 0) g->sel = 0;
+}
+
+static void on_key(DashCtx *x, int action)
+{
+    GridView *g = dash_view_state(x->d, &view_grid);
+    if (!g) return;
+    if (action == K_PATTERN) {
+        dash_view_prompt(x, "series> ", g->pattern);
+        return;
+    }
+    view_grid_move(g, action);
+}
+
+static void on_prompt(DashCtx *x, const char *line)
+{
+    GridView *g = dash_view_state(x->d, &view_grid);
+    char err[LM_ERR_LEN];
+    if (!g) return;
+    const char *p = line[0] ? line : "*";   /* empty: every series */
+    if (series_pattern_check(p, err)) {
+        dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
+        return;
+    }
+    snprintf(g->pattern, sizeof g->pattern, "%s", p);
+    g->sel = 0;
+    g->enlarged = 0;
+    load(x, 1);
+    if (g->msg[0]) dash_view_out(x, UI_COLOR_ERROR, "error: %s", g->msg);
+}
+
+static const DashViewKey KEYS[] = {
+    {DASH_KEY_FN(KEY_UP), "arrows", K_UP, "grid: pick a series"},   /* one help line */
+    {DASH_KEY_FN(KEY_DOWN), "arrows", K_DOWN, "grid: pick a series"},
+    {DASH_KEY_FN(KEY_LEFT), "arrows", K_LEFT, "grid: pick a series"},
+    {DASH_KEY_FN(KEY_RIGHT), "arrows", K_RIGHT, "grid: pick a series"},
+    {'\n', "Enter", K_ENLARGE, "grid: enlarge / back"},
+    {'/', "/", K_PATTERN, "grid: series pattern"},
+};
+
+const DashView view_grid = {
+    .name = "grid",
+    .state_size = sizeof(GridView),
+    .init = state_init,
+    .free = state_free,
+    .keys = KEYS,
+    .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
+    .draw = draw,
+    .on_key = on_key,
+    .enter = enter,
+    .run_ended = enter,
+    .tick = tick,
+    .on_prompt = on_prompt,
+};
