@@ -2,13 +2,13 @@
  * vocab.bpe merges and encoder.json ids, giving the ids of tiktoken's "gpt2" encoding
  * (encode_ordinary: "<|endoftext|>" in the text is text). The vocabulary is fixed: it is
  * read from data/gpt2/ (or vocab=), never trained; the merges are saved in the tokenizer
- * JSON so a checkpoint carries its vocabulary (about 0.46 MB).
+ * JSON so a checkpoint carries its vocabulary (506,632 bytes of JSON).
  * Ids as tiktoken's data_gym_to_mergeable_bpe_ranks: 0..255 the bytes in GPT-2's
  * bytes_to_unicode order, 256 + k the k-th merge, then "<|endoftext|>" (50256); the
  * encoder.json of a copy must agree. Rank = id; a piece is merged as tiktoken's
  * byte_pair_merge does (lowest rank of the concatenated bytes first, leftmost on ties).
- * The pre-split (GPT-2's regex) is tok_gpt2_split.c's. Not a trainer and not tiktoken's
- * other encodings (cl100k, o200k). */
+ * The pre-split (GPT-2's regex) and the merging are tok_gpt2_encode.c's. Not a trainer
+ * and not tiktoken's other encodings (cl100k, o200k). */
 #include "err.h"
 #include "regfile.h"
 #include "private/tok_gpt2.h"
