@@ -554,32 +554,46 @@ static int bench_all(Session *s, int steps, int threads, int prec, int tokens)
     return rc | bench_sampling(s, tokens);
 }
 
+/* bench's numeric settings (steps=, tokens=, diagnostics=, mb=, gb=). */
+typedef struct {
+    int steps, tokens, diagnostics, data_mb;
+    double data_gb;
+} BenchArgs;
+
+/* Takes w when it is one of BenchArgs' keys: 1 taken, 0 not one of them, -1 refused (said). */
+static int bench_numeric_key(Session *s, const LexWord *w, BenchArgs *a)
+{
+    if (!strcmp(w->key, "steps")) a->steps = atoi(w->value);
+    else if (!strcmp(w->key, "tokens")) a->tokens = atoi(w->value);
+    else if (!strcmp(w->key, "gb")) {
+        if ((a->data_gb = atof(w->value)) < 1.1 || a->data_gb > 1000)
+            return session_error(s, LM_EARG, "bench: gb=%s: give the largest token cache's "
+                                 "size in GB (1.1-1000)", w->value), -1;
+    } else if (!strcmp(w->key, "mb")) {
+        if ((a->data_mb = atoi(w->value)) < 1 || a->data_mb > 100000)
+            return session_error(s, LM_EARG, "bench: mb=%s: give the generated corpus's size "
+                                 "in MB (1-100000)", w->value), -1;
+    } else if (!strcmp(w->key, "diagnostics")) {
+        char *end;
+        long v = strtol(w->value, &end, 10);
+        if (*end || end == w->value || v < 1 || v > 100000000)
+            return session_error(s, LM_EARG, "bench: diagnostics must be a number of steps"
+                                 " from 1 to 100000000, not '%s'", w->value), -1;
+        a->diagnostics = (int)v;
+    } else
+        return 0;
+    return 1;
+}
+
 static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
-    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0, diagnostics = 0, data_mb = 50;
-    double data_gb = 4;
+    BenchArgs a = {.tokens = 512, .data_mb = 50, .data_gb = 4};
+    int n_named = 0, prec = 1, prec_given = 0, taken;
     const char *tok_list = NULL, *tok_file = NULL;   /* bench tokenizer's */
     for (int i = 1; i < argc; i++) {
-        if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
-        else if (argv[i].key && !strcmp(argv[i].key, "gb")) {
-            if ((data_gb = atof(argv[i].value)) < 1.1 || data_gb > 1000)
-                return session_error(s, LM_EARG, "bench: gb=%s: give the largest token cache's "
-                                     "size in GB (1.1-1000)", argv[i].value);
-        }
-        else if (argv[i].key && !strcmp(argv[i].key, "mb")) {
-            if ((data_mb = atoi(argv[i].value)) < 1 || data_mb > 100000)
-                return session_error(s, LM_EARG, "bench: mb=%s: give the generated corpus's size "
-                                     "in MB (1-100000)", argv[i].value);
-        }
-        else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
-        else if (argv[i].key && !strcmp(argv[i].key, "diagnostics")) {
-            char *end;
-            long v = strtol(argv[i].value, &end, 10);
-            if (*end || end == argv[i].value || v < 1 || v > 100000000)
-                return session_error(s, LM_EARG, "bench: diagnostics must be a number of steps"
-                                     " from 1 to 100000000, not '%s'", argv[i].value);
-            diagnostics = (int)v;
+        if (argv[i].key && (taken = bench_numeric_key(s, &argv[i], &a)) != 0) {
+            if (taken < 0) return LM_EARG;
         }
         else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) {   /* checked before any run */
             if (cmd_bench_tokenizer_list(s, tok_list = argv[i].value, NULL) < 0) return LM_EARG;
@@ -611,25 +625,25 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
         const char *name = n_named ? argv[i].text : defaults[i];
         if (n_named && (i == 0 || argv[i].key || argv[i].text[0] == '-'))
             continue;
-        if (!strcmp(name, "sample")) { rc |= bench_sampling(s, tokens); continue; }
-        if (!strcmp(name, "store")) { rc |= bench_store(s, steps > 0 ? steps : 300); continue; }
+        if (!strcmp(name, "sample")) { rc |= bench_sampling(s, a.tokens); continue; }
+        if (!strcmp(name, "store")) { rc |= bench_store(s, a.steps > 0 ? a.steps : 300); continue; }
         if (!strcmp(name, "track")) {   /* cmd_bench_track.c, against a small step here */
             BenchWorkload w;
             bench_workload("small", &w, err);
-            double tps = store_run(NULL, steps > 0 ? steps : 200, err);
+            double tps = store_run(NULL, a.steps > 0 ? a.steps : 200, err);
             rc |= tps < 0 ? session_error(s, LM_EIO, "track bench: %s", err)
                           : cmd_bench_track(s, tps, (long)w.cfg.batch * w.cfg.bptt);
             continue;
         }
         if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
         if (!strcmp(name, "data")) {   /* cmd_bench_data.c: prepare MB/s per tokenizer; */
-            rc |= cmd_bench_data_prepare(s, data_mb, threads);   /* cmd_bench_data_use.c: */
-            rc |= cmd_bench_data_use(s, data_gb);   /* starts, memory, the feed's share */
+            rc |= cmd_bench_data_prepare(s, a.data_mb, threads);   /* cmd_bench_data_use.c: */
+            rc |= cmd_bench_data_use(s, a.data_gb);   /* starts, memory, the feed's share */
             continue;
         }
         if (!strcmp(name, "tokenizer")) { rc |= cmd_bench_tokenizer(s, tok_list, tok_file); continue; }
-        if (!strcmp(name, "all")) { rc |= bench_all(s, steps, threads, prec, tokens); continue; }
-        rc |= bench_training(s, name, steps, prec_given ? prec : 0, diagnostics);
+        if (!strcmp(name, "all")) { rc |= bench_all(s, a.steps, threads, prec, a.tokens); continue; }
+        rc |= bench_training(s, name, a.steps, prec_given ? prec : 0, a.diagnostics);
     }
     return rc ? LM_EIO : LM_OK;
 }

@@ -5,7 +5,7 @@
 #include "runstore_util.h"
 #include "runstore_group.h"
 #include "runstore_edits.h"
-#include "runstore_named.h"
+#include "runstore_series.h"
 #include "runstore_row.h"
 
 #include <math.h>
@@ -819,7 +819,7 @@ static void test_group_step(void)
           "a version-9 store without the group tables");
     CHECK(runstore_open(path, &s, err) == LM_OK, "open v9: %s", err);
     runstore_close(s);
-    CHECK(RUNSTORE_GROUP_VERSION == 10 && RUNSTORE_NAMED_VERSION == 11 &&
+    CHECK(RUNSTORE_GROUP_VERSION == 10 && RUNSTORE_SERIES_VERSION == 11 &&
           RUNSTORE_SCHEMA_VERSION == RUNSTORE_EDITS_VERSION &&
           q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION,
           "steps 10 to 12 set the version: %ld", q_long(path, "PRAGMA user_version"));

@@ -7,6 +7,7 @@
  * matches nothing refused with what the run has. */
 #include "runstore_util.h"
 #include "series.h"
+#include "runstore_series.h"
 
 #include <math.h>
 
@@ -28,6 +29,13 @@ static void test_registry(void)
           "the older gate:1:0");
     CHECK(series_find("gate/x/1", &r, err) == LM_EARG, "gate/x/1 is no member");
     CHECK(series_find("gate/1/2/3", &r, err) == LM_EARG, "gate/1/2/3 is no member");
+    CHECK(series_find("grad/blocks.0.w", &r, err) == LM_OK && !strcmp(r.name, "grad/blocks.0.w") &&
+          r.info->source == SERIES_SRC_NAMED, "a recorded name: %s", err);
+    CHECK(series_find("hist/weight/emb", &r, err) == LM_OK && r.info->kind == SERIES_KIND_HIST,
+          "a histogram");
+    CHECK(series_find("act/3/std", &r, err) == LM_OK && r.arg[0] == 3, "act/3/std");
+    CHECK(series_find("grad/", &r, err) == LM_EARG, "grad/ names nothing");
+    CHECK(series_find("grad:x", &r, err) == LM_EARG, "the old colon spelling is the gates' only");
     CHECK(series_find("vall", &r, err) == LM_EARG && strstr(err, "did you mean 'val'"),
           "did you mean: %s", err);
     CHECK(series_find("grad_nrom", &r, err) == LM_EARG && strstr(err, "'grad_norm'"),
@@ -116,7 +124,36 @@ static void test_store(void)
     CHECK(runstore_series_union(s, (long[]){a, b}, 2, &names, &n, err) == LM_OK && n > STEP_METRIC_N,
           "union");
     free(names);
+    /* the named series the diagnostics record (runstore_series.h), through the registry */
+    NamedScalar nv[2] = {{.name = "grad/w.0", .value = 0.75}, {.name = "act/0/std", .value = 1.5}};
+    CHECK(runstore_series_log(s, a, 30, nv, 2, err) == LM_OK, "named: %s", err);
+    nv[0].value = 0.25;
+    CHECK(runstore_series_log(s, a, 40, nv, 1, err) == LM_OK, "named: %s", err);
+    NamedHist *h = calloc(1, sizeof *h);
+    snprintf(h->name, sizeof h->name, "hist/grad/w.0");
+    float xs[4] = {1, 2, 3, 6};
+    series_hist_fill(&h->h, xs, 4);
+    CHECK(runstore_hist_log(s, a, 40, h, 1, err) == LM_OK, "hist: %s", err);
+    free(h);
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    CHECK(runstore_series(s, a, "grad/w.0", &p, &n, err) == LM_OK && n == 2 && p[1].value == 0.25,
+          "a named series through the registry: %d %s", n, err);
+    free(p);
+    CHECK(runstore_series(s, a, "grad/nope", &p, &n, err) == LM_EARG && strstr(err, "has no series"),
+          "a family member the run did not record: %s", err);
+    CHECK(runstore_series_summary(s, a, "hist/grad/w.0", &v, err) == LM_OK &&
+          v == 3.0, "a histogram as a number: its mean %g", v);
+    CHECK(runstore_series_summary(s, a, "grad/w.0.max", &v, err) == LM_OK &&
+          v == 0.75, "grad/w.0.max %g", v);
+    CHECK(runstore_series_list(s, a, "grad/*", &names, &n, err) == LM_OK && n == 1 &&
+          !strcmp(names[0], "grad/w.0"), "grad/*: %d", n);
+    free(names);
+    CHECK(runstore_series_list(s, a, "hist/*", &names, &n, err) == LM_OK && n == 1, "hist/*: %d", n);
+    free(names);
     RunRow *rows = NULL;   /* a series as a filter: its aggregate */
+    CHECK(runstore_list(s, "grad/w.0<0.5 act/0/std>1", "recent", 0, &rows, &n, err) == LM_OK &&
+          n == 1, "filter on named series: %d %s", n, err);
+    runstore_rows_free(rows, n);
     CHECK(runstore_list(s, "val_loss<2.1", "recent", 0, &rows, &n, err) == LM_OK && n == 1 &&
           rows[0].id == a, "filter val_loss<2.1: %d %s", n, err);
     runstore_rows_free(rows, n);

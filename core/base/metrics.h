@@ -65,7 +65,7 @@ typedef struct {
 
 /* ---- named series (issue 48): any scalar or 64-bin histogram a run records by name,
  * such as the diagnostics `grad/<tensor>` or `hist/weight/<tensor>` (the store keeps
- * them in runstore_named.h's tables; a registry of names says what each one is). */
+ * them in runstore_series.h's tables; a registry of names says what each one is). */
 
 #define SERIES_NAME_LEN 128        /* a series name with its NUL */
 #define SERIES_HIST_BINS 64
@@ -94,7 +94,7 @@ typedef struct {
 } NamedHist;
 
 /* Named scalars and histograms of one step, as the trainer's diagnostics emit them (one
- * event) and the recorder stores them (runstore_named_log, runstore_named_hist_log). */
+ * event) and the recorder stores them (runstore_series_log, runstore_hist_log). */
 typedef struct {
     long step;
     NamedScalar *scalars;          /* (n_scalars) malloc'd */

@@ -23,6 +23,8 @@
 #define SRC_BEST SERIES_SRC_BEST
 #define SRC_SYS SERIES_SRC_SYS
 #define SRC_GATE SERIES_SRC_GATE
+#define SRC_NAMED SERIES_SRC_NAMED
+#define SRC_HIST SERIES_SRC_HIST
 
 static const SeriesEntry REGISTRY[] = {
 #define STEP_METRIC(name, type, kind, aliases, unit, agg, flags, console, help) \
@@ -33,7 +35,7 @@ static const SeriesEntry REGISTRY[] = {
 #define SERIES(name, aliases, unit, kind, agg, flags, source, where, help) \
     {#name, aliases, unit, KIND_##kind, AGG_##agg, flags, SRC_##source, where, "", help, -1, 0},
 #define SERIES_FAMILY(pattern, unit, kind, agg, flags, source, where, help) \
-    {#pattern, "", unit, KIND_##kind, AGG_##agg, flags, SRC_##source, where, "", help, -1, 1},
+    {pattern, "", unit, KIND_##kind, AGG_##agg, flags, SRC_##source, where, "", help, -1, 1},
 #include "series.def"
 #undef SERIES
 #undef SERIES_FAMILY
@@ -76,6 +78,12 @@ static int family_member(const char *pattern, const char *name, int sep, int *ar
     int k = 0;
     const char *p = pattern, *q = name;
     while (*p) {
+        if (*p == '*' && !p[1]) {   /* the rest of a recorded name: printable, not empty */
+            if (!*q) return 0;
+            for (; *q; q++)
+                if ((unsigned char)*q < 0x20 || *q == 0x7f) return 0;
+            return 1;
+        }
         if ((*p == 'L' || *p == 'K') && p > pattern && p[-1] == '/' && (p[1] == '/' || !p[1])) {
             int v = number_at(&q);
             if (v < 0 || k == 2) return 0;
@@ -150,8 +158,11 @@ int series_find(const char *name, SeriesRef *ref, char *err)
         const SeriesEntry *s = &REGISTRY[i];
         int arg[2] = {0, 0};
         if (s->family) {
-            if (family_member(s->name, name, '/', arg) || family_member(s->name, name, ':', arg)) {
+            if (family_member(s->name, name, '/', arg) ||
+                (s->source == SERIES_SRC_GATE && family_member(s->name, name, ':', arg))) {
                 series_ref_member(s, arg[0], arg[1], ref);
+                if (strchr(s->name, '*'))   /* a recorded name: itself */
+                    snprintf(ref->name, sizeof ref->name, "%s", name);
                 return LM_OK;
             }
         } else if (!strcmp(s->name, name) || has_alias(s->aliases, name)) {

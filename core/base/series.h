@@ -23,7 +23,7 @@ typedef enum { SERIES_KIND_STEP, SERIES_KIND_EVAL, SERIES_KIND_SAMPLE,
 typedef enum { SERIES_AGG_LAST, SERIES_AGG_MIN, SERIES_AGG_MAX, SERIES_AGG_MEAN } SeriesRegAgg;
 /* Where the store keeps a series. */
 typedef enum { SERIES_SRC_METRICS, SERIES_SRC_EVAL, SERIES_SRC_BEST, SERIES_SRC_SYS,
-               SERIES_SRC_GATE } SeriesRegSource;
+               SERIES_SRC_GATE, SERIES_SRC_NAMED, SERIES_SRC_HIST } SeriesRegSource;
 
 typedef struct {
     const char *name;      /* or the family's pattern (gate/L/K) */
@@ -41,7 +41,7 @@ typedef struct {
 } SeriesEntry;
 
 /* One concrete series: its registry entry, its canonical name and a family's numbers
- * (gate/2/3: arg 2 and 3). */
+ * (gate/2/3: arg 2 and 3; a star family's name is the recorded name itself). */
 typedef struct {
     const SeriesEntry *info;
     char name[SERIES_NAME_LEN];

@@ -4,7 +4,7 @@
 #include "diag.h"
 #include "err.h"
 #include "runstore.h"
-#include "runstore_named.h"
+#include "runstore_series.h"
 #include "sysinfo.h"
 
 #include <stdio.h>
@@ -98,8 +98,8 @@ double bench_diag_finish(BenchDiag *b, const Model *m, int s)
     if (s >= 0 && s < b->n) b->cpu[s] += thread_cpu_s() - c0;
     char err[LM_ERR_LEN];
     if (sb) {
-        runstore_named_log(b->st, b->run, sb->step, sb->scalars, sb->n_scalars, err);
-        runstore_named_hist_log(b->st, b->run, sb->step, sb->hists, sb->n_hists, err);
+        runstore_series_log(b->st, b->run, sb->step, sb->scalars, sb->n_scalars, err);
+        runstore_hist_log(b->st, b->run, sb->step, sb->hists, sb->n_hists, err);
         b->series = sb->n_scalars;
         b->hists = sb->n_hists;
     }

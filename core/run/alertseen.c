@@ -4,6 +4,8 @@
 #include "alertseen.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void alertseen_init(AlertSeen *a)
@@ -12,8 +14,34 @@ void alertseen_init(AlertSeen *a)
     a->best_val = NAN;
 }
 
+void alertseen_free(AlertSeen *a)
+{
+    free(a->named);
+    alertseen_init(a);
+}
+
+/* The newest diagnostics: every named scalar and each histogram's mean, by name. */
+static void keep_named(AlertSeen *a, const SeriesBatch *b)
+{
+    int n = b->n_scalars + b->n_hists;
+    NamedScalar *v = n ? realloc(a->named, (size_t)n * sizeof *v) : a->named;
+    if (!v) return;   /* out of memory: the older values stay */
+    a->named = v;
+    a->n_named = n;
+    for (int i = 0; i < b->n_scalars; i++) v[i] = b->scalars[i];
+    for (int i = 0; i < b->n_hists; i++) {
+        const SeriesHist *h = &b->hists[i].h;
+        snprintf(v[b->n_scalars + i].name, sizeof v->name, "%s", b->hists[i].name);
+        v[b->n_scalars + i].value = h->num > 0 ? h->sum / (double)h->num : NAN;
+    }
+}
+
 void alertseen_event(AlertSeen *a, const TrainEvent *ev)
 {
+    if (ev->kind == TEV_SERIES && ev->series) {
+        keep_named(a, ev->series);
+        return;
+    }
     if (ev->kind == TEV_STEP) {
         a->last = ev->step;
         a->has_step = 1;
@@ -63,6 +91,11 @@ double alertseen_value(const void *seen, const SeriesRef *ref)
         for (int g = 0; g < a->n_gates; g++)
             if (a->gates[g].layer == ref->arg[0] && a->gates[g].level == ref->arg[1])
                 return a->gates[g].mean;
+        return NAN;
+    case SERIES_SRC_NAMED:
+    case SERIES_SRC_HIST:
+        for (int k = 0; k < a->n_named; k++)
+            if (!strcmp(a->named[k].name, ref->name)) return a->named[k].value;
         return NAN;
     }
     return NAN;

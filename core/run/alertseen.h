@@ -22,11 +22,16 @@ typedef struct {
     int n_gates;
     SysSample sys;          /* rank 0's newest sample, valid when has_sys */
     int has_sys;
+    NamedScalar *named;     /* (n_named) the newest diagnostics' scalars and histograms'
+                               means, malloc'd */
+    int n_named;
 } AlertSeen;
 
 /* Nothing seen yet. */
 void alertseen_init(AlertSeen *a);
-/* Keeps what ev (a step, an evaluation, gate statistics) says. */
+/* Frees what a holds (the named values); a is then as after alertseen_init. */
+void alertseen_free(AlertSeen *a);
+/* Keeps what ev (a step, an evaluation, gate statistics, named series) says. */
 void alertseen_event(AlertSeen *a, const TrainEvent *ev);
 /* Keeps rank 0's newest system sample. */
 void alertseen_sys(AlertSeen *a, const SysSample *x);

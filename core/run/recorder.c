@@ -9,7 +9,7 @@
 #include "console.h"
 #include "err.h"
 #include "runstore_control.h"
-#include "runstore_named.h"
+#include "runstore_series.h"
 #include "sysmetrics.h"
 #include "sysinfo.h"
 
@@ -159,7 +159,7 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
         set_message(s, ev->text);
         break;
     case TEV_SYS:   /* stored only (runstore_sys_log) */
-    case TEV_SERIES:   /* stored only (runstore_named.h) */
+    case TEV_SERIES:   /* stored only (runstore_series.h) */
         break;
     }
     s->seq++;
@@ -183,8 +183,8 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
         return LM_OK;
     case TEV_SERIES: {   /* diagnostics: named scalars, then histograms */
         const SeriesBatch *b = ev->series;
-        int rc = b ? runstore_named_log(st, run, b->step, b->scalars, b->n_scalars, err) : 0;
-        return rc || !b ? rc : runstore_named_hist_log(st, run, b->step, b->hists, b->n_hists, err);
+        int rc = b ? runstore_series_log(st, run, b->step, b->scalars, b->n_scalars, err) : 0;
+        return rc || !b ? rc : runstore_hist_log(st, run, b->step, b->hists, b->n_hists, err);
     }
     case TEV_STATUS:
         if (ev->status == TRAINER_EVALUATING)
@@ -500,6 +500,7 @@ void recorder_destroy(Recorder *r)
         return;
     pthread_join(r->thread, NULL);
     snapshot_free(&r->snap);
+    alertseen_free(&r->seen);
     pthread_mutex_destroy(&r->mu);
     free(r);
 }

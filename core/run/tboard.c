@@ -6,7 +6,8 @@
 #include "tboard.h"
 
 #include "err.h"
-#include "runstore_named.h"
+#include "runstore_series.h"
+#include "series.h"
 #include "runstore_track.h"
 #include "tensorboard.pb-c.h"
 
@@ -207,11 +208,11 @@ static void add_sys_ranks(Items *it, RunStore *st, long run)
 /* The run's named series: scalars, and histograms with their non-finite counts. */
 static void add_named(Items *it, RunStore *st, long run)
 {
-    NamedInfo *names = NULL;
+    SeriesInfo *names = NULL;
     int n = 0;
-    if (runstore_named_list(st, run, NULL, &names, &n, NULL)) return;
+    if (runstore_series_names(st, run, NULL, &names, &n, NULL)) return;
     for (int k = 0; k < n; k++) {
-        if (names[k].kind == NAMED_SCALAR) {
+        if (names[k].kind == SERIES_SCALAR) {
             SeriesPoint *p = NULL;
             int np = 0;
             if (runstore_named_series(st, run, names[k].name, &p, &np, NULL) == LM_OK)
@@ -221,7 +222,7 @@ static void add_named(Items *it, RunStore *st, long run)
         }
         HistPoint *h = NULL;
         int nh = 0;
-        if (runstore_named_hists(st, run, names[k].name, &h, &nh, NULL)) continue;
+        if (runstore_hist_series(st, run, names[k].name, &h, &nh, NULL)) continue;
         long bad = 0;
         for (int i = 0; i < nh; i++) bad += h[i].h.n_nan + h[i].h.n_posinf + h[i].h.n_neginf;
         char tag[SERIES_NAME_LEN + 16];
@@ -447,7 +448,13 @@ static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
     char (*names)[SERIES_NAME_LEN] = NULL;   /* every registry series the run has */
     int n_names = 0;
     if (runstore_series_list(st, r->id, NULL, &names, &n_names, err) == LM_OK)
-        for (int i = 0; i < n_names; i++) add_series(it, st, r->id, names[i]);
+        for (int i = 0; i < n_names; i++) {
+            SeriesRef ref;   /* the named series (diagnostics) come whole from add_named */
+            if (series_find(names[i], &ref, NULL) == LM_OK &&
+                (ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST))
+                continue;
+            add_series(it, st, r->id, names[i]);
+        }
     free(names);
     add_gate_hists(it, st, r->id);
     add_sys_ranks(it, st, r->id);

@@ -12,7 +12,7 @@
 #include "private/runlock.h"
 #include "runstore_control.h"
 #include "runstore_group.h"
-#include "runstore_named.h"
+#include "runstore_series.h"
 #include "runstore_edits.h"
 #include "runstore_track.h"
 #include "err.h"
@@ -271,8 +271,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_group_migrate(s, err);
     if (!status)   /* who wrote each alert's command */
         status = runstore_alertsig_migrate(s, err);
-    if (!status && version < RUNSTORE_NAMED_VERSION)   /* named scalars and histograms */
-        status = runstore_named_migrate(s, err);
+    if (!status && version < RUNSTORE_SERIES_VERSION)   /* named scalars and histograms */
+        status = runstore_series_migrate(s, err);
     if (!status && version < RUNSTORE_EDITS_VERSION)   /* untag, rename, note edits */
         status = runstore_edits_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);

@@ -230,7 +230,8 @@ typedef struct {
 
 /* One series of a run in step order: any name of the registry (core/base/series.h: the
  * step metrics of metrics.def, val_loss, val_ppl, test_loss, best_val, sys/cpu, gate/L/K
- * (and the older gate:L:K), aliases such as train and val). Committed rows only: a read
+ * (and the older gate:L:K), aliases such as train and val, and the named series a run
+ * recorded (runstore_series.h: grad/<tensor>, ...)). Committed rows only: a read
  * never flushes (the handle's own buffered rows land at its writer's next runstore_flush).
  * *pts is malloc'd (free()); may be NULL when *n = 0. LM_EARG for an unknown series (did
  * you mean) or run (runstore_registry.c). */

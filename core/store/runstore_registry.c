@@ -2,11 +2,13 @@
  * (core/base/series.h): a series' points, its aggregate as one number (runs columns,
  * compare) and as an SQL expression over runs.id (filters), and the list of series a run
  * has, optionally those matching a pattern. The registry says where each series lives
- * (the metrics, evals, run_sysmetrics or gates table); the SQL here is built from
- * registry text and numbers only, never from user text. Not writing (runstore_write.c). */
+ * (the metrics, evals, run_sysmetrics or gates table, or the named series' tables of
+ * runstore_series.c); the SQL here is built from registry text and numbers, and a
+ * recorded series' name is quoted by SQLite (%Q), never spliced. Not writing (runstore_write.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
+#include "runstore_series.h"
 #include "series.h"
 
 #include <math.h>
@@ -44,6 +46,15 @@ static void source_sql(const SeriesRef *r, const char *run, char *from, size_t c
                  r->arg[1]);
         snprintf(col, ccap, "%s", i->where);
         break;
+    case SERIES_SRC_NAMED:   /* a recorded name: quoted by SQLite's %Q, never spliced */
+    case SERIES_SRC_HIST:
+        sqlite3_snprintf((int)cap, from, "%s JOIN series_names ON series_names.id ="
+                         " series_id WHERE series_names.run_id=%s AND series_names.name=%Q",
+                         i->source == SERIES_SRC_NAMED ? "series_points" : "series_hists",
+                         run, r->name);
+        snprintf(col, ccap, i->source == SERIES_SRC_NAMED ? "value"
+                 : "CASE WHEN num > 0 THEN sum / num END");   /* a histogram: its mean */
+        break;
     }
 }
 
@@ -68,7 +79,7 @@ int runstore_series_ref(const char *name, SeriesRef *ref, SeriesRegAgg *agg, cha
 
 void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql, size_t cap)
 {
-    char from[160], col[64];
+    char from[480], col[64];
     static const char *const FN[] = {"", "min", "max", "avg"};
     if (ref->info->source == SERIES_SRC_BEST && agg == SERIES_AGG_LAST) {
         snprintf(sql, cap, "runs.best_val");   /* the runs table keeps it: faster */
@@ -82,11 +93,31 @@ void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql
         snprintf(sql, cap, "(SELECT %s(%s) FROM %s)", FN[agg], col, from);
 }
 
+/* 1 when run recorded a named series called name. */
+static int has_name(RunStore *s, long run, const char *name)
+{
+    sqlite3_stmt *st;
+    int yes = 0;
+    if (prep(s, "SELECT 1 FROM series_names WHERE run_id=? AND name=?", &st, NULL)) return 0;
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
+    yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* name escaped for a message (one buffer: one use per statement). */
+static const char *escaped(const char *name)
+{
+    static _Thread_local char buf[SERIES_NAME_LEN * 4];
+    return series_escape(buf, sizeof buf, name);
+}
+
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err)
 {
     SeriesRef ref;
-    char from[160], col[64], sql[320];
+    char from[480], col[64], sql[640];
     *pts = NULL;
     *n = 0;
     int status = series_find(metric, &ref, err);
@@ -109,6 +140,10 @@ int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts
     if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading a series", err);
     sqlite3_finalize(st);
     if (!status && *n == 0) status = runstore_check_run(s, run, err);   /* empty, or no such run */
+    if (!status && *n == 0 && (ref.info->source == SERIES_SRC_NAMED ||
+                               ref.info->source == SERIES_SRC_HIST) && !has_name(s, run, ref.name))
+        status = err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
+                         "series)", run, escaped(ref.name), run);
     if (status) {
         free(*pts);
         *pts = NULL;
@@ -121,7 +156,7 @@ int runstore_series_summary(RunStore *s, long run, const char *name, double *v, 
 {
     SeriesRef ref;
     SeriesRegAgg agg;
-    char expr[320], sql[400];
+    char expr[640], sql[720];
     *v = NAN;
     int status = runstore_series_ref(name, &ref, &agg, err);
     if (status) return status;
@@ -151,9 +186,11 @@ static int add_name(char (**names)[SERIES_NAME_LEN], int *n, long *cap, const ch
 /* 1 when the source of ref holds a value for run. */
 static int has_values(RunStore *s, long run, const SeriesRef *ref)
 {
-    char from[160], col[64], sql[320];
+    char from[480], col[64], sql[640];
     source_sql(ref, "?", from, sizeof from, col, sizeof col);
     if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
+    if (ref->info->source == SERIES_SRC_NAMED || ref->info->source == SERIES_SRC_HIST)
+        snprintf(col, sizeof col, "step");   /* recorded, NaN (NULL) or not */
     snprintf(sql, sizeof sql, "SELECT EXISTS(SELECT 1 FROM %s AND %s IS NOT NULL)", from, col);
     sqlite3_stmt *st;
     int yes = 0;
@@ -183,6 +220,22 @@ static int add_gates(RunStore *s, long run, const SeriesEntry *info, const char 
     return status;
 }
 
+/* The named series run recorded that are members of the family info, added to names. */
+static int add_named(RunStore *s, long run, const SeriesEntry *info, const char *pattern,
+                     char (**names)[SERIES_NAME_LEN], int *n, long *cap, char *err)
+{
+    SeriesInfo *rec = NULL;
+    int nr = 0, status = runstore_series_names(s, run, NULL, &rec, &nr, err);
+    for (int i = 0; !status && i < nr; i++) {
+        SeriesRef ref;
+        if (!series_find(rec[i].name, &ref, NULL) && ref.info == info &&
+            add_name(names, n, cap, rec[i].name, pattern))
+            status = err_set(err, LM_ENOMEM, "out of memory listing series");
+    }
+    free(rec);
+    return status;
+}
+
 int runstore_series_list(RunStore *s, long run, const char *pattern,
                           char (**names)[SERIES_NAME_LEN], int *n, char *err)
 {
@@ -198,6 +251,8 @@ int runstore_series_list(RunStore *s, long run, const char *pattern,
         snprintf(ref.name, sizeof ref.name, "%s", info->name);
         if (info->source == SERIES_SRC_GATE)
             status = add_gates(s, run, info, pattern, names, n, &cap, err);
+        else if (info->source == SERIES_SRC_NAMED || info->source == SERIES_SRC_HIST)
+            status = add_named(s, run, info, pattern, names, n, &cap, err);
         else if (!info->family && has_values(s, run, &ref) &&
                  add_name(names, n, &cap, info->name, pattern))
             status = err_set(err, LM_ENOMEM, "out of memory listing series");

@@ -17,7 +17,7 @@
  * from the step's own forward (every shard's saved activations: dropout as trained), each
  * shard's sums combined in the shard plan's order, so any thread or process count gives
  * the same numbers. NaN and infinities are recorded as they are; nothing here stops a run.
- * Not the storage (runstore_named.h) and not the step itself (trainer.c calls the two
+ * Not the storage (runstore_series.h) and not the step itself (trainer.c calls the two
  * hooks below around its update). */
 #ifndef LM_DIAG_H
 #define LM_DIAG_H

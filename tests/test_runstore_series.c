@@ -1,12 +1,13 @@
-/* test_runstore_named.c — named scalar and histogram series in the run store (issue 48):
+/* test_runstore_series.c — named scalar and histogram series in the run store (issue 48):
  * NaN, +Inf and -Inf survive a round trip (SQLite turns a bound NaN into NULL), a point
  * rewritten at its step replaces the old one, names list by pattern, a name keeps its
- * kind, bad names and unknown runs are refused with nothing written, a deleted run takes its series with it, the 64-bin histogram
+ * kind, bad names and unknown runs are refused with nothing written, runstore_series
+ * reads named series too, a deleted run takes its series with it, the 64-bin histogram
  * against a hand count, and a store made by the main branch before this schema step
  * (tests/fixtures/store_main_v10.db: `lmlab train quick steps=40 eval_every=20
  * log_every=5` with main at 7a73048) opens at the new version with its series intact. */
 #include "runstore_util.h"
-#include "runstore_named.h"
+#include "runstore_series.h"
 
 #include <math.h>
 
@@ -19,11 +20,11 @@ static void test_scalars(void)
     long a = new_run(s, "a", "msa", "", NULL), b = new_run(s, "b", "msa", "", NULL);
     NamedScalar v[4] = {{"grad/blocks.0.w", 1.5}, {"grad/blocks.1.w", NAN},
                         {"act/0/max", INFINITY}, {"act/0/mean", -INFINITY}};
-    CHECK(runstore_named_log(s, a, 100, v, 4, err) == LM_OK, "log: %s", err);
+    CHECK(runstore_series_log(s, a, 100, v, 4, err) == LM_OK, "log: %s", err);
     v[0].value = 2.5;
-    CHECK(runstore_named_log(s, a, 200, v, 1, err) == LM_OK, "log 200: %s", err);
+    CHECK(runstore_series_log(s, a, 200, v, 1, err) == LM_OK, "log 200: %s", err);
     v[0].value = 3.5;
-    CHECK(runstore_named_log(s, a, 200, v, 1, err) == LM_OK, "rewrite 200: %s", err);
+    CHECK(runstore_series_log(s, a, 200, v, 1, err) == LM_OK, "rewrite 200: %s", err);
     SeriesPoint *p;
     int n;
     CHECK(runstore_named_series(s, a, "grad/blocks.0.w", &p, &n, err) == LM_OK && n == 2 &&
@@ -36,49 +37,49 @@ static void test_scalars(void)
     CHECK(runstore_named_series(s, a, "act/0/max", &p, &n, err) == LM_OK && n == 1 &&
           isinf(p[0].value) && p[0].value > 0, "+Inf survives");
     free(p);
-    CHECK(runstore_named_series(s, a, "act/0/mean", &p, &n, err) == LM_OK && n == 1 &&
-          isinf(p[0].value) && p[0].value < 0, "-Inf survives");
+    CHECK(runstore_series(s, a, "act/0/mean", &p, &n, err) == LM_OK && n == 1 &&
+          isinf(p[0].value) && p[0].value < 0, "-Inf survives, through runstore_series too");
     free(p);
-    CHECK(runstore_named_series(s, a, "grad/nope", &p, &n, err) == LM_EARG &&
-          strstr(err, "run 1 has no series 'grad/nope'"), "an unknown name: %s", err);
+    CHECK(runstore_series(s, a, "grad/nope", &p, &n, err) == LM_EARG &&
+          strstr(err, "has no series 'grad/nope'"), "an unknown name: %s", err);
     CHECK(runstore_named_series(s, b, "grad/blocks.0.w", &p, &n, err) == LM_EARG &&
           strstr(err, "run 2 has no series 'grad/blocks.0.w'"), "another run's: %s", err);
 
-    NamedInfo *info;
-    CHECK(runstore_named_list(s, a, NULL, &info, &n, err) == LM_OK && n == 4 &&
+    SeriesInfo *info;
+    CHECK(runstore_series_names(s, a, NULL, &info, &n, err) == LM_OK && n == 4 &&
           !strcmp(info[0].name, "act/0/max") && !strcmp(info[3].name, "grad/blocks.1.w") &&
           info[2].n_points == 2 && info[2].first_step == 100 && info[2].last_step == 200 &&
-          info[2].kind == NAMED_SCALAR, "all names, by name: n=%d", n);
+          info[2].kind == SERIES_SCALAR, "all names, by name: n=%d", n);
     free(info);
-    CHECK(runstore_named_list(s, a, "grad/*", &info, &n, err) == LM_OK && n == 2 &&
+    CHECK(runstore_series_names(s, a, "grad/*", &info, &n, err) == LM_OK && n == 2 &&
           !strcmp(info[0].name, "grad/blocks.0.w"), "grad/*: %d", n);
     free(info);
-    CHECK(runstore_named_list(s, a, "*/0/m??", &info, &n, err) == LM_OK && n == 1 &&
+    CHECK(runstore_series_names(s, a, "*/0/m??", &info, &n, err) == LM_OK && n == 1 &&
           !strcmp(info[0].name, "act/0/max"), "*/0/m??: %d", n);
     free(info);
-    CHECK(runstore_named_list(s, a, "gate/*", &info, &n, err) == LM_OK && n == 0 && !info,
+    CHECK(runstore_series_names(s, a, "gate/*", &info, &n, err) == LM_OK && n == 0 && !info,
           "a pattern matching nothing: LM_OK, none");
-    CHECK(runstore_named_list(s, 99, NULL, &info, &n, err) == LM_EARG &&
+    CHECK(runstore_series_names(s, 99, NULL, &info, &n, err) == LM_EARG &&
           strstr(err, "no run 99"), "unknown run: %s", err);
-    CHECK(runstore_named_match("*", "") && runstore_named_match("a*b*c", "a/xb/yc") &&
-          !runstore_named_match("a*b", "a/bc") && !runstore_named_match("a?", "a"),
+    CHECK(runstore_series_match("*", "") && runstore_series_match("a*b*c", "a/xb/yc") &&
+          !runstore_series_match("a*b", "a/bc") && !runstore_series_match("a?", "a"),
           "the matcher");
 
     /* refusals: nothing of the batch is written */
     NamedScalar bad[2] = {{"ok/one", 1}, {"bad\001name", 2}};
-    CHECK(runstore_named_log(s, b, 1, bad, 2, err) == LM_EARG && strstr(err, "series name"),
+    CHECK(runstore_series_log(s, b, 1, bad, 2, err) == LM_EARG && strstr(err, "series name"),
           "a control byte: %s", err);
     bad[1].name[0] = 0;
-    CHECK(runstore_named_log(s, b, 1, bad, 2, err) == LM_EARG, "an empty name: %s", err);
-    CHECK(runstore_named_log(s, 77, 1, bad, 1, err) == LM_EARG && strstr(err, "no run 77"),
+    CHECK(runstore_series_log(s, b, 1, bad, 2, err) == LM_EARG, "an empty name: %s", err);
+    CHECK(runstore_series_log(s, 77, 1, bad, 1, err) == LM_EARG && strstr(err, "no run 77"),
           "unknown run: %s", err);
     CHECK(q_long(path, "SELECT count(*) FROM series_names WHERE run_id=2") == 0,
           "nothing written for refused batches");
     NamedHist h = {.name = "grad/blocks.0.w"};
-    CHECK(runstore_named_hist_log(s, a, 1, &h, 1, err) == LM_EARG && strstr(err, "is a scalar"),
+    CHECK(runstore_hist_log(s, a, 1, &h, 1, err) == LM_EARG && strstr(err, "is a scalar"),
           "a scalar's name is not a histogram's: %s", err);
     HistPoint *hp;
-    CHECK(runstore_named_hists(s, a, "grad/blocks.0.w", &hp, &n, err) == LM_EARG,
+    CHECK(runstore_hist_series(s, a, "grad/blocks.0.w", &hp, &n, err) == LM_EARG,
           "read as a histogram: refused");
 
     CHECK(runstore_delete_run(s, a, 0, err) == LM_OK, "delete: %s", err);
@@ -125,21 +126,21 @@ static void test_histograms(void)
     RunStore *s;
     CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
     long a = new_run(s, "a", "msa", "", NULL);
-    CHECK(runstore_named_hist_log(s, a, 10, h, 2, err) == LM_OK, "log: %s", err);
+    CHECK(runstore_hist_log(s, a, 10, h, 2, err) == LM_OK, "log: %s", err);
     h[1].h = none;
-    CHECK(runstore_named_hist_log(s, a, 20, &h[1], 1, err) == LM_OK, "log 20: %s", err);
+    CHECK(runstore_hist_log(s, a, 20, &h[1], 1, err) == LM_OK, "log 20: %s", err);
     HistPoint *p;
     int n;
-    CHECK(runstore_named_hists(s, a, "hist/weight/w", &p, &n, err) == LM_OK && n == 1 &&
+    CHECK(runstore_hist_series(s, a, "hist/weight/w", &p, &n, err) == LM_OK && n == 1 &&
           p[0].step == 10 && !memcmp(&p[0].h, &h[0].h, sizeof h[0].h), "round trip: n=%d", n);
     free(p);
-    CHECK(runstore_named_hists(s, a, "hist/grad/w", &p, &n, err) == LM_OK && n == 2 &&
+    CHECK(runstore_hist_series(s, a, "hist/grad/w", &p, &n, err) == LM_OK && n == 2 &&
           p[1].step == 20 && isnan(p[1].h.lo) && isnan(p[1].h.hi) && p[1].h.n_nan == 1 &&
           p[0].h.counts[0] == 3, "the NaN-only histogram: n=%d", n);
     free(p);
-    NamedInfo *info;
-    CHECK(runstore_named_list(s, a, "hist/*", &info, &n, err) == LM_OK && n == 2 &&
-          info[0].kind == NAMED_HISTOGRAM && info[0].n_points == 2, "listed as histograms");
+    SeriesInfo *info;
+    CHECK(runstore_series_names(s, a, "hist/*", &info, &n, err) == LM_OK && n == 2 &&
+          info[0].kind == SERIES_HISTOGRAM && info[0].n_points == 2, "listed as histograms");
     free(info);
     SeriesPoint *sp;
     CHECK(runstore_named_series(s, a, "hist/grad/w", &sp, &n, err) == LM_EARG &&
@@ -183,7 +184,7 @@ static void test_main_store(void)
     RunStore *s;
     CHECK(runstore_open(path, &s, err) == LM_OK, "open the old store: %s", err);
     CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION &&
-          RUNSTORE_SCHEMA_VERSION >= RUNSTORE_NAMED_VERSION, "migrated to %d",
+          RUNSTORE_SCHEMA_VERSION >= RUNSTORE_SERIES_VERSION, "migrated to %d",
           RUNSTORE_SCHEMA_VERSION);
     const char *metric[3] = {"loss", "val_loss", "gate:1:2"};
     const char *want[3] = {loss, val, gate};
@@ -199,12 +200,12 @@ static void test_main_store(void)
         CHECK(!strcmp(after, want[m]), "%s intact:\n  %s\n  %s", metric[m], after, want[m]);
         free(p);
     }
-    NamedInfo *info;
+    SeriesInfo *info;
     int n;
-    CHECK(runstore_named_list(s, 1, NULL, &info, &n, err) == LM_OK && n == 0,
+    CHECK(runstore_series_names(s, 1, NULL, &info, &n, err) == LM_OK && n == 0,
           "no named series yet");
     NamedScalar v = {"grad/embed.weight", 0.25};
-    CHECK(runstore_named_log(s, 1, 40, &v, 1, err) == LM_OK, "the old run takes new series");
+    CHECK(runstore_series_log(s, 1, 40, &v, 1, err) == LM_OK, "the old run takes new series");
     runstore_close(s);
     CHECK(q_long(path, "SELECT count(*) FROM series_points") == 1, "written");
 }
@@ -218,5 +219,5 @@ static void run_all(void)
 
 int main(void)
 {
-    return runstore_test_main("runstore_named", run_all);
+    return runstore_test_main("runstore_series", run_all);
 }

@@ -1,9 +1,9 @@
-/* runstore_named.c — named scalar and histogram series of runs (see runstore_named.h):
+/* runstore_series.c — named scalar and histogram series of runs (see runstore_series.h):
  * the schema step that adds their tables, writing a batch of points or histograms in one
  * transaction, listing a run's names by pattern and reading one series back. A
  * histogram's 64 counts are one BLOB of little-endian 64-bit integers. Not the fixed
  * tables (metrics, evals, gates: runstore_write.c, runstore_query.c). */
-#include "runstore_named.h"
+#include "runstore_series.h"
 #include "private/runstore_impl.h"
 #include "err.h"
 #include "textcheck.h"
@@ -27,11 +27,11 @@ static const char SCHEMA_SERIES[] =
     " hi REAL, num INTEGER, sum REAL, sum_sq REAL, n_nan INTEGER, n_posinf INTEGER,"
     " n_neginf INTEGER, counts BLOB, PRIMARY KEY(series_id, step)) WITHOUT ROWID;";
 
-int runstore_named_migrate(RunStore *s, char *err)
+int runstore_series_migrate(RunStore *s, char *err)
 {
     char sql[sizeof SCHEMA_SERIES + 64];
     snprintf(sql, sizeof sql, "%sPRAGMA user_version = %d;", SCHEMA_SERIES,
-             RUNSTORE_NAMED_VERSION);
+             RUNSTORE_SERIES_VERSION);
     return exec_sql(s, sql, "adding the named series tables", err);
 }
 
@@ -49,7 +49,7 @@ static int name_ok(const char *name, char *err)
 /* The id of (run, name) of kind, created when missing; LM_EARG when the name has the
  * other kind. */
 static int series_id(RunStore *s, sqlite3_stmt *ins, sqlite3_stmt *get, long run,
-                     const char *name, NamedKind kind, sqlite3_int64 *id, char *err)
+                     const char *name, SeriesKind kind, sqlite3_int64 *id, char *err)
 {
     sqlite3_bind_int64(ins, 1, run);
     bind_str(ins, 2, name);
@@ -64,8 +64,8 @@ static int series_id(RunStore *s, sqlite3_stmt *ins, sqlite3_stmt *get, long run
     if (rc != SQLITE_ROW) status = runstore_db_fail(s, rc, "naming a series", err);
     else if (sqlite3_column_int(get, 1) != (int)kind)
         status = err_set(err, LM_EARG, "series '%s' of run %ld is a %s, not a %s", name, run,
-                         kind == NAMED_SCALAR ? "histogram" : "scalar",
-                         kind == NAMED_SCALAR ? "scalar" : "histogram");
+                         kind == SERIES_SCALAR ? "histogram" : "scalar",
+                         kind == SERIES_SCALAR ? "scalar" : "histogram");
     else *id = sqlite3_column_int64(get, 0);
     sqlite3_reset(get);
     return status;
@@ -92,7 +92,7 @@ static void hist_bind(sqlite3_stmt *st, const SeriesHist *h)
 static int log_batch(RunStore *s, long run, long step, const NamedScalar *v,
                      const NamedHist *h, int n, char *err)
 {
-    NamedKind kind = v ? NAMED_SCALAR : NAMED_HISTOGRAM;
+    SeriesKind kind = v ? SERIES_SCALAR : SERIES_HISTOGRAM;
     int status = runstore_check_present(s, err);
     if (!status) status = runstore_check_run(s, run, err);
     for (int i = 0; i < n && !status; i++) status = name_ok(v ? v[i].name : h[i].name, err);
@@ -130,14 +130,14 @@ static int log_batch(RunStore *s, long run, long step, const NamedScalar *v,
     return status;
 }
 
-int runstore_named_log(RunStore *s, long run, long step, const NamedScalar *v, int n,
+int runstore_series_log(RunStore *s, long run, long step, const NamedScalar *v, int n,
                         char *err)
 {
     static const NamedScalar none;
     return log_batch(s, run, step, v ? v : &none, NULL, v ? n : 0, err);
 }
 
-int runstore_named_hist_log(RunStore *s, long run, long step, const NamedHist *h, int n,
+int runstore_hist_log(RunStore *s, long run, long step, const NamedHist *h, int n,
                       char *err)
 {
     static const NamedHist none;
@@ -146,7 +146,7 @@ int runstore_named_hist_log(RunStore *s, long run, long step, const NamedHist *h
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-int runstore_named_match(const char *p, const char *n)
+int runstore_series_match(const char *p, const char *n)
 {
     const char *star = NULL, *resume = NULL;
     while (*n) {
@@ -167,7 +167,7 @@ int runstore_named_match(const char *p, const char *n)
     return !*p;
 }
 
-int runstore_named_list(RunStore *s, long run, const char *pattern, NamedInfo **out,
+int runstore_series_names(RunStore *s, long run, const char *pattern, SeriesInfo **out,
                           int *n, char *err)
 {
     *out = NULL;
@@ -188,14 +188,14 @@ int runstore_named_list(RunStore *s, long run, const char *pattern, NamedInfo **
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = col_str(st, 0);
-        if (pattern && *pattern && !runstore_named_match(pattern, name)) continue;
+        if (pattern && *pattern && !runstore_series_match(pattern, name)) continue;
         if (runstore_grow(out, &cap, *n + 1, sizeof **out)) {
             status = err_set(err, LM_ENOMEM, "out of memory listing series");
             break;
         }
-        NamedInfo *x = &(*out)[(*n)++];
+        SeriesInfo *x = &(*out)[(*n)++];
         col_copy(st, 0, x->name, sizeof x->name);
-        x->kind = sqlite3_column_int(st, 1) ? NAMED_HISTOGRAM : NAMED_SCALAR;
+        x->kind = sqlite3_column_int(st, 1) ? SERIES_HISTOGRAM : SERIES_SCALAR;
         x->n_points = sqlite3_column_int64(st, 2);
         x->first_step = x->n_points ? sqlite3_column_int64(st, 3) : -1;
         x->last_step = x->n_points ? sqlite3_column_int64(st, 4) : -1;
@@ -211,7 +211,7 @@ int runstore_named_list(RunStore *s, long run, const char *pattern, NamedInfo **
 }
 
 /* The id of run's series name, which must be of kind; LM_EARG naming what is missing. */
-static int find_series(RunStore *s, long run, const char *name, NamedKind kind,
+static int find_series(RunStore *s, long run, const char *name, SeriesKind kind,
                        sqlite3_int64 *id, char *err)
 {
     int status = runstore_check_run(s, run, err);
@@ -227,7 +227,7 @@ static int find_series(RunStore *s, long run, const char *name, NamedKind kind,
     else if (rc != SQLITE_ROW) status = runstore_db_fail(s, rc, "reading a series", err);
     else if (sqlite3_column_int(st, 1) != (int)kind)
         status = err_set(err, LM_EARG, "series '%s' of run %ld is a %s", name, run,
-                         kind == NAMED_SCALAR ? "histogram" : "scalar series");
+                         kind == SERIES_SCALAR ? "histogram" : "scalar series");
     else *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return status;
@@ -240,7 +240,7 @@ int runstore_named_series(RunStore *s, long run, const char *name, SeriesPoint *
     *n = 0;
     sqlite3_int64 id = 0;
     sqlite3_stmt *st;
-    int status = find_series(s, run, name, NAMED_SCALAR, &id, err);
+    int status = find_series(s, run, name, SERIES_SCALAR, &id, err);
     if (status || (status = prep(s, "SELECT step, value FROM series_points WHERE series_id=?"
                                  " ORDER BY step", &st, err)))
         return status;
@@ -286,14 +286,14 @@ static void hist_read(sqlite3_stmt *st, HistPoint *p)
     }
 }
 
-int runstore_named_hists(RunStore *s, long run, const char *name, HistPoint **pts, int *n,
+int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pts, int *n,
                          char *err)
 {
     *pts = NULL;
     *n = 0;
     sqlite3_int64 id = 0;
     sqlite3_stmt *st;
-    int status = find_series(s, run, name, NAMED_HISTOGRAM, &id, err);
+    int status = find_series(s, run, name, SERIES_HISTOGRAM, &id, err);
     if (status || (status = prep(s, "SELECT step, lo, hi, num, sum, sum_sq, n_nan, n_posinf,"
                                  " n_neginf, counts FROM series_hists WHERE series_id=?"
                                  " ORDER BY step", &st, err)))
