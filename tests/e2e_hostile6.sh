@@ -90,6 +90,23 @@ tail -1 follow.out | grep -qE "^\(run 1 is interrupted: process [0-9]+ ended wit
     fail "log follow's last line: $(tail -2 follow.out)"
 [ "$(q 'SELECT status FROM runs WHERE id=1')" = interrupted ] || fail "the store still says $(q 'SELECT status FROM runs WHERE id=1')"
 echo "item 3: log follow ends with 'interrupted, at step N'"
+
+# ---- item 4: a resume that changes settings is recorded: what, from which step ---------
+ck=$(q "SELECT max(step) FROM checkpoints WHERE run_id=1")
+[ -n "$ck" ] && [ "$ck" -gt 0 ] || fail "the killed run has no checkpoint to resume"
+prec_was=$(q "SELECT config FROM runs WHERE id=1" | sed -n 's/^precision=//p')
+run train resume=1 steps=$((ck + 20)) precision=bf16 shards=3
+run run 1
+grep -qE "^  precision: +bf16" out || fail "run 1 does not say it now trains in bf16: $(grep -i precision out)"
+grep -qF "resumed at step $ck with steps=$((ck + 20)) (was 1000000), precision=bf16 (was $prec_was)" out &&
+    grep -qF "shards=3 (was" out || fail "run 1 does not say what changed at step $ck: $(grep resumed out)"
+run --json run 1
+python3 -c "
+import json; o=json.loads(open('out').readline())
+assert o['precision']=='bf16', o['precision']
+assert any('precision=bf16 (was' in n['text'] for n in o['note_list']), o['note_list']" ||
+    fail "--json run 1 after a bf16 resume"
+echo "item 4: a resume's changed settings are recorded with their step"
 # ---- any bytes in any field; item 10 (bidi controls), 12 (a crafted console number) ----
 export LMLAB_DB="$dir/bytes.db"
 run train quick steps=100 name=plain
