@@ -115,8 +115,14 @@ int runstore_flush(RunStore *s, char *err)
     if (!status) status = tx_commit(s, "flushing metrics", err);
     else tx_rollback(s);
     if (status == LM_EFORMAT) s->damaged = 1;   /* SQLITE_CORRUPT: stop writing */
+    if (status == LM_ENOSPC || status == LM_EIO) s->full_since = 1;   /* EIO: a size limit */
     if (status) return status;
     runstore_journal_landed(s);
+    if (s->full_since) {   /* space returned: fold the WAL the outage grew back into the
+                            * store and truncate it, so the freed space stays free */
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        s->full_since = 0;
+    }
     s->n_steps = s->n_evals = 0;
     s->next_rows = s->max_rows;
     s->last_flush = sysinfo_now();
