@@ -77,7 +77,7 @@ int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, ch
 {
     /* records written during a fault wait in the journal, in order: while it holds any,
      * a new record lands after them (a later best never precedes an older one) */
-    int status = s->journal_rows ? runstore_flush(s, err) : LM_OK;
+    int status = runstore_journal_first(s, err);
     if (!status) status = runstore_check_present(s, err);
     if (!status) status = runstore_check_run(s, run, err);
     if (!status && !(status = exec_sql(s, "BEGIN IMMEDIATE", "recording a checkpoint", err))) {

@@ -155,7 +155,7 @@ int runstore_console_append(RunStore *s, long run, const char *kind, const char 
                             char *err)
 {
     double t = sysinfo_wall();
-    int status = s->journal_rows ? runstore_flush(s, err) : LM_OK;   /* older lines first */
+    int status = runstore_journal_first(s, err);   /* older lines first */
     if (!status) status = runstore_console_insert(s, run, t, kind, text, err);
     if (status && status != LM_EARG && !s->damaged)   /* disk full, locked: kept for later */
         runstore_journal_console(s, run, t, kind ? kind : "info", text ? text : "");

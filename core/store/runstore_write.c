@@ -107,7 +107,10 @@ int runstore_flush(RunStore *s, char *err)
     }
     int status = runstore_check_present(s, err);
     if (!status) status = exec_sql(s, "BEGIN IMMEDIATE", "flushing metrics", err);
-    if (status) return status;   /* rows stay buffered */
+    if (status) {   /* rows stay buffered */
+        s->failed_at = sysinfo_now();
+        return status;
+    }
     status = runstore_journal_insert(s, err);   /* older rows first */
     if (!status) status = flush_steps(s, err);
     if (!status) status = flush_evals(s, err);
@@ -116,6 +119,7 @@ int runstore_flush(RunStore *s, char *err)
     else tx_rollback(s);
     if (status == LM_EFORMAT) s->damaged = 1;   /* SQLITE_CORRUPT: stop writing */
     if (status == LM_ENOSPC || status == LM_EIO) s->full_since = 1;   /* EIO: a size limit */
+    s->failed_at = status ? sysinfo_now() : 0;
     if (status) return status;
     runstore_journal_landed(s);
     if (s->full_since) {   /* space returned: fold the WAL the outage grew back into the
