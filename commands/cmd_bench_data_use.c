@@ -93,7 +93,7 @@ int cmd_bench_data_use(Session *s, double max_gb)
         output_real(o, "step_ms", br.step_s * 1e3);
         output_real(o, "share_pct", 100 * br.feed_s / br.step_s);
         output_line(o, "  data feed of a small step: {feed_ms:%.3f} ms of {step_ms:%.1f} ms "
-                    "({share_pct:%.3f}%%; the batch read with pread from a token file)");
+                    "({share_pct:%.3f}%; the batch read with pread from a token file)");
         output_emit(s, o);
     } else if (rc) {
         return session_error(s, rc, "bench data: %s", err);
