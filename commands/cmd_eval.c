@@ -5,6 +5,7 @@
 #include "cmd_eval.h"
 #include "cmd_analysis.h"
 
+#include "dataset_cache.h"
 #include "err.h"
 #include "evaluate.h"
 #include "gate_probe.h"
@@ -54,7 +55,7 @@ static const Dataset *view_data(Session *s)
         return NULL;
     }
     free(json);
-    if (dataset_load_config(&s->view_ds, &s->view->cfg, copy, err)) {
+    if (dataset_load_prepared(&s->view_ds, &s->view->cfg, s->db_path, copy, err)) {
         session_error(s, LM_EIO, "the model's data: %s", err);
         return NULL;
     }

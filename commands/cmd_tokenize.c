@@ -3,6 +3,7 @@
  * `train` would build), one "id piece" pair a line, or one JSON object with --json.
  * Not a model command: it never uses the open model's tokenizer. */
 #include "dataset.h"
+#include "dataset_cache.h"
 #include "err.h"
 #include "session.h"
 #include "cmd_tokenize.h"
@@ -58,7 +59,7 @@ int cmd_tokenize(Session *s, int argc, const LexWord *argv)
     Dataset ds;
     if (config_validate(&s->cfg, err) || dataset_tokenizer_options(&s->cfg, &kind, &opt, err))
         return session_error(s, LM_EARG, "%s", err);
-    if (dataset_load_opts(&ds, s->cfg.data, kind, &opt, s->cfg.train_frac, NULL, err))
+    if (dataset_load_prepared(&ds, &s->cfg, s->db_path, NULL, err))
         return session_error(s, LM_EIO, "%s", err);
     char *text = join_words(argc, argv);
     int *ids = NULL;
