@@ -1,7 +1,7 @@
 /* cmd_bench_data_use.c — the use half of `bench data` (issue 47): token caches of 40 MB,
  * 1 GB and 4 GB (gb= sets the largest; each written directly as random ids, its pages
  * dropped from the page cache) trained by a child `train quick` each: the time from its
- * start to its first step, and its peak memory (the process's own, ru_maxrss); then the
+ * start to its first step, and its peak memory (the process's own, VmHWM); then the
  * data feed's share of a `small` step (the feed reads a token file with pread, as
  * training does). The caches are removed after. Not a test: it measures this machine.
  * The prepare half (MB/s per tokenizer) is cmd_bench_data.c's. */
