@@ -180,13 +180,21 @@ int bench_data_start(const char *exe, const char *work, const char *const *args,
     int n = 5;
     for (int i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    int pfd[2];
+    int pfd[2], ex[2];   /* ex: closed by the exec (O_CLOEXEC), so its EOF says the
+                            child runs lmlab and /proc/PID/status is its own, not the fork's */
     if (pipe(pfd)) return err_set(err, LM_EIO, "bench data: pipe: %s", strerror(errno));
+    if (pipe2(ex, O_CLOEXEC)) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return err_set(err, LM_EIO, "bench data: pipe: %s", strerror(errno));
+    }
     double t0 = sysinfo_now();
     pid_t pid = fork();
     if (pid < 0) {
         close(pfd[0]);
         close(pfd[1]);
+        close(ex[0]);
+        close(ex[1]);
         return err_set(err, LM_EIO, "bench data: fork: %s", strerror(errno));
     }
     if (pid == 0) {
@@ -194,9 +202,14 @@ int bench_data_start(const char *exe, const char *work, const char *const *args,
         dup2(pfd[1], 2);
         close(pfd[0]);
         close(pfd[1]);
+        close(ex[0]);
         execv(exe, (char *const *)argv);
         _exit(127);
     }
+    close(ex[1]);
+    char c;
+    while (read(ex[0], &c, 1) < 0 && errno == EINTR) {}   /* EOF: exec'd (or gone) */
+    close(ex[0]);
     close(pfd[1]);
     char line[4096];
     size_t len = 0;
