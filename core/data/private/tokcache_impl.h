@@ -5,6 +5,7 @@
 #define LM_TOKCACHE_IMPL_H
 
 #include "corpus.h"
+#include "shard.h"
 #include "tokcache.h"
 
 /* What one prepare made, for meta.json. */
@@ -32,6 +33,18 @@ int tokcache_prepare(const TokCacheRequest *req, Corpus *c, const char *tmp, con
                      TokCacheProgressFn fn, void *ud, TokCachePrep *out, char *err);
 
 void tokcache_prep_free(TokCachePrep *p);
+
+/* tokcache_split.c: the stream's "all" shards in tmp (writer a, finished) renamed and cut
+ * into train (the first (size_t)(train_frac * N) tokens) and valid; documents per split
+ * from the token positions after each document (doc_ends; lost: too many to keep, all
+ * counted in train). Fills pr's splits. LM_OK, LM_EIO, LM_ENOSPC, LM_ENOMEM. */
+int tokcache_cut_stream(const TokCacheRequest *r, const char *tmp, ShardWriter *a,
+                        const unsigned long long *doc_ends, size_t n_doc_ends, int doc_ends_lost,
+                        TokCachePrep *pr, char *err);
+
+/* The code points of the valid split's decoded text into pr->valid_chars (dataset.c's
+ * n_chars for the word-like and BPE tokenizers). LM_OK, LM_EIO, LM_ENOMEM. */
+int tokcache_count_valid_chars(const char *tmp, TokCachePrep *pr, char *err);
 
 /* An estimate of the shards' bytes for c with the tokenizer's kind and width: the text
  * (compressed sources counted at a typical ratio) over typical bytes per token. */
