@@ -333,13 +333,18 @@ static void *work_run(void *arg)
 }
 
 /* Encodes the jobs on threads (the caller's thread is one of them). */
-static void run_jobs(Work *w, int threads)
+/* Starts threads - 1 helpers on w's jobs (the caller's thread joins in with work_run
+ * after reading the next batch); their count into *started. */
+static void start_helpers(Work *w, int threads, pthread_t *th, int *started)
 {
-    pthread_t th[256];
-    int started = 0;
+    *started = 0;
     atomic_store(&w->next, 0);
     for (int t = 1; t < threads && t < 256 && t < w->n; t++)
-        if (!pthread_create(&th[started], NULL, work_run, w)) started++;
+        if (!pthread_create(&th[*started], NULL, work_run, w)) (*started)++;
+}
+
+static void finish_jobs(Work *w, pthread_t *th, int started)
+{
     work_run(w);
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
 }
@@ -377,67 +382,93 @@ static int out_write(Out *o, const Job *j, int stream, TokCachePrep *pr, char *e
     return LM_OK;
 }
 
-/* Reads the pieces into jobs (one split each, about PREP_JOB_BYTES), encodes them on the
- * threads and writes them in order. */
+/* The reading side of the encoding pass: pieces into up to J jobs (one split each, about
+ * PREP_JOB_BYTES); *nj filled. A piece of another split waits in *p (*pending). */
+typedef struct {
+    Corpus *c;
+    CorpusPiece p;
+    int pending, end, count_chars;
+} Reader;
+
+static int fill_jobs(Reader *rd, Job *jobs, int J, int *nj, TokCachePrep *pr, char *err)
+{
+    int rc = LM_OK;
+    *nj = 0;
+    while (!rc && *nj < J && !rd->end) {
+        Job *j = &jobs[*nj];
+        j->len = 0;
+        j->nseg = 0;
+        j->rc = 0;
+        while (!rc && j->len < PREP_JOB_BYTES) {
+            if (!rd->pending) rc = corpus_next(rd->c, &rd->p, &rd->end, err);
+            if (rc || rd->end) break;
+            rd->pending = 0;
+            int split = rd->p.split < 0 ? 0 : rd->p.split;
+            if (j->nseg && split != j->split) {
+                rd->pending = 1;
+                break;
+            }
+            if (job_add(j, &rd->p)) rc = err_set(err, LM_ENOMEM, "out of memory reading the corpus");
+            pr->text_bytes += rd->p.len;
+            if (rd->count_chars && split == 1) pr->valid_chars += tokenizer_count_chars(rd->p.text, rd->p.len);
+        }
+        if (j->nseg) (*nj)++;
+    }
+    return rc;
+}
+
+/* Writes encoded jobs in order into the split's writer (created on first use). */
+static int write_jobs(const TokCacheRequest *r, Out *out, Job *jobs, int nj, int stream,
+                      TokCachePrep *pr, const char *roots, char *err)
+{
+    static const char *const pre[3] = { "train", "valid", "test" };
+    int rc = LM_OK;
+    for (int i = 0; !rc && i < nj; i++) {
+        Job *j = &jobs[i];
+        if (j->rc) return err_set(err, j->rc, "encoding '%s': %s", roots, j->err);
+        int s = stream ? 0 : j->split;
+        if (!out->w[s])
+            rc = shard_writer_create(out->tmp, stream ? "all" : pre[s], pr->width, r->shard_tokens,
+                                     &out->w[s], err);
+        if (!rc) rc = out_write(out, j, stream, pr, err);
+    }
+    return rc;
+}
+
+/* Reads, encodes on the threads and writes in order; the next batch is read while the
+ * helpers encode the current one (two sets of jobs). */
 static int encode_pass(const TokCacheRequest *r, Corpus *c, Prog *pg, Out *out, TokCachePrep *pr,
                        char *err)
 {
     int threads = r->threads > 0 ? r->threads : sysinfo_cores();
     if (threads < 1) threads = 1;
-    int J = threads * PREP_JOBS_PER_THREAD, stream = !corpus_has_splits(c), rc = LM_OK, end = 0;
-    int count_chars = !stream && tokenizer_kind(pr->tok) != TOKENIZER_CHAR;
-    Job *jobs = calloc((size_t)J, sizeof *jobs);
-    if (!jobs) return err_set(err, LM_ENOMEM, "out of memory for the encoding jobs");
-    Work w = { .jobs = jobs, .tok = pr->tok, .eot = pr->eot };
-    CorpusPiece p;
-    int pending = 0;
-    while (!rc && !end) {
-        int nj = 0;
-        while (!rc && nj < J) {
-            Job *j = &jobs[nj];
-            j->len = 0;
-            j->nseg = 0;
-            j->rc = 0;
-            while (!rc && j->len < PREP_JOB_BYTES) {
-                if (!pending) rc = corpus_next(c, &p, &end, err);
-                if (rc || end) break;
-                pending = 0;
-                int split = p.split < 0 ? 0 : p.split;
-                if (j->nseg && split != j->split) {
-                    pending = 1;
-                    break;
-                }
-                if (job_add(j, &p)) rc = err_set(err, LM_ENOMEM, "out of memory reading the corpus");
-                pr->text_bytes += p.len;
-                if (count_chars && split == 1) pr->valid_chars += tokenizer_count_chars(p.text, p.len);
-            }
-            if (j->nseg) nj++;
-            if (end) break;
-        }
-        if (rc || nj == 0) break;
-        w.n = nj;
-        run_jobs(&w, threads);
-        for (int i = 0; !rc && i < nj; i++) {
-            Job *j = &jobs[i];
-            if (j->rc) {
-                rc = err_set(err, j->rc, "encoding '%s': %s", corpus_roots(c), j->err);
-                break;
-            }
-            int s = stream ? 0 : j->split;
-            if (!out->w[s]) {
-                static const char *const pre[3] = { "train", "valid", "test" };
-                rc = shard_writer_create(out->tmp, stream ? "all" : pre[s],
-                                         pr->width, r->shard_tokens, &out->w[s], err);
-                if (rc) break;
-            }
-            rc = out_write(out, j, stream, pr, err);
-        }
+    int J = threads * PREP_JOBS_PER_THREAD, stream = !corpus_has_splits(c), rc = LM_OK, cur = 0;
+    Job *jobs[2] = { calloc((size_t)J, sizeof(Job)), calloc((size_t)J, sizeof(Job)) };
+    if (!jobs[0] || !jobs[1]) {
+        free(jobs[0]);
+        free(jobs[1]);
+        return err_set(err, LM_ENOMEM, "out of memory for the encoding jobs");
+    }
+    Reader rd = { .c = c, .count_chars = !stream && tokenizer_kind(pr->tok) != TOKENIZER_CHAR };
+    int nj[2] = { 0, 0 };
+    rc = fill_jobs(&rd, jobs[0], J, &nj[0], pr, err);
+    while (!rc && nj[cur] > 0) {
+        Work w = { .jobs = jobs[cur], .n = nj[cur], .tok = pr->tok, .eot = pr->eot };
+        pthread_t th[256];
+        int started;
+        start_helpers(&w, threads, th, &started);
+        rc = fill_jobs(&rd, jobs[1 - cur], J, &nj[1 - cur], pr, err);
+        finish_jobs(&w, th, started);
+        if (!rc) rc = write_jobs(r, out, jobs[cur], nj[cur], stream, pr, corpus_roots(c), err);
         unsigned long long tok = 0;
         for (int s = 0; s < 3; s++) tok += out->w[s] ? shard_writer_tokens(out->w[s]) : 0;
         if (!rc && report(pg, TOKCACHE_ENCODE, c, tok, 0)) rc = err_set(err, LM_ECANCEL, "prepare stopped");
+        cur = 1 - cur;
     }
-    for (int i = 0; i < J; i++) job_free(&jobs[i]);
-    free(jobs);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < J; i++) job_free(&jobs[k][i]);
+        free(jobs[k]);
+    }
     for (int s = 0; !rc && s < 3; s++)
         if (out->w[s]) rc = shard_writer_finish(out->w[s], err);
     return rc;
