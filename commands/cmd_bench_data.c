@@ -71,7 +71,11 @@ int cmd_bench_data_prepare(Session *s, int mb, int threads)
         const char *name = tokenizer_kind_name((TokenizerKind)k);
         char e2[LM_ERR_LEN];
         if (config_set(&c, "tokenizer", name, e2)) continue;
-        if (k == TOKENIZER_WORDPIECE && config_set(&c, "vocab_from_train", "true", e2)) continue;
+        if (k == TOKENIZER_WORDPIECE && !s->cfg.vocab[0]) {   /* BERT's vocab.txt is the user's */
+            if (!s->json) session_printf(s, "  %-14s skipped: needs vocab=PATH (a BERT vocab.txt)", name);
+            continue;
+        }
+        if (k == TOKENIZER_WORDPIECE && config_set(&c, "vocab", s->cfg.vocab, e2)) continue;
         TokCacheRequest r;
         if (tokcache_request_config(&r, &c, root, NULL, err)) { rc = LM_EARG; break; }
         r.spec = corpus;
