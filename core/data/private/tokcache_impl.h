@@ -50,4 +50,14 @@ int tokcache_count_valid_chars(const char *tmp, TokCachePrep *pr, char *err);
  * (compressed sources counted at a typical ratio) over typical bytes per token. */
 unsigned long long tokcache_estimate_bytes(const Corpus *c, TokenizerKind kind, int width);
 
+/* tokcache_list.c: dir/meta.json (NULL with why set when missing, unreadable or not a
+ * cache's); whether meta's sources are c's files as they are now (c NULL: sizes and
+ * mtimes only) and its shards whole ("" in why, else why not; *damaged: the shards are
+ * what is wrong); removing a cache directory (its files, then it; 0 or -1). */
+#include <jansson.h>
+json_t *tokcache_meta_load(const char *dir, char *why, size_t cap);
+void tokcache_check_fresh(const json_t *m, const Corpus *c, const char *dir, char *why, size_t cap,
+                          int *damaged);
+int tokcache_rm_dir(const char *dir);
+
 #endif
