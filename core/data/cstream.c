@@ -33,6 +33,7 @@ struct CStream {
     ZSTD_DCtx *zs;
     int z_init, x_init;
     int between;                /* gzip, zstd: at the end of a member or frame */
+    int chain_same;             /* the chain started at the FNV seed: it is the hash */
 };
 
 static const char *cstream_kind_name(CStreamKind k)
@@ -49,12 +50,17 @@ unsigned long long cstream_chain(const CStream *s) { return s->chain; }
 
 void cstream_chain_from(CStream *s, unsigned long long h)
 {
+    s->chain_same = h == TOKENIZER_FNV_SEED;   /* the first file: both hashes are one */
     s->chain = tokenizer_fnv1a(s->in, s->in_len, h);   /* the bytes read at open */
 }
 
-/* Both hashes of n bytes in one loop (two independent chains). */
+/* Both hashes of n bytes in one loop (two independent chains), or one when they agree. */
 static void hash2(CStream *s, const unsigned char *p, size_t n)
 {
+    if (s->chain_same) {
+        s->hash = s->chain = tokenizer_fnv1a(p, n, s->hash);
+        return;
+    }
     unsigned long long a = s->hash, b = s->chain;
     for (size_t i = 0; i < n; i++) {
         a = (a ^ p[i]) * 0x100000001b3ULL;

@@ -349,9 +349,11 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
             return stop ? err_set(err, LM_ECANCEL, "stopped") : LM_OK;
         }
         json_decref(m);
-        snprintf(msg, sizeof msg, "the prepared tokens %s are %s: %s; preparing again", key,
-                 r->force && !why[0] ? "kept no longer (force)" : !m ? "incomplete" : damaged ? "damaged" : "stale",
-                 why[0] ? why : "asked to");
+        if (r->force && !why[0])
+            snprintf(msg, sizeof msg, "preparing %s again (force=true)", key);
+        else
+            snprintf(msg, sizeof msg, "the prepared tokens %s are %s: %s; preparing again", key,
+                     !m ? "incomplete" : damaged ? "damaged" : "stale", why);
         stop = note(fn, ud, TOKCACHE_NOTE, key, msg);
         if (tokcache_rm_dir(final)) rc = err_set(err, LM_EIO, "cannot remove the old tokens in '%s': %s", final, strerror(errno));
     }
