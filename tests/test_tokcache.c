@@ -78,7 +78,7 @@ static char *slurp(const char *path)
 
 /* One corpus and tokenizer: the cache equals dataset_load. */
 static void same_as_dataset(const char *spec, TokenizerKind kind, const TokenizerOptions *opt,
-                            int threads, unsigned long long shard_tokens)
+                            int threads, unsigned long long shard_tokens, size_t piece)
 {
     char err[LM_ERR_LEN], dir[1200];
     Dataset ds;
@@ -86,7 +86,8 @@ static void same_as_dataset(const char *spec, TokenizerKind kind, const Tokenize
     CHECK(rc == LM_OK, "dataset_load %s: %s", spec, err);
     if (rc) return;
     TokCacheRequest r = { .spec = spec, .kind = kind, .opt = *opt, .train_frac = (double)0.9f,
-                          .threads = threads, .root = root, .shard_tokens = shard_tokens };
+                          .threads = threads, .root = root, .shard_tokens = shard_tokens,
+                          .piece_bytes = piece };
     r.train_frac = 0.9;   /* dataset_load was given 0.9 */
     rc = tokcache_ensure(&r, collect, NULL, dir, sizeof dir, err);
     CHECK(rc == LM_OK, "ensure %s %s: %s", spec, tokenizer_kind_name(kind), err);
@@ -99,8 +100,8 @@ static void same_as_dataset(const char *spec, TokenizerKind kind, const Tokenize
         size_t n;
         int *ids = read_split(dir, names[s], &n);
         int same = n == ds.n[s] && (n == 0 || !memcmp(ids, ds.split[s], n * sizeof *ids));
-        CHECK(same, "%s %s t%d shard%llu: %s split %zu tokens vs dataset's %zu", spec,
-              tokenizer_kind_name(kind), threads, shard_tokens, names[s], n, ds.n[s]);
+        CHECK(same, "%s %s t%d shard%llu piece%zu: %s split %zu tokens vs dataset's %zu", spec,
+              tokenizer_kind_name(kind), threads, shard_tokens, piece, names[s], n, ds.n[s]);
         free(ids);
     }
     char p[1300];
@@ -129,21 +130,23 @@ static void test_same(const char *data_dir)
     snprintf(shakes, sizeof shakes, "%s/tinyshakespeare.txt", data_dir);
     snprintf(wiki, sizeof wiki, "%s/wikitext-small", data_dir);
     TokenizerOptions o = {0};
-    same_as_dataset(shakes, TOKENIZER_CHAR, &o, 1, 0);
-    same_as_dataset(shakes, TOKENIZER_CHAR, &o, 2, 100000);
-    same_as_dataset(wiki, TOKENIZER_CHAR, &o, 2, 50000);
+    same_as_dataset(shakes, TOKENIZER_CHAR, &o, 1, 0, 0);
+    same_as_dataset(shakes, TOKENIZER_CHAR, &o, 2, 100000, 3000);
+    same_as_dataset(wiki, TOKENIZER_CHAR, &o, 2, 50000, 5000);
     TokenizerOptions w = { .vocab_size = 5000 };
-    same_as_dataset(shakes, TOKENIZER_WORD, &w, 2, 30000);
-    same_as_dataset(wiki, TOKENIZER_WORD, &o, 2, 0);
+    same_as_dataset(shakes, TOKENIZER_WORD, &w, 2, 30000, 2000);
+    same_as_dataset(wiki, TOKENIZER_WORD, &o, 2, 0, 4096);
     TokenizerOptions b = { .vocab_size = 512 };
-    same_as_dataset(shakes, TOKENIZER_BPE, &b, 2, 70000);
-    same_as_dataset(wiki, TOKENIZER_BASIC_ENGLISH, &o, 2, 0);
-    same_as_dataset(shakes, TOKENIZER_BASIC_ENGLISH, &o, 1, 0);
+    same_as_dataset(shakes, TOKENIZER_BPE, &b, 2, 70000, 0);
+    same_as_dataset(shakes, TOKENIZER_BPE, &b, 2, 0, 2500);
+    same_as_dataset(wiki, TOKENIZER_BPE, &b, 2, 0, 3000);   /* lines begin with a space */
+    same_as_dataset(wiki, TOKENIZER_BASIC_ENGLISH, &o, 2, 0, 4096);
+    same_as_dataset(shakes, TOKENIZER_BASIC_ENGLISH, &o, 1, 0, 0);
     TokenizerOptions wp = { .vocab_from_train = 1 };
     char vocab[1200];
     snprintf(vocab, sizeof vocab, "%s/../tests/fixtures/wordpiece_vocab.txt", data_dir);
     wp.vocab_path = vocab;
-    same_as_dataset(wiki, TOKENIZER_WORDPIECE, &wp, 2, 0);
+    same_as_dataset(wiki, TOKENIZER_WORDPIECE, &wp, 2, 0, 4096);
 }
 
 static void write_text(const char *path, const char *text)

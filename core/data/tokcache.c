@@ -66,15 +66,13 @@ static int builtin(TokenizerKind k)
            k == TOKENIZER_BASIC_ENGLISH || k == TOKENIZER_WORDPIECE;
 }
 
-/* Where pieces may be cut for this request's tokenizer (tokcache_prep.c's rules). */
-size_t tokcache_cut_line(const char *s, size_t n, void *ud);
-size_t tokcache_cut_strict(const char *s, size_t n, void *ud);
 
 static int open_corpus(const TokCacheRequest *r, Corpus **c, char *err)
 {
     TokenizerKind k = r->given ? tokenizer_kind(r->given) : r->kind;
     CorpusOptions o = { .text_key = r->text_key, .strict = r->strict,
-                        .cut = builtin(k) ? tokcache_cut_line : tokcache_cut_strict };
+                        .cut = builtin(k) ? tokcache_cut_line : tokcache_cut_strict,
+                        .piece = r->piece_bytes };
     return corpus_open(r->spec, &o, c, err);
 }
 

@@ -36,6 +36,7 @@ typedef struct {
     int force;                  /* prepare again even when a fresh cache exists */
     size_t vocab_sample;        /* 0 = TOKCACHE_VOCAB_SAMPLE */
     unsigned long long shard_tokens; /* tokens per shard; 0 = SHARD_MAX_TOKENS (tests: small) */
+    size_t piece_bytes;         /* text read before a piece is cut; 0 = 1 MiB (tests: small) */
 } TokCacheRequest;
 
 typedef enum {

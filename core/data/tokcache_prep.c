@@ -31,38 +31,39 @@ static double now_s(void) { return sysinfo_now(); }
 
 static int ascii_space(unsigned char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
 
-/* After a '\n' followed by a byte that is not ASCII whitespace: no token of char, word,
- * bpe (its pre-split keeps whitespace runs whole), basic_english or wordpiece crosses it. */
-size_t tokcache_cut_line(const char *s, size_t n, void *ud);
-size_t tokcache_cut_strict(const char *s, size_t n, void *ud);
+static int printable(unsigned char ch) { return ch > 0x20 && ch < 0x7f; }
 
-size_t tokcache_cut_line(const char *s, size_t n, void *ud)
+/* After a '\n' at s[p - 1] where a token or pre-split chunk always starts: the next byte
+ * is not whitespace, or it is one space before a byte that is not (a run of whitespace
+ * before a word gives its last space to the word, in bpe.c as in GPT-2's \s+(?!\S), so
+ * the run ends at p in the whole text as in the piece). strict (GPT-2's regex, whose
+ * \s+(?!\S) also looks past a line end): the '\n' must then not follow whitespace, and
+ * "not whitespace" means a printable ASCII byte (Unicode spaces are \s there). */
+static size_t cut_at(const char *s, size_t n, int strict)
 {
-    (void)ud;
+    const unsigned char *u = (const unsigned char *)s;
     for (size_t e = n - 1; e > 0;) {
         const char *nl = memrchr(s, '\n', e);
         if (!nl) return 0;
         size_t p = (size_t)(nl - s) + 1;
-        if (p < n && !ascii_space((unsigned char)s[p])) return p;
         e = (size_t)(nl - s);
+        if (p + 1 >= n) continue;
+        if (u[p] == ' ' && printable(u[p + 1])) return p;
+        if (strict ? printable(u[p]) && p >= 2 && printable(u[p - 2]) : !ascii_space(u[p])) return p;
     }
     return 0;
 }
 
-/* Stricter, for tokenizers with a GPT-2-style regex (\s+(?!\S) looks ahead across a
- * line end): a '\n' with a printable ASCII byte on each side. */
+size_t tokcache_cut_line(const char *s, size_t n, void *ud)
+{
+    (void)ud;
+    return cut_at(s, n, 0);
+}
+
 size_t tokcache_cut_strict(const char *s, size_t n, void *ud)
 {
     (void)ud;
-    for (size_t e = n - 1; e > 1;) {
-        const char *nl = memrchr(s, '\n', e);
-        if (!nl || nl == s) return 0;
-        size_t p = (size_t)(nl - s) + 1;
-        unsigned char a = (unsigned char)s[p - 2], b = p < n ? (unsigned char)s[p] : 0;
-        if (p < n && a > 0x20 && a < 0x7f && b > 0x20 && b < 0x7f) return p;
-        e = (size_t)(nl - s);
-    }
-    return 0;
+    return cut_at(s, n, 1);
 }
 
 static int builtin_kind(TokenizerKind k)

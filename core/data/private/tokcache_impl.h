@@ -34,6 +34,11 @@ int tokcache_prepare(const TokCacheRequest *req, Corpus *c, const char *tmp, con
 
 void tokcache_prep_free(TokCachePrep *p);
 
+/* Where a piece may be cut (CorpusCutFn): line for the tokenizers of this project (char,
+ * word, bpe, basic_english, wordpiece), strict for others (GPT-2's regex). */
+size_t tokcache_cut_line(const char *s, size_t n, void *ud);
+size_t tokcache_cut_strict(const char *s, size_t n, void *ud);
+
 /* tokcache_split.c: the stream's "all" shards in tmp (writer a, finished) renamed and cut
  * into train (the first (size_t)(train_frac * N) tokens) and valid; documents per split
  * from the token positions after each document (doc_ends; lost: too many to keep, all
