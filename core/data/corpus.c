@@ -21,7 +21,7 @@
 #define LMLAB_DATA_DIR "data"
 #endif
 
-#define CORPUS_MAX_PIECE ((size_t)64 << 20)   /* a text piece with no cut grows to this */
+#define CORPUS_MAX_PIECE ((size_t)8 << 20)    /* a text piece with no cut grows to this */
 #define CORPUS_MAX_LINE ((size_t)256 << 20)   /* a jsonl line longer than this is refused */
 
 struct Corpus {
