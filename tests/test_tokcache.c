@@ -220,6 +220,75 @@ static void test_states(void)
     CHECK(tokcache_remove(root, "zz", err) == LM_EARG && strstr(err, "not a cache key"), "remove a bad key: %s", err);
 }
 
+/* The tokens of train then valid (malloc'd). */
+static int *read_all_splits(const char *dir, size_t *n)
+{
+    size_t a, b;
+    int *t = read_split(dir, "train", &a), *v = read_split(dir, "valid", &b);
+    t = realloc(t, (a + b + 1) * sizeof *t);
+    memcpy(t + a, v, b * sizeof *v);
+    free(v);
+    *n = a + b;
+    return t;
+}
+
+/* gpt2 (a pre-trained vocabulary with an end-of-text token): every document is followed
+ * by 50256, and pieces cut a few KB apart give the tokens of each document encoded whole
+ * (the strict cut against GPT-2's regex, on texts whose lines begin with spaces too). */
+static void test_gpt2(const char *data_dir)
+{
+    char err[LM_ERR_LEN], dir[1200], d[600], files[3][1300];
+    Tokenizer *g = NULL;
+    if (tokenizer_train(TOKENIZER_GPT2, "", 0, 0, &g, err) != LM_OK) {
+        CHECK(0, "gpt2 loads: %s", err);
+        return;
+    }
+    CHECK(tokenizer_eot(g) == 50256, "gpt2's end of text is 50256");
+    snprintf(d, sizeof d, "%s/docs", tmpdir);
+    mkdir(d, 0755);
+    snprintf(files[0], sizeof files[0], "%s/tinyshakespeare.txt", data_dir);
+    snprintf(files[1], sizeof files[1], "%s/wikitext-small/valid.txt", data_dir);
+    snprintf(files[2], sizeof files[2], "%s/wikitext-small/test.txt", data_dir);
+    size_t cap = 1 << 20, n = 0;
+    int *want = malloc(cap * sizeof *want);
+    for (int i = 0; i < 3; i++) {
+        char link[1400];
+        snprintf(link, sizeof link, "%s/%d.txt", d, i);
+        symlink(files[i], link);
+        char *text = slurp(files[i]);
+        int *ids;
+        size_t k;
+        tokenizer_encode(g, text, strlen(text), &ids, &k, err);
+        while (n + k + 1 > cap) want = realloc(want, (cap *= 2) * sizeof *want);
+        memcpy(want + n, ids, k * sizeof *ids);
+        n += k;
+        want[n++] = 50256;
+        free(ids);
+        free(text);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        TokCacheRequest r = { .spec = d, .kind = TOKENIZER_GPT2, .train_frac = 0.9, .threads = 2,
+                              .root = root, .piece_bytes = pass ? 3000 : 0, .force = 1 };
+        CHECK(tokcache_ensure(&r, NULL, NULL, dir, sizeof dir, err) == LM_OK, "gpt2 prepare: %s", err);
+        size_t got_n;
+        int *got = read_all_splits(dir, &got_n);
+        size_t diff = 0;
+        while (diff < got_n && diff < n && got[diff] == want[diff]) diff++;
+        CHECK(got_n == n && diff == n, "gpt2, pieces of %s: %zu tokens vs %zu encoded whole, first "
+              "difference at %zu", pass ? "3 KB" : "1 MB", got_n, n, diff);
+        free(got);
+        char p[1300];
+        snprintf(p, sizeof p, "%s/meta.json", dir);
+        char *meta = slurp(p);
+        long docs = 0;
+        for (const char *q = meta; q && (q = strstr(q, "\"documents\": ")); q++) docs += atol(q + 13);
+        CHECK(meta && strstr(meta, "\"eot\": 50256") && docs == 3, "meta.json: eot 50256, 3 documents (%ld)", docs);
+        free(meta);
+    }
+    free(want);
+    tokenizer_destroy(g);
+}
+
 /* llm.c's header and size; uint32 shards for more than 65,536 tokens. */
 static void test_layout(void)
 {
@@ -284,6 +353,8 @@ int main(void)
     test_same(data_dir);
     printf("states:\n");
     test_states();
+    printf("gpt2:\n");
+    test_gpt2(data_dir);
     printf("layout:\n");
     test_layout();
     test_space();

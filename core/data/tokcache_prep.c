@@ -66,30 +66,12 @@ size_t tokcache_cut_strict(const char *s, size_t n, void *ud)
     return cut_at(s, n, 1);
 }
 
-static int builtin_kind(TokenizerKind k)
-{
-    return k == TOKENIZER_CHAR || k == TOKENIZER_WORD || k == TOKENIZER_BPE ||
-           k == TOKENIZER_BASIC_ENGLISH || k == TOKENIZER_WORDPIECE;
-}
-
 /* 1 when building the tokenizer reads the text. */
 static int needs_text(const TokCacheRequest *r)
 {
     if (r->given) return 0;
     return r->kind == TOKENIZER_CHAR || r->kind == TOKENIZER_WORD || r->kind == TOKENIZER_BPE ||
            r->kind == TOKENIZER_BASIC_ENGLISH || (r->kind == TOKENIZER_WORDPIECE && r->opt.vocab_from_train);
-}
-
-/* The end-of-text id of t (GPT-2's "<|endoftext|>"), -1 when it has none. */
-static int prep_eot(const Tokenizer *t)
-{
-    if (builtin_kind(tokenizer_kind(t))) return -1;
-    for (int id = tokenizer_vocab_size(t) - 1; id >= 0; id--) {
-        size_t n;
-        const char *b = tokenizer_token_bytes(t, id, &n);
-        if (b && n == 13 && !memcmp(b, "<|endoftext|>", 13)) return id;
-    }
-    return -1;
 }
 
 /* ---- progress ---- */
@@ -485,7 +467,7 @@ int tokcache_prepare(const TokCacheRequest *r, Corpus *c, const char *tmp, const
         return err_set(err, LM_ECANCEL, "prepare stopped");
     int rc = make_tokenizer(r, c, &pg, pr, err);
     if (rc) return rc;
-    pr->eot = prep_eot(pr->tok);
+    pr->eot = tokenizer_eot(pr->tok);
     pr->width = shard_width(tokenizer_vocab_size(pr->tok));
     pg.t0 = now_s();
     if (report(&pg, TOKCACHE_ENCODE, c, 0, 1)) return err_set(err, LM_ECANCEL, "prepare stopped");
