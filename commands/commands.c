@@ -382,7 +382,7 @@ static const Command COMMANDS[] = {
      "source changed since makes the cache stale and the next prepare (or train) does it\n"
      "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
      "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
-     "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
+     "when fresh. Progress: a bar on a terminal, --json events. See docs/data_prepare.md.",
      ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
