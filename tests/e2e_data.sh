@@ -39,6 +39,7 @@ for attempt in 1 2 3; do
     "$L" --db t.db data prepare "$LIST" tokenizer=word >k.log 2>&1 &
     pid=$!
     wait_until 120 shard_in_tmp
+    lm data list >l0.log 2>&1                     # while it runs (when the kill finds it)
     if kill -9 $pid 2>/dev/null; then
         bwait $pid 30 "the killed prepare" 2>/dev/null
         killed=1
@@ -50,6 +51,7 @@ for attempt in 1 2 3; do
     LIST=many$attempt
 done
 check "a prepare was killed while it wrote shards" [ $killed -eq 1 ]
+check "list while it ran: being prepared now, by its process" has l0.log "being prepared now (process $pid)"
 lm data list >l1.log 2>&1
 check "list: the killed prepare is incomplete" has l1.log "incomplete"
 check "list: no cache is fresh" bash -c "! grep -q fresh l1.log"

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,6 +173,18 @@ void tokcache_inspect(const char *dir, TokCacheEntry *e)
     json_decref(m);
 }
 
+/* 1 when another process holds key's lock: its .tmp- directory is a prepare at work. */
+static int being_prepared(const char *root, const char *key)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s.lock", root, key);
+    int fd = open(p, O_RDONLY | O_CLOEXEC), busy = 0;
+    if (fd < 0) return 0;
+    if (flock(fd, LOCK_SH | LOCK_NB)) busy = errno == EWOULDBLOCK;
+    close(fd);
+    return busy;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     return strcmp(((const TokCacheEntry *)a)->key, ((const TokCacheEntry *)b)->key);
@@ -200,7 +214,12 @@ int tokcache_list(const char *root, TokCacheEntry **out, int *n, char *err)
         }
         char p[1200];
         snprintf(p, sizeof p, "%s/%s", root, e->d_name);
-        tokcache_inspect(p, &(*out)[(*n)++]);
+        TokCacheEntry *en = &(*out)[(*n)++];
+        tokcache_inspect(p, en);
+        if (tmp && being_prepared(root, k)) {
+            const char *pid = strrchr(e->d_name, '-');
+            snprintf(en->why, sizeof en->why, "being prepared now (process %s)", pid ? pid + 1 : "?");
+        }
     }
     closedir(d);
     if (*n) qsort(*out, (size_t)*n, sizeof **out, cmp_entry);
