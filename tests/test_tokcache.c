@@ -323,6 +323,50 @@ static void test_layout(void)
           (long long)st.st_size, h[2]);
 }
 
+static int stop_in_encode(const TokCacheProgress *p, void *ud)
+{
+    (void)ud;
+    return p->phase == TOKCACHE_ENCODE;
+}
+
+/* A given tokenizer (a checkpoint's: resume, init_from) is used as it is and keyed by its
+ * hash; a prepare stopped by its progress callback keeps nothing. */
+static void test_given_and_stop(const char *data_dir)
+{
+    char shakes[1200], dir[1200], err[LM_ERR_LEN], key[TOKCACHE_KEY_LEN + 1];
+    snprintf(shakes, sizeof shakes, "%s/tinyshakespeare.txt", data_dir);
+    Tokenizer *t;
+    const char *text = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ .,;:!?'-&$3\n";
+    CHECK(tokenizer_train(TOKENIZER_CHAR, text, strlen(text), 0, &t, err) == LM_OK, "train: %s", err);
+    TokCacheRequest r = { .spec = shakes, .kind = TOKENIZER_WORD, .given = t, .train_frac = 0.9,
+                          .threads = 2, .root = root };
+    CHECK(tokcache_ensure(&r, NULL, NULL, dir, sizeof dir, err) == LM_OK, "given: %s", err);
+    char p[1300], want[64];
+    snprintf(p, sizeof p, "%s/meta.json", dir);
+    char *meta = slurp(p);
+    snprintf(want, sizeof want, "\"hash\": \"%016llx\"", tokenizer_hash(t));
+    CHECK(meta && strstr(meta, want) && strstr(meta, "\"kind\": \"char\""), "the given tokenizer is the cache's");
+    free(meta);
+    char k1[TOKCACHE_KEY_LEN + 1];
+    tokcache_key(&r, k1, err);
+    r.given = NULL;
+    tokcache_key(&r, key, err);
+    CHECK(strcmp(k1, key), "a given tokenizer gives another key than training one");
+    /* stopped: nothing kept */
+    r.kind = TOKENIZER_BPE;
+    r.opt.vocab_size = 300;
+    CHECK(tokcache_ensure(&r, stop_in_encode, NULL, dir, sizeof dir, err) == LM_ECANCEL, "stopped: %s", err);
+    snprintf(p, sizeof p, "%s/%s", root, key);
+    CHECK(access(p, F_OK) != 0, "a stopped prepare keeps no cache");
+    TokCacheEntry *e;
+    int n, tmps = 0;
+    tokcache_list(root, &e, &n, err);
+    for (int i = 0; i < n; i++) tmps += !strcmp(e[i].key, key);
+    free(e);
+    CHECK(tmps == 0, "and no temporary directory");
+    tokenizer_destroy(t);
+}
+
 /* A prepare that cannot fit is refused before it starts. */
 static void test_space(void)
 {
@@ -358,6 +402,7 @@ int main(void)
     printf("layout:\n");
     test_layout();
     test_space();
+    test_given_and_stop(data_dir);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);
