@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char tmpdir[256], root[300];
@@ -173,6 +175,25 @@ static void test_states(void)
     CHECK(tokcache_ensure(&r, collect, NULL, dir2, sizeof dir2, err) == LM_OK, "again: %s", err);
     CHECK(strstr(notes, "using the prepared tokens") && !strstr(notes, "tokens) in "), "second start uses the cache: %s", notes);
     CHECK(!strcmp(dir, dir2), "same directory");
+    /* touched: same bytes, a new mtime: still fresh after its bytes are checked */
+    struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = time(NULL) + 100 } };
+    utimensat(AT_FDCWD, src, ts, 0);
+    notes[0] = 0;
+    CHECK(tokcache_ensure(&r, collect, NULL, dir2, sizeof dir2, err) == LM_OK, "touched: %s", err);
+    CHECK(strstr(notes, "bytes unchanged (hash checked)") && strstr(notes, "using the prepared") &&
+          !strstr(notes, "tokens) in "), "a touched source: checked, still fresh: %s", notes);
+    notes[0] = 0;
+    CHECK(tokcache_ensure(&r, collect, NULL, dir2, sizeof dir2, err) == LM_OK && !strstr(notes, "touched"),
+          "and meta.json has the new mtime: %s", notes);
+    /* same size, other bytes, a new mtime: stale */
+    text[0] = 'T';
+    write_text(src, text);
+    ts[1].tv_sec = time(NULL) + 200;
+    utimensat(AT_FDCWD, src, ts, 0);
+    notes[0] = 0;
+    CHECK(tokcache_ensure(&r, collect, NULL, dir2, sizeof dir2, err) == LM_OK, "same size: %s", err);
+    CHECK(strstr(notes, "stale") && strstr(notes, "same size") && strstr(notes, "tokens) in "),
+          "same size, other bytes: stale, prepared again: %s", notes);
     /* stale: the source grows */
     strcat(text, "whether tis nobler in the mind\n");
     write_text(src, text);

@@ -5,6 +5,7 @@
  * reading caches (fresh or not, list, remove) tokcache_list.c. Not a reader of shards. */
 #include "tokcache.h"
 
+#include "cstream.h"
 #include "dataset.h"
 #include "err.h"
 #include "outfile.h"
@@ -316,6 +317,55 @@ static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, co
     return rc;
 }
 
+/* Sources whose size is as recorded but whose mtime is not (a touch, a copy): their bytes
+ * hashed again; when every one matches its recorded hash, meta.json takes the new mtimes
+ * and the cache is fresh again (said so) instead of being prepared again. 1 fresh now. */
+static int retouch(json_t *m, const Corpus *c, const char *dir, TokCacheProgressFn fn, void *ud,
+                   const char *key)
+{
+    json_t *src = json_object_get(m, "sources");
+    int touched = 0;
+    for (size_t i = 0; i < json_array_size(src); i++) {
+        json_t *o = json_array_get(src, i);
+        const char *p = json_string_value(json_object_get(o, "path"));
+        const char *h = json_string_value(json_object_get(o, "hash"));
+        struct stat st;
+        if (!p || stat(p, &st)) return 0;
+        long long mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        if ((unsigned long long)st.st_size != (unsigned long long)json_integer_value(json_object_get(o, "size")))
+            return 0;
+        if (mt == (long long)json_integer_value(json_object_get(o, "mtime_ns"))) continue;
+        if (!h) return 0;
+        CStream *cs;
+        char err[LM_ERR_LEN], buf[1 << 16], hx[17];
+        size_t n = 1;
+        if (cstream_open(p, &cs, err)) return 0;
+        cstream_chain_from(cs, TOKENIZER_FNV_SEED);
+        int rc = LM_OK;
+        while (!rc && n) rc = cstream_read(cs, buf, sizeof buf, &n, err);
+        snprintf(hx, sizeof hx, "%016llx", cstream_raw_hash(cs));
+        long long mt2 = cstream_mtime_ns(cs);
+        cstream_close(cs);
+        if (rc || strcmp(hx, h)) return 0;
+        json_object_set_new(o, "mtime_ns", json_integer((json_int_t)mt2));
+        touched++;
+    }
+    char why[600];
+    int damaged;
+    tokcache_check_fresh(m, c, dir, why, sizeof why, &damaged);
+    char *text = why[0] ? NULL : json_dumps(m, JSON_INDENT(1));
+    char err[LM_ERR_LEN];
+    int ok = text && write_file(dir, "meta.json", text, err) == LM_OK;
+    free(text);
+    if (ok) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%d source%s of %s touched since the prepare, bytes unchanged (hash "
+                 "checked): the tokens are still fresh", touched, touched == 1 ? "" : "s", key);
+        note(fn, ud, TOKCACHE_NOTE, key, msg);
+    }
+    return ok;
+}
+
 int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, char *dir_out,
                     size_t cap, char *err)
 {
@@ -337,6 +387,8 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
         json_t *m = tokcache_meta_load(final, why, sizeof why);
         int damaged = 0;
         if (m) tokcache_check_fresh(m, c, final, why, sizeof why, &damaged);
+        if (m && why[0] && !damaged && !r->force && retouch(m, c, final, fn, ud, key))
+            why[0] = 0;
         if (m && !why[0] && !r->force) {
             snprintf(msg, sizeof msg, "using the prepared tokens %s (%s)", key, final);
             stop = note(fn, ud, TOKCACHE_DONE, key, msg);

@@ -81,9 +81,12 @@ void tokcache_check_fresh(const json_t *m, const Corpus *c, const char *dir, cha
             break;
         }
         long long m2 = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-        if ((unsigned long long)st.st_size != size || m2 != mt)
-            snprintf(why, cap, "'%s' changed since it was prepared (%llu -> %lld bytes%s)", p, size,
-                     (long long)st.st_size, m2 != mt ? ", modified since" : "");
+        if ((unsigned long long)st.st_size != size)
+            snprintf(why, cap, "'%s' changed since it was prepared (%llu -> %lld bytes)", p, size,
+                     (long long)st.st_size);
+        else if (m2 != mt)
+            snprintf(why, cap, "'%s' changed since it was prepared (modified since, same size: the "
+                     "next start compares its bytes)", p);
     }
     for (int i = 0; c && !why[0] && i < corpus_n_sources(c); i++) {
         const char *p = corpus_source(c, i)->path;
