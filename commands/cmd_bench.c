@@ -438,6 +438,7 @@ static int bench_name_ok(const char *name)
     char err[LM_ERR_LEN], path[1024];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
            !strcmp(name, "data") ||
+           !strcmp(name, "tokenizer") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK ||
            session_find_experiment(name, path, sizeof path) == 0;
@@ -458,7 +459,7 @@ static int bench_help(Session *s)
     for (const char *const *w = bench_workload_names(); *w && o < (int)sizeof line; w++)
         o += snprintf(line + o, sizeof line - (size_t)o, " %s", *w);
     if (o < (int)sizeof line)
-        snprintf(line + o, sizeof line - (size_t)o, " sample store board all, or an "
+        snprintf(line + o, sizeof line - (size_t)o, " sample store board tokenizer all, or an "
                  "experiment's name (default: small small-msa sample)");
     session_printf(s, "%s", line);
     return LM_OK;
@@ -507,6 +508,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0, data_mb = 50;
     double data_gb = 4;
+    const char *tok_list = NULL, *tok_file = NULL;   /* bench tokenizer's */
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "gb")) {
@@ -520,6 +522,8 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
                                      "in MB (1-100000)", argv[i].value);
         }
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) tok_list = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "file")) tok_file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
             prec_given = 1;
             if ((prec = bench_precisions(argv[i].value)) < 0)
@@ -563,6 +567,7 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             rc |= cmd_bench_data_use(s, data_gb);   /* starts, memory, the feed's share */
             continue;
         }
+        if (!strcmp(name, "tokenizer")) { rc |= cmd_bench_tokenizer(s, tok_list, tok_file); continue; }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {
                 BenchWorkload w;

@@ -1,5 +1,5 @@
 /* test_tokenize.c — the `tokenize TEXT` command through the real command table: pieces
- * and ids under char, basic_english and wordpiece settings (text and JSON output), and
+ * and ids under char, basic_english, wordpiece and gpt2 settings (text and JSON output), and
  * its errors (no text, wordpiece without vocab=). Not a tokenizer test (test_tokenizer.c,
  * test_wordpiece.c). */
 #include "check.h"
@@ -42,6 +42,11 @@ int main(void)
     CHECK(run(&s, "set tokenizer=basic_english") == LM_OK, "set basic_english: %s", out);
     CHECK(run(&s, "tokenize \"The (film), it's\"") == LM_OK && strstr(out, "tokenizer=basic_english") &&
           strstr(out, "8 pieces") && strstr(out, "  the\n") && strstr(out, "  '\n"), "basic_english: %s", out);
+    /* gpt2 from data/gpt2 (vocab= unset: the wordpiece vocab.txt set above is cleared) */
+    CHECK(run(&s, "set tokenizer=gpt2 vocab=") == LM_OK, "set gpt2: %s", out);
+    CHECK(run(&s, "tokenize \"Hello world, it's\"") == LM_OK &&
+          strstr(out, "tokenizer=gpt2 (50257 tokens): 5 pieces") && strstr(out, "15496  Hello\n") &&
+          strstr(out, "995   world\n") && strstr(out, "338  's\n"), "gpt2: %s", out);
     session_free(&s);
     remove(db);
     return check_summary();
