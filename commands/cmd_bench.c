@@ -460,6 +460,7 @@ static int bench_name_ok(const char *name)
     char err[LM_ERR_LEN], path[1024];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
            !strcmp(name, "data") ||
+           !strcmp(name, "tokenizer") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK ||
            session_find_experiment(name, path, sizeof path) == 0;
@@ -480,7 +481,7 @@ static int bench_help(Session *s)
     for (const char *const *w = bench_workload_names(); *w && o < (int)sizeof line; w++)
         o += snprintf(line + o, sizeof line - (size_t)o, " %s", *w);
     if (o < (int)sizeof line)
-        snprintf(line + o, sizeof line - (size_t)o, " sample store board all, or an "
+        snprintf(line + o, sizeof line - (size_t)o, " sample store board tokenizer all, or an "
                  "experiment's name (default: small small-msa sample)");
     session_printf(s, "%s", line);
     return LM_OK;
@@ -536,6 +537,23 @@ static int bench_training(Session *s, const char *name, int steps, int prec, int
     return run_precisions(s, &w, prec);
 }
 
+/* `bench all`: every built-in workload at precisions prec, then sampling. */
+static int bench_all(Session *s, int steps, int threads, int prec, int tokens)
+{
+    char err[LM_ERR_LEN];
+    const char *const *names = bench_workload_names();
+    int rc = LM_OK;
+    for (int k = 0; names[k]; k++) {
+        BenchWorkload w;
+        bench_workload(names[k], &w, err);
+        if (steps > 0) w.steps = steps;
+        w.cfg.threads = threads;
+        w.cfg.shards = s->cfg.shards;   /* the session's shard plan (issue 35) */
+        rc |= run_precisions(s, &w, prec);
+    }
+    return rc | bench_sampling(s, tokens);
+}
+
 /* bench's numeric settings (steps=, tokens=, diagnostics=, mb=, gb=). */
 typedef struct {
     int steps, tokens, diagnostics, data_mb;
@@ -572,10 +590,15 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     BenchArgs a = {.tokens = 512, .data_mb = 50, .data_gb = 4};
     int n_named = 0, prec = 1, prec_given = 0, taken;
+    const char *tok_list = NULL, *tok_file = NULL;   /* bench tokenizer's */
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && (taken = bench_numeric_key(s, &argv[i], &a)) != 0) {
             if (taken < 0) return LM_EARG;
         }
+        else if (argv[i].key && !strcmp(argv[i].key, "tokenizer")) {   /* checked before any run */
+            if (cmd_bench_tokenizer_list(s, tok_list = argv[i].value, NULL) < 0) return LM_EARG;
+        }
+        else if (argv[i].key && !strcmp(argv[i].key, "file")) tok_file = argv[i].value;
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
             prec_given = 1;
             if ((prec = bench_precisions(argv[i].value)) < 0)
@@ -596,7 +619,6 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
     sysinfo_set_threads(s->cfg.threads > 0 ? s->cfg.threads : sysinfo_cores());
     int threads = s->cfg.threads;
     print_machine(s, prec);
-    const char *const *names = bench_workload_names();
     const char *defaults[] = {"small", "small-msa", "sample", NULL};
     int rc = LM_OK;
     for (int i = 0; n_named ? i < argc : defaults[i] != NULL; i++) {
@@ -619,18 +641,8 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             rc |= cmd_bench_data_use(s, a.data_gb);   /* starts, memory, the feed's share */
             continue;
         }
-        if (!strcmp(name, "all")) {
-            for (int k = 0; names[k]; k++) {
-                BenchWorkload w;
-                bench_workload(names[k], &w, err);
-                if (a.steps > 0) w.steps = a.steps;
-                w.cfg.threads = threads;
-                w.cfg.shards = s->cfg.shards;   /* the session's shard plan (issue 35) */
-                rc |= run_precisions(s, &w, prec);
-            }
-            rc |= bench_sampling(s, a.tokens);
-            continue;
-        }
+        if (!strcmp(name, "tokenizer")) { rc |= cmd_bench_tokenizer(s, tok_list, tok_file); continue; }
+        if (!strcmp(name, "all")) { rc |= bench_all(s, a.steps, threads, prec, a.tokens); continue; }
         rc |= bench_training(s, name, a.steps, prec_given ? prec : 0, a.diagnostics);
     }
     return rc ? LM_EIO : LM_OK;

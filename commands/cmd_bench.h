@@ -27,4 +27,13 @@ int cmd_bench_data_prepare(Session *s, int mb, int threads);
  * data feed's share of a small step. Prints; returns the status. */
 int cmd_bench_data_use(Session *s, double max_gb);
 
+/* `bench tokenizer` (cmd_bench_tok.c): encoding MB/s on one core of each tokenizer in list
+ * (a comma list of kinds; NULL or "all": every kind, wordpiece when vocab= is set) over
+ * file (NULL: the bundled corpora). Prints; returns the status. */
+int cmd_bench_tokenizer(Session *s, const char *list, const char *file);
+
+/* The kinds of a `bench tokenizer=` list into kinds (TOKENIZER_N_KINDS room; NULL: only
+ * check): their count, or -1 after reporting the unknown name. */
+int cmd_bench_tokenizer_list(Session *s, const char *list, TokenizerKind *kinds);
+
 #endif

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char *const WORDS[] = {
@@ -48,6 +49,15 @@ static int make_corpus(const char *path, int mb, char *err)
     return LM_OK;
 }
 
+/* CPU seconds of this process so far (every thread). */
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
 static int quiet(const TokCacheProgress *p, void *ud)
 {
     (void)p;
@@ -71,16 +81,20 @@ int cmd_bench_data_prepare(Session *s, int mb, int threads)
         const char *name = tokenizer_kind_name((TokenizerKind)k);
         char e2[LM_ERR_LEN];
         if (config_set(&c, "tokenizer", name, e2)) continue;
-        if (k == TOKENIZER_WORDPIECE && config_set(&c, "vocab_from_train", "true", e2)) continue;
+        if (k == TOKENIZER_WORDPIECE && !s->cfg.vocab[0]) {   /* BERT's vocab.txt is the user's */
+            if (!s->json) session_printf(s, "  %-14s skipped: needs vocab=PATH (a BERT vocab.txt)", name);
+            continue;
+        }
+        if (k == TOKENIZER_WORDPIECE && config_set(&c, "vocab", s->cfg.vocab, e2)) continue;
         TokCacheRequest r;
         if (tokcache_request_config(&r, &c, root, NULL, err)) { rc = LM_EARG; break; }
         r.spec = corpus;
         r.threads = cores;
         r.force = 1;
         char dir[1200];
-        double t0 = sysinfo_now();
+        double t0 = sysinfo_now(), c0 = cpu_seconds();
         int st = tokcache_ensure(&r, quiet, s, dir, sizeof dir, err);
-        double sec = sysinfo_now() - t0;
+        double sec = sysinfo_now() - t0, cpu = cpu_seconds() - c0;
         if (st) {
             session_printf(s, "  %-14s failed: %s", name, err);
             continue;
@@ -89,11 +103,13 @@ int cmd_bench_data_prepare(Session *s, int mb, int threads)
         tokcache_inspect(dir, &e);
         unsigned long long tok = e.tokens[0] + e.tokens[1] + e.tokens[2];
         if (s->json)
-            session_emit_json(s, json_pack("{s:s s:s s:i s:i s:f s:f s:I}", "bench", "data_prepare",
-                                           "tokenizer", name, "threads", cores, "mb", mb, "seconds", sec,
-                                           "mb_per_s", mb / sec, "tokens", (json_int_t)tok));
+            session_emit_json(s, json_pack("{s:s s:s s:i s:i s:f s:f s:f s:f s:I}", "bench",
+                                           "data_prepare", "tokenizer", name, "threads", cores, "mb", mb,
+                                           "seconds", sec, "mb_per_s", mb / sec, "cpu_seconds", cpu,
+                                           "mb_per_cpu_s", cpu > 0 ? mb / cpu : 0, "tokens", (json_int_t)tok));
         else
-            session_printf(s, "  %-14s %7.1f MB/s  %6.2f s  %11llu tokens", name, mb / sec, sec, tok);
+            session_printf(s, "  %-14s %7.1f MB/s  %6.2f s  (%.2f CPU s: %.1f MB per CPU s)  %11llu tokens",
+                           name, mb / sec, sec, cpu, cpu > 0 ? mb / cpu : 0, tok);
         tokcache_remove(root, e.key, e2);
     }
     unlink(corpus);

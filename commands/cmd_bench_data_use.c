@@ -1,7 +1,7 @@
 /* cmd_bench_data_use.c — the use half of `bench data` (issue 47): token caches of 40 MB,
  * 1 GB and 4 GB (gb= sets the largest; each written directly as random ids, its pages
  * dropped from the page cache) trained by a child `train quick` each: the time from its
- * start to its first step, and its peak memory (the process's own, ru_maxrss); then the
+ * start to its first step, and its peak memory (the process's own, VmHWM); then the
  * data feed's share of a `small` step (the feed reads a token file with pread, as
  * training does). The caches are removed after. Not a test: it measures this machine.
  * The prepare half (MB/s per tokenizer) is cmd_bench_data.c's. */
@@ -93,7 +93,7 @@ int cmd_bench_data_use(Session *s, double max_gb)
         output_real(o, "step_ms", br.step_s * 1e3);
         output_real(o, "share_pct", 100 * br.feed_s / br.step_s);
         output_line(o, "  data feed of a small step: {feed_ms:%.3f} ms of {step_ms:%.1f} ms "
-                    "({share_pct:%.3f}%%; the batch read with pread from a token file)");
+                    "({share_pct:%.3f}%; the batch read with pread from a token file)");
         output_emit(s, o);
     } else if (rc) {
         return session_error(s, rc, "bench data: %s", err);

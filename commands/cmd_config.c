@@ -5,6 +5,7 @@
 
 #include "blas_select.h"
 #include "dist.h"
+#include "dataset_cache.h"
 #include "err.h"
 #include "kernels.h"
 #include "suggest.h"
@@ -297,7 +298,7 @@ static int show_model(Session *s, int with_data)
     Dataset ds;
     if (config_validate(&s->cfg, err))
         return session_error(s, LM_EARG, "%s", err);
-    if (dataset_load_config(&ds, &s->cfg, NULL, err))
+    if (dataset_load_prepared(&ds, &s->cfg, s->db_path, NULL, err))
         return session_error(s, LM_EIO, "%s", err);
     int V = tokenizer_vocab_size(ds.tok);
     Model *m = model_create(&s->cfg, V, err);

@@ -5,6 +5,7 @@
 #include "cmd_eval.h"
 #include "cmd_analysis.h"
 
+#include "dataset_cache.h"
 #include "err.h"
 #include "evaluate.h"
 #include "gate_probe.h"
@@ -54,7 +55,7 @@ static const Dataset *view_data(Session *s)
         return NULL;
     }
     free(json);
-    if (dataset_load_config(&s->view_ds, &s->view->cfg, copy, err)) {
+    if (dataset_load_prepared(&s->view_ds, &s->view->cfg, s->db_path, copy, err)) {
         session_error(s, LM_EIO, "the model's data: %s", err);
         return NULL;
     }
@@ -91,23 +92,27 @@ int cmd_eval(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     size_t chars = m->cfg.tokenizer_kind == TOKENIZER_CHAR ? ds->n[split] - 1 : 0;
     s->interrupt = 0;
-    int rc = x && y ? evaluate_split(m, NULL, &ds->split[split], m->cfg.bptt, m->B,
-                                     (int)batches, 0, &rng, chars, &s->interrupt, x, y, &r, err)
+    EvalLimits lim = {0};   /* Ctrl-C during a whole split: the tokens done, an estimate */
+    int rc = x && y ? evaluate_split_limited(m, NULL, &ds->split[split], m->cfg.bptt, m->B,
+                                             (int)batches, 0, &rng, chars, &s->interrupt, &lim,
+                                             x, y, &r, err)
                     : err_set(err, LM_ENOMEM, "out of memory");
     free(x);
     free(y);
     if (rc)
         return session_error(s, rc, "%s", err);
     if (s->json) {
-        json_t *o = json_pack("{s:s s:s s:f s:f s:I s:s}", "event", "eval", "split",
+        json_t *o = json_pack("{s:s s:s s:f s:f s:I s:s s:b}", "event", "eval", "split",
                               dataset_split_name(split), "loss", r.loss, "ppl", r.ppl, "tokens",
-                              (json_int_t)r.tokens, "model", s->view_source);
+                              (json_int_t)r.tokens, "model", s->view_source,
+                              "partial", r.partial);
         json_object_set_new(o, "bpc", isnan(r.bpc) ? json_null() : json_real(r.bpc));
         session_emit_json(s, o);
     } else {
         session_printf(s, "%s %s: loss %.4f  ppl %.3f%s  over %ld tokens%s", s->view_source,
                        dataset_split_name(split), r.loss, r.ppl, "", r.tokens,
-                       batches > 0 ? " (estimate)" : "");
+                       batches > 0 ? " (estimate)" : r.partial ? " (an estimate: interrupted "
+                       "before the split's end)" : "");
         if (!isnan(r.bpc))
             session_printf(s, "  bits per character %.4f", r.bpc);
     }

@@ -264,7 +264,7 @@ static json_t *cmd_log_notes_json(const NoteRow *nt, int n)
 static void print_alert_rows(Session *s, RunStore *st, const AlertRow *a, int n,
                              const AlertEvent *ev, int ne)
 {
-    char t[32], why[200];
+    char t[32], why[400];
     if (s->json) {
         json_t *rules = json_array(), *fired = json_array();
         for (int i = 0; i < n; i++) {

@@ -90,7 +90,7 @@ int cmd_tokenize(Session *s, int argc, const LexWord *argv)
         free(text);
         return session_error(s, LM_EARG, "%s", err);
     }
-    if (dataset_load_opts(&ds, s->cfg.data, kind, &opt, s->cfg.train_frac, NULL, err)) {
+    if (dataset_load_prepared(&ds, &s->cfg, s->db_path, NULL, err)) {
         free(text);
         return session_error(s, LM_EIO, "%s", err);
     }

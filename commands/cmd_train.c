@@ -13,6 +13,7 @@
 #include "run_launch.h"
 #include "runrecord.h"
 #include "sysinfo.h"
+#include "run_trust.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -161,6 +162,15 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c, lo
             continue;
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
+    }
+    if (*resume > 0) {   /* stored settings that name files act as this user: checked */
+        const char *given[64];
+        int n = 0;
+        for (int i = 1; i < argc && n < 63; i++)
+            if (argv[i].key) given[n++] = argv[i].key;
+        given[n] = NULL;
+        if (run_trust_settings(o->resume, c, given, err))
+            return session_error(s, LM_EARG, "resume=%ld: %s", *resume, err);
     }
     if (!session_store(s) || resolve_init_from(s, c, &init[0], &init[1]))
         return LM_EARG;

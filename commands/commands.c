@@ -341,8 +341,8 @@ static const Command COMMANDS[] = {
      "filters, columns and sort (loss<2, columns=id,loss,val_loss.min), plot metric= and\n"
      "series=, the dashboard's grid view and compare.",
      ARG_RUN_ID, NULL, cmd_series, "history", 0, NULL, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|all] "
-     "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|tokenizer|all] "
+     "[steps=N] [precision=fp32|bf16|both] [tokenizer=A,B] [file=PATH] [mb=N] [gb=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
      "bottleneck named, achieved model GFLOP/s in all and per part against the peak of\n"
@@ -359,7 +359,9 @@ static const Command COMMANDS[] = {
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.\n"
      "data: `data prepare` MB/s per tokenizer over a generated corpus of mb=N MB (default 50)\n"
-     "on every core (threads=N: that many).",
+     "on every core (threads=N: that many).\n"
+     "tokenizer: encoding MB/s of each tokenizer on one core (tokenizer=A,B picks them;\n"
+     "file=PATH the text, default the bundled corpora), each built as `train` would.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
      "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID",
@@ -414,7 +416,7 @@ static const Command COMMANDS[] = {
      "source changed since makes the cache stale and the next prepare (or train) does it\n"
      "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
      "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
-     "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
+     "when fresh. Progress: a bar on a terminal, --json events. See docs/data_prepare.md.",
      ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
      "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,

@@ -5,6 +5,7 @@
 #include "session.h"
 
 #include "checkpoint.h"
+#include "dataset_cache.h"
 #include "err.h"
 #include "runrecord.h"
 
@@ -101,7 +102,7 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
         rc = session_error(s, LM_EFORMAT, "%s: damaged tokenizer: %s", path, err);
     if (!rc && !tok) { /* plain PyTorch weights: the tokenizer of the configured data */
         Dataset ds;
-        if (dataset_load_config(&ds, &c, NULL, err))
+        if (dataset_load_prepared(&ds, &c, s->db_path, NULL, err))
             rc = session_error(s, LM_EIO, "%s has no tokenizer, and the configured data "
                                "cannot provide one: %s", path, err);
         else {

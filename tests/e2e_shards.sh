@@ -6,7 +6,7 @@
 #   2. the data position is in the checkpoint: `fork ID step=12` with threads=2, and under
 #      `mpirun -np 2` (one thread a rank), continue BIT-identically to the uninterrupted
 #      run (every step's loss, gradient norm, lr, tokens; every evaluation), both batchings
-#   3. nanoGPT's headerless train.bin/val.bin train too
+#   3. nanoGPT's headerless train.bin/val.bin train too (also with tokenizer=gpt2 when built in)
 #   4. final_eval_tokens=N: the final loss is stated as an estimate over N tokens
 #   5. bad input, each refused with its message, no run left behind: a truncated shard, ids
 #      beyond the vocabulary (file and position), a tokenizer without a vocabulary
@@ -78,10 +78,16 @@ mkdir nano
 (cd nano && T "$L" --db a.db train quick data=$W/c/nano $TOK steps=5 runs_dir=runs >out.txt 2>&1)
 check "nanoGPT train.bin/val.bin: finished" grep -q "run #1 finished" nano/out.txt
 
+if "$L" --db nano/a.db -c "help set tokenizer" 2>&1 | grep -q gpt2; then   # GPT-2's files
+    (cd nano && T "$L" --db a.db train quick data=$W/c/nano tokenizer=gpt2 steps=2 eval_every=0 \
+        sample_every=0 runs_dir=runs >gpt2.txt 2>&1)
+    check "nanoGPT files with tokenizer=gpt2 (a fixed vocabulary): finished" grep -q "finished 2 steps" nano/gpt2.txt
+fi
+
 # 4. the final evaluation capped
 (cd nano && T "$L" --db a.db --json train quick data=$W/c/nano $TOK steps=5 runs_dir=runs final_eval_tokens=100 >cap.txt 2>&1)
 check "final_eval_tokens=100: stated as an estimate over 100 tokens" grep -q "estimate over 100 tokens (100 of the split's 5999" nano/cap.txt
-check "final_eval_tokens=100: the evaluation row holds 100 tokens" [ "$(q nano/a.db 'select tokens from evals where run_id=2 order by step desc limit 1')" == 100 ]
+check "final_eval_tokens=100: the evaluation row holds 100 tokens" [ "$(q nano/a.db 'select tokens from evals where run_id=(select max(id) from runs) order by step desc limit 1')" == 100 ]
 
 # 5. bad input
 mkdir bad && cp -r c/llmc bad/trunc && truncate -s -3 bad/trunc/tiny_train_000002.bin

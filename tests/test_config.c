@@ -185,10 +185,10 @@ int main(void)
     CHECK(MODEL_N_KINDS == 7 && config_model_name(MODEL_N_KINDS) == NULL, "kinds");
     CHECK(config_set(&c, "batching", "stream", err) == LM_OK &&
           c.batching_kind == CONFIG_BATCHING_STREAM, "batching=stream");
-    const char *toks[] = {"char", "word", "bpe", "wordpiece", "basic_english"};
+    const char *toks[] = {"char", "word", "bpe", "wordpiece", "basic_english", "gpt2"};
     const int tok_kinds[] = {TOKENIZER_CHAR, TOKENIZER_WORD, TOKENIZER_BPE, TOKENIZER_WORDPIECE,
-                             TOKENIZER_BASIC_ENGLISH};
-    for (int i = 0; i < 5; i++)
+                             TOKENIZER_BASIC_ENGLISH, TOKENIZER_GPT2};
+    for (int i = 0; i < 6; i++)
         CHECK(config_set(&c, "tokenizer", toks[i], err) == LM_OK &&
               (int)c.tokenizer_kind == tok_kinds[i], "tokenizer=%s: config's enum and "
               "TokenizerKind disagree", toks[i]);

@@ -11,7 +11,9 @@
  * weight_decay_on=matrices leaves biases and norms out of AdamW's weight decay. */
 #include "check.h"
 #include "checkpoint.h"
+#include "dataset.h"
 #include "err.h"
+#include "evaluate.h"
 #include "model.h"
 #include "recorder.h"
 #include "runstore.h"
@@ -713,6 +715,61 @@ static void weight_decay_on_matrices(void)
     free(all); free(mat); free(none);
 }
 
+static void stop_after_first(void *ud, uint64_t done, uint64_t total)
+{
+    (void)done;
+    (void)total;
+    *(int *)ud = 1;   /* the cancel flag: the evaluation stops before its next batch */
+}
+
+/* The whole-split evaluation capped (final_eval_tokens) and stopped: both return the
+ * batches done, flagged as an estimate; the cap is the loss of the first N tokens exactly
+ * (issue 47). Deterministic: the stop comes from the progress callback itself. */
+static void eval_capped_and_stopped(void)
+{
+    Config c;
+    small_config(&c);
+    char err[LM_ERR_LEN];
+    Dataset ds;
+    CHECK(dataset_load_config(&ds, &c, NULL, err) == LM_OK, "%s", err);
+    Model *m = model_create(&c, tokenizer_vocab_size(ds.tok), err);
+    CHECK(m && model_alloc(m, c.batch, c.bptt, err) == LM_OK, "%s", err);
+    int *x = malloc(sizeof(int) * c.batch * c.bptt), *y = malloc(sizeof(int) * c.batch * c.bptt);
+    const TokSeq *val = &ds.split[SPLIT_VALID];
+    EvalResult whole, capped, first, stopped;
+    CHECK(evaluate_split_limited(m, NULL, val, c.bptt, c.batch, 0, 0, NULL, 0, NULL, NULL, x, y,
+                                 &whole, err) == LM_OK && !whole.partial &&
+          whole.tokens == (long)val->n - 1, "whole: %ld tokens", whole.tokens);
+    EvalLimits cap = {.max_tokens = 1000};
+    CHECK(evaluate_split_limited(m, NULL, val, c.bptt, c.batch, 0, 0, NULL, 0, NULL, &cap, x, y,
+                                 &capped, err) == LM_OK && capped.partial &&
+          capped.tokens == 1000 && capped.split_tokens == (long)val->n - 1,
+          "capped: %ld tokens of %ld, partial %d", capped.tokens, capped.split_tokens,
+          capped.partial);
+    TokSeq head;   /* the first 1001 ids alone: the capped loss, bit for bit */
+    int *ids = malloc(sizeof(int) * 1001);
+    memcpy(ids, val->mem, sizeof(int) * 1001);
+    tokseq_init_memory(&head, ids, 1001);
+    CHECK(evaluate_split(m, NULL, &head, c.bptt, c.batch, 0, 0, NULL, 0, NULL, x, y, &first,
+                         err) == LM_OK && first.loss == capped.loss && first.tokens == 1000,
+          "capped %.17g vs the first 1000 tokens %.17g", capped.loss, first.loss);
+    int flag = 0;
+    EvalLimits stop = {.progress = stop_after_first, .ud = &flag};
+    CHECK(evaluate_split_limited(m, NULL, val, c.bptt, c.batch, 0, 0, NULL, 0, &flag, &stop, x,
+                                 y, &stopped, err) == LM_OK && stopped.partial &&
+          stopped.tokens == (long)c.batch * c.bptt && isfinite(stopped.loss),
+          "stopped after one batch: %ld tokens, partial %d: %s", stopped.tokens,
+          stopped.partial, err);
+    flag = 1;   /* cancelled without limits (a periodic estimate): no result */
+    CHECK(evaluate_split(m, NULL, val, c.bptt, c.batch, 0, 0, NULL, 0, &flag, x, y, &stopped,
+                         err) == LM_ECANCEL, "a cancel without limits is LM_ECANCEL");
+    tokseq_free(&head);
+    free(x);
+    free(y);
+    model_destroy(m);
+    dataset_free(&ds);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir))
@@ -732,6 +789,7 @@ int main(void)
     time_marks_leave_evaluations_out();
     schedule_follows_the_clock();
     weight_decay_on_matrices();
+    eval_capped_and_stopped();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) {}

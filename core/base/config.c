@@ -65,7 +65,8 @@ static const ConfigKey KEYS[] = {
      "tokenizer", "data"},
     {"vocab_size", CFG_INT, F(vocab_size), 0, 1000000, NULL,
      "vocabulary limit (word) or target size (bpe); 0 = all words / 1024 for bpe", "data"},
-    {"vocab", CFG_STRING, F(vocab), 0, 0, NULL, "wordpiece: BERT's vocab.txt (one piece a line)",
+    {"vocab", CFG_STRING, F(vocab), 0, 0, NULL, "wordpiece: BERT's vocab.txt (one piece a line); "
+     "gpt2: a folder with vocab.bpe and encoder.json, or either's path (default data/gpt2)",
      "data"},
     {"lowercase", CFG_BOOL, F(lowercase), 0, 1, NULL,
      "wordpiece: lowercase and strip accents first (uncased BERT vocabularies)", "data"},

@@ -2,9 +2,8 @@
  * directly (random ids of a small char vocabulary, the lmlab cache layout of docs/data.md,
  * their pages dropped from the page cache after writing, so a start reads them cold), and
  * a `train` of this lmlab binary started on one as a child process: the wall time from
- * its start to its first step and its peak resident memory (wait4's ru_maxrss: the
- * process's own pages; token files are read with pread, never mapped, so they are not in
- * it). Not a test: it measures this machine. Not the prepare half (tokcache's bench). */
+ * its start to its first step and its peak resident memory (its VmHWM: the process's own
+ * pages; token files are read with pread, never mapped, so they are not in it). Not a test: it measures this machine. Not the prepare half (tokcache's bench). */
 #ifndef LM_BENCH_DATA_H
 #define LM_BENCH_DATA_H
 
@@ -18,7 +17,9 @@ int bench_data_write_cache(const char *dir, uint64_t tokens, int V, char *err);
 typedef struct {
     double first_step_s;   /* from the child's start to its first logged step */
     double total_s;        /* to its exit */
-    long peak_rss_kb;      /* its ru_maxrss */
+    long peak_rss_kb;      /* its own peak resident set: VmHWM (/proc/PID/status) sampled
+                              every 20 ms while it runs (ru_maxrss would count the pages
+                              the fork shared with this process before exec) */
     int exit_status;       /* 0 when it trained and ended well */
     char last_line[256];   /* its last output line (for a failure's message) */
 } BenchDataStart;

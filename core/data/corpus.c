@@ -21,7 +21,7 @@
 #define LMLAB_DATA_DIR "data"
 #endif
 
-#define CORPUS_MAX_PIECE ((size_t)64 << 20)   /* a text piece with no cut grows to this */
+#define CORPUS_MAX_PIECE ((size_t)8 << 20)    /* a text piece with no cut grows to this */
 #define CORPUS_MAX_LINE ((size_t)256 << 20)   /* a jsonl line longer than this is refused */
 
 struct Corpus {
@@ -140,7 +140,12 @@ static int walk(Corpus *c, const char *dir, int depth, char *err)
         char p[1100];
         if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
         struct stat st;
-        if (stat(p, &st)) continue;   /* a dangling link */
+        if (stat(p, &st)) {   /* a dangling link, or no permission to look */
+            c->open_skips.n[CORPUS_SKIP_UNREADABLE]++;
+            if (!c->open_skips.first[CORPUS_SKIP_UNREADABLE][0])
+                snprintf(c->open_skips.first[CORPUS_SKIP_UNREADABLE], 1200, "%.1000s (%s)", p, strerror(errno));
+            continue;
+        }
         if (S_ISDIR(st.st_mode)) rc = walk(c, p, depth + 1, err);
         else rc = add_source(c, p, -1, 0, err);
     }
@@ -393,8 +398,9 @@ static int gather(Corpus *c, size_t want, char *err)
             c->buf = b;
             c->bcap = cap;
         }
-        size_t k;
-        int rc = cstream_read(c->cs, c->buf + c->blen, c->bcap - c->blen, &k, err);
+        size_t k, ask = want - c->blen < ((size_t)1 << 12) ? (size_t)1 << 12 : want - c->blen;
+        if (ask > c->bcap - c->blen) ask = c->bcap - c->blen;
+        int rc = cstream_read(c->cs, c->buf + c->blen, ask, &k, err);
         if (rc) return rc;
         c->blen += k;
         c->eof = k == 0;

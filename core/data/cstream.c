@@ -32,6 +32,8 @@ struct CStream {
     lzma_stream x;
     ZSTD_DCtx *zs;
     int z_init, x_init;
+    int between;                /* gzip, zstd: at the end of a member or frame */
+    int chain_same;             /* the chain started at the FNV seed: it is the hash */
 };
 
 static const char *cstream_kind_name(CStreamKind k)
@@ -48,12 +50,17 @@ unsigned long long cstream_chain(const CStream *s) { return s->chain; }
 
 void cstream_chain_from(CStream *s, unsigned long long h)
 {
+    s->chain_same = h == TOKENIZER_FNV_SEED;   /* the first file: both hashes are one */
     s->chain = tokenizer_fnv1a(s->in, s->in_len, h);   /* the bytes read at open */
 }
 
-/* Both hashes of n bytes in one loop (two independent chains). */
+/* Both hashes of n bytes in one loop (two independent chains), or one when they agree. */
 static void hash2(CStream *s, const unsigned char *p, size_t n)
 {
+    if (s->chain_same) {
+        s->hash = s->chain = tokenizer_fnv1a(p, n, s->hash);
+        return;
+    }
     unsigned long long a = s->hash, b = s->chain;
     for (size_t i = 0; i < n; i++) {
         a = (a ^ p[i]) * 0x100000001b3ULL;
@@ -162,6 +169,15 @@ static int step(CStream *s, char *buf, size_t cap, size_t *n, char *err)
 {
     size_t avail = s->in_len - s->in_pos;
     if (s->kind == CSTREAM_GZIP) {
+        if (s->between && avail == 0 && s->in_eof) {
+            s->out_eof = 1;
+            *n = 0;
+            return LM_OK;
+        }
+        if (s->between) {   /* another member follows */
+            inflateReset(&s->z);
+            s->between = 0;
+        }
         s->z.next_in = s->in + s->in_pos;
         s->z.avail_in = (uInt)avail;
         s->z.next_out = (unsigned char *)buf;
@@ -169,14 +185,11 @@ static int step(CStream *s, char *buf, size_t cap, size_t *n, char *err)
         int r = inflate(&s->z, Z_NO_FLUSH);
         s->in_pos += avail - s->z.avail_in;
         *n = cap - s->z.avail_out;
-        if (r == Z_STREAM_END) {   /* another member may follow */
-            if (s->in_pos < s->in_len || !s->in_eof) inflateReset(&s->z);
-            else s->out_eof = 1;
-        } else if (r == Z_BUF_ERROR && s->in_eof && avail == 0) {
+        if (r == Z_STREAM_END) s->between = 1;
+        else if (r == Z_BUF_ERROR && s->in_eof && avail == 0)
             return corrupt(s, "it ends inside a compressed block", err);
-        } else if (r != Z_OK && r != Z_BUF_ERROR) {
+        else if (r != Z_OK && r != Z_BUF_ERROR)
             return corrupt(s, s->z.msg ? s->z.msg : "bad data", err);
-        }
     } else if (s->kind == CSTREAM_XZ) {
         s->x.next_in = s->in + s->in_pos;
         s->x.avail_in = avail;
@@ -189,16 +202,19 @@ static int step(CStream *s, char *buf, size_t cap, size_t *n, char *err)
         else if (r == LZMA_BUF_ERROR && s->in_eof) return corrupt(s, "it ends inside a block", err);
         else if (r != LZMA_OK && r != LZMA_BUF_ERROR) return corrupt(s, "bad data", err);
     } else {
+        if (avail == 0 && s->in_eof) {
+            if (!s->between) return corrupt(s, "it ends inside a frame", err);
+            s->out_eof = 1;
+            *n = 0;
+            return LM_OK;
+        }
         ZSTD_inBuffer ib = { s->in + s->in_pos, avail, 0 };
         ZSTD_outBuffer ob = { buf, cap, 0 };
         size_t r = ZSTD_decompressStream(s->zs, &ob, &ib);
         s->in_pos += ib.pos;
         *n = ob.pos;
         if (ZSTD_isError(r)) return corrupt(s, ZSTD_getErrorName(r), err);
-        if (s->in_eof && s->in_pos == s->in_len && *n == 0) {
-            if (r != 0) return corrupt(s, "it ends inside a frame", err);
-            s->out_eof = 1;
-        }
+        s->between = r == 0;
     }
     return LM_OK;
 }

@@ -313,8 +313,8 @@ int dataset_tokenizer_options(const Config *c, TokenizerKind *kind, TokenizerOpt
                               char *err)
 {
     if (tokenizer_kind_parse(c->tokenizer, kind))
-        return err_set(err, LM_EARG, "tokenizer=%s: unknown (use char, word, bpe, wordpiece or "
-                       "basic_english)", c->tokenizer);
+        return err_set(err, LM_EARG, "tokenizer=%s: unknown (use char, word, bpe, wordpiece, "
+                       "basic_english or gpt2)", c->tokenizer);
     opt->vocab_size = *kind == TOKENIZER_BPE && c->vocab_size == 0 ? 1024 : c->vocab_size;
     opt->vocab_path = c->vocab;
     opt->lowercase = c->lowercase;

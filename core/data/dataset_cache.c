@@ -30,3 +30,19 @@ int dataset_cache_dir(const Config *c, const char *root, const Tokenizer *given,
         snprintf(dir, cap, "%s", path);
     return LM_OK;
 }
+
+int dataset_load_prepared(Dataset *ds, const Config *c, const char *db_path, Tokenizer *given,
+                          char *err)
+{
+    char root[1024], dir[1100], e[LM_ERR_LEN];
+    if (!db_path || tokcache_root(db_path, c->tokens_dir, root, sizeof root, e) ||
+        dataset_cache_dir(c, root, given, 0, NULL, NULL, dir, sizeof dir, e) || !dir[0] ||
+        strlen(dir) >= sizeof c->data)
+        return dataset_load_config(ds, c, given, err);
+    Config cc = *c;
+    memcpy(cc.data, dir, strlen(dir) + 1);
+    int rc = dataset_load_config(ds, &cc, given, err);
+    if (!rc)
+        snprintf(ds->name, sizeof ds->name, "%.255s", c->data);
+    return rc;
+}

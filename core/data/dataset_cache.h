@@ -7,6 +7,7 @@
 #define LM_DATASET_CACHE_H
 
 #include "config.h"
+#include "dataset.h"
 #include "tokcache.h"
 #include "tokenizer.h"
 
@@ -19,5 +20,13 @@
  * LM_OK or tokcache_ensure's errors. */
 int dataset_cache_dir(const Config *c, const char *root, const Tokenizer *given, int prepare,
                       TokCacheProgressFn fn, void *ud, char *dir, size_t cap, char *err);
+
+/* dataset_load_config, but from c's fresh token cache beside the run store at db_path
+ * when one exists (nothing is prepared: a corpus not prepared yet is read as text, as
+ * before), so `show model`, `eval`, `tokenize` and an opened run's view see what training
+ * reads without holding a prepared corpus. given: as dataset_load (owned from here on).
+ * Same results as dataset_load_config; ds->name is data= either way. */
+int dataset_load_prepared(Dataset *ds, const Config *c, const char *db_path, Tokenizer *given,
+                          char *err);
 
 #endif

@@ -131,29 +131,38 @@ static int open_next(ShardWriter *w, char *err)
 int shard_writer_put(ShardWriter *w, const int *ids, size_t n, char *err)
 {
     unsigned long long lim = w->width == 2 ? 65536ULL : 4294967296ULL;
-    for (size_t i = 0; i < n; i++) {
-        if (ids[i] < 0 || (unsigned long long)ids[i] >= lim)
-            return err_set(err, LM_EARG, "token id %d does not fit a %d-byte shard", ids[i], w->width);
+    for (size_t i = 0; i < n;) {
         if (w->fd < 0 || w->counts[w->n - 1] == w->max) {
             int rc = w->fd >= 0 ? shard_writer_finish(w, err) : LM_OK;
             if (!rc) rc = open_next(w, err);
             if (rc) return rc;
         }
-        if (w->blen + 4 > SHARD_BUF) {
+        size_t room = (SHARD_BUF - w->blen) / (size_t)w->width;
+        if (room == 0) {
             int rc = flush_buf(w, err);
             if (rc) return rc;
+            continue;
         }
-        uint32_t v = (uint32_t)ids[i];
+        unsigned long long left = w->max - w->counts[w->n - 1];
+        size_t k = n - i < room ? n - i : room;
+        if (k > left) k = (size_t)left;
         unsigned char *p = w->buf + w->blen;
-        p[0] = (unsigned char)v;
-        p[1] = (unsigned char)(v >> 8);
-        if (w->width == 4) {
-            p[2] = (unsigned char)(v >> 16);
-            p[3] = (unsigned char)(v >> 24);
+        for (size_t j = 0; j < k; j++) {
+            int id = ids[i + j];
+            if (id < 0 || (unsigned long long)id >= lim)
+                return err_set(err, LM_EARG, "token id %d does not fit a %d-byte shard", id, w->width);
+            uint32_t v = (uint32_t)id;
+            *p++ = (unsigned char)v;
+            *p++ = (unsigned char)(v >> 8);
+            if (w->width == 4) {
+                *p++ = (unsigned char)(v >> 16);
+                *p++ = (unsigned char)(v >> 24);
+            }
         }
-        w->blen += (size_t)w->width;
-        w->counts[w->n - 1]++;
-        w->total++;
+        w->blen += k * (size_t)w->width;
+        w->counts[w->n - 1] += k;
+        w->total += k;
+        i += k;
     }
     return LM_OK;
 }

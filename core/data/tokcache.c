@@ -1,10 +1,11 @@
 /* tokcache.c — the token cache's bookkeeping (see tokcache.h): keys, the lock that lets
  * one process prepare a key while others wait, finding a cache fresh, stale or
  * incomplete, meta.json (written last: temp + fsync + rename, then the directory renamed
- * into place), the space check before a prepare, list and remove. The prepare itself is
- * tokcache_prep.c. Not a reader of shards for training. */
+ * into place) and the space check before a prepare. The prepare itself is tokcache_prep.c,
+ * reading caches (fresh or not, list, remove) tokcache_list.c. Not a reader of shards. */
 #include "tokcache.h"
 
+#include "cstream.h"
 #include "dataset.h"
 #include "err.h"
 #include "outfile.h"
@@ -24,12 +25,6 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *tokcache_state_name(TokCacheState s)
-{
-    static const char *const n[] = { "fresh", "stale", "incomplete", "damaged" };
-    return (unsigned)s < 4 ? n[s] : "?";
-}
 
 int tokcache_root(const char *db_path, const char *tokens_dir, char *out, size_t cap, char *err)
 {
@@ -72,15 +67,13 @@ static int builtin(TokenizerKind k)
            k == TOKENIZER_BASIC_ENGLISH || k == TOKENIZER_WORDPIECE;
 }
 
-/* Where pieces may be cut for this request's tokenizer (tokcache_prep.c's rules). */
-size_t tokcache_cut_line(const char *s, size_t n, void *ud);
-size_t tokcache_cut_strict(const char *s, size_t n, void *ud);
 
 static int open_corpus(const TokCacheRequest *r, Corpus **c, char *err)
 {
     TokenizerKind k = r->given ? tokenizer_kind(r->given) : r->kind;
     CorpusOptions o = { .text_key = r->text_key, .strict = r->strict,
-                        .cut = builtin(k) ? tokcache_cut_line : tokcache_cut_strict };
+                        .cut = builtin(k) ? tokcache_cut_line : tokcache_cut_strict,
+                        .piece = r->piece_bytes };
     return corpus_open(r->spec, &o, c, err);
 }
 
@@ -116,24 +109,6 @@ int tokcache_key(const TokCacheRequest *req, char key[TOKCACHE_KEY_LEN + 1], cha
     key_of(req, c, key);
     corpus_close(c);
     return LM_OK;
-}
-
-/* ---- removing directories ---- */
-
-static int rm_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? 0 : -1;
-    struct dirent *e;
-    int bad = 0;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char p[2200];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        bad |= unlink(p) != 0;
-    }
-    closedir(d);
-    return rmdir(dir) || bad ? -1 : 0;
 }
 
 static void sync_dir(const char *dir)
@@ -220,82 +195,6 @@ static int write_file(const char *dir, const char *name, const char *text, char 
     return outfile_commit(&f, path, err);
 }
 
-/* Loads dir/meta.json; NULL with why set when it is missing or not a cache's. */
-static json_t *meta_load(const char *dir, char *why, size_t cap)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    json_error_t je;
-    json_t *m = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!m) {
-        struct stat st;
-        if (stat(path, &st)) snprintf(why, cap, "no meta.json: an interrupted prepare");
-        else snprintf(why, cap, "meta.json unreadable: %s", je.text);
-        return NULL;
-    }
-    const char *fmt = json_string_value(json_object_get(m, "format"));
-    if (!fmt || strcmp(fmt, "lmlab-token-cache") || json_integer_value(json_object_get(m, "version")) != 1) {
-        snprintf(why, cap, "meta.json is not an lmlab token cache's (version 1)");
-        json_decref(m);
-        return NULL;
-    }
-    return m;
-}
-
-/* "" when meta's sources are c's files as they are now and its shards are whole; else
- * why not into why. damaged: 1 when the shards are what is wrong. */
-static void check_fresh(const json_t *m, const Corpus *c, const char *dir, char *why, size_t cap,
-                        int *damaged)
-{
-    const json_t *src = json_object_get(m, "sources");
-    size_t n = json_array_size(src);
-    why[0] = 0;
-    *damaged = 0;
-    for (size_t i = 0; i < n && !why[0]; i++) {
-        const json_t *o = json_array_get(src, i);
-        const char *p = json_string_value(json_object_get(o, "path"));
-        unsigned long long size = (unsigned long long)json_integer_value(json_object_get(o, "size"));
-        long long mt = (long long)json_integer_value(json_object_get(o, "mtime_ns"));
-        struct stat st;
-        if (!p || stat(p, &st)) {
-            snprintf(why, cap, "'%s' is gone", p ? p : "?");
-            break;
-        }
-        long long m2 = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-        if ((unsigned long long)st.st_size != size || m2 != mt)
-            snprintf(why, cap, "'%s' changed since it was prepared (%llu -> %lld bytes%s)", p, size,
-                     (long long)st.st_size, m2 != mt ? ", modified since" : "");
-    }
-    for (int i = 0; c && !why[0] && i < corpus_n_sources(c); i++) {
-        const char *p = corpus_source(c, i)->path;
-        size_t k = 0;
-        for (; k < n; k++)
-            if (!strcmp(p, json_string_value(json_object_get(json_array_get(src, k), "path")) ?: "")) break;
-        if (k == n) snprintf(why, cap, "'%.400s' is new since it was prepared", p);
-    }
-    const json_t *splits = json_object_get(m, "splits");
-    const char *name;
-    const json_t *sp;
-    json_object_foreach((json_t *)splits, name, sp) {
-        const json_t *sh = json_object_get(sp, "shards");
-        for (size_t i = 0; !why[0] && i < json_array_size(sh); i++) {
-            const json_t *o = json_array_get(sh, i);
-            char path[1300], msg[LM_ERR_LEN];
-            unsigned long long cnt;
-            int w;
-            snprintf(path, sizeof path, "%s/%s", dir, json_string_value(json_object_get(o, "file")) ?: "?");
-            if (shard_check(path, &cnt, &w, msg)) {
-                snprintf(why, cap, "%s", msg);
-                *damaged = 1;
-            } else if (cnt != (unsigned long long)json_integer_value(json_object_get(o, "tokens"))) {
-                snprintf(why, cap, "shard '%.400s' holds %llu tokens, meta.json says %lld", path, cnt,
-                         (long long)json_integer_value(json_object_get(o, "tokens")));
-                *damaged = 1;
-            }
-        }
-    }
-}
-
 /* ---- ensure ---- */
 
 static int note(TokCacheProgressFn fn, void *ud, TokCachePhase ph, const char *key, const char *msg)
@@ -345,7 +244,7 @@ static int clear_incomplete(const char *root, const char *key, TokCacheProgressF
         snprintf(p, sizeof p, "%s/%s", root, e->d_name);
         snprintf(msg, sizeof msg, "found an interrupted prepare of %s (%s, no meta.json): removed "
                  "it, starting over", key, p);
-        rm_dir(p);
+        tokcache_rm_dir(p);
         stop = note(fn, ud, TOKCACHE_NOTE, key, msg);
     }
     closedir(d);
@@ -371,7 +270,7 @@ static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, co
 {
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%ld", r->root, key, (long)getpid());
-    rm_dir(tmp);
+    tokcache_rm_dir(tmp);
     if (mkdir(tmp, 0755))
         return err_set(err, errno == ENOSPC ? LM_ENOSPC : LM_EIO, "cannot create '%s': %s", tmp, strerror(errno));
     unsigned long long free0 = free_bytes(r->root);
@@ -390,7 +289,7 @@ static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, co
             rc = err_set(err, LM_EIO, "cannot move the prepared tokens into '%s': %s", final, strerror(errno));
             if (had) rename(old, final);
         } else if (had) {
-            rm_dir(old);
+            tokcache_rm_dir(old);
         }
         sync_dir(r->root);
     }
@@ -403,7 +302,7 @@ static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, co
                 "free; nothing was kept: free space or set tokens_dir= to another disk", mb(p.shard_bytes),
                 100 * done, mb(need), r->root, mb(free0));
     }
-    if (rc) rm_dir(tmp);
+    if (rc) tokcache_rm_dir(tmp);
     if (!rc) {
         char msg[600];
         snprintf(msg, sizeof msg, "prepared %s: %llu train + %llu valid + %llu test tokens (%s, %d "
@@ -416,6 +315,55 @@ static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, co
     free(mj);
     tokcache_prep_free(&p);
     return rc;
+}
+
+/* Sources whose size is as recorded but whose mtime is not (a touch, a copy): their bytes
+ * hashed again; when every one matches its recorded hash, meta.json takes the new mtimes
+ * and the cache is fresh again (said so) instead of being prepared again. 1 fresh now. */
+static int retouch(json_t *m, const Corpus *c, const char *dir, TokCacheProgressFn fn, void *ud,
+                   const char *key)
+{
+    json_t *src = json_object_get(m, "sources");
+    int touched = 0;
+    for (size_t i = 0; i < json_array_size(src); i++) {
+        json_t *o = json_array_get(src, i);
+        const char *p = json_string_value(json_object_get(o, "path"));
+        const char *h = json_string_value(json_object_get(o, "hash"));
+        struct stat st;
+        if (!p || stat(p, &st)) return 0;
+        long long mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        if ((unsigned long long)st.st_size != (unsigned long long)json_integer_value(json_object_get(o, "size")))
+            return 0;
+        if (mt == (long long)json_integer_value(json_object_get(o, "mtime_ns"))) continue;
+        if (!h) return 0;
+        CStream *cs;
+        char err[LM_ERR_LEN], buf[1 << 16], hx[17];
+        size_t n = 1;
+        if (cstream_open(p, &cs, err)) return 0;
+        cstream_chain_from(cs, TOKENIZER_FNV_SEED);
+        int rc = LM_OK;
+        while (!rc && n) rc = cstream_read(cs, buf, sizeof buf, &n, err);
+        snprintf(hx, sizeof hx, "%016llx", cstream_raw_hash(cs));
+        long long mt2 = cstream_mtime_ns(cs);
+        cstream_close(cs);
+        if (rc || strcmp(hx, h)) return 0;
+        json_object_set_new(o, "mtime_ns", json_integer((json_int_t)mt2));
+        touched++;
+    }
+    char why[600];
+    int damaged;
+    tokcache_check_fresh(m, c, dir, why, sizeof why, &damaged);
+    char *text = why[0] ? NULL : json_dumps(m, JSON_INDENT(1));
+    char err[LM_ERR_LEN];
+    int ok = text && write_file(dir, "meta.json", text, err) == LM_OK;
+    free(text);
+    if (ok) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%d source%s of %s touched since the prepare, bytes unchanged (hash "
+                 "checked): the tokens are still fresh", touched, touched == 1 ? "" : "s", key);
+        note(fn, ud, TOKCACHE_NOTE, key, msg);
+    }
+    return ok;
 }
 
 int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, char *dir_out,
@@ -436,9 +384,11 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
     if (!rc) stop = clear_incomplete(r->root, key, fn, ud);
     struct stat st;
     if (!rc && !stop && !stat(final, &st)) {
-        json_t *m = meta_load(final, why, sizeof why);
+        json_t *m = tokcache_meta_load(final, why, sizeof why);
         int damaged = 0;
-        if (m) check_fresh(m, c, final, why, sizeof why, &damaged);
+        if (m) tokcache_check_fresh(m, c, final, why, sizeof why, &damaged);
+        if (m && why[0] && !damaged && !r->force && retouch(m, c, final, fn, ud, key))
+            why[0] = 0;
         if (m && !why[0] && !r->force) {
             snprintf(msg, sizeof msg, "using the prepared tokens %s (%s)", key, final);
             stop = note(fn, ud, TOKCACHE_DONE, key, msg);
@@ -449,11 +399,13 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
             return stop ? err_set(err, LM_ECANCEL, "stopped") : LM_OK;
         }
         json_decref(m);
-        snprintf(msg, sizeof msg, "the prepared tokens %s are %s: %s; preparing again", key,
-                 r->force && !why[0] ? "kept no longer (force)" : !m ? "incomplete" : damaged ? "damaged" : "stale",
-                 why[0] ? why : "asked to");
+        if (r->force && !why[0])
+            snprintf(msg, sizeof msg, "preparing %s again (force=true)", key);
+        else
+            snprintf(msg, sizeof msg, "the prepared tokens %s are %s: %s; preparing again", key,
+                     !m ? "incomplete" : damaged ? "damaged" : "stale", why);
         stop = note(fn, ud, TOKCACHE_NOTE, key, msg);
-        if (rm_dir(final)) rc = err_set(err, LM_EIO, "cannot remove the old tokens in '%s': %s", final, strerror(errno));
+        if (tokcache_rm_dir(final)) rc = err_set(err, LM_EIO, "cannot remove the old tokens in '%s': %s", final, strerror(errno));
     }
     if (!rc && stop) rc = err_set(err, LM_ECANCEL, "prepare stopped");
     if (!rc) {   /* will it fit? (an estimate from the sources' sizes) */
@@ -473,125 +425,3 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
     return rc;
 }
 
-/* ---- list and remove ---- */
-
-static int is_key(const char *s)
-{
-    if (strlen(s) != TOKCACHE_KEY_LEN) return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
-    return 1;
-}
-
-static unsigned long long dir_bytes(const char *dir)
-{
-    DIR *d = opendir(dir);
-    unsigned long long t = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char p[2200];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (!stat(p, &st) && S_ISREG(st.st_mode)) t += (unsigned long long)st.st_blocks * 512;
-    }
-    if (d) closedir(d);
-    return t;
-}
-
-void tokcache_inspect(const char *dir, TokCacheEntry *e)
-{
-    const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-    memset(e, 0, sizeof *e);
-    snprintf(e->dir, sizeof e->dir, "%s", dir);
-    snprintf(e->key, sizeof e->key, "%.16s", base[0] == '.' && strlen(base) > 5 ? base + 5 : base);
-    e->bytes = dir_bytes(dir);
-    json_t *m = meta_load(dir, e->why, sizeof e->why);
-    if (!m) {
-        e->state = TOKCACHE_INCOMPLETE;
-        return;
-    }
-    const json_t *t = json_object_get(m, "tokenizer"), *sp = json_object_get(m, "splits");
-    snprintf(e->tokenizer, sizeof e->tokenizer, "%s", json_string_value(json_object_get(t, "kind")) ?: "?");
-    e->vocab_size = (int)json_integer_value(json_object_get(t, "vocab_size"));
-    for (int s = 0; s < 3; s++)
-        e->tokens[s] = (unsigned long long)json_integer_value(json_object_get(json_object_get(sp, dataset_split_name(s)), "tokens"));
-    snprintf(e->sources, sizeof e->sources, "%s", json_string_value(json_object_get(m, "roots")) ?: "?");
-    e->n_sources = (int)json_array_size(json_object_get(m, "sources"));
-    e->created = (long long)json_integer_value(json_object_get(m, "created"));
-    /* the files now: the roots listed again (a file added to a folder makes it stale) */
-    Corpus *c = NULL;
-    char err[LM_ERR_LEN];
-    const json_t *o = json_object_get(m, "options");
-    CorpusOptions co = { .text_key = json_string_value(json_object_get(o, "text_key")) };
-    if (corpus_open(e->sources, &co, &c, err)) c = NULL;
-    int damaged;
-    check_fresh(m, c, dir, e->why, sizeof e->why, &damaged);
-    e->state = !e->why[0] ? TOKCACHE_FRESH : damaged ? TOKCACHE_DAMAGED : TOKCACHE_STALE;
-    corpus_close(c);
-    json_decref(m);
-}
-
-static int cmp_entry(const void *a, const void *b)
-{
-    return strcmp(((const TokCacheEntry *)a)->key, ((const TokCacheEntry *)b)->key);
-}
-
-int tokcache_list(const char *root, TokCacheEntry **out, int *n, char *err)
-{
-    *out = NULL;
-    *n = 0;
-    DIR *d = opendir(root);
-    if (!d) return errno == ENOENT ? LM_OK : err_set(err, LM_EIO, "cannot read '%s': %s", root, strerror(errno));
-    struct dirent *e;
-    int cap = 0, rc = LM_OK;
-    while (!rc && (e = readdir(d))) {
-        int tmp = !strncmp(e->d_name, ".tmp-", 5) && strlen(e->d_name) > 5 + TOKCACHE_KEY_LEN;
-        char k[TOKCACHE_KEY_LEN + 1];
-        snprintf(k, sizeof k, "%.16s", tmp ? e->d_name + 5 : e->d_name);
-        if (!(tmp ? is_key(k) : is_key(e->d_name))) continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            TokCacheEntry *x = realloc(*out, (size_t)cap * sizeof *x);
-            if (!x) {
-                rc = err_set(err, LM_ENOMEM, "out of memory listing the token cache");
-                break;
-            }
-            *out = x;
-        }
-        char p[1200];
-        snprintf(p, sizeof p, "%s/%s", root, e->d_name);
-        tokcache_inspect(p, &(*out)[(*n)++]);
-    }
-    closedir(d);
-    if (*n) qsort(*out, (size_t)*n, sizeof **out, cmp_entry);
-    return rc;
-}
-
-int tokcache_remove(const char *root, const char *key, char *err)
-{
-    if (!key || !is_key(key))
-        return err_set(err, LM_EARG, "'%s' is not a cache key (16 hex digits, as `data list` shows)", key ? key : "");
-    char p[1200];
-    int found = 0;
-    snprintf(p, sizeof p, "%s/%s", root, key);
-    struct stat st;
-    if (!stat(p, &st)) {
-        found = 1;
-        if (rm_dir(p)) return err_set(err, LM_EIO, "cannot remove '%s': %s", p, strerror(errno));
-    }
-    DIR *d = opendir(root);
-    struct dirent *e;
-    char pre[40];
-    snprintf(pre, sizeof pre, ".tmp-%s-", key);
-    while (d && (e = readdir(d))) {
-        if (strncmp(e->d_name, pre, strlen(pre))) continue;
-        snprintf(p, sizeof p, "%s/%s", root, e->d_name);
-        found = 1;
-        rm_dir(p);
-    }
-    if (d) closedir(d);
-    snprintf(p, sizeof p, "%s/%s.lock", root, key);
-    unlink(p);
-    if (!found) return err_set(err, LM_EARG, "no prepared tokens %s in '%s' (see `data list`)", key, root);
-    return LM_OK;
-}

@@ -5,7 +5,7 @@
  * tokenizer's hash) plus the split options; meta.json records each source's size, mtime
  * and content hash, so a source changed since makes the cache stale. Preparing streams
  * (the corpus is never held whole), trains the vocabulary on a bounded sample (see
- * docs/data.md), encodes on every core and reports progress through a callback.
+ * docs/data_prepare.md), encodes on every core and reports progress through a callback.
  * Not a reader for training: the dataset side opens dir/meta.json and maps the shards. */
 #ifndef LM_TOKCACHE_H
 #define LM_TOKCACHE_H
@@ -36,6 +36,7 @@ typedef struct {
     int force;                  /* prepare again even when a fresh cache exists */
     size_t vocab_sample;        /* 0 = TOKCACHE_VOCAB_SAMPLE */
     unsigned long long shard_tokens; /* tokens per shard; 0 = SHARD_MAX_TOKENS (tests: small) */
+    size_t piece_bytes;         /* text read before a piece is cut; 0 = 1 MiB (tests: small) */
 } TokCacheRequest;
 
 typedef enum {

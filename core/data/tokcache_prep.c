@@ -31,44 +31,39 @@ static double now_s(void) { return sysinfo_now(); }
 
 static int ascii_space(unsigned char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
 
-/* After a '\n' followed by a byte that is not ASCII whitespace: no token of char, word,
- * bpe (its pre-split keeps whitespace runs whole), basic_english or wordpiece crosses it. */
-size_t tokcache_cut_line(const char *s, size_t n, void *ud);
-size_t tokcache_cut_strict(const char *s, size_t n, void *ud);
+static int printable(unsigned char ch) { return ch > 0x20 && ch < 0x7f; }
 
-size_t tokcache_cut_line(const char *s, size_t n, void *ud)
+/* After a '\n' at s[p - 1] where a token or pre-split chunk always starts: the next byte
+ * is not whitespace, or it is one space before a byte that is not (a run of whitespace
+ * before a word gives its last space to the word, in bpe.c as in GPT-2's \s+(?!\S), so
+ * the run ends at p in the whole text as in the piece). strict (GPT-2's regex, whose
+ * \s+(?!\S) also looks past a line end): the '\n' must then not follow whitespace, and
+ * "not whitespace" means a printable ASCII byte (Unicode spaces are \s there). */
+static size_t cut_at(const char *s, size_t n, int strict)
 {
-    (void)ud;
+    const unsigned char *u = (const unsigned char *)s;
     for (size_t e = n - 1; e > 0;) {
         const char *nl = memrchr(s, '\n', e);
         if (!nl) return 0;
         size_t p = (size_t)(nl - s) + 1;
-        if (p < n && !ascii_space((unsigned char)s[p])) return p;
         e = (size_t)(nl - s);
+        if (p + 1 >= n) continue;
+        if (u[p] == ' ' && printable(u[p + 1])) return p;
+        if (strict ? printable(u[p]) && p >= 2 && printable(u[p - 2]) : !ascii_space(u[p])) return p;
     }
     return 0;
 }
 
-/* Stricter, for tokenizers with a GPT-2-style regex (\s+(?!\S) looks ahead across a
- * line end): a '\n' with a printable ASCII byte on each side. */
+size_t tokcache_cut_line(const char *s, size_t n, void *ud)
+{
+    (void)ud;
+    return cut_at(s, n, 0);
+}
+
 size_t tokcache_cut_strict(const char *s, size_t n, void *ud)
 {
     (void)ud;
-    for (size_t e = n - 1; e > 1;) {
-        const char *nl = memrchr(s, '\n', e);
-        if (!nl || nl == s) return 0;
-        size_t p = (size_t)(nl - s) + 1;
-        unsigned char a = (unsigned char)s[p - 2], b = p < n ? (unsigned char)s[p] : 0;
-        if (p < n && a > 0x20 && a < 0x7f && b > 0x20 && b < 0x7f) return p;
-        e = (size_t)(nl - s);
-    }
-    return 0;
-}
-
-static int builtin_kind(TokenizerKind k)
-{
-    return k == TOKENIZER_CHAR || k == TOKENIZER_WORD || k == TOKENIZER_BPE ||
-           k == TOKENIZER_BASIC_ENGLISH || k == TOKENIZER_WORDPIECE;
+    return cut_at(s, n, 1);
 }
 
 /* 1 when building the tokenizer reads the text. */
@@ -77,18 +72,6 @@ static int needs_text(const TokCacheRequest *r)
     if (r->given) return 0;
     return r->kind == TOKENIZER_CHAR || r->kind == TOKENIZER_WORD || r->kind == TOKENIZER_BPE ||
            r->kind == TOKENIZER_BASIC_ENGLISH || (r->kind == TOKENIZER_WORDPIECE && r->opt.vocab_from_train);
-}
-
-/* The end-of-text id of t (GPT-2's "<|endoftext|>"), -1 when it has none. */
-static int prep_eot(const Tokenizer *t)
-{
-    if (builtin_kind(tokenizer_kind(t))) return -1;
-    for (int id = tokenizer_vocab_size(t) - 1; id >= 0; id--) {
-        size_t n;
-        const char *b = tokenizer_token_bytes(t, id, &n);
-        if (b && n == 13 && !memcmp(b, "<|endoftext|>", 13)) return id;
-    }
-    return -1;
 }
 
 /* ---- progress ---- */
@@ -333,13 +316,18 @@ static void *work_run(void *arg)
 }
 
 /* Encodes the jobs on threads (the caller's thread is one of them). */
-static void run_jobs(Work *w, int threads)
+/* Starts threads - 1 helpers on w's jobs (the caller's thread joins in with work_run
+ * after reading the next batch); their count into *started. */
+static void start_helpers(Work *w, int threads, pthread_t *th, int *started)
 {
-    pthread_t th[256];
-    int started = 0;
+    *started = 0;
     atomic_store(&w->next, 0);
     for (int t = 1; t < threads && t < 256 && t < w->n; t++)
-        if (!pthread_create(&th[started], NULL, work_run, w)) started++;
+        if (!pthread_create(&th[*started], NULL, work_run, w)) (*started)++;
+}
+
+static void finish_jobs(Work *w, pthread_t *th, int started)
+{
     work_run(w);
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
 }
@@ -377,219 +365,95 @@ static int out_write(Out *o, const Job *j, int stream, TokCachePrep *pr, char *e
     return LM_OK;
 }
 
-/* Reads the pieces into jobs (one split each, about PREP_JOB_BYTES), encodes them on the
- * threads and writes them in order. */
+/* The reading side of the encoding pass: pieces into up to J jobs (one split each, about
+ * PREP_JOB_BYTES); *nj filled. A piece of another split waits in *p (*pending). */
+typedef struct {
+    Corpus *c;
+    CorpusPiece p;
+    int pending, end, count_chars;
+} Reader;
+
+static int fill_jobs(Reader *rd, Job *jobs, int J, int *nj, TokCachePrep *pr, char *err)
+{
+    int rc = LM_OK;
+    *nj = 0;
+    while (!rc && *nj < J && !rd->end) {
+        Job *j = &jobs[*nj];
+        j->len = 0;
+        j->nseg = 0;
+        j->rc = 0;
+        while (!rc && j->len < PREP_JOB_BYTES) {
+            if (!rd->pending) rc = corpus_next(rd->c, &rd->p, &rd->end, err);
+            if (rc || rd->end) break;
+            rd->pending = 0;
+            int split = rd->p.split < 0 ? 0 : rd->p.split;
+            if (j->nseg && split != j->split) {
+                rd->pending = 1;
+                break;
+            }
+            if (job_add(j, &rd->p)) rc = err_set(err, LM_ENOMEM, "out of memory reading the corpus");
+            pr->text_bytes += rd->p.len;
+            if (rd->count_chars && split == 1) pr->valid_chars += tokenizer_count_chars(rd->p.text, rd->p.len);
+        }
+        if (j->nseg) (*nj)++;
+    }
+    return rc;
+}
+
+/* Writes encoded jobs in order into the split's writer (created on first use). */
+static int write_jobs(const TokCacheRequest *r, Out *out, Job *jobs, int nj, int stream,
+                      TokCachePrep *pr, const char *roots, char *err)
+{
+    static const char *const pre[3] = { "train", "valid", "test" };
+    int rc = LM_OK;
+    for (int i = 0; !rc && i < nj; i++) {
+        Job *j = &jobs[i];
+        if (j->rc) return err_set(err, j->rc, "encoding '%s': %s", roots, j->err);
+        int s = stream ? 0 : j->split;
+        if (!out->w[s])
+            rc = shard_writer_create(out->tmp, stream ? "all" : pre[s], pr->width, r->shard_tokens,
+                                     &out->w[s], err);
+        if (!rc) rc = out_write(out, j, stream, pr, err);
+    }
+    return rc;
+}
+
+/* Reads, encodes on the threads and writes in order; the next batch is read while the
+ * helpers encode the current one (two sets of jobs). */
 static int encode_pass(const TokCacheRequest *r, Corpus *c, Prog *pg, Out *out, TokCachePrep *pr,
                        char *err)
 {
     int threads = r->threads > 0 ? r->threads : sysinfo_cores();
     if (threads < 1) threads = 1;
-    int J = threads * PREP_JOBS_PER_THREAD, stream = !corpus_has_splits(c), rc = LM_OK, end = 0;
-    int count_chars = !stream && tokenizer_kind(pr->tok) != TOKENIZER_CHAR;
-    Job *jobs = calloc((size_t)J, sizeof *jobs);
-    if (!jobs) return err_set(err, LM_ENOMEM, "out of memory for the encoding jobs");
-    Work w = { .jobs = jobs, .tok = pr->tok, .eot = pr->eot };
-    CorpusPiece p;
-    int pending = 0;
-    while (!rc && !end) {
-        int nj = 0;
-        while (!rc && nj < J) {
-            Job *j = &jobs[nj];
-            j->len = 0;
-            j->nseg = 0;
-            j->rc = 0;
-            while (!rc && j->len < PREP_JOB_BYTES) {
-                if (!pending) rc = corpus_next(c, &p, &end, err);
-                if (rc || end) break;
-                pending = 0;
-                int split = p.split < 0 ? 0 : p.split;
-                if (j->nseg && split != j->split) {
-                    pending = 1;
-                    break;
-                }
-                if (job_add(j, &p)) rc = err_set(err, LM_ENOMEM, "out of memory reading the corpus");
-                pr->text_bytes += p.len;
-                if (count_chars && split == 1) pr->valid_chars += tokenizer_count_chars(p.text, p.len);
-            }
-            if (j->nseg) nj++;
-            if (end) break;
-        }
-        if (rc || nj == 0) break;
-        w.n = nj;
-        run_jobs(&w, threads);
-        for (int i = 0; !rc && i < nj; i++) {
-            Job *j = &jobs[i];
-            if (j->rc) {
-                rc = err_set(err, j->rc, "encoding '%s': %s", corpus_roots(c), j->err);
-                break;
-            }
-            int s = stream ? 0 : j->split;
-            if (!out->w[s]) {
-                static const char *const pre[3] = { "train", "valid", "test" };
-                rc = shard_writer_create(out->tmp, stream ? "all" : pre[s],
-                                         pr->width, r->shard_tokens, &out->w[s], err);
-                if (rc) break;
-            }
-            rc = out_write(out, j, stream, pr, err);
-        }
+    int J = threads * PREP_JOBS_PER_THREAD, stream = !corpus_has_splits(c), rc = LM_OK, cur = 0;
+    Job *jobs[2] = { calloc((size_t)J, sizeof(Job)), calloc((size_t)J, sizeof(Job)) };
+    if (!jobs[0] || !jobs[1]) {
+        free(jobs[0]);
+        free(jobs[1]);
+        return err_set(err, LM_ENOMEM, "out of memory for the encoding jobs");
+    }
+    Reader rd = { .c = c, .count_chars = !stream && tokenizer_kind(pr->tok) != TOKENIZER_CHAR };
+    int nj[2] = { 0, 0 };
+    rc = fill_jobs(&rd, jobs[0], J, &nj[0], pr, err);
+    while (!rc && nj[cur] > 0) {
+        Work w = { .jobs = jobs[cur], .n = nj[cur], .tok = pr->tok, .eot = pr->eot };
+        pthread_t th[256];
+        int started;
+        start_helpers(&w, threads, th, &started);
+        rc = fill_jobs(&rd, jobs[1 - cur], J, &nj[1 - cur], pr, err);
+        finish_jobs(&w, th, started);
+        if (!rc) rc = write_jobs(r, out, jobs[cur], nj[cur], stream, pr, corpus_roots(c), err);
         unsigned long long tok = 0;
         for (int s = 0; s < 3; s++) tok += out->w[s] ? shard_writer_tokens(out->w[s]) : 0;
         if (!rc && report(pg, TOKCACHE_ENCODE, c, tok, 0)) rc = err_set(err, LM_ECANCEL, "prepare stopped");
+        cur = 1 - cur;
     }
-    for (int i = 0; i < J; i++) job_free(&jobs[i]);
-    free(jobs);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < J; i++) job_free(&jobs[k][i]);
+        free(jobs[k]);
+    }
     for (int s = 0; !rc && s < 3; s++)
         if (out->w[s]) rc = shard_writer_finish(out->w[s], err);
-    return rc;
-}
-
-/* ---- the stream's cut into train and valid ---- */
-
-/* count tokens of shard path from token `from` into ids. */
-static int read_tokens(const char *path, int width, unsigned long long from, size_t count,
-                       int *ids, char *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(err, LM_EIO, "cannot read '%s': %s", path, strerror(errno));
-    unsigned char *b = malloc(count * (size_t)width);
-    ssize_t want = (ssize_t)(count * (size_t)width);
-    ssize_t r = b ? pread(fd, b, (size_t)want, (off_t)(SHARD_HEADER_BYTES + from * (unsigned long long)width)) : -1;
-    close(fd);
-    if (r != want) {
-        free(b);
-        return err_set(err, b ? LM_EIO : LM_ENOMEM, "cannot read '%s' back", path);
-    }
-    for (size_t i = 0; i < count; i++)
-        ids[i] = width == 2 ? (int)(b[2 * i] | b[2 * i + 1] << 8)
-                            : (int)((uint32_t)b[4 * i] | (uint32_t)b[4 * i + 1] << 8 |
-                                    (uint32_t)b[4 * i + 2] << 16 | (uint32_t)b[4 * i + 3] << 24);
-    free(b);
-    return LM_OK;
-}
-
-#define PREP_CHUNK ((size_t)1 << 20)
-
-/* Copies tokens [from, from + n) of shard src into a new writer's shards (prefix). */
-static int copy_tail(const char *tmp, const char *src, int width, unsigned long long from,
-                     unsigned long long n, unsigned long long max, char *err)
-{
-    ShardWriter *w;
-    int *ids = malloc(PREP_CHUNK * sizeof *ids);
-    int rc = ids ? shard_writer_create(tmp, "valid", width, max, &w, err)
-                 : err_set(err, LM_ENOMEM, "out of memory cutting the splits");
-    if (!ids || rc) {
-        free(ids);
-        return rc ? rc : LM_ENOMEM;
-    }
-    for (unsigned long long d = 0; !rc && d < n;) {
-        size_t k = n - d < PREP_CHUNK ? (size_t)(n - d) : PREP_CHUNK;
-        rc = read_tokens(src, width, from + d, k, ids, err);
-        if (!rc) rc = shard_writer_put(w, ids, k, err);
-        d += k;
-    }
-    if (!rc) rc = shard_writer_finish(w, err);
-    shard_writer_destroy(w);
-    free(ids);
-    return rc;
-}
-
-static int rename_shard(const char *tmp, const char *from, const char *prefix, int i, char *err)
-{
-    char to[1200];
-    snprintf(to, sizeof to, "%s/%s_%06d.bin", tmp, prefix, i);
-    if (rename(from, to)) return err_set(err, LM_EIO, "cannot rename '%s': %s", from, strerror(errno));
-    return LM_OK;
-}
-
-/* The first (size_t)(train_frac * N) tokens of the stream are train, the rest valid
- * (dataset.c's cut): whole shards are renamed, the one holding the cut is cut in two. */
-static int cut_stream(const TokCacheRequest *r, Out *o, TokCachePrep *pr, char *err)
-{
-    ShardWriter *a = o->w[0];
-    unsigned long long N = a ? shard_writer_tokens(a) : 0;
-    unsigned long long k = (unsigned long long)(size_t)(r->train_frac * (double)N), cum = 0;
-    int ns = a ? shard_writer_count(a) : 0, t = 0, v = 0, rc = LM_OK;
-    for (int s = 0; s < 2; s++)
-        if (!(pr->shard_tokens[s] = calloc((size_t)ns + 1, sizeof **pr->shard_tokens)))
-            return err_set(err, LM_ENOMEM, "out of memory cutting the splits");
-    for (int i = 0; !rc && i < ns; i++) {
-        unsigned long long cnt = shard_writer_tokens_of(a, i);
-        char src[1200];
-        snprintf(src, sizeof src, "%s/all_%06d.bin", o->tmp, i);
-        if (cum + cnt <= k) {
-            rc = rename_shard(o->tmp, src, "train", t, err);
-            pr->shard_tokens[0][t++] = cnt;
-        } else if (cum >= k) {
-            rc = rename_shard(o->tmp, src, "valid", v, err);
-            pr->shard_tokens[1][v++] = cnt;
-        } else {
-            unsigned long long head = k - cum;
-            rc = copy_tail(o->tmp, src, pr->width, head, cnt - head, r->shard_tokens, err);
-            pr->shard_tokens[1][v++] = cnt - head;
-            if (!rc) rc = shard_truncate(src, head, pr->width, err);
-            if (!rc) rc = rename_shard(o->tmp, src, "train", t, err);
-            pr->shard_tokens[0][t++] = head;
-        }
-        cum += cnt;
-    }
-    pr->n_shards[0] = t;
-    pr->n_shards[1] = v;
-    pr->tokens[0] = k;
-    pr->tokens[1] = N - k;
-    pr->has[0] = pr->has[1] = 1;
-    unsigned long long docs = pr->docs[0];
-    if (!o->doc_ends_lost) {
-        pr->docs[0] = 0;
-        for (size_t i = 0; i < o->n_doc_ends; i++) pr->docs[0] += o->doc_ends[i] <= k;
-        pr->docs[1] = docs - pr->docs[0];
-    }
-    return rc;
-}
-
-/* Code points of the valid split's decoded text (dataset.c's n_chars for word and bpe). */
-static int count_valid_chars(const char *tmp, TokCachePrep *pr, char *err)
-{
-    int *ids = malloc(PREP_CHUNK * sizeof *ids);
-    if (!ids) return err_set(err, LM_ENOMEM, "out of memory counting characters");
-    char carry[8];
-    size_t nc = 0;
-    int rc = LM_OK;
-    for (int i = 0; !rc && i < pr->n_shards[1]; i++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/valid_%06d.bin", tmp, i);
-        for (unsigned long long d = 0; !rc && d < pr->shard_tokens[1][i];) {
-            size_t k = pr->shard_tokens[1][i] - d < PREP_CHUNK ? (size_t)(pr->shard_tokens[1][i] - d) : PREP_CHUNK;
-            rc = read_tokens(path, pr->width, d, k, ids, err);
-            char *text = rc ? NULL : tokenizer_decode(pr->tok, ids, k);
-            if (!rc && !text) rc = err_set(err, LM_ENOMEM, "out of memory counting characters");
-            if (rc) break;
-            size_t tl = strlen(text);
-            char *all = malloc(nc + tl + 1);
-            if (!all) {
-                free(text);
-                rc = err_set(err, LM_ENOMEM, "out of memory counting characters");
-                break;
-            }
-            memcpy(all, carry, nc);
-            memcpy(all + nc, text, tl);
-            size_t n = nc + tl, keep = 0;   /* an unfinished UTF-8 sequence waits for more */
-            for (size_t b = 1; b <= 3 && b <= n; b++) {
-                unsigned char ch = (unsigned char)all[n - b];
-                if ((ch & 0xc0) == 0x80) continue;
-                size_t need = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC0 ? 2 : 1;
-                if (need > b && ch >= 0xC2 && ch <= 0xF4) keep = b;
-                break;
-            }
-            pr->valid_chars += tokenizer_count_chars(all, n - keep);
-            memcpy(carry, all + n - keep, keep);
-            nc = keep;
-            free(all);
-            free(text);
-            d += k;
-        }
-    }
-    pr->valid_chars += tokenizer_count_chars(carry, nc);
-    free(ids);
     return rc;
 }
 
@@ -603,7 +467,7 @@ int tokcache_prepare(const TokCacheRequest *r, Corpus *c, const char *tmp, const
         return err_set(err, LM_ECANCEL, "prepare stopped");
     int rc = make_tokenizer(r, c, &pg, pr, err);
     if (rc) return rc;
-    pr->eot = prep_eot(pr->tok);
+    pr->eot = tokenizer_eot(pr->tok);
     pr->width = shard_width(tokenizer_vocab_size(pr->tok));
     pg.t0 = now_s();
     if (report(&pg, TOKCACHE_ENCODE, c, 0, 1)) return err_set(err, LM_ECANCEL, "prepare stopped");
@@ -611,7 +475,7 @@ int tokcache_prepare(const TokCacheRequest *r, Corpus *c, const char *tmp, const
     rc = encode_pass(r, c, &pg, &o, pr, err);
     for (int s = 0; s < 3; s++) pr->shard_bytes += o.w[s] ? shard_writer_bytes(o.w[s]) : 0;
     if (!rc && !corpus_has_splits(c)) {
-        rc = cut_stream(r, &o, pr, err);
+        rc = tokcache_cut_stream(r, tmp, o.w[0], o.doc_ends, o.n_doc_ends, o.doc_ends_lost, pr, err);
     } else if (!rc) {
         for (int s = 0; s < 3; s++) {
             if (!o.w[s]) continue;
@@ -631,7 +495,7 @@ int tokcache_prepare(const TokCacheRequest *r, Corpus *c, const char *tmp, const
                          "train on: use a larger text%s", corpus_roots(c), s ? "valid" : "train",
                          pr->tokens[s], corpus_has_splits(c) ? "" : " or another train_frac");
     if (!rc && tokenizer_kind(pr->tok) == TOKENIZER_CHAR) pr->valid_chars = pr->tokens[1];
-    else if (!rc && !corpus_has_splits(c)) rc = count_valid_chars(tmp, pr, err);
+    else if (!rc && !corpus_has_splits(c)) rc = tokcache_count_valid_chars(tmp, pr, err);
     pr->content_hash = corpus_content_hash(c);
     pr->skips = *corpus_skips(c);
     for (int s = 0; s < 3; s++) shard_writer_destroy(o.w[s]);

@@ -77,6 +77,7 @@ Tokenizer *tok_alloc(TokenizerKind kind, int V, size_t n_bytes)
     t->ops = KINDS[kind];
     t->kind = kind;
     t->V = V;
+    t->eot = -1;
     t->off = calloc((size_t)V + 1, sizeof *t->off);
     t->bytes = malloc(n_bytes + 1);
     t->xoff = calloc((size_t)V + 1, sizeof *t->xoff);
@@ -143,6 +144,8 @@ TokenizerKind tokenizer_kind(const Tokenizer *t) { return t->kind; }
 int tokenizer_vocab_size(const Tokenizer *t) { return t->V; }
 
 unsigned long long tokenizer_hash(const Tokenizer *t) { return t->hash; }
+
+int tokenizer_eot(const Tokenizer *t) { return t->eot; }
 
 /* ---- encoding and decoding ---- */
 

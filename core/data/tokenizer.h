@@ -1,7 +1,7 @@
 /* tokenizer.h — text <-> token ids: characters (the seed notebook's sorted(set(text))),
  * words (PyTorch's word_language_model: whitespace-split words plus <eos> per line),
- * byte-level BPE (bpe.c), BERT's WordPiece over a user-given vocab.txt, and torchtext's
- * basic_english words. Trained on a text, saved as JSON next to checkpoints, and
+ * byte-level BPE (bpe.c), BERT's WordPiece over a user-given vocab.txt, torchtext's
+ * basic_english words, and GPT-2's byte-level BPE over its fixed vocabulary (tok_gpt2.c). Trained on a text, saved as JSON next to checkpoints, and
  * identified by a hash so a checkpoint is never paired with the wrong vocabulary.
  * One file per kind (tok_<kind>.c) behind this handle; docs/architecture.md tells how to
  * add one. Not a general normaliser: only WordPiece and basic_english lowercase. */
@@ -45,6 +45,11 @@ const char *tokenizer_kind_name(TokenizerKind kind);
  *   0 keeps all. "<unk>" and "<eos>" are always present (appended when absent).
  * bpe: byte-level BPE with vocab_size - 256 merges (vocab_size >= 256); may stop earlier
  *   when no pair occurs twice (tokenizer_vocab_size tells).
+ * gpt2: not trained (text unused): GPT-2's vocab.bpe and encoder.json from opt->vocab_path
+ *   (a folder holding both, or the path of either with the other beside it; Hugging Face's
+ *   merges.txt / vocab.json names too) or, when NULL or empty, gpt2/ in $LMLAB_DATA or
+ *   the bundled data folder; vocab_size must be 0 or the files' 50257. LM_EIO (a file
+ *   missing), LM_EFORMAT (a malformed file, or the two not a pair).
  * LM_OK, or LM_EARG (bad vocab_size, or an empty text for char) / LM_ENOMEM with a message in err (LM_ERR_LEN). */
 int tokenizer_train(TokenizerKind kind, const char *text, size_t len, int vocab_size,
                     Tokenizer **out, char *err);
@@ -72,7 +77,8 @@ int tokenizer_vocab_size(const Tokenizer *t);
 
 /* Encodes len bytes into *ids (malloc'd, caller frees; non-NULL even when *n is 0).
  * char: a character outside the vocabulary -> LM_EARG naming it and its byte offset;
- * word: unknown words -> <unk>; bpe: exact for any bytes. LM_ENOMEM when out of memory.
+ * word: unknown words -> <unk>; bpe, gpt2: exact for any bytes (gpt2: "<|endoftext|>" in
+ * the text is text, as tiktoken's encode_ordinary). LM_ENOMEM when out of memory.
  * Reads t only, so several threads may encode with one tokenizer. */
 int tokenizer_encode(const Tokenizer *t, const char *text, size_t len, int **ids, size_t *n,
                      char *err);
@@ -113,6 +119,11 @@ char *tokenizer_save(const Tokenizer *t);
  * refer to existing tokens). LM_OK, LM_EFORMAT with a message naming the fault, or
  * LM_ENOMEM. */
 int tokenizer_load(const char *json, Tokenizer **out, char *err);
+
+/* The id of the tokenizer's end-of-text token, the separator between documents (gpt2:
+ * "<|endoftext|>" = 50256), or -1 when the kind has none (word's "<eos>" ends lines and
+ * is the tokenizer's own business). */
+int tokenizer_eot(const Tokenizer *t);
 
 /* Identity of the vocabulary: 64-bit FNV-1a of the tokenizer_save text. */
 unsigned long long tokenizer_hash(const Tokenizer *t);

@@ -180,8 +180,14 @@ static int open_cache(const char *dir, TokSeq split[3], TokFormatInfo *info, cha
     json_t *src = json_object_get(m, "sources");
     const char *one = json_array_size(src) == 1
                           ? json_string_value(json_object_get(json_array_get(src, 0), "hash")) : NULL;
+    unsigned long long all = TOKENIZER_FNV_SEED;   /* several: a hash of their content hashes */
+    for (size_t i = 0; i < json_array_size(src); i++) {
+        const char *h = json_string_value(json_object_get(json_array_get(src, i), "hash"));
+        if (h) all = tokenizer_fnv1a(h, strlen(h), all);
+    }
     if (!rc) {   /* one source: its content hash, what a run on the text recorded */
-        info->key = strtoull(one && strlen(one) == 16 ? one : key, NULL, 16);
+        info->key = one && strlen(one) == 16 ? strtoull(one, NULL, 16)
+                    : json_array_size(src) > 1 ? all : strtoull(key, NULL, 16);
         snprintf(info->tokenizer_hash, sizeof info->tokenizer_hash, "%s", hash);
         snprintf(info->tokenizer_kind, sizeof info->tokenizer_kind, "%s", kind);
         info->vocab_size = (int)json_integer_value(json_object_get(tok, "vocab_size"));

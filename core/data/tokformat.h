@@ -24,9 +24,10 @@ typedef struct {
     int vocab_size;             /* a cache: meta.json's vocabulary (0 otherwise) */
     int eot;                    /* a cache: the end-of-text id, -1 for none */
     unsigned long long key;     /* the data's identity: a cache's single source's content
-                                   hash (FNV-1a, the same as a text read whole gets), else
-                                   its key; other files: a hash of their names, sizes and
-                                   first and last 64 KB */
+                                   hash (FNV-1a, the same as a text read whole gets), a hash
+                                   of its sources' content hashes when several, its key when
+                                   none; other files: a hash of their names, sizes and first
+                                   and last 64 KB */
     uint64_t documents;         /* a cache: documents of the train split (0 unknown) */
 } TokFormatInfo;
 

@@ -129,7 +129,7 @@ int alerts_command_allowed(const RunStore *st, const AlertRow *a, char *why, siz
     char e[LM_ERR_LEN];
     int rc = runstore_alert_trusted(st, a, e, sizeof e);
     if (rc == LM_OK) return 1;
-    snprintf(why, cap, "%s: refused (%.150s)", rc == LM_EARG ? "not written by you"
+    snprintf(why, cap, "%s: refused (%.330s)", rc == LM_EARG ? "not written by you"
                                                               : "not whole", e);
     return 0;
 }
@@ -137,12 +137,12 @@ int alerts_command_allowed(const RunStore *st, const AlertRow *a, char *why, siz
 static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const AlertFacts *f,
                           const char *msg, long event)
 {
-    char buf[RUNSTORE_ALERT_CMD_LEN + 8], err[LM_ERR_LEN], status[128];
+    char buf[RUNSTORE_ALERT_CMD_LEN + 8], err[LM_ERR_LEN], status[400];
     char *argv[ALERTS_ARGV_MAX], store[12][640], *env[13];
     pid_t pid = 0;
     facts_env(e, a, f, msg, store, env);
     if (!alerts_command_allowed(st, a, status, sizeof status)) {
-        char line[400];
+        char line[600];
         snprintf(line, sizeof line, "alert %ld (%s): its command was not run — %s", a->id,
                  a->rule, status);
         runstore_console_append(st, e->run_id, "warning", line, err);
@@ -187,7 +187,7 @@ static void reap(AlertEngine *e, RunStore *st, int block, int kill_all)
             killed = 1;
         }
         if (r == 0) { i++; continue; }
-        char status[128], err[LM_ERR_LEN];
+        char status[400], err[LM_ERR_LEN];
         int left = !killed && end_group(e->kid[i]);   /* what it left in the background */
         if (killed && kill_all)
             snprintf(status, sizeof status, "ended with the run after %.0f s (still running)",

@@ -340,11 +340,14 @@ static int store_repair(RunStore *s, char *err)
     sqlite3_finalize(st);
     if (status || n == 0) return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "repairing interrupted runs", err)))
-        return status == LM_EDB ? LM_OK : status;
+        return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
     for (int i = 0; i < n && !status; i++) status = mark_interrupted(s, &found[i], err);
     if (!status) status = tx_commit(s, "repairing interrupted runs", err);
     else tx_rollback(s);
-    return status == LM_EDB ? LM_OK : status;
+    /* busy or a full disk: the repair happens at a later open, and this one goes on to
+     * read (issue 46 item 6: "disk full while repairing interrupted runs" refused every
+     * command, even the ones that would free space) */
+    return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
 }
 
 int runstore_reap_dead(RunStore *s, char *err)

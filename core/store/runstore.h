@@ -142,6 +142,9 @@ int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_set_note(RunStore *s, long id, const char *note, char *err);
 /* Where a run's checkpoints live (named after its id, so set after creation). */
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
+/* A resumed run's settings as it now trains ("key=value\n" text; run_launch notes what
+ * changed and from which step). */
+int runstore_run_set_config(RunStore *s, long id, const char *config, char *err);
 
 /* What deleting a run did to its files (runstore_delete_run_report). */
 typedef struct {

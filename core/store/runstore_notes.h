@@ -61,7 +61,7 @@ typedef struct {
     double t;
     char rule[RUNSTORE_ALERT_RULE_LEN];
     char message[512];
-    char cmd_status[128];
+    char cmd_status[400];
 } AlertEvent;
 
 /* Records that rule alert_id fired for run (once: *fired = 0 when it already had). */

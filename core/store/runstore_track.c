@@ -154,6 +154,17 @@ static size_t utf8_cut(const char *text, size_t cap)
 int runstore_console_append(RunStore *s, long run, const char *kind, const char *text,
                             char *err)
 {
+    double t = sysinfo_wall();
+    int status = runstore_journal_first(s, err);   /* older lines first */
+    if (!status) status = runstore_console_insert(s, run, t, kind, text, err);
+    if (status && status != LM_EARG && !s->damaged)   /* disk full, locked: kept for later */
+        runstore_journal_console(s, run, t, kind ? kind : "info", text ? text : "");
+    return status;
+}
+
+int runstore_console_insert(RunStore *s, long run, double t, const char *kind,
+                            const char *text, char *err)
+{
     char line[RUNSTORE_CONSOLE_LINE_MAX + 8];
     text = text ? text : "";
     size_t n = utf8_cut(text, RUNSTORE_CONSOLE_LINE_MAX - 3);
@@ -167,7 +178,7 @@ int runstore_console_append(RunStore *s, long run, const char *kind, const char 
                                  " FROM run_console WHERE run_id=?1", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_double(st, 2, sysinfo_wall());
+    sqlite3_bind_double(st, 2, t);
     bind_str(st, 3, kind ? kind : "info");
     sqlite3_bind_text(st, 4, line, (int)n, SQLITE_TRANSIENT);
     if ((status = write_stmt(s, st, "recording the console", &changes, err))) return status;

@@ -3,6 +3,7 @@
  * run store (see sweep_runner.h). Not here: the spec and the halving rule (sweep.c),
  * printing (commands/cmd_sweep.c). */
 #include "sweep_runner.h"
+#include "run_trust.h"
 
 #include "dist.h"
 #include "run_launch.h"
@@ -99,6 +100,8 @@ static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o,
     if (runrecord_checkpoint_path(r->st, &row, "final", o->resume, sizeof o->resume, NULL, e2))
         o->resume[0] = 0;   /* none: the trial restarts from step 0 as the same run */
     runstore_row_free(&row);
+    if (run_trust_settings(o->resume, cfg, NULL, e2))   /* stored settings act as this user */
+        return err_set(err, LM_EARG, "trial %d: %s", r->trials[i].k, e2);
     return LM_OK;
 }
 
@@ -211,9 +214,11 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
     char why[LM_ERR_LEN], tag[32];
     Config cfg = r->trials[i].cfg;
     TrainerOptions o = {0};
-    int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, err) : LM_OK;
+    int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, why) : LM_OK;
+    if (rc == LM_EARG)   /* its stored settings are refused: the trial fails, saying why */
+        return fail_trial(r, i, why, err);
     if (rc)
-        return rc;
+        return err_set(err, rc, "%s", why);
     if (r->threads > 0)
         cfg.threads = r->threads;
     snprintf(tag, sizeof tag, "sweep-%ld", r->id);

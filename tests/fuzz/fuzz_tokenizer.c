@@ -5,9 +5,10 @@
  * of hostile JSON, then encode/decode with what loaded); a first byte of 0xF0 or more:
  * (c) a training text for basic_english, or (d) a text for WordPiece (encoded with the
  * 30,522-piece fixture vocabulary, cased and uncased, and used to train the reference
- * pipeline's vocabulary over a small vocab.txt written once to /tmp).
- * Invariants: char and BPE decode(encode(text)) == text for any bytes they accept (BPE
- * accepts all); word ids are all valid; ids out of range are refused (-1, "<invalid>",
+ * pipeline's vocabulary over a small vocab.txt written once to /tmp); 0xE8..0xEF: (e) a
+ * text for gpt2 (data/gpt2, loaded once).
+ * Invariants: char, BPE and gpt2 decode(encode(text)) == text for any bytes they accept
+ * (BPE and gpt2 accept all); word ids are all valid; ids out of range are refused (-1, "<invalid>",
  * skipped by decode); save -> load gives the same JSON and hash; a failure leaves a message
  * and no object.
  * Not built by meson: scripts/fuzz.sh builds and runs every target. By hand, from the
@@ -65,7 +66,8 @@ static void fuzz_encode(const Tokenizer *t, const char *text, size_t len)
         FUZZ_ASSERT(ids[i] >= 0 && ids[i] < V);
     char *back = tokenizer_decode(t, ids, n);
     FUZZ_ASSERT(back);
-    if (tokenizer_kind(t) == TOKENIZER_CHAR || tokenizer_kind(t) == TOKENIZER_BPE)
+    if (tokenizer_kind(t) == TOKENIZER_CHAR || tokenizer_kind(t) == TOKENIZER_BPE ||
+        tokenizer_kind(t) == TOKENIZER_GPT2)
         FUZZ_ASSERT(strlen(back) <= len && memcmp(back, text, strlen(back)) == 0 &&
                     (memchr(text, 0, len) || strlen(back) == len));
     free(back);
@@ -142,6 +144,18 @@ static void fuzz_wordpiece(int vocab, const char *text, size_t len)
     fuzz_train_opts(TOKENIZER_WORDPIECE, &o, text, len);
 }
 
+/* gpt2 over the bundled files: the text encoded and decoded back. */
+static void fuzz_gpt2(const char *text, size_t len)
+{
+    static Tokenizer *g;
+    char err[LM_ERR_LEN];
+    if (!g) {
+        TokenizerOptions o = { .vocab_path = LMLAB_DATA_DIR "/gpt2" };
+        FUZZ_ASSERT(tokenizer_train_opts(TOKENIZER_GPT2, "", 0, &o, &g, err) == LM_OK);
+    }
+    fuzz_encode(g, text, len);
+}
+
 static void fuzz_load(const char *json)
 {
     Tokenizer *t = (Tokenizer *)1;
@@ -172,6 +186,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_wordpiece(vocab, text, len);
     else if (data[0] >= 0xF0)
         fuzz_train(TOKENIZER_BASIC_ENGLISH, vocab % 16, text, len);
+    else if (data[0] >= 0xE8)
+        fuzz_gpt2(text, len);
     else if (mode == 0)
         fuzz_train(TOKENIZER_CHAR, 0, text, len);
     else if (mode == 1)

@@ -40,6 +40,7 @@ struct Tokenizer {
     size_t *doff;         /* (V+1) offsets of each token's display text, NUL-terminated */
     char *dtext;
     void *impl;           /* the kind's own state, freed by ops->free_impl */
+    int eot;              /* the end-of-text token's id, -1 when the kind has none */
     unsigned long long hash;
 };
 

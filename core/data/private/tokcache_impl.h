@@ -5,6 +5,7 @@
 #define LM_TOKCACHE_IMPL_H
 
 #include "corpus.h"
+#include "shard.h"
 #include "tokcache.h"
 
 /* What one prepare made, for meta.json. */
@@ -33,8 +34,35 @@ int tokcache_prepare(const TokCacheRequest *req, Corpus *c, const char *tmp, con
 
 void tokcache_prep_free(TokCachePrep *p);
 
+/* Where a piece may be cut (CorpusCutFn): line for the tokenizers of this project (char,
+ * word, bpe, basic_english, wordpiece), strict for others (GPT-2's regex). */
+size_t tokcache_cut_line(const char *s, size_t n, void *ud);
+size_t tokcache_cut_strict(const char *s, size_t n, void *ud);
+
+/* tokcache_split.c: the stream's "all" shards in tmp (writer a, finished) renamed and cut
+ * into train (the first (size_t)(train_frac * N) tokens) and valid; documents per split
+ * from the token positions after each document (doc_ends; lost: too many to keep, all
+ * counted in train). Fills pr's splits. LM_OK, LM_EIO, LM_ENOSPC, LM_ENOMEM. */
+int tokcache_cut_stream(const TokCacheRequest *r, const char *tmp, ShardWriter *a,
+                        const unsigned long long *doc_ends, size_t n_doc_ends, int doc_ends_lost,
+                        TokCachePrep *pr, char *err);
+
+/* The code points of the valid split's decoded text into pr->valid_chars (dataset.c's
+ * n_chars for the word-like and BPE tokenizers). LM_OK, LM_EIO, LM_ENOMEM. */
+int tokcache_count_valid_chars(const char *tmp, TokCachePrep *pr, char *err);
+
 /* An estimate of the shards' bytes for c with the tokenizer's kind and width: the text
  * (compressed sources counted at a typical ratio) over typical bytes per token. */
 unsigned long long tokcache_estimate_bytes(const Corpus *c, TokenizerKind kind, int width);
+
+/* tokcache_list.c: dir/meta.json (NULL with why set when missing, unreadable or not a
+ * cache's); whether meta's sources are c's files as they are now (c NULL: sizes and
+ * mtimes only) and its shards whole ("" in why, else why not; *damaged: the shards are
+ * what is wrong); removing a cache directory (its files, then it; 0 or -1). */
+#include <jansson.h>
+json_t *tokcache_meta_load(const char *dir, char *why, size_t cap);
+void tokcache_check_fresh(const json_t *m, const Corpus *c, const char *dir, char *why, size_t cap,
+                          int *damaged);
+int tokcache_rm_dir(const char *dir);
 
 #endif

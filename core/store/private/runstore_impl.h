@@ -45,6 +45,8 @@ struct RunStore {
     long known_run;        /* last run id checked to exist */
     char journal[1024];    /* spill file for rows past max_pending ("" = none) */
     long max_pending, journal_rows;
+    int full_since;        /* a write failed for space: checkpoint the WAL once one lands */
+    double failed_at;      /* monotonic seconds of the last failed flush (0: none) */
     sqlite3_stmt *ins_step, *ins_eval, *upd_run;
 };
 
@@ -209,6 +211,28 @@ int runstore_check_present(RunStore *s, char *err);
 int runstore_journal_spill(RunStore *s, char *err);
 /* Inserts the journal's rows (inside the caller's transaction). */
 int runstore_journal_insert(RunStore *s, char *err);
+/* A checkpoint record or a console line the store could not take, appended to the
+ * journal (issue 46 item 5: every record written during a fault lands afterwards);
+ * silently nothing when no journal is set or it cannot be written. */
+void runstore_journal_checkpoint(RunStore *s, long run, const CheckpointRecord *c);
+void runstore_journal_console(RunStore *s, long run, double t, const char *kind,
+                              const char *text);
+/* The checkpoint record's statements, inside the caller's transaction (runstore_ckpt.c). */
+int runstore_ckpt_log_one(RunStore *s, long run, const CheckpointRecord *c, char *err);
+/* One console line at time t, inside or outside a transaction (runstore_track.c). */
+int runstore_console_insert(RunStore *s, long run, double t, const char *kind,
+                            const char *text, char *err);
+/* Before a record that must land after the journal's (a checkpoint, a console line): LM_OK
+ * when the journal is empty or lands now; an error (the record is journaled too) while it
+ * cannot, trying at most every 5 s so an outage does not reread the journal per record. */
+static inline int runstore_journal_first(RunStore *s, char *err)
+{
+    if (!s->journal_rows) return LM_OK;
+    if (s->failed_at > 0 && sysinfo_now() - s->failed_at < 5.0)
+        return err_set(err, LM_EDB, "the run store could not take rows %.0f s ago; kept in"
+                       " the journal %s", sysinfo_now() - s->failed_at, s->journal);
+    return runstore_flush(s, err);
+}
 /* After a commit that included the journal: deletes it. */
 void runstore_journal_landed(RunStore *s);
 
