@@ -6,6 +6,7 @@
  * build)); one "id piece" pair a line, or one JSON object with --json.
  * Not here: opening a model (cmd_model.c). */
 #include "dataset.h"
+#include "dataset_cache.h"
 #include "err.h"
 #include "session.h"
 #include "cmd_tokenize.h"
