@@ -736,6 +736,21 @@ static void test_system_view(void)
     CHECK(has(s, " 7 system ") && has(s, " 1 tra ") && has(s, " 2 his ") && has(s, "VIEW KEYS"),
           "compact tabs at 80 columns: %s", s ? s : "");
     free(s);
+    /* eight views (issue 48's grid) at 80 columns: whichever is on and whichever part has
+     * the keys, the badge shows (the others down to a letter or their number) */
+    int view0 = d.view;
+    for (int v = 0; v < views_count(); v++)
+        for (int f = DASH_FOCUS_VIEW; f <= DASH_FOCUS_OUTPUT; f++) {
+            d.view = v;
+            d.focus = f;
+            s = dump(&d, &sn, 80, 24, &U, NULL);
+            CHECK(s && has(s, f == DASH_FOCUS_VIEW ? "VIEW KEYS" : "OUTPUT KEYS") &&
+                  has(s, views_get(v)->name), "view %d, focus %d at 80 columns: %s", v, f,
+                  s ? s : "");
+            free(s);
+        }
+    d.view = view0;
+    d.focus = DASH_FOCUS_VIEW;
     snapshot_free(&sn);
     dash_state_free(&d);
 }

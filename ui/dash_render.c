@@ -111,6 +111,14 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
 
 /* ---- tabs, output, command line ---- */
 
+/* " N name " with the name cut to letters (" N " when 0), into buf. */
+static const char *tab_name(char *buf, size_t cap, int i, int letters)
+{
+    if (letters > 0) snprintf(buf, cap, " %d %.*s ", i + 1, letters, views_get(i)->name);
+    else snprintf(buf, cap, " %d ", i + 1);
+    return buf;
+}
+
 /* The tab line: the views, then on the right which part has the keys (a badge) and
  * what the keys do there. */
 static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *caps)
@@ -120,23 +128,29 @@ static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *ca
         "letters type a command | Esc: view keys | F1 help",
         "arrows Space Enter / = * > ^ | a letter types a command",
         "arrows PgUp PgDn End | a letter types a command"};
-    int x = 0, full = 0, badge_w = canvas_utf8_width(badges[1]) + 2;
-    for (int i = 0; i < views_count(); i++)   /* too narrow for every name and the badge: */
-        full += canvas_utf8_width(views_get(i)->name) + 5;   /* the others' first 3 letters */
-    int compact = full + badge_w >= W;
+    /* too narrow for every name and the badge: the other views' first 3 letters, then
+     * their first letter, then their number alone (eight views at 80 columns need 3 or 1) */
+    static const int levels[] = {40, 3, 1, 0};
+    int view_line = d->prompt_mode != DASH_PROMPT_CMD;
+    const char *badge = view_line ? " TYPING " : badges[d->focus];
+    const char *h = view_line ? "Enter applies | Esc cancels" : hints[d->focus];
+    int x = 0, bw = canvas_utf8_width(badge), hw = canvas_utf8_width(h), letters = 0;
+    char name[64];
+    for (int l = 0; l < (int)(sizeof levels / sizeof *levels); l++) {
+        int full = 0;
+        for (int i = 0; i < views_count(); i++)
+            full += canvas_utf8_width(tab_name(name, sizeof name, i, i == d->view ? 40
+                                                                         : levels[l])) + 1;
+        letters = levels[l];
+        if (full + bw + 1 < W) break;   /* the badge fits (as placed below) */
+    }
     for (int i = 0; i < views_count(); i++) {
         int on = i == d->view;
-        char name[64];
-        snprintf(name, sizeof name, " %d %.*s ", i + 1, compact && !on ? 3 : 40,
-                 views_get(i)->name);
+        tab_name(name, sizeof name, i, on ? 40 : letters);
         x += canvas_text(c, x, 1, W - x, name, on ? UI_COLOR_ACCENT : UI_COLOR_DIM,
                          on ? UI_ATTR_REVERSE | UI_ATTR_BOLD : 0);
         x += canvas_text(c, x, 1, W - x, " ", 0, 0);
     }
-    int view_line = d->prompt_mode != DASH_PROMPT_CMD;
-    const char *badge = view_line ? " TYPING " : badges[d->focus];
-    const char *h = view_line ? "Enter applies | Esc cancels" : hints[d->focus];
-    int bw = canvas_utf8_width(badge), hw = canvas_utf8_width(h);
     if (x + bw + hw + 2 < W)
         canvas_text(c, W - hw - 1, 1, hw, h, UI_COLOR_DIM, 0);
     else
