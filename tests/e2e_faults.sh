@@ -335,9 +335,16 @@ scenario_absurd() {
     seq 1 300000 | sed 's/^/w/' | paste -d' ' - - - - - - - - - - >words.txt
     check "vocabulary too large for memory" refused "needs about .* GiB .*vocabulary 2[0-9]{5}" \
         -c "use quick; train data=words.txt tokenizer=word d=8192 nhid=64 layers=1"
-    check "data= a directory" refused "directory '$W' has no" -c "use quick; train data=$W"
+    # a directory is a corpus of its files (issue 47 item 2): one with no files, and one
+    # whose files hold no text (an empty one, a binary one: skipped and counted), refused
+    mkdir -p nofiles notext && : >notext/empty.txt && head -c 4096 /dev/zero >notext/blob.dat
+    check "data= an empty directory" refused "directory '$W/nofiles' has no files" \
+        -c "use quick; train data=nofiles"
+    check "data= a directory without text" refused "'$W/notext' holds no text to build a vocabulary" \
+        -c "use quick; train data=notext"
     mkfifo data.fifo
-    check "data= a FIFO" refused "'data.fifo' is not a regular file" -c "use quick; train data=data.fifo"
+    check "data= a FIFO" refused "data.fifo: not a regular file \\(a FIFO\\)" \
+        -c "use quick; train data=data.fifo"
     check "no run recorded by refused settings" eq "$(q 'SELECT count(*) FROM runs' 2>/dev/null || echo 0)" 0
     DB=s7b.db
     "$L" --db "$DB" train quick steps=20 runs_dir=R7 >/dev/null 2>&1
