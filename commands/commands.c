@@ -78,6 +78,7 @@ static const CmdArgSpec RUNS_KEYS[] = {
 static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json", "csv|json"}, {"file", "file=PATH", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec WATCH_KEYS[] = {{"seconds", "seconds=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
     {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
@@ -164,8 +165,18 @@ static const Command COMMANDS[] = {
     {"jobs", "", "every running or paused run of the store, from any process or host",
      "One line per run: id, name, host/pid, step/total, train and val loss, a sparkline of\n"
      "the newest losses, tokens/s, ETA, state (running, paused, stale: its owner is dead or\n"
-     "silent). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
-     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
+     "silent; \"no step for N s\": its process lives but has said nothing for N s, frozen\n"
+     "or hung). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
+     "view shows the same board. Like `log ID follow`, the dashboard and `watch`, it also\n"
+     "judges the alerts no owner can: stalled (a silent owner) and ended (a dead one).",
+     ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
+    {"watch", "[seconds=N]", "judge stalled and ended alerts of every run, from outside",
+     "Every second, the alert rules a run's own process cannot judge: `stalled:N` of a run\n"
+     "whose process has said nothing (no step, no heartbeat) for N s (frozen: kill -STOP,\n"
+     "hung), `ended` of a run whose process is gone. Whoever sees it first fires it, once:\n"
+     "its line goes to the run's console (`log ID`) and its command runs here. Ends after\n"
+     "seconds=N or at Ctrl-C.", ARG_KEYVAL, WATCH_KEYS, cmd_watch, "training", CMD_BLOCKS,
+     NULL, NULL},
     {"fork", "RUN_ID step=N [key=value ...]",
      "start a new run from run ID's checkpoint at step N with changed settings",
      "The new run continues from the checkpoint's weights, optimizer moments, data position\n"

@@ -40,6 +40,8 @@ struct Recorder {
     double sys_every, next_sys, last_step_at;
     ConsoleState console;
     AlertEngine alerts;
+    long alert_seen;                  /* the newest alert event told (-1: not read yet) */
+    double next_alert_news;
     RunOwner me;                      /* this process as the run's owner (pid 0: not) */
 };
 
@@ -273,6 +275,38 @@ static void alert_facts(Recorder *r, AlertFacts *f, double now)
     f->since_step = s->status == TRAINER_RUNNING ? now - r->last_step_at : 0;
 }
 
+/* The alerts of the run that fired since the last look, whoever fired them (this process
+ * or another that saw it stalled), as the snapshot's message: the owner's terminal and
+ * dashboard print it (issue 49 item 6). Those fired before this recorder began are not
+ * told again. */
+static void alert_news(Recorder *r, RunStore *st, double now, int force)
+{
+    if (!st || (!force && now < r->next_alert_news))
+        return;
+    r->next_alert_news = now + 1.0;
+    AlertEvent *ev = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN], msg[LM_ERR_LEN];
+    if (runstore_alert_events(st, r->run_id, r->alert_seen > 0 ? r->alert_seen : 0, 0, &ev,
+                              &n, err))
+        return;
+    for (int i = 0; i < n; i++) {
+        if (r->alert_seen >= 0) {
+            snprintf(msg, sizeof msg, "alert %.60s fired: %.400s", ev[i].rule, ev[i].message);
+            pthread_mutex_lock(&r->mu);
+            set_message(&r->snap, msg);
+            r->snap.seq++;
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    long newest = r->alert_seen > 0 ? r->alert_seen : 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].id > newest)
+            newest = ev[i].id;
+    r->alert_seen = newest;
+    free(ev);
+}
+
 /* System metrics when due (always when force), then the alert rules. */
 static void track_poll(Recorder *r, RunStore *st, int force)
 {
@@ -298,6 +332,7 @@ static void track_poll(Recorder *r, RunStore *st, int force)
         r->snap.seq++;
         pthread_mutex_unlock(&r->mu);
     }
+    alert_news(r, st, now, force);
 }
 
 /* The console line of one event, when it makes one. */
@@ -455,6 +490,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->sys_every = sysmetrics_every();
     r->console.total_steps = trainer_total_steps(t);
     alerts_init(&r->alerts, run_id, run_name, db_path);
+    r->alert_seen = -1;
     r->ud = ud;
     pthread_mutex_init(&r->mu, NULL);
     Snapshot *s = &r->snap;
