@@ -12,6 +12,7 @@
 #include "runstore_group.h"
 #include "run_launch.h"
 #include "runrecord.h"
+#include "run_weights.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -213,6 +214,34 @@ int cmd_control(Session *s, int argc, const LexWord *argv)
     if (control_target(s, argc, argv, verb, &id))
         return LM_EARG;
     return job_control(s, verb, id);
+}
+
+/* `checkpoint [RUN_ID]`: the run's owner (any process, through the store) writes a
+ * checkpoint of its current weights now; this waits for the file and names it, so a live
+ * run can be sampled, opened or evaluated from any shell (issue 49 item 7). */
+int cmd_checkpoint(Session *s, int argc, const LexWord *argv)
+{
+    long id;
+    if (control_target(s, argc, argv, "checkpoint", &id))
+        return LM_EARG;
+    if (!id && !(id = s->rec ? s->run_id : 0))
+        return session_error(s, LM_EARG, "checkpoint: give the run id of a training run "
+                             "(`jobs` lists them)");
+    RunStore *st = session_store(s);
+    if (!st)
+        return LM_EDB;
+    char path[1024], err[LM_ERR_LEN];
+    long step = 0;
+    int rc = run_weights_request(st, id, RUN_WEIGHTS_WAIT_S, path, sizeof path, &step, err);
+    if (rc)
+        return session_error(s, rc, "%s", err);
+    Output *o = output_create("checkpoint");
+    output_int(o, "run", id);
+    output_int(o, "step", step);
+    output_str(o, "path", path);
+    output_line(o, "run #{run} wrote a checkpoint at step {step}: {path} (`sample runs={run}`"
+                " or `open {run} which=final` reads it)");
+    return output_emit(s, o);
 }
 
 /* One logged step's own fields: run, step and the metrics of core/base/metrics.def. */

@@ -156,6 +156,12 @@ static const Command COMMANDS[] = {
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
      ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL, train_route},
+    {"checkpoint", "[RUN_ID]", "make a run's owner write a checkpoint now (any process)",
+     "Asks the process training RUN_ID (through the store, from any shell) to write a\n"
+     "checkpoint of its current weights after its current step (a paused run: at once),\n"
+     "waits for it (60 s at most) and names the file: `sample runs=ID`, `open ID\n"
+     "which=final` and the dashboard following the run then read those weights.",
+     ARG_RUN_ID, NULL, cmd_checkpoint, "training", 0, NULL, NULL},
     {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
      CONTROL_HELP, ARG_RUN_ID, NULL, cmd_control, "training", 0, NULL, NULL},
     {"resume", "[RUN_ID]", "resume a paused run or sweep", CONTROL_HELP, ARG_RUN_ID, NULL,

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# e2e_watch.sh — issue 49 items 5 and 6: alerts no owner can judge are judged by any lmlab
+# e2e_watch.sh — issue 49 items 5, 6 and 7: alerts no owner can judge are judged by any lmlab
 # process (a frozen owner's `stalled`, a dead owner's `ended`), fired once; the jobs board
 # says "no step for N s" of a frozen run; every fired alert reaches the run's console
-# (`log ID`) and the owner's terminal. Usage: e2e_watch.sh LMLAB_BINARY
+# (`log ID`) and the owner's terminal; a live run of another process is sampled from any
+# shell (its newest checkpoint, one written on request when it has none).
+# Usage: e2e_watch.sh LMLAB_BINARY
 set -u
 bin=$(readlink -f "$1")
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
@@ -90,4 +92,31 @@ grep -q "^alert: run #3 ended fired: ended (interrupted) at step [0-9]*: its pro
 grep -q "^alert:" w2.txt && fail "ended fired twice: $(cat w2.txt)"
 "$bin" log 3 | grep -q "alert ended fired: ended (interrupted)" || fail "log 3 has no alert line"
 echo "checked: item 5 a dead owner's ended alert, judged by watch"
+
+# --- item 7: a live run of another process, sampled from any shell
+"$bin" train quick $LONG >o4.txt 2>&1 &
+kids+=($!)
+tpid=$!
+pid=$(owner_of 4)
+[ -n "$pid" ] || die "run 4 never logged a step: $(cat o4.txt)"
+"$bin" run 4 | grep -q "safetensors" && die "run 4 has a checkpoint already"
+"$bin" sample runs=4 tokens=5 >s1.txt 2>&1 || fail "sample runs=4 of a live run without a checkpoint: $(cat s1.txt)"
+grep -q "run 4 has no checkpoint yet: asking its owner (pid $pid) to write one" s1.txt ||
+    fail "sample runs=4 does not say it asked for the weights: $(cat s1.txt)"
+"$bin" checkpoint 4 >c1.txt 2>&1 || fail "checkpoint 4: $(cat c1.txt)"
+cstep=$(sed -nE 's/^run #4 wrote a checkpoint at step ([0-9]+): .*/\1/p' c1.txt)
+[ -n "$cstep" ] || fail "checkpoint 4: $(cat c1.txt)"
+[ -n "$cstep" ] && { [ -f "$(sed -nE 's/.*: (runs\/[^ ]+\.safetensors).*/\1/p' c1.txt)" ] ||
+    fail "checkpoint 4 names a file that does not exist: $(cat c1.txt)"; }
+"$bin" -c "sample tokens=5" >s2.txt 2>&1 || fail "sample in a shell following run 4: $(cat s2.txt)"
+grep -qE "weights: run #4 step-[0-9]+\.safetensors \(its newest checkpoint, step [0-9]+\)" s2.txt ||
+    fail "a shell following run 4 does not sample its newest checkpoint: $(cat s2.txt)"
+"$bin" -c "coeffs layer=0 prompt=ROMEO" >g.txt 2>&1 || fail "coeffs following run 4: $(cat g.txt)"
+"$bin" pause 4 >/dev/null 2>&1
+"$bin" checkpoint 4 >c2.txt 2>&1 || fail "checkpoint of a paused run: $(cat c2.txt)"
+"$bin" stop 4 >/dev/null 2>&1
+bwait "$tpid" 60 "run 4" >/dev/null
+"$bin" checkpoint 4 >c3.txt 2>&1 && fail "checkpoint of an ended run succeeded: $(cat c3.txt)"
+grep -q "has no live owner" c3.txt || fail "checkpoint of an ended run: $(cat c3.txt)"
+echo "checked: item 7 a live run sampled from another shell; checkpoint ID"
 exit $status

@@ -4,6 +4,8 @@
  * session's own `pause`/`stop` take; each is answered in the store. */
 #include "recorder.h"
 
+#include "dist.h"
+
 #include "alerts.h"
 #include "console.h"
 #include "err.h"
@@ -196,7 +198,8 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     pthread_mutex_unlock(&r->mu);
     int verb = c->verb_id;
     if (verb < 0)
-        snprintf(reply, cap, "unknown control '%s': ignored (pause, resume or stop)", c->verb);
+        snprintf(reply, cap, "unknown control '%s': ignored (pause, resume, stop or "
+                 "checkpoint)", c->verb);
     else if (ended || trainer_is_done(ts))
         snprintf(reply, cap, "run #%ld had already ended (%s at step %ld): nothing to %s",
                  r->run_id, trainer_status_name(ts), step, c->verb);
@@ -211,6 +214,13 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     } else if (verb == RUNCTL_RESUME) {
         trainer_resume(r->t);
         snprintf(reply, cap, "run #%ld resumed at step %ld", r->run_id, step);
+    } else if (verb == RUNCTL_CHECKPOINT && dist_size() > 1) {
+        snprintf(reply, cap, "run #%ld trains under mpirun: it writes checkpoints only at "
+                 "checkpoint_every (no checkpoint on request)", r->run_id);
+    } else if (verb == RUNCTL_CHECKPOINT) {
+        trainer_checkpoint_now(r->t);
+        snprintf(reply, cap, "run #%ld writes a checkpoint %s (it was at step %ld)", r->run_id,
+                 ts == TRAINER_PAUSED ? "now, paused" : "after its current step", step);
     } else {
         trainer_stop(r->t);
         snprintf(reply, cap, "run #%ld stops after its current step (a checkpoint is written)",

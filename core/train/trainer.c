@@ -497,8 +497,16 @@ static int trainer_wait_if_paused(Trainer *t, const char *why)
         TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup(why)};
         trainer_push(t, &ev);
         pthread_mutex_lock(&t->mu);
-        while (t->pause_req && !t->stop_req)
+        while (t->pause_req && !t->stop_req) {
+            if (t->ckpt_req && dist_size() == 1) {   /* a paused run's weights, asked for */
+                t->ckpt_req = 0;
+                pthread_mutex_unlock(&t->mu);
+                trainer_checkpoint_or_pause(t, 0);
+                pthread_mutex_lock(&t->mu);
+                continue;
+            }
             pthread_cond_wait(&t->cv, &t->mu);
+        }
         t->status = TRAINER_RUNNING;
         pthread_mutex_unlock(&t->mu);
         if (!t->stop_req) {
@@ -709,6 +717,15 @@ static void *train_main(void *arg)
             tok_log = t->ts.tokens;
         }
         rc = step_tasks(t, lead, &end, err);
+        if (!rc && !end && __atomic_load_n(&t->ckpt_req, __ATOMIC_ACQUIRE) &&
+            dist_size() == 1) {   /* asked for by `checkpoint ID` (trainer_checkpoint_now) */
+            __atomic_store_n(&t->ckpt_req, 0, __ATOMIC_RELEASE);
+            if (!due(t->ts.step, c->checkpoint_every) && trainer_checkpoint_or_pause(t, 0)) {
+                end = 1;   /* as a periodic checkpoint's failure ends the loop */
+                if (t->fatal[0])
+                    rc = err_set(err, LM_EFORMAT, "%s", t->fatal);
+            }
+        }
     }
     if (!rc && w->window_steps > 0)   /* the steps since the last log row: the true last step
                                          is logged (a stop between log_every rows, a time
@@ -729,6 +746,14 @@ void trainer_set_run(Trainer *t, long run_id, const char *run_dir)
 void trainer_set_store_id(Trainer *t, const char *store_id)
 {
     snprintf(t->ts.store_id, sizeof t->ts.store_id, "%s", store_id ? store_id : "");
+}
+
+void trainer_checkpoint_now(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    t->ckpt_req = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 void trainer_set_stop_at(Trainer *t, long step)
