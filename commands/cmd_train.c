@@ -189,8 +189,14 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     output_int(out, "steps", trainer_total_steps(h.trainer));
     output_str(out, "precision", trainer_config(h.trainer)->precision);   /* what runs */
     output_str(out, "dir", h.run_dir);
-    output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
-                "steps in {precision}; checkpoints in {dir}");
+    const Config *tc = trainer_config(h.trainer);   /* what trains, overrides applied: the
+                                                       `using` line said the preset's */
+    output_int(out, "d", tc->d);
+    output_int(out, "layers", tc->layers);
+    output_int(out, "bptt", tc->bptt);
+    output_line(out, "run #{run} {action}: {model} d={d} layers={layers} bptt={bptt} on "
+                "{data}, {params} parameters, {steps} steps in {precision}; checkpoints in "
+                "{dir}");
     output_emit(s, out);
     return group ? file_into_group(s, group) : LM_OK;
 }

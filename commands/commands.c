@@ -150,12 +150,12 @@ static const Command COMMANDS[] = {
     {"show", "[config|model|data|machine]",
      "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
      NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS, NULL},
-    {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
+    {"train", "[EXPERIMENT] [steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
      "start a run in the background (returns at once)",
      "Applies the key=value settings, records a new run in the run store and trains on\n"
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
-     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL, train_route},
+     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", CMD_LEAD_USE, NULL, train_route},
     {"checkpoint", "[RUN_ID]", "make a run's owner write a checkpoint now (any process)",
      "Asks the process training RUN_ID (through the store, from any shell) to write a\n"
      "checkpoint of its current weights after its current step (a paused run: at once),\n"

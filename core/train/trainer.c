@@ -689,12 +689,20 @@ static void *train_main(void *arg)
     /* the log window lives in the training state: a checkpoint carries its open part, so
        a resumed run's rows are the same window means as an uninterrupted run's (issue 49) */
     TrainState *w = &t->ts;
-    trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
+    char how[96];   /* a fork is a new run: not "resumed" */
+    if (t->opt.fork_of > 0)
+        snprintf(how, sizeof how, "forked from run #%ld at step %ld", t->opt.fork_of,
+                 t->ts.step);
+    else
+        snprintf(how, sizeof how, "%s", t->ts.step ? "resumed from a checkpoint" : "started");
+    trainer_set_status(t, TRAINER_RUNNING, how);
     int lead = dist_rank() == 0;   /* under mpirun rank 0 alone evaluates, samples, saves */
     while (t->ts.step < t->total_steps && !end) {
+        double p0 = sysinfo_now();
         int go = !trainer_wait_if_paused(t, "") &&
                  !(c->time_budget > 0 && t->ts.elapsed >= c->time_budget) &&
                  !(t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at);
+        t_log += sysinfo_now() - p0;   /* a pause is no time of the window's speed */
         if (!trainer_dist_control(t, go))   /* rank 0's decision on every rank */
             break;
         double loss = 0;
