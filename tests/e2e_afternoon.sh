@@ -171,5 +171,8 @@ grep -qE "^ +2 " tt.txt || fail "runs tags~base does not list run 2: $(cat tt.tx
 # show model of an LSTM names no heads and no norm
 "$bin" -c "use wikismall_lstm; show model" >sm.txt 2>&1 || fail "show model: $(cat sm.txt)"
 grep -E "^model +lstm:" sm.txt | grep -qE "heads=|norm=" && fail "show model of an LSTM: $(grep '^model' sm.txt)"
+# coeffs shows a long token whole ("releas" was cut at 6)
+"$bin" -c "open $wid; coeffs layer=0 prompt=\"NORTHUMBERLAND: the king\"" >cl.txt 2>&1 || fail "coeffs: $(cat cl.txt)"
+grep -qE "^ +NORTHUMBERLAND: " cl.txt || fail "coeffs cuts a long token: $(cat cl.txt)"
 echo "checked: low list (train EXPERIMENT at the prompt, start line, fork name and console, tags~, show model)"
 exit $status
