@@ -174,5 +174,19 @@ grep -E "^model +lstm:" sm.txt | grep -qE "heads=|norm=" && fail "show model of 
 # coeffs shows a long token whole ("releas" was cut at 6)
 "$bin" -c "open $wid; coeffs layer=0 prompt=\"NORTHUMBERLAND: the king\"" >cl.txt 2>&1 || fail "coeffs: $(cat cl.txt)"
 grep -qE "^ +NORTHUMBERLAND: " cl.txt || fail "coeffs cuts a long token: $(cat cl.txt)"
+# a SIGTERM stop says its cause
+"$bin" train quick steps=10000000 log_every=50 eval_every=100000 checkpoint_every=1000000 \
+    sample_every=0 name=sigterm >st.txt 2>&1 &
+tpid=$!
+up=""
+for _ in $(seq 1 300); do   # bounded: 60 s for its first logged step
+    "$bin" --json runs name=sigterm 2>/dev/null | grep -qE '"steps":[1-9]' && { up=1; break; }
+    sleep 0.2
+done
+[ -n "$up" ] || die "the sigterm run never logged a step: $(cat st.txt)"
+kill -TERM "$tpid"
+bwait "$tpid" 60 "the run stopped by SIGTERM" >/dev/null
+"$bin" --json runs name=sigterm | grep -q '"reason":"stopped at step [0-9]*: its lmlab process got a termination signal' ||
+    fail "a SIGTERM stop gives no cause: $("$bin" --json runs name=sigterm | grep -o '"reason":"[^"]*"')"
 echo "checked: low list (train EXPERIMENT at the prompt, start line, fork name and console, tags~, show model)"
 exit $status

@@ -222,7 +222,10 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
         snprintf(reply, cap, "run #%ld writes a checkpoint %s (it was at step %ld)", r->run_id,
                  ts == TRAINER_PAUSED ? "now, paused" : "after its current step", step);
     } else {
-        trainer_stop(r->t);
+        char why[128];
+        snprintf(why, sizeof why, "`stop` from pid %ld on %.40s", c->requester_pid,
+                 c->requester_host);
+        trainer_stop_because(r->t, why);
         snprintf(reply, cap, "run #%ld stops after its current step (a checkpoint is written)",
                  r->run_id);
     }

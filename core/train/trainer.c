@@ -642,8 +642,12 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
     else if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
         snprintf(err, LM_ERR_LEN, "time budget of %.0f s reached at step %ld", c->time_budget,
                  t->ts.step);
-    else if (stopped)
-        snprintf(err, LM_ERR_LEN, "stopped at step %ld", t->ts.step);
+    else if (stopped) {   /* with its cause when one was given (SIGTERM, `stop ID`) */
+        pthread_mutex_lock(&t->mu);
+        snprintf(err, LM_ERR_LEN, "stopped at step %ld%s%s", t->ts.step,
+                 t->stop_why[0] ? ": " : "", t->stop_why);
+        pthread_mutex_unlock(&t->mu);
+    }
     else if (t->opt.fork_of > 0)   /* a fork trained from its parent's step, not from 0 */
         snprintf(err, LM_ERR_LEN, "finished at step %ld: trained %ld steps from #%ld@%ld",
                  t->ts.step, t->ts.step - t->start_step, t->opt.fork_of, t->start_step);
@@ -796,6 +800,15 @@ void trainer_resume(Trainer *t)
     __atomic_store_n(&t->pause_req, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_stop_because(Trainer *t, const char *why)
+{
+    pthread_mutex_lock(&t->mu);
+    if (!t->stop_why[0])   /* the first cause stands */
+        snprintf(t->stop_why, sizeof t->stop_why, "%s", why ? why : "");
+    pthread_mutex_unlock(&t->mu);
+    trainer_stop(t);
 }
 
 void trainer_stop(Trainer *t)
