@@ -70,7 +70,15 @@ static void print_lines(Session *s, const ConsoleLine *l, int n)
 static void print_cut(Session *s, long run, long cut)
 {
     if (!cut) return;
-    if (s->json)
+    if (cut < 0 && s->json)
+        session_emit_json(s, json_pack("{s:I s:n s:s}", "run", (json_int_t)run, "cut",
+                                       "note", "the console's line numbers have a gap: how many"
+                                       " lines were cut is not known"));
+    else if (cut < 0)
+        session_printf(s, "(run %ld's console line numbers have a gap — a line was numbered"
+                       " out of order in the store — so whether lines were cut is not known;"
+                       " every kept line follows)", run);
+    else if (s->json)
         session_emit_json(s, json_pack("{s:I s:I s:i}", "run", (json_int_t)run, "cut",
                                        (json_int_t)cut, "kept_max", RUNSTORE_CONSOLE_MAX_LINES));
     else
@@ -138,7 +146,24 @@ int cmd_log(Session *s, int argc, const LexWord *argv)
         print_lines(s, l, n);   /* what the end wrote */
         runstore_console_free(l, n);
     }
-    if (follow && !s->json) session_printf(s, "(run %ld is %s)", run, r.status);
+    /* an owner that died (SIGKILL) left "running": reap it, so the last line is the truth
+     * (interrupted, at which step), not what the dead process last wrote (issue 46 item 3) */
+    if (follow && !s->interrupt && (!strcmp(r.status, "running") || !strcmp(r.status, "paused")) &&
+        runstore_reap_dead(st, err) == LM_OK) {
+        runstore_row_free(&r);
+        if ((status = runstore_get(st, run, &r, err))) return session_error(s, status, "%s", err);
+    }
+    int unreaped = !strcmp(r.status, "running") || !strcmp(r.status, "paused");
+    if (follow && !s->json && unreaped && !s->interrupt)   /* another host's owner, silent */
+        session_printf(s, "(run %ld is marked %s by process %ld on host %s, which no longer"
+                       " answers: it ended without closing the run at step %ld or earlier)",
+                       run, r.status, r.pid, r.host, r.last_step);
+    else if (follow && !s->json) {   /* why, when it ended badly */
+        int why = r.reason[0] && (!strcmp(r.status, "interrupted") ||
+                                  !strcmp(r.status, "failed") || !strcmp(r.status, "diverged"));
+        session_printf(s, "(run %ld is %s%s%s)", run, r.status, why ? ": " : "",
+                       why ? r.reason : "");
+    }
     runstore_row_free(&r);
     return LM_OK;
 }
@@ -245,16 +270,20 @@ static json_t *cmd_log_notes_json(const NoteRow *nt, int n)
 
 /* ---- alert ---------------------------------------------------------------------------- */
 
-static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEvent *ev, int ne)
+static void print_alert_rows(Session *s, RunStore *st, const AlertRow *a, int n,
+                             const AlertEvent *ev, int ne)
 {
-    char t[32];
+    char t[32], why[400];
     if (s->json) {
         json_t *rules = json_array(), *fired = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(rules, json_pack("{s:I s:o s:o s:s s:o s:s}", "id",
+        for (int i = 0; i < n; i++) {
+            int ok = !a[i].cmd[0] || alerts_command_allowed(st, &a[i], why, sizeof why);
+            json_array_append_new(rules, json_pack("{s:I s:o s:o s:o s:o s:o s:o}", "id",
                 (json_int_t)a[i].id, "run", a[i].run_id ? json_integer(a[i].run_id) : json_null(),
                 "sweep", a[i].sweep_id ? json_integer(a[i].sweep_id) : json_null(), "rule",
-                a[i].rule, "run_cmd", jsonval_str(a[i].cmd), "origin", a[i].origin));
+                jsonval_str(a[i].rule), "run_cmd", jsonval_str(a[i].cmd), "origin",
+                jsonval_str(a[i].origin), "refused", ok ? json_null() : jsonval_str(why)));
+        }
         for (int i = 0; i < ne; i++)
             json_array_append_new(fired, json_pack("{s:I s:I s:I s:o s:s s:o s:o}", "id",
                 (json_int_t)ev[i].id, "alert", (json_int_t)ev[i].alert_id, "run",
@@ -265,11 +294,14 @@ static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEv
         return;
     }
     if (!n) session_printf(s, "no alert rules (`alert ID on=finished` sets one)");
-    for (int i = 0; i < n; i++)
-        session_printf(s, "alert %ld  %s %ld  on=%s%s%s%s  (%s)", a[i].id,
+    for (int i = 0; i < n; i++) {
+        int ok = !a[i].cmd[0] || alerts_command_allowed(st, &a[i], why, sizeof why);
+        session_printf(s, "alert %ld  %s %ld  on=%s%s%s%s  (%s)%s%s", a[i].id,
                        a[i].run_id ? "run" : "sweep", a[i].run_id ? a[i].run_id : a[i].sweep_id,
                        a[i].rule, a[i].cmd[0] ? "  run=\"" : "", a[i].cmd,
-                       a[i].cmd[0] ? "\"" : "", a[i].origin);
+                       a[i].cmd[0] ? "\"" : "", a[i].origin, ok ? "" : "  — command ",
+                       ok ? "" : why);
+    }
     for (int i = 0; i < ne; i++) {
         cmd_log_fmt_time(t, sizeof t, ev[i].t, 1);
         session_printf(s, "fired %s  run %ld  %s: %s%s%s", t, ev[i].run_id, ev[i].rule,
@@ -286,7 +318,7 @@ static int alert_list(Session *s, RunStore *st, long run)
     char err[LM_ERR_LEN];
     int status = runstore_alerts(st, run, &a, &n, err);
     if (!status) status = runstore_alert_events(st, run, 0, 0, &ev, &ne, err);
-    if (!status) print_alert_rows(s, a, n, ev, ne);
+    if (!status) print_alert_rows(s, st, a, n, ev, ne);
     free(a);
     free(ev);
     return status ? session_error(s, status, "%s", err) : LM_OK;
@@ -330,6 +362,19 @@ int cmd_alert(Session *s, int argc, const LexWord *argv)
     if (!n_rules)
         return session_error(s, LM_EARG, "run=\"CMD\" needs a rule: on=finished, on=diverged,"
                              " on=stalled:600, on=val_loss<1.5 ...");
+    if (run > 0) {   /* a finished run never trains again: its rule could never fire */
+        RunRow r;
+        int status = runstore_get(st, run, &r, err), done = 0;
+        if (!status) {
+            done = !strcmp(r.status, "finished");
+            runstore_row_free(&r);
+        }
+        if (status) return session_error(s, status, "%s", err);
+        if (done)
+            return session_error(s, LM_ESTATE, "run #%ld has finished and never trains again,"
+                                 " so an alert on it could never fire; set it on a run that"
+                                 " trains (or a sweep=ID before its trials start)", run);
+    }
     char words[RUNSTORE_ALERT_CMD_LEN + 8], *cargv[ALERTS_ARGV_MAX];
     if (cmd[0] && alerts_split(cmd, words, sizeof words, cargv, ALERTS_ARGV_MAX, err) < 0)
         return session_error(s, LM_EARG, "%s (run=\"CMD\" is split into words without a shell:"

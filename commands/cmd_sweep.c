@@ -177,8 +177,9 @@ static int param_keys(const char *params, char keys[][32], int cap)
 
 static void trial_status(const SweepTrialRow *t, char *out, size_t cap)
 {
-    if (!strcmp(t->status, "stopped"))
-        snprintf(out, cap, "stopped early at step %ld", t->last_step);
+    if (!strcmp(t->status, "stopped"))   /* by the halving, or by `stop RUN` (item 7) */
+        snprintf(out, cap, "stopped %sat step %ld", t->stopped_early ? "early " : "",
+                 t->last_step);
     else
         snprintf(out, cap, "%s", t->status);
 }

@@ -12,6 +12,7 @@
 #include "runstore_group.h"
 #include "run_launch.h"
 #include "runrecord.h"
+#include "run_trust.h"
 #include "run_weights.h"
 
 #include <math.h>
@@ -121,6 +122,15 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
             continue;
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
+    }
+    if (*resume > 0) {   /* stored settings that name files act as this user: checked */
+        const char *given[64];
+        int n = 0;
+        for (int i = 1; i < argc && n < 63; i++)
+            if (argv[i].key) given[n++] = argv[i].key;
+        given[n] = NULL;
+        if (run_trust_settings(o->resume, c, given, err))
+            return session_error(s, LM_EARG, "resume=%ld: %s", *resume, err);
     }
     if (!session_store(s) || resolve_init_from(s, c))
         return LM_EARG;

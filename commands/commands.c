@@ -88,6 +88,7 @@ static const CmdArgSpec ALERT_KEYS[] = {
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
+    {"overwrite", "overwrite=true|false", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
     {"metric", "metric=train|val|test|lr|grad_norm|val_ppl|...", NULL},
@@ -376,7 +377,7 @@ static const Command COMMANDS[] = {
      "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
      "trials); one trial per value cannot tell and says so.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS, NULL},
-    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md",
+    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md [overwrite=true]",
      "write one self-contained HTML report (or Markdown with images) to hand to a colleague",
      "The runs (runs=1,2,5 or runs=\"model=msa status=finished\", a filter as `runs`\n"
      "takes; a sweep's runs with sweep=ID): training and validation curves (SVG from the\n"
@@ -384,7 +385,9 @@ static const Command COMMANDS[] = {
      "as mean ± std bands, the sweep's parallel coordinates and parameter importance, the\n"
      "best run's samples, the notes, system metrics, and the machine and versions. An\n"
      ".html file holds everything (images inline, no scripts, no network); a .md file gets\n"
-     "its images as files in a folder beside it (NAME_files/).", ARG_KEYVAL, REPORT_KEYS,
+     "its images as files in a folder beside it (NAME_files/). An existing file (or\n"
+     "NAME_files/) is replaced only with overwrite=true; a symbolic link is never written\n"
+     "through.", ARG_KEYVAL, REPORT_KEYS,
      cmd_report, "history", 0, NULL, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
      "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,

@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "outfile.h"
+#include "safetext.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -110,10 +111,19 @@ void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, doubl
                     const char *t)
 {
     cairo_text_extents_t e;
+    char safe[1024];
+    plot_text_safe(safe, sizeof safe, t);
     cairo_set_font_size(cr, size);
-    cairo_text_extents(cr, t, &e);
+    cairo_text_extents(cr, safe, &e);
     cairo_move_to(cr, x - ax * e.x_advance, y + size * 0.72 * (1 - ay));
-    cairo_show_text(cr, t);
+    cairo_show_text(cr, safe);
+}
+
+const char *plot_text_safe(char *out, size_t cap, const char *t)
+{
+    /* cairo refuses text that is not UTF-8 (the whole figure fails) and would draw bidi
+     * controls: stored names reach here, so they are escaped as on the terminal */
+    return safetext_escape(out, cap, t, 0);
 }
 
 /* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
@@ -258,7 +268,8 @@ static void legend_size(cairo_t *cr, const PlotSeries *s, int n, double *w, doub
     cairo_set_font_size(cr, 10);
     for (int k = 0; k < n; k++) {
         cairo_text_extents_t e;
-        cairo_text_extents(cr, s[k].label ? s[k].label : "", &e);
+        char safe[1024];
+        cairo_text_extents(cr, plot_text_safe(safe, sizeof safe, s[k].label), &e);
         if (e.x_advance > *w) *w = e.x_advance;
     }
     *w += 32;

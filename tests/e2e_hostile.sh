@@ -121,7 +121,7 @@ lm --json group "$(printf 'old\xff')" >j1.out 2>&1
 check "--json group OLD<ff>: its object is printed" has j1.out '"event":"group".*"n":2'
 lm --json runs group_by=group >j2.out 2>&1
 check "--json runs group_by=group: the group OLD<ff> is printed (escaped)" \
-    has j2.out '"event":"run_group","key":"group","value":"old\?","n":2' 
+    has j2.out '"event":"run_group","key":"group","value":"old\\\\xff","n":2' 
 lm --json sample runs=1,2 tokens=5 >j3.out 2>&1
 check "--json sample runs=1,2: both objects" eq "$(grep -c '"event":"sample"' j3.out)" 2
 check "every line printed is JSON" python3 -c 'import json,sys

@@ -5,6 +5,7 @@
 #include "runstore_util.h"
 #include "recorder.h"
 #include "rundir.h"
+#include "runstore_track.h"
 
 static void ids_never_reused(void)
 {
@@ -265,6 +266,64 @@ static void rows_spill_and_land(void)
     runstore_close(s);
 }
 
+/* Issue 46 item 5: what the store cannot take during a fault besides metric rows — the
+ * checkpoint records (a step file, then a newer best) and console lines — waits in the
+ * journal and lands afterwards in a later process, in order: the best is the newer one,
+ * both step files are recorded, the console lines keep their text and order. */
+static void records_spill_and_land(void)
+{
+    char path[512], jpath[600], err[LM_ERR_LEN], sql[200];
+    RunStore *s;
+    db_path(path, sizeof path, "spill2.db");
+    snprintf(jpath, sizeof jpath, "%s/unrecorded2.tsv", tmpdir);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "spill2", "msa", "", NULL);
+    runstore_set_journal(s, jpath, 0);
+    runstore_set_busy_timeout(s, 5);
+    CheckpointRecord old_best = {.step = 100, .val_loss = 2.5, .is_best = 1};
+    snprintf(old_best.path, sizeof old_best.path, "/r/best.safetensors");
+    CHECK(runstore_log_checkpoint(s, id, &old_best, err) == LM_OK, "best 100: %s", err);
+    sqlite3 *blocker;   /* the store cannot write (as on a full disk) */
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    CheckpointRecord c1 = {.step = 1800, .val_loss = 2.1, .is_best = 0},
+                     c2 = {.step = 1900, .val_loss = 2.02, .is_best = 1},
+                     b2 = {.step = 1900, .val_loss = 2.02, .is_best = 1};
+    snprintf(c1.path, sizeof c1.path, "/r/step-00001800.safetensors");
+    snprintf(c2.path, sizeof c2.path, "/r/step-00001900.safetensors");
+    snprintf(b2.path, sizeof b2.path, "/r/best.safetensors");
+    CHECK(runstore_log_checkpoint(s, id, &c1, err) != LM_OK, "written while locked?");
+    runstore_log_checkpoint(s, id, &c2, err);
+    runstore_log_checkpoint(s, id, &b2, err);
+    runstore_console_append(s, id, "info", "first\tline \x1b[31m", err);
+    runstore_console_append(s, id, "warning", "second line\nwith a newline", err);
+    CHECK(runstore_journal_rows(s) == 5, "journaled %ld of 5 records", runstore_journal_rows(s));
+    runstore_close(s);
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM checkpoints WHERE run_id=%ld AND step IN"
+             " (1800, 1900)", id);
+    CHECK(q_long(path, sql) == 2, "step files 1800 and 1900 recorded: %ld", q_long(path, sql));
+    CheckpointRecord best;
+    int found = 0;
+    CHECK(runstore_best_checkpoint(s, id, &best, &found, err) == LM_OK && found &&
+          best.step == 1900, "the best is step %ld, not 1900", found ? best.step : -1);
+    ConsoleLine *l = NULL;
+    int n = 0;
+    long cut = 0;
+    CHECK(runstore_console_read(s, id, 0, 0, &l, &n, &cut, err) == LM_OK && n == 2 &&
+          !strcmp(l[0].text, "first\tline \x1b[31m") && !strcmp(l[1].kind, "warning") &&
+          !strcmp(l[1].text, "second line\nwith a newline"), "console landed: %d lines", n);
+    runstore_console_free(l, n);
+    CHECK(access(jpath, F_OK) != 0 && runstore_journal_rows(s) == 0, "journal not removed");
+    runstore_close(s);
+}
+
 /* Following a run from the store (issue 15): the last step, the gates of the last
  * evaluation (every layer and level), and a Snapshot rebuilt from the rows; a run marked
  * running whose process is gone shows as stopped, saying so, and is not live. */
@@ -341,6 +400,7 @@ static void run_all(void)
     notes_and_tags_checked();
     other_host_heartbeat();
     rows_spill_and_land();
+    records_spill_and_land();
     snapshot_of_stored_run();
 }
 

@@ -42,8 +42,11 @@ int dash_alerts_poll(DashCtx *x)
         safetext_escape(msg, sizeof msg, ev[i].rule, 0);
         snprintf(d->alert_last, sizeof d->alert_last, "%.40s %s", msg, when);
         safetext_escape(msg, sizeof msg, ev[i].message, 0);
-        dash_view_out(x, UI_COLOR_ERROR, "ALERT run #%ld %s: %s%s%s", run, ev[i].rule, msg,
-                      ev[i].cmd_status[0] ? " (command " : "", ev[i].cmd_status[0] ? "started)" : "");
+        char cmd[120], rule[80];   /* what the command did: started, or refused (issue 46) */
+        safetext_escape(cmd, sizeof cmd, ev[i].cmd_status, 0);
+        safetext_escape(rule, sizeof rule, ev[i].rule, 0);   /* a planted rule's bytes too */
+        dash_view_out(x, UI_COLOR_ERROR, "ALERT run #%ld %s: %s%s%s%s", run, rule, msg,
+                      cmd[0] ? " (command " : "", cmd, cmd[0] ? ")" : "");
     }
     free(ev);
     return shown;

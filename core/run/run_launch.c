@@ -6,6 +6,8 @@
 #include "err.h"
 #include "rundir.h"
 #include "runstore_control.h"
+#include "runstore_notes.h"
+#include "runstore_row.h"
 #include "sysinfo.h"
 #include "tokenizer.h"
 
@@ -92,6 +94,56 @@ static int claim_run(RunHandle *h, const Config *cfg, const RunLaunchOptions *o,
     return LM_OK;
 }
 
+/* The step the resumed checkpoint holds (-1 when it cannot be read). */
+static long resume_step(const char *path)
+{
+    CheckpointInfo info;
+    SafeTensors *st = NULL;
+    char err[LM_ERR_LEN];
+    if (!path || !path[0] || checkpoint_open(path, &info, &st, err)) return -1;
+    long step = info.has_state ? info.ts.step : -1;
+    safetensors_close(st);
+    checkpoint_info_free(&info);
+    return step;
+}
+
+/* A resume whose settings differ from the stored ones (precision=bf16, shards=2, steps=):
+ * the run's record takes the settings it now trains with, and a note says which changed
+ * and from which step, so `run ID`, --json, compare and the report state what the run
+ * trained with, when (issue 46 item 4). Store failures only lose the note. */
+static void record_resume_changes(RunHandle *h, const RunLaunchOptions *o)
+{
+    RunRow row;
+    char err[LM_ERR_LEN], was[256], line[400], note[2048];
+    if (runstore_get(o->store, h->run_id, &row, err)) return;
+    char *now = config_to_text(trainer_config(h->trainer));
+    size_t n = 0;
+    for (const char *p = now; p && *p;) {
+        size_t k = strcspn(p, "\n"), eq = strcspn(p, "=");
+        if (eq < k && k < sizeof line) {
+            snprintf(line, sizeof line, "%.*s", (int)k, p);
+            line[eq] = 0;
+            if (!runstore_config_value(row.config, line, was, sizeof was) ||
+                strcmp(was, line + eq + 1))
+                n += (size_t)snprintf(note + n, n < sizeof note ? sizeof note - n : 0,
+                                      "%s%s=%s (was %s)", n ? ", " : "", line, line + eq + 1,
+                                      was[0] ? was : "unset");
+        }
+        p += k + (p[k] == '\n');
+    }
+    if (n && now && !runstore_run_set_config(o->store, h->run_id, now, err)) {
+        char text[2200];
+        long step = resume_step(o->resume_from);
+        if (step >= 0)
+            snprintf(text, sizeof text, "resumed at step %ld with %.2000s", step, note);
+        else
+            snprintf(text, sizeof text, "resumed with %.2000s", note);
+        runstore_note_add(o->store, h->run_id, 0, text, NULL, err);
+    }
+    free(now);
+    runstore_row_free(&row);
+}
+
 /* A recorded run that never got going is marked failed, so it does not stay `running`. */
 static void fail_recorded(RunHandle *h, const RunLaunchOptions *o, const char *why)
 {
@@ -121,6 +173,8 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
     run_launch_name(trainer_config(h->trainer), trainer_dataset(h->trainer)->name, h->name,
                     sizeof h->name);
     int rc = o->resume_id > 0 ? claim_run(h, cfg, o, err) : check_fork_data(h, o, err);
+    if (!rc && o->resume_id > 0)
+        record_resume_changes(h, o);
     if (!rc && o->resume_id <= 0)
         rc = record_run(h, o, err);
     if (rc) {

@@ -234,7 +234,8 @@ static int store_migrate(RunStore *s, char *err)
 {
     int version = 0, n_tables = 0, added = 0;
     int status = read_version(s, &version, err);
-    if (status || (version == RUNSTORE_SCHEMA_VERSION && !step_columns_missing(s)))
+    if (status || (version == RUNSTORE_SCHEMA_VERSION && !step_columns_missing(s) &&
+                   !runstore_alertsig_missing(s)))
         return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "creating the schema", err))) return status;
     status = read_version(s, &version, err);   /* another process may have done it */
@@ -269,6 +270,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_group_migrate(s, err);
     if (!status && version < RUNSTORE_EDITS_VERSION)   /* untag, rename, note edits */
         status = runstore_edits_migrate(s, err);
+    if (!status)   /* who wrote each alert's command */
+        status = runstore_alertsig_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;
@@ -334,11 +337,14 @@ static int store_repair(RunStore *s, char *err)
     sqlite3_finalize(st);
     if (status || n == 0) return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "repairing interrupted runs", err)))
-        return status == LM_EDB ? LM_OK : status;
+        return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
     for (int i = 0; i < n && !status; i++) status = mark_interrupted(s, &found[i], err);
     if (!status) status = tx_commit(s, "repairing interrupted runs", err);
     else tx_rollback(s);
-    return status == LM_EDB ? LM_OK : status;
+    /* busy or a full disk: the repair happens at a later open, and this one goes on to
+     * read (issue 46 item 6: "disk full while repairing interrupted runs" refused every
+     * command, even the ones that would free space) */
+    return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
 }
 
 int runstore_reap_dead(RunStore *s, char *err)

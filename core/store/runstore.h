@@ -141,6 +141,9 @@ int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_set_note(RunStore *s, long id, const char *note, char *err);
 /* Where a run's checkpoints live (named after its id, so set after creation). */
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
+/* A resumed run's settings as it now trains ("key=value\n" text; run_launch notes what
+ * changed and from which step). */
+int runstore_run_set_config(RunStore *s, long id, const char *config, char *err);
 
 /* What deleting a run did to its files (runstore_delete_run_report). */
 typedef struct {
@@ -361,6 +364,7 @@ typedef struct {
     char params[512], status[16], run_status[16];
     double best_val, final_val; /* the run's, NAN when none */
     long last_step;
+    int stopped_early;     /* its run was stopped by the sweep's halving (not by `stop`) */
 } SweepTrialRow;
 
 /* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */

@@ -42,7 +42,7 @@ int runstore_ckpt_migrate(RunStore *s, char *err)
 }
 
 /* The statements of one checkpoint record, in the caller's transaction. */
-static int log_one(RunStore *s, long run, const CheckpointRecord *c, char *err)
+int runstore_ckpt_log_one(RunStore *s, long run, const CheckpointRecord *c, char *err)
 {
     sqlite3_stmt *st;
     int tmp = 0, best = runfiles_parse(c->path, NULL, &tmp) == RUNFILE_BEST && !tmp;
@@ -75,13 +75,18 @@ static int log_one(RunStore *s, long run, const CheckpointRecord *c, char *err)
 
 int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, char *err)
 {
-    int status = runstore_check_present(s, err);
+    /* records written during a fault wait in the journal, in order: while it holds any,
+     * a new record lands after them (a later best never precedes an older one) */
+    int status = runstore_journal_first(s, err);
+    if (!status) status = runstore_check_present(s, err);
     if (!status) status = runstore_check_run(s, run, err);
-    if (status || (status = exec_sql(s, "BEGIN IMMEDIATE", "recording a checkpoint", err)))
-        return status;
-    status = log_one(s, run, c, err);
-    if (!status) return tx_commit(s, "recording a checkpoint", err);
-    tx_rollback(s);
+    if (!status && !(status = exec_sql(s, "BEGIN IMMEDIATE", "recording a checkpoint", err))) {
+        status = runstore_ckpt_log_one(s, run, c, err);
+        if (!status) return tx_commit(s, "recording a checkpoint", err);
+        tx_rollback(s);
+    }
+    if (status != LM_EARG && !s->damaged)   /* disk full, locked: kept for later */
+        runstore_journal_checkpoint(s, run, c);
     return status;
 }
 

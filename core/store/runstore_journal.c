@@ -3,11 +3,14 @@
  * (one row a line, tab separated; fsync'd) and memory is freed; every later flush first
  * inserts the journal's rows in the same transaction as the buffered ones and deletes the
  * journal once that commits, so rows land when space returns and are never lost or
- * doubled (INSERT OR REPLACE). Not a general write-ahead log: only step metrics and
- * evaluations are buffered, so only they are journaled. */
+ * doubled (INSERT OR REPLACE). Step metrics and evaluations are buffered first, then
+ * journaled; a checkpoint record or a console line that could not be written is journaled
+ * at once (C and L lines), so it lands afterwards too (issue 46 item 5). Not a general
+ * write-ahead log: system samples and statuses are not journaled. */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
+#include "runstore_track.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,44 @@ int runstore_journal_spill(RunStore *s, char *err)
     return LM_OK;
 }
 
+/* Appends one whole line to the journal and syncs it (0, or -1 leaving no torn line
+ * counted: a torn last line is skipped when read). */
+static int append_line(RunStore *s, const char *line)
+{
+    if (!s->journal[0]) return -1;
+    FILE *f = fopen(s->journal, "a");
+    if (!f) return -1;
+    int bad = fputs(line, f) < 0;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (!bad) s->journal_rows++;
+    return bad ? -1 : 0;
+}
+
+void runstore_journal_checkpoint(RunStore *s, long run, const CheckpointRecord *c)
+{
+    char line[METRICS_PATH_LEN + 128];
+    if (strpbrk(c->path, "\t\n")) return;   /* cannot be a field */
+    snprintf(line, sizeof line, "C\t%ld\t%ld\t%.17g\t%d\t%s\n", run, c->step, c->val_loss,
+             c->is_best, c->path);
+    append_line(s, line);
+}
+
+void runstore_journal_console(RunStore *s, long run, double t, const char *kind,
+                              const char *text)
+{
+    size_t n = strlen(text), o;
+    if (n > RUNSTORE_CONSOLE_LINE_MAX) n = RUNSTORE_CONSOLE_LINE_MAX;   /* cut when inserted */
+    char *line = malloc(2 * n + 128);
+    if (!line) return;
+    o = (size_t)snprintf(line, 128, "L\t%ld\t%.17g\t%.15s\t", run, t, strpbrk(kind, "\t\n") ? "info" : kind);
+    for (size_t i = 0; i < n; i++) o += (size_t)sprintf(line + o, "%02x", (unsigned char)text[i]);
+    line[o++] = '\n';
+    line[o] = 0;
+    append_line(s, line);
+    free(line);
+}
+
 /* One journal line: "S run step <metrics.def's metrics>" or "E run step split loss ppl bpc
  * tokens elapsed". A line without its newline (torn by a crash during a spill) or of
  * another shape is skipped. A step line from an lmlab with fewer metrics (an older one)
@@ -100,6 +141,27 @@ static int insert_line(RunStore *s, char *line, long *run, char *err)
             if (i == 7) sqlite3_bind_int64(st, i, strtol(f[i], NULL, 10));
             else bind_real(st, i, strtod(f[i], NULL));
         }
+    } else if (n == 6 && !strcmp(f[0], "C")) {   /* a checkpoint record */
+        CheckpointRecord c = {.step = strtol(f[2], NULL, 10), .val_loss = strtod(f[3], NULL),
+                              .is_best = atoi(f[4])};
+        snprintf(c.path, sizeof c.path, "%s", f[5]);
+        *run = strtol(f[1], NULL, 10);
+        return runstore_ckpt_log_one(s, *run, &c, err);
+    } else if ((n == 5 || n == 4) && !strcmp(f[0], "L")) {   /* a console line, hex text */
+        const char *h = n == 5 ? f[4] : "";
+        size_t k = strlen(h) / 2;
+        char *text = malloc(k + 1);
+        if (!text) return err_set(err, LM_ENOMEM, "out of memory landing the journal");
+        for (size_t i = 0; i < k; i++) {
+            unsigned v = 0;
+            sscanf(h + 2 * i, "%2x", &v);
+            text[i] = (char)v;
+        }
+        text[k] = 0;
+        *run = strtol(f[1], NULL, 10);
+        int status = runstore_console_insert(s, *run, strtod(f[2], NULL), f[3], text, err);
+        free(text);
+        return status;
     } else {
         return LM_OK;   /* another shape: skipped */
     }
@@ -114,10 +176,15 @@ int runstore_journal_insert(RunStore *s, char *err)
     if (!s->journal[0] || s->journal_rows == 0) return LM_OK;
     FILE *f = fopen(s->journal, "r");
     if (!f) return LM_OK;
-    char line[1024];
+    enum { LINE_MAX_BYTES = 2 * RUNSTORE_CONSOLE_LINE_MAX + METRICS_PATH_LEN + 256 };
+    char *line = malloc(LINE_MAX_BYTES);
+    if (!line) {
+        fclose(f);
+        return err_set(err, LM_ENOMEM, "out of memory landing the journal");
+    }
     long runs[16];
     int n_runs = 0, status = LM_OK;
-    while (!status && fgets(line, sizeof line, f)) {
+    while (!status && fgets(line, LINE_MAX_BYTES, f)) {
         long run = 0;
         status = insert_line(s, line, &run, err);
         int seen = run <= 0;
@@ -125,6 +192,7 @@ int runstore_journal_insert(RunStore *s, char *err)
         if (!seen && n_runs < 16) runs[n_runs++] = run;
     }
     fclose(f);
+    free(line);
     for (int j = 0; j < n_runs && !status; j++) {   /* last_step, best/final val */
         sqlite3_bind_int64(s->upd_run, 1, runs[j]);
         sqlite3_bind_double(s->upd_run, 2, sysinfo_wall());

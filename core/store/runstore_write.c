@@ -107,7 +107,10 @@ int runstore_flush(RunStore *s, char *err)
     }
     int status = runstore_check_present(s, err);
     if (!status) status = exec_sql(s, "BEGIN IMMEDIATE", "flushing metrics", err);
-    if (status) return status;   /* rows stay buffered */
+    if (status) {   /* rows stay buffered */
+        s->failed_at = sysinfo_now();
+        return status;
+    }
     status = runstore_journal_insert(s, err);   /* older rows first */
     if (!status) status = flush_steps(s, err);
     if (!status) status = flush_evals(s, err);
@@ -115,8 +118,15 @@ int runstore_flush(RunStore *s, char *err)
     if (!status) status = tx_commit(s, "flushing metrics", err);
     else tx_rollback(s);
     if (status == LM_EFORMAT) s->damaged = 1;   /* SQLITE_CORRUPT: stop writing */
+    if (status == LM_ENOSPC || status == LM_EIO) s->full_since = 1;   /* EIO: a size limit */
+    s->failed_at = status ? sysinfo_now() : 0;
     if (status) return status;
     runstore_journal_landed(s);
+    if (s->full_since) {   /* space returned: fold the WAL the outage grew back into the
+                            * store and truncate it, so the freed space stays free */
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        s->full_since = 0;
+    }
     s->n_steps = s->n_evals = 0;
     s->next_rows = s->max_rows;
     s->last_flush = sysinfo_now();
@@ -483,6 +493,17 @@ int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err
     bind_str(st, 1, dir);
     sqlite3_bind_int64(st, 2, id);
     status = write_stmt(s, st, "setting the checkpoint directory", &changes, err);
+    return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
+}
+
+int runstore_run_set_config(RunStore *s, long id, const char *config, char *err)
+{
+    sqlite3_stmt *st;
+    int changes = 0, status = prep(s, "UPDATE runs SET config=? WHERE id=?", &st, err);
+    if (status) return status;
+    bind_str(st, 1, config);
+    sqlite3_bind_int64(st, 2, id);
+    status = write_stmt(s, st, "recording a resumed run's settings", &changes, err);
     return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
 }
 

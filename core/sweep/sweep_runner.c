@@ -3,6 +3,7 @@
  * run store (see sweep_runner.h). Not here: the spec and the halving rule (sweep.c),
  * printing (commands/cmd_sweep.c). */
 #include "sweep_runner.h"
+#include "run_trust.h"
 
 #include "dist.h"
 #include "run_launch.h"
@@ -99,6 +100,8 @@ static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o,
     if (runrecord_checkpoint_path(r->st, &row, "final", o->resume, sizeof o->resume, NULL, e2))
         o->resume[0] = 0;   /* none: the trial restarts from step 0 as the same run */
     runstore_row_free(&row);
+    if (run_trust_settings(o->resume, cfg, NULL, e2))   /* stored settings act as this user */
+        return err_set(err, LM_EARG, "trial %d: %s", r->trials[i].k, e2);
     return LM_OK;
 }
 
@@ -166,7 +169,7 @@ static void publish(SweepRunner *r, int i, Recorder *rec, long stop_at)
 }
 
 /* The trial's status after its trainer ended; LM_ECANCEL when the sweep was stopped. */
-static int settle_trial(SweepRunner *r, int i, TrainerStatus end, char *err)
+static int settle_trial(SweepRunner *r, int i, TrainerStatus end, long stop_at, char *err)
 {
     pthread_mutex_lock(&r->mu);
     int stop = r->stop_req;
@@ -174,6 +177,16 @@ static int settle_trial(SweepRunner *r, int i, TrainerStatus end, char *err)
     const char *status = end == TRAINER_FINISHED ? "done"
                          : end == TRAINER_DIVERGED ? "diverged"
                          : end == TRAINER_FAILED ? "failed" : "pending";
+    RunRow row;
+    char e2[LM_ERR_LEN];
+    /* stopped by its own `stop RUN` (not the sweep's stop, not at a halving rung): the
+     * trial is stopped, as its run says, not pending (issue 46 item 7) */
+    if (end == TRAINER_STOPPED && !stop && r->ts[i].run_id &&
+        !runstore_get(r->st, r->ts[i].run_id, &row, e2)) {
+        if (!strcmp(row.status, "stopped") && (stop_at <= 0 || row.last_step < stop_at))
+            status = "stopped";
+        runstore_row_free(&row);
+    }
     int rc = set_trial(r, i, status, err);
     if (rc)
         return rc;
@@ -201,9 +214,11 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
     char why[LM_ERR_LEN], tag[32];
     Config cfg = r->trials[i].cfg;
     TrainerOptions o = {0};
-    int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, err) : LM_OK;
+    int rc = r->ts[i].run_id ? prepare_resume(r, i, &cfg, &o, why) : LM_OK;
+    if (rc == LM_EARG)   /* its stored settings are refused: the trial fails, saying why */
+        return fail_trial(r, i, why, err);
     if (rc)
-        return rc;
+        return err_set(err, rc, "%s", why);
     if (r->threads > 0)
         cfg.threads = r->threads;
     snprintf(tag, sizeof tag, "sweep-%ld", r->id);
@@ -230,7 +245,7 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
     publish(r, i, NULL, 0);
     h.rec = NULL; /* published: stays readable until the next trial's replaces it */
     run_launch_close(&h, 0);
-    return settle_trial(r, i, end, err);
+    return settle_trial(r, i, end, stop_at, err);
 }
 
 /* ---- parallel=K: trials in worker processes ------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -44,6 +45,8 @@ struct RunStore {
     long known_run;        /* last run id checked to exist */
     char journal[1024];    /* spill file for rows past max_pending ("" = none) */
     long max_pending, journal_rows;
+    int full_since;        /* a write failed for space: checkpoint the WAL once one lands */
+    double failed_at;      /* monotonic seconds of the last failed flush (0: none) */
     sqlite3_stmt *ins_step, *ins_eval, *upd_run;
 };
 
@@ -85,13 +88,30 @@ static inline const char *col_str(sqlite3_stmt *st, int i)
     return t ? (const char *)t : "";
 }
 
+/* A text column's bytes into dst (cap bytes, cut), every NUL byte written into the store
+ * shown as U+2400 (SYMBOL FOR NULL), so nothing after it is dropped silently by a reader
+ * that stops at NUL (issue 46: any bytes in any field). */
 static inline void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
 {
     const char *t = col_str(st, i);
-    size_t n = (size_t)sqlite3_column_bytes(st, i);
-    n = n < cap ? n : cap - 1;
-    memcpy(dst, t, n);
-    dst[n] = 0;
+    size_t n = (size_t)sqlite3_column_bytes(st, i), o = 0;
+    for (size_t k = 0; k < n && o + 1 < cap; k++) {
+        if (t[k]) dst[o++] = t[k];
+        else if (o + 4 <= cap) memcpy(dst + o, "\xe2\x90\x80", 3), o += 3;
+        else break;
+    }
+    dst[o] = 0;
+}
+
+/* The same, malloc'd whole (NULL when out of memory). */
+static inline char *col_dup(sqlite3_stmt *st, int i)
+{
+    size_t n = (size_t)sqlite3_column_bytes(st, i), nul = 0;
+    const char *t = col_str(st, i);
+    for (size_t k = 0; k < n; k++) nul += !t[k];
+    char *d = malloc(n + 2 * nul + 1);
+    if (d) col_copy(st, i, d, n + 2 * nul + 1);
+    return d;
 }
 
 static inline double col_real(sqlite3_stmt *st, int i)   /* NULL -> NAN */
@@ -171,6 +191,11 @@ int runstore_table_count(RunStore *s, int *n, char *err);
  * to change when steps are renumbered on merging (with RUNSTORE_SCHEMA_VERSION). */
 #define RUNSTORE_CKPT_VERSION 8
 int runstore_ckpt_migrate(RunStore *s, char *err);
+/* The alerts' `mac` column (runstore_alertsig.c): added when missing, inside the caller's
+ * transaction, with no schema step (older binaries keep working); _missing says 1 when a
+ * store with an alerts table lacks it. */
+int runstore_alertsig_migrate(RunStore *s, char *err);
+int runstore_alertsig_missing(RunStore *s);
 /* SQLite's quick_check of the whole file (whole), or of the tables every command reads
  * (runs, sweeps: bounded by the number of runs, not by the rows logged); LM_EFORMAT with
  * what to do when it fails (and the store marked damaged). */
@@ -186,6 +211,28 @@ int runstore_check_present(RunStore *s, char *err);
 int runstore_journal_spill(RunStore *s, char *err);
 /* Inserts the journal's rows (inside the caller's transaction). */
 int runstore_journal_insert(RunStore *s, char *err);
+/* A checkpoint record or a console line the store could not take, appended to the
+ * journal (issue 46 item 5: every record written during a fault lands afterwards);
+ * silently nothing when no journal is set or it cannot be written. */
+void runstore_journal_checkpoint(RunStore *s, long run, const CheckpointRecord *c);
+void runstore_journal_console(RunStore *s, long run, double t, const char *kind,
+                              const char *text);
+/* The checkpoint record's statements, inside the caller's transaction (runstore_ckpt.c). */
+int runstore_ckpt_log_one(RunStore *s, long run, const CheckpointRecord *c, char *err);
+/* One console line at time t, inside or outside a transaction (runstore_track.c). */
+int runstore_console_insert(RunStore *s, long run, double t, const char *kind,
+                            const char *text, char *err);
+/* Before a record that must land after the journal's (a checkpoint, a console line): LM_OK
+ * when the journal is empty or lands now; an error (the record is journaled too) while it
+ * cannot, trying at most every 5 s so an outage does not reread the journal per record. */
+static inline int runstore_journal_first(RunStore *s, char *err)
+{
+    if (!s->journal_rows) return LM_OK;
+    if (s->failed_at > 0 && sysinfo_now() - s->failed_at < 5.0)
+        return err_set(err, LM_EDB, "the run store could not take rows %.0f s ago; kept in"
+                       " the journal %s", sysinfo_now() - s->failed_at, s->journal);
+    return runstore_flush(s, err);
+}
 /* After a commit that included the journal: deletes it. */
 void runstore_journal_landed(RunStore *s);
 
