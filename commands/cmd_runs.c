@@ -392,7 +392,8 @@ static void run_text_record(Session *s, const RunRecord *f)
         runrecord_fmt_eval(e1, sizeof e1, &f->best_whole);
         session_printf(s, "  best whole:  %s", e1);
     }
-    session_printf(s, "  final val:   %s", e2);
+    /* a run still training has no final evaluation yet: its last one is the latest */
+    session_printf(s, "  %s   %s", f->owner_live ? "last val: " : "final val:", e2);
 }
 
 static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int all)

@@ -80,6 +80,7 @@ static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
     {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec WATCH_KEYS[] = {{"seconds", "seconds=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
     {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
@@ -166,12 +167,18 @@ static const Command COMMANDS[] = {
     {"show", "[config|model|data|machine]",
      "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
      NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS, NULL},
-    {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
+    {"train", "[EXPERIMENT] [steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
      "start a run in the background (returns at once)",
      "Applies the key=value settings, records a new run in the run store and trains on\n"
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
-     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL, train_route},
+     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", CMD_LEAD_USE, NULL, train_route},
+    {"checkpoint", "[RUN_ID]", "make a run's owner write a checkpoint now (any process)",
+     "Asks the process training RUN_ID (through the store, from any shell) to write a\n"
+     "checkpoint of its current weights after its current step (a paused run: at once),\n"
+     "waits for it (60 s at most) and names the file: `sample runs=ID`, `open ID\n"
+     "which=final` and the dashboard following the run then read those weights.",
+     ARG_RUN_ID, NULL, cmd_checkpoint, "training", 0, NULL, NULL},
     {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
      CONTROL_HELP, ARG_RUN_ID, NULL, cmd_control, "training", 0, NULL, NULL},
     {"resume", "[RUN_ID]", "resume a paused run or sweep", CONTROL_HELP, ARG_RUN_ID, NULL,
@@ -181,8 +188,18 @@ static const Command COMMANDS[] = {
     {"jobs", "", "every running or paused run of the store, from any process or host",
      "One line per run: id, name, host/pid, step/total, train and val loss, a sparkline of\n"
      "the newest losses, tokens/s, ETA, state (running, paused, stale: its owner is dead or\n"
-     "silent). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
-     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
+     "silent; \"no step for N s\": its process lives but has said nothing for N s, frozen\n"
+     "or hung). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
+     "view shows the same board. Like `log ID follow`, the dashboard and `watch`, it also\n"
+     "judges the alerts no owner can: stalled (a silent owner) and ended (a dead one).",
+     ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
+    {"watch", "[seconds=N]", "judge stalled and ended alerts of every run, from outside",
+     "Every second, the alert rules a run's own process cannot judge: `stalled:N` of a run\n"
+     "whose process has said nothing (no step, no heartbeat) for N s (frozen: kill -STOP,\n"
+     "hung), `ended` of a run whose process is gone. Whoever sees it first fires it, once:\n"
+     "its line goes to the run's console (`log ID`) and its command runs here. Ends after\n"
+     "seconds=N or at Ctrl-C.", ARG_KEYVAL, WATCH_KEYS, cmd_watch, "training", CMD_BLOCKS,
+     NULL, NULL},
     {"fork", "RUN_ID step=N [key=value ...]",
      "start a new run from run ID's checkpoint at step N with changed settings",
      "The new run continues from the checkpoint's weights, optimizer moments, data position\n"

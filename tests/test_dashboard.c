@@ -659,7 +659,7 @@ static void test_ascii_mono_and_command_line(void)
     for (const char *p = s; p && *p; p++)
         ascii &= (unsigned char)*p < 0x80;
     CHECK(ascii, "ASCII only without Unicode");
-    CHECK(has(s, "lmlab> train [steps=N"), "hint after the typed command");
+    CHECK(has(s, "lmlab> train [EXPERIMENT] [steps=N"), "hint after the typed command");
     CHECK(has(s, "#"), "ASCII heatmap shade");
     CHECK(d.cursor_y == 29 && d.cursor_x == 13, "cursor after 'train ': %d,%d", d.cursor_x,
           d.cursor_y);
