@@ -720,6 +720,13 @@ static void test_grid_view(void)
     GateStat g[2] = {{.step = 100, .layer = 0, .level = 0, .mean = 0.4f},
                      {.step = 100, .layer = 0, .level = 1, .mean = 0.6f}};
     runstore_log_gates(st, id, g, 2, err);
+    NamedHist *hh = calloc(1, sizeof *hh);   /* a histogram series: a heat strip */
+    float xs[6] = {0, 1, 1, 2, 2, 2};
+    snprintf(hh->name, sizeof hh->name, "hist/weight/w");
+    series_hist_fill(&hh->h, xs, 6);
+    runstore_hist_log(st, id, 50, hh, 1, err);
+    runstore_hist_log(st, id, 100, hh, 1, err);
+    free(hh);
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
     Dashboard d;
     dash_state_init(&d);
@@ -748,6 +755,12 @@ static void test_grid_view(void)
     snprintf(w->pattern, sizeof w->pattern, "gate/*");
     CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 2 && !strcmp(w->names[1], "gate/0/1"),
           "gate/*: %d", w->n);
+    snprintf(w->pattern, sizeof w->pattern, "hist/*");
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 1 && w->n_hist[0] == 2, "hist/*: %d", w->n);
+    s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(has(s, "hist/weight/w") && has(s, "steps 50..100  last [0, 2]") && has(s, "█"),
+          "a histogram as a heat strip: %s", s ? s : "");
+    free(s);
     snprintf(w->pattern, sizeof w->pattern, "grd/*");
     CHECK(view_grid_load(w, st, id) == LM_EARG && w->n == 0, "grd/* matches nothing");
     s = dump(&d, &sn, 120, 40, &U, NULL);
