@@ -141,6 +141,8 @@ with tempfile.TemporaryDirectory(prefix="lmlab-series-") as tmp:
 
     rc, out = run(lmlab, db, "compare", "1", "1")
     check("probe_metric (last)" in out, "compare: a probe_metric row")
+    rc, out = run(lmlab, db, "--json", "compare", "1", "1")
+    check('"probe_metric"' in out, "compare --json: series.probe_metric")
 
     rc, out = run(lmlab, db, "series", "1", "probe*")
     check(rc == 0 and "probe_metric" in out, "grid: the run's series list has it")
