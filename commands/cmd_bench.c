@@ -14,6 +14,7 @@
 #include "blas_select.h"
 #include "dataset.h"
 #include "err.h"
+#include "kernels.h"
 #include "output.h"
 #include "run_launch.h"
 #include "sysinfo.h"
@@ -458,6 +459,7 @@ static int bench_name_ok(const char *name)
     BenchWorkload w;
     char err[LM_ERR_LEN], path[1024];
     return !strcmp(name, "sample") || !strcmp(name, "store") || !strcmp(name, "track") || !strcmp(name, "all") ||
+           !strcmp(name, "data") ||
            !strcmp(name, "board") ||
            bench_workload(name, &w, err) == LM_OK ||
            session_find_experiment(name, path, sizeof path) == 0;
@@ -498,6 +500,17 @@ static void print_machine(Session *s, int prec)
     output_real(mo, "sgemm_gflops", peak);
     output_line(mo, "machine: {machine}; sgemm peak {sgemm_gflops:%.1f} GFLOP/s (1536^3)");
     output_line(mo, "kernels: {kernels}");
+    char code[KERNEL_N_FAMILIES * 96] = "", one[256];   /* what each family runs here */
+    for (int f = 0, o = 0; f < KERNEL_N_FAMILIES && o < (int)sizeof code; f++) {
+        kernels_chosen((KernelFamily)f, one, sizeof one);
+        int n = (int)strcspn(one, "(");   /* the name without its explanation */
+        while (n > 0 && one[n - 1] == ' ')
+            n--;
+        o += snprintf(code + o, sizeof code - (size_t)o, "%s%s %.*s", f ? ", " : "",
+                      kernels_family_name((KernelFamily)f), n, one);
+    }
+    output_str(mo, "code", code);
+    output_line(mo, "code: {code}");
     bench_bf16_peak_line(mo, prec);
     output_emit(s, mo);
 }
@@ -523,20 +536,40 @@ static int bench_training(Session *s, const char *name, int steps, int prec, int
     return run_precisions(s, &w, prec);
 }
 
+/* diagnostics=N of bench (a run's diagnostics=N, timed against the step): N, or -1 with
+ * the error said. */
+static int bench_diagnostics(Session *s, const char *value)
+{
+    char *end;
+    long v = strtol(value, &end, 10);
+    if (*end || end == value || v < 1 || v > 100000000) {
+        session_error(s, LM_EARG, "bench: diagnostics must be a number of steps from 1 to "
+                      "100000000, not '%s'", value);
+        return -1;
+    }
+    return (int)v;
+}
+
 static int bench_command(Session *s, int argc, const LexWord *argv)
 {
     char err[LM_ERR_LEN];
-    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0, diagnostics = 0;
+    int steps = 0, tokens = 512, n_named = 0, prec = 1, prec_given = 0, diagnostics = 0, data_mb = 50;
+    double data_gb = 4;
     for (int i = 1; i < argc; i++) {
         if (argv[i].key && !strcmp(argv[i].key, "steps")) steps = atoi(argv[i].value);
+        else if (argv[i].key && !strcmp(argv[i].key, "gb")) {
+            if ((data_gb = atof(argv[i].value)) < 1.1 || data_gb > 1000)
+                return session_error(s, LM_EARG, "bench: gb=%s: give the largest token cache's "
+                                     "size in GB (1.1-1000)", argv[i].value);
+        }
+        else if (argv[i].key && !strcmp(argv[i].key, "mb")) {
+            if ((data_mb = atoi(argv[i].value)) < 1 || data_mb > 100000)
+                return session_error(s, LM_EARG, "bench: mb=%s: give the generated corpus's size "
+                                     "in MB (1-100000)", argv[i].value);
+        }
         else if (argv[i].key && !strcmp(argv[i].key, "tokens")) tokens = atoi(argv[i].value);
         else if (argv[i].key && !strcmp(argv[i].key, "diagnostics")) {
-            char *end;
-            long v = strtol(argv[i].value, &end, 10);
-            if (*end || end == argv[i].value || v < 1 || v > 100000000)
-                return session_error(s, LM_EARG, "bench: diagnostics must be a number of steps"
-                                     " from 1 to 100000000, not '%s'", argv[i].value);
-            diagnostics = (int)v;
+            if ((diagnostics = bench_diagnostics(s, argv[i].value)) < 0) return LM_EARG;
         }
         else if (argv[i].key && !strcmp(argv[i].key, "precision")) {
             prec_given = 1;
@@ -576,6 +609,11 @@ static int bench_command(Session *s, int argc, const LexWord *argv)
             continue;
         }
         if (!strcmp(name, "board")) { rc |= bench_board(s); continue; }
+        if (!strcmp(name, "data")) {   /* cmd_bench_data.c: prepare MB/s per tokenizer; */
+            rc |= cmd_bench_data_prepare(s, data_mb, threads);   /* cmd_bench_data_use.c: */
+            rc |= cmd_bench_data_use(s, data_gb);   /* starts, memory, the feed's share */
+            continue;
+        }
         if (!strcmp(name, "all")) {
             for (int k = 0; names[k]; k++) {
                 BenchWorkload w;

@@ -17,5 +17,14 @@ void bench_set_frame_hook(BenchFrameFn fn);
  * a step of the small workload measured at tokens_per_s. Prints; returns the status. */
 int cmd_bench_track(Session *s, double tokens_per_s, long tokens_per_step);
 
+/* `bench data`'s prepare part (cmd_bench_data.c): prepare MB/s per tokenizer over a
+ * generated corpus of mb megabytes, on `threads` threads (0 = every core), each in a
+ * temporary cache removed after. Prints; returns the status. */
+int cmd_bench_data_prepare(Session *s, int mb, int threads);
+
+/* `bench data`'s use part (cmd_bench_data_use.c): time to the first step and peak memory
+ * of `train quick` on generated token caches of 40 MB, 1 GB and max_gb GB (0: 4), and the
+ * data feed's share of a small step. Prints; returns the status. */
+int cmd_bench_data_use(Session *s, double max_gb);
 
 #endif

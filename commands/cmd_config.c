@@ -6,8 +6,10 @@
 #include "blas_select.h"
 #include "dist.h"
 #include "err.h"
+#include "kernels.h"
 #include "suggest.h"
 #include "sysinfo.h"
+#include "tokformat.h"
 
 #include <cblas.h>
 #include <dirent.h>
@@ -163,6 +165,23 @@ static void nearest_experiment(const char *name, char *out, size_t cap)
     }
 }
 
+/* Whether a and b build different tokenizers (the keys `tokenize` and `train` read). */
+static int tokenizer_differs(const Config *a, const Config *b)
+{
+    return a->tokenizer_kind != b->tokenizer_kind || a->vocab_size != b->vocab_size ||
+           a->lowercase != b->lowercase || a->vocab_from_train != b->vocab_from_train ||
+           strcmp(a->vocab, b->vocab) || strcmp(a->data, b->data);
+}
+
+/* The session's settings become c; a tokenizer setting that changed marks the settings'
+ * tokenizer newer than the open model's (what `tokenize` encodes with). */
+static void settings_take(Session *s, const Config *c)
+{
+    if (tokenizer_differs(&s->cfg, c))
+        s->tok_settings_newer = 1;
+    s->cfg = *c;
+}
+
 int cmd_use(Session *s, int argc, const LexWord *argv)
 {
     if (argc < 2) {
@@ -181,7 +200,7 @@ int cmd_use(Session *s, int argc, const LexWord *argv)
     config_defaults(&c);
     if (config_load_file(&c, path, err))
         return session_error(s, LM_EARG, "%s", err);
-    s->cfg = c;
+    settings_take(s, &c);
     snprintf(s->experiment, sizeof s->experiment, "%s", argv[1].text);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:s s:s}", "ok", 1, "experiment", argv[1].text,
@@ -209,7 +228,7 @@ int cmd_set(Session *s, int argc, const LexWord *argv)
     }
     if (config_validate(&c, err))
         return session_error(s, LM_EARG, "%s (nothing was changed)", err);
-    s->cfg = c;
+    settings_take(s, &c);
     if (s->json)
         session_emit_json(s, json_pack("{s:b}", "ok", 1));
     return LM_OK;
@@ -222,11 +241,13 @@ int cmd_unset(Session *s, int argc, const LexWord *argv)
     char path[1024], err[LM_ERR_LEN], val[CONFIG_STR_LEN * 2];
     if (s->experiment[0] && !session_find_experiment(s->experiment, path, sizeof path))
         config_load_file(&base, path, err);
+    Config c = s->cfg;
     for (int i = 1; i < argc; i++) {
         if (config_get(&base, argv[i].text, val, sizeof val))
             return session_error(s, LM_EARG, "unset: unknown key '%s'", argv[i].text);
-        config_set(&s->cfg, argv[i].text, val, err);
+        config_set(&c, argv[i].text, val, err);
     }
+    settings_take(s, &c);
     return LM_OK;
 }
 
@@ -285,11 +306,15 @@ static int show_model(Session *s, int with_data)
         return session_error(s, LM_EARG, "%s", err);
     }
     long P = model_param_count(m);
-    double bytes = model_estimate_bytes(&s->cfg, V, s->cfg.batch, s->cfg.bptt);
+    /* the data's share: ids held in memory (a text read whole), or the shard tables and
+     * windows of token files, which are read, not held */
+    double data_bytes = (double)dataset_resident_bytes(&ds);
+    double bytes = model_estimate_bytes(&s->cfg, V, s->cfg.batch, s->cfg.bptt) + data_bytes;
     double avail = sysinfo_mem_available();
     if (s->json) {
-        json_t *o = json_pack("{s:s s:I s:i s:f s:f s:s s:I s:I s:I}", "model", s->cfg.model,
+        json_t *o = json_pack("{s:s s:I s:i s:f s:f s:f s:s s:I s:I s:I}", "model", s->cfg.model,
                               "params", (json_int_t)P, "vocab", V, "memory_bytes", bytes,
+                              "data_memory_bytes", data_bytes,
                               "available_bytes", avail, "data", ds.name, "train_tokens",
                               (json_int_t)ds.n[SPLIT_TRAIN], "valid_tokens",
                               (json_int_t)ds.n[SPLIT_VALID], "test_tokens",
@@ -304,12 +329,21 @@ static int show_model(Session *s, int with_data)
                            (1 << config_levels(&s->cfg)) - 1);
         session_printf(s, "params  %ld (%.2f M)", P, P / 1e6);
         session_printf(s, "memory  about %.0f MiB for batch=%d x bptt=%d (parameters, Adam "
-                       "state, activations); %.1f GiB available", bytes / (1 << 20),
-                       s->cfg.batch, s->cfg.bptt, avail / (1 << 30));
+                       "state, activations; the data %s %.1f MiB); %.1f GiB available",
+                       bytes / (1 << 20), s->cfg.batch, s->cfg.bptt,
+                       ds.format ? "read from token files, holding" : "held as token ids,",
+                       data_bytes / (1 << 20), avail / (1 << 30));
         if (with_data)
             session_printf(s, "data    %s (%s tokenizer, vocabulary %d): train %zu, valid %zu, "
                            "test %zu tokens; hash %016llx", ds.name, s->cfg.tokenizer, V,
                            ds.n[SPLIT_TRAIN], ds.n[SPLIT_VALID], ds.n[SPLIT_TEST], ds.hash);
+        if (with_data && ds.format) {
+            double fb = 0;
+            for (int k = 0; k < 3; k++) fb += (double)tokseq_file_bytes(&ds.split[k]);
+            session_printf(s, "        %s, %.2f GiB of token files read with pread (the page "
+                           "cache keeps them, reclaimable and shared; not held by lmlab)",
+                           tokformat_name((TokFormat)ds.format), fb / (1 << 30));
+        }
     }
     model_destroy(m);
     dataset_free(&ds);
@@ -329,14 +363,27 @@ static int show_machine(Session *s)
     blas_select_describe(kernels, sizeof kernels);
     blas_select_cpu_text(&cpu, cpu_text, sizeof cpu_text);
     const char *best = blas_select_best_core(&cpu);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s}", "machine", desc, "cpu",
+    char code[KERNEL_N_FAMILIES][256];   /* what runs each kernel family (kernels.h) */
+    for (int f = 0; f < KERNEL_N_FAMILIES; f++)
+        kernels_chosen((KernelFamily)f, code[f], sizeof code[f]);
+    if (s->json) {
+        json_t *fam = json_object();
+        for (int f = 0; f < KERNEL_N_FAMILIES; f++)
+            json_object_set_new(fam, kernels_family_name((KernelFamily)f), json_string(code[f]));
+        session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s s:o}", "machine", desc, "cpu",
                                        cpu_text, "blas", blas, "kernels", kernels, "blas_core",
-                                       openblas_get_corename(), "best_core", best));
-    else
-        session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
-                       "(the strongest OpenBLAS core this CPU supports)", desc, cpu_text, blas,
-                       kernels, *best ? best : "unknown");
+                                       openblas_get_corename(), "best_core", best,
+                                       "kernel_families", fam));
+        return LM_OK;
+    }
+    char fams[KERNEL_N_FAMILIES * 280] = "";
+    for (int f = 0, o = 0; f < KERNEL_N_FAMILIES && o < (int)sizeof fams; f++)
+        o += snprintf(fams + o, sizeof fams - (size_t)o, "\n  %-12s %s",
+                      kernels_family_name((KernelFamily)f), code[f]);
+    session_printf(s, "machine  %s\ncpu      %s\nblas     %s\nkernels  %s\nbest     %s "
+                   "(the strongest OpenBLAS core this CPU supports)\ncode per kernel family "
+                   "(chosen at run time):%s", desc, cpu_text, blas, kernels,
+                   *best ? best : "unknown", fams);
     return LM_OK;
 }
 

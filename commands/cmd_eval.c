@@ -91,7 +91,7 @@ int cmd_eval(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     size_t chars = m->cfg.tokenizer_kind == TOKENIZER_CHAR ? ds->n[split] - 1 : 0;
     s->interrupt = 0;
-    int rc = x && y ? evaluate_split(m, NULL, ds->split[split], ds->n[split], m->cfg.bptt, m->B,
+    int rc = x && y ? evaluate_split(m, NULL, &ds->split[split], m->cfg.bptt, m->B,
                                      (int)batches, 0, &rng, chars, &s->interrupt, x, y, &r, err)
                     : err_set(err, LM_ENOMEM, "out of memory");
     free(x);
@@ -170,6 +170,7 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
         for (char *sv = NULL, *w = strtok_r(unknown, " ", &sv); w; w = strtok_r(NULL, " ", &sv))
             json_array_append_new(unk, json_string(w));
         json_object_set_new(o, "unknown", unk);
+        json_object_set_new(o, "prompt_tokens", json_integer(st.prompt_tokens));
         json_object_set_new(o, "weights", json_string(s->view_source));
         json_object_set_new(o, "step", s->view_step >= 0 ? json_integer(s->view_step)
                                                          : json_null());
@@ -250,7 +251,7 @@ int cmd_coeffs(Session *s, int argc, const LexWord *argv)
     int *ids = NULL;
     size_t n = 0;
     char err[LM_ERR_LEN];
-    if (tokenizer_encode(s->view_tok, prompt, strlen(prompt), &ids, &n, err))
+    if (tokenizer_encode_prompt(s->view_tok, prompt, strlen(prompt), &ids, &n, err))
         return session_error(s, LM_EARG, "%s", err);
     if (n == 0) {
         free(ids);

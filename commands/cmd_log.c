@@ -9,6 +9,7 @@
 #include "jsonval.h"
 #include "alertrule.h"
 #include "alerts.h"
+#include "runstore_edits.h"
 #include "runstore_notes.h"
 
 #include "err.h"
@@ -68,7 +69,15 @@ static void print_lines(Session *s, const ConsoleLine *l, int n)
 static void print_cut(Session *s, long run, long cut)
 {
     if (!cut) return;
-    if (s->json)
+    if (cut < 0 && s->json)
+        session_emit_json(s, json_pack("{s:I s:n s:s}", "run", (json_int_t)run, "cut",
+                                       "note", "the console's line numbers have a gap: how many"
+                                       " lines were cut is not known"));
+    else if (cut < 0)
+        session_printf(s, "(run %ld's console line numbers have a gap — a line was numbered"
+                       " out of order in the store — so whether lines were cut is not known;"
+                       " every kept line follows)", run);
+    else if (s->json)
         session_emit_json(s, json_pack("{s:I s:I s:i}", "run", (json_int_t)run, "cut",
                                        (json_int_t)cut, "kept_max", RUNSTORE_CONSOLE_MAX_LINES));
     else
@@ -128,20 +137,85 @@ int cmd_log(Session *s, int argc, const LexWord *argv)
         print_lines(s, l, n);   /* what the end wrote */
         runstore_console_free(l, n);
     }
-    if (follow && !s->json) session_printf(s, "(run %ld is %s)", run, r.status);
+    /* an owner that died (SIGKILL) left "running": reap it, so the last line is the truth
+     * (interrupted, at which step), not what the dead process last wrote (issue 46 item 3) */
+    if (follow && !s->interrupt && (!strcmp(r.status, "running") || !strcmp(r.status, "paused")) &&
+        runstore_reap_dead(st, err) == LM_OK) {
+        runstore_row_free(&r);
+        if ((status = runstore_get(st, run, &r, err))) return session_error(s, status, "%s", err);
+    }
+    int unreaped = !strcmp(r.status, "running") || !strcmp(r.status, "paused");
+    if (follow && !s->json && unreaped && !s->interrupt)   /* another host's owner, silent */
+        session_printf(s, "(run %ld is marked %s by process %ld on host %s, which no longer"
+                       " answers: it ended without closing the run at step %ld or earlier)",
+                       run, r.status, r.pid, r.host, r.last_step);
+    else if (follow && !s->json) {   /* why, when it ended badly */
+        int why = r.reason[0] && (!strcmp(r.status, "interrupted") ||
+                                  !strcmp(r.status, "failed") || !strcmp(r.status, "diverged"));
+        session_printf(s, "(run %ld is %s%s%s)", run, r.status, why ? ": " : "",
+                       why ? r.reason : "");
+    }
     runstore_row_free(&r);
     return LM_OK;
 }
 
 /* ---- note ----------------------------------------------------------------------------- */
 
+/* `note ID edit=N "text"` and `note ID delete=N` (or sweep=ID): a note's text replaced or
+ * the note deleted, each recorded with its time (runstore_edits.h). */
+static int note_change(Session *s, RunStore *st, long run, long sweep, int argc,
+                       const LexWord *argv, const LexWord *how)
+{
+    int del = !strcmp(how->key, "delete");
+    long note = session_parse_run_id(how->value);
+    const char *target = sweep ? "sweep=" : "";
+    long tid = run ? run : sweep;
+    if (note <= 0)
+        return session_error(s, LM_EARG, "%s=%s: expected a note number (`run %ld` lists them)",
+                             how->key, how->value, tid);
+    char err[LM_ERR_LEN];
+    int status;
+    if (del) {
+        if (argc > 3)
+            return session_error(s, LM_EARG, "note %s%ld delete=%ld takes no text", target,
+                                 tid, note);
+        status = runstore_note_delete(st, run, sweep, note, err);
+    } else {
+        if (argc < 4)
+            return session_error(s, LM_EARG, "note %s%ld edit=%ld needs the new text: `note "
+                                 "%s%ld edit=%ld \"text\"`", target, tid, note, target, tid,
+                                 note);
+        size_t cap = 1, used = 0;
+        for (int i = 3; i < argc; i++) cap += strlen(argv[i].text) + (i > 3);
+        char *text = calloc(1, cap);
+        if (!text) return session_error(s, LM_ENOMEM, "out of memory");
+        for (int i = 3; i < argc; i++)
+            used += (size_t)snprintf(text + used, cap - used, "%s%s", i > 3 ? " " : "",
+                                     argv[i].text);
+        status = runstore_note_edit(st, run, sweep, note, text, err);
+        free(text);
+    }
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:s}", "ok", 1, "note", (json_int_t)note,
+                                       "done", del ? "deleted" : "edited"));
+    else
+        session_printf(s, "note %ld of %s %ld %s (the change is recorded with its time: "
+                       "`run ID` lists it)", note, run ? "run" : "sweep", tid,
+                       del ? "deleted" : "edited");
+    return LM_OK;
+}
+
 int cmd_note(Session *s, int argc, const LexWord *argv)
 {
     long run, sweep, id = 0;
-    const char *usage = "note RUN_ID \"text\" | note sweep=ID \"text\"";
+    const char *usage = "note RUN_ID \"text\" | note sweep=ID \"text\" | note ID edit=N "
+                        "\"text\" | note ID delete=N";
     if (parse_target(s, argc, argv, usage, &run, &sweep)) return LM_EARG;
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
+    if (argc >= 3 && (key_of(&argv[2], "edit") || key_of(&argv[2], "delete")))
+        return note_change(s, st, run, sweep, argc, argv, &argv[2]);
     if (argc < 3)
         return session_error(s, LM_EARG, "note needs the text: `note %s%ld \"text\"` (notes"
                              " are kept with their time; `run ID` lists them)",
@@ -187,16 +261,20 @@ static json_t *cmd_log_notes_json(const NoteRow *nt, int n)
 
 /* ---- alert ---------------------------------------------------------------------------- */
 
-static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEvent *ev, int ne)
+static void print_alert_rows(Session *s, RunStore *st, const AlertRow *a, int n,
+                             const AlertEvent *ev, int ne)
 {
-    char t[32];
+    char t[32], why[200];
     if (s->json) {
         json_t *rules = json_array(), *fired = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(rules, json_pack("{s:I s:o s:o s:s s:o s:s}", "id",
+        for (int i = 0; i < n; i++) {
+            int ok = !a[i].cmd[0] || alerts_command_allowed(st, &a[i], why, sizeof why);
+            json_array_append_new(rules, json_pack("{s:I s:o s:o s:o s:o s:o s:o}", "id",
                 (json_int_t)a[i].id, "run", a[i].run_id ? json_integer(a[i].run_id) : json_null(),
                 "sweep", a[i].sweep_id ? json_integer(a[i].sweep_id) : json_null(), "rule",
-                a[i].rule, "run_cmd", jsonval_str(a[i].cmd), "origin", a[i].origin));
+                jsonval_str(a[i].rule), "run_cmd", jsonval_str(a[i].cmd), "origin",
+                jsonval_str(a[i].origin), "refused", ok ? json_null() : jsonval_str(why)));
+        }
         for (int i = 0; i < ne; i++)
             json_array_append_new(fired, json_pack("{s:I s:I s:I s:o s:s s:o s:o}", "id",
                 (json_int_t)ev[i].id, "alert", (json_int_t)ev[i].alert_id, "run",
@@ -207,11 +285,14 @@ static void print_alert_rows(Session *s, const AlertRow *a, int n, const AlertEv
         return;
     }
     if (!n) session_printf(s, "no alert rules (`alert ID on=finished` sets one)");
-    for (int i = 0; i < n; i++)
-        session_printf(s, "alert %ld  %s %ld  on=%s%s%s%s  (%s)", a[i].id,
+    for (int i = 0; i < n; i++) {
+        int ok = !a[i].cmd[0] || alerts_command_allowed(st, &a[i], why, sizeof why);
+        session_printf(s, "alert %ld  %s %ld  on=%s%s%s%s  (%s)%s%s", a[i].id,
                        a[i].run_id ? "run" : "sweep", a[i].run_id ? a[i].run_id : a[i].sweep_id,
                        a[i].rule, a[i].cmd[0] ? "  run=\"" : "", a[i].cmd,
-                       a[i].cmd[0] ? "\"" : "", a[i].origin);
+                       a[i].cmd[0] ? "\"" : "", a[i].origin, ok ? "" : "  — command ",
+                       ok ? "" : why);
+    }
     for (int i = 0; i < ne; i++) {
         cmd_log_fmt_time(t, sizeof t, ev[i].t, 1);
         session_printf(s, "fired %s  run %ld  %s: %s%s%s", t, ev[i].run_id, ev[i].rule,
@@ -228,7 +309,7 @@ static int alert_list(Session *s, RunStore *st, long run)
     char err[LM_ERR_LEN];
     int status = runstore_alerts(st, run, &a, &n, err);
     if (!status) status = runstore_alert_events(st, run, 0, 0, &ev, &ne, err);
-    if (!status) print_alert_rows(s, a, n, ev, ne);
+    if (!status) print_alert_rows(s, st, a, n, ev, ne);
     free(a);
     free(ev);
     return status ? session_error(s, status, "%s", err) : LM_OK;
@@ -272,6 +353,19 @@ int cmd_alert(Session *s, int argc, const LexWord *argv)
     if (!n_rules)
         return session_error(s, LM_EARG, "run=\"CMD\" needs a rule: on=finished, on=diverged,"
                              " on=stalled:600, on=val_loss<1.5 ...");
+    if (run > 0) {   /* a finished run never trains again: its rule could never fire */
+        RunRow r;
+        int status = runstore_get(st, run, &r, err), done = 0;
+        if (!status) {
+            done = !strcmp(r.status, "finished");
+            runstore_row_free(&r);
+        }
+        if (status) return session_error(s, status, "%s", err);
+        if (done)
+            return session_error(s, LM_ESTATE, "run #%ld has finished and never trains again,"
+                                 " so an alert on it could never fire; set it on a run that"
+                                 " trains (or a sweep=ID before its trials start)", run);
+    }
     char words[RUNSTORE_ALERT_CMD_LEN + 8], *cargv[ALERTS_ARGV_MAX];
     if (cmd[0] && alerts_split(cmd, words, sizeof words, cargv, ALERTS_ARGV_MAX, err) < 0)
         return session_error(s, LM_EARG, "%s (run=\"CMD\" is split into words without a shell:"
@@ -324,10 +418,20 @@ void cmd_log_run_text(Session *s, RunStore *st, long run)
         session_printf(s, "notes:%s", n ? "" : " none");
         for (int i = 0; i < n; i++) {
             cmd_log_fmt_time(t, sizeof t, nt[i].t, 1);
-            session_printf(s, "  %s%s  %s", t, nt[i].sweep_id ? " (sweep)" : "", nt[i].text);
+            session_printf(s, "  %s  note %ld%s  %s", t, nt[i].id,
+                           nt[i].sweep_id ? " (sweep)" : "", nt[i].text);
         }
         runstore_notes_free(nt, n);
     }
+    EditRow *ed = NULL;   /* untag, rename, note edits: each with its time */
+    if (runstore_edits(st, run, 0, &ed, &n, err) == LM_OK && n) {
+        session_printf(s, "edits:");
+        for (int i = 0; i < n; i++) {
+            cmd_log_fmt_time(t, sizeof t, ed[i].t, 1);
+            session_printf(s, "  %s%s  %s", t, ed[i].sweep_id ? " (sweep)" : "", ed[i].what);
+        }
+    }
+    free(ed);
     SysSummary m;
     if (runstore_sys_summary(st, run, &m, err) == LM_OK && m.n > 0) {
         session_printf(s, "system (%d samples over %.0f s%s):", m.n, m.last_t - m.first_t,
@@ -361,6 +465,18 @@ void cmd_log_run_json(json_t *o, RunStore *st, long run)
     if (runstore_notes(st, run, 0, &nt, &n, err) == LM_OK) {
         json_object_set_new(o, "note_list", cmd_log_notes_json(nt, n));
         runstore_notes_free(nt, n);
+    }
+    EditRow *ed = NULL;
+    if (runstore_edits(st, run, 0, &ed, &n, err) == LM_OK) {
+        json_t *a = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(a, json_pack("{s:o s:o s:s}", "time",
+                                               runstore_json_time(ed[i].t), "sweep",
+                                               ed[i].sweep_id ? json_integer(ed[i].sweep_id)
+                                                              : json_null(),
+                                               "what", ed[i].what));
+        json_object_set_new(o, "edits", a);
+        free(ed);
     }
     SysSummary m;
     if (runstore_sys_summary(st, run, &m, err) == LM_OK)

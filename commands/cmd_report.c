@@ -73,7 +73,11 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
             xy[m] = (double)pt[j].step, xy[n + m] = pt[j].value;
         free(pt);
         if (!xy) continue;
-        snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
+        if (r->runs[i].parent_run > 0)   /* a fork's lineage in its label */
+            snprintf(labels[k], sizeof labels[k], "#%ld %.50s (#%ld@%ld)", r->runs[i].id,
+                     r->runs[i].name, r->runs[i].parent_run, r->runs[i].parent_step);
+        else
+            snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
         mem[k] = xy;
         ser[k] = (PlotSeries){labels[k], xy, xy + n, m, NULL, NULL};
         k++;
@@ -201,17 +205,20 @@ static void section_runs(Report *r)
     snprintf(v, sizeof v, "%d runs, best first; the settings that differ between them (%d):",
              r->n, nk);
     report_para(r, v);
+    /* "from": a fork's lineage, its parent and the step it forked at (issue 49 item 11) */
     static const char *const FIXED[] = {"id", "name", "model", "status", "steps", "best val",
-                                        "final val", "cpu % mean", "rss MiB peak", "load mean"};
+                                        "final val", "cpu % mean", "rss MiB peak", "load mean",
+                                        "from"};
+    enum { NF = sizeof FIXED / sizeof *FIXED };
     report_puts(&r->b, r->md ? "|" : "<table class=\"runs\" id=\"runs-table\"><thead><tr>");
-    for (int i = 0; i < 10 + nk; i++) {
+    for (int i = 0; i < NF + nk; i++) {
         report_puts(&r->b, r->md ? " " : "<th>");
-        report_esc(r, i < 10 ? FIXED[i] : keys[i - 10]);
+        report_esc(r, i < NF ? FIXED[i] : keys[i - NF]);
         report_puts(&r->b, r->md ? " |" : "</th>");
     }
     if (r->md) {
         report_puts(&r->b, "\n|");
-        for (int i = 0; i < 10 + nk; i++) report_puts(&r->b, "---|");
+        for (int i = 0; i < NF + nk; i++) report_puts(&r->b, "---|");
     }
     report_puts(&r->b, r->md ? "\n" : "</tr></thead><tbody>\n");
     char err[LM_ERR_LEN];
@@ -231,9 +238,13 @@ static void section_runs(Report *r)
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
         snprintf(f[8], 48, m.n ? "%.0f" : "-", m.rss_peak);
         snprintf(f[9], 48, m.n ? "%.2f" : "-", m.load_mean);
-        const char *c[10] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
-                             f[9]};
-        for (int j = 0; j < 10; j++) report_cell(r, c[j]);
+        char from[64] = "-";
+        if (w->parent_run > 0)
+            snprintf(from, sizeof from, "fork of #%ld at step %ld", w->parent_run,
+                     w->parent_step);
+        const char *c[NF] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
+                             f[9], from};
+        for (int j = 0; j < NF; j++) report_cell(r, c[j]);
         for (int j = 0; j < nk; j++) {
             runstore_config_value(w->config, keys[j], v, sizeof v);
             report_cell(r, v);
@@ -437,6 +448,14 @@ static void console_cut_note(Report *r, long run, const ConsoleLine *l, long cut
 {
     char t[400];
     int o = 0;
+    if (cut < 0) {   /* numbers with a gap: count nothing that is not there */
+        snprintf(t, sizeof t, "This console's line numbers have a gap (a line was numbered"
+                 " out of order in the store), so whether lines were cut is not known; this"
+                 " report shows its newest %d lines, `lmlab log %ld` prints every kept line.",
+                 REPORT_CONSOLE_TAIL, run);
+        report_para(r, t);
+        return;
+    }
     if (cut > 0)
         o += snprintf(t + o, sizeof t - (size_t)o, "The store cut the first %ld line%s of"
                       " this console (it keeps the newest %d lines of a run). ", cut,
@@ -596,8 +615,35 @@ static int ends_with(const char *s, const char *suf)
     return n > k && !strcasecmp(s + n - k, suf);
 }
 
+/* Whether path may receive the report (issue 46 item 11): a symbolic link never (a
+ * report never writes through one); an existing file or folder only with overwrite=true,
+ * *existed set. LM_OK or LM_EARG with what to do. */
+static int check_target(const char *path, int folder, int overwrite, int *existed, char *err)
+{
+    struct stat sb;
+    *existed = 0;
+    if (lstat(path, &sb)) return LM_OK;
+    if (S_ISLNK(sb.st_mode)) {
+        char to[512];
+        ssize_t k = readlink(path, to, sizeof to - 1);
+        to[k > 0 ? k : 0] = 0;
+        return err_set(err, LM_EARG, "%s is a symbolic link (to %s): a report never writes"
+                       " through a link; name another file, or remove the link", path, to);
+    }
+    if (folder && !S_ISDIR(sb.st_mode))
+        return err_set(err, LM_EARG, "%s exists and is not a folder: the report's images go"
+                       " there; move it away", path);
+    if (!folder && S_ISDIR(sb.st_mode))
+        return err_set(err, LM_EARG, "%s is a folder; name a file", path);
+    *existed = S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode);
+    if (*existed && !overwrite)
+        return err_set(err, LM_EARG, "%s exists; add overwrite=true to replace it (or name"
+                       " another file)", path);
+    return LM_OK;
+}
+
 /* md: NAME_files/ beside the report (created); html: a private temporary folder. */
-static int prepare_dirs(Report *r, const char *file, char *err)
+static int prepare_dirs(Report *r, const char *file, int overwrite, char *err)
 {
     if (!r->md) {
         const char *tmp = getenv("TMPDIR");
@@ -608,6 +654,8 @@ static int prepare_dirs(Report *r, const char *file, char *err)
     snprintf(r->files_dir, sizeof r->files_dir, "%.*s_files", (int)(strlen(file) - 3), file);
     const char *base = strrchr(r->files_dir, '/');
     snprintf(r->files_rel, sizeof r->files_rel, "%s", base ? base + 1 : r->files_dir);
+    int existed = 0, status = check_target(r->files_dir, 1, overwrite, &existed, err);
+    if (status) return status;
     if (mkdir(r->files_dir, 0777) && errno != EEXIST)
         return err_set(err, LM_EIO, "cannot create %s for the report's images: %s", r->files_dir,
                        strerror(errno));
@@ -617,18 +665,22 @@ static int prepare_dirs(Report *r, const char *file, char *err)
 int cmd_report(Session *s, int argc, const LexWord *argv)
 {
     const char *runs = NULL, *file = NULL, *title = NULL, *series = "*";
+    int overwrite = 0, existed = 0;
     Report r = {.s = s};
     for (int i = 1; i < argc; i++) {
         const LexWord *w = &argv[i];
         if (w->key && !strcmp(w->key, "runs")) runs = w->value;
         else if (w->key && !strcmp(w->key, "file")) file = w->value;
         else if (w->key && !strcmp(w->key, "title")) title = w->value;
+        else if (w->key && !strcmp(w->key, "overwrite") &&
+                 (!strcmp(w->value, "true") || !strcmp(w->value, "false")))
+            overwrite = !strcmp(w->value, "true");
         else if (w->key && !strcmp(w->key, "series")) series = w->value;
         else if (w->key && !strcmp(w->key, "sweep") && (r.sweep = session_parse_run_id(w->value)) > 0) {}
         else
             return session_error(s, LM_EARG, "report takes runs=ID,ID,...|\"FILTER\", sweep=ID,"
-                                 " title=\"...\", series=PATTERN and file=NAME.html|NAME.md, not"
-                                 " '%s'", w->text);
+                                 " title=\"...\", series=PATTERN, file=NAME.html|NAME.md and"
+                                 " overwrite=true|false, not '%s'", w->text);
     }
     {
         char perr[LM_ERR_LEN];
@@ -645,8 +697,9 @@ int cmd_report(Session *s, int argc, const LexWord *argv)
     if (!(r.st = session_store(s))) return LM_EDB;
     char err[LM_ERR_LEN], deftitle[160];
     double t0 = sysinfo_now();
-    int status = collect(&r, runs, err);
-    if (!status) status = prepare_dirs(&r, file, err);
+    int status = check_target(file, 0, overwrite, &existed, err);
+    if (!status) status = collect(&r, runs, err);
+    if (!status) status = prepare_dirs(&r, file, overwrite, err);
     if (!status) {
         snprintf(deftitle, sizeof deftitle, "lmlab report: %d run%s%s", r.n, r.n == 1 ? "" : "s",
                  r.sweep > 0 ? " of a sweep" : "");
@@ -671,8 +724,9 @@ int cmd_report(Session *s, int argc, const LexWord *argv)
                                        (json_int_t)r.b.n, "seconds", dt, "format",
                                        r.md ? "markdown" : "html"));
     else if (!status)
-        session_printf(s, "wrote %s: %d run%s, %d figure%s, %.1f KiB in %.2f s%s%s", file, r.n,
-                       r.n == 1 ? "" : "s", r.n_fig, r.n_fig == 1 ? "" : "s", r.b.n / 1024.0, dt,
+        session_printf(s, "wrote %s%s: %d run%s, %d figure%s, %.1f KiB in %.2f s%s%s", file,
+                       existed ? " (replaced the old one)" : "", r.n, r.n == 1 ? "" : "s",
+                       r.n_fig, r.n_fig == 1 ? "" : "s", r.b.n / 1024.0, dt,
                        r.md ? "; images in " : "", r.md ? r.files_dir : "");
     free(r.b.p);
     return status ? session_error(s, status, "%s", err) : LM_OK;

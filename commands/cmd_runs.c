@@ -10,6 +10,7 @@
 #include "cmd_analysis.h"
 #include "cmd_log.h"
 #include "runrecord.h"
+#include "runstore_edits.h"
 #include "runkeys.h"
 #include "runstore_row.h"
 #include "series.h"
@@ -377,7 +378,10 @@ static void run_text_record(Session *s, const RunRecord *f)
     session_printf(s, "  precision:   %s", f->precision);
     runrecord_fmt_owner(e1, sizeof e1, f);
     session_printf(s, "  owner:       %s", e1);
-    if (f->parent_run)
+    if (f->parent_run && f->parent_data[0])
+        session_printf(s, "  initialised from: run #%ld at step %ld (trained on %s)",
+                       f->parent_run, f->parent_step, f->parent_data);
+    else if (f->parent_run)
         session_printf(s, "  forked from: run #%ld at step %ld", f->parent_run, f->parent_step);
     else if (f->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
         session_printf(s, "  forked from: a deleted run, at its step %ld", f->parent_step);
@@ -601,6 +605,14 @@ static void compare_row(Session *s, const char *label, char (*vals)[64], int n, 
     session_printf(s, "%s", line);
 }
 
+/* A run's own speed (runrecord_work: a fork's from its fork point), NAN when unknown. */
+static double own_speed(RunStore *st, const RunRow *r)
+{
+    RunWork w;
+    char err[LM_ERR_LEN];
+    return runrecord_work(st, r, &w, err) == LM_OK ? w.tokens_per_s : NAN;
+}
+
 /* A row per series of the registry (core/base/series.h) that any of the runs has: its
  * aggregate ("loss (last)", "tokens_per_s (mean)"), names escaped. */
 static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, char (*v)[64],
@@ -650,7 +662,9 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         compare_row(s, "name", v, n, w);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
         compare_row(s, "status", v, n, w);
-        int nk = runkeys_diff(cfg, n, keys, 64), shown = 0;
+        long sweeps[RUNS_MAX_IDS] = {0};
+        for (int i = 0; i < n && i < RUNS_MAX_IDS; i++) sweeps[i] = r[i].sweep_id;
+        int nk = runkeys_diff(cfg, n <= RUNS_MAX_IDS ? sweeps : NULL, n, keys, 64), shown = 0;
         for (int k = 0; k < nk && k < 64; k++) {
             if (!strcmp(keys[k], "name")) continue;   /* the name row above */
             for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
@@ -678,6 +692,11 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
         compare_row(s, "last step", v, n, w);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
         compare_row(s, "params", v, n, w);
+        for (int i = 0; i < n; i++) {
+            double sp = own_speed(st, &r[i]);
+            snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
+        }
+        compare_row(s, "tokens/s", v, n, w);
         compare_series(s, st, r, n, v, w);
         for (int i = 1; i < n && !status; i++) {   /* the same numbers as the first run? */
             RunParity p;
@@ -687,7 +706,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
                 break;
             }
             runrecord_fmt_parity(line, sizeof line, &p);
-            session_printf(s, "numbers, run %ld vs run %ld: %s", r[i].id, r[0].id, line);
+            session_printf(s, "numbers, run %ld vs run %ld: %s", r[0].id, r[i].id, line);
         }
     }
     for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);
@@ -718,8 +737,13 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
     if (argc != 3 || argv[2].key)
         return session_error(s, LM_EARG, "tag takes one tag after the run id: `tag %ld TAG`",
                              id);
-    char err[LM_ERR_LEN];
+    if (argv[2].text[0] == '-')   /* `tag 12 -baseline` is not a removal */
+        return session_error(s, LM_EARG, "tag '%s' starts with '-': to remove a tag, `untag %ld "
+                             "%s`", argv[2].text, id, argv[2].text + 1);
+    char err[LM_ERR_LEN], what[96];
     int status = runstore_add_tag(st, id, argv[2].text, err);
+    snprintf(what, sizeof what, "tagged '%.64s'", argv[2].text);
+    if (!status) status = runstore_edit_log(st, id, 0, what, err);
     if (status) return session_error(s, status, "%s", err);
     RunRow r;
     if (get_run(s, st, id, &r)) return LM_EARG;
@@ -732,6 +756,52 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
         session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
     }
     runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_untag(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st = NULL;
+    long id = 0;
+    if (store_and_id(s, argc, argv, "untag RUN_ID TAG", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "untag takes one tag after the run id: `untag %ld "
+                             "TAG`", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_untag(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    RunRow r;
+    if (get_run(s, st, id, &r)) return LM_EARG;
+    if (s->json) {
+        json_t *run = runstore_run_json(&r);
+        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
+                                       json_object_get(run, "tags")));
+        json_decref(run);
+    } else {
+        session_printf(s, "run %ld untagged '%s' (tags: %s)", id, argv[2].text,
+                       r.tags[0] ? r.tags : "none");
+    }
+    runstore_row_free(&r);
+    return LM_OK;
+}
+
+int cmd_rename(Session *s, int argc, const LexWord *argv)
+{
+    RunStore *st = NULL;
+    long id = 0;
+    if (store_and_id(s, argc, argv, "rename RUN_ID NAME", &st, &id)) return LM_EARG;
+    if (argc != 3 || argv[2].key)
+        return session_error(s, LM_EARG, "rename takes one name after the run id: `rename %ld "
+                             "NAME` (quote a name with spaces)", id);
+    char err[LM_ERR_LEN];
+    int status = runstore_rename(st, id, argv[2].text, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:I s:s}", "ok", 1, "run", (json_int_t)id, "name",
+                                       argv[2].text));
+    else
+        session_printf(s, "run %ld renamed '%s' (`run %ld` lists the edits)", id, argv[2].text,
+                       id);
     return LM_OK;
 }
 

@@ -8,6 +8,8 @@ int cmd_runs(Session *s, int argc, const LexWord *argv);
 int cmd_run(Session *s, int argc, const LexWord *argv);
 int cmd_compare(Session *s, int argc, const LexWord *argv);
 int cmd_tag(Session *s, int argc, const LexWord *argv);
+int cmd_untag(Session *s, int argc, const LexWord *argv);
+int cmd_rename(Session *s, int argc, const LexWord *argv);
 int cmd_rm(Session *s, int argc, const LexWord *argv);
 int cmd_export(Session *s, int argc, const LexWord *argv);
 

@@ -177,8 +177,9 @@ static int param_keys(const char *params, char keys[][32], int cap)
 
 static void trial_status(const SweepTrialRow *t, char *out, size_t cap)
 {
-    if (!strcmp(t->status, "stopped"))
-        snprintf(out, cap, "stopped early at step %ld", t->last_step);
+    if (!strcmp(t->status, "stopped"))   /* by the halving, or by `stop RUN` (item 7) */
+        snprintf(out, cap, "stopped %sat step %ld", t->stopped_early ? "early " : "",
+                 t->last_step);
     else
         snprintf(out, cap, "%s", t->status);
 }
@@ -465,7 +466,8 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     const char *sub = argc > 1 && !argv[1].key ? argv[1].text : NULL;
     const char *arg = argc > 2 && !argv[2].key ? argv[2].text : NULL;
     if (argc == 1 || (sub && !strcmp(sub, "status")))
-        return job_sweep_status(s);
+        return argc > 3 ? session_error(s, LM_EARG, "sweep status: too many arguments")
+                        : job_sweep_status(s, argc > 2 ? argv[2].text : NULL);
     if (!sub && argv[1].key && !strcmp(argv[1].key, "worker"))
         return sweep_worker(s, argc, argv);
     if (!sub)
@@ -477,7 +479,7 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "pause") || !strcmp(sub, "resume") || !strcmp(sub, "stop"))
         return job_sweep_control(s, sub);
     if (!strcmp(sub, "wait"))
-        return job_sweep_wait(s);
+        return job_sweep_wait(s, arg);
     if (!strcmp(sub, "show"))
         return sweep_show(s, arg);
     if (!strcmp(sub, "list"))

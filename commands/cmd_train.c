@@ -12,6 +12,7 @@
 #include "runstore_group.h"
 #include "run_launch.h"
 #include "runrecord.h"
+#include "sysinfo.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -67,8 +68,9 @@ static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOpti
     return rc;
 }
 
-/* init_from=RUN_ID becomes that run's best checkpoint path. */
-static int resolve_init_from(Session *s, Config *c)
+/* init_from=RUN_ID becomes that run's best checkpoint path (*init_run, *init_step: the
+ * run and the checkpoint's step, recorded as the new run's lineage). */
+static int resolve_init_from(Session *s, Config *c, long *init_run, long *init_step)
 {
     long id = session_parse_run_id(c->init_from);
     if (!c->init_from[0] || id < 0)
@@ -78,9 +80,9 @@ static int resolve_init_from(Session *s, Config *c)
     char err[LM_ERR_LEN], path[1100];
     if (!st || runstore_get(st, id, &row, err))
         return session_error(s, LM_EARG, "init_from=%s: %s", c->init_from, st ? err : "no store");
-    int rc = runrecord_checkpoint_path(st, &row, "best", path, sizeof path, NULL, err);
+    int rc = runrecord_checkpoint_path(st, &row, "best", path, sizeof path, init_step, err);
     if (rc == LM_EARG)   /* no best: the newest, as before */
-        rc = runrecord_checkpoint_path(st, &row, "final", path, sizeof path, NULL, err);
+        rc = runrecord_checkpoint_path(st, &row, "final", path, sizeof path, init_step, err);
     runstore_row_free(&row);
     if (rc)
         return session_error(s, LM_EIO, "init_from=%ld: the run has no checkpoint (%s)", id,
@@ -94,12 +96,51 @@ static int resolve_init_from(Session *s, Config *c)
                              "%zu bytes; give a shorter path to the checkpoint", id, path,
                              sizeof c->init_from - 1);
     memcpy(c->init_from, path, strlen(path) + 1);
+    *init_run = id;
     return LM_OK;
+}
+
+/* A text corpus being prepared into the token cache on first use: what was found (fresh,
+ * stale, incomplete) and the end said always, the progress every 2 s. */
+typedef struct {
+    Session *s;
+    double last;
+} PreparePrinter;
+
+static int print_prepare(const TokCacheProgress *p, void *ud)
+{
+    PreparePrinter *pp = ud;
+    Session *s = pp->s;
+    if (p->message) {
+        Output *o = output_create("prepare");
+        output_str(o, "text", p->message);
+        output_line(o, "data: {text}");
+        output_emit(s, o);
+        return s->interrupt != 0;
+    }
+    double now = sysinfo_now();
+    if (now - pp->last < 2)
+        return s->interrupt != 0;
+    pp->last = now;
+    static const char *const phase[] = {"note", "scan", "vocabulary", "encode", "done"};
+    Output *o = output_create("prepare_progress");
+    output_str(o, "phase", phase[p->phase <= TOKCACHE_DONE ? p->phase : 0]);
+    output_real(o, "mb_done", p->bytes_done / 1e6);
+    output_real(o, "mb_total", p->bytes_total / 1e6);
+    output_real(o, "mtokens", p->tokens / 1e6);
+    output_real(o, "mb_per_s", p->mb_per_s);
+    output_real(o, "eta_s", p->eta_seconds);
+    output_line(o, p->eta_seconds >= 0 ? "data: preparing ({phase}) {mb_done:%.0f} of "
+                "{mb_total:%.0f} MB, {mtokens:%.2f}M tokens, {mb_per_s:%.1f} MB/s, ETA "
+                "{eta_s:%.0f} s" : "data: preparing ({phase}) {mb_done:%.0f} of {mb_total:%.0f} "
+                "MB, {mtokens:%.2f}M tokens");
+    output_emit(s, o);
+    return s->interrupt != 0;
 }
 
 /* The run's configuration: the session's (or a resumed run's stored one) with the
  * command's key=value words applied. */
-static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
+static int train_config(Session *s, int argc, const LexWord *argv, Config *c, long init[2],
                         TrainerOptions *o, long *resume, char *hash, size_t cap)
 {
     char err[LM_ERR_LEN];
@@ -121,7 +162,7 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c,
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
     }
-    if (!session_store(s) || resolve_init_from(s, c))
+    if (!session_store(s) || resolve_init_from(s, c, &init[0], &init[1]))
         return LM_EARG;
     return LM_OK;
 }
@@ -166,11 +207,15 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     TrainerOptions o = {0};
     long resume = 0;
     char want_hash[80] = "";
-    if (train_config(s, argc, argv, &c, &o, &resume, want_hash, sizeof want_hash))
+    long init[2] = {0, 0};
+    if (train_config(s, argc, argv, &c, init, &o, &resume, want_hash, sizeof want_hash))
         return LM_EARG;
+    PreparePrinter pp = {s, 0};
     RunLaunchOptions lo = {.db_path = s->db_path, .store = session_store(s),
                            .resume_id = resume, .resume_from = o.resume,
-                           .resume_dir = o.run_dir, .data_hash = want_hash};
+                           .resume_dir = o.run_dir, .data_hash = want_hash,
+                           .init_run = init[0], .init_step = init[1],
+                           .prepare_fn = print_prepare, .prepare_ud = &pp};
     RunHandle h;
     int rc = run_launch(&c, &lo, &h, err);
     if (rc)
@@ -323,6 +368,8 @@ typedef struct {
     int n_val;
     long sample_step, message_seq;
     char checkpoint[METRICS_PATH_LEN];
+    char eval_progress[LM_ERR_LEN];   /* the last whole-split evaluation progress printed */
+    double eval_progress_at;          /* when (sysinfo_now) */
 } Printed;
 
 /* Prints every logged step since the last call, each with its own values (the snapshot
@@ -352,6 +399,16 @@ static void print_steps(Session *s, const Snapshot *sn, Printed *p)
 static void print_new(Session *s, const Snapshot *sn, Printed *p)
 {
     print_steps(s, sn, p);
+    if (sn->status == TRAINER_EVALUATING && sn->reason[0] &&   /* a whole split's tokens, */
+        strcmp(sn->reason, p->eval_progress) &&                /* rate and ETA, every 10 s */
+        sysinfo_now() - p->eval_progress_at >= 10) {
+        snprintf(p->eval_progress, sizeof p->eval_progress, "%s", sn->reason);
+        p->eval_progress_at = sysinfo_now();
+        Output *o = output_create("eval_progress");
+        output_str(o, "text", sn->reason);
+        output_line(o, "       {text}");
+        output_emit(s, o);
+    }
     for (; p->n_val < sn->n_val; p->n_val++) {
         Output *o = output_create("eval");
         output_int(o, "step", sn->val[p->n_val].step);
@@ -426,16 +483,35 @@ static void print_end(Session *s, const Snapshot *sn)
             output_line(o, "  bits per character {bpc:%.4f}");
         }
     }
-    output_real(o, "tokens_per_s", sn->last.elapsed > 0 ? sn->last.tokens / sn->last.elapsed : 0);
-    output_text_str(o, "elapsed_text", el);
-    if (sn->checkpoint[0]) {
-        output_str(o, "checkpoint", sn->checkpoint);
-        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
-                    "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}");
-    } else {   /* a run that diverged or failed before its first checkpoint: none to name */
-        output_line(o, "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
-                    "{tokens_per_s:%.0f} tokens/s; no checkpoint written");
+    /* a fork states its own work: the steps, seconds and tokens since its fork point (a
+       resume is the same run, whose totals carry on) */
+    const StepMetric *from = sn->fork_of > 0 ? &sn->origin : &(StepMetric){0};
+    double secs = sn->last.elapsed - from->elapsed;
+    output_real(o, "tokens_per_s", secs > 0 ? (double)(sn->last.tokens - from->tokens) / secs : 0);
+    if (sn->fork_of > 0) {
+        session_fmt_duration(el, sizeof el, secs);
+        output_real(o, "elapsed", secs);
+        output_int(o, "trained_steps", sn->last.step - from->step);
+        output_int(o, "fork_of", sn->fork_of);
+        output_int(o, "fork_step", from->step);
+        output_line(o, sn->checkpoint[0]
+                    ? "  {trained_steps} steps (#{fork_of}@{fork_step} to {steps}) in "
+                      "{elapsed_text} ({elapsed:%.1f} s of training), {tokens_per_s:%.0f} "
+                      "tokens/s; checkpoint {checkpoint}"
+                    : "  {trained_steps} steps (#{fork_of}@{fork_step} to {steps}) in "
+                      "{elapsed_text} ({elapsed:%.1f} s of training), {tokens_per_s:%.0f} "
+                      "tokens/s; no checkpoint written");
+    } else {
+        output_line(o, sn->checkpoint[0]
+                    ? "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                      "{tokens_per_s:%.0f} tokens/s; checkpoint {checkpoint}"
+                    : "  {steps} steps in {elapsed_text} ({elapsed:%.1f} s of training), "
+                      "{tokens_per_s:%.0f} tokens/s; no checkpoint written");
     }
+    output_text_str(o, "elapsed_text", el);
+    if (sn->checkpoint[0])   /* a run that diverged or failed before its first checkpoint
+                                has none to name */
+        output_str(o, "checkpoint", sn->checkpoint);
     output_emit(s, o);
 }
 
@@ -444,7 +520,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
     (void)argc; (void)argv;
     SessionJobKind k = s->rec ? SESSION_JOB_RUN : job_need(s, "wait");
     if (k == SESSION_JOB_SWEEP)
-        return job_sweep_wait(s);
+        return job_sweep_wait(s, NULL);
     if (k == SESSION_JOB_NONE)
         return LM_ESTATE;
     Printed p = {0};

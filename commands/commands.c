@@ -10,6 +10,7 @@
 #include "cmd_attach.h"
 #include "cmd_bench.h"
 #include "cmd_config.h"
+#include "cmd_data.h"
 #include "cmd_eval.h"
 #include "cmd_fork.h"
 #include "cmd_jobs.h"
@@ -79,7 +80,8 @@ static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
     {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
-static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
+    {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec ALERT_KEYS[] = {
     {"on", "on=diverged|finished|failed|ended|stalled[:S]|SERIES<X", NULL},
@@ -87,6 +89,7 @@ static const CmdArgSpec ALERT_KEYS[] = {
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
     {"file", "file=report.html|report.md", NULL}, {"title", "title=\"...\"", NULL},
+    {"overwrite", "overwrite=true|false", NULL},
     {"series", "series=PATTERN (the series section: gate/*, sys/*; default *)", NULL},
     {NULL, NULL, NULL}};
 static const CmdArgSpec PLOT_KEYS[] = {
@@ -120,9 +123,18 @@ static const CmdSub SWEEP_SUBS[] = {
     {"list", "", "the stored sweeps", 0},
     {"importance", "ID", "each swept setting's share of the metric's variance, and its sign", 0},
     {NULL, NULL, NULL, 0}};
+static const CmdSub DATA_SUBS[] = {
+    {"prepare", "SPEC [tokenizer=...] [threads=N] [force=true]",
+     "tokenize a corpus once into token shards (the cache beside the store)", 0},
+    {"list", "", "each prepared corpus: size, tokens, sources, tokenizer, fresh or stale", 0},
+    {"rm", "KEY|SPEC [yes]", "delete prepared tokens (without yes: what it would delete)",
+     CMD_DESTRUCTIVE},
+    {NULL, NULL, NULL, 0}};
 static const CmdArgSpec BENCH_KEYS[] = {
     {"steps", "steps=N (timed steps per workload)", NULL},
     {"tokens", "tokens=N (sampling bench)", NULL},
+    {"mb", "mb=N (bench data: the generated corpus in MB, default 50)", NULL},
+    {"gb", "gb=N (bench data: the largest token cache started on, in GB, default 4)", NULL},
     {"precision", "precision=fp32|bf16|both (both: side by side)", "fp32|bf16|both"},
     {"diagnostics", "diagnostics=N (also time the diagnostics a run with diagnostics=N takes,"
      " as a share of the step)", NULL},
@@ -251,11 +263,19 @@ static const Command COMMANDS[] = {
      "with mean ± std of best and final val; `group none ID ...` takes runs out. Groups draw\n"
      "as bands: `plot group=NAME band=std file=...`, the history view's % key.",
      ARG_WORD, NULL, cmd_group, "history", 0, NULL, NULL},
-    {"tag", "RUN_ID TAG", "tag a run", NULL, ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
-    {"note", "RUN_ID|sweep=ID \"text\"", "add a note (kept with its time) to a run or a sweep",
+    {"tag", "RUN_ID TAG", "tag a run", "`untag RUN_ID TAG` removes one; each is recorded with its\n"
+     "time (`run ID` lists the edits).", ARG_RUN_ID, NULL, cmd_tag, "history", 0, NULL, NULL},
+    {"untag", "RUN_ID TAG", "remove a tag from a run (recorded with its time)", NULL,
+     ARG_RUN_ID, NULL, cmd_untag, "history", 0, NULL, NULL},
+    {"rename", "RUN_ID NAME", "rename a run (the old name is recorded with the time)", NULL,
+     ARG_RUN_ID, NULL, cmd_rename, "history", 0, NULL, NULL},
+    {"note", "RUN_ID|sweep=ID \"text\" | RUN_ID edit=N \"text\" | RUN_ID delete=N",
+     "add, edit or delete a note (kept with its time) of a run or a sweep",
      "Every note is kept with its time (a run's notes show in `run ID`, the history view\n"
      "and reports, a sweep's with each of its runs); `runs note~word` finds runs by their\n"
-     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).",
+     "notes. A note holds at most 65536 bytes of UTF-8 text (newlines allowed).\n"
+     "edit=N replaces note N's text, delete=N deletes it (N: the number `run ID` shows);\n"
+     "each change is recorded with its time and the old text (`run ID` lists the edits).",
      ARG_RUN_ID, NOTE_KEYS, cmd_note, "history", 0, NULL, NULL},
     {"log", "RUN_ID [follow] [tail=N]", "a run's console: what it printed, from any process",
      "Progress (every 2 s), evaluations, samples, checkpoints, warnings, errors and the end,\n"
@@ -323,7 +343,7 @@ static const Command COMMANDS[] = {
      "filters, columns and sort (loss<2, columns=id,loss,val_loss.min), plot metric= and\n"
      "series=, the dashboard's grid view and compare.",
      ARG_RUN_ID, NULL, cmd_series, "history", 0, NULL, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|all] "
      "[steps=N] [precision=fp32|bf16|both]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the replicas' sync) with the\n"
@@ -339,10 +359,12 @@ static const Command COMMANDS[] = {
      "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
      "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
-     "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.",
+     "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.\n"
+     "data: `data prepare` MB/s per tokenizer over a generated corpus of mb=N MB (default 50)\n"
+     "on every core (threads=N: that many).",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
-     "pause|resume [ID]|stop|wait|show [ID]|list|importance ID",
+     "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -363,7 +385,8 @@ static const Command COMMANDS[] = {
      "trial that diverged or failed ranks last; ties go to the lower trial. Trials are\n"
      "grid combinations, or trials= random draws when given (needed with ranges).\n"
      "status, pause, resume, stop, wait: the session's sweep (stop keeps the current\n"
-     "trial's checkpoint). resume ID continues a stored sweep after a quit or a crash:\n"
+     "trial's checkpoint); status ID and wait ID: any stored sweep, from any shell.\n"
+     "resume ID continues a stored sweep after a quit or a crash:\n"
      "done trials are not rerun, an interrupted one continues from its last checkpoint.\n"
      "show [ID]: the trials ranked by the metric: swept values as columns, best and final\n"
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"
@@ -371,7 +394,7 @@ static const Command COMMANDS[] = {
      "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
      "trials); one trial per value cannot tell and says so.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS, NULL},
-    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md",
+    {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md [overwrite=true]",
      "write one self-contained HTML report (or Markdown with images) to hand to a colleague",
      "The runs (runs=1,2,5 or runs=\"model=msa status=finished\", a filter as `runs`\n"
      "takes; a sweep's runs with sweep=ID): training and validation curves (SVG from the\n"
@@ -379,9 +402,24 @@ static const Command COMMANDS[] = {
      "as mean ± std bands, the sweep's parallel coordinates and parameter importance, the\n"
      "best run's samples, the notes, system metrics, and the machine and versions. An\n"
      ".html file holds everything (images inline, no scripts, no network); a .md file gets\n"
-     "its images as files in a folder beside it (NAME_files/).", ARG_KEYVAL, REPORT_KEYS,
+     "its images as files in a folder beside it (NAME_files/). An existing file (or\n"
+     "NAME_files/) is replaced only with overwrite=true; a symbolic link is never written\n"
+     "through.", ARG_KEYVAL, REPORT_KEYS,
      cmd_report, "history", 0, NULL, NULL},
-    {"tokenize", "TEXT", "print the pieces and ids of TEXT under the current tokenizer", NULL,
+    {"data", "prepare SPEC [tokenizer=...] [threads=N] | list | rm KEY|SPEC [yes]",
+     "prepare a corpus as token shards once; list and delete prepared corpora",
+     "SPEC: a bundled name, a text file, a directory of files (recursive, sorted; dot files\n"
+     "skipped), a WikiText-layout directory, .jsonl files (one JSON object a line, the text in\n"
+     "text_key=, default text), any of them .gz, .xz or .zst, or a comma list\n"
+     "(data=a.txt,b/,c.jsonl.zst). The tokens go to lmlab-tokens/ beside the run store\n"
+     "(tokens_dir= elsewhere), keyed by the sources and the tokenizer with its options; a\n"
+     "source changed since makes the cache stale and the next prepare (or train) does it\n"
+     "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
+     "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
+     "when fresh. Progress: a bar on a terminal, --json events. See docs/data.md.",
+     ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
+    {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
+     "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,
      ARG_WORD, NULL, cmd_tokenize, "general", 0, NULL, NULL},
 };
 

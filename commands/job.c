@@ -235,13 +235,67 @@ static void trial_record(Output *o, const SweepProgress *p, const Snapshot *sn)
     }
 }
 
-int job_sweep_status(Session *s)
+/* Sweep id (text) of `sweep status|wait ID` into *id: 0 none given, 1 given, -1 bad (said). */
+static int sweep_id_arg(Session *s, const char *what, const char *text, long *id)
 {
+    *id = 0;
+    if (!text)
+        return 0;
+    char *e;
+    *id = strtol(text[0] == '#' ? text + 1 : text, &e, 10);
+    if (*e || *id <= 0) {
+        session_error(s, LM_EARG, "sweep %s %s: expected a sweep id (`sweep list` shows them)",
+                      what, text);
+        return -1;
+    }
+    return 1;
+}
+
+/* The session's own runner answers for its sweep; any other id is read from the store. */
+static int sweep_is_own(const Session *s, long id)
+{
+    return s->sweep && (!id || sweep_runner_id(s->sweep) == id);
+}
+
+/* `sweep status ID` of a sweep this session does not run: the store's counts and status,
+ * and its training trial's latest step from the store (issue 49 item 9). */
+static int stored_sweep_status(Session *s, long id)
+{
+    RunStore *st = session_store(s);
+    if (!st)
+        return LM_EDB;
+    SweepProgress p;
+    int live;
+    char err[LM_ERR_LEN];
+    int rc = sweep_stored_progress(st, id, &p, &live, err);
+    if (rc)
+        return session_error(s, rc, "%s", err);
+    Output *o = progress_record(&p, "sweep_status", 1);
+    output_bool(o, "live", live);
+    Snapshot sn = {0};
+    if (p.current && snapshot_from_store(st, p.current_run, &sn, err) == LM_OK)
+        trial_record(o, &p, &sn);
+    else if (!p.ended && !live) {
+        output_line(o, "  no trial's process is alive: if the sweep's process is gone, "
+                    "`sweep resume {sweep}` continues it");
+    }
+    snapshot_free(&sn);
+    return output_emit(s, o);
+}
+
+int job_sweep_status(Session *s, const char *id_text)
+{
+    long id;
+    if (sweep_id_arg(s, "status", id_text, &id) < 0)
+        return LM_EARG;
+    if (id && !sweep_is_own(s, id))
+        return stored_sweep_status(s, id);
     SweepRunner *sw = s->sweep;
     if (!sw) {
         Output *o = output_create("sweep_status");
         output_str(o, "status", "idle");
-        output_line(o, "no sweep in this session; `sweep list` shows the stored ones");
+        output_line(o, "no sweep in this session; `sweep status ID` shows a stored one, "
+                    "`sweep list` lists them");
         return output_emit(s, o);
     }
     SweepProgress p;
@@ -324,16 +378,54 @@ int job_sweep_control(Session *s, const char *what)
     return output_emit(s, o);
 }
 
-/* `sweep wait`: one line per change of trial or counts, until the sweep ends. */
-int job_sweep_wait(Session *s)
+/* Seconds a stored sweep may stay "running" with no trial process alive before `sweep
+ * wait ID` stops waiting on it (between two trials there is none for a moment). */
+#define SWEEP_WAIT_ORPHAN_S 30
+
+/* The next progress of the sweep `sweep wait` follows: the own runner's, or the store's for
+ * a sweep of another process (or an ended one). *orphan: the stored sweep has had no live
+ * trial for SWEEP_WAIT_ORPHAN_S seconds. LM_OK or the store's error (said). */
+static int wait_progress(Session *s, long id, SweepProgress *p, double *no_live_since,
+                         int *orphan)
 {
-    if (need_sweep(s, "wait"))
+    *orphan = 0;
+    if (!id) {
+        sweep_runner_progress(s->sweep, p);
+        return LM_OK;
+    }
+    RunStore *st = session_store(s);
+    char err[LM_ERR_LEN];
+    int live, rc = st ? sweep_stored_progress(st, id, p, &live, err) : LM_EDB;
+    if (rc)
+        return st ? session_error(s, rc, "%s", err) : rc;
+    double now = sysinfo_now();
+    if (live || p->ended)
+        *no_live_since = 0;
+    else if (*no_live_since == 0)
+        *no_live_since = now;
+    *orphan = !p->ended && *no_live_since > 0 && now - *no_live_since >= SWEEP_WAIT_ORPHAN_S;
+    return LM_OK;
+}
+
+/* `sweep wait [ID]`: one line per change of trial or counts, until the sweep ends; ID a
+ * sweep of any process (read from the store) or the session's own. */
+int job_sweep_wait(Session *s, const char *id_text)
+{
+    long id;
+    if (sweep_id_arg(s, "wait", id_text, &id) < 0)
+        return LM_EARG;
+    if (sweep_is_own(s, id))
+        id = 0;
+    else if (!id && need_sweep(s, "wait"))
         return LM_ESTATE;
     SweepProgress p, last = {0};
     last.current = -1;
     s->interrupt = 0;
+    double no_live_since = 0;
     for (;;) {
-        sweep_runner_progress(s->sweep, &p);
+        int orphan, rc = wait_progress(s, id, &p, &no_live_since, &orphan);
+        if (rc)
+            return rc;
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
             p.running != last.running || p.ended != last.ended ||
             p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
@@ -354,6 +446,11 @@ int job_sweep_wait(Session *s)
         }
         if (p.ended)
             break;
+        if (orphan)
+            return session_error(s, LM_ESTATE, "sweep #%ld is %s in the store but no trial "
+                                 "of it has trained for %d s: its process is gone or stuck "
+                                 "(`sweep resume %ld` continues it)", p.sweep_id, p.status,
+                                 SWEEP_WAIT_ORPHAN_S, p.sweep_id);
         if (s->interrupt) {
             session_printf(s, "(stopped waiting; sweep #%ld continues: `sweep stop` ends it)",
                            p.sweep_id);

@@ -21,9 +21,11 @@ int job_control(Session *s, const char *verb, long id);
 SessionJobKind job_need(Session *s, const char *what);
 
 /* The session's sweep: `sweep pause|resume|stop` (what), `sweep wait` (one line per
- * change until it ends) and `sweep status`, as text or JSON lines. */
+ * change until it ends) and `sweep status`, as text or JSON lines. `sweep wait ID` and
+ * `sweep status ID` (id_text; NULL: the session's) work on any stored sweep, live or
+ * not, from any process: another process's or an ended sweep is read from the store. */
 int job_sweep_control(Session *s, const char *what);
-int job_sweep_wait(Session *s);
-int job_sweep_status(Session *s);
+int job_sweep_wait(Session *s, const char *id_text);
+int job_sweep_status(Session *s, const char *id_text);
 
 #endif

@@ -47,8 +47,9 @@ void report_esc(Report *r, const char *t)
         int k = textcheck_utf8_char(p, n, &cp);
         char tmp[16];
         if (k == 0 || (cp < 0x20 && cp != '\n' && cp != '\t') || cp == 0x7f ||
-            (cp >= 0x80 && cp < 0xa0)) {
-            snprintf(tmp, sizeof tmp, "\\x%02x", k ? cp : *p);
+            (cp >= 0x80 && cp < 0xa0) || textcheck_is_bidi(cp)) {
+            snprintf(tmp, sizeof tmp, textcheck_is_bidi(cp) && k ? "\\u%04x" : "\\x%02x",
+                     k ? cp : *p);
             report_put(&r->b, tmp, strlen(tmp));
             p += k ? (size_t)k : 1, n -= k ? (size_t)k : 1;
             continue;
@@ -111,6 +112,7 @@ static void report_put_base64(Buf *b, const unsigned char *d, size_t n)
 void report_fig_path(Report *r, char *path, size_t cap)
 {
     snprintf(path, cap, "%s/fig%d.svg", r->md ? r->files_dir : r->tmpdir, r->n_fig + 1);
+    unlink(path);   /* an old figure, or a link planted there, is replaced, never followed */
 }
 
 /* Puts the figure just drawn at path into the report with its caption. */

@@ -208,10 +208,30 @@ static int distinct(const char *const *configs, int n, const char *key)
     return nv;
 }
 
-int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max)
+/* Whether key takes two values among the runs of one sweep (sweeps[r] > 0): a swept key. */
+static int swept(const char *const *configs, const long *sweeps, int n, const char *key)
+{
+    for (int a = 0; sweeps && a < n; a++) {
+        if (sweeps[a] <= 0)
+            continue;
+        char va[64], vb[64];
+        runkeys_config_value(configs[a], key, va, sizeof va);
+        for (int b = a + 1; b < n; b++) {
+            if (sweeps[b] != sweeps[a])
+                continue;
+            runkeys_config_value(configs[b], key, vb, sizeof vb);
+            if (strcmp(va, vb))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int runkeys_diff(const char *const *configs, const long *sweeps, int n, char (*keys)[32],
+                 int max)
 {
     char seen[128][32];
-    int count[128], n_seen = 0, found = 0;
+    int count[128], rank[128], n_seen = 0, found = 0;
     for (int r = 0; r < n; r++)
         for (const char *p = configs[r]; p && *p;) {
             const char *e = strchr(p, '\n');
@@ -227,17 +247,23 @@ int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max)
                     dup = !strcmp(seen[k], key);
                 if (!dup) {
                     memcpy(seen[n_seen], key, kl + 1);
-                    count[n_seen++] = distinct(configs, n, key);
+                    count[n_seen] = distinct(configs, n, key);
+                    /* 0: swept in a sweep, 1: differs, 2: the seed (a repeat, not a
+                       setting one chose; issue 49 item 8) */
+                    rank[n_seen] = !strcmp(key, "seed") ? 2
+                                   : swept(configs, sweeps, n, key) ? 0 : 1;
+                    n_seen++;
                 }
             }
             p = e ? e + 1 : NULL;
         }
-    for (int want = n < 64 ? n : 64; want >= 2; want--)   /* most distinct values first */
-        for (int k = 0; k < n_seen; k++)
-            if (count[k] == want) {
-                if (found < max)
-                    memcpy(keys[found], seen[k], sizeof seen[k]);
-                found++;
-            }
+    for (int cls = 0; cls < 3; cls++)
+        for (int want = n < 64 ? n : 64; want >= 2; want--)   /* most distinct values first */
+            for (int k = 0; k < n_seen; k++)
+                if (rank[k] == cls && count[k] == want) {
+                    if (found < max)
+                        memcpy(keys[found], seen[k], sizeof seen[k]);
+                    found++;
+                }
     return found;
 }

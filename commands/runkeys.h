@@ -42,10 +42,12 @@ void runkeys_sort_rows(RunRow *rows, int n, const char *sort);
 void runkeys_config_value(const char *config, const char *key, char *buf, size_t cap);
 
 /* The settings that differ among n "key=value\n" configs (a key missing from some counts
- * as differing), ranked by how many distinct values they take (a swept setting before one
- * that merely differs between two groups; ties in first-seen order): up to max names into
- * keys. Returns how many differ (may exceed max). The one ranking of `compare` and the
- * dashboard's columns. */
-int runkeys_diff(const char *const *configs, int n, char (*keys)[32], int max);
+ * as differing): first those that differ among the runs of one sweep (sweeps[r] is run r's
+ * sweep id, 0 = none; sweeps may be NULL), what a sweep swept; then the others; the seed
+ * last (a repeat, not a choice; issue 49 item 8); within each, by how many distinct values
+ * they take (ties in first-seen order). Up to max names into keys. Returns how many differ
+ * (may exceed max). The one ranking of `compare` and the dashboard's columns. */
+int runkeys_diff(const char *const *configs, const long *sweeps, int n, char (*keys)[32],
+                 int max);
 
 #endif

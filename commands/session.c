@@ -71,15 +71,23 @@ void session_free(Session *s)
 
 void session_printf(Session *s, const char *fmt, ...)
 {
-    char buf[8192];
-    va_list ap;
+    char small[8192], *buf = small;
+    va_list ap, again;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    /* a longer line (a 65 KB note) is printed whole, never cut silently (issue 46) */
+    if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)))
+        vsnprintf(buf, (size_t)n + 1, fmt, again);
+    else if (!buf)
+        buf = small;
+    va_end(again);
     /* stored and generated text (names, notes, samples) never drives the terminal */
     char *safe = safetext_dup(buf, SAFETEXT_KEEP_NEWLINES);
     s->writer(s->writer_ud, SESSION_OUT_TEXT, safe ? safe : buf);
     free(safe);
+    if (buf != small) free(buf);
 }
 
 int session_error(Session *s, int status, const char *fmt, ...)

@@ -135,6 +135,7 @@ int session_open_checkpoint(Session *s, const char *path, long run_id)
     drop_view(s);
     s->view = m;
     s->view_tok = tok;
+    s->tok_settings_newer = 0;
     s->view_run = run_id;
     s->view_step = info_step;
     snprintf(s->view_source, sizeof s->view_source, "%s", path);

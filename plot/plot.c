@@ -8,6 +8,7 @@
 
 #include "err.h"
 #include "outfile.h"
+#include "safetext.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
@@ -110,10 +111,19 @@ void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, doubl
                     const char *t)
 {
     cairo_text_extents_t e;
+    char safe[1024];
+    plot_text_safe(safe, sizeof safe, t);
     cairo_set_font_size(cr, size);
-    cairo_text_extents(cr, t, &e);
+    cairo_text_extents(cr, safe, &e);
     cairo_move_to(cr, x - ax * e.x_advance, y + size * 0.72 * (1 - ay));
-    cairo_show_text(cr, t);
+    cairo_show_text(cr, safe);
+}
+
+const char *plot_text_safe(char *out, size_t cap, const char *t)
+{
+    /* cairo refuses text that is not UTF-8 (the whole figure fails) and would draw bidi
+     * controls: stored names reach here, so they are escaped as on the terminal */
+    return safetext_escape(out, cap, t, 0);
 }
 
 /* A "nice" step (1, 2 or 5 x 10^k) giving about `want` intervals over span. */
@@ -194,6 +204,20 @@ static const double PALETTE[][3] = {
     {0.941, 0.894, 0.259}, {0.000, 0.000, 0.000}};
 #define N_PALETTE (int)(sizeof PALETTE / sizeof PALETTE[0])
 
+/* Series k's line: the palette's colour k % 8, and past every 8 series another dash
+ * pattern (solid, dashed, dotted, dash-dot), so no two of the first 32 curves look alike
+ * (issue 49 item 11: #3 and #9 shared one colour). */
+static void set_line(cairo_t *cr, int k, double width)
+{
+    static const double DASHES[4][4] = {{0}, {6, 3}, {1.5, 2.5}, {6, 2.5, 1.5, 2.5}};
+    static const int N_DASH[4] = {0, 2, 2, 4};
+    const double *c = PALETTE[k % N_PALETTE];
+    int d = (k / N_PALETTE) % 4;
+    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    cairo_set_line_width(cr, width);
+    cairo_set_dash(cr, DASHES[d], N_DASH[d], 0);
+}
+
 /* The band between s->lo and s->hi, one filled polygon per stretch of finite points. */
 static void draw_band(cairo_t *cr, const Frame *f, const PlotSeries *s, const double *c)
 {
@@ -216,8 +240,7 @@ static void draw_series(cairo_t *cr, const Frame *f, const PlotSeries *s, int k)
 {
     const double *c = PALETTE[k % N_PALETTE];
     if (s->lo && s->hi) draw_band(cr, f, s, c);
-    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-    cairo_set_line_width(cr, 1.6);
+    set_line(cr, k, 1.6);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     int pen = 0;
     for (int i = 0; i < s->n; i++) {
@@ -230,6 +253,7 @@ static void draw_series(cairo_t *cr, const Frame *f, const PlotSeries *s, int k)
         pen = 1;
     }
     cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
     for (int i = 0; s->n < 40 && i < s->n; i++) {
         if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
         cairo_arc(cr, px(f, s->x[i]), py(f, s->y[i]), 2.5, 0, 2 * M_PI);
@@ -237,31 +261,83 @@ static void draw_series(cairo_t *cr, const Frame *f, const PlotSeries *s, int k)
     }
 }
 
-/* A box in the plot area's top-right corner: a line of each colour and its label. */
-static void draw_legend(cairo_t *cr, const Frame *f, const PlotSeries *s, int n)
+/* The legend's size: w x h points for n labels. */
+static void legend_size(cairo_t *cr, const PlotSeries *s, int n, double *w, double *h)
 {
-    double w = 0, row = 15;
+    *w = 0;
     cairo_set_font_size(cr, 10);
     for (int k = 0; k < n; k++) {
         cairo_text_extents_t e;
-        cairo_text_extents(cr, s[k].label ? s[k].label : "", &e);
-        if (e.x_advance > w) w = e.x_advance;
+        char safe[1024];
+        cairo_text_extents(cr, plot_text_safe(safe, sizeof safe, s[k].label), &e);
+        if (e.x_advance > *w) *w = e.x_advance;
     }
-    double x = f->right - w - 40, y = f->top + 8;
+    *w += 32;
+    *h = 15.0 * n + 6;
+}
+
+/* How many of the curves' points (and the segments between them, sampled) fall in the box
+ * (x, y, w, h) of the frame, 4 points of margin around it. */
+static long points_under(const Frame *f, const PlotSeries *s, int n, double x, double y,
+                         double w, double h)
+{
+    long hits = 0;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < s[k].n; i++) {
+            if (!isfinite(s[k].x[i]) || !isfinite(s[k].y[i])) continue;
+            int steps = i + 1 < s[k].n && isfinite(s[k].x[i + 1]) && isfinite(s[k].y[i + 1])
+                        ? 8 : 1;
+            for (int j = 0; j < steps; j++) {
+                double t = (double)j / steps;
+                double xx = steps > 1 ? s[k].x[i] + t * (s[k].x[i + 1] - s[k].x[i]) : s[k].x[i];
+                double yy = steps > 1 ? s[k].y[i] + t * (s[k].y[i + 1] - s[k].y[i]) : s[k].y[i];
+                double a = px(f, xx), b = py(f, yy);
+                hits += a >= x - 4 && a <= x + w + 4 && b >= y - 4 && b <= y + h + 4;
+            }
+        }
+    return hits;
+}
+
+/* Where the legend goes: the corner of the plot area it covers no curve in (top right,
+ * top left, bottom right, bottom left, in that order of preference); when every corner
+ * covers one, the plot area narrows and the legend stands beside it on the right (issue 49
+ * item 11: the sweep plot's legend covered curves). Sets *x, *y; may change f->right. */
+static void legend_place(cairo_t *cr, Frame *f, const PlotSeries *s, int n, double right_edge,
+                         double *x, double *y)
+{
+    double w, h;
+    legend_size(cr, s, n, &w, &h);
+    double cx[4] = {f->right - w - 8, f->left + 8, f->right - w - 8, f->left + 8};
+    double cy[4] = {f->top + 8, f->top + 8, f->bottom - h - 8, f->bottom - h - 8};
+    for (int c = 0; c < 4; c++)
+        if (cy[c] >= f->top && cx[c] >= f->left &&
+            !points_under(f, s, n, cx[c], cy[c], w, h)) {
+            *x = cx[c], *y = cy[c];
+            return;
+        }
+    f->right = right_edge - w - 12;   /* beside the plot area */
+    if (f->right < f->left + 120) f->right = f->left + 120;
+    *x = f->right + 8, *y = f->top;
+}
+
+/* The legend box at (x, y): a line of each series' colour and dash and its label. */
+static void draw_legend(cairo_t *cr, const PlotSeries *s, int n, double x, double y)
+{
+    double w, h, row = 15;
+    legend_size(cr, s, n, &w, &h);
     cairo_set_source_rgba(cr, 1, 1, 1, 0.9);
-    cairo_rectangle(cr, x, y, w + 32, row * n + 6);
+    cairo_rectangle(cr, x, y, w, h);
     cairo_fill_preserve(cr);
     cairo_set_source_rgb(cr, 0.7, 0.7, 0.7);
     cairo_set_line_width(cr, 0.5);
     cairo_stroke(cr);
     for (int k = 0; k < n; k++) {
-        const double *c = PALETTE[k % N_PALETTE];
         double yy = y + 3 + row * k + row / 2;
-        cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-        cairo_set_line_width(cr, 2);
+        set_line(cr, k, 2);
         cairo_move_to(cr, x + 5, yy);
         cairo_line_to(cr, x + 22, yy);
         cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
         cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         plot_text_at(cr, x + 26, yy, 10, 0, 0.5, s[k].label ? s[k].label : "");
     }
@@ -302,13 +378,15 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
     Canvas c;
     int status = plot_canvas_open(&c, path, PLOT_W, PLOT_H, err);
     if (status) return status;
+    double lx, ly;
+    legend_place(c.cr, &f, s, n, PLOT_W - 16, &lx, &ly);
     draw_axes(c.cr, &f, ax);
     cairo_save(c.cr);
     cairo_rectangle(c.cr, f.left, f.top, f.right - f.left, f.bottom - f.top);
     cairo_clip(c.cr);
     for (int k = 0; k < n; k++) draw_series(c.cr, &f, &s[k], k);
     cairo_restore(c.cr);
-    draw_legend(c.cr, &f, s, n);
+    draw_legend(c.cr, s, n, lx, ly);
     return plot_canvas_close(&c, err);
 }
 

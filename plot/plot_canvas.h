@@ -27,6 +27,9 @@ int plot_canvas_open(Canvas *c, const char *path, double w, double h, char *err)
 int plot_canvas_close(Canvas *c, char *err);
 /* Text anchored at (x, y): ax 0/0.5/1 = its left/centre/right there, ay 0/0.5/1 = its
  * cap top/middle/baseline there. */
+/* t escaped for drawing (safetext: invalid UTF-8, controls and bidi controls shown as
+ * \xNN, \e, \u202e), into out (cap bytes); returns out. */
+const char *plot_text_safe(char *out, size_t cap, const char *t);
 void plot_text_at(cairo_t *cr, double x, double y, double size, double ax, double ay,
                   const char *t);
 /* A vertical viridis colour bar from lo (bottom) to hi (top) at x, its end values beside

@@ -50,7 +50,8 @@ static void draw_axis(cairo_t *cr, const ParFrame *f, int k, const PlotParAxis *
         cairo_set_source_rgba(cr, 1, 1, 1, 0.8);
         cairo_text_extents_t e;
         cairo_set_font_size(cr, 9);
-        cairo_text_extents(cr, a->tick_label[t], &e);
+        char safe[1024];
+        cairo_text_extents(cr, plot_text_safe(safe, sizeof safe, a->tick_label[t]), &e);
         double bx = last ? x - 5 - e.x_advance - 1 : x + 4;
         cairo_rectangle(cr, bx, y - 6, e.x_advance + 2, 11);
         cairo_fill(cr);

@@ -10,10 +10,12 @@ PACKAGES="build-essential pkg-config meson ninja-build git
     tmux sqlite3 procps ncurses-term locales clang libclang-rt-14-dev
     openmpi-bin libopenmpi-dev
     zlib1g-dev liblzma-dev libzstd-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
+    libssl-dev
     qemu-user
     chromium bc"   # chromium, bc: e2e_track.sh opens the HTML report in headless Chromium
 # zlib1g/liblzma/libzstd: compressed corpora; protobuf-c: TensorBoard event files (protoc
 # decodes them in the tests); qemu-user: the unit tests on other CPUs (qemu-x86_64 -cpu)
+# libssl-dev: libcrypto's HMAC-SHA256 proves an alert command was written by the user running it
 
 missing() {
     local p

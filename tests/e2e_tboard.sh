@@ -6,7 +6,8 @@
 #   - a Dispatcher run with diagnostics (name with a slash and a non-ASCII letter) and its
 #     fork: one folder per run (the name escaped), one events.out.tfevents.* file each, the
 #     file version record first, steps never going back;
-#   - every series there: step metrics (loss equal to the store's, as float32),
+#   - every series there: every registry series the run has (core/base/series.h; loss equal
+#     to the store's, as float32),
 #     evaluations, gates and gate histograms, system samples, every named series of the
 #     run (diagnostics scalars and histograms, bucket counts summing to num);
 #   - the settings and the run's name and lineage as text-plugin summaries (the fork's says
@@ -62,7 +63,7 @@ loss = {e[0]: e[4] for e in ev if e[2] == "loss"}
 want = dict(db.execute("select step, loss from metrics where run_id=1"))
 say(loss and all(loss[s] == f32(want[s]) for s in want) and set(loss) == set(want),
     "loss: every logged step, equal to the store's as float32 (%d points)" % len(loss))
-for t in ["lr", "grad_norm", "tokens_per_s", "val_loss", "val_ppl", "gate/0/0",
+for t in ["lr", "grad_norm", "tokens_per_s", "val_loss", "val_ppl", "best_val", "gate/0/0",
           "hist/gate/1/2", "sys/cpu", "sys/rss_mb", "grad/encoder.weight",
           "weight/blocks.0.linear1.weight", "update/decoder.weight", "act/1/std",
           "gate_entropy/1/4", "gate_saturated/0/0", "hist/weight/encoder.weight",

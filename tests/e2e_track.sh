@@ -18,7 +18,7 @@ bgpid= fpid=
 trap 'kill $bgpid $fpid 2>/dev/null; tmux -L "lmlab-track-$$" kill-server 2>/dev/null
       rm -rf "$dir" 2>/dev/null || { sleep 1; rm -rf "$dir"; }' EXIT
 cd "$dir"
-export LMLAB_DB="$dir/t.db" LMLAB_SYSMETRICS_EVERY=0.3
+export LMLAB_DB="$dir/t.db" LMLAB_SYSMETRICS_EVERY=0.3 XDG_CONFIG_HOME="$dir/config"   # the alert key
 command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh installs it)"; exit 1; }
 q() { sqlite3 -cmd '.timeout 5000' "$LMLAB_DB" "$1"; }
 fail() { echo "FAIL: $*"; exit 1; }

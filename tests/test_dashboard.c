@@ -403,6 +403,41 @@ static void test_history(void)
     free(s);
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "best val") && has(s, "started"), "all columns when wide");
+    free(s);
+    /* issue 49 item 8: every differing setting that fits is a column, not 3 at most */
+    static const char *const cfg5[] = {
+        "model=dispatcher\nlr=0.003\nd=128\nlayers=2\nnhid=64\nbatch=8\n",
+        "model=dispatcher\nlr=0.001\nd=128\nlayers=4\nnhid=64\nbatch=16\n",
+        "model=dispatcher\nlr=0.0005\nd=256\nlayers=2\nnhid=128\nbatch=8\n"};
+    for (int i = 0; i < 3; i++) {
+        free(h->runs[i].config);
+        h->runs[i].config = strdup(cfg5[i]);
+    }
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    char head[400] = "";   /* the runs table's header line */
+    const char *hb = strstr(s, "best val");
+    for (const char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        const char *bv = strstr(l, "best val"), *nm = strstr(l, "name");
+        if (bv && nm && bv < l + len && nm < l + len && !memmem(l, len, "sort", 4)) {
+            hb = bv;
+            break;
+        }
+        hb = NULL;
+    }
+    if (hb) {
+        const char *b0 = hb, *e = strchr(hb, '\n');
+        while (b0 > s && b0[-1] != '\n') b0--;
+        snprintf(head, sizeof head, "%.*s", (int)((e ? e : hb + strlen(hb)) - b0), b0);
+    }
+    CHECK(has(head, " lr") && has(head, " layers") && has(head, " nhid") &&
+          has(head, " batch") && has(head, " d "),
+          "five differing settings as columns of the runs table when wide: %s", head);
+    for (int i = 0; i < 3; i++) {
+        free(h->runs[i].config);
+        h->runs[i].config = strdup(cfg[i]);
+    }
     CHECK(has(s, "#3 old-run"), "names in the legend when wide");
     CHECK(!has(s, "note #"), "no note line for a run without notes");
     free(s);
@@ -451,10 +486,10 @@ static void test_compare_logic(void)
 {
     const char *cfg[] = {"a=1\nb=2\nc=3\n", "a=1\nb=5\n", "a=1\nb=2\nc=3\n"};
     char keys[4][32], v[16];
-    int n = dash_draw_diff_keys(cfg, 3, keys, 4);
+    int n = dash_draw_diff_keys(cfg, NULL, 3, keys, 4);
     CHECK(n == 2 && !strcmp(keys[0], "b") && !strcmp(keys[1], "c"), "differing keys: %d", n);
-    CHECK(dash_draw_diff_keys(cfg, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
-    CHECK(dash_draw_diff_keys(cfg, 1, keys, 4) == 0, "one run differs from nothing");
+    CHECK(dash_draw_diff_keys(cfg, NULL, 3, keys, 1) == 2 && !strcmp(keys[0], "b"), "max keys");
+    CHECK(dash_draw_diff_keys(cfg, NULL, 1, keys, 4) == 0, "one run differs from nothing");
     runkeys_config_value(cfg[1], "b", v, sizeof v);
     CHECK(!strcmp(v, "5"), "value of b: %s", v);
     runkeys_config_value(cfg[1], "c", v, sizeof v);
@@ -470,8 +505,19 @@ static void test_compare_logic(void)
           z[4] < z[1], "debiased EMA: %g %g %g", z[0], z[1], z[4]);
     /* the differing settings ranked by distinct values: the swept lr before d */
     const char *sw[] = {"d=32\nlr=1\n", "d=64\nlr=2\n", "d=64\nlr=3\n"};
-    CHECK(dash_draw_diff_keys(sw, 3, keys, 4) == 2 && !strcmp(keys[0], "lr") &&
+    CHECK(dash_draw_diff_keys(sw, NULL, 3, keys, 4) == 2 && !strcmp(keys[0], "lr") &&
           !strcmp(keys[1], "d"), "ranked: %s %s", keys[0], keys[1]);
+    /* issue 49 item 8: sweep 4 swept d (two values) over three seeds; two runs outside it
+       differ in lr and nhid: d first, the seed last */
+    const char *sp[] = {"d=32\nseed=1\nlr=1\nnhid=8\n", "d=32\nseed=2\nlr=1\nnhid=8\n",
+                        "d=32\nseed=3\nlr=1\nnhid=8\n", "d=64\nseed=1\nlr=1\nnhid=8\n",
+                        "d=64\nseed=2\nlr=1\nnhid=8\n", "d=64\nseed=3\nlr=1\nnhid=8\n",
+                        "d=32\nseed=5\nlr=2\nnhid=16\n", "d=32\nseed=6\nlr=3\nnhid=32\n"};
+    const long in_sweep[] = {4, 4, 4, 4, 4, 4, 0, 0};
+    char k4[4][32];
+    CHECK(dash_draw_diff_keys(sp, in_sweep, 8, k4, 4) == 4 && !strcmp(k4[0], "d") &&
+          !strcmp(k4[3], "seed"), "the swept d first, the seed last: %s %s %s %s", k4[0],
+          k4[1], k4[2], k4[3]);
     CHECK(dash_draw_run_color(12) == dash_draw_run_color(18) &&
           dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }

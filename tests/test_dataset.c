@@ -56,8 +56,8 @@ static void test_bundled(const char *data_dir)
     int *all;
     size_t m;
     tokenizer_encode(ds.tok, raw, n, &all, &m, err);
-    CHECK(m == 1115394 && !memcmp(all + 1003854, ds.split[SPLIT_VALID], 111540 * sizeof(int)) &&
-          !memcmp(all, ds.split[SPLIT_TRAIN], 1003854 * sizeof(int)), "splits = the file's ids cut at 0.9");
+    CHECK(m == 1115394 && !memcmp(all + 1003854, ds.split[SPLIT_VALID].mem, 111540 * sizeof(int)) &&
+          !memcmp(all, ds.split[SPLIT_TRAIN].mem, 1003854 * sizeof(int)), "splits = the file's ids cut at 0.9");
     printf("  tinyshakespeare: %s, train %zu valid %zu, hash %016llx\n", ds.source, ds.n[0], ds.n[1], ds.hash);
 
     /* a given tokenizer (a clone of this one, for resuming) gives the same ids */
@@ -67,12 +67,12 @@ static void test_bundled(const char *data_dir)
     Dataset d2;
     rc = dataset_load(&d2, path, TOKENIZER_WORD, 0, 0.9, clone, err);
     CHECK(rc == LM_OK && tokenizer_kind(d2.tok) == TOKENIZER_CHAR && d2.n[0] == ds.n[0] &&
-          !memcmp(d2.split[1], ds.split[1], ds.n[1] * sizeof(int)), "given tokenizer: %s", err);
+          !memcmp(d2.split[1].mem, ds.split[1].mem, ds.n[1] * sizeof(int)), "given tokenizer: %s", err);
     CHECK(!strcmp(d2.name, path), "a path is its own name");
     dataset_free(&d2);
     free(json); free(all); free(raw);
     dataset_free(&ds);
-    CHECK(ds.tok == NULL && ds.split[0] == NULL, "dataset_free zeroes");
+    CHECK(ds.tok == NULL && ds.split[0].mem == NULL, "dataset_free zeroes");
 
     rc = dataset_load(&ds, "wikitext-small", TOKENIZER_WORD, 0, 0.9, NULL, err);
     CHECK(rc == LM_OK, "wikitext-small: %s", err);
@@ -88,7 +88,7 @@ static void test_bundled(const char *data_dir)
     CHECK(rc == LM_OK, "wikitext-small bpe: %s", err);
     snprintf(path, sizeof path, "%s/wikitext-small/valid.txt", data_dir);
     raw = slurp(path, &n);
-    char *text = tokenizer_decode(ds.tok, ds.split[1], ds.n[1]);
+    char *text = tokenizer_decode(ds.tok, ds.split[1].mem, ds.n[1]);
     CHECK(text && strlen(text) == n && !memcmp(text, raw, n), "BPE valid split decodes to valid.txt");
     free(text); free(raw);
     dataset_free(&ds);
@@ -104,9 +104,9 @@ static void test_bundled(const char *data_dir)
     CHECK(rc == LM_OK && tokenizer_vocab_size(ds.tok) == 11291, "basic_english vocab: %s", err);
     if (!rc) {
         long sum = 0;
-        for (size_t i = 0; i < ds.n[1]; i++) sum = (sum + ds.split[1][i]) % 1000003;
+        for (size_t i = 0; i < ds.n[1]; i++) sum = (sum + ds.split[1].mem[i]) % 1000003;
         int first[] = { 9, 1017, 218, 19, 1145, 18, 96, 9, 1017, 218 };
-        CHECK(ds.n[1] == 22263 && sum == 724469 && !memcmp(ds.split[1], first, sizeof first) &&
+        CHECK(ds.n[1] == 22263 && sum == 724469 && !memcmp(ds.split[1].mem, first, sizeof first) &&
               !strcmp(tokenizer_token_text(ds.tok, 1), "the") &&
               !strcmp(tokenizer_token_text(ds.tok, 11290), "\xe2\x99\xaf"),
               "basic_english valid split: %zu ids, sum %ld", ds.n[1], sum);
@@ -179,7 +179,7 @@ static void test_dirs(void)
     write_file(d, "train.txt", "hello world\nhello there\n");
     write_file(d, "valid.txt", "hello world\n");
     rc = dataset_load(&ds, d, TOKENIZER_CHAR, 0, 0.9, NULL, err);
-    CHECK(rc == LM_OK && ds.n[0] == 24 && ds.n[1] == 12 && ds.n[2] == 0 && ds.split[2] == NULL,
+    CHECK(rc == LM_OK && ds.n[0] == 24 && ds.n[1] == 12 && ds.n[2] == 0 && ds.split[2].mem == NULL,
           "txt layout without test: %s", err);
     dataset_free(&ds);
 
@@ -198,7 +198,7 @@ static void expect_error(const char *spec, int want, const char *needle, const c
     Dataset ds;
     int rc = dataset_load(&ds, spec, TOKENIZER_CHAR, 0, 0.9, NULL, err);
     CHECK(rc == want && strstr(err, needle), "%s: rc %d (want %d), '%s'", what, rc, want, err);
-    CHECK(ds.tok == NULL && ds.split[0] == NULL, "%s: ds zeroed", what);
+    CHECK(ds.tok == NULL && ds.split[0].mem == NULL, "%s: ds zeroed", what);
     printf("  %-22s %s\n", what, err);
 }
 
@@ -234,18 +234,31 @@ static void test_errors(void)
     dataset_free(&ds);
 }
 
+/* A TokSeq over a copy of n ids in memory (the batchers read a TokSeq); kept to the end. */
+static const TokSeq *seq_of(const int *data, size_t n)
+{
+    static TokSeq pool[16];
+    static int used;
+    int *ids = malloc(sizeof(int) * (n ? n : 1));
+    memcpy(ids, data, sizeof(int) * n);
+    TokSeq *s = &pool[used++ % 16];
+    tokseq_free(s);
+    tokseq_init_memory(s, ids, n);
+    return s;
+}
+
 static void test_stream(void)
 {
     enum { N = 103, B = 4, T = 5 };
     int data[N], x[B * T], y[B * T], ne;
     for (int i = 0; i < N; i++) data[i] = i;
     Batcher b;
-    batcher_init(&b, data, N, B, T, BATCH_STREAM, 1);
+    batcher_init(&b, seq_of(data, N), B, T, BATCH_STREAM, 1);
     /* streams of 103 / 4 = 25 tokens; windows at 0, 5, 10, 15 (T) and 20 (4 = 25 - 1 - 20) */
     const int lens[] = { 5, 5, 5, 5, 4 };
     int ok = 1;
     for (int k = 0; k < 5; k++) {
-        int L = batcher_next(&b, x, y, &ne);
+        int L = batcher_next(&b, x, y, &ne, NULL);
         CHECK(L == lens[k] && ne == 0, "window %d: length %d new_epoch %d", k, L, ne);
         for (int r = 0; r < B; r++)
             for (int t = 0; t < L; t++)
@@ -253,12 +266,12 @@ static void test_stream(void)
     }
     CHECK(ok, "stream windows consecutive, y shifted by one, (B,L) packed");
     CHECK(fabs(batcher_epoch(&b) - 1.0) < 1e-12, "one epoch done: %g", batcher_epoch(&b));
-    int L = batcher_next(&b, x, y, &ne);
+    int L = batcher_next(&b, x, y, &ne, NULL);
     CHECK(L == 5 && ne == 1 && b.epoch == 1 && x[0] == 0 && x[5] == 25, "wrap: L %d ne %d x0 %d", L, ne, x[0]);
     CHECK(fabs(batcher_epoch(&b) - (1 + 5.0 / 24)) < 1e-12, "fractional epoch %g", batcher_epoch(&b));
     int tiny[5] = { 0 };
-    batcher_init(&b, tiny, 5, 4, 5, BATCH_STREAM, 1);
-    CHECK(batcher_next(&b, x, y, &ne) == 0, "too short for 4 streams: 0");
+    batcher_init(&b, seq_of(tiny, 5), 4, 5, BATCH_STREAM, 1);
+    CHECK(batcher_next(&b, x, y, &ne, NULL) == 0, "too short for 4 streams: 0");
 }
 
 static void test_random(void)
@@ -268,17 +281,17 @@ static void test_random(void)
     int x[B * T], y[B * T], x2[B * T], y2[B * T], ne;
     for (int i = 0; i < N; i++) data[i] = i;
     Batcher a, b, c;
-    batcher_init(&a, data, N, B, T, BATCH_RANDOM, 42);
-    batcher_init(&b, data, N, B, T, BATCH_RANDOM, 42);
-    batcher_init(&c, data, N, B, T, BATCH_RANDOM, 43);
+    batcher_init(&a, seq_of(data, N), B, T, BATCH_RANDOM, 42);
+    batcher_init(&b, seq_of(data, N), B, T, BATCH_RANDOM, 42);
+    batcher_init(&c, seq_of(data, N), B, T, BATCH_RANDOM, 43);
     int same = 1, differ = 0, ok = 1, wraps = 0;
     for (int k = 0; k < 20; k++) {
-        int L = batcher_next(&a, x, y, &ne);
+        int L = batcher_next(&a, x, y, &ne, NULL);
         wraps += ne;
         CHECK(ne == (k == 7 || k == 14), "epoch of %d batches: call %d new_epoch %d", N / (B * T), k, ne);
-        batcher_next(&b, x2, y2, NULL);
+        batcher_next(&b, x2, y2, NULL, NULL);
         same &= L == T && !memcmp(x, x2, sizeof x) && !memcmp(y, y2, sizeof y);
-        batcher_next(&c, x2, y2, NULL);
+        batcher_next(&c, x2, y2, NULL, NULL);
         differ |= memcmp(x, x2, sizeof x) != 0;
         for (int r = 0; r < B; r++) {
             ok &= x[r * T] >= 0 && x[r * T] < N - T - 1;   /* start in [0, n - T - 1) */
@@ -291,8 +304,8 @@ static void test_random(void)
     CHECK(ok, "random windows contiguous, y shifted, starts in range");
     CHECK(wraps == 2 && a.epoch == 2, "two wraps in 20 batches of 7 per epoch: %d", wraps);
     int tiny[6] = { 0, 1, 2, 3, 4, 5 };
-    batcher_init(&a, tiny, 6, 2, 16, BATCH_RANDOM, 1);
-    CHECK(batcher_next(&a, x, y, &ne) == 4 && x[0] == 0 && y[3] == 4, "short data: window n - 2");
+    batcher_init(&a, seq_of(tiny, 6), 2, 16, BATCH_RANDOM, 1);
+    CHECK(batcher_next(&a, x, y, &ne, NULL) == 4 && x[0] == 0 && y[3] == 4, "short data: window n - 2");
 }
 
 static void test_resume(BatchMode mode)
@@ -302,16 +315,16 @@ static void test_resume(BatchMode mode)
     int x[B * T], y[B * T], xr[B * T], yr[B * T], ne, ner;
     for (int i = 0; i < N; i++) data[i] = (i * 37) % 101;
     Batcher a, b;
-    batcher_init(&a, data, N, B, T, mode, 9);
-    for (int k = 0; k < 30; k++) batcher_next(&a, x, y, &ne);
+    batcher_init(&a, seq_of(data, N), B, T, mode, 9);
+    for (int k = 0; k < 30; k++) batcher_next(&a, x, y, &ne, NULL);
     unsigned long long st[4];
     batcher_get_state(&a, st);
-    batcher_init(&b, data, N, B, T, mode, 12345);
+    batcher_init(&b, seq_of(data, N), B, T, mode, 12345);
     batcher_set_state(&b, st);
     CHECK(batcher_epoch(&a) == batcher_epoch(&b), "epoch restored");
     int same = 1;
     for (int k = 0; k < 50; k++) {
-        int L = batcher_next(&a, x, y, &ne), Lr = batcher_next(&b, xr, yr, &ner);
+        int L = batcher_next(&a, x, y, &ne, NULL), Lr = batcher_next(&b, xr, yr, &ner, NULL);
         same &= L == Lr && ne == ner && !memcmp(x, xr, sizeof(int) * B * L) &&
                 !memcmp(y, yr, sizeof(int) * B * L);
     }

@@ -4,6 +4,8 @@
  * asserted). Concurrency, crashes and bad files are in test_runstore_faults.c. */
 #include "runstore_util.h"
 #include "runstore_group.h"
+#include "runstore_edits.h"
+#include "runstore_series.h"
 #include "runstore_row.h"
 
 #include <math.h>
@@ -817,14 +819,16 @@ static void test_group_step(void)
           "a version-9 store without the group tables");
     CHECK(runstore_open(path, &s, err) == LM_OK, "open v9: %s", err);
     runstore_close(s);
-    CHECK(RUNSTORE_GROUP_VERSION == 10 &&
+    CHECK(RUNSTORE_GROUP_VERSION == 10 && RUNSTORE_SERIES_VERSION == 11 &&
+          RUNSTORE_SCHEMA_VERSION == RUNSTORE_EDITS_VERSION &&
           q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION,
-          "step 10 and the later steps set the version: %ld",
-          q_long(path, "PRAGMA user_version"));
+          "steps 10 to 12 set the version: %ld", q_long(path, "PRAGMA user_version"));
+    CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='run_edits'") == 1,
+          "step 12 made the edits table");
     CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name IN ('run_groups',"
                  " 'store_settings', 'sweep_trial_group')") == 3, "step 10 made the tables");
-    CHECK(q_exec(path, "DROP TABLE store_settings;") == SQLITE_OK, "drop at the last version");
-    CHECK(runstore_open(path, &s, err) == LM_OK, "open at the last version: %s", err);
+    CHECK(q_exec(path, "DROP TABLE store_settings;") == SQLITE_OK, "drop at the version");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open at the version: %s", err);
     runstore_close(s);
     CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='store_settings'") == 0,
           "no table created outside the versioned steps");

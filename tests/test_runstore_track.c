@@ -318,8 +318,165 @@ static void test_fire_and_command(void)
     runstore_close(s);
 }
 
+/* Issue 46 items 1 and 2: only a command its writer's key signed runs. A row planted in
+ * the store (no code), a row signed by another user's key, a signed row whose command was
+ * changed or moved to another run, and a row whose command is longer than a command may be
+ * (cut on reading) are refused: the event says "not written by you: refused" or "not
+ * whole", the console says the command was not run, and nothing runs. */
+static void test_command_authorship(void)
+{
+    char path[128], err[LM_ERR_LEN], sql[2400], mine[256], pwn[256], cfg[256];
+    db_path(path, sizeof path, "auth.db");
+    snprintf(mine, sizeof mine, "%s/mine", tmpdir);
+    snprintf(pwn, sizeof pwn, "%s/pwned-auth", tmpdir);
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    long a = new_run(s, "a", "msa", "lr=1\n", NULL), b = new_run(s, "b", "msa", "lr=1\n", NULL);
+    /* mallory: her own key signs her row for run a */
+    snprintf(cfg, sizeof cfg, "%s/mallory-config", tmpdir);
+    setenv("XDG_CONFIG_HOME", cfg, 1);
+    snprintf(sql, sizeof sql, "touch %s", pwn);
+    long m_id = 0;
+    CHECK(runstore_alert_add(s, a, 0, "step>1", sql, "live", &m_id, err) == LM_OK, "mallory: %s", err);
+    snprintf(cfg, sizeof cfg, "%s/config", tmpdir);
+    setenv("XDG_CONFIG_HOME", cfg, 1);
+    /* planted with no code, as with sqlite3 */
+    snprintf(sql, sizeof sql, "INSERT INTO alerts(run_id, rule, cmd, created, origin)"
+             " VALUES(%ld, 'step>2', 'touch %s', 0, 'live')", a, pwn);
+    CHECK(q_exec(path, sql) == 0, "plant");
+    /* the user's own rows: one kept, one changed afterwards, one moved to run b */
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "touch %s", mine);
+    long ok_id = 0, chg_id = 0, mv_id = 0;
+    CHECK(runstore_alert_add(s, a, 0, "step>3", cmd, "live", &ok_id, err) == LM_OK, "add: %s", err);
+    CHECK(runstore_alert_add(s, a, 0, "step>4", "true", "live", &chg_id, err) == LM_OK, "add 2");
+    CHECK(runstore_alert_add(s, b, 0, "step>5", "true", "live", &mv_id, err) == LM_OK, "add 3");
+    snprintf(sql, sizeof sql, "UPDATE alerts SET cmd='touch %s' WHERE id=%ld;"
+             " UPDATE alerts SET run_id=%ld, cmd='touch %s' WHERE id=%ld", pwn, chg_id, a, pwn, mv_id);
+    CHECK(q_exec(path, sql) == 0, "tamper");
+    /* a whole row the user signed, then made longer than a command may be (item 2) */
+    long long_id = 0;
+    CHECK(runstore_alert_add(s, a, 0, "step>6", "true", "live", &long_id, err) == LM_OK, "add 4");
+    int o = snprintf(sql, sizeof sql, "UPDATE alerts SET cmd='touch %s", pwn);
+    for (int i = 0; i < 1100; i++) sql[o++] = ' ';
+    snprintf(sql + o, sizeof sql - (size_t)o, "%s-B' WHERE id=%ld", pwn, long_id);
+    CHECK(q_exec(path, sql) == 0, "lengthen");
+    AlertRow *rows = NULL;
+    int n = 0;
+    CHECK(runstore_alerts(s, a, &rows, &n, err) == LM_OK && n == 6, "6 rules on run a: %d", n);
+    for (int i = 0; i < n; i++) {
+        char why[200] = "";
+        int allowed = alerts_command_allowed(s, &rows[i], why, sizeof why);
+        CHECK(allowed == (rows[i].id == ok_id), "alert %ld (%s): allowed %d: %s", rows[i].id,
+              rows[i].rule, allowed, why);
+        if (rows[i].id == long_id)   /* cut on reading, so its code fails too */
+            CHECK(strstr(why, "not written by you: refused") && strstr(why, "bytes, over the 1023"),
+                  "long: '%s'", why);
+        if (rows[i].id != ok_id)
+            CHECK(strstr(why, "not written by you: refused"), "alert %ld: '%s'", rows[i].id, why);
+    }
+    free(rows);
+    AlertEngine e;
+    alerts_init(&e, a, "a", path);
+    AlertFacts f = {.status = "running", .step = 10, .loss = 2, .val_loss = NAN,
+                    .best_val = NAN};
+    CHECK(alerts_poll(&e, s, &f, 1) == 6, "all six rules fire");
+    alerts_finish(&e, s, 10.0);
+    CHECK(access(mine, F_OK) == 0, "the user's own command ran");
+    CHECK(access(pwn, F_OK) != 0, "a command the user did not write ran");
+    snprintf(sql, sizeof sql, "%s-B", pwn);
+    CHECK(access(sql, F_OK) != 0, "the over-long command ran");
+    AlertEvent *ev = NULL;
+    CHECK(runstore_alert_events(s, a, 0, 0, &ev, &n, err) == LM_OK && n == 6, "events %d", n);
+    int refused = 0;
+    for (int i = 0; i < n; i++) refused += !strncmp(ev[i].cmd_status, "not written by you", 18);
+    CHECK(refused == 5, "5 events say not written by you: %d", refused);
+    free(ev);
+    ConsoleLine *cl = NULL;
+    long cut = 0;
+    int nl = 0;
+    CHECK(runstore_console_read(s, a, 0, 0, &cl, &nl, &cut, err) == LM_OK, "console: %s", err);
+    int said = 0;
+    for (int i = 0; i < nl; i++) said += strstr(cl[i].text, "its command was not run") != NULL;
+    CHECK(said == 5, "the console says so for each of the 5 refused: %d", said);
+    runstore_console_free(cl, nl);
+    runstore_close(s);
+}
+
+/* The pid written in file path (0 when none yet). */
+static long read_pid(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1) pid = 0;
+        fclose(f);
+    }
+    return pid;
+}
+
+/* Issue 46 item 8: an alert command is bounded. One that hangs is ended at its time limit
+ * (with what it started), one that exits leaving a child in the background has the child
+ * ended, and one still running when the run ends is ended with it; each end is recorded. */
+static void test_command_bounded(void)
+{
+    char path[128], err[LM_ERR_LEN], cmd[600], pf[3][256];
+    db_path(path, sizeof path, "bounded.db");
+    RunStore *s;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    long a = new_run(s, "a", "msa", "lr=1\n", NULL);
+    const char *shape[3] = {"sleep 300 & echo $! > %s; sleep 300", "sleep 300 & echo $! > %s",
+                            "echo $$ > %s; exec sleep 300"};
+    const char *rule[3] = {"step>1", "step>2", "step>3"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(pf[i], sizeof pf[i], "%s/bg%d.pid", tmpdir, i);
+        char inner[400];
+        snprintf(inner, sizeof inner, shape[i], pf[i]);
+        snprintf(cmd, sizeof cmd, "sh -c '%s'", inner);
+        CHECK(runstore_alert_add(s, a, 0, rule[i], cmd, "live", NULL, err) == LM_OK, "add: %s", err);
+    }
+    setenv("LMLAB_ALERT_CMD_SECONDS", "1", 1);
+    AlertEngine e;
+    alerts_init(&e, a, "a", path);
+    unsetenv("LMLAB_ALERT_CMD_SECONDS");
+    AlertFacts f = {.status = "running", .step = 3, .loss = 2, .val_loss = NAN, .best_val = NAN};
+    CHECK(alerts_poll(&e, s, &f, 1) == 2, "the first two fire");
+    /* waits for the state it needs: both ended and recorded (bounded: 30 s) */
+    for (int k = 0; k < 600 && e.n_kids; k++) {
+        usleep(50000);
+        alerts_poll(&e, s, &f, 1);
+    }
+    CHECK(e.n_kids == 0, "the commands were not ended within 30 s");
+    e.cmd_seconds = 300;   /* the third is ended by the run's end, not its limit */
+    f.step = 5;
+    CHECK(alerts_poll(&e, s, &f, 1) == 1, "the third fires");
+    for (int k = 0; k < 600 && !read_pid(pf[2]); k++) usleep(50000);
+    alerts_finish(&e, s, 0.2);
+    AlertEvent *ev = NULL;
+    int n = 0;
+    CHECK(runstore_alert_events(s, a, 0, 0, &ev, &n, err) == LM_OK && n == 3, "events: %d", n);
+    for (int i = 0; i < n; i++) printf("  %s: %s\n", ev[i].rule, ev[i].cmd_status);
+    CHECK(n == 3 && strstr(ev[0].cmd_status, "killed after") &&
+          strstr(ev[0].cmd_status, "time limit 1 s"), "hung: '%s'", n ? ev[0].cmd_status : "");
+    CHECK(n == 3 && !strcmp(ev[1].cmd_status, "exit 0; what it left running was ended"),
+          "forked: '%s'", n > 1 ? ev[1].cmd_status : "");
+    CHECK(n == 3 && strstr(ev[2].cmd_status, "ended with the run"), "at the end: '%s'",
+          n > 2 ? ev[2].cmd_status : "");
+    free(ev);
+    for (int i = 0; i < 3; i++) {
+        long pid = read_pid(pf[i]);
+        CHECK(pid > 0, "no pid from command %d", i);
+        for (int k = 0; k < 100 && pid > 0 && kill((pid_t)pid, 0) == 0; k++) usleep(20000);
+        CHECK(pid > 0 && kill((pid_t)pid, 0) != 0, "command %d's process %ld outlived it", i, pid);
+    }
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
+    char cfg[256];   /* the user's key lives here, not in the real home */
+    snprintf(cfg, sizeof cfg, "%s/config", tmpdir);
+    setenv("XDG_CONFIG_HOME", cfg, 1);
     test_migration();
     test_notes();
     test_console();
@@ -327,6 +484,8 @@ static void run_all(void)
     test_rules();
     test_split();
     test_fire_and_command();
+    test_command_authorship();
+    test_command_bounded();
 }
 
 int main(void)

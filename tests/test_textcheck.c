@@ -76,6 +76,10 @@ int main(void)
     escapes("bad\x9b" "byte", 0, "bad\\x9bbyte");
     escapes("c1\xc2\x9b" "x", 0, "c1\\u009bx");
     escapes("del\x7f", 0, "del\\x7f");
+    /* issue 46 item 10: bidirectional controls never reorder what the user reads */
+    escapes("x\xe2\x80\xaegnp.exe", 0, "x\\u202egnp.exe");
+    escapes("a\xe2\x81\xa6" "b\xe2\x80\x8f" "c\xd8\x9c", 0, "a\\u2066b\\u200fc\\u061c");
+    escapes("\xe2\x80\x94 dash stays", 0, "\xe2\x80\x94 dash stays");
     escapes(NULL, 0, "");
     char small[6];
     safetext_escape(small, sizeof small, "\x1b\x1b\x1b", 0);

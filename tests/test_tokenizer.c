@@ -172,6 +172,14 @@ static void test_word(void)
     CHECK(tokenizer_encode(t, "b a b\nc", 7, &ids, &m, err) == LM_OK && m == 6 && ids[0] == 0 &&
           ids[1] == 1 && ids[3] == 2 && ids[4] == 3 && ids[5] == 2, "tiny word encode");
     free(ids);
+    /* a prompt is encoded as typed (issue 49 item 3): no <eos> after an unended last line,
+       one for each line end typed */
+    CHECK(tokenizer_encode_prompt(t, "b a c", 5, &ids, &m, err) == LM_OK && m == 3 &&
+          ids[2] == 3, "prompt \"b a c\" is 3 tokens without <eos> (%zu)", m);
+    free(ids);
+    CHECK(tokenizer_encode_prompt(t, "b a\nc\n", 6, &ids, &m, err) == LM_OK && m == 5 &&
+          ids[2] == 2 && ids[4] == 2, "typed line ends keep their <eos> (%zu)", m);
+    free(ids);
     tokenizer_destroy(t);
     free(tr);
     free(va);

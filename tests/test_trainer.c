@@ -122,6 +122,55 @@ static void run_and_resume(void)
     trainer_destroy(t);
 }
 
+/* Issue 49 item 1: a run stopped inside a log window (stop_at=23, log_every=10) and
+ * resumed logs at steps 30 and 40 the same window means as the run never stopped, bit for
+ * bit: the checkpoint carries the window's open part. */
+static void resume_inside_log_window(void)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    small_config(&c);
+    c.log_every = 10;
+    c.dropout = 0;
+    TrainerOptions o = {.run_id = 8};
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/w_full", tmpdir);
+    Trainer *t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "create: %s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Seen full;
+    drain(t, &full);
+    trainer_destroy(t);
+    CHECK(full.status_end == TRAINER_FINISHED, "ended %d: %s", full.status_end, full.reason);
+
+    snprintf(o.run_dir, sizeof o.run_dir, "%s/w_cut", tmpdir);
+    o.stop_at = 23;
+    t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "create: %s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Seen cut;
+    drain(t, &cut);
+    trainer_destroy(t);
+    CHECK(cut.status_end == TRAINER_STOPPED, "stop_at ended %d: %s", cut.status_end, cut.reason);
+    CHECK(cut.loss[23] != 0, "the stop at 23 logged its row");
+
+    o.stop_at = 0;
+    snprintf(o.resume, sizeof o.resume, "%s/w_cut/step-00000023.safetensors", tmpdir);
+    t = trainer_create(&c, &o, err);
+    CHECK(t != NULL, "resume: %s", err);
+    if (!t) return;
+    trainer_start(t, err);
+    Seen rest;
+    drain(t, &rest);
+    trainer_destroy(t);
+    CHECK(rest.status_end == TRAINER_FINISHED, "resumed ended %d: %s", rest.status_end,
+          rest.reason);
+    for (int s = 30; s <= 40; s += 10)
+        CHECK(rest.loss[s] == full.loss[s], "step %d's window mean %.9g after a stop at 23 "
+              "vs %.9g never stopped", s, rest.loss[s], full.loss[s]);
+}
+
 static void diverges(void)
 {
     char err[LM_ERR_LEN];
@@ -669,6 +718,7 @@ int main(void)
     if (!mkdtemp(tmpdir))
         return 1;
     run_and_resume();
+    resume_inside_log_window();
     diverges();
     pause_and_stop();
     checkpoint_failure_pauses();

@@ -134,9 +134,10 @@ int dash_draw_add_curves(const Dashboard *d, ChartSeries *ps, int n, double *buf
     return n;
 }
 
-int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max)
+int dash_draw_diff_keys(const char *const *configs, const long *sweeps, int n,
+                        char (*keys)[32], int max)
 {
-    return runkeys_diff(configs, n, keys, max);   /* commands/runkeys.c: the one ranking */
+    return runkeys_diff(configs, sweeps, n, keys, max);   /* commands/runkeys.c: the one ranking */
 }
 
 long dash_draw_curves_need(const Dashboard *d)

@@ -34,10 +34,11 @@ const char *dash_draw_smooth_label(const Dashboard *d);
 /* y[0..n) smoothed in place by the one EMA (core/base/smooth.h) over a span of window points
  * (1: as is; non-finite points are skipped by the average but kept where they are). */
 void dash_draw_smooth(double *y, int n, int window);
-/* The settings that differ among n "key=value\n" configs (a key missing from some counts
- * as differing), the ones with the most distinct values first (ties in first-seen order):
- * up to max names into keys. Returns how many differ (may exceed max). */
-int dash_draw_diff_keys(const char *const *configs, int n, char (*keys)[32], int max);
+/* The settings that differ among n "key=value\n" configs, ranked as runkeys_diff (what a
+ * sweep swept first, the seed last; sweeps: each run's sweep id, or NULL): up to max names
+ * into keys. Returns how many differ (may exceed max). */
+int dash_draw_diff_keys(const char *const *configs, const long *sweeps, int n,
+                        char (*keys)[32], int max);
 
 static inline int dash_draw_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 

@@ -57,7 +57,9 @@ static const TableColumn RUN_COLS[] = {
     {"steps", 7, TABLE_RIGHT}, {"status", 10, TABLE_LEFT}, {"model", 11, TABLE_LEFT},
     {"started", 11, TABLE_LEFT}};
 #define N_RUN_COLS 7
-#define N_CFG_COLS 3      /* at most this many differing settings as columns */
+#define N_CFG_COLS 8      /* at most this many differing settings as columns (as many as
+                             fit; the first N_CFG_KEEP before the trailing fixed columns) */
+#define N_CFG_KEEP 3
 #define MAX_COLS (N_RUN_COLS + N_CFG_COLS)
 #define CELL_LEN 72
 
@@ -95,28 +97,17 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32]
     }
 }
 
-/* The table's columns: RUN_COLS with the differing settings of rows [lo, hi) inserted
- * after "steps" (each as wide as its widest value, at most 10). Returns the count;
- * order[j] is the cell index of column j. */
-static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColumn *cols,
-                       int *order, char (*keys)[32], int *n_cfg)
+/* RUN_COLS with the first n_cfg settings keys inserted after "steps", each as wide as its
+ * widest value in rows [lo, hi) (at most 10); the count. */
+static int build_columns(const Dashboard *d, int lo, int hi, TableColumn *cols, int *order,
+                         char (*keys)[32], int n_cfg)
 {
-    const char *configs[64];
-    int n = 0;
-    for (int i = lo; i < hi && n < 64; i++)
-        configs[n++] = hv(d)->runs[i].config;
-    char all[32][32];
-    int nd = n > 1 ? dash_draw_diff_keys(configs, n, all, 32) : 0;
-    *n_cfg = 0;
-    for (int k = 0; k < nd && k < 32 && *n_cfg < N_CFG_COLS; k++)   /* not a fixed column's */
-        if (strcmp(all[k], "name") && strcmp(all[k], "model"))
-            memcpy(keys[(*n_cfg)++], all[k], sizeof all[k]);
     int nc = 0;
     for (int j = 0; j < N_RUN_COLS; j++) {
         cols[nc] = RUN_COLS[j], order[nc++] = j;
         if (j != 3)
             continue;
-        for (int k = 0; k < *n_cfg; k++) {
+        for (int k = 0; k < n_cfg; k++) {
             int w = (int)strlen(keys[k]);
             for (int i = lo; i < hi; i++) {
                 char v[CELL_LEN];
@@ -130,13 +121,48 @@ static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColum
             order[nc++] = N_RUN_COLS + k;
         }
     }
+    return nc;
+}
+
+/* The width nc columns take with a space between each. */
+static int columns_width(const TableColumn *cols, int nc)
+{
+    int used = nc - 1;
+    for (int j = 0; j < nc; j++)
+        used += cols[j].width;
+    return used;
+}
+
+/* The table's columns: RUN_COLS with the differing settings of rows [lo, hi) inserted
+ * after "steps" (each as wide as its widest value, at most 10). Returns the count;
+ * order[j] is the cell index of column j. */
+static int run_columns(const Dashboard *d, int lo, int hi, int width, TableColumn *cols,
+                       int *order, char (*keys)[32], int *n_cfg)
+{
+    const char *configs[64];
+    long sweeps[64];
+    int n = 0;
+    for (int i = lo; i < hi && n < 64; i++, n++) {
+        configs[n] = hv(d)->runs[i].config;
+        sweeps[n] = hv(d)->runs[i].sweep_id;
+    }
+    char all[32][32];
+    int nd = n > 1 ? dash_draw_diff_keys(configs, sweeps, n, all, 32) : 0;
+    int n_all = 0;
+    for (int k = 0; k < nd && k < 32 && n_all < N_CFG_COLS; k++)   /* not a fixed column's */
+        if (strcmp(all[k], "name") && strcmp(all[k], "model"))
+            memcpy(keys[n_all++], all[k], sizeof all[k]);
+    /* as many settings as fit beside every fixed column; past that the first N_CFG_KEEP,
+       before the columns after them */
+    int nc = 0, keep = n_all < N_CFG_KEEP ? n_all : N_CFG_KEEP;
+    for (*n_cfg = n_all; *n_cfg >= keep; (*n_cfg)--) {
+        nc = build_columns(d, lo, hi, cols, order, keys, *n_cfg);
+        if (columns_width(cols, nc) + 16 <= width || *n_cfg == keep)
+            break;
+    }
     /* the columns after the settings go first when the name would get under 16 */
-    int used;
-    do {
-        used = nc - 1;
-        for (int j = 0; j < nc; j++)
-            used += cols[j].width;
-    } while (used + 16 > width && nc > 4 + *n_cfg && nc--);
+    while (columns_width(cols, nc) + 16 > width && nc > 4 + *n_cfg)
+        nc--;
     return nc;
 }
 
@@ -317,7 +343,7 @@ static void compare_table(Canvas *c, Rect in, const Dashboard *d, const CanvasCa
     for (int i = 0; i < n; i++)
         configs[i] = d->curves[i].config ? d->curves[i].config : "";
     char keys[32][32];
-    int nk = dash_draw_diff_keys(configs, n, keys, 32), shown = nk < 32 ? nk : 32;
+    int nk = dash_draw_diff_keys(configs, NULL, n, keys, 32), shown = nk < 32 ? nk : 32;
     int kw = 9;   /* "final val" */
     for (int k = 0; k < shown; k++)
         kw = (int)strlen(keys[k]) > kw ? (int)strlen(keys[k]) : kw;
@@ -611,11 +637,14 @@ static void next_sort(Dashboard *d)
     char extra[24][32];
     int ne = 0;
     const char *configs[64];
+    long sweeps[64];
     int n = 0;
-    for (int i = 0; i < hv(d)->n_runs && n < 64; i++)
-        configs[n++] = hv(d)->runs[i].config;
+    for (int i = 0; i < hv(d)->n_runs && n < 64; i++, n++) {
+        configs[n] = hv(d)->runs[i].config;
+        sweeps[n] = hv(d)->runs[i].sweep_id;
+    }
     char diff[16][32];
-    int nd = n > 1 ? dash_draw_diff_keys(configs, n, diff, 16) : 0;
+    int nd = n > 1 ? dash_draw_diff_keys(configs, sweeps, n, diff, 16) : 0;
     for (int k = 0; k < nd && k < 16 && ne < 16; k++)
         if (strcmp(diff[k], "name") && strcmp(diff[k], "model"))
             snprintf(extra[ne++], 32, "%.31s", diff[k]);

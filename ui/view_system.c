@@ -75,8 +75,12 @@ static int load(DashCtx *x, int forced)
                                             &l, &n, &cut, err) == LM_OK) {
         if (!d->console_after && cut) {
             char msg[160];
-            snprintf(msg, sizeof msg, "(the first %ld lines were cut: the store keeps the newest"
-                     " %d lines of a run)\n", cut, RUNSTORE_CONSOLE_MAX_LINES);
+            if (cut < 0)   /* numbers with a gap: nothing to count */
+                snprintf(msg, sizeof msg, "(the line numbers have a gap: whether lines were"
+                         " cut is not known)\n");
+            else
+                snprintf(msg, sizeof msg, "(the first %ld lines were cut: the store keeps the"
+                         " newest %d lines of a run)\n", cut, RUNSTORE_CONSOLE_MAX_LINES);
             textpane_append(d->console, msg, -1, UI_COLOR_DIM, 0);
         }
         for (int i = 0; i < n; i++) console_add(d, &l[i]);

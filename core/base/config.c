@@ -74,6 +74,12 @@ static const ConfigKey KEYS[] = {
      "data"},
     {"train_frac", CFG_FLOAT, F(train_frac), 0.05, 0.995, NULL,
      "fraction of a single text file used for training", "data"},
+    {"text_key", CFG_STRING, F(text_key), 0, 0, NULL,
+     ".jsonl corpora: the key of each line's document (default text)", "data"},
+    {"strict", CFG_BOOL, F(strict), 0, 1, NULL, "data prepare: refuse binary documents and bad "
+     ".jsonl lines instead of skipping and counting them", "data"},
+    {"tokens_dir", CFG_STRING, F(tokens_dir), 0, 0, NULL, "where prepared token shards are kept "
+     "(empty: lmlab-tokens/ beside the run store)", "data"},
     /* training */
     {"batch", CFG_INT, F(batch), 1, 65536, NULL, "sequences per step", "train"},
     {"batching", CFG_ENUM, F(batching), 0, 0, "stream|random",
@@ -123,6 +129,9 @@ static const ConfigKey KEYS[] = {
     {"eval_at_seconds", CFG_STRING, F(eval_at_seconds), 0, 0, NULL,
      "whole-split validation evaluations at these seconds of training, e.g. 60,120,300 "
      "(evaluation time is not counted)", "eval"},
+    {"final_eval_tokens", CFG_INT, F(final_eval_tokens), 0, 1e15, NULL,
+     "cap of the final (whole-split) evaluation in tokens, its loss then an estimate over "
+     "them (0 = the whole split)", "eval"},
     {"sample_every", CFG_INT, F(sample_every), 0, 1e8, NULL,
      "steps between text samples (0 = never)", "eval"},
     {"sample_tokens", CFG_INT, F(sample_tokens), 1, 100000, NULL, "tokens per periodic sample",
@@ -175,6 +184,7 @@ void config_defaults(Config *c)
     strcpy(c->data, "tinyshakespeare"); strcpy(c->tokenizer, "char");
     c->tokenizer_kind = TOKENIZER_CHAR;
     c->train_frac = 0.9f;
+    snprintf(c->text_key, sizeof c->text_key, "text");
     c->batch = 12; strcpy(c->batching, "random");
     c->batching_kind = CONFIG_BATCHING_RANDOM;
     c->steps = 2000;

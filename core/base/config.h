@@ -53,6 +53,9 @@ typedef struct {
     char vocab[CONFIG_STR_LEN];  /* wordpiece: BERT's vocab.txt */
     int lowercase, vocab_from_train;  /* wordpiece options */
     float train_frac;
+    char text_key[64];     /* .jsonl corpora: the document's key */
+    int strict;            /* data prepare: refuse bad documents instead of skipping them */
+    char tokens_dir[CONFIG_STR_LEN]; /* token cache root; "" = lmlab-tokens/ beside the store */
     /* batching and budget */
     int batch;
     char batching[8];      /* stream | random */
@@ -75,6 +78,8 @@ typedef struct {
     int diagnostics;       /* steps between diagnostics (core/train/diag.h); 0 = off */
     char eval_at_seconds[CONFIG_STR_LEN]; /* "60,120,...": whole-split evaluations at these
                                              seconds of training ("" = none) */
+    long final_eval_tokens; /* whole-split evaluations predict at most this many tokens,
+                               the result then an estimate (0 = the whole split) */
     float sample_temp;
     char sample_prompt[CONFIG_STR_LEN];
     int keep_checkpoints;

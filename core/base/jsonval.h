@@ -1,6 +1,6 @@
 /* jsonval.h — the two JSON value forms every JSON lmlab writes shares (the run store's
  * export, `--json` output): a number that is null when not finite, and a string whose
- * bytes that are not UTF-8 become '?' rather than a lost value. Not a JSON writer
+ * bytes that are not UTF-8 become \\xNN rather than a lost value. Not a JSON writer
  * (jansson is) and not display formatting. */
 #ifndef LM_BASE_JSONVAL_H
 #define LM_BASE_JSONVAL_H
@@ -9,7 +9,8 @@ struct json_t;
 
 /* A JSON number for v, null when v is NaN or infinite (new reference). */
 struct json_t *jsonval_num(double v);
-/* A JSON string of text ("" for NULL); bytes that are not UTF-8 become '?' (new reference). */
+/* A JSON string of text ("" for NULL); each byte that is not UTF-8 becomes the four
+ * characters \xNN, valid characters are kept (new reference). */
 struct json_t *jsonval_str(const char *text);
 
 #endif

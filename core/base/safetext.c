@@ -32,7 +32,7 @@ static const char *escape_of(unsigned cp, int bad, int flags, char *tmp, size_t 
         snprintf(tmp, cap, "\\x%02x", cp);
         return tmp;
     }
-    if (cp >= 0x80 && cp <= 0x9F) {
+    if ((cp >= 0x80 && cp <= 0x9F) || textcheck_is_bidi(cp)) {   /* C1; bidi controls */
         snprintf(tmp, cap, "\\u%04x", cp);
         return tmp;
     }

@@ -73,3 +73,9 @@ int textcheck_value(const char *what, const char *value, int flags, char *err)
     }
     return LM_OK;
 }
+
+int textcheck_is_bidi(unsigned cp)
+{
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}

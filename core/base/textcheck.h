@@ -19,6 +19,11 @@ enum {
  * C1 controls U+0080..U+009F. */
 int textcheck_value(const char *what, const char *value, int flags, char *err);
 
+/* 1 when cp is a bidirectional formatting control (U+061C, U+200E, U+200F, U+202A..U+202E,
+ * U+2066..U+2069): printed raw, "x\u202egnp.exe" reads as "xexe.png", so every output
+ * shows them escaped (issue 46 item 10). */
+int textcheck_is_bidi(unsigned cp);
+
 /* Decodes one UTF-8 character at s (at most n bytes). Returns its length (1..4) with the
  * code point in *cp, or 0 when the bytes are not valid UTF-8. Shared with safetext.c. */
 int textcheck_utf8_char(const unsigned char *s, size_t n, unsigned *cp);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double bench_sgemm_gflops(int n);
 static double bench_bf16_gflops(int n, int threads);
@@ -227,22 +228,42 @@ static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, 
     out->peak_rss_kb = sysinfo_peak_rss_kb();
 }
 
-/* The data feed as the trainer's: a Batcher over a token stream of random tokens (speed
- * does not depend on the data) in the workload's batching mode. The stream is malloc'd
- * into *stream; LM_ENOMEM when it cannot be. */
-static int feed_init(const BenchWorkload *w, Batcher *feed, int **stream, char *err)
+/* The data feed as the trainer's: a Batcher over a token file of random tokens (speed
+ * does not depend on the data), read with pread as training reads token files (an
+ * unlinked temporary llm.c shard; in memory when the vocabulary needs uint32 or /tmp
+ * cannot be written), in the workload's batching mode. LM_ENOMEM when it cannot be. */
+static int feed_init(const BenchWorkload *w, Batcher *feed, TokSeq *seq, char *err)
 {
     const Config *c = &w->cfg;
     size_t N = (size_t)c->batch * c->bptt;
     size_t n_stream = N * 64 > (1u << 20) ? N * 64 : (1u << 20);
-    *stream = malloc(n_stream * sizeof(int));
-    if (!*stream)
+    int *stream = malloc(n_stream * sizeof(int));
+    if (!stream)
         return err_set(err, LM_ENOMEM, "out of memory");
     Rng r;
     rng_seed(&r, 1);
     for (size_t i = 0; i < n_stream; i++)
-        (*stream)[i] = (int)rng_below(&r, (uint32_t)w->vocab);
-    batcher_init(feed, *stream, n_stream, c->batch, c->bptt,
+        stream[i] = (int)rng_below(&r, (uint32_t)w->vocab);
+    char path[] = "/tmp/lmlab-bench-feed-XXXXXX";
+    int fd = w->vocab <= 65536 ? mkstemp(path) : -1, ok = fd >= 0;
+    if (ok) {
+        int32_t h[256] = {TOKSEQ_MAGIC16, 1, (int32_t)n_stream};
+        uint16_t *u = malloc(n_stream * sizeof *u);
+        for (size_t i = 0; u && i < n_stream; i++) u[i] = (uint16_t)stream[i];
+        ok = u && write(fd, h, sizeof h) == (ssize_t)sizeof h &&
+             write(fd, u, n_stream * sizeof *u) == (ssize_t)(n_stream * sizeof *u);
+        free(u);
+        close(fd);
+        char e2[LM_ERR_LEN];
+        memset(seq, 0, sizeof *seq);
+        ok = ok && tokseq_add_file(seq, path, 0, n_stream, e2) == LM_OK;
+        unlink(path);   /* the open descriptor keeps it until tokseq_free */
+    }
+    if (ok)
+        free(stream);
+    else
+        tokseq_init_memory(seq, stream, n_stream);
+    batcher_init(feed, seq, c->batch, c->bptt,
                  c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM, 1);
     return LM_OK;
 }
@@ -265,7 +286,10 @@ static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimiz
         }
         m->profiling = s >= 0;
         double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
-        while (batcher_next(feed, x, y, NULL) != c->bptt) {}   /* whole windows only */
+        int L;
+        while ((L = batcher_next(feed, x, y, NULL, err)) != c->bptt)   /* whole windows only */
+            if (L < 0) { rc = LM_EIO; break; }
+        if (rc) break;
         double tf = sysinfo_now();
         long cnt;
         rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
@@ -341,7 +365,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->part_flops[p] *= 3;
         out->flops_per_token += out->part_flops[p];
     }
-    int *stream = NULL;
+    TokSeq stream = {0};
     Batcher feed;
     if (!rc) rc = feed_init(w, &feed, &stream, err);
     BenchDiag *bd = !rc && c->diagnostics > 0 ? bench_diag_create(m, reps, w->steps, err) : NULL;
@@ -353,7 +377,8 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
         out->diagnostics = c->diagnostics;
     }
     bench_diag_destroy(bd);
-    free(f.times); free(f.peaks); free(f.shares); free(f.cpu); free(stream);
+    free(f.times); free(f.peaks); free(f.shares); free(f.cpu);
+    tokseq_free(&stream);
     bench_peak_destroy(peak);
     optim_free(&opt);
     replicas_destroy(reps);

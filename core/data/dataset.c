@@ -1,11 +1,14 @@
-/* dataset.c — loading corpora into token ids and cutting batches (see dataset.h).
- * References: the seed notebook's prepare_data / get_batch, PyTorch examples
- * word_language_model (data.py Corpus, main.py batchify / get_batch).
- * Not a downloader and not a streaming reader: files are read whole, regular files only. */
+/* dataset.c — loading corpora: token files opened (tokformat.h, read later by tokseq.h)
+ * or a text read whole and tokenized into int32 ids (see dataset.h).
+ * References: the seed notebook's prepare_data, PyTorch examples word_language_model
+ * (data.py Corpus). Not a downloader; text is read whole, regular files only (a corpus
+ * too large to hold goes through a prepared token cache). */
 #include "dataset.h"
 
 #include "err.h"
 #include "regfile.h"
+#include "sysinfo.h"
+#include "tokformat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +72,15 @@ static int read_file(const char *path, int allow_empty, char **buf, size_t *len,
         return err_set(err, LM_EARG, "'%s' is not a regular file (%s): give a text file",
                        path, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
                        : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+    /* what the text will hold resident: its bytes and up to 4 bytes of ids per byte, the
+     * encoder's allocation up front, and the split's copy: about 9 bytes a byte */
+    double need = 9.0 * (double)st.st_size, have = sysinfo_mem_available();
+    if (have > 0 && need > 0.85 * have)
+        return err_set(err, LM_ENOMEM, "reading '%s' (%.2f GiB of text) into memory as token "
+                       "ids needs about %.2f GiB but %.2f GiB is available: prepare it once as "
+                       "token shards (lmlab data prepare %s), which train without holding "
+                       "the corpus", path, (double)st.st_size / (1 << 30), need / (1 << 30),
+                       have / (1 << 30), path);
     unsigned char *raw;   /* opened without blocking and checked again (regfile) */
     size_t n;
     int rc = regfile_read(path, SIZE_MAX - 1, &raw, &n, err);
@@ -120,6 +132,12 @@ static int resolve(const char *spec, Dataset *ds, Raw *raw, char *err)
         }
     }
     int k = path_kind(spec);
+    if (k == 0 && !strncmp(spec, "/path/to/", 9))   /* a preset's placeholder, as given */
+        return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
+                       "data=DIR, a folder with wiki.train.tokens, wiki.valid.tokens and "
+                       "wiki.test.tokens (WikiText, e.g. https://wikitext.smerity.com/"
+                       "wikitext-2-v1.zip unpacked), or data=wikitext-small (bundled) to try "
+                       "the preset at once", spec);
     if (k == 0 && strchr(spec, '/'))
         return err_set(err, LM_EIO, "no dataset '%s': no such file or directory", spec);
     if (k == 0)
@@ -194,7 +212,11 @@ static int make_tokenizer(Dataset *ds, const Raw *raw, TokenizerKind kind,
 static int encode_split(Dataset *ds, const Raw *raw, int s, int given, char *err)
 {
     char msg[LM_ERR_LEN];
-    int rc = tokenizer_encode(ds->tok, raw->text[s], raw->len[s], &ds->split[s], &ds->n[s], msg);
+    int *ids = NULL;
+    size_t n = 0;
+    int rc = tokenizer_encode(ds->tok, raw->text[s], raw->len[s], &ids, &n, msg);
+    if (!rc) tokseq_init_memory(&ds->split[s], ids, n);
+    ds->n[s] = n;
     if (rc == LM_EARG && given)
         return err_set(err, rc, "'%s' cannot be encoded with the given tokenizer (from another "
                        "dataset?): %s", raw->path[s], msg);
@@ -217,17 +239,18 @@ static int encode_all(Dataset *ds, const Raw *raw, double train_frac, int given,
     int rc = encode_split(ds, raw, 0, given, err);
     if (rc) return rc;
     size_t n = ds->n[0], k = (size_t)(train_frac * (double)n);
-    ds->split[SPLIT_VALID] = malloc(sizeof(int) * (n - k + 1));
-    if (!ds->split[SPLIT_VALID]) return err_set(err, LM_ENOMEM, "out of memory splitting the data");
-    memcpy(ds->split[SPLIT_VALID], ds->split[SPLIT_TRAIN] + k, sizeof(int) * (n - k));
+    int *all = ds->split[SPLIT_TRAIN].mem, *valid = malloc(sizeof(int) * (n - k + 1));
+    if (!valid) return err_set(err, LM_ENOMEM, "out of memory splitting the data");
+    memcpy(valid, all + k, sizeof(int) * (n - k));
+    tokseq_init_memory(&ds->split[SPLIT_VALID], valid, n - k);
     ds->n[SPLIT_VALID] = n - k;
+    int *shrunk = realloc(all, sizeof(int) * (k + 1));
+    tokseq_init_memory(&ds->split[SPLIT_TRAIN], shrunk ? shrunk : all, k);
     ds->n[SPLIT_TRAIN] = k;
-    int *shrunk = realloc(ds->split[SPLIT_TRAIN], sizeof(int) * (k + 1));
-    if (shrunk) ds->split[SPLIT_TRAIN] = shrunk;
     if (tokenizer_kind(ds->tok) == TOKENIZER_CHAR) {
         ds->n_chars = n - k;
     } else {   /* BPE: exact; word: the text as decoded (spaces normalised) */
-        char *text = tokenizer_decode(ds->tok, ds->split[SPLIT_VALID], n - k);
+        char *text = tokenizer_decode(ds->tok, valid, n - k);
         if (!text) return err_set(err, LM_ENOMEM, "out of memory counting characters");
         ds->n_chars = tokenizer_count_chars(text, strlen(text));
         free(text);
@@ -254,7 +277,11 @@ int dataset_load_opts(Dataset *ds, const char *spec, TokenizerKind kind,
     Raw raw;
     memset(&raw, 0, sizeof raw);
     memset(ds, 0, sizeof *ds);
-    int rc = resolve(spec, ds, &raw, err);
+    int found = 0, rc = dataset_open_tokens(ds, spec, kind, opt, given, &found, err);
+    if (rc || found)
+        return rc;
+    ds->eot = -1;
+    rc = resolve(spec, ds, &raw, err);
     if (!rc && !raw.is_dir && !(train_frac > 0 && train_frac < 1))
         rc = err_set(err, LM_EARG, "train_frac %g: use a fraction between 0 and 1, e.g. 0.9",
                      train_frac);
@@ -312,103 +339,115 @@ int dataset_load_config(Dataset *ds, const Config *c, Tokenizer *given, char *er
 void dataset_free(Dataset *ds)
 {
     tokenizer_destroy(ds->tok);
-    for (int s = 0; s < 3; s++) free(ds->split[s]);
+    for (int s = 0; s < 3; s++) tokseq_free(&ds->split[s]);
     memset(ds, 0, sizeof *ds);
 }
 
-/* ---- batching ---- */
-
-int batcher_mode_parse(const char *name, BatchMode *mode)
+unsigned long long dataset_resident_bytes(const Dataset *ds)
 {
-    if (name && !strcmp(name, "stream")) *mode = BATCH_STREAM;
-    else if (name && !strcmp(name, "random")) *mode = BATCH_RANDOM;
-    else return -1;
-    return 0;
+    unsigned long long b = 0;
+    for (int s = 0; s < 3; s++) b += tokseq_resident_bytes(&ds->split[s]);
+    return b;
 }
 
-void batcher_init(Batcher *b, const int *data, size_t n, int B, int T, BatchMode mode,
-                  unsigned long long seed)
+/* The tokenizer of token files (see dataset_open_tokens); LM_OK with ds->tok set. */
+static int tokens_tokenizer(Dataset *ds, const char *spec, const TokFormatInfo *info,
+                            TokenizerKind kind, const TokenizerOptions *opt, Tokenizer *given,
+                            char *err)
 {
-    memset(b, 0, sizeof *b);
-    b->data = data;
-    b->n = n;
-    b->B = B > 0 ? B : 1;
-    b->T = T > 0 ? T : 1;
-    b->mode = mode;
-    b->stream_len = n / (size_t)b->B;
-    b->per_epoch = n / ((size_t)b->B * (size_t)b->T);
-    if (b->per_epoch == 0) b->per_epoch = 1;
-    rng_seed(&b->rng, seed);
-}
-
-/* Uniform in [0, n) for n > 0, also beyond 32 bits. */
-static size_t rng_index(Rng *r, size_t n)
-{
-    if (n <= UINT32_MAX) return rng_below(r, (uint32_t)n);
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-    for (;;) {
-        uint64_t x = (uint64_t)rng_u32(r) << 32 | rng_u32(r);
-        if (x < lim) return (size_t)(x % n);
+    if (info->format == TOKFORMAT_CACHE) {
+        Tokenizer *own = NULL;
+        char msg[LM_ERR_LEN], h[17];
+        int rc = tokenizer_load(info->tokenizer_json, &own, msg);
+        if (rc) return err_set(err, rc, "%s/tokenizer.json: %s: the cache is damaged; remove "
+                               "it (lmlab data rm) and prepare again", spec, msg);
+        snprintf(h, sizeof h, "%016llx", tokenizer_hash(own));
+        Tokenizer *use = given ? given : own;
+        char uh[17];
+        snprintf(uh, sizeof uh, "%016llx", tokenizer_hash(use));
+        if (strcmp(h, info->tokenizer_hash))
+            rc = err_set(err, LM_EFORMAT, "%s: tokenizer.json (hash %s) is not the tokenizer "
+                         "meta.json names (%s): the cache is damaged; prepare again", spec, h,
+                         info->tokenizer_hash);
+        else if (given && strcmp(uh, h))
+            rc = err_set(err, LM_EFORMAT, "'%s' was made by another tokenizer (%s, vocabulary "
+                         "%d, hash %s) than the checkpoint's (%s, vocabulary %d, hash %s): its "
+                         "ids mean other tokens: give the source corpus (prepared again with the "
+                         "checkpoint's tokenizer) or start without init_from", spec,
+                         info->tokenizer_kind, tokenizer_vocab_size(own), h,
+                         tokenizer_kind_name(tokenizer_kind(given)),
+                         tokenizer_vocab_size(given), uh);
+        else if (!given && tokenizer_kind(own) != kind)
+            rc = err_set(err, LM_EFORMAT, "'%s' was prepared with tokenizer=%s (vocabulary %d), "
+                         "not tokenizer=%s: set tokenizer=%s, or prepare the corpus with %s",
+                         spec, info->tokenizer_kind, tokenizer_vocab_size(own),
+                         tokenizer_kind_name(kind), info->tokenizer_kind,
+                         tokenizer_kind_name(kind));
+        if (given) tokenizer_destroy(own);
+        if (rc) return rc;
+        ds->tok = use;
+        return LM_OK;
     }
-}
-
-int batcher_next(Batcher *b, int *x, int *y, int *new_epoch)
-{
-    int wrapped = 0;
-    size_t L;
-    if (new_epoch) *new_epoch = 0;
-    if (b->mode == BATCH_STREAM) {
-        if (b->stream_len < 2) return 0;
-        if (b->pos >= b->stream_len - 1) {
-            b->pos = 0;
-            b->epoch++;
-            wrapped = 1;
-        }
-        L = b->stream_len - 1 - b->pos < (size_t)b->T ? b->stream_len - 1 - b->pos : (size_t)b->T;
-        for (int r = 0; r < b->B; r++) {
-            const int *src = b->data + (size_t)r * b->stream_len + b->pos;
-            memcpy(x + (size_t)r * L, src, sizeof(int) * L);
-            memcpy(y + (size_t)r * L, src + 1, sizeof(int) * L);
-        }
-        b->pos += L;
-    } else {
-        if (b->n < 3) return 0;
-        L = b->n < (size_t)b->T + 2 ? b->n - 2 : (size_t)b->T;
-        if (b->pos >= b->per_epoch) {
-            b->pos = 0;
-            b->epoch++;
-            wrapped = 1;
-        }
-        for (int r = 0; r < b->B; r++) {
-            size_t s = rng_index(&b->rng, b->n - L - 1);
-            memcpy(x + (size_t)r * L, b->data + s, sizeof(int) * L);
-            memcpy(y + (size_t)r * L, b->data + s + 1, sizeof(int) * L);
-        }
-        b->pos++;
+    if (given) {
+        ds->tok = given;
+        return LM_OK;
     }
-    if (new_epoch) *new_epoch = wrapped;
-    return (int)L;
+    int fixed = (kind == TOKENIZER_WORDPIECE && !opt->vocab_from_train) ||
+                !strcmp(tokenizer_kind_name(kind), "gpt2");
+    char msg[LM_ERR_LEN];
+    if (!fixed || tokenizer_train_opts(kind, "", 0, opt, &ds->tok, msg))
+        return err_set(err, LM_EARG, "'%s' (%s) holds token ids without their vocabulary, and "
+                       "tokenizer=%s %s: name the tokenizer that made them (tokenizer=gpt2 for "
+                       "llm.c's and nanoGPT's GPT-2 files; wordpiece with vocab=), or init_from= "
+                       "a checkpoint whose tokenizer did", spec, tokformat_name(info->format),
+                       tokenizer_kind_name(kind), fixed ? msg : "learns its vocabulary from "
+                       "text");
+    return LM_OK;
 }
 
-double batcher_epoch(const Batcher *b)
+int dataset_open_tokens(Dataset *ds, const char *spec, TokenizerKind kind,
+                        const TokenizerOptions *opt, Tokenizer *given, int *found, char *err)
 {
-    if (b->mode == BATCH_STREAM)
-        return (double)b->epoch + (b->stream_len > 1 ? (double)b->pos / (double)(b->stream_len - 1) : 0);
-    return (double)b->epoch + (double)b->pos / (double)b->per_epoch;
-}
-
-void batcher_get_state(const Batcher *b, unsigned long long state[4])
-{
-    state[0] = b->pos;
-    state[1] = b->epoch;
-    state[2] = b->rng.state;
-    state[3] = b->rng.inc;
-}
-
-void batcher_set_state(Batcher *b, const unsigned long long state[4])
-{
-    b->pos = (size_t)state[0];
-    b->epoch = state[1];
-    b->rng.state = state[2];
-    b->rng.inc = state[3];
+    TokFormatInfo info;
+    *found = 0;
+    memset(ds, 0, sizeof *ds);
+    int rc = tokformat_open(spec, ds->split, &info, err);
+    if (!rc && info.format == TOKFORMAT_NONE)
+        return LM_OK;   /* given stays the caller's: the text path takes it */
+    *found = 1;
+    if (rc) {
+        tokenizer_destroy(given);
+        memset(ds, 0, sizeof *ds);
+        return rc;
+    }
+    rc = tokens_tokenizer(ds, spec, &info, kind, opt, given, err);
+    if (rc) tokenizer_destroy(given);   /* failed before ds took it */
+    int V = ds->tok ? tokenizer_vocab_size(ds->tok) : 0;
+    if (!rc && info.format == TOKFORMAT_CACHE && info.vocab_size != V)
+        rc = err_set(err, LM_EFORMAT, "%s/meta.json says a vocabulary of %d but its "
+                     "tokenizer.json has %d: the cache is damaged; prepare again", spec,
+                     info.vocab_size, V);
+    int *win = rc ? NULL : malloc(65536 * sizeof *win);
+    if (!rc && !win) rc = err_set(err, LM_ENOMEM, "out of memory");
+    for (int s = 0; s < 3 && !rc; s++) {
+        ds->split[s].vocab = V;
+        ds->n[s] = ds->split[s].n;
+        for (int i = 0; i < ds->split[s].n_shards && !rc; i++) {  /* a wrong tokenizer: now */
+            const TokShard *sh = &ds->split[s].shard[i];
+            rc = tokseq_check(&ds->split[s], sh->start, sh->n < 65536 ? sh->n : 65536, win,
+                              65536, err);
+        }
+    }
+    free(win);
+    if (!rc) {
+        snprintf(ds->name, sizeof ds->name, "%.255s", spec);
+        snprintf(ds->source, sizeof ds->source, "%.1000s", spec);
+        ds->hash = info.key;
+        ds->format = info.format;
+        ds->eot = info.eot;
+        ds->n_chars = tokenizer_kind(ds->tok) == TOKENIZER_CHAR ? ds->n[SPLIT_VALID] : 0;
+    }
+    tokformat_info_free(&info);
+    if (rc) dataset_free(ds);
+    return rc;
 }

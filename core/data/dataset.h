@@ -2,16 +2,18 @@
  * (B,T) windows from a split for training and evaluation. Follows the seed recipes:
  * a single text file splits like the notebook's prepare_data (first train_frac of the
  * tokens), stream batching like PyTorch word_language_model's batchify/get_batch, random
- * batching like the notebook's get_batch (nanoGPT). Not a streaming loader: every split
- * is held in memory as int32 ids (a few MB for the corpora lmlab targets). */
+ * batching like the notebook's get_batch (nanoGPT). A split is a TokSeq (tokseq.h): token
+ * files (an lmlab cache, llm.c's shards, nanoGPT's .bin) are read window by window with
+ * pread and never held; a text read here is tokenized at load and held as int32 ids. */
 #ifndef LM_DATASET_H
 #define LM_DATASET_H
 
 #include <stddef.h>
 
 #include "config.h"
-#include "rng.h"
 #include "tokenizer.h"
+#include "tokseq.h"
+#include "batcher.h"
 
 enum { SPLIT_TRAIN, SPLIT_VALID, SPLIT_TEST };
 
@@ -20,14 +22,19 @@ typedef struct {
     char source[1024];        /* resolved path(s) */
     unsigned long long hash;  /* FNV-1a of the raw bytes of every file read, in order */
     Tokenizer *tok;           /* owned */
-    int *split[3];            /* (n[s]) token ids of train, valid, test */
-    size_t n[3];              /* test may be empty (n = 0, split NULL) */
-    size_t n_chars;           /* code points of the valid split, for bits per character */
+    TokSeq split[3];          /* token ids of train, valid, test (in memory or files) */
+    size_t n[3];              /* = split[s].n; test may be empty (n = 0) */
+    size_t n_chars;           /* code points of the valid split, for bits per character
+                                 (token files: known for char only, else 0) */
+    int format;               /* TokFormat (tokformat.h): TOKFORMAT_NONE = text */
+    int eot;                  /* a cache's end-of-text id, -1 for none or unknown */
 } Dataset;
 
 /* Loads spec into *ds (caller-owned struct; free with dataset_free).
- * spec: a bundled name without '/' (looked up in $LMLAB_DATA, then LMLAB_DATA_DIR, as
- *   "<dir>/<name>.txt" or a "<dir>/<name>/" directory), else a path:
+ * spec: token files in a layout of tokformat.h (an lmlab cache folder, llm.c's shards,
+ *   nanoGPT's train.bin/val.bin, a comma list of .bin files): opened, not read (see
+ *   dataset_open_tokens), else a bundled name without '/' (looked up in $LMLAB_DATA, then
+ *   LMLAB_DATA_DIR, as "<dir>/<name>.txt" or a "<dir>/<name>/" directory), else a path:
  *   - a text file: tokenized as a whole, the first train_frac (0 < train_frac < 1) of the
  *     tokens is train, the rest valid, test empty (the seed's prepare_data: the count is
  *     (size_t)(train_frac * n)). The char vocabulary covers the whole file; the others
@@ -66,50 +73,25 @@ int dataset_tokenizer_options(const Config *c, TokenizerKind *kind,
  * and `eval` all load. Same results as dataset_load_opts. */
 int dataset_load_config(Dataset *ds, const Config *c, Tokenizer *given, char *err);
 
+/* Token files: the splits of a tokformat.h layout with their tokenizer:
+ *   - an lmlab cache: its tokenizer.json; refused (LM_EFORMAT) when kind is not the kind
+ *     it was prepared with, or given is another tokenizer (its hash differs);
+ *   - llm.c's or nanoGPT's files carry no vocabulary: given (a checkpoint's), else the
+ *     kind named must have a fixed vocabulary (gpt2; wordpiece with vocab=).
+ * Every id is checked against the vocabulary as it is read; the first 64 Ki tokens of
+ * each file are checked here, so a wrong tokenizer is refused at once (file, position).
+ * *found = 0 (LM_OK, nothing done) when spec is not token files. given: as dataset_load. */
+int dataset_open_tokens(Dataset *ds, const char *spec, TokenizerKind kind,
+                        const TokenizerOptions *opt, Tokenizer *given, int *found, char *err);
+
+/* Bytes the dataset keeps in the process's own memory: ids held (text), the shard
+ * tables and a pread window of B x T per reader (token files). */
+unsigned long long dataset_resident_bytes(const Dataset *ds);
+
 /* Frees the splits and the tokenizer and zeroes *ds; a zeroed Dataset is a no-op. */
 void dataset_free(Dataset *ds);
 
 /* "train", "valid", "test" ("?" otherwise). */
 const char *dataset_split_name(int split);
-
-typedef enum { BATCH_STREAM, BATCH_RANDOM } BatchMode;
-
-/* "stream" | "random" -> *mode. 0 ok, -1 unknown. */
-int batcher_mode_parse(const char *name, BatchMode *mode);
-
-typedef struct {
-    const int *data;          /* (n) token ids, not owned */
-    size_t n;
-    int B, T;
-    BatchMode mode;
-    size_t stream_len;        /* stream: tokens per stream, n / B */
-    size_t per_epoch;         /* random: batches per epoch, n / (B*T), at least 1 */
-    size_t pos;               /* stream: offset of the next window in each stream;
-                                 random: batches drawn in this epoch */
-    unsigned long long epoch; /* completed epochs */
-    Rng rng;                  /* random: window starts */
-} Batcher;
-
-/* Sets up batching of data (n ids, kept by the caller while b is used) into (B,T)
- * windows. Stream: the data trimmed to a multiple of B and cut into B contiguous streams,
- * read in consecutive windows of T. Random: B windows with starts uniform over
- * [0, n - T - 1) per batch, n / (B*T) batches to an epoch. */
-void batcher_init(Batcher *b, const int *data, size_t n, int B, int T, BatchMode mode,
-                  unsigned long long seed);
-
-/* Writes the next batch: x, y (B, L) batch-major and packed, y[b,t] the token after
- * x[b,t], and returns L: T, or less for the last window of a stream epoch (and, in random
- * mode, when n < T + 2: n - 2). *new_epoch (may be NULL) is 1 when this call started a
- * new epoch. Returns 0 when the data is too short for any window (stream: n < 2B;
- * random: n < 3). x and y need room for B*T ints. Never allocates. */
-int batcher_next(Batcher *b, int *x, int *y, int *new_epoch);
-
-/* Fractional epochs done (epoch + the fraction of the current one). */
-double batcher_epoch(const Batcher *b);
-
-/* The state for an exact resume: pos, epoch and the RNG. set_state on a batcher
- * initialised with the same data, B, T and mode continues the same sequence. */
-void batcher_get_state(const Batcher *b, unsigned long long state[4]);
-void batcher_set_state(Batcher *b, const unsigned long long state[4]);
 
 #endif

@@ -251,7 +251,12 @@ static int read_vocab(const char *path, char **buf, const char ***w, size_t **wl
                        "(one piece a line), e.g. bert-base-cased's");
     char e2[LM_ERR_LEN];
     FILE *f = regfile_fopen(path, e2);   /* a FIFO or device never blocks: refused */
-    if (!f) return err_set(err, LM_EIO, "vocab=%s", e2);
+    if (!f)   /* what the file is, where it comes from, and a way to try without it */
+        return err_set(err, LM_EIO, "vocab=%s. It is BERT's WordPiece vocab.txt (one piece "
+                       "a line; bert-base-cased's has 28996), read by tokenizer=wordpiece and "
+                       "the paper presets; lmlab does not download it. Try tokenizer=word (the "
+                       "training text's words, no file), or fetch https://huggingface.co/"
+                       "bert-base-cased/resolve/main/vocab.txt and pass vocab=/its/path", e2);
     size_t cap = 1 << 16, len = 0, got;
     char *s = malloc(cap + 1);
     while (s && (got = fread(s + len, 1, cap - len, f)) > 0)

@@ -154,6 +154,26 @@ int tokenizer_encode(const Tokenizer *t, const char *text, size_t len, int **ids
     return t->ops->encode(t, text, len, ids, n, err);
 }
 
+/* The id the kind appends after a last line without '\n' (the corpus rule of word and a
+ * trained wordpiece: "<eos>" ends every line), or -1 for kinds that add none. */
+static int tokenizer_tail_eos(const Tokenizer *t)
+{
+    const WordImpl *wi = t->impl;
+    if (t->kind == TOKENIZER_WORD || (t->kind == TOKENIZER_WORDPIECE && wi && wi->from_train))
+        return wi ? wi->eos : -1;
+    return -1;
+}
+
+int tokenizer_encode_prompt(const Tokenizer *t, const char *text, size_t len, int **ids,
+                            size_t *n, char *err)
+{
+    int rc = tokenizer_encode(t, text, len, ids, n, err);
+    int eos = tokenizer_tail_eos(t);
+    if (!rc && eos >= 0 && len && text[len - 1] != '\n' && *n && (*ids)[*n - 1] == eos)
+        (*n)--;   /* typed without a line end: no end-of-line token */
+    return rc;
+}
+
 const char *tokenizer_token_bytes(const Tokenizer *t, int id, size_t *len)
 {
     if (id < 0 || id >= t->V) return NULL;

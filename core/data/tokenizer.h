@@ -77,6 +77,13 @@ int tokenizer_vocab_size(const Tokenizer *t);
 int tokenizer_encode(const Tokenizer *t, const char *text, size_t len, int **ids, size_t *n,
                      char *err);
 
+/* Encodes a prompt as typed: as tokenizer_encode, except that text not ending in '\n'
+ * gets no "<eos>" after it (word and wordpiece end every line of a corpus with one, the
+ * last unterminated line too; a prompt's last line is not ended). What `sample`,
+ * `tokenize`, `coeffs` and `eval` of a typed text encode with. */
+int tokenizer_encode_prompt(const Tokenizer *t, const char *text, size_t len, int **ids,
+                            size_t *n, char *err);
+
 /* The stored text of token id as it is in the vocabulary (no space added), owned by t;
  * its length in *len. NULL for an invalid id. */
 const char *tokenizer_token_bytes(const Tokenizer *t, int id, size_t *len);

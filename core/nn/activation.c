@@ -8,6 +8,7 @@
  * keeps whatever each backward needs (relu: out, gelu: inp). */
 #include "activation.h"
 
+#include "cpu.h"
 #include "fastmath.h"
 
 #include <stdint.h>
@@ -29,18 +30,21 @@ static inline float act_erf(float z, float e)
     return z < 0.0f ? -y : y;
 }
 
+CPU_CLONES
 void relu_forward(float *out, const float *inp, long n)
 {
     for (long i = 0; i < n; i++)
         out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
+CPU_CLONES
 void relu_backward(float *dinp, const float *dout, const float *out, long n)
 {
     for (long i = 0; i < n; i++)
         dinp[i] += out[i] > 0.0f ? dout[i] : 0.0f;
 }
 
+CPU_CLONES
 void gelu_forward(float *out, const float *inp, long n)
 {
     for (long i = 0; i < n; i++) {
@@ -59,24 +63,28 @@ static inline float gelu_grad(float x)
     return cdf + x * pdf;
 }
 
+CPU_CLONES
 void gelu_backward(float *dinp, const float *dout, const float *inp, long n)
 {
     for (long i = 0; i < n; i++)
         dinp[i] += dout[i] * gelu_grad(inp[i]);
 }
 
+CPU_CLONES
 void gelu_grad_mul(float *d, const float *x, long n)
 {
     for (long i = 0; i < n; i++)
         d[i] *= gelu_grad(x[i]);
 }
 
+CPU_CLONES
 void residual_forward(float *out, const float *a, const float *b, long n)
 {
     for (long i = 0; i < n; i++)
         out[i] = a[i] + b[i];
 }
 
+CPU_CLONES
 void add_inplace(float *acc, const float *x, long n)
 {
     for (long i = 0; i < n; i++)

@@ -10,6 +10,7 @@
 #include "attention.h"
 
 #include "attention_flash.h"
+#include "cpu.h"
 #include "fastmath.h"
 
 #include "linear.h"
@@ -117,6 +118,7 @@ static inline float dot8_abs(const float *restrict x, const float *restrict y, i
 
 /* Row i (of a row block ending at r1) of the causal softmax, in place: entries j <= i
  * become probabilities, entries i < j < r1 zero. */
+CPU_CLONES
 static void softmax_row(float *restrict row, int i, int r1)
 {
     float m = max8(row, i + 1);
@@ -129,6 +131,7 @@ static void softmax_row(float *restrict row, int i, int r1)
         row[j] = 0.0f;
 }
 
+CPU_CLONES
 void attention_forward_dropout(const AttentionDims *ad, float *out, float *act,
                                const float *inp, const float *w_qkv, const float *b_qkv,
                                const float *w_o, const float *b_o, float p, Rng *rng,
@@ -181,6 +184,7 @@ int attention_weight_kept(const AttentionDims *ad, const float *act, int B, int 
     return attention_flash_kept(&fh, i, j);
 }
 
+CPU_CLONES
 static void add_colsum(float *restrict db, const float *restrict x, int rows, int cols)
 {
     for (int r = 0; r < rows; r++)
@@ -188,6 +192,7 @@ static void add_colsum(float *restrict db, const float *restrict x, int rows, in
             db[c] += x[(size_t)r * cols + c];
 }
 
+CPU_CLONES
 void attention_backward(const AttentionDims *ad, float *dinp, float *dw_qkv, float *db_qkv,
                         float *dw_o, float *db_o, float *scratch, const float *dout,
                         const float *act, const float *inp, const float *w_qkv,
@@ -271,6 +276,7 @@ void attention_cache_reset(AttentionCache *c)
     c->n = 0;
 }
 
+CPU_CLONES
 int attention_step(const AttentionDims *ad, AttentionCache *c, float *out, const float *inp,
                    const float *w_qkv, const float *b_qkv, const float *w_o,
                    const float *b_o, int t)

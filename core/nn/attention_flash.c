@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 #include "attention_flash.h"
 
+#include "cpu.h"
 #include "dropout.h"
 #include "fastmath.h"
 
@@ -22,11 +23,7 @@
 #define FL_TP 64   /* rows are padded to a multiple of this (>= FLASH_BR, FLASH_BC) */
 #define INL static inline __attribute__((always_inline))
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__)
-#define FL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define FL_CLONES
-#endif
+#define FL_CLONES CPU_CLONES
 
 typedef float v8 __attribute__((vector_size(32)));
 

@@ -5,9 +5,8 @@
  * log-sum-exp; the backward recomputes the weights from it, one panel of FLASH_BC keys
  * against all later query rows at a time (work O(T FLASH_BC)). Operands are strided
  * slices of the packed qkv buffer. The forward's tile products are hand-vectorised (GCC
- * vector extensions; in a build without -march=native, AVX-512, AVX2+FMA and portable
- * versions are compiled and one is chosen at run time); the backward's panels are
- * cblas_sgemm calls, which measured faster there.
+ * vector extensions, compiled per CPU level and bound at load: CPU_CLONES, cpu.h); the
+ * backward's panels are cblas_sgemm calls, which measured faster there.
  * Optional dropout on the attention weights with a counter-based mask (dropout.h's
  * drop_uniform keyed by seed, stream, row and column), so the backward recomputes it.
  * Not the projections (attention.c) and not multi-threaded: callers split (batch, head)

@@ -7,6 +7,7 @@
  * lanes (a vectorisable order that needs no -ffast-math). Not a general math library. */
 #include "crossentropy.h"
 
+#include "cpu.h"
 #include "fastmath.h"
 
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #define CE_LANES 16
 
+CPU_CLONES
 static float ce_row_max(const float *x, int V)
 {
     float lane[CE_LANES];
@@ -34,6 +36,7 @@ static float ce_row_max(const float *x, int V)
 
 /* sum_i exp((x[i] - m) * k); when e is not NULL also stores each exp there (e may
  * alias x: each element is read before it is written). */
+CPU_CLONES
 static float ce_row_expsum(float *e, const float *x, int V, float m, float k)
 {
     float lane[CE_LANES] = {0};
@@ -68,6 +71,7 @@ static double ce_row_loss(float m, float sum, float xt)
     return log((double)sum) + (double)m - (double)xt;
 }
 
+CPU_CLONES
 double crossentropy_forward(float *losses, const float *logits, const int *targets, int N,
                             int V)
 {
@@ -87,6 +91,7 @@ double crossentropy_forward(float *losses, const float *logits, const int *targe
     return total;
 }
 
+CPU_CLONES
 double crossentropy_forward_backward(float *dlogits, const float *logits, const int *targets,
                                      int N, int V, float scale)
 {
@@ -111,6 +116,7 @@ double crossentropy_forward_backward(float *dlogits, const float *logits, const 
     return total;
 }
 
+CPU_CLONES
 void softmax_forward(float *probs, const float *logits, int N, int V, float temperature)
 {
     float k = 1.0f / temperature;

@@ -1,6 +1,7 @@
 /* decoder_loss.c — the decoder and the cross-entropy over row chunks (decoder_loss.h). */
 #include "decoder_loss.h"
 
+#include "cpu.h"
 #include "crossentropy.h"
 #include "err.h"
 #include "linear.h"
@@ -111,6 +112,7 @@ int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const fl
     return LM_OK;
 }
 
+CPU_CLONES
 static void scale_add(float *restrict acc, const float *restrict x, float s, size_t n)
 {
     for (size_t i = 0; i < n; i++)

@@ -9,6 +9,7 @@
  * Not responsible for drawing level dropout (the caller passes skip[]). */
 #include "dispatcher.h"
 
+#include "cpu.h"
 #include "linear.h"
 #include "matmul.h"
 #include "sysinfo.h"
@@ -100,6 +101,7 @@ const float *dispatcher_coeffs(const DispatcherDims *dd, const float *act, int B
 }
 
 /* c = act(gate) * [t >= 2^k] over (N,T,L), in place. */
+CPU_CLONES
 static void gate_activate(float *c, DispatcherKind kind, int N, int T, int L)
 {
     for (int n = 0; n < N; n++) {
@@ -115,6 +117,7 @@ static void gate_activate(float *c, DispatcherKind kind, int N, int T, int L)
 
 /* dst(t) = src(t) + c_k(t) src(t - 2^k) for every head sequence; dst(t) = src(t) where
  * t < 2^k (the mask zeroes c there). */
+CPU_CLONES
 static void level_forward(float *restrict dst, const float *restrict src,
                           const float *restrict coef, int k, int N, int T, int hd, int L)
 {
@@ -163,6 +166,7 @@ static inline void axpy(float *restrict y, const float *restrict x, float a, int
 /* Backward of one level, in place: on entry dv = dL/dV_{k+1}, on exit dL/dV_k;
  * dc[n,t,k] = dV_{k+1}(t) . V_k(t - 2^k). Ascending t is safe in place: row t is read
  * before any later t' = t + 2^k writes into it. */
+CPU_CLONES
 static void level_backward(float *dv, float *dc, const float *vk, const float *coef,
                            int k, int N, int T, int hd, int L)
 {
@@ -236,6 +240,7 @@ void dispatcher_forward_infer(const DispatcherDims *dd, float *out, float *coef,
     forward_levels(dd, out, coef, states, 0, inp, w_in, w_gate, w_out, NULL, B, T);
 }
 
+CPU_CLONES
 void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, float *dw_gate,
                          float *dw_out, float *scratch, const float *dout, const float *act,
                          const float *inp, const float *w_in, const float *w_gate,
@@ -323,6 +328,7 @@ void dispatcher_cache_reset(DispatcherCache *c)
     memset(c->ring, 0, sizeof(float) * slots * c->d);
 }
 
+CPU_CLONES
 void dispatcher_step(const DispatcherDims *dd, DispatcherCache *c, float *out, float *coeff,
                      const float *inp, const float *w_in, const float *w_gate,
                      const float *w_out, int t)

@@ -7,6 +7,8 @@
  * golden-ratio increment, as SplitMix64's own stream does. Not used at inference. */
 #include "dropout.h"
 
+#include "cpu.h"
+
 #include <string.h>
 
 static inline uint64_t mix64(uint64_t z)
@@ -41,6 +43,7 @@ float drop_uniform(uint64_t seed, uint32_t site, uint64_t row, uint64_t j)
 }
 
 /* n elements of one row's run of positions, starting at position-in-row j0. */
+CPU_CLONES
 static void drop_run(float *out, float *mask, const float *inp, long n, uint64_t key,
                      uint64_t j0, float p, float keep)
 {
@@ -79,6 +82,7 @@ void dropout_forward(float *out, float *mask, const float *inp, float p, DropKey
     }
 }
 
+CPU_CLONES
 void dropout_backward(float *dinp, const float *dout, const float *mask, long n)
 {
     for (long i = 0; i < n; i++)

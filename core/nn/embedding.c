@@ -3,8 +3,11 @@
  * Not sparse: the gradient is scattered into the dense (V, C) slab. */
 #include "embedding.h"
 
+#include "cpu.h"
+
 #include <stddef.h>
 
+CPU_CLONES
 void embedding_forward(float *out, const int *tokens, const float *wte, float scale, int N,
                        int C)
 {
@@ -16,6 +19,7 @@ void embedding_forward(float *out, const int *tokens, const float *wte, float sc
     }
 }
 
+CPU_CLONES
 void embedding_backward(float *dwte, const float *dout, const int *tokens, float scale, int N,
                         int C)
 {

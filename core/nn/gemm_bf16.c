@@ -1,12 +1,14 @@
 /* gemm_bf16.c — the bf16 packed product (see gemm_bf16.h): CPU detection, rounding,
  * packing into panels, the blocked driver, and the micro-kernel built twice from
- * gemm_bf16_kern.inc (AVX512-BF16 intrinsics; the portable emulation of vdpbf16ps).
+ * gemm_bf16_kern.inc (AVX512-BF16 intrinsics under target(); the portable emulation of
+ * vdpbf16ps, multi-versioned per CPU level like every C kernel: CPU_CLONES, cpu.h).
  * Blocking (GotoBLAS-style): KC = 256 values of K per packed block, MC = 96 rows of A,
  * NC = 512 columns of B when B is packed per call. A pre-packed B (a cached weight) is
  * walked whole for each packed block of A, so A is packed once per product.
  * Not a BLAS: row-major only, no threads, no AMX. */
 #include "gemm_bf16.h"
 
+#include "cpu.h"
 #include "sysinfo.h"
 
 #include <math.h>
@@ -118,6 +120,7 @@ float gemm_bf16_to_float(uint16_t h)
 /* Packs op(B) rows k0..k0+kc, columns j0..j0+nc into panels of NR columns, panel q at
  * dst + q * pstride (bf16), K pair p of column c at pair p * NR + c of the panel (as one
  * 32-bit pair, low half the even k). Zero-padded to whole panels and pairs. */
+CPU_CLONES
 static void pack_b_block(uint16_t *restrict dst, size_t pstride, int tb, const float *B,
                          int ldb, int k0, int kc, int j0, int nc)
 {
@@ -174,6 +177,7 @@ void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, 
  * (row i, pair p at i * kp + p: a plain conversion, read by the kernel with rs = kp,
  * ps = 1). Transposed A (ta = 1): pair p of the MR rows together (p * MR + i; rs = 1,
  * ps = MR), as the stored K-major rows are contiguous in i. */
+CPU_CLONES
 static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda, int i0,
                          int mc, int k0, int kc)
 {
@@ -255,7 +259,7 @@ static inline EmuF emu_dp(EmuF acc, EmuI a, EmuI b)
     return acc;
 }
 
-#define KERN_ATTR
+#define KERN_ATTR CPU_CLONES   /* the emulation vectorises at every level, same bits */
 #define KERN_NAME kern_emu
 #define EPI_NAME epi_emu
 #define VECF EmuF
@@ -347,6 +351,7 @@ static void run_block(const Run *r, const uint32_t *apack, const uint16_t *bview
     }
 }
 
+CPU_CLONES
 static void scale_c(float *C, int ldc, int M, int N, float beta)
 {
     for (int i = 0; i < M; i++)

@@ -6,12 +6,15 @@
  * Not a fused residual+norm kernel. */
 #include "layernorm.h"
 
+#include "cpu.h"
+
 #include <math.h>
 #include <stddef.h>
 
 #define LN_LANES 16
 
 /* sum_c x[c] in 16 lanes. */
+CPU_CLONES
 static float ln_sum(const float *x, int C)
 {
     float lane[LN_LANES] = {0};
@@ -28,6 +31,7 @@ static float ln_sum(const float *x, int C)
 }
 
 /* sum_c (x[c] - m)^2 in 16 lanes. */
+CPU_CLONES
 static float ln_sum_sq_centred(const float *x, float m, int C)
 {
     float lane[LN_LANES] = {0};
@@ -45,6 +49,7 @@ static float ln_sum_sq_centred(const float *x, float m, int C)
     return s;
 }
 
+CPU_CLONES
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *w,
                        const float *b, int N, int C)
 {
@@ -68,6 +73,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 }
 
 /* For one row: the means over c of g = dout*w and of g*xhat (16-lane reductions). */
+CPU_CLONES
 static void ln_row_means(float *g_mean, float *gx_mean, const float *d, const float *x,
                          const float *w, float m, float s, int C)
 {
@@ -93,6 +99,7 @@ static void ln_row_means(float *g_mean, float *gx_mean, const float *d, const fl
     *gx_mean = bsum / (float)C;
 }
 
+CPU_CLONES
 void layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                         const float *w, const float *mean, const float *rstd, int N, int C)
 {

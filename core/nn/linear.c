@@ -5,53 +5,51 @@
 #include "linear.h"
 
 #include "activation.h"
+#include "cpu.h"
 #include "matmul.h"
 
 #include <string.h>
 
 /* y[r] = alpha * dot(w[r,:], x) + beta * y[r], single-threaded on purpose: for one row
  * (incremental decoding) BLAS set-up and thread hand-offs cost more than the arithmetic.
- * With AVX2+FMA (-march=native here): four 8-wide accumulators per row; otherwise a
- * plain loop. The dot product's summation order differs from BLAS in the last bits. */
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-
-static inline float hsum256(__m256 v)
+ * Four 8-wide accumulators per row in GCC's vector types, so every CPU_CLONES variant
+ * runs the same order of operations: with FMA (x86-64-v3 and up) each multiply-add is
+ * fused (fp-contract=fast here), on the x86-64 baseline it rounds twice. The dot
+ * product's summation order differs from BLAS in the last bits. */
+/* The scalar tail, outside the contracted region: unfused, as before. */
+__attribute__((noinline)) static float dot_tail(float sum, const float *a, const float *b,
+                                                int i, int n)
 {
-    __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_shuffle_ps(lo, lo, 1));
-    return _mm_cvtss_f32(lo);
-}
-
-static float dot(const float *restrict a, const float *restrict b, int n)
-{
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-    }
-    for (; i + 8 <= n; i += 8)
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    float sum = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
     for (; i < n; i++)
         sum += a[i] * b[i];
     return sum;
 }
-#else
-static float dot(const float *restrict a, const float *restrict b, int n)
-{
-    float sum = 0;
-    for (int i = 0; i < n; i++)
-        sum += a[i] * b[i];
-    return sum;
-}
-#endif
 
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float lin_v8 __attribute__((vector_size(32), aligned(4), may_alias));
+
+static inline float dot(const float *restrict a, const float *restrict b, int n)
+{
+    lin_v8 s0 = {0}, s1 = s0, s2 = s0, s3 = s0;
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 += *(const lin_v8 *)(a + i) * *(const lin_v8 *)(b + i);
+        s1 += *(const lin_v8 *)(a + i + 8) * *(const lin_v8 *)(b + i + 8);
+        s2 += *(const lin_v8 *)(a + i + 16) * *(const lin_v8 *)(b + i + 16);
+        s3 += *(const lin_v8 *)(a + i + 24) * *(const lin_v8 *)(b + i + 24);
+    }
+    for (; i + 8 <= n; i += 8)
+        s0 += *(const lin_v8 *)(a + i) * *(const lin_v8 *)(b + i);
+    lin_v8 s = (s0 + s1) + (s2 + s3);
+    float q0 = s[0] + s[4], q1 = s[1] + s[5], q2 = s[2] + s[6], q3 = s[3] + s[7];
+    float sum = (q0 + q2) + (q1 + q3);   /* the order of the horizontal add before */
+    return i < n ? dot_tail(sum, a, b, i, n) : sum;
+}
+
+CPU_CLONES
 void linear_matvec(float *restrict y, const float *restrict w, int ldw, const float *restrict x,
                    int rows, int cols, float alpha, float beta)
 {
@@ -60,6 +58,8 @@ void linear_matvec(float *restrict y, const float *restrict w, int ldw, const fl
         y[r] = beta != 0.0f ? v + beta * y[r] : v;
     }
 }
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
 
 void linear_forward(float *out, const float *inp, const float *w, const float *b, int N,
                     int C_in, int C_out)
@@ -89,6 +89,7 @@ void linear_forward(float *out, const float *inp, const float *w, const float *b
 }
 
 /* db[o] += sum_n dout[n, o]: row by row so the inner loop is a contiguous vector add. */
+CPU_CLONES
 static void linear_bias_grad(float *db, const float *dout, int N, int C_out)
 {
     for (int n = 0; n < N; n++) {
@@ -124,6 +125,7 @@ static void act_row(float *restrict out, const float *pre, int n, LinearAct act)
         out[c] = pre[c] > 0.0f ? pre[c] : 0.0f;
 }
 
+CPU_CLONES
 void linear_forward_act(float *pre, float *out, const float *inp, const float *w,
                         const float *b, int N, int C_in, int C_out, LinearAct act)
 {
@@ -153,6 +155,7 @@ void linear_forward_act(float *pre, float *out, const float *inp, const float *w
     }
 }
 
+CPU_CLONES
 void linear_backward_act(float *dpre, float *dw, float *db, const float *dout,
                          const float *inp, const float *pre, const float *w, int N, int C_in,
                          int C_out, LinearAct act)

@@ -13,6 +13,8 @@
  * Not a learned-table initialiser (the model initialises its own parameters). */
 #include "posenc.h"
 
+#include "cpu.h"
+
 #include <math.h>
 #include <stddef.h>
 
@@ -48,6 +50,7 @@ void posenc_sinusoid(float *table, int T, int C)
     }
 }
 
+CPU_CLONES
 void posenc_add(float *x, const float *table, int B, int T, int C, int t0)
 {
     for (int b = 0; b < B; b++)
@@ -59,6 +62,7 @@ void posenc_add(float *x, const float *table, int B, int T, int C, int t0)
         }
 }
 
+CPU_CLONES
 void posenc_backward(float *dtable, const float *dx, int B, int T, int C, int t0)
 {
     for (int b = 0; b < B; b++)

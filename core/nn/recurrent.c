@@ -4,6 +4,7 @@
  * Not a stack of layers and not stateful: the caller carries h/c between windows. */
 #include "recurrent.h"
 
+#include "cpu.h"
 #include "fastmath.h"
 
 #include <cblas.h>
@@ -34,6 +35,7 @@ static inline float tanh_fast(float x)
 }
 
 /* y(rows, n) += b (n) broadcast over rows. */
+CPU_CLONES
 static void add_rows(float *restrict y, const float *restrict b, long rows, int n)
 {
     for (long r = 0; r < rows; r++)
@@ -42,6 +44,7 @@ static void add_rows(float *restrict y, const float *restrict b, long rows, int 
 }
 
 /* db (n) += column sums of d (rows, n). */
+CPU_CLONES
 static void colsum_add(float *restrict db, const float *restrict d, long rows, int n)
 {
     for (long r = 0; r < rows; r++)
@@ -51,6 +54,7 @@ static void colsum_add(float *restrict db, const float *restrict d, long rows, i
 
 /* One LSTM step: pre = x W_ih^T + b_ih of this step (overwritten by the activations),
  * rec = h_prev W_hh^T. */
+CPU_CLONES
 static void lstm_step(float *restrict act, float *restrict h, float *restrict c,
                       const float *restrict rec, const float *restrict cp,
                       const float *restrict b_hh, int B, int H)
@@ -75,6 +79,7 @@ static void lstm_step(float *restrict act, float *restrict h, float *restrict c,
     }
 }
 
+CPU_CLONES
 static void gru_step(float *restrict act, float *restrict hn, float *restrict h,
                      const float *restrict rec, const float *restrict hp,
                      const float *restrict b_hh, int B, int H)
@@ -97,6 +102,7 @@ static void gru_step(float *restrict act, float *restrict hn, float *restrict h,
     }
 }
 
+CPU_CLONES
 static void rnn_step(float *restrict h, const float *restrict rec,
                      const float *restrict b_hh, int B, int H)
 {
@@ -107,6 +113,7 @@ static void rnn_step(float *restrict h, const float *restrict rec,
         }
 }
 
+CPU_CLONES
 void recurrent_forward(int kind, RecurrentActs *a, float *scratch, const float *x,
                        const float *h0, const float *c0, const RecurrentWeights *w, int T,
                        int B, int C_in, int H)
@@ -133,6 +140,7 @@ void recurrent_forward(int kind, RecurrentActs *a, float *scratch, const float *
 }
 
 /* LSTM step backward: da (B,4H) pre-activation gradients; ch, cc carried dh, dc. */
+CPU_CLONES
 static void lstm_step_back(float *restrict da, float *restrict cc, const float *restrict ch,
                            const float *restrict dh_out, const float *restrict act,
                            const float *restrict c, const float *restrict cp, int B, int H)
@@ -155,6 +163,7 @@ static void lstm_step_back(float *restrict da, float *restrict cc, const float *
 
 /* GRU step backward: dai / dah are the input- and hidden-side pre-activation gradients;
  * ch receives the direct part z*dh of the gradient into h_prev. */
+CPU_CLONES
 static void gru_step_back(float *restrict dai, float *restrict dah, float *restrict ch,
                           const float *restrict dh_out, const float *restrict act,
                           const float *restrict hn, const float *restrict hp, int B, int H)
@@ -176,6 +185,7 @@ static void gru_step_back(float *restrict dai, float *restrict dah, float *restr
         }
 }
 
+CPU_CLONES
 static void rnn_step_back(float *restrict da, const float *restrict ch,
                           const float *restrict dh_out, const float *restrict h, int B, int H)
 {
@@ -205,6 +215,7 @@ static void backward_weights(float *dx, RecurrentGrads *g, const float *da_ih,
     colsum_add(g->b_hh, dA, N, GH);
 }
 
+CPU_CLONES
 void recurrent_backward(int kind, float *dx, RecurrentGrads *g, float *da_ih, float *da_hh,
                         float *carry, const float *dh_out, const RecurrentActs *a,
                         const float *x, const float *h0, const float *c0,

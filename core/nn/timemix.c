@@ -4,6 +4,8 @@
  * Not a general triangular-solve module. */
 #include "timemix.h"
 
+#include "cpu.h"
+
 #include <cblas.h>
 #include <string.h>
 
@@ -12,6 +14,7 @@ long timemix_scratch_floats(int T, int N)
     return (long)T * N + (long)T * T;
 }
 
+CPU_CLONES
 void timemix_forward(float *y, const float *x, const float *w, const float *b, int T, int N,
                      int ctx)
 {
@@ -26,6 +29,7 @@ void timemix_forward(float *y, const float *x, const float *w, const float *b, i
     }
 }
 
+CPU_CLONES
 void timemix_backward(float *dx, float *dw, float *db, float *scratch, const float *dy,
                       const float *x, const float *w, int T, int N, int ctx)
 {

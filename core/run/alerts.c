@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@ void alerts_init(AlertEngine *e, long run, const char *run_name, const char *db_
     e->run_id = run;
     snprintf(e->run_name, sizeof e->run_name, "%s", run_name ? run_name : "");
     snprintf(e->db_path, sizeof e->db_path, "%s", db_path ? db_path : "");
+    const char *lim = getenv("LMLAB_ALERT_CMD_SECONDS");
+    e->cmd_seconds = lim && atof(lim) > 0 ? atof(lim) : ALERTS_CMD_SECONDS;
 }
 
 int alerts_split(const char *cmd, char *buf, size_t cap, char **argv, int max, char *err)
@@ -87,7 +90,12 @@ static int alerts_spawn(char *const argv[], char *const env[], pid_t *pid, char 
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    int rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, all);
+    posix_spawnattr_t at;   /* its own process group, so it can be ended whole */
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    int rc = posix_spawnp(pid, argv[0], &fa, &at, argv, all);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     free(all);
     if (rc)
@@ -116,6 +124,16 @@ static void facts_env(const AlertEngine *e, const AlertRow *a, const AlertFacts 
     env[n] = NULL;
 }
 
+int alerts_command_allowed(const RunStore *st, const AlertRow *a, char *why, size_t cap)
+{
+    char e[LM_ERR_LEN];
+    int rc = runstore_alert_trusted(st, a, e, sizeof e);
+    if (rc == LM_OK) return 1;
+    snprintf(why, cap, "%s: refused (%.150s)", rc == LM_EARG ? "not written by you"
+                                                              : "not whole", e);
+    return 0;
+}
+
 static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const AlertFacts *f,
                           const char *msg, long event)
 {
@@ -123,7 +141,12 @@ static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const
     char *argv[ALERTS_ARGV_MAX], store[12][640], *env[13];
     pid_t pid = 0;
     facts_env(e, a, f, msg, store, env);
-    if (e->n_kids >= ALERTS_MAX_KIDS)
+    if (!alerts_command_allowed(st, a, status, sizeof status)) {
+        char line[400];
+        snprintf(line, sizeof line, "alert %ld (%s): its command was not run — %s", a->id,
+                 a->rule, status);
+        runstore_console_append(st, e->run_id, "warning", line, err);
+    } else if (e->n_kids >= ALERTS_MAX_KIDS)
         snprintf(status, sizeof status, "not started: %d alert commands still running",
                  ALERTS_MAX_KIDS);
     else if (alerts_split(a->cmd, buf, sizeof buf, argv, ALERTS_ARGV_MAX, err) < 0 ||
@@ -132,24 +155,56 @@ static void start_command(AlertEngine *e, RunStore *st, const AlertRow *a, const
     else {
         snprintf(status, sizeof status, "started (pid %ld)", (long)pid);
         e->kid[e->n_kids] = pid;
+        e->kid_start[e->n_kids] = sysinfo_now();
         e->kid_event[e->n_kids++] = event;
     }
     runstore_alert_cmd_status(st, event, status, err);
 }
 
-static void reap(AlertEngine *e, RunStore *st, int block)
+/* Ends process group pg: TERM, then KILL after up to a second. 1 when it had members. */
+static int end_group(pid_t pg)
 {
+    if (killpg(pg, SIGTERM) != 0) return 0;
+    for (int i = 0; i < 20 && killpg(pg, 0) == 0; i++) {
+        waitpid(pg, NULL, WNOHANG);   /* the leader, if it is ours and ended */
+        usleep(50000);
+    }
+    killpg(pg, SIGKILL);
+    return 1;
+}
+
+/* Reaps the commands that ended (block: waits for each), and ends those past their time
+ * limit or, with kill_all, every one left; records each end. */
+static void reap(AlertEngine *e, RunStore *st, int block, int kill_all)
+{
+    double now = sysinfo_now();
     for (int i = 0; i < e->n_kids;) {
-        int ws = 0;
+        int ws = 0, killed = 0;
         pid_t r = waitpid(e->kid[i], &ws, block ? 0 : WNOHANG);
+        if (r == 0 && (kill_all || now - e->kid_start[i] > e->cmd_seconds)) {
+            end_group(e->kid[i]);
+            r = waitpid(e->kid[i], &ws, 0);
+            killed = 1;
+        }
         if (r == 0) { i++; continue; }
         char status[128], err[LM_ERR_LEN];
-        if (r < 0) snprintf(status, sizeof status, "ended (status unknown)");
+        int left = !killed && end_group(e->kid[i]);   /* what it left in the background */
+        if (killed && kill_all)
+            snprintf(status, sizeof status, "ended with the run after %.0f s (still running)",
+                     now - e->kid_start[i]);
+        else if (killed)
+            snprintf(status, sizeof status, "killed after %.0f s (time limit %.0f s)",
+                     now - e->kid_start[i], e->cmd_seconds);
+        else if (r < 0) snprintf(status, sizeof status, "ended (status unknown)");
         else if (WIFEXITED(ws)) snprintf(status, sizeof status, "exit %d", WEXITSTATUS(ws));
         else snprintf(status, sizeof status, "killed by signal %d", WTERMSIG(ws));
+        if (left)
+            snprintf(status + strlen(status), sizeof status - strlen(status),
+                     "; what it left running was ended");
         if (st) runstore_alert_cmd_status(st, e->kid_event[i], status, err);
         e->kid[i] = e->kid[--e->n_kids];
         e->kid_event[i] = e->kid_event[e->n_kids];
+        e->kid_start[i] = e->kid_start[e->n_kids];
     }
 }
 
@@ -158,7 +213,7 @@ int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force)
     double now = sysinfo_now();
     if (!st || (!force && now < e->next_poll)) return 0;
     e->next_poll = now + 1.0;
-    reap(e, st, 0);
+    reap(e, st, 0, 0);
     AlertRow *a = NULL;
     int n = 0, fired_n = 0;
     char err[LM_ERR_LEN];
@@ -184,7 +239,8 @@ void alerts_finish(AlertEngine *e, RunStore *st, double seconds)
 {
     double end = sysinfo_now() + seconds;
     while (e->n_kids && sysinfo_now() < end) {
-        reap(e, st, 0);
+        reap(e, st, 0, 0);
         if (e->n_kids) usleep(50000);
     }
+    reap(e, st, 0, 1);   /* none outlives its run */
 }

@@ -16,6 +16,7 @@
 
 #define ALERTS_MAX_KIDS 16
 #define ALERTS_ARGV_MAX 64
+#define ALERTS_CMD_SECONDS 300.0   /* a command's time limit (LMLAB_ALERT_CMD_SECONDS) */
 
 typedef struct {
     long run_id;
@@ -23,8 +24,10 @@ typedef struct {
     char db_path[1024];
     double next_poll;      /* monotonic seconds */
     int n_kids;
-    pid_t kid[ALERTS_MAX_KIDS];
+    pid_t kid[ALERTS_MAX_KIDS];   /* each the leader of its own process group */
     long kid_event[ALERTS_MAX_KIDS];
+    double kid_start[ALERTS_MAX_KIDS];   /* monotonic seconds */
+    double cmd_seconds;    /* the time limit of a command */
 } AlertEngine;
 
 void alerts_init(AlertEngine *e, long run, const char *run_name, const char *db_path);
@@ -34,8 +37,16 @@ void alerts_init(AlertEngine *e, long run, const char *run_name, const char *db_
  * failures only delay alerts. Returns the number that fired. */
 int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force);
 
-/* Waits (at most `seconds`) for the commands still running and records how they ended. */
+/* Waits (at most `seconds`) for the commands still running, then ends those left (their
+ * whole process group: TERM, then KILL) and records how each ended. A command's process
+ * group is also ended when the command exits (what it left running in the background)
+ * and when it passes its time limit, so no command outlives its run (issue 46 item 8). */
 void alerts_finish(AlertEngine *e, RunStore *st, double seconds);
+
+/* 1 when row a's command may run in this process (runstore_alert_trusted: this user wrote
+ * it, here, for this run and rule, and it is whole); else 0 with why (cap bytes), worded
+ * for the user: "not written by you: refused (...)" or "not whole: refused (...)". */
+int alerts_command_allowed(const RunStore *st, const AlertRow *a, char *why, size_t cap);
 
 /* Splits cmd into words (spaces separate; '...' and "..." group; a backslash escapes the
  * next character outside single quotes) into argv (at most max - 1 words, NULL-terminated,

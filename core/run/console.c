@@ -50,6 +50,14 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
         break;
     case TEV_STATUS: {
         const char *why = ev->text && ev->text[0] ? ev->text : "";
+        if (ev->status == TRAINER_EVALUATING && *why) {   /* a whole split's progress */
+            if (c->last_progress > 0 && now - c->last_progress < CONSOLE_PROGRESS_EVERY)
+                return 0;
+            c->last_progress = now;
+            snprintf(buf, cap, "%s", why);
+            k = "progress";
+            break;
+        }
         if (ev->status == TRAINER_EVALUATING || ev->status == TRAINER_IDLE ||
             (ev->status == TRAINER_RUNNING && !*why))   /* back from an evaluation */
             return 0;

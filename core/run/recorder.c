@@ -149,6 +149,8 @@ static void apply(Recorder *r, Snapshot *s, const TrainEvent *ev)
         snprintf(s->checkpoint, sizeof s->checkpoint, "%s", ev->ckpt.path);
         break;
     case TEV_STATUS:
+        if (s->status == TRAINER_EVALUATING || ev->status == TRAINER_EVALUATING)
+            s->reason[0] = 0;   /* an evaluation's reason is its progress, its own alone */
         s->status = ev->status;
         if (ev->status == TRAINER_PAUSED || (ev->text && ev->text[0])) /* a pause's own reason */
             snprintf(s->reason, sizeof s->reason, "%s", ev->text ? ev->text : "");
@@ -434,9 +436,13 @@ static void *record_main(void *arg)
         pthread_mutex_lock(&r->mu);
         if (rc) {
             char msg[LM_ERR_LEN];
-            snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows are "
-                     "kept in its journal" : "run store: %.400s (rows kept in memory, retrying)",
-                     err);
+            if (ev.kind == TEV_SERIES && !gone)   /* written at once, not buffered */
+                snprintf(msg, sizeof msg, "run store: the diagnostics of step %ld were not "
+                         "recorded: %.400s", ev.series ? ev.series->step : ev.at_step, err);
+            else
+                snprintf(msg, sizeof msg, gone ? "run store: %.400s; the run stops, its rows "
+                         "are kept in its journal" : "run store: %.400s (rows kept in memory, "
+                         "retrying)", err);
             set_message(&r->snap, msg);
         }
         r->snap.pending_rows = st ? runstore_pending(st) : 0;
@@ -476,6 +482,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     s->total_steps = trainer_total_steps(t);
     s->params = trainer_param_count(t);
     s->vocab = trainer_vocab(t);
+    trainer_origin(t, &s->origin, &s->fork_of);
     s->status = TRAINER_RUNNING;
     s->best_val = NAN;
     if (pthread_create(&r->thread, NULL, record_main, r)) {

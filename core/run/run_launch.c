@@ -2,6 +2,9 @@
  * place (see run_launch.h). Not here: choosing what to resume, printing. */
 #include "run_launch.h"
 
+#include "checkpoint.h"
+#include "dataset_cache.h"
+
 #include "dist.h"
 #include "err.h"
 #include "rundir.h"
@@ -59,6 +62,9 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
     if (o->fork_from && o->parent_run > 0 &&
         runstore_set_parent(o->store, h->run_id, o->parent_run, o->parent_step, err))
         return LM_EDB;
+    if (!o->fork_from && o->init_run > 0 &&   /* init_from: the weights' origin */
+        runstore_set_parent(o->store, h->run_id, o->init_run, o->init_step, err))
+        return LM_EDB;
     return LM_OK;
 }
 
@@ -102,6 +108,39 @@ static void fail_recorded(RunHandle *h, const RunLaunchOptions *o, const char *w
         runstore_run_set_status(o->store, h->run_id, "failed", why, e2);
 }
 
+/* The tokenizer a start checkpoint fixes (resume, fork, init_from), or NULL. */
+static Tokenizer *start_tokenizer(const char *path)
+{
+    CheckpointInfo info = {0};
+    SafeTensors *st = NULL;
+    Tokenizer *tok = NULL;
+    char e[LM_ERR_LEN];
+    if (!path || !path[0] || checkpoint_open(path, &info, &st, e))
+        return NULL;
+    if (info.tokenizer_json && tokenizer_load(info.tokenizer_json, &tok, e))
+        tok = NULL;
+    checkpoint_info_free(&info);
+    safetensors_close(st);
+    return tok;
+}
+
+/* A text corpus is read from its token cache beside the run store, prepared on first use
+ * (o->prepare_fn says so and shows the progress): to->data_dir. Token files given as data=
+ * are read as they are. LM_OK or the prepare's error (nothing is recorded then). */
+static int resolve_data(const Config *cfg, const RunLaunchOptions *o, TrainerOptions *to,
+                        char *err)
+{
+    char root[1024];
+    int rc = tokcache_root(o->db_path, cfg->tokens_dir, root, sizeof root, err);
+    if (rc)
+        return rc;
+    Tokenizer *given = start_tokenizer(to->resume[0] ? to->resume : cfg->init_from);
+    rc = dataset_cache_dir(cfg, root, given, 1, o->prepare_fn, o->prepare_ud, to->data_dir,
+                           sizeof to->data_dir, err);
+    tokenizer_destroy(given);
+    return rc;
+}
+
 int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char *err)
 {
     memset(h, 0, sizeof *h);
@@ -116,6 +155,9 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
         snprintf(to.resume, sizeof to.resume, "%s", o->fork_from);
         to.fork_of = o->parent_run;
     }
+    int prc = resolve_data(cfg, o, &to, err);
+    if (prc)   /* as a trainer that cannot be built (its data), or the user's Ctrl-C */
+        return prc == LM_ECANCEL ? prc : LM_EARG;
     if (!(h->trainer = trainer_create(cfg, &to, err)))
         return LM_EARG;
     run_launch_name(trainer_config(h->trainer), trainer_dataset(h->trainer)->name, h->name,

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "recorder.h"
 #include "runstore.h"
+#include "tokcache.h"
 #include "trainer.h"
 
 typedef struct {
@@ -29,6 +30,12 @@ typedef struct {
                                 data position, RNG) of parent_run, or NULL; data_hash, when
                                 given, must match the data */
     long parent_run, parent_step; /* a fork: recorded with the new run */
+    long init_run;           /* > 0: cfg->init_from is this run's checkpoint (of init_step):
+                                recorded as the new run's parent (lineage across data) */
+    long init_step;
+    TokCacheProgressFn prepare_fn; /* a text corpus is prepared into the token cache
+                                beside db_path on first use: its progress (may be NULL) */
+    void *prepare_ud;
 } RunLaunchOptions;
 
 /* A launched run. The caller owns it; run_launch_close frees it. */
@@ -51,7 +58,9 @@ void run_launch_dir(const char *runs_dir, const char *store_id, long id, char *b
 /* Starts a recorded run of cfg as described by o, filling *h (zeroed first). LM_OK, or on
  * failure nothing is left running and h holds no trainer or recorder (h->run_id is set
  * when the run had been recorded; such a run is marked failed with the reason):
- *   LM_EARG     the trainer could not be built (bad data path, memory estimate, ...);
+ *   LM_EARG     the trainer could not be built (bad data path, memory estimate, ...),
+ *               or its text corpus could not be prepared into the token cache;
+ *   LM_ECANCEL  the prepare was stopped (prepare_fn returned nonzero);
  *   LM_EFORMAT  resume: the data's hash differs from o->data_hash;
  *   LM_ESTATE   resume: another live process holds the run;
  *   LM_EDB      the store refused the record;

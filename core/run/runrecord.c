@@ -158,6 +158,13 @@ int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
     f->best_step = -1;
     f->parent_run = r->parent_run;
     f->parent_step = r->parent_step;
+    RunRow parent;
+    char pe[LM_ERR_LEN];
+    if (r->parent_run > 0 && runstore_get(st, r->parent_run, &parent, pe) == LM_OK) {
+        if (strcmp(parent.data_hash, r->data_hash))
+            snprintf(f->parent_data, sizeof f->parent_data, "%s", parent.data_name);
+        runstore_row_free(&parent);
+    }
     runrecord_precision(r, f->precision, sizeof f->precision);
     f->owner_live = runstore_run_live(st, r);
     f->owner_gone = !f->owner_live && (!strcmp(r->status, "running") ||
@@ -337,6 +344,56 @@ static void parity_kernels(const RunRow *a, const RunRow *b, RunParity *p)
                                   o ? ", " : "", keys[k], va[0] ? va : "(by thread)",
                                   vb[0] ? vb : "(by thread)");
     }
+}
+
+/* The value of series `metric` of run `run` at `step` into *v: 1 found, 0 not, < 0 error. */
+static int value_at(RunStore *st, long run, const char *metric, long step, double *v,
+                    char *err)
+{
+    SeriesPoint *p = NULL;
+    int n = 0, found = 0;
+    if (runstore_series(st, run, metric, &p, &n, err))
+        return -1;
+    for (int i = 0; i < n && !found; i++)
+        if (p[i].step == step)
+            *v = p[i].value, found = 1;
+    free(p);
+    return found;
+}
+
+int runrecord_work(RunStore *st, const RunRow *r, RunWork *w, char *err)
+{
+    memset(w, 0, sizeof *w);
+    w->tokens_per_s = NAN;
+    SeriesPoint *tok = NULL, *sec = NULL;
+    int nt = 0, ns = 0, rc = runstore_series(st, r->id, "tokens", &tok, &nt, err);
+    if (!rc)
+        rc = runstore_series(st, r->id, "elapsed", &sec, &ns, err);
+    if (rc) {
+        free(tok);
+        return rc;
+    }
+    if (nt && ns) {
+        double tok0 = 0, sec0 = 0;
+        if (r->parent_run > 0) {   /* the parent's counters at the fork point */
+            int a = value_at(st, r->parent_run, "tokens", r->parent_step, &tok0, err);
+            int b = a > 0 ? value_at(st, r->parent_run, "elapsed", r->parent_step, &sec0,
+                                     err) : a;
+            w->from_step = r->parent_step;
+            if (a < 0 || b < 0)
+                rc = LM_EDB;
+            else if (!a || !b)   /* the parent is gone: from the fork's first row */
+                tok0 = tok[0].value, sec0 = sec[0].value, w->from_step = tok[0].step;
+        }
+        w->steps = tok[nt - 1].step - w->from_step;
+        w->tokens = (long)(tok[nt - 1].value - tok0);
+        w->seconds = sec[ns - 1].value - sec0;
+        if (w->seconds > 0)
+            w->tokens_per_s = (double)w->tokens / w->seconds;
+    }
+    free(tok);
+    free(sec);
+    return rc;
 }
 
 static int same_value(double x, double y)

@@ -40,7 +40,9 @@ typedef struct {
                           best_step, else the lowest (loss NAN when none) */
     RunEval best_whole;/* the lowest whole-split evaluation (loss NAN when none) */
     RunEval final;     /* the last evaluation (loss NAN when none) */
-    long parent_run, parent_step;  /* a fork's origin (0 = none) */
+    long parent_run, parent_step;  /* a fork's origin (0 = none), or init_from's run */
+    char parent_data[256];/* the parent's data when it is not this run's (init_from on
+                             another corpus: a fine-tune, not a fork), else "" */
     char group[RUNSTORE_GROUP_LEN];/* its seed group ("" = none) */
     char precision[16];/* the run's precision= setting: "fp32" or "bf16" */
     int owner_live;    /* running or paused with its process alive (runstore_run_live) */
@@ -83,6 +85,20 @@ int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, 
 /* The run's precision= setting from its row alone into out ("fp32" when its config does
  * not say: runs from before the setting). */
 void runrecord_precision(const RunRow *r, char *out, size_t cap);
+
+/* What a run trained itself: a fork from its fork point on (its parent's steps, tokens
+ * and seconds before it are not its own), any other run from step 0 (a resume carries on
+ * the same run's totals). tokens_per_s is tokens over seconds of training (NAN before a
+ * logged step): the speed `compare` and the end of `train` state. */
+typedef struct {
+    long from_step;    /* where its own training began */
+    long steps, tokens;
+    double seconds, tokens_per_s;
+} RunWork;
+
+/* Reads run r's own work from its logged steps (and, for a fork, its parent's row at the
+ * fork step; the fork's first row when that is gone). LM_OK or the store's error. */
+int runrecord_work(RunStore *st, const RunRow *r, RunWork *w, char *err);
 
 /* Whether two stored runs computed the same numbers (issue 35: same seed and settings,
  * any threads or processes): every logged step's loss, gradient norm and learning rate,

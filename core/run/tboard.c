@@ -146,8 +146,8 @@ static void add_hist(Items *it, long step, const char *tag, const SeriesHist *h)
     else if (x) *x->h = *h;
 }
 
-/* A fixed series (runstore_series): skipped when the run has none or only NaN (a bpc of
- * a word-level run). */
+/* A registry series (runstore_series): skipped when the run has only NaN (a bpc of a
+ * word-level run). */
 static void add_series(Items *it, RunStore *st, long run, const char *name)
 {
     SeriesPoint *p = NULL;
@@ -158,7 +158,8 @@ static void add_series(Items *it, RunStore *st, long run, const char *name)
     free(p);
 }
 
-static void add_gates(Items *it, RunStore *st, long run)
+/* The gates' histograms (their means are the registry's gate/L/K). */
+static void add_gate_hists(Items *it, RunStore *st, long run)
 {
     GateStat *last = NULL, *g = NULL;
     int n_last = 0, n = 0;
@@ -167,8 +168,6 @@ static void add_gates(Items *it, RunStore *st, long run)
     for (int k = 0; k < n_last; k++) {
         if (runstore_gate_history(st, run, last[k].layer, last[k].level, &g, &n, NULL)) continue;
         for (int i = 0; i < n; i++) {
-            snprintf(tag, sizeof tag, "gate/%d/%d", g[i].layer, g[i].level);
-            add_scalar(it, g[i].step, tag, g[i].mean);
             SeriesHist h = {.lo = 0, .hi = 1};   /* GATE_HIST_BINS over [0, 1) */
             for (int b = 0; b < GATE_HIST_BINS; b++) {
                 h.counts[b] = g[i].hist[b];
@@ -184,22 +183,19 @@ static void add_gates(Items *it, RunStore *st, long run)
     free(last);
 }
 
-static void add_sys(Items *it, RunStore *st, long run)
+/* Under mpirun, the other ranks' system samples (the registry's sys/... are rank 0's). */
+static void add_sys_ranks(Items *it, RunStore *st, long run)
 {
     SysSample *x = NULL;
     int n = 0;
     if (runstore_sys_series(st, run, -1, &x, &n, NULL)) return;
-    static const char *what[] = {"cpu", "rss_mb", "threads", "load1", "mem_avail_mb",
-                                 "tokens_per_s"};
+    static const char *what[] = {"cpu", "rss_mb", "threads", "load1", "mem_avail_mb"};
     for (int i = 0; i < n; i++) {
-        double v[6] = {x[i].cpu, x[i].rss_mb, x[i].threads, x[i].load1, x[i].mem_avail_mb,
-                       x[i].tokens_per_s};
-        for (int k = 0; k < 6; k++) {
+        double v[5] = {x[i].cpu, x[i].rss_mb, x[i].threads, x[i].load1, x[i].mem_avail_mb};
+        for (int k = 0; k < 5 && x[i].rank > 0; k++) {
             char tag[64];
-            if (x[i].rank > 0) snprintf(tag, sizeof tag, "sys/rank%d/%s", x[i].rank, what[k]);
-            else snprintf(tag, sizeof tag, "sys/%s", what[k]);
-            if (isnan(v[k])) continue;   /* tokens/s before the first step */
-            Item *y = item_add(it, ITEM_SCALAR, x[i].step, tag);
+            snprintf(tag, sizeof tag, "sys/rank%d/%s", x[i].rank, what[k]);
+            Item *y = isnan(v[k]) ? NULL : item_add(it, ITEM_SCALAR, x[i].step, tag);
             if (y) {
                 y->value = v[k];
                 y->wall = x[i].t;
@@ -449,11 +445,19 @@ static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
     it->started = r->started > 0 ? r->started : r->created;
     add_text(it, "run", run_text(st, r));
     add_text(it, "settings", settings_text(r->config));
-    for (int i = 0; i < series_count(); i++)   /* the registry's step metrics and evaluations */
-        if (series_info(i)->source == SERIES_SRC_METRICS || series_info(i)->source == SERIES_SRC_EVAL)
-            add_series(it, st, r->id, series_info(i)->name);
-    add_gates(it, st, r->id);
-    add_sys(it, st, r->id);
+    char (*names)[SERIES_NAME_LEN] = NULL;   /* every registry series the run has */
+    int n_names = 0;
+    if (runstore_series_list(st, r->id, NULL, &names, &n_names, err) == LM_OK)
+        for (int i = 0; i < n_names; i++) {
+            SeriesRef ref;   /* the named series (diagnostics) come whole from add_named */
+            if (series_find(names[i], &ref, NULL) == LM_OK &&
+                (ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST))
+                continue;
+            add_series(it, st, r->id, names[i]);
+        }
+    free(names);
+    add_gate_hists(it, st, r->id);
+    add_sys_ranks(it, st, r->id);
     add_named(it, st, r->id);
     for (long i = 0; i < it->n; i++)   /* texts: at the run's creation */
         if (it->v[i].kind == ITEM_TEXT) it->v[i].wall = r->created;

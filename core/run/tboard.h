@@ -4,10 +4,11 @@
  * than letters, digits and ._+- escaped as %XX), holding one events.out.tfevents.<created>.
  * <host> file: the file version record ("brain.Event:2") first, then the run's name and
  * lineage and its settings as text (the text plugin's summaries, step 0), then every
- * series of the run in step order: the step metrics, evaluations, gate means
- * (gate/<layer>/<level>) and their histograms (hist/gate/<layer>/<level>), the system
- * samples (sys/<what>, rank N > 0 as sys/rankN/<what>), and the run's named series (the
- * diagnostics: scalars and 64-bin histograms). Records are framed as TensorFlow's
+ * series of the run in step order: every series of the registry (core/base/series.h:
+ * step metrics, evaluations, best, system samples, gate/<layer>/<level>) the run has,
+ * the gates' histograms (hist/gate/<layer>/<level>), the other ranks' system samples
+ * under mpirun (sys/rankN/<what>), and the run's named series (the diagnostics: scalars
+ * and 64-bin histograms, a histogram's NaN and infinities as <name>/nonfinite). Records are framed as TensorFlow's
  * RecordWriter frames them: uint64 length, masked CRC-32C of the length, the Event
  * message (proto/tensorboard.proto, encoded by libprotobuf-c), masked CRC-32C of it.
  * Not a reader of event files, not a TensorBoard server. */

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 11
+#define RUNSTORE_SCHEMA_VERSION 12
 
 typedef struct RunStore RunStore;
 
@@ -386,6 +386,7 @@ typedef struct {
     char params[512], status[16], run_status[16];
     double best_val, final_val; /* the run's, NAN when none */
     long last_step;
+    int stopped_early;     /* its run was stopped by the sweep's halving (not by `stop`) */
 } SweepTrialRow;
 
 /* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */

@@ -86,7 +86,7 @@ int runstore_notes(RunStore *s, long run, long sweep, NoteRow **rows, int *n, ch
         r->run_id = (long)sqlite3_column_int64(st, 1);
         r->sweep_id = (long)sqlite3_column_int64(st, 2);
         r->t = sqlite3_column_double(st, 3);
-        if (!(r->text = strdup(col_str(st, 4))))
+        if (!(r->text = col_dup(st, 4)))
             status = err_set(err, LM_ENOMEM, "out of memory reading notes");
     }
     if (!status && rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -108,6 +108,19 @@ void runstore_notes_free(NoteRow *rows, int n)
 
 /* ---- alerts --------------------------------------------------------------------------- */
 
+/* The id the next alert row will take. */
+static int next_alert_id(RunStore *s, long *id, char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "SELECT coalesce(max(id), 0) + 1 FROM alerts", &st, err);
+    if (status) return status;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *id = (long)sqlite3_column_int64(st, 0);
+    else status = runstore_db_fail(s, rc, "numbering an alert", err);
+    sqlite3_finalize(st);
+    return status;
+}
+
 int runstore_alert_add(RunStore *s, long run, long sweep, const char *rule, const char *cmd,
                        const char *origin, long *id, char *err)
 {
@@ -120,21 +133,40 @@ int runstore_alert_add(RunStore *s, long run, long sweep, const char *rule, cons
     int status = textcheck_value("alert command", cmd, 0, err);
     if (!status) status = textcheck_value("alert rule", rule, 0, err);
     if (!status) status = check_target(s, run, sweep, err);
-    sqlite3_stmt *st;
-    if (status || (status = prep(s, "INSERT INTO alerts(run_id, sweep_id, rule, cmd, created,"
-                                 " origin) VALUES(?,?,?,?,?,?)", &st, err)))
-        return status;
-    if (run > 0) sqlite3_bind_int64(st, 1, run);
-    else sqlite3_bind_null(st, 1);
-    if (sweep > 0) sqlite3_bind_int64(st, 2, sweep);
-    else sqlite3_bind_null(st, 2);
-    bind_str(st, 3, rule);
-    bind_str(st, 4, cmd);
-    sqlite3_bind_double(st, 5, sysinfo_wall());
-    bind_str(st, 6, origin ? origin : "live");
-    status = write_stmt(s, st, "adding an alert", NULL, err);
-    if (!status && id) *id = (long)sqlite3_last_insert_rowid(s->db);
-    return status;
+    AlertRow a = {.run_id = run > 0 ? run : 0, .sweep_id = sweep > 0 ? sweep : 0,
+                  .created = sysinfo_wall()};
+    snprintf(a.rule, sizeof a.rule, "%s", rule);
+    snprintf(a.cmd, sizeof a.cmd, "%s", cmd);
+    snprintf(a.origin, sizeof a.origin, "%s", origin ? origin : "live");
+    /* the row's id is signed too, so it is chosen here; a writer that takes it first
+     * makes the insert fail, and the next id is tried */
+    for (int attempt = 0; !status && attempt < 5; attempt++) {
+        sqlite3_stmt *st;
+        if ((status = next_alert_id(s, &a.id, err))) break;
+        if (cmd[0] && (status = runstore_alert_sign(s, &a, err))) break;
+        if ((status = prep(s, "INSERT OR IGNORE INTO alerts(id, run_id, sweep_id, rule, cmd,"
+                           " created, origin, mac) VALUES(?,?,?,?,?,?,?,?)", &st, err)))
+            break;
+        sqlite3_bind_int64(st, 1, a.id);
+        if (run > 0) sqlite3_bind_int64(st, 2, run);
+        else sqlite3_bind_null(st, 2);
+        if (sweep > 0) sqlite3_bind_int64(st, 3, sweep);
+        else sqlite3_bind_null(st, 3);
+        bind_str(st, 4, a.rule);
+        bind_str(st, 5, a.cmd);
+        sqlite3_bind_double(st, 6, a.created);
+        bind_str(st, 7, a.origin);
+        if (a.mac[0]) bind_str(st, 8, a.mac);
+        else sqlite3_bind_null(st, 8);
+        int changes = 0;
+        status = write_stmt(s, st, "adding an alert", &changes, err);
+        if (!status && changes) {
+            if (id) *id = a.id;
+            return LM_OK;
+        }
+    }
+    return status ? status : err_set(err, LM_EDB, "could not number a new alert: other"
+                                     " processes keep adding alerts; try again");
 }
 
 int runstore_alerts(RunStore *s, long run, AlertRow **rows, int *n, char *err)
@@ -143,7 +175,8 @@ int runstore_alerts(RunStore *s, long run, AlertRow **rows, int *n, char *err)
     *n = 0;
     sqlite3_stmt *st;
     int status = prep(s, "SELECT id, coalesce(run_id, 0), coalesce(sweep_id, 0), rule,"
-                      " coalesce(cmd, ''), created, coalesce(origin, '') FROM alerts"
+                      " coalesce(cmd, ''), created, coalesce(origin, ''), coalesce(mac, '')"
+                      " FROM alerts"
                       " WHERE ?1 = 0 OR run_id = ?1 OR sweep_id = (SELECT sweep_id FROM runs"
                       " WHERE id = ?1) ORDER BY id", &st, err);
     if (status) return status;
@@ -163,6 +196,8 @@ int runstore_alerts(RunStore *s, long run, AlertRow **rows, int *n, char *err)
         col_copy(st, 4, a->cmd, sizeof a->cmd);
         a->created = sqlite3_column_double(st, 5);
         col_copy(st, 6, a->origin, sizeof a->origin);
+        col_copy(st, 7, a->mac, sizeof a->mac);
+        a->cmd_bytes = sqlite3_column_bytes(st, 4);
     }
     if (!status && rc != SQLITE_DONE && rc != SQLITE_ROW)
         status = runstore_db_fail(s, rc, "reading alerts", err);

@@ -32,15 +32,26 @@ typedef struct {
     char cmd[RUNSTORE_ALERT_CMD_LEN];   /* "" = none */
     double created;
     char origin[32];             /* "live" (the alert command) or "config" */
+    long cmd_bytes;              /* the stored command's length (over the buffer: refused) */
+    char mac[65];                /* the writer's code over the row ("" = none) */
 } AlertRow;
 
-/* Stores rule (already checked by the caller) with cmd ("" or NULL for none). */
+/* Stores rule (already checked by the caller) with cmd ("" or NULL for none); a command is
+ * signed with the user's key (usersig.h), so only its writer's processes will run it: a
+ * failure to sign (an unsafe key file, no home) refuses the alert with the reason. */
 int runstore_alert_add(RunStore *s, long run, long sweep, const char *rule, const char *cmd,
                        const char *origin, long *id, char *err);
 
 /* The rules that apply to run `run` (its own and its sweep's; run 0: every rule).
  * *rows malloc'd (free). */
 int runstore_alerts(RunStore *s, long run, AlertRow **rows, int *n, char *err);
+
+/* LM_OK when row a's command may run in this process: its code proves that this user
+ * wrote this row (the same store, run or sweep, rule, command, origin and time), and the
+ * command is whole (under RUNSTORE_ALERT_CMD_LEN bytes, no NUL). Else LM_EARG (the code
+ * fails, whatever else) or LM_EFORMAT (signed but not whole) with why (cap bytes). runstore_alert_sign fills a->mac for the row as it will be stored. */
+int runstore_alert_trusted(const RunStore *s, const AlertRow *a, char *why, size_t cap);
+int runstore_alert_sign(const RunStore *s, AlertRow *a, char *err);
 
 /* Deletes rule id. LM_EARG when there is none. */
 int runstore_alert_remove(RunStore *s, long id, char *err);

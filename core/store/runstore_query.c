@@ -6,7 +6,6 @@
  * exporting files (runstore_export.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
-#include "runstore_series.h"
 #include "err.h"
 
 #include <math.h>
@@ -46,10 +45,10 @@ static int row_fill(sqlite3_stmt *st, RunRow *r)
     r->sweep_id = sqlite3_column_int64(st, 11);
     r->best_val = col_real(st, 12);
     r->final_val = col_real(st, 13);
-    r->config = strdup(col_str(st, 14));
+    r->config = col_dup(st, 14);
     col_copy(st, 15, r->reason, sizeof r->reason);
     col_copy(st, 16, r->checkpoint_dir, sizeof r->checkpoint_dir);
-    r->notes = strdup(col_str(st, 17));
+    r->notes = col_dup(st, 17);
     col_copy(st, 18, r->data_hash, sizeof r->data_hash);
     col_copy(st, 19, r->tokenizer, sizeof r->tokenizer);
     col_copy(st, 20, r->git_rev, sizeof r->git_rev);
@@ -385,9 +384,9 @@ int runstore_samples(RunStore *s, long run, SampleRow **rows, int *n, char *err)
         r->id = sqlite3_column_int64(st, 0);
         r->step = sqlite3_column_int64(st, 1);
         r->created = sqlite3_column_double(st, 2);
-        r->prompt = strdup(col_str(st, 3));
-        r->settings = strdup(col_str(st, 4));
-        r->text = strdup(col_str(st, 5));
+        r->prompt = col_dup(st, 3);
+        r->settings = col_dup(st, 4);
+        r->text = col_dup(st, 5);
         if (!r->prompt || !r->settings || !r->text) {
             status = err_set(err, LM_ENOMEM, "out of memory reading samples");
             break;

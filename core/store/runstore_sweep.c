@@ -94,7 +94,7 @@ int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err)
         col_copy(st, 3, row->status, sizeof row->status);
         row->created = sqlite3_column_double(st, 4);
         row->ended = sqlite3_column_double(st, 5);
-        if (!(row->spec = strdup(col_str(st, 6))))
+        if (!(row->spec = col_dup(st, 6)))
             status = err_set(err, LM_ENOMEM, "out of memory");
     } else {
         status = rc == SQLITE_DONE ? err_set(err, LM_EARG, "no sweep %ld", sweep)
@@ -111,7 +111,8 @@ int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
     *rows = NULL;
     *n = 0;
     int rc, status = prep(s, "SELECT t.trial, t.run_id, t.params, t.status, r.status,"
-                          " r.best_val, r.final_val, r.last_step FROM sweep_trials t"
+                          " r.best_val, r.final_val, r.last_step,"
+                          " coalesce(r.reason, '') LIKE 'stopped early%' FROM sweep_trials t"
                           " LEFT JOIN runs r ON r.id = t.run_id WHERE t.sweep_id=?"
                           " ORDER BY t.trial", &st, err);
     if (status) return status;
@@ -130,6 +131,7 @@ int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
         t->best_val = col_real(st, 5);
         t->final_val = col_real(st, 6);
         t->last_step = sqlite3_column_int64(st, 7);
+        t->stopped_early = sqlite3_column_int(st, 8);
     }
     if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading sweep trials", err);
     sqlite3_finalize(st);

@@ -171,10 +171,12 @@ int runstore_console_append(RunStore *s, long run, const char *kind, const char 
     bind_str(st, 3, kind ? kind : "info");
     sqlite3_bind_text(st, 4, line, (int)n, SQLITE_TRANSIENT);
     if ((status = write_stmt(s, st, "recording the console", &changes, err))) return status;
-    /* the cap: every 64 lines, delete what is older than the newest MAX lines */
-    if ((status = prep(s, "DELETE FROM run_console WHERE run_id=?1 AND seq <= (SELECT max(seq)"
-                       " FROM run_console WHERE run_id=?1) - ?2 AND (SELECT max(seq) FROM"
-                       " run_console WHERE run_id=?1) % 64 = 0", &st, err)))
+    /* the cap: every 64 lines, delete what is older than the newest MAX lines (counted,
+     * so a line numbered out of order in the store cannot make it delete the others) */
+    if ((status = prep(s, "DELETE FROM run_console WHERE run_id=?1 AND seq < (SELECT min(seq)"
+                       " FROM (SELECT seq FROM run_console WHERE run_id=?1 ORDER BY seq DESC"
+                       " LIMIT ?2)) AND (SELECT max(seq) FROM run_console WHERE run_id=?1)"
+                       " % 64 = 0", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int(st, 2, RUNSTORE_CONSOLE_MAX_LINES);
@@ -188,10 +190,13 @@ int runstore_console_read(RunStore *s, long run, long after, int tail, ConsoleLi
     *n = 0;
     *cut = 0;
     sqlite3_stmt *st;
+    /* the newest MAX lines by their order, not by arithmetic on their numbers: a number
+     * written out of order into the store hides nothing (issue 46 item 12) */
     int status = prep(s, "SELECT seq, t, kind, text FROM (SELECT seq, t, kind, text FROM"
-                      " run_console WHERE run_id=?1 AND seq > ?2 AND seq > (SELECT"
-                      " coalesce(max(seq), 0) FROM run_console WHERE run_id=?1) -"
-                      " ?4 ORDER BY seq DESC LIMIT ?3) ORDER BY seq", &st, err);
+                      " run_console WHERE run_id=?1 AND seq > ?2 AND seq >= (SELECT"
+                      " coalesce(min(seq), 0) FROM (SELECT seq FROM run_console WHERE"
+                      " run_id=?1 ORDER BY seq DESC LIMIT ?4)) ORDER BY seq DESC LIMIT ?3)"
+                      " ORDER BY seq", &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, after);
@@ -208,18 +213,24 @@ int runstore_console_read(RunStore *s, long run, long after, int tail, ConsoleLi
         l->seq = (long)sqlite3_column_int64(st, 0);
         l->t = sqlite3_column_double(st, 1);
         col_copy(st, 2, l->kind, sizeof l->kind);
-        l->text = strdup(col_str(st, 3));
+        l->text = col_dup(st, 3);
         if (!l->text) status = err_set(err, LM_ENOMEM, "out of memory reading the console");
     }
     if (!status && rc != SQLITE_DONE && rc != SQLITE_ROW)
         status = runstore_db_fail(s, rc, "reading the console", err);
     sqlite3_finalize(st);
-    if (!status && (status = prep(s, "SELECT coalesce(min(seq), 1) - 1 FROM run_console"
-                                  " WHERE run_id=? AND seq > (SELECT coalesce(max(seq), 0)"
-                                  " FROM run_console WHERE run_id=?1) - ?2", &st, err)) == 0) {
+    /* the lines before the first kept one were cut when the kept lines are numbered
+     * without a gap; with a gap, nobody knows: -1 */
+    if (!status && (status = prep(s, "SELECT count(*), coalesce(min(seq), 1), coalesce(max(seq),"
+                                  " 0) FROM (SELECT seq FROM run_console WHERE run_id=?1"
+                                  " ORDER BY seq DESC LIMIT ?2)", &st, err)) == 0) {
         sqlite3_bind_int64(st, 1, run);
         sqlite3_bind_int(st, 2, RUNSTORE_CONSOLE_MAX_LINES);
-        if (sqlite3_step(st) == SQLITE_ROW) *cut = (long)sqlite3_column_int64(st, 0);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            long k = sqlite3_column_int64(st, 0), lo = sqlite3_column_int64(st, 1),
+                 hi = sqlite3_column_int64(st, 2);
+            *cut = !k || hi - lo + 1 == k ? lo - 1 : -1;
+        }
         sqlite3_finalize(st);
     }
     if (status) {

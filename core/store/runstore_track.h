@@ -58,9 +58,11 @@ typedef struct {
 int runstore_console_append(RunStore *s, long run, const char *kind, const char *text,
                             char *err);
 
-/* Lines of run `run` with seq > after (after 0: from the start); tail > 0 keeps only the
- * last tail of them. *lines malloc'd (runstore_console_free). *cut = lines that were
- * cut from the start of the console (0 when none). */
+/* Lines of run `run` with seq > after (after 0: from the start) among its newest
+ * RUNSTORE_CONSOLE_MAX_LINES; tail > 0 keeps only the last tail of them. *lines malloc'd
+ * (runstore_console_free). *cut = lines that were cut from the start of the console (0
+ * when none), or -1 when the kept lines' numbers have a gap (written out of order into
+ * the store: how many were cut is not known). */
 int runstore_console_read(RunStore *s, long run, long after, int tail, ConsoleLine **lines,
                           int *n, long *cut, char *err);
 void runstore_console_free(ConsoleLine *lines, int n);

@@ -166,7 +166,7 @@ static void publish(SweepRunner *r, int i, Recorder *rec, long stop_at)
 }
 
 /* The trial's status after its trainer ended; LM_ECANCEL when the sweep was stopped. */
-static int settle_trial(SweepRunner *r, int i, TrainerStatus end, char *err)
+static int settle_trial(SweepRunner *r, int i, TrainerStatus end, long stop_at, char *err)
 {
     pthread_mutex_lock(&r->mu);
     int stop = r->stop_req;
@@ -174,6 +174,16 @@ static int settle_trial(SweepRunner *r, int i, TrainerStatus end, char *err)
     const char *status = end == TRAINER_FINISHED ? "done"
                          : end == TRAINER_DIVERGED ? "diverged"
                          : end == TRAINER_FAILED ? "failed" : "pending";
+    RunRow row;
+    char e2[LM_ERR_LEN];
+    /* stopped by its own `stop RUN` (not the sweep's stop, not at a halving rung): the
+     * trial is stopped, as its run says, not pending (issue 46 item 7) */
+    if (end == TRAINER_STOPPED && !stop && r->ts[i].run_id &&
+        !runstore_get(r->st, r->ts[i].run_id, &row, e2)) {
+        if (!strcmp(row.status, "stopped") && (stop_at <= 0 || row.last_step < stop_at))
+            status = "stopped";
+        runstore_row_free(&row);
+    }
     int rc = set_trial(r, i, status, err);
     if (rc)
         return rc;
@@ -230,7 +240,7 @@ static int run_trial(SweepRunner *r, int i, long stop_at, char *err)
     publish(r, i, NULL, 0);
     h.rec = NULL; /* published: stays readable until the next trial's replaces it */
     run_launch_close(&h, 0);
-    return settle_trial(r, i, end, err);
+    return settle_trial(r, i, end, stop_at, err);
 }
 
 /* ---- parallel=K: trials in worker processes ------------------------------------------- */

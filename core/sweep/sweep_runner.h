@@ -96,6 +96,13 @@ const SweepSpec *sweep_runner_spec(const SweepRunner *r);
 /* Progress counts and the current trial, copied under the runner's lock. */
 void sweep_runner_progress(SweepRunner *r, SweepProgress *p);
 
+/* Sweep id's progress from the store alone (sweep_stored.c), for any process: the counts
+ * of its trials' stored statuses, its stored status (ended once it is neither running nor
+ * paused), and as current the first running trial whose process is alive; *live says
+ * whether any of its trials' processes is alive (a sweep "running" in the store with none
+ * alive for long has lost its process). LM_OK, LM_EARG "no sweep N", or the store's error. */
+int sweep_stored_progress(RunStore *st, long id, SweepProgress *p, int *live, char *err);
+
 /* The current trial's snapshot (or the last trial's once it ended), copied under a lock
  * into dst (its series arrays are reused; free with snapshot_free). Returns 1 when a
  * trial has a snapshot, 0 when none has started (dst untouched). */

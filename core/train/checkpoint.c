@@ -62,6 +62,11 @@ static char *state_to_json(const TrainState *ts)
     json_object_set_new(o, "sched_best", json_string(buf));
     json_object_set_new(o, "sched_bad_evals", json_integer(s->bad_evals));
     json_object_set_new(o, "sched_scale", json_real(s->plateau_scale));
+    if (ts->window_steps > 0) {
+        snprintf(buf, sizeof buf, "%.17g", ts->window_loss);
+        json_object_set_new(o, "window_loss", json_string(buf));
+        json_object_set_new(o, "window_steps", json_integer(ts->window_steps));
+    }
     if (ts->store_id[0])
         json_object_set_new(o, "store_id", json_string(ts->store_id));
     char *text = json_dumps(o, JSON_COMPACT);
@@ -117,6 +122,15 @@ static int state_from_json(const char *text, TrainState *ts)
     ts->sched.bad_evals = (int)json_integer_value(json_object_get(o, "sched_bad_evals"));
     json_t *sc = json_object_get(o, "sched_scale");
     ts->sched.plateau_scale = sc ? (float)json_number_value(sc) : 1.0f;
+    json_t *wl = json_object_get(o, "window_loss");
+    json_t *wn = json_object_get(o, "window_steps");
+    ts->window_loss = json_is_string(wl) ? strtod(json_string_value(wl), NULL) : 0;
+    ts->window_steps = json_is_integer(wn) && json_is_string(wl) && isfinite(ts->window_loss)
+                       ? (int)json_integer_value(wn) : 0;
+    if (ts->window_steps < 0)
+        ts->window_steps = 0;
+    if (!ts->window_steps)
+        ts->window_loss = 0;
     json_decref(o);
     return bad ? -1 : 0;
 }

@@ -28,6 +28,10 @@ typedef struct {
     Rng data_rng;          /* unused by stream batching; kept for completeness */
     unsigned long long batcher[4]; /* batcher_get_state */
     Schedule sched;        /* plateau state included */
+    double window_loss;    /* the open log window: the sum of its steps' losses ... */
+    int window_steps;      /* ... and how many steps it holds since the last log row, so
+                              a resumed run logs the same window means as one never
+                              stopped (0 in files from before it was kept) */
 } TrainState;
 
 typedef struct {

@@ -49,9 +49,10 @@ static size_t whole_split_batches(size_t n, int bptt, int rows_max)
 
 /* The whole split in batches of consecutive windows; with ranks > 1 this rank forwards
  * batches me, me + ranks, ... (their windows are independent: not for carried state). */
-static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,
-                       int ranks, int me, const volatile int *cancel, int *x, int *y,
-                       double *part, double *sum, long *count)
+static int whole_split(Model *m, Replicas *reps, const TokSeq *data, size_t n, int bptt,
+                       int batch, int ranks, int me, const volatile int *cancel,
+                       const EvalLimits *lim, int *x, int *y, double *part, double *sum,
+                       long *count, char *err)
 {
     size_t windows = (n - 1 + (size_t)bptt - 1) / (size_t)bptt;
     int recurrent = model_carries_state(m);
@@ -67,26 +68,93 @@ static int whole_split(Model *m, Replicas *reps, const int *data, size_t n, int 
             int Tw = w < full ? bptt : (int)(n - 1 - w * (size_t)bptt);
             if (Tw != T)
                 break;
-            const int *src = data + w * (size_t)bptt;
-            memcpy(x + (size_t)rows * T, src, (size_t)T * sizeof(int));
-            memcpy(y + (size_t)rows * T, src + 1, (size_t)T * sizeof(int));
             rows++;
             w++;
         }
         if (k % (size_t)ranks != (size_t)me)
             continue;
+        uint64_t first = (w - (size_t)rows) * (uint64_t)bptt;
+        for (int r = 0; r < rows; r++) {   /* read only the batches this rank forwards */
+            int rc = tokseq_read(data, first + (uint64_t)r * (uint64_t)bptt, (size_t)T,
+                                 x + (size_t)r * T, err);
+            if (!rc) {
+                memcpy(y + (size_t)r * T, x + (size_t)r * T + 1, (size_t)(T - 1) * sizeof(int));
+                rc = tokseq_read(data, first + (uint64_t)r * (uint64_t)bptt + (uint64_t)T, 1,
+                                 y + (size_t)r * T + T - 1, err);
+            }
+            if (rc)
+                return rc;
+        }
         int rc = run_batch(m, reps, x, y, rows, T, part, k, sum, count);
         if (rc)
             return rc;
+        if (lim && lim->progress)
+            lim->progress(lim->ud, w * (uint64_t)bptt < n - 1 ? w * (uint64_t)bptt : n - 1,
+                          n - 1);
     }
     return LM_OK;
 }
 
-int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt, int batch,
+int evaluate_split(Model *m, Replicas *reps, const TokSeq *data, int bptt, int batch,
                    int max_batches, int shared, Rng *rng, size_t chars,
                    const volatile int *cancel, int *x, int *y, EvalResult *out, char *err)
 {
+    return evaluate_split_limited(m, reps, data, bptt, batch, max_batches, shared, rng, chars,
+                                  cancel, NULL, x, y, out, err);
+}
+
+/* Uniform in [0, n) (below 2^32 rng_below's draws, as ever; beyond, 64 bits). */
+static uint64_t draw_below(Rng *r, uint64_t n)
+{
+    if (n <= UINT32_MAX) return rng_below(r, (uint32_t)n);
+    uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+    for (;;) {
+        uint64_t v = (uint64_t)rng_u32(r) << 32 | rng_u32(r);
+        if (v < lim) return v % n;
+    }
+}
+
+/* max_batches batches of random windows; every rank draws every batch's starts (the same
+ * rng state everywhere) and reads and forwards its own batches k = me mod ranks. */
+static int random_batches(Model *m, Replicas *reps, const TokSeq *data, size_t n, int bptt,
+                          int batch, int max_batches, int ranks, int me, Rng *rng,
+                          const volatile int *cancel, int *x, int *y, double *part,
+                          double *sum, long *count, char *err)
+{
+    int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1), rc = LM_OK;
+    for (int k = 0; k < max_batches && !rc; k++) {
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
+            return LM_ECANCEL;
+        uint64_t start[batch];
+        for (int b = 0; b < batch; b++)
+            start[b] = draw_below(rng, n - (size_t)T);
+        if (k % ranks != me)
+            continue;
+        for (int b = 0; b < batch && !rc; b++) {
+            rc = tokseq_read(data, start[b], (size_t)T, x + (size_t)b * T, err);
+            if (!rc) {
+                memcpy(y + (size_t)b * T, x + (size_t)b * T + 1, (size_t)(T - 1) * sizeof(int));
+                rc = tokseq_read(data, start[b] + (uint64_t)T, 1, y + (size_t)b * T + T - 1, err);
+            }
+        }
+        if (rc)
+            return rc;
+        if (m->ops->reset_state)
+            m->ops->reset_state(m);
+        rc = run_batch(m, reps, x, y, batch, T, part, (size_t)k, sum, count);
+    }
+    return rc;
+}
+
+int evaluate_split_limited(Model *m, Replicas *reps, const TokSeq *data, int bptt, int batch,
+                           int max_batches, int shared, Rng *rng, size_t chars,
+                           const volatile int *cancel, const EvalLimits *lim, int *x, int *y,
+                           EvalResult *out, char *err)
+{
     memset(out, 0, sizeof *out);
+    size_t n = data->n, n_all = n;
+    if (max_batches == 0 && lim && lim->max_tokens > 0 && lim->max_tokens + 1 < n)
+        n = (size_t)lim->max_tokens + 1;   /* the first max_tokens predictions */
     if (n < 2)
         return err_set(err, LM_EARG, "the split has %zu tokens: nothing to evaluate", n);
     if (batch > m->B)
@@ -101,6 +169,7 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
     double sum = 0;
     long count = 0;
     int rc = LM_OK;
+    char rmsg[LM_ERR_LEN] = "";   /* a read's failure (tokseq_read) */
     int ranks = shared ? dist_size() : 1, me = shared ? dist_rank() : 0;
     size_t n_batches = max_batches > 0 ? (size_t)max_batches
                      : whole_split_batches(n, bptt, model_carries_state(m) ? 1 : batch);
@@ -111,23 +180,11 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
         return LM_ENOMEM;
     }
     if (max_batches == 0) {
-        rc = whole_split(m, reps, data, n, bptt, batch, ranks, me, cancel, x, y, part, &sum,
-                         &count);
+        rc = whole_split(m, reps, data, n, bptt, batch, ranks, me, cancel, lim, x, y, part,
+                         &sum, &count, rmsg);
     } else {
-        int T = (size_t)bptt < n - 1 ? bptt : (int)(n - 1);
-        for (int k = 0; k < max_batches && !rc; k++) {
-            if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) { rc = LM_ECANCEL; break; }
-            for (int b = 0; b < batch; b++) {   /* every rank draws every batch's windows */
-                size_t start = rng_below(rng, (uint32_t)(n - (size_t)T));
-                memcpy(x + (size_t)b * T, data + start, (size_t)T * sizeof(int));
-                memcpy(y + (size_t)b * T, data + start + 1, (size_t)T * sizeof(int));
-            }
-            if (k % ranks != me)
-                continue;
-            if (m->ops->reset_state)
-                m->ops->reset_state(m);
-            rc = run_batch(m, reps, x, y, batch, T, part, (size_t)k, &sum, &count);
-        }
+        rc = random_batches(m, reps, data, n, bptt, batch, max_batches, ranks, me, rng, cancel,
+                            x, y, part, &sum, &count, rmsg);
     }
     if (ranks > 1) {   /* one reduction, whatever happened: no rank is left waiting; each
                           entry has one rank's value (the others' are 0), so it is exact */
@@ -147,12 +204,19 @@ int evaluate_split(Model *m, Replicas *reps, const int *data, size_t n, int bptt
         replicas_reset_state(reps);
     m->training = was_training;
     m->carry_state = was_carry;
+    int partial = max_batches == 0 && (n < n_all || (rc == LM_ECANCEL && lim && count > 0));
+    if (rc == LM_ECANCEL && partial)
+        rc = LM_OK;   /* stopped: what was evaluated is the estimate */
     if (rc == LM_ECANCEL)
         return err_set(err, rc, "evaluation cancelled");
+    if (rc && rmsg[0])
+        return err_set(err, rc, "evaluation failed: %s", rmsg);
     if (rc)
         return err_set(err, rc, "evaluation failed (%s)", err_name(rc));
     /* bits per character at every evaluation of a char-level run: over the whole split its
-     * characters, over sampled batches the characters predicted (one per token) */
-    finish(out, sum, count, !chars ? 0 : max_batches == 0 ? chars : (size_t)count);
+     * characters, over sampled batches or a part the characters predicted (one a token) */
+    finish(out, sum, count, !chars ? 0 : max_batches == 0 && !partial ? chars : (size_t)count);
+    out->partial = partial;
+    out->split_tokens = max_batches == 0 ? (long)(n_all - 1) : 0;
     return LM_OK;
 }

@@ -1,16 +1,15 @@
 /* optim.c — SGD, Adam, AdamW and gradient clipping over flat slabs (see optim.h).
- * Each update is one elementwise loop the compiler vectorises; the float operations
+ * Each update is one elementwise loop the compiler vectorises for every CPU level
+ * (CPU_CLONES, cpu.h: -fno-math-errno lets sqrtf vectorise); the float operations
  * follow PyTorch 1.13's _single_tensor_{sgd,adam,adamw} in order, so results agree with
  * PyTorch to float rounding. Not a parameter-group system: the only per-tensor choice is
  * whether weight decay applies (ParamInfo.no_decay, when decay_all is 0). */
 #include "optim.h"
 
+#include "cpu.h"
 #include "err.h"
 
 #include <assert.h>
-#ifdef __AVX__
-#include <immintrin.h>
-#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +111,7 @@ const char *optim_kind_name(OptimKind kind)
     return "?";
 }
 
+CPU_CLONES
 void optim_sumsq8(const float *grad, size_t n, double acc[8])
 {
     /* eight double lanes so the sum vectorises without reassociating a single chain */
@@ -138,6 +138,7 @@ float optim_clip_coef(float norm, float max_norm)
     return coef < 1.0f ? coef : 1.0f;
 }
 
+CPU_CLONES
 float optim_clip_grad_norm(float *grad, size_t n, float max_norm)
 {
     double acc[8] = {0};
@@ -157,49 +158,15 @@ typedef struct {
     float eps;
 } AdamCoef;
 
-#ifdef __AVX__
-/* The Adam loop below, eight lanes at a time, with the same operations in the same order
- * (no FMA), so its results are bit-identical to the scalar loop's. Written by hand
- * because GCC does not vectorise sqrtf without -fno-math-errno (its errno branch is
- * control flow), which made the step 15x slower. Returns how many elements it did. */
-static size_t adam_avx(float *restrict p, const float *restrict g, float *restrict m,
-                       float *restrict v, size_t n, const AdamCoef *k, float l2, float shrink)
-{
-    const __m256 b1 = _mm256_set1_ps(k->b1), c1 = _mm256_set1_ps(k->c1);
-    const __m256 b2 = _mm256_set1_ps(k->b2), c2 = _mm256_set1_ps(k->c2);
-    const __m256 neg_step = _mm256_set1_ps(k->neg_step), bc2s = _mm256_set1_ps(k->bc2_sqrt);
-    const __m256 eps = _mm256_set1_ps(k->eps), vl2 = _mm256_set1_ps(l2);
-    const __m256 vshrink = _mm256_set1_ps(shrink);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 pi = _mm256_mul_ps(_mm256_loadu_ps(p + i), vshrink);
-        __m256 gi = _mm256_add_ps(_mm256_loadu_ps(g + i), _mm256_mul_ps(vl2, pi));
-        __m256 mi = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(m + i), b1),
-                                  _mm256_mul_ps(c1, gi));
-        __m256 vi = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(v + i), b2),
-                                  _mm256_mul_ps(_mm256_mul_ps(c2, gi), gi));
-        __m256 denom = _mm256_add_ps(_mm256_div_ps(_mm256_sqrt_ps(vi), bc2s), eps);
-        _mm256_storeu_ps(m + i, mi);
-        _mm256_storeu_ps(v + i, vi);
-        _mm256_storeu_ps(p + i, _mm256_add_ps(pi, _mm256_div_ps(_mm256_mul_ps(neg_step, mi),
-                                                                   denom)));
-    }
-    return i;
-}
-#endif
-
 /* Adam on one slice: l2 is the coupled weight decay (Adam), shrink the decoupled factor
  * 1 - lr*wd (AdamW); pass 0 and 1 for none. */
+CPU_CLONES
 static void adam_slice(float *restrict p, const float *restrict g, float *restrict m,
                        float *restrict v, size_t n, const AdamCoef *k, float l2, float shrink)
 {
-    size_t i = 0;
-#ifdef __AVX__
-    i = adam_avx(p, g, m, v, n, k, l2, shrink);
-#endif
     const float b1 = k->b1, c1 = k->c1, b2 = k->b2, c2 = k->c2;
     const float neg_step = k->neg_step, bc2s = k->bc2_sqrt, eps = k->eps;
-    for (; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         float pi = p[i] * shrink;
         float gi = g[i] + l2 * pi;
         float mi = m[i] * b1 + c1 * gi;
@@ -212,6 +179,7 @@ static void adam_slice(float *restrict p, const float *restrict g, float *restri
 }
 
 /* SGD on one slice; m is NULL without momentum. */
+CPU_CLONES
 static void sgd_slice(float *restrict p, const float *restrict g, float *restrict m, size_t n,
                       float lr, float l2, float momentum)
 {

@@ -1,6 +1,7 @@
 /* replicas.c — a step's shards on the machine's cores (see replicas.h). */
 #include "replicas.h"
 
+#include "cpu.h"
 #include "err.h"
 #include "sysinfo.h"
 
@@ -52,6 +53,7 @@ static void slice_range(size_t n, int ways, int i, size_t *lo, size_t *hi)
 /* The right fold of the held shards' gradients (onto fold_init) over [lo, hi), into the
  * primary's slab, in blocks that stay in L1. The same order for every element, whoever
  * computes which block. */
+CPU_CLONES
 static void fold_range(Replicas *r, size_t lo, size_t hi)
 {
     float acc[256];

@@ -149,7 +149,7 @@ static int prime(Gen *g, const int *ids, size_t n)
 static int encode_prompt(const Tokenizer *tok, const char *prompt, int **ids, size_t *n,
                          char *err)
 {
-    int rc = tokenizer_encode(tok, prompt ? prompt : "", prompt ? strlen(prompt) : 0, ids, n,
+    int rc = tokenizer_encode_prompt(tok, prompt ? prompt : "", prompt ? strlen(prompt) : 0, ids, n,
                               err);
     if (rc || *n)
         return rc;

@@ -123,7 +123,12 @@ static int load_data(Trainer *t, Tokenizer *given, char *err)
         tokenizer_destroy(given);   /* dataset_load owned it from here on */
         return rc;
     }
-    return dataset_load_opts(&t->ds, t->cfg.data, kind, &opt, t->cfg.train_frac, given, err);
+    if (!t->opt.data_dir[0])
+        return dataset_load_opts(&t->ds, t->cfg.data, kind, &opt, t->cfg.train_frac, given, err);
+    rc = dataset_load_opts(&t->ds, t->opt.data_dir, kind, &opt, t->cfg.train_frac, given, err);
+    if (!rc)   /* the corpus's name, as the user gave it; its source is the cache */
+        snprintf(t->ds.name, sizeof t->ds.name, "%.255s", t->cfg.data);
+    return rc;
 }
 
 /* The tokenizer and weights a run starts from: resume (same run) or init_from. */
@@ -175,7 +180,7 @@ static int setup_training(Trainer *t, char *err)
     if (n < (size_t)c->bptt + 2 || n / (size_t)c->batch < 3)
         return err_set(err, LM_EARG, "the training split (%zu tokens) is too short for "
                        "batch=%d x bptt=%d", n, c->batch, c->bptt);
-    batcher_init(&t->batcher, t->ds.split[SPLIT_TRAIN], n, c->batch, c->bptt,
+    batcher_init(&t->batcher, &t->ds.split[SPLIT_TRAIN], c->batch, c->bptt,
                  c->batching_kind == CONFIG_BATCHING_STREAM ? BATCH_STREAM : BATCH_RANDOM,
                  (unsigned long long)c->seed);
     t->x = malloc((size_t)c->batch * c->bptt * sizeof(int));
@@ -370,6 +375,8 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
     if (!rc && t->opt.resume[0] && info.has_state)
         restore_state(t, &info);
     t->start_step = t->ts.step;
+    t->start_tokens = t->ts.tokens;
+    t->start_elapsed = t->ts.elapsed;
     Config was = info.cfg;   /* what trained the checkpoint (for note_resume_changes) */
     int resumed = !rc && t->opt.resume[0] && info.has_state, had_config = info.has_config;
     char kernels[sizeof info.kernels];
@@ -448,7 +455,12 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     Model *m = t->m;
     int new_epoch = 0;
     pthread_mutex_lock(&t->step_mu);
-    int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch);
+    int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch, err);
+    if (T < 0) {   /* every rank reads the same windows: they all stop here */
+        pthread_mutex_unlock(&t->step_mu);
+        *count = 0;
+        return LM_EIO;
+    }
     if (new_epoch)
         trainer_reset_states(t);
     double sum = 0;
@@ -660,9 +672,10 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
     else
         snprintf(err, LM_ERR_LEN, "finished %ld steps", t->ts.step);
     size_t len = strlen(err);
-    if (final_s >= 0)
+    if (final_s >= 0)   /* a fork's own seconds, not its parent's before the fork point */
         snprintf(err + len, LM_ERR_LEN - len, " after %.1f s of training; the final "
-                 "evaluation took %.1f s more", t->ts.elapsed, final_s);
+                 "evaluation took %.1f s more", t->ts.elapsed -
+                 (t->opt.fork_of > 0 ? t->start_elapsed : 0), final_s);
     return stopped || rung ? TRAINER_STOPPED : TRAINER_FINISHED;
 }
 
@@ -692,9 +705,12 @@ static void *train_main(void *arg)
     Trainer *t = arg;
     const Config *c = &t->cfg;
     char err[LM_ERR_LEN] = "";
-    double loss_acc = 0, t_log = sysinfo_now();
+    double t_log = sysinfo_now();
     long tok_log = t->ts.tokens;
-    int n_acc = 0, rc = LM_OK, end = 0;
+    int rc = LM_OK, end = 0;
+    /* the log window lives in the training state: a checkpoint carries its open part, so
+       a resumed run's rows are the same window means as an uninterrupted run's (issue 49) */
+    TrainState *w = &t->ts;
     trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
     int lead = dist_rank() == 0;   /* under mpirun rank 0 alone evaluates, samples, saves */
     while (t->ts.step < t->total_steps && !end) {
@@ -713,20 +729,21 @@ static void *train_main(void *arg)
         if (rc || (rc = check_high_loss(t, loss, err)))
             break;
         t->last_gnorm = gnorm;
-        loss_acc += loss;
-        n_acc++;
+        w->window_loss += loss;
+        w->window_steps++;
         if (due(t->ts.step, c->log_every) || t->ts.step == t->total_steps) {
-            emit_step(t, loss_acc, n_acc, t_log, tok_log);
-            loss_acc = 0;
-            n_acc = 0;
+            emit_step(t, w->window_loss, w->window_steps, t_log, tok_log);
+            w->window_loss = 0;
+            w->window_steps = 0;
             t_log = sysinfo_now();
             tok_log = t->ts.tokens;
         }
         rc = step_tasks(t, lead, &end, err);
     }
-    if (!rc && n_acc > 0)   /* the steps since the last log row: the true last step is logged
-                               (a stop between log_every rows, a time budget) */
-        emit_step(t, loss_acc, n_acc, t_log, tok_log);
+    if (!rc && w->window_steps > 0)   /* the steps since the last log row: the true last step
+                                         is logged (a stop between log_every rows, a time
+                                         budget); the window stays open for the checkpoint */
+        emit_step(t, w->window_loss, w->window_steps, t_log, tok_log);
     trainer_dist_end(t);
     train_finish(t, rc, lead, err);
     return NULL;
@@ -807,6 +824,15 @@ const char *trainer_run_dir(const Trainer *t) { return t->opt.run_dir; }
 const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
 long trainer_total_steps(const Trainer *t) { return t->total_steps; }
 long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }
+
+void trainer_origin(const Trainer *t, StepMetric *at, long *fork_of)
+{
+    memset(at, 0, sizeof *at);
+    at->step = t->start_step;
+    at->tokens = t->start_tokens;
+    at->elapsed = t->start_elapsed;
+    *fork_of = t->opt.fork_of;
+}
 int trainer_vocab(const Trainer *t) { return t->m->vocab; }
 
 void trainer_copy_params(Trainer *t, float *dst)

@@ -60,6 +60,9 @@ typedef struct {
                               successive halving); the run ends as `stopped` */
     double checkpoint_retry; /* seconds between automatic retries of a checkpoint that
                                 failed for space or I/O (0 = 30 s); `resume` retries at once */
+    char data_dir[1024];   /* the token folder the caller resolved data= to (a prepared
+                              cache, dataset_cache.h), read instead of data= itself; the
+                              run keeps data= as its data's name. "" = load data= */
     double (*clock)(void); /* the training clock in seconds (time_budget, eval_at_seconds,
                               elapsed); NULL = sysinfo_now. Tests give a fake one; it is not
                               sent to the other ranks of an MPI job (they use sysinfo_now) */
@@ -102,6 +105,10 @@ const Config *trainer_config(const Trainer *t);
 const Dataset *trainer_dataset(const Trainer *t);
 long trainer_total_steps(const Trainer *t);
 long trainer_param_count(const Trainer *t);
+/* Where this trainer began: the step, tokens and seconds of training of the checkpoint it
+ * resumed or forked from (all 0 for a fresh run) into *at, and the run it forks (0 = not a
+ * fork) into *fork_of: what a fork trained itself is the last step's minus these. */
+void trainer_origin(const Trainer *t, StepMetric *at, long *fork_of);
 int trainer_vocab(const Trainer *t);
 
 /* Copies the current parameters (between steps, so never a half-updated set) into dst

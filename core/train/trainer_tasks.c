@@ -10,6 +10,7 @@
 #include "gate_probe.h"
 #include "runfiles.h"
 #include "sample.h"
+#include "sysinfo.h"
 
 #include <errno.h>
 #include <math.h>
@@ -54,7 +55,6 @@ static void emit_gates(Trainer *t)
     Model *m = t->m;
     if (!m->n_gate_layers)
         return;
-    const int *val = t->ds.split[SPLIT_VALID];
     size_t n = t->ds.n[SPLIT_VALID];
     int T = m->cfg.bptt, B = m->cfg.batch;
     if (n < (size_t)T + 1)
@@ -63,7 +63,9 @@ static void emit_gates(Trainer *t)
         B = (int)(n / (size_t)T);
     GateProbe gp;
     char err[LM_ERR_LEN];
-    if (gate_probe_run(&gp, m, val, B, T, 0, err))
+    int *val = t->x;   /* (B, T): the split's first windows (x is refilled every step) */
+    if (tokseq_read(&t->ds.split[SPLIT_VALID], 0, (size_t)B * T, val, err) ||
+        gate_probe_run(&gp, m, val, B, T, 0, err))
         return;
     int L = gp.levels, NH = B * gp.heads;
     TrainEvent ev = {.kind = TEV_GATES, .n_gates = gp.layers * L};
@@ -85,6 +87,40 @@ int trainer_eval_shared(const Trainer *t, int final)
     return dist_size() > 1 && !(whole && model_carries_state(t->m));
 }
 
+/* "1.23M" */
+static void fmt_count(char *buf, size_t cap, double v)
+{
+    if (v >= 1e9) snprintf(buf, cap, "%.2fG", v / 1e9);
+    else if (v >= 1e6) snprintf(buf, cap, "%.2fM", v / 1e6);
+    else if (v >= 1e4) snprintf(buf, cap, "%.1fk", v / 1e3);
+    else snprintf(buf, cap, "%.0f", v);
+}
+
+typedef struct {
+    Trainer *t;
+    double t0, last;       /* wall clock at the start and at the last report */
+} EvalPace;
+
+/* A whole-split evaluation's progress as the status' reason, at most once a second: every
+ * view shows it beside "evaluating", and the console (headless output) prints it. */
+static void eval_progress(void *ud, uint64_t done, uint64_t total)
+{
+    EvalPace *p = ud;
+    double now = sysinfo_now();
+    if (now - p->last < 1.0 && done < total)
+        return;
+    p->last = now;
+    double rate = done / fmax(now - p->t0, 1e-9), left = (double)(total - done) / fmax(rate, 1e-9);
+    char a[16], b[16], r[16], msg[200];
+    fmt_count(a, sizeof a, (double)done);
+    fmt_count(b, sizeof b, (double)total);
+    fmt_count(r, sizeof r, rate);
+    snprintf(msg, sizeof msg, "evaluating the valid split: %s of %s tokens (%.0f%%), %s tok/s, "
+             "ETA %d:%02d (stop ends it with an estimate)", a, b, 100.0 * done / fmax(total, 1),
+             r, (int)(left / 60), (int)fmod(left, 60));
+    trainer_set_status(p->t, TRAINER_EVALUATING, msg);
+}
+
 int trainer_do_eval(Trainer *t, int final, char *err)
 {
     Config *c = &t->cfg;
@@ -96,9 +132,21 @@ int trainer_do_eval(Trainer *t, int final, char *err)
     /* bits per character for char-level runs: every predicted token is one character */
     size_t chars = c->tokenizer_kind == TOKENIZER_CHAR ? t->ds.n[split] - 1 : 0;
     int batches = final ? 0 : c->eval_batches, lead = dist_rank() == 0;
-    int rc = evaluate_split(t->m, t->reps, t->ds.split[split], t->ds.n[split], c->bptt, c->batch,
-                            batches, trainer_eval_shared(t, final), &rng, chars, &t->stop_req,
-                            t->x, t->y, &r, err);
+    EvalPace pace = {t, sysinfo_now(), sysinfo_now()};
+    EvalLimits lim = {(uint64_t)c->final_eval_tokens, lead ? eval_progress : NULL, &pace};
+    int rc = evaluate_split_limited(t->m, t->reps, &t->ds.split[split], c->bptt, c->batch,
+                                    batches, trainer_eval_shared(t, final), &rng, chars,
+                                    &t->stop_req, &lim, t->x, t->y, &r, err);
+    if (!rc && lead && r.partial) {
+        char a[16], b[16], msg[LM_ERR_LEN];
+        fmt_count(a, sizeof a, (double)r.tokens);
+        fmt_count(b, sizeof b, (double)r.split_tokens);
+        snprintf(msg, sizeof msg, "the valid loss %.4f at step %ld is an estimate over %ld "
+                 "tokens (%s of the split's %s: %s)", r.loss, t->ts.step, r.tokens, a, b,
+                 trainer_stopping(t) ? "the evaluation was stopped"
+                                     : "capped by final_eval_tokens");
+        trainer_push_text(t, TEV_LOG, msg);
+    }
     /* rank 0 reports; elsewhere this was a share of its evaluation (rank 0's schedule
      * state reaches the other ranks with the next step's control) */
     if (!rc && lead) {

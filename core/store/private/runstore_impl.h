@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -85,13 +86,30 @@ static inline const char *col_str(sqlite3_stmt *st, int i)
     return t ? (const char *)t : "";
 }
 
+/* A text column's bytes into dst (cap bytes, cut), every NUL byte written into the store
+ * shown as U+2400 (SYMBOL FOR NULL), so nothing after it is dropped silently by a reader
+ * that stops at NUL (issue 46: any bytes in any field). */
 static inline void col_copy(sqlite3_stmt *st, int i, char *dst, size_t cap)
 {
     const char *t = col_str(st, i);
-    size_t n = (size_t)sqlite3_column_bytes(st, i);
-    n = n < cap ? n : cap - 1;
-    memcpy(dst, t, n);
-    dst[n] = 0;
+    size_t n = (size_t)sqlite3_column_bytes(st, i), o = 0;
+    for (size_t k = 0; k < n && o + 1 < cap; k++) {
+        if (t[k]) dst[o++] = t[k];
+        else if (o + 4 <= cap) memcpy(dst + o, "\xe2\x90\x80", 3), o += 3;
+        else break;
+    }
+    dst[o] = 0;
+}
+
+/* The same, malloc'd whole (NULL when out of memory). */
+static inline char *col_dup(sqlite3_stmt *st, int i)
+{
+    size_t n = (size_t)sqlite3_column_bytes(st, i), nul = 0;
+    const char *t = col_str(st, i);
+    for (size_t k = 0; k < n; k++) nul += !t[k];
+    char *d = malloc(n + 2 * nul + 1);
+    if (d) col_copy(st, i, d, n + 2 * nul + 1);
+    return d;
 }
 
 static inline double col_real(sqlite3_stmt *st, int i)   /* NULL -> NAN */
@@ -171,6 +189,11 @@ int runstore_table_count(RunStore *s, int *n, char *err);
  * to change when steps are renumbered on merging (with RUNSTORE_SCHEMA_VERSION). */
 #define RUNSTORE_CKPT_VERSION 8
 int runstore_ckpt_migrate(RunStore *s, char *err);
+/* The alerts' `mac` column (runstore_alertsig.c): added when missing, inside the caller's
+ * transaction, with no schema step (older binaries keep working); _missing says 1 when a
+ * store with an alerts table lacks it. */
+int runstore_alertsig_migrate(RunStore *s, char *err);
+int runstore_alertsig_missing(RunStore *s);
 /* SQLite's quick_check of the whole file (whole), or of the tables every command reads
  * (runs, sweeps: bounded by the number of runs, not by the rows logged); LM_EFORMAT with
  * what to do when it fails (and the store marked damaged). */

@@ -33,6 +33,8 @@ struct Trainer {
     long total_steps, steps_per_epoch;
     TrainState ts;
     long start_step;       /* ts.step when training began (a resume's or fork's step, else 0) */
+    long start_tokens;     /* ts.tokens and ... */
+    double start_elapsed;  /* ... ts.elapsed then (trainer_origin) */
     double best_val;
     float last_gnorm;
     long best_written;     /* step whose evaluation best.safetensors holds (-1 none) */

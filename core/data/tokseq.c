@@ -1,0 +1,218 @@
+/* tokseq.c — token sequences in memory or over shard files read with pread (see
+ * tokseq.h). References: llm.c dev/data/data_common.py write_datafile (the header) and
+ * llmc/dataloader.h (its reader: fseek + fread of each window, never a mapping);
+ * nanoGPT train.py get_batch (np.memmap recreated per batch "to avoid a memory leak").
+ * Not a mapper: a mapping of a 40 GB corpus would keep its pages charged to the process
+ * (RSS, cgroup) for as long as it lives; pread leaves them to the page cache. */
+#include "tokseq.h"
+
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void tokseq_init_memory(TokSeq *s, int *ids, uint64_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->mem = ids;
+    s->n = n;
+}
+
+static uint32_t le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* The header of an llm.c shard: width and count, or an error naming the file. */
+static int read_header(int fd, const char *path, uint64_t size, int *width, uint64_t *count,
+                       char *err)
+{
+    unsigned char h[TOKSEQ_HEADER];
+    if (size < TOKSEQ_HEADER)
+        return err_set(err, LM_EFORMAT, "'%s' is %llu bytes, shorter than llm.c's 1024-byte "
+                       "header: not a token shard (nanoGPT's headerless files are named "
+                       "train.bin / val.bin)", path, (unsigned long long)size);
+    ssize_t got = pread(fd, h, sizeof h, 0);
+    if (got != (ssize_t)sizeof h)
+        return err_set(err, LM_EIO, "cannot read the header of '%s': %s", path,
+                       got < 0 ? strerror(errno) : "short read");
+    uint32_t magic = le32(h), version = le32(h + 4);
+    if (magic == TOKSEQ_MAGIC16 && version == 1)
+        *width = 2;
+    else if (magic == TOKSEQ_MAGIC32 && version == 7)
+        *width = 4;
+    else
+        return err_set(err, LM_EFORMAT, "'%s' is not an llm.c token shard: magic %u version "
+                       "%u (expected %d version 1 for uint16 tokens or %d version 7 for "
+                       "uint32)", path, magic, version, TOKSEQ_MAGIC16, TOKSEQ_MAGIC32);
+    *count = le32(h + 8);
+    if (*count > INT32_MAX)
+        return err_set(err, LM_EFORMAT, "'%s': its header's token count %llu is negative as "
+                       "llm.c's int32: a damaged header", path, (unsigned long long)*count);
+    return LM_OK;
+}
+
+int tokseq_add_file(TokSeq *s, const char *path, int headerless, uint64_t expect, char *err)
+{
+    if (strlen(path) >= sizeof s->shard->path)
+        return err_set(err, LM_EARG, "token file path too long (%zu bytes)", strlen(path));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return err_set(err, LM_EIO, "cannot open token file '%s': %s", path, strerror(errno));
+    struct stat st;
+    int rc = LM_OK, width = 2;
+    uint64_t count = 0, offset = headerless ? 0 : TOKSEQ_HEADER;
+    if (fstat(fd, &st))
+        rc = err_set(err, LM_EIO, "cannot stat '%s': %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = err_set(err, LM_EARG, "'%s' is not a regular file: give a token file", path);
+    uint64_t size = (uint64_t)st.st_size;
+    if (!rc && headerless) {
+        if (size % 2)
+            rc = err_set(err, LM_EFORMAT, "'%s' has an odd size (%llu bytes): nanoGPT's "
+                         "headerless files hold uint16 tokens, 2 bytes each (truncated?)", path,
+                         (unsigned long long)size);
+        count = size / 2;
+    } else if (!rc) {
+        rc = read_header(fd, path, size, &width, &count, err);
+        if (!rc && size != TOKSEQ_HEADER + count * (uint64_t)width)
+            rc = err_set(err, LM_EFORMAT, "'%s' is truncated or damaged: its header says %llu "
+                         "tokens (%llu bytes with the header) but the file has %llu bytes: "
+                         "prepare it again", path, (unsigned long long)count,
+                         (unsigned long long)(TOKSEQ_HEADER + count * (uint64_t)width),
+                         (unsigned long long)size);
+    }
+    if (!rc && expect && count != expect)
+        rc = err_set(err, LM_EFORMAT, "'%s' holds %llu tokens but its listing says %llu: the "
+                     "folder was changed after it was prepared; prepare it again", path,
+                     (unsigned long long)count, (unsigned long long)expect);
+    TokShard *grown = rc ? NULL : realloc(s->shard, sizeof *grown * (size_t)(s->n_shards + 1));
+    if (!rc && !grown)
+        rc = err_set(err, LM_ENOMEM, "out of memory listing token files");
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    s->shard = grown;
+    TokShard *sh = &s->shard[s->n_shards++];
+    memset(sh, 0, sizeof *sh);
+    sh->fd = fd;
+    sh->width = width;
+    sh->offset = offset;
+    sh->start = s->n;
+    sh->n = count;
+    snprintf(sh->path, sizeof sh->path, "%s", path);
+    s->n += count;
+    return LM_OK;
+}
+
+/* The shard holding position pos (pos < s->n). */
+static int find_shard(const TokSeq *s, uint64_t pos)
+{
+    int lo = 0, hi = s->n_shards - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (s->shard[mid].start <= pos) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Reads n ids of one shard from its token k into out, widened in place. */
+static int read_shard(const TokShard *sh, uint64_t k, size_t n, int *out, int vocab, char *err)
+{
+    unsigned char *b = (unsigned char *)out;
+    size_t want = n * (size_t)sh->width, done = 0;
+    while (done < want) {
+        ssize_t got = pread(sh->fd, b + done, want - done,
+                            (off_t)(sh->offset + k * (uint64_t)sh->width + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return err_set(err, LM_EIO, "cannot read '%s' at token %llu: %s (was it changed "
+                           "or truncated while training?)", sh->path, (unsigned long long)k,
+                           got < 0 ? strerror(errno) : "the file ends early");
+        done += (size_t)got;
+    }
+    if (sh->width == 2)   /* backwards: token i's 2 bytes lie at or before its 4 */
+        for (size_t i = n; i-- > 0;)
+            out[i] = (int)((unsigned)b[2 * i] | (unsigned)b[2 * i + 1] << 8);
+    else
+        for (size_t i = 0; i < n; i++)
+            out[i] = (int)le32(b + 4 * i);
+    if (vocab > 0)
+        for (size_t i = 0; i < n; i++)
+            if (out[i] < 0 || out[i] >= vocab)
+                return err_set(err, LM_EFORMAT, "'%s': token %llu (byte %llu) is id %lld, "
+                               "beyond the tokenizer's vocabulary of %d: the file was made "
+                               "with another tokenizer (name the one it was made with, e.g. "
+                               "tokenizer=gpt2)", sh->path, (unsigned long long)(k + i),
+                               (unsigned long long)(sh->offset + (k + i) * sh->width),
+                               (long long)(sh->width == 4 ? (long long)(uint32_t)out[i]
+                                                          : (long long)out[i]), vocab);
+    return LM_OK;
+}
+
+int tokseq_read(const TokSeq *s, uint64_t pos, size_t n, int *out, char *err)
+{
+    if (pos > s->n || n > s->n - pos)
+        return err_set(err, LM_EARG, "reading tokens %llu..%llu of a sequence of %llu",
+                       (unsigned long long)pos, (unsigned long long)(pos + n),
+                       (unsigned long long)s->n);
+    if (s->mem) {
+        memcpy(out, s->mem + pos, n * sizeof *out);
+        return LM_OK;
+    }
+    for (int i = n ? find_shard(s, pos) : 0; n > 0; i++) {
+        const TokShard *sh = &s->shard[i];
+        uint64_t k = pos - sh->start, left = sh->n - k;
+        size_t take = left < n ? (size_t)left : n;
+        int rc = read_shard(sh, k, take, out, s->vocab, err);
+        if (rc)
+            return rc;
+        out += take;
+        pos += take;
+        n -= take;
+    }
+    return LM_OK;
+}
+
+int tokseq_check(const TokSeq *s, uint64_t pos, uint64_t n, int *scratch, size_t cap,
+                 char *err)
+{
+    while (n > 0) {
+        size_t take = n < cap ? (size_t)n : cap;
+        int rc = tokseq_read(s, pos, take, scratch, err);
+        if (rc)
+            return rc;
+        pos += take;
+        n -= take;
+    }
+    return LM_OK;
+}
+
+uint64_t tokseq_resident_bytes(const TokSeq *s)
+{
+    return s->mem ? s->n * sizeof(int) : (uint64_t)s->n_shards * sizeof(TokShard);
+}
+
+uint64_t tokseq_file_bytes(const TokSeq *s)
+{
+    uint64_t b = 0;
+    for (int i = 0; i < s->n_shards; i++)
+        b += s->shard[i].offset + s->shard[i].n * (uint64_t)s->shard[i].width;
+    return b;
+}
+
+void tokseq_free(TokSeq *s)
+{
+    for (int i = 0; i < s->n_shards; i++)
+        close(s->shard[i].fd);
+    free(s->shard);
+    free(s->mem);
+    memset(s, 0, sizeof *s);
+}
