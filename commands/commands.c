@@ -85,7 +85,7 @@ static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "ed
     {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec ALERT_KEYS[] = {
-    {"on", "on=diverged|finished|failed|ended|stalled[:S]|METRIC<X", NULL},
+    {"on", "on=diverged|finished|failed|ended|stalled[:S]|SERIES<X", NULL},
     {"run", "run=\"CMD\"", NULL}, {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
@@ -304,8 +304,9 @@ static const Command COMMANDS[] = {
     {"alert", "RUN_ID|sweep=ID on=RULE ... [run=\"CMD\"] | list | off ALERT_ID",
      "be told when a run diverges, ends, stalls or crosses a value",
      "Rules: diverged, finished, failed, ended (any end), stalled[:SECONDS] (no step for\n"
-     "that long while the run's owner lives; default 300), METRIC<X or METRIC>X with METRIC\n"
-     "loss, val_loss, best_val, tokens_per_s, grad_norm or step. On a sweep (sweep=ID) a\n"
+     "that long while the run's owner lives; default 300), SERIES<X or SERIES>X with SERIES\n"
+     "step or any name `series` lists (loss, val, best_val, grad_norm, sys/cpu, gate/0/1,\n"
+     "grad/<tensor>, ...: its newest value). On a sweep (sweep=ID) a\n"
      "rule applies to each of its runs; per experiment, the config key alerts=RULE,RULE sets\n"
      "rules on every run. The run's owner checks its rules every second; a rule fires once\n"
      "per run: every dashboard attached to the run shows a line and rings the bell, and\n"
@@ -324,7 +325,8 @@ static const Command COMMANDS[] = {
 #define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
-     ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
+     ";\nthen every other series the run has, by its name in `series` (val_loss ..., sys/cpu ...,\n"
+     "gate/L/K, the diagnostics' grad/<tensor> ...). json is an array of runs\n"
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
      "created_unix seconds) with metrics and evals. format=tensorboard dir=FOLDER writes\n"
      "one TensorBoard event file per run into the new FOLDER (FOLDER/ID-NAME/\n"
@@ -339,7 +341,7 @@ static const Command COMMANDS[] = {
 #define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
-     ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
+     ";\nand every name `series` lists (val_ppl, sys/cpu, gate/0/1, ...). x= is step (default), tokens seen or\n"
      "training time; smooth=K is a debiased EMA over K points (weight 1 - 2/(K+1), the\n"
      "dashboard's smoothing; it starts at the first raw value). group=NAME plots a seed\n"
      "group's runs; band=std|minmax draws the runs as one group: their mean with a std or\n"

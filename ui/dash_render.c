@@ -120,15 +120,16 @@ static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *ca
         "letters type a command | Esc: view keys | F1 help",
         "arrows Space Enter / = * > ^ | a letter types a command",
         "arrows PgUp PgDn End | a letter types a command"};
-    int x = 0, full = 0, badge_w = canvas_utf8_width(badges[1]) + 2;
-    for (int i = 0; i < views_count(); i++)   /* too narrow for every name and the badge: */
-        full += canvas_utf8_width(views_get(i)->name) + 5;   /* the others' first 3 letters */
-    int compact = full + badge_w >= W;
+    int x = 0, full = 0, short3 = 0, badge_w = canvas_utf8_width(badges[1]) + 2;
+    for (int i = 0; i < views_count(); i++) {   /* too narrow for every name and the badge: */
+        full += canvas_utf8_width(views_get(i)->name) + 5;   /* the others' first 3 letters, */
+        short3 += i == d->view ? canvas_utf8_width(views_get(i)->name) + 5 : 8;
+    }                                            /* or their first letter when still too wide */
+    int keep = full + badge_w < W ? 40 : short3 + badge_w < W ? 3 : 1;
     for (int i = 0; i < views_count(); i++) {
         int on = i == d->view;
         char name[64];
-        snprintf(name, sizeof name, " %d %.*s ", i + 1, compact && !on ? 3 : 40,
-                 views_get(i)->name);
+        snprintf(name, sizeof name, " %d %.*s ", i + 1, on ? 40 : keep, views_get(i)->name);
         x += canvas_text(c, x, 1, W - x, name, on ? UI_COLOR_ACCENT : UI_COLOR_DIM,
                          on ? UI_ATTR_REVERSE | UI_ATTR_BOLD : 0);
         x += canvas_text(c, x, 1, W - x, " ", 0, 0);
