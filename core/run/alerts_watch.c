@@ -28,8 +28,6 @@ static void store_facts(RunStore *st, const JobRow *j, AlertFacts *f, int *gone)
     f->loss = j->last.step ? j->last.loss : NAN;
     f->val_loss = j->run.final_val;
     f->best_val = j->run.best_val;
-    f->tokens_per_s = NAN;
-    f->grad_norm = NAN;
     /* the owner writes step rows and a heartbeat at least every 30 s while it lives and
        runs: its silence is at most the time since its last logged step */
     f->since_step = isfinite(j->age) ? j->age : INFINITY;
@@ -99,8 +97,7 @@ int alerts_watch_judge(RunStore *st, const char *db_path, const char *who, Alert
                 continue;
             AlertFacts f = {.status = "interrupted", .step = ended[i].last_step,
                             .loss = NAN, .val_loss = ended[i].final_val,
-                            .best_val = ended[i].best_val, .tokens_per_s = NAN,
-                            .grad_norm = NAN};
+                            .best_val = ended[i].best_val};
             snprintf(tail, sizeof tail, ": its process (pid %ld) is gone", ended[i].pid);
             fired_n += judge_run(st, db_path, &ended[i], &f, ALERT_ENDED, tail, judge, cb, ud);
         }
