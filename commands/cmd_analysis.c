@@ -165,10 +165,11 @@ void cmd_sweep_groups_print(Session *s, long sweep, const SweepTrialRow *t,
     free(g);
 }
 
-static const char *effect_word(double rho, int n_levels)
+static const char *effect_word(double rho, int n_levels, int inner_best)
 {
     if (n_levels < 2) return "one value: not varied";   /* numeric or not, nothing to rank */
     if (isnan(rho)) return "categorical";
+    if (inner_best) return "best at an inner value (U-shaped)";
     if (fabs(rho) < 0.1) return "no clear direction";
     return rho > 0 ? "larger -> higher metric" : "larger -> lower metric";
 }
@@ -223,7 +224,7 @@ static void importance_text(Session *s, long id, const char *mname, int used,
             snprintf(vs, sizeof vs, "; range %.1fx the seed noise%s", im[k].range / noise,
                      im[k].range < 2 * noise ? ": within the noise" : "");
         session_printf(s, "  %-16s %6s  %-24s %9s  %-10s %s%s%s", im[k].key, sh, bar, rho,
-                       rg, effect_word(im[k].rho, im[k].n_levels), im[k].binned ? " (binned)" : "", vs);
+                       rg, effect_word(im[k].rho, im[k].n_levels, im[k].inner_best), im[k].binned ? " (binned)" : "", vs);
     }
     for (int k = 0; k < ni; k++)
         if (!im[k].identified) {

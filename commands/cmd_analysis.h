@@ -53,6 +53,9 @@ int cmd_runs_table_builtin_sort(const char *sort);
 /* The text of column col for run r (group: its group name or ""/NULL; smooth: its
  * final_smooth or NAN) into out; *num its number (NAN for text or "-"). The one cell
  * format of `runs columns=` and the dashboard's history table. */
+/* 1 when a `runs` column names a series of the registry (its cell is the run's aggregate,
+ * runstore_series_summary; cmd_runs_table_cell does not read the store). */
+int cmd_runs_table_is_series(const char *col);
 void cmd_runs_table_cell(const RunRow *r, const char *group, double smooth, const char *col,
                          char *out, size_t cap, double *num);
 /* final_smooth of run id: the debiased EMA (weight 0.9) of its training loss at its last

@@ -322,8 +322,13 @@ static int show_model(Session *s, int with_data)
                               (json_int_t)ds.n[SPLIT_TEST]);
         session_emit_json(s, o);
     } else {
-        session_printf(s, "model   %s: d=%d heads=%d nhid=%d layers=%d bptt=%d norm=%s", s->cfg.model,
-                       s->cfg.d, s->cfg.heads, s->cfg.nhid, s->cfg.layers, s->cfg.bptt, s->cfg.norm);
+        if (config_is_recurrent(&s->cfg))   /* no heads, no norm: what it has, only */
+            session_printf(s, "model   %s: d=%d nhid=%d layers=%d bptt=%d", s->cfg.model,
+                           s->cfg.d, s->cfg.nhid, s->cfg.layers, s->cfg.bptt);
+        else
+            session_printf(s, "model   %s: d=%d heads=%d nhid=%d layers=%d bptt=%d norm=%s",
+                           s->cfg.model, s->cfg.d, s->cfg.heads, s->cfg.nhid, s->cfg.layers,
+                           s->cfg.bptt, s->cfg.norm);
         if (config_is_dispatcher(&s->cfg))
             session_printf(s, "        %d levels (shifts 1..%d), receptive field %d tokens",
                            config_levels(&s->cfg), 1 << (config_levels(&s->cfg) - 1),

@@ -204,8 +204,18 @@ static void coeff_table(Session *s, const GateProbe *gp, const int *ids, int lay
     for (int l = 0; l < gp->layers; l++) {
         if ((layer >= 0 && l != layer) || !gp->coeff[l])
             continue;
-        char line[1024];
-        int o = snprintf(line, sizeof line, "layer %d  token ", l);
+        char line[1024], shown[64];
+        int w = 6;   /* the token column: as wide as the widest token (at most 24), never cut
+                        to 6 ("releas") */
+        for (int j = 0; j < T; j++) {
+            const char *tt = tokenizer_token_text(s->view_tok, ids[j]);
+            int len = tt ? (int)strlen(tt) : 1;
+            w = len > w ? len : w;
+        }
+        w = w < 24 ? w : 24;
+        char head[32];
+        snprintf(head, sizeof head, "layer %d  token", l);
+        int o = snprintf(line, sizeof line, "%-*s", 8 + w, head);
         for (int k = 0; k < L && o < 900; k++)
             o += snprintf(line + o, sizeof line - (size_t)o, "%6d", 1 << k);
         if (!arr)
@@ -213,10 +223,11 @@ static void coeff_table(Session *s, const GateProbe *gp, const int *ids, int lay
         for (int j = 0; j < T; j++) {
             const char *tt = tokenizer_token_text(s->view_tok, ids[j]);
             json_t *row = arr ? json_array() : NULL;
-            char shown[16];
             snprintf(shown, sizeof shown, "%s", !tt ? "?" : !strcmp(tt, " ") ? "' '"
                                                : !strcmp(tt, "\n") ? "\\n" : tt);
-            o = snprintf(line, sizeof line, "        %-6.6s", shown);
+            if ((int)strlen(shown) > w)   /* a longer one is marked cut, not silently */
+                snprintf(shown + w - 1, sizeof shown - (size_t)(w - 1), "~");
+            o = snprintf(line, sizeof line, "        %-*s", w, shown);
             for (int k = 0; k < L; k++) {
                 float g = gate_probe_token(gp, l, 0, j, k);
                 int masked = gate_probe_masked(gp, j, k);

@@ -93,7 +93,15 @@ int cmd_fork(Session *s, int argc, const LexWord *argv)
     if (runstore_get(st, id, &p, err)) return session_error(s, LM_EARG, "fork: %s", err);
     Config c;
     long step = 0;
-    int rc = fork_config(s, &p, argc, argv, &c, &step);
+    int rc = fork_config(s, &p, argc, argv, &c, &step), named = 0;
+    for (int i = 2; i < argc; i++)
+        named |= argv[i].key && !strcmp(argv[i].key, "name");
+    if (!rc && !named) {   /* its own name, not its parent's: "PARENT-fork@STEP" */
+        char tail[32];
+        snprintf(tail, sizeof tail, "-fork@%ld", step);
+        int room = (int)sizeof c.name - 1 - (int)strlen(tail);
+        snprintf(c.name, sizeof c.name, "%.*s%s", room > 0 ? room : 0, p.name, tail);
+    }
     if (!rc) rc = fork_checkpoint(s, st, &p, step, path, sizeof path);
     RunLaunchOptions lo = {.db_path = s->db_path, .store = st, .fork_from = path,
                            .data_hash = p.data_hash, .parent_run = id, .parent_step = step};

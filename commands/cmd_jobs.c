@@ -4,6 +4,7 @@
 #include "session.h"
 #include "cmd_jobs.h"
 
+#include "alerts.h"
 #include "output.h"
 #include "jsonval.h"
 #include "runstore_control.h"
@@ -37,6 +38,7 @@ static json_t *job_json(const JobRow *j)
                                                         : json_null());
     json_object_set_new(o, "eta_s", jsonval_num(j->eta));
     json_object_set_new(o, "heartbeat_age_s", jsonval_num(j->age));
+    json_object_set_new(o, "no_step_for_s", j->quiet ? jsonval_num(j->age) : json_null());
     json_object_set_new(o, "sweep", j->run.sweep_id ? json_integer(j->run.sweep_id) : json_null());
     json_object_set_new(o, "losses", sp);
     return o;
@@ -64,9 +66,54 @@ static void job_line(Session *s, const JobRow *j)
     const float *tail = j->spark + (j->n_spark > 16 ? j->n_spark - 16 : 0);
     output_sparkline(tail, j->n_spark > 16 ? 16 : j->n_spark, 1, spark, sizeof spark);
     int pad = 16 - (j->n_spark > 16 ? 16 : j->n_spark);   /* block chars are one column */
+    char state[48];
+    if (j->quiet)   /* a frozen or hung owner: what the board says instead of running */
+        snprintf(state, sizeof state, "no step for %.0f s", j->age);
+    else
+        snprintf(state, sizeof state, "%s", runstore_job_state_name(j->state));
     session_printf(s, "#%-4ld %-18.18s %-20.20s %11s %7s %7s %s%*s %7s %6s  %s", j->run.id,
-                   j->run.name, who, step, loss, val, spark, pad, "", tps, eta,
-                   runstore_job_state_name(j->state));
+                   j->run.name, who, step, loss, val, spark, pad, "", tps, eta, state);
+}
+
+/* An alert this process saw first and fired (alerts_watch_judge's callback). */
+static void seen_alert(void *ud, long run, const char *rule, const char *msg)
+{
+    Session *s = ud;
+    Output *o = output_create("alert");
+    output_int(o, "run", run);
+    output_str(o, "rule", rule);
+    output_str(o, "message", msg);
+    output_line(o, "alert: run #{run} {rule} fired: {message}");
+    output_emit(s, o);
+}
+
+/* `watch [seconds=N]`: judges the rules no owner can judge (a frozen or dead owner's
+ * stalled and ended) every second until Ctrl-C or N seconds, and says each that fires. */
+int cmd_watch(Session *s, int argc, const LexWord *argv)
+{
+    double seconds = 0;
+    for (int i = 1; i < argc; i++) {
+        char *e = NULL;
+        if (argv[i].key && !strcmp(argv[i].key, "seconds"))
+            seconds = strtod(argv[i].value, &e);
+        if (!argv[i].key || strcmp(argv[i].key, "seconds") || !e || *e || !(seconds > 0))
+            return session_error(s, LM_EARG, "watch takes seconds=N (N > 0; default: until "
+                                 "Ctrl-C), got '%s'", argv[i].text);
+    }
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    if (!s->json)
+        session_printf(s, "watching %s for stalled and ended runs%s (Ctrl-C stops)",
+                       runstore_path(st), seconds > 0 ? " for the given seconds" : "");
+    double end = seconds > 0 ? sysinfo_now() + seconds : INFINITY;
+    char err[LM_ERR_LEN];
+    s->interrupt = 0;
+    while (!s->interrupt && sysinfo_now() < end) {
+        alerts_watch_judge(st, s->db_path, "watch", seen_alert, s);
+        runstore_reap_dead(st, err);   /* after judging: a dead owner's run ends here */
+        usleep(500000);
+    }
+    return LM_OK;
 }
 
 int cmd_jobs(Session *s, int argc, const LexWord *argv)
@@ -80,6 +127,7 @@ int cmd_jobs(Session *s, int argc, const LexWord *argv)
     JobRow *j = NULL;
     int n = 0;
     char err[LM_ERR_LEN];
+    alerts_watch_judge(st, s->db_path, "jobs", seen_alert, s);   /* what no owner can say */
     int rc = runstore_jobs(st, &j, &n, err);
     if (rc) return session_error(s, rc, "%s", err);
     if (s->json) {

@@ -11,6 +11,7 @@
 #include "alerts.h"
 #include "runstore_edits.h"
 #include "runstore_notes.h"
+#include "sysinfo.h"
 
 #include "err.h"
 
@@ -123,8 +124,14 @@ int cmd_log(Session *s, int argc, const LexWord *argv)
     runstore_console_free(l, n);
     /* follow: new lines until the run is no longer live (or Ctrl-C) */
     s->interrupt = 0;
+    double next_judge = 0;
     while (follow && !s->interrupt && runstore_run_live(st, &r)) {
         usleep(LOG_FOLLOW_POLL_US);
+        if (sysinfo_now() >= next_judge) {   /* what a frozen or dead owner cannot say: its
+                                                alert lines land in the console read below */
+            next_judge = sysinfo_now() + 1.0;
+            alerts_watch_judge(st, s->db_path, "log follow", NULL, NULL);
+        }
         runstore_row_free(&r);
         if ((status = runstore_get(st, run, &r, err))) return session_error(s, status, "%s", err);
         if (runstore_console_read(st, run, after, 0, &l, &n, &cut, err) == LM_OK) {
@@ -133,6 +140,8 @@ int cmd_log(Session *s, int argc, const LexWord *argv)
             runstore_console_free(l, n);
         }
     }
+    if (follow)   /* its owner gone: its `ended` alert, before the last lines are read */
+        alerts_watch_judge(st, s->db_path, "log follow", NULL, NULL);
     if (follow && runstore_console_read(st, run, after, 0, &l, &n, &cut, err) == LM_OK) {
         print_lines(s, l, n);   /* what the end wrote */
         runstore_console_free(l, n);

@@ -1,6 +1,7 @@
 /* cmd_plot_grid.c — `plot ID series=PATTERN file=F`: every series of one run whose name
  * matches the pattern (gate/..., sys/..., val...: * is any run of bytes; the registry's names, core/base/series.h) as
- * small multiples on one page (plot/plot_grid.c), and the same figure for the report's
+ * small multiples on one page (plot/plot_grid.c; a histogram series as a heat strip over
+ * its steps), and the same figure for the report's
  * grid section. A pattern that matches none of the run's series is refused with the
  * series the run has. And `series [ID] [PATTERN]`: the registry's names, or a run's series
  * with the number each reads as. Not the dashboard's grid (ui/view_grid.c). */
@@ -8,12 +9,46 @@
 
 #include "err.h"
 #include "plot.h"
+#include "runstore_series.h"
 #include "series.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A histogram series as a heat strip of panel p: each step's counts over its largest,
+ * its steps as p's x (*heat malloc'd, the caller frees). */
+static int heat_of(RunStore *st, long id, const char *name, PlotPanel *p, double **xs,
+                   double **heat, char *err)
+{
+    HistPoint *h = NULL;
+    int n = 0, status = runstore_hist_series(st, id, name, &h, &n, err);
+    if (status || n == 0) {
+        free(h);
+        return status;
+    }
+    double *x = realloc(*xs, (size_t)n * sizeof *x);
+    if (x) *xs = x;
+    *heat = malloc((size_t)n * SERIES_HIST_BINS * sizeof **heat);
+    if (!x || !*heat) {
+        free(h);
+        return err_set(err, LM_ENOMEM, "out of memory plotting");
+    }
+    for (int i = 0; i < n; i++) {
+        long top = 0;
+        for (int b = 0; b < SERIES_HIST_BINS; b++) top = h[i].h.counts[b] > top ? h[i].h.counts[b] : top;
+        for (int b = 0; b < SERIES_HIST_BINS; b++)
+            (*heat)[(long)i * SERIES_HIST_BINS + b] = top ? (double)h[i].h.counts[b] / top : NAN;
+        x[i] = (double)h[i].step;
+    }
+    p->x = x;
+    p->n = n;
+    p->heat = *heat;
+    p->heat_rows = SERIES_HIST_BINS;
+    free(h);
+    return LM_OK;
+}
 
 int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
                        const char *title, int *n_series, char *err)
@@ -26,7 +61,8 @@ int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *p
     PlotPanel *p = calloc((size_t)n, sizeof *p);
     double **xy = calloc((size_t)n * 2, sizeof *xy);
     char (*titles)[SERIES_NAME_LEN * 4] = calloc((size_t)n, sizeof *titles);
-    if (!p || !xy || !titles) status = err_set(err, LM_ENOMEM, "out of memory plotting");
+    double **heats = calloc((size_t)n, sizeof *heats);
+    if (!p || !xy || !titles || !heats) status = err_set(err, LM_ENOMEM, "out of memory plotting");
     for (int k = 0; !status && k < n; k++) {
         SeriesPoint *pts = NULL;
         int m = 0;
@@ -44,11 +80,14 @@ int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *p
                  ? " (" : "", ref.info ? ref.info->unit : "", ref.info && ref.info->unit[0]
                  ? ")" : "");
         p[k] = (PlotPanel){.title = titles[k], .x = xy[2 * k], .y = xy[2 * k + 1], .n = m};
+        if (ref.info && ref.info->kind == SERIES_KIND_HIST)   /* a heat strip over the steps */
+            status = heat_of(st, id, names[k], &p[k], &xy[2 * k], &heats[k], err);
     }
     if (!status) status = plot_grid(path, p, n, title, err);
     if (!status) *n_series = n;
     for (int k = 0; xy && k < 2 * n; k++) free(xy[k]);
-    free(xy), free(p), free(titles), free(names);
+    for (int k = 0; heats && k < n; k++) free(heats[k]);
+    free(xy), free(p), free(titles), free(names), free(heats);
     return status;
 }
 

@@ -392,7 +392,8 @@ static void run_text_record(Session *s, const RunRecord *f)
         runrecord_fmt_eval(e1, sizeof e1, &f->best_whole);
         session_printf(s, "  best whole:  %s", e1);
     }
-    session_printf(s, "  final val:   %s", e2);
+    /* a run still training has no final evaluation yet: its last one is the latest */
+    session_printf(s, "  %s   %s", f->owner_live ? "last val: " : "final val:", e2);
 }
 
 static void run_text_fields(Session *s, const RunRow *r, const RunRecord *f, int all)
@@ -534,6 +535,32 @@ static json_t *compare_json(const RunRow *r, int n)
                      "final_val", fin);
 }
 
+/* {"loss": {"agg": "last", "values": [per run, null when none]}, ...}: every series of
+ * the registry any of the runs has (core/base/series.h). */
+static json_t *compare_series_json(RunStore *st, const RunRow *r, int n)
+{
+    json_t *o = json_object();
+    long *ids = calloc((size_t)n, sizeof *ids);
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int nn = 0;
+    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
+    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+        for (int k = 0; k < nn; k++) {
+            SeriesRef ref;
+            series_find(names[k], &ref, NULL);
+            json_t *vals = json_array();
+            for (int i = 0; i < n; i++) {
+                double x = NAN;
+                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
+                json_array_append_new(vals, jsonval_num(x));
+            }
+            json_object_set_new(o, names[k], json_pack("{s:s s:o}", "agg",
+                                series_agg_name(ref.info->agg), "values", vals));
+        }
+    free(ids), free(names);
+    return o;
+}
+
 static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
 {
     RunRow *rows = calloc((size_t)n, sizeof *rows);
@@ -543,6 +570,7 @@ static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
     while (got < n && !(status = get_run(s, st, ids[got], &rows[got])))
         got++;
     json_t *out = status ? NULL : compare_json(rows, n), *nums = json_array();
+    if (out) json_object_set_new(out, "series", compare_series_json(st, rows, n));
     for (int i = 1; out && i < n; i++) {   /* the same numbers as the first run? */
         RunParity p;
         char err[LM_ERR_LEN];

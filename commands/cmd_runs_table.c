@@ -85,6 +85,12 @@ static int series_col(const Row *w, const char *c)
 
 /* 1 when col names a series of the registry (not a run field or a setting: lr is the
  * setting, lr.last the series). */
+static int is_series(const char *col);
+int cmd_runs_table_is_series(const char *col)
+{
+    return is_series(col);
+}
+
 static int is_series(const char *col)
 {
     SeriesRef ref;

@@ -8,6 +8,7 @@
 #include "cmd_analysis.h"
 
 #include "checkpoint.h"
+#include "run_weights.h"
 #include "err.h"
 #include "runrecord.h"
 #include "runstore_group.h"
@@ -87,7 +88,20 @@ static int find_run(Session *s, RunStore *st, Column *c)
         return session_error(s, rc, "run %ld: %s", c->id, err);
     }
     const RunCkpt *k = NULL;
-    if (runrecord_pick(&f, "best", 0, &k, err) && runrecord_pick(&f, "final", 0, &k, err))
+    char asked[sizeof c->source];
+    long step = 0;
+    int none = runrecord_pick(&f, "best", 0, &k, err) && runrecord_pick(&f, "final", 0, &k, err);
+    if (none && f.owner_live) {   /* a live run without one yet: its owner writes one now */
+        if (!s->json)
+            session_printf(s, "run %ld has no checkpoint yet: asking its owner (pid %ld) to "
+                           "write one", c->id, f.owner_pid);
+        rc = run_weights_request(st, c->id, RUN_WEIGHTS_WAIT_S, asked, sizeof asked, &step,
+                                 err);
+        if (rc)
+            rc = session_error(s, rc, "%s", err);
+        else
+            snprintf(c->source, sizeof c->source, "%s", asked);
+    } else if (none)
         rc = session_error(s, LM_EARG, "run %ld has no checkpoint in '%s' (it wrote none, or "
                            "its files were removed)", c->id, row.checkpoint_dir);
     else if ((size_t)snprintf(c->source, sizeof c->source, "%s", k->path) >= sizeof c->source)

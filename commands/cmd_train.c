@@ -14,6 +14,7 @@
 #include "runrecord.h"
 #include "sysinfo.h"
 #include "run_trust.h"
+#include "run_weights.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -243,8 +244,14 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
     output_int(out, "steps", trainer_total_steps(h.trainer));
     output_str(out, "precision", trainer_config(h.trainer)->precision);   /* what runs */
     output_str(out, "dir", h.run_dir);
-    output_line(out, "run #{run} {action}: {model} on {data}, {params} parameters, {steps} "
-                "steps in {precision}; checkpoints in {dir}");
+    const Config *tc = trainer_config(h.trainer);   /* what trains, overrides applied: the
+                                                       `using` line said the preset's */
+    output_int(out, "d", tc->d);
+    output_int(out, "layers", tc->layers);
+    output_int(out, "bptt", tc->bptt);
+    output_line(out, "run #{run} {action}: {model} d={d} layers={layers} bptt={bptt} on "
+                "{data}, {params} parameters, {steps} steps in {precision}; checkpoints in "
+                "{dir}");
     output_emit(s, out);
     return group ? file_into_group(s, group) : LM_OK;
 }
@@ -268,6 +275,34 @@ int cmd_control(Session *s, int argc, const LexWord *argv)
     if (control_target(s, argc, argv, verb, &id))
         return LM_EARG;
     return job_control(s, verb, id);
+}
+
+/* `checkpoint [RUN_ID]`: the run's owner (any process, through the store) writes a
+ * checkpoint of its current weights now; this waits for the file and names it, so a live
+ * run can be sampled, opened or evaluated from any shell (issue 49 item 7). */
+int cmd_checkpoint(Session *s, int argc, const LexWord *argv)
+{
+    long id;
+    if (control_target(s, argc, argv, "checkpoint", &id))
+        return LM_EARG;
+    if (!id && !(id = s->rec ? s->run_id : 0))
+        return session_error(s, LM_EARG, "checkpoint: give the run id of a training run "
+                             "(`jobs` lists them)");
+    RunStore *st = session_store(s);
+    if (!st)
+        return LM_EDB;
+    char path[1024], err[LM_ERR_LEN];
+    long step = 0;
+    int rc = run_weights_request(st, id, RUN_WEIGHTS_WAIT_S, path, sizeof path, &step, err);
+    if (rc)
+        return session_error(s, rc, "%s", err);
+    Output *o = output_create("checkpoint");
+    output_int(o, "run", id);
+    output_int(o, "step", step);
+    output_str(o, "path", path);
+    output_line(o, "run #{run} wrote a checkpoint at step {step}: {path} (`sample runs={run}`"
+                " or `open {run} which=final` reads it)");
+    return output_emit(s, o);
 }
 
 /* One logged step's own fields: run, step and the metrics of core/base/metrics.def. */

@@ -8,6 +8,7 @@
 
 int cmd_train(Session *s, int argc, const LexWord *argv);
 int cmd_control(Session *s, int argc, const LexWord *argv);
+int cmd_checkpoint(Session *s, int argc, const LexWord *argv);
 int cmd_status(Session *s, int argc, const LexWord *argv);
 int cmd_wait(Session *s, int argc, const LexWord *argv);
 

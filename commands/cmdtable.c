@@ -301,18 +301,49 @@ int cmdtable_dispatch_each(const Command *table, int n, CmdContext *ctx, const c
         lexer_free(&lx);
         return st;
     }
+    LexWord *words = NULL;   /* a lead's command without its word */
     for (int c = 0; c < lx.n_cmds && st == LM_OK; c++) {
         const LexCommand *lc = &lx.cmds[c];
         const Command *cmd;
         int bo = 0, bl = 0;
-        if ((st = cmdtable_find(table, n, lc->argv[0].text, &cmd, err)) != LM_OK) {
+        const Command *lead = NULL;
+        LexCommand rest = *lc;
+        if ((st = cmdtable_find(table, n, lc->argv[0].text, &cmd, err)) == LM_OK &&
+            (cmd->flags & CMD_LEAD_USE) && lc->argc > 1 && !lc->argv[1].key &&
+            cmdtable_find(table, n, CMD_LEAD_COMMAND, &lead, NULL) == LM_OK) {
+            /* "train quick k=v": "use quick" (the lead's word), then "train k=v" */
+            LexWord two[2] = {lc->argv[0], lc->argv[1]};
+            two[0].text = two[0].value = lead->name;
+            LexCommand first = {two, 2, lc->offset, lc->len};
+            if ((st = cmdtable_check_args(lead, 2, two, &bo, &bl, err)) != LM_OK)
+                cmdtable_point(err, st, line, bo, bl);
+            else if ((st = cmdtable_run(lead, ctx, &first, step)) != LM_OK && err)
+                err[0] = 0;
+            if (st != LM_OK)
+                break;
+            words = malloc(sizeof *words * (size_t)(lc->argc - 1));
+            if (!words) {
+                st = err_set(err, LM_ENOMEM, "out of memory");
+                break;
+            }
+            words[0] = lc->argv[0];
+            for (int i = 2; i < lc->argc; i++)
+                words[i - 1] = lc->argv[i];
+            rest.argv = words;
+            rest.argc = lc->argc - 1;
+            lc = &rest;
+        }
+        if (st != LM_OK) {
             cmdtable_point(err, st, line, lc->argv[0].offset, lc->argv[0].len);
         } else if ((st = cmdtable_check_args(cmd, lc->argc, lc->argv, &bo, &bl, err)) != LM_OK) {
             cmdtable_point(err, st, line, bo, bl);
         } else if ((st = cmdtable_run(cmd, ctx, lc, step)) != LM_OK) {
             if (err) err[0] = 0; /* the handler has reported its own error */
         }
+        free(words);
+        words = NULL;
     }
+    free(words);
     lexer_free(&lx);
     return st;
 }

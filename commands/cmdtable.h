@@ -50,6 +50,10 @@ typedef struct {
 #define CMD_STEP_AFTER  0x10u /* the caller's per-command step (cmdtable_dispatch_each) runs
                                  after the handler instead of before it: `wait` and `stop`
                                  act on the session's job as it is, ended or not */
+#define CMD_LEAD_USE    0x20u /* a first bare word is an experiment: "train quick lr=1e-3"
+                                 runs "use quick", then "train lr=1e-3" (at the prompt as
+                                 from the shell, where shellcmd.c does the same) */
+#define CMD_LEAD_COMMAND "use" /* the command CMD_LEAD_USE hands the word to */
 
 /* A subcommand: one of the bare words a command takes first (`sweep status`, `show
  * model`). Listed subcommands are completed, hinted and checked (a bare first word that

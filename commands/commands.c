@@ -80,11 +80,12 @@ static const CmdArgSpec EXPORT_KEYS[] = {
     {"format", "format=csv|json|tensorboard", "csv|json|tensorboard"}, {"file", "file=PATH", NULL},
     {"dir", "dir=FOLDER (format=tensorboard: a new folder)", NULL},
     {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
+static const CmdArgSpec WATCH_KEYS[] = {{"seconds", "seconds=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec NOTE_KEYS[] = {{"sweep", "sweep=ID", NULL}, {"edit", "edit=N", NULL},
     {"delete", "delete=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec LOG_KEYS[] = {{"tail", "tail=N", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec ALERT_KEYS[] = {
-    {"on", "on=diverged|finished|failed|ended|stalled[:S]|METRIC<X", NULL},
+    {"on", "on=diverged|finished|failed|ended|stalled[:S]|SERIES<X", NULL},
     {"run", "run=\"CMD\"", NULL}, {"sweep", "sweep=ID", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec REPORT_KEYS[] = {
     {"runs", "runs=ID,ID,...|\"FILTER\"", NULL}, {"sweep", "sweep=ID", NULL},
@@ -166,12 +167,18 @@ static const Command COMMANDS[] = {
     {"show", "[config|model|data|machine]",
      "the configuration, the model's size and memory, the data, the machine's BLAS kernels",
      NULL, ARG_WORD, SHOW_KEYS, cmd_show, "configuration", 0, SHOW_SUBS, NULL},
-    {"train", "[steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
+    {"train", "[EXPERIMENT] [steps=N|epochs=N] [resume=RUN_ID] [key=value ...]",
      "start a run in the background (returns at once)",
      "Applies the key=value settings, records a new run in the run store and trains on\n"
      "its own thread. resume=ID continues a stopped or interrupted run from its last\n"
      "checkpoint, as the same run. Follow it with `status`, `wait`, `pause`, `stop`.",
-     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", 0, NULL, train_route},
+     ARG_CONFIG_KEYVAL, TRAIN_KEYS, cmd_train, "training", CMD_LEAD_USE, NULL, train_route},
+    {"checkpoint", "[RUN_ID]", "make a run's owner write a checkpoint now (any process)",
+     "Asks the process training RUN_ID (through the store, from any shell) to write a\n"
+     "checkpoint of its current weights after its current step (a paused run: at once),\n"
+     "waits for it (60 s at most) and names the file: `sample runs=ID`, `open ID\n"
+     "which=final` and the dashboard following the run then read those weights.",
+     ARG_RUN_ID, NULL, cmd_checkpoint, "training", 0, NULL, NULL},
     {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
      CONTROL_HELP, ARG_RUN_ID, NULL, cmd_control, "training", 0, NULL, NULL},
     {"resume", "[RUN_ID]", "resume a paused run or sweep", CONTROL_HELP, ARG_RUN_ID, NULL,
@@ -181,8 +188,18 @@ static const Command COMMANDS[] = {
     {"jobs", "", "every running or paused run of the store, from any process or host",
      "One line per run: id, name, host/pid, step/total, train and val loss, a sparkline of\n"
      "the newest losses, tokens/s, ETA, state (running, paused, stale: its owner is dead or\n"
-     "silent). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
-     "view shows the same board.", ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
+     "silent; \"no step for N s\": its process lives but has said nothing for N s, frozen\n"
+     "or hung). `pause ID`, `resume ID`, `stop ID` control any of them; the dashboard's jobs\n"
+     "view shows the same board. Like `log ID follow`, the dashboard and `watch`, it also\n"
+     "judges the alerts no owner can: stalled (a silent owner) and ended (a dead one).",
+     ARG_NONE, NULL, cmd_jobs, "training", 0, NULL, NULL},
+    {"watch", "[seconds=N]", "judge stalled and ended alerts of every run, from outside",
+     "Every second, the alert rules a run's own process cannot judge: `stalled:N` of a run\n"
+     "whose process has said nothing (no step, no heartbeat) for N s (frozen: kill -STOP,\n"
+     "hung), `ended` of a run whose process is gone. Whoever sees it first fires it, once:\n"
+     "its line goes to the run's console (`log ID`) and its command runs here. Ends after\n"
+     "seconds=N or at Ctrl-C.", ARG_KEYVAL, WATCH_KEYS, cmd_watch, "training", CMD_BLOCKS,
+     NULL, NULL},
     {"fork", "RUN_ID step=N [key=value ...]",
      "start a new run from run ID's checkpoint at step N with changed settings",
      "The new run continues from the checkpoint's weights, optimizer moments, data position\n"
@@ -287,8 +304,9 @@ static const Command COMMANDS[] = {
     {"alert", "RUN_ID|sweep=ID on=RULE ... [run=\"CMD\"] | list | off ALERT_ID",
      "be told when a run diverges, ends, stalls or crosses a value",
      "Rules: diverged, finished, failed, ended (any end), stalled[:SECONDS] (no step for\n"
-     "that long while the run's owner lives; default 300), METRIC<X or METRIC>X with METRIC\n"
-     "loss, val_loss, best_val, tokens_per_s, grad_norm or step. On a sweep (sweep=ID) a\n"
+     "that long while the run's owner lives; default 300), SERIES<X or SERIES>X with SERIES\n"
+     "step or any name `series` lists (loss, val, best_val, grad_norm, sys/cpu, gate/0/1,\n"
+     "grad/<tensor>, ...: its newest value). On a sweep (sweep=ID) a\n"
      "rule applies to each of its runs; per experiment, the config key alerts=RULE,RULE sets\n"
      "rules on every run. The run's owner checks its rules every second; a rule fires once\n"
      "per run: every dashboard attached to the run shows a line and rings the bell, and\n"
@@ -307,7 +325,8 @@ static const Command COMMANDS[] = {
 #define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
-     ";\nthe evaluations (val_loss val_ppl val_bpc test_loss ...). json is an array of runs\n"
+     ";\nthen every other series the run has, by its name in `series` (val_loss ..., sys/cpu ...,\n"
+     "gate/L/K, the diagnostics' grad/<tensor> ...). json is an array of runs\n"
      "in the schema of `--json runs` (config typed, created as ISO 8601 UTC and\n"
      "created_unix seconds) with metrics and evals. format=tensorboard dir=FOLDER writes\n"
      "one TensorBoard event file per run into the new FOLDER (FOLDER/ID-NAME/\n"
@@ -322,7 +341,7 @@ static const Command COMMANDS[] = {
 #define STEP_METRIC(name, type, kind, ...) " " #name
 #include "metrics.def"
 #undef STEP_METRIC
-     ";\nevaluations: val_ppl val_bpc test_ppl .... x= is step (default), tokens seen or\n"
+     ";\nand every name `series` lists (val_ppl, sys/cpu, gate/0/1, ...). x= is step (default), tokens seen or\n"
      "training time; smooth=K is a debiased EMA over K points (weight 1 - 2/(K+1), the\n"
      "dashboard's smoothing; it starts at the first raw value). group=NAME plots a seed\n"
      "group's runs; band=std|minmax draws the runs as one group: their mean with a std or\n"

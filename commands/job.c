@@ -436,6 +436,10 @@ int job_sweep_wait(Session *s, const char *id_text)
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
                                 "stopped early, {failed} failed; {running} trials training at "
                                 "once, the latest trial {trial} ({params}){to_rung}");
+                else if (p.current_run <= 0)   /* its run is not created yet: no "run #0" */
+                    output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
+                                "stopped early, {failed} failed; starting trial {trial} "
+                                "({params}){to_rung}");
                 else
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
                                 "stopped early, {failed} failed; training trial {trial} (run "

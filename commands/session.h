@@ -53,6 +53,9 @@ struct CmdContext {
     char view_path[4096];       /* the checkpoint file view holds ("" for live weights) */
     long view_run;
     long view_step;             /* the training step of the weights (-1: unknown) */
+    int view_follow;            /* view is the followed run's newest checkpoint (refreshed
+                                   as it writes newer ones), not one the user opened */
+    long view_asked;            /* the run whose owner was asked for a checkpoint (once) */
     int tok_settings_newer;     /* a tokenizer setting changed (set, unset, use) after the
                                    model was opened: `tokenize` then uses the settings' */
     Dataset view_ds;            /* the opened model's data (for eval), if loaded */

@@ -8,12 +8,15 @@
 #include "dataset_cache.h"
 #include "err.h"
 #include "runrecord.h"
+#include "run_weights.h"
 
 #include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define FOLLOW_VIEW_WAIT_S 15.0   /* a followed live run's first checkpoint, asked for */
 
 static void drop_view(Session *s)
 {
@@ -28,6 +31,7 @@ static void drop_view(Session *s)
     s->view_path[0] = 0;
     s->view_run = 0;
     s->view_step = -1;
+    s->view_follow = 0;
 }
 
 /* A model of configuration c and vocabulary V, allocated for sampling and evaluation
@@ -48,6 +52,34 @@ static Model *make_view(Session *s, const Config *c, int V, const char *what)
     }
     m->training = 0;
     return m;
+}
+
+/* The run the screen follows (another process's, or the one `attach`/`open` chose) gives
+ * the view its newest checkpoint, reloaded when it writes a newer one; a live run with none
+ * yet is asked for one once (run_weights.h), waited for a few seconds (issue 49 item 7). */
+static void follow_view(Session *s)
+{
+    long id = session_followed_run(s);
+    RunStore *st = id > 0 ? session_store(s) : NULL;
+    if (!st)
+        return;
+    char path[4096], err[LM_ERR_LEN];
+    long step = -1;
+    if (run_weights_newest(st, id, path, sizeof path, &step, err)) {
+        if (s->view_asked == id)
+            return;
+        s->view_asked = id;
+        if (run_weights_request(st, id, FOLLOW_VIEW_WAIT_S, path, sizeof path, &step, err))
+            return;
+    }
+    if (s->view && s->view_run == id && s->view_step == step && !strcmp(s->view_path, path))
+        return;   /* up to date */
+    if (session_open_checkpoint(s, path, id))
+        return;
+    s->view_follow = 1;
+    const char *slash = strrchr(path, '/');
+    snprintf(s->view_source, sizeof s->view_source, "run #%ld %.900s (its newest checkpoint, "
+             "step %ld)", id, slash ? slash + 1 : path, step);
 }
 
 int session_prepare_view(Session *s)
@@ -78,6 +110,8 @@ int session_prepare_view(Session *s)
                  s->run_id, s->view_step);
         return LM_OK;
     }
+    if (!s->view || s->view_follow)
+        follow_view(s);
     if (!s->view)
         return session_error(s, LM_ESTATE, "no model: start a run with `train`, or `open` a "
                              "stored run or checkpoint");

@@ -36,15 +36,19 @@ int plot_heatmap(const char *path, const double *v, int rows, int cols, double l
                  const char *const *row_labels, const char *const *col_labels,
                  const PlotAxes *ax, char *err);
 
-/* One small chart of a grid: a title (the series' name) and its points. */
+/* One small chart of a grid: a title (the series' name) and its points, or a heat
+ * strip (a histogram over time): heat (heat_rows, n) column-major in [0, 1] (column i
+ * at step x[i], row 0 the lowest bin), NaN blank. */
 typedef struct {
     const char *title;
     const double *x, *y;   /* (n) in x order; NaN y values leave a gap */
     int n;
+    const double *heat;    /* NULL: a line */
+    int heat_rows;
 } PlotPanel;
 
 /* Small multiples: n panels in rows of up to four (250 x 170 points each) under a title,
- * each with its own ranges; a panel with no finite point says so. Errors as plot_curves
+ * each with its own ranges (a heat strip: viridis); a panel with no finite point says so. Errors as plot_curves
  * (n < 1: LM_EARG). */
 int plot_grid(const char *path, const PlotPanel *p, int n, const char *title, char *err);
 

@@ -24,10 +24,39 @@ static void fmt_value(char *buf, size_t cap, double v)
     else snprintf(buf, cap, "%.4g", v);
 }
 
+/* A heat strip: column i (step x[i]) of heat_rows cells shaded by viridis. */
+static void draw_heat(cairo_t *cr, const PlotPanel *p, double l, double r, double t, double b)
+{
+    char buf[48];
+    double cw = (r - l) / p->n, rh = (b - t) / p->heat_rows;
+    for (int i = 0; i < p->n; i++)
+        for (int k = 0; k < p->heat_rows; k++) {
+            double v = p->heat[(long)i * p->heat_rows + k], rgb[3];
+            if (!isfinite(v)) continue;
+            plot_viridis(v, rgb);
+            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            cairo_rectangle(cr, l + i * cw, b - (k + 1) * rh, cw + 0.3, rh + 0.3);
+            cairo_fill(cr);
+        }
+    cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
+    fmt_value(buf, sizeof buf, p->x[0]);
+    plot_text_at(cr, l, b + 4, 8, 0, 0, buf);
+    fmt_value(buf, sizeof buf, p->x[p->n - 1]);
+    plot_text_at(cr, r, b + 4, 8, 1, 0, buf);
+    plot_text_at(cr, l - 3, t, 8, 1, 0.5, "hi");
+    plot_text_at(cr, l - 3, b, 8, 1, 0.5, "lo");
+}
+
 /* One panel with its top-left corner at (x, y). */
 static void draw_panel(cairo_t *cr, const PlotPanel *p, double x, double y)
 {
     double l = x + 46, r = x + PANEL_W - 10, t = y + 20, b = y + PANEL_H - 26;
+    if (p->heat && p->n > 0 && p->heat_rows > 0) {
+        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        plot_text_at(cr, x + PANEL_W / 2, y + 4, 10, 0.5, 0, p->title ? p->title : "");
+        draw_heat(cr, p, l, r, t, b);
+        return;
+    }
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
     char buf[48];
     for (int i = 0; i < p->n; i++) {

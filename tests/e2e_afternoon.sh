@@ -152,4 +152,41 @@ done
     layers=1 bptt=16 batch=2 eval_batches=1 >p3.txt 2>&1 ||
     fail "the suggested tokenizer=word does not train: $(cat p3.txt)"
 echo "checked: item 12 the paper presets' downloads explained"
+
+# --- the low list: wording and small things
+# `train EXPERIMENT` at the prompt as from the shell; the start line says what trains
+"$bin" -c "train quick steps=3 d=16; wait" >lq.txt 2>&1 || fail "train quick at the prompt: $(cat lq.txt)"
+grep -qE "^run #[0-9]+ started: dispatcher d=16 layers=2 bptt=32 on tinyshakespeare" lq.txt ||
+    fail "the start line does not say d=16: $(cat lq.txt)"
+# a fork has its own name, and its console says forked, not resumed
+fid=$run   # item 2's fork of run 1 at step 200
+"$bin" --json runs id="$fid" | grep -q '"name":"[^"]*-fork@200"' || fail "fork $fid keeps its parent's name"
+"$bin" log "$fid" >fl.txt 2>&1
+grep -q "running: forked from run #1 at step 200" fl.txt || fail "fork $fid's console: $(head -2 fl.txt)"
+if grep -q "resumed from a checkpoint" fl.txt; then fail "fork $fid's console says resumed"; fi
+# tags~ is taken (a tag contains)
+"$bin" tag 2 baseline-x >/dev/null 2>&1
+"$bin" runs 'tags~base' >tt.txt 2>&1 || fail "runs tags~base: $(cat tt.txt)"
+grep -qE "^ +2 " tt.txt || fail "runs tags~base does not list run 2: $(cat tt.txt)"
+# show model of an LSTM names no heads and no norm
+"$bin" -c "use wikismall_lstm; show model" >sm.txt 2>&1 || fail "show model: $(cat sm.txt)"
+grep -E "^model +lstm:" sm.txt | grep -qE "heads=|norm=" && fail "show model of an LSTM: $(grep '^model' sm.txt)"
+# coeffs shows a long token whole ("releas" was cut at 6)
+"$bin" -c "open $wid; coeffs layer=0 prompt=\"NORTHUMBERLAND: the king\"" >cl.txt 2>&1 || fail "coeffs: $(cat cl.txt)"
+grep -qE "^ +NORTHUMBERLAND: " cl.txt || fail "coeffs cuts a long token: $(cat cl.txt)"
+# a SIGTERM stop says its cause
+"$bin" train quick steps=10000000 log_every=50 eval_every=100000 checkpoint_every=1000000 \
+    sample_every=0 name=sigterm >st.txt 2>&1 &
+tpid=$!
+up=""
+for _ in $(seq 1 300); do   # bounded: 60 s for its first logged step
+    "$bin" --json runs name=sigterm 2>/dev/null | grep -qE '"steps":[1-9]' && { up=1; break; }
+    sleep 0.2
+done
+[ -n "$up" ] || die "the sigterm run never logged a step: $(cat st.txt)"
+kill -TERM "$tpid"
+bwait "$tpid" 60 "the run stopped by SIGTERM" >/dev/null
+"$bin" --json runs name=sigterm | grep -q '"reason":"stopped at step [0-9]*: its lmlab process got a termination signal' ||
+    fail "a SIGTERM stop gives no cause: $("$bin" --json runs name=sigterm | grep -o '"reason":"[^"]*"')"
+echo "checked: low list (train EXPERIMENT at the prompt, start line, fork name and console, tags~, show model)"
 exit $status

@@ -44,7 +44,7 @@ keys Enter
 wait_for "attached run #1"
 keys 8
 wait_for "run #1  series *:"
-for name in "loss" "val_loss" "grad_norm" "tokens_per_s" "sys/cpu"; do
+for name in "loss" "val_loss" "grad_norm" "tokens_per_s" "best_val"; do
     screen | grep -qE "[┌┏] $name [─━]" || fail "no small chart titled $name"
 done
 echo "every series as a small chart"

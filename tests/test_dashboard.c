@@ -659,7 +659,7 @@ static void test_ascii_mono_and_command_line(void)
     for (const char *p = s; p && *p; p++)
         ascii &= (unsigned char)*p < 0x80;
     CHECK(ascii, "ASCII only without Unicode");
-    CHECK(has(s, "lmlab> train [steps=N"), "hint after the typed command");
+    CHECK(has(s, "lmlab> train [EXPERIMENT] [steps=N"), "hint after the typed command");
     CHECK(has(s, "#"), "ASCII heatmap shade");
     CHECK(d.cursor_y == 29 && d.cursor_x == 13, "cursor after 'train ': %d,%d", d.cursor_x,
           d.cursor_y);
@@ -730,10 +730,12 @@ static void test_system_view(void)
           s ? s : "(none)");
     free(s);
     canvas_destroy(c);
-    /* 80 columns cannot hold seven tab names and the focus badge: the others abbreviate */
+    /* 80 columns cannot hold eight tab names and the focus badge: the others abbreviate
+     * (to their first letter: three letters each do not fit beside the badge either) */
     d.focus = DASH_FOCUS_VIEW;
     s = dump(&d, &sn, 80, 24, &U, NULL);
-    CHECK(has(s, " 7 system ") && has(s, " 1 tra ") && has(s, " 2 his ") && has(s, "VIEW KEYS"),
+    CHECK(has(s, " 7 system ") && has(s, " 1 t ") && has(s, " 2 h ") && has(s, " 8 g ") &&
+          has(s, "VIEW KEYS"),
           "compact tabs at 80 columns: %s", s ? s : "");
     free(s);
     /* eight views (issue 48's grid) at 80 columns: whichever is on and whichever part has
@@ -781,6 +783,13 @@ static void test_grid_view(void)
     GateStat g[2] = {{.step = 100, .layer = 0, .level = 0, .mean = 0.4f},
                      {.step = 100, .layer = 0, .level = 1, .mean = 0.6f}};
     runstore_log_gates(st, id, g, 2, err);
+    NamedHist *hh = calloc(1, sizeof *hh);   /* a histogram series: a heat strip */
+    float xs[6] = {0, 1, 1, 2, 2, 2};
+    snprintf(hh->name, sizeof hh->name, "hist/weight/w");
+    series_hist_fill(&hh->h, xs, 6);
+    runstore_hist_log(st, id, 50, hh, 1, err);
+    runstore_hist_log(st, id, 100, hh, 1, err);
+    free(hh);
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
     Dashboard d;
     dash_state_init(&d);
@@ -809,6 +818,12 @@ static void test_grid_view(void)
     snprintf(w->pattern, sizeof w->pattern, "gate/*");
     CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 2 && !strcmp(w->names[1], "gate/0/1"),
           "gate/*: %d", w->n);
+    snprintf(w->pattern, sizeof w->pattern, "hist/*");
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 1 && w->n_hist[0] == 2, "hist/*: %d", w->n);
+    s = dump(&d, &sn, 120, 40, &U, NULL);
+    CHECK(has(s, "hist/weight/w") && has(s, "steps 50..100  last [0, 2]") && has(s, "█"),
+          "a histogram as a heat strip: %s", s ? s : "");
+    free(s);
     snprintf(w->pattern, sizeof w->pattern, "grd/*");
     CHECK(view_grid_load(w, st, id) == LM_EARG && w->n == 0, "grd/* matches nothing");
     s = dump(&d, &sn, 120, 40, &U, NULL);

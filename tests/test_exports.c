@@ -6,6 +6,7 @@
  * and unknown words, sample positions=slide, refusal of binary data files. Not a test of
  * the store's SQL (test_runstore.c) nor of training itself (test_trainer.c). */
 #include "check.h"
+#include "series.h"
 #include "err.h"
 #include "metrics.h"
 #include "repl.h"
@@ -160,8 +161,8 @@ static void test_export_csv(Session *s)
             CHECK(0, "bad row '%s'", l);
             continue;
         }
-        if (!strncmp(metric, "sys_", 4)) {   /* issue 37: the owner's system samples */
-            n_sys += !strcmp(metric, "sys_rss_mb") && atof(value) > 0;
+        if (!strncmp(metric, "sys/", 4)) {   /* issue 37: the owner's system samples */
+            n_sys += !strcmp(metric, "sys/rss_mb") && atof(value) > 0;
             rows--;
             continue;
         }
@@ -170,7 +171,8 @@ static void test_export_csv(Session *s)
         int best = !strcmp(metric, "best_checkpoint_val_loss");   /* issue 33 */
         n_best += best;
         const char *series = best ? "val_loss" : metric;
-        int known = step_metric_find(series) >= 0;
+        SeriesRef ref;   /* every row is a series of the registry (issue 48) */
+        int known = series_find(series, &ref, NULL) == LM_OK;
         for (int m = 0; m < 3; m++) known |= !strcmp(series, evals[m]);
         if (known) {
             SeriesPoint *p = NULL;
@@ -185,7 +187,7 @@ static void test_export_csv(Session *s)
     CHECK(rows >= 9 * STEP_METRIC_N + n_val * 2 && matched == rows, "%d rows, %d match the store", rows,
           matched);
     CHECK(n_val == 3, "%d validation rows (evaluations at 30, 60 and the end)", n_val);
-    CHECK(n_sys >= 1, "no sys_rss_mb row: the run's system metrics are not exported");
+    CHECK(n_sys >= 1, "no sys/rss_mb row: the run's system metrics are not exported");
     CHECK(int_tokens, "tokens written as a float");
     /* issue 27: the shortest form that reads back: lr=0.001 stored as a float is 0.001 */
     CHECK(strstr(out, ",lr,0.001\n") && !strstr(out, "0.00100000005"),

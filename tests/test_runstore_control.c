@@ -70,7 +70,7 @@ static void test_requests(void)
     CHECK(runstore_run_owner(s, run, &me, err) == LM_OK && me.pid == (long)getpid() &&
           me.since > 0 && !strcmp(me.host, runstore_host(s)), "the owner: %s", err);
     CHECK(runstore_control_request(s, run, "explode", &id, err) == LM_EARG &&
-          strstr(err, "pause, resume or stop"), "bad verb: %s", err);
+          strstr(err, "pause, resume, stop or checkpoint"), "bad verb: %s", err);
     CHECK(runstore_control_request(s, 999, "stop", &id, err) == LM_EARG, "no run: %s", err);
     CHECK(runstore_control_request(s, run, "pause", &id, err) == LM_OK, "request: %s", err);
     CHECK(runstore_control_request(s, run, "stop", &id2, err) == LM_OK && id2 > id, "second");

@@ -82,6 +82,15 @@ static void test_importance_grid(void)
     CHECK(n == 2 && fabs(im[0].share - 1.0 / 1.01) < 1e-12, "lr %g", im[0].share);
     CHECK(fabs(im[1].share - 0.01 / 1.01) < 1e-12, "k %g", im[1].share);
     CHECK(im[1].n_levels == 2 && !im[1].binned, "grouped by value");
+    CHECK(!im[0].inner_best, "a monotone lr is no U");
+    /* issue 49: a U-shaped lr (best in the middle) is not "larger -> lower" */
+    const char *u[] = {"lr=1e-4 seed=1", "lr=1e-4 seed=2", "lr=1e-3 seed=1", "lr=1e-3 seed=2",
+                       "lr=1e-2 seed=1", "lr=1e-2 seed=2"};
+    double uy[] = {3.0, 3.1, 2.0, 2.1, 2.8, 2.9};
+    n = sweep_importance(u, uy, 6, im, 4);
+    int k = !strcmp(im[0].key, "lr") ? 0 : 1;
+    CHECK(n >= 1 && !strcmp(im[k].key, "lr") && im[k].inner_best, "lr best at 1e-3: a U (%d)",
+          im[k].inner_best);
 }
 
 static void test_importance_random(void)

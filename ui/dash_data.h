@@ -27,6 +27,8 @@ typedef struct {
     char hist_cols[512];                  /* `runs columns=` kept in the store, "" = none */
     char (*hist_group)[64];               /* (n_runs) each run's group, when a column needs it */
     double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
+    double *hist_series;                  /* (n_runs x 16) the kept columns that are series:
+                                             each run's aggregate (NAN: none or not one) */
 } HistoryView;
 
 /* The comparable series of the registry (core/base/series.h): every per-step and

@@ -128,13 +128,16 @@ static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *ca
         "letters type a command | Esc: view keys | F1 help",
         "arrows Space Enter / = * > ^ | a letter types a command",
         "arrows PgUp PgDn End | a letter types a command"};
-    /* too narrow for every name and the badge: the other views' first 3 letters, then
-     * their first letter, then their number alone (eight views at 80 columns need 3 or 1) */
+    /* too narrow for every name and the widest badge: the other views' first 3 letters,
+     * then their first letter, then their number alone (eight views at 80 columns need 3
+     * or 1); sized by the widest badge so the names do not change with the focus */
     static const int levels[] = {40, 3, 1, 0};
     int view_line = d->prompt_mode != DASH_PROMPT_CMD;
     const char *badge = view_line ? " TYPING " : badges[d->focus];
     const char *h = view_line ? "Enter applies | Esc cancels" : hints[d->focus];
-    int x = 0, bw = canvas_utf8_width(badge), hw = canvas_utf8_width(h), letters = 0;
+    int x = 0, bw = canvas_utf8_width(badge), hw = canvas_utf8_width(h), letters = 0, widest = 0;
+    for (int b = 0; b < DASH_N_FOCUS; b++)
+        if (canvas_utf8_width(badges[b]) > widest) widest = canvas_utf8_width(badges[b]);
     char name[64];
     for (int l = 0; l < (int)(sizeof levels / sizeof *levels); l++) {
         int full = 0;
@@ -142,7 +145,7 @@ static void tabs_line(Canvas *c, int W, const Dashboard *d, const CanvasCaps *ca
             full += canvas_utf8_width(tab_name(name, sizeof name, i, i == d->view ? 40
                                                                          : levels[l])) + 1;
         letters = levels[l];
-        if (full + bw + 1 < W) break;   /* the badge fits (as placed below) */
+        if (full + widest + 1 < W) break;   /* any badge fits (as placed below) */
     }
     for (int i = 0; i < views_count(); i++) {
         int on = i == d->view;

@@ -6,6 +6,8 @@
  * database while curses is up. Not the drawing: dashboard_render does every frame. */
 #define NCURSES_WIDECHAR 1
 #include "dash_term.h"
+
+#include "alerts.h"
 #include "commands.h"
 
 #include "dash_follow.h"
@@ -335,8 +337,12 @@ static void reap_dead(DashTerm *t)
     t->next_reap = now + 2.0;
     RunStore *st = t->s->store;   /* only an open store: never opens one for this */
     char err[LM_ERR_LEN];
-    if (st)
-        runstore_reap_dead(st, err);   /* a failure: the next call retries */
+    if (!st)
+        return;
+    /* first the alerts no owner can judge (a silent owner's stalled, a dead one's ended):
+       the alerts view shows those that fire, from the store */
+    alerts_watch_judge(st, t->s->db_path, "dashboard", NULL, NULL);
+    runstore_reap_dead(st, err);   /* a failure: the next call retries */
 }
 
 /* Takes a snapshot of the run — a running sweep's trial, else the session's run, else

@@ -1,7 +1,8 @@
 /* view_grid.c — the grid view (issue 48): small multiples of every series of the run on
  * screen (the one registry's names, core/base/series.h), chosen by a pattern (`/` asks:
  * gate/..., sys/..., val...: a star is any run of bytes); arrows pick one, Enter enlarges it (and
- * Enter again goes back to the grid). A pattern that matches none of the run's series
+ * Enter again goes back to the grid); a histogram series (hist/...) is a heat strip over
+ * its steps. A pattern that matches none of the run's series
  * says so in the view with the names the run has. Reloaded from the store about once a
  * second while shown. Names are escaped before they are drawn. Not the plotting for
  * papers (commands/cmd_plot_grid.c) nor the history view's compare curves. */
@@ -33,10 +34,11 @@ static int state_init(void *state)
 
 static void clear_series(GridView *g)
 {
-    for (int k = 0; k < g->n; k++) free(g->x[k]), free(g->y[k]);
-    free(g->x), free(g->y), free(g->len), free(g->names);
+    for (int k = 0; k < g->n; k++) free(g->x[k]), free(g->y[k]), free(g->hist[k]);
+    free(g->x), free(g->y), free(g->len), free(g->names), free(g->hist), free(g->n_hist);
     g->x = g->y = NULL;
-    g->len = NULL;
+    g->len = g->n_hist = NULL;
+    g->hist = NULL;
     g->names = NULL;
     g->n = 0;
 }
@@ -60,8 +62,10 @@ int view_grid_load(GridView *g, RunStore *st, long run)
     g->x = calloc((size_t)n, sizeof *g->x);
     g->y = calloc((size_t)n, sizeof *g->y);
     g->len = calloc((size_t)n, sizeof *g->len);
+    g->hist = calloc((size_t)n, sizeof *g->hist);
+    g->n_hist = calloc((size_t)n, sizeof *g->n_hist);
     g->names = names;
-    if (n && (!g->x || !g->y || !g->len)) {
+    if (n && (!g->x || !g->y || !g->len || !g->hist || !g->n_hist)) {
         free(names);
         g->names = NULL;
         snprintf(g->msg, sizeof g->msg, "out of memory");
@@ -79,6 +83,10 @@ int view_grid_load(GridView *g, RunStore *st, long run)
             g->x[k][i] = (double)p[i].step, g->y[k][i] = p[i].value;
         g->len[k] = g->x[k] && g->y[k] ? m : 0;
         free(p);
+        SeriesRef ref;   /* a histogram: its steps too, drawn as a heat strip */
+        if (!series_find(names[k], &ref, NULL) && ref.info->kind == SERIES_KIND_HIST &&
+            runstore_hist_series(st, run, names[k], &g->hist[k], &g->n_hist[k], err))
+            g->hist[k] = NULL, g->n_hist[k] = 0;
     }
     if (g->sel >= n) g->sel = n ? n - 1 : 0;
     return LM_OK;
@@ -109,6 +117,41 @@ static int grid_cols(int w)
     return c < 1 ? 1 : c;
 }
 
+/* A histogram series over time in r: a column per step (the steps spread over the
+ * width), a row per group of bins (the highest values on top), each cell shaded by its
+ * share of that step's largest count; the last step's range in the bottom line. */
+static void heat_strip(Canvas *c, Rect r, const HistPoint *h, int n, const CanvasCaps *caps)
+{
+    static const char *const UNI[] = {" ", "░", "▒", "▓", "█"}, *const ASC[] = {" ", ".", ":",
+                                                                                  "=", "#"};
+    if (n <= 0 || r.w < 2 || r.h < 2) {
+        dash_draw_message(c, r, "no histogram yet");
+        return;
+    }
+    int rows = r.h - 1;
+    for (int col = 0; col < r.w; col++) {
+        const SeriesHist *s = &h[(long)col * n / r.w].h;
+        long top = 1;
+        for (int b = 0; b < SERIES_HIST_BINS; b++) top = s->counts[b] > top ? s->counts[b] : top;
+        for (int row = 0; row < rows; row++) {
+            int b0 = (rows - 1 - row) * SERIES_HIST_BINS / rows;
+            int b1 = (rows - row) * SERIES_HIST_BINS / rows;
+            long most = 0;
+            for (int b = b0; b < b1 && b < SERIES_HIST_BINS; b++)
+                most = s->counts[b] > most ? s->counts[b] : most;
+            int shade = most ? 1 + (int)(3.999 * (double)most / (double)top) : 0;
+            canvas_text(c, r.x + col, r.y + row, 1, caps->unicode ? UNI[shade] : ASC[shade],
+                        shade ? UI_COLOR_HEAT0 + shade : 0, 0);
+        }
+    }
+    char foot[160];
+    const SeriesHist *last = &h[n - 1].h;
+    snprintf(foot, sizeof foot, "steps %ld..%ld  last [%.3g, %.3g]%s", h[0].step, h[n - 1].step,
+             last->lo, last->hi, last->n_nan + last->n_posinf + last->n_neginf ? "  non-finite!"
+             : "");
+    canvas_text(c, r.x, r.y + rows, r.w, foot, UI_COLOR_DIM, 0);
+}
+
 /* One chart: its box titled with the series' escaped name (and unit, when enlarged). */
 static void chart_cell(Canvas *c, Rect r, const GridView *g, int k, const CanvasCaps *caps,
                        int selected, int big)
@@ -121,9 +164,16 @@ static void chart_cell(Canvas *c, Rect r, const GridView *g, int k, const Canvas
         snprintf(title, sizeof title, "%s%s%s%s: %s (%s, %s)", shown, ref.info->unit[0] ? " ["
                  : "", ref.info->unit, ref.info->unit[0] ? "]" : "", ref.info->help,
                  series_kind_name(ref.info->kind), series_agg_name(ref.info->agg));
+    else if ((int)strlen(shown) > r.w - 6 && r.w > 12)   /* long names differ at the end */
+        snprintf(title, sizeof title, "%s%s", caps->unicode ? "…" : "~",
+                 shown + strlen(shown) - (size_t)(r.w - 7));
     else
         snprintf(title, sizeof title, "%s", shown);
     canvas_box(c, r, title, selected, caps->unicode);
+    if (g->hist && g->hist[k]) {
+        heat_strip(c, canvas_rect_inner(r), g->hist[k], g->n_hist[k], caps);
+        return;
+    }
     ChartSeries s = {g->x[k], g->y[k], g->len[k], NULL, UI_COLOR_SERIES1, CHART_LINE};
     ChartData d = {&s, 1, big ? "step" : NULL, 0, 0, 0, 0, 0};
     chart_draw(c, canvas_rect_inner(r), &d, caps);

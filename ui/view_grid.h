@@ -4,6 +4,7 @@
 #define LM_UI_VIEW_GRID_H
 
 #include "dash_view.h"
+#include "runstore_series.h"
 #include "series.h"
 
 /* The shown run's series matching the pattern, and the pick. */
@@ -13,6 +14,8 @@ typedef struct {
     char (*names)[SERIES_NAME_LEN];       /* (n) malloc'd, registry order */
     double **x, **y;                      /* (n) each (len[k]) malloc'd: step, value */
     int *len;
+    HistPoint **hist;                     /* (n) a histogram series' steps, else NULL */
+    int *n_hist;
     int n, sel, enlarged;
     int cols;                             /* charts per row at the last draw */
     char msg[LM_ERR_LEN];                 /* why nothing is shown ("" when something is) */

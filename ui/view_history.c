@@ -48,6 +48,7 @@ static void state_free(void *state)
     runstore_rows_free(h->runs, h->n_runs);
     free(h->hist_group);
     free(h->hist_smooth);
+    free(h->hist_series);
     dash_groups_free(h);
 }
 
@@ -199,9 +200,13 @@ static void runs_table_custom(Canvas *c, Rect in, Dashboard *d, const CanvasCaps
             for (int j = 0; j < nc; j++) {
                 double num;
                 char v[CELL_LEN];
-                cmd_runs_table_cell(&hv(d)->runs[i], hv(d)->hist_group ? hv(d)->hist_group[i] : NULL,
-                                    hv(d)->hist_smooth ? hv(d)->hist_smooth[i] : NAN, names[j], v,
-                                    sizeof v, &num);
+                if (hv(d)->hist_series && cmd_runs_table_is_series(names[j])) {   /* a series */
+                    num = hv(d)->hist_series[(size_t)i * CUSTOM_MAX + j];
+                    snprintf(v, sizeof v, isnan(num) ? "-" : "%.6g", num);
+                } else
+                    cmd_runs_table_cell(&hv(d)->runs[i], hv(d)->hist_group ? hv(d)->hist_group[i]
+                                        : NULL, hv(d)->hist_smooth ? hv(d)->hist_smooth[i] : NAN,
+                                        names[j], v, sizeof v, &num);
                 safetext_escape(buf[i - lo][j], CELL_LEN, v, 0);
                 int l = (int)strlen(buf[i - lo][j]);
                 if (!strcmp(names[j], "name")) cols[j].width = 0;   /* takes what is left */
@@ -222,6 +227,7 @@ static void load_custom(Dashboard *d, RunStore *st)
 {
     free(hv(d)->hist_group), hv(d)->hist_group = NULL;
     free(hv(d)->hist_smooth), hv(d)->hist_smooth = NULL;
+    free(hv(d)->hist_series), hv(d)->hist_series = NULL;
     if (!cmd_runs_table_saved(st, hv(d)->hist_cols, sizeof hv(d)->hist_cols)) {
         hv(d)->hist_cols[0] = 0;
         return;
@@ -243,6 +249,19 @@ static void load_custom(Dashboard *d, RunStore *st)
         for (int i = 0; i < hv(d)->n_runs; i++)
             hv(d)->hist_smooth[i] = cmd_runs_table_final_smooth(st, hv(d)->runs[i].id);
     free(ids);
+    char list[512];   /* the columns that are series of the registry: each run's number */
+    snprintf(list, sizeof list, "%s", hv(d)->hist_cols);
+    char *save = NULL;
+    int j = 0;
+    for (char *w = strtok_r(list, ",", &save); w && j < CUSTOM_MAX; w = strtok_r(NULL, ",", &save), j++) {
+        if (!cmd_runs_table_is_series(w)) continue;
+        size_t cells = (size_t)(hv(d)->n_runs ? hv(d)->n_runs : 1) * CUSTOM_MAX;
+        if (!hv(d)->hist_series && (hv(d)->hist_series = malloc(cells * sizeof(double))))
+            for (size_t k = 0; k < cells; k++) hv(d)->hist_series[k] = NAN;
+        for (int i = 0; hv(d)->hist_series && i < hv(d)->n_runs; i++)
+            runstore_series_summary(st, hv(d)->runs[i].id, w,
+                                    &hv(d)->hist_series[(size_t)i * CUSTOM_MAX + j], err);
+    }
 }
 
 static void runs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)

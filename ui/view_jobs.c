@@ -78,7 +78,10 @@ static void job_cells(const JobRow *j, int unicode, char (*out)[JOB_CELL])
     if (j->last.step) snprintf(out[7], JOB_CELL, "%.0f", j->last.tokens_per_s);
     else snprintf(out[7], JOB_CELL, "-");
     eta_text(j->state == JOB_RUNNING ? j->eta : NAN, out[8], JOB_CELL);
-    snprintf(out[9], JOB_CELL, "%s", runstore_job_state_name(j->state));
+    if (j->quiet)   /* a frozen or hung owner (issue 49 item 5) */
+        snprintf(out[9], JOB_CELL, "no step for %.0f s", j->age);
+    else
+        snprintf(out[9], JOB_CELL, "%s", runstore_job_state_name(j->state));
 }
 
 static void jobs_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps, int focused)

@@ -236,7 +236,8 @@ static void importance_panel(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *
         snprintf(line, sizeof line, "%5.1f%%", isfinite(im[k].share) ? 100 * im[k].share : 0.0);
         if (fill >= 0) canvas_text(c, in.x + kw + bw + 1, y, 7, line, UI_COLOR_DEFAULT, 0);
         if (2 * k + 1 < in.h) {
-            snprintf(line, sizeof line, isnan(im[k].rho) ? "categorical" : fabs(im[k].rho) < 0.1
+            snprintf(line, sizeof line, isnan(im[k].rho) ? "categorical" : im[k].inner_best
+                     ? "best at an inner value (U-shaped; rho %+.2f)" : fabs(im[k].rho) < 0.1
                      ? "no clear direction" : im[k].rho < 0 ? "larger -> lower (rho %+.2f)"
                                                             : "larger -> higher (rho %+.2f)",
                      im[k].rho);

@@ -134,7 +134,7 @@ static void load(DashCtx *x)
     DashTokens *t = dash_view_state(x->d, &view_tokens);
     if (!t)
         return;
-    if (!s->trainer && !s->view)
+    if (!s->trainer && !s->view && session_followed_run(s) <= 0)
         snprintf(t->error, sizeof t->error, "no model open: `open ID` or `train`");
     else if (session_prepare_view(s) == LM_OK)
         dash_data_tokens(t, s->view, s->view_tok, s->view_source);

@@ -119,6 +119,7 @@ void sysmetrics_sample(SysMeter *m, SysSample *x)
 
 double sysmetrics_value(const SysSample *x, const char *c)
 {
+    if (!strcmp(c, "t")) return x->t;
     if (!strcmp(c, "cpu")) return x->cpu;
     if (!strcmp(c, "rss_mb")) return x->rss_mb;
     if (!strcmp(c, "threads")) return x->threads;

@@ -21,7 +21,7 @@ typedef struct {
     char thread_cpu[256];  /* "tid:cpu% ..." for the busiest threads, "" when unread */
 } SysSample;
 
-/* A sample's value by its run_sysmetrics column name (cpu rss_mb threads load1
+/* A sample's value by its run_sysmetrics column name (t cpu rss_mb threads load1
  * mem_avail_mb mem_total_mb tokens_per_s: the registry's sys/ series name them), NaN for
  * another name. */
 double sysmetrics_value(const SysSample *x, const char *column);

@@ -221,18 +221,28 @@ int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force)
     for (int i = 0; i < n; i++) {
         AlertRule r;
         char msg[300];
-        int fired = 0;
-        long event = 0;
         if (alertrule_parse(a[i].rule, &r, NULL, 0, err) || !alertrule_fires(&r, f, msg, sizeof msg))
             continue;
-        if (runstore_alert_fire(st, a[i].id, e->run_id, a[i].rule, msg, &fired, &event, err) ||
-            !fired)
-            continue;
-        fired_n++;
-        if (a[i].cmd[0]) start_command(e, st, &a[i], f, msg, event);
+        fired_n += alerts_fire(e, st, &a[i], f, msg, "");
     }
     free(a);
     return fired_n;
+}
+
+int alerts_fire(AlertEngine *e, RunStore *st, const AlertRow *a, const AlertFacts *f,
+                const char *msg, const char *judge)
+{
+    int fired = 0;
+    long event = 0;
+    char err[LM_ERR_LEN], line[RUNSTORE_CONSOLE_LINE_MAX];
+    if (runstore_alert_fire(st, a->id, e->run_id, a->rule, msg, &fired, &event, err) || !fired)
+        return 0;
+    /* the run's console has it (`log ID`, the owner's terminal reads it back) */
+    snprintf(line, sizeof line, "alert %.60s fired: %.300s%s%.200s%s", a->rule, msg,
+             judge[0] ? " (seen by " : "", judge, judge[0] ? ")" : "");
+    runstore_console_append(st, e->run_id, "alert", line, err);
+    if (a->cmd[0]) start_command(e, st, a, f, msg, event);
+    return 1;
 }
 
 void alerts_finish(AlertEngine *e, RunStore *st, double seconds)

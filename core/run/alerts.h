@@ -11,6 +11,7 @@
 
 #include "alertrule.h"
 #include "runstore_notes.h"
+#include "runstore_track.h"
 
 #include <sys/types.h>
 
@@ -36,6 +37,22 @@ void alerts_init(AlertEngine *e, long run, const char *run_name, const char *db_
  * on those that fire; reaps finished commands and records their exit status. Store
  * failures only delay alerts. Returns the number that fired. */
 int alerts_poll(AlertEngine *e, RunStore *st, const AlertFacts *f, int force);
+
+/* Records that rule a fired for e's run with msg (once: 0 when it already had), writes the
+ * run's console line "alert RULE fired: MSG" (judge: "" for the owner, else who saw it,
+ * e.g. "pid 4242, jobs") and starts its command. 1 when this call fired it. */
+int alerts_fire(AlertEngine *e, RunStore *st, const AlertRow *a, const AlertFacts *f,
+                const char *msg, const char *judge);
+
+/* Any process with the store open judges the rules an owner cannot judge itself
+ * (alerts_watch.c): a running run whose owner has said nothing (no step row, no
+ * heartbeat) for a rule's stalled seconds fires `stalled` (a frozen or hung process), and
+ * a running or paused run whose owner process is gone fires `ended`; whoever sees it first
+ * fires it, once. who names the judge ("jobs", "watch", "dashboard"). Each fired alert is
+ * passed to cb (may be NULL) with the run, its rule and message. Returns how many fired. */
+typedef void (*AlertsSeen)(void *ud, long run, const char *rule, const char *msg);
+int alerts_watch_judge(RunStore *st, const char *db_path, const char *who, AlertsSeen cb,
+                       void *ud);
 
 /* Waits (at most `seconds`) for the commands still running, then ends those left (their
  * whole process group: TERM, then KILL) and records how each ended. A command's process

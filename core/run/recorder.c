@@ -4,6 +4,8 @@
  * session's own `pause`/`stop` take; each is answered in the store. */
 #include "recorder.h"
 
+#include "dist.h"
+
 #include "alerts.h"
 #include "alertseen.h"
 #include "console.h"
@@ -43,6 +45,8 @@ struct Recorder {
     ConsoleState console;
     AlertEngine alerts;
     AlertSeen seen;                   /* every series' newest value, for the alert rules */
+    long alert_seen;                  /* the newest alert event told (-1: not read yet) */
+    double next_alert_news;
     RunOwner me;                      /* this process as the run's owner (pid 0: not) */
 };
 
@@ -205,7 +209,8 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     pthread_mutex_unlock(&r->mu);
     int verb = c->verb_id;
     if (verb < 0)
-        snprintf(reply, cap, "unknown control '%s': ignored (pause, resume or stop)", c->verb);
+        snprintf(reply, cap, "unknown control '%s': ignored (pause, resume, stop or "
+                 "checkpoint)", c->verb);
     else if (ended || trainer_is_done(ts))
         snprintf(reply, cap, "run #%ld had already ended (%s at step %ld): nothing to %s",
                  r->run_id, trainer_status_name(ts), step, c->verb);
@@ -220,8 +225,18 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     } else if (verb == RUNCTL_RESUME) {
         trainer_resume(r->t);
         snprintf(reply, cap, "run #%ld resumed at step %ld", r->run_id, step);
+    } else if (verb == RUNCTL_CHECKPOINT && dist_size() > 1) {
+        snprintf(reply, cap, "run #%ld trains under mpirun: it writes checkpoints only at "
+                 "checkpoint_every (no checkpoint on request)", r->run_id);
+    } else if (verb == RUNCTL_CHECKPOINT) {
+        trainer_checkpoint_now(r->t);
+        snprintf(reply, cap, "run #%ld writes a checkpoint %s (it was at step %ld)", r->run_id,
+                 ts == TRAINER_PAUSED ? "now, paused" : "after its current step", step);
     } else {
-        trainer_stop(r->t);
+        char why[128];
+        snprintf(why, sizeof why, "`stop` from pid %ld on %.40s", c->requester_pid,
+                 c->requester_host);
+        trainer_stop_because(r->t, why);
         snprintf(reply, cap, "run #%ld stops after its current step (a checkpoint is written)",
                  r->run_id);
     }
@@ -284,6 +299,38 @@ static void alert_facts(Recorder *r, AlertFacts *f, double now)
     f->since_step = s->status == TRAINER_RUNNING ? now - r->last_step_at : 0;
 }
 
+/* The alerts of the run that fired since the last look, whoever fired them (this process
+ * or another that saw it stalled), as the snapshot's message: the owner's terminal and
+ * dashboard print it (issue 49 item 6). Those fired before this recorder began are not
+ * told again. */
+static void alert_news(Recorder *r, RunStore *st, double now, int force)
+{
+    if (!st || (!force && now < r->next_alert_news))
+        return;
+    r->next_alert_news = now + 1.0;
+    AlertEvent *ev = NULL;
+    int n = 0;
+    char err[LM_ERR_LEN], msg[LM_ERR_LEN];
+    if (runstore_alert_events(st, r->run_id, r->alert_seen > 0 ? r->alert_seen : 0, 0, &ev,
+                              &n, err))
+        return;
+    for (int i = 0; i < n; i++) {
+        if (r->alert_seen >= 0) {
+            snprintf(msg, sizeof msg, "alert %.60s fired: %.400s", ev[i].rule, ev[i].message);
+            pthread_mutex_lock(&r->mu);
+            set_message(&r->snap, msg);
+            r->snap.seq++;
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+    long newest = r->alert_seen > 0 ? r->alert_seen : 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].id > newest)
+            newest = ev[i].id;
+    r->alert_seen = newest;
+    free(ev);
+}
+
 /* System metrics when due (always when force), then the alert rules. */
 static void track_poll(Recorder *r, RunStore *st, int force)
 {
@@ -310,6 +357,7 @@ static void track_poll(Recorder *r, RunStore *st, int force)
         r->snap.seq++;
         pthread_mutex_unlock(&r->mu);
     }
+    alert_news(r, st, now, force);
 }
 
 /* The console line of one event, when it makes one. */
@@ -473,6 +521,7 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     r->console.total_steps = trainer_total_steps(t);
     alerts_init(&r->alerts, run_id, run_name, db_path);
     alertseen_init(&r->seen);
+    r->alert_seen = -1;
     r->ud = ud;
     pthread_mutex_init(&r->mu, NULL);
     Snapshot *s = &r->snap;

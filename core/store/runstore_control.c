@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const VERBS[RUNCTL_N_VERBS] = {"pause", "resume", "stop"};
+static const char *const VERBS[RUNCTL_N_VERBS] = {"pause", "resume", "stop", "checkpoint"};
 
 static const char SCHEMA_CONTROL[] =
     "CREATE TABLE IF NOT EXISTS run_control(id INTEGER PRIMARY KEY,"
@@ -111,7 +111,7 @@ int runstore_control_migrate_owner(RunStore *s, char *err)
 int runstore_control_request(RunStore *s, long run, const char *verb, long *id, char *err)
 {
     if (runstore_control_verb(verb) < 0)
-        return err_set(err, LM_EARG, "unknown control '%s' (pause, resume or stop)",
+        return err_set(err, LM_EARG, "unknown control '%s' (pause, resume, stop or checkpoint)",
                        verb ? verb : "");
     int status = runstore_check_run(s, run, err);
     sqlite3_stmt *st;

@@ -10,7 +10,9 @@
 
 #include "runstore.h"
 
-typedef enum { RUNCTL_PAUSE, RUNCTL_RESUME, RUNCTL_STOP, RUNCTL_N_VERBS } RunControlVerb;
+/* checkpoint: write a checkpoint of the current weights now (issue 49 item 7) */
+typedef enum { RUNCTL_PAUSE, RUNCTL_RESUME, RUNCTL_STOP, RUNCTL_CHECKPOINT,
+               RUNCTL_N_VERBS } RunControlVerb;
 
 /* Whom a request is addressed to: the process that owned the run when it was asked
  * (its pid and host) and when that process took the run (created or resumed it), so a

@@ -3,6 +3,7 @@
  * `--json runs`, with metrics and evaluations), to a stream or through a temporary file
  * renamed into place. Not an import, and not a dump of gates, samples or checkpoints. */
 #include "runstore.h"
+#include "series.h"
 #include "jsonval.h"
 #include "config.h"
 #include "outfile.h"
@@ -72,6 +73,21 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
     fprintf(f, ",%s\n", buf);
 }
 
+/* One long-form value of a series read through the registry: NaN left out (as a NULL
+ * column is), the shortest %g that reads back the same double. */
+static void csv_point(FILE *f, long run, long step, const char *metric, double v)
+{
+    char buf[40];
+    if (isnan(v)) return;
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    fprintf(f, "%ld,%ld,", run, step);
+    csv_field(f, metric);
+    fprintf(f, ",%s\n", buf);
+}
+
 /* The run's best checkpoint as one row: its step, metric best_checkpoint_val_loss, the
  * validation loss evaluated at that step (empty when none). */
 static void csv_best(FILE *f, const RunRow *r)
@@ -103,30 +119,26 @@ static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
                       STEP_METRICS[c].digits);
     if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting metrics", err);
     sqlite3_finalize(st);
-    if (status || (status = prep(s, EVAL_SQL, &st, err))) return status;
-    sqlite3_bind_int64(st, 1, run);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *split = col_str(st, 1), *what[] = {"loss", "ppl", "bpc"};
-        char metric[32];
-        for (int c = 0; c < 3; c++) {
-            snprintf(metric, sizeof metric, "%s_%s", strcmp(split, "valid") ? split : "val",
-                     what[c]);
-            csv_value(f, run, sqlite3_column_int64(st, 0), metric, st, c + 2, 16);
-        }
+    if (status) return status;
+    /* then every other series of the registry the run has (core/base/series.h), by its
+     * name there: evaluations (val_loss ...), system samples of rank 0 (sys/cpu ...),
+     * gates (gate/L/K) and the named series (grad/<tensor> ...); histograms are the
+     * TensorBoard export's, the best so far is the best_checkpoint row's */
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int nn = 0;
+    if ((status = runstore_series_list(s, run, NULL, &names, &nn, err))) return status;
+    for (int k = 0; !status && k < nn; k++) {
+        SeriesRef ref;
+        if (series_find(names[k], &ref, NULL) || ref.info->source == SERIES_SRC_METRICS ||
+            ref.info->source == SERIES_SRC_BEST || ref.info->source == SERIES_SRC_HIST)
+            continue;
+        SeriesPoint *p = NULL;
+        int np = 0;
+        if (!(status = runstore_series(s, run, names[k], &p, &np, err)))
+            for (int i = 0; i < np; i++) csv_point(f, run, p[i].step, names[k], p[i].value);
+        free(p);
     }
-    if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting evaluations", err);
-    sqlite3_finalize(st);
-    /* system metrics of rank 0 as sys_* rows at the step they were sampled */
-    static const char *sys_cols[] = {"sys_time", NULL, "sys_cpu", "sys_rss_mb", "sys_threads",
-                                     "sys_load1", "sys_mem_avail_mb"};
-    if (status || (status = prep(s, SYS_SQL, &st, err))) return status;
-    sqlite3_bind_int64(st, 1, run);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        for (int c = 0; c < 7 && sqlite3_column_int(st, 2) == 0; c++)
-            if (sys_cols[c])
-                csv_value(f, run, sqlite3_column_int64(st, 0), sys_cols[c], st, c + 1, 16);
-    if (rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "exporting system metrics", err);
-    sqlite3_finalize(st);
+    free(names);
     return status;
 }
 

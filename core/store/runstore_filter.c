@@ -140,8 +140,8 @@ static int classify_term(Term *t, const char *term, char *err)
         return bad_term(term, len, "~ compares text, not numbers", err);
     if (t->kind == K_NOTE && t->op != OP_HAS)
         return bad_term(term, len, "note takes ~ (a note of the run or its sweep contains)", err);
-    if (t->kind == K_TAG && t->op != OP_EQ && t->op != OP_NE)
-        return bad_term(term, len, "tag takes = or !=", err);
+    if (t->kind == K_TAG && t->op != OP_EQ && t->op != OP_NE && t->op != OP_HAS)
+        return bad_term(term, len, "tag takes = (has), != (lacks) or ~ (a tag contains)", err);
     if (t->kind == K_SINCE || t->kind == K_UNTIL) {
         if (t->op != OP_EQ) return bad_term(term, len, "since/until take =", err);
         if (!parse_when(t->val, &t->num))
@@ -156,6 +156,8 @@ static void term_sql(const Term *t, char *sql, size_t cap)
     size_t n = strlen(sql);
     if (t->kind == K_NUM && !t->is_num)
         snprintf(sql + n, cap - n, " AND 0");   /* not a number: matches nothing */
+    else if (t->kind == K_TAG && t->op == OP_HAS)   /* `tags~base`: a tag contains it */
+        snprintf(sql + n, cap - n, " AND instr(lower(coalesce(tags,'')), lower(?)) > 0");
     else if (t->kind == K_TAG)
         snprintf(sql + n, cap - n, " AND instr(',' || coalesce(tags,'') || ',', ',' || ? ||"
                  " ',') %s 0", t->op == OP_EQ ? ">" : "=");

@@ -61,6 +61,9 @@ static void job_progress(RunStore *s, JobRow *j)
         j->state = JOB_STALE;
     else
         j->state = !strcmp(j->run.status, "paused") ? JOB_PAUSED : JOB_RUNNING;
+    j->quiet = j->state == JOB_RUNNING && j->age >= JOBS_QUIET_SECONDS;
+    if (j->quiet)
+        j->eta = NAN;   /* no pace to tell the end by */
 }
 
 int runstore_jobs(RunStore *s, JobRow **rows, int *n, char *err)

@@ -9,6 +9,10 @@
 #include "runstore.h"
 
 #define JOBS_SPARK 32   /* loss points kept for the sparkline */
+/* A running run's owner writes a step row or a heartbeat at least every 30 s while it
+ * works: silent this long, its run has made no step for that long (a frozen, hung or busy
+ * process; issue 49 item 5). */
+#define JOBS_QUIET_SECONDS 45
 
 typedef enum { JOB_RUNNING, JOB_PAUSED, JOB_STALE } JobState;
 
@@ -19,6 +23,8 @@ typedef struct {
     long total_steps;      /* the configured steps, 0 when unknown (epochs=) */
     double eta;            /* seconds to total_steps at the run's pace; NAN unknown */
     double age;            /* seconds since the owner's last heartbeat (INFINITY: none) */
+    int quiet;             /* running, its owner alive but silent JOBS_QUIET_SECONDS or more:
+                              no step for `age` seconds (eta is then NAN) */
     float spark[JOBS_SPARK]; /* (n_spark) the newest losses, oldest first */
     long spark_step[JOBS_SPARK]; /* (n_spark) their steps */
     int n_spark;

@@ -272,6 +272,17 @@ static void importance_of(const SweepAxis *a, const char *const *params, const i
     }
     out->range = m >= 2 && hi >= lo ? hi - lo : NAN;
     out->identified = out->max_per_level > 1 || out->binned;
+    if (a->numeric) {   /* where the best level mean sits among the values */
+        double vmin = INFINITY, vmax = -INFINITY, best = INFINITY, at = NAN;
+        int used = 0;
+        for (int l = 0; l < nl && l < MAX_TRIALS; l++) {
+            if (!cnt[l]) continue;
+            double val = out->binned ? l : strtod(a->levels[l], NULL), mean = sum[l] / cnt[l];
+            vmin = fmin(vmin, val), vmax = fmax(vmax, val), used++;
+            if (mean < best) best = mean, at = val;
+        }
+        out->inner_best = used >= 3 && at > vmin && at < vmax;
+    }
     out->rho = NAN;
     if (a->numeric) {
         ranks(x, m, rx, tmp);

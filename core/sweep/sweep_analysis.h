@@ -83,6 +83,9 @@ typedef struct {
                               where every reader says "cannot tell" instead of the share */
     double range;          /* largest minus smallest level mean of the metric (NaN when
                               under 2 trials): the effect to set against seed noise */
+    int inner_best;        /* numeric, 3 or more levels: the lowest level mean is at an
+                              inner value, neither the smallest nor the largest (a U: no
+                              "larger -> lower" however rho leans) */
 } SweepImportance;
 
 /* The seed-to-seed noise of the metric: the pooled within-group standard deviation over

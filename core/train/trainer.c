@@ -527,8 +527,16 @@ static int trainer_wait_if_paused(Trainer *t, const char *why)
         TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup(why)};
         trainer_push(t, &ev);
         pthread_mutex_lock(&t->mu);
-        while (t->pause_req && !t->stop_req)
+        while (t->pause_req && !t->stop_req) {
+            if (t->ckpt_req && dist_size() == 1) {   /* a paused run's weights, asked for */
+                t->ckpt_req = 0;
+                pthread_mutex_unlock(&t->mu);
+                trainer_checkpoint_or_pause(t, 0);
+                pthread_mutex_lock(&t->mu);
+                continue;
+            }
             pthread_cond_wait(&t->cv, &t->mu);
+        }
         t->status = TRAINER_RUNNING;
         pthread_mutex_unlock(&t->mu);
         if (!t->stop_req) {
@@ -664,8 +672,12 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
     else if (!stopped && c->time_budget > 0 && t->ts.step < t->total_steps)
         snprintf(err, LM_ERR_LEN, "time budget of %.0f s reached at step %ld", c->time_budget,
                  t->ts.step);
-    else if (stopped)
-        snprintf(err, LM_ERR_LEN, "stopped at step %ld", t->ts.step);
+    else if (stopped) {   /* with its cause when one was given (SIGTERM, `stop ID`) */
+        pthread_mutex_lock(&t->mu);
+        snprintf(err, LM_ERR_LEN, "stopped at step %ld%s%s", t->ts.step,
+                 t->stop_why[0] ? ": " : "", t->stop_why);
+        pthread_mutex_unlock(&t->mu);
+    }
     else if (t->opt.fork_of > 0)   /* a fork trained from its parent's step, not from 0 */
         snprintf(err, LM_ERR_LEN, "finished at step %ld: trained %ld steps from #%ld@%ld",
                  t->ts.step, t->ts.step - t->start_step, t->opt.fork_of, t->start_step);
@@ -711,12 +723,20 @@ static void *train_main(void *arg)
     /* the log window lives in the training state: a checkpoint carries its open part, so
        a resumed run's rows are the same window means as an uninterrupted run's (issue 49) */
     TrainState *w = &t->ts;
-    trainer_set_status(t, TRAINER_RUNNING, t->ts.step ? "resumed from a checkpoint" : "started");
+    char how[96];   /* a fork is a new run: not "resumed" */
+    if (t->opt.fork_of > 0)
+        snprintf(how, sizeof how, "forked from run #%ld at step %ld", t->opt.fork_of,
+                 t->ts.step);
+    else
+        snprintf(how, sizeof how, "%s", t->ts.step ? "resumed from a checkpoint" : "started");
+    trainer_set_status(t, TRAINER_RUNNING, how);
     int lead = dist_rank() == 0;   /* under mpirun rank 0 alone evaluates, samples, saves */
     while (t->ts.step < t->total_steps && !end) {
+        double p0 = sysinfo_now();
         int go = !trainer_wait_if_paused(t, "") &&
                  !(c->time_budget > 0 && t->ts.elapsed >= c->time_budget) &&
                  !(t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at);
+        t_log += sysinfo_now() - p0;   /* a pause is no time of the window's speed */
         if (!trainer_dist_control(t, go))   /* rank 0's decision on every rank */
             break;
         double loss = 0;
@@ -739,6 +759,15 @@ static void *train_main(void *arg)
             tok_log = t->ts.tokens;
         }
         rc = step_tasks(t, lead, &end, err);
+        if (!rc && !end && __atomic_load_n(&t->ckpt_req, __ATOMIC_ACQUIRE) &&
+            dist_size() == 1) {   /* asked for by `checkpoint ID` (trainer_checkpoint_now) */
+            __atomic_store_n(&t->ckpt_req, 0, __ATOMIC_RELEASE);
+            if (!due(t->ts.step, c->checkpoint_every) && trainer_checkpoint_or_pause(t, 0)) {
+                end = 1;   /* as a periodic checkpoint's failure ends the loop */
+                if (t->fatal[0])
+                    rc = err_set(err, LM_EFORMAT, "%s", t->fatal);
+            }
+        }
     }
     if (!rc && w->window_steps > 0)   /* the steps since the last log row: the true last step
                                          is logged (a stop between log_every rows, a time
@@ -759,6 +788,14 @@ void trainer_set_run(Trainer *t, long run_id, const char *run_dir)
 void trainer_set_store_id(Trainer *t, const char *store_id)
 {
     snprintf(t->ts.store_id, sizeof t->ts.store_id, "%s", store_id ? store_id : "");
+}
+
+void trainer_checkpoint_now(Trainer *t)
+{
+    pthread_mutex_lock(&t->mu);
+    t->ckpt_req = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
 }
 
 void trainer_set_stop_at(Trainer *t, long step)
@@ -793,6 +830,15 @@ void trainer_resume(Trainer *t)
     __atomic_store_n(&t->pause_req, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
+}
+
+void trainer_stop_because(Trainer *t, const char *why)
+{
+    pthread_mutex_lock(&t->mu);
+    if (!t->stop_why[0])   /* the first cause stands */
+        snprintf(t->stop_why, sizeof t->stop_why, "%s", why ? why : "");
+    pthread_mutex_unlock(&t->mu);
+    trainer_stop(t);
 }
 
 void trainer_stop(Trainer *t)

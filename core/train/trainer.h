@@ -90,6 +90,11 @@ int trainer_start(Trainer *t, char *err);
 void trainer_pause(Trainer *t);
 void trainer_resume(Trainer *t);
 void trainer_stop(Trainer *t);      /* asks; the thread finishes its step */
+/* trainer_stop, and why: its end reason says "stopped at step N: WHY" (the first cause). */
+void trainer_stop_because(Trainer *t, const char *why);
+/* Asks for a checkpoint of the current weights after the current step (while paused: at
+ * once), as the step's periodic one is written; one process only (not under mpirun). */
+void trainer_checkpoint_now(Trainer *t);
 void trainer_join(Trainer *t);      /* waits for the thread to end */
 TrainerStatus trainer_status(Trainer *t);
 const char *trainer_status_name(TrainerStatus s);

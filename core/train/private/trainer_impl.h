@@ -49,6 +49,8 @@ struct Trainer {
     pthread_mutex_t mu;    /* status, requests, queue */
     pthread_cond_t cv;     /* pause/resume, new events */
     pthread_mutex_t step_mu; /* held while parameters change */
+    int ckpt_req;            /* trainer_checkpoint_now: a checkpoint after this step */
+    char stop_why[160];      /* trainer_stop_because: who or what stopped it ("": said none) */
     int stop_req, pause_req; /* read through __atomic loads (the training thread polls
                                 them); written with __atomic stores under mu */
     TrainerStatus status;
