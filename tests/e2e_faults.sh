@@ -155,7 +155,9 @@ scenario_signals() {
         bwait $pid 120 "the training after SIG$sig"
         local rc=$? st stop ck
         st=$(q "SELECT status FROM runs WHERE id=$id")
-        stop=$(q "SELECT reason FROM runs WHERE id=$id" | grep -oE '[0-9]+$')
+        # "stopped at step N", then since issue 49 the cause (": its lmlab process got a
+        # termination signal (SIGTERM or SIGHUP)")
+        stop=$(q "SELECT reason FROM runs WHERE id=$id" | grep -oE '^stopped at step [0-9]+' | grep -oE '[0-9]+$')
         ck=$(newest_ckpt R3/run-$id)
         check "SIG$sig: exit status $rc is a clean failure (1), not a signal death" eq "$rc" 1
         check "SIG$sig: run recorded stopped" eq "$st" stopped
