@@ -34,6 +34,11 @@ typedef enum {
 #define CPU_CLONES
 #endif
 
+/* A per-row or per-step helper of CPU_CLONES kernels: inlined into each variant, so it
+ * runs at the variant's level with no call between (a helper GCC chose not to inline
+ * would run the baseline's code). */
+#define CPU_INLINE static inline __attribute__((always_inline))
+
 /* The level whose variants the loader bound in this process (the same test as GCC's
  * resolver: the best cpu.def level this CPU supports), CPU_NATIVE in a -march=native
  * build, CPU_BASE off x86-64. Decided once. */

@@ -14,6 +14,7 @@
 
 #include "activation.h"
 #include "attention.h"
+#include "cpu.h"
 #include "dispatcher.h"
 #include "dropout.h"
 #include "embedding.h"
@@ -29,6 +30,7 @@
 
 #define W(i) params_data(&m->params, (i))
 #define G(i) params_grad(&m->params, (i))
+CPU_CLONES
 static void mul_inplace(float *restrict x, const float *restrict mask, size_t n)
 {
     for (size_t i = 0; i < n; i++)

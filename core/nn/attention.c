@@ -118,8 +118,7 @@ static inline float dot8_abs(const float *restrict x, const float *restrict y, i
 
 /* Row i (of a row block ending at r1) of the causal softmax, in place: entries j <= i
  * become probabilities, entries i < j < r1 zero. */
-CPU_CLONES
-static void softmax_row(float *restrict row, int i, int r1)
+CPU_INLINE void softmax_row(float *restrict row, int i, int r1)
 {
     float m = max8(row, i + 1);
     for (int j = 0; j <= i; j++)

@@ -16,8 +16,7 @@
 
 #define CE_LANES 16
 
-CPU_CLONES
-static float ce_row_max(const float *x, int V)
+CPU_INLINE float ce_row_max(const float *x, int V)
 {
     float lane[CE_LANES];
     int i = 0;
@@ -36,8 +35,7 @@ static float ce_row_max(const float *x, int V)
 
 /* sum_i exp((x[i] - m) * k); when e is not NULL also stores each exp there (e may
  * alias x: each element is read before it is written). */
-CPU_CLONES
-static float ce_row_expsum(float *e, const float *x, int V, float m, float k)
+CPU_INLINE float ce_row_expsum(float *e, const float *x, int V, float m, float k)
 {
     float lane[CE_LANES] = {0};
     int i = 0;

@@ -14,8 +14,7 @@
 #define LN_LANES 16
 
 /* sum_c x[c] in 16 lanes. */
-CPU_CLONES
-static float ln_sum(const float *x, int C)
+CPU_INLINE float ln_sum(const float *x, int C)
 {
     float lane[LN_LANES] = {0};
     int c = 0;
@@ -31,8 +30,7 @@ static float ln_sum(const float *x, int C)
 }
 
 /* sum_c (x[c] - m)^2 in 16 lanes. */
-CPU_CLONES
-static float ln_sum_sq_centred(const float *x, float m, int C)
+CPU_INLINE float ln_sum_sq_centred(const float *x, float m, int C)
 {
     float lane[LN_LANES] = {0};
     int c = 0;
@@ -73,9 +71,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 }
 
 /* For one row: the means over c of g = dout*w and of g*xhat (16-lane reductions). */
-CPU_CLONES
-static void ln_row_means(float *g_mean, float *gx_mean, const float *d, const float *x,
-                         const float *w, float m, float s, int C)
+CPU_INLINE void ln_row_means(float *g_mean, float *gx_mean, const float *d, const float *x,
+                             const float *w, float m, float s, int C)
 {
     float lg[LN_LANES] = {0}, lgx[LN_LANES] = {0};
     float a = 0.0f, bsum = 0.0f;

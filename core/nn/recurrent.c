@@ -54,10 +54,9 @@ static void colsum_add(float *restrict db, const float *restrict d, long rows, i
 
 /* One LSTM step: pre = x W_ih^T + b_ih of this step (overwritten by the activations),
  * rec = h_prev W_hh^T. */
-CPU_CLONES
-static void lstm_step(float *restrict act, float *restrict h, float *restrict c,
-                      const float *restrict rec, const float *restrict cp,
-                      const float *restrict b_hh, int B, int H)
+CPU_INLINE void lstm_step(float *restrict act, float *restrict h, float *restrict c,
+                          const float *restrict rec, const float *restrict cp,
+                          const float *restrict b_hh, int B, int H)
 {
     int GH = 4 * H;
     for (int b = 0; b < B; b++) {
@@ -79,10 +78,9 @@ static void lstm_step(float *restrict act, float *restrict h, float *restrict c,
     }
 }
 
-CPU_CLONES
-static void gru_step(float *restrict act, float *restrict hn, float *restrict h,
-                     const float *restrict rec, const float *restrict hp,
-                     const float *restrict b_hh, int B, int H)
+CPU_INLINE void gru_step(float *restrict act, float *restrict hn, float *restrict h,
+                         const float *restrict rec, const float *restrict hp,
+                         const float *restrict b_hh, int B, int H)
 {
     int GH = 3 * H;
     for (int b = 0; b < B; b++) {
@@ -102,9 +100,8 @@ static void gru_step(float *restrict act, float *restrict hn, float *restrict h,
     }
 }
 
-CPU_CLONES
-static void rnn_step(float *restrict h, const float *restrict rec,
-                     const float *restrict b_hh, int B, int H)
+CPU_INLINE void rnn_step(float *restrict h, const float *restrict rec,
+                         const float *restrict b_hh, int B, int H)
 {
     for (int b = 0; b < B; b++)
         for (int j = 0; j < H; j++) {
@@ -140,10 +137,9 @@ void recurrent_forward(int kind, RecurrentActs *a, float *scratch, const float *
 }
 
 /* LSTM step backward: da (B,4H) pre-activation gradients; ch, cc carried dh, dc. */
-CPU_CLONES
-static void lstm_step_back(float *restrict da, float *restrict cc, const float *restrict ch,
-                           const float *restrict dh_out, const float *restrict act,
-                           const float *restrict c, const float *restrict cp, int B, int H)
+CPU_INLINE void lstm_step_back(float *restrict da, float *restrict cc, const float *restrict ch,
+                               const float *restrict dh_out, const float *restrict act,
+                               const float *restrict c, const float *restrict cp, int B, int H)
 {
     int GH = 4 * H;
     for (int b = 0; b < B; b++)
@@ -163,10 +159,9 @@ static void lstm_step_back(float *restrict da, float *restrict cc, const float *
 
 /* GRU step backward: dai / dah are the input- and hidden-side pre-activation gradients;
  * ch receives the direct part z*dh of the gradient into h_prev. */
-CPU_CLONES
-static void gru_step_back(float *restrict dai, float *restrict dah, float *restrict ch,
-                          const float *restrict dh_out, const float *restrict act,
-                          const float *restrict hn, const float *restrict hp, int B, int H)
+CPU_INLINE void gru_step_back(float *restrict dai, float *restrict dah, float *restrict ch,
+                              const float *restrict dh_out, const float *restrict act,
+                              const float *restrict hn, const float *restrict hp, int B, int H)
 {
     int GH = 3 * H;
     for (int b = 0; b < B; b++)
@@ -185,9 +180,8 @@ static void gru_step_back(float *restrict dai, float *restrict dah, float *restr
         }
 }
 
-CPU_CLONES
-static void rnn_step_back(float *restrict da, const float *restrict ch,
-                          const float *restrict dh_out, const float *restrict h, int B, int H)
+CPU_INLINE void rnn_step_back(float *restrict da, const float *restrict ch,
+                              const float *restrict dh_out, const float *restrict h, int B, int H)
 {
     for (long k = 0; k < (long)B * H; k++)
         da[k] = (dh_out[k] + ch[k]) * (1.0f - h[k] * h[k]);
