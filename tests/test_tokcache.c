@@ -373,6 +373,15 @@ static void test_given_and_stop(const char *data_dir)
     r.given = NULL;
     tokcache_key(&r, key, err);
     CHECK(strcmp(k1, key), "a given tokenizer gives another key than training one");
+    /* a fresh cache prepared again (force) and stopped: the fresh one stays */
+    TokCacheRequest f = r;
+    f.given = t;
+    f.force = 1;
+    CHECK(tokcache_ensure(&f, stop_in_encode, NULL, dir, sizeof dir, err) == LM_ECANCEL, "forced, stopped: %s", err);
+    f.force = 0;
+    notes[0] = 0;
+    CHECK(tokcache_ensure(&f, collect, NULL, dir, sizeof dir, err) == LM_OK && strstr(notes, "using the prepared"),
+          "the fresh cache survives a stopped forced prepare: %s", notes);
     /* stopped: nothing kept */
     r.kind = TOKENIZER_BPE;
     r.opt.vocab_size = 300;

@@ -405,7 +405,10 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
             snprintf(msg, sizeof msg, "the prepared tokens %s are %s: %s; preparing again", key,
                      !m ? "incomplete" : damaged ? "damaged" : "stale", why);
         stop = note(fn, ud, TOKCACHE_NOTE, key, msg);
-        if (tokcache_rm_dir(final)) rc = err_set(err, LM_EIO, "cannot remove the old tokens in '%s': %s", final, strerror(errno));
+        /* stale, damaged or incomplete: useless, and its space may be needed; a fresh one
+         * prepared again (force) stays until the new one is whole (prepare_into swaps) */
+        if ((why[0] || !m) && tokcache_rm_dir(final))
+            rc = err_set(err, LM_EIO, "cannot remove the old tokens in '%s': %s", final, strerror(errno));
     }
     if (!rc && stop) rc = err_set(err, LM_ECANCEL, "prepare stopped");
     if (!rc) {   /* will it fit? (an estimate from the sources' sizes) */
