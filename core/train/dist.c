@@ -13,10 +13,22 @@
 #include <time.h>
 #include <unistd.h>
 
+static int g_cores_all;   /* the cores of every rank, summed by describe_group */
+
 void dist_append_machine(char *buf, size_t cap)
 {
     char group[512];
     dist_describe(group, sizeof group);
+    int mine = 0, used = 0;
+    /* sysinfo_describe's "1 cores," is this rank's share (mpirun binds each rank to its
+     * cores): say what the run used in all, and per rank */
+    if (group[0] && g_cores_all > 0 && sscanf(buf, "%d cores,%n", &mine, &used) == 1 &&
+        used > 0) {
+        char rest[1024];
+        snprintf(rest, sizeof rest, "%s", buf + used);
+        snprintf(buf, cap, "%d cores in all (%d per rank x %d ranks),%s", g_cores_all, mine,
+                 dist_size(), rest);
+    }
     size_t n = strnlen(buf, cap);
     if (group[0] && n + 1 < cap)
         snprintf(buf + n, cap - n, "; mpi %s", group);
@@ -154,6 +166,8 @@ static void describe_group(void)
             o += (size_t)snprintf(g_desc + o, cap - o, " %s(%d)", h, n);
     }
     free(all);
+    int cores = sysinfo_cores();
+    MPI_Allreduce(&cores, &g_cores_all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
 
 void dist_describe(char *buf, size_t cap)
