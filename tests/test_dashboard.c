@@ -1034,6 +1034,41 @@ static void test_sort_columns(void)
     remove(db);
 }
 
+/* Row y of c as text (trailing blanks dropped). */
+static void row_text(const Canvas *c, int y, int w, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (int x = 0; x < w && o + 5 < cap; x++) {
+        const char *g = canvas_glyph(c, x, y);
+        size_t n = strlen(g);
+        memcpy(out + o, n ? g : " ", n ? n : 1);
+        o += n ? n : 1;
+    }
+    while (o && out[o - 1] == ' ')
+        o--;
+    out[o] = 0;
+}
+
+/* Samples wrap at spaces (issue 49): a word is broken only when longer than the row. */
+static void test_sample_word_wrap(void)
+{
+    Canvas *c = canvas_create(8, 8);
+    dash_draw_wrap(c, (Rect){0, 0, 8, 8}, "the quick brown fox\nabcdefghijklmnop xy", 0, 1);
+    const char *want[] = {"the", "quick", "brown", "fox", "abcdefgh", "ijklmnop", "xy", ""};
+    char got[64];
+    for (int y = 0; y < 8; y++) {
+        row_text(c, y, 8, got, sizeof got);
+        CHECK(!strcmp(got, want[y]), "wrap row %d: '%s', want '%s'", y, got, want[y]);
+    }
+    canvas_destroy(c);
+    size_t end;
+    const char *s = "ab cd";
+    CHECK(dash_draw_wrap_row(s, 5, 4, &end) == 3 && end == 2, "row break at the space");
+    CHECK(dash_draw_wrap_row(s, 5, 5, &end) == 5 && end == 5, "whole text fits");
+    CHECK(dash_draw_wrap_row("abcdef", 6, 4, &end) == 4 && end == 4, "long word cut");
+    CHECK(dash_draw_wrap_row("ab\ncd", 5, 8, &end) == 3 && end == 2, "newline ends a row");
+}
+
 int main(void)
 {
     test_sort_columns();
@@ -1054,5 +1089,6 @@ int main(void)
     test_grid_view();
     test_view_owns_state();
     test_letters_never_act();
+    test_sample_word_wrap();
     return check_summary();
 }

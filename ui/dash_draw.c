@@ -22,31 +22,65 @@ double *dash_draw_scratch(Dashboard *d, long need)
     return d->scratch;
 }
 
-/* Walks text as wrapped rows; draws rows [skip, skip + r.h) when c is not NULL.
- * Returns the number of rows the text takes. */
+static int is_blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; }
+
+size_t dash_draw_wrap_row(const char *s, size_t len, int w, size_t *end)
+{
+    size_t i = 0, brk = 0;
+    int cols = 0;
+    if (w < 1)
+        w = 1;
+    while (i < len && s[i] != '\n') {
+        int n = canvas_utf8_len(s + i, len - i);
+        int gw = !n || is_blank(s[i]) ? 1 : canvas_glyph_width(s + i, n);  /* CJK: 2 */
+        if (cols + gw > w && cols > 0)
+            break;
+        if (is_blank(s[i]))
+            brk = i;
+        i += n ? (size_t)n : 1;
+        cols += gw;
+    }
+    if (i >= len || s[i] == '\n') {
+        *end = i;
+        return i < len ? i + 1 : i;
+    }
+    size_t next = i;
+    if (is_blank(s[i])) {
+        *end = i;
+    } else if (brk > 0) {   /* the row would cut a word: break at its last space */
+        *end = brk;
+        next = brk;
+    } else {
+        *end = i;           /* a word longer than the row: cut it */
+        return i;
+    }
+    while (next < len && is_blank(s[next]))
+        next++;
+    return next;
+}
+
+/* Walks text as word-wrapped rows (dash_draw_wrap_row); draws rows [skip, skip + r.h)
+ * when c is not NULL. Returns the number of rows the text takes. */
 static int wrap_walk(Canvas *c, Rect r, const char *text, int color, int skip)
 {
-    int row = 0, col = 0;
+    int row = 0;
     size_t len = strlen(text);
-    for (size_t i = 0; i < len;) {
-        unsigned char ch = (unsigned char)text[i];
-        if (ch == '\n') {
-            row++, col = 0, i++;
-            continue;
-        }
-        int n = canvas_utf8_len(text + i, len - i);
-        const char *g = n ? text + i : "?";
-        if (ch == '\t' || ch == '\r')
-            g = " ";
-        int gw = canvas_glyph_width(g, n && g == text + i ? n : 1);   /* CJK, emoji: 2 */
-        if (col + gw > r.w && col > 0)
-            row++, col = 0;
-        if (c && row >= skip && row - skip < r.h)
+    for (size_t i = 0; i < len; row++) {
+        size_t end, next = dash_draw_wrap_row(text + i, len - i, r.w, &end);
+        int col = 0;
+        for (size_t k = i; c && row >= skip && row - skip < r.h && k < i + end;) {
+            int n = canvas_utf8_len(text + k, i + end - k);
+            const char *g = n ? text + k : "?";
+            if (is_blank(text[k]))
+                g = " ";
+            int gw = canvas_glyph_width(g, n && g == text + k ? n : 1);
             canvas_put(c, r.x + col, r.y + row - skip, g, color, 0);
-        col += gw;
-        i += n ? (size_t)n : 1;
+            col += gw;
+            k += n ? (size_t)n : 1;
+        }
+        i += next;
     }
-    return col ? row + 1 : row;
+    return row;
 }
 
 void dash_draw_wrap(Canvas *c, Rect r, const char *text, int color, int from_top)

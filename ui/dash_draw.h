@@ -7,7 +7,12 @@
 #include "dash_state.h"
 #include "chart.h"
 
-/* Draws text into r wrapped at r.w columns (newlines kept): the first r.h rows when
+/* One row of s (len bytes) at most w columns wide, broken at the last space when a word
+ * would be cut (a word longer than the row is cut) and at a newline. Sets *end to the
+ * row's length in bytes; returns where the next row starts (the spaces or newline at the
+ * break swallowed). */
+size_t dash_draw_wrap_row(const char *s, size_t len, int w, size_t *end);
+/* Draws text into r word-wrapped at r.w columns (newlines kept): the first r.h rows when
  * from_top, else the last r.h rows (the tail of a streaming text). */
 void dash_draw_wrap(Canvas *c, Rect r, const char *text, int color, int from_top);
 /* A dim message in the middle of in (a box's inner rectangle). */

@@ -102,17 +102,13 @@ static void column_text(Canvas *c, int x, int y, int w, int h, const char *text,
     char esc[8192], line[512];
     safetext_escape(esc, sizeof esc, text ? text : "(no sample recorded)", 1);
     const char *p = esc;
-    for (int row = 0; row < h && *p; row++) {
-        size_t o = 0;
-        int cells = 0;
-        while (*p && *p != '\n' && cells < w && o + 5 < sizeof line) {
-            int len = (unsigned char)*p >= 0xf0 ? 4 : (unsigned char)*p >= 0xe0 ? 3
-                      : (unsigned char)*p >= 0xc0 ? 2 : 1;
-            for (int k = 0; k < len && *p; k++) line[o++] = *p++;
-            cells++;
-        }
+    size_t left = strlen(esc);
+    for (int row = 0; row < h && left; row++) {   /* at word boundaries (spaces) */
+        size_t end, next = dash_draw_wrap_row(p, left, w, &end);
+        size_t o = end < sizeof line ? end : sizeof line - 1;
+        memcpy(line, p, o);
         line[o] = 0;
-        if (*p == '\n') p++;
+        p += next, left -= next;
         canvas_text_fit(c, x, y + row, w, line, text ? UI_COLOR_DEFAULT : UI_COLOR_DIM, 0,
                         caps->unicode);
     }
