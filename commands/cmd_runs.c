@@ -851,7 +851,8 @@ static void rm_report(Session *s, long id, int files, const RunFilesReport *rep)
 }
 
 /* rm ID... [checkpoints=true] [yes|--yes]: without yes it only says what would happen
- * (at a terminal: repeat with yes; in a script: an error, nothing deleted). */
+ * (at an interactive prompt, s->can_ask: then the prompt asks y/N and runs it with yes;
+ * at a terminal otherwise: repeat with yes; in a script: an error, nothing deleted). */
 int cmd_rm(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st;
@@ -894,6 +895,17 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
         if (!tty)
             return session_error(s, LM_EARG, "rm needs yes (or --yes) to delete; nothing "
                                  "was deleted");
+        if (s->can_ask && !s->json) {   /* the prompt asks y/N and runs this with yes */
+            size_t o = (size_t)snprintf(s->ask_cmd, sizeof s->ask_cmd, "rm");
+            for (int i = 0; i < n && o < sizeof s->ask_cmd; i++)
+                o += (size_t)snprintf(s->ask_cmd + o, sizeof s->ask_cmd - o, " %ld", ids[i]);
+            if (o < sizeof s->ask_cmd)
+                snprintf(s->ask_cmd + o, sizeof s->ask_cmd - o, "%s yes",
+                         files ? " checkpoints=true" : "");
+            snprintf(s->ask_text, sizeof s->ask_text, "delete %d run%s%s for good? (y/N) ", n,
+                     n == 1 ? "" : "s", files ? " and their checkpoint files" : "");
+            return LM_OK;
+        }
         session_printf(s, "nothing deleted yet: repeat the command with yes to delete");
         return LM_OK;
     }

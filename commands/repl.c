@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,6 +200,23 @@ void repl_history_path(const Session *s, char *out, size_t cap)
         snprintf(out, cap, ".lmlab_history");
 }
 
+/* Asks s->ask_text on the prompt line; y or yes runs s->ask_cmd, anything else does not. */
+static void ask_answer(Session *s, LineEditor *ed)
+{
+    char cmd[sizeof s->ask_cmd], q[sizeof s->ask_text], err[LM_ERR_LEN];
+    snprintf(cmd, sizeof cmd, "%s", s->ask_cmd);
+    snprintf(q, sizeof q, "%s", s->ask_text);
+    s->ask_cmd[0] = s->ask_text[0] = 0;
+    char *answer = NULL;
+    int rc = editor_readline(ed, q, NULL, NULL, &answer, err);
+    int yes = rc == LM_OK && answer && (!strcasecmp(answer, "y") || !strcasecmp(answer, "yes"));
+    free(answer);
+    if (yes)
+        session_run_line(s, cmd);
+    else
+        session_printf(s, "not done (answer y to confirm): nothing was deleted");
+}
+
 int repl_interactive(Session *s)
 {
     History h;
@@ -211,6 +229,7 @@ int repl_interactive(Session *s)
     int n;
     CmdCompleter comp = {session_commands(&n), 0, session_complete, s};
     comp.n = n;
+    s->can_ask = 1;
     session_printf(s, "lmlab %s — type `help` for the commands, Tab to complete, `quit` to "
                    "leave.", LMLAB_VERSION);
     int rc = LM_OK;
@@ -231,6 +250,8 @@ int repl_interactive(Session *s)
         session_run_line(s, line);
         free(line);
         history_save(&h, hist_path, err);
+        if (s->ask_cmd[0])   /* the command asks first (rm): y runs it, anything else not */
+            ask_answer(s, &ed);
     }
     history_free(&h);
     return rc;

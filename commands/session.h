@@ -63,6 +63,11 @@ struct CmdContext {
     /* output */
     int json;                   /* one JSON object per line */
     int quiet_progress;         /* don't print progress lines (interactive prompt) */
+    /* a prompt that can ask y/N (line mode at a terminal, the dashboard): a command such as
+     * `rm` then sets ask_cmd (what y runs) and ask_text (the question), and the prompt
+     * asks once; otherwise both stay empty */
+    int can_ask;
+    char ask_cmd[512], ask_text[160];
     SessionWriter writer;
     void *writer_ud;
     volatile int interrupt;     /* Ctrl-C: `wait` and streaming stop */

@@ -93,7 +93,7 @@ typedef struct Dashboard {
     int cmp_metric, cmp_smooth;           /* dash_data_cmp_series index, smoothing index
                                              (< DASH_N_SMOOTH) */
     /* a view's y/n question (DASH_CONFIRM_CMD): its lines and the command y runs */
-    char confirm_text[2][80], confirm_cmd[64];
+    char confirm_text[2][80], confirm_cmd[512];
     /* alerts (every view, dash_alerts.c): the newest fired alert already shown of the run
      * on screen, and the newest of any run when the dashboard first read the store (-1:
      * not read yet): what fired before that is not news */

@@ -456,6 +456,13 @@ static void term_command(DashTerm *t, const char *line)
     draw(t);
     session_run_line(t->s, line);
     d->busy = 0;
+    if (t->s->ask_cmd[0]) {   /* the command asks first (rm): y runs ask_cmd */
+        snprintf(d->confirm_cmd, sizeof d->confirm_cmd, "%s", t->s->ask_cmd);
+        snprintf(d->confirm_text[0], sizeof d->confirm_text[0], "%.79s", t->s->ask_text);
+        snprintf(d->confirm_text[1], sizeof d->confirm_text[1], "(the plan is in the output)");
+        d->confirm = DASH_CONFIRM_CMD;
+        t->s->ask_cmd[0] = t->s->ask_text[0] = 0;
+    }
     t->s->interrupt = 0;
     t->dirty = 1;
     poll_run(t);

@@ -18,6 +18,7 @@ int dashboard_run(Session *s, FILE *transcript)
     Dashboard d;
     if (dash_state_init(&d))
         return 1;
+    s->can_ask = 1;   /* `rm ID` asks y/N over the screen */
     int rc = dash_term_run(s, &d, transcript);
     dash_state_free(&d);
     return rc;
