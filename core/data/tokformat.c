@@ -118,7 +118,7 @@ static int add_matching(const char *dir, const char *part, TokSeq *s, char *err)
         else n++;
     }
     closedir(d);
-    if (!rc) qsort(names, n, sizeof *names, cmp_str);
+    if (!rc && n > 1) qsort(names, n, sizeof *names, cmp_str);   /* names is NULL when n is 0 */
     char path[1100];
     for (size_t i = 0; !rc && i < n; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
