@@ -324,6 +324,52 @@ static void records_spill_and_land(void)
     runstore_close(s);
 }
 
+/* Issue 46 item 5: a status change the store cannot take is journaled (T line) and lands
+ * afterwards with its reason, in order; a journaled status older than the run's last write
+ * (a resume that came after) does not undo it. */
+static void statuses_spill_and_land(void)
+{
+    char path[512], jpath[600], err[LM_ERR_LEN];
+    RunStore *s, *later;
+    db_path(path, sizeof path, "spill3.db");
+    snprintf(jpath, sizeof jpath, "%s/unrecorded3.tsv", tmpdir);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "spill3", "msa", "", NULL), id2 = new_run(s, "spill3b", "msa", "", NULL);
+    runstore_set_journal(s, jpath, 0);
+    runstore_set_busy_timeout(s, 5);
+    sqlite3 *blocker;   /* the store cannot write (as on a full disk) */
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    CHECK(runstore_run_set_status(s, id, "paused", "checkpoint failed", err) != LM_OK,
+          "written while locked?");
+    runstore_run_set_status(s, id, "stopped", "stopped at step 500: SIGTERM\tx", err);
+    runstore_run_set_status(s, id2, "stopped", NULL, err);
+    CHECK(runstore_journal_rows(s) == 3, "journaled %ld of 3 statuses", runstore_journal_rows(s));
+    runstore_close(s);
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    CHECK(runstore_open(path, &later, err) == LM_OK, "%s", err);   /* a later writer */
+    if (!later) return;
+    CHECK(runstore_run_set_status(later, id2, "running", NULL, err) == LM_OK, "%s", err);
+    runstore_close(later);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    RunRow r;
+    CHECK(runstore_get(s, id, &r, err) == LM_OK && !strcmp(r.status, "stopped") &&
+          !strcmp(r.reason, "stopped at step 500: SIGTERM\tx") && r.ended > 0,
+          "run %ld is '%s' (%s), not the journaled stopped", id, r.status,
+          r.reason);
+    runstore_row_free(&r);
+    CHECK(runstore_get(s, id2, &r, err) == LM_OK && !strcmp(r.status, "running"),
+          "a journaled status undid a later one: run %ld is '%s'", id2, r.status);
+    runstore_row_free(&r);
+    CHECK(access(jpath, F_OK) != 0 && runstore_journal_rows(s) == 0, "journal not removed");
+    runstore_close(s);
+}
+
 /* Following a run from the store (issue 15): the last step, the gates of the last
  * evaluation (every layer and level), and a Snapshot rebuilt from the rows; a run marked
  * running whose process is gone shows as stopped, saying so, and is not live. */
@@ -401,6 +447,7 @@ static void run_all(void)
     other_host_heartbeat();
     rows_spill_and_land();
     records_spill_and_land();
+    statuses_spill_and_land();
     snapshot_of_stored_run();
 }
 
