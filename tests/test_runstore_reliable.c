@@ -3,6 +3,7 @@
  * run folders are named with it and a folder holding files a run did not write is
  * refused; liveness is a lock the OS drops when the training process dies. */
 #include "runstore_util.h"
+#include <math.h>
 #include "recorder.h"
 #include "rundir.h"
 #include "runstore_track.h"
@@ -345,7 +346,15 @@ static void statuses_spill_and_land(void)
           "written while locked?");
     runstore_run_set_status(s, id, "stopped", "stopped at step 500: SIGTERM\tx", err);
     runstore_run_set_status(s, id2, "stopped", NULL, err);
-    CHECK(runstore_journal_rows(s) == 3, "journaled %ld of 3 statuses", runstore_journal_rows(s));
+    SysSample x1 = {.t = 1000.5, .step = 400, .cpu = 97.5, .rss_mb = 120, .threads = 3,
+                    .load1 = 1.5, .mem_avail_mb = 900, .mem_total_mb = 2000,
+                    .tokens_per_s = 1234.5, .thread_cpu = "11:90% 12:7%"},
+              x2 = {.t = 1001.5, .rank = 1, .step = 410, .cpu = 50, .threads = 2,
+                    .tokens_per_s = NAN};   /* no thread_cpu, speed unknown */
+    CHECK(runstore_sys_log(s, id, &x1, err) != LM_OK, "sample written while locked?");
+    runstore_sys_log(s, id, &x2, err);
+    CHECK(runstore_journal_rows(s) == 5, "journaled %ld of 3 statuses and 2 samples",
+          runstore_journal_rows(s));
     runstore_close(s);
     sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(blocker);
@@ -366,6 +375,18 @@ static void statuses_spill_and_land(void)
     CHECK(runstore_get(s, id2, &r, err) == LM_OK && !strcmp(r.status, "running"),
           "a journaled status undid a later one: run %ld is '%s'", id2, r.status);
     runstore_row_free(&r);
+    SysSample *rows = NULL;
+    int n = 0;
+    CHECK(runstore_sys_series(s, id, -1, &rows, &n, err) == LM_OK && n == 2, "%d samples", n);
+    if (n == 2) {
+        CHECK(rows[0].t == 1000.5 && rows[0].step == 400 && rows[0].cpu == 97.5 &&
+              rows[0].threads == 3 && rows[0].tokens_per_s == 1234.5 &&
+              !strcmp(rows[0].thread_cpu, "11:90% 12:7%"), "sample 1 changed: %s",
+              rows[0].thread_cpu);
+        CHECK(rows[1].rank == 1 && rows[1].step == 410 && isnan(rows[1].tokens_per_s) &&
+              rows[1].thread_cpu[0] == 0, "sample 2 changed");
+    }
+    free(rows);
     CHECK(access(jpath, F_OK) != 0 && runstore_journal_rows(s) == 0, "journal not removed");
     runstore_close(s);
 }

@@ -6,8 +6,8 @@
  * doubled (INSERT OR REPLACE). Step metrics and evaluations are buffered first, then
  * journaled; a checkpoint record or a console line that could not be written is journaled
  * at once (C and L lines), so it lands afterwards too (issue 46 item 5), and so is a status
- * change (T line: applied only when no later write touched the run). Not a general
- * write-ahead log: system samples are not journaled. */
+ * change (T line: applied only when no later write touched the run) and a system sample
+ * (Y line). Not a general write-ahead log: notes, tags and settings are not journaled. */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
@@ -124,6 +124,19 @@ void runstore_journal_status(RunStore *s, long run, double t, const char *status
     free(line);
 }
 
+void runstore_journal_sys(RunStore *s, long run, const SysSample *x)
+{
+    char line[1024];
+    int o = snprintf(line, sizeof line, "Y\t%ld\t%d\t%.17g\t%ld\t%.17g\t%.17g\t%d\t%.17g"
+                     "\t%.17g\t%.17g\t%.17g\t+", run, x->rank, x->t, x->step, x->cpu,
+                     x->rss_mb, x->threads, x->load1, x->mem_avail_mb, x->mem_total_mb,
+                     x->tokens_per_s);   /* + then thread_cpu in hex */
+    for (size_t i = 0; x->thread_cpu[i] && i < sizeof x->thread_cpu && o < (int)sizeof line - 4; i++)
+        o += snprintf(line + o, sizeof line - o, "%02x", (unsigned char)x->thread_cpu[i]);
+    snprintf(line + o, sizeof line - o, "\n");
+    append_line(s, line);
+}
+
 /* Hex text back to bytes (malloc'd; NULL when out of memory). */
 static char *unhex(const char *h)
 {
@@ -145,7 +158,7 @@ static char *unhex(const char *h)
  * lands with the metrics it lacks left empty (NULL). */
 static int insert_line(RunStore *s, char *line, long *run, char *err)
 {
-    enum { MAX_FIELDS = STEP_METRIC_N + 3 > 9 ? STEP_METRIC_N + 3 : 9 };
+    enum { MAX_FIELDS = STEP_METRIC_N + 3 > 13 ? STEP_METRIC_N + 3 : 13 };
     char *f[MAX_FIELDS + 1];
     int n = 0;
     size_t len = strlen(line);
@@ -186,6 +199,18 @@ static int insert_line(RunStore *s, char *line, long *run, char *err)
         int status = runstore_console_insert(s, *run, strtod(f[2], NULL), f[3], text, err);
         free(text);
         return status;
+    } else if (n == 13 && !strcmp(f[0], "Y") && f[12][0] == '+') {   /* a system sample */
+        SysSample x = {.rank = atoi(f[2]), .t = strtod(f[3], NULL),
+                       .step = strtol(f[4], NULL, 10), .cpu = strtod(f[5], NULL),
+                       .rss_mb = strtod(f[6], NULL), .threads = atoi(f[7]),
+                       .load1 = strtod(f[8], NULL), .mem_avail_mb = strtod(f[9], NULL),
+                       .mem_total_mb = strtod(f[10], NULL), .tokens_per_s = strtod(f[11], NULL)};
+        char *tc = unhex(f[12] + 1);
+        if (!tc) return err_set(err, LM_ENOMEM, "out of memory landing the journal");
+        snprintf(x.thread_cpu, sizeof x.thread_cpu, "%s", tc);
+        free(tc);
+        *run = strtol(f[1], NULL, 10);
+        return runstore_sys_insert(s, *run, &x, err);
     } else if (n == 5 && !strcmp(f[0], "T") && (f[4][0] == '+' || f[4][0] == '-')) {
         char *why = f[4][0] == '+' ? unhex(f[4] + 1) : NULL;   /* a status change */
         if (f[4][0] == '+' && !why) return err_set(err, LM_ENOMEM, "out of memory landing"

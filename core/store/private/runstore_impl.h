@@ -8,6 +8,7 @@
 
 #include "runstore.h"
 #include "err.h"
+#include "sysmetrics.h"
 #include "sysinfo.h"
 
 #include <errno.h>
@@ -220,6 +221,10 @@ void runstore_journal_console(RunStore *s, long run, double t, const char *kind,
 /* A status change (T line; reason may be NULL) at wall time t. */
 void runstore_journal_status(RunStore *s, long run, double t, const char *status,
                              const char *reason);
+/* A system sample (Y line). */
+void runstore_journal_sys(RunStore *s, long run, const SysSample *x);
+/* The system sample's INSERT, inside or outside a transaction (runstore_track.c). */
+int runstore_sys_insert(RunStore *s, long run, const SysSample *x, char *err);
 /* The status UPDATE at wall time t, inside or outside a transaction (runstore_write.c);
  * only_if_newer: applied only when the run's heartbeat is not past t (a journaled status
  * must not undo what a later writer, such as a resume, recorded; it does replace the
