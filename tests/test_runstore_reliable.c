@@ -7,6 +7,9 @@
 #include "recorder.h"
 #include "rundir.h"
 #include "runstore_track.h"
+#include "runstore_notes.h"
+#include "runrecord.h"
+#include "runchanges.h"
 
 static void ids_never_reused(void)
 {
@@ -391,6 +394,49 @@ static void statuses_spill_and_land(void)
     runstore_close(s);
 }
 
+/* Issue 46 item 4: a resume that changed settings is read back as what the run trained
+ * with from which step, and compare names it as the cause of the part. */
+static void setting_changes_named(void)
+{
+    char path[512], err[LM_ERR_LEN], line[600];
+    RunStore *s;
+    db_path(path, sizeof path, "changes.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long a = new_run(s, "same", "msa", "", NULL), b = new_run(s, "resumed", "msa", "", NULL);
+    for (long k = 50; k <= 300; k += 50) {
+        StepMetric m = step_of(k), n = step_of(k);
+        if (k > 200) n.loss += 0.25f;   /* b trained in bf16 from step 200 */
+        runstore_log_step(s, a, &m, err);
+        runstore_log_step(s, b, &n, err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK, "%s", err);
+    CHECK(runstore_note_add(s, b, 0, "resumed at step 200 with steps=300 (was 1000000), "
+                            "precision=bf16 (was fp32), shards=2 (was unset)", NULL, err) == LM_OK,
+          "%s", err);
+    SettingChange *c = NULL;
+    int n = 0;
+    CHECK(runchanges_list(s, b, &c, &n, err) == LM_OK && n == 2, "%d changes (steps= is none)", n);
+    if (n == 2)
+        CHECK(c[0].step == 200 && !strcmp(c[0].key, "precision") && !strcmp(c[0].from, "fp32")
+              && !strcmp(c[0].to, "bf16") && !strcmp(c[1].key, "shards") &&
+              !strcmp(c[1].from, "unset") && !strcmp(c[1].to, "2"), "read back: %s %s %s",
+              c[0].key, c[0].from, c[0].to);
+    free(c);
+    RunRow ra, rb;
+    CHECK(runstore_get(s, a, &ra, err) == LM_OK && runstore_get(s, b, &rb, err) == LM_OK, "%s", err);
+    RunParity p;
+    CHECK(runrecord_parity(s, &ra, &rb, &p, err) == LM_OK, "%s", err);
+    runrecord_fmt_parity(line, sizeof line, &p);
+    char want[128];
+    snprintf(want, sizeof want, "precision changed at step 200 in run %ld (fp32 -> bf16)", b);
+    CHECK(!p.identical && p.step == 250 && strstr(line, "part at step 250") &&
+          strstr(line, want), "compare says '%s'", line);
+    runstore_row_free(&ra);
+    runstore_row_free(&rb);
+    runstore_close(s);
+}
+
 /* Following a run from the store (issue 15): the last step, the gates of the last
  * evaluation (every layer and level), and a Snapshot rebuilt from the rows; a run marked
  * running whose process is gone shows as stopped, saying so, and is not live. */
@@ -469,6 +515,7 @@ static void run_all(void)
     rows_spill_and_land();
     records_spill_and_land();
     statuses_spill_and_land();
+    setting_changes_named();
     snapshot_of_stored_run();
 }
 
