@@ -437,6 +437,44 @@ static void setting_changes_named(void)
     runstore_close(s);
 }
 
+/* Issue 46 item 6: the owner was SIGTERM'd while the disk was full: its 'stopped' went to
+ * the journal in its run directory; the next open (any command) lands it instead of
+ * marking the run 'interrupted', and removes the journal. */
+static void dead_owner_journal_lands_at_open(void)
+{
+    char path[512], dir[600], jpath[700], err[LM_ERR_LEN], sql[900], got[32];
+    RunStore *s;
+    db_path(path, sizeof path, "deadowner.db");
+    snprintf(dir, sizeof dir, "%s/deadowner-run", tmpdir);
+    mkdir(dir, 0755);
+    snprintf(jpath, sizeof jpath, "%s/unrecorded-rows.tsv", dir);
+    long id;
+    int fd;
+    pid_t owner = child_with_run(path, 1, &id, &fd);   /* alive until fd is closed */
+    CHECK(owner > 0 && id > 0, "child run");
+    if (owner <= 0) return;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);   /* its journal, as its recorder writes it */
+    runstore_set_busy_timeout(s, 5);
+    sqlite3 *blocker;
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    CHECK(runstore_run_set_status(s, id, "stopped", "stopped at step 500: SIGTERM", err)
+          != LM_OK, "written while locked?");
+    CHECK(runstore_journal_rows(s) == 1, "journaled %ld", runstore_journal_rows(s));
+    runstore_close(s);
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    snprintf(sql, sizeof sql, "UPDATE runs SET checkpoint_dir='%s' WHERE id=%ld", dir, id);
+    CHECK(q_exec(path, sql) == 0, "%s", sql);
+    close(fd);
+    waitpid(owner, NULL, 0);   /* the owner has ended */
+    status_of(path, id, got, sizeof got);   /* an open: the repair */
+    CHECK(!strcmp(got, "stopped"), "the dead owner's journaled status did not land: '%s'", got);
+    CHECK(access(jpath, F_OK) != 0, "journal not removed after landing");
+}
+
 /* Following a run from the store (issue 15): the last step, the gates of the last
  * evaluation (every layer and level), and a Snapshot rebuilt from the rows; a run marked
  * running whose process is gone shows as stopped, saying so, and is not live. */
@@ -516,6 +554,7 @@ static void run_all(void)
     records_spill_and_land();
     statuses_spill_and_land();
     setting_changes_named();
+    dead_owner_journal_lands_at_open();
     snapshot_of_stored_run();
 }
 
