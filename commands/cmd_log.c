@@ -9,6 +9,7 @@
 #include "jsonval.h"
 #include "alertrule.h"
 #include "alerts.h"
+#include "runchanges.h"
 #include "runstore_edits.h"
 #include "runstore_notes.h"
 #include "sysinfo.h"
@@ -418,11 +419,32 @@ static void print_ranks(Session *s, RunStore *st, long run, int ranks)
     free(x);
 }
 
+/* "settings changed at step S: precision fp32 -> bf16, shards 2 -> 3", one line a resume
+ * that changed what the run trains with (issue 46 item 4). */
+static void changes_text(Session *s, RunStore *st, long run)
+{
+    char err[LM_ERR_LEN], line[1024];
+    SettingChange *c = NULL;
+    int n = 0;
+    if (runchanges_list(st, run, &c, &n, err) != LM_OK) return;
+    for (int i = 0; i < n;) {
+        int o = snprintf(line, sizeof line, "settings changed at step %ld:", c[i].step);
+        long step = c[i].step;
+        for (int first = 1; i < n && c[i].step == step; i++, first = 0)
+            if (o < (int)sizeof line)
+                o += snprintf(line + o, sizeof line - (size_t)o, "%s %s %s -> %s",
+                              first ? "" : ",", c[i].key, c[i].from, c[i].to);
+        session_printf(s, "%s", line);
+    }
+    free(c);
+}
+
 void cmd_log_run_text(Session *s, RunStore *st, long run)
 {
     char err[LM_ERR_LEN], t[32];
     NoteRow *nt = NULL;
     int n = 0;
+    changes_text(s, st, run);
     if (runstore_notes(st, run, 0, &nt, &n, err) == LM_OK) {
         session_printf(s, "notes:%s", n ? "" : " none");
         for (int i = 0; i < n; i++) {
@@ -471,6 +493,16 @@ void cmd_log_run_json(json_t *o, RunStore *st, long run)
     char err[LM_ERR_LEN];
     NoteRow *nt = NULL;
     int n = 0;
+    SettingChange *c = NULL;
+    if (runchanges_list(st, run, &c, &n, err) == LM_OK) {   /* what it trained with, when */
+        json_t *a = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(a, json_pack("{s:I s:s s:s s:s}", "step",
+                                               (json_int_t)c[i].step, "key", c[i].key,
+                                               "from", c[i].from, "to", c[i].to));
+        json_object_set_new(o, "setting_changes", a);
+        free(c);
+    }
     if (runstore_notes(st, run, 0, &nt, &n, err) == LM_OK) {
         json_object_set_new(o, "note_list", cmd_log_notes_json(nt, n));
         runstore_notes_free(nt, n);

@@ -578,10 +578,10 @@ static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
             session_error(s, status, "%s", err);
             break;
         }
-        json_array_append_new(nums, json_pack("{s:I s:b s:o s:s s:s}", "run",
+        json_array_append_new(nums, json_pack("{s:I s:b s:o s:s s:s s:s}", "run",
             (json_int_t)rows[i].id, "identical", p.identical,
             "part_at", p.identical ? json_null() : json_integer(p.step), "what", p.what,
-            "differ", p.kernels));
+            "differ", p.kernels, "cause", p.cause));
     }
     if (out && !status) {
         json_object_set_new(out, "numbers", nums);

@@ -102,11 +102,14 @@ run run 1
 grep -qE "^  precision: +bf16" out || fail "run 1 does not say it now trains in bf16: $(grep -i precision out)"
 grep -qE "resumed at step ${at:-[0-9]+} with steps=$((ck + 300)) \(was 1000000\), precision=bf16 \(was $prec_was\)" out &&
     grep -qF "shards=3 (was" out || fail "run 1 does not say what changed, from which step: $(grep resumed out)"
+grep -qE "^settings changed at step ${at:-[0-9]+}: precision $prec_was -> bf16, shards .* -> 3" out ||
+    fail "run 1 has no 'settings changed at step' line: $(grep -i changed out)"
 run --json run 1
 python3 -c "
 import json; o=json.loads(open('out').readline())
 assert o['precision']=='bf16', o['precision']
-assert any('precision=bf16 (was' in n['text'] for n in o['note_list']), o['note_list']" ||
+assert any('precision=bf16 (was' in n['text'] for n in o['note_list']), o['note_list']
+assert any(c['key']=='precision' and c['to']=='bf16' for c in o['setting_changes']), o['setting_changes']" ||
     fail "--json run 1 after a bf16 resume"
 echo "item 4: a resume's changed settings are recorded with their step"
 

@@ -308,6 +308,42 @@ static void test_live_control(void)
     runstore_close(s);
 }
 
+/* Issue 46 item 6: `resume` answered with the recorder's last logged step ("resumed at step
+ * 100" for a run at step 500); it names the step the run continues from, the trainer's. */
+static void test_resume_names_trainer_step(void)
+{
+    RunStore *s, *other;
+    char err[LM_ERR_LEN];
+    db_path(path, sizeof path, "resume_step.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    CHECK(runstore_open(path, &other, err) == LM_OK, "second connection: %s", err);
+    Config c;
+    tiny(&c, 1000000);
+    c.log_every = 1000000;   /* no step logged: the recorder's view stays at 0 */
+    c.checkpoint_every = 0;
+    RunLaunchOptions o = {.db_path = path, .store = s};
+    RunHandle h;
+    CHECK(run_launch(&c, &o, &h, err) == LM_OK, "launch: %s", err);
+    for (int i = 0; i < 600 && trainer_step(h.trainer) < 1; i++) usleep(100000);
+    long id;
+    CHECK(runstore_control_request(other, h.run_id, "pause", &id, err) == LM_OK, "%s", err);
+    answered(other, id);
+    for (int i = 0; i < 600 && trainer_status(h.trainer) != TRAINER_PAUSED; i++) usleep(100000);
+    CHECK(trainer_status(h.trainer) == TRAINER_PAUSED, "paused");
+    long at = trainer_step(h.trainer);
+    CHECK(at >= 1, "trained before the pause: step %ld", at);
+    CHECK(runstore_control_request(other, h.run_id, "resume", &id, err) == LM_OK, "%s", err);
+    const char *r = answered(other, id);
+    char want[96];
+    snprintf(want, sizeof want, "resumed at step %ld", at);
+    CHECK(strstr(r, want) != NULL, "resume answered '%s', the run was paused at step %ld", r, at);
+    CHECK(runstore_control_request(other, h.run_id, "stop", &id, err) == LM_OK, "%s", err);
+    answered(other, id);
+    run_launch_close(&h, 0);
+    runstore_close(other);
+    runstore_close(s);
+}
+
 static void test_fork(void)
 {
     RunStore *s;
@@ -376,6 +412,7 @@ static void run_all(void)
     test_upgrade_from_4();
     test_jobs();
     test_live_control();
+    test_resume_names_trainer_step();
     test_fork();
 }
 

@@ -3,9 +3,13 @@
  * run folders are named with it and a folder holding files a run did not write is
  * refused; liveness is a lock the OS drops when the training process dies. */
 #include "runstore_util.h"
+#include <math.h>
 #include "recorder.h"
 #include "rundir.h"
 #include "runstore_track.h"
+#include "runstore_notes.h"
+#include "runrecord.h"
+#include "runchanges.h"
 
 static void ids_never_reused(void)
 {
@@ -324,6 +328,153 @@ static void records_spill_and_land(void)
     runstore_close(s);
 }
 
+/* Issue 46 item 5: a status change the store cannot take is journaled (T line) and lands
+ * afterwards with its reason, in order; a journaled status older than the run's last write
+ * (a resume that came after) does not undo it. */
+static void statuses_spill_and_land(void)
+{
+    char path[512], jpath[600], err[LM_ERR_LEN];
+    RunStore *s, *later;
+    db_path(path, sizeof path, "spill3.db");
+    snprintf(jpath, sizeof jpath, "%s/unrecorded3.tsv", tmpdir);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long id = new_run(s, "spill3", "msa", "", NULL), id2 = new_run(s, "spill3b", "msa", "", NULL);
+    runstore_set_journal(s, jpath, 0);
+    runstore_set_busy_timeout(s, 5);
+    sqlite3 *blocker;   /* the store cannot write (as on a full disk) */
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    CHECK(runstore_run_set_status(s, id, "paused", "checkpoint failed", err) != LM_OK,
+          "written while locked?");
+    runstore_run_set_status(s, id, "stopped", "stopped at step 500: SIGTERM\tx", err);
+    runstore_run_set_status(s, id2, "stopped", NULL, err);
+    SysSample x1 = {.t = 1000.5, .step = 400, .cpu = 97.5, .rss_mb = 120, .threads = 3,
+                    .load1 = 1.5, .mem_avail_mb = 900, .mem_total_mb = 2000,
+                    .tokens_per_s = 1234.5, .thread_cpu = "11:90% 12:7%"},
+              x2 = {.t = 1001.5, .rank = 1, .step = 410, .cpu = 50, .threads = 2,
+                    .tokens_per_s = NAN};   /* no thread_cpu, speed unknown */
+    CHECK(runstore_sys_log(s, id, &x1, err) != LM_OK, "sample written while locked?");
+    runstore_sys_log(s, id, &x2, err);
+    CHECK(runstore_journal_rows(s) == 5, "journaled %ld of 3 statuses and 2 samples",
+          runstore_journal_rows(s));
+    runstore_close(s);
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    CHECK(runstore_open(path, &later, err) == LM_OK, "%s", err);   /* a later writer */
+    if (!later) return;
+    CHECK(runstore_run_set_status(later, id2, "running", NULL, err) == LM_OK, "%s", err);
+    runstore_close(later);
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    RunRow r;
+    CHECK(runstore_get(s, id, &r, err) == LM_OK && !strcmp(r.status, "stopped") &&
+          !strcmp(r.reason, "stopped at step 500: SIGTERM\tx") && r.ended > 0,
+          "run %ld is '%s' (%s), not the journaled stopped", id, r.status,
+          r.reason);
+    runstore_row_free(&r);
+    CHECK(runstore_get(s, id2, &r, err) == LM_OK && !strcmp(r.status, "running"),
+          "a journaled status undid a later one: run %ld is '%s'", id2, r.status);
+    runstore_row_free(&r);
+    SysSample *rows = NULL;
+    int n = 0;
+    CHECK(runstore_sys_series(s, id, -1, &rows, &n, err) == LM_OK && n == 2, "%d samples", n);
+    if (n == 2) {
+        CHECK(rows[0].t == 1000.5 && rows[0].step == 400 && rows[0].cpu == 97.5 &&
+              rows[0].threads == 3 && rows[0].tokens_per_s == 1234.5 &&
+              !strcmp(rows[0].thread_cpu, "11:90% 12:7%"), "sample 1 changed: %s",
+              rows[0].thread_cpu);
+        CHECK(rows[1].rank == 1 && rows[1].step == 410 && isnan(rows[1].tokens_per_s) &&
+              rows[1].thread_cpu[0] == 0, "sample 2 changed");
+    }
+    free(rows);
+    CHECK(access(jpath, F_OK) != 0 && runstore_journal_rows(s) == 0, "journal not removed");
+    runstore_close(s);
+}
+
+/* Issue 46 item 4: a resume that changed settings is read back as what the run trained
+ * with from which step, and compare names it as the cause of the part. */
+static void setting_changes_named(void)
+{
+    char path[512], err[LM_ERR_LEN], line[600];
+    RunStore *s;
+    db_path(path, sizeof path, "changes.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    long a = new_run(s, "same", "msa", "", NULL), b = new_run(s, "resumed", "msa", "", NULL);
+    for (long k = 50; k <= 300; k += 50) {
+        StepMetric m = step_of(k), n = step_of(k);
+        if (k > 200) n.loss += 0.25f;   /* b trained in bf16 from step 200 */
+        runstore_log_step(s, a, &m, err);
+        runstore_log_step(s, b, &n, err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK, "%s", err);
+    CHECK(runstore_note_add(s, b, 0, "resumed at step 200 with steps=300 (was 1000000), "
+                            "precision=bf16 (was fp32), shards=2 (was unset)", NULL, err) == LM_OK,
+          "%s", err);
+    SettingChange *c = NULL;
+    int n = 0;
+    CHECK(runchanges_list(s, b, &c, &n, err) == LM_OK && n == 2, "%d changes (steps= is none)", n);
+    if (n == 2)
+        CHECK(c[0].step == 200 && !strcmp(c[0].key, "precision") && !strcmp(c[0].from, "fp32")
+              && !strcmp(c[0].to, "bf16") && !strcmp(c[1].key, "shards") &&
+              !strcmp(c[1].from, "unset") && !strcmp(c[1].to, "2"), "read back: %s %s %s",
+              c[0].key, c[0].from, c[0].to);
+    free(c);
+    RunRow ra, rb;
+    CHECK(runstore_get(s, a, &ra, err) == LM_OK && runstore_get(s, b, &rb, err) == LM_OK, "%s", err);
+    RunParity p;
+    CHECK(runrecord_parity(s, &ra, &rb, &p, err) == LM_OK, "%s", err);
+    runrecord_fmt_parity(line, sizeof line, &p);
+    char want[128];
+    snprintf(want, sizeof want, "precision changed at step 200 in run %ld (fp32 -> bf16)", b);
+    CHECK(!p.identical && p.step == 250 && strstr(line, "part at step 250") &&
+          strstr(line, want), "compare says '%s'", line);
+    runstore_row_free(&ra);
+    runstore_row_free(&rb);
+    runstore_close(s);
+}
+
+/* Issue 46 item 6: the owner was SIGTERM'd while the disk was full: its 'stopped' went to
+ * the journal in its run directory; the next open (any command) lands it instead of
+ * marking the run 'interrupted', and removes the journal. */
+static void dead_owner_journal_lands_at_open(void)
+{
+    char path[512], dir[600], jpath[700], err[LM_ERR_LEN], sql[900], got[32];
+    RunStore *s;
+    db_path(path, sizeof path, "deadowner.db");
+    snprintf(dir, sizeof dir, "%s/deadowner-run", tmpdir);
+    mkdir(dir, 0755);
+    snprintf(jpath, sizeof jpath, "%s/unrecorded-rows.tsv", dir);
+    long id;
+    int fd;
+    pid_t owner = child_with_run(path, 1, &id, &fd);   /* alive until fd is closed */
+    CHECK(owner > 0 && id > 0, "child run");
+    if (owner <= 0) return;
+    CHECK(runstore_open(path, &s, err) == LM_OK, "%s", err);
+    if (!s) return;
+    runstore_set_journal(s, jpath, 0);   /* its journal, as its recorder writes it */
+    runstore_set_busy_timeout(s, 5);
+    sqlite3 *blocker;
+    sqlite3_open(path, &blocker);
+    sqlite3_exec(blocker, "BEGIN EXCLUSIVE", NULL, NULL, NULL);
+    CHECK(runstore_run_set_status(s, id, "stopped", "stopped at step 500: SIGTERM", err)
+          != LM_OK, "written while locked?");
+    CHECK(runstore_journal_rows(s) == 1, "journaled %ld", runstore_journal_rows(s));
+    runstore_close(s);
+    sqlite3_exec(blocker, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(blocker);
+    snprintf(sql, sizeof sql, "UPDATE runs SET checkpoint_dir='%s' WHERE id=%ld", dir, id);
+    CHECK(q_exec(path, sql) == 0, "%s", sql);
+    close(fd);
+    waitpid(owner, NULL, 0);   /* the owner has ended */
+    status_of(path, id, got, sizeof got);   /* an open: the repair */
+    CHECK(!strcmp(got, "stopped"), "the dead owner's journaled status did not land: '%s'", got);
+    CHECK(access(jpath, F_OK) != 0, "journal not removed after landing");
+}
+
 /* Following a run from the store (issue 15): the last step, the gates of the last
  * evaluation (every layer and level), and a Snapshot rebuilt from the rows; a run marked
  * running whose process is gone shows as stopped, saying so, and is not live. */
@@ -401,6 +552,9 @@ static void run_all(void)
     other_host_heartbeat();
     rows_spill_and_land();
     records_spill_and_land();
+    statuses_spill_and_land();
+    setting_changes_named();
+    dead_owner_journal_lands_at_open();
     snapshot_of_stored_run();
 }
 

@@ -204,9 +204,9 @@ static int record(RunStore *st, long run, const TrainEvent *ev, char *err)
 static void control_act(Recorder *r, const RunControl *c, int ended, char *reply, size_t cap)
 {
     TrainerStatus ts = trainer_status(r->t);
-    pthread_mutex_lock(&r->mu);
-    long step = r->snap.last.step;
-    pthread_mutex_unlock(&r->mu);
+    /* the trainer's own step: the recorder's last logged one lags it by up to log_every
+     * steps, and by more while the store is failing (issue 46 item 6) */
+    long step = trainer_step(r->t);
     int verb = c->verb_id;
     if (verb < 0)
         snprintf(reply, cap, "unknown control '%s': ignored (pause, resume, stop or "

@@ -2,6 +2,7 @@
  * each with its own evaluation, its best as its own record, lineage, group, precision and
  * owner. Moved down from commands/runfacts.c so every screen and export asks one layer. */
 #include "runrecord.h"
+#include "runchanges.h"
 #include "series.h"
 
 #include "checkpoint.h"
@@ -417,6 +418,26 @@ static long fork_skip(const RunRow *a, const RunRow *b)
     return (f->parent_step / every + 1) * every;
 }
 
+/* The latest setting change of a or b before the step where they part, into p->cause. */
+static int parity_cause(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err)
+{
+    long best = -1;
+    for (int r = 0; r < 2; r++) {
+        const RunRow *x = r ? b : a;
+        SettingChange *c = NULL;
+        int n = 0, status = runchanges_list(st, x->id, &c, &n, err);
+        if (status) return status;
+        for (int i = 0; i < n; i++)
+            if (c[i].step < p->step && c[i].step > best) {
+                best = c[i].step;
+                snprintf(p->cause, sizeof p->cause, "%.47s changed at step %ld in run %ld"
+                         " (%.60s -> %.60s)", c[i].key, c[i].step, x->id, c[i].from, c[i].to);
+            }
+        free(c);
+    }
+    return LM_OK;
+}
+
 int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err)
 {
     memset(p, 0, sizeof *p);
@@ -472,7 +493,7 @@ int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *
         free(x);
         free(y);
     }
-    return LM_OK;
+    return p->identical ? LM_OK : parity_cause(st, a, b, p, err);
 }
 
 void runrecord_fmt_parity(char *buf, size_t cap, const RunParity *p)
@@ -484,8 +505,8 @@ void runrecord_fmt_parity(char *buf, size_t cap, const RunParity *p)
         o = snprintf(buf, cap, "identical over the %ld logged step%s both have", p->common,
                      p->common == 1 ? "" : "s");
     else
-        o = snprintf(buf, cap, "part at step %ld (%s %.9g vs %.9g)", p->step, p->what, p->a,
-                     p->b);
+        o = snprintf(buf, cap, "part at step %ld (%s %.9g vs %.9g)%s%s", p->step, p->what, p->a,
+                     p->b, p->cause[0] ? "; " : "", p->cause);
     if (p->kernels[0] && o > 0 && (size_t)o < cap)
         snprintf(buf + o, cap - (size_t)o, "; differ: %s%s", p->kernels,
                  p->identical ? "" : " (another kernel or plan rounds differently)");

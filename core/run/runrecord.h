@@ -115,12 +115,15 @@ typedef struct {
     char kernels[160]; /* "" or why the numbers may differ: "BLAS kernels OpenBLAS 0.3.21
                           Haswell vs OpenBLAS 0.3.21 Cooperlake", "precision fp32 vs bf16",
                           "shards 2 vs 4" */
+    char cause[240];   /* "" or the setting change before the part: "precision changed at
+                          step 200 in run 2 (fp32 -> bf16)" (runchanges_list) */
 } RunParity;
 
 /* Compares runs a and b (rows read with runstore_get). LM_OK or the store's error in err. */
 int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err);
 /* "identical over the 12 logged steps both have" or "part at step 7 (loss 4.1685572 vs
- * 4.1702871)", then "; differ: shards 3 vs 2" when p->kernels says so. */
+ * 4.1702871)", then "; precision changed at step 6 in run 2 (fp32 -> bf16)" when
+ * p->cause says so, then "; differ: shards 3 vs 2" when p->kernels says so. */
 void runrecord_fmt_parity(char *buf, size_t cap, const RunParity *p);
 
 #endif

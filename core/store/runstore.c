@@ -288,7 +288,7 @@ int runstore_run_alive(const RunStore *s, long id, long pid)
     return held >= 0 ? held : pid_alive(pid);
 }
 
-typedef struct { long id, pid, last_step; } Orphan;
+typedef struct { long id, pid, last_step; char journal[1100]; } Orphan;
 
 static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
 {
@@ -326,12 +326,15 @@ static int store_repair(RunStore *s, char *err)
     int n = 0, rc, status = prep(s, "SELECT id, pid, max(coalesce(last_step, 0),"
                                  " coalesce((SELECT max(step) FROM metrics m WHERE"
                                  " m.run_id=runs.id), 0), coalesce((SELECT max(step) FROM"
-                                 " checkpoints c WHERE c.run_id=runs.id), 0)), host FROM runs"
+                                 " checkpoints c WHERE c.run_id=runs.id), 0)), host,"
+                                 " coalesce(checkpoint_dir, '') FROM runs"
                                  " WHERE status IN ('running','paused')", &st, err);
     if (status) return status;
     while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         Orphan o = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                    sqlite3_column_int64(st, 2)};
+                    sqlite3_column_int64(st, 2), ""};
+        if (col_str(st, 4)[0])   /* what its owner could not record (runfiles.def) */
+            snprintf(o.journal, sizeof o.journal, "%.1000s/unrecorded-rows.tsv", col_str(st, 4));
         if (!strcmp(col_str(st, 3), s->host) && o.pid > 0 && !runstore_run_alive(s, o.id, o.pid))
             found[n++] = o;
     }
@@ -341,9 +344,26 @@ static int store_repair(RunStore *s, char *err)
     if (status || n == 0) return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "repairing interrupted runs", err)))
         return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
+    /* its journal first: the statuses, checkpoints and rows its owner could not record
+     * (a SIGTERM'd run's 'stopped' on a full disk) land instead of the guess 'interrupted' */
+    char keep[sizeof s->journal];
+    long keep_pending = s->max_pending, keep_rows = s->journal_rows;
+    int landed[64] = {0};
+    snprintf(keep, sizeof keep, "%s", s->journal);
+    for (int i = 0; i < n && !status; i++) {
+        if (!found[i].journal[0] || access(found[i].journal, R_OK)) continue;
+        runstore_set_journal(s, found[i].journal, keep_pending);
+        status = runstore_journal_insert(s, err);
+        landed[i] = !status;
+    }
+    snprintf(s->journal, sizeof s->journal, "%s", keep);
+    s->max_pending = keep_pending;
+    s->journal_rows = keep_rows;
     for (int i = 0; i < n && !status; i++) status = mark_interrupted(s, &found[i], err);
     if (!status) status = tx_commit(s, "repairing interrupted runs", err);
     else tx_rollback(s);
+    for (int i = 0; i < n && !status; i++)
+        if (landed[i]) unlink(found[i].journal);
     /* busy or a full disk: the repair happens at a later open, and this one goes on to
      * read (issue 46 item 6: "disk full while repairing interrupted runs" refused every
      * command, even the ones that would free space) */
@@ -423,8 +443,8 @@ int runstore_open(const char *path, RunStore **out, char *err)
     if (!status) status = store_migrate(s, err);
     if (!status) status = store_setup(s, err);
     if (!status) status = store_read_id(s, err);
+    if (!status) status = store_prepare(s, err);   /* before the repair: it lands journals */
     if (!status) status = store_repair(s, err);
-    if (!status) status = store_prepare(s, err);
     if (status) {
         store_free(s);
         return status;

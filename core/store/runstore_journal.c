@@ -5,8 +5,9 @@
  * journal once that commits, so rows land when space returns and are never lost or
  * doubled (INSERT OR REPLACE). Step metrics and evaluations are buffered first, then
  * journaled; a checkpoint record or a console line that could not be written is journaled
- * at once (C and L lines), so it lands afterwards too (issue 46 item 5). Not a general
- * write-ahead log: system samples and statuses are not journaled. */
+ * at once (C and L lines), so it lands afterwards too (issue 46 item 5), and so is a status
+ * change (T line: applied only when no later write touched the run) and a system sample
+ * (Y line). Not a general write-ahead log: notes, tags and settings are not journaled. */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
@@ -107,13 +108,57 @@ void runstore_journal_console(RunStore *s, long run, double t, const char *kind,
     free(line);
 }
 
+void runstore_journal_status(RunStore *s, long run, double t, const char *status,
+                             const char *reason)
+{
+    size_t n = reason ? strlen(reason) : 0, o;
+    if (strpbrk(status, "\t\n") || n > 65536) return;
+    char *line = malloc(2 * n + 128);
+    if (!line) return;
+    o = (size_t)snprintf(line, 128, "T\t%ld\t%.17g\t%.15s\t%s", run, t, status,
+                         reason ? "+" : "-");   /* + : a reason follows, in hex */
+    for (size_t i = 0; i < n; i++) o += (size_t)sprintf(line + o, "%02x", (unsigned char)reason[i]);
+    line[o++] = '\n';
+    line[o] = 0;
+    append_line(s, line);
+    free(line);
+}
+
+void runstore_journal_sys(RunStore *s, long run, const SysSample *x)
+{
+    char line[1024];
+    int o = snprintf(line, sizeof line, "Y\t%ld\t%d\t%.17g\t%ld\t%.17g\t%.17g\t%d\t%.17g"
+                     "\t%.17g\t%.17g\t%.17g\t+", run, x->rank, x->t, x->step, x->cpu,
+                     x->rss_mb, x->threads, x->load1, x->mem_avail_mb, x->mem_total_mb,
+                     x->tokens_per_s);   /* + then thread_cpu in hex */
+    for (size_t i = 0; x->thread_cpu[i] && i < sizeof x->thread_cpu && o < (int)sizeof line - 4; i++)
+        o += snprintf(line + o, sizeof line - o, "%02x", (unsigned char)x->thread_cpu[i]);
+    snprintf(line + o, sizeof line - o, "\n");
+    append_line(s, line);
+}
+
+/* Hex text back to bytes (malloc'd; NULL when out of memory). */
+static char *unhex(const char *h)
+{
+    size_t k = strlen(h) / 2;
+    char *text = malloc(k + 1);
+    if (!text) return NULL;
+    for (size_t i = 0; i < k; i++) {
+        unsigned v = 0;
+        sscanf(h + 2 * i, "%2x", &v);
+        text[i] = (char)v;
+    }
+    text[k] = 0;
+    return text;
+}
+
 /* One journal line: "S run step <metrics.def's metrics>" or "E run step split loss ppl bpc
  * tokens elapsed". A line without its newline (torn by a crash during a spill) or of
  * another shape is skipped. A step line from an lmlab with fewer metrics (an older one)
  * lands with the metrics it lacks left empty (NULL). */
 static int insert_line(RunStore *s, char *line, long *run, char *err)
 {
-    enum { MAX_FIELDS = STEP_METRIC_N + 3 > 9 ? STEP_METRIC_N + 3 : 9 };
+    enum { MAX_FIELDS = STEP_METRIC_N + 3 > 13 ? STEP_METRIC_N + 3 : 13 };
     char *f[MAX_FIELDS + 1];
     int n = 0;
     size_t len = strlen(line);
@@ -148,20 +193,32 @@ static int insert_line(RunStore *s, char *line, long *run, char *err)
         *run = strtol(f[1], NULL, 10);
         return runstore_ckpt_log_one(s, *run, &c, err);
     } else if ((n == 5 || n == 4) && !strcmp(f[0], "L")) {   /* a console line, hex text */
-        const char *h = n == 5 ? f[4] : "";
-        size_t k = strlen(h) / 2;
-        char *text = malloc(k + 1);
+        char *text = unhex(n == 5 ? f[4] : "");
         if (!text) return err_set(err, LM_ENOMEM, "out of memory landing the journal");
-        for (size_t i = 0; i < k; i++) {
-            unsigned v = 0;
-            sscanf(h + 2 * i, "%2x", &v);
-            text[i] = (char)v;
-        }
-        text[k] = 0;
         *run = strtol(f[1], NULL, 10);
         int status = runstore_console_insert(s, *run, strtod(f[2], NULL), f[3], text, err);
         free(text);
         return status;
+    } else if (n == 13 && !strcmp(f[0], "Y") && f[12][0] == '+') {   /* a system sample */
+        SysSample x = {.rank = atoi(f[2]), .t = strtod(f[3], NULL),
+                       .step = strtol(f[4], NULL, 10), .cpu = strtod(f[5], NULL),
+                       .rss_mb = strtod(f[6], NULL), .threads = atoi(f[7]),
+                       .load1 = strtod(f[8], NULL), .mem_avail_mb = strtod(f[9], NULL),
+                       .mem_total_mb = strtod(f[10], NULL), .tokens_per_s = strtod(f[11], NULL)};
+        char *tc = unhex(f[12] + 1);
+        if (!tc) return err_set(err, LM_ENOMEM, "out of memory landing the journal");
+        snprintf(x.thread_cpu, sizeof x.thread_cpu, "%s", tc);
+        free(tc);
+        *run = strtol(f[1], NULL, 10);
+        return runstore_sys_insert(s, *run, &x, err);
+    } else if (n == 5 && !strcmp(f[0], "T") && (f[4][0] == '+' || f[4][0] == '-')) {
+        char *why = f[4][0] == '+' ? unhex(f[4] + 1) : NULL;   /* a status change */
+        if (f[4][0] == '+' && !why) return err_set(err, LM_ENOMEM, "out of memory landing"
+                                                   " the journal");
+        *run = strtol(f[1], NULL, 10);
+        int status = runstore_status_write(s, *run, f[3], why, strtod(f[2], NULL), 1, err);
+        free(why);
+        return status == LM_EARG ? LM_OK : status;   /* an unknown status: skipped */
     } else {
         return LM_OK;   /* another shape: skipped */
     }

@@ -46,15 +46,14 @@ int runstore_track_migrate(RunStore *s, char *err)
 
 /* ---- system metrics ------------------------------------------------------------------- */
 
-int runstore_sys_log(RunStore *s, long run, const SysSample *x, char *err)
+int runstore_sys_insert(RunStore *s, long run, const SysSample *x, char *err)
 {
     sqlite3_stmt *st;
-    int status = runstore_check_run(s, run, err);
-    if (status || (status = prep(s, "INSERT OR REPLACE INTO run_sysmetrics(run_id, rank, t,"
-                                 " step, cpu, rss_mb, threads, load1, mem_avail_mb,"
-                                 " mem_total_mb, tokens_per_s, thread_cpu)"
-                                 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", &st, err)))
-        return status;
+    int status = prep(s, "INSERT OR REPLACE INTO run_sysmetrics(run_id, rank, t,"
+                      " step, cpu, rss_mb, threads, load1, mem_avail_mb,"
+                      " mem_total_mb, tokens_per_s, thread_cpu)"
+                      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", &st, err);
+    if (status) return status;
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int(st, 2, x->rank);
     sqlite3_bind_double(st, 3, x->t);
@@ -68,6 +67,17 @@ int runstore_sys_log(RunStore *s, long run, const SysSample *x, char *err)
     bind_real(st, 11, x->tokens_per_s);
     bind_str(st, 12, x->thread_cpu);
     return write_stmt(s, st, "recording system metrics", NULL, err);
+}
+
+int runstore_sys_log(RunStore *s, long run, const SysSample *x, char *err)
+{
+    int status = runstore_check_run(s, run, err);
+    if (status) return status;
+    status = runstore_journal_first(s, err);   /* older rows first */
+    if (!status) status = runstore_sys_insert(s, run, x, err);
+    if (status && status != LM_EARG && !s->damaged)   /* disk full, locked: kept for later */
+        runstore_journal_sys(s, run, x);
+    return status;
 }
 
 int runstore_sys_series(RunStore *s, long run, int rank, SysSample **rows, int *n, char *err)

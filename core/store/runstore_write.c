@@ -288,28 +288,42 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     return status;
 }
 
-int runstore_run_set_status(RunStore *s, long id, const char *status_text,
-                            const char *reason, char *err)
+int runstore_status_write(RunStore *s, long id, const char *status_text, const char *reason,
+                          double t, int only_if_newer, char *err)
 {
-    int k = status_index(status_text);
+    int k = status_index(status_text), changes = 0, status;
+    sqlite3_stmt *st;
     if (k < 0)
         return err_set(err, LM_EARG, "unknown run status '%s' (running, paused, finished,"
                        " stopped, diverged, interrupted, failed)", status_text ? status_text : "");
-    int status = runstore_check_present(s, err), changes = 0;
-    if (!status) status = runstore_flush(s, err);
-    sqlite3_stmt *st;
-    if (status || (status = prep(s, "UPDATE runs SET status=?1, reason=?2, ended=?3,"
-                                 " heartbeat=?4 WHERE id=?5", &st, err)))
+    if ((status = prep(s, only_if_newer ? "UPDATE runs SET status=?1, reason=?2, ended=?3,"
+                       " heartbeat=?4 WHERE id=?5 AND (coalesce(heartbeat, 0) <= ?4"
+                       " OR status='interrupted')"
+                       : "UPDATE runs SET status=?1, reason=?2, ended=?3,"
+                       " heartbeat=?4 WHERE id=?5", &st, err)))
         return status;
-    double now = sysinfo_wall();
     bind_str(st, 1, status_text);
     bind_str(st, 2, reason);
-    if (k >= 2) sqlite3_bind_double(st, 3, now);   /* terminal */
-    sqlite3_bind_double(st, 4, now);
+    if (k >= 2) sqlite3_bind_double(st, 3, t);   /* terminal */
+    sqlite3_bind_double(st, 4, t);
     sqlite3_bind_int64(st, 5, id);
     status = write_stmt(s, st, "setting the run status", &changes, err);
-    if (!status && changes == 0) status = err_set(err, LM_EARG, "no run %ld", id);
-    if (!status && k >= 2) runlock_release(s->real_path, id);   /* terminal: no longer trained */
+    if (!status && changes == 0 && !only_if_newer) status = err_set(err, LM_EARG, "no run %ld", id);
+    if (!status && changes && k >= 2) runlock_release(s->real_path, id);   /* terminal */
+    return status;
+}
+
+int runstore_run_set_status(RunStore *s, long id, const char *status_text,
+                            const char *reason, char *err)
+{
+    if (status_index(status_text) < 0)
+        return runstore_status_write(s, id, status_text, reason, 0, 0, err);
+    double now = sysinfo_wall();
+    int status = runstore_check_present(s, err);
+    if (!status) status = runstore_flush(s, err);
+    if (!status) status = runstore_status_write(s, id, status_text, reason, now, 0, err);
+    if (status && status != LM_EARG && !s->damaged)   /* disk full, locked: kept for later */
+        runstore_journal_status(s, id, now, status_text, reason);
     return status;
 }
 

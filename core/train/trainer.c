@@ -485,7 +485,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
             update_apply(t->reps, &t->optim, &m->params, *gnorm, t->cfg.clip,
                          schedule_lr(&t->sched, t->sched_pos));
             trainer_push_series(t, diag_finish(t->diag, m, 1));
-            t->ts.step++;
+            __atomic_store_n(&t->ts.step, t->ts.step + 1, __ATOMIC_RELAXED);   /* trainer_step */
             t->ts.tokens += n;
             t->ts.epoch = batcher_epoch(&t->batcher);
         }
@@ -869,6 +869,7 @@ const Config *trainer_config(const Trainer *t) { return &t->cfg; }
 const char *trainer_run_dir(const Trainer *t) { return t->opt.run_dir; }
 const Dataset *trainer_dataset(const Trainer *t) { return &t->ds; }
 long trainer_total_steps(const Trainer *t) { return t->total_steps; }
+long trainer_step(const Trainer *t) { return __atomic_load_n(&t->ts.step, __ATOMIC_RELAXED); }
 long trainer_param_count(const Trainer *t) { return model_param_count(t->m); }
 
 void trainer_origin(const Trainer *t, StepMetric *at, long *fork_of)

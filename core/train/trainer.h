@@ -109,6 +109,9 @@ void trainer_event_free(TrainEvent *ev);
 const Config *trainer_config(const Trainer *t);
 const Dataset *trainer_dataset(const Trainer *t);
 long trainer_total_steps(const Trainer *t);
+/* The steps done so far (the resumed step plus those trained since): the step the run is
+ * at now, read from any thread (the recorder's last logged step can lag it). */
+long trainer_step(const Trainer *t);
 long trainer_param_count(const Trainer *t);
 /* Where this trainer began: the step, tokens and seconds of training of the checkpoint it
  * resumed or forked from (all 0 for a fresh run) into *at, and the run it forks (0 = not a

@@ -8,6 +8,7 @@
 
 #include "runstore.h"
 #include "err.h"
+#include "sysmetrics.h"
 #include "sysinfo.h"
 
 #include <errno.h>
@@ -217,6 +218,19 @@ int runstore_journal_insert(RunStore *s, char *err);
 void runstore_journal_checkpoint(RunStore *s, long run, const CheckpointRecord *c);
 void runstore_journal_console(RunStore *s, long run, double t, const char *kind,
                               const char *text);
+/* A status change (T line; reason may be NULL) at wall time t. */
+void runstore_journal_status(RunStore *s, long run, double t, const char *status,
+                             const char *reason);
+/* A system sample (Y line). */
+void runstore_journal_sys(RunStore *s, long run, const SysSample *x);
+/* The system sample's INSERT, inside or outside a transaction (runstore_track.c). */
+int runstore_sys_insert(RunStore *s, long run, const SysSample *x, char *err);
+/* The status UPDATE at wall time t, inside or outside a transaction (runstore_write.c);
+ * only_if_newer: applied only when the run's heartbeat is not past t (a journaled status
+ * must not undo what a later writer, such as a resume, recorded; it does replace the
+ * repair's guess 'interrupted': the owner's own status is the truer one). */
+int runstore_status_write(RunStore *s, long id, const char *status, const char *reason,
+                          double t, int only_if_newer, char *err);
 /* The checkpoint record's statements, inside the caller's transaction (runstore_ckpt.c). */
 int runstore_ckpt_log_one(RunStore *s, long run, const CheckpointRecord *c, char *err);
 /* One console line at time t, inside or outside a transaction (runstore_track.c). */
