@@ -14,6 +14,8 @@ set -u
 lmlab=$1 dir=$2; shift 2
 command -v qemu-x86_64 >/dev/null || { echo "qemu-x86_64 not installed: skipped"; exit 77; }
 [ "$(uname -m)" = x86_64 ] || { echo "not an x86-64 machine: skipped"; exit 77; }
+case ${LMLAB_SANITIZE:-none} in none|"") ;;
+    *) echo "a sanitized build ($LMLAB_SANITIZE): skipped (its shadow memory does not map under qemu-user)"; exit 77;; esac
 export LMLAB_TEST_CPU_LEVEL= LMLAB_TEST_CPU_DIGEST=
 native=$(timeout 60 "$dir/test_cpu") || { echo "FAIL: test_cpu natively"; echo "$native"; exit 1; }
 case $native in *"native (-march=native"*) echo "a -march=native build: skipped"; exit 77;; esac
