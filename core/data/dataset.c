@@ -379,7 +379,7 @@ static int tokens_tokenizer(Dataset *ds, const char *spec, const TokFormatInfo *
                          spec, info->tokenizer_kind, tokenizer_vocab_size(own),
                          tokenizer_kind_name(kind), info->tokenizer_kind,
                          tokenizer_kind_name(kind));
-        if (given) tokenizer_destroy(own);
+        if (given || rc) tokenizer_destroy(own);   /* kept only when it is the one used */
         if (rc) return rc;
         ds->tok = use;
         return LM_OK;
