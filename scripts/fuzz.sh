@@ -19,11 +19,13 @@ echo '#define LMLAB_GIT_REV "fuzz"' > "$OUT/gen/git_rev.h"
 FLAGS="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -std=c11"
 FLAGS="$FLAGS -DLMLAB_VERSION=\"fuzz\" -DLMLAB_DATA_DIR=\"$PWD/data\""
 FLAGS="$FLAGS -DLMLAB_EXPERIMENTS_DIR=\"$PWD/experiments\" $(for d in core/*/; do printf -- " -I%s" "${d%/}"; done) -Icommands -I$OUT/gen"
-LIBS="-lopenblas -ljansson -lsqlite3 -lutf8proc -lzip -lm -lpthread"
+LIBS="-lopenblas -ljansson -lsqlite3 -lutf8proc -lzip -lz -llzma -lzstd -lcrypto -lprotobuf-c -lm -lpthread"
+# the TensorBoard messages' C (meson generates it at build time; the fuzz build makes its own)
+protoc-c --proto_path=proto --c_out="$OUT/gen" proto/tensorboard.proto
 
 # One archive of the library sources, instrumented for coverage but without a main.
 objs=()
-for src in core/*/*.c commands/lexer.c commands/cmdtable.c commands/suggest.c \
+for src in core/*/*.c "$OUT/gen/tensorboard.pb-c.c" commands/lexer.c commands/cmdtable.c commands/suggest.c \
            commands/editor.c commands/history.c; do
     obj="$OUT/obj/$(echo "$src" | tr / _).o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ]; then
