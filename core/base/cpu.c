@@ -15,6 +15,8 @@ CpuLevel cpu_level(void)
 {
 #if defined(LMLAB_NATIVE)
     return CPU_NATIVE;
+#elif defined(LMLAB_NO_CLONES)
+    return CPU_BASE;   /* a ThreadSanitizer build: the baseline code only */
 #elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     __builtin_cpu_init();
 #define CPU_LEVEL_TEST(id, clone, name, what) \

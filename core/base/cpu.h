@@ -23,7 +23,8 @@ typedef enum {
     CPU_N_LEVELS
 } CpuLevel;
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LMLAB_NATIVE)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LMLAB_NATIVE) && \
+    !defined(LMLAB_NO_CLONES)
 #define CPU_LEVEL_CLONE(id, clone, name, what) clone,
 /* Put before a function definition: one variant per level, bound once at load. Use it
  * on functions that loop over rows or slabs (a call costs an indirect jump), not on
