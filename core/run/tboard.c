@@ -2,7 +2,7 @@
  * the store into one list of summaries, sorted by step (TensorBoard's reader drops what
  * looks like a restart when a tag's step goes back), encoding each as an Event with
  * libprotobuf-c, and framing the records with TensorFlow's masked CRC-32C
- * (tensorflow/core/lib/hash/crc32c.h: Mask). Not the command (commands/cmd_runs.c). */
+ * (tensorflow/core/lib/hash/crc32c.h: Mask). Not the command (commands/cmd_export.c). */
 #include "tboard.h"
 
 #include "err.h"

@@ -2,7 +2,7 @@
  * tag, renaming, editing or deleting a note, each recorded with its time in the table
  * run_edits (schema step 11, RUNSTORE_EDITS_VERSION), which `run ID` lists. Adding a tag
  * or a note is runstore.h's / runstore_notes.h's; this file records the user's own `tag`
- * too (runstore_edit_log). Not here: the command words (commands/cmd_runs.c, cmd_log.c). */
+ * too (runstore_edit_log). Not here: the command words (commands/cmd_edits.c, cmd_log.c). */
 #ifndef LM_RUNSTORE_EDITS_H
 #define LM_RUNSTORE_EDITS_H
 

@@ -1,0 +1,249 @@
+/* cmd_compare.c — `compare`: runs side by side (the settings that differ, evaluations,
+ * speed, every series of the registry any of them has, whether their numbers are the
+ * same), as a text table or one JSON object. Not here: the other history commands
+ * (cmd_runs.c, cmd_edits.c, cmd_export.c), which settings differ and how they rank
+ * (runkeys.c), parity of two runs' numbers (core/run/runrecord.c). */
+#include "session.h"
+#include "cmd_compare.h"
+#include "runargs.h"
+#include "runrecord.h"
+#include "runkeys.h"
+#include "series.h"
+
+#include "err.h"
+#include "jsonval.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- compare --------------------------------------------------------------------------- */
+
+/* {"runs":[ids], "diff":{key:[values]}, "best_val":[...], "final_val":[...]}; the values
+ * typed as in runstore_run_json's config. */
+static json_t *compare_json(const RunRow *r, int n)
+{
+    json_t *cfg = json_array(), *diff = json_object(), *ids = json_array();
+    json_t *best = json_array(), *fin = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *run = runstore_run_json(&r[i]);
+        json_array_append(cfg, json_object_get(run, "config"));
+        json_decref(run);
+        json_array_append_new(ids, json_integer(r[i].id));
+        json_array_append_new(best, jsonval_num(r[i].best_val));
+        json_array_append_new(fin, jsonval_num(r[i].final_val));
+    }
+    for (int i = 0; i < n; i++) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(json_array_get(cfg, i), key, v) {
+            if (json_object_get(diff, key)) continue;
+            json_t *vals = json_array();
+            int differ = 0;
+            for (int j = 0; j < n; j++) {
+                json_t *x = json_object_get(json_array_get(cfg, j), key);
+                json_array_append_new(vals, x ? json_copy(x) : json_null());
+                differ |= !x || !json_equal(x, v);
+            }
+            if (differ) json_object_set_new(diff, key, vals);
+            else json_decref(vals);
+        }
+    }
+    json_decref(cfg);
+    return json_pack("{s:o s:o s:o s:o}", "runs", ids, "diff", diff, "best_val", best,
+                     "final_val", fin);
+}
+
+/* {"loss": {"agg": "last", "values": [per run, null when none]}, ...}: every series of
+ * the registry any of the runs has (core/base/series.h). */
+static json_t *compare_series_json(RunStore *st, const RunRow *r, int n)
+{
+    json_t *o = json_object();
+    long *ids = calloc((size_t)n, sizeof *ids);
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int nn = 0;
+    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
+    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+        for (int k = 0; k < nn; k++) {
+            SeriesRef ref;
+            series_find(names[k], &ref, NULL);
+            json_t *vals = json_array();
+            for (int i = 0; i < n; i++) {
+                double x = NAN;
+                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
+                json_array_append_new(vals, jsonval_num(x));
+            }
+            json_object_set_new(o, names[k], json_pack("{s:s s:o}", "agg",
+                                series_agg_name(ref.info->agg), "values", vals));
+        }
+    free(ids), free(names);
+    return o;
+}
+
+static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
+{
+    RunRow *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows) return session_error(s, LM_ENOMEM, "out of memory comparing runs");
+    int got = 0, status = LM_OK;
+    runstore_flush(st, NULL);   /* best/final val of buffered evaluations; failure: stale */
+    while (got < n && !(status = runargs_get_run(s, st, ids[got], &rows[got])))
+        got++;
+    json_t *out = status ? NULL : compare_json(rows, n), *nums = json_array();
+    if (out) json_object_set_new(out, "series", compare_series_json(st, rows, n));
+    for (int i = 1; out && i < n; i++) {   /* the same numbers as the first run? */
+        RunParity p;
+        char err[LM_ERR_LEN];
+        if ((status = runrecord_parity(st, &rows[0], &rows[i], &p, err))) {
+            session_error(s, status, "%s", err);
+            break;
+        }
+        json_array_append_new(nums, json_pack("{s:I s:b s:o s:s s:s s:s}", "run",
+            (json_int_t)rows[i].id, "identical", p.identical,
+            "part_at", p.identical ? json_null() : json_integer(p.step), "what", p.what,
+            "differ", p.kernels, "cause", p.cause));
+    }
+    if (out && !status) {
+        json_object_set_new(out, "numbers", nums);
+        session_emit_json(s, out);
+    } else {
+        json_decref(out);
+        json_decref(nums);
+    }
+    for (int i = 0; i < got; i++) runstore_row_free(&rows[i]);
+    free(rows);
+    return status;
+}
+
+/* One row of the compare table: a label, then a value per run, each column w wide. */
+static void compare_row(Session *s, const char *label, char (*vals)[64], int n, int w)
+{
+    char line[8192];
+    int o = snprintf(line, sizeof line, "%-18s", label);
+    for (int i = 0; i < n && o < (int)sizeof line - 70; i++)
+        o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", w, vals[i]);
+    while (o > 0 && line[o - 1] == ' ') line[--o] = 0;
+    session_printf(s, "%s", line);
+}
+
+/* A run's own speed (runrecord_work: a fork's from its fork point), NAN when unknown. */
+static double own_speed(RunStore *st, const RunRow *r)
+{
+    RunWork w;
+    char err[LM_ERR_LEN];
+    return runrecord_work(st, r, &w, err) == LM_OK ? w.tokens_per_s : NAN;
+}
+
+/* A row per series of the registry (core/base/series.h) that any of the runs has: its
+ * aggregate ("loss (last)", "tokens_per_s (mean)"), names escaped. */
+static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, char (*v)[64],
+                           int w)
+{
+    long *ids = calloc((size_t)n, sizeof *ids);
+    char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN * 4 + 16], shown[SERIES_NAME_LEN * 4];
+    int nn = 0;
+    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
+    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+        for (int k = 0; k < nn; k++) {
+            SeriesRef ref;
+            series_find(names[k], &ref, NULL);
+            for (int i = 0; i < n; i++) {
+                double x = NAN;
+                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
+                snprintf(v[i], 64, isnan(x) ? "-" : "%.6g", x);
+            }
+            snprintf(label, sizeof label, "%s (%s)", series_escape(shown, sizeof shown,
+                     names[k]), series_agg_name(ref.info->agg));
+            compare_row(s, label, v, n, w);
+        }
+    free(ids), free(names);
+}
+
+/* The runs side by side: name and status once, the settings that differ (ranked by how
+ * many distinct values they take, runkeys_diff: a swept setting first), then each run's
+ * best and final evaluation (labelled when an estimate), last step, params, and every
+ * series of the registry any of them has. */
+static int compare_text(Session *s, RunStore *st, const long *ids, int n)
+{
+    RunRow *r = calloc((size_t)n, sizeof *r);
+    const char **cfg = calloc((size_t)n, sizeof *cfg);
+    char (*v)[64] = calloc((size_t)n, sizeof *v), keys[64][32], err[LM_ERR_LEN];
+    int status = r && cfg && v ? LM_OK : LM_ENOMEM, got = 0;
+    for (int i = 0; !status && i < n; i++, got++)
+        if ((status = runstore_get(st, ids[i], &r[i], err)) == LM_OK) cfg[i] = r[i].config;
+    if (status) {
+        session_error(s, status, "%s", status == LM_ENOMEM ? "out of memory" : err);
+    } else {
+        int w = 13;   /* "2.2417 (est.)", the widest evaluation */
+        for (int i = 0; i < n; i++) w = (int)strlen(r[i].name) > w ? (int)strlen(r[i].name) : w;
+        w = w > 40 ? 40 : w;
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "run %ld", r[i].id);
+        compare_row(s, "", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%.40s", r[i].name);
+        compare_row(s, "name", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
+        compare_row(s, "status", v, n, w);
+        long sweeps[RUNARGS_MAX_IDS] = {0};
+        for (int i = 0; i < n && i < RUNARGS_MAX_IDS; i++) sweeps[i] = r[i].sweep_id;
+        int nk = runkeys_diff(cfg, n <= RUNARGS_MAX_IDS ? sweeps : NULL, n, keys, 64), shown = 0;
+        for (int k = 0; k < nk && k < 64; k++) {
+            if (!strcmp(keys[k], "name")) continue;   /* the name row above */
+            for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
+            compare_row(s, !strcmp(keys[k], "steps") ? "steps (budget)" : keys[k], v, n, w);
+            shown++;
+        }
+        if (!shown) session_printf(s, "(no config differences)");
+        for (int e = 0; e < 3; e++) {   /* best val, the best checkpoint's step, final */
+            for (int i = 0; i < n; i++) {
+                RunRecord f;
+                snprintf(v[i], 64, "-");
+                if (runrecord_read(st, &r[i], &f, err) == LM_OK) {
+                    const RunEval *ev = e == 2 ? &f.final : &f.best;
+                    if (e == 1 && f.best_step >= 0)
+                        snprintf(v[i], 64, "step %ld", f.best_step);
+                    else if (e != 1 && !isnan(ev->loss))
+                        snprintf(v[i], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
+                    runrecord_free(&f);
+                }
+            }
+            compare_row(s, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss",
+                        v, n, w);
+        }
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
+        compare_row(s, "last step", v, n, w);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
+        compare_row(s, "params", v, n, w);
+        for (int i = 0; i < n; i++) {
+            double sp = own_speed(st, &r[i]);
+            snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
+        }
+        compare_row(s, "tokens/s", v, n, w);
+        compare_series(s, st, r, n, v, w);
+        for (int i = 1; i < n && !status; i++) {   /* the same numbers as the first run? */
+            RunParity p;
+            char line[400];
+            if ((status = runrecord_parity(st, &r[0], &r[i], &p, err))) {
+                session_error(s, status, "%s", err);
+                break;
+            }
+            runrecord_fmt_parity(line, sizeof line, &p);
+            session_printf(s, "numbers, run %ld vs run %ld: %s", r[0].id, r[i].id, line);
+        }
+    }
+    for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);
+    free(r), free(cfg), free(v);
+    return status;
+}
+
+int cmd_compare(Session *s, int argc, const LexWord *argv)
+{
+    long ids[RUNARGS_MAX_IDS];
+    int n;
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    if (runargs_parse_ids(s, st, argc, argv, ids, &n)) return LM_EARG;
+    if (n < 2) return session_error(s, LM_EARG, "compare needs at least two run ids, e.g. "
+                                    "`compare 3 7`; `runs` lists them");
+    if (s->json) return compare_emit_json(s, st, ids, n);
+    return compare_text(s, st, ids, n);
+}

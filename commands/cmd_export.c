@@ -1,0 +1,166 @@
+/* cmd_export.c — `export`: runs (by id or a sweep's) as CSV or JSON to a file or the
+ * command's output, or as TensorBoard event files to a folder. Not here: the export schema
+ * and its writing (runstore_export, core/store), the event files (core/run/tboard.c), the
+ * other history commands (cmd_runs.c, cmd_compare.c, cmd_edits.c). */
+#include "session.h"
+#include "cmd_export.h"
+#include "runargs.h"
+#include "tboard.h"
+
+#include "err.h"
+#include "jsonval.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Appends the run ids of sweep `word` to ids. */
+static int sweep_ids(Session *s, RunStore *st, const char *word, long *ids, int *n)
+{
+    long sw = session_parse_run_id(word);
+    if (sw <= 0) return session_error(s, LM_EARG, "sweep id expected, got '%s'", word);
+    SweepTrialRow *t = NULL;
+    SweepRow row;
+    int nt = 0, added = 0;
+    char err[LM_ERR_LEN];
+    int status = runstore_sweep_get(st, sw, &row, err);
+    if (status == LM_EARG) return session_error(s, status, "no sweep %ld", sw);
+    if (!status) free(row.spec);
+    if (!status) status = runstore_sweep_trials(st, sw, &t, &nt, err);
+    if (status) return session_error(s, status, "%s", err);
+    for (int i = 0; i < nt && *n < RUNARGS_MAX_IDS; i++)
+        if (t[i].run_id > 0) ids[(*n)++] = t[i].run_id, added++;
+    free(t);
+    if (!added) return session_error(s, LM_EARG, "sweep %ld has no runs to export yet", sw);
+    return LM_OK;
+}
+
+/* format= or the file's extension. NULL after reporting. */
+static const char *export_format(Session *s, const char *format, const char *file)
+{
+    if (format) return format;
+    const char *dot = strrchr(file, '.');
+    if (dot && !strcmp(dot, ".csv")) return "csv";
+    if (dot && !strcmp(dot, ".json")) return "json";
+    session_error(s, LM_EARG, "cannot tell the format from '%s': name it .csv or .json, or "
+                  "add format=csv|json", file);
+    return NULL;
+}
+
+static long count_steps(RunStore *st, const long *ids, int n)
+{
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        SeriesPoint *p = NULL;
+        int np = 0;
+        if (runstore_series(st, ids[i], "loss", &p, &np, NULL) == LM_OK) total += np;
+        free(p);
+    }
+    return total;
+}
+
+/* export without file=: the CSV or JSON itself as the command's output. */
+/* Under --json the export joins the one-object-per-line stream: format=json as one
+ * {"event":"export", ...run} object a run, csv as one {"event":"export","csv":TEXT}. */
+static void export_emit_json(Session *s, const char *format, const char *buf)
+{
+    if (strcmp(format, "json")) {
+        session_emit_json(s, json_pack("{s:s s:s s:s}", "event", "export", "format", format,
+                                       "csv", buf));
+        return;
+    }
+    json_t *arr = json_loads(buf, JSON_DECODE_ANY, NULL);
+    size_t i;
+    json_t *run;
+    json_array_foreach(arr, i, run) {
+        json_object_set_new(run, "event", json_string("export"));
+        session_emit_json(s, json_incref(run));
+    }
+    json_decref(arr);
+}
+
+static int export_print(Session *s, RunStore *st, const long *ids, int n, const char *format)
+{
+    char err[LM_ERR_LEN], *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return session_error(s, LM_ENOMEM, "out of memory exporting");
+    int status = runstore_export_stream(st, ids, n, format, f, err);
+    if (fclose(f) && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
+    if (!status && s->json) export_emit_json(s, format, buf);
+    else if (!status) session_stream(s, buf);
+    free(buf);
+    return status ? session_error(s, status, "%s", err) : LM_OK;
+}
+
+/* export format=tensorboard dir=D (core/run/tboard.h). */
+static int export_tensorboard(Session *s, RunStore *st, const long *ids, int n,
+                              const char *dir)
+{
+    char err[LM_ERR_LEN];
+    TboardReport rep;
+    int status = tboard_export(st, ids, n, dir, &rep, err);
+    if (status) return session_error(s, status, "%s", err);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I s:I s:I s:o}", "ok", 1, "dir",
+                                       jsonval_str(dir), "format", "tensorboard", "runs",
+                                       rep.runs, "scalars", (json_int_t)rep.scalars,
+                                       "histograms", (json_int_t)rep.histograms, "texts",
+                                       (json_int_t)rep.texts, "first", jsonval_str(rep.first)));
+    else
+        session_printf(s, "wrote %d run%s to %s (TensorBoard event files: %ld scalars, %ld "
+                       "histograms, %ld texts), e.g. %s; view with `tensorboard --logdir %s`",
+                       rep.runs, rep.runs == 1 ? "" : "s", dir, rep.scalars, rep.histograms,
+                       rep.texts, rep.first, dir);
+    return LM_OK;
+}
+
+static int export_read(Session *s, int argc, const LexWord *argv)
+{
+    const char *format = NULL, *file = NULL, *sweep = NULL, *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i].key && !strcmp(argv[i].key, "format")) format = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "file")) file = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "sweep")) sweep = argv[i].value;
+        else if (argv[i].key && !strcmp(argv[i].key, "dir")) dir = argv[i].value;
+    }
+    int tb = format && !strcmp(format, "tensorboard");
+    if (tb && file)
+        return session_error(s, LM_EARG, "format=tensorboard writes a folder: give dir=FOLDER "
+                             "(a new folder), not file=");
+    if (dir && !tb)
+        return session_error(s, LM_EARG, "dir= is for format=tensorboard (csv and json take "
+                             "file=PATH)");
+    if (file && !*file)
+        return session_error(s, LM_EARG, "file= is empty: give a path, e.g. `export 3 4 "
+                             "file=runs.csv`, or leave file= out to print the export");
+    if (!file && !format) format = "csv";
+    if (file && !(format = export_format(s, format, file))) return LM_EARG;
+    RunStore *st = session_store(s);
+    if (!st) return LM_EDB;
+    long ids[RUNARGS_MAX_IDS];
+    int n = 0;
+    if (runargs_parse_ids(s, st, argc, argv, ids, &n)) return LM_EARG;
+    if (sweep && sweep_ids(s, st, sweep, ids, &n)) return LM_EARG;
+    if (n == 0) return session_error(s, LM_EARG, "export needs run ids or sweep=ID, e.g. "
+                                     "`export 3 4 file=runs.csv`");
+    char err[LM_ERR_LEN];
+    if (tb) return export_tensorboard(s, st, ids, n, dir);
+    if (!file) return export_print(s, st, ids, n, format);
+    int status = runstore_export(st, ids, n, format, file, err);
+    if (status) return session_error(s, status, "%s", err);
+    long steps = count_steps(st, ids, n);
+    if (s->json)
+        session_emit_json(s, json_pack("{s:b s:o s:s s:i s:I}", "ok", 1,
+                                       "file", jsonval_str(file), "format", format,
+                                       "runs", n, "steps", (json_int_t)steps));
+    else
+        session_printf(s, "wrote %d run%s (%ld step rows) to %s (%s)", n, n == 1 ? "" : "s",
+                       steps, file, format);
+    return LM_OK;
+}
+
+int cmd_export(Session *s, int argc, const LexWord *argv)
+{
+    return runargs_read_checked(s, export_read, argc, argv);
+}
