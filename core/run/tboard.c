@@ -146,16 +146,15 @@ static void add_hist(Items *it, long step, const char *tag, const SeriesHist *h)
     else if (x) *x->h = *h;
 }
 
-/* A registry series (runstore_series): skipped when the run has only NaN (a bpc of a
- * word-level run). */
-static void add_series(Items *it, RunStore *st, long run, const char *name)
+/* A registry series (runstore_series_each's visit): skipped when the run has only NaN
+ * (a bpc of a word-level run) or when it cannot be read (the walk goes on). */
+static int add_series(void *ctx, const char *name, const SeriesPoint *p, int n, int status)
 {
-    SeriesPoint *p = NULL;
-    int n = 0, any = 0;
-    if (runstore_series(st, run, name, &p, &n, NULL) == LM_OK)
-        for (int i = 0; i < n; i++) any |= !isnan(p[i].value);
-    for (int i = 0; any && i < n; i++) add_scalar(it, p[i].step, name, p[i].value);
-    free(p);
+    int any = 0;
+    (void)status;
+    for (int i = 0; i < n; i++) any |= !isnan(p[i].value);
+    for (int i = 0; any && i < n; i++) add_scalar(ctx, p[i].step, name, p[i].value);
+    return 0;
 }
 
 /* The gates' histograms (their means are the registry's gate/L/K). */
@@ -445,17 +444,10 @@ static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
     it->started = r->started > 0 ? r->started : r->created;
     add_text(it, "run", run_text(st, r));
     add_text(it, "settings", settings_text(r->config));
-    char (*names)[SERIES_NAME_LEN] = NULL;   /* every registry series the run has */
-    int n_names = 0;
-    if (runstore_series_list(st, r->id, NULL, &names, &n_names, err) == LM_OK)
-        for (int i = 0; i < n_names; i++) {
-            SeriesRef ref;   /* the named series (diagnostics) come whole from add_named */
-            if (series_find(names[i], &ref, NULL) == LM_OK &&
-                (ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST))
-                continue;
-            add_series(it, st, r->id, names[i]);
-        }
-    free(names);
+    /* every registry series the run has; the named series (diagnostics) come whole from
+     * add_named */
+    runstore_series_each(st, r->id, 1u << SERIES_SRC_NAMED | 1u << SERIES_SRC_HIST,
+                         add_series, it, NULL);
     add_gate_hists(it, st, r->id);
     add_sys_ranks(it, st, r->id);
     add_named(it, st, r->id);

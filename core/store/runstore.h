@@ -257,6 +257,18 @@ int runstore_series_summary(RunStore *s, long run, const char *name, double *v, 
 int runstore_series_list(RunStore *s, long run, const char *pattern,
                           char (**names)[SERIES_NAME_LEN], int *n, char *err);
 
+/* What runstore_series_each gives one series: its name and points (the walk's, valid
+ * during the call), or status non-zero and pts NULL when they could not be read (err
+ * then says why). A non-zero return stops the walk and is its result. */
+typedef int (*RunStoreSeriesVisit)(void *ctx, const char *name, const SeriesPoint *pts,
+                                   int n, int status);
+/* Walks every series of the registry run has (runstore_series_list's order) whose source
+ * is not in skip (a mask of 1 << SeriesRegSource), reading each one's points
+ * (runstore_series) for visit: the one loop of the exports (CSV, TensorBoard). LM_OK, the
+ * list's failure, or the first non-zero return of visit. */
+int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVisit visit,
+                         void *ctx, char *err);
+
 /* The series (not families' members) that at least one of n_ids runs has, in registry
  * order, into *names (malloc'd, free()): the rows of compare and the report. */
 int runstore_series_union(RunStore *s, const long *ids, int n_ids,

@@ -104,6 +104,20 @@ static void csv_best(FILE *f, const RunRow *r)
     fprintf(f, "%s\n", buf);
 }
 
+/* A series' points as long-form rows (runstore_series_each's visit); a series that
+ * cannot be read stops the export with its status. */
+typedef struct {
+    FILE *f;
+    long run;
+} CsvSeries;
+
+static int csv_series(void *ctx, const char *name, const SeriesPoint *p, int n, int status)
+{
+    CsvSeries *cs = ctx;
+    for (int i = 0; i < n; i++) csv_point(cs->f, cs->run, p[i].step, name, p[i].value);
+    return status;
+}
+
 static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
 {
     char cols[768], sql[1024];   /* metrics.def's metrics, its names and digits */
@@ -124,22 +138,9 @@ static int export_csv_run(RunStore *s, FILE *f, long run, char *err)
      * name there: evaluations (val_loss ...), system samples of rank 0 (sys/cpu ...),
      * gates (gate/L/K) and the named series (grad/<tensor> ...); histograms are the
      * TensorBoard export's, the best so far is the best_checkpoint row's */
-    char (*names)[SERIES_NAME_LEN] = NULL;
-    int nn = 0;
-    if ((status = runstore_series_list(s, run, NULL, &names, &nn, err))) return status;
-    for (int k = 0; !status && k < nn; k++) {
-        SeriesRef ref;
-        if (series_find(names[k], &ref, NULL) || ref.info->source == SERIES_SRC_METRICS ||
-            ref.info->source == SERIES_SRC_BEST || ref.info->source == SERIES_SRC_HIST)
-            continue;
-        SeriesPoint *p = NULL;
-        int np = 0;
-        if (!(status = runstore_series(s, run, names[k], &p, &np, err)))
-            for (int i = 0; i < np; i++) csv_point(f, run, p[i].step, names[k], p[i].value);
-        free(p);
-    }
-    free(names);
-    return status;
+    CsvSeries cs = {f, run};
+    return runstore_series_each(s, run, 1u << SERIES_SRC_METRICS | 1u << SERIES_SRC_BEST |
+                                1u << SERIES_SRC_HIST, csv_series, &cs, err);
 }
 
 static int export_csv(RunStore *s, FILE *f, const RunRow *rows, int n, char *err)

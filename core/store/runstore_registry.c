@@ -1,9 +1,9 @@
 /* runstore_registry.c — reading a run's named series through the one registry
  * (core/base/series.h): a series' points, its aggregate as one number (runs columns,
- * compare) and as an SQL expression over runs.id (filters), and the list of series a run
- * has, optionally those matching a pattern. The registry says where each series lives
- * (the metrics, evals, run_sysmetrics or gates table, or the named series' tables of
- * runstore_series.c); the SQL here is built from registry text and numbers, and a
+ * compare) and as an SQL expression over runs.id (filters), the list of series a run has,
+ * optionally those matching a pattern, and the walk over them with their points
+ * (runstore_series_each). The registry says where each series lives (the metrics, evals,
+ * run_sysmetrics or gates table, or the named series' tables of runstore_series.c); the SQL here is built from registry text and numbers, and a
  * recorded series' name is quoted by SQLite (%Q), never spliced. Not writing (runstore_write.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
@@ -274,6 +274,24 @@ int runstore_series_list(RunStore *s, long run, const char *pattern,
         *names = NULL;
         *n = 0;
     }
+    return status;
+}
+
+int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVisit visit,
+                         void *ctx, char *err)
+{
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int nn = 0, status = runstore_series_list(s, run, NULL, &names, &nn, err);
+    for (int k = 0; !status && k < nn; k++) {
+        SeriesRef ref;
+        if (series_find(names[k], &ref, NULL) || (skip & (1u << ref.info->source)))
+            continue;
+        SeriesPoint *p = NULL;
+        int np = 0, rc = runstore_series(s, run, names[k], &p, &np, err);
+        status = visit(ctx, names[k], rc ? NULL : p, rc ? 0 : np, rc);
+        free(p);
+    }
+    free(names);
     return status;
 }
 
