@@ -8,6 +8,7 @@
 #include "err.h"
 #include "runstore_series.h"
 #include "series.h"
+#include "strbuf.h"
 #include "runstore_track.h"
 #include "tensorboard.pb-c.h"
 
@@ -15,7 +16,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,40 +246,13 @@ static void add_text(Items *it, const char *tag, char *text)
 
 /* ---- text: the run and its settings -------------------------------------------------- */
 
-typedef struct {
-    char *p;
-    size_t n, cap;
-    int oom;
-} Buf;
-
-static void bprintf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(Buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->oom || need < 0) return;
-    if (b->n + (size_t)need + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)need;
-        char *q = realloc(b->p, cap);
-        if (!q) { b->oom = 1; return; }
-        b->p = q;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)need;
-}
-
 /* Text for a markdown table cell: `|`, backslash and markdown's marks escaped, newlines
  * as spaces. */
-static void bcell(Buf *b, const char *s)
+static void bcell(StrBuf *b, const char *s)
 {
     for (; *s; s++) {
-        if (strchr("|\\`*_[]<>#", *s)) bprintf(b, "\\%c", *s);
-        else bprintf(b, "%c", *s == '\n' || *s == '\r' || *s == '\t' ? ' ' : *s);
+        if (strchr("|\\`*_[]<>#", *s)) strbuf_printf(b, "\\%c", *s);
+        else strbuf_printf(b, "%c", *s == '\n' || *s == '\r' || *s == '\t' ? ' ' : *s);
     }
 }
 
@@ -295,48 +268,48 @@ static void time_iso(double t, char *buf, size_t cap)
  * fork parents, each with the step it was forked at). malloc'd; NULL out of memory. */
 static char *run_text(RunStore *st, const RunRow *r)
 {
-    Buf b = {0};
+    StrBuf b = {0};
     char when[32], ended[32];
     time_iso(r->created, when, sizeof when);
     time_iso(r->ended, ended, sizeof ended);
-    bprintf(&b, "| | |\n|---|---|\n| run | #%ld ", r->id);
+    strbuf_printf(&b, "| | |\n|---|---|\n| run | #%ld ", r->id);
     bcell(&b, r->name);
-    bprintf(&b, " |\n| status | ");
+    strbuf_printf(&b, " |\n| status | ");
     bcell(&b, r->status);
     if (r->reason[0]) {
-        bprintf(&b, ": ");
+        strbuf_printf(&b, ": ");
         bcell(&b, r->reason);
     }
-    bprintf(&b, " |\n| model | ");
+    strbuf_printf(&b, " |\n| model | ");
     bcell(&b, r->model);
-    bprintf(&b, " (%ld parameters) |\n| data | ", r->params);
+    strbuf_printf(&b, " (%ld parameters) |\n| data | ", r->params);
     bcell(&b, r->data_name);
-    bprintf(&b, " |\n| created | %s |\n| ended | %s |\n| steps | %ld |\n", when, ended,
+    strbuf_printf(&b, " |\n| created | %s |\n| ended | %s |\n| steps | %ld |\n", when, ended,
             r->last_step);
     if (r->group[0]) {
-        bprintf(&b, "| group | ");
+        strbuf_printf(&b, "| group | ");
         bcell(&b, r->group);
-        bprintf(&b, " |\n");
+        strbuf_printf(&b, " |\n");
     }
-    bprintf(&b, "| lineage | ");
-    if (!r->parent_run) bprintf(&b, "trained from scratch");
+    strbuf_printf(&b, "| lineage | ");
+    if (!r->parent_run) strbuf_printf(&b, "trained from scratch");
     long run = r->parent_run, step = r->parent_step;
     for (int depth = 0; run > 0 && depth < 32; depth++) {
         RunRow p;
         char err[LM_ERR_LEN];
-        bprintf(&b, "%sforked from #%ld at step %ld", depth ? ", which was " : "", run, step);
+        strbuf_printf(&b, "%sforked from #%ld at step %ld", depth ? ", which was " : "", run, step);
         if (runstore_get(st, run, &p, err)) {
-            bprintf(&b, " (deleted)");
+            strbuf_printf(&b, " (deleted)");
             break;
         }
-        bprintf(&b, " (");
+        strbuf_printf(&b, " (");
         bcell(&b, p.name);
-        bprintf(&b, ")");
+        strbuf_printf(&b, ")");
         run = p.parent_run;
         step = p.parent_step;
         runstore_row_free(&p);
     }
-    bprintf(&b, " |\n");
+    strbuf_printf(&b, " |\n");
     if (b.oom) { free(b.p); return NULL; }
     return b.p;
 }
@@ -344,8 +317,8 @@ static char *run_text(RunStore *st, const RunRow *r)
 /* The settings as a two-column table, in the stored order. */
 static char *settings_text(const char *config)
 {
-    Buf b = {0};
-    bprintf(&b, "| setting | value |\n|---|---|\n");
+    StrBuf b = {0};
+    strbuf_printf(&b, "| setting | value |\n|---|---|\n");
     for (const char *p = config; p && *p;) {
         size_t k = strcspn(p, "\n");
         const char *eq = memchr(p, '=', k);
@@ -353,11 +326,11 @@ static char *settings_text(const char *config)
             char key[256], val[1024];
             snprintf(key, sizeof key, "%.*s", (int)(eq - p), p);
             snprintf(val, sizeof val, "%.*s", (int)(k - (size_t)(eq - p) - 1), eq + 1);
-            bprintf(&b, "| ");
+            strbuf_printf(&b, "| ");
             bcell(&b, key);
-            bprintf(&b, " | ");
+            strbuf_printf(&b, " | ");
             bcell(&b, val);
-            bprintf(&b, " |\n");
+            strbuf_printf(&b, " |\n");
         }
         p += k + (p[k] == '\n');
     }

@@ -7,10 +7,10 @@
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "err.h"
+#include "strbuf.h"
 
 #include <math.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,36 +183,6 @@ int runstore_list(RunStore *s, const char *filter, const char *sort, int limit,
     return status;
 }
 
-typedef struct {
-    char *p;
-    size_t n, cap;
-    int oom;
-} StrBuf;
-
-static void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(StrBuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->oom || need < 0) return;
-    if (b->n + (size_t)need + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)need;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)need;
-}
-
 /* ---- compare ---------------------------------------------------------------------------- */
 
 /* Loads n runs and their parsed configs; on failure frees what it loaded. */
@@ -248,9 +218,9 @@ void runstore_free_runs(RunRow *rows, Cfg *cfgs, int n)
 
 static void cmp_line(StrBuf *b, const char *label, char (*cells)[64], int n, int w0, int w)
 {
-    sb_printf(b, "%-*s", w0, label);
-    for (int i = 0; i < n; i++) sb_printf(b, "  %-*.*s", w, w, cells[i]);
-    sb_printf(b, "\n");
+    strbuf_printf(b, "%-*s", w0, label);
+    for (int i = 0; i < n; i++) strbuf_printf(b, "  %-*.*s", w, w, cells[i]);
+    strbuf_printf(b, "\n");
 }
 
 /* Config lines of keys whose values differ; returns how many. */
@@ -341,7 +311,7 @@ int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err
     cmp_line(&b, "name", cells, n, w0, w);
     for (int i = 0; i < n; i++) snprintf(cells[i], 64, "%s", rows[i].status);
     cmp_line(&b, "status", cells, n, w0, w);
-    if (!cmp_config(&b, cfgs, n, cells, w0, w)) sb_printf(&b, "(no config differences)\n");
+    if (!cmp_config(&b, cfgs, n, cells, w0, w)) strbuf_printf(&b, "(no config differences)\n");
     cmp_results(s, &b, rows, n, cells, w0, w);
     runstore_free_runs(rows, cfgs, n);
     free(cells);
