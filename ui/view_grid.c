@@ -10,6 +10,7 @@
 #include "chart.h"
 #include "dash_draw.h"
 #include "dash_view.h"
+#include "listnav.h"
 #include "view_grid.h"
 #include "err.h"
 #include "series.h"
@@ -88,7 +89,7 @@ int view_grid_load(GridView *g, RunStore *st, long run)
             runstore_hist_series(st, run, names[k], &g->hist[k], &g->n_hist[k], err))
             g->hist[k] = NULL, g->n_hist[k] = 0;
     }
-    if (g->sel >= n) g->sel = n ? n - 1 : 0;
+    g->sel = listnav_move(g->sel, 0, n);
     return LM_OK;
 }
 
@@ -204,7 +205,7 @@ static void draw(Canvas *c, Rect r, Dashboard *dash, const Snapshot *sn,
     int cols = grid_cols(area.w), rows = area.h / GRID_CELL_H;
     g->cols = cols;   /* what Up and Down move by */
     rows = rows < 1 ? 1 : rows;
-    int per = cols * rows, first = (g->sel / per) * per;
+    int per = cols * rows, page, pages, first = listnav_page(g->sel, per, g->n, &page, &pages);
     int cw = area.w / cols, rh = area.h / rows;
     for (int k = first; k < g->n && k < first + per; k++) {
         int i = k - first;
@@ -212,7 +213,7 @@ static void draw(Canvas *c, Rect r, Dashboard *dash, const Snapshot *sn,
         chart_cell(c, cell, g, k, caps, k == g->sel, 0);
     }
     if (g->n > per) {
-        snprintf(head, sizeof head, " page %d of %d ", first / per + 1, (g->n + per - 1) / per);
+        snprintf(head, sizeof head, " page %d of %d ", page, pages);
         canvas_text(c, area.x + area.w - (int)strlen(head) - 1, area.y + area.h - 1,
                     (int)strlen(head), head, UI_COLOR_DIM, 0);
     }
@@ -220,17 +221,16 @@ static void draw(Canvas *c, Rect r, Dashboard *dash, const Snapshot *sn,
 
 void view_grid_move(GridView *g, int action)
 {
-    int cols = g->cols > 0 ? g->cols : 1;
+    int cols = g->cols > 0 ? g->cols : 1, step = 0;
     switch (action) {
-    case K_LEFT: g->sel--; break;
-    case K_RIGHT: g->sel++; break;
-    case K_UP: g->sel -= cols; break;
-    case K_DOWN: g->sel += cols; break;
+    case K_LEFT: step = -1; break;
+    case K_RIGHT: step = 1; break;
+    case K_UP: step = -cols; break;
+    case K_DOWN: step = cols; break;
     case K_ENLARGE: g->enlarged = !g->enlarged && g->n > 0; break;
     default: break;
     }
-    if (g->sel >= g->n) g->sel = g->n - 1;
-    if (g->sel < 0) g->sel = 0;
+    g->sel = listnav_move(g->sel, step, g->n);
 }
 
 static void on_key(DashCtx *x, int action)

@@ -9,6 +9,7 @@
 #include "dash_draw.h"
 #include "view_sweep.h"
 #include "dash_view.h"
+#include "listnav.h"
 #include "err.h"
 #include "safetext.h"
 #include "sweep_analysis.h"
@@ -100,7 +101,7 @@ static void trials_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
                 cells[(size_t)i * 6 + j] = buf[i][j];
             mark[i] = i == best;
         }
-        int sel = dash_draw_clamp(w->sw_sel, 0, n - 1);
+        int sel = listnav_move(w->sw_sel, 0, n);
         TableData td = {cols, 6, cells, n, sel, mark, UI_COLOR_OK, -1, 0, w->sw_scroll};
         w->sw_scroll = table_draw(c, in, &td, caps);
     }
@@ -373,8 +374,7 @@ static void on_key(DashCtx *x, int action)
     char line[48];
     switch (action) {
     case K_UP: case K_DOWN:
-        w->sw_sel = dash_draw_clamp(w->sw_sel + (action == K_UP ? -1 : 1), 0,
-                                    w->n_sw_trials > 0 ? w->n_sw_trials - 1 : 0);
+        w->sw_sel = listnav_move(w->sw_sel, action == K_UP ? -1 : 1, w->n_sw_trials);
         break;
     case K_PARAM: {   /* k < settings: best val vs the k-th setting; then parallel coords */
         int nk = 0;

@@ -6,6 +6,7 @@
 #include "dash_data.h"
 #include "dash_draw.h"
 #include "dash_view.h"
+#include "listnav.h"
 #include "err.h"
 
 #include <curses.h>
@@ -147,8 +148,8 @@ static void on_key(DashCtx *x, int action)
         return;
     if (action == K_PROMPT)
         dash_view_prompt(x, "prompt> ", t->prompt);
-    else if (t->layers > 0)
-        t->layer = (t->layer + (action == K_UP ? -1 : 1) + t->layers) % t->layers;
+    else
+        t->layer = listnav_wrap(t->layer, action == K_UP ? -1 : 1, t->layers);
 }
 
 static void on_prompt(DashCtx *x, const char *line)
