@@ -15,11 +15,10 @@
 # Usage: e2e_determinism.sh LMLAB. No timing assertions; every command has a timeout.
 set -uo pipefail
 L=$(realpath "$1")
+. "$(dirname "$0")/mpi.sh"   # mpi_usable, mpi_run: Open MPI set up for this machine
 W=$(mktemp -d /tmp/lmlab_det_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 FAILS=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
@@ -125,15 +124,11 @@ for m in $MODELS; do
 done
 
 # 4. under mpirun -np 2 and -np 3
-if ! command -v mpirun >/dev/null; then
-    echo "skip mpirun -np 2/3: mpirun not found (apt-get install openmpi-bin)"
-elif timeout 60 mpirun --oversubscribe -np 2 "$L" --version 2>&1 | grep -q "built without MPI"; then
-    echo "skip mpirun -np 2/3: this lmlab was built without MPI (meson setup -Dmpi=enabled)"
-else
+if mpi_usable "$L" "mpirun -np 2/3"; then
     for np in 2 3; do
         mkdir np$np
         for m in $MODELS; do
-            (cd np$np && T mpirun --allow-run-as-root --oversubscribe -np $np "$L" --db a.db \
+            (cd np$np && mpi_run 120 $np "$L" --db a.db \
                 train quick model=$m $(extra $m) $EXP threads=1 >>out.txt 2>&1)
         done
         i=0
@@ -143,7 +138,7 @@ else
             check "$m: mpirun -np $np bit-identical to one process" same ref_$m.txt np${np}_$m.txt
         done
     done
-    mkdir np4 && (cd np4 && T mpirun --allow-run-as-root --oversubscribe -np 4 "$L" --db a.db \
+    mkdir np4 && (cd np4 && mpi_run 120 4 "$L" --db a.db \
         train quick $EXP threads=1 >out.txt 2>&1; echo $? >rc)
     check "shards=3 under -np 4: refused with what to set" grep -q "shards=3 is fewer than the 4 processes" np4/out.txt
     check "shards=3 under -np 4: non-zero exit" [ "$(cat np4/rc)" != 0 ]

@@ -14,11 +14,10 @@
 # Usage: e2e_diag.sh LMLAB. No timing assertions; every command has a timeout.
 set -uo pipefail
 L=$(realpath "$1")
+. "$(dirname "$0")/mpi.sh"   # mpi_usable, mpi_run: Open MPI set up for this machine
 W=$(mktemp -d /tmp/lmlab_diag_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 FAILS=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
@@ -76,15 +75,11 @@ done
 check "diagnostics=0 records no series" [ "$(q one/a.db "select count(*) from series_names where run_id in (5, 6)")" == 0 ]
 
 # 2. under mpirun -np 2 and -np 3 (one thread per rank)
-if ! command -v mpirun >/dev/null; then
-    echo "skip mpirun -np 2/3: mpirun not found (apt-get install openmpi-bin)"
-elif timeout 60 mpirun --oversubscribe -np 2 "$L" --version 2>&1 | grep -q "built without MPI"; then
-    echo "skip mpirun -np 2/3: this lmlab was built without MPI (meson setup -Dmpi=enabled)"
-else
+if mpi_usable "$L" "mpirun -np 2/3"; then
     for np in 2 3; do
         mkdir np$np
         for m in dispatcher msa; do
-            (cd np$np && T mpirun --allow-run-as-root --oversubscribe -np $np "$L" --db a.db \
+            (cd np$np && mpi_run 120 $np "$L" --db a.db \
                 train quick model=$m $EXP threads=1 diagnostics=2 >>out.txt 2>&1)
         done
         i=0

@@ -15,11 +15,10 @@
 set -uo pipefail
 L=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/mpi.sh"   # mpi_usable, mpi_run: Open MPI set up for this machine
 W=$(mktemp -d /tmp/lmlab_shards_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 FAILS=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
@@ -61,16 +60,14 @@ fp one/a.db 4 12 >f4.txt
 check "random batching: resumed at step 12 with threads=2, bit-identical" same ref1.txt f3.txt
 check "stream batching: resumed at step 12 with threads=2, bit-identical" same ref2.txt f4.txt
 check "the comparison can fail (steps recorded)" [ "$(wc -l <ref1.txt)" -ge 14 ]
-if command -v mpirun >/dev/null && ! timeout 60 mpirun --oversubscribe -np 2 "$L" --version 2>&1 | grep -q "built without MPI"; then
+if mpi_usable "$L" "mpirun -np 2 resume"; then
     for id in 1 2; do
-        (cd one && timeout 300 mpirun --oversubscribe -np 2 "$L" --db a.db -c "fork $id step=12 threads=1; wait" >>mpi.txt 2>&1)
+        (cd one && mpi_run 300 2 "$L" --db a.db -c "fork $id step=12 threads=1; wait" >>mpi.txt 2>&1)
     done
     fp one/a.db 5 12 >m5.txt
     fp one/a.db 6 12 >m6.txt
     check "random batching: resumed at step 12 under mpirun -np 2, bit-identical" same ref1.txt m5.txt
     check "stream batching: resumed at step 12 under mpirun -np 2, bit-identical" same ref2.txt m6.txt
-else
-    echo "skip mpirun -np 2 resume (no mpirun or no MPI build)"
 fi
 
 # 3. nanoGPT
