@@ -60,24 +60,20 @@ static json_t *compare_json(const RunRow *r, int n)
 static json_t *compare_series_json(RunStore *st, const RunRow *r, int n)
 {
     json_t *o = json_object();
-    long *ids = calloc((size_t)n, sizeof *ids);
     char (*names)[SERIES_NAME_LEN] = NULL;
+    double *x = NULL;
     int nn = 0;
-    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
-    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+    if (!runstore_series_table(st, r, n, &names, &nn, &x, NULL))
         for (int k = 0; k < nn; k++) {
             SeriesRef ref;
             series_find(names[k], &ref, NULL);
             json_t *vals = json_array();
-            for (int i = 0; i < n; i++) {
-                double x = NAN;
-                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
-                json_array_append_new(vals, jsonval_num(x));
-            }
+            for (int i = 0; i < n; i++)
+                json_array_append_new(vals, jsonval_num(x[(size_t)k * (size_t)n + (size_t)i]));
             json_object_set_new(o, names[k], json_pack("{s:s s:o}", "agg",
                                 series_agg_name(ref.info->agg), "values", vals));
         }
-    free(ids), free(names);
+    free(x), free(names);
     return o;
 }
 
@@ -139,24 +135,22 @@ static double own_speed(RunStore *st, const RunRow *r)
 static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, char (*v)[64],
                            int w)
 {
-    long *ids = calloc((size_t)n, sizeof *ids);
     char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN * 4 + 16], shown[SERIES_NAME_LEN * 4];
+    double *vals = NULL;
     int nn = 0;
-    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
-    if (ids && !runstore_series_union(st, ids, n, &names, &nn, NULL))
+    if (!runstore_series_table(st, r, n, &names, &nn, &vals, NULL))
         for (int k = 0; k < nn; k++) {
             SeriesRef ref;
             series_find(names[k], &ref, NULL);
             for (int i = 0; i < n; i++) {
-                double x = NAN;
-                runstore_series_summary(st, r[i].id, names[k], &x, NULL);
+                double x = vals[(size_t)k * (size_t)n + (size_t)i];
                 snprintf(v[i], 64, isnan(x) ? "-" : "%.6g", x);
             }
             snprintf(label, sizeof label, "%s (%s)", series_escape(shown, sizeof shown,
                      names[k]), series_agg_name(ref.info->agg));
             compare_row(s, label, v, n, w);
         }
-    free(ids), free(names);
+    free(vals), free(names);
 }
 
 /* The runs side by side: name and status once, the settings that differ (ranked by how

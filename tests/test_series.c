@@ -69,6 +69,25 @@ static void test_registry(void)
           !strcmp(series_agg_name(SERIES_AGG_MEAN), "mean"), "words");
 }
 
+typedef struct {
+    int series, val, metric, hist, named, stop_at;
+} EachCount;
+
+static int each_count(void *ctx, const char *name, const SeriesPoint *p, int n, int status)
+{
+    EachCount *c = ctx;
+    SeriesRef ref;
+    c->series++;
+    if (!strcmp(name, "val_loss")) c->val = n;
+    if (!series_find(name, &ref, NULL)) {
+        c->metric += ref.info->source == SERIES_SRC_METRICS;
+        c->hist += ref.info->source == SERIES_SRC_HIST;
+        c->named += ref.info->source == SERIES_SRC_NAMED;
+    }
+    (void)p;
+    return status ? status : c->series == c->stop_at ? 7 : 0;
+}
+
 static void test_store(void)
 {
     char path[128], err[LM_ERR_LEN];
@@ -148,6 +167,25 @@ static void test_store(void)
     CHECK(runstore_series_list(s, a, "grad/*", &names, &n, err) == LM_OK && n == 1 &&
           !strcmp(names[0], "grad/w.0"), "grad/*: %d", n);
     free(names);
+    /* the walk of the exports: each series once with its points, the skipped sources not */
+    EachCount ec = {0};
+    CHECK(runstore_series_each(s, a, 1u << SERIES_SRC_METRICS | 1u << SERIES_SRC_HIST,
+                               each_count, &ec, err) == LM_OK && ec.val == 3 && !ec.metric &&
+          !ec.hist && ec.named == 2 && ec.series >= 5, "each: %d series, val %d, named %d",
+          ec.series, ec.val, ec.named);
+    ec = (EachCount){.stop_at = 2};
+    CHECK(runstore_series_each(s, a, 0, each_count, &ec, err) == 7 && ec.series == 2,
+          "a visit's non-zero stops the walk: %d", ec.series);
+    /* compare's rows: the union and each run's summary, NaN where a run has none */
+    RunRow rr[2] = {{.id = a}, {.id = b}};
+    double *tv = NULL;
+    int nt = 0, at_val = -1;
+    CHECK(runstore_series_table(s, rr, 2, &names, &nt, &tv, err) == LM_OK && nt > STEP_METRIC_N,
+          "table: %d", nt);
+    for (int k = 0; k < nt; k++) at_val = strcmp(names[k], "val_loss") ? at_val : k;
+    CHECK(at_val >= 0 && tv[at_val * 2] == 2.0 && isnan(tv[at_val * 2 + 1]),
+          "val_loss of a (its min) and of b (none)");
+    free(names), free(tv);
     CHECK(runstore_series_list(s, a, "hist/*", &names, &n, err) == LM_OK && n == 1, "hist/*: %d", n);
     free(names);
     RunRow *rows = NULL;   /* a series as a filter: its aggregate */

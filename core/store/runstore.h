@@ -273,6 +273,11 @@ int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVis
  * order, into *names (malloc'd, free()): the rows of compare and the report. */
 int runstore_series_union(RunStore *s, const long *ids, int n_ids,
                           char (**names)[SERIES_NAME_LEN], int *n, char *err);
+/* The rows of compare: runstore_series_union of the n_runs runs into *names (*n of them)
+ * and each run's runstore_series_summary into *values (row k: names[k] of run 0 .. n_runs
+ * - 1; NaN where a run has none), both malloc'd (free()). LM_OK or LM_ENOMEM. */
+int runstore_series_table(RunStore *s, const RunRow *runs, int n_runs,
+                          char (**names)[SERIES_NAME_LEN], int *n, double **values, char *err);
 
 /* A readable side-by-side table of n runs: the config keys whose values differ (only
  * those), then best/final val loss, steps, params and a line per series of the registry

@@ -258,24 +258,22 @@ static void cmp_results(RunStore *s, StrBuf *b, const RunRow *r, int n, char (*c
         }
         cmp_line(b, labels[line], cells, n, w0, w);
     }
-    long *ids = calloc((size_t)n, sizeof *ids);   /* then every series of the registry */
-    char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN + 16];
+    char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN + 16];   /* then every */
+    double *vals = NULL;                                                 /* registry series */
     int nn = 0;
-    for (int i = 0; ids && i < n; i++) ids[i] = r[i].id;
-    if (ids && !runstore_series_union(s, ids, n, &names, &nn, NULL))
+    if (!runstore_series_table(s, r, n, &names, &nn, &vals, NULL))
         for (int k = 0; k < nn; k++) {
             SeriesRef ref;
             series_find(names[k], &ref, NULL);
             for (int i = 0; i < n; i++) {
-                double v = NAN;
-                runstore_series_summary(s, r[i].id, names[k], &v, NULL);
+                double v = vals[(size_t)k * (size_t)n + (size_t)i];
                 if (isnan(v)) snprintf(cells[i], 64, "-");
                 else snprintf(cells[i], 64, "%.6g", v);
             }
             snprintf(label, sizeof label, "%s (%s)", names[k], series_agg_name(ref.info->agg));
             cmp_line(b, label, cells, n, w0, w);
         }
-    free(ids), free(names);
+    free(vals), free(names);
 }
 
 int runstore_compare(RunStore *s, const long *ids, int n, char **text, char *err)

@@ -317,3 +317,25 @@ int runstore_series_union(RunStore *s, const long *ids, int n_ids,
     }
     return LM_OK;
 }
+
+int runstore_series_table(RunStore *s, const RunRow *runs, int n_runs,
+                          char (**names)[SERIES_NAME_LEN], int *n, double **values, char *err)
+{
+    long *ids = calloc((size_t)n_runs + 1, sizeof *ids);
+    int status = ids ? LM_OK : err_set(err, LM_ENOMEM, "out of memory comparing series");
+    *names = NULL, *n = 0, *values = NULL;
+    for (int i = 0; ids && i < n_runs; i++) ids[i] = runs[i].id;
+    if (!status) status = runstore_series_union(s, ids, n_runs, names, n, err);
+    free(ids);
+    if (!status && !(*values = malloc(((size_t)*n * (size_t)n_runs + 1) * sizeof **values))) {
+        free(*names), *names = NULL, *n = 0;
+        status = err_set(err, LM_ENOMEM, "out of memory comparing series");
+    }
+    for (int k = 0; !status && k < *n; k++)
+        for (int i = 0; i < n_runs; i++) {
+            double *v = &(*values)[(size_t)k * (size_t)n_runs + (size_t)i];
+            *v = NAN;
+            runstore_series_summary(s, runs[i].id, (*names)[k], v, NULL);
+        }
+    return status;
+}
