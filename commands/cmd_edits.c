@@ -16,6 +16,25 @@
 #include <string.h>
 #include <unistd.h>
 
+/* After tag or untag: the run's tags now, as {"ok", "run", "tags"} or "run 3 tagged 'x'
+ * (tags: x, y)" ("none" when it has none left). */
+static int tags_say(Session *s, RunStore *st, long id, const char *done, const char *tag)
+{
+    RunRow r;
+    if (runargs_get_run(s, st, id, &r)) return LM_EARG;
+    if (s->json) {
+        json_t *run = runstore_run_json(&r);
+        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
+                                       json_object_get(run, "tags")));
+        json_decref(run);
+    } else {
+        session_printf(s, "run %ld %s '%s' (tags: %s)", id, done, tag,
+                       r.tags[0] ? r.tags : "none");
+    }
+    runstore_row_free(&r);
+    return LM_OK;
+}
+
 int cmd_tag(Session *s, int argc, const LexWord *argv)
 {
     RunStore *st = NULL;
@@ -32,18 +51,7 @@ int cmd_tag(Session *s, int argc, const LexWord *argv)
     snprintf(what, sizeof what, "tagged '%.64s'", argv[2].text);
     if (!status) status = runstore_edit_log(st, id, 0, what, err);
     if (status) return session_error(s, status, "%s", err);
-    RunRow r;
-    if (runargs_get_run(s, st, id, &r)) return LM_EARG;
-    if (s->json) {
-        json_t *run = runstore_run_json(&r);
-        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
-                                       json_object_get(run, "tags")));
-        json_decref(run);
-    } else {
-        session_printf(s, "run %ld tagged '%s' (tags: %s)", id, argv[2].text, r.tags);
-    }
-    runstore_row_free(&r);
-    return LM_OK;
+    return tags_say(s, st, id, "tagged", argv[2].text);
 }
 
 int cmd_untag(Session *s, int argc, const LexWord *argv)
@@ -57,19 +65,7 @@ int cmd_untag(Session *s, int argc, const LexWord *argv)
     char err[LM_ERR_LEN];
     int status = runstore_untag(st, id, argv[2].text, err);
     if (status) return session_error(s, status, "%s", err);
-    RunRow r;
-    if (runargs_get_run(s, st, id, &r)) return LM_EARG;
-    if (s->json) {
-        json_t *run = runstore_run_json(&r);
-        session_emit_json(s, json_pack("{s:b s:I s:O}", "ok", 1, "run", (json_int_t)id, "tags",
-                                       json_object_get(run, "tags")));
-        json_decref(run);
-    } else {
-        session_printf(s, "run %ld untagged '%s' (tags: %s)", id, argv[2].text,
-                       r.tags[0] ? r.tags : "none");
-    }
-    runstore_row_free(&r);
-    return LM_OK;
+    return tags_say(s, st, id, "untagged", argv[2].text);
 }
 
 int cmd_rename(Session *s, int argc, const LexWord *argv)
