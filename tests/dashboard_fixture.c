@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *dump(Dashboard *d, const Snapshot *sn, int w, int h, const CanvasCaps *caps,
            Canvas **keep)
@@ -62,4 +63,13 @@ void make_snapshot(Snapshot *sn)
     snprintf(sn->sample, sizeof sn->sample, "ROMEO:\nwherefore art thou, sweet gate");
     sn->sample_step = 100;
     sn->seq = 42;
+}
+
+RunStore *new_store(char *db, char *err)
+{
+    int fd = mkstemps(db, 3);
+    if (fd >= 0) close(fd);
+    remove(db);
+    RunStore *st = NULL;
+    return runstore_open(db, &st, err) == LM_OK ? st : NULL;
 }

@@ -238,11 +238,8 @@ static void test_compare_logic(void)
 static void test_sort_columns(void)
 {
     char db[] = "/tmp/lmlab-dash-sort-XXXXXX.db", err[LM_ERR_LEN];
-    int fd = mkstemps(db, 3);
-    if (fd >= 0) close(fd);
-    remove(db);
-    RunStore *st = NULL;
-    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    RunStore *st = new_store(db, err);
+    CHECK(st, "open: %s", err);
     if (!st) return;
     const long steps[] = {30, 10, 20};
     for (int r = 0; r < 3; r++) {

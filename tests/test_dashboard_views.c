@@ -180,11 +180,8 @@ static void test_system_view(void)
 static void test_grid_view(void)
 {
     char db[] = "/tmp/lmlab-dash-grid-XXXXXX.db", err[LM_ERR_LEN];
-    int fd = mkstemps(db, 3);
-    if (fd >= 0) close(fd);
-    remove(db);
-    RunStore *st = NULL;
-    CHECK(runstore_open(db, &st, err) == LM_OK, "open: %s", err);
+    RunStore *st = new_store(db, err);
+    CHECK(st, "open: %s", err);
     if (!st) return;
     long id = 0;
     RunInfo info = {.name = "g", .config = "lr=0.001\n", .model = "dispatcher"};
