@@ -77,7 +77,10 @@ wait_until 60 fired stalled:2 || fail "stalled:2 did not fire within 60 s after 
 # paused (it fires 2-3 s into the step after the resume; a clock counting from the step
 # before the pause would say 8 s or more at once)
 msg=$(q "SELECT message FROM alert_events WHERE rule='stalled:2'")
-secs=$(echo "$msg" | sed -n 's/^stalled: no step for \([0-9]*\) s (at step [0-9]*)$/\1/p')
+# the owner judges its own run; under load another process watching the store (the
+# attached dashboard) may judge it first and add what it saw: "; no word from its process
+# (pid P) for N s". Either judge's clock must restart at the resume.
+secs=$(echo "$msg" | sed -n 's/^stalled: no step for \([0-9]*\) s (at step [0-9]*)\(; no word from its process (pid [0-9]*) for [0-9]* s\)\{0,1\}$/\1/p')
 [ -n "$secs" ] || fail "the stall's message: $msg"
 [ "$secs" -ge 2 ] && [ "$secs" -lt 8 ] || fail "the stall counted the pause: '$msg'"
 echo "fired: $(q "SELECT rule || ' ' || message FROM alert_events" | tr '\n' ';') (load $(cut -d' ' -f1-3 /proc/loadavg))"
