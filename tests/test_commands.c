@@ -411,7 +411,7 @@ static void test_table(Session *s)
     int n, nc = 0, ws = 0;
     const Command *t = session_commands(&n);
     const char *lines[] = {"show ", "sweep ", "sweep s"};
-    const char *want[] = {"config data machine model", "importance list pause resume show status stop wait",
+    const char *want[] = {"config data machine model", "importance list pause resume show status stop trust wait",
                           "show status stop"};
     for (int i = 0; i < 3; i++) {
         char **c = NULL, got[256] = "";

@@ -236,7 +236,7 @@ static int store_migrate(RunStore *s, char *err)
     int version = 0, n_tables = 0, added = 0;
     int status = read_version(s, &version, err);
     if (status || (version == RUNSTORE_SCHEMA_VERSION && !step_columns_missing(s) &&
-                   !runstore_alertsig_missing(s)))
+                   !runstore_rowsig_missing(s)))
         return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "creating the schema", err))) return status;
     status = read_version(s, &version, err);   /* another process may have done it */
@@ -269,8 +269,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_control_migrate_owner(s, err);
     if (!status && version < RUNSTORE_GROUP_VERSION)   /* seed groups, store settings */
         status = runstore_group_migrate(s, err);
-    if (!status)   /* who wrote each alert's command */
-        status = runstore_alertsig_migrate(s, err);
+    if (!status)   /* who wrote each alert's command, sweep's spec, run's settings */
+        status = runstore_rowsig_migrate(s, err);
     if (!status && version < RUNSTORE_SERIES_VERSION)   /* named scalars and histograms */
         status = runstore_series_migrate(s, err);
     if (!status && version < RUNSTORE_EDITS_VERSION)   /* untag, rename, note edits */

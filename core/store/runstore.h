@@ -356,7 +356,9 @@ int runstore_best_checkpoint(RunStore *s, long run, CheckpointRecord *best, int 
 
 /* ---- Sweeps ----------------------------------------------------------------------- */
 
-/* Creates a sweep (status "running"); *id receives its id. */
+/* Creates a sweep (status "running") with its writer's code over the spec (see
+ * runstore_sweep_sign; a spec that cannot be signed, e.g. no key, is not stored); *id
+ * receives its id. */
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err);
 
@@ -378,10 +380,25 @@ typedef struct {
     char name[64], strategy[16], status[16];
     double created, ended;
     char *spec;            /* malloc'd, never NULL */
+    char mac[65];          /* its writer's code over the spec ("" = none; runstore_rowsig.c) */
 } SweepRow;
 
 /* One sweep into a caller-owned row (free row->spec). LM_EARG "no sweep N". */
 int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err);
+
+/* Who wrote a sweep's spec and a run's settings (issue 46: a shared store is data): a code
+ * under the user's key (usersig.h) over (store id, sweep id, spec, creation time) or (store
+ * id, run id, settings). runstore_sweep_create and runstore_run_create/_set_config sign;
+ * _sign re-signs a sweep (`sweep trust N`, after the user has read it). _trusted: LM_OK when
+ * this user wrote it, else LM_EARG with why (no code, another key, changed, moved).
+ * runstore_sweep_refusal: LM_OK, or LM_EARG with the whole line to show ("sweep N's spec
+ * was not written by you: refused (why) ..." and what to do). */
+int runstore_sweep_sign(RunStore *s, long id, const char *spec, double created, char *err);
+int runstore_sweep_trusted(const RunStore *s, const SweepRow *row, char *why, size_t cap);
+int runstore_sweep_refusal(const RunStore *s, const SweepRow *row, char *msg, size_t cap);
+int runstore_run_config_sign(RunStore *s, long id, const char *config, char *err);
+int runstore_run_config_trusted(RunStore *s, long id, const char *config, char *why,
+                                size_t cap);
 
 typedef struct {
     int trial;

@@ -282,6 +282,8 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     bind_str(st, 16, s->host);
     status = write_stmt(s, st, "creating a run", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    char e2[LM_ERR_LEN];   /* unsigned (no key): it trains; a fork must then be given its paths */
+    if (!status) runstore_run_config_sign(s, *id, in->config ? in->config : "", e2);
     if (!status)   /* rows written for this id before it existed are nobody's */
         status = runstore_control_expire(s, *id, "written before the run existed", err);
     if (!status) status = runlock_acquire(s->real_path, *id, err);  /* held while it trains */
@@ -518,6 +520,8 @@ int runstore_run_set_config(RunStore *s, long id, const char *config, char *err)
     bind_str(st, 1, config);
     sqlite3_bind_int64(st, 2, id);
     status = write_stmt(s, st, "recording a resumed run's settings", &changes, err);
+    char e2[LM_ERR_LEN];   /* its writer's code follows it (unsigned: the old code fails) */
+    if (!status && changes) runstore_run_config_sign(s, id, config ? config : "", e2);
     return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
 }
 
