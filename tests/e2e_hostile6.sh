@@ -112,6 +112,25 @@ assert any('precision=bf16 (was' in n['text'] for n in o['note_list']), o['note_
 assert any(c['key']=='precision' and c['to']=='bf16' for c in o['setting_changes']), o['setting_changes']" ||
     fail "--json run 1 after a bf16 resume"
 echo "item 4: a resume's changed settings are recorded with their step"
+# the changes are rows of their own (schema step 13), never parsed back from the note's
+# wording: a value holding ", ", "->" and " (was " comes back whole
+export LMLAB_DB="$dir/changes.db"
+"$bin" train quick steps=1000000 checkpoint_every=20 >train4.out 2>&1 &
+bgpid=$!
+wait_until 60 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' 'SELECT step FROM checkpoints WHERE run_id=1 LIMIT 1')\" ]" ||
+    fail "run 1 wrote no checkpoint within 60 s: $(cat train4.out)"
+kill -KILL "$bgpid"; bwait "$bgpid" 10 "the killed run"; bgpid=
+ck=$(q "SELECT max(step) FROM checkpoints WHERE run_id=1")
+run train resume=1 steps=$((ck + 100)) 'sample_prompt=hi, there -> x (was y), z' shards=3
+run --json run 1
+python3 -c "
+import json; o=json.loads(open('out').readline()); c={x['key']: x for x in o['setting_changes']}
+assert c['sample_prompt']['to']=='hi, there -> x (was y), z' and c['sample_prompt']['from']=='\\n', c
+assert c['shards']['to']=='3' and set(c)=={'sample_prompt','shards'}, c" || fail "--json run 1: $(cat out)"
+run run 1
+grep -qF 'settings changed at step' out && grep -qF 'sample_prompt \n -> hi, there -> x (was y), z, shards' out ||
+    fail "run 1's settings line: $(grep changed out)"
+echo "item 4: a setting's value with ', ' and '->' is recorded and read back whole"
 
 # ---- item 1's audit: stored settings that name files act as the user who resumes ------
 export LMLAB_DB="$dir/trust.db"

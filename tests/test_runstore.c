@@ -7,6 +7,7 @@
 #include "runstore_edits.h"
 #include "runstore_series.h"
 #include "runstore_row.h"
+#include "runstore_changes.h"
 
 #include <math.h>
 
@@ -820,11 +821,13 @@ static void test_group_step(void)
     CHECK(runstore_open(path, &s, err) == LM_OK, "open v9: %s", err);
     runstore_close(s);
     CHECK(RUNSTORE_GROUP_VERSION == 10 && RUNSTORE_SERIES_VERSION == 11 &&
-          RUNSTORE_SCHEMA_VERSION == RUNSTORE_EDITS_VERSION &&
+          RUNSTORE_EDITS_VERSION == 12 && RUNSTORE_SCHEMA_VERSION == RUNSTORE_CHANGES_VERSION &&
           q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION,
-          "steps 10 to 12 set the version: %ld", q_long(path, "PRAGMA user_version"));
+          "steps 10 to 13 set the version: %ld", q_long(path, "PRAGMA user_version"));
     CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='run_edits'") == 1,
           "step 12 made the edits table");
+    CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name='run_setting_changes'")
+          == 1, "step 13 made the setting changes table");
     CHECK(q_long(path, "SELECT count(*) FROM sqlite_master WHERE name IN ('run_groups',"
                  " 'store_settings', 'sweep_trial_group')") == 3, "step 10 made the tables");
     CHECK(q_exec(path, "DROP TABLE store_settings;") == SQLITE_OK, "drop at the version");
@@ -906,7 +909,8 @@ static void test_row_codes(void)
           == LM_OK, "own run: %s", why);
     CHECK(runstore_run_config_trusted(s, run, "lr=1\ndata=/etc/shadow\n", why, sizeof why)
           == LM_EARG, "other settings than were signed");
-    CHECK(runstore_run_set_config(s, run2, "lr=2\ndata=tinyshakespeare\n", err) == LM_OK &&
+    CHECK(runstore_run_set_config(s, run2, "lr=2\ndata=tinyshakespeare\n", 0, NULL, 0, NULL, err)
+          == LM_OK &&
           runstore_run_config_trusted(s, run2, "lr=2\ndata=tinyshakespeare\n", why, sizeof why)
           == LM_OK, "settings recorded by the user are signed again: %s", why);
     snprintf(sql, sizeof sql, "UPDATE runs SET mac=NULL WHERE id=%ld", run2);

@@ -14,6 +14,7 @@
 #include "runstore_group.h"
 #include "runstore_series.h"
 #include "runstore_edits.h"
+#include "runstore_changes.h"
 #include "runstore_track.h"
 #include "err.h"
 
@@ -275,6 +276,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_series_migrate(s, err);
     if (!status && version < RUNSTORE_EDITS_VERSION)   /* untag, rename, note edits */
         status = runstore_edits_migrate(s, err);
+    if (!status && version < RUNSTORE_CHANGES_VERSION)   /* a resume's setting changes */
+        status = runstore_changes_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 12
+#define RUNSTORE_SCHEMA_VERSION 13
 
 typedef struct RunStore RunStore;
 
@@ -142,9 +142,6 @@ int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_set_note(RunStore *s, long id, const char *note, char *err);
 /* Where a run's checkpoints live (named after its id, so set after creation). */
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
-/* A resumed run's settings as it now trains ("key=value\n" text; run_launch notes what
- * changed and from which step). */
-int runstore_run_set_config(RunStore *s, long id, const char *config, char *err);
 
 /* What deleting a run did to its files (runstore_delete_run_report). */
 typedef struct {
@@ -388,7 +385,8 @@ int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err);
 
 /* Who wrote a sweep's spec and a run's settings (issue 46: a shared store is data): a code
  * under the user's key (usersig.h) over (store id, sweep id, spec, creation time) or (store
- * id, run id, settings). runstore_sweep_create and runstore_run_create/_set_config sign;
+ * id, run id, settings). runstore_sweep_create, runstore_run_create and
+ * runstore_run_set_config (runstore_changes.h) sign;
  * _sign re-signs a sweep (`sweep trust N`, after the user has read it). _trusted: LM_OK when
  * this user wrote it, else LM_EARG with why (no code, another key, changed, moved).
  * runstore_sweep_refusal: LM_OK, or LM_EARG with the whole line to show ("sweep N's spec

@@ -512,19 +512,6 @@ int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err
     return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
 }
 
-int runstore_run_set_config(RunStore *s, long id, const char *config, char *err)
-{
-    sqlite3_stmt *st;
-    int changes = 0, status = prep(s, "UPDATE runs SET config=? WHERE id=?", &st, err);
-    if (status) return status;
-    bind_str(st, 1, config);
-    sqlite3_bind_int64(st, 2, id);
-    status = write_stmt(s, st, "recording a resumed run's settings", &changes, err);
-    char e2[LM_ERR_LEN];   /* its writer's code follows it (unsigned: the old code fails) */
-    if (!status && changes) runstore_run_config_sign(s, id, config ? config : "", e2);
-    return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
-}
-
 /* Collects a run's checkpoint paths (malloc'd, NUL-separated list in *paths). */
 static int checkpoint_paths(RunStore *s, long id, char **paths, size_t *len, char *err)
 {
