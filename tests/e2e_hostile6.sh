@@ -214,6 +214,17 @@ grep -q "run 4's stored data=$dir/corpus.txt was not written by you" out || fail
 run fork 4 step=20 steps=60 data="$dir/corpus.txt"
 q "SELECT config FROM runs WHERE id=5" | grep -qx "lr=0.002" || fail "the fork did not take the colleague's lr"
 echo "item 1's audit: fork takes stored file settings only from the user's own runs"
+# rm checkpoints=true deletes files named in the store only for the user's own runs, and
+# only inside the run's own folder
+echo "the victim's" >victim.safetensors
+q "INSERT INTO checkpoints(run_id, step, path) VALUES(4, 999, '$dir/victim.safetensors'), (2, 999, '$dir/victim.safetensors')"
+run rm 4 checkpoints=true --yes
+grep -q "deleted run 4; no file was removed: its settings and folder were not written by you" out || fail "rm of another user's run: $(cat out)"
+run rm 2 checkpoints=true --yes   # the user's own fork (run 1's settings were edited above)
+grep -q "deleted run 2 and the [1-9][0-9]* files it wrote" out || fail "rm of the user's own run: $(cat out)"
+[ "$(cat victim.safetensors)" = "the victim's" ] || fail "rm deleted a file a row of the store named"
+! ls -d myruns/run-2-* 2>/dev/null || fail "rm left the user's own run folder: $(ls myruns)"
+echo "item 1's audit: rm checkpoints=true removes only the user's own run's files, in its folder"
 # ---- any bytes in any field; item 10 (bidi controls), 12 (a crafted console number) ----
 export LMLAB_DB="$dir/bytes.db"
 run train quick steps=100 name=plain

@@ -918,6 +918,36 @@ static void test_row_codes(void)
     CHECK(runstore_run_config_trusted(s, run2, "lr=2\ndata=tinyshakespeare\n", why, sizeof why)
           == LM_EARG && strstr(why, "no code"), "no code: %s", why);
     CHECK(runstore_run_config_trusted(s, 999, "", why, sizeof why) == LM_EARG, "no run 999");
+    /* rm checkpoints=true: a run another user wrote (its recorded paths name the victim's
+     * files) removes no file; the user's own run removes only files in its own folder */
+    char vdir[300], secret[400], ownck[400], outside[400];
+    long run3 = 0;
+    CHECK(runstore_run_create(s, &ri, &run3, err) == LM_OK, "run 3: %s", err);
+    snprintf(vdir, sizeof vdir, "%s/rowsig-run", tmpdir);
+    mkdir(vdir, 0755);
+    snprintf(secret, sizeof secret, "%s/secret.txt", tmpdir);
+    snprintf(ownck, sizeof ownck, "%s/step-00000001.safetensors", vdir);
+    snprintf(outside, sizeof outside, "%s/thesis.safetensors", tmpdir);
+    fclose(fopen(secret, "w")), fclose(fopen(ownck, "w")), fclose(fopen(outside, "w"));
+    CheckpointRecord ck = {.step = 1, .val_loss = NAN};
+    snprintf(ck.path, sizeof ck.path, "%s", secret);
+    CHECK(runstore_log_checkpoint(s, mrun, &ck, err) == LM_OK, "mallory's row: %s", err);
+    RunFilesReport rep;
+    CHECK(runstore_delete_run_report(s, mrun, 1, &rep, err) == LM_OK && rep.removed == 0 &&
+          strstr(rep.refused, "does not match") && access(secret, F_OK) == 0,
+          "another user's run removed files: %d '%s'", rep.removed, rep.refused);
+    CHECK(runstore_set_checkpoint_dir(s, run3, vdir, err) == LM_OK &&
+          runstore_run_config_trusted(s, run3, "lr=1\ndata=tinyshakespeare\n", why, sizeof why)
+          == LM_OK, "the folder is signed with the settings: %s", why);
+    snprintf(ck.path, sizeof ck.path, "%s", ownck);
+    runstore_log_checkpoint(s, run3, &ck, err);
+    ck.step = 2;   /* a row another writer added to the user's own run */
+    snprintf(ck.path, sizeof ck.path, "%s", outside);
+    runstore_log_checkpoint(s, run3, &ck, err);
+    CHECK(runstore_delete_run_report(s, run3, 1, &rep, err) == LM_OK && !rep.refused[0] &&
+          access(ownck, F_OK) != 0 && access(outside, F_OK) == 0 && rep.dir_removed,
+          "own run: removed %d, refused '%s', outside kept %d", rep.removed, rep.refused,
+          access(outside, F_OK) == 0);
     runstore_close(s);
     /* the same rows in another store (its identity changed): refused */
     CHECK(q_exec(path, "UPDATE store_meta SET value='00000000deadbeef' WHERE key='store_id'")

@@ -150,10 +150,15 @@ typedef struct {
     int dir_removed;         /* the run folder itself was removed (nothing was left in it) */
     char dir[512];           /* the run folder ("" when the run had none) */
     char left_names[512];    /* the entries left, ", "-separated (cut with ", ...") */
+    char refused[600];       /* "" or why no file was removed: the run's settings and folder
+                                do not carry this user's code (planted, edited, another
+                                user's, an older lmlab's) */
 } RunFilesReport;
 
 /* Deletes a run and all its rows. With delete_checkpoints, also removes only the files the
- * run wrote: the checkpoint files it recorded (and their .optim siblings) and, in its
+ * run wrote, and only when its settings and folder carry this user's code (else no file
+ * is touched and report->refused says why): the checkpoint files it recorded directly in
+ * its folder (and their .optim siblings; a recorded path elsewhere is left) and, in its
  * checkpoint_dir when no other run shares it, the regular files named like the trainer's
  * (step-N.safetensors, step-N.optim.safetensors, best.safetensors, those + .tmp.PID, and
  * the journal unrecorded-rows.tsv).
@@ -385,7 +390,8 @@ int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err);
 
 /* Who wrote a sweep's spec and a run's settings (issue 46: a shared store is data): a code
  * under the user's key (usersig.h) over (store id, sweep id, spec, creation time) or (store
- * id, run id, settings). runstore_sweep_create, runstore_run_create and
+ * id, run id, settings, checkpoint folder; runstore_set_checkpoint_dir re-signs a run whose
+ * code held). runstore_sweep_create, runstore_run_create and
  * runstore_run_set_config (runstore_changes.h) sign;
  * _sign re-signs a sweep (`sweep trust N`, after the user has read it). _trusted: LM_OK when
  * this user wrote it, else LM_EARG with why (no code, another key, changed, moved).

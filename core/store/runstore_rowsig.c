@@ -103,22 +103,44 @@ int runstore_sweep_refusal(const RunStore *s, const SweepRow *row, char *msg, si
     return LM_EARG;
 }
 
-/* ---- runs' settings ---------------------------------------------------------------------- */
+/* ---- runs' settings and folder ---------------------------------------------------------- */
 
-static int run_fields(const RunStore *s, long id, const char *config, const char *mac,
-                      char *out_mac, char *err)
+static int run_fields(const RunStore *s, long id, const char *config, const char *dir,
+                      const char *mac, char *out_mac, char *err)
 {
     char rid[32];
     snprintf(rid, sizeof rid, "%ld", id);
-    const char *f[] = {"lmlab run settings v1", s->store_id, rid, config};
+    const char *f[] = {"lmlab run settings v1", s->store_id, rid, config, dir};
     int n = (int)(sizeof f / sizeof *f);
     return out_mac ? usersig_sign(f, n, out_mac, err) : usersig_verify(f, n, mac, err);
 }
 
+/* Run id's stored folder and code ("" when none); LM_EARG "there is no run N". */
+static int run_dir_mac(RunStore *s, long id, char *dir, size_t dcap, char *mac, size_t mcap,
+                       char *err)
+{
+    sqlite3_stmt *st;
+    int status = prep(s, "SELECT coalesce(checkpoint_dir, ''), coalesce(mac, '') FROM runs"
+                      " WHERE id=?", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        col_copy(st, 0, dir, dcap);
+        col_copy(st, 1, mac, mcap);
+    } else {
+        status = rc == SQLITE_DONE ? err_set(err, LM_EARG, "there is no run %ld", id)
+                                   : runstore_db_fail(s, rc, "reading a run's code", err);
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
 int runstore_run_config_sign(RunStore *s, long id, const char *config, char *err)
 {
-    char mac[USERSIG_HEX_LEN];
-    int status = run_fields(s, id, config, NULL, mac, err);
+    char mac[USERSIG_HEX_LEN], dir[1100], old[USERSIG_HEX_LEN];
+    int status = run_dir_mac(s, id, dir, sizeof dir, old, sizeof old, err);
+    if (!status) status = run_fields(s, id, config, dir, NULL, mac, err);
     sqlite3_stmt *st;
     if (!status) status = prep(s, "UPDATE runs SET mac=? WHERE id=?", &st, err);
     if (status) return status;
@@ -130,18 +152,27 @@ int runstore_run_config_sign(RunStore *s, long id, const char *config, char *err
 int runstore_run_config_trusted(RunStore *s, long id, const char *config, char *why,
                                 size_t cap)
 {
-    sqlite3_stmt *st;
-    char mac[USERSIG_HEX_LEN] = "", err[LM_ERR_LEN] = "";
-    int status = prep(s, "SELECT mac FROM runs WHERE id=?", &st, err);
-    if (!status) {
-        sqlite3_bind_int64(st, 1, id);
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) col_copy(st, 0, mac, sizeof mac);
-        else status = rc == SQLITE_DONE ? err_set(err, LM_EARG, "there is no run %ld", id)
-                                        : runstore_db_fail(s, rc, "reading a run's code", err);
-        sqlite3_finalize(st);
-    }
-    if (!status) status = run_fields(s, id, config, mac, NULL, err);
+    char mac[USERSIG_HEX_LEN] = "", dir[1100], err[LM_ERR_LEN] = "";
+    int status = run_dir_mac(s, id, dir, sizeof dir, mac, sizeof mac, err);
+    if (!status) status = run_fields(s, id, config, dir, mac, NULL, err);
     if (status && why) snprintf(why, cap, "%s", err);
     return status ? LM_EARG : LM_OK;
+}
+
+int runstore_run_signed_config(RunStore *s, long id, char **config, char *why, size_t cap)
+{
+    sqlite3_stmt *st;
+    *config = NULL;
+    if (prep(s, "SELECT coalesce(config, '') FROM runs WHERE id=?", &st, NULL)) {
+        if (why) snprintf(why, cap, "its record cannot be read");
+        return LM_EDB;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW) *config = col_dup(st, 0);
+    sqlite3_finalize(st);
+    if (!*config) {
+        if (why) snprintf(why, cap, "its record cannot be read");
+        return LM_EDB;
+    }
+    return runstore_run_config_trusted(s, id, *config, why, cap);
 }
