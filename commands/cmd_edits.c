@@ -120,6 +120,12 @@ static void rm_report(Session *s, long id, int files, const RunFilesReport *rep)
         session_printf(s, "deleted run %ld (checkpoint files kept)", id);
         return;
     }
+    if (rep->refused[0]) {   /* a run this user did not write: its paths are not theirs */
+        session_printf(s, "deleted run %ld; no file was removed: its settings and folder were"
+                       " not written by you (%s) — delete its files yourself if they are"
+                       " yours", id, rep->refused);
+        return;
+    }
     session_printf(s, "deleted run %ld and the %d file%s it wrote", id, rep->removed,
                    rep->removed == 1 ? "" : "s");
     char dir[1100], left[1100];   /* names come from the disk: escaped */
@@ -200,13 +206,15 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
             rm_report(s, ids[i], files, &rep);
         if (status) return session_error(s, status, "%s", err);
         if (s->view && s->view_run == ids[i]) s->view_run = 0; /* the open copy stays usable */
-        if (s->json)
-            session_emit_json(s, json_pack("{s:b s:I s:b s:i s:i s:s s:b}", "ok", 1, "deleted",
-                                           (json_int_t)ids[i], "checkpoints", files,
-                                           "files_removed", rep.removed, "entries_left",
-                                           rep.left, "left", rep.left_names, "folder_removed",
-                                           rep.dir_removed));
-        else
+        if (s->json) {
+            json_t *o = json_pack("{s:b s:I s:b s:i s:i s:s s:b}", "ok", 1, "deleted",
+                                  (json_int_t)ids[i], "checkpoints", files, "files_removed",
+                                  rep.removed, "entries_left", rep.left, "left",
+                                  rep.left_names, "folder_removed", rep.dir_removed);
+            if (o && rep.refused[0])
+                json_object_set_new(o, "files_refused", json_string(rep.refused));
+            session_emit_json(s, o);
+        } else
             rm_report(s, ids[i], files, &rep);
     }
     return LM_OK;

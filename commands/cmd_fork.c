@@ -2,7 +2,8 @@
  * checkpoint at step N (weights, optimizer moments, data position, RNG; restored as
  * `train resume=` restores them) with the parent's settings and the changes on top,
  * recorded with its parent and step. Refusals say what to do: no checkpoint at N (the
- * steps that have one), a setting the data position depends on, too few steps.
+ * steps that have one), a setting the data position depends on, too few steps, a
+ * stored setting naming a file that another user wrote (run_trust.h: give it here).
  * Not the launch (run_launch) nor the checkpoint lookup (core/run/run_fork.c). */
 #include "session.h"
 #include "cmd_fork.h"
@@ -11,6 +12,7 @@
 #include "output.h"
 #include "run_fork.h"
 #include "run_launch.h"
+#include "run_trust.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +103,15 @@ int cmd_fork(Session *s, int argc, const LexWord *argv)
         snprintf(tail, sizeof tail, "-fork@%ld", step);
         int room = (int)sizeof c.name - 1 - (int)strlen(tail);
         snprintf(c.name, sizeof c.name, "%.*s%s", room > 0 ? room : 0, p.name, tail);
+    }
+    if (!rc) {   /* stored settings naming files act as this user only when they wrote them */
+        const char *given[64];
+        int ng = 0;
+        for (int i = 2; i < argc && ng < 63; i++)
+            if (argv[i].key) given[ng++] = argv[i].key;
+        given[ng] = NULL;
+        if (run_trust_stored_paths(st, id, p.config, given, "fork it", err))
+            rc = session_error(s, LM_EARG, "fork: %s", err);
     }
     if (!rc) rc = fork_checkpoint(s, st, &p, step, path, sizeof path);
     RunLaunchOptions lo = {.db_path = s->db_path, .store = st, .fork_from = path,

@@ -10,6 +10,7 @@
 #include "alertrule.h"
 #include "alerts.h"
 #include "runchanges.h"
+#include "safetext.h"
 #include "runstore_edits.h"
 #include "runstore_notes.h"
 #include "sysinfo.h"
@@ -423,7 +424,7 @@ static void print_ranks(Session *s, RunStore *st, long run, int ranks)
  * that changed what the run trains with (issue 46 item 4). */
 static void changes_text(Session *s, RunStore *st, long run)
 {
-    char err[LM_ERR_LEN], line[1024];
+    char err[LM_ERR_LEN], line[8192], from[2400], to[2400];
     SettingChange *c = NULL;
     int n = 0;
     if (runchanges_list(st, run, &c, &n, err) != LM_OK) return;
@@ -431,9 +432,11 @@ static void changes_text(Session *s, RunStore *st, long run)
         int o = snprintf(line, sizeof line, "settings changed at step %ld:", c[i].step);
         long step = c[i].step;
         for (int first = 1; i < n && c[i].step == step; i++, first = 0)
-            if (o < (int)sizeof line)
+            if (o < (int)sizeof line)   /* values whole, their controls escaped (`\n`) */
                 o += snprintf(line + o, sizeof line - (size_t)o, "%s %s %s -> %s",
-                              first ? "" : ",", c[i].key, c[i].from, c[i].to);
+                              first ? "" : ",", c[i].key,
+                              safetext_escape(from, sizeof from, c[i].from, 0),
+                              safetext_escape(to, sizeof to, c[i].to, 0));
         session_printf(s, "%s", line);
     }
     free(c);

@@ -196,7 +196,10 @@ static json_t *trial_json(long id, int rank, const Ranked *r, char keys[][32], i
     json_t *o = json_pack("{s:s s:I s:i s:i s:I s:o s:s s:I s:f s:b}", "event", "sweep_trial",
                           "sweep", (json_int_t)id, "rank", rank, "trial", r->t->trial, "run",
                           (json_int_t)r->t->run_id, "params", params, "status", st, "steps",
-                          (json_int_t)r->t->last_step, "seconds", r->seconds, "best", best);
+                          (json_int_t)r->t->last_step, "seconds",
+                          isfinite(r->seconds) ? r->seconds : 0.0, "best", best);
+    if (o && !isfinite(r->seconds))   /* no run yet (pending, refused): not a number */
+        json_object_set_new(o, "seconds", json_null());
     if (!isfinite(r->metric)) json_object_set_new(o, "rank", json_null()); /* not finished */
     if (isfinite(r->t->best_val)) json_object_set_new(o, "best_val", json_real(r->t->best_val));
     if (isfinite(r->t->final_val)) json_object_set_new(o, "final_val", json_real(r->t->final_val));
@@ -304,16 +307,22 @@ static int sweep_show(Session *s, const char *word)
     }
     if (rk)
         qsort(rk, (size_t)n, sizeof *rk, by_metric);
-    if (s->json)
-        session_emit_json(s, json_pack("{s:s s:I s:s s:s s:s s:i s:s}", "event", "sweep",
-                                       "sweep", (json_int_t)id, "name", row.name, "strategy",
-                                       row.strategy, "status", row.status, "trials", n,
-                                       "metric", final ? "final_val" : "best_val"));
-    else
+    char refusal[LM_ERR_LEN] = "";   /* a spec this user did not write trains nothing */
+    runstore_sweep_refusal(st, &row, refusal, sizeof refusal);
+    if (s->json) {
+        json_t *o = json_pack("{s:s s:I s:s s:s s:s s:i s:s}", "event", "sweep", "sweep",
+                              (json_int_t)id, "name", row.name, "strategy", row.strategy,
+                              "status", row.status, "trials", n, "metric",
+                              final ? "final_val" : "best_val");
+        if (o && refusal[0]) json_object_set_new(o, "refused", json_string(refusal));
+        session_emit_json(s, o);
+    } else {
         session_printf(s, "sweep #%ld %s (%s, %d trials, %s, ranked by %s)\n  %.*s", id,
                        row.name, row.strategy, n, row.status,
                        final ? "final_val" : "best_val", nl ? (int)(nl - row.spec) : 400,
                        row.spec);
+        if (refusal[0]) session_printf(s, "  %s", refusal);
+    }
     if (rk)
         show_table(s, id, rk, n, final);
     double *metric = malloc((size_t)(n ? n : 1) * sizeof *metric);
@@ -326,6 +335,78 @@ static int sweep_show(Session *s, const char *word)
     free(t);
     free(row.spec);
     return LM_OK;
+}
+
+/* A 64-bit FNV-1a of the spec as shown: `sweep trust N spec=HEX` signs only that text. */
+static unsigned long long spec_print(const char *spec)
+{
+    unsigned long long h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)spec; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+/* `sweep trust N [spec=HEX]`: shows the whole stored spec (its words and the base settings
+ * every trial trains with, files named included) and why it is refused; with spec= (the
+ * fingerprint of the text shown, so a spec changed since it was read is never signed)
+ * signs it as this user's, so `sweep resume N` trains it. At an interactive prompt it asks
+ * y/N instead. */
+static int sweep_trust(Session *s, int argc, const LexWord *argv)
+{
+    long id = argc > 2 && !argv[2].key ? session_parse_run_id(argv[2].text) : -1;
+    const char *print = argc > 3 && argv[3].key && !strcmp(argv[3].key, "spec")
+                            ? argv[3].value : NULL;
+    if (id <= 0 || argc > 4 || (argc == 4 && !print))
+        return session_error(s, LM_EARG, "sweep trust: usage `sweep trust ID` (shows the spec),"
+                             " then `sweep trust ID spec=FINGERPRINT` to sign it as yours");
+    RunStore *st = session_store(s);
+    if (!st)
+        return LM_EDB;
+    SweepRow row = {0};
+    char err[LM_ERR_LEN], refusal[LM_ERR_LEN] = "", fp[24];
+    if (runstore_sweep_get(st, id, &row, err)) {
+        free(row.spec);
+        return session_error(s, LM_EARG, "sweep trust: %s", err);
+    }
+    snprintf(fp, sizeof fp, "%016llx", spec_print(row.spec));
+    runstore_sweep_refusal(st, &row, refusal, sizeof refusal);
+    int rc = LM_OK;
+    if (!print) {
+        if (!s->json) {
+            session_printf(s, "sweep #%ld's stored spec (its words, then the settings every"
+                           " trial trains with):\n%s", id, row.spec);
+            session_printf(s, "%s", refusal[0] ? refusal : "it is already signed by you");
+        }
+        if (refusal[0] && s->can_ask && !s->json) {
+            snprintf(s->ask_cmd, sizeof s->ask_cmd, "sweep trust %ld spec=%s", id, fp);
+            snprintf(s->ask_text, sizeof s->ask_text, "sign sweep %ld's spec as yours, so its"
+                     " trials train as you? (y/N) ", id);
+        } else if (refusal[0] && !s->json) {
+            session_printf(s, "nothing signed: after reading it, `sweep trust %ld spec=%s`"
+                           " signs this text as yours", id, fp);
+        }
+        if (s->json)
+            session_emit_json(s, json_pack("{s:s s:I s:s s:s s:b}", "event", "sweep_trust",
+                                           "sweep", (json_int_t)id, "spec", row.spec,
+                                           "fingerprint", fp, "trusted", !refusal[0]));
+    } else if (strcmp(print, fp)) {
+        rc = session_error(s, LM_EARG, "sweep trust: sweep %ld's spec is not the text"
+                           " fingerprinted %s (it changed since it was shown, or the"
+                           " fingerprint is mistyped); nothing signed: `sweep trust %ld` shows"
+                           " it again", id, print, id);
+    } else if ((rc = runstore_sweep_sign(st, id, row.spec, row.created, err))) {
+        session_error(s, rc, "sweep trust: %s", err);
+    } else {
+        Output *o = output_create(NULL);
+        output_bool(o, "ok", 1);
+        output_int(o, "sweep", id);
+        output_str(o, "action", "trusted");
+        output_line(o, "sweep #{sweep}'s spec is now signed as yours: `sweep resume {sweep}`"
+                    " trains its trials");
+        rc = output_emit(s, o);
+    }
+    free(row.spec);
+    return rc;
 }
 
 /* The store has no listing of sweeps: ids are probed upward until 20 in a row are
@@ -472,6 +553,8 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
         return sweep_worker(s, argc, argv);
     if (!sub)
         return sweep_start(s, argc, argv);
+    if (!strcmp(sub, "trust"))
+        return sweep_trust(s, argc, argv);
     if (argc > 3 || (argc == 3 && !arg))
         return session_error(s, LM_EARG, "sweep %s: too many arguments", sub);
     if (!strcmp(sub, "resume") && arg)
@@ -487,5 +570,5 @@ int cmd_sweep(Session *s, int argc, const LexWord *argv)
     if (!strcmp(sub, "importance"))
         return cmd_analysis_sweep_importance(s, arg);
     return session_error(s, LM_EARG, "sweep %s: expected status, pause, resume [ID], stop, "
-                         "wait, show [ID], list, importance ID, or a spec (base=... key=v1,v2 ...)", sub);
+                         "wait, show [ID], list, importance ID, trust ID, or a spec (base=... key=v1,v2 ...)", sub);
 }

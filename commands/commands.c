@@ -126,6 +126,8 @@ static const CmdSub SWEEP_SUBS[] = {
     {"show", "[ID]", "the trials ranked by the metric", 0},
     {"list", "", "the stored sweeps", 0},
     {"importance", "ID", "each swept setting's share of the metric's variance, and its sign", 0},
+    {"trust", "ID [spec=FINGERPRINT]", "show a stored spec you did not write; sign it as yours",
+     0},
     {NULL, NULL, NULL, 0}};
 static const CmdSub DATA_SUBS[] = {
     {"prepare", "SPEC [tokenizer=...] [threads=N] [force=true]",
@@ -209,7 +211,10 @@ static const Command COMMANDS[] = {
      "and random state, with the parent's settings and the key=value changes on top (the\n"
      "model's shape must stay). It is recorded with its parent and step: `run ID` shows\n"
      "them, the history view draws it under its parent and its curve continues the\n"
-     "parent's. A step without a checkpoint is refused with the steps that have one.",
+     "parent's. A step without a checkpoint is refused with the steps that have one.\n"
+     "Settings naming files (data=, vocab=, tokens_dir=, init_from=, runs_dir=) are taken\n"
+     "from the store only when you wrote the run (a code under your key); a colleague's run\n"
+     "forks with them given here (data= must hash as the parent's); the others are taken.",
      ARG_WORD, FORK_KEYS, cmd_fork, "training", 0, NULL, NULL},
     {"status", "", "the current run: step, loss, speed, ETA", NULL, ARG_NONE, NULL,
      cmd_status, "training", 0, NULL, NULL},
@@ -386,7 +391,7 @@ static const Command COMMANDS[] = {
      "file=PATH the text, default the bundled corpora), each built as `train` would.",
      ARG_WORD, BENCH_KEYS, cmd_bench, "general", 0, NULL, NULL},
     {"sweep", "[file=NAME] [base=EXPERIMENT] key=v1,v2 ... [seeds=N] [parallel=K] | status|"
-     "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID",
+     "pause|resume [ID]|stop|wait [ID]|status [ID]|show [ID]|list|importance ID|trust ID",
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
@@ -414,7 +419,11 @@ static const Command COMMANDS[] = {
      "val loss, steps, training time, status; the best marked. list: the stored sweeps.\n"
      "importance ID: each swept setting's share of the metric's variance (eta squared),\n"
      "its sign (rank correlation) and its range against the seed-to-seed noise (seeds=N\n"
-     "trials); one trial per value cannot tell and says so.",
+     "trials); one trial per value cannot tell and says so.\n"
+     "A stored spec trains only when you wrote it (a code under your key, docs/hostile6.md):\n"
+     "one planted or edited in a shared store, or made by an older lmlab, is refused and its\n"
+     "trials listed `refused`; trust ID shows the whole spec, and trust ID spec=FINGERPRINT\n"
+     "(the fingerprint it prints) signs that text as yours, then resume ID trains it.",
      ARG_WORD, NULL, cmd_sweep, "sweeps", 0, SWEEP_SUBS, NULL},
     {"report", "runs=ID,ID,...|FILTER [sweep=ID] file=report.html|report.md [overwrite=true]",
      "write one self-contained HTML report (or Markdown with images) to hand to a colleague",

@@ -112,6 +112,25 @@ assert any('precision=bf16 (was' in n['text'] for n in o['note_list']), o['note_
 assert any(c['key']=='precision' and c['to']=='bf16' for c in o['setting_changes']), o['setting_changes']" ||
     fail "--json run 1 after a bf16 resume"
 echo "item 4: a resume's changed settings are recorded with their step"
+# the changes are rows of their own (schema step 13), never parsed back from the note's
+# wording: a value holding ", ", "->" and " (was " comes back whole
+export LMLAB_DB="$dir/changes.db"
+"$bin" train quick steps=1000000 checkpoint_every=20 >train4.out 2>&1 &
+bgpid=$!
+wait_until 60 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' 'SELECT step FROM checkpoints WHERE run_id=1 LIMIT 1')\" ]" ||
+    fail "run 1 wrote no checkpoint within 60 s: $(cat train4.out)"
+kill -KILL "$bgpid"; bwait "$bgpid" 10 "the killed run"; bgpid=
+ck=$(q "SELECT max(step) FROM checkpoints WHERE run_id=1")
+run train resume=1 steps=$((ck + 100)) 'sample_prompt=hi, there -> x (was y), z' shards=3
+run --json run 1
+python3 -c "
+import json; o=json.loads(open('out').readline()); c={x['key']: x for x in o['setting_changes']}
+assert c['sample_prompt']['to']=='hi, there -> x (was y), z' and c['sample_prompt']['from']=='\\n', c
+assert c['shards']['to']=='3' and set(c)=={'sample_prompt','shards'}, c" || fail "--json run 1: $(cat out)"
+run run 1
+grep -qF 'settings changed at step' out && grep -qF 'sample_prompt \n -> hi, there -> x (was y), z, shards' out ||
+    fail "run 1's settings line: $(grep changed out)"
+echo "item 4: a setting's value with ', ' and '->' is recorded and read back whole"
 
 # ---- item 1's audit: stored settings that name files act as the user who resumes ------
 export LMLAB_DB="$dir/trust.db"
@@ -135,6 +154,77 @@ fi
 ck=$(q "SELECT max(step) FROM checkpoints WHERE run_id=1")
 run train resume=1 data=tinyshakespeare steps=$((ck + 300))
 echo "item 1's audit: a resume refuses stored file settings its checkpoint does not have"
+# ---- item 1's audit: a sweep's stored spec and fork's stored settings -------------------
+export LMLAB_DB="$dir/spec.db"
+run sweep base=quick steps=20 lr=1e-3,3e-3 parallel=2   # the user's own, in two workers
+grep -q "sweep #1 .*finished: 2 trials: 2 done" out || fail "the user's own parallel sweep: $(cat out)"
+# mallory plants sweep 2 (no code) whose base settings write into $dir/evil, read $dir/secret.txt
+spec=$(q "SELECT spec FROM sweeps WHERE id=1" | sed "s#^runs_dir=.*#runs_dir=$dir/evil#; s#^data=.*#data=$dir/secret.txt#")
+q "INSERT INTO sweeps(id,name,spec,strategy,status,created) VALUES(2,'planted','$spec','grid','running',0);
+   INSERT INTO sweep_trials VALUES(2,1,NULL,'lr=1e-3','pending'); INSERT INTO sweep_trials VALUES(2,2,NULL,'lr=3e-3','pending')"
+"$bin" sweep worker=2 trial=1 >out 2>&1 && fail "a worker trained a planted sweep's trial"
+grep -q "sweep 2's spec was not written by you: refused (it carries no code)" out || fail "the worker's refusal: $(cat out)"
+[ "$(q 'SELECT status FROM sweep_trials WHERE sweep_id=2 ORDER BY trial' | tr '\n' ' ')" = "refused pending " ] ||
+    fail "the worker's trial is not recorded refused: $(q 'SELECT * FROM sweep_trials WHERE sweep_id=2')"
+"$bin" sweep resume 2 >out 2>&1 && fail "sweep resume trained a planted spec"
+grep -q "sweep 2's spec was not written by you: refused (it carries no code); nothing trains" out ||
+    fail "sweep resume's refusal: $(cat out)"
+# the user's own sweep 1, edited afterwards by mallory: refused too
+q "UPDATE sweeps SET spec=replace(spec, 'runs_dir=runs', 'runs_dir=$dir/evil') WHERE id=1"
+"$bin" sweep worker=1 trial=2 >out 2>&1 && fail "a worker trained an edited spec"
+grep -q "sweep 1's spec was not written by you: refused (its code does not match your key)" out ||
+    fail "an edited spec's refusal: $(cat out)"
+run sweep show 2
+grep -q "^  sweep 2's spec was not written by you: refused" out && [ "$(grep -c ' refused$' out)" = 2 ] ||
+    fail "sweep show 2 does not say it is refused, trial by trial: $(cat out)"
+run --json sweep show 2
+python3 -c "
+import json; o=[json.loads(l) for l in open('out')]
+assert 'not written by you' in o[0]['refused'], o[0]
+assert [t['status'] for t in o[1:]]==['refused','refused'], o" || fail "--json sweep show 2: $(cat out)"
+[ "$(q 'SELECT count(*) FROM runs')" = 2 ] && [ ! -e evil ] || fail "a refused sweep trained or wrote into evil/"
+# the way forward: read the whole spec, then sign exactly that text
+run sweep trust 2
+grep -q "^runs_dir=$dir/evil$" out || fail "sweep trust does not show the whole spec: $(cat out)"
+fp=$(sed -n 's/.*`sweep trust 2 spec=\([0-9a-f]*\)`.*/\1/p' out)
+"$bin" sweep trust 2 spec=0123456789abcdef >out 2>&1 && fail "sweep trust signed with a wrong fingerprint"
+run sweep trust 2 spec="$fp"
+run sweep show 2
+! grep -q "not written by you" out || fail "a trusted sweep is still refused: $(cat out)"
+echo "item 1's audit: a planted or edited sweep spec trains nothing, says so; sweep trust signs it"
+
+export LMLAB_DB="$dir/fork.db"
+python3 -c "
+import random; random.seed(1); w=['the','cat','sat','on','a','mat','and','dog','ran','far']
+open('corpus.txt','w').write('\n'.join(' '.join(random.choice(w) for _ in range(12)) for _ in range(3000)))"
+run train quick steps=40 checkpoint_every=20 runs_dir="$dir/myruns"
+run fork 1 step=20 steps=60                   # the user's own run: its stored paths are taken
+grep -q "run #2 forked from run #1 at step 20" out || fail "fork of the user's own run: $(cat out)"
+q "UPDATE runs SET config=replace(config, 'runs_dir=$dir/myruns', 'runs_dir=$dir/evil') WHERE id=1"
+"$bin" fork 1 step=20 steps=60 >out 2>&1 && fail "fork took runs_dir= another writer put in the store"
+grep -q "run 1's stored runs_dir=$dir/evil was not written by you (its code does not match your key): give runs_dir= on the command line to fork it" out ||
+    fail "fork's refusal: $(cat out)"
+run fork 1 step=20 steps=60 runs_dir="$dir/myruns"
+# a colleague's run (her key): data= must be given; lr (data, not a path) is taken from it
+XDG_CONFIG_HOME="$dir/mallory-config" "$bin" train quick steps=40 checkpoint_every=20 data="$dir/corpus.txt" lr=0.002 >out 2>&1 ||
+    fail "mallory's run: $(cat out)"
+"$bin" fork 4 step=20 steps=60 >out 2>&1 && fail "fork took data= of another user's run"
+grep -q "run 4's stored data=$dir/corpus.txt was not written by you" out || fail "fork's data refusal: $(cat out)"
+[ ! -e evil ] && [ "$(q 'SELECT count(*) FROM runs')" = 4 ] || fail "a refused fork wrote a run or into evil/"
+run fork 4 step=20 steps=60 data="$dir/corpus.txt"
+q "SELECT config FROM runs WHERE id=5" | grep -qx "lr=0.002" || fail "the fork did not take the colleague's lr"
+echo "item 1's audit: fork takes stored file settings only from the user's own runs"
+# rm checkpoints=true deletes files named in the store only for the user's own runs, and
+# only inside the run's own folder
+echo "the victim's" >victim.safetensors
+q "INSERT INTO checkpoints(run_id, step, path) VALUES(4, 999, '$dir/victim.safetensors'), (2, 999, '$dir/victim.safetensors')"
+run rm 4 checkpoints=true --yes
+grep -q "deleted run 4; no file was removed: its settings and folder were not written by you" out || fail "rm of another user's run: $(cat out)"
+run rm 2 checkpoints=true --yes   # the user's own fork (run 1's settings were edited above)
+grep -q "deleted run 2 and the [1-9][0-9]* files it wrote" out || fail "rm of the user's own run: $(cat out)"
+[ "$(cat victim.safetensors)" = "the victim's" ] || fail "rm deleted a file a row of the store named"
+! ls -d myruns/run-2-* 2>/dev/null || fail "rm left the user's own run folder: $(ls myruns)"
+echo "item 1's audit: rm checkpoints=true removes only the user's own run's files, in its folder"
 # ---- any bytes in any field; item 10 (bidi controls), 12 (a crafted console number) ----
 export LMLAB_DB="$dir/bytes.db"
 run train quick steps=100 name=plain

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[64];
@@ -126,8 +127,12 @@ static long fill_store(const char *db)
     runstore_log_checkpoint(st, 2, &c1, err);
     runstore_log_checkpoint(st, 2, &c2, err);
     runstore_log_checkpoint(st, 2, &c3, err);
-    CheckpointRecord c4 = {.step = 10, .val_loss = NAN};   /* a real file, for rm */
-    snprintf(c4.path, sizeof c4.path, "%s/ck4.safetensors", tmpdir);
+    CheckpointRecord c4 = {.step = 10, .val_loss = NAN};   /* a real file, for rm, in the */
+    char dir4[128];                                        /* run's own (signed) folder */
+    snprintf(dir4, sizeof dir4, "%s/run4", tmpdir);
+    mkdir(dir4, 0755);
+    CHECK(runstore_set_checkpoint_dir(st, 4, dir4, err) == LM_OK, "run 4's folder: %s", err);
+    snprintf(c4.path, sizeof c4.path, "%s/ck4.safetensors", dir4);
     FILE *f = fopen(c4.path, "w");
     if (f) fclose(f);
     runstore_log_checkpoint(st, 4, &c4, err);
@@ -362,7 +367,7 @@ static void test_rm(Session *s)
     s->trainer = NULL;
     s->run_id = 0;
     char ck[128];
-    snprintf(ck, sizeof ck, "%s/ck4.safetensors", tmpdir);
+    snprintf(ck, sizeof ck, "%s/run4/ck4.safetensors", tmpdir);
     CHECK(access(ck, F_OK) == 0, "checkpoint file of run 4 exists before rm");
     CHECK(run(s, "rm 4 checkpoints=true") != LM_OK && strstr(out, "--yes") &&
           access(ck, F_OK) == 0, "rm in a script without --yes deleted: %s", out);
@@ -411,7 +416,7 @@ static void test_table(Session *s)
     int n, nc = 0, ws = 0;
     const Command *t = session_commands(&n);
     const char *lines[] = {"show ", "sweep ", "sweep s"};
-    const char *want[] = {"config data machine model", "importance list pause resume show status stop wait",
+    const char *want[] = {"config data machine model", "importance list pause resume show status stop trust wait",
                           "show status stop"};
     for (int i = 0; i < 3; i++) {
         char **c = NULL, got[256] = "";

@@ -411,18 +411,31 @@ static void setting_changes_named(void)
         runstore_log_step(s, b, &n, err);
     }
     CHECK(runstore_flush(s, err) == LM_OK, "%s", err);
-    CHECK(runstore_note_add(s, b, 0, "resumed at step 200 with steps=300 (was 1000000), "
-                            "precision=bf16 (was fp32), shards=2 (was unset)", NULL, err) == LM_OK,
-          "%s", err);
+    /* the changes as rows, with the settings and the note in one write; values holding
+     * ", ", "->" and " (was " come back whole (the note's wording is never parsed) */
+    RunSettingChange w[4] = {{.key = "steps", .from = "1000000", .to = "300"},
+                             {.key = "precision", .from = "fp32", .to = "bf16"},
+                             {.key = "shards", .from = "unset", .to = "2"},
+                             {.key = "sample_prompt", .from = "a, b (was c), d",
+                              .to = "x -> y, z=1 (was w)"}};
+    CHECK(runstore_run_set_config(s, b, "precision=bf16\nshards=2\n", 200, w, 4,
+                                  "resumed at step 200 with ...", err) == LM_OK, "%s", err);
     SettingChange *c = NULL;
     int n = 0;
-    CHECK(runchanges_list(s, b, &c, &n, err) == LM_OK && n == 2, "%d changes (steps= is none)", n);
-    if (n == 2)
+    CHECK(runchanges_list(s, b, &c, &n, err) == LM_OK && n == 3, "%d changes (steps= is none)", n);
+    if (n == 3) {
         CHECK(c[0].step == 200 && !strcmp(c[0].key, "precision") && !strcmp(c[0].from, "fp32")
               && !strcmp(c[0].to, "bf16") && !strcmp(c[1].key, "shards") &&
               !strcmp(c[1].from, "unset") && !strcmp(c[1].to, "2"), "read back: %s %s %s",
               c[0].key, c[0].from, c[0].to);
+        CHECK(!strcmp(c[2].from, "a, b (was c), d") && !strcmp(c[2].to, "x -> y, z=1 (was w)"),
+              "a value with ', ' and '->' round-trips: '%s' -> '%s'", c[2].from, c[2].to);
+    }
     free(c);
+    CHECK(runstore_run_set_config(s, 999, "x=1\n", 5, w, 1, "n", err) == LM_EARG &&
+          q_long(path, "SELECT count(*) FROM run_setting_changes") == 4 &&
+          q_long(path, "SELECT count(*) FROM notes WHERE text='n'") == 0,
+          "a failed write leaves nothing: %s", err);
     RunRow ra, rb;
     CHECK(runstore_get(s, a, &ra, err) == LM_OK && runstore_get(s, b, &rb, err) == LM_OK, "%s", err);
     RunParity p;

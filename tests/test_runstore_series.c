@@ -8,6 +8,7 @@
  * log_every=5` with main at 7a73048) opens at the new version with its series intact. */
 #include "runstore_util.h"
 #include "runstore_series.h"
+#include "runstore_changes.h"
 
 #include <math.h>
 
@@ -181,8 +182,22 @@ static void test_main_store(void)
     q_all(path, "SELECT step, mean FROM gates WHERE run_id=1 AND layer=1 AND level=2"
           " ORDER BY step", gate, sizeof gate);
     CHECK(strlen(loss) > 40 && strlen(val) > 10 && strlen(gate) > 10, "the fixture has series");
+    /* a resume note as binaries before schema step 13 wrote it: parsed into rows, once */
+    CHECK(q_exec(path, "INSERT INTO notes(run_id, t, text) VALUES(1, 5, 'resumed at step 20 with"
+                 " steps=80 (was 40), lr=0.5 (was 0.001)'), (1, 6, 'a note of another shape')")
+          == 0, "an old resume note");
     RunStore *s;
     CHECK(runstore_open(path, &s, err) == LM_OK, "open the old store: %s", err);
+    RunSettingChange *ch = NULL;
+    int nch = 0;
+    CHECK(runstore_setting_changes(s, 1, &ch, &nch, err) == LM_OK && nch == 2 &&
+          ch[1].step == 20 && !strcmp(ch[1].key, "lr") && !strcmp(ch[1].from, "0.001") &&
+          !strcmp(ch[1].to, "0.5") && !strcmp(ch[0].key, "steps"),
+          "the old note migrated into %d rows", nch);
+    free(ch);
+    runstore_close(s);
+    CHECK(runstore_open(path, &s, err) == LM_OK &&
+          q_long(path, "SELECT count(*) FROM run_setting_changes") == 2, "migrated once");
     CHECK(q_long(path, "PRAGMA user_version") == RUNSTORE_SCHEMA_VERSION &&
           RUNSTORE_SCHEMA_VERSION >= RUNSTORE_SERIES_VERSION, "migrated to %d",
           RUNSTORE_SCHEMA_VERSION);

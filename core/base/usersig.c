@@ -58,10 +58,12 @@ static int key_read(const char *path, char *err)
     return status;
 }
 
-/* Makes the folders of path (mode 0700) and a fresh key file (0600, O_EXCL). */
+/* Makes the folders of path (mode 0700) and a fresh key file (0600): written whole under a
+ * temporary name, then linked to path (atomic, fails when it exists), so a process that
+ * finds the key never reads it half written; another process that made it first wins. */
 static int key_create(const char *path, char *err)
 {
-    char dir[1024];
+    char dir[1024], tmp[1100];
     snprintf(dir, sizeof dir, "%s", path);
     for (char *p = dir + 1; *p; p++) {
         if (*p != '/') continue;
@@ -72,18 +74,20 @@ static int key_create(const char *path, char *err)
     }
     if (RAND_bytes(key_bytes, KEY_LEN) != 1)
         return err_set(err, LM_EIO, "no randomness for your key (OpenSSL RAND_bytes failed)");
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return errno == EEXIST ? key_read(path, err)   /* another process made it first */
-                               : err_set(err, LM_EIO, "cannot create your key %s: %s", path,
-                                         strerror(errno));
+        return err_set(err, LM_EIO, "cannot create your key %s: %s", tmp, strerror(errno));
     int ok = fchmod(fd, 0600) == 0 && write(fd, key_bytes, KEY_LEN) == KEY_LEN;
     ok = fsync(fd) == 0 && ok;
     close(fd);
-    if (!ok) {
-        unlink(path);
-        return err_set(err, LM_EIO, "cannot write your key %s: %s", path, strerror(errno));
-    }
+    int linked = ok ? link(tmp, path) : -1, e = errno;
+    unlink(tmp);
+    if (linked && ok && e == EEXIST)
+        return key_read(path, err);   /* another process made it first: theirs is the key */
+    if (linked)
+        return err_set(err, LM_EIO, "cannot write your key %s: %s", path, strerror(e));
     return LM_OK;
 }
 

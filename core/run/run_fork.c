@@ -56,7 +56,9 @@ int run_fork_find(const char *dir, long step, char *path, size_t path_cap, char 
 
 int run_fork_fixed_key(const char *key)
 {
-    static const char *const FIXED[] = {"data", "tokenizer", "vocab_size", "batch", "bptt",
+    /* data= may be given (a fork of a run whose stored paths are not the user's must name
+     * it): the launch refuses data whose content hash is not the parent's */
+    static const char *const FIXED[] = {"tokenizer", "vocab_size", "batch", "bptt",
                                         "batching", "train_frac"};
     for (size_t i = 0; i < sizeof FIXED / sizeof *FIXED; i++)
         if (!strcmp(key, FIXED[i]))

@@ -14,8 +14,9 @@
 int run_fork_find(const char *dir, long step, char *path, size_t path_cap, char *steps,
                   size_t cap);
 
-/* 1 when a fork may not change setting key (the data, its tokenization and batching:
- * the checkpoint's data position depends on them), else 0. */
+/* 1 when a fork may not change setting key (the data's tokenization and batching: the
+ * checkpoint's data position depends on them), else 0. data= may be given: its content
+ * must hash as the parent's (run_launch checks), wherever it is. */
 int run_fork_fixed_key(const char *key);
 
 #endif

@@ -1,6 +1,8 @@
 /* run_launch.c — trainer + run record + checkpoint folder + recorder, started in one
  * place (see run_launch.h). Not here: choosing what to resume, printing. */
 #include "run_launch.h"
+#include "runstore_changes.h"
+#include "safetext.h"
 
 #include "checkpoint.h"
 #include "dataset_cache.h"
@@ -120,32 +122,46 @@ static long resume_step(const char *path)
 static void record_resume_changes(RunHandle *h, const RunLaunchOptions *o)
 {
     RunRow row;
-    char err[LM_ERR_LEN], was[256], line[400], note[2048];
+    char err[LM_ERR_LEN], note[2048];
     if (runstore_get(o->store, h->run_id, &row, err)) return;
-    char *now = config_to_text(trainer_config(h->trainer));
+    const Config *cur = trainer_config(h->trainer);
+    Config was;   /* the stored settings, read as values (unescaped), as the run has them */
+    config_defaults(&was);
+    int readable = config_from_text(&was, row.config, err) == LM_OK, nk = 0, nc = 0;
+    const ConfigKey *keys = config_keys(&nk);
+    RunSettingChange *c = calloc((size_t)nk, sizeof *c);
+    char *now = config_to_text(cur);
     size_t n = 0;
-    for (const char *p = now; p && *p;) {
-        size_t k = strcspn(p, "\n"), eq = strcspn(p, "=");
-        if (eq < k && k < sizeof line) {
-            snprintf(line, sizeof line, "%.*s", (int)k, p);
-            line[eq] = 0;
-            if (!runstore_config_value(row.config, line, was, sizeof was) ||
-                strcmp(was, line + eq + 1))
-                n += (size_t)snprintf(note + n, n < sizeof note ? sizeof note - n : 0,
-                                      "%s%s=%s (was %s)", n ? ", " : "", line, line + eq + 1,
-                                      was[0] ? was : "unset");
-        }
-        p += k + (p[k] == '\n');
+    for (int i = 0; c && readable && i < nk; i++) {
+        RunSettingChange *x = &c[nc];
+        char stored[8];
+        snprintf(x->key, sizeof x->key, "%s", keys[i].key);
+        config_get(cur, x->key, x->to, sizeof x->to);
+        config_get(&was, x->key, x->from, sizeof x->from);
+        if (!runstore_config_value(row.config, x->key, stored, sizeof stored))
+            snprintf(x->from, sizeof x->from, "unset");   /* an older run's record lacks it */
+        else if (!strcmp(x->from, x->to))
+            continue;
+        nc++;
+        char ef[300], et[300];   /* the note is for reading: one line, controls escaped */
+        n += (size_t)snprintf(note + n, n < sizeof note ? sizeof note - n : 0,
+                              "%s%s=%s (was %s)", n ? ", " : "", x->key,
+                              safetext_escape(et, sizeof et, x->to, 0),
+                              safetext_escape(ef, sizeof ef, x->from, 0));
     }
-    if (n && now && !runstore_run_set_config(o->store, h->run_id, now, err)) {
+    if (now && !readable)   /* unreadable stored settings: replaced, no change to name */
+        runstore_run_set_config(o->store, h->run_id, now, 0, NULL, 0, NULL, err);
+    if (nc && now) {   /* the settings, each change (from its step) and the note: one write */
         char text[2200];
         long step = resume_step(o->resume_from);
         if (step >= 0)
             snprintf(text, sizeof text, "resumed at step %ld with %.2000s", step, note);
         else
             snprintf(text, sizeof text, "resumed with %.2000s", note);
-        runstore_note_add(o->store, h->run_id, 0, text, NULL, err);
+        runstore_run_set_config(o->store, h->run_id, now, step, c, step >= 0 ? nc : 0, text,
+                                err);
     }
+    free(c);
     free(now);
     runstore_row_free(&row);
 }

@@ -4,12 +4,15 @@
 #include "checkpoint.h"
 #include "err.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The settings that name files lmlab reads or writes when it resumes a run. */
-static const char *const PATH_KEYS[] = {"data", "vocab", "runs_dir", NULL};
+/* The settings that name files or folders lmlab reads or writes when it trains with them
+ * (the one list: resume, sweep trials and fork check these; every other setting is data). */
+static const char *const PATH_KEYS[] = {"data", "vocab", "tokens_dir", "init_from", "runs_dir",
+                                        NULL};
 
 static int given_key(const char *const *given, const char *key)
 {
@@ -50,4 +53,28 @@ int run_trust_settings(const char *ckpt, const Config *cfg, const char *const *g
     safetensors_close(st);
     checkpoint_info_free(&info);
     return status;
+}
+
+int run_trust_stored_paths(RunStore *st, long run, const char *config,
+                           const char *const *given, const char *to_do, char *err)
+{
+    Config stored, dflt;
+    char e2[LM_ERR_LEN], why[LM_ERR_LEN] = "";
+    config_defaults(&stored);
+    config_defaults(&dflt);
+    if (config_from_text(&stored, config ? config : "", e2))
+        return err_set(err, LM_EFORMAT, "run %ld's stored settings are unreadable: %s", run, e2);
+    for (int k = 0, checked = 0; PATH_KEYS[k]; k++) {
+        char v[1100], d[1100];
+        if (given_key(given, PATH_KEYS[k])) continue;
+        config_get(&stored, PATH_KEYS[k], v, sizeof v);
+        config_get(&dflt, PATH_KEYS[k], d, sizeof d);
+        if (!strcmp(v, d)) continue;   /* what lmlab would use anyway: nothing chosen */
+        if (!checked++ && !runstore_run_config_trusted(st, run, config, why, sizeof why))
+            return LM_OK;
+        return err_set(err, LM_EARG, "run %ld's stored %s=%s was not written by you (%s):"
+                       " give %s= on the command line to %s (settings that name no file are"
+                       " taken from any run)", run, PATH_KEYS[k], v, why, PATH_KEYS[k], to_do);
+    }
+    return LM_OK;
 }

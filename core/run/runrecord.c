@@ -3,6 +3,7 @@
  * owner. Moved down from commands/runfacts.c so every screen and export asks one layer. */
 #include "runrecord.h"
 #include "runchanges.h"
+#include "safetext.h"
 #include "series.h"
 
 #include "checkpoint.h"
@@ -430,8 +431,11 @@ static int parity_cause(RunStore *st, const RunRow *a, const RunRow *b, RunParit
         for (int i = 0; i < n; i++)
             if (c[i].step < p->step && c[i].step > best) {
                 best = c[i].step;
+                char from[256], to[256];
                 snprintf(p->cause, sizeof p->cause, "%.47s changed at step %ld in run %ld"
-                         " (%.60s -> %.60s)", c[i].key, c[i].step, x->id, c[i].from, c[i].to);
+                         " (%.60s -> %.60s)", c[i].key, c[i].step, x->id,
+                         safetext_escape(from, sizeof from, c[i].from, 0),
+                         safetext_escape(to, sizeof to, c[i].to, 0));
             }
         free(c);
     }

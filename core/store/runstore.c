@@ -14,6 +14,7 @@
 #include "runstore_group.h"
 #include "runstore_series.h"
 #include "runstore_edits.h"
+#include "runstore_changes.h"
 #include "runstore_track.h"
 #include "err.h"
 
@@ -236,7 +237,7 @@ static int store_migrate(RunStore *s, char *err)
     int version = 0, n_tables = 0, added = 0;
     int status = read_version(s, &version, err);
     if (status || (version == RUNSTORE_SCHEMA_VERSION && !step_columns_missing(s) &&
-                   !runstore_alertsig_missing(s)))
+                   !runstore_rowsig_missing(s)))
         return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "creating the schema", err))) return status;
     status = read_version(s, &version, err);   /* another process may have done it */
@@ -269,12 +270,14 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_control_migrate_owner(s, err);
     if (!status && version < RUNSTORE_GROUP_VERSION)   /* seed groups, store settings */
         status = runstore_group_migrate(s, err);
-    if (!status)   /* who wrote each alert's command */
-        status = runstore_alertsig_migrate(s, err);
+    if (!status)   /* who wrote each alert's command, sweep's spec, run's settings */
+        status = runstore_rowsig_migrate(s, err);
     if (!status && version < RUNSTORE_SERIES_VERSION)   /* named scalars and histograms */
         status = runstore_series_migrate(s, err);
     if (!status && version < RUNSTORE_EDITS_VERSION)   /* untag, rename, note edits */
         status = runstore_edits_migrate(s, err);
+    if (!status && version < RUNSTORE_CHANGES_VERSION)   /* a resume's setting changes */
+        status = runstore_changes_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;

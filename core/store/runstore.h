@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define RUNSTORE_SCHEMA_VERSION 12
+#define RUNSTORE_SCHEMA_VERSION 13
 
 typedef struct RunStore RunStore;
 
@@ -142,9 +142,6 @@ int runstore_add_tag(RunStore *s, long id, const char *tag, char *err);
 int runstore_set_note(RunStore *s, long id, const char *note, char *err);
 /* Where a run's checkpoints live (named after its id, so set after creation). */
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err);
-/* A resumed run's settings as it now trains ("key=value\n" text; run_launch notes what
- * changed and from which step). */
-int runstore_run_set_config(RunStore *s, long id, const char *config, char *err);
 
 /* What deleting a run did to its files (runstore_delete_run_report). */
 typedef struct {
@@ -153,10 +150,15 @@ typedef struct {
     int dir_removed;         /* the run folder itself was removed (nothing was left in it) */
     char dir[512];           /* the run folder ("" when the run had none) */
     char left_names[512];    /* the entries left, ", "-separated (cut with ", ...") */
+    char refused[600];       /* "" or why no file was removed: the run's settings and folder
+                                do not carry this user's code (planted, edited, another
+                                user's, an older lmlab's) */
 } RunFilesReport;
 
 /* Deletes a run and all its rows. With delete_checkpoints, also removes only the files the
- * run wrote: the checkpoint files it recorded (and their .optim siblings) and, in its
+ * run wrote, and only when its settings and folder carry this user's code (else no file
+ * is touched and report->refused says why): the checkpoint files it recorded directly in
+ * its folder (and their .optim siblings; a recorded path elsewhere is left) and, in its
  * checkpoint_dir when no other run shares it, the regular files named like the trainer's
  * (step-N.safetensors, step-N.optim.safetensors, best.safetensors, those + .tmp.PID, and
  * the journal unrecorded-rows.tsv).
@@ -373,7 +375,9 @@ int runstore_best_checkpoint(RunStore *s, long run, CheckpointRecord *best, int 
 
 /* ---- Sweeps ----------------------------------------------------------------------- */
 
-/* Creates a sweep (status "running"); *id receives its id. */
+/* Creates a sweep (status "running") with its writer's code over the spec (see
+ * runstore_sweep_sign; a spec that cannot be signed, e.g. no key, is not stored); *id
+ * receives its id. */
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err);
 
@@ -395,10 +399,27 @@ typedef struct {
     char name[64], strategy[16], status[16];
     double created, ended;
     char *spec;            /* malloc'd, never NULL */
+    char mac[65];          /* its writer's code over the spec ("" = none; runstore_rowsig.c) */
 } SweepRow;
 
 /* One sweep into a caller-owned row (free row->spec). LM_EARG "no sweep N". */
 int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err);
+
+/* Who wrote a sweep's spec and a run's settings (issue 46: a shared store is data): a code
+ * under the user's key (usersig.h) over (store id, sweep id, spec, creation time) or (store
+ * id, run id, settings, checkpoint folder; runstore_set_checkpoint_dir re-signs a run whose
+ * code held). runstore_sweep_create, runstore_run_create and
+ * runstore_run_set_config (runstore_changes.h) sign;
+ * _sign re-signs a sweep (`sweep trust N`, after the user has read it). _trusted: LM_OK when
+ * this user wrote it, else LM_EARG with why (no code, another key, changed, moved).
+ * runstore_sweep_refusal: LM_OK, or LM_EARG with the whole line to show ("sweep N's spec
+ * was not written by you: refused (why) ..." and what to do). */
+int runstore_sweep_sign(RunStore *s, long id, const char *spec, double created, char *err);
+int runstore_sweep_trusted(const RunStore *s, const SweepRow *row, char *why, size_t cap);
+int runstore_sweep_refusal(const RunStore *s, const SweepRow *row, char *msg, size_t cap);
+int runstore_run_config_sign(RunStore *s, long id, const char *config, char *err);
+int runstore_run_config_trusted(RunStore *s, long id, const char *config, char *why,
+                                size_t cap);
 
 typedef struct {
     int trial;

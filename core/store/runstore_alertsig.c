@@ -1,6 +1,7 @@
 /* runstore_alertsig.c — who wrote an alert's command (see runstore_notes.h): the code an
- * alert row carries (column `mac`, added to stores made before it without a schema step:
- * older binaries read and write the table as before, and their commands are refused) is
+ * alert row carries (column `mac`, added by runstore_rowsig.c to stores made before it
+ * without a schema step: older binaries read and write the table as before, and their
+ * commands are refused) is
  * usersig's HMAC over the row's full content bound to its context, so a writer of a shared
  * store can neither plant a command nor move one of yours to another run, rule or store.
  * Not the crypto (core/base/usersig.c) nor the firing (core/run/alerts.c). */
@@ -44,28 +45,4 @@ int runstore_alert_trusted(const RunStore *s, const AlertRow *a, char *why, size
     if (!forged && !len[0]) return LM_OK;
     if (why) snprintf(why, cap, "%s%s%s", forged ? err : "", forged && len[0] ? "; " : "", len);
     return forged ? LM_EARG : LM_EFORMAT;
-}
-
-int runstore_alertsig_migrate(RunStore *s, char *err)
-{
-    sqlite3_stmt *st;
-    int status = prep(s, "SELECT count(*) FROM pragma_table_info('alerts') WHERE name='mac'",
-                      &st, err);
-    if (status) return status;
-    int have = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 1;
-    sqlite3_finalize(st);
-    return have ? LM_OK : exec_sql(s, "ALTER TABLE alerts ADD COLUMN mac TEXT",
-                                   "adding the alerts' codes", err);
-}
-
-int runstore_alertsig_missing(RunStore *s)
-{
-    sqlite3_stmt *st;
-    if (prep(s, "SELECT (SELECT count(*) FROM pragma_table_info('alerts')) > 0 AND"
-             " (SELECT count(*) FROM pragma_table_info('alerts') WHERE name='mac') = 0",
-             &st, NULL))
-        return 0;
-    int missing = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return missing;
 }

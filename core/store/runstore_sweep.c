@@ -19,15 +19,24 @@ int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err)
 {
     sqlite3_stmt *st;
-    int status = prep(s, "INSERT INTO sweeps(name, spec, strategy, status, created)"
-                      " VALUES(?,?,?,'running',?)", &st, err);
-    if (status) return status;
+    double created = sysinfo_wall();
+    /* the row and its writer's code in one transaction: never a sweep without its code */
+    int status = exec_sql(s, "BEGIN IMMEDIATE", "creating a sweep", err);
+    if (!status) status = prep(s, "INSERT INTO sweeps(name, spec, strategy, status, created)"
+                               " VALUES(?,?,?,'running',?)", &st, err);
+    if (status) {
+        tx_rollback(s);
+        return status;
+    }
     bind_str(st, 1, name);
     bind_str(st, 2, spec);
     bind_str(st, 3, strategy);
-    sqlite3_bind_double(st, 4, sysinfo_wall());
+    sqlite3_bind_double(st, 4, created);
     status = write_stmt(s, st, "creating a sweep", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    if (!status) status = runstore_sweep_sign(s, *id, spec ? spec : "", created, err);
+    if (!status) return tx_commit(s, "creating a sweep", err);
+    tx_rollback(s);
     return status;
 }
 
@@ -83,7 +92,7 @@ int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err)
 {
     sqlite3_stmt *st;
     memset(row, 0, sizeof *row);
-    int rc, status = prep(s, "SELECT id, name, strategy, status, created, ended, spec"
+    int rc, status = prep(s, "SELECT id, name, strategy, status, created, ended, spec, mac"
                           " FROM sweeps WHERE id=?", &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, sweep);
@@ -94,6 +103,7 @@ int runstore_sweep_get(RunStore *s, long sweep, SweepRow *row, char *err)
         col_copy(st, 3, row->status, sizeof row->status);
         row->created = sqlite3_column_double(st, 4);
         row->ended = sqlite3_column_double(st, 5);
+        col_copy(st, 7, row->mac, sizeof row->mac);
         if (!(row->spec = col_dup(st, 6)))
             status = err_set(err, LM_ENOMEM, "out of memory");
     } else {

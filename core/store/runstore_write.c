@@ -282,6 +282,8 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     bind_str(st, 16, s->host);
     status = write_stmt(s, st, "creating a run", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    char e2[LM_ERR_LEN];   /* unsigned (no key): it trains; a fork must then be given its paths */
+    if (!status) runstore_run_config_sign(s, *id, in->config ? in->config : "", e2);
     if (!status)   /* rows written for this id before it existed are nobody's */
         status = runstore_control_expire(s, *id, "written before the run existed", err);
     if (!status) status = runlock_acquire(s->real_path, *id, err);  /* held while it trains */
@@ -502,22 +504,16 @@ int runstore_set_note(RunStore *s, long id, const char *note, char *err)
 int runstore_set_checkpoint_dir(RunStore *s, long id, const char *dir, char *err)
 {
     sqlite3_stmt *st;
+    char *config = NULL, e2[LM_ERR_LEN];   /* its code holds: it follows the new folder */
+    int signed_before = runstore_run_signed_config(s, id, &config, NULL, 0) == LM_OK;
     int changes = 0, status = prep(s, "UPDATE runs SET checkpoint_dir=? WHERE id=?", &st, err);
-    if (status) return status;
-    bind_str(st, 1, dir);
-    sqlite3_bind_int64(st, 2, id);
-    status = write_stmt(s, st, "setting the checkpoint directory", &changes, err);
-    return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
-}
-
-int runstore_run_set_config(RunStore *s, long id, const char *config, char *err)
-{
-    sqlite3_stmt *st;
-    int changes = 0, status = prep(s, "UPDATE runs SET config=? WHERE id=?", &st, err);
-    if (status) return status;
-    bind_str(st, 1, config);
-    sqlite3_bind_int64(st, 2, id);
-    status = write_stmt(s, st, "recording a resumed run's settings", &changes, err);
+    if (!status) {
+        bind_str(st, 1, dir);
+        sqlite3_bind_int64(st, 2, id);
+        status = write_stmt(s, st, "setting the checkpoint directory", &changes, err);
+    }
+    if (!status && changes && signed_before) runstore_run_config_sign(s, id, config, e2);
+    free(config);
     return !status && !changes ? err_set(err, LM_EARG, "no run %ld", id) : status;
 }
 
@@ -611,12 +607,22 @@ static int clean_run_dir(const char *dir, RunFilesReport *rep)
     return bad ? -1 : 0;
 }
 
+/* 1 when path is a file directly in folder dir, the run's own (signed with its settings):
+ * a recorded path elsewhere (a row another writer of the store added) is never removed. */
+static int in_run_dir(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return n && !strncmp(path, dir, n) && path[n] == '/' && path[n + 1] &&
+           !strchr(path + n + 1, '/');
+}
+
 static int delete_files(RunStore *s, long id, const char *paths, size_t len,
                         const char *dir, RunFilesReport *rep, char *err)
 {
     int bad = 0;
     for (size_t i = 0; i < len; i += strlen(paths + i) + 1) {
         char optim[1100];
+        if (!in_run_dir(paths + i, dir)) continue;
         size_t n = strlen(paths + i), e = strlen(".safetensors");
         if (n > e && !strcmp(paths + i + n - e, ".safetensors"))
             snprintf(optim, sizeof optim, "%.*s.optim.safetensors", (int)(n - e), paths + i);
@@ -652,6 +658,13 @@ int runstore_delete_run_report(RunStore *s, long id, int delete_checkpoints,
     sqlite3_stmt *st;
     int status = check_not_live(s, id, "delete", err);
     if (!status && delete_checkpoints) status = checkpoint_paths(s, id, &paths, &len, err);
+    char *config = NULL;   /* files are removed only for a run this user wrote */
+    if (!status && delete_checkpoints &&
+        runstore_run_signed_config(s, id, &config, rep->refused, sizeof rep->refused))
+        delete_checkpoints = 0;
+    else
+        rep->refused[0] = 0;
+    free(config);
     if (!status && delete_checkpoints &&
         !(status = prep(s, "SELECT coalesce(checkpoint_dir,'') FROM runs WHERE id=?", &st,
                         err))) {

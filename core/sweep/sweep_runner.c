@@ -99,8 +99,13 @@ static int prepare_resume(SweepRunner *r, int i, Config *cfg, TrainerOptions *o,
     snprintf(o->run_dir, sizeof o->run_dir, "%s", row.checkpoint_dir);
     if (runrecord_checkpoint_path(r->st, &row, "final", o->resume, sizeof o->resume, NULL, e2))
         o->resume[0] = 0;   /* none: the trial restarts from step 0 as the same run */
+    /* stored settings act as this user: checked against its checkpoint, or with none (a
+     * restart from step 0) by the code the run's settings carry */
+    int bad = o->resume[0] ? run_trust_settings(o->resume, cfg, NULL, e2)
+                           : run_trust_stored_paths(r->st, r->ts[i].run_id, row.config, NULL,
+                                                    "train it (a trial takes none: re-create the sweep)", e2);
     runstore_row_free(&row);
-    if (run_trust_settings(o->resume, cfg, NULL, e2))   /* stored settings act as this user */
+    if (bad)
         return err_set(err, LM_EARG, "trial %d: %s", r->trials[i].k, e2);
     return LM_OK;
 }
@@ -312,6 +317,13 @@ static int worker_ended(SweepRunner *r, int k, int code, int stopping, char *err
         return rc;
     if (is_settled(r->ts[i].status) || stopping || code == 0)
         return LM_OK;
+    if (!strcmp(r->ts[i].status, "refused")) {   /* its worker found the spec not ours */
+        char msg[LM_ERR_LEN];
+        snprintf(msg, sizeof msg, "trial %d: refused: sweep %ld's spec was not written by you"
+                 " (`sweep show %ld` says why)", k, r->id, r->id);
+        set_message(r, msg);
+        return LM_OK;
+    }
     if (code > 128)
         return interrupt_trial(r, i, code - 128, err);
     char why[128];
@@ -687,6 +699,20 @@ static int load_trials(SweepRunner *r, RunStore *st, int only, char *err)
     return rc;
 }
 
+/* A spec this user did not write: every trial not settled (or a worker's one trial) is
+ * recorded `refused`, never trained; `sweep trust` then `sweep resume` trains them. */
+static int refuse_trials(SweepRunner *r, RunStore *st, int only, const char *why, char *err)
+{
+    for (int i = 0; i < r->n; i++) {
+        if (is_settled(r->ts[i].status) || (only && r->trials[i].k != only))
+            continue;
+        if (runstore_sweep_trial_set(st, r->id, r->trials[i].k, r->ts[i].run_id,
+                                     r->trials[i].params, "refused", err))
+            return LM_EDB;
+    }
+    return err_set(err, LM_EARG, "%s", why);
+}
+
 SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWorkerJob *job,
                                char *err)
 {
@@ -696,12 +722,15 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWo
     SweepRow row = {0};
     SweepSpec sp;
     SweepRunner *r = NULL;
+    char refusal[LM_ERR_LEN] = "";
     int rc = runstore_sweep_get(st, sweep_id, &row, err);
     if (!rc && !job && !strcmp(row.status, "finished"))
         rc = err_set(err, LM_ESTATE, "sweep %ld has finished; `sweep show %ld` ranks its trials",
                      sweep_id, sweep_id);
-    if (!rc)
-        rc = parse_stored_spec(row.spec, &sp, err);
+    if (!rc)   /* the stored spec trains as this user: only when this user wrote it */
+        runstore_sweep_refusal(st, &row, refusal, sizeof refusal);
+    if (!rc && (rc = parse_stored_spec(row.spec, &sp, err)) && refusal[0])
+        err_set(err, LM_EARG, "%s", refusal);
     if (!rc && !(r = runner_alloc(&sp, db_path, err)))
         rc = LM_EARG;
     if (!rc && job && (job->trial < 1 || job->trial > r->n))
@@ -711,6 +740,8 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWo
         name_trials(r, sweep_id);
         rc = load_trials(r, st, job ? job->trial : 0, err);
     }
+    if (!rc && refusal[0])
+        rc = refuse_trials(r, st, job ? job->trial : 0, refusal, err);
     free(row.spec);
     runstore_close(st);
     if (rc) {

@@ -11,7 +11,8 @@
  *
  * The sweep's state lives in the run store (sweeps.status, sweep_trials: pending,
  * running, done, stopped (early, by halving), failed, diverged, interrupted (its worker
- * process was killed; the sweep then ends `interrupted`, resumable)), so a stored sweep can be
+ * process was killed; the sweep then ends `interrupted`, resumable), refused (the spec was
+ * not written by this user: never trained until `sweep trust`)), so a stored sweep can be
  * continued after a quit or a crash (sweep_runner_open): trials done are not run again;
  * a trial that was running (its run now `interrupted` or `stopped`) continues from its
  * newest checkpoint, or restarts as the same run when it has none; halving decisions
@@ -63,7 +64,9 @@ typedef struct {
  * status and the halving decisions stay with the parent. Started, stopped (stop:
  * checkpoint, trial pending) and destroyed like any runner. NULL with a message: no such
  * sweep or trial, the sweep has finished (job NULL), or one of its runs is being trained
- * by another live process. */
+ * by another live process; or a spec this user did not write (its code, runstore.h's
+ * runstore_sweep_refusal: planted, edited, made by an older lmlab): its unsettled trials
+ * (a worker's: its one) are recorded `refused` and nothing trains. */
 SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWorkerJob *job,
                                char *err);
 

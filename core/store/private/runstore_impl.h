@@ -192,11 +192,14 @@ int runstore_table_count(RunStore *s, int *n, char *err);
  * to change when steps are renumbered on merging (with RUNSTORE_SCHEMA_VERSION). */
 #define RUNSTORE_CKPT_VERSION 8
 int runstore_ckpt_migrate(RunStore *s, char *err);
-/* The alerts' `mac` column (runstore_alertsig.c): added when missing, inside the caller's
- * transaction, with no schema step (older binaries keep working); _missing says 1 when a
- * store with an alerts table lacks it. */
-int runstore_alertsig_migrate(RunStore *s, char *err);
-int runstore_alertsig_missing(RunStore *s);
+/* The `mac` column of the tables whose rows carry their writer's code (alerts, sweeps,
+ * runs; runstore_rowsig.c): added when missing, inside the caller's transaction, with no
+ * schema step (older binaries keep working); _missing says 1 when a store lacks one. */
+int runstore_rowsig_migrate(RunStore *s, char *err);
+int runstore_rowsig_missing(RunStore *s);
+/* Run id's stored settings (*config malloc'd, free it) and whether they and its folder
+ * carry this user's code: LM_OK, or LM_EARG with why (runstore_rowsig.c). */
+int runstore_run_signed_config(RunStore *s, long id, char **config, char *why, size_t cap);
 /* SQLite's quick_check of the whole file (whole), or of the tables every command reads
  * (runs, sweeps: bounded by the number of runs, not by the rows logged); LM_EFORMAT with
  * what to do when it fails (and the store marked damaged). */
