@@ -253,6 +253,11 @@ int cmd_train(Session *s, int argc, const LexWord *argv)
                 "{data}, {params} parameters, {steps} steps in {precision}; checkpoints in "
                 "{dir}");
     output_emit(s, out);
+    if (h.unsigned_why[0] && !resume)
+        session_printf(s, "note: run #%ld is not signed under your key (%s): `fork %ld` will "
+                       "need its file settings given and `rm %ld checkpoints=true` will keep "
+                       "its files, as for another user's run", h.run_id, h.unsigned_why,
+                       h.run_id, h.run_id);
     return group ? file_into_group(s, group) : LM_OK;
 }
 

@@ -310,4 +310,13 @@ mkdir -p real_files && echo victim >victim.txt && ln -s ../victim.txt real_files
 run report runs=1 file=real.md overwrite=true
 [ "$(cat victim.txt)" = victim ] || fail "a figure was written through a link planted in NAME_files/"
 echo "item 11: report refuses to replace silently or follow a link"
+# ---- a run that cannot be signed says so (an unsafe key file): fork and rm then treat it
+# as another user's, and the user is told at the start, not when they fork it
+mkdir -p "$dir/loose-config/lmlab" && cp "$XDG_CONFIG_HOME/lmlab/key" "$dir/loose-config/lmlab/key"
+chmod 644 "$dir/loose-config/lmlab/key"
+XDG_CONFIG_HOME="$dir/loose-config" "$bin" train quick steps=3 >out 2>&1 || fail "train with a loose key: $(cat out)"
+grep -q "is not signed under your key (.*mode 644.*chmod 600" out || fail "an unsigned run is not said: $(cat out)"
+run train quick steps=3
+grep -q "not signed" out && fail "a signed run says it is not: $(cat out)"
+echo "unsigned runs: said at the start"
 echo "PASS"

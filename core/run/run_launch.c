@@ -54,15 +54,25 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
                     .machine = machine, .git_rev = sysinfo_git_rev(), .tags = o->tags,
                     .params = trainer_param_count(t), .sweep_id = o->sweep_id};
     int rc = runstore_run_create(o->store, &info, &h->run_id, err);
-    free(cfg);
-    if (rc)
+    if (rc) {
+        free(cfg);
         return LM_EDB;
+    }
     run_launch_dir(c->runs_dir, runstore_store_id(o->store), h->run_id, h->run_dir,
                    sizeof h->run_dir);
-    if ((rc = rundir_create(h->run_dir, err)))
+    if ((rc = rundir_create(h->run_dir, err))) {
+        free(cfg);
         return rc; /* another run's files are there, or it cannot be created */
-    if (runstore_set_checkpoint_dir(o->store, h->run_id, h->run_dir, err))
-        return LM_EDB;
+    }
+    rc = runstore_set_checkpoint_dir(o->store, h->run_id, h->run_dir, err) ? LM_EDB : LM_OK;
+    /* signed at creation when the user's key could be used: say so when it could not */
+    if (!rc && runstore_run_config_trusted(o->store, h->run_id, cfg, h->unsigned_why,
+                                           sizeof h->unsigned_why) != LM_OK &&
+        runstore_run_config_sign(o->store, h->run_id, cfg, h->unsigned_why) == LM_OK)
+        h->unsigned_why[0] = 0;   /* signed now (a second try names why it cannot be) */
+    free(cfg);
+    if (rc)
+        return rc;
     if (o->fork_from && o->parent_run > 0 &&
         runstore_set_parent(o->store, h->run_id, o->parent_run, o->parent_step, err))
         return LM_EDB;

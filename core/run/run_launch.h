@@ -9,6 +9,7 @@
 #define LM_RUN_LAUNCH_H
 
 #include "config.h"
+#include "err.h"
 #include "recorder.h"
 #include "runstore.h"
 #include "tokcache.h"
@@ -45,6 +46,9 @@ typedef struct {
     long run_id;             /* set once the run is recorded (also when a later step fails) */
     char name[64];           /* the run's name, as stored */
     char run_dir[512];       /* its checkpoint folder */
+    char unsigned_why[LM_ERR_LEN];   /* "" when the new run's record carries the user's
+                                        code; else why not (an unsafe key file): fork and
+                                        rm treat it as another user's (docs/hostile6.md) */
 } RunHandle;
 
 /* The run's name: cfg->name when set, else "<model>-<data name>". */
