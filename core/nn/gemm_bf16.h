@@ -19,6 +19,11 @@
 /* Test hook: "1" makes gemm_bf16_select_kernel() pick the portable emulation when the
  * CPU lacks AVX512-BF16 (then precision=bf16 runs bf16 numerics, slowly). */
 #define GEMM_BF16_EMULATE_ENV "LMLAB_TEST_BF16_EMULATE"
+/* "amx", "avx512" or "emulated" makes gemm_bf16_select_kernel() take that kernel where
+ * the CPU has it (emulated: anywhere), e.g. to compare amx-bf16 with avx512-bf16 on one
+ * CPU; an unknown value, or a kernel the CPU lacks, is ignored and noted
+ * (gemm_bf16_kernel_note, printed by show machine). */
+#define GEMM_BF16_KERNEL_ENV "LMLAB_BF16_KERNEL"
 
 #define GEMM_BF16_MR 12   /* rows of A per micro-kernel */
 #define GEMM_BF16_NR 32   /* columns of B per micro-kernel (two 16-lane vectors) */
@@ -26,19 +31,30 @@
 typedef enum {
     GEMM_BF16_NONE = 0,     /* no bf16 kernel: the caller must use fp32 */
     GEMM_BF16_AVX512 = 1,   /* vdpbf16ps (AVX512-BF16) */
-    GEMM_BF16_EMULATED = 2  /* the portable emulation of vdpbf16ps */
+    GEMM_BF16_EMULATED = 2, /* the portable emulation of vdpbf16ps */
+    GEMM_BF16_AMX = 3       /* tdpbf16ps tiles (AMX-BF16), epilogue on AVX-512 */
 } GemmBf16Kernel;
 
 /* What the CPU and OS offer: avx512_bf16 needs cpuid leaf 7.1 EAX bit 5, AVX-512 F/BW/VL
- * and XCR0 saving opmask + zmm state; amx_bf16 is reported (leaf 7.0 EDX bit 22 with
- * AMX-TILE and XCR0 tile state) but no kernel uses it. Never fails. */
+ * and XCR0 saving opmask + zmm state; amx_bf16 is leaf 7.0 EDX bit 22 with AMX-TILE and
+ * XCR0 tile state (Linux must still grant the tile data per process: see below). Never
+ * fails. */
 void gemm_bf16_cpu(int *avx512_bf16, int *amx_bf16);
 
-/* The kernel products will run on: AVX512 when the CPU has it, else EMULATED when the
- * environment sets GEMM_BF16_EMULATE_ENV=1, else NONE. Decided once per process. */
+/* The kernel products will run on, decided once per process: AMX when the CPU has
+ * amx_bf16 and avx512_bf16 and Linux grants the tile data (arch_prctl
+ * ARCH_REQ_XCOMP_PERM, asked here, once, before any thread uses a tile); else AVX512
+ * when the CPU has it; else EMULATED when the environment sets GEMM_BF16_EMULATE_ENV=1;
+ * else NONE. GEMM_BF16_KERNEL_ENV overrides within what the CPU has. */
 GemmBf16Kernel gemm_bf16_select_kernel(void);
-/* "avx512-bf16", "emulated", "none". */
+/* "amx-bf16", "avx512-bf16", "emulated", "none". */
 const char *gemm_bf16_kernel_name(GemmBf16Kernel k);
+/* One line on why the chosen kernel is not the CPU's best or what forced it (Linux
+ * refused the tile state, GEMM_BF16_KERNEL_ENV set or unknown), "" when nothing. */
+const char *gemm_bf16_kernel_note(void);
+
+/* Whether kernel k can run in this process (AMX: asks Linux for the tile state, once). */
+int gemm_bf16_kernel_available(GemmBf16Kernel k);
 
 /* fp32 -> bf16 bits, round-to-nearest-even; NaN stays NaN; subnormals become +-0 (as
  * vdpbf16ps treats its inputs). And back (exact). */
@@ -62,8 +78,10 @@ size_t gemm_bf16_scratch_bytes(void);
 /* C (M x N, ldc) = alpha op(A) op(B) + beta C with op(A) M x K (ta != 0: A stored K x M),
  * op(B) K x N (tb != 0: B stored N x K). If pb is not NULL it is op(B) already packed
  * (B, tb, ldb ignored). beta == 0 never reads C. kernel must not be GEMM_BF16_NONE and
- * AVX512 only where the CPU has it. scratch: gemm_bf16_scratch_bytes(), 64-byte aligned.
- * Nothing for M, N <= 0; K <= 0 scales C by beta. */
+ * must be available (gemm_bf16_kernel_available; AMX where Linux refused the tiles runs
+ * the AVX512 kernel). The AMX kernel loads this thread's tile configuration at the start
+ * of the call and releases the tiles at its end, so any thread may call it.
+ * scratch: gemm_bf16_scratch_bytes(), 64-byte aligned. Nothing for M, N <= 0; K <= 0 scales C by beta. */
 void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float alpha,
                const float *A, int lda, const float *B, int ldb, const GemmBf16PackedB *pb,
                float beta, float *C, int ldc, void *scratch);
