@@ -40,24 +40,33 @@ void gemm_bf16_amx_pack_a(uint32_t *dst, int ta, const float *A, int lda, int i0
 {
     int kp = (kc + 1) / 2, full = kc / 2, rows = (mc + TR - 1) / TR * TR;
     size_t kpp = a_stride(kp);
-    if (ta) {   /* stored K x M: each pair of stored rows is converted in one vectorised
-                 * pass, then dealt out to the rows of the block */
-        uint32_t row[96];
-        for (int p = 0; p < kp; p++) {
-            const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
-            if (2 * p + 1 < kc) {
-                const float *restrict hi = lo + lda;
-                for (int i = 0; i < mc; i++)
-                    row[i] = pair_bits(lo[i], hi[i]);
-            } else {
-                for (int i = 0; i < mc; i++)
-                    row[i] = pair_bits(lo[i], 0.0f);
+    if (ta) {   /* stored K x M: 16 pairs (32 stored rows) at a time are converted in
+                 * vectorised passes along i into blk, then written out 16 pairs (64
+                 * bytes) per row of the block */
+        uint32_t blk[TR][96];
+        for (int p0 = 0; p0 < kp; p0 += TR) {
+            int np = kp - p0 < TR ? kp - p0 : TR;
+            for (int q = 0; q < np; q++) {
+                int p = p0 + q;
+                const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+                if (2 * p + 1 < kc) {
+                    const float *restrict hi = lo + lda;
+                    for (int i = 0; i < mc; i++)
+                        blk[q][i] = pair_bits(lo[i], hi[i]);
+                } else {
+                    for (int i = 0; i < mc; i++)
+                        blk[q][i] = pair_bits(lo[i], 0.0f);
+                }
             }
-            for (int i = 0; i < mc; i++)
-                dst[(size_t)i * kpp + p] = row[i];
+            for (int q = np; q < TR; q++)
+                for (int i = 0; i < mc; i++)
+                    blk[q][i] = 0;
+            for (int i = 0; i < mc; i++) {
+                uint32_t *restrict out = dst + (size_t)i * kpp + p0;
+                for (int q = 0; q < TR; q++)
+                    out[q] = blk[q][i];
+            }
         }
-        for (int i = 0; i < mc; i++)
-            memset(dst + (size_t)i * kpp + kp, 0, (kpp - (size_t)kp) * sizeof *dst);
     } else {
         for (int i = 0; i < mc; i++) {
             uint32_t *restrict out = dst + (size_t)i * kpp;
