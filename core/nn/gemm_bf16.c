@@ -5,7 +5,9 @@
  * Blocking (GotoBLAS-style): KC = 256 values of K per packed block, MC = 96 rows of A,
  * NC = 512 columns of B when B is packed per call. A pre-packed B (a cached weight) is
  * walked whole for each packed block of A, so A is packed once per product.
- * Not a BLAS: row-major only, no threads, no AMX. */
+ * The AMX kernel (gemm_bf16_amx.c) runs under this same driver: its own A packing
+ * (pack_a) and block of products (run_block), the same B panels.
+ * Not a BLAS: row-major only, no threads. */
 #include "gemm_bf16.h"
 
 #include "cpu.h"

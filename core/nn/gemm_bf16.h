@@ -1,15 +1,21 @@
 /* gemm_bf16.h — a packed matrix product with bf16 inputs and fp32 accumulation:
  * C = alpha op(A) op(B) + beta C, row-major, op = identity or transpose, as cblas_sgemm.
  * A and B are rounded to bf16 (round-to-nearest-even, subnormals flushed to zero) while
- * they are packed into panels; the products are accumulated in fp32 with AVX512-BF16's
- * vdpbf16ps (per fp32 lane: acc += a_hi*b_hi, then acc += a_lo*b_lo; Intel SDM,
- * VDPBF16PS), 32 columns x 12 rows per micro-kernel call.
- * The same micro-kernel source is also compiled against a portable emulation of the
- * instruction (plain C, same products in the same order): that build runs on any CPU and
- * is what tests use where the CPU lacks AVX512-BF16; it is slower than sgemm and users
- * never get it unless they ask for it by GEMM_BF16_EMULATE_ENV.
+ * they are packed into panels; the products are accumulated in fp32 by one of three
+ * kernels, chosen once per process (gemm_bf16_select_kernel):
+ *  - amx-bf16: AMX tiles, tdpbf16ps on 2 x 2 tiles of 16 x 16 fp32 (gemm_bf16_amx.c),
+ *    where the CPU has AMX-BF16 and Linux grants the tile state;
+ *  - avx512-bf16: vdpbf16ps (per fp32 lane: acc += a_hi*b_hi, then acc += a_lo*b_lo;
+ *    Intel SDM, VDPBF16PS), 32 columns x 12 rows per micro-kernel call;
+ *  - emulated: the same micro-kernel source compiled against a portable emulation of
+ *    vdpbf16ps (plain C, same products in the same order, the same bits): it runs on any
+ *    CPU and is what tests use where the CPU lacks AVX512-BF16; it is slower than sgemm
+ *    and users never get it unless they ask for it.
+ * AMX and AVX512 give different bits (tdpbf16ps rounds its pairs' sums differently; both
+ * are within the fp32-accumulation bound of the exact product, docs/bf16.md), so a bf16
+ * run is bit-identical for any thread or process count on one kernel, not across them.
  * Not threaded (callers run one product per thread), never allocates (the caller passes
- * gemm_bf16_scratch_bytes() of scratch), never fails. No AMX path: see docs/bf16.md. */
+ * gemm_bf16_scratch_bytes() of scratch), never fails. */
 #ifndef LM_GEMM_BF16_H
 #define LM_GEMM_BF16_H
 
