@@ -78,12 +78,13 @@ static void amx_grant(void)
 
 int gemm_bf16_kernel_available(GemmBf16Kernel k)
 {
-    int avx, amx;
-    gemm_bf16_cpu(&avx, &amx);
-    if (k == GEMM_BF16_AMX) {
+    if (k == GEMM_BF16_AMX) {   /* asked per gemm_bf16 call: no cpuid here (it traps to the
+                                 * hypervisor in a VM), the answer is kept */
         pthread_once(&g_amx_once, amx_grant);
         return g_amx_ok;
     }
+    int avx, amx;
+    gemm_bf16_cpu(&avx, &amx);
     return k == GEMM_BF16_EMULATED || (k == GEMM_BF16_AVX512 && avx);
 }
 
