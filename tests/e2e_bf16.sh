@@ -34,6 +34,7 @@ rec=$(plain "$bin" -c 'run 1 all' 2>&1)
 if [ $cpu = yes ]; then
     check "bf16 CPU: no fallback note" "$([ "$(has "$out" "not available")" = 1 ]; echo $?)" "$out"
     check "bf16 CPU: settings say bf16" "$(has "$rec" "precision=bf16")" "$rec"
+    check "bf16 CPU: the machine record names the bf16 kernel" "$(grep -qE 'bf16 kernel (amx|avx512)-bf16' <<<"$rec"; echo $?)" "$rec"
     # issue 33 item 11: the start line and `runs` say the precision too
     check "bf16 CPU: the start line says bf16" "$(has "$out" "steps in bf16; checkpoints in")" "$out"
     runs=$(plain "$bin" runs 2>&1)
@@ -54,6 +55,8 @@ rec=$("$bin" -c 'run 2' 2>&1)
 check "emulated: no fallback note" "$([ "$(has "$out" "not available")" = 1 ]; echo $?)" "$out"
 check "emulated: finished" "$(has "$out" "finished 2 steps")" "$out"
 check "emulated: settings say bf16" "$(has "$rec" "precision=bf16")" "$rec"
+rec=$("$bin" -c 'run 2 all' 2>&1)
+check "emulated: the machine record names the kernel" "$(has "$rec" "bf16 kernel $([ $cpu = yes ] && echo '' || echo emulated)")" "$rec"
 out=$(LMLAB_TEST_BF16_EMULATE=1 "$bin" bench small precision=both steps=1 2>&1) || true
 check "bench prints the bf16 peak" "$(grep -qE 'bf16 peak [0-9.]+ GFLOP/s' <<<"$out"; echo $?)" "$out"
 check "bench runs both, side by side" "$(has "$out" "bf16/fp32 tokens/s:")" "$out"
