@@ -347,7 +347,7 @@ typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 #define A_BLOCKS (KA_MAX / KC)                 /* K blocks of A packed at once */
 #define B_ELEMS ((size_t)NC * KC)              /* bf16 */
 #define BW_ELEMS ((size_t)2 << 20)             /* bf16 of a B packed whole per call (4 MiB) */
-#define TILE_FLOATS (32 * GEMM_BF16_NR)          /* the AMX kernel's 32 rows */
+#define TILE_FLOATS (32 * GEMM_BF16_NR)        /* 32 rows: the AMX kernel's 2 x 2 tiles */
 
 size_t gemm_bf16_scratch_bytes(void)
 {
@@ -434,7 +434,7 @@ static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, i
         }
         for (int k0 = 0; k0 < K; k0 += KC)
             pack_a(r, apack + (size_t)(k0 / KC) * A_ELEMS, A, lda, i0, mc, k0,
-                         K - k0 < KC ? K - k0 : KC);
+                   K - k0 < KC ? K - k0 : KC);
         for (int j0 = 0; j0 < N; j0 += NC) {
             int nc = N - j0 < NC ? N - j0 : NC;
             for (int k0 = 0; k0 < K; k0 += KC) {
