@@ -6,11 +6,17 @@
  *    takes the same bf16 products in the same order (odd k, then even k, per pair; fp32
  *    fma; per 256-deep K block alpha*acc is added into C) — this pins packing and
  *    indexing exactly;
- *  - every available kernel (the AVX512-BF16 one only where the CPU has it) is within
+ *  - every available kernel (the AVX512-BF16 one only where the CPU has it, the AMX one
+ *    only where the CPU has AMX-BF16 and Linux grants the tiles) is within
  *    K * 2^-23 * sum|a_k b_k| (fp32 accumulation error of K terms) of a double-precision
  *    product of the same bf16-rounded inputs;
  *  - it is within 2^-7 * sum|a_k b_k| of the fp32 sgemm product (bf16 input rounding,
  *    2^-9 relative per input) and differs from it (the inputs really were rounded).
+ * AMX: more shapes on the tile edges (M, N, K of 1, 15, 16, 17, 31, 33, 255, 257), its
+ * bits against the AVX512 kernel's (they differ: tdpbf16ps does not round like
+ * vdpbf16ps; the test measures by how much, and checks AMX is deterministic), two threads
+ * running it at once (each loads its own tile configuration), and the kernel choice under
+ * LMLAB_BF16_KERNEL (in forked children, as the choice is once per process).
  * matmul: outside a scope it is cblas_sgemm bit for bit; inside a bf16 scope it is
  * gemm_bf16, a weight's packed copy is reused until matmul_weights_changed. */
 #include "check.h"
@@ -18,6 +24,10 @@
 #include "linear.h"
 #include "matmul.h"
 #include "rng.h"
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cblas.h>
 #include <math.h>
@@ -203,6 +213,171 @@ static void test_kernel(GemmBf16Kernel kern, void *scratch)
     free(A); free(B);
 }
 
+/* The AMX tile edges: M and N around 16 and 32 (tiles, the 2 x 2 micro-kernel), K around
+ * 16 pairs and the 256-deep K block, odd K, every transpose and alpha/beta. */
+static void test_amx_edges(void *scratch)
+{
+    static const int mn[][2] = {{1, 1}, {15, 17}, {16, 16}, {17, 15}, {31, 33}, {33, 31},
+                                {32, 64}, {255, 33}};
+    static const int ks[] = {1, 15, 16, 17, 31, 33, 255, 257};
+    Rng r;
+    rng_seed(&r, 31);
+    int n0 = check_failed_, n = 0;
+    for (size_t a = 0; a < sizeof mn / sizeof mn[0]; a++)
+        for (size_t b = 0; b < sizeof ks / sizeof ks[0]; b++) {
+            int t = (int)(a + b) % 4, v = (int)(a + 2 * b) % 3;
+            float alpha = v == 2 ? -0.75f : 1.0f, beta = v == 0 ? 0.0f : v == 1 ? 1.0f : 0.5f;
+            check_case(GEMM_BF16_AMX, t & 1, t >> 1, (Shape){mn[a][0], mn[a][1], ks[b]}, alpha,
+                       beta, &r, scratch);
+            n++;
+        }
+    check_case(GEMM_BF16_AMX, 1, 0, (Shape){257, 255, 31}, 1, 0, &r, scratch);
+    printf("  kernel amx-bf16: %d tile-edge shapes %s\n", n + 1,
+           check_failed_ == n0 ? "ok" : "FAILED");
+}
+
+/* AMX against AVX512 on the same inputs: how many outputs differ in their bits and by how
+ * much, in units of the fp32-accumulation bound both kernels meet (each is within 1 of
+ * the double product, so at most 2 apart). AMX repeated gives the same bits. */
+static void test_amx_vs_avx512(void *scratch)
+{
+    static const Shape shapes[] = {{64, 64, 32}, {33, 45, 17}, {96, 64, 256}, {100, 100, 1000},
+                                   {7, 2081, 2100}};
+    Rng r;
+    rng_seed(&r, 37);
+    long differ = 0, total = 0;
+    double worst = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        Shape s = shapes[si];
+        float *A = rand_mat(&r, (size_t)s.M * s.K), *B = rand_mat(&r, (size_t)s.K * s.N);
+        float *X = xmalloc((size_t)s.M * s.N * 4), *Y = xmalloc((size_t)s.M * s.N * 4);
+        float *Z = xmalloc((size_t)s.M * s.N * 4);
+        gemm_bf16(GEMM_BF16_AVX512, 0, 0, s.M, s.N, s.K, 1, A, s.K, B, s.N, NULL, 0, X, s.N, scratch);
+        gemm_bf16(GEMM_BF16_AMX, 0, 0, s.M, s.N, s.K, 1, A, s.K, B, s.N, NULL, 0, Y, s.N, scratch);
+        gemm_bf16(GEMM_BF16_AMX, 0, 0, s.M, s.N, s.K, 1, A, s.K, B, s.N, NULL, 0, Z, s.N, scratch);
+        CHECK(!memcmp(Y, Z, (size_t)s.M * s.N * 4), "amx M=%d N=%d K=%d: two runs differ", s.M,
+              s.N, s.K);
+        for (int i = 0; i < s.M; i++)
+            for (int j = 0; j < s.N; j++) {
+                double mag = 0;
+                for (int k = 0; k < s.K; k++)
+                    mag += fabs((double)rb(A[(size_t)i * s.K + k]) * rb(B[(size_t)k * s.N + j]));
+                float x = X[(size_t)i * s.N + j], y = Y[(size_t)i * s.N + j];
+                double e = fabs((double)x - y) / ((s.K + 2) * 0x1p-23 * mag + 1e-30);
+                differ += memcmp(&x, &y, 4) != 0;
+                worst = e > worst ? e : worst;
+                total++;
+            }
+        free(A); free(B); free(X); free(Y); free(Z);
+    }
+    printf("  amx-bf16 vs avx512-bf16: %ld of %ld outputs differ in their bits, the largest "
+           "difference %.3f of the fp32-accumulation bound\n", differ, total, worst);
+    CHECK(worst <= 2.0, "amx and avx512 differ by %.2f bounds (each must be within 1)", worst);
+}
+
+typedef struct {
+    int id;
+    const float *A, *B;
+    const float *want;   /* the product run alone */
+    int bad;
+} AmxThread;
+
+#define TM 70
+#define TN 90
+#define TK 300
+
+static void *amx_thread(void *arg)
+{
+    AmxThread *t = arg;
+    void *scratch = xmalloc(gemm_bf16_scratch_bytes());
+    float *C = xmalloc(TM * TN * 4);
+    for (int it = 0; it < 200 && !t->bad; it++) {
+        gemm_bf16(GEMM_BF16_AMX, t->id, 0, TM, TN, TK, 1, t->A, t->id ? TM : TK, t->B, TN,
+                  NULL, 0, C, TN, scratch);
+        t->bad = memcmp(C, t->want, TM * TN * 4) != 0;
+    }
+    free(scratch);
+    free(C);
+    return NULL;
+}
+
+/* Two threads running AMX products at once (one with ta = 1) get the bits each gets alone. */
+static void test_amx_threads(void *scratch)
+{
+    Rng r;
+    rng_seed(&r, 41);
+    AmxThread t[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        float *want = xmalloc(TM * TN * 4);
+        t[i] = (AmxThread){i, rand_mat(&r, TM * TK), rand_mat(&r, TK * TN), want, 0};
+        gemm_bf16(GEMM_BF16_AMX, i, 0, TM, TN, TK, 1, t[i].A, i ? TM : TK, t[i].B, TN, NULL, 0,
+                  want, TN, scratch);
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&th[i], NULL, amx_thread, &t[i]) == 0, "pthread_create");
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(!t[i].bad, "amx thread %d: a product run beside another thread differs", i);
+        free((void *)t[i].A); free((void *)t[i].B); free((void *)t[i].want);
+    }
+    printf("  amx-bf16 on 2 threads at once: %s\n", t[0].bad || t[1].bad ? "FAILED" : "ok");
+}
+
+/* gemm_bf16_select_kernel() under LMLAB_BF16_KERNEL=value (NULL: unset), in a forked
+ * child (the choice is made once per process): the kernel, and the note in note. */
+static GemmBf16Kernel chosen_with(const char *value, char *note, size_t cap)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return GEMM_BF16_NONE;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        if (value)
+            setenv(GEMM_BF16_KERNEL_ENV, value, 1);
+        else
+            unsetenv(GEMM_BF16_KERNEL_ENV);
+        char out[256];
+        int k = gemm_bf16_select_kernel();
+        int len = snprintf(out, sizeof out, "%d %s", k, gemm_bf16_kernel_note());
+        _exit(write(fd[1], out, (size_t)len) == len ? 0 : 1);
+    }
+    close(fd[1]);
+    char in[256] = {0};
+    ssize_t got = read(fd[0], in, sizeof in - 1);
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    int k = got > 0 ? atoi(in) : -1;
+    const char *sp = got > 0 ? strchr(in, ' ') : NULL;
+    snprintf(note, cap, "%s", sp ? sp + 1 : "");
+    return (GemmBf16Kernel)k;
+}
+
+/* LMLAB_BF16_KERNEL chooses among what the CPU has; an unknown value is ignored, noted. */
+static void test_select(int avx, int amx_ok)
+{
+    char note[256];
+    GemmBf16Kernel best = chosen_with(NULL, note, sizeof note);
+    GemmBf16Kernel want_best = amx_ok ? GEMM_BF16_AMX : avx ? GEMM_BF16_AVX512 : GEMM_BF16_EMULATED;
+    CHECK(best == want_best, "unset: chose %s, expected %s", gemm_bf16_kernel_name(best),
+          gemm_bf16_kernel_name(want_best));
+    CHECK(chosen_with("emulated", note, sizeof note) == GEMM_BF16_EMULATED, "=emulated");
+    CHECK(strstr(note, "forced"), "=emulated: the note says it was forced: '%s'", note);
+    GemmBf16Kernel k = chosen_with("avx512", note, sizeof note);
+    CHECK(k == (avx ? GEMM_BF16_AVX512 : best), "=avx512: chose %s", gemm_bf16_kernel_name(k));
+    CHECK(avx || strstr(note, "lacks avx512_bf16"), "=avx512 without it: noted: '%s'", note);
+    k = chosen_with("amx", note, sizeof note);
+    CHECK(k == best, "=amx: chose %s, expected %s", gemm_bf16_kernel_name(k),
+          gemm_bf16_kernel_name(best));
+    k = chosen_with("sse2", note, sizeof note);
+    CHECK(k == best, "=sse2: chose %s, expected it ignored", gemm_bf16_kernel_name(k));
+    CHECK(strstr(note, "LMLAB_BF16_KERNEL=sse2 is not amx, avx512 or emulated: ignored"),
+          "=sse2: the note says so: '%s'", note);
+    printf("  LMLAB_BF16_KERNEL: unset %s, avx512 %s, an unknown value ignored and noted\n",
+           gemm_bf16_kernel_name(best), gemm_bf16_kernel_name(avx ? GEMM_BF16_AVX512 : best));
+}
+
 /* matmul: fp32 outside a scope, bf16 inside, cached weights until weights_changed. */
 static void test_matmul(void *scratch)
 {
@@ -265,8 +440,11 @@ int main(void)
     setenv(GEMM_BF16_EMULATE_ENV, "1", 1);   /* the emulation where the CPU has no kernel */
     int avx, amx;
     gemm_bf16_cpu(&avx, &amx);
-    printf("cpu: avx512_bf16 %s, amx_bf16 %s; products run on %s\n", avx ? "yes" : "no",
-           amx ? "yes" : "no", gemm_bf16_kernel_name(gemm_bf16_select_kernel()));
+    int amx_ok = gemm_bf16_kernel_available(GEMM_BF16_AMX);
+    test_select(avx, amx_ok);
+    printf("cpu: avx512_bf16 %s, amx_bf16 %s%s; products run on %s\n", avx ? "yes" : "no",
+           amx ? "yes" : "no", amx && !amx_ok ? " (Linux refused the tiles)" : "",
+           gemm_bf16_kernel_name(gemm_bf16_select_kernel()));
     void *scratch = xmalloc(gemm_bf16_scratch_bytes());
     test_round();
     test_kernel(GEMM_BF16_EMULATED, scratch);
@@ -275,6 +453,15 @@ int main(void)
     else
         printf("  kernel avx512-bf16: not run, this CPU lacks avx512_bf16 (only the "
                "emulation of its instruction was checked)\n");
+    if (amx_ok) {
+        test_kernel(GEMM_BF16_AMX, scratch);
+        test_amx_edges(scratch);
+        test_amx_vs_avx512(scratch);
+        test_amx_threads(scratch);
+    } else {
+        printf("  kernel amx-bf16: not run, no AMX here (%s)\n",
+               amx ? "Linux refused the tile state" : "this CPU lacks amx_bf16");
+    }
     test_matmul(scratch);
     free(scratch);
     return check_summary();

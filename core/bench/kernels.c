@@ -25,10 +25,13 @@ const char *kernels_chosen(KernelFamily f, char *buf, size_t cap)
         return sysinfo_blas_kernels(buf, cap);
     case KERNEL_BF16: {
         GemmBf16Kernel k = gemm_bf16_select_kernel();
-        snprintf(buf, cap, "%s", k == GEMM_BF16_AVX512 ? "avx512-bf16 (vdpbf16ps)"
-                                 : k == GEMM_BF16_EMULATED
-                                     ? "emulated (test hook; the C emulation of vdpbf16ps)"
-                                     : "none (no AVX512-BF16: precision=bf16 is refused)");
+        const char *note = gemm_bf16_kernel_note();
+        snprintf(buf, cap, "%s%s%s",
+                 k == GEMM_BF16_AMX ? "amx-bf16 (tdpbf16ps tiles)"
+                 : k == GEMM_BF16_AVX512 ? "avx512-bf16 (vdpbf16ps)"
+                 : k == GEMM_BF16_EMULATED ? "emulated (test hook; the C emulation of vdpbf16ps)"
+                                           : "none (no AVX512-BF16: precision=bf16 is refused)",
+                 *note ? "; " : "", note);
         return buf;
     }
     case KERNEL_ATTENTION:

@@ -5,14 +5,19 @@
  * Blocking (GotoBLAS-style): KC = 256 values of K per packed block, MC = 96 rows of A,
  * NC = 512 columns of B when B is packed per call. A pre-packed B (a cached weight) is
  * walked whole for each packed block of A, so A is packed once per product.
- * Not a BLAS: row-major only, no threads, no AMX. */
+ * The AMX kernel (gemm_bf16_amx.c) runs under this same driver: its own A packing
+ * (pack_a) and block of products (run_block), the same B panels.
+ * Not a BLAS: row-major only, no threads. */
 #include "gemm_bf16.h"
 
 #include "cpu.h"
+#include "gemm_bf16_amx.h"
+#include "gemm_bf16_pair.h"
 #include "sysinfo.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +38,76 @@ void gemm_bf16_cpu(int *avx512_bf16, int *amx_bf16)
     sysinfo_bf16(avx512_bf16, amx_bf16);
 }
 
-static GemmBf16Kernel select_once(void)
+/* Why the kernel is not the CPU's best, or what forced it ("" when nothing to say). */
+static char g_note[192];
+
+/* LMLAB_BF16_KERNEL: -1 unset, else the kernel named (an unknown name is noted and
+ * ignored: the choice cannot fail, show machine prints the note). */
+static int forced_kernel(void)
+{
+    const char *e = getenv(GEMM_BF16_KERNEL_ENV);
+    if (!e || !*e)
+        return -1;
+    if (!strcmp(e, "amx"))
+        return GEMM_BF16_AMX;
+    if (!strcmp(e, "avx512"))
+        return GEMM_BF16_AVX512;
+    if (!strcmp(e, "emulated"))
+        return GEMM_BF16_EMULATED;
+    snprintf(g_note, sizeof g_note, "%s=%.32s is not amx, avx512 or emulated: ignored",
+             GEMM_BF16_KERNEL_ENV, e);
+    return -1;
+}
+
+/* Whether the AMX kernel can run in this process: the CPU has amx_bf16 and avx512_bf16
+ * and Linux granted the tile data (asked once per process; why it did not in g_amx_why). */
+static int g_amx_ok;
+static char g_amx_why[128];
+static pthread_once_t g_amx_once = PTHREAD_ONCE_INIT;
+
+static void amx_grant(void)
 {
     int avx, amx;
     gemm_bf16_cpu(&avx, &amx);
+    if (!avx || !amx)
+        snprintf(g_amx_why, sizeof g_amx_why, "this CPU lacks %s",
+                 amx ? "avx512_bf16" : "amx_bf16");
+    else
+        g_amx_ok = gemm_bf16_amx_grant(g_amx_why, sizeof g_amx_why) == 0;
+}
+
+int gemm_bf16_kernel_available(GemmBf16Kernel k)
+{
+    if (k == GEMM_BF16_AMX) {   /* asked per gemm_bf16 call: no cpuid here (it traps to the
+                                 * hypervisor in a VM), the answer is kept */
+        pthread_once(&g_amx_once, amx_grant);
+        return g_amx_ok;
+    }
+    int avx, amx;
+    gemm_bf16_cpu(&avx, &amx);
+    return k == GEMM_BF16_EMULATED || (k == GEMM_BF16_AVX512 && avx);
+}
+
+static GemmBf16Kernel select_once(void)
+{
+    int avx, amx, want = forced_kernel();
+    gemm_bf16_cpu(&avx, &amx);
+    if (want == GEMM_BF16_EMULATED) {
+        snprintf(g_note, sizeof g_note, "forced by %s=emulated", GEMM_BF16_KERNEL_ENV);
+        return GEMM_BF16_EMULATED;
+    }
+    if (want >= 0 && !(want == GEMM_BF16_AMX ? avx && amx : avx))
+        snprintf(g_note, sizeof g_note, "%s=%s but this CPU lacks %s: ignored",
+                 GEMM_BF16_KERNEL_ENV, want == GEMM_BF16_AMX ? "amx" : "avx512",
+                 want == GEMM_BF16_AMX ? "amx_bf16 (or avx512_bf16)" : "avx512_bf16");
+    if (avx && amx && want != GEMM_BF16_AVX512) {
+        if (gemm_bf16_kernel_available(GEMM_BF16_AMX))
+            return GEMM_BF16_AMX;
+        snprintf(g_note, sizeof g_note, "amx_bf16 unused: %s", g_amx_why);
+    } else if (avx && amx) {
+        snprintf(g_note, sizeof g_note, "amx_bf16 unused: forced by %s=avx512",
+                 GEMM_BF16_KERNEL_ENV);
+    }
     if (avx)
         return GEMM_BF16_AVX512;
     const char *e = getenv(GEMM_BF16_EMULATE_ENV);
@@ -57,53 +128,19 @@ GemmBf16Kernel gemm_bf16_select_kernel(void)
     return g_chosen;
 }
 
+const char *gemm_bf16_kernel_note(void)
+{
+    pthread_once(&g_chosen_once, choose);
+    return g_note;
+}
+
 const char *gemm_bf16_kernel_name(GemmBf16Kernel k)
 {
-    return k == GEMM_BF16_AVX512 ? "avx512-bf16" : k == GEMM_BF16_EMULATED ? "emulated" : "none";
+    return k == GEMM_BF16_AMX ? "amx-bf16" : k == GEMM_BF16_AVX512 ? "avx512-bf16"
+           : k == GEMM_BF16_EMULATED ? "emulated" : "none";
 }
 
 /* ---- rounding ---- */
-
-static inline uint32_t f2u(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return u;
-}
-
-static inline float u2f(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-/* Branch-free (selects, so packing loops vectorise): RNE; NaN stays a quiet NaN; zero and
- * subnormals become a signed zero. */
-static inline uint32_t round_u(uint32_t u)
-{
-    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    r = (u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x0040u : r;
-    return (u & 0x7f800000u) == 0 ? (u >> 16) & 0x8000u : r;
-}
-
-static inline uint32_t round_bits(float x)
-{
-    return round_u(f2u(x));
-}
-
-static inline uint32_t pair_bits(float lo, float hi)
-{
-    return round_bits(lo) | round_bits(hi) << 16;
-}
-
-/* The pair at p[0], p[1] (read as one 64-bit word, so the loops over it vectorise). */
-static inline uint32_t pair_at(const float *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return round_u((uint32_t)v) | round_u((uint32_t)(v >> 32)) << 16;
-}
 
 uint16_t gemm_bf16_round(float x)
 {
@@ -310,7 +347,7 @@ typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 #define A_BLOCKS (KA_MAX / KC)                 /* K blocks of A packed at once */
 #define B_ELEMS ((size_t)NC * KC)              /* bf16 */
 #define BW_ELEMS ((size_t)2 << 20)             /* bf16 of a B packed whole per call (4 MiB) */
-#define TILE_FLOATS (GEMM_BF16_MR * GEMM_BF16_NR)
+#define TILE_FLOATS (32 * GEMM_BF16_NR)        /* 32 rows: the AMX kernel's 2 x 2 tiles */
 
 size_t gemm_bf16_scratch_bytes(void)
 {
@@ -325,13 +362,28 @@ typedef struct {
     float *C;
     int ldc;
     int ta;   /* A's packed layout (pack_a_block) */
+    int amx;  /* the AMX kernel: A packed by gemm_bf16_amx_pack_a, blocks run there */
 } Run;
+
+static void pack_a(const Run *r, uint32_t *dst, const float *A, int lda, int i0, int mc,
+                   int k0, int kc)
+{
+    if (r->amx)
+        gemm_bf16_amx_pack_a(dst, r->ta, A, lda, i0, mc, k0, kc);
+    else
+        pack_a_block(dst, r->ta, A, lda, i0, mc, k0, kc);
+}
 
 /* Every micro-kernel of one packed A block (apack: rows i0.., mc) against nc columns of
  * packed B starting at column j0 (panels pstride apart), kp pairs each. */
 static void run_block(const Run *r, const uint32_t *apack, const uint16_t *bview,
                       size_t pstride, int kp, int i0, int mc, int j0, int nc, float beta)
 {
+    if (r->amx) {
+        gemm_bf16_amx_block(apack, kp, mc, bview, pstride, nc, r->C + (size_t)i0 * r->ldc + j0,
+                            r->ldc, r->alpha, beta, r->tile, r->epi);
+        return;
+    }
     int direct = r->alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
     for (int jp = 0; jp < nc; jp += GEMM_BF16_NR) {
         const uint16_t *bp = bview + (size_t)(jp / GEMM_BF16_NR) * pstride;
@@ -374,15 +426,15 @@ static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, i
         if (K > KA_MAX) {
             for (int k0 = 0; k0 < K; k0 += KC) {
                 int kc = K - k0 < KC ? K - k0 : KC;
-                pack_a_block(apack, r->ta, A, lda, i0, mc, k0, kc);
+                pack_a(r, apack, A, lda, i0, mc, k0, kc);
                 run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
                           i0, mc, 0, N, k0 ? 1.0f : beta);
             }
             continue;
         }
         for (int k0 = 0; k0 < K; k0 += KC)
-            pack_a_block(apack + (size_t)(k0 / KC) * A_ELEMS, r->ta, A, lda, i0, mc, k0,
-                         K - k0 < KC ? K - k0 : KC);
+            pack_a(r, apack + (size_t)(k0 / KC) * A_ELEMS, A, lda, i0, mc, k0,
+                   K - k0 < KC ? K - k0 : KC);
         for (int j0 = 0; j0 < N; j0 += NC) {
             int nc = N - j0 < NC ? N - j0 : NC;
             for (int k0 = 0; k0 < K; k0 += KC) {
@@ -390,6 +442,39 @@ static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, i
                 run_block(r, apack + (size_t)(k0 / KC) * A_ELEMS,
                           pb + (size_t)(k0 / 2) * PAIR_ELEMS + (size_t)(j0 / GEMM_BF16_NR) * pstride,
                           pstride, (kc + 1) / 2, i0, mc, j0, nc, k0 ? 1.0f : beta);
+            }
+        }
+    }
+}
+
+/* The product once r is set: B pre-packed, packed whole into the scratch, or packed NC
+ * columns x KC rows at a time. */
+static void run_product(const Run *r, int tb, int M, int N, int K, const float *A, int lda,
+                        const float *B, int ldb, const GemmBf16PackedB *pb, float beta,
+                        uint32_t *apack, uint16_t *bpack)
+{
+    if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
+        run_packed(r, apack, A, lda, M, N, K, pb->data, beta);
+        return;
+    }
+    if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
+        /* B fits the scratch whole (dW = dY^T X: K = the rows, N = d): pack it once, so
+         * C (the gradient, V x d for the decoder) is walked once, not once per K block */
+        GemmBf16PackedB whole = {bpack, 0, 0};
+        gemm_bf16_pack_b(&whole, tb, K, N, B, ldb);
+        run_packed(r, apack, A, lda, M, N, K, bpack, beta);
+        return;
+    }
+    for (int j0 = 0; j0 < N; j0 += NC) {
+        int nc = N - j0 < NC ? N - j0 : NC;
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            int kc = K - k0 < KC ? K - k0 : KC, kp = (kc + 1) / 2;
+            pack_b_block(bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
+            for (int i0 = 0; i0 < M; i0 += MC) {
+                int mc = M - i0 < MC ? M - i0 : MC;
+                pack_a(r, apack, A, lda, i0, mc, k0, kc);
+                run_block(r, apack, bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
+                          k0 ? 1.0f : beta);
             }
         }
     }
@@ -407,38 +492,20 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
     }
     uint32_t *apack = scratch;
     uint16_t *bpack = (uint16_t *)((char *)scratch + A_ELEMS * A_BLOCKS * 4);
-    Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta};
+    Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta, 0};
 #ifdef GEMM_BF16_HAVE_AVX512
-    if (kernel == GEMM_BF16_AVX512) {
+    if (kernel == GEMM_BF16_AVX512 || kernel == GEMM_BF16_AMX) {
         r.kern = kern_avx512;
         r.epi = epi_avx512;
+        /* never a tile without Linux's grant: AVX512 then (the same CPU has it) */
+        r.amx = kernel == GEMM_BF16_AMX && gemm_bf16_kernel_available(GEMM_BF16_AMX);
     }
 #else
     (void)kernel;
 #endif
-    if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
-        run_packed(&r, apack, A, lda, M, N, K, pb->data, beta);
-        return;
-    }
-    if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
-        /* B fits the scratch whole (dW = dY^T X: K = the rows, N = d): pack it once, so
-         * C (the gradient, V x d for the decoder) is walked once, not once per K block */
-        GemmBf16PackedB whole = {bpack, 0, 0};
-        gemm_bf16_pack_b(&whole, tb, K, N, B, ldb);
-        run_packed(&r, apack, A, lda, M, N, K, bpack, beta);
-        return;
-    }
-    for (int j0 = 0; j0 < N; j0 += NC) {
-        int nc = N - j0 < NC ? N - j0 : NC;
-        for (int k0 = 0; k0 < K; k0 += KC) {
-            int kc = K - k0 < KC ? K - k0 : KC, kp = (kc + 1) / 2;
-            pack_b_block(bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
-            for (int i0 = 0; i0 < M; i0 += MC) {
-                int mc = M - i0 < MC ? M - i0 : MC;
-                pack_a_block(apack, ta, A, lda, i0, mc, k0, kc);
-                run_block(&r, apack, bpack, (size_t)kp * PAIR_ELEMS, kp, i0, mc, j0, nc,
-                          k0 ? 1.0f : beta);
-            }
-        }
-    }
+    if (r.amx)   /* this thread's tiles, configured for this call only */
+        gemm_bf16_amx_begin();
+    run_product(&r, tb, M, N, K, A, lda, B, ldb, pb, beta, apack, bpack);
+    if (r.amx)
+        gemm_bf16_amx_end();
 }

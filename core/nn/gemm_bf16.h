@@ -1,15 +1,21 @@
 /* gemm_bf16.h — a packed matrix product with bf16 inputs and fp32 accumulation:
  * C = alpha op(A) op(B) + beta C, row-major, op = identity or transpose, as cblas_sgemm.
  * A and B are rounded to bf16 (round-to-nearest-even, subnormals flushed to zero) while
- * they are packed into panels; the products are accumulated in fp32 with AVX512-BF16's
- * vdpbf16ps (per fp32 lane: acc += a_hi*b_hi, then acc += a_lo*b_lo; Intel SDM,
- * VDPBF16PS), 32 columns x 12 rows per micro-kernel call.
- * The same micro-kernel source is also compiled against a portable emulation of the
- * instruction (plain C, same products in the same order): that build runs on any CPU and
- * is what tests use where the CPU lacks AVX512-BF16; it is slower than sgemm and users
- * never get it unless they ask for it by GEMM_BF16_EMULATE_ENV.
+ * they are packed into panels; the products are accumulated in fp32 by one of three
+ * kernels, chosen once per process (gemm_bf16_select_kernel):
+ *  - amx-bf16: AMX tiles, tdpbf16ps on 2 x 2 tiles of 16 x 16 fp32 (gemm_bf16_amx.c),
+ *    where the CPU has AMX-BF16 and Linux grants the tile state;
+ *  - avx512-bf16: vdpbf16ps (per fp32 lane: acc += a_hi*b_hi, then acc += a_lo*b_lo;
+ *    Intel SDM, VDPBF16PS), 32 columns x 12 rows per micro-kernel call;
+ *  - emulated: the same micro-kernel source compiled against a portable emulation of
+ *    vdpbf16ps (plain C, same products in the same order, the same bits): it runs on any
+ *    CPU and is what tests use where the CPU lacks AVX512-BF16; it is slower than sgemm
+ *    and users never get it unless they ask for it.
+ * AMX and AVX512 give different bits (tdpbf16ps rounds its pairs' sums differently; both
+ * are within the fp32-accumulation bound of the exact product, docs/bf16.md), so a bf16
+ * run is bit-identical for any thread or process count on one kernel, not across them.
  * Not threaded (callers run one product per thread), never allocates (the caller passes
- * gemm_bf16_scratch_bytes() of scratch), never fails. No AMX path: see docs/bf16.md. */
+ * gemm_bf16_scratch_bytes() of scratch), never fails. */
 #ifndef LM_GEMM_BF16_H
 #define LM_GEMM_BF16_H
 
@@ -19,6 +25,11 @@
 /* Test hook: "1" makes gemm_bf16_select_kernel() pick the portable emulation when the
  * CPU lacks AVX512-BF16 (then precision=bf16 runs bf16 numerics, slowly). */
 #define GEMM_BF16_EMULATE_ENV "LMLAB_TEST_BF16_EMULATE"
+/* "amx", "avx512" or "emulated" makes gemm_bf16_select_kernel() take that kernel where
+ * the CPU has it (emulated: anywhere), e.g. to compare amx-bf16 with avx512-bf16 on one
+ * CPU; an unknown value, or a kernel the CPU lacks, is ignored and noted
+ * (gemm_bf16_kernel_note, printed by show machine). */
+#define GEMM_BF16_KERNEL_ENV "LMLAB_BF16_KERNEL"
 
 #define GEMM_BF16_MR 12   /* rows of A per micro-kernel */
 #define GEMM_BF16_NR 32   /* columns of B per micro-kernel (two 16-lane vectors) */
@@ -26,19 +37,30 @@
 typedef enum {
     GEMM_BF16_NONE = 0,     /* no bf16 kernel: the caller must use fp32 */
     GEMM_BF16_AVX512 = 1,   /* vdpbf16ps (AVX512-BF16) */
-    GEMM_BF16_EMULATED = 2  /* the portable emulation of vdpbf16ps */
+    GEMM_BF16_EMULATED = 2, /* the portable emulation of vdpbf16ps */
+    GEMM_BF16_AMX = 3       /* tdpbf16ps tiles (AMX-BF16), epilogue on AVX-512 */
 } GemmBf16Kernel;
 
 /* What the CPU and OS offer: avx512_bf16 needs cpuid leaf 7.1 EAX bit 5, AVX-512 F/BW/VL
- * and XCR0 saving opmask + zmm state; amx_bf16 is reported (leaf 7.0 EDX bit 22 with
- * AMX-TILE and XCR0 tile state) but no kernel uses it. Never fails. */
+ * and XCR0 saving opmask + zmm state; amx_bf16 is leaf 7.0 EDX bit 22 with AMX-TILE and
+ * XCR0 tile state (Linux must still grant the tile data per process: see below). Never
+ * fails. */
 void gemm_bf16_cpu(int *avx512_bf16, int *amx_bf16);
 
-/* The kernel products will run on: AVX512 when the CPU has it, else EMULATED when the
- * environment sets GEMM_BF16_EMULATE_ENV=1, else NONE. Decided once per process. */
+/* The kernel products will run on, decided once per process: AMX when the CPU has
+ * amx_bf16 and avx512_bf16 and Linux grants the tile data (arch_prctl
+ * ARCH_REQ_XCOMP_PERM, asked here, once, before any thread uses a tile); else AVX512
+ * when the CPU has it; else EMULATED when the environment sets GEMM_BF16_EMULATE_ENV=1;
+ * else NONE. GEMM_BF16_KERNEL_ENV overrides within what the CPU has. */
 GemmBf16Kernel gemm_bf16_select_kernel(void);
-/* "avx512-bf16", "emulated", "none". */
+/* "amx-bf16", "avx512-bf16", "emulated", "none". */
 const char *gemm_bf16_kernel_name(GemmBf16Kernel k);
+/* One line on why the chosen kernel is not the CPU's best or what forced it (Linux
+ * refused the tile state, GEMM_BF16_KERNEL_ENV set or unknown), "" when nothing. */
+const char *gemm_bf16_kernel_note(void);
+
+/* Whether kernel k can run in this process (AMX: asks Linux for the tile state, once). */
+int gemm_bf16_kernel_available(GemmBf16Kernel k);
 
 /* fp32 -> bf16 bits, round-to-nearest-even; NaN stays NaN; subnormals become +-0 (as
  * vdpbf16ps treats its inputs). And back (exact). */
@@ -62,8 +84,10 @@ size_t gemm_bf16_scratch_bytes(void);
 /* C (M x N, ldc) = alpha op(A) op(B) + beta C with op(A) M x K (ta != 0: A stored K x M),
  * op(B) K x N (tb != 0: B stored N x K). If pb is not NULL it is op(B) already packed
  * (B, tb, ldb ignored). beta == 0 never reads C. kernel must not be GEMM_BF16_NONE and
- * AVX512 only where the CPU has it. scratch: gemm_bf16_scratch_bytes(), 64-byte aligned.
- * Nothing for M, N <= 0; K <= 0 scales C by beta. */
+ * must be available (gemm_bf16_kernel_available; AMX where Linux refused the tiles runs
+ * the AVX512 kernel). The AMX kernel loads this thread's tile configuration at the start
+ * of the call and releases the tiles at its end, so any thread may call it.
+ * scratch: gemm_bf16_scratch_bytes(), 64-byte aligned. Nothing for M, N <= 0; K <= 0 scales C by beta. */
 void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float alpha,
                const float *A, int lda, const float *B, int ldb, const GemmBf16PackedB *pb,
                float beta, float *C, int ldc, void *scratch);

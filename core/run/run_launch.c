@@ -9,6 +9,7 @@
 
 #include "dist.h"
 #include "err.h"
+#include "gemm_bf16.h"
 #include "rundir.h"
 #include "runstore_control.h"
 #include "runstore_notes.h"
@@ -42,13 +43,19 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
     Trainer *t = h->trainer;
     const Dataset *ds = trainer_dataset(t);
     const Config *c = trainer_config(t);
-    char *cfg = config_to_text(c), hash[32], thash[32], machine[256];
+    char *cfg = config_to_text(c), hash[32], thash[32], machine[320];
     if (!cfg)
         return err_set(err, LM_ENOMEM, "out of memory");
     snprintf(hash, sizeof hash, "%016llx", ds->hash);
     snprintf(thash, sizeof thash, "%016llx", tokenizer_hash(ds->tok));
     sysinfo_describe(machine, sizeof machine);
     dist_append_machine(machine, sizeof machine);   /* under mpirun: the ranks and hosts */
+    if (!strcmp(c->precision, "bf16")) {   /* the kernels round differently (gemm_bf16.h):
+                                            * a bf16 run's bits are its kernel's */
+        size_t n = strlen(machine);
+        snprintf(machine + n, sizeof machine - n, ", bf16 kernel %s",
+                 gemm_bf16_kernel_name(gemm_bf16_select_kernel()));
+    }
     RunInfo info = {.name = h->name, .config = cfg, .model = c->model, .data_name = ds->name,
                     .data_hash = hash, .tokenizer = c->tokenizer, .tokenizer_hash = thash,
                     .machine = machine, .git_rev = sysinfo_git_rev(), .tags = o->tags,

@@ -1,0 +1,206 @@
+/* gemm_bf16_amx.c — gemm_bf16's AMX-BF16 kernel (see gemm_bf16_amx.h): C tiles of 16 x 16
+ * fp32 accumulate TDPBF16PS products of A tiles (16 rows x 16 bf16 pairs) and B tiles
+ * (16 pairs x 16 columns). The micro-kernel is 2 x 2 tiles: 32 rows of A (tmm4-5) against
+ * 32 columns of B (tmm6-7, one packed panel of gemm_bf16.c) into tmm0-3. B panels are used
+ * as gemm_bf16.c packs them (VNNI pairs, rows 128 bytes apart); A is packed here in rows
+ * of whole tiles of pairs. Chosen by gemm_bf16_select_kernel(), never by the caller.
+ * Not a driver: gemm_bf16.c's blocking (K blocks of 256, MC = 96) calls it per block. */
+#include "gemm_bf16_amx.h"
+
+#include "cpu.h"
+#include "gemm_bf16_pair.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && \
+    (__GNUC__ >= 11 || defined(__clang__))
+#define GEMM_BF16_HAVE_AMX 1
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#define NR 32                    /* columns of one packed B panel (GEMM_BF16_NR) */
+#define TR 16                    /* rows of a tile; pairs of K per A tile */
+#define ARCH_REQ_XCOMP_PERM 0x1023
+#define XFEATURE_XTILEDATA 18
+#define AMX_ATTR __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16,avx512bw,avx512vl")))
+
+/* Pairs per packed row of A for kp pairs of K: kp rounded up to whole tiles (16 pairs). */
+static size_t a_stride(int kp)
+{
+    return (size_t)(kp + TR - 1) / TR * TR;
+}
+
+CPU_CLONES
+void gemm_bf16_amx_pack_a(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
+                          int k0, int kc)
+{
+    int kp = (kc + 1) / 2, full = kc / 2, rows = (mc + TR - 1) / TR * TR;
+    size_t kpp = a_stride(kp);
+    if (ta) {   /* stored K x M: 16 pairs (32 stored rows) at a time are converted in
+                 * vectorised passes along i into blk, then written out 16 pairs (64
+                 * bytes) per row of the block */
+        uint32_t blk[TR][96];
+        for (int p0 = 0; p0 < kp; p0 += TR) {
+            int np = kp - p0 < TR ? kp - p0 : TR;
+            for (int q = 0; q < np; q++) {
+                int p = p0 + q;
+                const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+                if (2 * p + 1 < kc) {
+                    const float *restrict hi = lo + lda;
+                    for (int i = 0; i < mc; i++)
+                        blk[q][i] = pair_bits(lo[i], hi[i]);
+                } else {
+                    for (int i = 0; i < mc; i++)
+                        blk[q][i] = pair_bits(lo[i], 0.0f);
+                }
+            }
+            for (int q = np; q < TR; q++)
+                for (int i = 0; i < mc; i++)
+                    blk[q][i] = 0;
+            for (int i = 0; i < mc; i++) {
+                uint32_t *restrict out = dst + (size_t)i * kpp + p0;
+                for (int q = 0; q < TR; q++)
+                    out[q] = blk[q][i];
+            }
+        }
+    } else {
+        for (int i = 0; i < mc; i++) {
+            uint32_t *restrict out = dst + (size_t)i * kpp;
+            const float *row = A + (size_t)(i0 + i) * lda + k0;
+            for (int p = 0; p < full; p++)
+                out[p] = pair_at(row + 2 * p);
+            if (kc & 1)
+                out[full] = pair_bits(row[kc - 1], 0.0f);
+            memset(out + kp, 0, (kpp - (size_t)kp) * sizeof *out);
+        }
+    }
+    memset(dst + (size_t)mc * kpp, 0, (size_t)(rows - mc) * kpp * sizeof *dst);
+}
+
+#ifdef GEMM_BF16_HAVE_AMX
+
+int gemm_bf16_amx_grant(char *why, size_t cap)
+{
+    if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0)
+        return 0;
+    snprintf(why, cap, "Linux refused the tile state (arch_prctl ARCH_REQ_XCOMP_PERM: %s)",
+             strerror(errno));
+    return -1;
+}
+
+typedef struct {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} TileConfig;
+
+/* Every tile 16 rows x 64 bytes. A constant, not a local filled in: GCC 12's
+ * _tile_loadconfig tells the compiler it reads 8 bytes of the configuration, so the
+ * stores of a local's rows and colsb were dropped as dead (and tilezero then faulted). */
+static const TileConfig tile_config __attribute__((aligned(64))) = {
+    .palette = 1,
+    .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+    .rows = {TR, TR, TR, TR, TR, TR, TR, TR},
+};
+
+AMX_ATTR void gemm_bf16_amx_begin(void)
+{
+    _tile_loadconfig(&tile_config);
+}
+
+AMX_ATTR void gemm_bf16_amx_end(void)
+{
+    _tile_release();
+}
+
+/* out (16 or 32 rows x 32 columns, rows ldo floats apart) = the sum over kp pairs of a
+ * (rows kpp pairs apart) times b (a packed panel; its last partial tile of pairs from
+ * btail, zero-padded to 16 pairs). two: 32 rows (tmm5 and tmm2-3 too), else 16. */
+AMX_ATTR static void tiles(int kp, const uint32_t *a, size_t kpp, int two, const uint32_t *b,
+                           const uint32_t *btail, float *out, size_t ldo)
+{
+    size_t as = kpp * 4, os = ldo * 4;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int p = 0; p < kp; p += TR) {
+        const uint32_t *bt = p + TR <= kp ? b + (size_t)p * NR : btail;
+        _tile_loadd(6, bt, NR * 4);
+        _tile_loadd(7, bt + 16, NR * 4);
+        _tile_loadd(4, a + p, as);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        if (two) {
+            _tile_loadd(5, a + (size_t)TR * kpp + p, as);
+            _tile_dpbf16ps(2, 5, 6);
+            _tile_dpbf16ps(3, 5, 7);
+        }
+    }
+    _tile_stored(0, out, os);
+    _tile_stored(1, out + 16, os);
+    if (two) {
+        _tile_stored(2, out + TR * ldo, os);
+        _tile_stored(3, out + TR * ldo + 16, os);
+    }
+}
+
+AMX_ATTR void gemm_bf16_amx_block(const uint32_t *apack, int kp, int mc, const uint16_t *bview,
+                                  size_t pstride, int nc, float *C, int ldc, float alpha,
+                                  float beta, float *tile, GemmBf16AmxEpi epi)
+{
+    uint32_t btail[TR * NR] __attribute__((aligned(64)));
+    size_t kpp = a_stride(kp);
+    int whole = kp / TR * TR, rest = kp - whole;
+    int direct = alpha == 1.0f && beta == 0.0f;
+    for (int jp = 0; jp < nc; jp += NR) {
+        const uint32_t *bp = (const uint32_t *)(bview + (size_t)(jp / NR) * pstride);
+        int nv = nc - jp < NR ? nc - jp : NR;
+        if (rest) {   /* the panel's last pairs, zero-padded to a whole tile of pairs */
+            memcpy(btail, bp + (size_t)whole * NR, (size_t)rest * NR * 4);
+            memset(btail + (size_t)rest * NR, 0, (size_t)(TR - rest) * NR * 4);
+        }
+        for (int ip = 0; ip < mc; ip += 2 * TR) {
+            int mv = mc - ip < 2 * TR ? mc - ip : 2 * TR;
+            const uint32_t *a = apack + (size_t)ip * kpp;
+            float *c = C + (size_t)ip * ldc + jp;
+            if (direct && nv == NR && (mv == 2 * TR || mv == TR)) {   /* no tile trip */
+                tiles(kp, a, kpp, mv > TR, bp, btail, c, (size_t)ldc);
+                continue;
+            }
+            tiles(kp, a, kpp, mv > TR, bp, btail, tile, NR);
+            epi(tile, c, ldc, mv, nv, alpha, beta);
+        }
+    }
+}
+
+#else   /* no AMX intrinsics in this build: gemm_bf16_amx_grant refuses, so the rest is
+         * never called */
+
+int gemm_bf16_amx_grant(char *why, size_t cap)
+{
+    snprintf(why, cap, "this build has no AMX code (not x86-64 Linux with GCC 11+)");
+    return -1;
+}
+
+void gemm_bf16_amx_begin(void)
+{
+}
+
+void gemm_bf16_amx_end(void)
+{
+}
+
+void gemm_bf16_amx_block(const uint32_t *apack, int kp, int mc, const uint16_t *bview,
+                         size_t pstride, int nc, float *C, int ldc, float alpha, float beta,
+                         float *tile, GemmBf16AmxEpi epi)
+{
+    (void)apack; (void)kp; (void)mc; (void)bview; (void)pstride; (void)nc; (void)C;
+    (void)ldc; (void)alpha; (void)beta; (void)tile; (void)epi;
+}
+
+#endif
