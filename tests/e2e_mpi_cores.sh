@@ -5,18 +5,14 @@
 set -uo pipefail
 . "$(dirname "$0")/bounded.sh"
 L=$(realpath "$1")
-command -v mpirun >/dev/null || { echo "mpirun not found: skipped"; exit 77; }
+. "$(dirname "$0")/mpi.sh"   # Open MPI's environment, mpi_usable, mpi_run
+mpi_usable "$L" "e2e_mpi_cores" || exit 77
 W=$(mktemp -d /tmp/lmlab_mpicores_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-M() { local n=$1; shift; timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$n" "$L" "$@"; }
-M 2 --version >probe.txt 2>&1
-grep -q "built without MPI" probe.txt && { echo "built without MPI: skipped"; exit 77; }
 FAILS=0
 check() { local d=$1; shift; if "$@"; then echo "ok   $d"; else echo "FAIL $d"; FAILS=$((FAILS + 1)); fi; }
-M 2 --db a.db train quick steps=2 threads=1 runs_dir=runs >train.txt 2>&1
+mpi_run 300 2 "$L" --db a.db train quick steps=2 threads=1 runs_dir=runs >train.txt 2>&1
 "$L" --db a.db -c "run 1" >run.txt 2>&1
 grep machine run.txt
 check "run trained under -np 2 is stored" grep -q "machine:" run.txt

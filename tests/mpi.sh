@@ -1,5 +1,5 @@
 # mpi.sh — sourced by the end-to-end scripts that run lmlab under mpirun (e2e_diag.sh,
-# e2e_shards.sh, e2e_determinism.sh): Open MPI set up for this machine (no ssh: plm
+# e2e_mpi_cores.sh, e2e_shards.sh, e2e_determinism.sh): Open MPI set up for this machine (no ssh: plm
 # isolated, the shared-memory btl, more ranks than cores allowed, root allowed), the one
 # check whether the mpirun parts can run here, saying why they are skipped when not, and
 # the one way to call mpirun. Sourced after `L=` is set; it runs nothing itself.
