@@ -17,6 +17,7 @@
 #include "runstore.h"
 #include "sweep_pool.h"
 #include "sweep_analysis.h"
+#include "tokenizer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -337,15 +338,6 @@ static int sweep_show(Session *s, const char *word)
     return LM_OK;
 }
 
-/* A 64-bit FNV-1a of the spec as shown: `sweep trust N spec=HEX` signs only that text. */
-static unsigned long long spec_print(const char *spec)
-{
-    unsigned long long h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)spec; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return h;
-}
-
 /* `sweep trust N [spec=HEX]`: shows the whole stored spec (its words and the base settings
  * every trial trains with, files named included) and why it is refused; with spec= (the
  * fingerprint of the text shown, so a spec changed since it was read is never signed)
@@ -368,7 +360,8 @@ static int sweep_trust(Session *s, int argc, const LexWord *argv)
         free(row.spec);
         return session_error(s, LM_EARG, "sweep trust: %s", err);
     }
-    snprintf(fp, sizeof fp, "%016llx", spec_print(row.spec));
+    snprintf(fp, sizeof fp, "%016llx",   /* the fingerprint of the text shown */
+             tokenizer_fnv1a(row.spec, strlen(row.spec), TOKENIZER_FNV_SEED));
     runstore_sweep_refusal(st, &row, refusal, sizeof refusal);
     int rc = LM_OK;
     if (!print) {
