@@ -12,6 +12,7 @@
 
 #include "cpu.h"
 #include "gemm_bf16_amx.h"
+#include "gemm_bf16_pack.h"
 #include "gemm_bf16_pair.h"
 #include "sysinfo.h"
 
@@ -154,47 +155,6 @@ float gemm_bf16_to_float(uint16_t h)
 
 /* ---- packing ---- */
 
-/* Packs op(B) rows k0..k0+kc, columns j0..j0+nc into panels of NR columns, panel q at
- * dst + q * pstride (bf16), K pair p of column c at pair p * NR + c of the panel (as one
- * 32-bit pair, low half the even k). Zero-padded to whole panels and pairs. */
-CPU_CLONES
-static void pack_b_block(uint16_t *restrict dst, size_t pstride, int tb, const float *B,
-                         int ldb, int k0, int kc, int j0, int nc)
-{
-    int kp = (kc + 1) / 2, full = kc / 2;
-    for (int q = 0; q * GEMM_BF16_NR < nc; q++) {
-        uint32_t *restrict panel = (uint32_t *)(dst + (size_t)q * pstride);
-        int n0 = j0 + q * GEMM_BF16_NR, w = nc - q * GEMM_BF16_NR;
-        w = w < GEMM_BF16_NR ? w : GEMM_BF16_NR;
-        if (!tb) {   /* B row-major K x N: each pair of rows is contiguous in n */
-            for (int p = 0; p < kp; p++) {
-                const float *lo = B + (size_t)(k0 + 2 * p) * ldb + n0;
-                const float *hi = 2 * p + 1 < kc ? lo + ldb : NULL;
-                uint32_t *out = panel + (size_t)p * GEMM_BF16_NR;
-                if (hi && w == GEMM_BF16_NR)
-                    for (int c = 0; c < GEMM_BF16_NR; c++)
-                        out[c] = pair_bits(lo[c], hi[c]);
-                else
-                    for (int c = 0; c < GEMM_BF16_NR; c++)
-                        out[c] = c < w ? pair_bits(lo[c], hi ? hi[c] : 0.0f) : 0;
-            }
-        } else {     /* B stored N x K: each column is a contiguous row of pairs */
-            for (int c = 0; c < GEMM_BF16_NR; c++) {
-                const float *col = B + (size_t)(n0 + c) * ldb + k0;
-                if (c >= w) {
-                    for (int p = 0; p < kp; p++)
-                        panel[(size_t)p * GEMM_BF16_NR + c] = 0;
-                    continue;
-                }
-                for (int p = 0; p < full; p++)
-                    panel[(size_t)p * GEMM_BF16_NR + c] = pair_at(col + 2 * p);
-                if (kc & 1)
-                    panel[(size_t)full * GEMM_BF16_NR + c] = pair_bits(col[kc - 1], 0.0f);
-            }
-        }
-    }
-}
-
 size_t gemm_bf16_packed_b_elems(int K, int N)
 {
     size_t panels = (size_t)(N + GEMM_BF16_NR - 1) / GEMM_BF16_NR;
@@ -205,8 +165,10 @@ void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, 
 {
     p->K = K;
     p->N = N;
+    GemmBf16Kernel k = gemm_bf16_select_kernel();   /* the AVX-512 packing where it runs */
     if (K > 0 && N > 0)
-        pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K, 0, N);
+        gemm_bf16_pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K,
+                               0, N, k == GEMM_BF16_AVX512 || k == GEMM_BF16_AMX);
 }
 
 /* Packs op(A) rows i0..i0+mc, K values k0..k0+kc into micro-panels of MR rows (panel r at
@@ -362,14 +324,15 @@ typedef struct {
     float *C;
     int ldc;
     int ta;   /* A's packed layout (pack_a_block) */
-    int amx;  /* the AMX kernel: A packed by gemm_bf16_amx_pack_a, blocks run there */
+    int amx;  /* the AMX kernel: A packed by gemm_bf16_pack_a_tiles, blocks run there */
+    int fast; /* the AVX-512 packing (gemm_bf16_pack.h): on the AVX512 and AMX kernels */
 } Run;
 
 static void pack_a(const Run *r, uint32_t *dst, const float *A, int lda, int i0, int mc,
                    int k0, int kc)
 {
     if (r->amx)
-        gemm_bf16_amx_pack_a(dst, r->ta, A, lda, i0, mc, k0, kc);
+        gemm_bf16_pack_a_tiles(dst, r->ta, A, lda, i0, mc, k0, kc, r->fast);
     else
         pack_a_block(dst, r->ta, A, lda, i0, mc, k0, kc);
 }
@@ -460,8 +423,8 @@ static void run_product(const Run *r, int tb, int M, int N, int K, const float *
     if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
         /* B fits the scratch whole (dW = dY^T X: K = the rows, N = d): pack it once, so
          * C (the gradient, V x d for the decoder) is walked once, not once per K block */
-        GemmBf16PackedB whole = {bpack, 0, 0};
-        gemm_bf16_pack_b(&whole, tb, K, N, B, ldb);
+        gemm_bf16_pack_b_block(bpack, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K, 0,
+                               N, r->fast);
         run_packed(r, apack, A, lda, M, N, K, bpack, beta);
         return;
     }
@@ -469,7 +432,8 @@ static void run_product(const Run *r, int tb, int M, int N, int K, const float *
         int nc = N - j0 < NC ? N - j0 : NC;
         for (int k0 = 0; k0 < K; k0 += KC) {
             int kc = K - k0 < KC ? K - k0 : KC, kp = (kc + 1) / 2;
-            pack_b_block(bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc);
+            gemm_bf16_pack_b_block(bpack, (size_t)kp * PAIR_ELEMS, tb, B, ldb, k0, kc, j0, nc,
+                                   r->fast);
             for (int i0 = 0; i0 < M; i0 += MC) {
                 int mc = M - i0 < MC ? M - i0 : MC;
                 pack_a(r, apack, A, lda, i0, mc, k0, kc);
@@ -492,11 +456,13 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
     }
     uint32_t *apack = scratch;
     uint16_t *bpack = (uint16_t *)((char *)scratch + A_ELEMS * A_BLOCKS * 4);
-    Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta, 0};
+    Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta, 0,
+             0};
 #ifdef GEMM_BF16_HAVE_AVX512
     if (kernel == GEMM_BF16_AVX512 || kernel == GEMM_BF16_AMX) {
         r.kern = kern_avx512;
         r.epi = epi_avx512;
+        r.fast = 1;
         /* never a tile without Linux's grant: AVX512 then (the same CPU has it) */
         r.amx = kernel == GEMM_BF16_AMX && gemm_bf16_kernel_available(GEMM_BF16_AMX);
     }

@@ -2,13 +2,12 @@
  * fp32 accumulate TDPBF16PS products of A tiles (16 rows x 16 bf16 pairs) and B tiles
  * (16 pairs x 16 columns). The micro-kernel is 2 x 2 tiles: 32 rows of A (tmm4-5) against
  * 32 columns of B (tmm6-7, one packed panel of gemm_bf16.c) into tmm0-3. B panels are used
- * as gemm_bf16.c packs them (VNNI pairs, rows 128 bytes apart); A is packed here in rows
- * of whole tiles of pairs. Chosen by gemm_bf16_select_kernel(), never by the caller.
+ * as gemm_bf16_pack.c packs them (VNNI pairs, rows 128 bytes apart), and A as it packs it
+ * for AMX (rows of whole tiles of pairs). Chosen by gemm_bf16_select_kernel(), never by the caller.
  * Not a driver: gemm_bf16.c's blocking (K blocks of 256, MC = 96) calls it per block. */
 #include "gemm_bf16_amx.h"
 
-#include "cpu.h"
-#include "gemm_bf16_pair.h"
+#include "gemm_bf16_pack.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,59 +26,6 @@
 #define ARCH_REQ_XCOMP_PERM 0x1023
 #define XFEATURE_XTILEDATA 18
 #define AMX_ATTR __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16,avx512bw,avx512vl")))
-
-/* Pairs per packed row of A for kp pairs of K: kp rounded up to whole tiles (16 pairs). */
-static size_t a_stride(int kp)
-{
-    return (size_t)(kp + TR - 1) / TR * TR;
-}
-
-CPU_CLONES
-void gemm_bf16_amx_pack_a(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
-                          int k0, int kc)
-{
-    int kp = (kc + 1) / 2, full = kc / 2, rows = (mc + TR - 1) / TR * TR;
-    size_t kpp = a_stride(kp);
-    if (ta) {   /* stored K x M: 16 pairs (32 stored rows) at a time are converted in
-                 * vectorised passes along i into blk, then written out 16 pairs (64
-                 * bytes) per row of the block */
-        uint32_t blk[TR][96];
-        for (int p0 = 0; p0 < kp; p0 += TR) {
-            int np = kp - p0 < TR ? kp - p0 : TR;
-            for (int q = 0; q < np; q++) {
-                int p = p0 + q;
-                const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
-                if (2 * p + 1 < kc) {
-                    const float *restrict hi = lo + lda;
-                    for (int i = 0; i < mc; i++)
-                        blk[q][i] = pair_bits(lo[i], hi[i]);
-                } else {
-                    for (int i = 0; i < mc; i++)
-                        blk[q][i] = pair_bits(lo[i], 0.0f);
-                }
-            }
-            for (int q = np; q < TR; q++)
-                for (int i = 0; i < mc; i++)
-                    blk[q][i] = 0;
-            for (int i = 0; i < mc; i++) {
-                uint32_t *restrict out = dst + (size_t)i * kpp + p0;
-                for (int q = 0; q < TR; q++)
-                    out[q] = blk[q][i];
-            }
-        }
-    } else {
-        for (int i = 0; i < mc; i++) {
-            uint32_t *restrict out = dst + (size_t)i * kpp;
-            const float *row = A + (size_t)(i0 + i) * lda + k0;
-            for (int p = 0; p < full; p++)
-                out[p] = pair_at(row + 2 * p);
-            if (kc & 1)
-                out[full] = pair_bits(row[kc - 1], 0.0f);
-            memset(out + kp, 0, (kpp - (size_t)kp) * sizeof *out);
-        }
-    }
-    memset(dst + (size_t)mc * kpp, 0, (size_t)(rows - mc) * kpp * sizeof *dst);
-}
 
 #ifdef GEMM_BF16_HAVE_AMX
 
@@ -154,7 +100,7 @@ AMX_ATTR void gemm_bf16_amx_block(const uint32_t *apack, int kp, int mc, const u
                                   float beta, float *tile, GemmBf16AmxEpi epi)
 {
     uint32_t btail[TR * NR] __attribute__((aligned(64)));
-    size_t kpp = a_stride(kp);
+    size_t kpp = gemm_bf16_pack_a_stride(kp);
     int whole = kp / TR * TR, rest = kp - whole;
     int direct = alpha == 1.0f && beta == 0.0f;
     for (int jp = 0; jp < nc; jp += NR) {

@@ -1,6 +1,6 @@
 /* gemm_bf16_amx.h — the AMX-BF16 pieces of gemm_bf16 (gemm_bf16_amx.c), for gemm_bf16.c
- * only: asking Linux for the tile state, the tile configuration of one call, packing A
- * in tile rows, and one block of products on TDPBF16PS tiles. Not an interface of its
+ * only: asking Linux for the tile state, the tile configuration of one call, and one
+ * block of products on TDPBF16PS tiles. Not an interface of its
  * own: gemm_bf16.h is the product's; everything here assumes gemm_bf16.c's blocking. */
 #ifndef LM_GEMM_BF16_AMX_H
 #define LM_GEMM_BF16_AMX_H
@@ -18,19 +18,13 @@ int gemm_bf16_amx_grant(char *why, size_t cap);
 void gemm_bf16_amx_begin(void);
 void gemm_bf16_amx_end(void);
 
-/* Packs op(A) rows i0..i0+mc, K values k0..k0+kc as rows of kp
- * pairs rounded up to whole tiles of 16 (row i at dst + i * stride), zero-padded to whole pairs, whole tiles of pairs
- * and whole 16-row tiles; ta != 0: A is stored K x M. At most 96 rows, kc <= 256. */
-void gemm_bf16_amx_pack_a(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
-                          int k0, int kc);
-
 /* The store of a tile buffer into C: C (mv x nv) = alpha tile + beta C, tile rows 32
  * floats apart (gemm_bf16.c's epilogue, the one the AVX512 kernel uses). */
 typedef void (*GemmBf16AmxEpi)(const float *tile, float *C, int ldc, int mv, int nv,
                                float alpha, float beta);
 
 /* Every 32 x 32 block of C (i0, j0 already applied; ldc) from a packed A block
- * (gemm_bf16_amx_pack_a: mc rows, kp pairs) against nc columns of gemm_bf16.c's packed B
+ * (gemm_bf16_pack_a_tiles: mc rows, kp pairs) against nc columns of gemm_bf16.c's packed B
  * panels (bview, panels pstride bf16 apart, pair p of column c at uint32 p * 32 + c):
  * C = alpha A.B + beta C through tile (32 x 32 floats, 64-byte aligned) and epi, or
  * stored straight from the tiles when whole with alpha 1 and beta 0. Tiles are zeroed
