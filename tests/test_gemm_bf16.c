@@ -12,7 +12,8 @@
  *    product of the same bf16-rounded inputs;
  *  - it is within 2^-7 * sum|a_k b_k| of the fp32 sgemm product (bf16 input rounding,
  *    2^-9 relative per input) and differs from it (the inputs really were rounded).
- * AMX: more shapes on the tile edges (M, N, K of 1, 15, 16, 17, 31, 33, 255, 257), its
+ * AMX: more shapes on the tile edges (M, N, K of 1, 15, 16, 17, 31, 33, 255, 257), beta 1
+ * accumulated in the tiles (the same bits split over calls, the bound with a large C), its
  * bits against the AVX512 kernel's (they differ: tdpbf16ps does not round like
  * vdpbf16ps; the test measures by how much, and checks AMX is deterministic), two threads
  * running it at once (each loads its own tile configuration), and the kernel choice under
@@ -111,10 +112,11 @@ static void ref_ordered(int ta, int tb, Shape s, float alpha, const float *A, in
 }
 
 /* Largest |C - ref| / bound over the matrix, where ref is the double product of the bf16
- * inputs and bound = rel * sum_k |a_k b_k| * |alpha| + 1e-30 (+ beta's own rounding). */
-static double worst_vs(int ta, int tb, Shape s, float alpha, const float *A, int lda,
-                       const float *B, int ldb, float beta, const float *C0, const float *C,
-                       int ldc, int round_inputs, double rel)
+ * inputs and bound = rel * sum_k |a_k b_k| * |alpha| + 1e-30 + crel * |beta c0|: the C
+ * term is 2^-22 (one rounding, C added once) unless crel is given (> 0). */
+static double worst_vs_c(int ta, int tb, Shape s, float alpha, const float *A, int lda,
+                         const float *B, int ldb, float beta, const float *C0, const float *C,
+                         int ldc, int round_inputs, double rel, double crel)
 {
     double worst = 0;
     for (int i = 0; i < s.M; i++)
@@ -131,12 +133,19 @@ static double worst_vs(int ta, int tb, Shape s, float alpha, const float *A, int
             }
             double c0 = beta == 0.0f ? 0 : C0[(size_t)i * ldc + j];
             double ref = alpha * sum + beta * c0;
-            double bound = rel * mag * fabs(alpha) + 0x1p-22 * fabs(beta * c0) + 1e-30;
+            double bound = rel * mag * fabs(alpha) + (crel > 0 ? crel : 0x1p-22) * fabs(beta * c0) + 1e-30;
             double e = fabs(C[(size_t)i * ldc + j] - ref) / bound;
             if (!(e <= worst))
                 worst = e;
         }
     return worst;
+}
+
+static double worst_vs(int ta, int tb, Shape s, float alpha, const float *A, int lda,
+                       const float *B, int ldb, float beta, const float *C0, const float *C,
+                       int ldc, int round_inputs, double rel)
+{
+    return worst_vs_c(ta, tb, s, alpha, A, lda, B, ldb, beta, C0, C, ldc, round_inputs, rel, 0);
 }
 
 static void fill_c(float *C, size_t n, float beta, Rng *r)
@@ -234,6 +243,54 @@ static void test_amx_edges(void *scratch)
     check_case(GEMM_BF16_AMX, 1, 0, (Shape){257, 255, 31}, 1, 0, &r, scratch);
     printf("  kernel amx-bf16: %d tile-edge shapes %s\n", n + 1,
            check_failed_ == n0 ? "ok" : "FAILED");
+}
+
+/* AMX with alpha 1 and beta 1 (C loaded into the tiles: every dW accumulation and every
+ * K block after the first): an element's bits do not depend on where it sits (a whole
+ * 32 x 32 block or an edge, one call or the rows and columns split over four calls, as
+ * shards split a product), and C stays within the bound with C up to 64 times larger
+ * than the products' sum (where accumulating in the tiles rounds most). */
+static void test_amx_accumulate(void *scratch)
+{
+    static const Shape shapes[] = {{70, 45, 300}, {65, 128, 384}, {33, 31, 17}, {96, 96, 600},
+                                   {384, 65, 128}};
+    Rng r;
+    rng_seed(&r, 41);
+    int n0 = check_failed_;
+    double worst = 0, worst_once = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int big = 0; big < 2; big++) {
+            Shape s = shapes[si];
+            size_t nc = (size_t)s.M * s.N;
+            float *A = rand_mat(&r, (size_t)s.M * s.K), *B = rand_mat(&r, (size_t)s.K * s.N);
+            float *C0 = rand_mat(&r, nc), *C = xmalloc(nc * 4), *D = xmalloc(nc * 4);
+            for (size_t i = 0; i < nc; i++)
+                C0[i] *= big ? 64.0f * sqrtf((float)s.K) : 1.0f;
+            memcpy(C, C0, nc * 4);
+            memcpy(D, C0, nc * 4);
+            gemm_bf16(GEMM_BF16_AMX, 0, 0, s.M, s.N, s.K, 1, A, s.K, B, s.N, NULL, 1, C, s.N,
+                      scratch);
+            int m1 = s.M / 2 + 3, n1 = 17;
+            for (int q = 0; q < 4; q++) {
+                int i0 = q & 1 ? m1 : 0, j0 = q & 2 ? n1 : 0;
+                int m = q & 1 ? s.M - m1 : m1, n = q & 2 ? s.N - n1 : n1;
+                gemm_bf16(GEMM_BF16_AMX, 0, 0, m, n, s.K, 1, A + (size_t)i0 * s.K, s.K, B + j0,
+                          s.N, NULL, 1, D + (size_t)i0 * s.N + j0, s.N, scratch);
+            }
+            CHECK(!memcmp(C, D, nc * 4), "amx beta=1 M=%d N=%d K=%d: split over four calls "
+                  "differs from one call", s.M, s.N, s.K);
+            double rel = (s.K + 2) * 0x1p-23;
+            double e = worst_vs_c(0, 0, s, 1, A, s.K, B, s.N, 1, C0, C, s.N, 1, rel, rel);
+            double e1 = worst_vs(0, 0, s, 1, A, s.K, B, s.N, 1, C0, C, s.N, 1, rel);
+            CHECK(e1 <= 1.0, "amx beta=1 M=%d N=%d K=%d |C| x%s: %.2f of the bound", s.M, s.N,
+                  s.K, big ? "64" : "1", e1);
+            worst = e > worst ? e : worst;
+            worst_once = e1 > worst_once ? e1 : worst_once;
+            free(A); free(B); free(C0); free(C); free(D);
+        }
+    printf("  amx-bf16 beta=1 in the tiles: split calls give the same bits; worst %.3f of the "
+           "bound (K+2) 2^-23 sum|ab| + 2^-22 |c| (%.3f of (K+2) 2^-23 (sum|ab| + |c|)) %s\n",
+           worst_once, worst, check_failed_ == n0 ? "ok" : "FAILED");
 }
 
 /* AMX against AVX512 on the same inputs: how many outputs differ in their bits and by how
@@ -457,6 +514,7 @@ int main(void)
         test_kernel(GEMM_BF16_AMX, scratch);
         test_amx_edges(scratch);
         test_amx_vs_avx512(scratch);
+        test_amx_accumulate(scratch);
         test_amx_threads(scratch);
     } else {
         printf("  kernel amx-bf16: not run, no AMX here (%s)\n",

@@ -63,17 +63,27 @@ AMX_ATTR void gemm_bf16_amx_end(void)
     _tile_release();
 }
 
-/* out (16 or 32 rows x 32 columns, rows ldo floats apart) = the sum over kp pairs of a
- * (rows kpp pairs apart) times b (a packed panel; its last partial tile of pairs from
- * btail, zero-padded to 16 pairs). two: 32 rows (tmm5 and tmm2-3 too), else 16. */
+/* out (16 or 32 rows x 32 columns, rows ldo floats apart) = (add ? out : 0) + the sum
+ * over kp pairs of a (rows kpp pairs apart) times b (a packed panel; its last partial
+ * tile of pairs from btail, zero-padded to 16 pairs), accumulated in the tiles: with add,
+ * out is loaded into them first. two: 32 rows (tmm5 and tmm2-3 too), else 16. */
 AMX_ATTR static void tiles(int kp, const uint32_t *a, size_t kpp, int two, const uint32_t *b,
-                           const uint32_t *btail, float *out, size_t ldo)
+                           const uint32_t *btail, float *out, size_t ldo, int add)
 {
     size_t as = kpp * 4, os = ldo * 4;
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
+    if (add) {
+        _tile_loadd(0, out, os);
+        _tile_loadd(1, out + 16, os);
+        if (two) {
+            _tile_loadd(2, out + TR * ldo, os);
+            _tile_loadd(3, out + TR * ldo + 16, os);
+        }
+    } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+    }
     for (int p = 0; p < kp; p += TR) {
         const uint32_t *bt = p + TR <= kp ? b + (size_t)p * NR : btail;
         _tile_loadd(6, bt, NR * 4);
@@ -102,7 +112,8 @@ AMX_ATTR void gemm_bf16_amx_block(const uint32_t *apack, int kp, int mc, const u
     uint32_t btail[TR * NR] __attribute__((aligned(64)));
     size_t kpp = gemm_bf16_pack_a_stride(kp);
     int whole = kp / TR * TR, rest = kp - whole;
-    int direct = alpha == 1.0f && beta == 0.0f;
+    /* alpha 1, beta 0 or 1: C is stored from (and with beta 1 first loaded into) the tiles */
+    int direct = alpha == 1.0f && (beta == 0.0f || beta == 1.0f), add = beta != 0.0f;
     for (int jp = 0; jp < nc; jp += NR) {
         const uint32_t *bp = (const uint32_t *)(bview + (size_t)(jp / NR) * pstride);
         int nv = nc - jp < NR ? nc - jp : NR;
@@ -115,10 +126,24 @@ AMX_ATTR void gemm_bf16_amx_block(const uint32_t *apack, int kp, int mc, const u
             const uint32_t *a = apack + (size_t)ip * kpp;
             float *c = C + (size_t)ip * ldc + jp;
             if (direct && nv == NR && (mv == 2 * TR || mv == TR)) {   /* no tile trip */
-                tiles(kp, a, kpp, mv > TR, bp, btail, c, (size_t)ldc);
+                tiles(kp, a, kpp, mv > TR, bp, btail, c, (size_t)ldc, add);
                 continue;
             }
-            tiles(kp, a, kpp, mv > TR, bp, btail, tile, NR);
+            if (direct && add) {   /* an edge accumulates as a whole tile does: the same
+                                    * bits wherever an element of C sits */
+                for (int i = 0; i < 2 * TR; i++) {
+                    float *t = tile + (size_t)i * NR;
+                    int n = i < mv ? nv : 0;
+                    if (n)
+                        memcpy(t, c + (size_t)i * ldc, (size_t)n * 4);
+                    memset(t + n, 0, (size_t)(NR - n) * 4);
+                }
+                tiles(kp, a, kpp, mv > TR, bp, btail, tile, NR, 1);
+                for (int i = 0; i < mv; i++)
+                    memcpy(c + (size_t)i * ldc, tile + (size_t)i * NR, (size_t)nv * 4);
+                continue;
+            }
+            tiles(kp, a, kpp, mv > TR, bp, btail, tile, NR, 0);
             epi(tile, c, ldc, mv, nv, alpha, beta);
         }
     }
