@@ -1,13 +1,13 @@
-/* test_gemm_bf16_pack.c — the bf16 packing (core/nn/gemm_bf16_pack.h): B panels (both
- * stored layouts) and AMX A tiles (both layouts), by the portable code and, where the CPU
- * has AVX512-BF16, by the AVX-512 code, each compared bit for bit with a reference
- * written here from the layouts' definitions and gemm_bf16_round (round_u's rule): every
- * packed pair, every padding pair, and nothing written past the block. The data are
- * random values, random bit patterns of every exponent, and every special value (+-0,
- * +-subnormals, +-inf, NaNs with payloads, quiet and signalling, ties at even and odd,
- * max finite that rounds to inf), on edge sizes (K values odd, M, N and pairs off the
- * 16/32 multiples, offsets into a padded matrix). Run under qemu without AVX-512 too
- * (qemu_cpus): there only the portable code runs. */
+/* test_gemm_bf16_pack.c — the bf16 packing (core/nn/gemm_bf16_pack.h): B panels, AMX A
+ * tiles and the AVX512 kernel's A micro-panels (each in both stored layouts), by the
+ * portable code and, where the CPU has AVX512-BF16, by the AVX-512 code, each compared
+ * bit for bit with a reference written here from the layouts' definitions and
+ * gemm_bf16_round (round_u's rule): every packed pair, every padding pair, and nothing
+ * written past the block. The data are random values, random bit patterns of every
+ * exponent, and every special value (+-0, +-subnormals, +-inf, NaNs with payloads, quiet
+ * and signalling, ties at even and odd, max finite that rounds to inf), on edge sizes
+ * (K values odd, M, N and pairs off the 16/32 multiples, offsets into a padded matrix).
+ * Run under qemu without AVX-512 too (qemu_cpus): there only the portable code runs. */
 #include "check.h"
 #include "gemm_bf16.h"
 #include "gemm_bf16_pack.h"
@@ -140,6 +140,37 @@ static void check_a(const float *A, int ta, int lda, int i0, int mc, int k0, int
     free(dst);
 }
 
+/* The AVX512 kernel's micro-panels of MR rows (both layouts), kp pairs per row. */
+static void check_panels(const float *A, int ta, int lda, int i0, int mc, int k0, int kc,
+                         int avx512)
+{
+    int kp = (kc + 1) / 2, panels = (mc + GEMM_BF16_MR - 1) / GEMM_BF16_MR;
+    size_t used = (size_t)panels * kp * GEMM_BF16_MR, n = used + 64;
+    uint32_t *dst = aligned_alloc(64, n * 4);
+    for (size_t i = 0; i < n; i++)
+        dst[i] = SENTINEL;
+    gemm_bf16_pack_a_panels(dst, ta, A, lda, i0, mc, k0, kc, avx512);
+    int bad = 0;
+    for (size_t x = 0; x < n; x++) {
+        uint32_t want = SENTINEL;
+        if (x < used) {
+            size_t r = x / ((size_t)kp * GEMM_BF16_MR), o = x % ((size_t)kp * GEMM_BF16_MR);
+            int i = (int)(ta ? o % GEMM_BF16_MR : o / kp), p = (int)(ta ? o / GEMM_BF16_MR : o % kp);
+            int row = (int)r * GEMM_BF16_MR + i, k = k0 + 2 * p;
+            want = row >= mc ? 0
+                   : ref_pair(op(A, ta, lda, i0 + row, k),
+                              2 * p + 1 < kc ? op(A, ta, lda, i0 + row, k + 1) : NULL);
+        }
+        if (dst[x] != want && bad++ < 3)
+            fprintf(stderr, "  pack_a_panels %s ta=%d i0=%d mc=%d k0=%d kc=%d: word %zu is %08x, "
+                    "want %08x\n", avx512 ? "avx512" : "portable", ta, i0, mc, k0, kc, x,
+                    dst[x], want);
+    }
+    n_cases++;
+    n_bad += bad != 0;
+    free(dst);
+}
+
 static void test_pack(int avx512, Rng *r)
 {
     /* one 300 x 300 matrix with a padded leading dimension serves every layout */
@@ -155,12 +186,14 @@ static void test_pack(int avx512, Rng *r)
             for (size_t o = 0; o < 3; o++) {
                 for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
                     check_b(X, t, LD, offs[o][0], ks[a], offs[o][1], ns[b], avx512);
-                for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++)
+                for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++) {
                     check_a(X, t, LD, offs[o][1], ms[b], offs[o][0], ks[a], avx512);
+                    check_panels(X, t, LD, offs[o][1], ms[b], offs[o][0], ks[a], avx512);
+                }
             }
     CHECK(n_bad == 0, "%s packing: %d of %d blocks differ from the reference",
           avx512 ? "AVX-512" : "portable", n_bad, n_cases);
-    printf("  %s packing: %d blocks (B panels and AMX A tiles, both layouts) %s\n",
+    printf("  %s packing: %d blocks (B panels, AMX A tiles, A micro-panels; both layouts) %s\n",
            avx512 ? "AVX-512" : "portable", n_cases, n_bad ? "FAILED" : "bit for bit");
     free(X);
 }

@@ -1,11 +1,12 @@
-/* gemm_bf16.c — the bf16 packed product (see gemm_bf16.h): CPU detection, rounding,
- * packing into panels, the blocked driver, and the micro-kernel built twice from
+/* gemm_bf16.c — the bf16 packed product (see gemm_bf16.h): CPU detection, rounding, the
+ * blocked driver (the packing itself is gemm_bf16_pack.c's: portable, or AVX-512 on the
+ * avx512-bf16 and amx-bf16 kernels), and the micro-kernel built twice from
  * gemm_bf16_kern.inc (AVX512-BF16 intrinsics under target(); the portable emulation of
  * vdpbf16ps, multi-versioned per CPU level like every C kernel: CPU_CLONES, cpu.h).
  * Blocking (GotoBLAS-style): KC = 256 values of K per packed block, MC = 96 rows of A,
  * NC = 512 columns of B when B is packed per call. A pre-packed B (a cached weight) is
  * walked whole for each packed block of A, so A is packed once per product.
- * The AMX kernel (gemm_bf16_amx.c) runs under this same driver: its own A packing
+ * The AMX kernel (gemm_bf16_amx.c) runs under this same driver: its own A layout
  * (pack_a) and block of products (run_block), the same B panels.
  * Not a BLAS: row-major only, no threads. */
 #include "gemm_bf16.h"
@@ -171,57 +172,6 @@ void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, 
                                0, N, k == GEMM_BF16_AVX512 || k == GEMM_BF16_AMX);
 }
 
-/* Packs op(A) rows i0..i0+mc, K values k0..k0+kc into micro-panels of MR rows (panel r at
- * dst + r * kp * MR), zero-padded. Row-major A (ta = 0): each row's pairs contiguous
- * (row i, pair p at i * kp + p: a plain conversion, read by the kernel with rs = kp,
- * ps = 1). Transposed A (ta = 1): pair p of the MR rows together (p * MR + i; rs = 1,
- * ps = MR), as the stored K-major rows are contiguous in i. */
-CPU_CLONES
-static void pack_a_block(uint32_t *restrict dst, int ta, const float *A, int lda, int i0,
-                         int mc, int k0, int kc)
-{
-    int kp = (kc + 1) / 2, full = kc / 2;
-    if (ta) {   /* pair of stored rows outermost: each row's mc values are read in order,
-                 * once, rounded in one vectorised pass into row, then dealt out to the
-                 * panels MR at a time (zero-padded to whole panels) */
-        uint32_t row[MC + GEMM_BF16_MR];
-        for (int i = mc; i % GEMM_BF16_MR; i++)   /* the last panel's padding, once */
-            row[i] = 0;
-        for (int p = 0; p < kp; p++) {
-            const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
-            if (2 * p + 1 < kc) {
-                const float *restrict hi = lo + lda;
-                for (int i = 0; i < mc; i++)
-                    row[i] = pair_bits(lo[i], hi[i]);
-            } else {
-                for (int i = 0; i < mc; i++)
-                    row[i] = pair_bits(lo[i], 0.0f);
-            }
-            for (int r = 0; r * GEMM_BF16_MR < mc; r++)
-                memcpy(dst + (size_t)r * kp * GEMM_BF16_MR + (size_t)p * GEMM_BF16_MR,
-                       row + r * GEMM_BF16_MR, GEMM_BF16_MR * sizeof *row);
-        }
-        return;
-    }
-    for (int r = 0; r * GEMM_BF16_MR < mc; r++) {
-        uint32_t *restrict panel = dst + (size_t)r * kp * GEMM_BF16_MR;
-        int m0 = i0 + r * GEMM_BF16_MR, h = mc - r * GEMM_BF16_MR;
-        h = h < GEMM_BF16_MR ? h : GEMM_BF16_MR;
-        for (int i = 0; i < GEMM_BF16_MR; i++) {
-            uint32_t *restrict out = panel + (size_t)i * kp;
-            if (i >= h) {
-                memset(out, 0, (size_t)kp * sizeof *out);
-                continue;
-            }
-            const float *row = A + (size_t)(m0 + i) * lda + k0;
-            for (int p = 0; p < full; p++)
-                out[p] = pair_at(row + 2 * p);
-            if (kc & 1)
-                out[full] = pair_bits(row[kc - 1], 0.0f);
-        }
-    }
-}
-
 /* ---- micro-kernels ---- */
 
 /* The portable vdpbf16ps on 16-lane GCC vectors: per lane, acc += a_hi * b_hi, then
@@ -323,7 +273,7 @@ typedef struct {
     float alpha;
     float *C;
     int ldc;
-    int ta;   /* A's packed layout (pack_a_block) */
+    int ta;   /* A's packed layout (gemm_bf16_pack_a_panels) */
     int amx;  /* the AMX kernel: A packed by gemm_bf16_pack_a_tiles, blocks run there */
     int fast; /* the AVX-512 packing (gemm_bf16_pack.h): on the AVX512 and AMX kernels */
 } Run;
@@ -334,7 +284,7 @@ static void pack_a(const Run *r, uint32_t *dst, const float *A, int lda, int i0,
     if (r->amx)
         gemm_bf16_pack_a_tiles(dst, r->ta, A, lda, i0, mc, k0, kc, r->fast);
     else
-        pack_a_block(dst, r->ta, A, lda, i0, mc, k0, kc);
+        gemm_bf16_pack_a_panels(dst, r->ta, A, lda, i0, mc, k0, kc, r->fast);
 }
 
 /* Every micro-kernel of one packed A block (apack: rows i0.., mc) against nc columns of

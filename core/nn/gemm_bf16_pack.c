@@ -13,11 +13,13 @@
 #include "gemm_bf16_pack.h"
 
 #include "cpu.h"
+#include "gemm_bf16.h"
 #include "gemm_bf16_pair.h"
 
 #include <string.h>
 
-#define NR 32   /* columns of one B panel (GEMM_BF16_NR) */
+#define NR GEMM_BF16_NR   /* columns of one B panel */
+#define MR GEMM_BF16_MR   /* rows of one A micro-panel of the AVX512 kernel */
 
 /* ---- portable ---- */
 
@@ -103,6 +105,53 @@ static void pack_a_portable(uint32_t *dst, int ta, const float *A, int lda, int 
         }
     }
     memset(dst + (size_t)mc * kpp, 0, (size_t)(rows - mc) * kpp * sizeof *dst);
+}
+
+/* The AVX512 kernel's A: micro-panels of MR rows (gemm_bf16_pack.h). */
+CPU_CLONES
+static void pack_panels_portable(uint32_t *restrict dst, int ta, const float *A, int lda,
+                                 int i0, int mc, int k0, int kc)
+{
+    int kp = (kc + 1) / 2, full = kc / 2;
+    if (ta) {   /* pair of stored rows outermost: each row's mc values are read in order,
+                 * once, rounded in one vectorised pass into row, then dealt out to the
+                 * panels MR at a time (zero-padded to whole panels) */
+        uint32_t row[96 + MR];
+        for (int i = mc; i % MR; i++)   /* the last panel's padding, once */
+            row[i] = 0;
+        for (int p = 0; p < kp; p++) {
+            const float *restrict lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+            if (2 * p + 1 < kc) {
+                const float *restrict hi = lo + lda;
+                for (int i = 0; i < mc; i++)
+                    row[i] = pair_bits(lo[i], hi[i]);
+            } else {
+                for (int i = 0; i < mc; i++)
+                    row[i] = pair_bits(lo[i], 0.0f);
+            }
+            for (int r = 0; r * MR < mc; r++)
+                memcpy(dst + (size_t)r * kp * MR + (size_t)p * MR,
+                       row + r * MR, MR * sizeof *row);
+        }
+        return;
+    }
+    for (int r = 0; r * MR < mc; r++) {
+        uint32_t *restrict panel = dst + (size_t)r * kp * MR;
+        int m0 = i0 + r * MR, h = mc - r * MR;
+        h = h < MR ? h : MR;
+        for (int i = 0; i < MR; i++) {
+            uint32_t *restrict out = panel + (size_t)i * kp;
+            if (i >= h) {
+                memset(out, 0, (size_t)kp * sizeof *out);
+                continue;
+            }
+            const float *row = A + (size_t)(m0 + i) * lda + k0;
+            for (int p = 0; p < full; p++)
+                out[p] = pair_at(row + 2 * p);
+            if (kc & 1)
+                out[full] = pair_bits(row[kc - 1], 0.0f);
+        }
+    }
 }
 
 /* ---- AVX-512 ---- */
@@ -243,6 +292,45 @@ PK_ATTR static void pack_a_avx512(uint32_t *dst, int ta, const float *A, int lda
                 _mm512_storeu_si512((void *)(dst + (size_t)(ib + t) * kpp + p0), v[t]);
         }
 }
+PK_ATTR static void pack_panels_avx512(uint32_t *dst, int ta, const float *A, int lda, int i0,
+                                       int mc, int k0, int kc)
+{
+    int kp = (kc + 1) / 2;
+    if (ta) {   /* as the portable code: each pair of stored rows rounded into row (16
+                 * values of i per instruction), then dealt out to the panels MR at a time */
+        uint32_t row[96 + MR] __attribute__((aligned(64)));
+        for (int i = mc; i % MR; i++)   /* the last panel's padding, once */
+            row[i] = 0;
+        for (int p = 0; p < kp; p++) {
+            const float *lo = A + (size_t)(k0 + 2 * p) * lda + i0;
+            int two = 2 * p + 1 < kc;
+            for (int ib = 0; ib < mc; ib += 16) {
+                __mmask16 m = lanes(mc - ib);
+                __m512 h = two ? _mm512_maskz_loadu_ps(m, lo + lda + ib) : _mm512_setzero_ps();
+                _mm512_mask_storeu_epi32(row + ib, m, pairs16(_mm512_maskz_loadu_ps(m, lo + ib), h));
+            }
+            for (int r = 0; r * MR < mc; r++)
+                memcpy(dst + (size_t)r * kp * MR + (size_t)p * MR, row + r * MR, MR * sizeof *row);
+        }
+        return;
+    }
+    /* row-major: each row's pairs are its values in order, 32 at a time; masked stores
+     * end each row at its kp pairs (the rows are kp apart, not padded) */
+    for (int r = 0; r * MR < mc; r++) {
+        uint32_t *panel = dst + (size_t)r * kp * MR;
+        int h = mc - r * MR < MR ? mc - r * MR : MR;
+        for (int i = 0; i < MR; i++) {
+            uint32_t *out = panel + (size_t)i * kp;
+            if (i >= h) {
+                memset(out, 0, (size_t)kp * sizeof *out);
+                continue;
+            }
+            const float *row = A + (size_t)(i0 + r * MR + i) * lda + k0;
+            for (int p0 = 0; p0 < kp; p0 += 16)
+                _mm512_mask_storeu_epi32(out + p0, lanes(kp - p0), row32(row + 2 * p0, kc - 2 * p0));
+        }
+    }
+}
 #endif
 
 /* ---- the choice ---- */
@@ -273,4 +361,18 @@ void gemm_bf16_pack_a_tiles(uint32_t *dst, int ta, const float *A, int lda, int 
     (void)avx512;
 #endif
     pack_a_portable(dst, ta, A, lda, i0, mc, k0, kc);
+}
+
+void gemm_bf16_pack_a_panels(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
+                             int k0, int kc, int avx512)
+{
+#ifdef PACK_HAVE_AVX512
+    if (avx512) {
+        pack_panels_avx512(dst, ta, A, lda, i0, mc, k0, kc);
+        return;
+    }
+#else
+    (void)avx512;
+#endif
+    pack_panels_portable(dst, ta, A, lda, i0, mc, k0, kc);
 }

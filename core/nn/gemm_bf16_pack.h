@@ -1,7 +1,7 @@
 /* gemm_bf16_pack.h — packing fp32 operands into gemm_bf16's bf16 layouts
  * (gemm_bf16_pack.c), for gemm_bf16.c, gemm_bf16_amx.c and their tests only: B into
  * panels of 32 columns (every kernel), A into rows of whole tiles of pairs (the AMX
- * kernel). Each has a portable version (any CPU) and an AVX-512 one (cvtne2ps2bf16 for
+ * kernel) or into micro-panels of 12 rows (the AVX512 and emulated kernels). Each has a portable version (any CPU) and an AVX-512 one (cvtne2ps2bf16 for
  * the rounding, in-register 16 x 16 transposes for the transposed layouts) that the
  * caller asks for only where the CPU has AVX512-BF16; both give the same bits, those of
  * gemm_bf16_pair.h's round_u. Not an interface of its own: gemm_bf16.h is the product's. */
@@ -31,5 +31,13 @@ void gemm_bf16_pack_b_block(uint16_t *dst, size_t pstride, int tb, const float *
  * above. */
 void gemm_bf16_pack_a_tiles(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
                             int k0, int kc, int avx512);
+
+/* Packs op(A) rows i0..i0+mc, K values k0..k0+kc for the AVX512 kernel: micro-panels of
+ * GEMM_BF16_MR rows, panel r at dst + r * kp * MR, zero-padded to a whole panel. ta = 0:
+ * row i of a panel holds its kp pairs contiguously (pair p at i * kp + p); ta != 0 (A
+ * stored K x M): pair p of the panel's rows together (p * MR + i). At most 96 rows.
+ * avx512 as above. */
+void gemm_bf16_pack_a_panels(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
+                             int k0, int kc, int avx512);
 
 #endif
