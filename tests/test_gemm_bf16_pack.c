@@ -44,13 +44,20 @@ static float from_bits(uint32_t u)
     return x;
 }
 
-static float *data(Rng *r, size_t n)
+/* n 4-byte words, 64-byte aligned (the size rounded up to the alignment, as C11 asks). */
+static void *alloc_words(size_t n)
 {
-    float *p = aligned_alloc(64, (n * 4 + 63) & ~(size_t)63);
+    void *p = aligned_alloc(64, (n * 4 + 63) & ~(size_t)63);
     if (!p) {
         fprintf(stderr, "out of memory\n");
         exit(2);
     }
+    return p;
+}
+
+static float *data(Rng *r, size_t n)
+{
+    float *p = alloc_words(n);
     for (size_t i = 0; i < n; i++) {
         uint32_t k = rng_below(r, 8);
         p[i] = k < 3 ? from_bits(specials[rng_below(r, N_SPECIAL)])
@@ -86,7 +93,7 @@ static void check_b(const float *B, int tb, int ldb, int k0, int kc, int j0, int
     int kp = (kc + 1) / 2, panels = (nc + 31) / 32;
     size_t pstride = (size_t)(kp + 3) * 64;   /* three pairs of slack per panel */
     size_t n = (size_t)panels * pstride / 2;
-    uint32_t *dst = aligned_alloc(64, n * 4);
+    uint32_t *dst = alloc_words(n);
     for (size_t i = 0; i < n; i++)
         dst[i] = SENTINEL;
     gemm_bf16_pack_b_block((uint16_t *)dst, pstride, tb, B, ldb, k0, kc, j0, nc, avx512);
@@ -117,7 +124,7 @@ static void check_a(const float *A, int ta, int lda, int i0, int mc, int k0, int
 {
     int kp = (kc + 1) / 2, rows = (mc + 15) / 16 * 16;
     size_t kpp = gemm_bf16_pack_a_stride(kp), n = (size_t)(rows + 1) * kpp;
-    uint32_t *dst = aligned_alloc(64, n * 4);
+    uint32_t *dst = alloc_words(n);
     for (size_t i = 0; i < n; i++)
         dst[i] = SENTINEL;
     gemm_bf16_pack_a_tiles(dst, ta, A, lda, i0, mc, k0, kc, avx512);
@@ -146,7 +153,7 @@ static void check_panels(const float *A, int ta, int lda, int i0, int mc, int k0
 {
     int kp = (kc + 1) / 2, panels = (mc + GEMM_BF16_MR - 1) / GEMM_BF16_MR;
     size_t used = (size_t)panels * kp * GEMM_BF16_MR, n = used + 64;
-    uint32_t *dst = aligned_alloc(64, n * 4);
+    uint32_t *dst = alloc_words(n);
     for (size_t i = 0; i < n; i++)
         dst[i] = SENTINEL;
     gemm_bf16_pack_a_panels(dst, ta, A, lda, i0, mc, k0, kc, avx512);
