@@ -1,11 +1,13 @@
 /* test_gemm_bf16.c — the bf16 product (gemm_bf16.h) and its dispatch (matmul.h).
- * Kernel correctness is checked three ways on every shape (M, N, K off the 12 x 32 x 256
+ * Kernel correctness is checked four ways on every shape (M, N, K off the 12 x 32 x 256
  * blocking, all four transposes, padded leading dimensions, alpha/beta incl. beta = 0
  * over NaN):
  *  - the portable emulation of vdpbf16ps equals, bit for bit, a scalar reference that
  *    takes the same bf16 products in the same order (odd k, then even k, per pair; fp32
  *    fma; per 256-deep K block alpha*acc is added into C) — this pins packing and
  *    indexing exactly;
+ *  - the AVX512-BF16 kernel (where the CPU has it) equals the emulation bit for bit: its
+ *    AVX-512 packing against the emulation's portable packing, through whole products;
  *  - every available kernel (the AVX512-BF16 one only where the CPU has it, the AMX one
  *    only where the CPU has AMX-BF16 and Linux grants the tiles) is within
  *    K * 2^-23 * sum|a_k b_k| (fp32 accumulation error of K terms) of a double-precision
@@ -168,6 +170,18 @@ static void check_case(GemmBf16Kernel kern, int ta, int tb, Shape s, float alpha
     char what[160];
     snprintf(what, sizeof what, "%s M=%d N=%d K=%d ta=%d tb=%d alpha=%g beta=%g",
              gemm_bf16_kernel_name(kern), s.M, s.N, s.K, ta, tb, alpha, beta);
+    if (kern == GEMM_BF16_AVX512) {   /* vdpbf16ps is what the emulation computes: the
+                                       * AVX-512 packing and kernel give its bits exactly */
+        float *E = xmalloc(nc * 4);
+        memcpy(E, C0, nc * 4);
+        gemm_bf16(GEMM_BF16_EMULATED, ta, tb, s.M, s.N, s.K, alpha, A, lda, B, ldb, NULL, beta,
+                  E, ldc, scratch);
+        int same = 1;
+        for (int i = 0; i < s.M; i++)
+            same &= !memcmp(E + (size_t)i * ldc, C + (size_t)i * ldc, (size_t)s.N * 4);
+        CHECK(same, "%s: differs from the emulated kernel's bits", what);
+        free(E);
+    }
     if (kern == GEMM_BF16_EMULATED) {
         float *R = xmalloc(nc * 4);
         memcpy(R, C0, nc * 4);
