@@ -310,8 +310,7 @@ static size_t saved_bytes(const Config *c, int B, int T)
         size_t block = 5 * Nd + 2 * Nh + 4 * r16(N) + (pre ? Nd : 0);
         size_t nc = N * (size_t)c->heads * (size_t)dd.levels;   /* coefficients */
         size_t mixer = msa ? (L - 1) * r16(attention_act_floats(&ad, B, T))
-                           : L * (r16(nc + ((size_t)dispatcher_used_levels(&dd, T) + 1) * N * d)
-                                  - r16(nc)) - r16(2 * N * d);
+                           : L * (r16(nc + 2 * N * d) - r16(nc)) - r16(N * d);
         size_t scratch = msa ? attention_scratch_floats(&ad, B, T)
                              : dispatcher_scratch_floats(&dd, B, T);
         fl = (L - 1) * block + (pre ? Nd : 0) + (L - two) * Nd + mixer +
