@@ -32,7 +32,8 @@ void layernorm_residual_forward(float *out,       /* (N, C) */
 
 /* Gradients of layernorm_forward, ADDED: dinp += ..., dw += sum_n dout * xhat,
  * db += sum_n dout. dw, db may be NULL (skipped); w may be NULL (as in forward).
- * mean and rstd are the ones the forward saved. Never fails. */
+ * mean and rstd are the ones the forward saved. dinp, dw and db must not alias dout, inp,
+ * w or one another. Never fails. */
 void layernorm_backward(float *dinp,       /* (N, C) */
                         float *dw,         /* (C) or NULL */
                         float *db,         /* (C) or NULL */
