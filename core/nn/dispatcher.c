@@ -148,34 +148,52 @@ CPU_INLINE void level_forward(float *restrict dn, const float *restrict sn,
 }
 
 /* One position of a level's backward, in one pass over the row d = dV_{k+1}(t):
- * returns d . v (v = V_k(t - 2^k)) in 32 independent lanes (vector accumulators once the
- * compiler vectorises it, so the adds do not wait on one another; summed pairwise at the
- * end) and adds c d into y = dV(t - 2^k). The same operations per element as a separate
- * dot and axpy, reading d once. */
+ * returns d . v (v = V_k(t - 2^k)) in 32 independent lanes (so the adds do not wait on
+ * one another), the lanes summed pairwise at the end (16 + 16, 8 + 8, 4 + 4, 2 + 2, 1 + 1),
+ * and adds c d into y = dV(t - 2^k). The lanes are four 8-float vectors kept in registers
+ * (GCC's vector types: one AVX register each, two SSE ones on the baseline), the pairwise
+ * sum done with shuffles: as an array, GCC spilled the lanes and summed them one by one.
+ * Rows whose length is not a multiple of 32 take the array form (the same operations). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float dsp_v8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int dsp_i8 __attribute__((vector_size(32)));
+
 CPU_INLINE float dot_axpy(float *restrict y, const float *restrict d, const float *restrict v,
                           float c, int n)
 {
-    float acc[32] = {0};
-    int i = 0;
-    for (; i + 32 <= n; i += 32)
-        for (int l = 0; l < 32; l++) {
-            acc[l] += d[i + l] * v[i + l];
-            y[i + l] += c * d[i + l];
+    if (n % 32 == 0) {
+        dsp_v8 a0 = {0}, a1 = a0, a2 = a0, a3 = a0;
+        for (int i = 0; i < n; i += 32) {
+            dsp_v8 d0 = *(const dsp_v8 *)(d + i), d1 = *(const dsp_v8 *)(d + i + 8);
+            dsp_v8 d2 = *(const dsp_v8 *)(d + i + 16), d3 = *(const dsp_v8 *)(d + i + 24);
+            a0 += d0 * *(const dsp_v8 *)(v + i);
+            a1 += d1 * *(const dsp_v8 *)(v + i + 8);
+            a2 += d2 * *(const dsp_v8 *)(v + i + 16);
+            a3 += d3 * *(const dsp_v8 *)(v + i + 24);
+            *(dsp_v8 *)(y + i) = *(const dsp_v8 *)(y + i) + c * d0;
+            *(dsp_v8 *)(y + i + 8) = *(const dsp_v8 *)(y + i + 8) + c * d1;
+            *(dsp_v8 *)(y + i + 16) = *(const dsp_v8 *)(y + i + 16) + c * d2;
+            *(dsp_v8 *)(y + i + 24) = *(const dsp_v8 *)(y + i + 24) + c * d3;
         }
-    for (; i < n; i++) {
+        a0 += a2;   /* lanes l += l + 16 */
+        a1 += a3;
+        a0 += a1;   /* l += l + 8 */
+        a0 += __builtin_shuffle(a0, (dsp_i8){4, 5, 6, 7, 0, 1, 2, 3});   /* l += l + 4 */
+        a0 += __builtin_shuffle(a0, (dsp_i8){2, 3, 0, 1, 6, 7, 4, 5});   /* l += l + 2 */
+        return a0[0] + a0[1];                                            /* l += l + 1 */
+    }
+    float acc[32] = {0};
+    for (int i = 0; i < n; i++) {
         acc[i & 31] += d[i] * v[i];
         y[i] += c * d[i];
     }
-    /* the pairwise sum with constant trip counts: vector adds down to 4 lanes */
-    for (int l = 0; l < 16; l++)
-        acc[l] += acc[l + 16];
-    for (int l = 0; l < 8; l++)
-        acc[l] += acc[l + 8];
-    for (int l = 0; l < 4; l++)
-        acc[l] += acc[l + 4];
-    acc[0] += acc[2], acc[1] += acc[3];
-    return acc[0] + acc[1];
+    for (int w = 16; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++)
+            acc[l] += acc[l + w];
+    return acc[0];
 }
+#pragma GCC diagnostic pop
 
 /* Backward of level k over one head sequence, in place: on entry dn = dL/dV_{k+1}, on
  * exit dL/dV_k; gn[t L] = dV_{k+1}(t) . V_k(t - 2^k). Ascending t is safe in place: row
