@@ -152,12 +152,12 @@ CPU_INLINE void level_forward(float *restrict dn, const float *restrict sn,
  * one another), the lanes summed pairwise at the end (16 + 16, 8 + 8, 4 + 4, 2 + 2, 1 + 1),
  * and adds c d into y = dV(t - 2^k). The lanes are four 8-float vectors kept in registers
  * (GCC's vector types: one AVX register each, two SSE ones on the baseline), the pairwise
- * sum done with shuffles: as an array, GCC spilled the lanes and summed them one by one.
+ * sum in vector adds down to 8 lanes: as an array, GCC spilled the lanes and summed them
+ * one by one.
  * Rows whose length is not a multiple of 32 take the array form (the same operations). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 typedef float dsp_v8 __attribute__((vector_size(32), aligned(4), may_alias));
-typedef int dsp_i8 __attribute__((vector_size(32)));
 
 CPU_INLINE float dot_axpy(float *restrict y, const float *restrict d, const float *restrict v,
                           float c, int n)
@@ -179,9 +179,9 @@ CPU_INLINE float dot_axpy(float *restrict y, const float *restrict d, const floa
         a0 += a2;   /* lanes l += l + 16 */
         a1 += a3;
         a0 += a1;   /* l += l + 8 */
-        a0 += __builtin_shuffle(a0, (dsp_i8){4, 5, 6, 7, 0, 1, 2, 3});   /* l += l + 4 */
-        a0 += __builtin_shuffle(a0, (dsp_i8){2, 3, 0, 1, 6, 7, 4, 5});   /* l += l + 2 */
-        return a0[0] + a0[1];                                            /* l += l + 1 */
+        float q0 = a0[0] + a0[4], q1 = a0[1] + a0[5];   /* l += l + 4 */
+        float q2 = a0[2] + a0[6], q3 = a0[3] + a0[7];
+        return (q0 + q2) + (q1 + q3);                   /* l += l + 2, then 1 */
     }
     float acc[32] = {0};
     for (int i = 0; i < n; i++) {
