@@ -1,15 +1,18 @@
 /* test_dispatcher.c — the Dispatcher layer against finite differences, the PyTorch
  * fixtures (tests/fixtures/dispatcher_*_layer_*.safetensors, made by
  * tests/fixtures/make_fixtures.py; see tests/fixtures/README.md) and its own streaming
- * decoder; the evaluation forward (two level states) against the training forward, bit
+ * decoder; the evaluation forward (one level state, in place) against the training
+ * forward, and both passes against the level-outer loops they replaced (ref_run), bit
  * for bit.
  * Not a test of level dropout drawing (the caller's job) or of whole models. */
 #include "check.h"
 #include "dispatcher.h"
 #include "err.h"
+#include "matmul.h"
 #include "rng.h"
 #include "safetensors.h"
 
+#include <math.h>
 #include <string.h>
 
 static double loss_of(const DispatcherDims *dd, float *out, float *act, const float *x,
@@ -209,8 +212,8 @@ static void test_step(DispatcherKind kind, int T)
     free(x), free(out), free(so), free(sc), free(wi), free(wo), free(wg), free(act);
 }
 
-/* dispatcher_forward_infer (two level states, coefficients apart) writes exactly the
- * output and coefficients of dispatcher_forward (every level's state), bit for bit: the
+/* dispatcher_forward_infer (one level state, coefficients apart) writes exactly the
+ * output and coefficients of dispatcher_forward, bit for bit: the
  * same float operations in the same order. The states start as NaN, so a level that
  * read a state it had not written would show; the coefficient buffer is guarded on both
  * sides, so a write outside it would show. */
@@ -221,21 +224,20 @@ static void test_infer(DispatcherKind kind, int heads, int T)
     size_t nx = (size_t)B * T * dd.d, ni = dispatcher_w_in_floats(&dd);
     size_t ng = dispatcher_w_gate_floats(&dd), nc = dispatcher_coeff_floats(&dd, B, T);
     CHECK(nc == (size_t)B * heads * T * dd.levels, "coefficients (B*heads,T,levels)");
-    CHECK(dispatcher_infer_floats(&dd, B, T) == 2 * nx, "two (B,T,d) level states");
-    CHECK(dispatcher_act_floats(&dd, B, T) ==
-              nc + nx * (size_t)(dispatcher_used_levels(&dd, T) + 1), "act = coef + V_0..used");
+    CHECK(dispatcher_infer_floats(&dd, B, T) == nx, "one (B,T,d) level state");
+    CHECK(dispatcher_act_floats(&dd, B, T) == nc + 2 * nx, "act = coef + V_0 + last state");
     Rng r;
     rng_seed(&r, 4242 + T + 10 * heads + kind);
     float *x = malloc(sizeof(float) * nx), *wi = malloc(sizeof(float) * ni);
     float *wo = malloc(sizeof(float) * ni), *wg = malloc(sizeof(float) * ng);
     float *out = malloc(sizeof(float) * nx), *out2 = malloc(sizeof(float) * nx);
     float *act = malloc(sizeof(float) * dispatcher_act_floats(&dd, B, T));
-    float *states = malloc(sizeof(float) * 2 * nx), *coef = malloc(sizeof(float) * (nc + 32));
+    float *states = malloc(sizeof(float) * nx), *coef = malloc(sizeof(float) * (nc + 32));
     rng_fill_normal(&r, x, (long)nx, 0, 1);
     rng_fill_uniform(&r, wi, (long)ni, -0.4f, 0.4f);
     rng_fill_uniform(&r, wo, (long)ni, -0.4f, 0.4f);
     rng_fill_uniform(&r, wg, (long)ng, -0.4f, 0.4f);
-    for (size_t i = 0; i < 2 * nx; i++)
+    for (size_t i = 0; i < nx; i++)
         states[i] = NAN;
     for (size_t i = 0; i < nc + 32; i++)
         coef[i] = -7.0f;
@@ -251,6 +253,126 @@ static void test_infer(DispatcherKind kind, int heads, int T)
     CHECK(guard, "infer wrote outside its coefficients");
     free(x), free(wi), free(wo), free(wg), free(out), free(out2), free(act), free(states);
     free(coef);
+}
+
+/* The shift-and-sum as it was written before it was blocked by head sequence: level k
+ * over the whole (N,T,hd) buffer before level k+1, every level's state stored, backward
+ * reading them. dispatcher_forward/backward (sequence-outer, in place, backward
+ * recomputing the states) must give the same bits: the same float operations per element
+ * in the same order. The projections are the layer's own matmul calls. */
+static void ref_run(const DispatcherDims *dd, int B, int T, const unsigned char *skip,
+                    const float *x, const float *wi, const float *wg, const float *wo,
+                    const float *G, float *out, float *coef, float *dx, float *dwi,
+                    float *dwg, float *dwo)
+{
+    int hd = dd->d / dd->heads, L = dd->levels, N = B * dd->heads, paper = dd->kind == DISPATCHER_PAPER;
+    int r = paper ? hd : dd->d, g = paper ? L : L * dd->heads, M = paper ? B * T * dd->heads : B * T;
+    int used = dispatcher_used_levels(dd, T);
+    size_t nv = (size_t)B * T * dd->d, nc = dispatcher_coeff_floats(dd, B, T);
+    float *V = malloc(sizeof(float) * nv * (used + 1)), *dv = malloc(sizeof(float) * nv);
+    float *dg = calloc(nc, sizeof(float));
+    matmul(CblasNoTrans, CblasTrans, M, r, r, 1.0f, x, r, wi, r, 0.0f, V, r);
+    matmul(CblasNoTrans, CblasTrans, M, g, r, 1.0f, x, r, wg, r, 0.0f, coef, g);
+    for (size_t i = 0; i < nc; i++) {
+        int t = (int)(i / L % T), k = (int)(i % L);
+        float a = paper ? 1.0f / (1.0f + expf(-coef[i])) : coef[i];
+        coef[i] = t >= (1L << k) ? a : 0.0f;
+    }
+    int j = 0;
+    for (int k = 0; k < used; k++) {
+        if (skip && skip[k])
+            continue;
+        const float *src = V + (size_t)j * nv;
+        float *dst = V + (size_t)(j + 1) * nv;
+        for (int n = 0; n < N; n++)
+            for (int t = 0; t < T; t++)
+                for (int i = 0; i < hd; i++) {
+                    size_t o = ((size_t)n * T + t) * hd + i;
+                    float c = coef[((size_t)n * T + t) * L + k];
+                    dst[o] = t < (1 << k) ? src[o] : src[o] + c * src[o - ((size_t)hd << k)];
+                }
+        j++;
+    }
+    matmul(CblasNoTrans, CblasTrans, M, r, r, 1.0f, V + (size_t)j * nv, r, wo, r, 0.0f, out, r);
+    matmul(CblasTrans, CblasNoTrans, r, r, M, 1.0f, G, r, V + (size_t)j * nv, r, 1.0f, dwo, r);
+    matmul(CblasNoTrans, CblasNoTrans, M, r, r, 1.0f, G, r, wo, r, 0.0f, dv, r);
+    for (int k = used - 1; k >= 0; k--) {
+        if (skip && skip[k])
+            continue;
+        j--;
+        int s = 1 << k;
+        for (int n = 0; n < N; n++)
+            for (int t = s; t < T; t++) {
+                float *drow = dv + ((size_t)n * T + t) * hd, *prev = drow - (size_t)s * hd;
+                const float *vrow = V + (size_t)j * nv + ((size_t)n * T + t - s) * hd;
+                float acc[32] = {0};
+                for (int i = 0; i < hd; i++)
+                    acc[i & 31] += drow[i] * vrow[i];
+                for (int w = 16; w >= 1; w /= 2)
+                    for (int l = 0; l < w; l++)
+                        acc[l] += acc[l + w];
+                dg[((size_t)n * T + t) * L + k] = acc[0];
+                float c = coef[((size_t)n * T + t) * L + k];
+                for (int i = 0; i < hd; i++)
+                    prev[i] += c * drow[i];
+            }
+    }
+    if (paper)
+        for (size_t i = 0; i < nc; i++)
+            dg[i] *= coef[i] * (1.0f - coef[i]);
+    matmul(CblasTrans, CblasNoTrans, r, r, M, 1.0f, dv, r, x, r, 1.0f, dwi, r);
+    matmul(CblasNoTrans, CblasNoTrans, M, r, r, 1.0f, dv, r, wi, r, 1.0f, dx, r);
+    matmul(CblasTrans, CblasNoTrans, g, r, M, 1.0f, dg, g, x, r, 1.0f, dwg, r);
+    matmul(CblasNoTrans, CblasNoTrans, M, r, g, 1.0f, dg, g, wg, r, 1.0f, dx, r);
+    free(V), free(dv), free(dg);
+}
+
+static int same_bits(const float *a, const float *b, size_t n)
+{
+    return !memcmp(a, b, sizeof(float) * n);
+}
+
+/* dispatcher_forward + dispatcher_backward against ref_run, bit for bit, at the row width
+ * of the presets (hd = 128: the vector path) and at odd widths (hd = 12: the tails). */
+static void test_same_bits(DispatcherKind kind, int d, int heads, int T,
+                           const unsigned char *skip)
+{
+    DispatcherDims dd = {kind, d, heads, dispatcher_levels(16), NULL};
+    int B = 3;
+    size_t nx = (size_t)B * T * d, ni = dispatcher_w_in_floats(&dd);
+    size_t ng = dispatcher_w_gate_floats(&dd), nc = dispatcher_coeff_floats(&dd, B, T);
+    Rng r;
+    rng_seed(&r, 99 + T + heads + d + kind);
+    float *x = malloc(sizeof(float) * nx), *G = malloc(sizeof(float) * nx);
+    float *wi = malloc(sizeof(float) * ni), *wo = malloc(sizeof(float) * ni);
+    float *wg = malloc(sizeof(float) * ng);
+    float *o1 = malloc(sizeof(float) * nx), *o2 = malloc(sizeof(float) * nx);
+    float *c2 = malloc(sizeof(float) * nc);
+    float *dx1 = calloc(nx, sizeof(float)), *dx2 = calloc(nx, sizeof(float));
+    float *dwi1 = calloc(ni, sizeof(float)), *dwi2 = calloc(ni, sizeof(float));
+    float *dwo1 = calloc(ni, sizeof(float)), *dwo2 = calloc(ni, sizeof(float));
+    float *dwg1 = calloc(ng, sizeof(float)), *dwg2 = calloc(ng, sizeof(float));
+    float *act = malloc(sizeof(float) * dispatcher_act_floats(&dd, B, T));
+    float *scr = malloc(sizeof(float) * dispatcher_scratch_floats(&dd, B, T));
+    rng_fill_normal(&r, x, (long)nx, 0, 1);
+    rng_fill_normal(&r, G, (long)nx, 0, 1);
+    rng_fill_uniform(&r, wi, (long)ni, -0.3f, 0.3f);
+    rng_fill_uniform(&r, wo, (long)ni, -0.3f, 0.3f);
+    rng_fill_uniform(&r, wg, (long)ng, -0.6f, 0.6f);
+    dispatcher_forward(&dd, o1, act, x, wi, wg, wo, skip, B, T);
+    dispatcher_backward(&dd, dx1, dwi1, dwg1, dwo1, scr, G, act, x, wi, wg, wo, skip, B, T);
+    ref_run(&dd, B, T, skip, x, wi, wg, wo, G, o2, c2, dx2, dwi2, dwg2, dwo2);
+    printf(" same bits %s d=%d heads=%d T=%d skip=%s\n", kind == DISPATCHER_PAPER ? "paper" : "mh",
+           d, heads, T, skip ? "yes" : "no");
+    CHECK(same_bits(o1, o2, nx), "output differs from the level-outer loops'");
+    CHECK(same_bits(dispatcher_coeffs(&dd, act, B, T), c2, nc), "coefficients differ");
+    CHECK(same_bits(dx1, dx2, nx), "d input differs from the level-outer loops'");
+    CHECK(same_bits(dwi1, dwi2, ni), "d linear_in differs");
+    CHECK(same_bits(dwg1, dwg2, ng), "d internal_attention differs");
+    CHECK(same_bits(dwo1, dwo2, ni), "d linear_out differs");
+    free(x), free(G), free(wi), free(wo), free(wg), free(o1), free(o2), free(c2);
+    free(dx1), free(dx2), free(dwi1), free(dwi2), free(dwo1), free(dwo2), free(dwg1), free(dwg2);
+    free(act), free(scr);
 }
 
 int main(void)
@@ -283,5 +405,13 @@ int main(void)
         test_infer(DISPATCHER_MH, heads, 11);
         test_infer(DISPATCHER_MH, heads, 1);
     }
+    static const unsigned char skip4[4] = {0, 1, 0, 1}, skip_all[4] = {1, 1, 1, 1};
+    test_same_bits(DISPATCHER_PAPER, 128, 1, 32, NULL);    /* past bptt: the 4 levels apply */
+    test_same_bits(DISPATCHER_PAPER, 128, 1, 13, skip4);
+    test_same_bits(DISPATCHER_PAPER, 48, 4, 16, NULL);     /* hd = 12: the tails */
+    test_same_bits(DISPATCHER_PAPER, 48, 4, 9, skip_all);
+    test_same_bits(DISPATCHER_MH, 256, 2, 16, NULL);
+    test_same_bits(DISPATCHER_MH, 48, 4, 11, skip4);
+    test_same_bits(DISPATCHER_MH, 48, 2, 1, NULL);         /* one position: no level */
     return check_summary();
 }

@@ -349,6 +349,40 @@ static void test_layernorm_backward(Rng *r)
     free(mean), free(rstd), free(dinp), free(dw), free(db);
 }
 
+/* The fused residual + norm gives the bits of residual_forward then layernorm_forward
+ * (C = 128, the presets' width: the vector path; C = 19: the tails). The one-pass
+ * backward gives the bits of the three loops it merged: the separate loops of the
+ * no-dw/no-db calls, run into fresh buffers. */
+static void test_layernorm_fused(Rng *r, int N, int C)
+{
+    long n = (long)N * C;
+    float *x = rand_buf(r, n, -2, 2), *y = rand_buf(r, n, -2, 2), *w = rand_buf(r, C, 0.5f, 1.5f);
+    float *b = rand_buf(r, C, -1, 1), *G = rand_buf(r, n, -1, 1);
+    float *res1 = buf(n), *res2 = buf(n), *o1 = buf(n), *o2 = buf(n);
+    float *m1 = buf(N), *m2 = buf(N), *s1 = buf(N), *s2 = buf(N);
+    layernorm_residual_forward(o1, res1, m1, s1, x, y, w, b, N, C);
+    residual_forward(res2, x, y, n);
+    layernorm_forward(o2, m2, s2, res2, w, b, N, C);
+    CHECK(!memcmp(res1, res2, sizeof(float) * n) && !memcmp(o1, o2, sizeof(float) * n) &&
+              !memcmp(m1, m2, sizeof(float) * N) && !memcmp(s1, s2, sizeof(float) * N),
+          "residual + layernorm fused: the bits of the two passes");
+    float *d1 = buf(n), *d2 = buf(n), *dw1 = buf(C), *dw2 = buf(C), *db1 = buf(C), *db2 = buf(C);
+    layernorm_backward(d1, dw1, db1, G, res1, w, m1, s1, N, C);   /* one pass */
+    layernorm_backward(d2, NULL, NULL, G, res1, w, m1, s1, N, C); /* the loops apart */
+    for (int i = 0; i < N; i++) {
+        layernorm_backward(res2, dw2, NULL, G + (size_t)i * C, res1 + (size_t)i * C, w, m1 + i,
+                           s1 + i, 1, C);
+        layernorm_backward(res2, NULL, db2, G + (size_t)i * C, res1 + (size_t)i * C, w, m1 + i,
+                           s1 + i, 1, C);
+    }
+    CHECK(!memcmp(d1, d2, sizeof(float) * n) && !memcmp(dw1, dw2, sizeof(float) * C) &&
+              !memcmp(db1, db2, sizeof(float) * C),
+          "layernorm backward in one pass: the bits of the separate loops");
+    free(x), free(y), free(w), free(b), free(G), free(res1), free(res2), free(o1), free(o2);
+    free(m1), free(m2), free(s1), free(s2), free(d1), free(d2), free(dw1), free(dw2);
+    free(db1), free(db2);
+}
+
 /* ---------------------------------------------------------------- activations */
 
 typedef struct {
@@ -596,6 +630,8 @@ int main(void)
     test_posenc_learned(&r);
     test_layernorm_stats(&r);
     test_layernorm_backward(&r);
+    test_layernorm_fused(&r, 6, 128);
+    test_layernorm_fused(&r, 5, 19);
     test_activations(&r);
     test_dropout(&r);
     test_crossentropy(&r);

@@ -276,7 +276,7 @@ static size_t r16(size_t n)
  *  transformer: the buffers of L-1 blocks (mix_out, r1, x1, f, r2: 5 Nd; hpre, hact:
  *    2 Nh; four norm statistics: 4 N; pre-norm's n1: Nd) and pre-norm's unused r2 (Nd);
  *    L - min(L,2) block outputs (Nd); the mixer's saved state: Dispatcher
- *    L (used+1) Nd - 2 Nd (every level's values per layer against two shared states; the
+ *    L 2 Nd - Nd (V_0 and the last level state per layer against one shared state; the
  *    coefficients, N heads levels per layer, stay; they shared one buffer with the values
  *    in training), MSA (L-1) attention_act_floats; dropout masks
  *    (Nd + L (2 Nd + Nh)); backward buffers (dx, dy, dr: 3 Nd; dh, dh2: 2 Nh; the mixer's
@@ -310,8 +310,7 @@ static size_t saved_bytes(const Config *c, int B, int T)
         size_t block = 5 * Nd + 2 * Nh + 4 * r16(N) + (pre ? Nd : 0);
         size_t nc = N * (size_t)c->heads * (size_t)dd.levels;   /* coefficients */
         size_t mixer = msa ? (L - 1) * r16(attention_act_floats(&ad, B, T))
-                           : L * (r16(nc + ((size_t)dispatcher_used_levels(&dd, T) + 1) * N * d)
-                                  - r16(nc)) - r16(2 * N * d);
+                           : L * (r16(nc + 2 * N * d) - r16(nc)) - r16(N * d);
         size_t scratch = msa ? attention_scratch_floats(&ad, B, T)
                              : dispatcher_scratch_floats(&dd, B, T);
         fl = (L - 1) * block + (pre ? Nd : 0) + (L - two) * Nd + mixer +

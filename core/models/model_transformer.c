@@ -47,7 +47,7 @@ static void mixer_forward(Model *m, Transformer *tf, int l, float *out, const fl
                           W(bp->w_mix[2]), W(bp->w_mix[3]), B, T);
         return;
     }
-    if (m->weights_only) {   /* never trains: two level states, coefficients per layer */
+    if (m->weights_only) {   /* never trains: one level state, coefficients per layer */
         dispatcher_forward_infer(&tf->dd, out, a->coef, tf->mix_states, inp, W(bp->w_mix[0]),
                                  W(bp->w_mix[1]), W(bp->w_mix[2]), B, T);
         return;
@@ -120,11 +120,12 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     model_prof_end_nested(m, PROF_MIXER, mp);
 
     t0 = model_prof_begin(m);
-    residual_forward(a->r1, x, a->mix_out, (long)Nd);
-    if (tf->prenorm)
-        layernorm_forward(a->x1, a->mean2, a->rstd2, a->r1, W(bp->ln2w), W(bp->ln2b), N, d);
+    if (tf->prenorm)   /* r1 = x + mix, normalised row by row in the same pass */
+        layernorm_residual_forward(a->x1, a->r1, a->mean2, a->rstd2, x, a->mix_out,
+                                   W(bp->ln2w), W(bp->ln2b), N, d);
     else
-        layernorm_forward(a->x1, a->mean1, a->rstd1, a->r1, W(bp->ln1w), W(bp->ln1b), N, d);
+        layernorm_residual_forward(a->x1, a->r1, a->mean1, a->rstd1, x, a->mix_out,
+                                   W(bp->ln1w), W(bp->ln1b), N, d);
     model_prof_end(m, PROF_NORM, t0);
 
     t0 = model_prof_begin(m);
@@ -135,8 +136,8 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     if (tf->prenorm) {
         residual_forward(a->out, a->r1, a->f, (long)Nd);
     } else {
-        residual_forward(a->r2, a->x1, a->f, (long)Nd);
-        layernorm_forward(a->out, a->mean2, a->rstd2, a->r2, W(bp->ln2w), W(bp->ln2b), N, d);
+        layernorm_residual_forward(a->out, a->r2, a->mean2, a->rstd2, a->x1, a->f,
+                                   W(bp->ln2w), W(bp->ln2b), N, d);
     }
     model_prof_end(m, PROF_NORM, t0);
 }
@@ -209,13 +210,14 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
     t0 = model_prof_begin(m);
     layernorm_backward(tf->dx, G(bp->ln2w), G(bp->ln2b), tf->dr, a->r1, W(bp->ln2w), a->mean2,
                        a->rstd2, N, d); /* dx = d r1 */
-    memcpy(tf->dy, tf->dx, bytes);
+    if (drop)   /* d mix = dx * mask; without dropout the mixer reads dx itself */
+        memcpy(tf->dy, tf->dx, bytes);
     model_prof_end(m, PROF_NORM, t0);
     ModelNestedProf mp = model_prof_begin_nested(m, &tf->dd.scan_s, PROF_SCAN);
     if (drop)
         mul_inplace(tf->dy, a->mask1, Nd);
     memset(tf->dr, 0, bytes);
-    mixer_backward(m, tf, l, tf->dr, tf->dy, a->n1, B, T);
+    mixer_backward(m, tf, l, tf->dr, drop ? tf->dy : tf->dx, a->n1, B, T);
     model_prof_end_nested(m, PROF_MIXER, mp);
     t0 = model_prof_begin(m);
     layernorm_backward(tf->dx, G(bp->ln1w), G(bp->ln1b), tf->dr, x, W(bp->ln1w), a->mean1,

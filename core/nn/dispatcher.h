@@ -48,17 +48,19 @@ int dispatcher_used_levels(const DispatcherDims *dd, int T);
 /* Floats of the coefficients (B*heads,T,levels) one forward of (B,T) writes. */
 size_t dispatcher_coeff_floats(const DispatcherDims *dd, int B, int T);
 
-/* Floats the layer saves per forward of (B,T): the coefficients (B*heads,T,levels) and
- * the per-level states V_0..V_used (each B*T*d), in that order. Backward STORES every
- * applied level's V rather than recomputing it (as PyTorch's autograd does). */
+/* Floats the layer saves per forward of (B,T): the coefficients (B*heads,T,levels), the
+ * level state V_0 and the last level state (each B*T*d), in that order. Backward
+ * recomputes the states between, one head sequence at a time in its scratch (cheaper
+ * than streaming every level's state through memory). */
 size_t dispatcher_act_floats(const DispatcherDims *dd, int B, int T);
 
-/* Floats of level states dispatcher_forward_infer needs for (B,T): two (B,T,d) states,
- * used alternately, however many levels apply. */
+/* Floats of level states dispatcher_forward_infer needs for (B,T): one (B,T,d) state,
+ * updated in place level by level, however many levels apply. */
 size_t dispatcher_infer_floats(const DispatcherDims *dd, int B, int T);
 
 /* Floats of scratch dispatcher_backward needs for (B,T): one (B,T,d) gradient buffer
- * (updated in place level by level) and the gate gradients (B*heads,T,levels). */
+ * (updated in place level by level), the gate gradients (B*heads,T,levels) and one head
+ * sequence's recomputed level states ((used levels - 1) * T * d/heads). */
 size_t dispatcher_scratch_floats(const DispatcherDims *dd, int B, int T);
 
 /* Forward over x (B,T,d). skip (levels entries, may be NULL = none) drops whole levels:
@@ -77,7 +79,7 @@ void dispatcher_forward(const DispatcherDims *dd,
 
 /* dispatcher_forward for a forward no backward follows (evaluation, sampling): the same
  * out and coefficients, bit for bit, as dispatcher_forward without level dropout, but
- * keeping two level states instead of every level's. coef (dispatcher_coeff_floats)
+ * keeping one level state, updated in place. coef (dispatcher_coeff_floats)
  * and states (dispatcher_infer_floats) are separate, so a model can keep each layer's
  * coefficients while its layers share one states buffer. out must not alias inp, coef
  * or states. Never fails. */

@@ -51,8 +51,9 @@ static void slice_range(size_t n, int ways, int i, size_t *lo, size_t *hi)
 }
 
 /* The right fold of the held shards' gradients (onto fold_init) over [lo, hi), into the
- * primary's slab, in blocks that stay in L1. The same order for every element, whoever
- * computes which block. */
+ * primary's slab: dst = g_0 + (g_1 + (... + (g_{L-1} [+ init]))). The same order for every
+ * element, whoever computes which block. One or two shards (the usual one or two
+ * threads) fold in one pass, with no copies; more, in blocks that stay in L1. */
 CPU_CLONES
 static void fold_range(Replicas *r, size_t lo, size_t hi)
 {
@@ -62,6 +63,19 @@ static void fold_range(Replicas *r, size_t lo, size_t hi)
     int L = r->L;
     if (!init && L == 1)
         return;
+    if (L <= 2) {
+        const float *g1 = L == 2 ? r->m[1]->params.grad : NULL;
+        if (L == 1)               /* g_0 + init */
+            for (size_t j = lo; j < hi; j++)
+                dst[j] = dst[j] + init[j];
+        else if (!init)           /* g_0 + g_1 */
+            for (size_t j = lo; j < hi; j++)
+                dst[j] = dst[j] + g1[j];
+        else                      /* g_0 + (g_1 + init) */
+            for (size_t j = lo; j < hi; j++)
+                dst[j] = dst[j] + (g1[j] + init[j]);
+        return;
+    }
     for (size_t b = lo; b < hi; b += 256) {
         size_t n = hi - b < 256 ? hi - b : 256;
         int s = L - 1;
