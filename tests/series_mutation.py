@@ -94,6 +94,8 @@ with tempfile.TemporaryDirectory(prefix="lmlab-series-") as tmp:
     if not same_place:   # a build folder elsewhere: a fresh one (slower)
         shutil.rmtree(tbuild, ignore_errors=True)
         subprocess.run(["meson", "setup", tbuild, tree], check=True, capture_output=True)
+        subprocess.run(["ninja", "-C", tbuild, "app/lmlab"], check=True, capture_output=True,
+                       timeout=1500)   # the untouched tree's lmlab, before the edit
     old = os.path.join(tbuild, "app", "lmlab")
     db0 = os.path.join(tmp, "before.db")
     rc, out = run(old, db0, "series", ok=False)
