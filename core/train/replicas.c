@@ -31,8 +31,9 @@ struct Replicas {
     pthread_t th[SHARDPLAN_MAX];
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    long generation;       /* bumps for every phase the workers must run */
-    int running, quit, phase;
+    long generation;       /* bumps for every phase the workers must run (atomic) */
+    long running;          /* workers still in the phase (atomic) */
+    int quit, phase;       /* quit: atomic */
     int n_jobs;
     Job job[SHARDPLAN_MAX];
     float scale;
@@ -123,25 +124,59 @@ static void run_phase(Replicas *r, int i)
     }
 }
 
+/* Waits up to SPIN_S for *v to differ from `from` (generation) or to reach `to` (running),
+ * without sleeping: phases follow each other within microseconds (forward, backward,
+ * fold, the optimizer's slices), and a thread that sleeps in the kernel between them
+ * leaves its CPU halted, which a VM wakes only through the hypervisor (tens of
+ * microseconds per wake, several wakes a step). 1 when the state came, else 0 (then the
+ * caller sleeps on the condition variable as before). Only the waiting changes: who
+ * computes what, and so every bit, does not. */
+#define SPIN_S 50e-6
+
+static int spin_until(const long *v, long from, long to, const int *quit)
+{
+    double t0 = 0;
+    for (int i = 0;; i++) {
+        long x = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+        if ((from >= 0 && x != from) || (to >= 0 && x == to) ||
+            (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE)))
+            return 1;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((i & 63) == 63) {
+            double now = sysinfo_now();
+            if (t0 == 0)
+                t0 = now;
+            else if (now - t0 > SPIN_S)
+                return 0;
+        }
+    }
+}
+
 static void *worker_main(void *arg)
 {
     struct Worker *w = arg;
     Replicas *r = w->r;
     long seen = 0;
-    pthread_mutex_lock(&r->mu);
     for (;;) {
-        while (!r->quit && r->generation == seen)
+        spin_until(&r->generation, seen, -1, &r->quit);
+        pthread_mutex_lock(&r->mu);
+        while (!__atomic_load_n(&r->quit, __ATOMIC_ACQUIRE) &&
+               __atomic_load_n(&r->generation, __ATOMIC_ACQUIRE) == seen)
             pthread_cond_wait(&r->go, &r->mu);
-        if (r->quit)
+        if (__atomic_load_n(&r->quit, __ATOMIC_ACQUIRE)) {
+            pthread_mutex_unlock(&r->mu);
             break;
-        seen = r->generation;
+        }
+        seen = __atomic_load_n(&r->generation, __ATOMIC_ACQUIRE);
         pthread_mutex_unlock(&r->mu);
         run_phase(r, w->i);
         pthread_mutex_lock(&r->mu);
-        if (--r->running == 0)
+        if (__atomic_sub_fetch(&r->running, 1, __ATOMIC_ACQ_REL) == 0)
             pthread_cond_signal(&r->done);
+        pthread_mutex_unlock(&r->mu);
     }
-    pthread_mutex_unlock(&r->mu);
     return NULL;
 }
 
@@ -154,13 +189,15 @@ static void fork_join(Replicas *r, int phase)
         return;
     }
     pthread_mutex_lock(&r->mu);
-    r->running = r->W - 1;
-    r->generation++;
+    __atomic_store_n(&r->running, (long)(r->W - 1), __ATOMIC_RELEASE);
+    __atomic_add_fetch(&r->generation, 1, __ATOMIC_ACQ_REL);
     pthread_cond_broadcast(&r->go);
     pthread_mutex_unlock(&r->mu);
     run_phase(r, 0);
+    if (spin_until(&r->running, -1, 0, NULL))
+        return;
     pthread_mutex_lock(&r->mu);
-    while (r->running > 0)
+    while (__atomic_load_n(&r->running, __ATOMIC_ACQUIRE) > 0)
         pthread_cond_wait(&r->done, &r->mu);
     pthread_mutex_unlock(&r->mu);
 }
@@ -224,7 +261,7 @@ void replicas_destroy(Replicas *r)
     if (!r)
         return;
     pthread_mutex_lock(&r->mu);
-    r->quit = 1;
+    __atomic_store_n(&r->quit, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&r->go);
     pthread_mutex_unlock(&r->mu);
     for (int i = 1; i < r->W; i++)
