@@ -29,7 +29,7 @@
 #endif
 
 #define KC 256   /* even: packed pairs never straddle two K blocks */
-#define MC 96    /* a multiple of GEMM_BF16_MR */
+#define MC GEMM_BF16_PACK_MAX_ROWS   /* 96: a multiple of GEMM_BF16_MR */
 #define NC 512   /* a multiple of GEMM_BF16_NR */
 #define PAIR_ELEMS (2 * GEMM_BF16_NR)   /* bf16 per K pair of one B panel */
 
@@ -162,14 +162,20 @@ size_t gemm_bf16_packed_b_elems(int K, int N)
     return panels * (size_t)((K + 1) / 2) * PAIR_ELEMS;
 }
 
+/* Whether kernel k packs on AVX-512 (gemm_bf16_pack.h): the kernels that need
+ * AVX512-BF16 do; the emulated one packs portably. */
+static int packs_on_avx512(GemmBf16Kernel k)
+{
+    return k == GEMM_BF16_AVX512 || k == GEMM_BF16_AMX;
+}
+
 void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb)
 {
     p->K = K;
     p->N = N;
-    GemmBf16Kernel k = gemm_bf16_select_kernel();   /* the AVX-512 packing where it runs */
     if (K > 0 && N > 0)
         gemm_bf16_pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K,
-                               0, N, k == GEMM_BF16_AVX512 || k == GEMM_BF16_AMX);
+                               0, N, packs_on_avx512(gemm_bf16_select_kernel()));
 }
 
 /* ---- micro-kernels ---- */
@@ -409,7 +415,7 @@ void gemm_bf16(GemmBf16Kernel kernel, int ta, int tb, int M, int N, int K, float
     Run r = {kern_emu, epi_emu, (float *)((char *)bpack + BW_ELEMS * 2), alpha, C, ldc, ta, 0,
              0};
 #ifdef GEMM_BF16_HAVE_AVX512
-    if (kernel == GEMM_BF16_AVX512 || kernel == GEMM_BF16_AMX) {
+    if (packs_on_avx512(kernel)) {   /* the kernels on AVX512-BF16 */
         r.kern = kern_avx512;
         r.epi = epi_avx512;
         r.fast = 1;

@@ -69,7 +69,7 @@ static void pack_a_portable(uint32_t *dst, int ta, const float *A, int lda, int 
     size_t kpp = gemm_bf16_pack_a_stride(kp);
     if (ta) {   /* stored K x M: 16 pairs (32 stored rows) at a time are converted in
                  * passes along i into blk, then written out 16 pairs per row */
-        uint32_t blk[16][96];
+        uint32_t blk[16][GEMM_BF16_PACK_MAX_ROWS];
         for (int p0 = 0; p0 < kp; p0 += 16) {
             int np = kp - p0 < 16 ? kp - p0 : 16;
             for (int q = 0; q < np; q++) {
@@ -116,7 +116,7 @@ static void pack_panels_portable(uint32_t *restrict dst, int ta, const float *A,
     if (ta) {   /* pair of stored rows outermost: each row's mc values are read in order,
                  * once, rounded in one vectorised pass into row, then dealt out to the
                  * panels MR at a time (zero-padded to whole panels) */
-        uint32_t row[96 + MR];
+        uint32_t row[GEMM_BF16_PACK_MAX_ROWS + MR];
         for (int i = mc; i % MR; i++)   /* the last panel's padding, once */
             row[i] = 0;
         for (int p = 0; p < kp; p++) {
@@ -298,7 +298,7 @@ PK_ATTR static void pack_panels_avx512(uint32_t *dst, int ta, const float *A, in
     int kp = (kc + 1) / 2;
     if (ta) {   /* as the portable code: each pair of stored rows rounded into row (16
                  * values of i per instruction), then dealt out to the panels MR at a time */
-        uint32_t row[96 + MR] __attribute__((aligned(64)));
+        uint32_t row[GEMM_BF16_PACK_MAX_ROWS + MR] __attribute__((aligned(64)));
         for (int i = mc; i % MR; i++)   /* the last panel's padding, once */
             row[i] = 0;
         for (int p = 0; p < kp; p++) {

@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Rows of A one pack holds at most: gemm_bf16.c's MC (its blocks of A), and the size of
+ * the packing's own row buffers. */
+#define GEMM_BF16_PACK_MAX_ROWS 96
+
 /* Pairs per packed row of A for kp pairs of K: kp rounded up to whole tiles (16 pairs). */
 static inline size_t gemm_bf16_pack_a_stride(int kp)
 {
@@ -27,7 +31,7 @@ void gemm_bf16_pack_b_block(uint16_t *dst, size_t pstride, int tb, const float *
 
 /* Packs op(A) rows i0..i0+mc, K values k0..k0+kc as rows of gemm_bf16_pack_a_stride(kp)
  * pairs (row i at dst + i * stride), zero-padded to whole pairs, whole tiles of pairs and
- * whole 16-row tiles; ta != 0: A is stored K x M. At most 96 rows, kc <= 256. avx512 as
+ * whole 16-row tiles; ta != 0: A is stored K x M. At most GEMM_BF16_PACK_MAX_ROWS rows, kc <= 256. avx512 as
  * above. */
 void gemm_bf16_pack_a_tiles(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
                             int k0, int kc, int avx512);
@@ -35,7 +39,7 @@ void gemm_bf16_pack_a_tiles(uint32_t *dst, int ta, const float *A, int lda, int 
 /* Packs op(A) rows i0..i0+mc, K values k0..k0+kc for the AVX512 kernel: micro-panels of
  * GEMM_BF16_MR rows, panel r at dst + r * kp * MR, zero-padded to a whole panel. ta = 0:
  * row i of a panel holds its kp pairs contiguously (pair p at i * kp + p); ta != 0 (A
- * stored K x M): pair p of the panel's rows together (p * MR + i). At most 96 rows.
+ * stored K x M): pair p of the panel's rows together (p * MR + i). At most GEMM_BF16_PACK_MAX_ROWS rows.
  * avx512 as above. */
 void gemm_bf16_pack_a_panels(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
                              int k0, int kc, int avx512);
