@@ -160,6 +160,16 @@ static void test_linear_act_fused(Rng *r, int N, int Ci, int Co, int bias, Linea
     snprintf(what, sizeof what, "linear+%s fused fwd %dx%d->%d bias=%d", name, N, Ci, Co, bias);
     CHECK_CLOSE(what, pre, pre_ref, no, 1e-5, 1e-6);
     CHECK_CLOSE(what, out, out_ref, no, 1e-5, 1e-6);
+    if (act == LINEAR_RELU) {   /* pre == out: relu written once, in place, the same bits */
+        float *io = buf(no);
+        for (long i = 0; i < no; i++)
+            io[i] = 1e9f;
+        linear_forward_act(io, io, inp, w, b, N, Ci, Co, act);
+        snprintf(what, sizeof what, "linear+relu in place %dx%d->%d bias=%d: out's bits", N,
+                 Ci, Co, bias);
+        CHECK(!memcmp(io, out, (size_t)no * sizeof(float)), "%s", what);
+        free(io);
+    }
     /* backward of a layer Co -> Ci fed by `out` (the activation's output): dpre (N, Co) */
     float *dout = rand_buf(r, (long)N * Ci, -1, 1), *w2 = rand_buf(r, nw, -1, 1);
     float *dpre = buf(no), *dh = buf(no), *dpre_ref = buf(no);

@@ -292,7 +292,7 @@ static size_t saved_bytes(const Config *c, int B, int T)
 {
     size_t N = (size_t)B * T, d = (size_t)c->d, h = (size_t)c->nhid, L = (size_t)c->layers;
     size_t Nd = r16(N * d), Nh = r16(N * h), two = L > 1 ? 2 : 1, fl = 0, ints = 0;
-    int drop = c->dropout > 0, pre = !strcmp(c->norm, "pre");
+    int drop = c->dropout > 0;
     if (c->model_kind == MODEL_LINEAR) {
         fl = 6 * Nd + r16((size_t)timemix_scratch_floats(T, B * c->d));
     } else if (config_is_recurrent(c)) {
@@ -307,13 +307,18 @@ static size_t saved_bytes(const Config *c, int B, int T)
                              c->d, c->heads, dispatcher_levels(c->bptt), NULL};
         AttentionDims ad = {c->d, c->heads};
         int msa = c->model_kind == MODEL_MSA;
-        size_t block = 5 * Nd + 2 * Nh + 4 * r16(N) + (pre ? Nd : 0);
+        /* a training layer's own buffers but its output: r1, x1, r2 (post) or n1 (pre),
+         * hact, hpre (gelu only: relu's is hact), the norms' statistics; the weights-only
+         * model's one shared set holds these plus mix_out and f (2 Nd), which training
+         * sends through its one fwd_tmp (Nd) */
+        size_t gelu = !strcmp(c->act, "gelu");
+        size_t block = 3 * Nd + (1 + gelu) * Nh + 4 * r16(N);
         size_t nc = N * (size_t)c->heads * (size_t)dd.levels;   /* coefficients */
         size_t mixer = msa ? (L - 1) * r16(attention_act_floats(&ad, B, T))
                            : L * (r16(nc + 2 * N * d) - r16(nc)) - r16(N * d);
         size_t scratch = msa ? attention_scratch_floats(&ad, B, T)
                              : dispatcher_scratch_floats(&dd, B, T);
-        fl = (L - 1) * block + (pre ? Nd : 0) + (L - two) * Nd + mixer +
+        fl = (L - 1) * block - Nd + (L - two) * Nd + mixer +
              (drop ? Nd + L * (2 * Nd + Nh) : 0) + 3 * Nd + 2 * Nh + r16(scratch);
         ints = N;
     }

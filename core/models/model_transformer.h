@@ -26,11 +26,13 @@ typedef struct {          /* one block's saved activations, each (N = B*T rows);
     float *mix_act;       /* mixer's own saved state (weights-only Dispatcher: NULL) */
     float *coef;          /* Dispatcher: (B*heads,T,levels) gate coefficients of the last
                              forward (training: the head of mix_act); MSA: NULL */
-    float *mix_out;       /* (N,d) mixer output (after dropout) */
+    float *mix_out;       /* (N,d) mixer output (after dropout); training: Transformer.fwd_tmp */
     float *r1, *x1;       /* (N,d) x + mix; post: LN1(r1), pre: LN2(r1) (FFN input) */
     float *mean1, *rstd1, *mean2, *rstd2; /* (N) */
-    float *hpre, *hact;   /* (N,nhid) W1 x + b1, act(hpre) after dropout */
-    float *f;             /* (N,d) FFN output after dropout */
+    float *hpre, *hact;   /* (N,nhid) W1 x + b1, act(hpre) after dropout; relu: hpre is
+                             hact (its backward reads only hact: the product is written
+                             there and the bias and relu applied in place) */
+    float *f;             /* (N,d) FFN output after dropout; training: Transformer.fwd_tmp */
     float *r2;            /* (N,d) post-norm: x1 + f */
     float *out;           /* (N,d) block output */
     float *mask1, *maskh, *mask2; /* dropout masks (NULL when dropout = 0) */
@@ -51,6 +53,9 @@ typedef struct {
     float *x0, *mask0;    /* (N,d) embedded input */
     float *xf, *meanf, *rstdf; /* pre-norm final LayerNorm */
     DecoderLoss dec;      /* the decoder + loss: its logits chunk, unscaled gradients */
+    float *fwd_tmp;       /* (N,d) training: every layer's mix_out and f, which the next
+                             residual consumes at once and no backward reads: one buffer
+                             that stays in cache, not one per layer written to memory */
     float *dx, *dy, *dr, *dh, *dh2, *mix_scratch; /* backward scratch */
     float *pos_table;     /* (max(T,bptt), d) sinusoidal table */
     int fwd_B, fwd_T, trained;

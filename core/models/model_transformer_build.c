@@ -182,7 +182,8 @@ void transformer_destroy(Model *m)
 #define TAKE(ptr, n) do { if (slab) (ptr) = slab + *off; *off += ((size_t)(n) + 15) & ~(size_t)15; } while (0)
 
 /* A training model's blocks: each layer keeps every activation its backward reads, and
- * its dropout masks when dropout > 0. */
+ * its dropout masks when dropout > 0. What the next residual consumes at once and no
+ * backward reads (the mixer's and the FFN's outputs) goes through the one fwd_tmp. */
 static void tf_layout_blocks_train(Model *m, Transformer *tf, float *slab, size_t *off, int B,
                                    int T)
 {
@@ -191,22 +192,26 @@ static void tf_layout_blocks_train(Model *m, Transformer *tf, float *slab, size_
     int drop = c->dropout > 0;
     size_t mix_act = tf->mixer == MIXER_MSA ? attention_act_floats(&tf->ad, B, T)
                                             : dispatcher_act_floats(&tf->dd, B, T);
+    TAKE(tf->fwd_tmp, N * d);
     for (int l = 0; l < c->layers; l++) {
         LayerActs *a = &tf->layers[l];
         TAKE(a->mix_act, mix_act);
-        TAKE(a->mix_out, N * d);
         TAKE(a->r1, N * d);
         TAKE(a->x1, N * d);
         TAKE(a->mean1, N); TAKE(a->rstd1, N);
-        TAKE(a->hpre, N * h);
+        if (tf->gelu) TAKE(a->hpre, N * h);
         TAKE(a->hact, N * h);
-        TAKE(a->f, N * d);
-        TAKE(a->r2, N * d);
+        if (!tf->prenorm) TAKE(a->r2, N * d);
         TAKE(a->out, N * d);
         TAKE(a->mean2, N); TAKE(a->rstd2, N);
         if (tf->prenorm) TAKE(a->n1, N * d);
         if (drop) { TAKE(a->mask1, N * d); TAKE(a->maskh, N * h); TAKE(a->mask2, N * d); }
-        if (slab) a->coef = tf->mixer == MIXER_MSA ? NULL : a->mix_act; /* they lead the act */
+        if (slab) {
+            a->coef = tf->mixer == MIXER_MSA ? NULL : a->mix_act; /* they lead the act */
+            a->mix_out = a->f = tf->fwd_tmp;
+            if (!tf->gelu)
+                a->hpre = a->hact;
+        }
     }
 }
 
@@ -231,8 +236,9 @@ static void tf_layout_blocks_weights(Model *m, Transformer *tf, float *slab, siz
     TAKE(s.r1, N * d);
     TAKE(s.x1, N * d);
     TAKE(s.mean1, N); TAKE(s.rstd1, N);
-    TAKE(s.hpre, N * h);
+    if (tf->gelu) TAKE(s.hpre, N * h);
     TAKE(s.hact, N * h);
+    if (!tf->gelu) s.hpre = s.hact;
     TAKE(s.f, N * d);
     if (!tf->prenorm) TAKE(s.r2, N * d);
     TAKE(s.mean2, N); TAKE(s.rstd2, N);

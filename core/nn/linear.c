@@ -125,6 +125,23 @@ static void act_row(float *restrict out, const float *pre, int n, LinearAct act)
         out[c] = pre[c] > 0.0f ? pre[c] : 0.0f;
 }
 
+/* relu(x W^T + b) written once, into out: the product lands there and the bias and relu
+ * are applied in place (the same bits as pre and out apart). */
+CPU_CLONES
+static void linear_forward_relu_inplace(float *out, const float *inp, const float *w,
+                                        const float *b, int N, int C_in, int C_out)
+{
+    matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w, C_in, 0.0f, out,
+           C_out);
+    for (int n = 0; n < N; n++) {
+        float *restrict o = out + (size_t)n * C_out;
+        for (int c = 0; c < C_out; c++) {
+            float v = o[c] + b[c];
+            o[c] = v > 0.0f ? v : 0.0f;
+        }
+    }
+}
+
 CPU_CLONES
 void linear_forward_act(float *pre, float *out, const float *inp, const float *w,
                         const float *b, int N, int C_in, int C_out, LinearAct act)
@@ -135,6 +152,10 @@ void linear_forward_act(float *pre, float *out, const float *inp, const float *w
         linear_forward(pre, inp, w, b, N, C_in, C_out);
         for (int n = 0; n < N; n++)
             act_row(out + (size_t)n * C_out, pre + (size_t)n * C_out, C_out, act);
+        return;
+    }
+    if (pre == out && act == LINEAR_RELU) {
+        linear_forward_relu_inplace(out, inp, w, b, N, C_in, C_out);
         return;
     }
     matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,

@@ -36,7 +36,9 @@ typedef enum { LINEAR_RELU, LINEAR_GELU } LinearAct;
  * act(pre), with the bias and the activation applied in one pass over each row of the
  * product while it is in cache (instead of copying the bias into every row first and a
  * separate activation pass). Same values as linear_forward + relu_forward/gelu_forward.
- * pre and out must not alias inp or w, nor each other. Never fails. */
+ * pre and out must not alias inp or w, nor each other, except pre == out with
+ * LINEAR_RELU: relu(x W^T + b) is then written once, in place (relu's backward reads only
+ * out). Never fails. */
 void linear_forward_act(float *pre,       /* (N, C_out) */
                         float *out,       /* (N, C_out) */
                         const float *inp, /* (N, C_in) */
