@@ -136,7 +136,8 @@ static void check_a(const float *A, int ta, int lda, int i0, int mc, int k0, int
                             : i >= mc || (int)p >= kp ? 0
                             : ref_pair(op(A, ta, lda, i0 + i, k),
                                        2 * (int)p + 1 < kc ? op(A, ta, lda, i0 + i, k + 1) : NULL);
-            uint32_t got = dst[(size_t)i * kpp + p];
+            uint32_t got = dst[i == rows ? (size_t)rows * kpp + p   /* past the block */
+                                          : gemm_bf16_pack_a_at(kpp, i, p)];
             if (got != want && bad++ < 3)
                 fprintf(stderr, "  pack_a %s ta=%d i0=%d mc=%d k0=%d kc=%d: row %d pair %zu is "
                         "%08x, want %08x\n", avx512 ? "avx512" : "portable", ta, i0, mc, k0,

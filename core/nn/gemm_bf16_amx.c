@@ -3,7 +3,8 @@
  * (16 pairs x 16 columns). The micro-kernel is 2 x 2 tiles: 32 rows of A (tmm4-5) against
  * 32 columns of B (tmm6-7, one packed panel of gemm_bf16.c) into tmm0-3. B panels are used
  * as gemm_bf16_pack.c packs them (VNNI pairs, rows 128 bytes apart), and A as it packs it
- * for AMX (rows of whole tiles of pairs). Chosen by gemm_bf16_select_kernel(), never by the caller.
+ * for AMX (tiles of 16 rows x 16 pairs, each 1 KB contiguous). Chosen by
+ * gemm_bf16_select_kernel(), never by the caller.
  * Not a driver: gemm_bf16.c's blocking (K blocks of 256, MC = 96) calls it per block. */
 #include "gemm_bf16_amx.h"
 
@@ -23,6 +24,7 @@
 
 #define NR 32                    /* columns of one packed B panel (GEMM_BF16_NR) */
 #define TR 16                    /* rows of a tile; pairs of K per A tile */
+#define TILE_ROW 64              /* bytes per tile row: a packed A tile's row stride */
 #define ARCH_REQ_XCOMP_PERM 0x1023
 #define XFEATURE_XTILEDATA 18
 #define AMX_ATTR __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bf16,avx512bw,avx512vl")))
@@ -64,13 +66,14 @@ AMX_ATTR void gemm_bf16_amx_end(void)
 }
 
 /* out (16 or 32 rows x 32 columns, rows ldo floats apart) = (add ? out : 0) + the sum
- * over kp pairs of a (rows kpp pairs apart) times b (a packed panel; its last partial
+ * over kp pairs of a (its 16-row groups 16 * kpp pairs apart, each group's tiles of 16
+ * pairs contiguous: gemm_bf16_pack_a_at) times b (a packed panel; its last partial
  * tile of pairs from btail, zero-padded to 16 pairs), accumulated in the tiles: with add,
  * out is loaded into them first. two: 32 rows (tmm5 and tmm2-3 too), else 16. */
 AMX_ATTR static void tiles(int kp, const uint32_t *a, size_t kpp, int two, const uint32_t *b,
                            const uint32_t *btail, float *out, size_t ldo, int add)
 {
-    size_t as = kpp * 4, os = ldo * 4;
+    size_t os = ldo * 4;
     if (add) {
         _tile_loadd(0, out, os);
         _tile_loadd(1, out + 16, os);
@@ -88,11 +91,11 @@ AMX_ATTR static void tiles(int kp, const uint32_t *a, size_t kpp, int two, const
         const uint32_t *bt = p + TR <= kp ? b + (size_t)p * NR : btail;
         _tile_loadd(6, bt, NR * 4);
         _tile_loadd(7, bt + 16, NR * 4);
-        _tile_loadd(4, a + p, as);
+        _tile_loadd(4, a + (size_t)p * TR, TILE_ROW);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         if (two) {
-            _tile_loadd(5, a + (size_t)TR * kpp + p, as);
+            _tile_loadd(5, a + (size_t)TR * kpp + (size_t)p * TR, TILE_ROW);
             _tile_dpbf16ps(2, 5, 6);
             _tile_dpbf16ps(3, 5, 7);
         }

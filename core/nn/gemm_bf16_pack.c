@@ -61,6 +61,14 @@ static void pack_b_portable(uint16_t *restrict dst, size_t pstride, int tb, cons
     }
 }
 
+/* Rows mc..rows-1 of a packed A block (the last tile's padding), zero. */
+static void zero_a_rows(uint32_t *dst, size_t kpp, int mc, int rows)
+{
+    for (int i = mc; i < rows; i++)
+        for (size_t p0 = 0; p0 < kpp; p0 += 16)
+            memset(dst + gemm_bf16_pack_a_at(kpp, i, p0), 0, 16 * sizeof *dst);
+}
+
 CPU_CLONES
 static void pack_a_portable(uint32_t *dst, int ta, const float *A, int lda, int i0, int mc,
                             int k0, int kc)
@@ -88,23 +96,21 @@ static void pack_a_portable(uint32_t *dst, int ta, const float *A, int lda, int 
                 for (int i = 0; i < mc; i++)
                     blk[q][i] = 0;
             for (int i = 0; i < mc; i++) {
-                uint32_t *restrict out = dst + (size_t)i * kpp + p0;
+                uint32_t *restrict out = dst + gemm_bf16_pack_a_at(kpp, i, (size_t)p0);
                 for (int q = 0; q < 16; q++)
                     out[q] = blk[q][i];
             }
         }
     } else {
         for (int i = 0; i < mc; i++) {
-            uint32_t *restrict out = dst + (size_t)i * kpp;
             const float *row = A + (size_t)(i0 + i) * lda + k0;
-            for (int p = 0; p < full; p++)
-                out[p] = pair_at(row + 2 * p);
-            if (kc & 1)
-                out[full] = pair_bits(row[kc - 1], 0.0f);
-            memset(out + kp, 0, (kpp - (size_t)kp) * sizeof *out);
+            for (size_t p = 0; p < kpp; p++)
+                dst[gemm_bf16_pack_a_at(kpp, i, p)] =
+                    (int)p < full ? pair_at(row + 2 * p)
+                    : (int)p == full && (kc & 1) ? pair_bits(row[kc - 1], 0.0f) : 0;
         }
     }
-    memset(dst + (size_t)mc * kpp, 0, (size_t)(rows - mc) * kpp * sizeof *dst);
+    zero_a_rows(dst, kpp, mc, rows);
 }
 
 /* The AVX512 kernel's A: micro-panels of MR rows (gemm_bf16_pack.h). */
@@ -263,12 +269,12 @@ PK_ATTR static void pack_a_avx512(uint32_t *dst, int ta, const float *A, int lda
     size_t kpp = gemm_bf16_pack_a_stride(kp);
     if (!ta) {   /* each row's pairs are its values in order: 32 floats per store */
         for (int i = 0; i < mc; i++) {
-            uint32_t *out = dst + (size_t)i * kpp;
             const float *row = A + (size_t)(i0 + i) * lda + k0;
             for (size_t p0 = 0; p0 < kpp; p0 += 16)
-                _mm512_storeu_si512((void *)(out + p0), row32(row + 2 * p0, kc - 2 * (int)p0));
+                _mm512_storeu_si512((void *)(dst + gemm_bf16_pack_a_at(kpp, i, p0)),
+                                    row32(row + 2 * p0, kc - 2 * (int)p0));
         }
-        memset(dst + (size_t)mc * kpp, 0, (size_t)(rows - mc) * kpp * sizeof *dst);
+        zero_a_rows(dst, kpp, mc, rows);
         return;
     }
     /* stored K x M: 16 pairs (32 stored rows) x 16 values of i, transposed to 16 rows of
@@ -289,7 +295,7 @@ PK_ATTR static void pack_a_avx512(uint32_t *dst, int ta, const float *A, int lda
             }
             transpose16(v);
             for (int t = 0; t < 16; t++)
-                _mm512_storeu_si512((void *)(dst + (size_t)(ib + t) * kpp + p0), v[t]);
+                _mm512_storeu_si512((void *)(dst + gemm_bf16_pack_a_at(kpp, ib + t, p0)), v[t]);
         }
 }
 PK_ATTR static void pack_panels_avx512(uint32_t *dst, int ta, const float *A, int lda, int i0,
