@@ -105,15 +105,15 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     const BlockParams *bp = &tf->blocks[l];
     LayerActs *a = &tf->layers[l];
     int N = B * T, d = m->cfg.d;
-    size_t Nd = (size_t)N * d;
     const float *mix_in = x;
     double t0;
-    if (tf->prenorm) {
+    if (tf->prenorm && l == 0) {   /* later layers' LN1 ran in the previous block's tail */
         t0 = model_prof_begin(m);
         layernorm_forward(a->n1, a->mean1, a->rstd1, x, W(bp->ln1w), W(bp->ln1b), N, d);
         model_prof_end(m, PROF_NORM, t0);
-        mix_in = a->n1;
     }
+    if (tf->prenorm)
+        mix_in = a->n1;
     ModelNestedProf mp = model_prof_begin_nested(m, &tf->dd.scan_s, PROF_SCAN);
     mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
     maybe_dropout(m, a->mix_out, a->mask1, B, T, d);
@@ -133,8 +133,17 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     model_prof_end(m, PROF_FFN, t0);
 
     t0 = model_prof_begin(m);
-    if (tf->prenorm) {
-        residual_forward(a->out, a->r1, a->f, (long)Nd);
+    if (tf->prenorm) {   /* out = r1 + f, normalised in the same pass by the next norm:
+                          * the next block's LN1, or the final norm after the last */
+        if (l + 1 < m->cfg.layers) {
+            const BlockParams *nb = &tf->blocks[l + 1];
+            LayerActs *na = &tf->layers[l + 1];
+            layernorm_residual_forward(na->n1, a->out, na->mean1, na->rstd1, a->r1, a->f,
+                                       W(nb->ln1w), W(nb->ln1b), N, d);
+        } else {
+            layernorm_residual_forward(tf->xf, a->out, tf->meanf, tf->rstdf, a->r1, a->f,
+                                       W(tf->p_lnfw), W(tf->p_lnfb), N, d);
+        }
     } else {
         layernorm_residual_forward(a->out, a->r2, a->mean2, a->rstd2, a->x1, a->f,
                                    W(bp->ln2w), W(bp->ln2b), N, d);
@@ -248,12 +257,8 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
         block_forward(m, tf, l, x, B, T);
         x = tf->layers[l].out;
     }
-    if (tf->prenorm) {
-        t0 = model_prof_begin(m);
-        layernorm_forward(tf->xf, tf->meanf, tf->rstdf, x, W(tf->p_lnfw), W(tf->p_lnfb), N, d);
-        model_prof_end(m, PROF_NORM, t0);
+    if (tf->prenorm)   /* the final norm ran in the last block's tail */
         x = tf->xf;
-    }
     tf->fwd_B = B;
     tf->fwd_T = T;
     tf->trained = m->training && targets;
