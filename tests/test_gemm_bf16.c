@@ -480,27 +480,6 @@ static void test_matmul(void *scratch)
     gemm_bf16(gemm_bf16_select_kernel(), 0, 1, N, Cout, Cin, 1, x, Cin, w, Cin, NULL, 0, ref,
               Cout, scratch);
     CHECK(!memcmp(y, ref, ny), "after weights_changed the new weights are packed");
-    /* matmul_repack packs a cached weight at the call (the optimizer's hot repack): a
-     * change after it is not seen until the next weights_changed */
-    size_t nw = (size_t)Cout * Cin;
-    w[0] = keep + 1.0f;
-    matmul_weights_changed(slab);
-    matmul_repack(slab, w, nw);
-    gemm_bf16(gemm_bf16_select_kernel(), 0, 1, N, Cout, Cin, 1, x, Cin, w, Cin, NULL, 0, ref,
-              Cout, scratch);
-    w[0] = keep + 2.0f;
-    matmul(CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0, y, Cout);
-    CHECK(!memcmp(y, ref, ny), "matmul_repack packed the weight then: the product uses it");
-    /* a range that does not hold the weight whole leaves it stale: packed at its next use */
-    w[0] = keep + 3.0f;
-    matmul_weights_changed(slab);
-    matmul_repack(slab, w, nw - 1);
-    matmul_repack(slab, w + 1, nw);
-    w[0] = keep + 4.0f;
-    matmul(CblasNoTrans, CblasTrans, N, Cout, Cin, 1, x, Cin, w, Cin, 0, y, Cout);
-    gemm_bf16(gemm_bf16_select_kernel(), 0, 1, N, Cout, Cin, 1, x, Cin, w, Cin, NULL, 0, ref,
-              Cout, scratch);
-    CHECK(!memcmp(y, ref, ny), "matmul_repack of a part: the weight is packed at its use");
     w[0] = keep;
     /* linear.c's three products in scope: within bf16 rounding of fp32 */
     float *dy = rand_mat(&r, (size_t)N * Cout), *dx = xmalloc((size_t)N * Cin * 4);

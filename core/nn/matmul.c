@@ -127,35 +127,6 @@ void matmul_weights_changed(const float *slab)
     pthread_mutex_unlock(&g_mu);
 }
 
-void matmul_repack(const float *slab, const float *w, size_t n)
-{
-    if (!slab || !w || !n)
-        return;
-    CacheEntry *todo[8];   /* a tensor has one or two (forward and backward layouts) */
-    int m = 0;
-    unsigned long version = 0;
-    pthread_mutex_lock(&g_mu);
-    Slab *s = find_slab(slab);
-    for (int i = 0; s && i < s->n_e && m < (int)(sizeof todo / sizeof *todo); i++) {
-        CacheEntry *e = &s->e[i];
-        size_t rows = (size_t)(e->tb ? e->N : e->K), cols = (size_t)(e->tb ? e->K : e->N);
-        if (e->pk.data && e->version != s->version && e->B >= w &&
-            (size_t)(e->B - w) + (rows - 1) * (size_t)e->ldb + cols <= n)
-            todo[m++] = e;
-    }
-    if (s)
-        version = s->version;
-    pthread_mutex_unlock(&g_mu);
-    /* outside the lock: the entries are this caller's (its tensor's) and no product runs */
-    for (int i = 0; i < m; i++)
-        gemm_bf16_pack_b(&todo[i]->pk, todo[i]->tb, todo[i]->K, todo[i]->N, todo[i]->B,
-                         todo[i]->ldb);
-    pthread_mutex_lock(&g_mu);
-    for (int i = 0; i < m; i++)
-        todo[i]->version = version;
-    pthread_mutex_unlock(&g_mu);
-}
-
 const void *matmul_scope_enter(const float *slab)
 {
     const void *prev = tl_slab;

@@ -30,13 +30,6 @@ void matmul_bf16_detach(const float *slab);
  * a no-op for slabs never attached. Not concurrent with products in the slab's scope. */
 void matmul_weights_changed(const float *slab);
 
-/* Packs now every cached weight that lies whole in [w, w + n) of the attached `slab`, for
- * its current version (call matmul_weights_changed first): the optimizer calls it on each
- * tensor right after updating it, while the tensor is in cache, instead of the next
- * product reading it back from memory to pack it. Weights not cached yet, unknown slabs
- * and fp32 models: nothing. Not concurrent with products in the slab's scope; calls on
- * disjoint ranges may run concurrently (the optimizer's threads). */
-void matmul_repack(const float *slab, const float *w, size_t n);
 /* Opens the calling thread's bf16 scope for `slab` when it is attached (else the thread
  * runs fp32 until the matching exit). Returns the previous scope, for matmul_scope_exit. */
 const void *matmul_scope_enter(const float *slab);
