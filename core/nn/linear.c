@@ -114,8 +114,8 @@ void linear_backward(float *dinp, float *dw, float *db, const float *dout, const
         linear_bias_grad(db, dout, N, C_out);
 }
 
-/* act over one row of n, in place in out from pre (out may be pre for GELU). */
-static void act_row(float *restrict out, const float *pre, int n, LinearAct act)
+/* act over one row of n, into out from pre (out may be pre). */
+static void act_row(float *out, const float *pre, int n, LinearAct act)
 {
     if (act == LINEAR_GELU) {
         gelu_forward(out, pre, n);
@@ -123,23 +123,6 @@ static void act_row(float *restrict out, const float *pre, int n, LinearAct act)
     }
     for (int c = 0; c < n; c++)
         out[c] = pre[c] > 0.0f ? pre[c] : 0.0f;
-}
-
-/* relu(x W^T + b) written once, into out: the product lands there and the bias and relu
- * are applied in place (the same bits as pre and out apart). */
-CPU_CLONES
-static void linear_forward_relu_inplace(float *out, const float *inp, const float *w,
-                                        const float *b, int N, int C_in, int C_out)
-{
-    matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w, C_in, 0.0f, out,
-           C_out);
-    for (int n = 0; n < N; n++) {
-        float *restrict o = out + (size_t)n * C_out;
-        for (int c = 0; c < C_out; c++) {
-            float v = o[c] + b[c];
-            o[c] = v > 0.0f ? v : 0.0f;
-        }
-    }
 }
 
 CPU_CLONES
@@ -154,12 +137,18 @@ void linear_forward_act(float *pre, float *out, const float *inp, const float *w
             act_row(out + (size_t)n * C_out, pre + (size_t)n * C_out, C_out, act);
         return;
     }
-    if (pre == out && act == LINEAR_RELU) {
-        linear_forward_relu_inplace(out, inp, w, b, N, C_in, C_out);
-        return;
-    }
     matmul(CblasNoTrans, CblasTrans, N, C_out, C_in, 1.0f, inp, C_in, w,
                 C_in, 0.0f, pre, C_out);
+    if (pre == out && act == LINEAR_RELU) {   /* written once: bias and relu in place */
+        for (int n = 0; n < N; n++) {
+            float *restrict o = out + (size_t)n * C_out;
+            for (int c = 0; c < C_out; c++) {
+                float v = o[c] + b[c];
+                o[c] = v > 0.0f ? v : 0.0f;
+            }
+        }
+        return;
+    }
     for (int n = 0; n < N; n++) {
         float *restrict p = pre + (size_t)n * C_out, *restrict o = out + (size_t)n * C_out;
         if (act == LINEAR_GELU) {   /* the row is in cache: bias, then the activation */
