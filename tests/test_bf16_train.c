@@ -5,13 +5,16 @@
  * Also: the bf16 run really ran bf16 (its losses differ from fp32's), its settings say
  * precision=bf16, fp32 runs are unchanged by the bf16 machinery (two fp32 runs with a
  * bf16 run between them give the same losses bit for bit), and two replica threads
- * sharing the packed weights give the one-thread bf16 losses within 0.01 over 40 steps.
+ * sharing the packed weights give the one-thread bf16 losses within 0.01 over 40 steps,
+ * and keeping activations as fp32 rows instead of bf16 packs (matmul.h) changes no loss
+ * bit over 60 steps.
  * Where the CPU lacks AVX512-BF16 the products run on the portable emulation of
  * vdpbf16ps (gemm_bf16.h; same products, same order), so the test runs everywhere and
  * says which kernel it used. Not a speed test. */
 #include "check.h"
 #include "err.h"
 #include "gemm_bf16.h"
+#include "matmul.h"
 #include "trainer.h"
 
 #include <math.h>
@@ -88,9 +91,19 @@ int main(void)
         return check_summary() ? 1 : 1;
     /* two replicas share one slab and its packed-weight cache (packed under its lock by
      * whichever thread comes first): the same run within rounding of the sums' order */
-    static Curve b16t;
+    static Curve b16t, b16r;
     if (run("bf16", 2, 40, &b16t))
         return check_summary() ? 1 : 1;
+    /* the FFN's x1 and hact kept as fp32 rows instead of bf16 packs (matmul.h): not a bit
+     * of any loss changes */
+    setenv(MATMUL_PACKS_ENV, "0", 1);
+    int rc = run("bf16", 1, 60, &b16r);
+    unsetenv(MATMUL_PACKS_ENV);
+    if (rc)
+        return check_summary() ? 1 : 1;
+    CHECK(b16r.steps == 60 && !memcmp(b16r.loss, b16.loss, sizeof(float) * 61),
+          "bf16 with fp32 rows instead of packs: %d steps, losses not bit-identical",
+          b16r.steps);
     double wt = 0;
     for (int s = 1; s <= 40; s++)
         wt = fmax(wt, fabs(b16t.loss[s] - b16.loss[s]));

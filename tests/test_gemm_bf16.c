@@ -481,6 +481,27 @@ static void test_matmul(void *scratch)
               Cout, scratch);
     CHECK(!memcmp(y, ref, ny), "after weights_changed the new weights are packed");
     w[0] = keep;
+    /* packed operands (matmul_pack_b, matmul_packed): the bits of matmul on the fp32 rows,
+     * for dW = dy^T x accumulated (beta 1) and a plain product, at odd and even K */
+    CHECK(matmul_packs(), "a bf16 scope can keep packed operands");
+    for (int rows = N - 1; rows <= N; rows++) {
+        float *dyp = rand_mat(&r, (size_t)rows * Cout), *xp = rand_mat(&r, (size_t)rows * Cin);
+        float *g = xmalloc((size_t)Cout * Cin * 4), *gref = xmalloc((size_t)Cout * Cin * 4);
+        uint16_t *pkd = xmalloc(matmul_packed_elems(rows, Cin) * 2);
+        GemmBf16PackedB pk;
+        for (size_t i = 0; i < (size_t)Cout * Cin; i++)
+            g[i] = gref[i] = 0.25f;
+        matmul_pack_b(&pk, pkd, CblasNoTrans, rows, Cin, xp, Cin);
+        matmul_packed(CblasTrans, Cout, 1, dyp, Cout, &pk, 1, g, Cin);
+        matmul(CblasTrans, CblasNoTrans, Cout, Cin, rows, 1, dyp, Cout, xp, Cin, 1, gref, Cin);
+        CHECK(!memcmp(g, gref, (size_t)Cout * Cin * 4),
+              "K=%d: dW on a packed x must be matmul's on its rows, bit for bit", rows);
+        float *a = rand_mat(&r, (size_t)Cout * rows);   /* (Cout, rows) . x: not transposed */
+        matmul_packed(CblasNoTrans, Cout, 0.5f, a, rows, &pk, 0, g, Cin);
+        matmul(CblasNoTrans, CblasNoTrans, Cout, Cin, rows, 0.5f, a, rows, xp, Cin, 0, gref, Cin);
+        CHECK(!memcmp(g, gref, (size_t)Cout * Cin * 4), "K=%d: a . packed x, alpha 0.5", rows);
+        free(dyp); free(xp); free(g); free(gref); free(pkd); free(a);
+    }
     /* linear.c's three products in scope: within bf16 rounding of fp32 */
     float *dy = rand_mat(&r, (size_t)N * Cout), *dx = xmalloc((size_t)N * Cin * 4);
     float *dw = xmalloc((size_t)Cout * Cin * 4), *dx32 = xmalloc((size_t)N * Cin * 4);
@@ -490,7 +511,7 @@ static void test_matmul(void *scratch)
     linear_forward(y, x, w, NULL, N, Cin, Cout);
     linear_backward(dx, dw, NULL, dy, x, w, N, Cin, Cout);
     matmul_scope_exit(prev);
-    CHECK(!matmul_bf16_active(), "scope closed");
+    CHECK(!matmul_bf16_active() && !matmul_packs(), "scope closed: no packed operands");
     memset(dx32, 0, (size_t)N * Cin * 4); memset(dw32, 0, (size_t)Cout * Cin * 4);
     linear_forward(y32, x, w, NULL, N, Cin, Cout);
     linear_backward(dx32, dw32, NULL, dy, x, w, N, Cin, Cout);

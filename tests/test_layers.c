@@ -194,6 +194,43 @@ static void test_linear_act_fused(Rng *r, int N, int Ci, int Co, int bias, Linea
     free(dw_ref), free(db_ref);
 }
 
+/* The ReLU kept as sign bits (a bf16 model's packed FFN): the forward writes the same
+ * bits as linear_forward_act in place and sets bit c where out > 0; the backward's dpre is
+ * linear_backward_act's, bit for bit (widths across and between 32-bit words). */
+static void test_linear_relu_bits(Rng *r, int N, int Ci, int Co)
+{
+    long ni = (long)N * Ci, nw = (long)Co * Ci, no = (long)N * Co;
+    size_t W = linear_relu_words(Co);
+    float *inp = rand_buf(r, ni, -1, 1), *w = rand_buf(r, nw, -1, 1), *b = rand_buf(r, Co, -1, 1);
+    float *out = buf(no), *ref = buf(no);
+    uint32_t *bits = malloc((size_t)N * W * sizeof *bits);
+    memset(bits, 0xa5, (size_t)N * W * sizeof *bits);
+    linear_forward_relu_bits(out, bits, inp, w, b, N, Ci, Co);
+    linear_forward_act(ref, ref, inp, w, b, N, Ci, Co, LINEAR_RELU);
+    char what[96];
+    snprintf(what, sizeof what, "relu bits %dx%d->%d: out's bits", N, Ci, Co);
+    CHECK(!memcmp(out, ref, (size_t)no * sizeof(float)), "%s", what);
+    long wrong = 0, pos = 0;
+    for (long i = 0; i < no; i++) {
+        long n = i / Co, c = i % Co;
+        int bit = (int)(bits[(size_t)n * W + (size_t)c / 32] >> (c % 32)) & 1;
+        wrong += bit != (out[i] > 0.0f);
+        pos += out[i] > 0.0f;
+    }
+    for (long n = 0; n < N && Co % 32; n++)   /* the last word's unused bits stay clear */
+        wrong += (bits[(size_t)n * W + W - 1] >> (Co % 32)) != 0;
+    CHECK(!wrong && pos > 0 && pos < no, "%s: %ld wrong bits (%ld of %ld positive)", what,
+          wrong, pos, no);
+    float *dout = rand_buf(r, (long)N * Ci, -1, 1), *w2 = rand_buf(r, nw, -1, 1);
+    float *dpre = buf(no), *dpre_ref = buf(no);
+    for (long i = 0; i < no; i++) dpre[i] = 7.0f;
+    linear_backward_relu_bits(dpre, dout, bits, w2, N, Co, Ci);
+    linear_backward_act(dpre_ref, NULL, NULL, dout, out, NULL, w2, N, Co, Ci, LINEAR_RELU);
+    CHECK(!memcmp(dpre, dpre_ref, (size_t)no * sizeof(float)), "%s: dpre's bits", what);
+    free(inp), free(w), free(b), free(out), free(ref), free(bits), free(dout), free(w2);
+    free(dpre), free(dpre_ref);
+}
+
 /* ---------------------------------------------------------------- embedding */
 
 typedef struct {
@@ -635,6 +672,9 @@ int main(void)
         test_linear_act_fused(&r, 9, 13, 11, 0, (LinearAct)act);
         test_linear_act_fused(&r, 1, 16, 24, 1, (LinearAct)act);
     }
+    test_linear_relu_bits(&r, 9, 13, 70);
+    test_linear_relu_bits(&r, 5, 24, 64);
+    test_linear_relu_bits(&r, 3, 7, 20);
     test_embedding(&r);
     test_posenc_sinusoid();
     test_posenc_learned(&r);

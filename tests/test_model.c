@@ -310,7 +310,8 @@ static size_t saved_bytes(const Config *c, int B, int T)
         /* a training layer's own buffers but its output: r1, x1, r2 (post) or n1 (pre),
          * hact, hpre (gelu only: relu's is hact), the norms' statistics; the weights-only
          * model's one shared set holds these plus mix_out and f (2 Nd), which training
-         * sends through its one fwd_tmp (Nd) */
+         * sends through its one fwd_tmp (Nd); training's rows of x1 and hact where the
+         * backward reads their bf16 packs, or no backward follows: fwd_x1, fwd_h (Nd + Nh) */
         size_t gelu = !strcmp(c->act, "gelu");
         size_t block = 3 * Nd + (1 + gelu) * Nh + 4 * r16(N);
         size_t nc = N * (size_t)c->heads * (size_t)dd.levels;   /* coefficients */
@@ -318,7 +319,7 @@ static size_t saved_bytes(const Config *c, int B, int T)
                            : L * (r16(nc + 2 * N * d) - r16(nc)) - r16(N * d);
         size_t scratch = msa ? attention_scratch_floats(&ad, B, T)
                              : dispatcher_scratch_floats(&dd, B, T);
-        fl = (L - 1) * block - Nd + (L - two) * Nd + mixer +
+        fl = (L - 1) * block - Nd + (L - two) * Nd + mixer + Nd + Nh +
              (drop ? Nd + L * (2 * Nd + Nh) : 0) + 3 * Nd + 2 * Nh + r16(scratch);
         ints = N;
     }

@@ -85,17 +85,38 @@ static void maybe_dropout(Model *m, float *x, float *mask, int B, int T, int w)
         dropout_forward(x, mask, x, m->cfg.dropout, &m->drop, B, T, w, 0);
 }
 
+/* Where block l's FFN input x1 and hidden activation go in this forward: the layer's own
+ * buffers while its backward reads them as fp32 rows, else the rows every layer shares
+ * (fwd_x1, fwd_h: in cache for the next product; the backward reads their packs, or no
+ * backward follows). A weights-only model has no shared rows: its layers share theirs. */
+static float *ffn_x1(const Transformer *tf, const LayerActs *a)
+{
+    return tf->fwd_x1 && (tf->pk || !tf->trained) ? tf->fwd_x1 : a->x1;
+}
+
+static float *ffn_h(const Transformer *tf, const LayerActs *a)
+{
+    return tf->fwd_h && (tf->pk_h || !tf->trained) ? tf->fwd_h : a->hact;
+}
+
 /* The FFN of block l on x1 (N=B*T,d) into f: W2 act(W1 x1 + b1) + b2, with dropout. */
 static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
 {
     const BlockParams *bp = &tf->blocks[l];
     LayerActs *a = &tf->layers[l];
     int N = B * T, d = m->cfg.d, h = m->cfg.nhid;
-    /* bias + activation fused into one pass after the product */
-    linear_forward_act(a->hpre, a->hact, a->x1, W(bp->w1), W(bp->b1), N, d, h,
-                       tf->gelu ? LINEAR_GELU : LINEAR_RELU);
-    maybe_dropout(m, a->hact, a->maskh, B, T, h);
-    linear_forward(a->f, a->hact, W(bp->w2), W(bp->b2), N, h, d);
+    float *x1 = ffn_x1(tf, a), *hact = ffn_h(tf, a);
+    if (tf->pk)   /* the backward's dW1 operand, packed while x1 is in cache */
+        matmul_pack_b(&a->x1_pk, (uint16_t *)a->x1, CblasNoTrans, N, d, x1, d);
+    if (tf->pk_h) {
+        linear_forward_relu_bits(hact, a->hbits, x1, W(bp->w1), W(bp->b1), N, d, h);
+        matmul_pack_b(&a->h_pk, (uint16_t *)a->hact, CblasNoTrans, N, h, hact, h);
+    } else {   /* bias + activation fused into one pass after the product */
+        linear_forward_act(hact == a->hact ? a->hpre : hact, hact, x1, W(bp->w1), W(bp->b1), N,
+                           d, h, tf->gelu ? LINEAR_GELU : LINEAR_RELU);
+        maybe_dropout(m, hact, a->maskh, B, T, h);
+    }
+    linear_forward(a->f, hact, W(bp->w2), W(bp->b2), N, h, d);
     maybe_dropout(m, a->f, a->mask2, B, T, d);
 }
 
@@ -121,10 +142,10 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
 
     t0 = model_prof_begin(m);
     if (tf->prenorm)   /* r1 = x + mix, normalised row by row in the same pass */
-        layernorm_residual_forward(a->x1, a->r1, a->mean2, a->rstd2, x, a->mix_out,
+        layernorm_residual_forward(ffn_x1(tf, a), a->r1, a->mean2, a->rstd2, x, a->mix_out,
                                    W(bp->ln2w), W(bp->ln2b), N, d);
     else
-        layernorm_residual_forward(a->x1, a->r1, a->mean1, a->rstd1, x, a->mix_out,
+        layernorm_residual_forward(ffn_x1(tf, a), a->r1, a->mean1, a->rstd1, x, a->mix_out,
                                    W(bp->ln1w), W(bp->ln1b), N, d);
     model_prof_end(m, PROF_NORM, t0);
 
@@ -145,7 +166,7 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
                                        W(tf->p_lnfw), W(tf->p_lnfb), N, d);
         }
     } else {
-        layernorm_residual_forward(a->out, a->r2, a->mean2, a->rstd2, a->x1, a->f,
+        layernorm_residual_forward(a->out, a->r2, a->mean2, a->rstd2, ffn_x1(tf, a), a->f,
                                    W(bp->ln2w), W(bp->ln2b), N, d);
     }
     model_prof_end(m, PROF_NORM, t0);
@@ -153,6 +174,21 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
 
 /* FFN backward shared by both norms: from d(FFN output) `df` to d(FFN input) added
  * into `dx1`. Uses dy, dh, dh2 as scratch. */
+/* The FFN's first layer backward from d(pre-activation) in dh2: dx1 +=, dW1 +=, db1 +=;
+ * dW1 on x1's pack when the forward kept one. */
+static void ffn_backward_in(Model *m, Transformer *tf, int l, float *dx1, int N)
+{
+    const BlockParams *bp = &tf->blocks[l];
+    LayerActs *a = &tf->layers[l];
+    int d = m->cfg.d, h = m->cfg.nhid;
+    if (!tf->pk) {
+        linear_backward(dx1, G(bp->w1), G(bp->b1), tf->dh2, a->x1, W(bp->w1), N, d, h);
+        return;
+    }
+    linear_backward(dx1, NULL, G(bp->b1), tf->dh2, NULL, W(bp->w1), N, d, h);
+    matmul_packed(CblasTrans, h, 1.0f, tf->dh2, h, &a->x1_pk, 1.0f, G(bp->w1), d);
+}
+
 static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const float *df, int N)
 {
     const BlockParams *bp = &tf->blocks[l];
@@ -164,10 +200,17 @@ static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const flo
         dropout_backward(tf->dy, df, a->mask2, (long)Nd);
         df = tf->dy;
     }
+    if (tf->pk_h) {   /* hact and x1 as their packs, the ReLU's mask as bits */
+        linear_backward_relu_bits(tf->dh2, df, a->hbits, W(bp->w2), N, h, d);
+        matmul_packed(CblasTrans, d, 1.0f, df, d, &a->h_pk, 1.0f, G(bp->w2), h);
+        linear_backward(NULL, NULL, G(bp->b2), df, NULL, NULL, N, h, d);
+        ffn_backward_in(m, tf, l, dx1, N);
+        return;
+    }
     if (!drop) {   /* through W2 and the activation in one: no zeroing, one pass */
         linear_backward_act(tf->dh2, G(bp->w2), G(bp->b2), df, a->hact, a->hpre, W(bp->w2), N,
                             h, d, tf->gelu ? LINEAR_GELU : LINEAR_RELU);
-        linear_backward(dx1, G(bp->w1), G(bp->b1), tf->dh2, a->x1, W(bp->w1), N, d, h);
+        ffn_backward_in(m, tf, l, dx1, N);
         return;
     }
     memset(tf->dh, 0, Nh * sizeof(float));
@@ -179,7 +222,7 @@ static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const flo
         gelu_backward(tf->dh2, tf->dh, a->hpre, (long)Nh);
     else
         relu_backward(tf->dh2, tf->dh, a->hact, (long)Nh);
-    linear_backward(dx1, G(bp->w1), G(bp->b1), tf->dh2, a->x1, W(bp->w1), N, d, h);
+    ffn_backward_in(m, tf, l, dx1, N);
 }
 
 /* d(block output) in tf->dx  ->  d(block input) in tf->dx; stages timed as forward. */
@@ -234,6 +277,24 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
     model_prof_end(m, PROF_NORM, t0);
 }
 
+/* Whether this forward keeps x1 (pk) and hact (pk_h) as the bf16 packs the backward's
+ * weight-gradient products take (matmul.h): a forward with a backward, in a bf16 scope,
+ * where each pack fits its fp32 buffer's room (hact's with its sign bits after it, for a
+ * ReLU with no dropout: with dropout or GELU the backward reads hact or hpre itself). */
+static void tf_choose_packs(Model *m, Transformer *tf, int N)
+{
+    int d = m->cfg.d, h = m->cfg.nhid;
+    size_t room_x1 = (size_t)N * d * sizeof(float), room_h = (size_t)N * h * sizeof(float);
+    size_t pk_x1 = matmul_packed_elems(N, d) * 2;
+    size_t pk_h = (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8 + (size_t)N * linear_relu_words(h) * 4;
+    tf->pk = tf->trained && tf->fwd_x1 && pk_x1 <= room_x1 && matmul_packs();
+    tf->pk_h = tf->pk && tf->fwd_h && !tf->gelu && !(m->cfg.dropout > 0) && pk_h <= room_h;
+    for (int l = 0; l < m->cfg.layers && tf->pk_h; l++) {
+        LayerActs *a = &tf->layers[l];
+        a->hbits = (uint32_t *)((char *)a->hact + (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8);
+    }
+}
+
 static int tf_forward(Model *m, const int *tokens, const int *targets, int B, int T,
                       double *loss_sum, long *count)
 {
@@ -252,6 +313,8 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     posenc_add(tf->x0, tf->p_wpe >= 0 ? W(tf->p_wpe) : tf->pos_table, B, T, d, 0);
     maybe_dropout(m, tf->x0, tf->mask0, B, T, d);
     model_prof_end(m, PROF_EMBED, t0);
+    tf->trained = m->training && targets;
+    tf_choose_packs(m, tf, N);
     const float *x = tf->x0;
     for (int l = 0; l < c->layers; l++) {
         block_forward(m, tf, l, x, B, T);
@@ -261,7 +324,6 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
         x = tf->xf;
     tf->fwd_B = B;
     tf->fwd_T = T;
-    tf->trained = m->training && targets;
     double s = 0;
     long n = 0;
     ModelNestedProf dp = model_prof_begin_nested(m, &tf->dec.elem_s, PROF_LOSS);

@@ -8,6 +8,7 @@
 #include "attention.h"
 #include "decoder_loss.h"
 #include "dispatcher.h"
+#include "matmul.h"
 #include "model.h"
 
 enum { MIXER_DISPATCHER, MIXER_MSA };
@@ -32,6 +33,9 @@ typedef struct {          /* one block's saved activations, each (N = B*T rows);
     float *hpre, *hact;   /* (N,nhid) W1 x + b1, act(hpre) after dropout; relu: hpre is
                              hact (its backward reads only hact: the product is written
                              there and the bias and relu applied in place) */
+    GemmBf16PackedB x1_pk, h_pk; /* Transformer.pk: x1 and hact kept as the bf16 packs of
+                             the backward's dW1 and dW2 products, in x1's and hact's room */
+    uint32_t *hbits;      /* Transformer.pk_h: hact's sign bits (linear.h), after h_pk */
     float *f;             /* (N,d) FFN output after dropout; training: Transformer.fwd_tmp */
     float *r2;            /* (N,d) post-norm: x1 + f */
     float *out;           /* (N,d) block output */
@@ -56,6 +60,9 @@ typedef struct {
     float *fwd_tmp;       /* (N,d) training: every layer's mix_out and f, which the next
                              residual consumes at once and no backward reads: one buffer
                              that stays in cache, not one per layer written to memory */
+    float *fwd_x1, *fwd_h; /* (N,d), (N,nhid) training: x1 and hact when no backward reads
+                             them as fp32 rows (pk, pk_h, or a forward with no backward) */
+    int pk, pk_h;         /* this forward keeps x1 (pk) and hact (pk_h) as packs */
     float *dx, *dy, *dr, *dh, *dh2, *mix_scratch; /* backward scratch */
     float *pos_table;     /* (max(T,bptt), d) sinusoidal table */
     int fwd_B, fwd_T, trained;

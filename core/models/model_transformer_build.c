@@ -193,6 +193,8 @@ static void tf_layout_blocks_train(Model *m, Transformer *tf, float *slab, size_
     size_t mix_act = tf->mixer == MIXER_MSA ? attention_act_floats(&tf->ad, B, T)
                                             : dispatcher_act_floats(&tf->dd, B, T);
     TAKE(tf->fwd_tmp, N * d);
+    TAKE(tf->fwd_x1, N * d);
+    TAKE(tf->fwd_h, N * h);
     for (int l = 0; l < c->layers; l++) {
         LayerActs *a = &tf->layers[l];
         TAKE(a->mix_act, mix_act);

@@ -184,3 +184,72 @@ void linear_backward_act(float *dpre, float *dw, float *db, const float *dout,
     }
     linear_backward(NULL, dw, db, dout, inp, w, N, C_in, C_out);
 }
+
+size_t linear_relu_words(int C)
+{
+    return ((size_t)C + 31) / 32;
+}
+
+/* The bits of 32 values (n of them, the rest 0): bit c where v[c] > 0. A fixed-length
+ * loop GCC vectorises (compare, shift by the lane's index, OR-reduce). */
+static inline uint32_t sign_bits32(const float *v, int n)
+{
+    uint32_t w = 0;
+    if (n == 32) {
+        for (int c = 0; c < 32; c++)
+            w |= (uint32_t)(v[c] > 0.0f) << c;
+        return w;
+    }
+    for (int c = 0; c < n; c++)
+        w |= (uint32_t)(v[c] > 0.0f) << c;
+    return w;
+}
+
+/* d[c] = 0 where bit c of w is clear, for n <= 32 values. */
+static inline void mask_bits32(float *d, uint32_t w, int n)
+{
+    if (n == 32) {
+        for (int c = 0; c < 32; c++)
+            d[c] = (w >> c) & 1u ? d[c] : 0.0f;
+        return;
+    }
+    for (int c = 0; c < n; c++)
+        d[c] = (w >> c) & 1u ? d[c] : 0.0f;
+}
+
+CPU_CLONES
+void linear_forward_relu_bits(float *out, uint32_t *bits, const float *inp, const float *w,
+                              const float *b, int N, int C_in, int C_out)
+{
+    linear_forward_act(out, out, inp, w, b, N, C_in, C_out, LINEAR_RELU);
+    size_t W = linear_relu_words(C_out);
+    for (int n = 0; n < N; n++) {   /* the rows are in cache: the product just wrote them */
+        const float *o = out + (size_t)n * C_out;
+        for (size_t q = 0; q < W; q++) {
+            int c0 = (int)q * 32;
+            bits[(size_t)n * W + q] = sign_bits32(o + c0, C_out - c0 < 32 ? C_out - c0 : 32);
+        }
+    }
+}
+
+CPU_CLONES
+void linear_backward_relu_bits(float *dpre, const float *dout, const uint32_t *bits,
+                               const float *w, int N, int C_in, int C_out)
+{
+    if (N <= 0 || C_in <= 0)
+        return;
+    if (C_out <= 0) {
+        memset(dpre, 0, (size_t)N * C_in * sizeof *dpre);
+        return;
+    }
+    matmul(CblasNoTrans, CblasNoTrans, N, C_in, C_out, 1.0f, dout, C_out, w, C_in, 0.0f, dpre,
+           C_in);
+    size_t W = linear_relu_words(C_in);
+    for (int n = 0; n < N; n++) {
+        float *d = dpre + (size_t)n * C_in;
+        for (size_t q = 0; q < W; q++) {
+            int c0 = (int)q * 32;
+            mask_bits32(d + c0, bits[(size_t)n * W + q], C_in - c0 < 32 ? C_in - c0 : 32);
+        }
+    }
+}

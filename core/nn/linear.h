@@ -4,6 +4,9 @@
 #ifndef LM_LINEAR_H
 #define LM_LINEAR_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* out = inp . w^T + b for N rows. b may be NULL (no bias). out is overwritten and must
  * not alias inp or w. Never fails. */
 /* y (rows) = alpha * w (rows, cols; row stride ldw) . x (cols) + beta * y; for one-row
@@ -60,4 +63,15 @@ void linear_backward_act(float *dpre,       /* (N, C_in) */
                          const float *w,    /* (C_out, C_in) */
                          int N, int C_in, int C_out, LinearAct act);
 
+/* The ReLU's sign bits of an (N, C) output: row n's bits are words n * W .. n * W + W - 1,
+ * W = linear_relu_words(C), bit c % 32 of word c / 32 set where out[n, c] > 0. */
+size_t linear_relu_words(int C);
+/* linear_forward_act(out, out, inp, w, b, N, C_in, C_out, LINEAR_RELU) (b not NULL, N > 1),
+ * also writing out's sign bits. Never fails. */
+void linear_forward_relu_bits(float *out, uint32_t *bits, const float *inp, const float *w,
+                              const float *b, int N, int C_in, int C_out);
+/* dpre = (dout . w) masked by the bits (linear_forward_relu_bits), OVERWRITTEN: what
+ * linear_backward_act computes for dpre from the ReLU's output. Never fails. */
+void linear_backward_relu_bits(float *dpre, const float *dout, const uint32_t *bits,
+                               const float *w, int N, int C_in, int C_out);
 #endif

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MATMUL_MAX_SLABS 32
 
@@ -187,6 +188,53 @@ static const GemmBf16PackedB *cached_pack(Slab *s, int tb, int K, int N, const f
         e->version = s->version;
     }
     return &e->pk;
+}
+
+int matmul_packs(void)
+{
+    const char *e = getenv(MATMUL_PACKS_ENV);
+    return tl_slab && !(e && !strcmp(e, "0")) && thread_scratch();
+}
+
+size_t matmul_packed_elems(int K, int N)
+{
+    return gemm_bf16_packed_b_elems(K, N);
+}
+
+void matmul_pack_b(GemmBf16PackedB *pk, uint16_t *data, CBLAS_TRANSPOSE tb, int K, int N,
+                   const float *B, int ldb)
+{
+    pk->data = data;
+    gemm_bf16_pack_b(pk, tb != CblasNoTrans, K, N, B, ldb);
+}
+
+/* Element (k, n) of a pack (gemm_bf16.h: panels of GEMM_BF16_NR columns, pairs of k). */
+static float packed_at(const GemmBf16PackedB *pb, int k, int n)
+{
+    size_t pstride = (size_t)((pb->K + 1) / 2) * 2 * GEMM_BF16_NR;
+    size_t at = (size_t)(n / GEMM_BF16_NR) * pstride +
+                ((size_t)(k / 2) * GEMM_BF16_NR + (size_t)(n % GEMM_BF16_NR)) * 2 + (size_t)(k & 1);
+    return gemm_bf16_to_float(pb->data[at]);
+}
+
+void matmul_packed(CBLAS_TRANSPOSE ta, int M, float alpha, const float *A, int lda,
+                   const GemmBf16PackedB *pb, float beta, float *C, int ldc)
+{
+    int t_a = ta != CblasNoTrans, N = pb->N, K = pb->K;
+    void *scratch = thread_scratch();
+    if (scratch) {
+        gemm_bf16(gemm_bf16_select_kernel(), t_a, 0, M, N, K, alpha, A, lda, NULL, 0, pb, beta,
+                  C, ldc, scratch);
+        return;
+    }
+    for (int i = 0; i < M; i++)   /* no scratch: fp32 on the pack's values, row by row */
+        for (int j = 0; j < N; j++) {
+            float s = 0.0f;
+            for (int k = 0; k < K; k++)
+                s += (t_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]) * packed_at(pb, k, j);
+            float *c = &C[(size_t)i * ldc + j];
+            *c = alpha * s + (beta == 0.0f ? 0.0f : beta * *c);
+        }
 }
 
 void matmul(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,

@@ -11,8 +11,11 @@
 #ifndef LM_MATMUL_H
 #define LM_MATMUL_H
 
+#include "gemm_bf16.h"
+
 #include <cblas.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* cblas_sgemm(CblasRowMajor, ta, tb, ...) or, in a bf16 scope, its bf16 version. Never
  * fails (if bf16 scratch memory cannot be had, the product runs in fp32). */
@@ -36,5 +39,25 @@ const void *matmul_scope_enter(const float *slab);
 void matmul_scope_exit(const void *prev);
 /* 1 when the calling thread is in a bf16 scope. */
 int matmul_bf16_active(void);
+
+/* Packed operands: an activation that only products read again (a backward's
+ * dw = dout^T . x) can be kept as the bf16 pack those products take, made once while it
+ * is in cache, at half its fp32 size, instead of fp32 rows packed again in the backward.
+ * The products give the same bits as matmul on the fp32 rows in the same scope. */
+/* 1 when the calling thread is in a bf16 scope and has its product scratch (allocated
+ * here): the only state in which a model keeps packed operands. Never with
+ * MATMUL_PACKS_ENV=0 (a test hook: the packs must not change a bit of training). */
+#define MATMUL_PACKS_ENV "LMLAB_BF16_PACKS"
+int matmul_packs(void);
+/* bf16 elements of the pack of a K x N op(B). */
+size_t matmul_packed_elems(int K, int N);
+/* pk = op(B) (K x N; tb: B stored N x K) packed into data (matmul_packed_elems). */
+void matmul_pack_b(GemmBf16PackedB *pk, uint16_t *data, CBLAS_TRANSPOSE tb, int K, int N,
+                   const float *B, int ldb);
+/* matmul with op(B) given as a pack (pb->K x pb->N): C (M x pb->N) = alpha op(A) op(B) +
+ * beta C, op(A) M x pb->K. In bf16 (gemm_bf16) on any thread that can have its scratch;
+ * where it cannot (memory), in fp32 on the pack's bf16 values, so it never fails. */
+void matmul_packed(CBLAS_TRANSPOSE ta, int M, float alpha, const float *A, int lda,
+                   const GemmBf16PackedB *pb, float beta, float *C, int ldc);
 
 #endif
