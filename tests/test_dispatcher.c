@@ -8,18 +8,20 @@
 #include "check.h"
 #include "dispatcher.h"
 #include "err.h"
+#include "gemm_bf16.h"
 #include "matmul.h"
 #include "rng.h"
 #include "safetensors.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static double loss_of(const DispatcherDims *dd, float *out, float *act, const float *x,
                       const float *wi, const float *wg, const float *wo,
                       const unsigned char *skip, const float *G, int B, int T)
 {
-    dispatcher_forward(dd, out, act, x, wi, wg, wo, skip, B, T);
+    dispatcher_forward(dd, out, act, x, wi, wg, wo, skip, B, T, NULL, NULL);
     double s = 0;
     for (long i = 0; i < (long)B * T * dd->d; i++)
         s += (double)out[i] * G[i];
@@ -70,7 +72,7 @@ static void test_fd(DispatcherKind kind, int heads, int T, const unsigned char *
     rng_fill_uniform(&r, wo, ni, -0.6f, 0.6f);
     rng_fill_uniform(&r, wg, ng, -0.6f, 0.6f);
     loss_of(&dd, out, act, x, wi, wg, wo, skip, G, B, T);
-    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, skip, B, T);
+    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, skip, B, T, 0, NULL);
     printf(" FD %s heads=%d T=%d skip=%s\n", kind == DISPATCHER_PAPER ? "paper" : "mh", heads,
            T, skip ? "yes" : "no");
     fd_check("d input", x, dx, nx, &dd, out, act, x, wi, wg, wo, skip, G, B, T);
@@ -80,7 +82,7 @@ static void test_fd(DispatcherKind kind, int heads, int T, const unsigned char *
     /* backward adds: a second call doubles the gradient */
     float *dx2 = malloc(sizeof(float) * nx);
     memcpy(dx2, dx, sizeof(float) * nx);
-    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, skip, B, T);
+    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, skip, B, T, 0, NULL);
     for (long i = 0; i < nx; i++)
         dx2[i] *= 2;
     CHECK_CLOSE("backward accumulates (+=)", dx, dx2, nx, 1e-6, 1e-6);
@@ -151,8 +153,8 @@ static void test_fixture(const char *name, DispatcherKind kind)
     float *scr = malloc(sizeof(float) * dispatcher_scratch_floats(&dd, B, T));
     transpose_tb(x, x_tb, T, B, d, 1);
     transpose_tb(G, g_tb, T, B, d, 1);
-    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, B, T);
-    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, NULL, B, T);
+    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, B, T, NULL, NULL);
+    dispatcher_backward(&dd, dx, dwi, dwg, dwo, scr, G, act, x, wi, wg, wo, NULL, B, T, 0, NULL);
     transpose_tb(tmp, out, T, B, d, 0);
     CHECK_CLOSE("output", tmp, y_tb, nx, 1e-5, 1e-5);
     double ymax = 0;
@@ -189,7 +191,7 @@ static void test_step(DispatcherKind kind, int T)
     rng_fill_uniform(&r, wi, ni, -0.4f, 0.4f);
     rng_fill_uniform(&r, wo, ni, -0.4f, 0.4f);
     rng_fill_uniform(&r, wg, ng, -0.4f, 0.4f);
-    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, 1, T);
+    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, 1, T, NULL, NULL);
     DispatcherCache *c = dispatcher_cache_create(&dd);
     CHECK(c != NULL, "cache_create");
     if (!c)
@@ -241,7 +243,7 @@ static void test_infer(DispatcherKind kind, int heads, int T)
         states[i] = NAN;
     for (size_t i = 0; i < nc + 32; i++)
         coef[i] = -7.0f;
-    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, B, T);
+    dispatcher_forward(&dd, out, act, x, wi, wg, wo, NULL, B, T, NULL, NULL);
     dispatcher_forward_infer(&dd, out2, coef + 16, states, x, wi, wg, wo, B, T);
     printf(" infer %s heads=%d T=%d\n", kind == DISPATCHER_PAPER ? "paper" : "mh", heads, T);
     CHECK(!memcmp(out, out2, sizeof(float) * nx), "infer output differs from forward's");
@@ -359,8 +361,8 @@ static void test_same_bits(DispatcherKind kind, int d, int heads, int T,
     rng_fill_uniform(&r, wi, (long)ni, -0.3f, 0.3f);
     rng_fill_uniform(&r, wo, (long)ni, -0.3f, 0.3f);
     rng_fill_uniform(&r, wg, (long)ng, -0.6f, 0.6f);
-    dispatcher_forward(&dd, o1, act, x, wi, wg, wo, skip, B, T);
-    dispatcher_backward(&dd, dx1, dwi1, dwg1, dwo1, scr, G, act, x, wi, wg, wo, skip, B, T);
+    dispatcher_forward(&dd, o1, act, x, wi, wg, wo, skip, B, T, NULL, NULL);
+    dispatcher_backward(&dd, dx1, dwi1, dwg1, dwo1, scr, G, act, x, wi, wg, wo, skip, B, T, 0, NULL);
     ref_run(&dd, B, T, skip, x, wi, wg, wo, G, o2, c2, dx2, dwi2, dwg2, dwo2);
     printf(" same bits %s d=%d heads=%d T=%d skip=%s\n", kind == DISPATCHER_PAPER ? "paper" : "mh",
            d, heads, T, skip ? "yes" : "no");
@@ -373,6 +375,66 @@ static void test_same_bits(DispatcherKind kind, int d, int heads, int T,
     free(x), free(G), free(wi), free(wo), free(wg), free(o1), free(o2), free(c2);
     free(dx1), free(dx2), free(dwi1), free(dwi2), free(dwo1), free(dwo2), free(dwg1), free(dwg2);
     free(act), free(scr);
+}
+
+/* In a bf16 scope, the packed forward (the last level state through vrows, kept with
+ * inp as bf16 packs) and its backward against the fp32 rows' passes: the same output,
+ * coefficients and gradients, bit for bit; inp itself is not read by the backward. */
+static void test_packed(DispatcherKind kind, int d, int heads, int B, int T)
+{
+    DispatcherDims dd = {kind, d, heads, dispatcher_levels(16), NULL};
+    size_t nx = (size_t)B * T * d, ni = dispatcher_w_in_floats(&dd);
+    size_t ng = dispatcher_w_gate_floats(&dd), nc = dispatcher_coeff_floats(&dd, B, T);
+    size_t na = dispatcher_act_floats(&dd, B, T), ns = dispatcher_scratch_floats(&dd, B, T);
+    Rng r;
+    rng_seed(&r, 7 + T + heads + d + kind);
+    float *slab = malloc(sizeof(float) * (2 * ni + ng));   /* the weights, attached */
+    float *wi = slab, *wo = slab + ni, *wg = slab + 2 * ni;
+    float *x = malloc(sizeof(float) * nx), *G = malloc(sizeof(float) * nx);
+    float *room = malloc(sizeof(float) * nx), *x2 = malloc(sizeof(float) * nx);
+    float *o[2], *act[2], *scr[2], *dx[2], *dwi[2], *dwo[2], *dwg[2];
+    for (int k = 0; k < 2; k++) {
+        o[k] = malloc(sizeof(float) * nx);
+        act[k] = malloc(sizeof(float) * na);
+        scr[k] = malloc(sizeof(float) * ns);
+        dx[k] = calloc(nx, sizeof(float));
+        dwi[k] = calloc(ni, sizeof(float));
+        dwo[k] = calloc(ni, sizeof(float));
+        dwg[k] = calloc(ng, sizeof(float));
+    }
+    rng_fill_normal(&r, x, (long)nx, 0, 1);
+    rng_fill_normal(&r, G, (long)nx, 0, 1);
+    rng_fill_uniform(&r, slab, (long)(2 * ni + ng), -0.3f, 0.3f);
+    char err[LM_ERR_LEN];
+    CHECK(matmul_bf16_attach(slab, 2 * ni + ng, err) == LM_OK, "attach: %s", err);
+    const void *prev = matmul_scope_enter(slab);
+    CHECK(matmul_packs() && dispatcher_packs_fit(&dd, B, T), "packs in this scope");
+    dispatcher_forward(&dd, o[0], act[0], x, wi, wg, wo, NULL, B, T, NULL, NULL);
+    dispatcher_backward(&dd, dx[0], dwi[0], dwg[0], dwo[0], scr[0], G, act[0], x, wi, wg, wo,
+                        NULL, B, T, 0, NULL);
+    dispatcher_forward(&dd, o[1], act[1], x, wi, wg, wo, NULL, B, T, scr[1],
+                       (uint16_t *)room);
+    memcpy(x2, x, sizeof(float) * nx);
+    for (size_t i = 0; i < nx; i++)   /* the backward must read inp's pack, not inp */
+        x2[i] = -x2[i];
+    dispatcher_backward(&dd, dx[1], dwi[1], dwg[1], dwo[1], scr[1], G, act[1], x2, wi, wg, wo,
+                        NULL, B, T, 1, (const uint16_t *)room);
+    matmul_scope_exit(prev);
+    matmul_bf16_detach(slab);
+    printf(" packed %s d=%d heads=%d B=%d T=%d\n", kind == DISPATCHER_PAPER ? "paper" : "mh",
+           d, heads, B, T);
+    CHECK(same_bits(o[0], o[1], nx), "packed: output differs");
+    CHECK(same_bits(dispatcher_coeffs(&dd, act[0], B, T), dispatcher_coeffs(&dd, act[1], B, T),
+                    nc), "packed: coefficients differ");
+    CHECK(same_bits(dx[0], dx[1], nx), "packed: d input differs");
+    CHECK(same_bits(dwi[0], dwi[1], ni), "packed: d linear_in differs");
+    CHECK(same_bits(dwg[0], dwg[1], ng), "packed: d internal_attention differs");
+    CHECK(same_bits(dwo[0], dwo[1], ni), "packed: d linear_out differs");
+    for (int k = 0; k < 2; k++) {
+        free(o[k]), free(act[k]), free(scr[k]), free(dx[k]), free(dwi[k]), free(dwo[k]);
+        free(dwg[k]);
+    }
+    free(slab), free(x), free(G), free(room), free(x2);
 }
 
 int main(void)
@@ -413,5 +475,9 @@ int main(void)
     test_same_bits(DISPATCHER_MH, 256, 2, 16, NULL);
     test_same_bits(DISPATCHER_MH, 48, 4, 11, skip4);
     test_same_bits(DISPATCHER_MH, 48, 2, 1, NULL);         /* one position: no level */
+    setenv(GEMM_BF16_EMULATE_ENV, "1", 1);   /* the emulation where the CPU has no kernel */
+    test_packed(DISPATCHER_PAPER, 128, 1, 3, 16);
+    test_packed(DISPATCHER_PAPER, 64, 2, 3, 13);   /* hd = 32, odd rows */
+    test_packed(DISPATCHER_MH, 96, 2, 5, 11);       /* 96 columns: a partial panel */
     return check_summary();
 }

@@ -60,7 +60,8 @@ static void mixer_forward(Model *m, Transformer *tf, int l, float *out, const fl
                          m->cfg.dropout;
     }
     dispatcher_forward(&tf->dd, out, a->mix_act, inp, W(bp->w_mix[0]), W(bp->w_mix[1]),
-                       W(bp->w_mix[2]), a->skip, B, T);
+                       W(bp->w_mix[2]), a->skip, B, T, tf->pk_mix ? tf->mix_scratch : NULL,
+                       tf->pk_mix && tf->prenorm ? (uint16_t *)a->n1 : NULL);
 }
 
 static void mixer_backward(Model *m, Transformer *tf, int l, float *dinp, const float *dout,
@@ -75,7 +76,8 @@ static void mixer_backward(Model *m, Transformer *tf, int l, float *dinp, const 
     else
         dispatcher_backward(&tf->dd, dinp, G(bp->w_mix[0]), G(bp->w_mix[1]), G(bp->w_mix[2]),
                             tf->mix_scratch, dout, a->mix_act, inp, W(bp->w_mix[0]),
-                            W(bp->w_mix[1]), W(bp->w_mix[2]), a->skip, B, T);
+                            W(bp->w_mix[1]), W(bp->w_mix[2]), a->skip, B, T, tf->pk_mix,
+                            tf->pk_mix && tf->prenorm ? (const uint16_t *)a->n1 : NULL);
 }
 
 /* Dropout in place of x (B,T,w) with the forward's key (model.h: Model.drop). */
@@ -92,6 +94,14 @@ static void maybe_dropout(Model *m, float *x, float *mask, int B, int T, int w)
 static float *ffn_x1(const Transformer *tf, const LayerActs *a)
 {
     return tf->fwd_x1 && (tf->pk || !tf->trained) ? tf->fwd_x1 : a->x1;
+}
+
+/* Pre-norm's n1, the mixer's input: the same shared rows as x1 (n1 is read before the
+ * block's x1 is written, and the next block's n1 after this block's FFN) where the
+ * backward reads its pack. */
+static float *mixer_n1(const Transformer *tf, const LayerActs *a)
+{
+    return tf->fwd_x1 && (tf->pk_mix || !tf->trained) ? tf->fwd_x1 : a->n1;
 }
 
 static float *ffn_h(const Transformer *tf, const LayerActs *a)
@@ -130,11 +140,12 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     double t0;
     if (tf->prenorm && l == 0) {   /* later layers' LN1 ran in the previous block's tail */
         t0 = model_prof_begin(m);
-        layernorm_forward(a->n1, a->mean1, a->rstd1, x, W(bp->ln1w), W(bp->ln1b), N, d);
+        layernorm_forward(mixer_n1(tf, a), a->mean1, a->rstd1, x, W(bp->ln1w), W(bp->ln1b), N,
+                          d);
         model_prof_end(m, PROF_NORM, t0);
     }
     if (tf->prenorm)
-        mix_in = a->n1;
+        mix_in = mixer_n1(tf, a);
     ModelNestedProf mp = model_prof_begin_nested(m, &tf->dd.scan_s, PROF_SCAN);
     mixer_forward(m, tf, l, a->mix_out, mix_in, B, T);
     maybe_dropout(m, a->mix_out, a->mask1, B, T, d);
@@ -159,7 +170,7 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
         if (l + 1 < m->cfg.layers) {
             const BlockParams *nb = &tf->blocks[l + 1];
             LayerActs *na = &tf->layers[l + 1];
-            layernorm_residual_forward(na->n1, a->out, na->mean1, na->rstd1, a->r1, a->f,
+            layernorm_residual_forward(mixer_n1(tf, na), a->out, na->mean1, na->rstd1, a->r1, a->f,
                                        W(nb->ln1w), W(nb->ln1b), N, d);
         } else {
             layernorm_residual_forward(tf->xf, a->out, tf->meanf, tf->rstdf, a->r1, a->f,
@@ -277,18 +288,21 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
     model_prof_end(m, PROF_NORM, t0);
 }
 
-/* Whether this forward keeps x1 (pk) and hact (pk_h) as the bf16 packs the backward's
- * weight-gradient products take (matmul.h): a forward with a backward, in a bf16 scope,
- * where each pack fits its fp32 buffer's room (hact's with its sign bits after it, for a
- * ReLU with no dropout: with dropout or GELU the backward reads hact or hpre itself). */
-static void tf_choose_packs(Model *m, Transformer *tf, int N)
+/* Whether this forward keeps x1 (pk), hact (pk_h) and the Dispatcher's last level state
+ * and pre-norm input n1 (pk_mix) as the bf16 packs the backward's weight-gradient products
+ * take (matmul.h): a forward with a backward, in a bf16 scope, where each pack fits its
+ * fp32 buffer's room (hact's with its sign bits after it, for a ReLU with no dropout:
+ * with dropout or GELU the backward reads hact or hpre itself). */
+static void tf_choose_packs(Model *m, Transformer *tf, int B, int T)
 {
+    int N = B * T;
     int d = m->cfg.d, h = m->cfg.nhid;
     size_t room_x1 = (size_t)N * d * sizeof(float), room_h = (size_t)N * h * sizeof(float);
     size_t pk_x1 = matmul_packed_elems(N, d) * 2;
     size_t pk_h = (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8 + (size_t)N * linear_relu_words(h) * 4;
     tf->pk = tf->trained && tf->fwd_x1 && pk_x1 <= room_x1 && matmul_packs();
     tf->pk_h = tf->pk && tf->fwd_h && !tf->gelu && !(m->cfg.dropout > 0) && pk_h <= room_h;
+    tf->pk_mix = tf->pk && tf->mixer == MIXER_DISPATCHER && dispatcher_packs_fit(&tf->dd, B, T);
     for (int l = 0; l < m->cfg.layers && tf->pk_h; l++) {
         LayerActs *a = &tf->layers[l];
         a->hbits = (uint32_t *)((char *)a->hact + (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8);
@@ -314,7 +328,7 @@ static int tf_forward(Model *m, const int *tokens, const int *targets, int B, in
     maybe_dropout(m, tf->x0, tf->mask0, B, T, d);
     model_prof_end(m, PROF_EMBED, t0);
     tf->trained = m->training && targets;
-    tf_choose_packs(m, tf, N);
+    tf_choose_packs(m, tf, B, T);
     const float *x = tf->x0;
     for (int l = 0; l < c->layers; l++) {
         block_forward(m, tf, l, x, B, T);

@@ -60,9 +60,11 @@ typedef struct {
     float *fwd_tmp;       /* (N,d) training: every layer's mix_out and f, which the next
                              residual consumes at once and no backward reads: one buffer
                              that stays in cache, not one per layer written to memory */
-    float *fwd_x1, *fwd_h; /* (N,d), (N,nhid) training: x1 and hact when no backward reads
-                             them as fp32 rows (pk, pk_h, or a forward with no backward) */
-    int pk, pk_h;         /* this forward keeps x1 (pk) and hact (pk_h) as packs */
+    float *fwd_x1, *fwd_h; /* (N,d), (N,nhid) training: x1 (and pre-norm's n1) and hact
+                             when no backward reads them as fp32 rows (pk, pk_h, pk_mix, or
+                             a forward with no backward) */
+    int pk, pk_h, pk_mix; /* this forward keeps x1 (pk), hact (pk_h) and the Dispatcher's
+                             last level state and pre-norm n1 (pk_mix) as packs */
     float *dx, *dy, *dr, *dh, *dh2, *mix_scratch; /* backward scratch */
     float *pos_table;     /* (max(T,bptt), d) sinusoidal table */
     int fwd_B, fwd_T, trained;

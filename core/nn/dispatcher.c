@@ -305,13 +305,35 @@ static void forward_levels(const DispatcherDims *dd, float *out, float *coef, fl
                 G.r);
 }
 
+/* A (M, r) matrix's pack (the B of a backward's dw = d^T . x) at room. */
+static GemmBf16PackedB packed_at(const DispatcherDims *dd, const uint16_t *room, int B, int T)
+{
+    Geom G = geom(dd, B, T);
+    return (GemmBf16PackedB){(uint16_t *)room, G.M, G.r};
+}
+
+int dispatcher_packs_fit(const DispatcherDims *dd, int B, int T)
+{
+    Geom G = geom(dd, B, T);
+    return matmul_packed_elems(G.M, G.r) * 2 <= (size_t)B * T * dd->d * sizeof(float);
+}
+
 void dispatcher_forward(const DispatcherDims *dd, float *out, float *act, const float *inp,
                         const float *w_in, const float *w_gate, const float *w_out,
-                        const unsigned char *skip, int B, int T)
+                        const unsigned char *skip, int B, int T, float *vrows,
+                        uint16_t *inp_room)
 {
     size_t nv = (size_t)B * T * dd->d;
     float *v0 = act + dispatcher_coeff_floats(dd, B, T);
-    forward_levels(dd, out, act, v0, v0 + nv, inp, w_in, w_gate, w_out, skip, B, T);
+    forward_levels(dd, out, act, v0, vrows ? vrows : v0 + nv, inp, w_in, w_gate, w_out, skip,
+                   B, T);
+    if (!vrows)
+        return;
+    Geom G = geom(dd, B, T);   /* the backward's B operands, packed while in cache */
+    GemmBf16PackedB pk;
+    matmul_pack_b(&pk, (uint16_t *)(v0 + nv), CblasNoTrans, G.M, G.r, vrows, G.r);
+    if (inp_room)
+        matmul_pack_b(&pk, inp_room, CblasNoTrans, G.M, G.r, inp, G.r);
 }
 
 void dispatcher_forward_infer(const DispatcherDims *dd, float *out, float *coef, float *states,
@@ -321,11 +343,25 @@ void dispatcher_forward_infer(const DispatcherDims *dd, float *out, float *coef,
     forward_levels(dd, out, coef, states, states, inp, w_in, w_gate, w_out, NULL, B, T);
 }
 
+/* dw (+)= d^T . x for d (M, n) and x (M, r): on x's pack where the forward kept one. */
+static void weight_grad(const DispatcherDims *dd, float *dw, const float *d, int n,
+                        const float *x, const uint16_t *x_packed, int B, int T)
+{
+    Geom G = geom(dd, B, T);
+    if (x_packed) {
+        GemmBf16PackedB pk = packed_at(dd, x_packed, B, T);
+        matmul_packed(CblasTrans, n, 1.0f, d, n, &pk, 1.0f, dw, G.r);
+        return;
+    }
+    matmul(CblasTrans, CblasNoTrans, n, G.r, G.M, 1.0f, d, n, x, G.r, 1.0f, dw, G.r);
+}
+
 CPU_CLONES
 void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, float *dw_gate,
                          float *dw_out, float *scratch, const float *dout, const float *act,
                          const float *inp, const float *w_in, const float *w_gate,
-                         const float *w_out, const unsigned char *skip, int B, int T)
+                         const float *w_out, const unsigned char *skip, int B, int T,
+                         int packed, const uint16_t *inp_packed)
 {
     Geom G = geom(dd, B, T);
     size_t nv = (size_t)B * T * dd->d, nc = dispatcher_coeff_floats(dd, B, T);
@@ -333,20 +369,17 @@ void dispatcher_backward(const DispatcherDims *dd, float *dinp, float *dw_in, fl
     const float *v0 = act + nc, *vout = v0 + nv;
     float *dv = scratch, *dg = scratch + nv, *rec = dg + nc;
 
-    matmul(CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dout, G.r,
-                vout, G.r, 1.0f, dw_out, G.r);
+    weight_grad(dd, dw_out, dout, G.r, vout, packed ? (const uint16_t *)vout : NULL, B, T);
     matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dout, G.r,
                 w_out, G.r, 0.0f, dv, G.r);
     double t0 = scan_begin(dd);
     scan_backward(dv, dg, rec, v0, coef, dd->kind, skip, dispatcher_used_levels(dd, T), G.N, T,
                   G.hd, G.L);
     scan_end(dd, t0);
-    matmul(CblasTrans, CblasNoTrans, G.r, G.r, G.M, 1.0f, dv, G.r, inp,
-                G.r, 1.0f, dw_in, G.r);
+    weight_grad(dd, dw_in, dv, G.r, inp, inp_packed, B, T);
     matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.r, 1.0f, dv, G.r,
                 w_in, G.r, 1.0f, dinp, G.r);
-    matmul(CblasTrans, CblasNoTrans, G.g, G.r, G.M, 1.0f, dg, G.g, inp,
-                G.r, 1.0f, dw_gate, G.r);
+    weight_grad(dd, dw_gate, dg, G.g, inp, inp_packed, B, T);
     matmul(CblasNoTrans, CblasNoTrans, G.M, G.r, G.g, 1.0f, dg, G.g,
                 w_gate, G.r, 1.0f, dinp, G.r);
 }

@@ -18,6 +18,7 @@
 #define LM_DISPATCHER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { DISPATCHER_PAPER, DISPATCHER_MH } DispatcherKind;
 
@@ -63,10 +64,22 @@ size_t dispatcher_infer_floats(const DispatcherDims *dd, int B, int T);
  * sequence's recomputed level states ((used levels - 1) * T * d/heads). */
 size_t dispatcher_scratch_floats(const DispatcherDims *dd, int B, int T);
 
+/* Packed operands (matmul.h): a training forward in a bf16 scope (matmul_packs()) may keep
+ * the last level state, and its input where nothing else reads it, as the bf16 packs the
+ * backward's dw_out and dw_in/dw_gate products take, instead of fp32 rows: the same
+ * bits, half the bytes, packed once while in cache. 1 when both packs fit the room of
+ * the fp32 rows they replace ((B,T,d) floats each). */
+int dispatcher_packs_fit(const DispatcherDims *dd, int B, int T);
+
 /* Forward over x (B,T,d). skip (levels entries, may be NULL = none) drops whole levels:
  * skip[k] != 0 makes V_{k+1} = V_k (level dropout; the caller draws skip[], and the MH
  * variant's caller never skips level 0). act receives what backward needs and must hold
- * dispatcher_act_floats(dd,B,T) floats. out must not alias inp or act. Never fails. */
+ * dispatcher_act_floats(dd,B,T) floats. out must not alias inp or act.
+ * vrows NULL: act keeps the last level state's fp32 rows. Else (dispatcher_packs_fit, in
+ * a bf16 scope) the rows go through vrows ((B,T,d) floats of the caller's; the backward's
+ * scratch may serve) and act keeps their pack; and where inp_room is not NULL, inp's pack
+ * is written there ((B,T,d) floats of room, not inp itself) for the backward, which then
+ * never reads inp. Never fails. */
 void dispatcher_forward(const DispatcherDims *dd,
                         float *out,                 /* (B,T,d) */
                         float *act,                 /* (dispatcher_act_floats) */
@@ -75,7 +88,7 @@ void dispatcher_forward(const DispatcherDims *dd,
                         const float *w_gate,
                         const float *w_out,
                         const unsigned char *skip,  /* (levels) or NULL */
-                        int B, int T);
+                        int B, int T, float *vrows, uint16_t *inp_room);
 
 /* dispatcher_forward for a forward no backward follows (evaluation, sampling): the same
  * out and coefficients, bit for bit, as dispatcher_forward without level dropout, but
@@ -93,7 +106,9 @@ void dispatcher_forward_infer(const DispatcherDims *dd,
 
 /* Gradients of sum(out * dout) through the last dispatcher_forward with the same act,
  * inp, weights and skip; ADDED into dinp and dw_*. scratch holds
- * dispatcher_scratch_floats(dd,B,T) floats. Never fails. */
+ * dispatcher_scratch_floats(dd,B,T) floats. packed: that forward had vrows (act holds
+ * the last level state's pack); inp_packed: its inp_room (inp is not read; may be NULL),
+ * else NULL. Never fails. */
 void dispatcher_backward(const DispatcherDims *dd,
                          float *dinp,                /* (B,T,d) */
                          float *dw_in,               /* like w_in */
@@ -107,7 +122,7 @@ void dispatcher_backward(const DispatcherDims *dd,
                          const float *w_gate,
                          const float *w_out,
                          const unsigned char *skip,  /* (levels) or NULL, as in forward */
-                         int B, int T);
+                         int B, int T, int packed, const uint16_t *inp_packed);
 
 /* The coefficients of the last forward, (B*heads, T, levels): act(gate) x level mask,
  * what the fixtures call `coefficients` (all levels, including skipped ones). Points
