@@ -109,23 +109,49 @@ static float *ffn_h(const Transformer *tf, const LayerActs *a)
     return tf->fwd_h && (tf->pk_h || !tf->trained) ? tf->fwd_h : a->hact;
 }
 
-/* The FFN of block l on x1 (N=B*T,d) into f: W2 act(W1 x1 + b1) + b2, with dropout. */
+/* Rows of one block of the FFN when its hidden rows are not kept (ffn_forward). */
+#define FFN_ROWS 96
+
+/* The FFN of block l on x1 (N=B*T,d) into f: W2 act(W1 x1 + b1) + b2, with dropout.
+ * Where the hidden rows are not kept as fp32 (a forward with no backward, or the
+ * backward reads hact's pack and sign bits) and no dropout draws over them, FFN_ROWS
+ * rows at a time: the hidden block stays in cache from its product through the bias,
+ * activation and pack to the second product. Each row's values are its own (the
+ * products' rows are independent; no block of one row, which takes the one-row path):
+ * the same bits as the whole. */
 static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
 {
     const BlockParams *bp = &tf->blocks[l];
     LayerActs *a = &tf->layers[l];
     int N = B * T, d = m->cfg.d, h = m->cfg.nhid;
+    LinearAct act = tf->gelu ? LINEAR_GELU : LINEAR_RELU;
     float *x1 = ffn_x1(tf, a), *hact = ffn_h(tf, a);
     if (tf->pk)   /* the backward's dW1 operand, packed while x1 is in cache */
         matmul_pack_b(&a->x1_pk, (uint16_t *)a->x1, CblasNoTrans, N, d, x1, d);
-    if (tf->pk_h) {
-        linear_forward_relu_bits(hact, a->hbits, x1, W(bp->w1), W(bp->b1), N, d, h);
-        matmul_pack_b(&a->h_pk, (uint16_t *)a->hact, CblasNoTrans, N, h, hact, h);
-    } else {   /* bias + activation fused into one pass after the product */
-        linear_forward_act(hact == a->hact ? a->hpre : hact, hact, x1, W(bp->w1), W(bp->b1), N,
-                           d, h, tf->gelu ? LINEAR_GELU : LINEAR_RELU);
-        maybe_dropout(m, hact, a->maskh, B, T, h);
+    if (hact == tf->fwd_h && !(m->training && m->cfg.dropout > 0)) {
+        if (tf->pk_h)
+            a->h_pk = (GemmBf16PackedB){(uint16_t *)a->hact, N, h};
+        for (int i0 = 0; i0 < N;) {
+            int r = N - i0 < FFN_ROWS ? N - i0 : FFN_ROWS;
+            r += N - i0 - r == 1;   /* never a last block of one row */
+            const float *xb = x1 + (size_t)i0 * d;
+            if (tf->pk_h) {
+                linear_forward_relu_bits(hact, a->hbits + (size_t)i0 * linear_relu_words(h), xb,
+                                         W(bp->w1), W(bp->b1), r, d, h);
+                matmul_pack_b_rows(&a->h_pk, i0, r, hact, h);
+            } else {
+                linear_forward_act(tf->gelu ? a->hpre + (size_t)i0 * h : hact, hact, xb,
+                                   W(bp->w1), W(bp->b1), r, d, h, act);
+            }
+            linear_forward(a->f + (size_t)i0 * d, hact, W(bp->w2), W(bp->b2), r, h, d);
+            i0 += r;
+        }
+        return;
     }
+    /* bias + activation fused into one pass after the product */
+    linear_forward_act(hact == a->hact ? a->hpre : hact, hact, x1, W(bp->w1), W(bp->b1), N, d,
+                       h, act);
+    maybe_dropout(m, hact, a->maskh, B, T, h);
     linear_forward(a->f, hact, W(bp->w2), W(bp->b2), N, h, d);
     maybe_dropout(m, a->f, a->mask2, B, T, d);
 }

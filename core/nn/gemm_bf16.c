@@ -178,6 +178,14 @@ void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, 
                                0, N, packs_on_avx512(gemm_bf16_select_kernel()));
 }
 
+void gemm_bf16_pack_b_rows(GemmBf16PackedB *p, int k0, int kc, const float *rows, int ldb)
+{
+    if (kc > 0 && p->N > 0)
+        gemm_bf16_pack_b_block(p->data + (size_t)(k0 / 2) * PAIR_ELEMS,
+                               (size_t)((p->K + 1) / 2) * PAIR_ELEMS, 0, rows, ldb, 0, kc, 0,
+                               p->N, packs_on_avx512(gemm_bf16_select_kernel()));
+}
+
 /* ---- micro-kernels ---- */
 
 /* The portable vdpbf16ps on 16-lane GCC vectors: per lane, acc += a_hi * b_hi, then

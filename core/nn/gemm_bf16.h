@@ -77,6 +77,10 @@ typedef struct {
 size_t gemm_bf16_packed_b_elems(int K, int N);
 /* Packs op(B) (K x N; tb != 0: B is stored N x K) into p->data; sets p->K, p->N. */
 void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb);
+/* Packs rows k0 .. k0 + kc - 1 of a row-major op(B) (rows: row k0, ldb apart) into p
+ * (p->data, p->K, p->N set; k0 even): the pack of the whole, built a block of rows at
+ * a time (the same bits as gemm_bf16_pack). */
+void gemm_bf16_pack_b_rows(GemmBf16PackedB *p, int k0, int kc, const float *rows, int ldb);
 
 /* Bytes of scratch one gemm_bf16 call needs (panels of A and of B blocks). */
 size_t gemm_bf16_scratch_bytes(void);

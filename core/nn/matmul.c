@@ -208,6 +208,11 @@ void matmul_pack_b(GemmBf16PackedB *pk, uint16_t *data, CBLAS_TRANSPOSE tb, int 
     gemm_bf16_pack_b(pk, tb != CblasNoTrans, K, N, B, ldb);
 }
 
+void matmul_pack_b_rows(GemmBf16PackedB *pk, int k0, int kc, const float *rows, int ldb)
+{
+    gemm_bf16_pack_b_rows(pk, k0, kc, rows, ldb);
+}
+
 /* Element (k, n) of a pack (gemm_bf16.h: panels of GEMM_BF16_NR columns, pairs of k). */
 static float packed_at(const GemmBf16PackedB *pb, int k, int n)
 {
