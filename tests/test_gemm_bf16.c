@@ -198,7 +198,7 @@ static void check_case(GemmBf16Kernel kern, int ta, int tb, Shape s, float alpha
     double e32 = worst_vs(ta, tb, s, alpha, A, lda, B, ldb, beta, C0, C, ldc, 0, 0x1p-7);
     CHECK(e32 <= 1.0, "%s: %.2f of the bf16-rounding bound vs fp32", what, e32);
     /* a pre-packed B gives the same bits as B packed per call */
-    GemmBf16PackedB pk = {xmalloc(gemm_bf16_packed_b_elems(s.K, s.N) * 2), 0, 0};
+    GemmBf16PackedB pk = {xmalloc(gemm_bf16_packed_b_elems(s.K, s.N) * 2), 0, 0, 0};
     gemm_bf16_pack_b(&pk, tb, s.K, s.N, B, ldb);
     float *P = xmalloc(nc * 4);
     memcpy(P, C0, nc * 4);
@@ -501,6 +501,37 @@ static void test_matmul(void *scratch)
         matmul(CblasNoTrans, CblasNoTrans, Cout, Cin, rows, 0.5f, a, rows, xp, Cin, 0, gref, Cin);
         CHECK(!memcmp(g, gref, (size_t)Cout * Cin * 4), "K=%d: a . packed x, alpha 0.5", rows);
         free(dyp); free(xp); free(g); free(gref); free(pkd); free(a);
+    }
+    /* a pack built in blocks of rows (matmul_pack_b_rows) is the whole's pack, and dW
+     * accumulated block by block on row views of it (matmul_packed_rows) is the whole
+     * product's, bit for bit: blocks of GEMM_BF16_KC rows, a last row joining the block
+     * before */
+    for (int rows = 2 * GEMM_BF16_KC + 1; rows <= 600; rows += 600 - (2 * GEMM_BF16_KC + 1)) {
+        float *dyp = rand_mat(&r, (size_t)rows * Cout), *xp = rand_mat(&r, (size_t)rows * Cin);
+        float *g = xmalloc((size_t)Cout * Cin * 4), *gref = xmalloc((size_t)Cout * Cin * 4);
+        size_t ne = matmul_packed_elems(rows, Cin);
+        uint16_t *whole = xmalloc(ne * 2), *blocks = xmalloc(ne * 2);
+        GemmBf16PackedB pw, pb = {blocks, rows, Cin, (rows + 1) / 2};
+        matmul_pack_b(&pw, whole, CblasNoTrans, rows, Cin, xp, Cin);
+        memset(blocks, 0xff, ne * 2);
+        for (int i0 = 0, kc; i0 < rows; i0 += kc) {   /* blocks of 96 rows: any even size */
+            kc = rows - i0 < 96 ? rows - i0 : 96;
+            kc += rows - i0 - kc == 1;
+            matmul_pack_b_rows(&pb, i0, kc, xp + (size_t)i0 * Cin, Cin);
+        }
+        CHECK(!memcmp(whole, blocks, ne * 2), "K=%d: the pack built by rows differs", rows);
+        for (size_t i = 0; i < (size_t)Cout * Cin; i++)
+            g[i] = gref[i] = 0.25f;
+        matmul(CblasTrans, CblasNoTrans, Cout, Cin, rows, 1, dyp, Cout, xp, Cin, 1, gref, Cin);
+        for (int i0 = 0, kc; i0 < rows; i0 += kc) {
+            kc = rows - i0 < GEMM_BF16_KC ? rows - i0 : GEMM_BF16_KC;
+            kc += rows - i0 - kc == 1;
+            GemmBf16PackedB view = matmul_packed_rows(&pb, i0, kc);
+            matmul_packed(CblasTrans, Cout, 1, dyp + (size_t)i0 * Cout, Cout, &view, 1, g, Cin);
+        }
+        CHECK(!memcmp(g, gref, (size_t)Cout * Cin * 4),
+              "K=%d: dW in blocks of rows on views differs from the whole product", rows);
+        free(dyp); free(xp); free(g); free(gref); free(whole); free(blocks);
     }
     /* linear.c's three products in scope: within bf16 rounding of fp32 */
     float *dy = rand_mat(&r, (size_t)N * Cout), *dx = xmalloc((size_t)N * Cin * 4);

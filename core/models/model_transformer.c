@@ -130,7 +130,7 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
         matmul_pack_b(&a->x1_pk, (uint16_t *)a->x1, CblasNoTrans, N, d, x1, d);
     if (hact == tf->fwd_h && !(m->training && m->cfg.dropout > 0)) {
         if (tf->pk_h)
-            a->h_pk = (GemmBf16PackedB){(uint16_t *)a->hact, N, h};
+            a->h_pk = (GemmBf16PackedB){(uint16_t *)a->hact, N, h, (N + 1) / 2};
         for (int i0 = 0; i0 < N;) {
             int r = N - i0 < FFN_ROWS ? N - i0 : FFN_ROWS;
             r += N - i0 - r == 1;   /* never a last block of one row */
@@ -226,6 +226,32 @@ static void ffn_backward_in(Model *m, Transformer *tf, int l, float *dx1, int N)
     matmul_packed(CblasTrans, h, 1.0f, tf->dh2, h, &a->x1_pk, 1.0f, G(bp->w1), d);
 }
 
+/* The packed FFN's backward below W2, GEMM_BF16_KC rows at a time (the hidden gradient
+ * block stays in cache through the mask, dx1, db1 and dW1): dpre = the masked df . W2 per
+ * block; dx1 +=, db1 += row by row; dW1 += each block's dpre^T . x1's rows: one product
+ * over all rows adds into dW1 once per GEMM_BF16_KC of them, in increasing rows, as
+ * these do: the same bits on every kernel (no block of one row: a last row joins the
+ * block before, which the product then splits where the whole one does). */
+static void ffn_backward_blocks(Model *m, Transformer *tf, int l, float *dx1, const float *df,
+                                int N)
+{
+    const BlockParams *bp = &tf->blocks[l];
+    LayerActs *a = &tf->layers[l];
+    int d = m->cfg.d, h = m->cfg.nhid;
+    size_t W = linear_relu_words(h);
+    for (int i0 = 0; i0 < N;) {
+        int r = N - i0 < GEMM_BF16_KC ? N - i0 : GEMM_BF16_KC;
+        r += N - i0 - r == 1;
+        linear_backward_relu_bits(tf->dh2, df + (size_t)i0 * d, a->hbits + (size_t)i0 * W,
+                                  W(bp->w2), r, h, d);
+        linear_backward(dx1 + (size_t)i0 * d, NULL, G(bp->b1), tf->dh2, NULL, W(bp->w1), r, d,
+                        h);
+        GemmBf16PackedB rows = matmul_packed_rows(&a->x1_pk, i0, r);
+        matmul_packed(CblasTrans, h, 1.0f, tf->dh2, h, &rows, 1.0f, G(bp->w1), d);
+        i0 += r;
+    }
+}
+
 static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const float *df, int N)
 {
     const BlockParams *bp = &tf->blocks[l];
@@ -238,10 +264,9 @@ static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const flo
         df = tf->dy;
     }
     if (tf->pk_h) {   /* hact and x1 as their packs, the ReLU's mask as bits */
-        linear_backward_relu_bits(tf->dh2, df, a->hbits, W(bp->w2), N, h, d);
         matmul_packed(CblasTrans, d, 1.0f, df, d, &a->h_pk, 1.0f, G(bp->w2), h);
         linear_backward(NULL, NULL, G(bp->b2), df, NULL, NULL, N, h, d);
-        ffn_backward_in(m, tf, l, dx1, N);
+        ffn_backward_blocks(m, tf, l, dx1, df, N);
         return;
     }
     if (!drop) {   /* through W2 and the activation in one: no zeroing, one pass */

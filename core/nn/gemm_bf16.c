@@ -28,7 +28,7 @@
 #define GEMM_BF16_X86 1
 #endif
 
-#define KC 256   /* even: packed pairs never straddle two K blocks */
+#define KC GEMM_BF16_KC   /* even: packed pairs never straddle two K blocks */
 #define MC GEMM_BF16_PACK_MAX_ROWS   /* 96: a multiple of GEMM_BF16_MR */
 #define NC 512   /* a multiple of GEMM_BF16_NR */
 #define PAIR_ELEMS (2 * GEMM_BF16_NR)   /* bf16 per K pair of one B panel */
@@ -169,10 +169,23 @@ static int packs_on_avx512(GemmBf16Kernel k)
     return k == GEMM_BF16_AVX512 || k == GEMM_BF16_AMX;
 }
 
+/* bf16 elements from one panel of p to the next. */
+static size_t packed_pstride(const GemmBf16PackedB *p)
+{
+    return (size_t)(p->kpairs ? p->kpairs : (p->K + 1) / 2) * PAIR_ELEMS;
+}
+
+GemmBf16PackedB gemm_bf16_packed_rows(const GemmBf16PackedB *p, int k0, int kc)
+{
+    return (GemmBf16PackedB){p->data + (size_t)(k0 / 2) * PAIR_ELEMS, kc, p->N,
+                             (int)(packed_pstride(p) / PAIR_ELEMS)};
+}
+
 void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb)
 {
     p->K = K;
     p->N = N;
+    p->kpairs = (K + 1) / 2;
     if (K > 0 && N > 0)
         gemm_bf16_pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K,
                                0, N, packs_on_avx512(gemm_bf16_select_kernel()));
@@ -181,9 +194,9 @@ void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, 
 void gemm_bf16_pack_b_rows(GemmBf16PackedB *p, int k0, int kc, const float *rows, int ldb)
 {
     if (kc > 0 && p->N > 0)
-        gemm_bf16_pack_b_block(p->data + (size_t)(k0 / 2) * PAIR_ELEMS,
-                               (size_t)((p->K + 1) / 2) * PAIR_ELEMS, 0, rows, ldb, 0, kc, 0,
-                               p->N, packs_on_avx512(gemm_bf16_select_kernel()));
+        gemm_bf16_pack_b_block(p->data + (size_t)(k0 / 2) * PAIR_ELEMS, packed_pstride(p), 0,
+                               rows, ldb, 0, kc, 0, p->N,
+                               packs_on_avx512(gemm_bf16_select_kernel()));
 }
 
 /* ---- micro-kernels ---- */
@@ -345,9 +358,8 @@ static void scale_c(float *C, int ldc, int M, int N, float beta)
  * M x 28782). Either order adds each K block's tile into C in increasing K: the same
  * bits. */
 static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, int M, int N,
-                       int K, const uint16_t *pb, float beta)
+                       int K, const uint16_t *pb, size_t pstride, float beta)
 {
-    size_t pstride = (size_t)((K + 1) / 2) * PAIR_ELEMS;
     for (int i0 = 0; i0 < M; i0 += MC) {
         int mc = M - i0 < MC ? M - i0 : MC;
         if (K > KA_MAX) {
@@ -381,7 +393,7 @@ static void run_product(const Run *r, int tb, int M, int N, int K, const float *
                         uint32_t *apack, uint16_t *bpack)
 {
     if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
-        run_packed(r, apack, A, lda, M, N, K, pb->data, beta);
+        run_packed(r, apack, A, lda, M, N, K, pb->data, packed_pstride(pb), beta);
         return;
     }
     if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
@@ -389,7 +401,7 @@ static void run_product(const Run *r, int tb, int M, int N, int K, const float *
          * C (the gradient, V x d for the decoder) is walked once, not once per K block */
         gemm_bf16_pack_b_block(bpack, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K, 0,
                                N, r->fast);
-        run_packed(r, apack, A, lda, M, N, K, bpack, beta);
+        run_packed(r, apack, A, lda, M, N, K, bpack, (size_t)((K + 1) / 2) * PAIR_ELEMS, beta);
         return;
     }
     for (int j0 = 0; j0 < N; j0 += NC) {

@@ -32,6 +32,9 @@
 #define GEMM_BF16_KERNEL_ENV "LMLAB_BF16_KERNEL"
 
 #define GEMM_BF16_MR 12   /* rows of A per micro-kernel */
+#define GEMM_BF16_KC 256  /* values of K per block: a product adds into C once per block
+                             (in increasing K), so a product split at multiples of this
+                             along K, accumulating, gives its bits on every kernel */
 #define GEMM_BF16_NR 32   /* columns of B per micro-kernel (two 16-lane vectors) */
 
 typedef enum {
@@ -72,11 +75,15 @@ float gemm_bf16_to_float(uint16_t h);
 typedef struct {
     uint16_t *data;   /* caller-owned, gemm_bf16_packed_b_elems(K, N) elements */
     int K, N;
+    int kpairs;       /* pairs each panel holds as stored: (K + 1) / 2, or 0 for that; more
+                         in a view of some of a larger pack's rows (gemm_bf16_packed_rows) */
 } GemmBf16PackedB;
 
 size_t gemm_bf16_packed_b_elems(int K, int N);
 /* Packs op(B) (K x N; tb != 0: B is stored N x K) into p->data; sets p->K, p->N. */
 void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb);
+/* Rows k0 .. k0 + kc - 1 of pack p (k0 even) as a pack of their own, in p's storage. */
+GemmBf16PackedB gemm_bf16_packed_rows(const GemmBf16PackedB *p, int k0, int kc);
 /* Packs rows k0 .. k0 + kc - 1 of a row-major op(B) (rows: row k0, ldb apart) into p
  * (p->data, p->K, p->N set; k0 even): the pack of the whole, built a block of rows at
  * a time (the same bits as gemm_bf16_pack). */

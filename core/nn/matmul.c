@@ -213,10 +213,15 @@ void matmul_pack_b_rows(GemmBf16PackedB *pk, int k0, int kc, const float *rows, 
     gemm_bf16_pack_b_rows(pk, k0, kc, rows, ldb);
 }
 
+GemmBf16PackedB matmul_packed_rows(const GemmBf16PackedB *pk, int k0, int kc)
+{
+    return gemm_bf16_packed_rows(pk, k0, kc);
+}
+
 /* Element (k, n) of a pack (gemm_bf16.h: panels of GEMM_BF16_NR columns, pairs of k). */
 static float packed_at(const GemmBf16PackedB *pb, int k, int n)
 {
-    size_t pstride = (size_t)((pb->K + 1) / 2) * 2 * GEMM_BF16_NR;
+    size_t pstride = (size_t)(pb->kpairs ? pb->kpairs : (pb->K + 1) / 2) * 2 * GEMM_BF16_NR;
     size_t at = (size_t)(n / GEMM_BF16_NR) * pstride +
                 ((size_t)(k / 2) * GEMM_BF16_NR + (size_t)(n % GEMM_BF16_NR)) * 2 + (size_t)(k & 1);
     return gemm_bf16_to_float(pb->data[at]);

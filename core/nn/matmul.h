@@ -57,6 +57,8 @@ void matmul_pack_b(GemmBf16PackedB *pk, uint16_t *data, CBLAS_TRANSPOSE tb, int 
 /* Rows k0 .. k0 + kc - 1 of pk's row-major op(B) (rows: row k0, ldb apart; k0 even) into
  * pk (pk->data, K, N as matmul_pack_b set them): the same pack, a block of rows at a time. */
 void matmul_pack_b_rows(GemmBf16PackedB *pk, int k0, int kc, const float *rows, int ldb);
+/* Rows k0 .. k0 + kc - 1 (k0 even) of a pack, as a pack of their own (pk's storage). */
+GemmBf16PackedB matmul_packed_rows(const GemmBf16PackedB *pk, int k0, int kc);
 /* matmul with op(B) given as a pack (pb->K x pb->N): C (M x pb->N) = alpha op(A) op(B) +
  * beta C, op(A) M x pb->K. In bf16 (gemm_bf16) on any thread that can have its scratch;
  * where it cannot (memory), in fp32 on the pack's bf16 values, so it never fails. */
