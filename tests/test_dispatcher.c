@@ -362,7 +362,8 @@ static void test_same_bits(DispatcherKind kind, int d, int heads, int T,
     rng_fill_uniform(&r, wo, (long)ni, -0.3f, 0.3f);
     rng_fill_uniform(&r, wg, (long)ng, -0.6f, 0.6f);
     dispatcher_forward(&dd, o1, act, x, wi, wg, wo, skip, B, T, NULL, NULL);
-    dispatcher_backward(&dd, dx1, dwi1, dwg1, dwo1, scr, G, act, x, wi, wg, wo, skip, B, T, 0, NULL);
+    dispatcher_backward(&dd, dx1, dwi1, dwg1, dwo1, scr, G, act, x, wi, wg, wo, skip, B, T, 0,
+                        NULL);
     ref_run(&dd, B, T, skip, x, wi, wg, wo, G, o2, c2, dx2, dwi2, dwg2, dwo2);
     printf(" same bits %s d=%d heads=%d T=%d skip=%s\n", kind == DISPATCHER_PAPER ? "paper" : "mh",
            d, heads, T, skip ? "yes" : "no");

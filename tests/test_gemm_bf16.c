@@ -496,6 +496,16 @@ static void test_matmul(void *scratch)
         matmul(CblasTrans, CblasNoTrans, Cout, Cin, rows, 1, dyp, Cout, xp, Cin, 1, gref, Cin);
         CHECK(!memcmp(g, gref, (size_t)Cout * Cin * 4),
               "K=%d: dW on a packed x must be matmul's on its rows, bit for bit", rows);
+        /* a thread with no scratch (MATMUL_PACKS_ENV=fp32): fp32 on the pack's values */
+        float *gf = xmalloc((size_t)Cout * Cin * 4);
+        for (size_t i = 0; i < (size_t)Cout * Cin; i++)
+            gf[i] = 0.25f;
+        setenv(MATMUL_PACKS_ENV, "fp32", 1);
+        matmul_packed(CblasTrans, Cout, 1, dyp, Cout, &pk, 1, gf, Cin);
+        unsetenv(MATMUL_PACKS_ENV);
+        CHECK_CLOSE("dW on a pack without scratch vs with", gf, g, (long)Cout * Cin, 0, 0.05);
+        CHECK(memcmp(gf, g, (size_t)Cout * Cin * 4) != 0, "the no-scratch path ran gemm_bf16");
+        free(gf);
         float *a = rand_mat(&r, (size_t)Cout * rows);   /* (Cout, rows) . x: not transposed */
         matmul_packed(CblasNoTrans, Cout, 0.5f, a, rows, &pk, 0, g, Cin);
         matmul(CblasNoTrans, CblasNoTrans, Cout, Cin, rows, 0.5f, a, rows, xp, Cin, 0, gref, Cin);

@@ -196,8 +196,8 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
         if (l + 1 < m->cfg.layers) {
             const BlockParams *nb = &tf->blocks[l + 1];
             LayerActs *na = &tf->layers[l + 1];
-            layernorm_residual_forward(mixer_n1(tf, na), a->out, na->mean1, na->rstd1, a->r1, a->f,
-                                       W(nb->ln1w), W(nb->ln1b), N, d);
+            layernorm_residual_forward(mixer_n1(tf, na), a->out, na->mean1, na->rstd1, a->r1,
+                                       a->f, W(nb->ln1w), W(nb->ln1b), N, d);
         } else {
             layernorm_residual_forward(tf->xf, a->out, tf->meanf, tf->rstdf, a->r1, a->f,
                                        W(tf->p_lnfw), W(tf->p_lnfb), N, d);
@@ -209,8 +209,6 @@ static void block_forward(Model *m, Transformer *tf, int l, const float *x, int 
     model_prof_end(m, PROF_NORM, t0);
 }
 
-/* FFN backward shared by both norms: from d(FFN output) `df` to d(FFN input) added
- * into `dx1`. Uses dy, dh, dh2 as scratch. */
 /* The FFN's first layer backward from d(pre-activation) in dh2: dx1 +=, dW1 +=, db1 +=;
  * dW1 on x1's pack when the forward kept one. */
 static void ffn_backward_in(Model *m, Transformer *tf, int l, float *dx1, int N)
@@ -252,6 +250,8 @@ static void ffn_backward_blocks(Model *m, Transformer *tf, int l, float *dx1, co
     }
 }
 
+/* FFN backward shared by both norms: from d(FFN output) `df` to d(FFN input) added
+ * into `dx1`. Uses dy, dh, dh2 as scratch. */
 static void ffn_backward(Model *m, Transformer *tf, int l, float *dx1, const float *df, int N)
 {
     const BlockParams *bp = &tf->blocks[l];
@@ -346,18 +346,16 @@ static void block_backward(Model *m, Transformer *tf, int l, const float *x, int
  * with dropout or GELU the backward reads hact or hpre itself). */
 static void tf_choose_packs(Model *m, Transformer *tf, int B, int T)
 {
-    int N = B * T;
-    int d = m->cfg.d, h = m->cfg.nhid;
+    int N = B * T, d = m->cfg.d, h = m->cfg.nhid;
     size_t room_x1 = (size_t)N * d * sizeof(float), room_h = (size_t)N * h * sizeof(float);
-    size_t pk_x1 = matmul_packed_elems(N, d) * 2;
-    size_t pk_h = (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8 + (size_t)N * linear_relu_words(h) * 4;
-    tf->pk = tf->trained && tf->fwd_x1 && pk_x1 <= room_x1 && matmul_packs();
-    tf->pk_h = tf->pk && tf->fwd_h && !tf->gelu && !(m->cfg.dropout > 0) && pk_h <= room_h;
+    size_t bits_at = (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8;   /* after h_pk, in bytes */
+    size_t need_h = bits_at + (size_t)N * linear_relu_words(h) * sizeof(uint32_t);
+    tf->pk = tf->trained && tf->fwd_x1 && matmul_packed_elems(N, d) * 2 <= room_x1 &&
+             matmul_packs();
+    tf->pk_h = tf->pk && tf->fwd_h && !tf->gelu && !(m->cfg.dropout > 0) && need_h <= room_h;
     tf->pk_mix = tf->pk && tf->mixer == MIXER_DISPATCHER && dispatcher_packs_fit(&tf->dd, B, T);
-    for (int l = 0; l < m->cfg.layers && tf->pk_h; l++) {
-        LayerActs *a = &tf->layers[l];
-        a->hbits = (uint32_t *)((char *)a->hact + (matmul_packed_elems(N, h) * 2 + 7) / 8 * 8);
-    }
+    for (int l = 0; l < m->cfg.layers && tf->pk_h; l++)
+        tf->layers[l].hbits = (uint32_t *)((char *)tf->layers[l].hact + bits_at);
 }
 
 static int tf_forward(Model *m, const int *tokens, const int *targets, int B, int T,

@@ -231,17 +231,20 @@ void matmul_packed(CBLAS_TRANSPOSE ta, int M, float alpha, const float *A, int l
                    const GemmBf16PackedB *pb, float beta, float *C, int ldc)
 {
     int t_a = ta != CblasNoTrans, N = pb->N, K = pb->K;
-    void *scratch = thread_scratch();
+    const char *e = getenv(MATMUL_PACKS_ENV);
+    void *scratch = e && !strcmp(e, "fp32") ? NULL : thread_scratch();
     if (scratch) {
         gemm_bf16(gemm_bf16_select_kernel(), t_a, 0, M, N, K, alpha, A, lda, NULL, 0, pb, beta,
                   C, ldc, scratch);
         return;
     }
-    for (int i = 0; i < M; i++)   /* no scratch: fp32 on the pack's values, row by row */
+    for (int i = 0; i < M; i++)   /* no scratch: bf16 values, fp32 sums, row by row */
         for (int j = 0; j < N; j++) {
             float s = 0.0f;
-            for (int k = 0; k < K; k++)
-                s += (t_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]) * packed_at(pb, k, j);
+            for (int k = 0; k < K; k++) {
+                float a = t_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
+                s += gemm_bf16_to_float(gemm_bf16_round(a)) * packed_at(pb, k, j);
+            }
             float *c = &C[(size_t)i * ldc + j];
             *c = alpha * s + (beta == 0.0f ? 0.0f : beta * *c);
         }

@@ -46,7 +46,8 @@ int matmul_bf16_active(void);
  * The products give the same bits as matmul on the fp32 rows in the same scope. */
 /* 1 when the calling thread is in a bf16 scope and has its product scratch (allocated
  * here): the only state in which a model keeps packed operands. Never with
- * MATMUL_PACKS_ENV=0 (a test hook: the packs must not change a bit of training). */
+ * MATMUL_PACKS_ENV=0 (a test hook: the packs must not change a bit of training; "fp32"
+ * makes matmul_packed take its path for a thread with no scratch). */
 #define MATMUL_PACKS_ENV "LMLAB_BF16_PACKS"
 int matmul_packs(void);
 /* bf16 elements of the pack of a K x N op(B). */
@@ -61,7 +62,8 @@ void matmul_pack_b_rows(GemmBf16PackedB *pk, int k0, int kc, const float *rows, 
 GemmBf16PackedB matmul_packed_rows(const GemmBf16PackedB *pk, int k0, int kc);
 /* matmul with op(B) given as a pack (pb->K x pb->N): C (M x pb->N) = alpha op(A) op(B) +
  * beta C, op(A) M x pb->K. In bf16 (gemm_bf16) on any thread that can have its scratch;
- * where it cannot (memory), in fp32 on the pack's bf16 values, so it never fails. */
+ * where it cannot (memory), by plain loops on the same bf16 values with fp32 sums (other
+ * bits, slowly), so it never fails. */
 void matmul_packed(CBLAS_TRANSPOSE ta, int M, float alpha, const float *A, int lda,
                    const GemmBf16PackedB *pb, float beta, float *C, int ldc);
 
