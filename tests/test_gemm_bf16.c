@@ -521,7 +521,7 @@ static void test_matmul(void *scratch)
         float *g = xmalloc((size_t)Cout * Cin * 4), *gref = xmalloc((size_t)Cout * Cin * 4);
         size_t ne = matmul_packed_elems(rows, Cin);
         uint16_t *whole = xmalloc(ne * 2), *blocks = xmalloc(ne * 2);
-        GemmBf16PackedB pw, pb = {blocks, rows, Cin, (rows + 1) / 2};
+        GemmBf16PackedB pw, pb = matmul_packed_b(blocks, rows, Cin);
         matmul_pack_b(&pw, whole, CblasNoTrans, rows, Cin, xp, Cin);
         memset(blocks, 0xff, ne * 2);
         for (int i0 = 0, kc; i0 < rows; i0 += kc) {   /* blocks of 96 rows: any even size */

@@ -130,7 +130,7 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
         matmul_pack_b(&a->x1_pk, (uint16_t *)a->x1, CblasNoTrans, N, d, x1, d);
     if (hact == tf->fwd_h && !(m->training && m->cfg.dropout > 0)) {
         if (tf->pk_h)
-            a->h_pk = (GemmBf16PackedB){(uint16_t *)a->hact, N, h, (N + 1) / 2};
+            a->h_pk = matmul_packed_b((uint16_t *)a->hact, N, h);
         for (int i0 = 0; i0 < N;) {
             int r = N - i0 < FFN_ROWS ? N - i0 : FFN_ROWS;
             r += N - i0 - r == 1;   /* never a last block of one row */

@@ -309,7 +309,7 @@ static void forward_levels(const DispatcherDims *dd, float *out, float *coef, fl
 static GemmBf16PackedB packed_at(const DispatcherDims *dd, const uint16_t *room, int B, int T)
 {
     Geom G = geom(dd, B, T);
-    return (GemmBf16PackedB){(uint16_t *)room, G.M, G.r, (G.M + 1) / 2};
+    return matmul_packed_b((uint16_t *)room, G.M, G.r);
 }
 
 int dispatcher_packs_fit(const DispatcherDims *dd, int B, int T)

@@ -172,7 +172,19 @@ static int packs_on_avx512(GemmBf16Kernel k)
 /* bf16 elements from one panel of p to the next. */
 static size_t packed_pstride(const GemmBf16PackedB *p)
 {
-    return (size_t)(p->kpairs ? p->kpairs : (p->K + 1) / 2) * PAIR_ELEMS;
+    return (size_t)p->kpairs * PAIR_ELEMS;
+}
+
+GemmBf16PackedB gemm_bf16_packed_b(uint16_t *data, int K, int N)
+{
+    return (GemmBf16PackedB){data, K, N, (K + 1) / 2};
+}
+
+float gemm_bf16_packed_value(const GemmBf16PackedB *p, int k, int n)
+{
+    size_t at = (size_t)(n / GEMM_BF16_NR) * packed_pstride(p) +
+                ((size_t)(k / 2) * GEMM_BF16_NR + (size_t)(n % GEMM_BF16_NR)) * 2 + (size_t)(k & 1);
+    return gemm_bf16_to_float(p->data[at]);
 }
 
 GemmBf16PackedB gemm_bf16_packed_rows(const GemmBf16PackedB *p, int k0, int kc)
@@ -183,12 +195,10 @@ GemmBf16PackedB gemm_bf16_packed_rows(const GemmBf16PackedB *p, int k0, int kc)
 
 void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb)
 {
-    p->K = K;
-    p->N = N;
-    p->kpairs = (K + 1) / 2;
+    *p = gemm_bf16_packed_b(p->data, K, N);
     if (K > 0 && N > 0)
-        gemm_bf16_pack_b_block(p->data, (size_t)((K + 1) / 2) * PAIR_ELEMS, tb, B, ldb, 0, K,
-                               0, N, packs_on_avx512(gemm_bf16_select_kernel()));
+        gemm_bf16_pack_b_block(p->data, packed_pstride(p), tb, B, ldb, 0, K, 0, N,
+                               packs_on_avx512(gemm_bf16_select_kernel()));
 }
 
 void gemm_bf16_pack_b_rows(GemmBf16PackedB *p, int k0, int kc, const float *rows, int ldb)

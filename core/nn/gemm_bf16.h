@@ -75,11 +75,15 @@ float gemm_bf16_to_float(uint16_t h);
 typedef struct {
     uint16_t *data;   /* caller-owned, gemm_bf16_packed_b_elems(K, N) elements */
     int K, N;
-    int kpairs;       /* pairs each panel holds as stored: (K + 1) / 2, or 0 for that; more
-                         in a view of some of a larger pack's rows (gemm_bf16_packed_rows) */
+    int kpairs;       /* pairs each panel holds as stored: (K + 1) / 2 for a whole pack,
+                         more in a view of some of a larger pack's rows (gemm_bf16_packed_rows) */
 } GemmBf16PackedB;
 
 size_t gemm_bf16_packed_b_elems(int K, int N);
+/* The pack of a whole op(B) (K x N) at data (gemm_bf16_packed_b_elems elements). */
+GemmBf16PackedB gemm_bf16_packed_b(uint16_t *data, int K, int N);
+/* Element (k, n) of op(B) as pack p holds it (bf16, widened exactly). */
+float gemm_bf16_packed_value(const GemmBf16PackedB *p, int k, int n);
 /* Packs op(B) (K x N; tb != 0: B is stored N x K) into p->data; sets p->K, p->N. */
 void gemm_bf16_pack_b(GemmBf16PackedB *p, int tb, int K, int N, const float *B, int ldb);
 /* Rows k0 .. k0 + kc - 1 of pack p (k0 even) as a pack of their own, in p's storage. */

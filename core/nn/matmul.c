@@ -201,6 +201,11 @@ size_t matmul_packed_elems(int K, int N)
     return gemm_bf16_packed_b_elems(K, N);
 }
 
+GemmBf16PackedB matmul_packed_b(uint16_t *data, int K, int N)
+{
+    return gemm_bf16_packed_b(data, K, N);
+}
+
 void matmul_pack_b(GemmBf16PackedB *pk, uint16_t *data, CBLAS_TRANSPOSE tb, int K, int N,
                    const float *B, int ldb)
 {
@@ -216,15 +221,6 @@ void matmul_pack_b_rows(GemmBf16PackedB *pk, int k0, int kc, const float *rows, 
 GemmBf16PackedB matmul_packed_rows(const GemmBf16PackedB *pk, int k0, int kc)
 {
     return gemm_bf16_packed_rows(pk, k0, kc);
-}
-
-/* Element (k, n) of a pack (gemm_bf16.h: panels of GEMM_BF16_NR columns, pairs of k). */
-static float packed_at(const GemmBf16PackedB *pb, int k, int n)
-{
-    size_t pstride = (size_t)(pb->kpairs ? pb->kpairs : (pb->K + 1) / 2) * 2 * GEMM_BF16_NR;
-    size_t at = (size_t)(n / GEMM_BF16_NR) * pstride +
-                ((size_t)(k / 2) * GEMM_BF16_NR + (size_t)(n % GEMM_BF16_NR)) * 2 + (size_t)(k & 1);
-    return gemm_bf16_to_float(pb->data[at]);
 }
 
 void matmul_packed(CBLAS_TRANSPOSE ta, int M, float alpha, const float *A, int lda,
@@ -243,7 +239,7 @@ void matmul_packed(CBLAS_TRANSPOSE ta, int M, float alpha, const float *A, int l
             float s = 0.0f;
             for (int k = 0; k < K; k++) {
                 float a = t_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k];
-                s += gemm_bf16_to_float(gemm_bf16_round(a)) * packed_at(pb, k, j);
+                s += gemm_bf16_to_float(gemm_bf16_round(a)) * gemm_bf16_packed_value(pb, k, j);
             }
             float *c = &C[(size_t)i * ldc + j];
             *c = alpha * s + (beta == 0.0f ? 0.0f : beta * *c);

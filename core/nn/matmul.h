@@ -52,11 +52,14 @@ int matmul_bf16_active(void);
 int matmul_packs(void);
 /* bf16 elements of the pack of a K x N op(B). */
 size_t matmul_packed_elems(int K, int N);
+/* The pack of a whole op(B) (K x N) at data (matmul_packed_elems), for matmul_pack_b_rows
+ * to fill or matmul_packed to read. */
+GemmBf16PackedB matmul_packed_b(uint16_t *data, int K, int N);
 /* pk = op(B) (K x N; tb: B stored N x K) packed into data (matmul_packed_elems). */
 void matmul_pack_b(GemmBf16PackedB *pk, uint16_t *data, CBLAS_TRANSPOSE tb, int K, int N,
                    const float *B, int ldb);
 /* Rows k0 .. k0 + kc - 1 of pk's row-major op(B) (rows: row k0, ldb apart; k0 even) into
- * pk (pk->data, K, N as matmul_pack_b set them): the same pack, a block of rows at a time. */
+ * pk (matmul_packed_b): the same pack as matmul_pack_b, a block of rows at a time. */
 void matmul_pack_b_rows(GemmBf16PackedB *pk, int k0, int kc, const float *rows, int ldb);
 /* Rows k0 .. k0 + kc - 1 (k0 even) of a pack, as a pack of their own (pk's storage). */
 GemmBf16PackedB matmul_packed_rows(const GemmBf16PackedB *pk, int k0, int kc);
