@@ -92,6 +92,12 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
                                    r->step_s > 0 ? worst.seconds / r->step_s : 0,
                                    "cpu_step_s", r->cpu_step_s, "tokens_per_cpu_s",
                                    r->tokens_per_cpu_s);
+    double rest;
+    double ceiling = bench_ceiling(r, &rest);
+    if (o) {   /* the share every product at the peak would give, and the rest's seconds */
+        json_object_set_new(o, "ceiling_fraction", ceiling > 0 ? json_real(ceiling) : json_null());
+        json_object_set_new(o, "ceiling_rest_s", json_real(rest));
+    }
     if (o && r->diagnostics > 0) {   /* bench WORKLOAD diagnostics=N */
         json_object_set_new(o, "diagnostics", json_integer(r->diagnostics));
         json_object_set_new(o, "diag_s", json_real(r->diag_s));
@@ -113,6 +119,42 @@ static void format_parts(char *line, size_t n, const BenchResult *r, int bwd)
                           (bwd ? r->part_bwd_s[p] : r->part_s[p]) * 1e3);
     if (o > 0 && o < (int)n)
         line[o - 1] = 0;
+}
+
+/* "ceiling: ..." (bench_ceiling): the share of the peak the step would reach with every
+ * product at the peak, and the stages outside the products, largest first. */
+static void format_ceiling(char *line, size_t n, const BenchResult *r)
+{
+    double rest, ceiling = bench_ceiling(r, &rest);
+    int o = snprintf(line, n, "%22s ceiling: ", "");
+    if (ceiling <= 0) {
+        snprintf(line + o, n - (size_t)o, "none (no peak or no FLOPs counted)");
+        return;
+    }
+    o += snprintf(line + o, n - (size_t)o, "%.0f%% of the peak with every product at it%s; "
+                  "the other stages take %.1f ms of the step:", 100 * ceiling,
+                  ceiling < r->peak_share ? " (below the share reached: a product ran over "
+                                            "the sampled peak)" : "", rest * 1e3);
+    BenchStage st[PROF_N + 2];
+    int k = 0;
+    for (int p = 0; p < PROF_N; p++)
+        if (!(r->part_flops[p] > 0 && p != PROF_SCAN)) {
+            snprintf(st[k].name, sizeof st[k].name, "%s", bench_part_name(p));
+            st[k++].seconds = r->part_s[p] + r->part_bwd_s[p];
+        }
+    snprintf(st[k].name, sizeof st[k].name, "data feed");
+    st[k++].seconds = r->feed_s;
+    snprintf(st[k].name, sizeof st[k].name, "replica sync + gradient sum");
+    st[k++].seconds = r->other_s;
+    for (int i = 0; i < k; i++)   /* largest first (a handful: insertion) */
+        for (int j = i; j > 0 && st[j].seconds > st[j - 1].seconds; j--) {
+            BenchStage t = st[j];
+            st[j] = st[j - 1];
+            st[j - 1] = t;
+        }
+    for (int i = 0; i < k && o < (int)n && st[i].seconds >= 0.05e-3; i++)
+        o += snprintf(line + o, n - (size_t)o, "%s %s %.1f ms", i ? "," : "", st[i].name,
+                      st[i].seconds * 1e3);
 }
 
 static void print_result(Session *s, const BenchResult *r)
@@ -161,6 +203,8 @@ static void print_result(Session *s, const BenchResult *r)
     session_printf(s, "%s", line);
     session_printf(s, "%22s bottleneck: %s, %.1f ms (%.0f%% of the step)", "", worst.name,
                    worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
+    format_ceiling(line, sizeof line, r);
+    session_printf(s, "%s", line);
     if (r->diagnostics > 0 && r->step_s > 0) {
         double n = r->diagnostics, step = r->step_s;
         session_printf(s, "%22s diagnostics: %.2f ms a collection (%d series, %d histograms;"

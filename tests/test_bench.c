@@ -191,6 +191,40 @@ static void test_bottleneck(void)
     CHECK(bench_part_gflops(&r, PROF_EMBED) == 0, "no FLOPs counted: 0");
 }
 
+/* The ceiling by hand: 10 tokens a step, the feed-forward's 1 GFLOP a token (10 GFLOP)
+ * at a 20 GFLOP/s peak is 0.5 s; the shift-and-sum's 0.1 GFLOP a token counts in the
+ * step's FLOPs but keeps its measured 0.1 s, as the norms (0.3 s), the optimizer (0.1 s),
+ * the feed and the rest (0.05 s each) keep theirs: 0.6 s. 11 GFLOP in 1.1 s is 10 GFLOP/s,
+ * half the peak. */
+static void test_ceiling(void)
+{
+    BenchResult r;
+    memset(&r, 0, sizeof r);
+    r.batch = 2, r.bptt = 5;
+    r.part_flops[PROF_FFN] = 1e9;
+    r.part_flops[PROF_SCAN] = 1e8;
+    r.flops_per_token = 1.1e9;
+    r.part_s[PROF_FFN] = 0.3, r.part_bwd_s[PROF_FFN] = 0.4;   /* measured: 0.7 s */
+    r.part_s[PROF_SCAN] = 0.1;
+    r.part_s[PROF_NORM] = 0.2, r.part_bwd_s[PROF_NORM] = 0.1;
+    r.part_s[PROF_OPTIM] = 0.1;
+    r.feed_s = 0.05, r.other_s = 0.05;
+    r.peak_gflops = 20;
+    double rest = -1, c = bench_ceiling(&r, &rest);
+    CHECK(fabs(rest - 0.6) < 1e-12, "the other stages: %g s (0.6)", rest);
+    CHECK(fabs(c - 0.5) < 1e-12, "ceiling %g (0.5)", c);
+    double reached = r.flops_per_token * 10 / 1.3 / 1e9 / r.peak_gflops;   /* a 1.3 s step */
+    CHECK(c > reached, "above the share reached with the products slower (%g > %g)", c,
+          reached);
+    r.part_flops[PROF_MIXER] = 1e9;   /* a second product part at the peak: +0.5 s */
+    r.flops_per_token = 2.1e9;
+    c = bench_ceiling(&r, NULL);
+    CHECK(fabs(c - 21.0 / 20 / 1.6) < 1e-12, "two product parts: %g", c);
+    r.peak_gflops = 0;
+    CHECK(bench_ceiling(&r, &rest) == 0 && fabs(rest - 0.6) < 1e-12,
+          "no peak, no ceiling (the rest still given)");
+}
+
 static void test_peaks(void)
 {
     double fp32 = bench_peak_for("fp32");
@@ -205,6 +239,7 @@ int main(void)
     test_train_split();
     test_dispatcher_split();
     test_bottleneck();
+    test_ceiling();
     test_peaks();
     test_wide_shape();
     test_peak_threads();

@@ -164,6 +164,29 @@ BenchStage bench_bottleneck(const BenchResult *r)
     return best;
 }
 
+/* A part whose time is all products' (at the peak in bench_ceiling). */
+static int product_part(const BenchResult *r, int p)
+{
+    return r->part_flops[p] > 0 && p != PROF_SCAN;
+}
+
+double bench_ceiling(const BenchResult *r, double *rest_s)
+{
+    double tokens = (double)r->batch * r->bptt, peak = r->peak_gflops * 1e9;
+    double rest = r->feed_s + r->other_s, products = 0;
+    for (int p = 0; p < PROF_N; p++) {
+        if (product_part(r, p))
+            products += r->part_flops[p] * tokens / (peak > 0 ? peak : 1);
+        else
+            rest += r->part_s[p] + r->part_bwd_s[p];
+    }
+    if (rest_s)
+        *rest_s = rest;
+    if (!(peak > 0) || !(r->flops_per_token > 0) || !(rest + products > 0))
+        return 0;
+    return r->flops_per_token * tokens / peak / (rest + products);
+}
+
 double bench_part_gflops(const BenchResult *r, int part)
 {
     double t = r->part_s[part] + r->part_bwd_s[part];
