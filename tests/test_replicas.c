@@ -62,6 +62,85 @@ static double step_with(const char *family, int shards, int threads, const int *
     return loss;
 }
 
+/* One training step of a fresh Dispatcher (dropout 0.3) in 3 shards on `threads`
+ * threads: replicas_step when `whole`, else its three parts as trainer_dist.c calls them;
+ * the gradient into grad (malloc'd), update_grad_norm's norm into *norm. Returns the loss
+ * sum; *cnt the tokens. */
+static double one_step(int whole, int threads, const int *x, const int *y, float **grad,
+                       long *np, long *cnt, float *norm)
+{
+    char err[LM_ERR_LEN];
+    Config c;
+    config_defaults(&c);
+    c.d = 16; c.nhid = 32; c.layers = 2; c.bptt = T; c.batch = B; c.dropout = 0.3f;
+    Model *m = model_create(&c, V, err);
+    CHECK(m && model_alloc(m, B, T, err) == LM_OK, "model: %s", err);
+    ShardPlan plan;
+    shardplan_init(&plan, B, 3, err);
+    Replicas *r = m ? replicas_create(m, &plan, 0, plan.S, threads, T, err) : NULL;
+    CHECK(r != NULL, "replicas: %s", err);
+    if (!r) {
+        model_destroy(m);
+        return -1;
+    }
+    m->training = 1;
+    double loss = 0, lw[SHARDPLAN_MAX];
+    long cw[SHARDPLAN_MAX];
+    double lanes[SHARDPLAN_NORM_CHUNKS][8];
+    *cnt = 0;
+    if (whole) {
+        CHECK(replicas_step(r, x, y, B, T, &loss, cnt) == LM_OK, "replicas_step");
+    } else {
+        CHECK(replicas_forward(r, x, y, T, lw, cw) == LM_OK, "replicas_forward");
+        for (int s = 0; s < plan.S; s++)
+            loss += lw[s], *cnt += cw[s];
+        if (*cnt > 0) {
+            replicas_backward(r, 1.0f / (float)*cnt);
+            replicas_fold(r, NULL);
+        }
+        CHECK(!replicas_take_sumsq(r, &m->params, lanes), "the parts leave no squares");
+    }
+    *np = (long)m->params.total;
+    *grad = malloc(m->params.total * sizeof(float));
+    memcpy(*grad, m->params.grad, m->params.total * sizeof(float));
+    *norm = update_grad_norm(r, &m->params);
+    CHECK(!replicas_take_sumsq(r, &m->params, lanes), "the squares are taken once");
+    replicas_destroy(r);
+    model_destroy(m);
+    return loss;
+}
+
+/* replicas_step (forward and backward in one phase, the fold summing the norm's squares)
+ * against its three parts: the same loss, tokens, gradient and norm, to the bit, on 1, 2
+ * and 3 threads; with some targets ignored (-1), and with all of them (no gradient). */
+static void test_step_parts(const int *x, const int *y0)
+{
+    int y[B * T];
+    memcpy(y, y0, sizeof y);
+    for (int i = 0; i < B * T; i += 7)
+        y[i] = -1;
+    for (int all = 0; all < 2; all++) {
+        if (all)
+            for (int i = 0; i < B * T; i++)
+                y[i] = -1;
+        for (int th = 1; th <= 3; th++) {
+            float *ga, *gb, na, nb;
+            long pa, pb, ca, cb;
+            double la = one_step(1, th, x, y, &ga, &pa, &ca, &na);
+            double lb = one_step(0, th, x, y, &gb, &pb, &cb, &nb);
+            CHECK(la == lb && ca == cb && pa == pb && !memcmp(ga, gb, (size_t)pa * sizeof(float)),
+                  "%s targets ignored, %d threads: replicas_step (loss %.17g, %ld tokens) "
+                  "differs from its parts (%.17g, %ld)", all ? "all" : "some", th, la, ca, lb,
+                  cb);
+            CHECK(na == nb, "%d threads: norm %.9g from the fold's squares vs %.9g", th, na, nb);
+            CHECK(all ? ca == 0 && na == 0 : ca == B * T - (B * T + 6) / 7 && na > 0,
+                  "%ld tokens, norm %g", ca, na);
+            free(ga);
+            free(gb);
+        }
+    }
+}
+
 static void test_plan(void)
 {
     char err[LM_ERR_LEN] = "";
@@ -196,6 +275,7 @@ int main(void)
         x[i] = (int)rng_below(&rng, V);
         y[i] = (int)rng_below(&rng, V);
     }
+    test_step_parts(x, y);
     const char *families[] = {"dispatcher", "msa", "lstm"};
     int plans[] = {1, 2, 3, 5};
     for (int f = 0; f < 3; f++) {

@@ -30,7 +30,8 @@ typedef struct {
     /* Activation buffers for up to (B,T). LM_OK or LM_ENOMEM. */
     int (*alloc)(Model *m, int B, int T, char *err);
     /* Forward over tokens (B,T). With targets (B,T; entries < 0 are ignored): *loss_sum
-     * gets the summed cross-entropy and *count the number of predicted tokens; in
+     * gets the summed cross-entropy and *count the number of predicted tokens (targets
+     * >= 0: decoder_loss_count, known before the forward); in
      * training mode (m->training) it also keeps what backward needs. Without targets:
      * logits (B,T,V) are kept for model_logits. */
     int (*forward)(Model *m, const int *tokens, const int *targets, int B, int T,

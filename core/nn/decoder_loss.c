@@ -55,6 +55,14 @@ const float *decoder_loss_logits(const DecoderLoss *dl)
     return dl->has_logits ? dl->logits : NULL;
 }
 
+long decoder_loss_count(const int *targets, size_t N)
+{
+    long cnt = 0;
+    for (size_t i = 0; i < N; i++)
+        cnt += targets[i] >= 0;
+    return cnt;
+}
+
 int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const float *w,
                          const float *b, const int *targets, int N, int C_in, int V,
                          float *dx, double *loss_sum, long *count)
@@ -69,9 +77,7 @@ int decoder_loss_forward(DecoderLoss *dl, int training, const float *x, const fl
         return LM_OK;
     }
     double sum = 0;
-    long cnt = 0;
-    for (int i = 0; i < N; i++)
-        cnt += targets[i] >= 0;
+    long cnt = decoder_loss_count(targets, (size_t)N);
     if (training) {
         dl->x = x;
         dl->w = w;

@@ -45,6 +45,10 @@ size_t decoder_loss_layout(DecoderLoss *dl, float *at, size_t N, int V, int C_in
 /* The logits the last forward without targets kept (all N rows), or NULL. */
 const float *decoder_loss_logits(const DecoderLoss *dl);
 
+/* The targets a loss counts: those >= 0 (-1: not counted). The *count of every model's
+ * forward (model.h), which a caller can know before the forward. */
+long decoder_loss_count(const int *targets, size_t N);
+
 /* The decoder over N rows of x (N, C_in) with weights w (V, C_in) and bias b (V or NULL).
  * Without targets: keeps the logits of all N rows for the caller (dl->logits; LM_ENOMEM
  * when they do not fit dl->rows). With targets (-1: not counted): *loss_sum (the sum of

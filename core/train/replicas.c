@@ -2,8 +2,10 @@
 #include "replicas.h"
 
 #include "cpu.h"
+#include "decoder_loss.h"
 #include "err.h"
 #include "sysinfo.h"
+#include "update.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -19,7 +21,8 @@ typedef struct {
     long count;
 } Job;
 
-enum { PH_FORWARD, PH_BACKWARD, PH_FOLD, PH_FOR, PH_ITEMS };
+/* PH_STEP: a training shard's forward then its backward (replicas_step) */
+enum { PH_FORWARD, PH_BACKWARD, PH_STEP, PH_FOLD, PH_FOR, PH_ITEMS };
 
 struct Replicas {
     ShardPlan plan;
@@ -36,8 +39,11 @@ struct Replicas {
     int quit, phase;       /* quit: atomic */
     int n_jobs;
     Job job[SHARDPLAN_MAX];
-    float scale;
+    float scale;           /* the backward's (PH_STEP: 0 = no backward) */
     const float *fold_init;
+    int fold_sumsq;        /* PH_FOLD also sums each chunk's squares into sumsq */
+    int sumsq_ready;       /* sumsq is the primary's gradient's (replicas_take_sumsq) */
+    double sumsq[SHARDPLAN_NORM_CHUNKS][8];
     void (*pf)(void *ctx, int slice, size_t lo, size_t hi);   /* PH_FOR, PH_ITEMS */
     void *pf_ctx;
     size_t pf_n;
@@ -93,21 +99,29 @@ static void fold_range(Replicas *r, size_t lo, size_t hi)
 static void run_job(Replicas *r, Job *j)
 {
     Model *m = r->m[j->model];
-    if (r->phase == PH_FORWARD) {
+    if (r->phase == PH_FORWARD || r->phase == PH_STEP) {
         if (m->training)
             params_zero_grad(&m->params);
         j->rc = model_forward(m, j->x, j->y, j->B, j->T, &j->loss, &j->count);
-    } else if (m->training && !j->rc) {
-        model_backward(m, r->scale);
     }
+    if ((r->phase == PH_BACKWARD || (r->phase == PH_STEP && r->scale > 0)) && m->training &&
+        !j->rc)
+        model_backward(m, r->scale);
 }
 
 static void run_phase(Replicas *r, int i)
 {
     size_t lo, hi;
-    if (r->phase == PH_FOLD) {
-        slice_range(r->m[0]->params.total, r->W, i, &lo, &hi);
-        fold_range(r, lo, hi);
+    if (r->phase == PH_FOLD) {   /* by the norm's fixed chunks, each folded, then squared */
+        int c0, c1;
+        size_t total = r->m[0]->params.total;
+        shardplan_share(SHARDPLAN_NORM_CHUNKS, r->W, i, &c0, &c1);
+        for (int c = c0; c < c1; c++) {
+            shardplan_chunk(total, c, &lo, &hi);
+            fold_range(r, lo, hi);
+            if (r->fold_sumsq)
+                update_sumsq_chunks(r->m[0]->params.grad, total, c, c + 1, r->sumsq);
+        }
     } else if (r->phase == PH_FOR) {
         slice_range(r->pf_n, r->W, i, &lo, &hi);
         r->pf(r->pf_ctx, i, lo, hi);
@@ -296,7 +310,8 @@ static void set_job(Replicas *r, int k, int model, const int *x, const int *y, i
     }
 }
 
-int replicas_forward(Replicas *r, const int *x, const int *y, int T, double *loss, long *count)
+/* The jobs of the training batch x, y: shard k of this process on model k. */
+static void set_train_jobs(Replicas *r, const int *x, const int *y, int T)
 {
     Model *m = r->m[0];
     uint64_t seed = m->training ? model_drop_seed(m) : 0;   /* one per step, every shard */
@@ -308,6 +323,12 @@ int replicas_forward(Replicas *r, const int *x, const int *y, int T, double *los
         if (m->training)
             model_drop_key(r->m[k], seed, r0);
     }
+}
+
+int replicas_forward(Replicas *r, const int *x, const int *y, int T, double *loss, long *count)
+{
+    r->sumsq_ready = 0;
+    set_train_jobs(r, x, y, T);
     fork_join(r, PH_FORWARD);
     for (int k = 0; k < r->L; k++) {
         if (r->job[k].rc)
@@ -322,12 +343,14 @@ void replicas_backward(Replicas *r, float scale)
 {
     if (!r->m[0]->training)
         return;
+    r->sumsq_ready = 0;
     r->scale = scale;
     fork_join(r, PH_BACKWARD);
 }
 
 void replicas_fold(Replicas *r, const float *init)
 {
+    r->sumsq_ready = 0;
     if (!r->m[0]->training || (!init && r->L == 1))
         return;
     r->fold_init = init;
@@ -363,27 +386,41 @@ static int forward_eval(Replicas *r, const int *x, const int *y, int B, int T,
 int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
                   long *count)
 {
+    r->sumsq_ready = 0;
     if (!r->m[0]->training)
         return forward_eval(r, x, y, B, T, loss_sum, count);
     assert(B == r->plan.B && r->lo == 0 && r->hi == r->plan.S);
-    double loss[SHARDPLAN_MAX];
-    long cnt[SHARDPLAN_MAX];
-    int rc = replicas_forward(r, x, y, T, loss, cnt);
-    if (rc)
-        return rc;
+    long n = decoder_loss_count(y, (size_t)B * T);   /* what the shards' counts add to */
+    set_train_jobs(r, x, y, T);
+    r->scale = n > 0 ? 1.0f / (float)n : 0.0f;
+    fork_join(r, PH_STEP);
     double sum = 0;
-    long n = 0;
-    for (int s = 0; s < r->plan.S; s++) {
-        sum += loss[s];
-        n += cnt[s];
+    long got = 0;
+    for (int k = 0; k < r->L; k++) {
+        if (r->job[k].rc)
+            return r->job[k].rc;
+        sum += r->job[k].loss;
+        got += r->job[k].count;
     }
+    assert(got == n && "every model's forward counts the targets decoder_loss_count does");
     if (n > 0) {
-        replicas_backward(r, 1.0f / (float)n);
-        replicas_fold(r, NULL);
+        r->fold_sumsq = 1;
+        fork_join(r, PH_FOLD);
+        r->fold_sumsq = 0;
+        r->sumsq_ready = 1;
     }
     *loss_sum = sum;
     *count = n;
     return LM_OK;
+}
+
+int replicas_take_sumsq(Replicas *r, const ParamSet *ps, double lanes[][8])
+{
+    if (!r->sumsq_ready || ps->grad != r->m[0]->params.grad)
+        return 0;
+    r->sumsq_ready = 0;
+    memcpy(lanes, r->sumsq, sizeof r->sumsq);
+    return 1;
 }
 
 /* fn over [0, n) on the threads, split as phase says (PH_FOR or PH_ITEMS); on the caller's

@@ -38,9 +38,20 @@ void replicas_reset_state(Replicas *r);
  * batch, every shard owned): forward, backward of the mean loss and the fold, the
  * gradient in the primary's params.grad; evaluation (not training): the forward only, the
  * rows cut into shardplan_shards_for(B) shards over the models. *loss_sum (shard sums
- * added in shard order) and *count cover the whole batch. */
+ * added in shard order) and *count cover the whole batch.
+ * Training takes two phases on the threads, not three (the loss's token count is known
+ * from y: decoder_loss_count): each shard's forward and backward, then the fold, which
+ * also sums the squares of each fixed chunk of the gradient it made while the chunk is
+ * in cache (for update_grad_norm: replicas_take_sumsq). The same bits as the three parts
+ * below. */
 int replicas_step(Replicas *r, const int *x, const int *y, int B, int T, double *loss_sum,
                   long *count);
+
+/* When the primary's gradient ps->grad is still the one the last training replicas_step
+ * folded (nothing of this Replicas ran since), copies that fold's chunk squares
+ * (update_sumsq_chunks' lanes, SHARDPLAN_NORM_CHUNKS of them) into lanes and returns 1,
+ * once; else 0. */
+int replicas_take_sumsq(Replicas *r, const ParamSet *ps, double lanes[][8]);
 
 /* A training step in its three parts, for a caller that holds a share of the shards
  * (trainer_dist.c). replicas_forward: the forward of this process's shards of the batch

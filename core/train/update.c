@@ -14,23 +14,29 @@ typedef struct {
     double lanes[SHARDPLAN_NORM_CHUNKS][8];   /* each fixed chunk's squares, lane by lane */
 } UpdateJob;
 
+void update_sumsq_chunks(const float *grad, size_t total, int c0, int c1, double lanes[][8])
+{
+    for (int c = c0; c < c1; c++) {
+        size_t a, b;
+        shardplan_chunk(total, c, &a, &b);
+        memset(lanes[c], 0, sizeof lanes[c]);
+        optim_sumsq8(grad + a, b - a, lanes[c]);
+    }
+}
+
 /* Chunks [lo, hi) of the slab's SHARDPLAN_NORM_CHUNKS, whichever thread runs them. */
 static void sumsq_chunks(void *ctx, int slice, size_t lo, size_t hi)
 {
     (void)slice;
     UpdateJob *j = ctx;
-    for (size_t c = lo; c < hi; c++) {
-        size_t a, b;
-        shardplan_chunk(j->ps->total, (int)c, &a, &b);
-        memset(j->lanes[c], 0, sizeof j->lanes[c]);
-        optim_sumsq8(j->ps->grad + a, b - a, j->lanes[c]);
-    }
+    update_sumsq_chunks(j->ps->grad, j->ps->total, (int)lo, (int)hi, j->lanes);
 }
 
 float update_grad_norm(Replicas *r, const ParamSet *ps)
 {
     UpdateJob j = {.ps = (ParamSet *)ps};
-    replicas_parallel_items(r, sumsq_chunks, &j, SHARDPLAN_NORM_CHUNKS);
+    if (!r || !replicas_take_sumsq(r, ps, j.lanes))
+        replicas_parallel_items(r, sumsq_chunks, &j, SHARDPLAN_NORM_CHUNKS);
     double acc[8] = {0};
     for (int c = 0; c < SHARDPLAN_NORM_CHUNKS; c++)   /* in chunk order: one grouping */
         for (int k = 0; k < 8; k++)

@@ -12,8 +12,16 @@
 #include "optim.h"
 #include "replicas.h"
 
-/* The global L2 norm of ps->grad (before clipping). r may be NULL (one thread). */
+/* The global L2 norm of ps->grad (before clipping). r may be NULL (one thread). Takes
+ * the chunks' squares replicas_step's fold made of this gradient when there are some
+ * (replicas_take_sumsq), else sums them here. */
 float update_grad_norm(Replicas *r, const ParamSet *ps);
+
+/* The squares of grad's fixed chunks c0 .. c1 - 1 (shardplan_chunk of a slab of total
+ * floats), each into its 8 lanes (optim_sumsq8, from zero): the norm's one grouping,
+ * whoever computes which chunk. */
+void update_sumsq_chunks(const float *grad, size_t total, int c0, int c1,
+                         double lanes[][8]);
 
 /* Clips the gradient as optim_clip_grad_norm does for this norm and max_norm (<= 0: no
  * clipping), then takes one optimizer step with learning rate lr. norm is update_grad_norm
