@@ -164,8 +164,9 @@ typedef struct {
  * never leaves it: every vector holding one then took a microcode assist in every step
  * (thread 1's optimizer slice, which held the last layer's dead units, ran 1.6x as long
  * as thread 0's at step 850 of `small`). Flushed, it is 0 from then on. What it would
- * add to a weight is below the weight's rounding, so the weights are the same bits
- * unless a weight is itself within a factor ~1e30 of subnormal. */
+ * add to a weight is below the weight's rounding, so the weights keep their bits, but
+ * for a weight itself near 0 (Adam's coupled decay drives a dead unit's weights to
+ * ~1e-34; they move by ~1e-37). */
 CPU_INLINE float flush_subnormal(float x)
 {
     return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x;
