@@ -138,7 +138,7 @@ static void format_ceiling(char *line, size_t n, const BenchResult *r)
     BenchStage st[PROF_N + 2];
     int k = 0;
     for (int p = 0; p < PROF_N; p++)
-        if (!(r->part_flops[p] > 0 && p != PROF_SCAN)) {
+        if (!bench_part_is_product(r, p)) {
             snprintf(st[k].name, sizeof st[k].name, "%s", bench_part_name(p));
             st[k++].seconds = r->part_s[p] + r->part_bwd_s[p];
         }

@@ -164,10 +164,9 @@ BenchStage bench_bottleneck(const BenchResult *r)
     return best;
 }
 
-/* A part whose time is all products' (at the peak in bench_ceiling). */
-static int product_part(const BenchResult *r, int p)
+int bench_part_is_product(const BenchResult *r, int part)
 {
-    return r->part_flops[p] > 0 && p != PROF_SCAN;
+    return part >= 0 && part < PROF_N && r->part_flops[part] > 0 && part != PROF_SCAN;
 }
 
 double bench_ceiling(const BenchResult *r, double *rest_s)
@@ -175,7 +174,7 @@ double bench_ceiling(const BenchResult *r, double *rest_s)
     double tokens = (double)r->batch * r->bptt, peak = r->peak_gflops * 1e9;
     double rest = r->feed_s + r->other_s, products = 0;
     for (int p = 0; p < PROF_N; p++) {
-        if (product_part(r, p))
+        if (bench_part_is_product(r, p))
             products += r->part_flops[p] * tokens / (peak > 0 ? peak : 1);
         else
             rest += r->part_s[p] + r->part_bwd_s[p];

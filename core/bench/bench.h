@@ -82,14 +82,16 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err);
 double bench_peak_for(const char *precision);
 /* The stage of r that took the most time per step (its bottleneck). */
 BenchStage bench_bottleneck(const BenchResult *r);
+/* 1 when r's part is a matrix product's (mixer, feed-forward, decoder: FLOPs counted and
+ * not the shift-and-sum's elementwise ones), whose time bench_ceiling puts at the peak. */
+int bench_part_is_product(const BenchResult *r, int part);
 /* What r's step could reach with every matrix product at the peak: the products' parts
- * (mixer, feed-forward, decoder: those with FLOPs counted, not the shift-and-sum) take
- * their FLOPs / peak_gflops, every other stage (embedding, shift-and-sum, norms, loss,
- * optimizer, data feed, replica sync) the time it took. Returns the step's share of the
- * peak then (its FLOPs over that time, over the peak; 0 without a peak or FLOPs) and
- * sets *rest_s, the other stages' seconds per step, when rest_s is not NULL. The times
- * are means over the steps, as other_s. An upper bound: the feed-forward's and MSA
- * mixer's elementwise work counts as products'. */
+ * (bench_part_is_product) take their FLOPs / peak_gflops, every other stage (embedding,
+ * shift-and-sum, norms, loss, optimizer, data feed, replica sync) the time it took.
+ * Returns the step's share of the peak then (its FLOPs over that time, over the peak; 0
+ * without a peak or FLOPs) and sets *rest_s, the other stages' seconds per step, when
+ * rest_s is not NULL. The times are means over the steps, as other_s. An upper bound:
+ * the feed-forward's and MSA mixer's elementwise work counts as products'. */
 double bench_ceiling(const BenchResult *r, double *rest_s);
 /* The part's achieved GFLOP/s in r (forward + backward), 0 when the part has no matrix
  * FLOPs counted or took no time. */

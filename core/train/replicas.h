@@ -39,8 +39,8 @@ void replicas_reset_state(Replicas *r);
  * gradient in the primary's params.grad; evaluation (not training): the forward only, the
  * rows cut into shardplan_shards_for(B) shards over the models. *loss_sum (shard sums
  * added in shard order) and *count cover the whole batch.
- * Training takes two phases on the threads, not three (the loss's token count is known
- * from y: decoder_loss_count): each shard's forward and backward, then the fold, which
+ * Training runs two phases on the threads (the loss's token count is known from y:
+ * decoder_loss_count): each shard's forward and backward, then the fold, which
  * also sums the squares of each fixed chunk of the gradient it made while the chunk is
  * in cache (for update_grad_norm: replicas_take_sumsq). The same bits as the three parts
  * below. */
