@@ -1,6 +1,7 @@
 /* cmd_bench.c — `bench [WORKLOAD ...] [steps=N] [tokens=N]`: the machine's sgemm peak,
  * training throughput of named workloads with the time split by stage (each part's
- * forward and backward, the optimizer, the replicas' sync), achieved model FLOP/s against
+ * forward and backward, the optimizer, the gradient's zeroing and sum, the waits for the
+ * other threads), achieved model FLOP/s against
  * the peak of the precision it ran in (in all and per part), the bottleneck, peak memory, and sampling speed with and without the
  * cache. Each workload runs in a child process so its peak memory is its own. Names are
  * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
@@ -63,7 +64,7 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
     for (int p = 0; p < PROF_N; p++) {
         json_object_set_new(all, bench_part_name(p), json_real(r->part_s[p] + r->part_bwd_s[p]));
         json_object_set_new(fwd, bench_part_name(p), json_real(r->part_s[p]));
-        if (p != PROF_OPTIM)
+        if (!bench_part_is_step_stage(p))
             json_object_set_new(bwd, bench_part_name(p), json_real(r->part_bwd_s[p]));
         if (r->part_flops[p] > 0)
             json_object_set_new(gf, bench_part_name(p), json_real(bench_part_gflops(r, p)));
@@ -114,7 +115,7 @@ static void format_parts(char *line, size_t n, const BenchResult *r, int bwd)
 {
     int o = snprintf(line, n, "%22s %s:", "", bwd ? "backward" : "forward ");
     for (int p = 0; p < PROF_N && o < (int)n; p++)
-        if (p != PROF_OPTIM)
+        if (!bench_part_is_step_stage(p))
             o += snprintf(line + o, n - (size_t)o, " %s %.1f ms,", bench_part_name(p),
                           (bwd ? r->part_bwd_s[p] : r->part_s[p]) * 1e3);
     if (o > 0 && o < (int)n)
@@ -144,7 +145,7 @@ static void format_ceiling(char *line, size_t n, const BenchResult *r)
         }
     snprintf(st[k].name, sizeof st[k].name, "data feed");
     st[k++].seconds = r->feed_s;
-    snprintf(st[k].name, sizeof st[k].name, "replica sync + gradient sum");
+    snprintf(st[k].name, sizeof st[k].name, "untimed");
     st[k++].seconds = r->other_s;
     for (int i = 0; i < k; i++)   /* largest first (a handful: insertion) */
         for (int j = i; j > 0 && st[j].seconds > st[j - 1].seconds; j--) {
@@ -183,9 +184,10 @@ static void print_result(Session *s, const BenchResult *r)
         format_parts(line, sizeof line, r, bwd);
         session_printf(s, "%s", line);
     }
-    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, data feed %.2f ms, replica "
-                     "sync + gradient sum %.1f ms;", "", r->part_s[PROF_OPTIM] * 1e3,
-                     r->feed_s * 1e3, r->other_s * 1e3);
+    int o = snprintf(line, sizeof line, "%22s optimizer %.1f ms, gradient zero+sum %.1f ms, "
+                     "thread waits %.1f ms, data feed %.2f ms, untimed %.1f ms;", "",
+                     r->part_s[PROF_OPTIM] * 1e3, r->part_s[PROF_GRAD] * 1e3,
+                     r->part_s[PROF_WAIT] * 1e3, r->feed_s * 1e3, r->other_s * 1e3);
     for (int p = 0; p < PROF_N && o < (int)sizeof line; p++)
         if (r->part_flops[p] > 0) {
             double f = bench_peak_share(bench_part_gflops(r, p), peak);

@@ -63,6 +63,34 @@ static void test_train_split(void)
     CHECK(r.peak_share > 0, "a share of that peak: %g", r.peak_share);
     CHECK(r.part_s[PROF_SCAN] == 0 && r.part_bwd_s[PROF_SCAN] == 0 &&
           r.part_flops[PROF_SCAN] == 0, "MSA has no shift-and-sum");
+    CHECK(r.part_s[PROF_GRAD] > 0 && r.part_s[PROF_WAIT] == 0,
+          "one thread: the gradient's zeroing is timed (%g s), no thread waits (%g s)",
+          r.part_s[PROF_GRAD], r.part_s[PROF_WAIT]);
+}
+
+/* On two threads the step's stages outside the model are timed apart: the gradient's
+ * zeroing and sum, and the primary thread's waits for the other; none has a backward. */
+static void test_step_stages(void)
+{
+    BenchWorkload w;
+    BenchResult r;
+    if (tiny_bench("small", 1, 8, 2, 1, 2, 256, &w, &r))
+        return;
+    printf(" two threads: gradient zero+sum %.3g s, thread waits %.3g s, untimed %.3g s\n",
+           r.part_s[PROF_GRAD], r.part_s[PROF_WAIT], r.other_s);
+    CHECK(r.peak_threads == 2, "the workload ran on two threads: %d", r.peak_threads);
+    CHECK(r.part_s[PROF_GRAD] > 0 && r.part_s[PROF_WAIT] > 0,
+          "the gradient's zeroing and sum (%g s) and the waits (%g s) are timed",
+          r.part_s[PROF_GRAD], r.part_s[PROF_WAIT]);
+    for (int p = 0; p < PROF_N; p++)
+        CHECK(!bench_part_is_step_stage(p) || r.part_bwd_s[p] == 0,
+              "%s has no backward", bench_part_name(p));
+    CHECK(bench_part_is_step_stage(PROF_OPTIM) && bench_part_is_step_stage(PROF_GRAD) &&
+          bench_part_is_step_stage(PROF_WAIT) && !bench_part_is_step_stage(PROF_NORM),
+          "the step's stages are the optimizer, the gradient's zeroing and sum, the waits");
+    CHECK(!strcmp(bench_part_name(PROF_GRAD), "gradient zero+sum") &&
+          !strcmp(bench_part_name(PROF_WAIT), "thread waits"), "named %s and %s",
+          bench_part_name(PROF_GRAD), bench_part_name(PROF_WAIT));
 }
 
 /* The Dispatcher's mixer in two parts: its products, and the shift-and-sum (the levels,
@@ -180,9 +208,12 @@ static void test_bottleneck(void)
     r.feed_s = 0.35;
     b = bench_bottleneck(&r);
     CHECK(!strcmp(b.name, "data feed"), "bottleneck %s", b.name);
+    r.part_s[PROF_WAIT] = 0.37;
+    b = bench_bottleneck(&r);
+    CHECK(!strcmp(b.name, "thread waits"), "a step stage has no direction: %s", b.name);
     r.other_s = 0.4;
     b = bench_bottleneck(&r);
-    CHECK(strstr(b.name, "gradient sum") != NULL, "bottleneck %s", b.name);
+    CHECK(!strcmp(b.name, "untimed"), "bottleneck %s", b.name);
     r.batch = 2, r.bptt = 5;
     r.part_flops[PROF_FFN] = 1e9;
     r.part_bwd_s[PROF_FFN] = 0.3;   /* 10 tokens x 1 GFLOP in 0.5 s */
@@ -237,6 +268,7 @@ int main(void)
 {
     setenv(GEMM_BF16_EMULATE_ENV, "1", 0);   /* bf16 paths run on any CPU */
     test_train_split();
+    test_step_stages();
     test_dispatcher_split();
     test_bottleneck();
     test_ceiling();

@@ -38,8 +38,14 @@ const char *const *bench_workload_names(void)
 const char *bench_part_name(int part)
 {
     static const char *n[PROF_N] = {"embedding", "mixer", "shift-and-sum", "feed-forward",
-                                    "norms+residual", "decoder", "softmax+loss", "optimizer"};
+                                    "norms+residual", "decoder", "softmax+loss", "optimizer",
+                                    "gradient zero+sum", "thread waits"};
     return part >= 0 && part < PROF_N ? n[part] : "?";
+}
+
+int bench_part_is_step_stage(int part)
+{
+    return part == PROF_OPTIM || part == PROF_GRAD || part == PROF_WAIT;
 }
 
 static void set_shape(Config *c, int d, int nhid, int layers, int bptt, int batch)
@@ -150,7 +156,7 @@ BenchStage bench_bottleneck(const BenchResult *r)
             if (t > best.seconds) {
                 best.seconds = t;
                 snprintf(best.name, sizeof best.name, "%s%s", bench_part_name(p),
-                         p == PROF_OPTIM ? "" : bwd ? " backward" : " forward");
+                         bench_part_is_step_stage(p) ? "" : bwd ? " backward" : " forward");
             }
         }
     if (r->feed_s > best.seconds) {
@@ -159,7 +165,7 @@ BenchStage bench_bottleneck(const BenchResult *r)
     }
     if (r->other_s > best.seconds) {
         best.seconds = r->other_s;
-        snprintf(best.name, sizeof best.name, "replica sync + gradient sum");
+        snprintf(best.name, sizeof best.name, "untimed");
     }
     return best;
 }
@@ -316,20 +322,25 @@ static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimiz
         long cnt;
         rc = replicas_step(reps, x, y, c->batch, c->bptt, &loss, &cnt);
         if (rc) { err_set(err, rc, "forward failed"); break; }
-        double t1 = sysinfo_now();
+        double t1 = sysinfo_now(), w1 = m->prof[PROF_WAIT];
         float norm = update_grad_norm(reps, &m->params);   /* as trainer.c's step */
-        double dt = 0, dc = process_cpu_s();   /* diagnostics: timed apart */
+        double dt = 0, dc = process_cpu_s();   /* diagnostics: timed apart, unprofiled */
+        int prof = m->profiling;
+        m->profiling = 0;
         if (bd) dt += bench_diag_collect(bd, m, reps, s);
+        m->profiling = prof;
         dc -= process_cpu_s();
         update_apply(reps, opt, &m->params, norm, c->clip, c->lr);
         dc += process_cpu_s();
+        m->profiling = 0;
         if (bd) dt += bench_diag_finish(bd, m, s);
+        m->profiling = prof;
         dc = process_cpu_s() - dc;   /* the CPU seconds of the two diagnostics calls */
         double t2 = sysinfo_now() - dt;
         if (s < 0) continue;
         f->times[s] = t2 - t0;
         f->cpu[s] = process_cpu_s() - c0 - dc;
-        m->prof[PROF_OPTIM] += t2 - t1;
+        m->prof[PROF_OPTIM] += t2 - t1 - (m->prof[PROF_WAIT] - w1);   /* its waits: PROF_WAIT */
         out->feed_s += (tf - t0) / w->steps;
         f->peaks[s] = 0;   /* the best of 3: the peak as this moment's machine allows */
         for (int k = 0; k < 3; k++) {

@@ -37,13 +37,15 @@ typedef struct {
     double peak_share;     /* the lower median over steps of (the step's GFLOP/s / the peak
                               sampled right after it); > 1 is a measurement error */
     int peak_threads;      /* threads the peak ran on (the workload's replicas) */
-    double part_s[PROF_N]; /* seconds per step in each part's forward (PROF_OPTIM: the
-                              gradient norm, clipping and optimizer step) */
+    double part_s[PROF_N]; /* seconds per step in each part's forward, and in each of the
+                              step's stages (bench_part_is_step_stage: the optimizer,
+                              the gradient's zeroing and sum, the waits for the other
+                              threads; model.h's PROF_*), all on the primary's thread */
     double part_bwd_s[PROF_N]; /* seconds per step in each part's backward */
     double feed_s;         /* the data feed: the next (B, T) batch from a token stream
                               (batcher_next, the trainer's batching mode) */
-    double other_s;        /* the rest of a step: waiting for the other replicas' threads,
-                              summing their gradients */
+    double other_s;        /* the rest of a step, in no part: starting the threads' phases,
+                              the model's untimed bookkeeping */
     double part_flops[PROF_N]; /* training matrix FLOPs per token of each part (0: none) */
     long peak_rss_kb;      /* of the process that ran it */
     int diagnostics;       /* the workload's diagnostics=N (0: not measured) */
@@ -80,6 +82,9 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err);
  * threads), 0 when this CPU has no bf16 kernel. The machine's figure for bench's header
  * only: a workload's share is of the peak sampled between its own steps (peak_share). */
 double bench_peak_for(const char *precision);
+/* 1 for the parts that are stages of the whole step, with no backward (model.h:
+ * PROF_OPTIM, PROF_GRAD, PROF_WAIT), 0 for the model's parts. */
+int bench_part_is_step_stage(int part);
 /* The stage of r that took the most time per step (its bottleneck). */
 BenchStage bench_bottleneck(const BenchResult *r);
 /* 1 when r's part is a matrix product's (mixer, feed-forward, decoder: FLOPs counted and
@@ -87,7 +92,7 @@ BenchStage bench_bottleneck(const BenchResult *r);
 int bench_part_is_product(const BenchResult *r, int part);
 /* What r's step could reach with every matrix product at the peak: the products' parts
  * (bench_part_is_product) take their FLOPs / peak_gflops, every other stage (embedding,
- * shift-and-sum, norms, loss, optimizer, data feed, replica sync) the time it took.
+ * shift-and-sum, norms, loss, the step's stages, data feed, untimed) the time it took.
  * Returns the step's share of the peak then (its FLOPs over that time, over the peak; 0
  * without a peak or FLOPs) and sets *rest_s, the other stages' seconds per step, when
  * rest_s is not NULL. The times are means over the steps, as other_s. An upper bound:

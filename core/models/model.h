@@ -21,9 +21,14 @@ typedef struct Model Model;
 /* PROF_MIXER: the mixer's matrix products (MSA: its whole attention); PROF_SCAN: the
  * Dispatcher's shift-and-sum (gate activation and the levels: elementwise, no product);
  * PROF_DECODER: the decoder's products; PROF_LOSS: the rest of the decoder stage (the
- * softmax, the loss, zeroing and scaling the decoder's gradients: elementwise). */
+ * softmax, the loss, zeroing and scaling the decoder's gradients: elementwise).
+ * The step's stages outside the model (forward only, timed by their callers on the
+ * primary's thread): PROF_OPTIM the gradient norm, clipping and optimizer step (bench);
+ * PROF_GRAD zeroing the gradient before a step and the primary thread's slice of the sum
+ * of the shards' gradients; PROF_WAIT the primary thread's waits for the other threads
+ * to finish a phase (replicas.c). */
 enum { PROF_EMBED, PROF_MIXER, PROF_SCAN, PROF_FFN, PROF_NORM, PROF_DECODER, PROF_LOSS,
-       PROF_OPTIM, PROF_N };
+       PROF_OPTIM, PROF_GRAD, PROF_WAIT, PROF_N };
 typedef struct DecodeState DecodeState;
 
 typedef struct {

@@ -100,8 +100,11 @@ static void run_job(Replicas *r, Job *j)
 {
     Model *m = r->m[j->model];
     if (r->phase == PH_FORWARD || r->phase == PH_STEP) {
-        if (m->training)
+        if (m->training) {
+            double t0 = model_prof_begin(m);
             params_zero_grad(&m->params);
+            model_prof_end(m, PROF_GRAD, t0);
+        }
         j->rc = model_forward(m, j->x, j->y, j->B, j->T, &j->loss, &j->count);
     }
     if ((r->phase == PH_BACKWARD || (r->phase == PH_STEP && r->scale > 0)) && m->training &&
@@ -113,6 +116,7 @@ static void run_phase(Replicas *r, int i)
 {
     size_t lo, hi;
     if (r->phase == PH_FOLD) {   /* by the norm's fixed chunks, each folded, then squared */
+        double t0 = i == 0 ? model_prof_begin(r->m[0]) : 0;
         int c0, c1;
         size_t total = r->m[0]->params.total;
         shardplan_share(SHARDPLAN_NORM_CHUNKS, r->W, i, &c0, &c1);
@@ -122,6 +126,8 @@ static void run_phase(Replicas *r, int i)
             if (r->fold_sumsq)
                 update_sumsq_chunks(r->m[0]->params.grad, total, c, c + 1, r->sumsq);
         }
+        if (i == 0)
+            model_prof_end(r->m[0], PROF_GRAD, t0);
     } else if (r->phase == PH_FOR) {
         slice_range(r->pf_n, r->W, i, &lo, &hi);
         r->pf(r->pf_ctx, i, lo, hi);
@@ -194,7 +200,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Runs one phase on every thread: the workers on theirs, the caller on slice 0. */
+/* Runs one phase on every thread: the workers on theirs, the caller on slice 0; the
+ * caller's wait for the workers is the primary's PROF_WAIT while it is profiled. */
 static void fork_join(Replicas *r, int phase)
 {
     r->phase = phase;
@@ -208,12 +215,14 @@ static void fork_join(Replicas *r, int phase)
     pthread_cond_broadcast(&r->go);
     pthread_mutex_unlock(&r->mu);
     run_phase(r, 0);
-    if (spin_until(&r->running, -1, 0, NULL))
-        return;
-    pthread_mutex_lock(&r->mu);
-    while (__atomic_load_n(&r->running, __ATOMIC_ACQUIRE) > 0)
-        pthread_cond_wait(&r->done, &r->mu);
-    pthread_mutex_unlock(&r->mu);
+    double t0 = model_prof_begin(r->m[0]);
+    if (!spin_until(&r->running, -1, 0, NULL)) {
+        pthread_mutex_lock(&r->mu);
+        while (__atomic_load_n(&r->running, __ATOMIC_ACQUIRE) > 0)
+            pthread_cond_wait(&r->done, &r->mu);
+        pthread_mutex_unlock(&r->mu);
+    }
+    model_prof_end(r->m[0], PROF_WAIT, t0);
 }
 
 static void destroy_replica(Model *m)
