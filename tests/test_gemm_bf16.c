@@ -236,6 +236,68 @@ static void test_kernel(GemmBf16Kernel kern, void *scratch)
     free(A); free(B);
 }
 
+/* C (M x N, ldc N) from a pre-packed B, in one call or as two calls split at K = k1 (a
+ * multiple of GEMM_BF16_KC; the second adds with beta 1 on a view of B's rows). */
+static float *product_prepacked(GemmBf16Kernel kern, int ta, Shape s, float alpha,
+                                const float *A, int lda, const GemmBf16PackedB *pk, float beta,
+                                const float *C0, int k1, void *scratch)
+{
+    float *C = xmalloc((size_t)s.M * s.N * 4);
+    memcpy(C, C0, (size_t)s.M * s.N * 4);
+    if (!k1) {
+        gemm_bf16(kern, ta, 0, s.M, s.N, s.K, alpha, A, lda, NULL, 0, pk, beta, C, s.N, scratch);
+        return C;
+    }
+    GemmBf16PackedB lo = gemm_bf16_packed_rows(pk, 0, k1), hi = gemm_bf16_packed_rows(pk, k1, s.K - k1);
+    gemm_bf16(kern, ta, 0, s.M, s.N, k1, alpha, A, lda, NULL, 0, &lo, beta, C, s.N, scratch);
+    gemm_bf16(kern, ta, 0, s.M, s.N, s.K - k1, alpha, ta ? A + (size_t)k1 * lda : A + k1, lda,
+              NULL, 0, &hi, 1.0f, C, s.N, scratch);
+    return C;
+}
+
+/* The driver's loop orders for a pre-packed B give the bits of its plain order: a wide B
+ * (more than L2 holds: A packed whole, once or in two super-blocks of rows, B walked in
+ * chunks of columns) against B packed per call (A block by block, every column each);
+ * a deep product (K over 2048 with a small C: K blocks outermost) against the same
+ * product split at K = 2048 into two calls that each run the plain order. */
+static void test_loop_orders(GemmBf16Kernel kern, int quick, void *scratch)
+{
+    static const Shape wide[] = {{200, 600, 600}, {1000, 160, 2048}}, deep = {70, 300, 2300};
+    Rng r;
+    rng_seed(&r, 37);
+    int n0 = check_failed_, n = 0;
+    for (int c = 0; c < 3; c++)
+        for (int ta = 0; ta < 2; ta++) {
+            if (quick && (c == 1 || ta))
+                continue;   /* the emulation: the cheap shapes, one transpose */
+            Shape s = c < 2 ? wide[c] : deep;
+            float alpha = ta ? -0.75f : 1.0f, beta = c == 0 ? 0.0f : c == 1 ? 1.0f : 0.5f;
+            int lda = ta ? s.M : s.K;
+            float *A = rand_mat(&r, (size_t)s.M * s.K), *B = rand_mat(&r, (size_t)s.K * s.N);
+            float *C0 = xmalloc((size_t)s.M * s.N * 4);
+            fill_c(C0, (size_t)s.M * s.N, beta, &r);
+            GemmBf16PackedB pk = {xmalloc(gemm_bf16_packed_b_elems(s.K, s.N) * 2), 0, 0, 0};
+            gemm_bf16_pack_b(&pk, 0, s.K, s.N, B, s.N);
+            float *P = product_prepacked(kern, ta, s, alpha, A, lda, &pk, beta, C0, 0, scratch);
+            float *Q;
+            if (c < 2) {
+                Q = xmalloc((size_t)s.M * s.N * 4);
+                memcpy(Q, C0, (size_t)s.M * s.N * 4);
+                gemm_bf16(kern, ta, 0, s.M, s.N, s.K, alpha, A, lda, B, s.N, NULL, beta, Q, s.N,
+                          scratch);
+            } else {
+                Q = product_prepacked(kern, ta, s, alpha, A, lda, &pk, beta, C0, 2048, scratch);
+            }
+            CHECK(!memcmp(P, Q, (size_t)s.M * s.N * 4),
+                  "%s M=%d N=%d K=%d ta=%d: the %s order changed the bits",
+                  gemm_bf16_kernel_name(kern), s.M, s.N, s.K, ta, c < 2 ? "wide" : "deep");
+            n++;
+            free(P); free(Q); free(pk.data); free(A); free(B); free(C0);
+        }
+    printf("  kernel %s: %d products in the wide and deep loop orders %s\n",
+           gemm_bf16_kernel_name(kern), n, check_failed_ == n0 ? "ok" : "FAILED");
+}
+
 /* The AMX tile edges: M and N around 16 and 32 (tiles, the 2 x 2 micro-kernel), K around
  * 16 pairs and the 256-deep K block, odd K, every transpose and alpha/beta. */
 static void test_amx_edges(void *scratch)
@@ -581,13 +643,17 @@ int main(void)
     void *scratch = xmalloc(gemm_bf16_scratch_bytes());
     test_round();
     test_kernel(GEMM_BF16_EMULATED, scratch);
-    if (avx)
+    test_loop_orders(GEMM_BF16_EMULATED, 1, scratch);
+    if (avx) {
         test_kernel(GEMM_BF16_AVX512, scratch);
-    else
+        test_loop_orders(GEMM_BF16_AVX512, 0, scratch);
+    } else {
         printf("  kernel avx512-bf16: not run, this CPU lacks avx512_bf16 (only the "
                "emulation of its instruction was checked)\n");
+    }
     if (amx_ok) {
         test_kernel(GEMM_BF16_AMX, scratch);
+        test_loop_orders(GEMM_BF16_AMX, 0, scratch);
         test_amx_edges(scratch);
         test_amx_vs_avx512(scratch);
         test_amx_accumulate(scratch);

@@ -297,6 +297,8 @@ typedef void (*EpiFn)(const float *, float *, int, int, int, float, float);
 #define B_ELEMS ((size_t)NC * KC)              /* bf16 */
 #define BW_ELEMS ((size_t)2 << 20)             /* bf16 of a B packed whole per call (4 MiB) */
 #define TILE_FLOATS (32 * GEMM_BF16_NR)        /* 32 rows: the AMX kernel's 2 x 2 tiles */
+#define L2_B_BYTES ((size_t)512 << 10)         /* of a pre-packed B kept in L2 while A meets it */
+#define C_L2_BYTES ((size_t)1280 << 10)        /* of a C kept in L2 through every K block */
 
 size_t gemm_bf16_scratch_bytes(void)
 {
@@ -370,6 +372,20 @@ static void scale_c(float *C, int ldc, int M, int N, float beta)
 static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, int M, int N,
                        int K, const uint16_t *pb, size_t pstride, float beta)
 {
+    if (K > KA_MAX && (size_t)M * N * 4 <= C_L2_BYTES) {
+        /* a deep product with a small C (the decoder's dX = dlogits W: K = V): each K
+         * block of B meets every row while it is in cache, C stays there throughout */
+        for (int k0 = 0; k0 < K; k0 += KC) {
+            int kc = K - k0 < KC ? K - k0 : KC;
+            for (int i0 = 0; i0 < M; i0 += MC) {
+                int mc = M - i0 < MC ? M - i0 : MC;
+                pack_a(r, apack, A, lda, i0, mc, k0, kc);
+                run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
+                          i0, mc, 0, N, k0 ? 1.0f : beta);
+            }
+        }
+        return;
+    }
     for (int i0 = 0; i0 < M; i0 += MC) {
         int mc = M - i0 < MC ? M - i0 : MC;
         if (K > KA_MAX) {
@@ -396,6 +412,52 @@ static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, i
     }
 }
 
+/* The product against a pre-packed B too large to stay in cache (the decoder's V x d
+ * weight, 28782 columns: 29 MB in bf16) with A small enough to be packed whole into the
+ * area (the scratch's room for a B packed per call, unused here): A is packed once, a
+ * super-block of rows at a time, then B is walked in chunks of columns that stay in L2
+ * (L2_B_BYTES), each meeting every block of the super-block. B then comes from memory
+ * once per super-block instead of once per MC rows. Each K block's tile is still added
+ * into C in increasing K: the same bits as run_packed. 0 when A's rows do not fit (one
+ * super-block must hold MC rows) or K exceeds KA_MAX: the caller runs run_packed. */
+static int run_packed_wide(const Run *r, uint32_t *area, size_t area_bytes, const float *A,
+                           int lda, int M, int N, int K, const uint16_t *pb, size_t pstride,
+                           float beta)
+{
+    int kb = (K + KC - 1) / KC;
+    size_t block_bytes = (size_t)kb * A_ELEMS * 4;   /* one MC-row block, every K block */
+    int per = (int)(area_bytes / block_bytes);        /* MC-row blocks a super-block holds */
+    if (K > KA_MAX || per < 1 || (size_t)K * N * 2 <= L2_B_BYTES)
+        return 0;
+    int nc = (int)(L2_B_BYTES / ((size_t)K * 2)) / GEMM_BF16_NR * GEMM_BF16_NR;
+    nc = nc < GEMM_BF16_NR ? GEMM_BF16_NR : nc;
+    for (int s0 = 0; s0 < M; s0 += per * MC) {
+        int rows = M - s0 < per * MC ? M - s0 : per * MC;
+        for (int i0 = s0; i0 < s0 + rows; i0 += MC) {
+            uint32_t *blk = area + (size_t)((i0 - s0) / MC) * kb * A_ELEMS;
+            int mc = s0 + rows - i0 < MC ? s0 + rows - i0 : MC;
+            for (int k0 = 0; k0 < K; k0 += KC)
+                pack_a(r, blk + (size_t)(k0 / KC) * A_ELEMS, A, lda, i0, mc, k0,
+                       K - k0 < KC ? K - k0 : KC);
+        }
+        for (int j0 = 0; j0 < N; j0 += nc) {
+            int w = N - j0 < nc ? N - j0 : nc;
+            for (int i0 = s0; i0 < s0 + rows; i0 += MC) {
+                const uint32_t *blk = area + (size_t)((i0 - s0) / MC) * kb * A_ELEMS;
+                int mc = s0 + rows - i0 < MC ? s0 + rows - i0 : MC;
+                for (int k0 = 0; k0 < K; k0 += KC) {
+                    int kc = K - k0 < KC ? K - k0 : KC;
+                    run_block(r, blk + (size_t)(k0 / KC) * A_ELEMS,
+                              pb + (size_t)(k0 / 2) * PAIR_ELEMS +
+                                  (size_t)(j0 / GEMM_BF16_NR) * pstride,
+                              pstride, (kc + 1) / 2, i0, mc, j0, w, k0 ? 1.0f : beta);
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 /* The product once r is set: B pre-packed, packed whole into the scratch, or packed NC
  * columns x KC rows at a time. */
 static void run_product(const Run *r, int tb, int M, int N, int K, const float *A, int lda,
@@ -403,7 +465,9 @@ static void run_product(const Run *r, int tb, int M, int N, int K, const float *
                         uint32_t *apack, uint16_t *bpack)
 {
     if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
-        run_packed(r, apack, A, lda, M, N, K, pb->data, packed_pstride(pb), beta);
+        if (!run_packed_wide(r, (uint32_t *)bpack, BW_ELEMS * 2, A, lda, M, N, K, pb->data,
+                             packed_pstride(pb), beta))
+            run_packed(r, apack, A, lda, M, N, K, pb->data, packed_pstride(pb), beta);
         return;
     }
     if (gemm_bf16_packed_b_elems(K, N) <= BW_ELEMS) {
