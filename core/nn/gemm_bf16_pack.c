@@ -278,8 +278,14 @@ PK_ATTR static void pack_a_avx512(uint32_t *dst, int ta, const float *A, int lda
         return;
     }
     /* stored K x M: 16 pairs (32 stored rows) x 16 values of i, transposed to 16 rows of
-     * 16 pairs; the padding rows up to a whole tile come out zero from the masked loads */
-    for (size_t p0 = 0; p0 < kpp; p0 += 16)
+     * 16 pairs; the padding rows up to a whole tile come out zero from the masked loads.
+     * Each stored row gives only mc values (the decoder's dW: 96 of a 28782-wide row of
+     * dlogits), too short for the hardware's prefetch: the next 32 rows' are asked for
+     * while these are transposed. */
+    for (size_t p0 = 0; p0 < kpp; p0 += 16) {
+        for (int k = 2 * (int)p0 + 32; k < 2 * (int)p0 + 64 && k < kc; k++)
+            for (int ib = 0; ib < mc; ib += 16)
+                _mm_prefetch((const char *)(A + (size_t)(k0 + k) * lda + i0 + ib), _MM_HINT_T0);
         for (int ib = 0; ib < rows; ib += 16) {
             __mmask16 m = lanes(mc - ib);
             __m512i v[16];
@@ -297,6 +303,7 @@ PK_ATTR static void pack_a_avx512(uint32_t *dst, int ta, const float *A, int lda
             for (int t = 0; t < 16; t++)
                 _mm512_storeu_si512((void *)(dst + gemm_bf16_pack_a_at(kpp, ib + t, p0)), v[t]);
         }
+    }
 }
 PK_ATTR static void pack_panels_avx512(uint32_t *dst, int ta, const float *A, int lda, int i0,
                                        int mc, int k0, int kc)
