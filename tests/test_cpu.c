@@ -5,13 +5,16 @@
  * (x86-64-v3), which pass LMLAB_TEST_CPU_LEVEL (the level that CPU must bind) and
  * LMLAB_TEST_CPU_DIGEST (the native run's digest).
  * The digest covers kernels whose bits do not depend on the level (no FMA contraction, no
- * reassociated sums: GELU, layer norm forward and backward, Adam, the bf16 emulation),
+ * reassociated sums: GELU forward and backward, layer norm forward and backward, the
+ * softmax and the fused cross-entropy (fast_expf, vectorised on every level since
+ * -fno-trapping-math), Adam, the bf16 emulation),
  * so it must match exactly; the contracted kernels (flash attention, the mat-vec) are
  * checked against a double-precision reference within the tolerance stated there. */
 #include "check.h"
 #include "activation.h"
 #include "attention_flash.h"
 #include "cpu.h"
+#include "crossentropy.h"
 #include "err.h"
 #include "gemm_bf16.h"
 #include "kernels.h"
@@ -100,7 +103,8 @@ static void test_families(void)
     CHECK(kernels_family_name(KERNEL_N_FAMILIES) == NULL, "out of range");
 }
 
-/* Level-independent bits: GELU, layer norm, Adam, the bf16 emulation. */
+/* Level-independent bits: GELU, layer norm, the softmax and cross-entropy, Adam, the bf16
+ * emulation. */
 static void test_exact_kernels(void)
 {
     enum { N = 7, C = 133, NG = 1001 };
@@ -111,6 +115,19 @@ static void test_exact_kernels(void)
         g[i] *= 6.0f;
     gelu_forward(go, g, NG);
     digest_floats(go, NG);
+    memcpy(go, g, sizeof go);
+    gelu_backward(go, g, g, NG);   /* dinp += dout * GELU'(inp) */
+    digest_floats(go, NG);
+    enum { R = 3, V = 333 };   /* rows of logits; V not a multiple of 16: the tails too */
+    static float lg[R * V], pr[R * V];
+    int tg[R] = {5, -1, V - 1};   /* one row ignored */
+    fill(lg, R * V);
+    for (int i = 0; i < R * V; i++)
+        lg[i] *= 40.0f;   /* some beyond fast_expf's clamp at -87 once the max is taken off */
+    softmax_forward(pr, lg, R, V, 0.7f);
+    digest_floats(pr, R * V);
+    float loss = (float)crossentropy_forward_backward(pr, lg, tg, R, V, 0.25f);
+    digest_floats(pr, R * V), digest_floats(&loss, 1);
     layernorm_forward(out, mean, rstd, x, w, b, N, C);
     layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, C);
     digest_floats(out, N * C), digest_floats(dx, N * C), digest_floats(dw, C);
