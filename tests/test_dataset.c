@@ -119,11 +119,11 @@ static void test_bundled(const char *data_dir)
  * wrote wordpiece_pipeline_vocab.txt, one token a line, ids in order). */
 static void test_wordpiece_pipeline(void)
 {
-    char vocab[1024], want_path[1024], err[LM_ERR_LEN];
+    Config c;
+    char vocab[sizeof c.vocab], want_path[1024], err[LM_ERR_LEN];
     const char *fx = getenv("LMLAB_FIXTURES");
     snprintf(vocab, sizeof vocab, "%s/wordpiece_vocab.txt", fx ? fx : "tests/fixtures");
     snprintf(want_path, sizeof want_path, "%s/wordpiece_pipeline_vocab.txt", fx ? fx : "tests/fixtures");
-    Config c;
     config_defaults(&c);
     snprintf(c.tokenizer, sizeof c.tokenizer, "wordpiece");
     snprintf(c.vocab, sizeof c.vocab, "%s", vocab);
