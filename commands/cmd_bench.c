@@ -1,8 +1,8 @@
 /* cmd_bench.c — `bench [WORKLOAD ...] [steps=N] [tokens=N]`: the machine's sgemm peak,
  * training throughput of named workloads with the time split by stage (each part's
  * forward and backward, the optimizer, the gradient's zeroing and sum, the waits for the
- * other threads), achieved model FLOP/s against
- * the peak of the precision it ran in (in all and per part), the bottleneck, peak memory, and sampling speed with and without the
+ * other threads), achieved model FLOP/s against the peak of the precision it ran in (in
+ * all and per part), the bottleneck, peak memory, and sampling speed with and without the
  * cache. Each workload runs in a child process so its peak memory is its own. Names are
  * checked before anything runs; --json (as `lmlab bench ... --json`) and --help are taken
  * here too. */

@@ -372,8 +372,9 @@ static const Command COMMANDS[] = {
      "[steps=N] [precision=fp32|bf16|both] [tokenizer=A,B] [file=PATH] [mb=N] [gb=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the gradient's zeroing and\n"
-     "sum, the waits for the other threads) with the bottleneck named, achieved model GFLOP/s in all and per part against the peak of\n"
-     "its precision, and peak memory (each workload in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
+     "sum, the waits for the other threads) with the bottleneck named, achieved model\n"
+     "GFLOP/s in all and per part against the peak of its precision, and peak memory\n"
+     "(each workload in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
      "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "EXPERIMENT (an experiments/ name, e.g. speedrun_shakespeare): that file's model, shape,\n"
