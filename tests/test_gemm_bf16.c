@@ -258,20 +258,22 @@ static float *product_prepacked(GemmBf16Kernel kern, int ta, Shape s, float alph
 /* The driver's loop orders for a pre-packed B give the bits of its plain order: a wide B
  * (more than L2 holds: A packed whole, once or in two super-blocks of rows, B walked in
  * chunks of columns) against B packed per call (A block by block, every column each);
- * a deep product (K over 2048 with a small C: K blocks outermost) against the same
- * product split at K = 2048 into two calls that each run the plain order. */
+ * a deep product (K over 2048; a small C: K blocks outermost, a larger one: row blocks
+ * outermost) against the same product split at K = 2048 into two calls that each run
+ * the plain order. */
 static void test_loop_orders(GemmBf16Kernel kern, int quick, void *scratch)
 {
-    static const Shape wide[] = {{200, 600, 600}, {1000, 160, 2048}}, deep = {70, 300, 2300};
+    static const Shape wide[] = {{200, 600, 600}, {1000, 160, 2048}};
+    static const Shape deep[] = {{70, 300, 2300}, {200, 1700, 2100}};   /* C 82 KB, 1.3 MB */
     Rng r;
     rng_seed(&r, 37);
     int n0 = check_failed_, n = 0;
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < 4; c++)
         for (int ta = 0; ta < 2; ta++) {
-            if (quick && (c == 1 || ta))
+            if (quick && (c == 1 || c == 3 || ta))
                 continue;   /* the emulation: the cheap shapes, one transpose */
-            Shape s = c < 2 ? wide[c] : deep;
-            float alpha = ta ? -0.75f : 1.0f, beta = c == 0 ? 0.0f : c == 1 ? 1.0f : 0.5f;
+            Shape s = c < 2 ? wide[c] : deep[c - 2];
+            float alpha = ta ? -0.75f : 1.0f, beta = c == 0 ? 0.0f : c % 2 ? 1.0f : 0.5f;
             int lda = ta ? s.M : s.K;
             float *A = rand_mat(&r, (size_t)s.M * s.K), *B = rand_mat(&r, (size_t)s.K * s.N);
             float *C0 = xmalloc((size_t)s.M * s.N * 4);

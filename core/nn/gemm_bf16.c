@@ -363,6 +363,25 @@ static void scale_c(float *C, int ldc, int M, int N, float beta)
             C[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t)i * ldc + j];
 }
 
+/* run_packed's product for K over KA_MAX: A is packed one K block at a time. With a small
+ * C (the decoder's dX = dlogits W: K = V) the K blocks run outermost, so each block of B
+ * meets every row while it is in cache and C stays there throughout; with a larger C each
+ * MC-row block walks every K block (C's rows in cache, B from memory once per block). */
+static void run_deep(const Run *r, uint32_t *apack, const float *A, int lda, int M, int N,
+                     int K, const uint16_t *pb, size_t pstride, float beta)
+{
+    int k_outer = (size_t)M * N * 4 <= C_L2_BYTES;
+    int nk = (K + KC - 1) / KC, ni = (M + MC - 1) / MC;
+    for (int u = 0; u < (k_outer ? nk : ni); u++)
+        for (int v = 0; v < (k_outer ? ni : nk); v++) {
+            int k0 = (k_outer ? u : v) * KC, i0 = (k_outer ? v : u) * MC;
+            int kc = K - k0 < KC ? K - k0 : KC, mc = M - i0 < MC ? M - i0 : MC;
+            pack_a(r, apack, A, lda, i0, mc, k0, kc);
+            run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2, i0,
+                      mc, 0, N, k0 ? 1.0f : beta);
+        }
+}
+
 /* The product against a B packed whole (K x N panels, pstride apart). With K <= KA_MAX
  * each block of MC rows of A is packed for all of K first, then walked NC columns at a
  * time through every K block, so that C's MC x NC chunk stays in cache between the K
@@ -372,31 +391,12 @@ static void scale_c(float *C, int ldc, int M, int N, float beta)
 static void run_packed(const Run *r, uint32_t *apack, const float *A, int lda, int M, int N,
                        int K, const uint16_t *pb, size_t pstride, float beta)
 {
-    if (K > KA_MAX && (size_t)M * N * 4 <= C_L2_BYTES) {
-        /* a deep product with a small C (the decoder's dX = dlogits W: K = V): each K
-         * block of B meets every row while it is in cache, C stays there throughout */
-        for (int k0 = 0; k0 < K; k0 += KC) {
-            int kc = K - k0 < KC ? K - k0 : KC;
-            for (int i0 = 0; i0 < M; i0 += MC) {
-                int mc = M - i0 < MC ? M - i0 : MC;
-                pack_a(r, apack, A, lda, i0, mc, k0, kc);
-                run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
-                          i0, mc, 0, N, k0 ? 1.0f : beta);
-            }
-        }
+    if (K > KA_MAX) {
+        run_deep(r, apack, A, lda, M, N, K, pb, pstride, beta);
         return;
     }
     for (int i0 = 0; i0 < M; i0 += MC) {
         int mc = M - i0 < MC ? M - i0 : MC;
-        if (K > KA_MAX) {
-            for (int k0 = 0; k0 < K; k0 += KC) {
-                int kc = K - k0 < KC ? K - k0 : KC;
-                pack_a(r, apack, A, lda, i0, mc, k0, kc);
-                run_block(r, apack, pb + (size_t)(k0 / 2) * PAIR_ELEMS, pstride, (kc + 1) / 2,
-                          i0, mc, 0, N, k0 ? 1.0f : beta);
-            }
-            continue;
-        }
         for (int k0 = 0; k0 < K; k0 += KC)
             pack_a(r, apack + (size_t)(k0 / KC) * A_ELEMS, A, lda, i0, mc, k0,
                    K - k0 < KC ? K - k0 : KC);
