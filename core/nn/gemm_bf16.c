@@ -4,8 +4,11 @@
  * gemm_bf16_kern.inc (AVX512-BF16 intrinsics under target(); the portable emulation of
  * vdpbf16ps, multi-versioned per CPU level like every C kernel: CPU_CLONES, cpu.h).
  * Blocking (GotoBLAS-style): KC = 256 values of K per packed block, MC = 96 rows of A,
- * NC = 512 columns of B when B is packed per call. A pre-packed B (a cached weight) is
- * walked whole for each packed block of A, so A is packed once per product.
+ * NC = 512 columns of B when B is packed per call. A is packed once per product against a
+ * B packed whole (a cached weight, or a per-call B that fits the scratch), in one of three
+ * orders chosen by size: each block of A walks every column (run_packed); a B larger than
+ * L2 is walked in L2-sized column chunks against A packed whole (run_packed_wide); K over
+ * KA_MAX goes a K block at a time (run_deep).
  * The AMX kernel (gemm_bf16_amx.c) runs under this same driver: its own A layout
  * (pack_a) and block of products (run_block), the same B panels.
  * Not a BLAS: row-major only, no threads. */
@@ -464,7 +467,7 @@ static void run_product(const Run *r, int tb, int M, int N, int K, const float *
                         const float *B, int ldb, const GemmBf16PackedB *pb, float beta,
                         uint32_t *apack, uint16_t *bpack)
 {
-    if (pb) {   /* B packed whole (a cached weight): each A block meets every column */
+    if (pb) {   /* B packed whole (a cached weight) */
         if (!run_packed_wide(r, (uint32_t *)bpack, BW_ELEMS * 2, A, lda, M, N, K, pb->data,
                              packed_pstride(pb), beta))
             run_packed(r, apack, A, lda, M, N, K, pb->data, packed_pstride(pb), beta);
