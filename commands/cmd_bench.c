@@ -99,6 +99,13 @@ static void emit_result_json(Session *s, const BenchResult *r, BenchStage worst)
         json_object_set_new(o, "ceiling_fraction", ceiling > 0 ? json_real(ceiling) : json_null());
         json_object_set_new(o, "ceiling_rest_s", json_real(rest));
     }
+    json_t *work = json_array();   /* each thread's forward and backward, primary first */
+    for (int t = 0; t < r->work_threads; t++)
+        json_array_append_new(work, json_real(r->work_s[t]));
+    if (o)
+        json_object_set_new(o, "thread_work_s", work);
+    else
+        json_decref(work);
     if (o && r->diagnostics > 0) {   /* bench WORKLOAD diagnostics=N */
         json_object_set_new(o, "diagnostics", json_integer(r->diagnostics));
         json_object_set_new(o, "diag_s", json_real(r->diag_s));
@@ -203,6 +210,19 @@ static void print_result(Session *s, const BenchResult *r)
                               f < 0 ? "no peak" : "over the peak: a measurement error");
         }
     session_printf(s, "%s", line);
+    if (r->work_threads > 1) {   /* what the waits are: the other threads' longer work */
+        o = snprintf(line, sizeof line, "%22s each thread's shards, forward and backward: "
+                     "%.1f ms (primary)", "", r->work_s[0] * 1e3);
+        double most = r->work_s[0];
+        for (int t = 1; t < r->work_threads && o < (int)sizeof line; t++) {
+            o += snprintf(line + o, sizeof line - (size_t)o, ", %.1f ms", r->work_s[t] * 1e3);
+            most = r->work_s[t] > most ? r->work_s[t] : most;
+        }
+        if (o < (int)sizeof line)
+            snprintf(line + o, sizeof line - (size_t)o, "; the slowest %.1f ms over the "
+                     "primary, which waits for it", (most - r->work_s[0]) * 1e3);
+        session_printf(s, "%s", line);
+    }
     session_printf(s, "%22s bottleneck: %s, %.1f ms (%.0f%% of the step)", "", worst.name,
                    worst.seconds * 1e3, r->step_s > 0 ? 100 * worst.seconds / r->step_s : 0);
     format_ceiling(line, sizeof line, r);

@@ -66,6 +66,8 @@ static void test_train_split(void)
     CHECK(r.part_s[PROF_GRAD] > 0 && r.part_s[PROF_WAIT] == 0,
           "one thread: the gradient's zeroing is timed (%g s), no thread waits (%g s)",
           r.part_s[PROF_GRAD], r.part_s[PROF_WAIT]);
+    CHECK(r.work_threads == 1 && r.work_s[0] > 0, "one thread's work: %d, %g s",
+          r.work_threads, r.work_s[0]);
 }
 
 /* On two threads the step's stages outside the model are timed apart: the gradient's
@@ -88,6 +90,16 @@ static void test_step_stages(void)
     CHECK(bench_part_is_step_stage(PROF_OPTIM) && bench_part_is_step_stage(PROF_GRAD) &&
           bench_part_is_step_stage(PROF_WAIT) && !bench_part_is_step_stage(PROF_NORM),
           "the step's stages are the optimizer, the gradient's zeroing and sum, the waits");
+    /* each thread's own forward and backward: the primary's is its parts' sum, the other's
+     * is timed on its own model (what the primary's waits are for) */
+    double own = 0;
+    for (int p = 0; p < PROF_N; p++)
+        if (!bench_part_is_step_stage(p))
+            own += r.part_s[p] + r.part_bwd_s[p];
+    printf(" each thread's forward and backward: %.3g s, %.3g s\n", r.work_s[0], r.work_s[1]);
+    CHECK(r.work_threads == 2 && fabs(r.work_s[0] - own) <= 1e-9 * own && r.work_s[1] > 0,
+          "two threads' work: %d, %g s (the primary's parts: %g s), %g s", r.work_threads,
+          r.work_s[0], own, r.work_s[1]);
     CHECK(!strcmp(bench_part_name(PROF_GRAD), "gradient zero+sum") &&
           !strcmp(bench_part_name(PROF_WAIT), "thread waits"), "named %s and %s",
           bench_part_name(PROF_GRAD), bench_part_name(PROF_WAIT));

@@ -218,6 +218,27 @@ typedef struct {
     double *times, *peaks, *shares, *cpu;
 } StepFigures;
 
+_Static_assert(BENCH_MAX_THREADS >= SHARDPLAN_MAX, "a thread per shard at most");
+
+/* out->work_s: each thread's seconds per step in its models' parts (forward and backward;
+ * not the step's stages, which only the primary times). */
+static void thread_work(Replicas *reps, int steps, BenchResult *out)
+{
+    out->work_threads = replicas_count(reps);
+    for (int t = 0; t < out->work_threads; t++) {
+        int lo, hi;
+        double s = 0;
+        replicas_thread_models(reps, t, &lo, &hi);
+        for (int k = lo; k < hi; k++) {
+            const Model *mk = replicas_shard_model(reps, k);
+            for (int p = 0; p < PROF_N; p++)
+                if (!bench_part_is_step_stage(p))
+                    s += mk->prof[p] + mk->prof_bwd[p];
+        }
+        out->work_s[t] = s / steps;
+    }
+}
+
 /* out from the timed steps (their arrays are sorted here) and the model's profile: the
  * median step, tokens/s, FLOPs per part against the time per part, the peak share. */
 static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, int bf16,
@@ -308,10 +329,12 @@ static int timed_steps(const BenchWorkload *w, Model *m, Replicas *reps, Optimiz
     if (!x || !y) rc = err_set(err, LM_ENOMEM, "out of memory");
     m->training = 1;
     for (int s = -1; !rc && s < w->steps; s++) {
-        if (s == 0) {
-            memset(m->prof, 0, sizeof m->prof);
-            memset(m->prof_bwd, 0, sizeof m->prof_bwd);
-        }
+        if (s == 0)
+            for (int k = 0; k < replicas_plan(reps)->S; k++) {
+                Model *mk = replicas_shard_model(reps, k);
+                memset(mk->prof, 0, sizeof mk->prof);
+                memset(mk->prof_bwd, 0, sizeof mk->prof_bwd);
+            }
         m->profiling = s >= 0;
         double c0 = process_cpu_s(), t0 = sysinfo_now(), loss;
         int L;
@@ -404,7 +427,10 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     BenchDiag *bd = !rc && c->diagnostics > 0 ? bench_diag_create(m, reps, w->steps, err) : NULL;
     if (!rc && c->diagnostics > 0 && !bd) rc = LM_EIO;
     if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, bd, err);
-    if (!rc) fill_result(w, m, &f, bf16, peak_threads, out);
+    if (!rc) {
+        fill_result(w, m, &f, bf16, peak_threads, out);
+        thread_work(reps, w->steps, out);
+    }
     if (!rc && bd) {
         bench_diag_result(bd, out);
         out->diagnostics = c->diagnostics;

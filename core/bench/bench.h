@@ -10,6 +10,8 @@
 #include "config.h"
 #include "model.h"
 
+#define BENCH_MAX_THREADS 16   /* of work_s: shardplan.h's SHARDPLAN_MAX */
+
 typedef struct {
     char name[40];
     Config cfg;            /* model, sizes, optimizer */
@@ -47,6 +49,10 @@ typedef struct {
     double other_s;        /* the rest of a step, in no part: starting the threads' phases,
                               the model's untimed bookkeeping */
     double part_flops[PROF_N]; /* training matrix FLOPs per token of each part (0: none) */
+    int work_threads;      /* threads that ran the shards (work_s's entries) */
+    double work_s[BENCH_MAX_THREADS]; /* seconds per step each thread spent in its shards'
+                              forward and backward (the model's parts on its models): what
+                              the primary waits for is the others' excess over work_s[0] */
     long peak_rss_kb;      /* of the process that ran it */
     int diagnostics;       /* the workload's diagnostics=N (0: not measured) */
     double diag_s;         /* median seconds of one diagnostics collection (bench_diag.h),

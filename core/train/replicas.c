@@ -137,7 +137,7 @@ static void run_phase(Replicas *r, int i)
         r->pf(r->pf_ctx, i, (size_t)a, (size_t)b);
     } else {   /* this thread's models, their jobs in order */
         int mlo, mhi;
-        shardplan_share(r->L, r->W, i, &mlo, &mhi);
+        replicas_thread_models(r, i, &mlo, &mhi);
         for (int k = 0; k < r->n_jobs; k++)
             if (r->job[k].model >= mlo && r->job[k].model < mhi && r->job[k].B > 0)
                 run_job(r, &r->job[k]);
@@ -298,6 +298,11 @@ void replicas_destroy(Replicas *r)
 }
 
 int replicas_count(const Replicas *r) { return r->W; }
+
+void replicas_thread_models(const Replicas *r, int i, int *lo, int *hi)
+{
+    shardplan_share(r->L, r->W, i, lo, hi);
+}
 const ShardPlan *replicas_plan(const Replicas *r) { return &r->plan; }
 
 void replicas_reset_state(Replicas *r)
@@ -316,6 +321,7 @@ static void set_job(Replicas *r, int k, int model, const int *x, const int *y, i
     if (model > 0) {
         r->m[model]->training = r->m[0]->training;
         r->m[model]->carry_state = r->m[0]->carry_state;
+        r->m[model]->profiling = r->m[0]->profiling;   /* bench: each thread's own stages */
     }
 }
 

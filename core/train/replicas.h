@@ -27,6 +27,9 @@ Replicas *replicas_create(Model *m, const ShardPlan *plan, int lo, int hi, int t
                           char *err);
 void replicas_destroy(Replicas *r);
 int replicas_count(const Replicas *r);    /* threads (the caller's included) */
+/* Thread i's models (0 <= i < replicas_count): [*lo, *hi), model k computing this
+ * process's k-th shard in a training step. */
+void replicas_thread_models(const Replicas *r, int i, int *lo, int *hi);
 const ShardPlan *replicas_plan(const Replicas *r);
 /* The model that computes shard `shard` of the plan on this process, or NULL when another
  * process holds it (its activations are the shard's last forward: diagnostics). */
