@@ -263,7 +263,9 @@ static int shell_command(Session *s, const Args *a)
         return 2;
     }
     int rc = session_run_line(s, line);
-    if (!rc && session_job_kind(s) != SESSION_JOB_NONE)
+    /* a run that failed at once (its first batch) has ended by now: `wait` still reports
+     * its end and its status */
+    if (!rc && (session_job_kind(s) != SESSION_JOB_NONE || session_job_holds_run(s)))
         rc = session_run_line(s, "wait");
     return rc == LM_EARG ? 2 : exit_status(rc);
 }

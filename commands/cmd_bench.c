@@ -21,6 +21,7 @@
 #include "sysinfo.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -626,29 +627,41 @@ typedef struct {
     double data_gb;
 } BenchArgs;
 
-/* Takes w when it is one of BenchArgs' keys: 1 taken, 0 not one of them, -1 refused (said). */
+/* Takes w when it is one of BenchArgs' keys: 1 taken, 0 not one of them, -1 refused (said):
+ * each a whole number (gb= a decimal) within its range. */
 static int bench_numeric_key(Session *s, const LexWord *w, BenchArgs *a)
 {
-    if (!strcmp(w->key, "steps")) a->steps = atoi(w->value);
-    else if (!strcmp(w->key, "tokens")) a->tokens = atoi(w->value);
-    else if (!strcmp(w->key, "gb")) {
-        if ((a->data_gb = atof(w->value)) < 1.1 || a->data_gb > 1000)
-            return session_error(s, LM_EARG, "bench: gb=%s: give the largest token cache's "
-                                 "size in GB (1.1-1000)", w->value), -1;
-    } else if (!strcmp(w->key, "mb")) {
-        if ((a->data_mb = atoi(w->value)) < 1 || a->data_mb > 100000)
-            return session_error(s, LM_EARG, "bench: mb=%s: give the generated corpus's size "
-                                 "in MB (1-100000)", w->value), -1;
-    } else if (!strcmp(w->key, "diagnostics")) {
+    const struct {
+        const char *key, *what;
+        double lo, hi;
+        int *n;       /* a whole number's place, or */
+        double *x;    /* a decimal's */
+    } keys[] = {
+        {"steps", "the timed steps of each training workload", 1, 1000000, &a->steps, NULL},
+        {"tokens", "the tokens the sampling bench generates", 1, 1000000, &a->tokens, NULL},
+        {"diagnostics", "the steps between two diagnostics collections", 1, 100000000,
+         &a->diagnostics, NULL},
+        {"mb", "the generated corpus's size in MB", 1, 100000, &a->data_mb, NULL},
+        {"gb", "the largest token cache's size in GB", 1.1, 1000, NULL, &a->data_gb},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        if (strcmp(w->key, keys[k].key))
+            continue;
         char *end;
-        long v = strtol(w->value, &end, 10);
-        if (*end || end == w->value || v < 1 || v > 100000000)
-            return session_error(s, LM_EARG, "bench: diagnostics must be a number of steps"
-                                 " from 1 to 100000000, not '%s'", w->value), -1;
-        a->diagnostics = (int)v;
-    } else
-        return 0;
-    return 1;
+        errno = 0;
+        double v = keys[k].x ? strtod(w->value, &end) : (double)strtol(w->value, &end, 10);
+        if (*end || end == w->value || errno || !(v >= keys[k].lo && v <= keys[k].hi))
+            return session_error(s, LM_EARG, "bench: %s=%s: give %s, %s from %.10g to %.10g",
+                                 keys[k].key, w->value, keys[k].what,
+                                 keys[k].x ? "a number" : "a whole number", keys[k].lo,
+                                 keys[k].hi), -1;
+        if (keys[k].x)
+            *keys[k].x = v;
+        else
+            *keys[k].n = (int)v;
+        return 1;
+    }
+    return 0;
 }
 
 static int bench_command(Session *s, int argc, const LexWord *argv)

@@ -128,6 +128,9 @@ long session_parse_run_id(const char *word);
  * ended and is not reaped yet). A pure query: it changes nothing. */
 typedef enum { SESSION_JOB_NONE, SESSION_JOB_RUN, SESSION_JOB_SWEEP } SessionJobKind;
 SessionJobKind session_job_kind(const Session *s);
+/* Whether the session holds a run, training or ended and not yet reaped: `wait` then
+ * reports it (its progress, its end and whether it failed). */
+int session_job_holds_run(const Session *s);
 /* THE reap: frees the run's trainer and recorder once it has ended, keeping its final
  * weights as the model `sample`, `eval` and `coeffs` use (a no-op while it trains or when
  * no run is held). Called by the dispatcher once per command (before it, or after it for

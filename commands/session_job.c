@@ -110,6 +110,11 @@ SessionJobKind session_job_kind(const Session *s)
     return SESSION_JOB_NONE;
 }
 
+int session_job_holds_run(const Session *s)
+{
+    return s->rec != NULL;
+}
+
 void session_job_name(const Session *s, char *buf, size_t cap)
 {
     switch (session_job_kind(s)) {

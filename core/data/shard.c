@@ -169,10 +169,14 @@ int shard_writer_put(ShardWriter *w, const int *ids, size_t n, char *err)
 
 int shard_check(const char *path, unsigned long long *count, int *width, char *err)
 {
+    struct stat st;
+    if (!stat(path, &st) && !S_ISREG(st.st_mode))   /* before open: a pipe would block */
+        return err_set(err, LM_EFORMAT, "shard '%s' is not a regular file (%s): prepare the "
+                       "corpus again", path, S_ISDIR(st.st_mode) ? "a directory" : "a device "
+                       "or pipe");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return err_set(err, LM_EIO, "cannot open shard '%s': %s", path, strerror(errno));
     unsigned char h[SHARD_HEADER_BYTES];
-    struct stat st;
     ssize_t r = pread(fd, h, sizeof h, 0);
     int ok = !fstat(fd, &st);
     close(fd);

@@ -26,7 +26,9 @@ const char *tokcache_state_name(TokCacheState s)
     return (unsigned)s < 4 ? n[s] : "?";
 }
 
-int tokcache_rm_dir(const char *dir)
+/* The folder and what it holds; a folder inside (none of lmlab's making: put there by
+ * hand) goes too, a few levels deep; a symbolic link is removed, never followed. */
+static int rm_tree(const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     if (!d) return errno == ENOENT ? 0 : -1;
@@ -36,10 +38,19 @@ int tokcache_rm_dir(const char *dir)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char p[2200];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        bad |= unlink(p) != 0;
+        struct stat st;
+        if (!lstat(p, &st) && S_ISDIR(st.st_mode))
+            bad |= depth < 8 ? rm_tree(p, depth + 1) != 0 : 1;
+        else
+            bad |= unlink(p) != 0;
     }
     closedir(d);
     return rmdir(dir) || bad ? -1 : 0;
+}
+
+int tokcache_rm_dir(const char *dir)
+{
+    return rm_tree(dir, 0);
 }
 
 json_t *tokcache_meta_load(const char *dir, char *why, size_t cap)

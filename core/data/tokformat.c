@@ -213,6 +213,7 @@ static int open_cache(const char *dir, TokSeq split[3], TokFormatInfo *info, cha
             }
             snprintf(path, sizeof path, "%s/%s", dir, f);
             if ((rc = tokseq_add_file(&split[s], path, 0, (uint64_t)n, err))) break;
+            split[s].cache = 1;
         }
     }
     json_decref(m);
@@ -256,7 +257,7 @@ TokFormat tokformat_detect(const char *spec)
     snprintf(p, sizeof p, "%s/meta.json", spec);
     if (is_file(p)) return TOKFORMAT_CACHE;
     snprintf(p, sizeof p, "%s/train.bin", spec);
-    if (is_file(p)) return TOKFORMAT_NANOGPT;
+    if (!stat(p, &st)) return TOKFORMAT_NANOGPT;   /* not a file: said when it is opened */
     DIR *d = opendir(spec);
     TokFormat f = TOKFORMAT_NONE;
     for (struct dirent *e; d && (e = readdir(d));)

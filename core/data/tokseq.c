@@ -123,8 +123,10 @@ static int find_shard(const TokSeq *s, uint64_t pos)
 }
 
 /* Reads n ids of one shard from its token k into out, widened in place. */
-static int read_shard(const TokShard *sh, uint64_t k, size_t n, int *out, int vocab, char *err)
+static int read_shard(const TokSeq *s, const TokShard *sh, uint64_t k, size_t n, int *out,
+                      char *err)
 {
+    int vocab = s->vocab;
     unsigned char *b = (unsigned char *)out;
     size_t want = n * (size_t)sh->width, done = 0;
     while (done < want) {
@@ -144,17 +146,28 @@ static int read_shard(const TokShard *sh, uint64_t k, size_t n, int *out, int vo
     else
         for (size_t i = 0; i < n; i++)
             out[i] = (int)le32(b + 4 * i);
-    if (vocab > 0)
-        for (size_t i = 0; i < n; i++)
-            if (out[i] < 0 || out[i] >= vocab)
-                return err_set(err, LM_EFORMAT, "'%s': token %llu (byte %llu) is id %lld, "
-                               "beyond the tokenizer's vocabulary of %d: the file was made "
-                               "with another tokenizer (name the one it was made with, e.g. "
-                               "tokenizer=gpt2)", sh->path, (unsigned long long)(k + i),
-                               (unsigned long long)(sh->offset + (k + i) * sh->width),
-                               (long long)(sh->width == 4 ? (long long)(uint32_t)out[i]
-                                                          : (long long)out[i]), vocab);
-    return LM_OK;
+    size_t i = 0;
+    while (vocab > 0 && i < n && out[i] >= 0 && out[i] < vocab)
+        i++;
+    if (vocab <= 0 || i == n)
+        return LM_OK;
+    char why[300];
+    if (s->cache) {   /* the key is the shard's folder's name (tokcache.h) */
+        const char *end = strrchr(sh->path, '/'), *key = end;
+        while (key && key > sh->path && key[-1] != '/')
+            key--;
+        snprintf(why, sizeof why, "these prepared tokens are damaged (lmlab made them with "
+                 "this very tokenizer): delete them (`lmlab data rm %.*s yes`) and the next "
+                 "run prepares them again", key ? (int)(end - key) : 3, key ? key : "KEY");
+    } else {
+        snprintf(why, sizeof why, "the file was made with another tokenizer than this "
+                 "run's, or is damaged (give tokenizer= the one it was made with)");
+    }
+    return err_set(err, LM_EFORMAT, "'%s': token %llu (byte %llu) is id %lld, beyond the "
+                   "tokenizer's vocabulary of %d: %s", sh->path, (unsigned long long)(k + i),
+                   (unsigned long long)(sh->offset + (k + i) * sh->width),
+                   (long long)(sh->width == 4 ? (long long)(uint32_t)out[i]
+                                              : (long long)out[i]), vocab, why);
 }
 
 int tokseq_read(const TokSeq *s, uint64_t pos, size_t n, int *out, char *err)
@@ -171,7 +184,7 @@ int tokseq_read(const TokSeq *s, uint64_t pos, size_t n, int *out, char *err)
         const TokShard *sh = &s->shard[i];
         uint64_t k = pos - sh->start, left = sh->n - k;
         size_t take = left < n ? (size_t)left : n;
-        int rc = read_shard(sh, k, take, out, s->vocab, err);
+        int rc = read_shard(s, sh, k, take, out, err);
         if (rc)
             return rc;
         out += take;

@@ -32,6 +32,8 @@ typedef struct {
     int n_shards;
     uint64_t n;                /* tokens of the whole sequence */
     int vocab;                 /* ids >= vocab are refused on reading (0: not checked) */
+    int cache;                 /* lmlab's own prepared tokens (tokcache): an id beyond the
+                                  vocabulary is damage, not another tokenizer's file */
 } TokSeq;
 
 /* A sequence over n ids in memory; takes ids (malloc'd) from the caller. */

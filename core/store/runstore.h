@@ -180,7 +180,7 @@ typedef struct {
     long params, last_step, sweep_id; /* 0 when not set */
     double best_val, final_val;      /* NAN when no validation yet */
     char *config;                    /* malloc'd "key=value\n" text, never NULL */
-    char reason[256];
+    char reason[512];     /* (LM_ERR_LEN): a run's end can name a file and an error */
     char checkpoint_dir[512];
     char *notes;                     /* malloc'd, never NULL ("" when none) */
     char data_hash[72], tokenizer[16], git_rev[48], machine[256], host[64];

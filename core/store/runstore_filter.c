@@ -138,6 +138,13 @@ static int classify_term(Term *t, const char *term, char *err)
     }
     if (t->kind == K_NUM && t->op == OP_HAS)
         return bad_term(term, len, "~ compares text, not numbers", err);
+    const ConfigKey *ck = t->kind == K_CONFIG ? config_find_key(t->key) : NULL;
+    int numeric = t->kind == K_NUM || (ck && (ck->type == CFG_INT || ck->type == CFG_FLOAT));
+    if (numeric && t->op != OP_HAS && !t->is_num) {   /* would match nothing, silently */
+        char why[200];
+        snprintf(why, sizeof why, "%s takes a number, not '%.100s'", t->key, t->val);
+        return bad_term(term, len, why, err);
+    }
     if (t->kind == K_NOTE && t->op != OP_HAS)
         return bad_term(term, len, "note takes ~ (a note of the run or its sweep contains)", err);
     if (t->kind == K_TAG && t->op != OP_EQ && t->op != OP_NE && t->op != OP_HAS)

@@ -193,6 +193,7 @@ static int setup_training(Trainer *t, char *err)
     t->best_val = NAN;
     t->ts.best_val = NAN;
     t->best_written = -1;
+    t->saved_step = -1;
     return LM_OK;
 }
 
@@ -346,6 +347,12 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
     if (start[0] && open_start_checkpoint(t, start, &info, &st, &tok, err))
         goto fail;
     int rc = load_data(t, tok, err);
+    if (!rc) {   /* the tokenizer a start checkpoint fixed is the run's: its record, its
+                  * checkpoints' settings and whether it has bits per character say so */
+        TokenizerKind used = tokenizer_kind(t->ds.tok);
+        t->cfg.tokenizer_kind = used;
+        snprintf(t->cfg.tokenizer, sizeof t->cfg.tokenizer, "%s", tokenizer_kind_name(used));
+    }
     if (!rc && st && !tok && info.vocab && info.vocab != tokenizer_vocab_size(t->ds.tok))
         rc = err_set(err, LM_EFORMAT, "%s has no tokenizer and a vocabulary of %d, but the "
                      "data gives %d", start, info.vocab, tokenizer_vocab_size(t->ds.tok));
@@ -666,6 +673,7 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
     }
     if (t->fatal[0])
         return TRAINER_FAILED;
+    stopped = stopped || t->unsaved[0];   /* a stop ended the wait for the checkpoint */
     int rung = t->opt.stop_at > 0 && t->ts.step >= t->opt.stop_at && t->ts.step < t->total_steps;
     if (rung)
         snprintf(err, LM_ERR_LEN, "reached step %ld (stop_at)", t->ts.step);
@@ -684,6 +692,20 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
     else
         snprintf(err, LM_ERR_LEN, "finished %ld steps", t->ts.step);
     size_t len = strlen(err);
+    if (t->unsaved[0]) {   /* the store then lists the checkpoints that do exist */
+        char last[96];
+        if (t->saved_step >= 0)
+            snprintf(last, sizeof last, "the last written is step %ld's", t->saved_step);
+        else if (t->start_step > 0)
+            snprintf(last, sizeof last, "the last is the one it started from (step %ld)",
+                     t->start_step);
+        else
+            snprintf(last, sizeof last, "it has no checkpoint");
+        snprintf(err + len, LM_ERR_LEN - len, "; the step-%ld checkpoint was not written "
+                 "(%.300s): %s", t->ts.step, t->unsaved, last);
+        len = strlen(err);
+        final_s = -1;
+    }
     if (final_s >= 0)   /* a fork's own seconds, not its parent's before the fork point */
         snprintf(err + len, LM_ERR_LEN - len, " after %.1f s of training; the final "
                  "evaluation took %.1f s more", t->ts.elapsed -

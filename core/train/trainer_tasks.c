@@ -281,6 +281,7 @@ static int do_checkpoint(Trainer *t, int is_best, char *err)
     }
     prune_checkpoints(t, t->ts.step);
     trainer_reset_states(t);
+    t->saved_step = t->ts.step;
     return LM_OK;
 }
 
@@ -351,12 +352,15 @@ int trainer_checkpoint_or_pause(Trainer *t, int is_best)
         char msg[LM_ERR_LEN + 300];
         snprintf(msg, sizeof msg, "checkpoint failed: %.400s — training paused; free space or "
                  "fix the directory: retrying every %g s by itself (`resume` retries now); "
-                 "`stop`, Ctrl-C or SIGTERM ends the run keeping the last good checkpoint",
+                 "`stop`, Ctrl-C or SIGTERM ends the run keeping the checkpoints already "
+                 "written",
                  err, every);
         if (!tries++)
             trainer_push_text(t, TEV_LOG, msg);
-        if (wait_retry(t, msg, every, tries == 1))
+        if (wait_retry(t, msg, every, tries == 1)) {   /* stopped: said in the run's end */
+            snprintf(t->unsaved, sizeof t->unsaved, "%.500s", err);
             return rc;
+        }
     }
 }
 

@@ -43,6 +43,9 @@ struct Trainer {
     int n_marks, next_mark; /* marks[next_mark] is the next one not yet evaluated */
     long sched_pos;        /* the schedule's position for this step (schedule_clock) */
     char fatal[512];       /* (LM_ERR_LEN) why a checkpoint can never be written (run fails) */
+    char unsaved[512];     /* (LM_ERR_LEN) why the checkpoint a stop cut short (while it
+                              waited for space) was not written: the run ends stopped */
+    long saved_step;       /* step of the last step checkpoint this trainer wrote (-1 none) */
     /* control */
     pthread_t thread;
     int started;
