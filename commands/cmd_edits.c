@@ -168,7 +168,10 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
                 return session_error(s, LM_ESTATE, "run %ld is the run of this session — "
                                      "`stop` it and `wait` for it to end before deleting it",
                                      ids[n]);
-            n++;
+            int again = 0;   /* a run named twice is one run to delete */
+            for (int k = 0; k < n; k++)
+                again |= ids[k] == ids[n];
+            n += !again;
         }
     }
     if (!yes) {   /* the plan, always; then at a terminal a hint, in a script an error */

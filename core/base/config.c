@@ -475,11 +475,25 @@ static char *trim(char *s)
  * value" / "fp32: key = value", applied only where the CPU has (bf16 = 1) or lacks
  * (bf16 = 0) AVX512-BF16; bf16 < 0 (plain text, not a file) refuses such lines. Sets
  * *cond when the line had a condition. */
+char *config_comment(char *line)
+{
+    int quoted = 0;
+    for (char *p = line; *p; p++) {
+        if (*p == '\\' && p[1])
+            p++;                  /* an escaped character: never a quote or a comment */
+        else if (*p == '"')
+            quoted = !quoted;
+        else if (*p == '#' && !quoted)
+            return p;
+    }
+    return NULL;
+}
+
 static int parse_line(Config *c, char *line, const char *where, int lineno, int bf16,
                       int *cond, char *err)
 {
-    char *hash = strchr(line, '#');
-    if (hash && !strchr(line, '"'))
+    char *hash = config_comment(line);
+    if (hash)
         *hash = 0;
     char *s = trim(line);
     if (!*s)

@@ -146,6 +146,10 @@ int config_from_text(Config *c, const char *text, char *err);
 const ConfigKey *config_keys(int *n);
 const ConfigKey *config_find_key(const char *key);
 
+/* Where a line's '#' comment starts: the first '#' outside double quotes (a backslash
+ * escapes the character after it), or NULL. Experiment and sweep files alike. */
+char *config_comment(char *line);
+
 /* The registry name of a model kind ("dispatcher", ...), or NULL when out of range. */
 const char *config_model_name(ModelKind kind);
 

@@ -366,6 +366,42 @@ static int retouch(json_t *m, const Corpus *c, const char *dir, TokCacheProgress
     return ok;
 }
 
+/* A run that starts from a checkpoint (resume, fork, init_from) brings its tokenizer
+ * (r->given), keyed by its hash. The cache its settings would name is used instead when it
+ * is fresh and holds that very tokenizer (a resume of a run that prepared it): the corpus
+ * is not prepared a second time under the other key. 1 used (dir_out set), 0 not, -1 the
+ * user stopped it. */
+static int settings_cache(const TokCacheRequest *r, const Corpus *c, TokCacheProgressFn fn,
+                          void *ud, char *dir_out, size_t cap)
+{
+    TokCacheRequest byset = *r;
+    byset.given = NULL;
+    char key[TOKCACHE_KEY_LEN + 1], final[1200], why[600], want[17], err[LM_ERR_LEN];
+    key_of(&byset, c, key);
+    snprintf(final, sizeof final, "%s/%s", r->root, key);
+    struct stat st;
+    int lock = -1, used = 0;
+    if (stat(final, &st) || lock_key(r->root, key, fn, ud, &lock, err))
+        return 0;
+    json_t *m = tokcache_meta_load(final, why, sizeof why);
+    int damaged = 0;
+    if (m)
+        tokcache_check_fresh(m, c, final, why, sizeof why, &damaged);
+    const char *h = m ? json_string_value(json_object_get(json_object_get(m, "tokenizer"),
+                                                          "hash")) : NULL;
+    snprintf(want, sizeof want, "%016llx", tokenizer_hash(r->given));
+    if (m && !why[0] && h && !strcmp(h, want)) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "using the prepared tokens %s (%s): the checkpoint's tokenizer",
+                 key, final);
+        snprintf(dir_out, cap, "%s", final);
+        used = note(fn, ud, TOKCACHE_DONE, key, msg) ? -1 : 1;
+    }
+    json_decref(m);
+    close(lock);
+    return used;
+}
+
 int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, char *dir_out,
                     size_t cap, char *err)
 {
@@ -375,6 +411,11 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
     Corpus *c;
     int rc = open_corpus(r, &c, err);
     if (rc) return rc;
+    int reused = r->given && !r->force ? settings_cache(r, c, fn, ud, dir_out, cap) : 0;
+    if (reused) {
+        corpus_close(c);
+        return reused < 0 ? err_set(err, LM_ECANCEL, "stopped") : LM_OK;
+    }
     char key[TOKCACHE_KEY_LEN + 1], final[1200], why[600], msg[1500];
     key_of(r, c, key);
     int lock = -1, stop = 0;

@@ -281,7 +281,7 @@ int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err)
     int no = 0, rc = LM_OK;
     while (!rc && fgets(line, sizeof line, f)) {
         no++;
-        char *hash = strchr(line, '#');
+        char *hash = config_comment(line);
         if (hash)
             *hash = 0;
         char *s = line;

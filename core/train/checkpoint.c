@@ -135,6 +135,21 @@ static int state_from_json(const char *text, TrainState *ts)
     return bad ? -1 : 0;
 }
 
+/* FNV-1a of the optimizer's moments (m, then v, in ParamSet order, each as written):
+ * "moments_fnv1a", checked on reading as the weights' checksum is. */
+static void moments_hash(const ParamSet *ps, const Optimizer *opt, char *hex, size_t cap)
+{
+    unsigned long long h = TOKENIZER_FNV_SEED;
+    for (int i = 0; i < ps->n; i++) {
+        size_t bytes = ps->info[i].numel * sizeof(float);
+        if (opt->m)
+            h = tokenizer_fnv1a(opt->m + ps->info[i].offset, bytes, h);
+        if (opt->v)
+            h = tokenizer_fnv1a(opt->v + ps->info[i].offset, bytes, h);
+    }
+    snprintf(hex, cap, "%016llx", h);
+}
+
 static int write_optim(const char *path, const Model *m, const Optimizer *opt, char *err)
 {
     SafeTensorsWriter *w = safetensors_writer_create();
@@ -162,6 +177,10 @@ static int write_optim(const char *path, const Model *m, const Optimizer *opt, c
         rc = safetensors_writer_meta(w, "t", buf);
     if (!rc)
         rc = safetensors_writer_meta(w, "optimizer", optim_kind_name(opt->kind));
+    char hbuf[32];
+    moments_hash(ps, opt, hbuf, sizeof hbuf);
+    if (!rc)
+        rc = safetensors_writer_meta(w, "moments_fnv1a", hbuf);
     if (rc)
         rc = err_set(err, LM_ENOMEM, "cannot assemble the optimizer state");
     else
@@ -463,10 +482,16 @@ int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char
 {
     char op[1024];
     checkpoint_optim_path(path, op, sizeof op);
+    struct stat sb;
+    if (stat(op, &sb) && errno == ENOENT)
+        return err_set(err, LM_EIO, "%s: no such file", op);
     SafeTensors *st;
     int rc = safetensors_open(op, &st, err);
-    if (rc)
-        return rc;
+    if (rc) {
+        char e2[LM_ERR_LEN];
+        snprintf(e2, sizeof e2, "%.300s", err);
+        return err_set(err, LM_EFORMAT, "%.200s", e2);
+    }
     const ParamSet *ps = &m->params;
     char name[PARAMS_NAME_LEN + 16];
     for (int i = 0; i < ps->n && !rc; i++) {
@@ -480,7 +505,13 @@ int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char
             rc = safetensors_read_f32(st, name, opt->v + p->offset, p->numel, err);
         }
     }
-    const char *t = safetensors_meta(st, "t");
+    const char *t = safetensors_meta(st, "t"), *want = safetensors_meta(st, "moments_fnv1a");
+    char have[32];
+    moments_hash(ps, opt, have, sizeof have);
+    if (!rc && want && strcmp(want, have))   /* files before the checksum have none */
+        rc = err_set(err, LM_EFORMAT, "%s: the moments do not match the checksum written with "
+                     "them (%.20s, now %s): the file was damaged after it was saved", op, want,
+                     have);
     if (!rc)
         opt->t = t ? atol(t) : 0;
     safetensors_close(st);

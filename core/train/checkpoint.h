@@ -93,7 +93,9 @@ int checkpoint_check_fits(const Config *cfg, int V, const SafeTensors *st, const
 int checkpoint_read_weights(Model *m, const SafeTensors *st, const char *prefix, char *err);
 
 /* Restores the optimizer moments from <stem>.optim.safetensors. LM_EIO when the file is
- * missing (the caller may continue with fresh moments, and says so). */
+ * missing (the caller may continue with fresh moments, and says so); LM_EFORMAT when it is
+ * there but unreadable, of another shape, or its moments do not match the checksum
+ * ("moments_fnv1a") written with them: damaged (the message names the file). */
 int checkpoint_read_optim(const char *path, const Model *m, Optimizer *opt, char *err);
 
 /* A run directory's checkpoint: which = "best" gives best.safetensors (falling back to

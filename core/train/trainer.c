@@ -307,8 +307,9 @@ static void setup_precision(Trainer *t)
 }
 
 /* A resume: the training state the checkpoint info holds (step, RNGs, data position,
- * schedule, best) and the optimizer's moments beside it (fresh ones, said, when missing). */
-static void restore_state(Trainer *t, const CheckpointInfo *info)
+ * schedule, best) and the optimizer's moments beside it (fresh ones, said, when missing;
+ * a damaged file refuses the resume: its run would not be the one never stopped). */
+static int restore_state(Trainer *t, const CheckpointInfo *info, char *err)
 {
     t->ts = info->ts;
     t->m->rng = info->ts.model_rng;
@@ -320,9 +321,16 @@ static void restore_state(Trainer *t, const CheckpointInfo *info)
     while (t->next_mark < t->n_marks && t->marks[t->next_mark] <= t->ts.elapsed)
         t->next_mark++;   /* evaluated before the checkpoint */
     char e2[LM_ERR_LEN];
-    if (checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2))
+    int rc = checkpoint_read_optim(t->opt.resume, t->m, &t->optim, e2);
+    if (rc == LM_EIO)
         trainer_push_text(t, TEV_LOG, "optimizer state not found next to the checkpoint: "
                               "continuing with fresh moments");
+    else if (rc)
+        return err_set(err, rc, "the optimizer state beside the checkpoint is damaged: %.300s; "
+                       "resuming would go on with fresh moments, not as the run never stopped "
+                       "would: restore the file, start a new run from an earlier checkpoint "
+                       "(`fork ID step=N`), or delete the file to go on with fresh moments", e2);
+    return LM_OK;
 }
 
 static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char *err)
@@ -380,7 +388,7 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
         trainer_push_text(t, TEV_LOG, msg);
     }
     if (!rc && t->opt.resume[0] && info.has_state)
-        restore_state(t, &info);
+        rc = restore_state(t, &info, err);
     t->start_step = t->ts.step;
     t->start_tokens = t->ts.tokens;
     t->start_elapsed = t->ts.elapsed;
