@@ -214,8 +214,10 @@ static void trial_line(Session *s, int rank, const Ranked *r, char keys[][32], i
     char line[2048], v[SWEEP_VALUE_LEN], st[64], tm[32], bv[16] = "-", fv[16] = "-";
     char rank_s[16] = "  -";   /* not ranked: not finished */
     if (isfinite(r->metric)) snprintf(rank_s, sizeof rank_s, "%3d", rank);
-    int o = snprintf(line, sizeof line, "%s%s  t%-3d #%-5ld", best ? "*" : " ", rank_s,
-                     r->t->trial, r->t->run_id);
+    char run[24] = "-";   /* a pending trial has no run yet */
+    if (r->t->run_id > 0) snprintf(run, sizeof run, "#%ld", r->t->run_id);
+    int o = snprintf(line, sizeof line, "%s%s  t%-3d %-6s", best ? "*" : " ", rank_s,
+                     r->t->trial, run);
     for (int k = 0; k < nk && o < (int)sizeof line; k++) {
         param_value(r->t->params, keys[k], v, sizeof v);
         o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", width[k], v);

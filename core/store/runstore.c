@@ -315,6 +315,26 @@ static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
                  o->pid);
         status = runstore_control_expire(s, o->id, why, err);
     }
+    /* a sweep's trial: the trial too, and the sweep once none of its trials trains (its
+     * process is gone: a sweep trains its trials in its own process or its workers');
+     * `sweep resume ID` continues it */
+    if (!status && changes)
+        status = prep(s, "UPDATE sweep_trials SET status='interrupted' WHERE run_id=?1"
+                      " AND status='running'", &st, err);
+    if (!status && changes) {
+        sqlite3_bind_int64(st, 1, o->id);
+        status = write_stmt(s, st, "repairing an interrupted sweep trial", NULL, err);
+    }
+    if (!status && changes)
+        status = prep(s, "UPDATE sweeps SET status='interrupted', ended=?2 WHERE"
+                      " id=(SELECT sweep_id FROM runs WHERE id=?1) AND status IN"
+                      " ('running','paused') AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE"
+                      " r2.sweep_id=sweeps.id AND r2.status IN ('running','paused'))", &st, err);
+    if (!status && changes) {
+        sqlite3_bind_int64(st, 1, o->id);
+        sqlite3_bind_double(st, 2, sysinfo_wall());
+        status = write_stmt(s, st, "repairing an interrupted sweep", NULL, err);
+    }
     return status;
 }
 
