@@ -259,7 +259,7 @@ static int shell_command(Session *s, const Args *a)
     const Command *table = session_commands(&ntable);
     if (shellcmd_check_lasting(table, ntable, a->words, a->n_words, err) ||
         shellcmd_line(a->words, a->n_words, line, sizeof line, err)) {
-        fprintf(stderr, "lmlab: %s\n", err);
+        usage_error(a, err);
         return 2;
     }
     int rc = session_run_line(s, line);

@@ -33,23 +33,35 @@ static void key_range(const ConfigKey *k, char *out, size_t cap)
         snprintf(out, cap, "text");
 }
 
-/* `help set`: every setting with its current value, what it allows and its help. */
+/* `help set`: every setting with its current value, what it allows and its help (--json:
+ * one object a setting, as `help set KEY` gives). */
 static int help_set(Session *s)
 {
     int nk;
     const ConfigKey *keys = config_keys(&nk);
     const char *group = "";
+    Config def;
+    config_defaults(&def);
     for (int i = 0; i < nk; i++) {
-        char v[64], range[96];
+        char v[CONFIG_STR_LEN], range[96];
         if (config_get(&s->cfg, keys[i].key, v, sizeof v))
             snprintf(v, sizeof v, "?");
         key_range(&keys[i], range, sizeof range);
+        if (s->json) {
+            char dv[CONFIG_STR_LEN];
+            config_get(&def, keys[i].key, dv, sizeof dv);
+            session_emit_json(s, json_pack("{s:s s:s s:s s:s s:s s:s}", "key", keys[i].key,
+                                           "value", v, "default", dv, "allowed", range, "help",
+                                           keys[i].help, "group", keys[i].group));
+            continue;
+        }
         if (strcmp(group, keys[i].group))
             session_printf(s, "%s%s:", i ? "\n" : "", group = keys[i].group);
         session_printf(s, "  %-16s = %-14.40s %s  [%s]", keys[i].key, v, keys[i].help, range);
     }
-    session_printf(s, "\n`help set KEY` explains one setting; `show config` marks what "
-                   "differs from the default.");
+    if (!s->json)
+        session_printf(s, "\n`help set KEY` explains one setting; `show config` marks what "
+                       "differs from the default.");
     return LM_OK;
 }
 

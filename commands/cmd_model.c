@@ -2,6 +2,7 @@
  * import, save. The model itself (a copy of the running run's weights, or a checkpoint
  * loaded from disk) is session_view.c's. Not here: training control (cmd_train.c). */
 #include "session.h"
+#include "output.h"
 #include "cmd_model.h"
 #include "runrecord.h"
 
@@ -64,10 +65,14 @@ int cmd_import(Session *s, int argc, const LexWord *argv)
         return session_error(s, LM_EARG, "import: give the path of a safetensors or "
                              "torch.save (.pt) file");
     int rc = session_open_checkpoint(s, argv[1].text, 0);
-    if (!rc)
-        session_printf(s, "imported %s: %s, %ld parameters", argv[1].text, s->view->cfg.model,
-                       model_param_count(s->view));
-    return rc;
+    if (rc)
+        return rc;
+    Output *o = output_create("import");   /* one record: text or --json */
+    output_str(o, "path", argv[1].text);
+    output_str(o, "model", s->view->cfg.model);
+    output_int(o, "params", model_param_count(s->view));
+    output_line(o, "imported {path}: {model}, {params} parameters");
+    return output_emit(s, o);
 }
 
 int cmd_save(Session *s, int argc, const LexWord *argv)

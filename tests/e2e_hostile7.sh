@@ -97,6 +97,75 @@ refused "lr takes a number" runs "lr<abc"
 "$bin" runs "steps>0" >out 2>&1 || fail "a good numeric filter: $(cat out)"
 echo "5, 6: bench's steps=/tokens=/gb= and numeric runs filters refuse what is not a number"
 
+# ---- probe 2 ---------------------------------------------------------------------------
+# 2.1: a damaged optimizer state refuses the resume (truncated, or one byte changed); a
+# missing one goes on with fresh moments, said. 2.5: the resume uses the prepared tokens.
+"$bin" -c "train quick steps=100000 d=32 eval_every=500 checkpoint_every=500 name=o tokens_dir=$dir/tok2 $C; watch seconds=2; stop" >out 2>&1
+id=$(q "SELECT id FROM runs WHERE name='o'")
+opt=$(ls "$dir"/runs/run-$id-*/step-*.optim.safetensors | tail -1)
+[ -f "$opt" ] || fail "run o kept no optimizer state: $(cat out)"
+cp "$opt" opt.keep
+truncate -s 1000 "$opt"
+refused "the optimizer state beside the checkpoint is damaged: .*runs past the end" train resume=$id
+cp opt.keep "$opt"
+python3 -c "
+import os; p = '$opt'; n = os.path.getsize(p); f = open(p, 'r+b'); f.seek(n - 100)
+b = f.read(1); f.seek(n - 100); f.write(bytes([b[0] ^ 1]))"
+refused "do not match the checksum written with them" train resume=$id
+[ "$(q "SELECT status FROM runs WHERE id=$id")" = stopped ] || fail "a refused resume changed run $id"
+rm -f "$opt"
+"$bin" train resume=$id steps=200 >out 2>&1 || fail "resume without optimizer state: $(cat out)"
+grep -q "optimizer state not found next to the checkpoint: continuing with fresh moments" out ||
+    fail "the fresh moments are not said: $(cat out)"
+grep -q "using the prepared tokens .*: the checkpoint's tokenizer" out ||
+    fail "the resume did not use the run's prepared tokens: $(cat out)"
+[ "$(ls "$dir/tok2" | grep -vc lock)" = 1 ] || fail "the resume prepared the corpus again: $(ls "$dir/tok2")"
+echo "p2.1, p2.5: a damaged optimizer state refuses the resume; a missing one is said; one prepare"
+
+# 2.2: a '#' comment after a quoted value, or holding quotes, is a comment
+printf 'model = dispatcher\nd = 32\nsample_prompt = "The"   # a short prompt\nname = "a#b"  # the "main" one\n' >c1.conf
+"$bin" -c "use $dir/c1.conf; show config" >out 2>&1 || fail "c1.conf: $(cat out)"
+grep -qE "^  sample_prompt +The +\*" out && grep -qE "^  name +a#b +\*" out ||
+    fail "comments after quotes: $(grep -E 'sample_prompt|  name' out)"
+echo "p2.2: comments after quoted values are comments; a quoted '#' is a value"
+
+# 2.3: a run named twice is deleted once, and the rest too
+"$bin" train quick steps=5 d=32 name=r1 $C >/dev/null 2>&1 && "$bin" train quick steps=5 d=32 name=r2 $C >/dev/null 2>&1
+a=$(q "SELECT id FROM runs WHERE name='r1'") b=$(q "SELECT id FROM runs WHERE name='r2'")
+"$bin" rm $a $a $b yes >out 2>&1 || fail "rm $a $a $b yes: $(cat out)"
+[ "$(q "SELECT count(*) FROM runs WHERE id IN ($a,$b)")" = 0 ] || fail "rm left runs: $(cat out)"
+echo "p2.3: rm of a run named twice deletes it and the others"
+
+# 2.4: a sweep whose process is killed is interrupted with its trial, and resumes
+"$bin" sweep base=quick steps=100000 d=32 lr=1e-3,3e-3 eval_every=500 name=kill $C >sw.out 2>&1 &
+bgpid=$!
+wait_until 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' \"SELECT count(*) FROM runs WHERE name='kill-t1' AND last_step>0\")\" = 1 ]" ||
+    fail "the sweep's first trial did not start within 60 s: $(cat sw.out)"
+kill -9 $bgpid; bwait $bgpid 30 "the killed sweep"; bgpid=
+"$bin" sweep list >out 2>&1 || fail "sweep list: $(cat out)"
+grep -qE "kill +grid +interrupted" out || fail "a killed sweep is not interrupted: $(cat out)"
+sw=$(q "SELECT id FROM sweeps WHERE name='kill'")
+[ "$(q "SELECT status FROM sweep_trials WHERE sweep_id=$sw AND trial=1")" = interrupted ] ||
+    fail "its trial is $(q "SELECT status FROM sweep_trials WHERE sweep_id=$sw AND trial=1")"
+echo "p2.4: a killed sweep and its trial are interrupted"
+
+# 2.6: --json gives JSON: import, help set, a one-shot usage error
+"$bin" save $id "$dir/s.safetensors" >/dev/null 2>&1 || fail "save $id"
+for c in "import $dir/s.safetensors" "help set" "use quick"; do   # bounded: three commands
+    "$bin" --json $c >out 2>&1
+    python3 -c "
+import json, sys
+for l in open('out'): json.loads(l)" || fail "--json $c: not JSON: $(head -3 out)"
+done
+echo "p2.6: --json import, help set and a one-shot usage error are JSON"
+
+# 2.7: eval of a run with no best yet says how to open a kept checkpoint
+"$bin" -c "train quick steps=100000 d=32 eval_every=100000 checkpoint_every=1 name=noeval $C; stop" >/dev/null 2>&1
+refused "open ID which=final" eval $(q "SELECT id FROM runs WHERE name='noeval'")
+# 2.8: a swept list holding one value twice is refused (no fake seed noise)
+refused "1e-3 and 0.001 are the same value" sweep base=quick steps=5 lr=1e-3,0.001 name=dup $C
+echo "p2.7, p2.8: eval without a best names the fix; a repeated swept value is refused"
+
 # ---- 3: a stop while a checkpoint waits for disk space: stopped, saying what is missing -----
 if [ "$(id -u)" -ne 0 ] || ! mkdir -p full || ! mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
     echo "3: skip: a full disk needs root and a tmpfs mount"

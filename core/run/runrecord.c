@@ -277,8 +277,10 @@ int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCk
         if (step > 0)
             return err_set(err, LM_EARG, "no checkpoint of step %ld exists (kept: %s)", step,
                            have[0] ? have : "none");
-        return err_set(err, LM_EARG, "no %s checkpoint exists (kept: %s)", which,
-                       have[0] ? have : "none");
+        return err_set(err, LM_EARG, "no %s checkpoint exists (kept: %s)%s", which,
+                       have[0] ? have : "none", have[0] && !strcmp(which, "best")
+                       ? ": the run has no best yet (not evaluated); open a kept one with "
+                         "`open ID which=final` or `open ID step=N`, then `eval`" : "");
     }
     *out = pick;
     return LM_OK;

@@ -184,7 +184,17 @@ static int parse_range(SweepParam *p, const ConfigKey *k, const char *v, char *e
     return LM_OK;
 }
 
-/* "a,b,c" into p's list, each value checked. */
+/* Whether two listed values are one: equal as numbers (1e-3 and 0.001), or as text. */
+static int same_value(const char *a, const char *b)
+{
+    char *ea, *eb;
+    double x = strtod(a, &ea), y = strtod(b, &eb);
+    if (ea != a && !*ea && eb != b && !*eb)
+        return x == y;
+    return !strcmp(a, b);
+}
+
+/* "a,b,c" into p's list, each value checked, none twice. */
 static int parse_list(SweepParam *p, const char *v, char *err)
 {
     if (!*v)
@@ -204,6 +214,11 @@ static int parse_list(SweepParam *p, const char *v, char *err)
         p->values[p->n_values][n] = 0;
         if (check_value(p->key, p->values[p->n_values], err))
             return LM_EARG;
+        for (int j = 0; j < p->n_values; j++)   /* a copy is no other trial, nor noise */
+            if (same_value(p->values[j], p->values[p->n_values]))
+                return err_set(err, LM_EARG, "%s=%s: %s and %s are the same value: each "
+                               "value trains once (seeds=N repeats every trial with N seeds)",
+                               p->key, v, p->values[j], p->values[p->n_values]);
         p->n_values++;
         if (!comma)
             return LM_OK;
