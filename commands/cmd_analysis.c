@@ -69,6 +69,9 @@ int cmd_group(Session *s, int argc, const LexWord *argv)
         return session_error(s, LM_EARG, "group: give a name, e.g. `group base 3 4 5` (files "
                              "runs), `group base` (shows it), `group none 3` (takes run 3 out)");
     const char *name = argv[1].text;
+    if (!*name)   /* the store would take "" as no group: say what to write instead */
+        return session_error(s, LM_EARG, "group: an empty name; `group none ID...` takes "
+                             "runs out of their group, `group NAME ID...` files them");
     RunStore *st = session_store(s);
     if (!st) return LM_EDB;
     if (argc == 2) return group_show(s, st, name);

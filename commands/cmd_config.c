@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* What a key allows: "1e-06..10", "true|false", "a|b|c", or "text". */
@@ -202,6 +203,10 @@ int cmd_use(Session *s, int argc, const LexWord *argv)
         return LM_OK;
     }
     char path[1024], err[LM_ERR_LEN];
+    struct stat sb;
+    if (strchr(argv[1].text, '/') && !stat(argv[1].text, &sb) && S_ISDIR(sb.st_mode))
+        return session_error(s, LM_EARG, "use %s: a directory, not an experiment file: give "
+                             "a .conf file, or a name from `use`'s list", argv[1].text);
     if (session_find_experiment(argv[1].text, path, sizeof path)) {
         char near[128] = "";
         nearest_experiment(argv[1].text, near, sizeof near);

@@ -281,7 +281,11 @@ int cmd_coeffs(Session *s, int argc, const LexWord *argv)
         free(ids);
         return session_error(s, rc, "coeffs: %s", err);
     }
-    if (!s->json)
+    if (!s->json && (size_t)T < n)   /* the model sees bptt tokens: the prompt's last */
+        session_printf(s, "gate coefficient per level for the last %d of the prompt's %zu "
+                       "tokens, the model's window (bptt=%d) (%s); · = level masked (shift "
+                       "beyond the start)", T, n, m->cfg.bptt, s->view_source);
+    else if (!s->json)
         session_printf(s, "gate coefficient per level for each token of the prompt (%s); "
                        "· = level masked (shift beyond the start)", s->view_source);
     coeff_table(s, &gp, win, (int)layer);
