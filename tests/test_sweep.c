@@ -548,11 +548,16 @@ static void test_kill_resume(void)
     SweepTrialRow *before = NULL;
     int nb = 0;
     runstore_sweep_trials(st, id, &before, &nb, err);
-    CHECK(nb == 4 && !strcmp(before[0].status, "done") && !strcmp(before[1].status, "running")
-          && !strcmp(before[1].run_status, "interrupted") && !strcmp(before[2].status,
+    CHECK(nb == 4 && !strcmp(before[0].status, "done") &&
+          !strcmp(before[1].status, "interrupted") &&
+          !strcmp(before[1].run_status, "interrupted") && !strcmp(before[2].status,
           "pending") && before[2].run_id == 0, "killed during trial 2: %s %s/%s %s",
           nb == 4 ? before[0].status : "", nb == 4 ? before[1].status : "",
           nb == 4 ? before[1].run_status : "", nb == 4 ? before[2].status : "");
+    SweepRow dead = {0};   /* the repair marks the sweep too: no trial trains */
+    CHECK(runstore_sweep_get(st, id, &dead, err) == LM_OK &&
+          !strcmp(dead.status, "interrupted"), "the killed sweep is %s", dead.status);
+    free(dead.spec);
     if (nb != 4) {
         free(before);
         runstore_close(st);
