@@ -86,6 +86,7 @@ void editor_reset(LineEditor *e)
     e->buf[0] = 0;
     e->len = e->cursor = e->scroll = 0;
     e->selected = 0;
+    e->cut = 0;
     e->saved[0] = 0;
     e->hist_pos = e->history ? e->history->n : 0;
 }
@@ -93,6 +94,7 @@ void editor_reset(LineEditor *e)
 void editor_set_line(LineEditor *e, const char *text)
 {
     size_t n = strlen(text);
+    e->cut = n > EDITOR_MAX_LINE - 1;
     if (n > EDITOR_MAX_LINE - 1) {
         n = EDITOR_MAX_LINE - 1;
         while (n > 0 && editor_is_cont(text[n])) n--;
@@ -108,7 +110,10 @@ void editor_set_line(LineEditor *e, const char *text)
 static int editor_insert(LineEditor *e, const char *s, int n)
 {
     if (n <= 0) return 0;
-    if (e->len + n > EDITOR_MAX_LINE - 1) return -1;
+    if (e->len + n > EDITOR_MAX_LINE - 1) {
+        e->cut = 1;   /* what was typed is not all there: Enter refuses the line */
+        return -1;
+    }
     memmove(e->buf + e->cursor + n, e->buf + e->cursor, (size_t)(e->len - e->cursor + 1));
     memcpy(e->buf + e->cursor, s, (size_t)n);
     e->len += n;
@@ -605,6 +610,13 @@ static int editor_loop(LineEditor *e, const char *prompt, EditorCompleteFn compl
         switch (editor_key(e, key)) {
         case EDIT_SUBMIT:
             editor_puts("\r\n");
+            if (e->cut) {   /* never run a line that is not what was typed */
+                char msg[300];
+                snprintf(msg, sizeof msg, "error: " EDITOR_CUT_TEXT "\r\n", EDITOR_MAX_LINE - 1);
+                editor_puts(msg);
+                editor_reset(e);
+                break;
+            }
             *line = strdup(e->buf);
             if (!*line) return err_set(err, LM_ENOMEM, "out of memory");
             if (e->history) history_add(e->history, e->buf);

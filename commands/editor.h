@@ -6,7 +6,7 @@
  * the line being typed. Columns are counted one per code point (no East Asian wide
  * characters). Not a multi-line editor, not a full readline: no undo, no search, no
  * vi mode. The editor never allocates; a line holds at most EDITOR_MAX_LINE-1 bytes
- * (further input is ignored). */
+ * (further input is dropped and the line marked cut: it is refused on Enter). */
 #ifndef LM_EDITOR_H
 #define LM_EDITOR_H
 
@@ -65,7 +65,13 @@ typedef struct {
     int selected;                /* the whole line is selected (editor_select_all): the next
                                     typed character replaces it, Backspace/Delete empty it,
                                     any other key just drops the selection */
+    int cut;                     /* input was dropped (no room): the line is not what was
+                                    typed, and a submit must not run it (EDITOR_CUT_TEXT) */
 } LineEditor;
+
+/* What the callers say instead of running a line that was cut (one %d: the limit). */
+#define EDITOR_CUT_TEXT "the line is longer than %d bytes: its end was dropped, so it was " \
+    "not run; give long text from a script (`lmlab -c`, or a file of commands)"
 
 /* Completion callback for editor_readline: candidates for the word that starts at byte
  * *word_start and ends at cursor (malloc'd array of malloc'd strings, or NULL).

@@ -446,8 +446,35 @@ static void test_select_all(void)
     CHECK(strcmp(e.buf, "lr<0.0015") == 0, "Enter keeps the selected text: '%s'", e.buf);
 }
 
+/* A line that does not fit is marked cut (its callers refuse it on Enter: what is typed
+ * past the room is gone), and a fresh line is not. */
+static void test_cut(void)
+{
+    LineEditor e;
+    editor_init(&e, NULL);
+    for (int i = 0; i < EDITOR_MAX_LINE - 1; i++)
+        editor_key(&e, 'z');
+    CHECK(!e.cut && e.len == EDITOR_MAX_LINE - 1, "a full line is whole: cut %d, %d bytes",
+          e.cut, e.len);
+    keys(&e, "END");
+    CHECK(e.cut && e.len == EDITOR_MAX_LINE - 1 && !strstr(e.buf, "END"),
+          "typing past the room marks the line cut: cut %d, %d bytes", e.cut, e.len);
+    editor_reset(&e);
+    keys(&e, "ab");
+    CHECK(!e.cut, "a new line is not cut");
+    char *big = malloc(EDITOR_MAX_LINE + 10);
+    memset(big, 'q', EDITOR_MAX_LINE + 9);
+    big[EDITOR_MAX_LINE + 9] = 0;
+    editor_set_line(&e, big);
+    CHECK(e.cut, "a set line that does not fit is cut");
+    editor_set_line(&e, "short");
+    CHECK(!e.cut, "a set line that fits is not");
+    free(big);
+}
+
 int main(void)
 {
+    test_cut();
     test_select_all();
     test_history_special_files();
     test_motion_and_delete();

@@ -112,6 +112,12 @@ static void submit_command(DashCtx *x)
 {
     Dashboard *d = x->d;
     char line[EDITOR_MAX_LINE], err[LM_ERR_LEN];
+    if (d->ed.cut) {   /* never run a line that is not what was typed */
+        editor_reset(&d->ed);
+        textpane_scroll_end(d->out);
+        session_error(x->s, LM_EARG, EDITOR_CUT_TEXT, EDITOR_MAX_LINE - 1);
+        return;
+    }
     snprintf(line, sizeof line, "%s", d->ed.buf);
     history_add(&d->hist, line);
     editor_reset(&d->ed);
