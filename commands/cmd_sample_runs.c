@@ -26,6 +26,7 @@
 
 typedef struct {
     long id;
+    long step;           /* the training step of the weights sampled (-1: unknown) */
     char name[64], source[600];
     char *text;          /* malloc'd generated text */
     SampleStats st;
@@ -122,6 +123,7 @@ static int load_run(Session *s, Column *c, Model **m, Tokenizer **tok)
     SafeTensors *sf = NULL;
     if (checkpoint_open(c->source, &info, &sf, err))
         return session_error(s, LM_EFORMAT, "run %ld: %s", c->id, err);
+    c->step = info.has_state ? info.ts.step : -1;
     int rc = LM_OK;
     if (!info.has_config || !info.tokenizer_json)
         rc = session_error(s, LM_EFORMAT, "run %ld: %s has no configuration or tokenizer inside",
@@ -209,7 +211,8 @@ static void record(Session *s, RunStore *st, const Column *c, const char *prompt
                    const char *settings)
 {
     char err[LM_ERR_LEN];
-    if (runstore_log_sample(st, c->id, 0, prompt, settings, c->text, err) ||
+    if (runstore_log_sample(st, c->id, c->step > 0 ? c->step : 0, prompt, settings, c->text,
+                            err) ||
         runstore_flush(st, err))
         session_printf(s, "warning: run %ld's sample not recorded: %s", c->id, err);
 }

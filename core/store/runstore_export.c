@@ -73,13 +73,14 @@ static void csv_value(FILE *f, long run, long step, const char *metric, sqlite3_
     fprintf(f, ",%s\n", buf);
 }
 
-/* One long-form value of a series read through the registry: NaN left out (as a NULL
- * column is), the shortest %g that reads back the same double. */
+/* One long-form value of a series read through the registry: the shortest %g that reads
+ * back the same double; a recorded NaN or Inf as nan, inf or -inf (a point exists only
+ * where a value was recorded: a diverging step's diagnostics are kept, as TensorBoard's
+ * export keeps them). */
 static void csv_point(FILE *f, long run, long step, const char *metric, double v)
 {
-    char buf[40];
-    if (isnan(v)) return;
-    for (int p = 1; p <= 17; p++) {
+    char buf[40] = "nan";
+    for (int p = 1; !isnan(v) && p <= 17; p++) {
         snprintf(buf, sizeof buf, "%.*g", p, v);
         if (strtod(buf, NULL) == v) break;
     }
