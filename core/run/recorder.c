@@ -221,7 +221,7 @@ static void control_act(Recorder *r, const RunControl *c, int ended, char *reply
     else if (verb == RUNCTL_PAUSE) {
         trainer_pause(r->t);
         snprintf(reply, cap, "run #%ld pauses after its current step (it was at step %ld; "
-                 "`status` names the step it pauses at)", r->run_id, step);   /* no guess */
+                 "`status` then says \"paused: after step N\")", r->run_id, step);   /* no guess */
     } else if (verb == RUNCTL_RESUME) {
         trainer_resume(r->t);
         snprintf(reply, cap, "run #%ld resumed at step %ld", r->run_id, step);

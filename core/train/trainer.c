@@ -539,7 +539,10 @@ static int trainer_wait_if_paused(Trainer *t, const char *why)
     if (t->pause_req && !t->stop_req) {
         t->status = TRAINER_PAUSED;
         pthread_mutex_unlock(&t->mu);
-        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED, .text = strdup(why)};
+        char at[64];   /* the exact step: the logged ones lag it by up to log_every */
+        snprintf(at, sizeof at, "after step %ld", t->ts.step);
+        TrainEvent ev = {.kind = TEV_STATUS, .status = TRAINER_PAUSED,
+                         .text = strdup(why[0] ? why : at)};
         trainer_push(t, &ev);
         pthread_mutex_lock(&t->mu);
         while (t->pause_req && !t->stop_req) {
