@@ -102,10 +102,15 @@ static int foreign_job(Session *s, const char *what)
     if (!st || runstore_get(st, id, &r, err))
         return 0;
     int live = runstore_run_live(st, &r);
+    char how[96];   /* pause, resume and stop reach it through the store by its id */
+    if (!strcmp(what, "wait"))
+        snprintf(how, sizeof how, "`watch` follows it here");
+    else
+        snprintf(how, sizeof how, "`%s %ld` does it from here, through the run store", what, id);
     if (live)
         session_error(s, LM_ESTATE, "%s: run #%ld on screen is trained by another process (pid "
-                      "%ld on %s), not by this session: %s it there (`%s`, or Ctrl-C in that "
-                      "terminal)", what, id, r.pid, r.host[0] ? r.host : "this host", what, what);
+                      "%ld on %s), not by this session: %s", what, id, r.pid,
+                      r.host[0] ? r.host : "this host", how);
     runstore_row_free(&r);
     return live;
 }

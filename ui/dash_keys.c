@@ -33,8 +33,8 @@ static void request_stop(DashCtx *x)
 {
     if (dash_view_run_active(x))
         x->d->confirm = DASH_CONFIRM_STOP;
-    else
-        dash_view_out(x, UI_COLOR_WARN, "nothing is training: no run to stop");
+    else   /* `stop` says why not: nothing trains, or whose run is on screen and how */
+        x->command(x->loop, "stop");
 }
 
 static void action(DashCtx *x, DashAction a, int arg)

@@ -445,9 +445,13 @@ static void term_command(DashTerm *t, const char *line)
     term_out(t, UI_COLOR_ACCENT, "> %s", line);
     int n;
     const Command *table = session_commands(&n);
-    if (cmdtable_blocks(table, n, line)) { /* `wait`, `sweep wait`: flagged in the table */
-        out_text(t, UI_COLOR_WARN, "`wait` is not needed in the dashboard: the run trains in the "
-                 "background and this screen follows it (nothing was run)");
+    if (cmdtable_blocks(table, n, line)) { /* `wait`, `watch`, `sweep wait`: flagged */
+        int w = (int)strcspn(line + strspn(line, " \t"), " \t");
+        char msg[200];
+        snprintf(msg, sizeof msg, "`%.*s` is not needed in the dashboard: it blocks until the "
+                 "run ends, and this screen follows the run already (nothing was run)", w,
+                 line + strspn(line, " \t"));
+        out_text(t, UI_COLOR_WARN, msg);
         return;
     }
     d->busy = 1;

@@ -732,7 +732,14 @@ static void on_prompt(DashCtx *x, const char *line)
         dash_view_out(x, UI_COLOR_ERROR, "error: %s", err);
         return;
     }
+    char was[sizeof hv(x->d)->filter];
+    snprintf(was, sizeof was, "%s", hv(x->d)->filter);
     snprintf(hv(x->d)->filter, sizeof hv(x->d)->filter, "%s", clean);
+    RunStore *st = session_store(x->s);
+    if (st && dash_data_load_runs(hv(x->d), st, err)) {   /* a bad value: said, not kept */
+        dash_view_out(x, UI_COLOR_ERROR, "error: %s (the filter stays \"%s\")", err, was);
+        snprintf(hv(x->d)->filter, sizeof hv(x->d)->filter, "%s", was);
+    }
     reload(x);
     save_layout(x);
 }
