@@ -326,6 +326,12 @@ static void test_plot_format(void)
     CHECK(strcmp(b, "0.05") == 0, "0.05: %s", b);
     chart_format_tick(b, sizeof b, 400, 200);
     CHECK(strcmp(b, "400") == 0, "400: %s", b);
+    chart_format_tick(b, sizeof b, 3e9, 1e9);
+    CHECK(strcmp(b, "3G") == 0, "3G: %s", b);
+    chart_format_tick(b, sizeof b, 6e11, 2e11);   /* a diverging loss: no 600000000000G */
+    CHECK(strcmp(b, "6e+11") == 0, "6e+11: %s", b);
+    chart_format_tick(b, sizeof b, 1e15, 1e14);
+    CHECK(strcmp(b, "1e+15") == 0, "1e+15: %s", b);
 }
 
 /* ---- heatmap, histogram ---- */

@@ -139,6 +139,10 @@ void chart_format_tick(char *buf, int n, double v, double step)
     /* the unit comes from the value and the spacing, so 5000 next to 10k reads 5k */
     double a = fmax(fabs(v), 10 * step), scale = 1;
     const char *suffix = "";
+    if (a >= 1e12 || !isfinite(v)) {   /* past the suffixes (a diverging loss): 6e+11 */
+        snprintf(buf, (size_t)n, "%.2g", v);
+        return;
+    }
     if (a >= 1e9) {
         scale = 1e9;
         suffix = "G";
