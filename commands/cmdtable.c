@@ -389,7 +389,8 @@ static void cmdtable_help_one(const Command *c, Text *t)
     text_add(t, "usage: %s %s\n\n%s\n", c->name, c->args_hint ? c->args_hint : "",
              c->summary ? c->summary : "");
     if (c->help && *c->help) text_add(t, "\n%s%s", c->help, c->help[strlen(c->help) - 1] == '\n' ? "" : "\n");
-    if (c->flags & CMD_BLOCKS) text_add(t, "\nBlocks until training ends.\n");
+    if (c->flags & CMD_BLOCKS)   /* its own help says until when */
+        text_add(t, "\nBlocks: it returns when it ends (Ctrl-C stops waiting).\n");
     if (c->flags & CMD_DESTRUCTIVE) text_add(t, "\nDestructive: deletes stored data.\n");
     if (c->subs && c->subs[0].name) {
         text_add(t, "\nsubcommands:\n");

@@ -166,6 +166,36 @@ refused "open ID which=final" eval $(q "SELECT id FROM runs WHERE name='noeval'"
 refused "1e-3 and 0.001 are the same value" sweep base=quick steps=5 lr=1e-3,0.001 name=dup $C
 echo "p2.7, p2.8: eval without a best names the fix; a repeated swept value is refused"
 
+# ---- probe 3 ---------------------------------------------------------------------------
+# 3.2: a diverging step's diagnostics keep their NaN in the CSV export
+"$bin" train quick steps=100 lr=30 optimizer=sgd log_every=1 diverge_factor=0 diagnostics=5 \
+    name=sgd30 $C >out 2>&1
+grep -q "diverged" out || fail "the sgd lr=30 run did not diverge: $(cat out)"
+sid=$(q "SELECT id FROM runs WHERE name='sgd30'")
+"$bin" export $sid >csv 2>&1 || fail "export $sid: $(head -3 csv)"
+grep -qE "^$sid,[0-9]+,grad/[^,]+,nan$" csv ||
+    fail "no NaN gradient norm of the diverging step in the CSV: $(grep grad/encoder.weight csv)"
+# 3.3: an on-demand sample is recorded at its weights' step
+"$bin" sample runs=$id prompt=ROMEO tokens=5 >out 2>&1 || fail "sample runs=$id: $(cat out)"
+[ "$(q "SELECT step FROM samples WHERE run_id=$id AND settings LIKE 'tokens=5 %' ORDER BY rowid DESC LIMIT 1")" -gt 0 ] ||
+    fail "an on-demand sample is recorded at step 0: $(q "SELECT run_id, step, settings FROM samples")"
+echo "p3.2, p3.3: the CSV keeps a NaN diagnostic; an on-demand sample has its weights' step"
+
+# 3.4: a run paused from another process names the exact step; pause without an id names
+# the command that reaches it
+"$bin" train quick steps=100000 d=32 eval_every=100000 name=pz $C >pz.out 2>&1 &
+bgpid=$!
+wait_until 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' \"SELECT count(*) FROM runs WHERE name='pz' AND last_step>0\")\" = 1 ]" ||
+    fail "run pz did not start within 60 s: $(cat pz.out)"
+pid=$(q "SELECT id FROM runs WHERE name='pz'")
+refused "\`pause $pid\` does it from here" pause
+"$bin" pause $pid >out 2>&1 || fail "pause $pid: $(cat out)"
+wait_until 30 sh -c "'$bin' status 2>&1 | grep -q 'paused: after step [0-9]'" ||
+    fail "status does not name the step the run paused after: $("$bin" status 2>&1)"
+"$bin" stop $pid >out 2>&1 || fail "stop $pid: $(cat out)"
+bwait $bgpid 60 "the stopped run pz"; bgpid=
+echo "p3.4: a paused run's status names its step; pause without an id names \`pause ID\`"
+
 # ---- 3: a stop while a checkpoint waits for disk space: stopped, saying what is missing -----
 if [ "$(id -u)" -ne 0 ] || ! mkdir -p full || ! mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
     echo "3: skip: a full disk needs root and a tmpfs mount"
