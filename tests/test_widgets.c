@@ -219,6 +219,13 @@ static void test_plot_edge_cases(void)
     canvas_clear(c);
     chart_draw(c, (Rect){0, 0, 30, 8}, &d, &A);
     CHECK(has(c, "no data yet") && ascii_only(c), "no series at all");
+    double xo[2] = {100, 200}, yo[2] = {INFINITY, INFINITY};   /* a perplexity overflowed */
+    ChartSeries inf = {xo, yo, 2, "ppl", 0, CHART_LINE};
+    ChartData di = {&inf, 1, "step", 0, 0, 0, 0, 0};
+    canvas_clear(c);
+    chart_draw(c, (Rect){0, 0, 30, 8}, &di, &A);
+    CHECK(has(c, "no finite value to draw") && !has(c, "no data yet"),
+          "points that are all infinite are not 'no data'");
 
     /* NaN/Inf skipped: same points as without them */
     double x1[6] = {0, 1, 2, 3, 4, 5}, y1[6] = {1, NAN, 3, INFINITY, 2, -INFINITY};

@@ -525,8 +525,12 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
                 xlabels ? r.y + r.h - 1 : -1, d->x_label, caps->unicode);
     if (legend)
         draw_legend(c, r, f.x0, d, caps);
-    if (count == 0) {
-        const char *msg = "no data yet";
+    if (count == 0) {   /* none yet, or every point NaN/Inf (a perplexity that overflowed) */
+        long points = 0;
+        for (int s = 0; s < d->n_series && s < CHART_MAX_SERIES; s++)
+            points += d->series[s].y ? d->series[s].n : 0;
+        const char *msg = !points ? "no data yet"
+                          : d->log_y ? "no finite value > 0 to draw" : "no finite value to draw";
         int len = (int)strlen(msg), mx = f.x0 + (f.cols - len) / 2;
         canvas_text(c, mx < f.x0 ? f.x0 : mx, f.y0 + (f.rows - 1) / 2, f.cols, msg,
                     UI_COLOR_DIM, 0);

@@ -35,8 +35,9 @@ typedef struct {
 } ChartData;
 
 /* Draws the chart into r: legend on the first row (when r.h >= 6), y tick labels on
- * the left, the x axis and its tick labels at the bottom, "no data yet" when no
- * series has a drawable point. Draws nothing when r.w or r.h < 3. */
+ * the left, the x axis and its tick labels at the bottom, "no data yet" when no series
+ * has a point, "no finite value to draw" when none of its points is drawable (every one
+ * NaN or infinite: a perplexity that overflowed). Draws nothing when r.w or r.h < 3. */
 void chart_draw(Canvas *c, Rect r, const ChartData *d, const CanvasCaps *caps);
 
 /* A series' band: (n of its series) lower and upper values, NULL = none. */
