@@ -79,8 +79,34 @@ static void test_cpu_recipe(void)
     CHECK(c.d == 64, "line 1 applied before the refusal (d=%d)", c.d);
 }
 
+/* '#' comments: outside quotes, after a quoted value; none on a line that ends in a quote
+ * (config_to_text's whole quoted values, inner quotes unescaped): those round-trip. */
+static void test_comments(void)
+{
+    Config c;
+    char err[LM_ERR_LEN];
+    config_defaults(&c);
+    CHECK(config_from_text(&c, "sample_prompt = \"The\"   # a short prompt\n"
+                           "name = \"a#b\"  # the \"main\" one\nd = 32  # the \"small\" width\n",
+                           err) == LM_OK, "comments after quotes: %s", err);
+    CHECK(!strcmp(c.sample_prompt, "The") && !strcmp(c.name, "a#b") && c.d == 32,
+          "values '%s' '%s' %d", c.sample_prompt, c.name, c.d);
+    config_defaults(&c);   /* the fuzzer's find: a value that starts with a quote */
+    CHECK(config_set(&c, "sample_prompt", "\"0T0, with #every = 500", err) == LM_OK, "%s", err);
+    char *text = config_to_text(&c), *again = NULL;
+    Config back;
+    config_defaults(&back);
+    CHECK(text && config_from_text(&back, text, err) == LM_OK, "reread: %s", err);
+    again = config_to_text(&back);
+    CHECK(text && again && !strcmp(text, again) && !strcmp(back.sample_prompt, c.sample_prompt),
+          "a quoted value with '#' round-trips: '%s'", back.sample_prompt);
+    free(text);
+    free(again);
+}
+
 int main(void)
 {
+    test_comments();
     test_cpu_recipe();
     Config c, d;
     char err[LM_ERR_LEN];

@@ -477,6 +477,11 @@ static char *trim(char *s)
  * *cond when the line had a condition. */
 char *config_comment(char *line)
 {
+    size_t n = strlen(line);
+    while (n > 0 && isspace((unsigned char)line[n - 1]))
+        n--;
+    if (n > 0 && line[n - 1] == '"')   /* key="..." whole (config_to_text's own lines: */
+        return NULL;                   /* inner quotes are not escaped), no comment */
     int quoted = 0;
     for (char *p = line; *p; p++) {
         if (*p == '\\' && p[1])

@@ -147,7 +147,9 @@ const ConfigKey *config_keys(int *n);
 const ConfigKey *config_find_key(const char *key);
 
 /* Where a line's '#' comment starts: the first '#' outside double quotes (a backslash
- * escapes the character after it), or NULL. Experiment and sweep files alike. */
+ * escapes the character after it), or NULL; a line that ends in a double quote has none
+ * (a whole quoted value, as config_to_text writes one: its inner quotes are not escaped).
+ * Experiment and sweep files alike. */
 char *config_comment(char *line);
 
 /* The registry name of a model kind ("dispatcher", ...), or NULL when out of range. */
