@@ -26,13 +26,17 @@
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-/* "1.2345", with ppl "1.2345 (3.44)"; "-" for NaN. */
+/* "1.2345", with ppl "1.2345 (3.44)"; "-" for NaN; a loss of 10000 or more (a diverged
+ * run) in 4 significant digits, "2.857e+04 (inf)", so that the columns stay aligned. */
 static void fmt_loss(char *buf, size_t cap, double v, int ppl)
 {
     double p = exp(v);
+    const char *lf = fabs(v) < 1e4 ? "%.4f" : "%.4g";
+    char l[20];   /* "-9999.9999", "-1.235e+300" */
+    snprintf(l, sizeof l, lf, v);
     if (isnan(v)) snprintf(buf, cap, "-");
-    else if (!ppl) snprintf(buf, cap, "%.4f", v);
-    else snprintf(buf, cap, p < 1e5 ? "%.4f (%.2f)" : "%.4f (%.3g)", v, p);
+    else if (!ppl) snprintf(buf, cap, "%s", l);
+    else snprintf(buf, cap, p < 1e5 ? "%s (%.2f)" : "%s (%.3g)", l, p);
 }
 
 static void fmt_params(char *buf, size_t cap, long p)
