@@ -196,6 +196,39 @@ wait_until 30 sh -c "'$bin' status 2>&1 | grep -q 'paused: after step [0-9]'" ||
 bwait $bgpid 60 "the stopped run pz"; bgpid=
 echo "p3.4: a paused run's status names its step; pause without an id names \`pause ID\`"
 
+# ---- probe 4: a line longer than a piece (8 MiB) is cut between words -------------------
+# GPT-2's ids of a 9.7 MB line without a newline: each word's ids as in a short text (the
+# cut that fell inside "gamma" at byte 8,388,608 gave "Ġga mma")
+python3 -c "
+import random, sys; random.seed(2); w = ['alpha', 'beta', 'gamma', 'delta', 'eps']
+sys.stdout.write(' '.join(random.choice(w) for _ in range(1800000)))" >huge.txt
+python3 -c "import sys; sys.stdout.write('x' + ' alpha beta gamma delta eps' * 200)" >short.txt
+for f in huge short; do   # bounded: two files
+    "$bin" data prepare "$dir/$f.txt" tokenizer=gpt2 tokens_dir="$dir/tok_$f" >out 2>&1 ||
+        fail "prepare $f.txt: $(cat out)"
+done
+python3 - "$dir" "$(dirname "$0")/../data/gpt2/encoder.json" <<'PY' ||
+import glob, json, struct, sys
+d, enc = sys.argv[1], json.load(open(sys.argv[2]))
+dec = {v: k for k, v in enc.items()}
+def words(root):   # the ids grouped by word: a word's first token starts with a space (Ġ)
+    ids = []
+    for pre in ('train', 'valid'):
+        for f in sorted(glob.glob(root + '/*/' + pre + '_*.bin')):
+            b = open(f, 'rb').read(); n = struct.unpack('<i', b[8:12])[0]
+            ids += struct.unpack('<%dH' % n, b[1024:1024 + 2 * n])
+    g = []
+    for i in ids:
+        if dec[i].startswith('\u0120') or not g: g.append([])
+        g[-1].append(i)
+    return g[1:]   # the first word has no space before it
+want = {''.join(dec[i] for i in w): tuple(w) for w in words(d + '/tok_short')}
+bad = [w for w in words(d + '/tok_huge') if want.get(''.join(dec[i] for i in w)) != tuple(w)]
+assert not bad, [[dec[i] for i in w] for w in bad[:3]]
+PY
+    fail "a word of the long line was split where the line was cut into pieces"
+echo "p4: a line longer than a piece keeps GPT-2's ids: it is cut between words"
+
 # ---- 3: a stop while a checkpoint waits for disk space: stopped, saying what is missing -----
 if [ "$(id -u)" -ne 0 ] || ! mkdir -p full || ! mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
     echo "3: skip: a full disk needs root and a tmpfs mount"

@@ -408,12 +408,18 @@ static int gather(Corpus *c, size_t want, char *err)
     return LM_OK;
 }
 
-/* Where a piece with no allowed cut is cut anyway: after the last '\n', else before the
- * last UTF-8 lead byte; never at n, so a byte stays for the next piece. */
+/* Where a piece with no allowed cut is cut anyway: after the last '\n'; else before the
+ * last space that starts a word (" w": GPT-2's pre-tokens begin there, so its ids are
+ * the whole line's, and no word is split); else before the last UTF-8 lead byte; never at
+ * n, so a byte stays for the next piece. */
 static size_t fallback_cut(const char *s, size_t n)
 {
     const char *nl = n > 1 ? memrchr(s, '\n', n - 1) : NULL;
     if (nl) return (size_t)(nl - s) + 1;
+    for (size_t p = n - 1; p > 0; p--)
+        if (s[p - 1] != ' ' && s[p] == ' ' && p + 1 < n && (unsigned char)s[p + 1] > ' ' &&
+            (unsigned char)s[p + 1] < 0x7f)
+            return p;
     size_t i = n - 1;
     while (i > 1 && ((unsigned char)s[i] & 0xc0) == 0x80) i--;
     return i ? i : n - 1;
