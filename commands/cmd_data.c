@@ -216,10 +216,11 @@ static int data_rm(Session *s, int argc, const LexWord *argv)
     }
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/%s", root, key);
+    if (access(dir, F_OK))   /* nothing to delete: said before any plan or question */
+        return session_error(s, LM_EARG, "no prepared tokens %s in '%s'%s (see `data list`)",
+                             key, root, is_hex_key(spec) ? "" : " for that corpus");
     TokCacheEntry e;
     tokcache_inspect(dir, &e);
-    if (access(dir, F_OK))
-        e.bytes = 0;
     if (!yes) {
         int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
         if (!s->json)

@@ -227,7 +227,10 @@ bad = [w for w in words(d + '/tok_huge') if want.get(''.join(dec[i] for i in w))
 assert not bad, [[dec[i] for i in w] for w in bad[:3]]
 PY
     fail "a word of the long line was split where the line was cut into pieces"
-echo "p4: a line longer than a piece keeps GPT-2's ids: it is cut between words"
+printf 'never prepared\n' >np.txt
+refused "no prepared tokens [0-9a-f]* in .* for that corpus" data rm "$dir/np.txt" tokens_dir="$dir/tok"
+echo "p4: a line longer than a piece keeps GPT-2's ids: it is cut between words; data rm of"
+echo "    a corpus never prepared says so"
 
 # ---- 3: a stop while a checkpoint waits for disk space: stopped, saying what is missing -----
 if [ "$(id -u)" -ne 0 ] || ! mkdir -p full || ! mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then
