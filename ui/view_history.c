@@ -739,8 +739,10 @@ static void on_prompt(DashCtx *x, const char *line)
     if (st && dash_data_load_runs(hv(x->d), st, err)) {   /* a bad value: said, not kept */
         dash_view_out(x, UI_COLOR_ERROR, "error: %s (the filter stays \"%s\")", err, was);
         snprintf(hv(x->d)->filter, sizeof hv(x->d)->filter, "%s", was);
+        reload(x);
+    } else if (st) {   /* loaded under the new filter: the rest of reload's work */
+        load_custom(x->d, st);
     }
-    reload(x);
     save_layout(x);
 }
 

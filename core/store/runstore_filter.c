@@ -161,9 +161,7 @@ static int classify_term(Term *t, const char *term, char *err)
 static void term_sql(const Term *t, char *sql, size_t cap)
 {
     size_t n = strlen(sql);
-    if (t->kind == K_NUM && !t->is_num)
-        snprintf(sql + n, cap - n, " AND 0");   /* not a number: matches nothing */
-    else if (t->kind == K_TAG && t->op == OP_HAS)   /* `tags~base`: a tag contains it */
+    if (t->kind == K_TAG && t->op == OP_HAS)   /* `tags~base`: a tag contains it */
         snprintf(sql + n, cap - n, " AND instr(lower(coalesce(tags,'')), lower(?)) > 0");
     else if (t->kind == K_TAG)
         snprintf(sql + n, cap - n, " AND instr(',' || coalesce(tags,'') || ',', ',' || ? ||"
@@ -181,7 +179,6 @@ static void term_sql(const Term *t, char *sql, size_t cap)
 
 static int term_bind(const Term *t, sqlite3_stmt *st, int i)
 {
-    if (t->kind == K_NUM && !t->is_num) return i;
     if (t->kind == K_SINCE || t->kind == K_UNTIL || t->kind == K_NUM)
         sqlite3_bind_double(st, i, t->num);
     else
