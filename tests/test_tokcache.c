@@ -398,6 +398,61 @@ static void test_given_and_stop(const char *data_dir)
 }
 
 /* A prepare that cannot fit is refused before it starts. */
+/* Cuts that fall inside a line or a word: a line longer than a piece's 8 MiB, prepared
+ * with the word tokenizer, has one <eos> (where it ends, as dataset_load gives), not one
+ * more where the piece was cut; the vocabulary's first train_frac of the text, cut inside
+ * "delta", takes no fragment "del" (both paths: dataset_load and the cache). */
+static void test_cuts(void)
+{
+    char src[400], dir[1200], err[LM_ERR_LEN];
+    snprintf(src, sizeof src, "%s/long_line.txt", tmpdir);
+    FILE *f = fopen(src, "wb");
+    const char *words[] = { "alpha ", "beta ", "gamma ", "delta " };
+    size_t len = 0;
+    for (int i = 0; len < ((size_t)9 << 20); i++) {
+        fputs(words[i % 4], f);
+        len += strlen(words[i % 4]);
+    }
+    fputs("end", f);   /* no line end at all */
+    fclose(f);
+    TokenizerOptions opt = { 0 };
+    same_as_dataset(src, TOKENIZER_WORD, &opt, 2, 0, 0);
+    Dataset ds;
+    CHECK(dataset_load_opts(&ds, src, TOKENIZER_WORD, &opt, 0.9, NULL, err) == LM_OK, "load: %s", err);
+    int *nl = NULL, id = -1;
+    size_t k = 0;
+    if (tokenizer_encode(ds.tok, "\n", 1, &nl, &k, err) == LM_OK && k == 1) id = nl[0];
+    free(nl);
+    long eos = 0;
+    for (int s = 0; s < 3; s++)
+        for (size_t i = 0; i < ds.n[s]; i++) eos += ds.split[s].mem[i] == id;
+    CHECK(id >= 0 && eos == 1 && ds.n[1] && ds.split[1].mem[ds.n[1] - 1] == id,
+          "one <eos> (id %d), at the end: %ld", id, eos);
+    dataset_free(&ds);
+
+    snprintf(src, sizeof src, "%s/vocab_cut.txt", tmpdir);
+    char text[400] = "";
+    for (int i = 0; i < 11; i++) strcat(text, "alpha beta gamma delta\n");   /* 0.9 of 253: "del|ta" */
+    write_text(src, text);
+    CHECK(dataset_load_opts(&ds, src, TOKENIZER_WORD, &opt, 0.9, NULL, err) == LM_OK, "load: %s", err);
+    CHECK(tokenizer_vocab_size(ds.tok) == 6, "dataset_load: 4 words, <unk>, <eos>, no fragment: %d",
+          tokenizer_vocab_size(ds.tok));
+    dataset_free(&ds);
+    TokCacheRequest r = { .spec = src, .kind = TOKENIZER_WORD, .train_frac = 0.9, .threads = 1, .root = root };
+    CHECK(tokcache_ensure(&r, NULL, NULL, dir, sizeof dir, err) == LM_OK, "prepare: %s", err);
+    char p[1300];
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    char *tj = slurp(p);
+    Tokenizer *t = NULL;
+    CHECK(tj && tokenizer_load(tj, &t, err) == LM_OK, "tokenizer.json loads: %s", err);
+    CHECK(t && tokenizer_vocab_size(t) == 6, "the cache: no fragment: %d", t ? tokenizer_vocab_size(t) : -1);
+    tokenizer_destroy(t);
+    free(tj);
+    CHECK(tokenizer_sample_end("ab cd", 4, 'd') == 3 && tokenizer_sample_end("ab cd", 3, 'c') == 3 &&
+          tokenizer_sample_end("ab cd", 5, -1) == 5 && tokenizer_sample_end("abcd", 2, 'c') == 2 &&
+          tokenizer_sample_end("ab c", 4, ' ') == 4, "tokenizer_sample_end's cases");
+}
+
 static void test_space(void)
 {
     char dir[1200], err[LM_ERR_LEN];
@@ -432,6 +487,7 @@ int main(void)
     printf("layout:\n");
     test_layout();
     test_space();
+    test_cuts();
     test_given_and_stop(data_dir);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -190,6 +190,7 @@ static int make_tokenizer(Dataset *ds, const Raw *raw, TokenizerKind kind,
     }
     if (kind != TOKENIZER_CHAR) {
         size_t n = raw->is_dir ? raw->len[0] : (size_t)(train_frac * (double)raw->len[0]);
+        n = tokenizer_sample_end(raw->text[0], n, n < raw->len[0] ? (unsigned char)raw->text[0][n] : -1);
         return tokenizer_train_opts(kind, raw->text[0], n, opt, &ds->tok, err);
     }
     if (!raw->is_dir) return tokenizer_train(kind, raw->text[0], raw->len[0], 0, &ds->tok, err);

@@ -107,6 +107,7 @@ typedef struct {
     char *sample;          /* others: the first bytes of the train text */
     size_t n, cap, limit;
     int last_doc_end_nl;   /* the previous document ended with '\n' (or none yet) */
+    int after, after_known; /* the byte after the sample, once the sample is full */
     unsigned long long text[3];   /* bytes of text per split (stream: [0]) */
 } Scan;
 
@@ -124,8 +125,16 @@ static void scan_chars(Scan *s, const char *text, size_t len)
 static int scan_sample(Scan *s, const CorpusPiece *p, int doc_start, char *err)
 {
     size_t room = s->limit - s->n, sep = doc_start && s->n && !s->last_doc_end_nl;
-    if (room == 0) return LM_OK;
+    if (room == 0) {
+        if (!s->after_known && p->len) s->after = sep ? '\n' : (unsigned char)p->text[0];
+        s->after_known = 1;
+        return LM_OK;
+    }
     size_t k = p->len + sep < room ? p->len + sep : room;
+    if (k - sep < p->len) {
+        s->after = (unsigned char)p->text[k - sep];
+        s->after_known = 1;
+    }
     if (s->n + k > s->cap) {
         size_t cap = s->cap ? s->cap : (size_t)1 << 20;
         while (cap < s->n + k) cap *= 2;
@@ -193,7 +202,7 @@ static int make_tokenizer(const TokCacheRequest *r, Corpus *c, Prog *pg, TokCach
         o->tok = o->own;
         return rc;
     }
-    Scan s = { .limit = r->vocab_sample ? r->vocab_sample : TOKCACHE_VOCAB_SAMPLE };
+    Scan s = { .limit = r->vocab_sample ? r->vocab_sample : TOKCACHE_VOCAB_SAMPLE, .after = -1 };
     if (r->kind == TOKENIZER_CHAR && !(s.cps = calloc(0x110000 / 8, 1)))
         return err_set(err, LM_ENOMEM, "out of memory for the character set");
     int rc = scan_pass(r, c, pg, &s, err);
@@ -206,10 +215,15 @@ static int make_tokenizer(const TokCacheRequest *r, Corpus *c, Prog *pg, TokCach
         rc = build_char(&s, &o->own, err);
     } else if (!rc) {
         size_t n = s.n;
+        int next = s.after;
         if (!corpus_has_splits(c)) {   /* the first train_frac of the text, as dataset.c */
             double want = r->train_frac * (double)s.text[0];
-            if (want < (double)n) n = (size_t)want;
+            if (want < (double)n) {
+                n = (size_t)want;
+                next = (unsigned char)s.sample[n];
+            }
         }
+        n = tokenizer_sample_end(s.sample, n, next);
         rc = tokenizer_train_opts(r->kind, s.sample ? s.sample : "", n, &r->opt, &o->own, err);
     }
     free(s.cps);
@@ -298,7 +312,9 @@ static void job_encode(Job *j, const Tokenizer *tok, int eot)
     for (int s = 0; s < j->nseg && !j->rc; s++) {
         int *ids;
         size_t k;
-        j->rc = tokenizer_encode(tok, j->text + start, j->seg[s] - start, &ids, &k, j->err);
+        /* a piece cut inside a line (no line end in 8 MiB) is not a line's end: no <eos> */
+        j->rc = (j->seg_end[s] ? tokenizer_encode : tokenizer_encode_prompt)(
+            tok, j->text + start, j->seg[s] - start, &ids, &k, j->err);
         if (!j->rc && job_append(j, ids, k)) j->rc = err_set(j->err, LM_ENOMEM, "out of memory encoding");
         free(ids);
         if (!j->rc && j->seg_end[s] && eot >= 0 && job_append(j, &eot, 1))

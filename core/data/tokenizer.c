@@ -123,6 +123,16 @@ int tok_done(Tokenizer *t, Tokenizer **out, char *err)
     return rc;
 }
 
+size_t tokenizer_sample_end(const char *text, size_t n, int next)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    if (n == 0 || next < 0 || tok_is_space((unsigned char)next) || tok_is_space(s[n - 1]))
+        return n;
+    size_t e = n;
+    while (e > 0 && !tok_is_space(s[e - 1])) e--;
+    return e ? e : n;
+}
+
 int tokenizer_train_opts(TokenizerKind kind, const char *text, size_t len,
                          const TokenizerOptions *opt, Tokenizer **out, char *err)
 {

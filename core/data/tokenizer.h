@@ -69,6 +69,12 @@ int tokenizer_train(TokenizerKind kind, const char *text, size_t len, int vocab_
 int tokenizer_train_opts(TokenizerKind kind, const char *text, size_t len,
                          const TokenizerOptions *opt, Tokenizer **out, char *err);
 
+/* Where a vocabulary's training sample of the first n bytes of text ends: n, or moved
+ * back after the last ASCII whitespace when n falls inside a word (`next` is the byte
+ * after the cut, -1 when the text ends at n), so that no fragment of a word takes a slot.
+ * A sample of one word is left as it is. */
+size_t tokenizer_sample_end(const char *text, size_t n, int next);
+
 /* Frees the tokenizer; NULL is a no-op. */
 void tokenizer_destroy(Tokenizer *t);
 
