@@ -191,6 +191,9 @@ static void test_grid_view(void)
                         .grad_norm = 1.0f, .tokens = t * 64, .tokens_per_s = 1000};
         runstore_log_step(st, id, &m, err);
     }
+    StepMetric bad = {.step = 110, .loss = NAN, .lr = 1e-3f, .grad_norm = INFINITY,
+                      .tokens = 110 * 64, .tokens_per_s = 1000};   /* the step it diverged */
+    runstore_log_step(st, id, &bad, err);
     EvalMetric e = {.step = 100, .split = "valid", .loss = 2.1, .ppl = 8.2, .bpc = NAN};
     runstore_log_eval(st, id, &e, err);
     GateStat g[2] = {{.step = 100, .layer = 0, .level = 0, .mean = 0.4f},
@@ -216,6 +219,8 @@ static void test_grid_view(void)
     char *s = dump(&d, &sn, 120, 40, &U, NULL);
     CHECK(has(s, "series *:") && has(s, " loss ") && has(s, " val_loss ") &&
           has(s, " grad_norm "), "small charts titled by name: %s", s ? s : "");
+    CHECK(has(s, "1 nan point marked ×") && has(s, "1 +inf point marked ▲"),
+          "a tile marks the step that diverged (loss NaN, gradient norm inf): %s", s ? s : "");
     free(s);
     view_grid_move(w, VIEW_GRID_RIGHT);
     view_grid_move(w, VIEW_GRID_RIGHT);   /* epoch, tokens, loss */
