@@ -63,6 +63,8 @@ static void test_sweep_view(void)
     CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
     CHECK(has(s, "best val loss vs lr") && has(s, "lr (log)") && !has(s, "-3."),
           "chart against lr, log x in lr's units (issue 33 item 14): %s", s);
+    CHECK(!has(s, "nan point") && !has(s, "×"),
+          "a running trial with no best yet is no point, not a NaN mark: %s", s);
     free(s);
     w->sw_param = 1;
     s = dump(&d, &sn, 80, 24, &U, NULL);
@@ -74,6 +76,8 @@ static void test_sweep_view(void)
     s = dump(&d, &sn, 100, 30, &U, NULL);
     CHECK(s && has(s, "best val") && !has(s, "0.5┤") && !has(s, "1.0┤") && !has(s, "  1┤"),
           "parallel coordinates without 0..1 ticks: %s", s ? s : "");
+    CHECK(s && !has(s, "nan point") && !has(s, "nan/inf"),
+          "parallel coordinates: no NaN marks for their gaps: %s", s ? s : "");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
