@@ -1,7 +1,8 @@
 /* plot.c — line charts and heatmaps through cairo's SVG, PDF and image (PNG) surfaces
  * (see plot.h). Layout in points on a 640x400 page: the plot area inside fixed margins,
  * ticks at 1-2-5 steps (Heckbert, "Nice numbers for graph labels", Graphics Gems 1990),
- * the Okabe-Ito colour-blind-safe palette for curves and viridis for heatmaps. Not a
+ * the Okabe-Ito colour-blind-safe palette for curves and viridis for heatmaps; NaN and
+ * infinite points marked at their x on the top or bottom edge (as ui/chart.c does). Not a
  * general plotting library: no subplots, no styles beyond what the commands need. */
 #include "plot.h"
 #include "plot_canvas.h"
@@ -284,7 +285,12 @@ static long points_under(const Frame *f, const PlotSeries *s, int n, double x, d
     long hits = 0;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < s[k].n; i++) {
-            if (!isfinite(s[k].x[i]) || !isfinite(s[k].y[i])) continue;
+            if (!isfinite(s[k].x[i])) continue;
+            if (!isfinite(s[k].y[i])) {   /* its mark, at the top or bottom edge */
+                double a = px(f, s[k].x[i]), b = s[k].y[i] < 0 ? f->bottom - 5 : f->top + 5;
+                hits += a >= x - 8 && a <= x + w + 8 && b >= y - 8 && b <= y + h + 8;
+                continue;
+            }
             int steps = i + 1 < s[k].n && isfinite(s[k].x[i + 1]) && isfinite(s[k].y[i + 1])
                         ? 8 : 1;
             for (int j = 0; j < steps; j++) {
@@ -343,21 +349,29 @@ static void draw_legend(cairo_t *cr, const PlotSeries *s, int n, double x, doubl
     }
 }
 
-/* The data range of all finite points, padded 4% in y; 0 when there is none. */
-static int data_range(const PlotSeries *s, int n, Frame *f)
+/* The data range, padded 4% in y: x over every point whose x is finite (a divergence at
+ * the last step stays at the right end), y over the finite points (0..1 when there are
+ * none); *nf counts the NaN and infinite ones. 0 when no point has a finite x; *finite
+ * is how many points are drawable. */
+static int data_range(const PlotSeries *s, int n, Frame *f, PlotNonFinite *nf, long *finite)
 {
     f->x0 = f->y0 = INFINITY;
     f->x1 = f->y1 = -INFINITY;
+    *nf = (PlotNonFinite){0, 0, 0};
+    *finite = 0;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < s[k].n; i++) {
             double x = s[k].x[i], y = s[k].y[i];
-            if (!isfinite(x) || !isfinite(y)) continue;
+            if (!isfinite(x)) continue;
             f->x0 = fmin(f->x0, x), f->x1 = fmax(f->x1, x);
+            if (plot_nonfinite_count(nf, y)) continue;
             f->y0 = fmin(f->y0, y), f->y1 = fmax(f->y1, y);
             if (s[k].lo && isfinite(s[k].lo[i])) f->y0 = fmin(f->y0, s[k].lo[i]);
             if (s[k].hi && isfinite(s[k].hi[i])) f->y1 = fmax(f->y1, s[k].hi[i]);
+            (*finite)++;
         }
     if (!isfinite(f->x0)) return 0;
+    if (!*finite) f->y0 = 0, f->y1 = 1;
     if (f->x1 <= f->x0) f->x0 -= 0.5, f->x1 += 0.5;
     if (f->y1 <= f->y0) f->y0 -= 0.5, f->y1 += 0.5;
     double pad = 0.04 * (f->y1 - f->y0);
@@ -367,6 +381,28 @@ static int data_range(const PlotSeries *s, int n, Frame *f)
     return 1;
 }
 
+/* The non-finite points' marks of every curve (each in its curve's colour: which run
+ * diverged), the note of their count under the plot area, and "no finite value to draw"
+ * across it when nothing else is drawn. */
+static void draw_nonfinite(cairo_t *cr, const Frame *f, const PlotSeries *s, int n,
+                           const PlotNonFinite *nf, long finite)
+{
+    char note[160];
+    for (int k = 0; k < n; k++) {
+        set_line(cr, k, 1.2);
+        cairo_set_dash(cr, NULL, 0, 0);
+        for (int i = 0; i < s[k].n; i++)
+            if (isfinite(s[k].x[i]) && !isfinite(s[k].y[i]))
+                plot_nonfinite_mark(cr, px(f, s[k].x[i]), f->top, f->bottom, s[k].y[i]);
+    }
+    cairo_set_source_rgb(cr, 0.75, 0.1, 0.1);
+    if (!finite)
+        plot_text_at(cr, (f->left + f->right) / 2, (f->top + f->bottom) / 2, 12, 0.5, 0.5,
+                     "no finite value to draw");
+    if (nf->nan + nf->pos + nf->neg)
+        plot_text_at(cr, 8, PLOT_H - 6, 9, 0, 1, plot_nonfinite_note(note, sizeof note, nf));
+}
+
 int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax, char *err)
 {
     Frame f = {.left = 64, .right = PLOT_W - 16, .top = 28, .bottom = PLOT_H - 44};
@@ -374,7 +410,10 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
     if (!plot_format_ok(path))
         return err_set(err, LM_EARG, "cannot tell the image type from '%s': name it .svg, "
                        ".png or .pdf", path ? path : "");
-    if (!data_range(s, n, &f)) return err_set(err, LM_EARG, "nothing to plot: no finite point");
+    PlotNonFinite nf;
+    long finite;
+    if (!data_range(s, n, &f, &nf, &finite))
+        return err_set(err, LM_EARG, "nothing to plot: no point");
     Canvas c;
     int status = plot_canvas_open(&c, path, PLOT_W, PLOT_H, err);
     if (status) return status;
@@ -386,8 +425,59 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
     cairo_clip(c.cr);
     for (int k = 0; k < n; k++) draw_series(c.cr, &f, &s[k], k);
     cairo_restore(c.cr);
+    draw_nonfinite(c.cr, &f, s, n, &nf, finite);
     draw_legend(c.cr, s, n, lx, ly);
     return plot_canvas_close(&c, err);
+}
+
+int plot_nonfinite_count(PlotNonFinite *nf, double y)
+{
+    if (isfinite(y)) return 0;
+    nf->nan += isnan(y);
+    nf->pos += y > 0;
+    nf->neg += y < 0;
+    return 1;
+}
+
+void plot_nonfinite_mark(cairo_t *cr, double x, double top, double bottom, double y)
+{
+    const double r = 4;
+    if (isnan(y)) {   /* a cross, its centre r below the top edge (not 1.6: a curve's width) */
+        cairo_set_line_width(cr, 1.5);
+        cairo_move_to(cr, x - r, top + 1), cairo_line_to(cr, x + r, top + 1 + 2 * r);
+        cairo_move_to(cr, x + r, top + 1), cairo_line_to(cr, x - r, top + 1 + 2 * r);
+        cairo_stroke(cr);
+        return;
+    }
+    double tip = y > 0 ? top + 1 : bottom - 1, base = y > 0 ? tip + 2 * r : tip - 2 * r;
+    cairo_move_to(cr, x, tip);
+    cairo_line_to(cr, x + r, base);
+    cairo_line_to(cr, x - r, base);
+    cairo_close_path(cr);
+    cairo_fill(cr);
+}
+
+const char *plot_nonfinite_note(char *buf, size_t cap, const PlotNonFinite *nf)
+{
+    static const char *const what[3] = {"nan", "+inf", "-inf"}, *const mark[3] = {"×", "▲", "▼"};
+    long k[3] = {nf->nan, nf->pos, nf->neg}, all = k[0] + k[1] + k[2];
+    int kinds = (k[0] > 0) + (k[1] > 0) + (k[2] > 0);
+    size_t len = 0;
+    buf[0] = 0;
+    if (!all) return buf;
+    if (kinds == 1) {
+        int i = k[0] ? 0 : k[1] ? 1 : 2;
+        snprintf(buf, cap, "%ld %s point%s marked %s", all, what[i], all > 1 ? "s" : "", mark[i]);
+        return buf;
+    }
+    len = (size_t)snprintf(buf, cap, "%ld non-finite points marked:", all);
+    for (int i = 0, first = 1; i < 3 && len < cap; i++) {
+        if (!k[i]) continue;
+        len += (size_t)snprintf(buf + len, cap - len, "%s %ld %s %s", first ? "" : ",", k[i],
+                                what[i], mark[i]);
+        first = 0;
+    }
+    return buf;
 }
 
 /* viridis (matplotlib's default colour map) at t in [0,1], from 5 of its stops. */

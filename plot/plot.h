@@ -10,7 +10,8 @@
 
 typedef struct {
     const char *label;     /* legend text */
-    const double *x, *y;   /* (n) points in x order; NaN y values leave a gap */
+    const double *x, *y;   /* (n) points in x order; a NaN or infinite y leaves a gap
+                              and is marked at its x (see plot_curves) */
     int n;
     const double *lo, *hi; /* (n) or NULL: a band filled between lo and hi (a group's
                               mean ± std or min..max), drawn under the line, same colour */
@@ -25,8 +26,12 @@ int plot_format_ok(const char *path);
 
 /* Draws n curves (colours from a colour-blind-safe palette, in order) with axes, ticks,
  * labels, a title and a legend into path (640x400 points; PNG at 2x, 1280x800 pixels).
- * Series with fewer than 40 points also get a marker per point. LM_EARG for an unknown
- * extension, n < 1 or no finite point at all; LM_EIO when the file cannot be written. */
+ * Series with fewer than 40 points also get a marker per point. The x range spans every
+ * point whose x is finite: a NaN y is marked by a cross and +inf by a triangle at the top
+ * edge, -inf by a triangle at the bottom edge, in the curve's colour, and a note under the
+ * plot counts them ("3 non-finite points marked: 2 nan ×, 1 +inf ▲"); with no finite y at
+ * all the plot says "no finite value to draw". LM_EARG for an unknown extension, n < 1 or
+ * no point with a finite x; LM_EIO when the file cannot be written. */
 int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax, char *err);
 
 /* Draws a (rows, cols) grid of values in [lo, hi] as coloured cells (viridis), each
@@ -41,7 +46,8 @@ int plot_heatmap(const char *path, const double *v, int rows, int cols, double l
  * at step x[i], row 0 the lowest bin), NaN blank. */
 typedef struct {
     const char *title;
-    const double *x, *y;   /* (n) in x order; NaN y values leave a gap */
+    const double *x, *y;   /* (n) in x order; NaN and infinite y values leave a gap and
+                              are marked as plot_curves marks them (in red) */
     int n;
     const double *heat;    /* NULL: a line */
     int heat_rows;

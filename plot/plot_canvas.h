@@ -39,4 +39,19 @@ void plot_colorbar(cairo_t *cr, double x, double top, double bottom, double lo, 
 /* viridis at t in [0, 1] into rgb[3]. */
 void plot_viridis(double t, double *rgb);
 
+/* Points whose x is finite and y NaN or infinite (a run that diverged), by kind. */
+typedef struct {
+    long nan, pos, neg;
+} PlotNonFinite;
+
+/* Counts y into nf when it is NaN or infinite; returns 1 then, else 0. */
+int plot_nonfinite_count(PlotNonFinite *nf, double y);
+/* The mark of a non-finite y at x in the current source colour, the figures' version of
+ * the dashboard's (ui/chart.c): NaN a cross and +inf a triangle pointing up, both at the
+ * top edge; -inf a triangle pointing down at the bottom edge. */
+void plot_nonfinite_mark(cairo_t *cr, double x, double top, double bottom, double y);
+/* "3 non-finite points marked: 2 nan ×, 1 +inf ▲" ("2 nan points marked ×" of one kind)
+ * into buf; "" when there are none. Returns buf. */
+const char *plot_nonfinite_note(char *buf, size_t cap, const PlotNonFinite *nf);
+
 #endif

@@ -1,6 +1,7 @@
 /* plot_grid.c — small multiples (see plot.h, plot_grid): one small chart per series on
  * one page, in rows of up to four, each with its name, its y range at the corners and
- * its step range underneath; the page's title on top. For `plot ID series=PATTERN` and
+ * its step range underneath (over every step: NaN and infinite points are marked at
+ * theirs, in red, and counted under it); the page's title on top. For `plot ID series=PATTERN` and
  * the report's grid section. Not the dashboard's grid (ui/view_grid.c draws in cells). */
 #include "plot.h"
 #include "plot_canvas.h"
@@ -47,6 +48,35 @@ static void draw_heat(cairo_t *cr, const PlotPanel *p, double l, double r, doubl
     plot_text_at(cr, l - 3, b, 8, 1, 0.5, "lo");
 }
 
+/* The panel's curve through its finite points (a gap at each other one), a dot where a
+ * finite point stands alone between gaps (it would draw nothing as a line). */
+static void draw_line(cairo_t *cr, const PlotPanel *p, double x0, double x1, double y0,
+                      double y1, double l, double r, double t, double b)
+{
+    cairo_set_source_rgb(cr, 0.000, 0.447, 0.698);
+    cairo_set_line_width(cr, 1.2);
+    for (int i = 0, pen = 0; i < p->n; i++) {
+        if (!isfinite(p->x[i]) || !isfinite(p->y[i])) {
+            pen = 0;
+            continue;
+        }
+        double px = l + (p->x[i] - x0) / (x1 - x0) * (r - l);
+        double py = b - (p->y[i] - y0) / (y1 - y0) * (b - t);
+        if (pen) cairo_line_to(cr, px, py);
+        else cairo_move_to(cr, px, py);
+        pen = 1;
+        int alone = (i == 0 || !isfinite(p->y[i - 1]) || !isfinite(p->x[i - 1])) &&
+                    (i + 1 == p->n || !isfinite(p->y[i + 1]) || !isfinite(p->x[i + 1]));
+        if (alone) {
+            cairo_stroke(cr);
+            cairo_arc(cr, px, py, 2, 0, 2 * M_PI);
+            cairo_fill(cr);
+            pen = 0;
+        }
+    }
+    cairo_stroke(cr);
+}
+
 /* One panel with its top-left corner at (x, y). */
 static void draw_panel(cairo_t *cr, const PlotPanel *p, double x, double y)
 {
@@ -58,10 +88,12 @@ static void draw_panel(cairo_t *cr, const PlotPanel *p, double x, double y)
         return;
     }
     double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-    char buf[48];
-    for (int i = 0; i < p->n; i++) {
-        if (!isfinite(p->x[i]) || !isfinite(p->y[i])) continue;
+    char buf[96];
+    PlotNonFinite nf = {0, 0, 0};
+    for (int i = 0; i < p->n; i++) {   /* x over every point: a divergence stays in view */
+        if (!isfinite(p->x[i])) continue;
         x0 = fmin(x0, p->x[i]), x1 = fmax(x1, p->x[i]);
+        if (plot_nonfinite_count(&nf, p->y[i])) continue;
         y0 = fmin(y0, p->y[i]), y1 = fmax(y1, p->y[i]);
     }
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
@@ -70,38 +102,33 @@ static void draw_panel(cairo_t *cr, const PlotPanel *p, double x, double y)
     cairo_set_line_width(cr, 0.6);
     cairo_rectangle(cr, l, t, r - l, b - t);
     cairo_stroke(cr);
-    if (!isfinite(x0)) {   /* nothing finite: said in the panel, not left blank */
+    if (!isfinite(x0) || !isfinite(y0)) {   /* nothing finite: said in the panel, not left blank */
         cairo_set_source_rgb(cr, 0.5, 0.5, 0.5);
         plot_text_at(cr, (l + r) / 2, (t + b) / 2, 9, 0.5, 0.5, "no finite value");
-        return;
     }
+    if (!isfinite(x0)) return;
+    int any_y = isfinite(y0);
     if (x1 <= x0) x0 -= 0.5, x1 += 0.5;
+    if (!any_y) y0 = 0, y1 = 1;
     if (y1 <= y0) y0 -= 0.5, y1 += 0.5;
     cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
-    fmt_value(buf, sizeof buf, y1);
-    plot_text_at(cr, l - 3, t, 8, 1, 0.5, buf);
-    fmt_value(buf, sizeof buf, y0);
-    plot_text_at(cr, l - 3, b, 8, 1, 0.5, buf);
+    if (any_y) {   /* a y range only when some y is finite */
+        fmt_value(buf, sizeof buf, y1);
+        plot_text_at(cr, l - 3, t, 8, 1, 0.5, buf);
+        fmt_value(buf, sizeof buf, y0);
+        plot_text_at(cr, l - 3, b, 8, 1, 0.5, buf);
+    }
     fmt_value(buf, sizeof buf, x0);
     plot_text_at(cr, l, b + 4, 8, 0, 0, buf);
     fmt_value(buf, sizeof buf, x1);
     plot_text_at(cr, r, b + 4, 8, 1, 0, buf);
-    cairo_set_source_rgb(cr, 0.000, 0.447, 0.698);
-    cairo_set_line_width(cr, 1.2);
-    int pen = 0;
-    for (int i = 0; i < p->n; i++) {
-        if (!isfinite(p->x[i]) || !isfinite(p->y[i])) {
-            pen = 0;
-            continue;
-        }
-        double px = l + (p->x[i] - x0) / (x1 - x0) * (r - l);
-        double py = b - (p->y[i] - y0) / (y1 - y0) * (b - t);
-        if (pen) cairo_line_to(cr, px, py);
-        else cairo_move_to(cr, px, py);
-        pen = 1;
-        if (p->n == 1) cairo_arc(cr, px, py, 2, 0, 2 * M_PI);
-    }
-    cairo_stroke(cr);
+    draw_line(cr, p, x0, x1, y0, y1, l, r, t, b);
+    cairo_set_source_rgb(cr, 0.75, 0.1, 0.1);
+    for (int i = 0; i < p->n; i++)
+        if (isfinite(p->x[i]) && !isfinite(p->y[i]))
+            plot_nonfinite_mark(cr, l + (p->x[i] - x0) / (x1 - x0) * (r - l), t, b, p->y[i]);
+    if (nf.nan + nf.pos + nf.neg)
+        plot_text_at(cr, (l + r) / 2, b + 14, 8, 0.5, 0, plot_nonfinite_note(buf, sizeof buf, &nf));
 }
 
 int plot_grid(const char *path, const PlotPanel *p, int n, const char *title, char *err)

@@ -335,6 +335,90 @@ static void row_text(const Canvas *c, int y, int w, char *out, size_t cap)
     out[o] = 0;
 }
 
+/* The last tick label and the labels' spacing of the x axis label row y, in columns
+ * [0, w): 0 when the row has fewer than two numbers. */
+static int last_tick(const Canvas *c, int y, int w, double *last, double *step)
+{
+    char t[1024];
+    double v[32];
+    int n = 0;
+    row_text(c, y, w, t, sizeof t);
+    for (char *p = t; *p && n < 32;) {
+        char *end;
+        double x = strtod(p, &end);
+        if (end > p && (p == t || p[-1] == ' '))
+            v[n++] = x, p = end;
+        else
+            p++;
+    }
+    if (n < 2) return 0;
+    *last = v[n - 1];
+    *step = v[n - 1] - v[n - 2];
+    return 1;
+}
+
+/* A run whose loss overflowed the perplexity (loss 1528 from step 110 on, ppl = exp(loss)
+ * = inf; docs/hostile7.md): the perplexity pane marks the infinite points and spans the
+ * same steps as the loss pane, up to the last one, 200. */
+static void test_overflowed_ppl_pane(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    dash_state_init(&d);
+    make_snapshot(&sn);
+    free(sn.loss);
+    free(sn.val);
+    sn.n_loss = sn.cap_loss = 20;
+    sn.loss = malloc(20 * sizeof *sn.loss);
+    for (int i = 0; i < 20; i++)
+        sn.loss[i] = (SeriesPoint){(i + 1) * 10, i < 10 ? 4.0 - 0.2 * i : 1528};
+    sn.n_val = sn.cap_val = 2;
+    sn.val = malloc(2 * sizeof *sn.val);
+    sn.val[0] = (SeriesPoint){100, 2.3};
+    sn.val[1] = (SeriesPoint){200, 1528};
+    sn.last.step = 200;
+    Canvas *c;
+    char *s = dump(&d, &sn, 160, 48, &U, &c);
+    int loss_top = -1, ppl_top = -1, w = 160 * 55 / 100;
+    char t[1024];
+    for (int y = 0; c && y < canvas_height(c); y++) {
+        row_text(c, y, w, t, sizeof t);
+        if (strstr(t, "┌ loss")) loss_top = y;
+        if (strstr(t, "┌ perplexity")) ppl_top = y;
+    }
+    CHECK(loss_top >= 0 && ppl_top > loss_top, "both panes at 160x48: %s", s ? s : "");
+    if (loss_top < 0 || ppl_top <= loss_top) {
+        free(s);
+        canvas_destroy(c);
+        snapshot_free(&sn);
+        dash_state_free(&d);
+        return;
+    }
+    /* the last plot column of the perplexity pane's top row: the +inf of step 200 */
+    CHECK(!strcmp(canvas_glyph(c, w - 2, ppl_top + 2), "▲"),
+          "ppl pane: step 200's inf marked in the last column: '%s'",
+          canvas_glyph(c, w - 2, ppl_top + 2));
+    CHECK(has(s, "+inf points marked ▲"), "ppl pane counts its infinite points");
+    /* each pane's x labels reach the last step: its last label within one spacing of 200
+     * (the label of 200 itself may give way to "step") */
+    double last[2] = {0, 0}, step[2] = {0, 0};
+    int found[2] = {0, 0}, pane[2] = {loss_top, ppl_top};
+    for (int k = 0; k < 2; k++)
+        for (int y = pane[k] + 3; y < canvas_height(c) && !found[k]; y++) {
+            row_text(c, y, w, t, sizeof t);
+            if (strstr(t, "step│"))
+                found[k] = last_tick(c, y, w, &last[k], &step[k]);
+        }
+    for (int k = 0; k < 2; k++)
+        CHECK(found[k] && last[k] <= 200 && last[k] + step[k] >= 200,
+              "%s pane's x axis ends at step 200: last label %g, spacing %g",
+              k ? "perplexity" : "loss", last[k], step[k]);
+    free(s);
+    canvas_destroy(c);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
 /* Samples wrap at spaces (issue 49): a word is broken only when longer than the row. */
 static void test_sample_word_wrap(void)
 {
@@ -359,6 +443,7 @@ int main(void)
 {
     test_training_80x24();
     test_training_160x48();
+    test_overflowed_ppl_pane();
     test_gate_numbers_80x24();
     test_gate_detail_step_80x24();
     test_too_small_and_idle();

@@ -63,6 +63,8 @@ static void test_sweep_view(void)
     CHECK(has(s, "lr=0.001 d=64") && has(s, "1.5000") && has(s, "#11"), "trials listed: %s", s ? s : "");
     CHECK(has(s, "best val loss vs lr") && has(s, "lr (log)") && !has(s, "-3."),
           "chart against lr, log x in lr's units (issue 33 item 14): %s", s);
+    CHECK(!has(s, "nan point") && !has(s, "×"),
+          "a running trial with no best yet is no point, not a NaN mark: %s", s);
     free(s);
     w->sw_param = 1;
     s = dump(&d, &sn, 80, 24, &U, NULL);
@@ -74,6 +76,8 @@ static void test_sweep_view(void)
     s = dump(&d, &sn, 100, 30, &U, NULL);
     CHECK(s && has(s, "best val") && !has(s, "0.5┤") && !has(s, "1.0┤") && !has(s, "  1┤"),
           "parallel coordinates without 0..1 ticks: %s", s ? s : "");
+    CHECK(s && !has(s, "nan point") && !has(s, "nan/inf"),
+          "parallel coordinates: no NaN marks for their gaps: %s", s ? s : "");
     free(s);
     snapshot_free(&sn);
     dash_state_free(&d);
@@ -191,6 +195,9 @@ static void test_grid_view(void)
                         .grad_norm = 1.0f, .tokens = t * 64, .tokens_per_s = 1000};
         runstore_log_step(st, id, &m, err);
     }
+    StepMetric bad = {.step = 110, .loss = NAN, .lr = 1e-3f, .grad_norm = INFINITY,
+                      .tokens = 110 * 64, .tokens_per_s = 1000};   /* the step it diverged */
+    runstore_log_step(st, id, &bad, err);
     EvalMetric e = {.step = 100, .split = "valid", .loss = 2.1, .ppl = 8.2, .bpc = NAN};
     runstore_log_eval(st, id, &e, err);
     GateStat g[2] = {{.step = 100, .layer = 0, .level = 0, .mean = 0.4f},
@@ -216,6 +223,8 @@ static void test_grid_view(void)
     char *s = dump(&d, &sn, 120, 40, &U, NULL);
     CHECK(has(s, "series *:") && has(s, " loss ") && has(s, " val_loss ") &&
           has(s, " grad_norm "), "small charts titled by name: %s", s ? s : "");
+    CHECK(has(s, "1 nan point marked ×") && has(s, "1 +inf point marked ▲"),
+          "a tile marks the step that diverged (loss NaN, gradient norm inf): %s", s ? s : "");
     free(s);
     view_grid_move(w, VIEW_GRID_RIGHT);
     view_grid_move(w, VIEW_GRID_RIGHT);   /* epoch, tokens, loss */

@@ -2,10 +2,14 @@
  * give ten different line styles (the palette has eight colours: #3 and #9 of a report
  * shared one), and the legend covers no curve, wherever the curves run. Reads cairo's SVG
  * output: each curve is a path of stroke-width 1.6, the legend box the path of
- * fill-opacity 0.9. */
+ * fill-opacity 0.9. A diverged curve's NaN and infinite points are marked where they are
+ * (a cross of stroke-width 1.5, filled triangles), in the line charts and the grid. */
 #include "check.h"
 #include "err.h"
 #include "plot.h"
+#include "plot_canvas.h"
+
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +123,107 @@ static double rising(int k, int i) { return 1.0 + 0.2 * k + 2.0 * i / 29.0; }
 /* flat curves over the whole height, every corner taken */
 static double flat(int k, int i) { return (double)k + 0.01 * (i % 3); }
 
+/* The marks in svg: crosses (stroked, width 1.5: centre x into cx) and triangles (filled,
+ * three points and a Z; glyphs are filled paths with no colour of their own: tip x into tx, tip y into ty, +1 pointing up or -1 down into dir). */
+static void find_marks(const char *svg, double *cx, int *ncx, double *tx, double *ty, int *dir,
+                       int *nt)
+{
+    *ncx = *nt = 0;
+    for (const char *p = strstr(svg, "<path"); p; p = strstr(p + 5, "<path")) {
+        const char *st = strstr(p, "style=\""), *d = strstr(p, " d=\""), *end = strchr(p, '>');
+        if (!st || !d || !end || st > end || d > end) continue;
+        double xy[2 * 8];
+        int n = path_points(d + 4, xy, 8);
+        const char *w15 = strstr(st, "stroke-width:1.5;");
+        if (w15 && w15 < d && n == 4 && *ncx < 16) {
+            cx[(*ncx)++] = (xy[0] + xy[2]) / 2;
+        } else if (strstr(st, "fill:rgb") && strstr(st, "fill:rgb") < d && n == 4 &&
+                   strchr(d + 4, 'Z') && strchr(d + 4, 'Z') < end && *nt < 16) {
+            double base = (xy[3] + xy[5]) / 2;
+            tx[*nt] = xy[0], ty[*nt] = xy[1], dir[*nt] = xy[1] < base ? 1 : -1;
+            (*nt)++;
+        }
+    }
+}
+
+/* Steps 10..100 with a NaN at 40, -inf at 60 and +inf at the last step, 100: a cross over
+ * step 40, a triangle up over 100 and one down under 60, where the curve's own mapping of
+ * steps puts them (the x range reaches step 100); a curve of infinite values is drawn
+ * (its marks), not refused; the grid marks a NaN at its last step at the panel's right edge. */
+static void check_nonfinite(const char *dir_path)
+{
+    enum { N = 10 };
+    double x[N], y[N], cx[16], tx[16], ty[16];
+    int dir[16], ncx, nt;
+    char path[160], err[LM_ERR_LEN];
+    for (int i = 0; i < N; i++) x[i] = 10.0 * (i + 1), y[i] = 3.0 - 0.1 * i;
+    y[3] = NAN, y[5] = -INFINITY, y[9] = INFINITY;
+    PlotSeries s = {"#1 diverged", x, y, N, NULL, NULL};
+    PlotAxes ax = {"diverged", "step", "loss"};
+    snprintf(path, sizeof path, "%s/nonfinite.svg", dir_path);
+    CHECK(plot_curves(path, &s, 1, &ax, err) == LM_OK, "nonfinite: %s", err);
+    char *svg = slurp(path);
+    CHECK(svg != NULL, "read %s", path);
+    if (!svg) return;
+    double pts[2 * 16] = {0};
+    int np = 0;
+    for (char *p = strstr(svg, "<path"); p && !np; p = strstr(p + 5, "<path")) {
+        char *st = strstr(p, "style=\""), *d = strstr(p, " d=\""), *end = strchr(p, '>');
+        if (st && d && end && d < end && strstr(st, "stroke-width:1.6;") &&
+            strstr(st, "stroke-width:1.6;") < d)
+            np = path_points(d + 4, pts, 16);
+    }
+    /* 10 20 30 | 50 | 70 80 90: cairo leaves out the lone 50 (a move without a line) */
+    CHECK(np == 6, "the curve's finite points: %d of 6", np);
+    double at10 = pts[0], per = np > 1 ? (pts[2] - pts[0]) / 10 : 0, ymin = 1e9, ymax = -1e9;
+    for (int i = 0; i < np; i++) ymin = fmin(ymin, pts[2 * i + 1]), ymax = fmax(ymax, pts[2 * i + 1]);
+    find_marks(svg, cx, &ncx, tx, ty, dir, &nt);
+    CHECK(ncx == 1 && fabs(cx[0] - (at10 + 30 * per)) < 0.5, "NaN at step 40: a cross at %.1f "
+          "(want %.1f), %d crosses", ncx ? cx[0] : -1, at10 + 30 * per, ncx);
+    int up = -1, down = -1;
+    for (int i = 0; i < nt; i++) {
+        if (dir[i] > 0) up = i;
+        else down = i;
+    }
+    CHECK(nt == 2 && up >= 0 && down >= 0, "two triangles, one up and one down: %d", nt);
+    if (up >= 0)
+        CHECK(fabs(tx[up] - (at10 + 90 * per)) < 0.5 && ty[up] < ymin,
+              "+inf at step 100 (the x range reaches it): up at %.1f (want %.1f), above the curve",
+              tx[up], at10 + 90 * per);
+    if (down >= 0)
+        CHECK(fabs(tx[down] - (at10 + 50 * per)) < 0.5 && ty[down] > ymax,
+              "-inf at step 60: down at %.1f (want %.1f), under the curve", tx[down],
+              at10 + 50 * per);
+    free(svg);
+    PlotNonFinite nf = {1, 1, 1}, one = {0, 2, 0};
+    char note[160];
+    CHECK(!strcmp(plot_nonfinite_note(note, sizeof note, &nf),
+                  "3 non-finite points marked: 1 nan ×, 1 +inf ▲, 1 -inf ▼"), "note: %s", note);
+    CHECK(!strcmp(plot_nonfinite_note(note, sizeof note, &one), "2 +inf points marked ▲"),
+          "note of one kind: %s", note);
+    /* every value infinite (a perplexity that overflowed): drawn, with its marks */
+    double yi[N];
+    for (int i = 0; i < N; i++) yi[i] = INFINITY;
+    PlotSeries si = {"#2 ppl", x, yi, N, NULL, NULL};
+    snprintf(path, sizeof path, "%s/allinf.svg", dir_path);
+    CHECK(plot_curves(path, &si, 1, &ax, err) == LM_OK, "all infinite: %s", err);
+    svg = slurp(path);
+    if (svg) find_marks(svg, cx, &ncx, tx, ty, dir, &nt);
+    CHECK(svg && nt == N, "all infinite: %d triangles of %d", svg ? nt : -1, N);
+    free(svg);
+    /* the grid: one panel, a NaN at its last step, 100, at the right edge (x 240) */
+    y[5] = 2.5, y[9] = NAN;
+    PlotPanel pp = {"loss", x, y, N, NULL, 0};
+    snprintf(path, sizeof path, "%s/grid.svg", dir_path);
+    CHECK(plot_grid(path, &pp, 1, "grid", err) == LM_OK, "grid: %s", err);
+    svg = slurp(path);
+    if (svg) find_marks(svg, cx, &ncx, tx, ty, dir, &nt);
+    CHECK(svg && ncx == 2 && fabs(cx[1] - 240) < 0.5,
+          "grid: NaN crosses at step 40 and at the right edge: %d, last at %.1f", ncx,
+          svg && ncx ? cx[ncx - 1] : -1);
+    free(svg);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_plot_XXXXXX", path[128];
@@ -129,8 +234,9 @@ int main(void)
     check_figure(path, rising, "rising");
     snprintf(path, sizeof path, "%s/flat.svg", dir);
     check_figure(path, flat, "flat");
+    check_nonfinite(dir);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd)) {}
+    if (!getenv("LMLAB_KEEP_PLOTS") && system(cmd)) {}
     return check_summary();
 }

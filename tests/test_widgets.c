@@ -1,7 +1,8 @@
 /* test_widgets.c — the dashboard widgets drawn into an off-screen Canvas, checked on
  * the dump and on individual cells: plot (ticks, direction of a decreasing curve,
- * log labels, ASCII, empty, NaN, legend, huge n), heatmap and histogram, table,
- * text pane, status bar; every widget at degenerate sizes (w, h in 0..2). */
+ * log labels, ASCII, empty, NaN and Inf marked where they are, legend, huge n), heatmap
+ * and histogram, table, text pane, status bar; every widget at degenerate sizes (w, h in
+ * 0..2). */
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -227,12 +228,23 @@ static void test_plot_edge_cases(void)
     CHECK(has(c, "no finite value to draw") && !has(c, "no data yet"),
           "points that are all infinite are not 'no data'");
 
-    /* NaN/Inf skipped: same points as without them */
-    double x1[6] = {0, 1, 2, 3, 4, 5}, y1[6] = {1, NAN, 3, INFINITY, 2, -INFINITY};
-    double x2[3] = {0, 2, 4}, y2[3] = {1, 3, 2};
-    ChartSeries s1 = {x1, y1, 6, "a", 0, CHART_POINTS}, s2 = {x2, y2, 3, "a", 0, CHART_POINTS};
+    /* NaN/Inf are not drawn as points: the finite ones land where they would without
+     * them (the x range kept the same: the last point, 5, is finite in both) */
+    double x1[6] = {0, 1, 2, 3, 4, 5}, y1[6] = {1, NAN, 3, INFINITY, 2, 5};
+    double x2[4] = {0, 2, 4, 5}, y2[4] = {1, 3, 2, 5};
+    ChartSeries s1 = {x1, y1, 6, NULL, 0, CHART_POINTS}, s2 = {x2, y2, 4, NULL, 0, CHART_POINTS};
     ChartData d1 = {&s1, 1, NULL, 0, 0, 0, 0, 0}, d2 = {&s2, 1, NULL, 0, 0, 0, 0, 0};
-    CHECK(same_drawing(&d1, &d2, 0), "NaN and Inf points skipped");
+    Canvas *c1 = canvas_create(30, 8), *c2 = canvas_create(30, 8);
+    chart_draw(c1, (Rect){0, 0, 30, 8}, &d1, &U);
+    chart_draw(c2, (Rect){0, 0, 30, 8}, &d2, &U);
+    int same = 1;
+    for (int y = 1; y < 8; y++)   /* every cell but the marks and the legend's note */
+        for (int x = 0; x < 30; x++)
+            if (strcmp(canvas_glyph(c1, x, y), "×") && strcmp(canvas_glyph(c1, x, y), "▲"))
+                same &= !strcmp(canvas_glyph(c1, x, y), canvas_glyph(c2, x, y));
+    CHECK(same, "NaN and Inf are not drawn as points");
+    canvas_destroy(c1);
+    canvas_destroy(c2);
     /* log mode: zero and negative skipped */
     double y3[6] = {1, 0, 3, -2, 2, 5};
     double x4[4] = {0, 2, 4, 5}, y4[4] = {1, 3, 2, 5};
@@ -274,6 +286,93 @@ static void test_plot_edge_cases(void)
     canvas_clear(c);
     chart_draw(c, (Rect){0, 0, 30, 8}, &dd, &U);
     CHECK(has(c, "1.0") && has(c, "2.0"), "fixed y range ticks");
+    canvas_destroy(c);
+}
+
+/* The glyph at (x, y) is g, in the error colour (and bold). */
+static int mark_at(const Canvas *c, int x, int y, const char *g)
+{
+    return !strcmp(canvas_glyph(c, x, y), g) && canvas_color(c, x, y) == UI_COLOR_ERROR &&
+           (canvas_attr(c, x, y) & UI_ATTR_BOLD);
+}
+
+/* The cell column of data x in a frame (as chart.c maps it: dots, then cells). */
+static int frame_col(const ChartFrame *f, double x, int dx)
+{
+    double t = (x - f->xmin) / (f->xmax - f->xmin) * (f->cols * dx - 1);
+    return f->x0 + (int)lround(t) / dx;
+}
+
+/* Non-finite points (a run that diverged) are marked where they are: NaN × and +inf ▲ on
+ * the top row, -inf ▼ on the bottom row, at their x column, bold in the error colour;
+ * the x range spans them (a divergence at the last step is at the right end, not cut
+ * off); the legend row counts them; the loss and perplexity of an overflowed run share
+ * their x range. */
+static void test_plot_nonfinite_marked(void)
+{
+    double x[10], y[10];
+    for (int i = 0; i < 10; i++)
+        x[i] = 10.0 * (i + 1), y[i] = 3.0 - 0.1 * i;
+    y[3] = NAN, y[5] = -INFINITY, y[9] = INFINITY;   /* steps 40, 60 and the last, 100 */
+    ChartSeries s = {x, y, 10, "loss", 0, CHART_LINE};
+    ChartData d = {&s, 1, "step", 0, 0, 0, 0, 0};
+    Canvas *c = canvas_create(80, 12);
+    ChartFrame f;
+    chart_draw_framed(c, (Rect){0, 0, 80, 12}, &d, NULL, &U, &f);
+    CHECK(f.valid && f.xmin == 10 && f.xmax == 100,
+          "x range spans the non-finite points: [%g, %g]", f.xmin, f.xmax);
+    int top = f.y0, bottom = f.y0 + f.rows - 1;
+    CHECK(mark_at(c, frame_col(&f, 40, 2), top, "×"), "NaN at step 40 marked on the top row");
+    CHECK(mark_at(c, frame_col(&f, 100, 2), top, "▲") && frame_col(&f, 100, 2) == f.x0 + f.cols - 1,
+          "+inf at the last step marked in the last column");
+    CHECK(mark_at(c, frame_col(&f, 60, 2), bottom, "▼"), "-inf at step 60 on the bottom row");
+    int marks = 0;
+    for (int yy = 0; yy < 12; yy++)
+        for (int xx = 0; xx < 80; xx++)
+            marks += canvas_color(c, xx, yy) == UI_COLOR_ERROR && strlen(canvas_glyph(c, xx, yy)) > 1;
+    CHECK(marks == 3 + 3, "three marks and the note's three glyphs, no more: %d", marks);
+    CHECK(has(c, "3 non-finite points marked: 1 nan ×, 1 +inf ▲, 1 -inf ▼") && has(c, "loss"),
+          "the legend row counts them and keeps the label");
+    /* narrow: the short note, and ASCII marks */
+    Canvas *n = canvas_create(30, 8);
+    chart_draw(n, (Rect){0, 0, 30, 8}, &d, &U);
+    CHECK(has(n, "3 nan/inf ×▲▼"), "a narrow chart's note is short");
+    canvas_destroy(n);
+    canvas_clear(c);
+    chart_draw_framed(c, (Rect){0, 0, 80, 12}, &d, NULL, &A, &f);
+    CHECK(ascii_only(c) && !strcmp(canvas_glyph(c, frame_col(&f, 40, 1), f.y0), "!") &&
+          !strcmp(canvas_glyph(c, frame_col(&f, 100, 1), f.y0), "^") &&
+          !strcmp(canvas_glyph(c, frame_col(&f, 60, 1), f.y0 + f.rows - 1), "v") &&
+          has(c, "1 nan !, 1 +inf ^, 1 -inf v"), "ASCII marks ! ^ v");
+    /* every point non-finite: still "no finite value to draw", over the points' steps */
+    double xo[2] = {100, 200}, yo[2] = {INFINITY, INFINITY};
+    ChartSeries inf = {xo, yo, 2, "ppl", 0, CHART_LINE};
+    ChartData di = {&inf, 1, "step", 0, 0, 0, 0, 0};
+    canvas_clear(c);
+    chart_draw(c, (Rect){0, 0, 80, 12}, &di, &U);
+    char buf[512];
+    CHECK(has(c, "no finite value to draw") && has(c, "2 +inf points marked ▲") &&
+          strstr(row(c, 11, buf, sizeof buf), "200") && !strstr(buf, "0.5"),
+          "all infinite: marked, and the x axis shows their steps: %s", buf);
+    /* an overflowed run: val loss 1528 at the last evaluation, so ppl = exp(loss) = inf;
+     * the loss pane and the perplexity pane of the same steps share the x range */
+    double xs[20], loss[20], ppl[20];
+    for (int i = 0; i < 20; i++) {
+        xs[i] = 10.0 * (i + 1);
+        loss[i] = i < 10 ? 4.0 - 0.2 * i : 1528;
+        ppl[i] = exp(loss[i]);
+    }
+    ChartSeries sl = {xs, loss, 20, "val", 0, CHART_LINE}, sp = {xs, ppl, 20, "val", 0, CHART_LINE};
+    ChartData dl = {&sl, 1, "step", 0, 0, 0, 0, 0}, dp = {&sp, 1, "step", 0, 0, 0, 0, 0};
+    ChartFrame fl, fp;
+    canvas_clear(c);
+    chart_draw_framed(c, (Rect){0, 0, 80, 12}, &dl, NULL, &U, &fl);
+    canvas_clear(c);
+    chart_draw_framed(c, (Rect){0, 0, 80, 12}, &dp, NULL, &U, &fp);
+    CHECK(fl.valid && fp.valid && fl.xmin == fp.xmin && fl.xmax == fp.xmax && fp.xmax == 200,
+          "loss and perplexity panes: x [%g, %g] and [%g, %g]", fl.xmin, fl.xmax, fp.xmin,
+          fp.xmax);
+    CHECK(has(c, "10 +inf points marked ▲"), "the overflowed perplexities are counted");
     canvas_destroy(c);
 }
 
@@ -683,6 +782,7 @@ int main(void)
     test_plot_ticks_and_direction();
     test_plot_log_ascii_legend();
     test_plot_edge_cases();
+    test_plot_nonfinite_marked();
     test_plot_huge_and_sizes();
     test_plot_format();
     test_heatmap();

@@ -2,6 +2,8 @@
  * Graphics Gems 1990), axes, legend, and series drawn as dots in a sub-cell grid
  * (braille 2x4 per cell, or one ASCII marker per cell), lines joined with Bresenham.
  * Long series are bucketed per dot column (min/max span), so drawing is O(n + grid).
+ * NaN and infinite values are marked on the plot's top or bottom row at their x and
+ * counted in the legend row (the x range spans them), so a diverged run shows where.
  * Not a data store: the caller passes plain arrays every frame. */
 #include "chart.h"
 
@@ -30,24 +32,41 @@ typedef struct {
 
 static int y_ok(double y, int log_y) { return isfinite(y) && (!log_y || y > 0); }
 
-/* Range of the drawable points of all series; returns how many there are. */
+/* Points of the series whose y is NaN or infinite (x finite), by kind: marked, not drawn. */
+typedef struct {
+    long nan, pos, neg;
+} NonFinite;
+
+/* Range of the drawable points of all series; returns how many there are. The x range
+ * spans every point with a finite x, drawable or not (a run that diverged reaches its
+ * last step on the axis, and the loss and perplexity panes of a run agree), and *nf
+ * counts the non-finite ones. */
 static long data_range(const ChartData *d, const ChartBand *bands, double *xmin, double *xmax, double *ymin,
-                       double *ymax)
+                       double *ymax, NonFinite *nf)
 {
     long count = 0;
     int ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
     *xmin = *ymin = INFINITY;
     *xmax = *ymax = -INFINITY;
+    *nf = (NonFinite){0, 0, 0};
     for (int s = 0; s < ns; s++) {
         const ChartSeries *ps = &d->series[s];
         if (!ps->y)
             continue;
         for (long i = 0; i < ps->n; i++) {
             double x = ps->x ? ps->x[i] : (double)i, y = ps->y[i];
-            if (!isfinite(x) || !y_ok(y, d->log_y))
+            if (!isfinite(x))
                 continue;
             *xmin = fmin(*xmin, x);
             *xmax = fmax(*xmax, x);
+            if (!isfinite(y)) {
+                nf->nan += isnan(y);
+                nf->pos += y > 0;
+                nf->neg += y < 0;
+                continue;
+            }
+            if (!y_ok(y, d->log_y))
+                continue;
             *ymin = fmin(*ymin, y);
             *ymax = fmax(*ymax, y);
             const ChartBand *b = bands ? &bands[s] : NULL;
@@ -329,12 +348,18 @@ static const char *series_marker(int s)
     return m[s % CHART_MAX_SERIES];
 }
 
-static void draw_legend(Canvas *c, Rect r, int x, const ChartData *d, const CanvasCaps *caps)
+/* The legend's entries from column x up to end: a sample of each labelled series' line
+ * and its label. Returns the columns the whole legend wants (drawn or not). */
+static int draw_legend(Canvas *c, Rect r, int x, int end, const ChartData *d,
+                       const CanvasCaps *caps)
 {
-    int end = r.x + r.w, ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
-    for (int s = 0; s < ns && x < end - 2; s++) {
+    int want = 0, ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
+    for (int s = 0; s < ns; s++) {
         const char *label = d->series[s].label;
         if (!label || !label[0])
+            continue;
+        want += 3 + canvas_utf8_width(label) + 2;
+        if (!c || x >= end - 2)
             continue;
         const char *sample = caps->unicode ? "━" : series_marker(s);
         canvas_put(c, x, r.y, sample, series_color(d, s, caps), series_attr(s, caps));
@@ -343,6 +368,95 @@ static void draw_legend(Canvas *c, Rect r, int x, const ChartData *d, const Canv
         x += canvas_text_fit(c, x, r.y, end - x, label, UI_COLOR_DEFAULT, 0, caps->unicode);
         x += 2;
     }
+    return want;
+}
+
+/* ---- non-finite points ---- */
+
+/* A non-finite value's mark: NaN ×, +inf ▲ (both on the top row), -inf ▼ (bottom row). */
+static const char *nonfinite_glyph(double y, int unicode)
+{
+    if (isnan(y))
+        return unicode ? "×" : "!";
+    return y > 0 ? (unicode ? "▲" : "^") : (unicode ? "▼" : "v");
+}
+
+/* Marks each non-finite point of s at its x column, on the top row (NaN, +inf) or the
+ * bottom row (-inf) of the plot area, bold in the error colour: a run that diverged
+ * shows where, and does not look as if it stopped. */
+static void draw_nonfinite(Canvas *c, const Frame *f, const ChartSeries *s,
+                           const CanvasCaps *caps)
+{
+    int color = caps->colors ? UI_COLOR_ERROR : 0, last_col = -1;
+    const char *last = NULL;
+    for (long i = 0; i < s->n; i++) {
+        double x = s->x ? s->x[i] : (double)i, y = s->y[i];
+        if (!isfinite(x) || isfinite(y))
+            continue;
+        const char *g = nonfinite_glyph(y, caps->unicode);
+        int col = f->x0 + map_x(f, x) / f->dx;
+        if (col == last_col && g == last)   /* a long divergence: one put a column */
+            continue;
+        canvas_put(c, col, y < 0 ? f->y0 + f->rows - 1 : f->y0, g, color, UI_ATTR_BOLD);
+        last_col = col;
+        last = g;
+    }
+}
+
+/* The note of nf in one of three forms, longest first (0: "4 non-finite points marked:
+ * 3 nan ×, 1 +inf ▲", or "3 nan points marked ×" when of one kind; 1: "4 nan/inf ×▲";
+ * 2: "4 nan/inf"); returns its width. */
+static int nonfinite_note(char *buf, int n, const NonFinite *nf, int form, int unicode)
+{
+    static const char *const what[3] = {"nan", "+inf", "-inf"};
+    static const double v[3] = {NAN, INFINITY, -INFINITY};
+    long k[3] = {nf->nan, nf->pos, nf->neg}, all = k[0] + k[1] + k[2];
+    int kinds = (k[0] > 0) + (k[1] > 0) + (k[2] > 0), len;
+    if (form == 0 && kinds == 1) {
+        int i = k[0] ? 0 : k[1] ? 1 : 2;
+        snprintf(buf, (size_t)n, "%ld %s point%s marked %s", all, what[i], all > 1 ? "s" : "",
+                 nonfinite_glyph(v[i], unicode));
+        return canvas_utf8_width(buf);
+    }
+    len = form ? snprintf(buf, (size_t)n, "%ld nan/inf%s", all, form == 1 ? " " : "")
+               : snprintf(buf, (size_t)n, "%ld non-finite points marked:", all);
+    for (int i = 0, first = 1; i < 3 && form < 2; i++) {
+        if (!k[i] || len >= n)
+            continue;
+        const char *g = nonfinite_glyph(v[i], unicode);
+        if (form == 1)
+            len += snprintf(buf + len, (size_t)(n - len), "%s", g);
+        else
+            len += snprintf(buf + len, (size_t)(n - len), "%s %ld %s %s", first ? "" : ",",
+                            k[i], what[i], g);
+        first = 0;
+    }
+    return canvas_utf8_width(buf);
+}
+
+/* The legend row: the series' entries from x, and, when some points are non-finite, their
+ * note at the right end in the error colour, in the longest form that leaves the entries
+ * whole (else half the row, else the shortest that fits). */
+static void draw_legend_row(Canvas *c, Rect r, int x, const ChartData *d, const NonFinite *nf,
+                            const CanvasCaps *caps)
+{
+    int end = r.x + r.w;
+    if (nf->nan + nf->pos + nf->neg) {
+        char note[3][128];
+        int w[3], room = end - x, want = draw_legend(NULL, r, x, end, d, caps), pick = -1;
+        for (int k = 0; k < 3; k++)
+            w[k] = nonfinite_note(note[k], sizeof note[k], nf, k, caps->unicode);
+        for (int k = 0; k < 3 && pick < 0; k++)
+            pick = w[k] + 1 <= room - want ? k : -1;
+        for (int k = 0; k < 3 && pick < 0; k++)
+            pick = w[k] <= room / 2 || (k == 2 && w[k] <= room) ? k : -1;
+        if (pick >= 0) {
+            canvas_text(c, end - w[pick], r.y, w[pick], note[pick],
+                        caps->colors ? UI_COLOR_ERROR : 0, UI_ATTR_BOLD);
+            end -= w[pick] + 1;
+        }
+    }
+    draw_legend(c, r, x, end, d, caps);
 }
 
 /* The y axis line with tick marks and labels right-aligned in [r.x, f->x0 - 1). */
@@ -431,13 +545,15 @@ static void snap_range(double *lo, double *hi, double *step, int rows)
 
 /* Finds the y range and ticks for `rows` plot rows; returns 0 when nothing to draw. */
 static long setup_y(Frame *f, Ticks *t, const ChartData *d, const ChartBand *bands, double *xmin,
-                    double *xmax)
+                    double *xmax, NonFinite *nf)
 {
     double ymin, ymax;
-    long count = data_range(d, bands, xmin, xmax, &ymin, &ymax);
-    if (count == 0) {
+    long count = data_range(d, bands, xmin, xmax, &ymin, &ymax, nf);
+    if (!isfinite(*xmin)) {
         *xmin = 0;
         *xmax = 1;
+    }
+    if (count == 0) {
         ymin = d->log_y ? 1 : 0;
         ymax = d->log_y ? 10 : 1;
     }
@@ -466,6 +582,24 @@ static long setup_y(Frame *f, Ticks *t, const ChartData *d, const ChartBand *ban
     return count;
 }
 
+/* No drawable point: "no data yet", or "no finite value to draw" with the non-finite
+ * points marked where they are (a perplexity that overflowed at every step). */
+static void draw_empty(Canvas *c, const Frame *f, const ChartData *d, const CanvasCaps *caps)
+{
+    long points = 0;
+    int ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
+    for (int s = 0; s < ns; s++)
+        points += d->series[s].y ? d->series[s].n : 0;
+    const char *msg = !points ? "no data yet"
+                      : d->log_y ? "no finite value > 0 to draw" : "no finite value to draw";
+    int len = (int)strlen(msg), mx = f->x0 + (f->cols - len) / 2;
+    canvas_text(c, mx < f->x0 ? f->x0 : mx, f->y0 + (f->rows - 1) / 2, f->cols, msg,
+                UI_COLOR_DIM, 0);
+    for (int s = 0; s < ns; s++)
+        if (d->series[s].y)
+            draw_nonfinite(c, f, &d->series[s], caps);
+}
+
 void chart_draw(Canvas *c, Rect r, const ChartData *d, const CanvasCaps *caps)
 {
     chart_draw_framed(c, r, d, NULL, caps, NULL);
@@ -491,7 +625,8 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
     f.y0 = r.y + legend;
     f.rows = r.h - legend - xlabels - 1;
     Ticks yt, xt;
-    long count = setup_y(&f, &yt, d, bands, &f.xmin, &f.xmax);
+    NonFinite nf;
+    long count = setup_y(&f, &yt, d, bands, &f.xmin, &f.xmax, &nf);
     char ylab[MAX_TICKS][LABEL_LEN];
     int lw = 0;
     for (int i = 0; i < yt.n; i++) {
@@ -524,19 +659,12 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
     draw_x_axis(c, r, &f, &xt, xlabelled ? (const char (*)[LABEL_LEN])xlab : NULL,
                 xlabels ? r.y + r.h - 1 : -1, d->x_label, caps->unicode);
     if (legend)
-        draw_legend(c, r, f.x0, d, caps);
+        draw_legend_row(c, r, f.x0, d, &nf, caps);
+    int ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
     if (count == 0) {   /* none yet, or every point NaN/Inf (a perplexity that overflowed) */
-        long points = 0;
-        for (int s = 0; s < d->n_series && s < CHART_MAX_SERIES; s++)
-            points += d->series[s].y ? d->series[s].n : 0;
-        const char *msg = !points ? "no data yet"
-                          : d->log_y ? "no finite value > 0 to draw" : "no finite value to draw";
-        int len = (int)strlen(msg), mx = f.x0 + (f.cols - len) / 2;
-        canvas_text(c, mx < f.x0 ? f.x0 : mx, f.y0 + (f.rows - 1) / 2, f.cols, msg,
-                    UI_COLOR_DIM, 0);
+        draw_empty(c, &f, d, caps);
         return;
     }
-    int ns = d->n_series < CHART_MAX_SERIES ? d->n_series : CHART_MAX_SERIES;
     for (int s = 0; bands && s < ns; s++) {   /* bands first: lines stay readable on top */
         if (!d->series[s].y || !bands[s].lo || !bands[s].hi)
             continue;
@@ -553,4 +681,7 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
                  caps->unicode ? NULL : series_marker(s)};
         draw_series(&p, &d->series[s], d->log_y);
     }
+    for (int s = 0; s < ns; s++)   /* on top of every line */
+        if (d->series[s].y)
+            draw_nonfinite(c, &f, &d->series[s], caps);
 }

@@ -1,5 +1,5 @@
 /* chart.h — the dashboard's line/point chart of up to CHART_MAX_SERIES series, auto-scaled to the
- * finite data, with "nice" (1, 2, 5 x 10^k) ticks on both axes, linear or log y, a
+ * finite data (x over every point, so NaN and infinite points are marked where they are), with "nice" (1, 2, 5 x 10^k) ticks on both axes, linear or log y, a
  * legend, braille (2x4 dots per cell) when Unicode is available, ASCII markers
  * otherwise. Reads plain arrays; smoothing, decimation of history and data collection
  * are the caller's business (huge n is still drawn in O(n) by bucketing per dot
@@ -16,7 +16,8 @@ enum { CHART_LINE = 0, CHART_POINTS = 1 };
 
 typedef struct {
     const double *x;       /* (n), or NULL: x = 0, 1, 2, ... */
-    const double *y;       /* (n); NaN, Inf (and y <= 0 in log mode) are skipped */
+    const double *y;       /* (n); NaN and +-Inf are marked, not joined (see chart_draw);
+                              y <= 0 in log mode is skipped */
     long n;
     const char *label;     /* legend text, may be NULL */
     int color;             /* UI_COLOR_*; 0 picks UI_COLOR_SERIES1 + index */
@@ -37,7 +38,11 @@ typedef struct {
 /* Draws the chart into r: legend on the first row (when r.h >= 6), y tick labels on
  * the left, the x axis and its tick labels at the bottom, "no data yet" when no series
  * has a point, "no finite value to draw" when none of its points is drawable (every one
- * NaN or infinite: a perplexity that overflowed). Draws nothing when r.w or r.h < 3. */
+ * NaN or infinite: a perplexity that overflowed). The x range spans every point whose x
+ * is finite; a point whose y is NaN or +inf is marked × / ▲ (ASCII ! / ^) on the plot's
+ * top row at its x, -inf ▼ (v) on the bottom row, bold in UI_COLOR_ERROR, and the legend
+ * row ends with their count ("3 non-finite points marked: 2 nan ×, 1 +inf ▲", shorter
+ * when the row is narrow). Draws nothing when r.w or r.h < 3. */
 void chart_draw(Canvas *c, Rect r, const ChartData *d, const CanvasCaps *caps);
 
 /* A series' band: (n of its series) lower and upper values, NULL = none. */

@@ -164,6 +164,8 @@ static void parallel_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *ca
                 y[o] = a < na ? (sweep_param_value(p[i], ax[a].key, v, sizeof v)
                                  ? sweep_axis_pos(&ax[a], v) : NAN)
                               : hi > lo ? (m[i] - lo) / (hi - lo) : 0.5;
+                if (!isfinite(y[o]))   /* a setting the trial lacks: a gap, not a NaN mark */
+                    x[o] = NAN;
             }
             x[o] = NAN, y[o++] = NAN;
         }
@@ -273,6 +275,9 @@ static void metric_chart(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
     int logx = lo > 0 && hi / lo > 20;
     for (int i = 0; logx && i < n; i++)
         b[i] = log10(b[i]);
+    for (int i = 0; i < n; i++)   /* no best yet (running, pending): no point, not a NaN mark */
+        if (!isfinite(b[n + i]))
+            b[i] = NAN;
     snprintf(xl, sizeof xl, logx ? "%s (log)" : "%s", keys[k]);
     ChartSeries ps = {b, b + n, n, "trials", UI_COLOR_SERIES2, CHART_POINTS};
     ChartData pd = {&ps, 1, xl, 0, 0, 0, 0, logx};   /* ticks in lr's own units */
