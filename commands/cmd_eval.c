@@ -109,8 +109,9 @@ int cmd_eval(Session *s, int argc, const LexWord *argv)
         json_object_set_new(o, "bpc", isnan(r.bpc) ? json_null() : json_real(r.bpc));
         session_emit_json(s, o);
     } else {
-        session_printf(s, "%s %s: loss %.4f  ppl %.3f%s  over %ld tokens%s", s->view_source,
-                       dataset_split_name(split), r.loss, r.ppl, "", r.tokens,
+        char ppl[METRIC_PPL_TEXT];
+        session_printf(s, "%s %s: loss %.4f  ppl %s  over %ld tokens%s", s->view_source,
+                       dataset_split_name(split), r.loss, metric_ppl_text(r.ppl, ppl), r.tokens,
                        batches > 0 ? " (estimate)" : r.partial ? " (an estimate: interrupted "
                        "before the split's end)" : "");
         if (!isnan(r.bpc))

@@ -467,7 +467,7 @@ static void print_new(Session *s, const Snapshot *sn, Printed *p)
         output_real(o, "ppl", exp(sn->val[p->n_val].value));
         if (p->n_val == sn->n_val - 1)   /* last_eval is the newest one's, not older ones' */
             output_int(o, "tokens", sn->last_eval.tokens);
-        output_line(o, "eval   step {step}  val loss {loss:%.4f}  ppl {ppl:%.3f}");
+        output_line(o, "eval   step {step}  val loss {loss:%.4f}  ppl {ppl:ppl}");
         output_emit(s, o);
     }
     if (!sn->sample_live && sn->sample_step != p->sample_step && sn->sample[0]) {
@@ -522,12 +522,12 @@ static void print_end(Session *s, const Snapshot *sn)
         output_real(o, "best_ppl", exp(best));
         output_int(o, "final_val_step", sn->last_eval.step);
         if (sn->last_eval.step == sn->last.step)
-            output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:%.3f}), best "
-                        "{best_val:%.4f} (ppl {best_ppl:%.3f})");
+            output_line(o, "  final val loss {final_val:%.4f} (ppl {final_ppl:ppl}), best "
+                        "{best_val:%.4f} (ppl {best_ppl:ppl})");
         else   /* stopped between evaluations: the last one is older than the weights */
-            output_line(o, "  last val loss {final_val:%.4f} (ppl {final_ppl:%.3f}) at step "
+            output_line(o, "  last val loss {final_val:%.4f} (ppl {final_ppl:ppl}) at step "
                         "{final_val_step}, before the run's last step {steps} (no final "
-                        "evaluation), best {best_val:%.4f} (ppl {best_ppl:%.3f})");
+                        "evaluation), best {best_val:%.4f} (ppl {best_ppl:ppl})");
         if (!isnan(sn->last_eval.bpc)) {
             output_real(o, "bpc", sn->last_eval.bpc);
             output_line(o, "  bits per character {bpc:%.4f}");

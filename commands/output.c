@@ -146,6 +146,10 @@ static int field_text(const OutField *f, const char *fmt, char *buf, size_t cap)
     case OUT_INT: return snprintf(buf, cap, fmt ? fmt : "%ld", f->i);
     case OUT_BOOL: return snprintf(buf, cap, "%s", f->i ? "true" : "false");
     case OUT_REAL:
+        if (fmt && !strcmp(fmt, "ppl")) {   /* a perplexity: metrics.h's one format */
+            char p[METRIC_PPL_TEXT];
+            return snprintf(buf, cap, "%s", metric_ppl_text(f->r, p));
+        }
         if (!isfinite(f->r))
             return snprintf(buf, cap, "-");
         return snprintf(buf, cap, fmt ? fmt : "%g", f->r);

@@ -1,6 +1,6 @@
 /* test_output.c — one output record rendered as text or as a JSON line: placeholders
  * with and without formats, text-only fields, replaced fields, non-finite reals (left out
- * of the JSON, "-" in text), literal braces, an unknown key, and both modes through a
+ * of the JSON, "-" in text), perplexities ({x:ppl}), literal braces, an unknown key, and both modes through a
  * session's writer. */
 #include "check.h"
 #include "output.h"
@@ -41,6 +41,17 @@ int main(void)
     output_render_text(o, buf, sizeof buf);
     CHECK(!strcmp(buf, "run #12 stopped loss 1.235 best - after 1:05\n"
                        "{literal} 100% {nosuch?} ab  |"), "text: '%s'", buf);
+    /* a perplexity in metrics.h's one format: 4 digits past 1e6 (a diverged run's ppl
+     * printed 136 digits with %.3f), "inf" where exp(loss) overflowed */
+    Output *p = output_create("eval");
+    output_real(p, "a", 12.34567);
+    output_real(p, "b", exp(311.7555));
+    output_real(p, "c", exp(1528.65));
+    output_real(p, "d", NAN);
+    output_line(p, "{a:ppl} {b:ppl} {c:ppl} {d:ppl}");
+    output_render_text(p, buf, sizeof buf);
+    CHECK(!strcmp(buf, "12.346 2.476e+135 inf nan"), "perplexities: '%s'", buf);
+    output_destroy(p);
     size_t n = output_render_text(o, buf, 10);
     CHECK(n == 9 && !strcmp(buf, "run #12 s"), "truncated: %zu '%s'", n, buf);
     output_destroy(o);

@@ -141,6 +141,10 @@ static void test_axes(void)
 static void test_smooth(void)
 {
     double y[] = {1, NAN, 3, 5}, out[4];
+    double z[] = {INFINITY, 2, -INFINITY, NAN}, zo[4];
+    smooth_ema_debiased(z, 4, 0.9, zo);
+    CHECK(zo[0] == INFINITY && zo[1] == 2 && zo[2] == -INFINITY && isnan(zo[3]),
+          "non-finite values pass through as they are: %g %g %g %g", zo[0], zo[1], zo[2], zo[3]);
     smooth_ema_debiased(y, 4, 0.5, out);
     CHECK(out[0] == 1, "first point is itself (debiased): %g", out[0]);
     CHECK(isnan(out[1]), "a gap stays a gap");

@@ -135,7 +135,7 @@ static void report_end(DashTerm *t)
 {
     const Snapshot *sn = &t->snap;
     double el = sn->last.elapsed;
-    char when[32];
+    char when[32], ppl[METRIC_PPL_TEXT];
     if (el < 60)
         snprintf(when, sizeof when, "%.1f s", el);
     else
@@ -145,14 +145,15 @@ static void report_end(DashTerm *t)
                   el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
                   sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
-        term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %.3f), best %.4f",
-                      sn->last_eval.loss, sn->last_eval.ppl, sn->best_val);
+        term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %s), best %.4f",
+                 sn->last_eval.loss, metric_ppl_text(sn->last_eval.ppl, ppl), sn->best_val);
 }
 
 /* Evaluations, trainer/store messages and the end of the run go to the scrollback. */
 static void follow(DashTerm *t)
 {
     const Snapshot *sn = &t->snap;
+    char ppl[METRIC_PPL_TEXT];
     Dashboard *d = t->d;
     if (!sn->run_id)
         return;
@@ -179,8 +180,9 @@ static void follow(DashTerm *t)
             snprintf(tag, sizeof tag, "[trial %d] ", p.current);
     }
     for (; t->f_val < sn->n_val; t->f_val++)
-        term_out(t, UI_COLOR_DIM, "%seval   step %ld  val loss %.4f  ppl %.3f", tag,
-                 sn->val[t->f_val].step, sn->val[t->f_val].value, exp(sn->val[t->f_val].value));
+        term_out(t, UI_COLOR_DIM, "%seval   step %ld  val loss %.4f  ppl %s", tag,
+                 sn->val[t->f_val].step, sn->val[t->f_val].value,
+                 metric_ppl_text(exp(sn->val[t->f_val].value), ppl));
     if (sn->message_seq != t->f_msg) {
         t->f_msg = sn->message_seq;
         if (sn->message[0])

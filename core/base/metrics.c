@@ -5,6 +5,7 @@
 #include "metrics.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,4 +84,12 @@ void series_batch_free(SeriesBatch *b)
     free(b->scalars);
     free(b->hists);
     free(b);
+}
+
+const char *metric_ppl_text(double ppl, char *buf)
+{
+    if (isnan(ppl)) snprintf(buf, METRIC_PPL_TEXT, "nan");
+    else if (isinf(ppl)) snprintf(buf, METRIC_PPL_TEXT, ppl > 0 ? "inf" : "-inf");
+    else snprintf(buf, METRIC_PPL_TEXT, fabs(ppl) < 1e6 ? "%.3f" : "%.4g", ppl);
+    return buf;
 }

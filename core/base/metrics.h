@@ -39,6 +39,13 @@ typedef struct {
 /* The metrics of metrics.def in order (metrics.c). */
 extern const StepMetricInfo STEP_METRICS[STEP_METRIC_N];
 
+/* A perplexity as every screen prints it (buf, at least METRIC_PPL_TEXT bytes): "%.3f"
+ * below 1e6, 4 significant digits above ("2.476e+135": a diverged run's, where "%.3f"
+ * printed 136 digits), "inf" where exp(loss) overflowed (a loss over 709.78), "nan".
+ * Returns buf. */
+#define METRIC_PPL_TEXT 32
+const char *metric_ppl_text(double ppl, char *buf);
+
 /* Metric i (STEP_M_*) of m as a double (a long converted: exact below 2^53). */
 double step_metric_get(const StepMetric *m, int i);
 /* Sets metric i of m from v (converted to the field's type). */

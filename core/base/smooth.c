@@ -16,8 +16,8 @@ void smooth_ema_debiased(const double *y, int n, double weight, double *out)
     double w = clamp_weight(weight), m = 0, wk = 1;   /* wk = weight^k */
     for (int i = 0; i < n; i++) {
         double v = y[i];
-        if (!isfinite(v)) {
-            out[i] = NAN;
+        if (!isfinite(v)) {   /* passed through, as TensorBoard's smoothing does */
+            out[i] = v;
             continue;
         }
         m = w * m + (1 - w) * v;

@@ -13,8 +13,9 @@ double smooth_weight(int k);
 
 /* out[i] = debiased EMA of the finite values among y[0..i]:
  *   m_k = weight * m_{k-1} + (1 - weight) * y,  out = m_k / (1 - weight^k),
- * k counting finite values only. A NaN/Inf y[i] leaves the state untouched and gives
- * out[i] = NaN (a gap stays a gap); out before the first finite value is NaN.
+ * k counting finite values only. A NaN or infinite y[i] leaves the state untouched and
+ * is passed through, out[i] = y[i] (as TensorBoard's smoothing): a gap stays a gap and an
+ * overflow stays +inf, so that a chart marks each for what it is.
  * weight in [0, 1): 0 copies y; values outside are clamped to [0, 0.999999].
  * out may equal y (in place). n <= 0 does nothing. */
 void smooth_ema_debiased(const double *y, int n, double weight, double *out);

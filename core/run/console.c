@@ -12,6 +12,7 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
                  size_t cap)
 {
     const char *k = "info";
+    char ppl[METRIC_PPL_TEXT];
     switch (ev->kind) {
     case TEV_STEP: {
         int last = c->total_steps > 0 && ev->step.step >= c->total_steps;
@@ -32,8 +33,8 @@ int console_line(ConsoleState *c, const TrainEvent *ev, double now, char *kind, 
         break;
     }
     case TEV_EVAL:
-        snprintf(buf, cap, "step %ld  %s loss %.4f  ppl %.3f", ev->eval.step,
-                 ev->eval.split, ev->eval.loss, ev->eval.ppl);
+        snprintf(buf, cap, "step %ld  %s loss %.4f  ppl %s", ev->eval.step, ev->eval.split,
+                 ev->eval.loss, metric_ppl_text(ev->eval.ppl, ppl));
         k = "eval";
         break;
     case TEV_SAMPLE:

@@ -225,7 +225,9 @@ void runrecord_fmt_eval(char *buf, size_t cap, const RunEval *e)
     else
         snprintf(how, sizeof how, "an estimate over %ld batch%s", e->batches,
                  e->batches == 1 ? "" : "es");
-    snprintf(buf, cap, "%.4f (ppl %.2f) at step %ld, %s", e->loss, exp(e->loss), e->step, how);
+    char ppl[METRIC_PPL_TEXT];
+    snprintf(buf, cap, "%.4f (ppl %s) at step %ld, %s", e->loss, metric_ppl_text(exp(e->loss), ppl),
+             e->step, how);
 }
 
 const char *runrecord_owner_state(const RunRecord *f)
