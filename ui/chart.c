@@ -1,5 +1,5 @@
-/* chart.c — the chart widget: range finding, nice ticks (Heckbert's "nice numbers",
- * Graphics Gems 1990), axes, legend, and series drawn as dots in a sub-cell grid
+/* chart.c — the chart widget: range finding, axes (their ticks: chart_ticks.c), legend,
+ * and series drawn as dots in a sub-cell grid
  * (braille 2x4 per cell, or one ASCII marker per cell), lines joined with Bresenham.
  * Long series are bucketed per dot column (min/max span), so drawing is O(n + grid).
  * NaN and infinite values are marked on the plot's top or bottom row at their x and
@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_TICKS 64
 #define LABEL_LEN 16
 
 typedef struct {
@@ -21,12 +20,6 @@ typedef struct {
     double ymin, ymax;        /* data space, log10 of it in log mode */
     int log_y;
 } Frame;
-
-typedef struct {
-    double v[MAX_TICKS];
-    int n;
-    double step;              /* linear spacing, 0 for log ticks */
-} Ticks;
 
 /* ---- ranges and ticks ---- */
 
@@ -76,111 +69,6 @@ static long data_range(const ChartData *d, const ChartBand *bands, double *xmin,
         }
     }
     return count;
-}
-
-/* The 1, 2, 5 x 10^k step giving at most about max_ticks intervals over range. */
-static double nice_step(double range, int max_ticks)
-{
-    if (max_ticks < 1)
-        max_ticks = 1;
-    double raw = range / max_ticks;
-    if (!(raw > 0) || !isfinite(raw))
-        return 1;
-    double mag = pow(10, floor(log10(raw)));
-    double norm = raw / mag;
-    return (norm <= 1 + 1e-9 ? 1 : norm <= 2 + 1e-9 ? 2 : norm <= 5 + 1e-9 ? 5 : 10) * mag;
-}
-
-/* Widens an empty range [v, v] to something drawable. */
-static void widen(double *lo, double *hi)
-{
-    if (*hi > *lo)
-        return;
-    double pad = *lo != 0 ? fabs(*lo) * 0.5 : 1;
-    *lo -= pad;
-    *hi += pad;
-}
-
-/* Linear ticks: multiples of step inside [lo, hi]. */
-static void ticks_linear(Ticks *t, double lo, double hi, double step)
-{
-    t->n = 0;
-    t->step = step;
-    double first = ceil(lo / step - 1e-9) * step;
-    for (int k = 0; t->n < MAX_TICKS; k++) {
-        double v = first + k * step;
-        if (v > hi + step * 1e-9)
-            break;
-        t->v[t->n++] = fabs(v) < step * 1e-9 ? 0 : v;
-    }
-}
-
-/* The 1-2-5 sequence value number k (k = 3e + {0,1,2} gives {1,2,5} x 10^e). */
-static double seq125(int k)
-{
-    int e = (int)floor(k / 3.0);
-    static const double m[3] = {1, 2, 5};
-    return m[k - 3 * e] * pow(10, e);
-}
-
-/* Log axis: widens [*lo, *hi] (positive) to 1-2-5 values and lists ticks; with many
- * decades, only powers of ten (every few decades when they would crowd). */
-static void ticks_log(Ticks *t, double *lo, double *hi, int max_ticks)
-{
-    int klo = (int)floor(log10(*lo) * 3) - 3, khi = (int)ceil(log10(*hi) * 3) + 3;
-    while (seq125(klo + 1) <= *lo * (1 + 1e-12))
-        klo++;
-    while (seq125(khi - 1) >= *hi * (1 - 1e-12))
-        khi--;
-    if (khi <= klo)
-        khi = klo + 1;
-    *lo = seq125(klo);
-    *hi = seq125(khi);
-    t->n = 0;
-    t->step = 0;
-    int every = 1;
-    if (khi - klo > max_ticks) {
-        every = 3;   /* decades only */
-        while ((khi - klo) / every > max_ticks && every < 300)
-            every += 3;
-    }
-    for (int k = klo; k <= khi && t->n < MAX_TICKS; k++)
-        if (every == 1 || ((k % every) + every) % every == 0)
-            t->v[t->n++] = seq125(k);
-}
-
-void chart_format_tick(char *buf, int n, double v, double step)
-{
-    if (n <= 0)
-        return;
-    if (!(step > 0))
-        step = fabs(v) > 0 ? fabs(v) : 1;
-    /* the unit comes from the value and the spacing, so 5000 next to 10k reads 5k */
-    double a = fmax(fabs(v), 10 * step), scale = 1;
-    const char *suffix = "";
-    if (a >= 1e12 || !isfinite(v)) {   /* past the suffixes (a diverging loss): 6e+11 */
-        snprintf(buf, (size_t)n, "%.2g", v);
-        return;
-    }
-    if (a >= 1e9) {
-        scale = 1e9;
-        suffix = "G";
-    } else if (a >= 1e6) {
-        scale = 1e6;
-        suffix = "M";
-    } else if (a >= 1e4) {
-        scale = 1e3;
-        suffix = "k";
-    }
-    int dec = (int)ceil(-log10(step / scale) - 1e-9);
-    if (dec < 0)
-        dec = 0;
-    if (v == 0)
-        snprintf(buf, (size_t)n, "0");
-    else if (dec > 5)
-        snprintf(buf, (size_t)n, "%.2g", v);
-    else
-        snprintf(buf, (size_t)n, "%.*f%s", dec, v / scale, suffix);
 }
 
 /* ---- dot grid ---- */
@@ -523,26 +411,6 @@ static void draw_x_axis(Canvas *c, Rect r, const Frame *f, const Ticks *t,
 
 /* ---- the widget ---- */
 
-/* Widens [*lo, *hi] to multiples of *step; when that wastes more than a third of the
- * height, takes the next smaller 1-2-5 step if its ticks still fit one per row. */
-static void snap_range(double *lo, double *hi, double *step, int rows)
-{
-    double l = floor(*lo / *step + 1e-9) * *step, h = ceil(*hi / *step - 1e-9) * *step;
-    if (h - l > 1.5 * (*hi - *lo)) {
-        double mag = pow(10, floor(log10(*step) + 1e-9)), norm = *step / mag;
-        double s2 = norm < 1.5 ? 0.5 * mag : norm < 3 ? mag : 2 * mag;
-        double l2 = floor(*lo / s2 + 1e-9) * s2, h2 = ceil(*hi / s2 - 1e-9) * s2;
-        if ((h2 - l2) / s2 <= rows - 1 + 1e-9) {
-            *lo = l2;
-            *hi = h2;
-            *step = s2;
-            return;
-        }
-    }
-    *lo = l;
-    *hi = h;
-}
-
 /* Finds the y range and ticks for `rows` plot rows; returns 0 when nothing to draw. */
 static long setup_y(Frame *f, Ticks *t, const ChartData *d, const ChartBand *bands, double *xmin,
                     double *xmax, NonFinite *nf)
@@ -563,19 +431,19 @@ static long setup_y(Frame *f, Ticks *t, const ChartData *d, const ChartBand *ban
     }
     int max_ticks = f->rows / 2 > 1 ? f->rows / 2 : 1;
     if (d->log_y) {
-        ticks_log(t, &ymin, &ymax, f->rows);
+        chart_ticks_log(t, &ymin, &ymax, f->rows);
         if (t->n < 3)   /* under a decade (2..5): 1-2-5 gives two ticks; linear ones read */
-            ticks_linear(t, ymin, ymax, nice_step(ymax - ymin, max_ticks));
+            chart_ticks_linear(t, ymin, ymax, chart_nice_step(ymax - ymin, max_ticks));
         ymin = log10(ymin);
         ymax = log10(ymax);
     } else {
-        widen(&ymin, &ymax);
-        double step = nice_step(ymax - ymin, max_ticks);
+        chart_widen(&ymin, &ymax);
+        double step = chart_nice_step(ymax - ymin, max_ticks);
         if (!d->fixed_y)
-            snap_range(&ymin, &ymax, &step, f->rows);
-        ticks_linear(t, ymin, ymax, step);
+            chart_snap_range(&ymin, &ymax, &step, f->rows);
+        chart_ticks_linear(t, ymin, ymax, step);
     }
-    widen(xmin, xmax);
+    chart_widen(xmin, xmax);
     f->ymin = ymin;
     f->ymax = ymax;
     f->log_y = d->log_y;
@@ -642,7 +510,7 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
     int xlabelled = 0;
     if (d->x_log10 && count > 0) {   /* ticks at 1-2-5 values, placed at their log10 */
         double lo = pow(10, f.xmin), hi = pow(10, f.xmax);
-        ticks_log(&xt, &lo, &hi, f.cols / 8 > 1 ? f.cols / 8 : 1);
+        chart_ticks_log(&xt, &lo, &hi, f.cols / 8 > 1 ? f.cols / 8 : 1);
         int k = 0;
         for (int i = 0; i < xt.n; i++) {
             double lv = log10(xt.v[i]);
@@ -653,7 +521,7 @@ void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *b
         xt.n = k;
         xlabelled = 1;
     } else {
-        ticks_linear(&xt, f.xmin, f.xmax, nice_step(f.xmax - f.xmin, f.cols / 8));
+        chart_ticks_linear(&xt, f.xmin, f.xmax, chart_nice_step(f.xmax - f.xmin, f.cols / 8));
     }
     draw_y_axis(c, r, &f, &yt, ylab, lw, caps->unicode);
     draw_x_axis(c, r, &f, &xt, xlabelled ? (const char (*)[LABEL_LEN])xlab : NULL,

@@ -9,6 +9,7 @@
 #define LM_UI_CHART_H
 
 #include "canvas.h"
+#include "chart_ticks.h"
 
 #define CHART_MAX_SERIES 8
 
@@ -66,8 +67,5 @@ typedef struct {
 void chart_draw_framed(Canvas *c, Rect r, const ChartData *d, const ChartBand *bands,
                       const CanvasCaps *caps, ChartFrame *frame);
 
-/* Formats a tick value for a tick spacing `step` ("2.5", "10k", "1.5M", "0.001") into
- * buf (n bytes). Exposed for the dashboard's readouts and for tests. */
-void chart_format_tick(char *buf, int n, double v, double step);
 
 #endif
