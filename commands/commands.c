@@ -157,7 +157,7 @@ static const CmdArgSpec FORK_KEYS[] = {
 static const Command COMMANDS[] = {
     {"help", "[command]", "list the commands, or explain one", NULL, ARG_COMMAND, NULL,
      cmd_help, "general", 0, NULL, NULL},
-    {"quit", "", "leave lmlab (a running run is stopped cleanly and recorded)", NULL,
+    {"quit", "", "leave lmlab (while a run trains, a prompt asks first; it is stopped cleanly and recorded)", NULL,
      ARG_NONE, NULL, cmd_quit, "general", 0, NULL, NULL},
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"

@@ -217,6 +217,28 @@ static void ask_answer(Session *s, LineEditor *ed)
         session_printf(s, "not done (answer y to confirm): nothing was deleted");
 }
 
+/* Every way to leave the prompt (`quit`, Ctrl-D) comes here: while a run or a sweep
+ * trains it asks first, as the dashboard does; 1 to leave. */
+static int confirm_quit(Session *s, LineEditor *ed)
+{
+    if (session_job_kind(s) == SESSION_JOB_NONE)
+        return 1;
+    char job[64], q[160], err[LM_ERR_LEN], *answer = NULL;
+    session_job_name(s, job, sizeof job);
+    snprintf(q, sizeof q, "%s is training: stop it (checkpointed and recorded) and quit? (y/N) ",
+             job);
+    int rc = editor_readline(ed, q, NULL, NULL, &answer, err);
+    int yes = rc == LM_OK && answer && (!strcasecmp(answer, "y") || !strcasecmp(answer, "yes"));
+    free(answer);
+    if (!yes)
+        session_printf(s, "not quitting: %s goes on (`stop` stops it, `wait` waits for its end)",
+                       job);
+    else
+        session_printf(s, "stopping %s: its checkpoint is written and it is recorded as stopped",
+                       job);
+    return yes;
+}
+
 int repl_interactive(Session *s)
 {
     History h;
@@ -245,10 +267,15 @@ int repl_interactive(Session *s)
             session_error(s, rc, "cannot read the terminal: %s", err);
             break;
         }
-        if (!line)
-            break;
+        if (!line) {   /* Ctrl-D */
+            if (confirm_quit(s, &ed))
+                break;
+            continue;
+        }
         session_run_line(s, line);
         free(line);
+        if (s->quit && !confirm_quit(s, &ed))
+            s->quit = 0;
         history_save(&h, hist_path, err);
         if (s->ask_cmd[0])   /* the command asks first (rm): y runs it, anything else not */
             ask_answer(s, &ed);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # e2e_rm_ask.sh — `rm ID` asks y/N at an interactive prompt (issue 49): in line mode at a
 # terminal and in the dashboard it shows the plan and asks; n keeps the run, y deletes it.
-# From the shell without yes it still only prints the plan and deletes nothing.
+# From the shell without yes it still only prints the plan and deletes nothing. Leaving
+# line mode (`quit`, Ctrl-D) while a run trains asks first too, as the dashboard does: n
+# keeps it training, y stops it (recorded as stopped) and quits.
 # Every wait is for the text it needs (no fixed sleeps). Exits 77 without tmux.
 # Usage: e2e_rm_ask.sh LMLAB_BINARY.
 set -eu
@@ -65,4 +67,22 @@ keys "y"
 wait_for "deleted run 2"
 has_run 2 && fail "dashboard: y kept run 2"
 has_run 3 || fail "run 3 was deleted"
-echo "ok: rm asks y/N in line mode and the dashboard, not from the shell"
+keys F10   # nothing trains: it quits at once
+for _ in $(seq 1 300); do tmux -L "$sock" has-session -t t 2>/dev/null || break; sleep 0.1; done
+
+# line mode: quit and Ctrl-D while a run trains ask; n goes on, y stops and quits
+tmux -L "$sock" new-session -d -s t -x 150 -y 40 "$bin --plain --db $dir/t.db; echo EXIT=\$?; sleep 60"
+wait_for "lmlab>"
+keys "train quick steps=1000000 time_budget=120 runs_dir=runs" Enter
+wait_for "started"
+keys "quit" Enter
+wait_for "is training: stop it (checkpointed and recorded) and quit? (y/N)"
+keys "n" Enter
+wait_for "not quitting: run #4 goes on"
+"$bin" --db t.db runs 2>/dev/null | grep -q " running " || fail "answer n: the run is not running"
+keys C-d
+wait_for "run #4 is training: stop it"
+keys "y" Enter
+wait_for "EXIT=0"
+"$bin" --db t.db -c "run 4" 2>/dev/null | grep -q "stopped" || fail "answer y: run 4 not recorded as stopped"
+echo "ok: rm asks y/N in line mode and the dashboard, not from the shell; quit asks while a run trains"
