@@ -141,13 +141,18 @@ echo "checked: item 10 untag, rename, note edit/delete with their times"
 # --- item 12: the paper presets say what their two downloads are and how to try without
 "$bin" train wikitext2_dispatcher_paper data=wikitext-small steps=1 >p1.txt 2>&1 &&
     fail "the paper preset trained without its vocab.txt: $(cat p1.txt)"
-for w in "BERT's WordPiece vocab.txt" "bert-base-cased" "huggingface.co" "tokenizer=word"; do
+for w in "placeholder is still set: vocab=" "BERT's vocab.txt" "huggingface.co" "at once on bundled data: tokenizer=word"; do
     grep -qF "$w" p1.txt || fail "the missing vocab= does not say \"$w\": $(cat p1.txt)"
 done
+grep -q "preparing" p1.txt && fail "data prepared before the placeholder was named: $(cat p1.txt)"
 "$bin" train wikitext2_dispatcher_paper steps=1 >p2.txt 2>&1 && fail "trained on a placeholder"
-for w in "placeholder" "wiki.train.tokens" "data=wikitext-small"; do
-    grep -qF "$w" p2.txt || fail "the placeholder data= does not say \"$w\": $(cat p2.txt)"
+# every placeholder at once, and every setting that tries the preset on bundled data
+for w in "placeholders are still set: data=/path/to/wikitext-2, vocab=" "data=wikitext-small tokenizer=word"; do
+    grep -qF "$w" p2.txt || fail "the placeholders do not say \"$w\": $(cat p2.txt)"
 done
+"$bin" train wikitext103_dispatcher_after_openwebtext steps=1 >p4.txt 2>&1 && fail "trained on a placeholder"
+grep -qF "data=wikitext-small init_from= (an empty init_from= starts from scratch)" p4.txt ||
+    fail "the fine-tuning preset's placeholders: $(cat p4.txt)"
 "$bin" train wikitext2_dispatcher_paper data=wikitext-small tokenizer=word steps=1 d=16 nhid=16 \
     layers=1 bptt=16 batch=2 eval_batches=1 >p3.txt 2>&1 ||
     fail "the suggested tokenizer=word does not train: $(cat p3.txt)"

@@ -104,9 +104,35 @@ static void test_comments(void)
     free(again);
 }
 
+/* A preset's "/path/to/" placeholders are named before a run loads anything, each with
+ * its setting's help and what tries the preset on bundled data; vocab only where the
+ * tokenizer reads it. */
+static void test_placeholders(void)
+{
+    Config c;
+    char err[LM_ERR_LEN];
+    config_defaults(&c);
+    CHECK(config_check_placeholders(&c, err) == LM_OK, "the defaults have none: %s", err);
+    CHECK(config_set(&c, "data", "/path/to/openwebtext", err) == LM_OK &&
+          config_set(&c, "init_from", "/path/to/run/best.safetensors", err) == LM_OK &&
+          config_set(&c, "vocab", "/path/to/vocab.txt", err) == LM_OK, "set: %s", err);
+    CHECK(config_check_placeholders(&c, err) == LM_EARG && strstr(err, "placeholders are still set") &&
+          strstr(err, "data=/path/to/openwebtext, ") && strstr(err, "init_from=/path/to/run") &&
+          !strstr(err, "vocab=") && strstr(err, "data=wikitext-small init_from= (an empty"),
+          "data and init_from named, vocab not read by char: %s", err);
+    CHECK(config_set(&c, "tokenizer", "wordpiece", err) == LM_OK, "set: %s", err);
+    CHECK(config_check_placeholders(&c, err) == LM_EARG && strstr(err, "vocab=/path/to/vocab.txt") &&
+          strstr(err, "tokenizer=word"), "wordpiece reads vocab: %s", err);
+    CHECK(config_set(&c, "data", "wikitext-small", err) == LM_OK &&
+          config_set(&c, "init_from", "", err) == LM_OK &&
+          config_set(&c, "tokenizer", "word", err) == LM_OK, "set: %s", err);
+    CHECK(config_check_placeholders(&c, err) == LM_OK, "the at-once settings pass: %s", err);
+}
+
 int main(void)
 {
     test_comments();
+    test_placeholders();
     test_cpu_recipe();
     Config c, d;
     char err[LM_ERR_LEN];

@@ -663,6 +663,38 @@ int config_levels(const Config *c)
     return L;
 }
 
+int config_check_placeholders(const Config *c, char *err)
+{
+    char set[LM_ERR_LEN] = "", at_once[160] = "";
+    size_t o = 0, a = 0;
+    int n = 0;
+    for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++) {
+        const ConfigKey *k = &KEYS[i];
+        if (k->type != CFG_STRING)
+            continue;
+        const char *v = (const char *)c + k->offset;
+        int unread = !strcmp(k->key, "vocab") && c->tokenizer_kind != TOKENIZER_WORDPIECE &&
+                     c->tokenizer_kind != TOKENIZER_GPT2;   /* tokenizer=word: no file */
+        if (strncmp(v, "/path/to/", 9) || unread || o >= sizeof set)
+            continue;
+        o += (size_t)snprintf(set + o, sizeof set - o, "%s%s=%s", n++ ? ", " : "", k->key, v);
+        const char *try = !strcmp(k->key, "data") ? "data=wikitext-small"
+                          : !strcmp(k->key, "vocab") ? "tokenizer=word"
+                          : !strcmp(k->key, "init_from") ? "init_from=" : "";
+        if (try[0] && a < sizeof at_once)
+            a += (size_t)snprintf(at_once + a, sizeof at_once - a, " %s", try);
+    }
+    if (!n)
+        return LM_OK;
+    int bert = strstr(set, "vocab=") && strstr(set, "bert");   /* the paper presets' */
+    return err_set(err, LM_EARG, "the preset's placeholder%s still set: %s. Give %s on the "
+                   "command line, as the preset's comment says%s%s%s%s", n > 1 ? "s are" : " is",
+                   set, n > 1 ? "each" : "it", bert ? " (BERT's vocab.txt: https://huggingface.co/"
+                   "bert-base-cased/resolve/main/vocab.txt; lmlab does not download it)" : "",
+                   at_once[0] ? "; to try the preset at once on bundled data:" : "", at_once,
+                   strstr(at_once, "init_from=") ? " (an empty init_from= starts from scratch)" : "");
+}
+
 int config_validate(const Config *c, char *err)
 {
     if (config_is_transformer(c) && c->d % c->heads)

@@ -119,6 +119,11 @@ int config_set(Config *c, const char *key, const char *value, char *err);
 /* Parses "key=value" (one item). Same errors as config_set. */
 int config_set_pair(Config *c, const char *pair, char *err);
 
+/* LM_EARG naming every setting still holding an experiment file's placeholder (a path
+ * that starts "/path/to/"), what each takes, and the settings that try the preset at
+ * once on bundled data; LM_OK when none. Before a run loads anything. */
+int config_check_placeholders(const Config *c, char *err);
+
 /* Checks combinations (d divisible by heads, bptt a power of two for Dispatcher
  * models, ...) and a memory estimate against the machine. LM_OK or LM_EARG. */
 int config_validate(const Config *c, char *err);

@@ -182,11 +182,15 @@ static int add_layout(Corpus *c, const char *dir, char *err)
 int corpus_placeholder_error(const char *item, char *err)
 {
     if (strncmp(item, "/path/to/", 9)) return LM_OK;
+    if (strstr(item, "wikitext"))
+        return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
+                       "data=DIR, a folder with wiki.train.tokens, wiki.valid.tokens and "
+                       "wiki.test.tokens (WikiText, e.g. https://wikitext.smerity.com/"
+                       "wikitext-2-v1.zip unpacked), or data=wikitext-small (bundled) to try "
+                       "the preset's settings", item);
     return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
-                   "data=DIR, a folder with wiki.train.tokens, wiki.valid.tokens and "
-                   "wiki.test.tokens (WikiText, e.g. https://wikitext.smerity.com/"
-                   "wikitext-2-v1.zip unpacked), or data=wikitext-small (bundled) to try "
-                   "the preset at once", item);
+                   "data= the corpus its comment names (a file or a folder), or "
+                   "data=wikitext-small (bundled) to try the preset's settings", item);
 }
 
 /* One item of the spec: a bundled name or a path, to its absolute form in abs. */

@@ -231,6 +231,8 @@ int run_launch(const Config *cfg, const RunLaunchOptions *o, RunHandle *h, char 
     memset(h, 0, sizeof *h);
     if (!o->store || !o->db_path)
         return err_set(err, LM_EARG, "run_launch: no run store");
+    if (config_check_placeholders(cfg, err))   /* before any data is prepared */
+        return LM_EARG;
     TrainerOptions to = {0};
     if (o->resume_id > 0 && o->resume_from)
         snprintf(to.resume, sizeof to.resume, "%s", o->resume_from);
