@@ -326,9 +326,9 @@ static void step_fields(Output *o, long run, const StepMetric *m)
 static void print_status(Session *s, const Snapshot *sn)
 {
     int paused = sn->status == TRAINER_PAUSED;   /* no time left while nothing runs */
-    double left = sn->last.tokens_per_s > 0 && sn->last.step > 0 &&
-                  !trainer_is_done(sn->status) && !paused
-                      ? sn->last.elapsed / sn->last.step * (sn->total_steps - sn->last.step)
+    double left = sn->last.tokens_per_s > 0 && !trainer_is_done(sn->status) && !paused
+                      ? metric_eta(sn->last.step, sn->total_steps, sn->last.elapsed,
+                                   sn->cfg.time_budget)
                       : NAN;
     char el[32], eta[32];
     session_fmt_duration(el, sizeof el, sn->last.elapsed);

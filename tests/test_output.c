@@ -3,6 +3,7 @@
  * of the JSON, "-" in text), perplexities ({x:ppl}), literal braces, an unknown key, and both modes through a
  * session's writer. */
 #include "check.h"
+#include "metrics.h"
 #include "output.h"
 
 #include <jansson.h>
@@ -52,6 +53,13 @@ int main(void)
     output_render_text(p, buf, sizeof buf);
     CHECK(!strcmp(buf, "12.346 2.476e+135 inf nan"), "perplexities: '%s'", buf);
     output_destroy(p);
+    /* every ETA: the pace over the steps left, or what is left of time_budget if sooner */
+    CHECK(metric_eta(100, 1000, 10, 0) == 90, "pace: %g", metric_eta(100, 1000, 10, 0));
+    CHECK(metric_eta(6000, 100000, 5.5, 25) == 19.5, "time_budget=25 ends it first: %g",
+          metric_eta(6000, 100000, 5.5, 25));
+    CHECK(metric_eta(900, 1000, 90, 600) == 10, "steps end it first: %g", metric_eta(900, 1000, 90, 600));
+    CHECK(metric_eta(10, 1000, 30, 25) == 0 && metric_eta(1000, 1000, 9, 0) == 0, "past either end: 0");
+    CHECK(isnan(metric_eta(0, 1000, 0, 25)), "before the first step: unknown");
     size_t n = output_render_text(o, buf, 10);
     CHECK(n == 9 && !strcmp(buf, "run #12 s"), "truncated: %zu '%s'", n, buf);
     output_destroy(o);

@@ -70,8 +70,8 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
     snprintf(lr, sizeof lr, "%.2e", m->lr);
     session_fmt_duration(el, sizeof el, m->elapsed);
     int live = sn->status == TRAINER_RUNNING || sn->status == TRAINER_EVALUATING;
-    session_fmt_duration(eta, sizeof eta, live && m->step > 0 ? m->elapsed / (double)m->step *
-                                  (double)(sn->total_steps - m->step) : NAN);
+    session_fmt_duration(eta, sizeof eta, live ? metric_eta(m->step, sn->total_steps, m->elapsed,
+                                                            sn->cfg.time_budget) : NAN);
     snprintf(val, sizeof val, "%.4f", sn->n_val ? sn->last_eval.loss : NAN);
     StatusField f[16];
     int n = 0;

@@ -93,3 +93,16 @@ const char *metric_ppl_text(double ppl, char *buf)
     else snprintf(buf, METRIC_PPL_TEXT, fabs(ppl) < 1e6 ? "%.3f" : "%.4g", ppl);
     return buf;
 }
+
+double metric_eta(long step, long total, double elapsed, double time_budget)
+{
+    double left = step > 0 && elapsed > 0 && total > step
+                      ? elapsed / (double)step * (double)(total - step)
+                      : total > 0 && step >= total ? 0 : NAN;
+    if (time_budget > 0 && step > 0) {
+        double budget_left = fmax(time_budget - elapsed, 0);
+        if (!(left <= budget_left))
+            left = budget_left;
+    }
+    return left;
+}

@@ -46,6 +46,11 @@ extern const StepMetricInfo STEP_METRICS[STEP_METRIC_N];
 #define METRIC_PPL_TEXT 32
 const char *metric_ppl_text(double ppl, char *buf);
 
+/* Seconds of training left at `step` of `total` after `elapsed` seconds of training: the
+ * pace so far over the steps left, or what is left of time_budget (> 0) when that ends the
+ * run sooner; NAN before the first step. Every ETA on screen is this one. */
+double metric_eta(long step, long total, double elapsed, double time_budget);
+
 /* Metric i (STEP_M_*) of m as a double (a long converted: exact below 2^53). */
 double step_metric_get(const StepMetric *m, int i);
 /* Sets metric i of m from v (converted to the field's type). */

@@ -51,11 +51,8 @@ static void job_progress(RunStore *s, JobRow *j)
 {
     j->total_steps = runstore_config_long(j->run.config, "steps", 0);
     const StepMetric *m = &j->last;
-    j->eta = NAN;
-    if (j->total_steps > m->step && m->step > 0 && m->elapsed > 0)
-        j->eta = m->elapsed / (double)m->step * (double)(j->total_steps - m->step);
-    else if (j->total_steps > 0 && m->step >= j->total_steps)
-        j->eta = 0;
+    j->eta = metric_eta(m->step, j->total_steps, m->elapsed,
+                        runstore_config_double(j->run.config, "time_budget", 0));
     runstore_run_stale(s, &j->run, 0, &j->age);
     if (!runstore_run_live(s, &j->run))
         j->state = JOB_STALE;

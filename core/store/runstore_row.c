@@ -56,6 +56,14 @@ long runstore_config_long(const char *config, const char *key, long dflt)
     return end == v ? dflt : x;
 }
 
+double runstore_config_double(const char *config, const char *key, double dflt)
+{
+    char v[64], *end;
+    if (!runstore_config_value(config, key, v, sizeof v)) return dflt;
+    double x = strtod(v, &end);
+    return end == v ? dflt : x;
+}
+
 long runstore_final_whole_step(const RunRow *r)
 {
     if (!strcmp(r->status, "finished"))

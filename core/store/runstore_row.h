@@ -21,6 +21,9 @@ int runstore_config_value(const char *config, const char *key, char *out, size_t
  * is absent or its value does not start with a number. */
 long runstore_config_long(const char *config, const char *key, long dflt);
 
+/* The value of key read as a number (strtod of its text), or dflt as runstore_config_long. */
+double runstore_config_double(const char *config, const char *key, double dflt);
+
 /* The step of run r's final whole-split evaluation: the trainer evaluates the whole split
  * when its loop ends without a stop or a failure (finished, a time budget, a sweep rung,
  * stop_at), so that is its last step then; -1 when the run ended any other way or runs. */
