@@ -135,6 +135,10 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
     SampleOptions o;
     sample_options_default(&o);
     double tokens = o.n_tokens, temp = o.temperature, top_k = 0, top_p = 1, seed = o.seed;
+    if (arg(argc, argv, "which"))
+        return session_error(s, LM_EARG, "which= goes with runs=ID (`sample runs=ID "
+                             "which=final`); the open model is sampled as it is (`open ID "
+                             "which=final` opens another checkpoint)");
     if (arg_num(s, argc, argv, "tokens", 1, 100000, &tokens) ||
         arg_num(s, argc, argv, "temp", 0, 100, &temp) ||
         arg_num(s, argc, argv, "top_k", 0, 1e7, &top_k) ||

@@ -1,10 +1,11 @@
 /* cmd_sample_runs.c — `sample runs=3,7,9 prompt="ROMEO:" tokens=200`: one prompt through
  * several stored runs with the same seed, temperature and sampling settings, each from
- * its best checkpoint (else its newest), shown side by side: a column per run in text,
- * one "sample" JSON event per run as each finishes. Each text is also recorded as the
- * run's sample (settings end in "runs=3,7,9"), which is where the dashboard's samples
- * view reads them. The session's open model is left as it was. Not here: sampling itself
- * (core/train/sample.c), loading a checkpoint into the session (cmd_model.c). */
+ * its best checkpoint (else its newest; which=final: its newest), shown side by side: a
+ * column per run in text, one "sample" JSON event per run as each finishes. Each text is
+ * also recorded as the run's sample (settings end in "runs=3,7,9"), which is where the
+ * dashboard's samples view reads them. The session's open model is left as it was. Not
+ * here: sampling itself (core/train/sample.c), loading a checkpoint into the session
+ * (cmd_model.c). */
 #include "cmd_analysis.h"
 
 #include "checkpoint.h"
@@ -72,10 +73,11 @@ static int parse_runs(Session *s, const char *list, long *ids)
     return n;
 }
 
-/* Run c->id's name and its best checkpoint (core/run's record: best.safetensors, else the
- * kept file of the best step, else the newest) into c. LM_OK, or reports. Called for every
- * run before any is sampled, so a bad id fails the command before it prints anything. */
-static int find_run(Session *s, RunStore *st, Column *c)
+/* Run c->id's name and its checkpoint into c: which = "best" (core/run's record:
+ * best.safetensors, else the kept file of the best step, else the newest) or "final" (the
+ * newest). LM_OK, or reports. Called for every run before any is sampled, so a bad id
+ * fails the command before it prints anything. */
+static int find_run(Session *s, RunStore *st, Column *c, const char *which)
 {
     char err[LM_ERR_LEN];
     RunRow row;
@@ -91,7 +93,9 @@ static int find_run(Session *s, RunStore *st, Column *c)
     const RunCkpt *k = NULL;
     char asked[sizeof c->source];
     long step = 0;
-    int none = runrecord_pick(&f, "best", 0, &k, err) && runrecord_pick(&f, "final", 0, &k, err);
+    int none = strcmp(which, "final") ? runrecord_pick(&f, "best", 0, &k, err) &&
+                                            runrecord_pick(&f, "final", 0, &k, err)
+                                      : runrecord_pick(&f, "final", 0, &k, err) != 0;
     if (none && f.owner_live) {   /* a live run without one yet: its owner writes one now */
         if (!s->json)
             session_printf(s, "run %ld has no checkpoint yet: asking its owner (pid %ld) to "
@@ -238,6 +242,11 @@ int cmd_sample_runs(Session *s, int argc, const LexWord *argv)
     o.n_tokens = (int)tokens, o.temperature = (float)temp, o.top_k = (int)top_k;
     o.top_p = (float)top_p, o.seed = (uint64_t)seed;
     const char *prompt = arg(argc, argv, "prompt"), *cache = arg(argc, argv, "cache");
+    const char *which = arg(argc, argv, "which");
+    if (!which) which = "best";
+    if (strcmp(which, "best") && strcmp(which, "final"))
+        return session_error(s, LM_EARG, "which=%s: use best (each run's best checkpoint, the "
+                             "default) or final (its newest)", which);
     o.use_cache = !cache || strcmp(cache, "false");
     if (!prompt) prompt = "";
     RunStore *st = session_store(s);
@@ -250,7 +259,7 @@ int cmd_sample_runs(Session *s, int argc, const LexWord *argv)
     *rc = LM_OK;
     for (int k = 0; k < n && !*rc; k++) {   /* every run checked before any is sampled */
         c[k].id = ids[k];
-        *rc = find_run(s, st, &c[k]);
+        *rc = find_run(s, st, &c[k], which);
     }
     for (int k = 0; k < n && !*rc; k++) {
         Model *m;

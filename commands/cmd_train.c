@@ -305,8 +305,8 @@ int cmd_checkpoint(Session *s, int argc, const LexWord *argv)
     output_int(o, "run", id);
     output_int(o, "step", step);
     output_str(o, "path", path);
-    output_line(o, "run #{run} wrote a checkpoint at step {step}: {path} (`sample runs={run}`"
-                " or `open {run} which=final` reads it)");
+    output_line(o, "run #{run} wrote a checkpoint at step {step}: {path} (`sample runs={run} "
+                "which=final` or `open {run} which=final` reads it)");
     return output_emit(s, o);
 }
 

@@ -71,7 +71,9 @@ static const CmdArgSpec SAMPLE_KEYS[] = {
     {"top_p", "top_p=P", NULL}, {"seed", "seed=S", NULL},
     {"cache", "cache=true|false", "true|false"},
     {"positions", "positions=count|slide", "count|slide"},
-    {"runs", "runs=ID,ID,... (stored runs side by side)", NULL}, {NULL, NULL, NULL}};
+    {"runs", "runs=ID,ID,... (stored runs side by side)", NULL},
+    {"which", "which=best|final (with runs=: each run's best, or newest, checkpoint)",
+     "best|final"}, {NULL, NULL, NULL}};
 static const CmdArgSpec COEFF_KEYS[] = {
     {"layer", "layer=L", NULL}, {"prompt", "prompt=\"text\"", NULL}, {NULL, NULL, NULL}};
 static const CmdArgSpec RUNS_KEYS[] = {
@@ -181,8 +183,8 @@ static const Command COMMANDS[] = {
     {"checkpoint", "[RUN_ID]", "make a run's owner write a checkpoint now (any process)",
      "Asks the process training RUN_ID (through the store, from any shell) to write a\n"
      "checkpoint of its current weights after its current step (a paused run: at once),\n"
-     "waits for it (60 s at most) and names the file: `sample runs=ID`, `open ID\n"
-     "which=final` and the dashboard following the run then read those weights.",
+     "waits for it (60 s at most) and names the file: `sample runs=ID which=final`,\n"
+     "`open ID which=final` and the dashboard following the run then read those weights.",
      ARG_RUN_ID, NULL, cmd_checkpoint, "training", 0, NULL, NULL},
     {"pause", "[RUN_ID]", "pause the run (or the sweep's trial) after its current step",
      CONTROL_HELP, ARG_RUN_ID, NULL, cmd_control, "training", 0, NULL, NULL},

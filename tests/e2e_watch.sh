@@ -108,6 +108,11 @@ cstep=$(sed -nE 's/^run #4 wrote a checkpoint at step ([0-9]+): .*/\1/p' c1.txt)
 [ -n "$cstep" ] || fail "checkpoint 4: $(cat c1.txt)"
 [ -n "$cstep" ] && { [ -f "$(sed -nE 's/.*: (runs\/[^ ]+\.safetensors).*/\1/p' c1.txt)" ] ||
     fail "checkpoint 4 names a file that does not exist: $(cat c1.txt)"; }
+grep -qF "(\`sample runs=4 which=final\` or \`open 4 which=final\` reads it)" c1.txt ||
+    fail "checkpoint 4 does not say what reads it: $(cat c1.txt)"
+"$bin" sample runs=4 which=final tokens=5 >s3.txt 2>&1 || fail "sample runs=4 which=final: $(cat s3.txt)"
+grep -qF "$(printf 'step-%08d.safetensors' "${cstep:-0}")" s3.txt ||
+    fail "sample runs=4 which=final does not read the step-$cstep checkpoint: $(cat s3.txt)"
 "$bin" -c "sample tokens=5" >s2.txt 2>&1 || fail "sample in a shell following run 4: $(cat s2.txt)"
 grep -qE "weights: run #4 step-[0-9]+\.safetensors \(its newest checkpoint, step [0-9]+\)" s2.txt ||
     fail "a shell following run 4 does not sample its newest checkpoint: $(cat s2.txt)"
