@@ -234,6 +234,16 @@ static void test_rules(void)
     ev = (TrainEvent){.kind = TEV_EVAL, .eval = {.step = 40, .split = "valid", .loss = 1.4}};
     alertseen_event(&seen, &ev);
     CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "1.4 < 1.5"), "fires: %s", msg);
+    /* steps went on since the evaluation: the message names the evaluation's step */
+    ev = (TrainEvent){.kind = TEV_STEP, .step = {.step = 75, .loss = 2, .grad_norm = 1}};
+    alertseen_event(&seen, &ev);
+    f.step = 75;
+    CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "1.4 < 1.5 at step 40"),
+          "the evaluation's step, not the run's: %s", msg);
+    alertrule_parse("best<1.5", &r, NULL, 0, err);
+    CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "at step 40"), "best's step: %s", msg);
+    alertrule_parse("loss>1.5", &r, NULL, 0, err);
+    CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "at step 75"), "loss's step: %s", msg);
     alertrule_parse("stalled:5", &r, NULL, 0, err);
     CHECK(alertrule_fires(&r, &f, msg, sizeof msg) && strstr(msg, "no step for 10 s"), "stalled");
     f.status = "paused";

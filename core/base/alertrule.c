@@ -78,10 +78,11 @@ int alertrule_check_list(const char *list, char *err)
     return LM_OK;
 }
 
-static double metric_value(const AlertRule *r, const AlertFacts *f)
+static double metric_value(const AlertRule *r, const AlertFacts *f, long *at)
 {
+    *at = -1;
     if (!r->ref.info) return f->step > 0 ? (double)f->step : NAN;
-    return f->value ? f->value(f->ud, &r->ref) : NAN;
+    return f->value ? f->value(f->ud, &r->ref, at) : NAN;
 }
 
 int alertrule_fires(const AlertRule *r, const AlertFacts *f, char *msg, size_t cap)
@@ -106,10 +107,11 @@ int alertrule_fires(const AlertRule *r, const AlertFacts *f, char *msg, size_t c
         snprintf(msg, cap, "stalled: no step for %.0f s (at step %ld)", f->since_step, f->step);
         return 1;
     default: {
-        double v = metric_value(r, f);
+        long at;   /* the value's own step: an evaluation's, not the run's newest */
+        double v = metric_value(r, f, &at);
         if (isnan(v) || (r->kind == ALERT_BELOW ? !(v < r->x) : !(v > r->x))) return 0;
         snprintf(msg, cap, "%s %.6g %c %g at step %ld", r->metric, v,
-                 r->kind == ALERT_BELOW ? '<' : '>', r->x, f->step);
+                 r->kind == ALERT_BELOW ? '<' : '>', r->x, at >= 0 ? at : f->step);
         return 1;
     }
     }

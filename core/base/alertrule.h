@@ -25,8 +25,9 @@ typedef struct {
     double x;              /* the threshold, or the stalled seconds */
 } AlertRule;
 
-/* The newest value of a series of the run (NaN: not known yet). */
-typedef double (*AlertValueFn)(const void *ud, const SeriesRef *ref);
+/* The newest value of a series of the run (NaN: not known yet), and into *at the step it
+ * was recorded at (-1 when the source does not say: the rule then names the run's step). */
+typedef double (*AlertValueFn)(const void *ud, const SeriesRef *ref, long *at);
 
 /* What a rule is checked against (NaN: not known yet). */
 typedef struct {

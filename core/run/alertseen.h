@@ -18,6 +18,7 @@ typedef struct {
     EvalMetric eval[2];     /* the newest valid and test evaluations */
     int has_eval[2];
     double best_val;        /* NAN before the first valid evaluation */
+    long best_step;         /* the step of best_val */
     GateStat gates[ALERTSEEN_MAX_GATES];
     int n_gates;
     SysSample sys;          /* rank 0's newest sample, valid when has_sys */
@@ -25,6 +26,7 @@ typedef struct {
     NamedScalar *named;     /* (n_named) the newest diagnostics' scalars and histograms'
                                means, malloc'd */
     int n_named;
+    long named_step;        /* their step */
 } AlertSeen;
 
 /* Nothing seen yet. */
@@ -35,7 +37,8 @@ void alertseen_free(AlertSeen *a);
 void alertseen_event(AlertSeen *a, const TrainEvent *ev);
 /* Keeps rank 0's newest system sample. */
 void alertseen_sys(AlertSeen *a, const SysSample *x);
-/* The newest value of ref (an AlertValueFn over an AlertSeen), NaN when none yet. */
-double alertseen_value(const void *seen, const SeriesRef *ref);
+/* The newest value of ref (an AlertValueFn over an AlertSeen), NaN when none yet; its
+ * step into *at (-1 for a system sample, which has none). */
+double alertseen_value(const void *seen, const SeriesRef *ref, long *at);
 
 #endif
