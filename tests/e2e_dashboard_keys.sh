@@ -119,6 +119,11 @@ keys F10
 wait_for "y: stop and quit"
 keys n
 wait_gone "y: stop and quit"
+keys Escape   # Ctrl-D with a view's keys, not the command line, asks too
+keys C-d
+wait_for "y: stop and quit"
+keys n
+wait_gone "y: stop and quit"
 alive || fail "lmlab quit although the answer was n"
 status_bar | grep -qE "TRAINING|EVALUATING" || fail "the run stopped although the answer was n"
 

@@ -9,6 +9,7 @@
 
 #define KEY_ESC 27
 #define KEY_CTRL_L 12
+#define KEY_CTRL_D 4
 
 /* THE global key table: dispatch (dash_keymap_action) and the help overlay both read
  * it. Adjacent entries with the same help text share one help line. */
@@ -22,6 +23,7 @@ static const DashKey KEYS[] = {
     {DASH_KEY_FN(KEY_F(6)), "F6", DASH_CTX_ANY, DA_SAMPLE, "sample 200 tokens"},
     {DASH_KEY_FN(KEY_F(8)), "F8", DASH_CTX_ANY, DA_STOP, "stop the run (asks)"},
     {DASH_KEY_FN(KEY_F(10)), "F10", DASH_CTX_ANY, DA_QUIT, "quit (asks if training)"},
+    {KEY_CTRL_D, "C-d", DASH_CTX_NAV, DA_QUIT, "quit (asks if training)"},
     {'*', "*", DASH_CTX_PANE, DA_LOG_Y, "log / linear y"},
     {'>', ">", DASH_CTX_PANE, DA_X_AXIS, "x: steps/tokens/time"},
     {'^', "^", DASH_CTX_PANE, DA_PPL, "loss / perplexity plot"},
