@@ -280,7 +280,12 @@ static const Command COMMANDS[] = {
      "layout of later `runs` and the dashboard; columns=default forgets it. group_by=KEY\n"
      "(or group) prints one line per value: N, best and final val as mean ± std.", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL, NULL},
     {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL, NULL},
-    {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
+    {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side",
+     "A column per run: its name and status, the settings that differ, its evaluations,\n"
+     "speed and each series' summary, then whether its numbers are the first run's. Each\n"
+     "column is as wide as its widest cell, at most 40 characters: a longer value is cut\n"
+     "at its end, a longer row label at its start (the end tells series apart), marked '…'.\n"
+     "--json gives every value whole.", ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL, NULL},
     {"group", "NAME [RUN_ID ...]", "seed groups: file runs into group NAME, or show it",
      "`group NAME ID ...` files stored runs into group NAME (replacing their old group; `train\n"
