@@ -161,7 +161,8 @@ static const Command COMMANDS[] = {
      ARG_NONE, NULL, cmd_quit, "general", 0, NULL, NULL},
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"
-     "key=value a line, '#' comments. `use` alone lists the experiments.",
+     "key=value a line, each key once (a bf16: or fp32: line after it overrides it on its\n"
+     "CPU), '#' comments. `use` alone lists the experiments.",
      ARG_EXPERIMENT, NULL, cmd_use, "configuration", CMD_SESSION, NULL, NULL},
     {"set", "key=value ...", "change settings for the next run",
      "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
@@ -401,7 +402,7 @@ static const Command COMMANDS[] = {
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
-     "NAME.sweep, one word a line; words given here override the file's):\n"
+     "NAME.sweep, one word a line, each key once; words here override the file's):\n"
      "  base=EXPERIMENT (default: the current settings)  strategy=grid|random|halving\n"
      "  steps=N|epochs=N (budget per trial)  metric=best_val|final_val (ranking)\n"
      "  trials=N seed=S (random draws)  min_steps=N eta=K (halving)  name=NAME\n"
