@@ -449,12 +449,13 @@ static const Command COMMANDS[] = {
      "SPEC: a bundled name, a text file, a directory of files (recursive, sorted; dot files\n"
      "skipped), a WikiText-layout directory, .jsonl files (one JSON object a line, the text in\n"
      "text_key=, default text), any of them .gz, .xz or .zst, or a comma list\n"
-     "(data=a.txt,b/,c.jsonl.zst). The tokens go to lmlab-tokens/ beside the run store\n"
-     "(tokens_dir= elsewhere), keyed by the sources and the tokenizer with its options; a\n"
-     "source changed since makes the cache stale and the next prepare (or train) does it\n"
-     "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
-     "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
-     "when fresh. Progress: a bar on a terminal, --json events. See docs/data_prepare.md.",
+     "(data=a.txt,b/,c.jsonl.zst); not / or a system directory (/usr, /proc, ...). The\n"
+     "tokens go to lmlab-tokens/ beside the run store (tokens_dir= elsewhere), keyed by\n"
+     "the sources and the tokenizer with its options; a source changed since makes the\n"
+     "cache stale and the next prepare (or train) does it again. Binary documents and bad\n"
+     ".jsonl lines are skipped and counted (strict=true refuses them). threads=N encodes\n"
+     "on N cores (0: all). force=true prepares again even when fresh. Progress: a bar on\n"
+     "a terminal, --json events. See docs/data_prepare.md.",
      ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
      "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,
