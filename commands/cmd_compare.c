@@ -1,6 +1,7 @@
 /* cmd_compare.c — `compare`: runs side by side (the settings that differ, evaluations,
  * speed, every series of the registry any of them has, whether their numbers are the
- * same), as a text table or one JSON object. Not here: the other history commands
+ * same), as a text table (each column as wide as its widest cell, at most TEXTCOL_MAX:
+ * longer cells cut and marked, textcol.h) or one JSON object. Not here: the other history commands
  * (cmd_runs.c, cmd_edits.c, cmd_export.c), which settings differ and how they rank
  * (runkeys.c), parity of two runs' numbers (core/run/runrecord.c). */
 #include "session.h"
@@ -12,6 +13,7 @@
 
 #include "err.h"
 #include "jsonval.h"
+#include "textcol.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -111,15 +113,87 @@ static int compare_emit_json(Session *s, RunStore *st, const long *ids, int n)
     return status;
 }
 
-/* One row of the compare table: a label, then a value per run, each column w wide. */
-static void compare_row(Session *s, const char *label, char (*vals)[64], int n, int w)
+/* The text table, laid out once every row is in: the label column as wide as the
+ * longest label, each run's column as wide as its widest value, both at most TEXTCOL_MAX
+ * (a longer label is cut at its start, keeping the end that tells series apart; a longer
+ * value at its end, both marked '…'), so every value sits under its run. A row without
+ * values (note) is printed as it is. */
+#define CMP_LABEL_LEN (SERIES_NAME_LEN * 4 + 16)
+
+typedef struct {
+    int n;                         /* runs: values a row */
+    int rows, cap, oom;
+    char (*label)[CMP_LABEL_LEN];  /* rows */
+    char *note;                    /* rows: 1 = a line of text, no values */
+    char (*val)[64];               /* rows x n */
+} CmpTable;
+
+/* Appends a row: label and v[0..n) (v NULL: label is a note). Out of memory: t->oom. */
+static void table_add(CmpTable *t, const char *label, char (*v)[64])
 {
-    char line[8192];
-    int o = snprintf(line, sizeof line, "%-18s", label);
-    for (int i = 0; i < n && o < (int)sizeof line - 70; i++)
-        o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", w, vals[i]);
-    while (o > 0 && line[o - 1] == ' ') line[--o] = 0;
-    session_printf(s, "%s", line);
+    if (t->oom) return;
+    if (t->rows == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 32;
+        void *l = realloc(t->label, (size_t)cap * sizeof *t->label);
+        if (l) t->label = l;
+        void *o = realloc(t->note, (size_t)cap);
+        if (o) t->note = o;
+        void *x = realloc(t->val, (size_t)cap * (size_t)t->n * sizeof *t->val);
+        if (x) t->val = x;
+        if (!l || !o || !x) {
+            t->oom = 1;
+            return;
+        }
+        t->cap = cap;
+    }
+    snprintf(t->label[t->rows], CMP_LABEL_LEN, "%s", label);
+    t->note[t->rows] = !v;
+    for (int i = 0; v && i < t->n; i++)
+        memcpy(t->val[(size_t)t->rows * (size_t)t->n + (size_t)i], v[i], 64);
+    t->rows++;
+}
+
+/* Prints the table's rows (see CmpTable), trailing spaces trimmed. */
+static void table_print(Session *s, const CmpTable *t)
+{
+    int lw = 1, *w = calloc((size_t)t->n, sizeof *w);
+    char *line = malloc(8192), cellbuf[TEXTCOL_MAX * 4 + 8];
+    if (!w || !line) {
+        free(w), free(line);
+        session_error(s, LM_ENOMEM, "out of memory laying out the table");
+        return;
+    }
+    for (int r = 0; r < t->rows; r++) {
+        if (t->note[r]) continue;
+        int l = textcol_width(t->label[r]);
+        lw = l > lw ? l : lw;
+        for (int i = 0; i < t->n; i++) {
+            int c = textcol_width(t->val[(size_t)r * (size_t)t->n + (size_t)i]);
+            w[i] = c > w[i] ? c : w[i];
+        }
+    }
+    lw = lw > TEXTCOL_MAX ? TEXTCOL_MAX : lw;
+    for (int i = 0; i < t->n; i++) w[i] = w[i] > TEXTCOL_MAX ? TEXTCOL_MAX : w[i] ? w[i] : 1;
+    for (int r = 0; r < t->rows; r++) {
+        if (t->note[r]) {
+            session_printf(s, "%s", t->label[r]);
+            continue;
+        }
+        int o = snprintf(line, 8192, "%s", textcol_fit(cellbuf, sizeof cellbuf, t->label[r],
+                                                       lw, TEXTCOL_KEEP_END));
+        for (int i = 0; i < t->n && o < 8192 - (int)sizeof cellbuf - 4; i++)
+            o += snprintf(line + o, 8192 - (size_t)o, "  %s", textcol_fit(cellbuf,
+                          sizeof cellbuf, t->val[(size_t)r * (size_t)t->n + (size_t)i], w[i],
+                          TEXTCOL_KEEP_START));
+        while (o > 0 && line[o - 1] == ' ') line[--o] = 0;
+        session_printf(s, "%s", line);
+    }
+    free(w), free(line);
+}
+
+static void table_free(CmpTable *t)
+{
+    free(t->label), free(t->note), free(t->val);
 }
 
 /* A run's own speed (runrecord_work: a fork's from its fork point), NAN when unknown. */
@@ -132,8 +206,7 @@ static double own_speed(RunStore *st, const RunRow *r)
 
 /* A row per series of the registry (core/base/series.h) that any of the runs has: its
  * aggregate ("loss (last)", "tokens_per_s (mean)"), names escaped. */
-static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, char (*v)[64],
-                           int w)
+static void compare_series(CmpTable *t, RunStore *st, const RunRow *r, int n, char (*v)[64])
 {
     char (*names)[SERIES_NAME_LEN] = NULL, label[SERIES_NAME_LEN * 4 + 16], shown[SERIES_NAME_LEN * 4];
     double *vals = NULL;
@@ -148,7 +221,7 @@ static void compare_series(Session *s, RunStore *st, const RunRow *r, int n, cha
             }
             snprintf(label, sizeof label, "%s (%s)", series_escape(shown, sizeof shown,
                      names[k]), series_agg_name(ref.info->agg));
-            compare_row(s, label, v, n, w);
+            table_add(t, label, v);
         }
     free(vals), free(names);
 }
@@ -163,30 +236,28 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
     const char **cfg = calloc((size_t)n, sizeof *cfg);
     char (*v)[64] = calloc((size_t)n, sizeof *v), keys[64][32], err[LM_ERR_LEN];
     int status = r && cfg && v ? LM_OK : LM_ENOMEM, got = 0;
+    CmpTable t = {.n = n};
     for (int i = 0; !status && i < n; i++, got++)
         if ((status = runstore_get(st, ids[i], &r[i], err)) == LM_OK) cfg[i] = r[i].config;
     if (status) {
         session_error(s, status, "%s", status == LM_ENOMEM ? "out of memory" : err);
     } else {
-        int w = 13;   /* "2.2417 (est.)", the widest evaluation */
-        for (int i = 0; i < n; i++) w = (int)strlen(r[i].name) > w ? (int)strlen(r[i].name) : w;
-        w = w > 40 ? 40 : w;
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "run %ld", r[i].id);
-        compare_row(s, "", v, n, w);
-        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%.40s", r[i].name);
-        compare_row(s, "name", v, n, w);
+        table_add(&t, "", v);
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].name);
+        table_add(&t, "name", v);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", r[i].status);
-        compare_row(s, "status", v, n, w);
+        table_add(&t, "status", v);
         long sweeps[RUNARGS_MAX_IDS] = {0};
         for (int i = 0; i < n && i < RUNARGS_MAX_IDS; i++) sweeps[i] = r[i].sweep_id;
         int nk = runkeys_diff(cfg, n <= RUNARGS_MAX_IDS ? sweeps : NULL, n, keys, 64), shown = 0;
         for (int k = 0; k < nk && k < 64; k++) {
             if (!strcmp(keys[k], "name")) continue;   /* the name row above */
             for (int i = 0; i < n; i++) runkeys_config_value(r[i].config, keys[k], v[i], 64);
-            compare_row(s, !strcmp(keys[k], "steps") ? "steps (budget)" : keys[k], v, n, w);
+            table_add(&t, !strcmp(keys[k], "steps") ? "steps (budget)" : keys[k], v);
             shown++;
         }
-        if (!shown) session_printf(s, "(no config differences)");
+        if (!shown) table_add(&t, "(no config differences)", NULL);
         for (int e = 0; e < 3; e++) {   /* best val, the best checkpoint's step, final */
             for (int i = 0; i < n; i++) {
                 RunRecord f;
@@ -200,19 +271,20 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
                     runrecord_free(&f);
                 }
             }
-            compare_row(s, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss",
-                        v, n, w);
+            table_add(&t, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss", v);
         }
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
-        compare_row(s, "last step", v, n, w);
+        table_add(&t, "last step", v);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);
-        compare_row(s, "params", v, n, w);
+        table_add(&t, "params", v);
         for (int i = 0; i < n; i++) {
             double sp = own_speed(st, &r[i]);
             snprintf(v[i], 64, isnan(sp) ? "-" : "%.0f", sp);
         }
-        compare_row(s, "tokens/s", v, n, w);
-        compare_series(s, st, r, n, v, w);
+        table_add(&t, "tokens/s", v);
+        compare_series(&t, st, r, n, v);
+        if (t.oom) status = session_error(s, LM_ENOMEM, "out of memory comparing runs");
+        else table_print(s, &t);
         for (int i = 1; i < n && !status; i++) {   /* the same numbers as the first run? */
             RunParity p;
             char line[400];
@@ -226,6 +298,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
     }
     for (int i = 0; r && i < got; i++) runstore_row_free(&r[i]);
     free(r), free(cfg), free(v);
+    table_free(&t);
     return status;
 }
 

@@ -212,7 +212,8 @@ static int data_rm(Session *s, int argc, const LexWord *argv)
     } else {
         TokCacheRequest r;
         if (tokcache_request_config(&r, &c, root, NULL, err) || tokcache_key(&r, key, err))
-            return session_error(s, LM_EARG, "%s", err);
+            return session_error(s, LM_EARG, "%s; `data list` shows the prepared corpora and "
+                                 "`data rm KEY yes` deletes one", err);
     }
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/%s", root, key);

@@ -17,6 +17,7 @@
 
 #include "err.h"
 #include "jsonval.h"
+#include "textcol.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -121,8 +122,10 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
     if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
     else if (r && r->parent_step > 0) snprintf(from, sizeof from, "(rm)@%ld", r->parent_step);
     else if (r) snprintf(from, sizeof from, "-");
-    int n = snprintf(line, sizeof line, "%4s  %-*.*s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
-                     "  %s", id, nw, nw, r ? r->name : "name", mw, model,
+    char name[TEXTCOL_MAX * 4 + 8];   /* a long name cut, marked '…' */
+    textcol_fit(name, sizeof name, r ? r->name : "name", nw, TEXTCOL_KEEP_START);
+    int n = snprintf(line, sizeof line, "%4s  %s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
+                     "  %s", id, name, mw, model,
                      r ? r->status : "status", steps, best, fin, par, created,
                      lineage ? 16 : 0, r ? r->tags : "tags", lineage ? from : "");
     while (n > 0 && n < (int)sizeof line && line[n - 1] == ' ') line[--n] = 0;
@@ -136,9 +139,9 @@ static void runs_table(Session *s, const RunRow *rows, int n)
         lineage |= rows[i].parent_run != 0 || rows[i].parent_step > 0;
         char prec[16];
         runrecord_precision(&rows[i], prec, sizeof prec);
-        int l = (int)strlen(rows[i].name),
+        int l = textcol_width(rows[i].name),
             m = (int)strlen(rows[i].model) + (strcmp(prec, "fp32") ? 1 + (int)strlen(prec) : 0);
-        nw = l > nw ? (l > 40 ? 40 : l) : nw;
+        nw = l > nw ? (l > TEXTCOL_MAX ? TEXTCOL_MAX : l) : nw;
         mw = m > mw ? m : mw;
     }
     runs_line(s, NULL, nw, mw, lineage);

@@ -21,6 +21,7 @@
 #include "output.h"
 #include "jsonval.h"
 #include "textcheck.h"
+#include "textcol.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -295,14 +296,14 @@ static int rows_fill(Session *s, Table *t, const RunRow *runs, int n, Row *rows)
 static void print_rows(Session *s, const Table *t, const Row *rows, int n)
 {
     int width[RT_MAX_COLS];
-    char v[256], line[4096];
+    char v[256], line[4096], fit[TEXTCOL_MAX * 4 + 8];
     double num;
     for (int c = 0; c < t->n_cols; c++) {
-        width[c] = (int)strlen(t->cols[c]);
+        width[c] = textcol_width(t->cols[c]);
         for (int i = 0; i < n && !s->json; i++) {
             cell(&rows[i], t->cols[c], v, sizeof v, &num);
-            int l = (int)strlen(v);
-            width[c] = l > width[c] ? (l > 40 ? 40 : l) : width[c];
+            int l = textcol_width(v);
+            width[c] = l > width[c] ? (l > TEXTCOL_MAX ? TEXTCOL_MAX : l) : width[c];
         }
     }
     for (int i = -1; i < n; i++) {
@@ -320,8 +321,8 @@ static void print_rows(Session *s, const Table *t, const Row *rows, int n)
                                        : num == floor(num) && fabs(num) < 1e15 && !strchr(v, '.')
                                        ? json_integer((json_int_t)num) : json_real(num));
             else if (off < (int)sizeof line)
-                off += snprintf(line + off, sizeof line - (size_t)off, "%s%-*.*s", c ? "  " : "",
-                                width[c], width[c], v);
+                off += snprintf(line + off, sizeof line - (size_t)off, "%s%s", c ? "  " : "",
+                                textcol_fit(fit, sizeof fit, v, width[c], TEXTCOL_KEEP_START));
         }
         if (o) {
             session_emit_json(s, o);

@@ -163,7 +163,8 @@ static const Command COMMANDS[] = {
      ARG_NONE, NULL, cmd_quit, "general", 0, NULL, NULL},
     {"use", "EXPERIMENT", "load an experiment (experiments/NAME.conf or a path)",
      "Resets the configuration to the defaults, then applies the experiment file: one\n"
-     "key=value a line, '#' comments. `use` alone lists the experiments.",
+     "key=value a line, each key once (a bf16: or fp32: line after it overrides it on its\n"
+     "CPU), '#' comments. `use` alone lists the experiments.",
      ARG_EXPERIMENT, NULL, cmd_use, "configuration", CMD_SESSION, NULL, NULL},
     {"set", "key=value ...", "change settings for the next run",
      "Every value is checked when set: type, range, allowed values. `help set` lists the\n"
@@ -282,7 +283,12 @@ static const Command COMMANDS[] = {
      "layout of later `runs` and the dashboard; columns=default forgets it. group_by=KEY\n"
      "(or group) prints one line per value: N, best and final val as mean ± std.", ARG_WORD, RUNS_KEYS, cmd_runs, "history", 0, NULL, NULL},
     {"run", "RUN_ID [all]", "one run in detail (settings that differ from the defaults; all: every one)", NULL, ARG_RUN_ID, NULL, cmd_run, "history", 0, NULL, NULL},
-    {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side", NULL, ARG_RUN_ID,
+    {"compare", "RUN_ID RUN_ID ...", "config diff and metrics side by side",
+     "A column per run: its name and status, the settings that differ, its evaluations,\n"
+     "speed and each series' summary, then whether its numbers are the first run's. Each\n"
+     "column is as wide as its widest cell, at most 40 characters: a longer value is cut\n"
+     "at its end, a longer row label at its start (the end tells series apart), marked '…'.\n"
+     "--json gives every value whole.", ARG_RUN_ID,
      NULL, cmd_compare, "history", 0, NULL, NULL},
     {"group", "NAME [RUN_ID ...]", "seed groups: file runs into group NAME, or show it",
      "`group NAME ID ...` files stored runs into group NAME (replacing their old group; `train\n"
@@ -398,7 +404,7 @@ static const Command COMMANDS[] = {
      "hyperparameter sweeps (grid, random, successive halving)",
      "Starts a sweep in the background: its trials train one after another, each a run\n"
      "tagged sweep-ID and named NAME-tK. Spec words (or file=NAME: experiments/sweeps/\n"
-     "NAME.sweep, one word a line; words given here override the file's):\n"
+     "NAME.sweep, one word a line, each key once; words here override the file's):\n"
      "  base=EXPERIMENT (default: the current settings)  strategy=grid|random|halving\n"
      "  steps=N|epochs=N (budget per trial)  metric=best_val|final_val (ranking)\n"
      "  trials=N seed=S (random draws)  min_steps=N eta=K (halving)  name=NAME\n"
@@ -445,12 +451,13 @@ static const Command COMMANDS[] = {
      "SPEC: a bundled name, a text file, a directory of files (recursive, sorted; dot files\n"
      "skipped), a WikiText-layout directory, .jsonl files (one JSON object a line, the text in\n"
      "text_key=, default text), any of them .gz, .xz or .zst, or a comma list\n"
-     "(data=a.txt,b/,c.jsonl.zst). The tokens go to lmlab-tokens/ beside the run store\n"
-     "(tokens_dir= elsewhere), keyed by the sources and the tokenizer with its options; a\n"
-     "source changed since makes the cache stale and the next prepare (or train) does it\n"
-     "again. Binary documents and bad .jsonl lines are skipped and counted (strict=true\n"
-     "refuses them). threads=N encodes on N cores (0: all). force=true prepares again even\n"
-     "when fresh. Progress: a bar on a terminal, --json events. See docs/data_prepare.md.",
+     "(data=a.txt,b/,c.jsonl.zst); not / or a system directory (/usr, /proc, ...). The\n"
+     "tokens go to lmlab-tokens/ beside the run store (tokens_dir= elsewhere), keyed by\n"
+     "the sources and the tokenizer with its options; a source changed since makes the\n"
+     "cache stale and the next prepare (or train) does it again. Binary documents and bad\n"
+     ".jsonl lines are skipped and counted (strict=true refuses them). threads=N encodes\n"
+     "on N cores (0: all). force=true prepares again even when fresh. Progress: a bar on\n"
+     "a terminal, --json events. See docs/data_prepare.md.",
      ARG_WORD, NULL, cmd_data, "general", 0, DATA_SUBS, NULL},
     {"tokenize", "TEXT", "print the pieces and ids of TEXT as typed (no end-of-line token) under "
      "the open model's tokenizer (after `open ID`), else the settings' tokenizer", NULL,

@@ -229,8 +229,30 @@ PY
     fail "a word of the long line was split where the line was cut into pieces"
 printf 'never prepared\n' >np.txt
 refused "no prepared tokens [0-9a-f]* in .* for that corpus" data rm "$dir/np.txt" tokens_dir="$dir/tok"
+# data rm of a directory answers without walking it (a tree 70 deep, which the walk
+# refuses); / and the system directories are refused at once, by rm, prepare and train
+# (they walked the whole disk first)
+d=deep; for i in $(seq 70); do d=$d/d; done; mkdir -p "$d"; echo a >deep/a.txt
+refused "no prepared tokens [0-9a-f]* in .* for that corpus" data rm "$dir/deep" \
+    tokens_dir="$dir/tok"
+refused "'/' is the root of the filesystem, not a corpus.*\`data list\` shows the prepared" \
+    data rm / tokens_dir="$dir/tok"
+refused "'/usr' is a system directory, not a corpus" data rm /usr/ tokens_dir="$dir/tok"
+refused "'/usr' is a system directory, not a corpus" data prepare /usr tokens_dir="$dir/tok"
+refused "'/' is the root of the filesystem, not a corpus" train quick data=/ steps=5 $C
 echo "p4: a line longer than a piece keeps GPT-2's ids: it is cut between words; data rm of"
-echo "    a corpus never prepared says so"
+echo "    a corpus never prepared says so, of any directory at once; / and /usr are refused"
+
+# a key on two lines of a sweep file or an experiment file: refused, both lines named
+# (the last won silently); a bf16: line after the plain one still overrides it
+printf 'base = quick\nsteps = 30\nlr = 1e-3,2e-3\n# a later edit\nsteps = 10\n' >twice.sweep
+refused "twice.sweep:5: steps is given twice (lines 2 and 5): keep one" \
+    sweep file="$dir/twice.sweep" $C
+printf 'model = dispatcher\nsteps = 30\nlr = 1e-3\nsteps = 10\n' >twice.conf
+refused "twice.conf:4: steps is given twice (lines 2 and 4): keep one" train "$dir/twice.conf" $C
+printf 'steps = 30\nbf16: steps = 40\nfp32: steps = 40\n' >cpu.conf
+"$bin" -c "use $dir/cpu.conf" >out 2>&1 || fail "a CPU's line after the plain one: $(cat out)"
+echo "p5: a key twice in a sweep or experiment file is refused, naming both lines"
 
 # ---- 3: a stop while a checkpoint waits for disk space: stopped, saying what is missing -----
 if [ "$(id -u)" -ne 0 ] || ! mkdir -p full || ! mount -t tmpfs -o size=64k tmpfs full 2>/dev/null; then

@@ -235,6 +235,108 @@ static void test_run_detail(Session *s)
     json_decref(o);
 }
 
+/* The column (in characters, a UTF-8 character one) where byte offset b of line is. */
+static int column_at(const char *line, size_t b)
+{
+    int c = 0;
+    for (size_t i = 0; i < b; i++) c += ((unsigned char)line[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* The byte offset of column col in line, or -1 past its end. */
+static int byte_of_column(const char *line, int col)
+{
+    int c = 0;
+    for (int i = 0; line[i]; i++) {
+        if (((unsigned char)line[i] & 0xC0) == 0x80) continue;
+        if (c++ == col) return i;
+    }
+    return -1;
+}
+
+/* Checks that in the table in out (its first line the header) every row's cell of each
+ * of the n columns named in the header starts where the name does (in characters),
+ * after a space; a row starting with "numbers," or '(' is not a table row. Returns the
+ * rows checked, -1 when a name is not in the header. */
+static int columns_aligned(const char **names, int n)
+{
+    char *copy = strdup(out), *save = NULL;
+    const char *head = strtok_r(copy, "\n", &save);
+    int col[8], rows = 0;
+    for (int k = 0; k < n && k < 8; k++) {
+        const char *at = head ? strstr(head, names[k]) : NULL;
+        CHECK(at, "'%s' in the header: %s", names[k], out);
+        if (!at) {
+            free(copy);
+            return -1;
+        }
+        col[k] = column_at(head, (size_t)(at - head));
+    }
+    for (char *l = strtok_r(NULL, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(l, "numbers,", 8) || l[0] == '(') continue;
+        for (int k = 0; k < n && k < 8; k++) {
+            int b = byte_of_column(l, col[k]), p = byte_of_column(l, col[k] - 1);
+            CHECK(b > 0 && p > 0 && l[p] == ' ' && l[b] != ' ', "the %s column (at %d): '%s'",
+                  names[k], col[k], l);
+        }
+        rows++;
+    }
+    free(copy);
+    return rows;
+}
+
+/* compare's text table of two runs with a prompt of 51 characters, a name of 50 with
+ * two non-ASCII letters and a label longer than the old 18-wide column ("tokens_per_s
+ * (mean)"): every value starts where its run's column starts in the header, and a value
+ * over 40 characters is cut at its end, marked '…' (test_textcol has the cuts
+ * themselves). A setting compare does not know (an older version's) is not a row. `runs`
+ * and `runs columns=` cut the name at 40 characters (not bytes) and keep their columns. */
+static void test_compare_aligned(Session *s)
+{
+    char err[LM_ERR_LEN];
+    const char *cfg[2] = {
+        "model=msa\nlr=0.001\nsample_prompt=It was the best of times, it was the worst of "
+        "times\nan_older_versions_setting_named_at_some_length_a=1\n",
+        "model=msa\nlr=0.002\nsample_prompt=Hi\n"
+        "an_older_versions_setting_named_at_some_length_a=2\n"};
+    const char *name = "wide-b-\xc3\xbcnic\xc3\xb6" "de-a-name-longer-than-forty-characters",
+               *cut = "  wide-b-\xc3\xbcnic\xc3\xb6" "de-a-name-longer-than-forty\xe2\x80\xa6";
+    long ids[2] = {0, 0};
+    RunStore *st = session_store(s);
+    for (int r = 0; st && r < 2; r++) {
+        RunInfo info = {.name = r ? name : "wide-a", .config = cfg[r], .model = "msa",
+                        .data_name = "tinyshakespeare", .tokenizer = "char", .params = 900};
+        CHECK(runstore_run_create(st, &info, &ids[r], err) == LM_OK, "create: %s", err);
+        StepMetric m = {.step = 10, .tokens = 640, .loss = 3.0f, .lr = 1e-3f,
+                        .tokens_per_s = 5000, .elapsed = 1};
+        runstore_log_step(st, ids[r], &m, err);
+    }
+    CHECK(st && runstore_flush(st, err) == LM_OK, "flush: %s", err);
+    char line[64];
+    snprintf(line, sizeof line, "compare %ld %ld", ids[0], ids[1]);
+    s->json = 0;
+    CHECK(run(s, line) == LM_OK, "compare: %s", out);
+    char want[2][16];
+    for (int k = 0; k < 2; k++) snprintf(want[k], sizeof want[k], "run %ld", ids[k]);
+    const char *cols[] = {want[0], want[1]};
+    CHECK(columns_aligned(cols, 2) > 10, "compare's rows: %s", out);
+    CHECK(strstr(out, "  It was the best of times, it was the wo\xe2\x80\xa6  Hi\n"),
+          "a long value cut at its end, marked: %s", out);
+    CHECK(strstr(out, "\ntokens_per_s (mean)  ") && !strstr(out, "an_older"),
+          "tokens_per_s's row, no unknown setting: %s", out);
+    CHECK(strstr(out, "\nname  ") && strstr(out, cut), "a long name cut to 40 characters, "
+          "not bytes: %s", out);
+    char want_row[128];
+    CHECK(run(s, "runs") == LM_OK, "runs: %s", out);   /* the name column, then model */
+    const char *rcols[] = {"name", "model", "status"};
+    snprintf(want_row, sizeof want_row, "%s  msa", cut);
+    CHECK(columns_aligned(rcols, 3) >= 2 && strstr(out, want_row), "runs: %s", out);
+    CHECK(run(s, "runs columns=id,name,lr") == LM_OK, "runs columns=: %s", out);
+    const char *tcols[] = {"name", "lr"};
+    snprintf(want_row, sizeof want_row, "%s  0.002", cut);
+    CHECK(columns_aligned(tcols, 2) >= 2 && strstr(out, want_row), "runs columns=: %s", out);
+}
+
 static void test_compare(Session *s)
 {
     s->json = 0;
@@ -456,6 +558,7 @@ int main(void)
     test_rm(&s);
     test_errors(&s);
     test_table(&s);
+    test_compare_aligned(&s);
     session_free(&s);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

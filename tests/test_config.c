@@ -79,6 +79,46 @@ static void test_cpu_recipe(void)
     CHECK(c.d == 64, "line 1 applied before the refusal (d=%d)", c.d);
 }
 
+/* A key given twice in an experiment file: a second plain line (or a second bf16: line)
+ * is refused naming both lines, where the last silently won; a plain line after a bf16:
+ * one is refused (it would undo it); a bf16: or fp32: line after the plain one overrides
+ * it on its CPU, as the speedrun preset's `bf16: steps = 200000` does. */
+static void test_key_twice(void)
+{
+    char path[] = "/tmp/lmlab_cfg_XXXXXX", err[LM_ERR_LEN] = "";
+    int fd = mkstemp(path);
+    close(fd);
+    static const struct {
+        const char *text, *want;   /* want NULL: loads */
+    } cases[] = {
+        {"model = dispatcher\nsteps = 30\nlr = 1e-3\nsteps = 10   # later\n",
+         ":4: steps is given twice (lines 2 and 4): keep one"},
+        {"steps = 30\nbf16: steps = 300\n\nbf16: steps = 400\n",
+         ":4: bf16: steps is given twice (lines 2 and 4): keep one"},
+        {"fp32: lr = 1e-3\nlr = 2e-3\n",
+         ":2: lr is given after the fp32: lr line 1, which it would undo"},
+        {"steps = 30\nbf16: steps = 300\nfp32: steps = 40\nd = 64\n", NULL},
+    };
+    for (int k = 0; k < 4; k++) {
+        FILE *f = fopen(path, "w");
+        fputs(cases[k].text, f);
+        fclose(f);
+        for (int bf16 = 0; bf16 < 2; bf16++) {
+            Config c;
+            config_defaults(&c);
+            int rc = config_load_file_cpu(&c, path, bf16, err);
+            if (cases[k].want)
+                CHECK(rc == LM_EARG && strstr(err, cases[k].want), "case %d, bf16=%d: '%s'",
+                      k, bf16, err);
+            else
+                CHECK(rc == LM_OK && c.steps == (bf16 ? 300 : 40) && c.d == 64,
+                      "a CPU's line over the plain one: bf16=%d: steps=%ld %s", bf16,
+                      (long)c.steps, err);
+        }
+    }
+    unlink(path);
+}
+
 /* '#' comments: outside quotes, after a quoted value; none on a line that ends in a quote
  * (config_to_text's whole quoted values, inner quotes unescaped): those round-trip. */
 static void test_comments(void)
@@ -134,6 +174,7 @@ int main(void)
     test_comments();
     test_placeholders();
     test_cpu_recipe();
+    test_key_twice();
     Config c, d;
     char err[LM_ERR_LEN];
     config_defaults(&c);

@@ -3,7 +3,8 @@
  * unreadable files counted and named; .jsonl with bad lines and another text_key; gzip
  * (two members), xz and zstd files equal to their text; a truncated gzip; comma lists; a
  * WikiText directory's splits and its refusal inside a list; strict refusals; pieces cut
- * only where the cut function allows; a file changed while read and between passes. */
+ * only where the cut function allows; a file changed while read and between passes; the
+ * filesystem's root and system directories refused unwalked; roots_only not walking. */
 #include "check.h"
 #include "corpus.h"
 #include "err.h"
@@ -290,6 +291,48 @@ static void test_pieces_and_changes(void)
     CHECK(rc == LM_EIO && strstr(err, "changed while it was read"), "a file growing while read: %s", err);
 }
 
+/* The filesystem's root and its system directories are refused before anything under them
+ * is listed (a list holding one too; a path that resolves to one too), where `data rm /`
+ * walked the disk first. roots_only resolves a directory without walking it: a tree
+ * whose walk fails (nested past 64) opens at once, with its roots, a WikiText layout's
+ * splits, and no source. */
+static void test_roots(void)
+{
+    char d[600], err[LM_ERR_LEN];
+    CorpusOptions o = {0};
+    Corpus *c = NULL;
+    CHECK(corpus_open("/", &o, &c, err) == LM_EARG && !c &&
+          strstr(err, "'/' is the root of the filesystem, not a corpus"), "/: %s", err);
+    const char *sys[] = {"/usr", "/proc/", "/usr/../etc", NULL};
+    for (int i = 0; sys[i]; i++)
+        CHECK(corpus_open(sys[i], &o, &c, err) == LM_EARG && strstr(err, "is a system "
+              "directory, not a corpus"), "%s: %s", sys[i], err);
+    snprintf(d, sizeof d, "%s/dir/z.txt,/sys", tmp);   /* test_dir's file */
+    CHECK(corpus_open(d, &o, &c, err) == LM_EARG && strstr(err, "'/sys' is a system"),
+          "a system directory in a list: %s", err);
+    o.roots_only = 1;
+    CHECK(corpus_open("/", &o, &c, err) == LM_EARG, "roots_only refuses / too: %s", err);
+    snprintf(d, sizeof d, "%s/deep", tmp);   /* 70 directories deep: the walk refuses it */
+    for (int i = 0; i <= 70; i++) {
+        mkdir(d, 0755);
+        if (i < 70) strcat(d, "/d");
+    }
+    snprintf(d, sizeof d, "%s/deep", tmp);
+    puts_("deep/a.txt", "a\n");
+    o.roots_only = 0;
+    CHECK(corpus_open(d, &o, &c, err) == LM_EARG && strstr(err, "nested over 64"),
+          "the deep tree's walk fails: %s", err);
+    o.roots_only = 1;
+    CHECK(corpus_open(d, &o, &c, err) == LM_OK && c && corpus_n_sources(c) == 0 &&
+          !strcmp(corpus_roots(c), d) && !corpus_has_splits(c),
+          "roots_only does not walk: %s", err);
+    corpus_close(c);
+    snprintf(d, sizeof d, "%s/wiki", tmp);   /* test_wikitext's layout */
+    CHECK(corpus_open(d, &o, &c, err) == LM_OK && corpus_has_splits(c) &&
+          corpus_n_sources(c) == 2, "roots_only still finds a WikiText layout: %s", err);
+    corpus_close(c);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/lmlab_test_corpus_XXXXXX");
@@ -299,6 +342,7 @@ int main(void)
     test_compressed();
     test_wikitext();
     test_pieces_and_changes();
+    test_roots();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);

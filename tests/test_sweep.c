@@ -292,6 +292,30 @@ static void test_files(void)
     rc = sweep_spec_load_file(&sp, path, err);
     CHECK(rc == LM_EARG && strstr(err, "t.sweep:2:") && strstr(err, "layers"),
           "file errors name the line: %s", err);
+    /* a key on two lines: refused, a fixed one (steps) as a swept one (lr), naming both
+     * lines, where the file took the last steps */
+    const char *twice[] = {"steps = 30\nlr = 1e-3,2e-3\n# later\nsteps=10\n",
+                           "lr = 1e-3,2e-3\nsteps = 30\nlr=3e-3\n",
+                           "strategy = grid\n\nstrategy = random  # second thoughts\n"};
+    const char *want[] = {"t.sweep:4: steps is given twice (lines 1 and 4): keep one",
+                          "t.sweep:3: lr is given twice (lines 1 and 3): keep one; a swept key "
+                          "gives all its values on one line: lr = a,b,c",
+                          "t.sweep:3: strategy is given twice (lines 1 and 3): keep one"};
+    for (int k = 0; k < 3; k++) {
+        f = fopen(path, "w");
+        fputs(twice[k], f);
+        fclose(f);
+        sweep_spec_init(&sp);
+        rc = sweep_spec_load_file(&sp, path, err);
+        CHECK(rc == LM_EARG && strstr(err, want[k]), "a key twice in a file: %s", err);
+    }
+    f = fopen(path, "w");   /* the command line still overrides the file's (cmd_sweep.c) */
+    fputs("steps = 30\nlr = 1e-3,2e-3\n", f);
+    fclose(f);
+    sweep_spec_init(&sp);
+    rc = sweep_spec_load_file(&sp, path, err);
+    CHECK(rc == LM_OK && sweep_spec_set_pair(&sp, "steps=10", err) == LM_OK && sp.steps == 10,
+          "a word after the file: %s", err);
     const char *src = getenv("LMLAB_SOURCE");
     const char *names[] = {"lr_width_dispatcher_vs_msa", "halving_lr", NULL};
     for (int i = 0; src && names[i]; i++) {

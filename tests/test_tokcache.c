@@ -3,7 +3,8 @@
  * tokens, splits, tokenizer and character count as dataset_load (1 and 2 threads, one
  * shard and many small ones cut inside a shard); the shards' llm.c header and size; uint32
  * shards for a vocabulary over 65,536; fresh / stale / interrupted caches and what the
- * progress notes say; list and remove; the space check before a prepare. Sources of every
+ * progress notes say; list and remove; the space check before a prepare; a directory's key
+ * without walking it, the filesystem's root refused. Sources of every
  * kind are test_corpus.c's. */
 #include "check.h"
 #include "dataset.h"
@@ -469,6 +470,32 @@ static void test_space(void)
     CHECK(tokcache_root("/x.db", "/t", rt, sizeof rt, err) == LM_OK && !strcmp(rt, "/t"), "tokens_dir wins: %s", rt);
 }
 
+/* A directory's key without walking it (`data rm DIR` answers at once for any DIR): the
+ * key of a directory is the key its prepare uses; a tree the walk refuses (70 deep) still
+ * has a key; the filesystem's root is refused, naming it. */
+static void test_key_unwalked(void)
+{
+    char d[600], dir[1200], key[TOKCACHE_KEY_LEN + 1], err[LM_ERR_LEN];
+    snprintf(d, sizeof d, "%s/keyed", tmpdir);
+    mkdir(d, 0755);
+    snprintf(dir, sizeof dir, "%s/keyed/a.txt", tmpdir);
+    write_text(dir, "to be or not to be\nthat is the question\n");
+    TokCacheRequest r = { .spec = d, .kind = TOKENIZER_CHAR, .train_frac = 0.9, .threads = 1,
+                          .root = root };
+    CHECK(tokcache_key(&r, key, err) == LM_OK && tokcache_ensure(&r, NULL, NULL, dir, sizeof dir,
+          err) == LM_OK && strstr(dir, key), "the unwalked key is the prepare's: %s %s", key, dir);
+    snprintf(d, sizeof d, "%s/deep", tmpdir);
+    for (int i = 0; i <= 70; i++) {
+        mkdir(d, 0755);
+        if (i < 70) strcat(d, "/d");
+    }
+    snprintf(d, sizeof d, "%s/deep", tmpdir);
+    CHECK(tokcache_key(&r, key, err) == LM_OK, "a tree its walk refuses has a key: %s", err);
+    r.spec = "/";
+    CHECK(tokcache_key(&r, key, err) == LM_EARG && strstr(err, "root of the filesystem"),
+          "/ refused: %s", err);
+}
+
 int main(void)
 {
     char data_dir[1024];
@@ -489,6 +516,7 @@ int main(void)
     test_space();
     test_cuts();
     test_given_and_stop(data_dir);
+    test_key_unwalked();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -494,8 +494,37 @@ char *config_comment(char *line)
     return NULL;
 }
 
+/* The line that set each key in an experiment file so far, by KEYS index and scope (0 a
+ * plain line, 1 a bf16: line, 2 an fp32: line); 0 = none yet. */
+typedef int SeenLines[N_KEYS][3];
+
+/* A file says each key once: a second plain line (or a second bf16: line) would silently
+ * win over the first. A bf16: or fp32: line after a plain one overrides it on its CPU
+ * (the speedrun preset's `bf16: steps = 200000`); a plain line after one would undo it. */
+static int check_seen(SeenLines *seen, const char *key, int scope, const char *where,
+                      int lineno, char *err)
+{
+    static const char *const prefix[3] = {"", "bf16: ", "fp32: "};
+    const ConfigKey *k = config_find_key(key);
+    if (!k)
+        return LM_OK;   /* config_set says what is wrong */
+    int *at = (*seen)[k - KEYS];
+    if (at[scope])
+        return err_set(err, LM_EARG, "%s:%d: %s%s is given twice (lines %d and %d): keep one",
+                       where, lineno, prefix[scope], key, at[scope], lineno);
+    for (int o = 1; !scope && o < 3; o++)
+        if (at[o])
+            return err_set(err, LM_EARG, "%s:%d: %s is given after the %s%s line %d, which it "
+                           "would undo: put the plain line first (a bf16: or fp32: line "
+                           "overrides it on its CPU)", where, lineno, key, prefix[o], key, at[o]);
+    at[scope] = lineno;
+    return LM_OK;
+}
+
+/* One line of an experiment file (bf16 >= 0: 1 when the CPU has AVX512-BF16, seen its
+ * keys' lines) or of config_to_text's text (bf16 < 0, seen NULL). */
 static int parse_line(Config *c, char *line, const char *where, int lineno, int bf16,
-                      int *cond, char *err)
+                      int *cond, SeenLines *seen, char *err)
 {
     char *hash = config_comment(line);
     if (hash)
@@ -503,22 +532,13 @@ static int parse_line(Config *c, char *line, const char *where, int lineno, int 
     char *s = trim(line);
     if (!*s)
         return LM_OK;
-    int is_bf16 = !strncmp(s, "bf16:", 5), is_fp32 = !strncmp(s, "fp32:", 5);
-    if (is_bf16 || is_fp32) {
+    int scope = !strncmp(s, "bf16:", 5) ? 1 : !strncmp(s, "fp32:", 5) ? 2 : 0;
+    if (scope) {
         if (bf16 < 0)
             return err_set(err, LM_EARG, "%s:%d: '%.5s' lines (by the CPU's bf16 support) "
                            "belong in experiment files only", where, lineno, s);
         *cond = 1;
         s = trim(s + 5);
-        if (is_bf16 != (bf16 > 0)) {   /* the other CPU's line: checked, not applied */
-            Config *scratch = malloc(sizeof *scratch);
-            if (!scratch)
-                return err_set(err, LM_ENOMEM, "out of memory");
-            *scratch = *c;
-            int rc = parse_line(scratch, s, where, lineno, bf16, cond, err);
-            free(scratch);
-            return rc;
-        }
     }
     char *eq = strchr(s, '=');
     if (!eq)
@@ -531,10 +551,20 @@ static int parse_line(Config *c, char *line, const char *where, int lineno, int 
         val++;
     }
     unescape(val);
+    if (seen && check_seen(seen, key, scope, where, lineno, err))
+        return LM_EARG;
+    Config *into = c;
+    if (scope && (scope == 1) != (bf16 > 0)) {   /* the other CPU's line: checked, not applied */
+        if (!(into = malloc(sizeof *into)))
+            return err_set(err, LM_ENOMEM, "out of memory");
+        *into = *c;
+    }
     char e2[LM_ERR_LEN];
-    if (config_set(c, key, val, e2))
-        return err_set(err, LM_EARG, "%s:%d: %s", where, lineno, e2);
-    return LM_OK;
+    int rc = config_set(into, key, val, e2) ? err_set(err, LM_EARG, "%s:%d: %s", where, lineno,
+                                                      e2) : LM_OK;
+    if (into != c)
+        free(into);
+    return rc;
 }
 
 int config_from_text(Config *c, const char *text, char *err)
@@ -547,7 +577,7 @@ int config_from_text(Config *c, const char *text, char *err)
          line = strtok_r(NULL, "\n", &save)) {
         lineno++;
         int cond = 0;
-        if ((rc = parse_line(c, line, "config", lineno, -1, &cond, err)))
+        if ((rc = parse_line(c, line, "config", lineno, -1, &cond, NULL, err)))
             break;
     }
     free(copy);
@@ -570,6 +600,11 @@ int config_load_file_cpu(Config *c, const char *path, int bf16, char *err)
         return err_set(err, LM_EIO, "cannot open experiment file %s", e2);
     char line[2048];
     int lineno = 0, rc = LM_OK;
+    SeenLines *seen = calloc(1, sizeof *seen);
+    if (!seen) {
+        fclose(f);
+        return err_set(err, LM_ENOMEM, "out of memory");
+    }
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
@@ -579,9 +614,10 @@ int config_load_file_cpu(Config *c, const char *path, int bf16, char *err)
         char *text = line;
         if (lineno == 1 && !memcmp(line, "\xEF\xBB\xBF", 3))   /* a UTF-8 byte-order mark */
             text += 3;
-        if ((rc = parse_line(c, text, path, lineno, bf16 ? 1 : 0, &cond, err)))
+        if ((rc = parse_line(c, text, path, lineno, bf16 ? 1 : 0, &cond, seen, err)))
             break;
     }
+    free(seen);
     fclose(f);
     if (!rc && cond)   /* the run records which recipe this CPU got */
         snprintf(c->cpu_recipe, sizeof c->cpu_recipe, "%s", bf16 ? "bf16" : "fp32");

@@ -132,6 +132,9 @@ int config_validate(const Config *c, char *err);
  * value" applies only on a CPU with AVX512-BF16 (sysinfo_bf16), "fp32: key = value" only
  * on one without, in file order with the rest; when the file has such lines, cpu_recipe
  * records which applied ("bf16" or "fp32"), so a stored run says which recipe it got.
+ * A key is given once: a second plain line (or a second bf16: line) for a key is refused
+ * naming both lines, as is a plain line after a bf16:/fp32: line of its key (which it
+ * would undo); a bf16: or fp32: line after the plain one overrides it on its CPU.
  * Errors name the file and line. */
 int config_load_file(Config *c, const char *path, char *err);
 /* The same with the CPU's AVX512-BF16 support given (bf16 != 0: it has it). */

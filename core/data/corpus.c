@@ -223,12 +223,31 @@ static int resolve_item(const char *item, char *abs, size_t cap, char *err)
     return LM_OK;
 }
 
-/* Adds the files of one resolved item. */
+/* LM_EARG when abs (resolved) is the filesystem's root or one of its system directories:
+ * no corpus, and walking one reads the disk (or /proc's endless links) before any error. */
+static int system_dir_error(const char *abs, char *err)
+{
+    static const char *const sys[] = { "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
+        "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var", NULL };
+    if (!strcmp(abs, "/"))
+        return err_set(err, LM_EARG, "'/' is the root of the filesystem, not a corpus (lmlab "
+                       "reads every file under a directory): give the directory of your "
+                       "text files");
+    for (int i = 0; sys[i]; i++)
+        if (!strcmp(abs, sys[i]))
+            return err_set(err, LM_EARG, "'%s' is a system directory, not a corpus (lmlab reads "
+                           "every file under a directory): give the directory of your text "
+                           "files", abs);
+    return LM_OK;
+}
+
+/* Adds the files of one resolved item (roots_only: a directory's files are not listed). */
 static int add_item(Corpus *c, const char *abs, int n_items, char *err)
 {
     struct stat st;
     if (stat(abs, &st)) return err_set(err, LM_EIO, "cannot read '%s': %s", abs, strerror(errno));
     if (!S_ISDIR(st.st_mode)) return add_source(c, abs, -1, 1, err);
+    if (system_dir_error(abs, err)) return LM_EARG;
     int l = add_layout(c, abs, err);
     if (l < 0) return -l;
     if (l > 0) {
@@ -238,6 +257,7 @@ static int add_item(Corpus *c, const char *abs, int n_items, char *err)
                            "valid and test files): it cannot be part of a list; give it alone", abs);
         return LM_OK;
     }
+    if (c->opt.roots_only) return LM_OK;
     int first = c->n;
     int rc = walk(c, abs, 0, err);
     if (rc) return rc;
@@ -283,7 +303,8 @@ int corpus_open(const char *spec, const CorpusOptions *opt, Corpus **out, char *
         }
     }
     free(items);
-    if (!rc && c->n == 0) rc = err_set(err, LM_EARG, "dataset '%s' names no file", spec);
+    if (!rc && c->n == 0 && !opt->roots_only)
+        rc = err_set(err, LM_EARG, "dataset '%s' names no file", spec);
     if (rc) {
         corpus_close(c);
         return rc;

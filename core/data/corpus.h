@@ -36,6 +36,9 @@ typedef struct {
     CorpusCutFn cut;            /* NULL: cut after any '\n' */
     void *cut_ud;
     size_t piece;               /* target piece size in bytes; 0 = 1 MiB */
+    int roots_only;             /* resolve the items only (a WikiText layout is still
+                                   found): a directory's files are not listed, so the
+                                   corpus has its roots and no source (a cache key) */
 } CorpusOptions;
 
 /* What was skipped, by kind, with the first of each named ("path", "path:line"). */
@@ -62,9 +65,11 @@ typedef struct Corpus Corpus;   /* heap object: corpus_open / corpus_close */
 
 /* Resolves spec (a bundled name without '/' looked up in $LMLAB_DATA then LMLAB_DATA_DIR,
  * a path, or a comma list of these) to its files, stat'ed and sorted; nothing is read yet.
- * The options are copied (text_key too). LM_OK, LM_EIO (a missing path, naming it),
- * LM_EARG (an empty spec, a WikiText directory in a list, a directory with no file),
- * LM_ENOMEM. */
+ * The options are copied (text_key too). The filesystem's root and its system directories
+ * (/usr, /proc, ...) are refused before anything under them is listed: their files are no
+ * corpus, and listing them would walk the whole disk. LM_OK, LM_EIO (a missing path,
+ * naming it), LM_EARG (an empty spec, a system directory, a WikiText directory in a list,
+ * a directory with no file), LM_ENOMEM. */
 int corpus_open(const char *spec, const CorpusOptions *opt, Corpus **out, char *err);
 /* LM_EIO with a message saying what to pass when a missing item is a preset's placeholder
  * ("/path/to/..."); LM_OK otherwise. corpus_open and dataset.c's text path both use it. */

@@ -68,12 +68,13 @@ static int builtin(TokenizerKind k)
 }
 
 
-static int open_corpus(const TokCacheRequest *r, Corpus **c, char *err)
+/* roots_only: the spec resolved, its directories not walked (a key needs no more). */
+static int open_corpus(const TokCacheRequest *r, int roots_only, Corpus **c, char *err)
 {
     TokenizerKind k = r->given ? tokenizer_kind(r->given) : r->kind;
     CorpusOptions o = { .text_key = r->text_key, .strict = r->strict,
                         .cut = builtin(k) ? tokcache_cut_line : tokcache_cut_strict,
-                        .piece = r->piece_bytes };
+                        .piece = r->piece_bytes, .roots_only = roots_only };
     return corpus_open(r->spec, &o, c, err);
 }
 
@@ -104,7 +105,7 @@ static void key_of(const TokCacheRequest *r, const Corpus *c, char key[TOKCACHE_
 int tokcache_key(const TokCacheRequest *req, char key[TOKCACHE_KEY_LEN + 1], char *err)
 {
     Corpus *c;
-    int rc = open_corpus(req, &c, err);
+    int rc = open_corpus(req, 1, &c, err);
     if (rc) return rc;
     key_of(req, c, key);
     corpus_close(c);
@@ -409,7 +410,7 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
     if (!r->given && !(r->train_frac > 0 && r->train_frac < 1))
         return err_set(err, LM_EARG, "train_frac %g: use a fraction between 0 and 1, e.g. 0.9", r->train_frac);
     Corpus *c;
-    int rc = open_corpus(r, &c, err);
+    int rc = open_corpus(r, 0, &c, err);
     if (rc) return rc;
     int reused = r->given && !r->force ? settings_cache(r, c, fn, ud, dir_out, cap) : 0;
     if (reused) {

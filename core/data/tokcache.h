@@ -72,8 +72,9 @@ int tokcache_root(const char *db_path, const char *tokens_dir, char *out, size_t
 int tokcache_request_config(TokCacheRequest *req, const Config *c, const char *root,
                             const Tokenizer *given, char *err);
 
-/* The key of a request (16 hex + NUL into key): resolves the spec (corpus_open) without
- * reading it. LM_OK or corpus_open's errors. */
+/* The key of a request (16 hex + NUL into key): resolves the spec (corpus_open with
+ * roots_only) without listing a directory's files or reading any: instant for any
+ * directory. LM_OK or corpus_open's errors (a missing path, a system directory). */
 int tokcache_key(const TokCacheRequest *req, char key[TOKCACHE_KEY_LEN + 1], char *err);
 
 /* The cache of req, prepared now or found fresh: its directory into dir_out. A cache

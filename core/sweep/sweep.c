@@ -287,6 +287,33 @@ int sweep_spec_set_pair(SweepSpec *sp, const char *pair, char *err)
     return sweep_spec_set(sp, buf, eq + 1, err);
 }
 
+/* The keys a sweep file gave so far with their lines: a file says each key once, since a
+ * second line would silently win over the first. */
+typedef struct {
+    char key[SWEEP_MAX_PARAMS + 32][64];
+    int line[SWEEP_MAX_PARAMS + 32], n;
+} SeenKeys;
+
+/* The index in seen of the key of pair when an earlier line gave it, else -1 (and the
+ * key is added with its line no). */
+static int seen_before(SeenKeys *seen, const char *pair, int no)
+{
+    char buf[2048];
+    squeeze(buf, sizeof buf, pair);
+    char *eq = strchr(buf, '=');
+    if (!eq || eq == buf || eq - buf >= 64)
+        return -1;   /* sweep_spec_set_pair says what is wrong */
+    *eq = 0;
+    for (int i = 0; i < seen->n; i++)
+        if (!strcmp(seen->key[i], buf))
+            return i;
+    if (seen->n < SWEEP_MAX_PARAMS + 32) {
+        memcpy(seen->key[seen->n], buf, (size_t)(eq - buf) + 1);   /* < 64, checked above */
+        seen->line[seen->n++] = no;
+    }
+    return -1;
+}
+
 int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err)
 {
     FILE *f = fopen(path, "r");
@@ -294,6 +321,7 @@ int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err)
         return err_set(err, LM_EIO, "cannot read %s: %s", path, strerror(errno));
     char line[2048], e2[LM_ERR_LEN];
     int no = 0, rc = LM_OK;
+    SeenKeys seen = {.n = 0};
     while (!rc && fgets(line, sizeof line, f)) {
         no++;
         char *hash = config_comment(line);
@@ -303,8 +331,20 @@ int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err)
         while (isspace((unsigned char)*s)) s++;
         if (!*s)
             continue;
-        if (sweep_spec_set_pair(sp, s, e2))
+        int k = seen_before(&seen, s, no);
+        if (k >= 0) {
+            const char *key = seen.key[k];
+            int first = seen.line[k], spec_key = 0;
+            for (int i = 0; SPEC_KEYS[i]; i++) spec_key |= !strcmp(SPEC_KEYS[i], key);
+            rc = spec_key
+                ? err_set(err, LM_EARG, "%s:%d: %s is given twice (lines %d and %d): keep one",
+                          path, no, key, first, no)
+                : err_set(err, LM_EARG, "%s:%d: %s is given twice (lines %d and %d): keep one; "
+                          "a swept key gives all its values on one line: %s = a,b,c", path, no,
+                          key, first, no, key);
+        } else if (sweep_spec_set_pair(sp, s, e2)) {
             rc = err_set(err, LM_EARG, "%s:%d: %s", path, no, e2);
+        }
     }
     fclose(f);
     return rc;

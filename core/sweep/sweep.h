@@ -99,8 +99,10 @@ int sweep_spec_set(SweepSpec *sp, const char *key, const char *value, char *err)
 /* The same for "key=value" (spaces around '=' and after ',' are ignored). */
 int sweep_spec_set_pair(SweepSpec *sp, const char *pair, char *err);
 
-/* Reads a sweep file: one key=value word a line, '#' comments, blank lines. Errors name
- * the file and line. LM_EIO when it cannot be read. */
+/* Reads a sweep file: one key=value word a line, '#' comments, blank lines. A key given
+ * on two lines is refused (LM_EARG naming it and both lines), a fixed one (steps=) as a
+ * swept one: the file would silently take the last. Errors name the file and line.
+ * LM_EIO when it cannot be read. */
 int sweep_spec_load_file(SweepSpec *sp, const char *path, char *err);
 
 /* Resolves a sweep name to experiments/sweeps/NAME.sweep (under $LMLAB_EXPERIMENTS,
