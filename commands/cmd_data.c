@@ -22,11 +22,6 @@ typedef struct {
 
 static ProgressState g_prog;
 
-static const char *phase_name(TokCachePhase p)
-{
-    static const char *const n[] = { "note", "scan", "vocab", "encode", "done" };
-    return (unsigned)p < 5 ? n[p] : "?";
-}
 
 static void fmt_eta(char *b, size_t cap, double s)
 {
@@ -52,6 +47,18 @@ static int data_progress(const TokCacheProgress *p, void *ud)
             session_printf(s, "%s", p->message);
         return s->interrupt != 0;
     }
+    if (p->phase == TOKCACHE_LIST && !s->json) {   /* a directory of many files */
+        if (tty) {
+            fprintf(stderr, "\rlisting the corpus's files: %llu looked at (Ctrl-C stops)",
+                    p->tokens);
+            fflush(stderr);
+            g_prog.bar = 1;
+        } else if (t - g_prog.last_line >= (s->quiet_progress ? 1.0 : 10.0)) {
+            g_prog.last_line = t;
+            session_printf(s, "listing the corpus's files: %llu looked at", p->tokens);
+        }
+        return s->interrupt != 0;
+    }
     char eta[32];
     fmt_eta(eta, sizeof eta, p->eta_seconds);
     double frac = p->bytes_total ? (double)p->bytes_done / (double)p->bytes_total : 0;
@@ -60,7 +67,7 @@ static int data_progress(const TokCacheProgress *p, void *ud)
             g_prog.last_json = t;
             session_emit_json(s, json_pack("{s:s s:s s:s s:I s:I s:I s:f s:f s:f}", "event",
                                            "data_progress", "key", p->key ? p->key : "", "phase",
-                                           phase_name(p->phase), "bytes", (json_int_t)p->bytes_done,
+                                           tokcache_phase_name(p->phase), "bytes", (json_int_t)p->bytes_done,
                                            "bytes_total", (json_int_t)p->bytes_total, "tokens",
                                            (json_int_t)p->tokens, "mb_per_s", p->mb_per_s,
                                            "eta_s", p->eta_seconds, "seconds", p->seconds));
@@ -71,14 +78,14 @@ static int data_progress(const TokCacheProgress *p, void *ud)
         for (int i = 0; i < 30; i++) bar[i] = i < k ? '#' : '.';
         bar[30] = 0;
         fprintf(stderr, "\r%-6s [%s] %3.0f%% %.1f/%.1f MB %.2fM tokens %.1f MB/s ETA %-8s",
-                phase_name(p->phase), bar, 100 * frac, (double)p->bytes_done / 1e6,
+                tokcache_phase_name(p->phase), bar, 100 * frac, (double)p->bytes_done / 1e6,
                 (double)p->bytes_total / 1e6, (double)p->tokens / 1e6, p->mb_per_s, eta);
         fflush(stderr);
         g_prog.bar = 1;
     } else if (t - g_prog.last_line >= (s->quiet_progress ? 1.0 : 10.0)) {
         g_prog.last_line = t;   /* the dashboard's output pane, or a log */
         session_printf(s, "%s: %.0f%% of %.1f MB, %.2fM tokens, %.1f MB/s, ETA %s",
-                       phase_name(p->phase), 100 * frac, (double)p->bytes_total / 1e6,
+                       tokcache_phase_name(p->phase), 100 * frac, (double)p->bytes_total / 1e6,
                        (double)p->tokens / 1e6, p->mb_per_s, eta);
     }
     return s->interrupt != 0;

@@ -124,9 +124,15 @@ static int print_prepare(const TokCacheProgress *p, void *ud)
     if (now - pp->last < 2)
         return s->interrupt != 0;
     pp->last = now;
-    static const char *const phase[] = {"note", "scan", "vocabulary", "encode", "done"};
     Output *o = output_create("prepare_progress");
-    output_str(o, "phase", phase[p->phase <= TOKCACHE_DONE ? p->phase : 0]);
+    output_str(o, "phase", tokcache_phase_name(p->phase));
+    if (p->phase == TOKCACHE_LIST) {   /* a directory of many files: what is found so far */
+        output_int(o, "entries", (long)p->tokens);
+        output_line(o, "data: listing the corpus's files: {entries} looked at so far "
+                    "(Ctrl-C stops)");
+        output_emit(s, o);
+        return s->interrupt != 0;
+    }
     output_real(o, "mb_done", p->bytes_done / 1e6);
     output_real(o, "mb_total", p->bytes_total / 1e6);
     output_real(o, "mtokens", p->tokens / 1e6);

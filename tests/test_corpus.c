@@ -333,6 +333,43 @@ static void test_roots(void)
     corpus_close(c);
 }
 
+/* A directory walk tells how far it got every CORPUS_LIST_EVERY entries, and stops when
+ * told to (Ctrl-C, SIGTERM: the session's interrupt). */
+static int listed_calls;
+static int stop_listing(unsigned long long entries, void *ud)
+{
+    (void)entries;
+    listed_calls++;
+    return *(int *)ud;
+}
+
+static void test_listing(void)
+{
+    char d[400], p[500];
+    snprintf(d, sizeof d, "%s/many", tmp);
+    mkdir(d, 0755);
+    for (int i = 0; i < 2 * CORPUS_LIST_EVERY + 5; i++) {
+        snprintf(p, sizeof p, "%s/f%05d.txt", d, i);
+        FILE *f = fopen(p, "w");
+        if (f) fclose(f);
+    }
+    int stop = 0;
+    CorpusOptions o = { .listed = stop_listing, .listed_ud = &stop };
+    Corpus *c = NULL;
+    char err[LM_ERR_LEN];
+    listed_calls = 0;
+    corpus_open(d, &o, &c, err);   /* every file empty: refused later, walked whole first */
+    corpus_close(c);
+    CHECK(listed_calls == 2, "told twice over 2 x %d + 5 entries: %d", CORPUS_LIST_EVERY,
+          listed_calls);
+    stop = 1;
+    listed_calls = 0;
+    c = NULL;
+    CHECK(corpus_open(d, &o, &c, err) == LM_ECANCEL && strstr(err, "stopped") && listed_calls == 1,
+          "stopped at the first report: %s (%d)", err, listed_calls);
+    corpus_close(c);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/lmlab_test_corpus_XXXXXX");
@@ -343,6 +380,7 @@ int main(void)
     test_wikitext();
     test_pieces_and_changes();
     test_roots();
+    test_listing();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);

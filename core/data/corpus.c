@@ -30,6 +30,7 @@ struct Corpus {
     char *roots;
     char text_key[256];
     CorpusOptions opt;
+    unsigned long long listed;  /* directory entries walked (CorpusOptions.listed) */
     /* the pass */
     int cur;                    /* source being read; n at the end */
     CStream *cs;
@@ -137,6 +138,12 @@ static int walk(Corpus *c, const char *dir, int depth, char *err)
     int rc = LM_OK;
     while (!rc && (e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
+        if (++c->listed % CORPUS_LIST_EVERY == 0 && c->opt.listed &&
+            c->opt.listed(c->listed, c->opt.listed_ud)) {
+            rc = err_set(err, LM_ECANCEL, "listing the files under '%s' stopped (%llu looked "
+                         "at)", dir, c->listed);
+            break;
+        }
         char p[1100];
         if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
         struct stat st;

@@ -39,7 +39,13 @@ typedef struct {
     int roots_only;             /* resolve the items only (a WikiText layout is still
                                    found): a directory's files are not listed, so the
                                    corpus has its roots and no source (a cache key) */
+    /* Told the entries a directory walk has looked at so far, every CORPUS_LIST_EVERY
+     * and at the end; nonzero stops the walk (LM_ECANCEL). NULL: not told. */
+    int (*listed)(unsigned long long entries, void *ud);
+    void *listed_ud;
 } CorpusOptions;
+
+#define CORPUS_LIST_EVERY 4096
 
 /* What was skipped, by kind, with the first of each named ("path", "path:line"). */
 enum { CORPUS_SKIP_BINARY, CORPUS_SKIP_BAD_JSON, CORPUS_SKIP_MISSING_KEY, CORPUS_SKIP_EMPTY,

@@ -11,6 +11,7 @@
 #include "outfile.h"
 #include "private/tokcache_impl.h"
 #include "shard.h"
+#include "sysinfo.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -61,6 +62,23 @@ int tokcache_request_config(TokCacheRequest *req, const Config *c, const char *r
     return LM_OK;
 }
 
+const char *tokcache_phase_name(TokCachePhase p)
+{
+    static const char *const n[] = { "note", "list", "scan", "vocab", "encode", "done" };
+    return (unsigned)p < sizeof n / sizeof n[0] ? n[p] : "?";
+}
+
+/* The directory walk's progress as a TOKCACHE_LIST report; nonzero (Ctrl-C) stops it. */
+typedef struct { TokCacheProgressFn fn; void *ud; double t0; } ListReport;
+
+static int listed(unsigned long long entries, void *ud)
+{
+    ListReport *lr = ud;
+    TokCacheProgress p = { .phase = TOKCACHE_LIST, .tokens = entries,
+                           .seconds = sysinfo_now() - lr->t0, .eta_seconds = -1 };
+    return lr->fn ? lr->fn(&p, lr->ud) : 0;
+}
+
 static int builtin(TokenizerKind k)
 {
     return k == TOKENIZER_CHAR || k == TOKENIZER_WORD || k == TOKENIZER_BPE ||
@@ -68,13 +86,17 @@ static int builtin(TokenizerKind k)
 }
 
 
-/* roots_only: the spec resolved, its directories not walked (a key needs no more). */
-static int open_corpus(const TokCacheRequest *r, int roots_only, Corpus **c, char *err)
+/* roots_only: the spec resolved, its directories not walked (a key needs no more); else
+ * fn hears the walk's progress (and stops it). */
+static int open_corpus(const TokCacheRequest *r, int roots_only, TokCacheProgressFn fn,
+                       void *ud, Corpus **c, char *err)
 {
     TokenizerKind k = r->given ? tokenizer_kind(r->given) : r->kind;
+    ListReport lr = { fn, ud, sysinfo_now() };
     CorpusOptions o = { .text_key = r->text_key, .strict = r->strict,
                         .cut = builtin(k) ? tokcache_cut_line : tokcache_cut_strict,
-                        .piece = r->piece_bytes, .roots_only = roots_only };
+                        .piece = r->piece_bytes, .roots_only = roots_only,
+                        .listed = listed, .listed_ud = &lr };
     return corpus_open(r->spec, &o, c, err);
 }
 
@@ -105,7 +127,7 @@ static void key_of(const TokCacheRequest *r, const Corpus *c, char key[TOKCACHE_
 int tokcache_key(const TokCacheRequest *req, char key[TOKCACHE_KEY_LEN + 1], char *err)
 {
     Corpus *c;
-    int rc = open_corpus(req, 1, &c, err);
+    int rc = open_corpus(req, 1, NULL, NULL, &c, err);
     if (rc) return rc;
     key_of(req, c, key);
     corpus_close(c);
@@ -410,7 +432,7 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
     if (!r->given && !(r->train_frac > 0 && r->train_frac < 1))
         return err_set(err, LM_EARG, "train_frac %g: use a fraction between 0 and 1, e.g. 0.9", r->train_frac);
     Corpus *c;
-    int rc = open_corpus(r, 0, &c, err);
+    int rc = open_corpus(r, 0, fn, ud, &c, err);
     if (rc) return rc;
     int reused = r->given && !r->force ? settings_cache(r, c, fn, ud, dir_out, cap) : 0;
     if (reused) {

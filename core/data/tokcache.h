@@ -41,6 +41,7 @@ typedef struct {
 
 typedef enum {
     TOKCACHE_NOTE,              /* message: what was found (fresh, stale, incomplete) or done */
+    TOKCACHE_LIST,              /* listing a directory's files: tokens = entries so far */
     TOKCACHE_SCAN,              /* first pass: reading, hashing, collecting the vocabulary sample */
     TOKCACHE_VOCAB,             /* training the tokenizer */
     TOKCACHE_ENCODE,            /* second pass: encoding and writing shards */
@@ -57,6 +58,9 @@ typedef struct {
     double mb_per_s;            /* source MB/s in this pass */
     double eta_seconds;         /* < 0: unknown */
 } TokCacheProgress;
+
+/* "note", "list", "scan", "vocab", "encode", "done". */
+const char *tokcache_phase_name(TokCachePhase p);
 
 /* Called from the preparing thread at most ~10 times a second and at each phase change;
  * returning nonzero stops the prepare (LM_ECANCEL, nothing kept). */
