@@ -181,9 +181,8 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
             for (int i = 0; i < n; i++) rm_describe(s, st, ids[i], files, 0);
         }
         if (!tty && !s->json)
-            return session_error(s, LM_EARG, "rm deletes runs for good: with no terminal to ask "
-                                 "at (a script, a pipe), add yes (or --yes) to confirm; "
-                                 "nothing was deleted");
+            return session_error(s, LM_EARG, "rm deletes runs for good: with no terminal to "
+                                 "ask at, add yes (or --yes); nothing was deleted");
         if (!tty)
             return session_error(s, LM_EARG, "rm needs yes (or --yes) to delete; nothing "
                                  "was deleted");

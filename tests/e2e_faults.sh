@@ -365,7 +365,7 @@ scenario_issue13() {
     "$L" --db "$DB" train quick steps=20 runs_dir=R8 >/dev/null 2>&1
     # 1. rm of the newest run, then train: a new id and a new folder
     "$L" --db "$DB" -c "rm 2" >rm1.log 2>&1
-    check "1. rm in a script without --yes deletes nothing" has rm1.log "add --yes"
+    check "1. rm in a script without --yes deletes nothing" has rm1.log "add yes \\(or --yes\\)"
     check "1. run 2 still there" eq "$(q 'SELECT count(*) FROM runs WHERE id=2')" 1
     "$L" --db "$DB" -c "rm 2 --yes" >rm2.log 2>&1
     check "1. rm says the files are kept" has rm2.log "checkpoint files are kept"
