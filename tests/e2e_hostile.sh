@@ -81,6 +81,19 @@ for c in runs "run 1" "export 1"; do
     check "'$c' on a store with a damaged metrics table: exit status not 0" [ $? -ne 0 ]
     check "... and says the store is damaged" has dam.out "dam.db is damaged"
 done
+# a large store is checked whole once a day (every page read: 1.5 s a GB at each command);
+# here "large" is anything, and the check's time is in store_meta
+cp clean.db big.db
+LMLAB_TEST_WHOLE_CHECK_BYTES=0 "$L" --db big.db -c runs >big.out 2>&1
+check "a clean large store: its whole check is remembered" \
+    [ -n "$(sqlite3 big.db "SELECT value FROM store_meta WHERE key='whole_checked'")" ]
+sqlite3 big.db "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+head -c 4096 /dev/urandom | dd of=big.db bs=1 seek=$(((pg - 1) * 4096)) conv=notrunc 2>/dev/null
+LMLAB_TEST_WHOLE_CHECK_BYTES=0 timeout 60 "$L" --db big.db -c runs >big.out 2>&1
+check "... within the day it is not read again (runs reads the run list only)" [ $? -eq 0 ]
+sqlite3 big.db "DELETE FROM store_meta WHERE key='whole_checked'" 2>/dev/null
+LMLAB_TEST_WHOLE_CHECK_BYTES=0 timeout 60 "$L" --db big.db -c runs >big.out 2>&1
+check "... and the next whole check finds the damage" has big.out "big.db is damaged"
 
 echo "== 7. no silent cuts"
 "$L" --db "$DB" train quick steps=20 checkpoint_every=10 runs_dir=R >/dev/null 2>&1   # run 2

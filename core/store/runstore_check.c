@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 
 int runstore_check_orphan(const char *path, char *err)
 {
@@ -137,12 +138,49 @@ static int quick_check(RunStore *s, const char *table, char *err)
  * logged): checked at every open. */
 static const char *const CATALOGUE[] = {"runs", "sweeps", "sweep_trials", "store_meta"};
 
+/* A store over this size is checked whole at most once a day (it reads every page: about
+ * 1.5 s a GB, at every `runs` and every run's start); smaller ones every time. A damaged
+ * page is still found when a command reads it (SQLITE_CORRUPT is said as damage). */
+#define WHOLE_CHECK_DAILY_BYTES ((long long)256 << 20)
+#define WHOLE_CHECK_EVERY_S 86400
+#define WHOLE_CHECK_TEST_ENV "LMLAB_TEST_WHOLE_CHECK_BYTES"   /* tests: another size */
+
+/* The time of the store's last clean whole check (store_meta), 0 for none. */
+static long long last_whole_check(RunStore *s)
+{
+    sqlite3_stmt *st;
+    long long t = 0;
+    char e[LM_ERR_LEN];
+    if (prep(s, "SELECT value FROM store_meta WHERE key='whole_checked'", &st, e)) return 0;
+    if (sqlite3_step(st) == SQLITE_ROW) t = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return t;
+}
+
 int runstore_quick_check(RunStore *s, int whole, char *err)
 {
     if (whole && s->checked_whole) return LM_OK;   /* once per handle */
     if (whole) {
+        struct stat sb;
+        long long now = (long long)time(NULL);
+        const char *t = getenv(WHOLE_CHECK_TEST_ENV);
+        long long daily = t ? atoll(t) : WHOLE_CHECK_DAILY_BYTES;
+        int big = !stat(s->real_path, &sb) && sb.st_size > daily && has_table(s, "store_meta");
+        if (big && now - last_whole_check(s) < WHOLE_CHECK_EVERY_S) {
+            s->checked_whole = 1;
+            return LM_OK;
+        }
         int status = quick_check(s, NULL, err);
         s->checked_whole = !status;
+        sqlite3_stmt *st;   /* remembered for a day; a busy store just checks again */
+        char e[LM_ERR_LEN];
+        if (!status && big &&
+            !prep(s, "INSERT OR REPLACE INTO store_meta(key, value) VALUES('whole_checked', ?)",
+                  &st, e)) {
+            sqlite3_bind_int64(st, 1, now);
+            sqlite3_step(st);
+            sqlite3_finalize(st);
+        }
         return status;
     }
     int status = LM_OK;
