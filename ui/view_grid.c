@@ -30,6 +30,7 @@ static int state_init(void *state)
 {
     GridView *g = state;
     snprintf(g->pattern, sizeof g->pattern, "*");
+    g->loaded_step = -1;
     return LM_OK;
 }
 
@@ -100,10 +101,14 @@ static int load(DashCtx *x, int forced)
     long run = x->snap ? x->snap->run_id : 0;
     if (!g) return 0;
     if (run != g->run) forced = 1;
+    long step = x->snap ? x->snap->last.step : 0;
+    if (!forced && step == g->loaded_step)
+        return 0;   /* no new step since (an ended run: never): nothing new to read */
     if (!dash_view_due(&g->next, forced)) return 0;
     RunStore *st = forced ? session_store(x->s) : x->s->store;
     if (!st || run <= 0) return 0;
     view_grid_load(g, st, run);
+    g->loaded_step = step;
     return 1;
 }
 

@@ -20,6 +20,7 @@ typedef struct {
     int cols;                             /* charts per row at the last draw */
     char msg[LM_ERR_LEN];                 /* why nothing is shown ("" when something is) */
     double next;                          /* reload then (monotonic seconds) */
+    long loaded_step;                     /* the run's last step when read (-1: never) */
 } GridView;
 
 extern const DashView view_grid;

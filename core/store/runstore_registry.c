@@ -220,20 +220,43 @@ static int add_gates(RunStore *s, long run, const SeriesEntry *info, const char 
     return status;
 }
 
-/* The named series run recorded that are members of the family info, added to names. */
-static int add_named(RunStore *s, long run, const SeriesEntry *info, const char *pattern,
-                     char (**names)[SERIES_NAME_LEN], int *n, long *cap, char *err)
+/* The names of the series run recorded, in name order (their points not counted: a
+ * name list reads series_names only, whatever the runs' lengths). */
+static int recorded_names(RunStore *s, long run, char (**out)[SERIES_NAME_LEN], int *n,
+                          char *err)
 {
-    SeriesInfo *rec = NULL;
-    int nr = 0, status = runstore_series_names(s, run, NULL, &rec, &nr, err);
-    for (int i = 0; !status && i < nr; i++) {
-        SeriesRef ref;
-        if (!series_find(rec[i].name, &ref, NULL) && ref.info == info &&
-            add_name(names, n, cap, rec[i].name, pattern))
+    sqlite3_stmt *st;
+    long cap = 0;
+    *out = NULL;
+    *n = 0;
+    int status = prep(s, "SELECT name FROM series_names WHERE run_id=? ORDER BY name", &st, err);
+    if (status) return status;
+    sqlite3_bind_int64(st, 1, run);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (runstore_grow(out, &cap, *n + 1, sizeof **out)) {
             status = err_set(err, LM_ENOMEM, "out of memory listing series");
+            break;
+        }
+        col_copy(st, 0, (*out)[(*n)++], SERIES_NAME_LEN);
     }
-    free(rec);
+    if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "listing series", err);
+    sqlite3_finalize(st);
     return status;
+}
+
+/* The recorded series (rec, nr) that are members of the family info, added to names. */
+static int add_named(char (*rec)[SERIES_NAME_LEN], int nr, const SeriesEntry *info,
+                     const char *pattern, char (**names)[SERIES_NAME_LEN], int *n, long *cap,
+                     char *err)
+{
+    for (int i = 0; i < nr; i++) {
+        SeriesRef ref;
+        if (!series_find(rec[i], &ref, NULL) && ref.info == info &&
+            add_name(names, n, cap, rec[i], pattern))
+            return err_set(err, LM_ENOMEM, "out of memory listing series");
+    }
+    return LM_OK;
 }
 
 int runstore_series_list(RunStore *s, long run, const char *pattern,
@@ -245,6 +268,9 @@ int runstore_series_list(RunStore *s, long run, const char *pattern,
     *n = 0;
     if (pattern && (status = series_pattern_check(pattern, err))) return status;
     if ((status = runstore_check_run(s, run, err))) return status;
+    char (*rec)[SERIES_NAME_LEN] = NULL;
+    int nr = 0;
+    if ((status = recorded_names(s, run, &rec, &nr, err))) return status;
     for (int i = 0; !status && i < series_count(); i++) {
         const SeriesEntry *info = series_info(i);
         SeriesRef ref = {.info = info};
@@ -252,7 +278,7 @@ int runstore_series_list(RunStore *s, long run, const char *pattern,
         if (info->source == SERIES_SRC_GATE)
             status = add_gates(s, run, info, pattern, names, n, &cap, err);
         else if (info->source == SERIES_SRC_NAMED || info->source == SERIES_SRC_HIST)
-            status = add_named(s, run, info, pattern, names, n, &cap, err);
+            status = add_named(rec, nr, info, pattern, names, n, &cap, err);
         else if (!info->family && has_values(s, run, &ref) &&
                  add_name(names, n, &cap, info->name, pattern))
             status = err_set(err, LM_ENOMEM, "out of memory listing series");
@@ -269,6 +295,7 @@ int runstore_series_list(RunStore *s, long run, const char *pattern,
         status = err_set(err, LM_EARG, "no series of run %ld matches '%s' (it has: %s)", run,
                          series_escape(shown, sizeof shown, pattern), ne ? all : "none yet");
     }
+    free(rec);
     if (status) {
         free(*names);
         *names = NULL;
