@@ -243,17 +243,8 @@ static void draw_series(cairo_t *cr, const Frame *f, const PlotSeries *s, int k)
     if (s->lo && s->hi) draw_band(cr, f, s, c);
     set_line(cr, k, 1.6);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-    int pen = 0;
-    for (int i = 0; i < s->n; i++) {
-        if (!isfinite(s->x[i]) || !isfinite(s->y[i])) {
-            pen = 0;
-            continue;
-        }
-        if (pen) cairo_line_to(cr, px(f, s->x[i]), py(f, s->y[i]));
-        else cairo_move_to(cr, px(f, s->x[i]), py(f, s->y[i]));
-        pen = 1;
-    }
-    cairo_stroke(cr);
+    plot_curve(cr, s->x, s->y, s->n, f->x0, f->x1, f->y0, f->y1, f->left, f->right, f->bottom,
+               f->top, 0);
     cairo_set_dash(cr, NULL, 0, 0);
     for (int i = 0; s->n < 40 && i < s->n; i++) {
         if (!isfinite(s->x[i]) || !isfinite(s->y[i])) continue;
@@ -428,6 +419,69 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
     draw_nonfinite(c.cr, &f, s, n, &nf, finite);
     draw_legend(c.cr, s, n, lx, ly);
     return plot_canvas_close(&c, err);
+}
+
+/* The M4 column in progress: the indices of its first, lowest, highest and last point. */
+typedef struct { int used, first, lo, hi, last; long col; } M4Col;
+
+static void m4_flush(cairo_t *cr, M4Col *c, const double *x, const double *y, double x0,
+                     double x1, double y0, double y1, double l, double r, double b, double t,
+                     int *pen)
+{
+    if (!c->used) return;
+    int k[4] = {c->first, c->lo, c->hi, c->last}, m = 0;
+    for (int i = 1; i < 4; i++)   /* in index order, each once */
+        for (int j = i; j > 0 && k[j] < k[j - 1]; j--) {
+            int tmp = k[j];
+            k[j] = k[j - 1];
+            k[j - 1] = tmp;
+        }
+    for (int i = 0; i < 4; i++) {
+        if (i && k[i] == k[m - 1]) continue;
+        k[m++] = k[i];
+        double dx = l + (x[k[i]] - x0) / (x1 - x0) * (r - l);
+        double dy = b - (y[k[i]] - y0) / (y1 - y0) * (b - t);
+        if (*pen) cairo_line_to(cr, dx, dy);
+        else cairo_move_to(cr, dx, dy);
+        *pen = 1;
+    }
+    c->used = 0;
+}
+
+void plot_curve(cairo_t *cr, const double *x, const double *y, int n, double x0, double x1,
+                double y0, double y1, double l, double r, double b, double t, double dot)
+{
+    M4Col c = {0};
+    int pen = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i])) {
+            m4_flush(cr, &c, x, y, x0, x1, y0, y1, l, r, b, t, &pen);
+            pen = 0;
+            continue;
+        }
+        int alone = dot > 0 && (i == 0 || !isfinite(y[i - 1]) || !isfinite(x[i - 1])) &&
+                    (i + 1 == n || !isfinite(y[i + 1]) || !isfinite(x[i + 1]));
+        if (alone) {   /* a point between gaps: a dot, no line */
+            double dx = l + (x[i] - x0) / (x1 - x0) * (r - l);
+            double dy = b - (y[i] - y0) / (y1 - y0) * (b - t);
+            cairo_stroke(cr);
+            cairo_arc(cr, dx, dy, dot, 0, 2 * M_PI);
+            cairo_fill(cr);
+            continue;
+        }
+        long col = (long)floor((l + (x[i] - x0) / (x1 - x0) * (r - l)) * 4);
+        if (c.used && col != c.col)
+            m4_flush(cr, &c, x, y, x0, x1, y0, y1, l, r, b, t, &pen);
+        if (!c.used) {
+            c = (M4Col){1, i, i, i, i, col};
+            continue;
+        }
+        if (y[i] < y[c.lo]) c.lo = i;
+        if (y[i] > y[c.hi]) c.hi = i;
+        c.last = i;
+    }
+    m4_flush(cr, &c, x, y, x0, x1, y0, y1, l, r, b, t, &pen);
+    cairo_stroke(cr);
 }
 
 int plot_nonfinite_count(PlotNonFinite *nf, double y)

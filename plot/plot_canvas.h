@@ -46,6 +46,15 @@ typedef struct {
 
 /* Counts y into nf when it is NaN or infinite; returns 1 then, else 0. */
 int plot_nonfinite_count(PlotNonFinite *nf, double y);
+
+/* The path of a curve through n points (x[i], y[i]) mapped linearly onto [l, r] x [b, t]
+ * (y up), broken at non-finite points: per quarter-point column only its first, lowest,
+ * highest and last points (M4, Jugel et al., VLDB 2014), in their order, so that a line
+ * of millions of points draws as through all of them at a few thousand segments (cairo
+ * took minutes and gigabytes on 5 M). Lone points (between gaps) get a dot of radius
+ * dot when dot > 0. Ends with the path stroked. */
+void plot_curve(cairo_t *cr, const double *x, const double *y, int n, double x0, double x1,
+                double y0, double y1, double l, double r, double b, double t, double dot);
 /* The mark of a non-finite y at x in the current source colour, the figures' version of
  * the dashboard's (ui/chart.c): NaN a cross and +inf a triangle pointing up, both at the
  * top edge; -inf a triangle pointing down at the bottom edge. */

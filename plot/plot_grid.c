@@ -55,26 +55,7 @@ static void draw_line(cairo_t *cr, const PlotPanel *p, double x0, double x1, dou
 {
     cairo_set_source_rgb(cr, 0.000, 0.447, 0.698);
     cairo_set_line_width(cr, 1.2);
-    for (int i = 0, pen = 0; i < p->n; i++) {
-        if (!isfinite(p->x[i]) || !isfinite(p->y[i])) {
-            pen = 0;
-            continue;
-        }
-        double px = l + (p->x[i] - x0) / (x1 - x0) * (r - l);
-        double py = b - (p->y[i] - y0) / (y1 - y0) * (b - t);
-        if (pen) cairo_line_to(cr, px, py);
-        else cairo_move_to(cr, px, py);
-        pen = 1;
-        int alone = (i == 0 || !isfinite(p->y[i - 1]) || !isfinite(p->x[i - 1])) &&
-                    (i + 1 == p->n || !isfinite(p->y[i + 1]) || !isfinite(p->x[i + 1]));
-        if (alone) {
-            cairo_stroke(cr);
-            cairo_arc(cr, px, py, 2, 0, 2 * M_PI);
-            cairo_fill(cr);
-            pen = 0;
-        }
-    }
-    cairo_stroke(cr);
+    plot_curve(cr, p->x, p->y, p->n, x0, x1, y0, y1, l, r, b, t, 2);
 }
 
 /* One panel with its top-left corner at (x, y). */

@@ -224,6 +224,51 @@ static void check_nonfinite(const char *dir_path)
     free(svg);
 }
 
+/* The 1.6-wide curve's path points of an SVG (malloc'd pts, 2 per point); their count. */
+static int curve_points(const char *path, double *pts, int max)
+{
+    char *svg = slurp(path);
+    int np = 0;
+    for (char *p = svg ? strstr(svg, "<path") : NULL; p && !np; p = strstr(p + 5, "<path")) {
+        char *st = strstr(p, "style=\""), *d = strstr(p, " d=\""), *end = strchr(p, '>');
+        if (st && d && end && d < end && strstr(st, "stroke-width:1.6;") &&
+            strstr(st, "stroke-width:1.6;") < d)
+            np = path_points(d + 4, pts, max);
+    }
+    free(svg);
+    return np;
+}
+
+/* A curve of 400,000 points is drawn through a few points per column (M4): a path of at
+ * most 4 points a quarter-point column, reaching the spike and the dip the figure of those
+ * points alone reaches (before: every point, minutes and gigabytes at 5 M). */
+static void check_decimated(const char *dir_path)
+{
+    enum { N = 400000, MAXP = 40000 };
+    double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *pts = malloc(2 * MAXP * sizeof *pts);
+    char path[160], err[LM_ERR_LEN];
+    for (int i = 0; i < N; i++) x[i] = i, y[i] = 1.0 + 0.5 * (double)(((long)i * 7919) % 1000) / 1000.0;
+    y[123457] = 5, y[277777] = -3;
+    PlotSeries s = {"#1 long", x, y, N, NULL, NULL};
+    PlotAxes ax = {"long", "step", "loss"};
+    snprintf(path, sizeof path, "%s/long.svg", dir_path);
+    CHECK(plot_curves(path, &s, 1, &ax, err) == LM_OK, "long: %s", err);
+    int np = curve_points(path, pts, MAXP);
+    double top = 1e9, bottom = -1e9;
+    for (int i = 0; i < np; i++) top = fmin(top, pts[2 * i + 1]), bottom = fmax(bottom, pts[2 * i + 1]);
+    CHECK(np > 100 && np < 4 * 4 * 1300, "400,000 points drawn as %d", np);
+    double kx[4] = {0, 123457, 277777, N - 1}, ky[4] = {y[0], 5, -3, y[N - 1]};
+    PlotSeries k = {"#1 long", kx, ky, 4, NULL, NULL};
+    snprintf(path, sizeof path, "%s/long_keys.svg", dir_path);
+    CHECK(plot_curves(path, &k, 1, &ax, err) == LM_OK, "keys: %s", err);
+    int nk = curve_points(path, pts, MAXP);
+    double ktop = 1e9, kbottom = -1e9;
+    for (int i = 0; i < nk; i++) ktop = fmin(ktop, pts[2 * i + 1]), kbottom = fmax(kbottom, pts[2 * i + 1]);
+    CHECK(nk == 4 && fabs(top - ktop) < 0.01 && fabs(bottom - kbottom) < 0.01,
+          "the spike and the dip are kept: %g %g against %g %g", top, bottom, ktop, kbottom);
+    free(x), free(y), free(pts);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_plot_XXXXXX", path[128];
@@ -235,6 +280,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/flat.svg", dir);
     check_figure(path, flat, "flat");
     check_nonfinite(dir);
+    check_decimated(dir);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (!getenv("LMLAB_KEEP_PLOTS") && system(cmd)) {}
