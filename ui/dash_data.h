@@ -29,6 +29,11 @@ typedef struct {
     double *hist_smooth;                  /* (n_runs) final_smooth, when a column needs it */
     double *hist_series;                  /* (n_runs x 16) the kept columns that are series:
                                              each run's aggregate (NAN: none or not one) */
+    struct HistCustomMemo *memo;          /* (n_memo) the last values, by run id: a run
+                                             whose last step and status did not move is
+                                             not read again */
+    int n_memo;
+    char memo_cols[512];                  /* the columns the memo holds */
 } HistoryView;
 
 /* The comparable series of the registry (core/base/series.h): every per-step and
