@@ -345,7 +345,7 @@ static Trainer *create_local(const Config *cfg, const TrainerOptions *opt, char 
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
     pthread_mutex_init(&t->step_mu, NULL);
-    if (config_check_placeholders(&t->cfg, err) || config_validate(&t->cfg, err))
+    if (config_validate(&t->cfg, err))
         goto fail;
     sysinfo_set_threads(cfg->threads > 0 ? cfg->threads : sysinfo_cores());
     const char *start = t->opt.resume[0] ? t->opt.resume : t->cfg.init_from;
