@@ -5,6 +5,7 @@
 #include "corpus.h"
 
 #include "cstream.h"
+#include "private/dirset.h"
 #include "err.h"
 
 #include <dirent.h>
@@ -31,6 +32,7 @@ struct Corpus {
     char text_key[256];
     CorpusOptions opt;
     unsigned long long listed;  /* directory entries walked (CorpusOptions.listed) */
+    DirSet dirs;                /* the directories walked, by identity */
     /* the pass */
     int cur;                    /* source being read; n at the end */
     CStream *cs;
@@ -49,7 +51,8 @@ struct Corpus {
 
 const char *corpus_skip_name(int kind)
 {
-    static const char *const n[] = { "binary", "bad_json", "missing_key", "empty_files", "unreadable" };
+    static const char *const n[] = { "binary", "bad_json", "missing_key", "empty_files", "unreadable",
+                                     "repeated_dirs" };
     return (unsigned)kind < CORPUS_SKIP_N ? n[kind] : "?";
 }
 
@@ -75,6 +78,7 @@ void corpus_close(Corpus *c)
     if (!c) return;
     cstream_close(c->cs);
     free(c->src); free(c->roots); free(c->buf); free(c->doc);
+    dirset_free(&c->dirs);
     free(c);
 }
 
@@ -120,44 +124,6 @@ static int add_source(Corpus *c, const char *path, int split, int required, char
 static int cmp_path(const void *a, const void *b)
 {
     return strcmp(((const CorpusSource *)a)->path, ((const CorpusSource *)b)->path);
-}
-
-/* Every file under dir (dot names skipped), unsorted; depth bounds symlink loops. */
-static int walk(Corpus *c, const char *dir, int depth, char *err)
-{
-    if (depth > 64) return err_set(err, LM_EARG, "'%s': directories nested over 64 deep (a "
-                                   "symlink loop?)", dir);
-    DIR *d = opendir(dir);
-    if (!d) {
-        c->open_skips.n[CORPUS_SKIP_UNREADABLE]++;
-        if (!c->open_skips.first[CORPUS_SKIP_UNREADABLE][0])
-            snprintf(c->open_skips.first[CORPUS_SKIP_UNREADABLE], 1200, "%s (%s)", dir, strerror(errno));
-        return LM_OK;
-    }
-    struct dirent *e;   /* (unreadable directories are kept in open_skips for every pass) */
-    int rc = LM_OK;
-    while (!rc && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        if (++c->listed % CORPUS_LIST_EVERY == 0 && c->opt.listed &&
-            c->opt.listed(c->listed, c->opt.listed_ud)) {
-            rc = err_set(err, LM_ECANCEL, "listing the files under '%s' stopped (%llu looked "
-                         "at)", dir, c->listed);
-            break;
-        }
-        char p[1100];
-        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
-        struct stat st;
-        if (stat(p, &st)) {   /* a dangling link, or no permission to look */
-            c->open_skips.n[CORPUS_SKIP_UNREADABLE]++;
-            if (!c->open_skips.first[CORPUS_SKIP_UNREADABLE][0])
-                snprintf(c->open_skips.first[CORPUS_SKIP_UNREADABLE], 1200, "%.1000s (%s)", p, strerror(errno));
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) rc = walk(c, p, depth + 1, err);
-        else rc = add_source(c, p, -1, 0, err);
-    }
-    closedir(d);
-    return rc;
 }
 
 /* A WikiText layout in dir: its split files added (train and valid required). 1 found,
@@ -230,22 +196,86 @@ static int resolve_item(const char *item, char *abs, size_t cap, char *err)
     return LM_OK;
 }
 
-/* LM_EARG when abs (resolved) is the filesystem's root or one of its system directories:
- * no corpus, and walking one reads the disk (or /proc's endless links) before any error. */
-static int system_dir_error(const char *abs, char *err)
+/* What abs (resolved) is when it is the filesystem's root or one of its system
+ * directories, else NULL: no corpus, and walking one reads the disk (or /proc's endless
+ * links) before any error. */
+static const char *system_dir(const char *abs)
 {
     static const char *const sys[] = { "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
         "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var", NULL };
-    if (!strcmp(abs, "/"))
-        return err_set(err, LM_EARG, "'/' is the root of the filesystem, not a corpus (lmlab "
-                       "reads every file under a directory): give the directory of your "
-                       "text files");
+    if (!strcmp(abs, "/")) return "the root of the filesystem";
     for (int i = 0; sys[i]; i++)
-        if (!strcmp(abs, sys[i]))
-            return err_set(err, LM_EARG, "'%s' is a system directory, not a corpus (lmlab reads "
-                           "every file under a directory): give the directory of your text "
-                           "files", abs);
-    return LM_OK;
+        if (!strcmp(abs, sys[i])) return "a system directory";
+    return NULL;
+}
+
+static int system_dir_error(const char *abs, char *err)
+{
+    const char *what = system_dir(abs);
+    return what ? err_set(err, LM_EARG, "'%s' is %s, not a corpus (lmlab reads every file "
+                          "under a directory): give the directory of your text files", abs, what)
+                : LM_OK;
+}
+
+static void count_skip(CorpusSkips *k, int kind, const char *what, const char *why)
+{
+    k->n[kind]++;
+    if (!k->first[kind][0]) snprintf(k->first[kind], sizeof k->first[kind], "%.1000s (%s)", what, why);
+}
+
+/* A directory p found in the walk (st: its target's): 1 when it is entered, 0 when it
+ * was already listed (counted), else an error: a link to / or a system directory. */
+static int enter_dir(Corpus *c, const char *p, const struct stat *st, char *err)
+{
+    struct stat lst;
+    char real[PATH_MAX];
+    const char *what;
+    if (!lstat(p, &lst) && S_ISLNK(lst.st_mode) && realpath(p, real) && (what = system_dir(real)))
+        return -err_set(err, LM_EARG, "'%s' is a link to '%s', %s, not part of a corpus: remove "
+                        "the link, or give the directories of your text files", p, real, what);
+    int seen = dirset_add(&c->dirs, st);
+    if (seen < 0) return -err_set(err, LM_ENOMEM, "out of memory listing the corpus's files");
+    if (seen) count_skip(&c->open_skips, CORPUS_SKIP_REPEATED_DIR, p, "a directory already listed: a "
+                         "link to it, or to a directory holding it");
+    return !seen;
+}
+
+/* Every file under dir (dot names skipped), unsorted. Each directory is entered once, so
+ * symlink loops end; depth bounds plain nesting. */
+static int walk(Corpus *c, const char *dir, int depth, char *err)
+{
+    if (depth > 64) return err_set(err, LM_EARG, "'%s': directories nested over 64 deep", dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        count_skip(&c->open_skips, CORPUS_SKIP_UNREADABLE, dir, strerror(errno));
+        return LM_OK;
+    }
+    struct dirent *e;   /* (unreadable directories are kept in open_skips for every pass) */
+    int rc = LM_OK;
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        if (++c->listed % CORPUS_LIST_EVERY == 0 && c->opt.listed &&
+            c->opt.listed(c->listed, c->opt.listed_ud)) {
+            rc = err_set(err, LM_ECANCEL, "listing the files under '%s' stopped (%llu looked "
+                         "at)", dir, c->listed);
+            break;
+        }
+        char p[1100];
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
+        struct stat st;
+        if (stat(p, &st)) {   /* a dangling link, or no permission to look */
+            count_skip(&c->open_skips, CORPUS_SKIP_UNREADABLE, p, strerror(errno));
+            continue;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            rc = add_source(c, p, -1, 0, err);
+            continue;
+        }
+        int in = enter_dir(c, p, &st, err);
+        rc = in < 0 ? -in : in ? walk(c, p, depth + 1, err) : LM_OK;
+    }
+    closedir(d);
+    return rc;
 }
 
 /* Adds the files of one resolved item (roots_only: a directory's files are not listed). */
@@ -265,6 +295,11 @@ static int add_item(Corpus *c, const char *abs, int n_items, char *err)
         return LM_OK;
     }
     if (c->opt.roots_only) return LM_OK;
+    int seen = dirset_add(&c->dirs, &st);
+    if (seen < 0) return err_set(err, LM_ENOMEM, "out of memory listing the corpus's files");
+    if (seen)
+        return err_set(err, LM_EARG, "'%s' is listed twice (given twice, or inside another "
+                       "directory of the list, or linked from it): give it once", abs);
     int first = c->n;
     int rc = walk(c, abs, 0, err);
     if (rc) return rc;
