@@ -203,6 +203,18 @@ static void grid_update_checks(GridView *w, RunStore *st, const char *db, long i
           w->y[0][13] == 1.5 && w->y[0][0] == first, "new steps appended, the old not read again: "
           "%d points, first %g", w->len[0], w->y[0][0]);
     CHECK(view_grid_load(w, st, id) == LM_OK && w->y[0][0] == 42, "a whole read sees the change");
+    snprintf(w->pattern, sizeof w->pattern, "sys/cpu");   /* samples by time: steps repeat */
+    SysSample x = {.t = 1000, .step = 140, .cpu = 50, .threads = 1, .tokens_per_s = NAN};
+    runstore_sys_log(st, id, &x, err);
+    runstore_flush(st, err);
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 1 && w->len[0] == 1, "sys/cpu: %d", w->n);
+    x.t = 1001, x.cpu = 60;
+    runstore_sys_log(st, id, &x, err);   /* the same step, a second later */
+    x.t = 1002, x.step = 150, x.cpu = 70;
+    runstore_sys_log(st, id, &x, err);
+    runstore_flush(st, err);
+    CHECK(view_grid_update(w, st) == LM_OK && w->len[0] == 3 && w->y[0][1] == 60 && w->y[0][2] == 70,
+          "a sample at the step already read is not lost: %d points", w->len[0]);
     snprintf(w->pattern, sizeof w->pattern, "hist/*");
     view_grid_load(w, st, id);
     runstore_hist_log(st, id, 150, hh, 1, err);

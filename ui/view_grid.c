@@ -105,15 +105,17 @@ static int append(void **dst, int len, const void *src, int m, size_t sz)
     return LM_OK;
 }
 
-/* Series k's points after the last one read, appended (a histogram's steps too). */
+/* Series k's points from its last step read on, read again (that step may have gained
+ * points: sys/ samples) and appended after those before it; a histogram's steps too. */
 static int append_series(GridView *g, RunStore *st, int k)
 {
     SeriesPoint *p = NULL;
     HistPoint *h = NULL;
     int m = 0, mh = 0, rc = LM_OK;
     char err[LM_ERR_LEN];
-    long after = g->len[k] ? (long)g->x[k][g->len[k] - 1] : LONG_MIN;
-    if (runstore_series_after(st, g->run, g->names[k], after, &p, &m, err)) m = 0;
+    long from = g->len[k] ? (long)g->x[k][g->len[k] - 1] : LONG_MIN;
+    while (g->len[k] && (long)g->x[k][g->len[k] - 1] == from) g->len[k]--;
+    if (runstore_series_from(st, g->run, g->names[k], from, &p, &m, err)) m = 0;
     double *v = malloc((size_t)(m ? m : 1) * sizeof *v);
     for (int pass = 0; v && pass < 2 && !rc; pass++) {
         for (int i = 0; i < m; i++) v[i] = pass ? p[i].value : (double)p[i].step;
@@ -124,8 +126,9 @@ static int append_series(GridView *g, RunStore *st, int k)
     free(v);
     free(p);
     if (!rc && g->hist[k]) {
-        after = g->n_hist[k] ? g->hist[k][g->n_hist[k] - 1].step : LONG_MIN;
-        if (runstore_hist_series_after(st, g->run, g->names[k], after, &h, &mh, err)) mh = 0;
+        from = g->n_hist[k] ? g->hist[k][g->n_hist[k] - 1].step : LONG_MIN;
+        while (g->n_hist[k] && g->hist[k][g->n_hist[k] - 1].step == from) g->n_hist[k]--;
+        if (runstore_hist_series_from(st, g->run, g->names[k], from, &h, &mh, err)) mh = 0;
         rc = append((void **)&g->hist[k], g->n_hist[k], h, mh, sizeof *h);
         if (!rc) g->n_hist[k] += mh;
         free(h);

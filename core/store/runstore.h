@@ -242,10 +242,10 @@ typedef struct {
  * you mean) or run (runstore_registry.c). */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err);
-/* Its points after step `after` only (a live view's new points); no point is not an error
- * then. LONG_MIN: every point, as runstore_series. */
-int runstore_series_after(RunStore *s, long run, const char *metric, long after,
-                          SeriesPoint **pts, int *n, char *err);
+/* Its points from step `from` on (a live view's new points; a step may hold several
+ * points, sys/ samples); no point is not an error then. LONG_MIN: every point. */
+int runstore_series_from(RunStore *s, long run, const char *metric, long from,
+                         SeriesPoint **pts, int *n, char *err);
 
 /* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
  * aggregation asked (the registry's when none). LM_OK or LM_EARG (did you mean). */

@@ -117,24 +117,24 @@ static const char *escaped(const char *name)
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err)
 {
-    return runstore_series_after(s, run, metric, LONG_MIN, pts, n, err);
+    return runstore_series_from(s, run, metric, LONG_MIN, pts, n, err);
 }
 
-/* The SQL of ref's points of run ?1 after step ?2 in step order. A running best is
+/* The SQL of ref's points of run ?1 from step ?2 on, in step order. A running best is
  * computed over every evaluation before its later steps are picked. */
 static void points_sql(const SeriesRef *ref, char *sql, size_t cap)
 {
     char from[480], col[64];
     source_sql(ref, "?1", from, sizeof from, col, sizeof col);
     if (ref->info->source == SERIES_SRC_BEST)
-        snprintf(sql, cap, "SELECT step, v FROM (SELECT step, %s AS v FROM %s) WHERE step > ?2 "
+        snprintf(sql, cap, "SELECT step, v FROM (SELECT step, %s AS v FROM %s) WHERE step >= ?2 "
                  "ORDER BY step", col, from);
     else
-        snprintf(sql, cap, "SELECT step, %s FROM %s AND step > ?2 ORDER BY step", col, from);
+        snprintf(sql, cap, "SELECT step, %s FROM %s AND step >= ?2 ORDER BY step", col, from);
 }
 
-int runstore_series_after(RunStore *s, long run, const char *metric, long after,
-                          SeriesPoint **pts, int *n, char *err)
+int runstore_series_from(RunStore *s, long run, const char *metric, long from,
+                         SeriesPoint **pts, int *n, char *err)
 {
     SeriesRef ref;
     char sql[720];
@@ -146,7 +146,7 @@ int runstore_series_after(RunStore *s, long run, const char *metric, long after,
     sqlite3_stmt *st;
     if ((status = prep(s, sql, &st, err))) return status;
     sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 2, from);
     long cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -159,8 +159,8 @@ int runstore_series_after(RunStore *s, long run, const char *metric, long after,
     }
     if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading a series", err);
     sqlite3_finalize(st);
-    if (!status && *n == 0 && after == LONG_MIN) status = runstore_check_run(s, run, err);
-    if (!status && *n == 0 && after == LONG_MIN && (ref.info->source == SERIES_SRC_NAMED ||
+    if (!status && *n == 0 && from == LONG_MIN) status = runstore_check_run(s, run, err);
+    if (!status && *n == 0 && from == LONG_MIN && (ref.info->source == SERIES_SRC_NAMED ||
         ref.info->source == SERIES_SRC_HIST) && !has_name(s, run, ref.name))
         status = err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
                          "series)", run, escaped(ref.name), run);

@@ -290,11 +290,11 @@ static void hist_read(sqlite3_stmt *st, HistPoint *p)
 int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pts, int *n,
                          char *err)
 {
-    return runstore_hist_series_after(s, run, name, LONG_MIN, pts, n, err);
+    return runstore_hist_series_from(s, run, name, LONG_MIN, pts, n, err);
 }
 
-int runstore_hist_series_after(RunStore *s, long run, const char *name, long after,
-                               HistPoint **pts, int *n, char *err)
+int runstore_hist_series_from(RunStore *s, long run, const char *name, long from,
+                              HistPoint **pts, int *n, char *err)
 {
     *pts = NULL;
     *n = 0;
@@ -303,10 +303,10 @@ int runstore_hist_series_after(RunStore *s, long run, const char *name, long aft
     int status = find_series(s, run, name, SERIES_HISTOGRAM, &id, err);
     if (status || (status = prep(s, "SELECT step, lo, hi, num, sum, sum_sq, n_nan, n_posinf,"
                                  " n_neginf, counts FROM series_hists WHERE series_id=?"
-                                 " AND step > ? ORDER BY step", &st, err)))
+                                 " AND step >= ? ORDER BY step", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 2, from);
     long cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -64,8 +64,8 @@ typedef struct {
  * runstore_named_series. */
 int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pts, int *n,
                          char *err);
-/* Its steps after `after` only (LONG_MIN: every step). */
-int runstore_hist_series_after(RunStore *s, long run, const char *name, long after,
-                               HistPoint **pts, int *n, char *err);
+/* Its steps from `from` on (LONG_MIN: every step). */
+int runstore_hist_series_from(RunStore *s, long run, const char *name, long from,
+                              HistPoint **pts, int *n, char *err);
 
 #endif
