@@ -113,37 +113,52 @@ static const char *escaped(const char *name)
     return series_escape(buf, sizeof buf, name);
 }
 
-int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
-                    char *err)
+int runstore_series_open(RunStore *s, long run, const char *metric, RunStoreCursor **c,
+                         char *err)
 {
     SeriesRef ref;
     char from[480], col[64], sql[640];
+    *c = NULL;
+    int status = series_find(metric, &ref, err);
+    if (!status) status = runstore_check_run(s, run, err);
+    if (status) return status;
+    if ((ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST) &&
+        !has_name(s, run, ref.name))
+        return err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
+                       "series)", run, escaped(ref.name), run);
+    source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    snprintf(sql, sizeof sql, "SELECT step, %s FROM %s ORDER BY step", col, from);
+    return runstore_cursor_new(s, sql, run, "reading a series", c, err);
+}
+
+int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err)
+{
+    int rc = runstore_cursor_step(c, err);
+    if (rc == 1) {
+        p->step = sqlite3_column_int64(c->st, 0);
+        p->value = col_real(c->st, 1);   /* NULL was NaN */
+    }
+    return rc;
+}
+
+int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
+                    char *err)
+{
+    RunStoreCursor *c;
     *pts = NULL;
     *n = 0;
-    int status = series_find(metric, &ref, err);
-    if (status) return status;
-    source_sql(&ref, "?", from, sizeof from, col, sizeof col);
-    snprintf(sql, sizeof sql, "SELECT step, %s FROM %s ORDER BY step", col, from);
-    sqlite3_stmt *st;
-    if ((status = prep(s, sql, &st, err))) return status;
-    sqlite3_bind_int64(st, 1, run);
+    int status = runstore_series_open(s, run, metric, &c, err), rc = 0;
     long cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    SeriesPoint p;
+    while (!status && (rc = runstore_series_next(c, &p, err)) == 1) {
         if (runstore_grow(pts, &cap, *n + 1, sizeof **pts)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading a series");
             break;
         }
-        (*pts)[*n].step = sqlite3_column_int64(st, 0);
-        (*pts)[(*n)++].value = col_real(st, 1);
+        (*pts)[(*n)++] = p;
     }
-    if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading a series", err);
-    sqlite3_finalize(st);
-    if (!status && *n == 0) status = runstore_check_run(s, run, err);   /* empty, or no such run */
-    if (!status && *n == 0 && (ref.info->source == SERIES_SRC_NAMED ||
-                               ref.info->source == SERIES_SRC_HIST) && !has_name(s, run, ref.name))
-        status = err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
-                         "series)", run, escaped(ref.name), run);
+    if (!status && rc < 0) status = LM_EDB;
+    runstore_cursor_close(c);
     if (status) {
         free(*pts);
         *pts = NULL;
@@ -309,15 +324,30 @@ int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVis
 {
     char (*names)[SERIES_NAME_LEN] = NULL;
     int nn = 0, status = runstore_series_list(s, run, NULL, &names, &nn, err);
+    SeriesPoint *chunk = nn ? malloc(RUNSTORE_SERIES_CHUNK * sizeof *chunk) : NULL;
+    if (!status && nn && !chunk) status = err_set(err, LM_ENOMEM, "out of memory");
     for (int k = 0; !status && k < nn; k++) {
         SeriesRef ref;
         if (series_find(names[k], &ref, NULL) || (skip & (1u << ref.info->source)))
             continue;
-        SeriesPoint *p = NULL;
-        int np = 0, rc = runstore_series(s, run, names[k], &p, &np, err);
-        status = visit(ctx, names[k], rc ? NULL : p, rc ? 0 : np, rc);
-        free(p);
+        RunStoreCursor *c;
+        int rc = runstore_series_open(s, run, names[k], &c, err), calls = 0, more = 1;
+        if (rc) {
+            status = visit(ctx, names[k], NULL, 0, rc);
+            continue;
+        }
+        while (more == 1 && !status) {   /* a chunk at a time; a short or empty one ends */
+            int np = 0;
+            while (np < RUNSTORE_SERIES_CHUNK &&
+                   (more = runstore_series_next(c, &chunk[np], err)) == 1)
+                np++;
+            if (more < 0) status = visit(ctx, names[k], NULL, 0, LM_EDB);
+            else if (np || !calls) status = visit(ctx, names[k], chunk, np, LM_OK);
+            calls++;
+        }
+        runstore_cursor_close(c);
     }
+    free(chunk);
     free(names);
     return status;
 }

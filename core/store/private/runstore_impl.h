@@ -165,6 +165,20 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
     return status;
 }
 
+/* ---- runstore_cursor.c --------------------------------------------------------------- */
+
+/* A query read a row at a time (runstore.h). what names the reading in messages. */
+struct RunStoreCursor {
+    RunStore *s;
+    sqlite3_stmt *st;
+    const char *what;
+};
+/* A new cursor over sql, its ?1 bound to run. LM_OK, or the store's error. */
+int runstore_cursor_new(RunStore *s, const char *sql, long run, const char *what,
+                        RunStoreCursor **c, char *err);
+/* The next row: 1, 0 at the end, -1 when the read failed (err says). */
+int runstore_cursor_step(RunStoreCursor *c, char *err);
+
 /* ---- runstore_write.c ---------------------------------------------------------------- */
 
 /* LM_OK when run exists (cached in s->known_run), LM_EARG when not. */
