@@ -165,6 +165,12 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
     return status;
 }
 
+/* ---- runstore_json.c ----------------------------------------------------------------- */
+
+/* The JSON export of the n runs (runstore_export_stream's json), written as it is read.
+ * LM_OK, LM_EIO (a write failed), the store's errors. */
+int runstore_export_json(RunStore *s, FILE *f, const RunRow *rows, int n, char *err);
+
 /* ---- runstore_cursor.c --------------------------------------------------------------- */
 
 /* A query read a row at a time (runstore.h). what names the reading in messages. */
