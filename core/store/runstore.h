@@ -349,6 +349,11 @@ void runstore_samples_free(SampleRow *rows, int n);
  * malloc'd (free()). */
 int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat **stats,
                           int *n, char *err);
+/* The same as a cursor (RunStoreCursor), read with runstore_gate_next (1, 0 at the end,
+ * -1 on a failure). */
+int runstore_gates_open(RunStore *s, long run, int layer, int level, RunStoreCursor **c,
+                        char *err);
+int runstore_gate_next(RunStoreCursor *c, GateStat *g, char *err);
 
 /* ---- Following a run (another process's, or a finished one replayed) ---- */
 

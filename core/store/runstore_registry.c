@@ -35,7 +35,7 @@ static void source_sql(const SeriesRef *r, const char *run, char *from, size_t c
         break;
     case SERIES_SRC_BEST:
         snprintf(from, cap, "evals WHERE run_id=%s AND split='valid'", run);
-        snprintf(col, ccap, "min(loss) OVER (ORDER BY step)");
+        snprintf(col, ccap, "loss");   /* its running minimum: the cursor's */
         break;
     case SERIES_SRC_SYS:
         snprintf(from, cap, "run_sysmetrics WHERE run_id=%s AND rank=0", run);
@@ -86,7 +86,6 @@ void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql
         return;
     }
     source_sql(ref, "runs.id", from, sizeof from, col, sizeof col);
-    if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
     if (agg == SERIES_AGG_LAST)
         snprintf(sql, cap, "(SELECT %s FROM %s ORDER BY step DESC LIMIT 1)", col, from);
     else
@@ -127,8 +126,12 @@ int runstore_series_open(RunStore *s, long run, const char *metric, RunStoreCurs
         return err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
                        "series)", run, escaped(ref.name), run);
     source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    int best = ref.info->source == SERIES_SRC_BEST;   /* the running minimum, kept here (a
+                                                         window function buffers the run) */
     snprintf(sql, sizeof sql, "SELECT step, %s FROM %s ORDER BY step", col, from);
-    return runstore_cursor_new(s, sql, run, "reading a series", c, err);
+    status = runstore_cursor_new(s, sql, run, "reading a series", c, err);
+    if (!status) (*c)->running_min = best, (*c)->best = NAN;
+    return status;
 }
 
 int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err)
@@ -137,6 +140,10 @@ int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err)
     if (rc == 1) {
         p->step = sqlite3_column_int64(c->st, 0);
         p->value = col_real(c->st, 1);   /* NULL was NaN */
+        if (c->running_min) {            /* as min() OVER (ORDER BY step): NULLs skipped */
+            if (!isnan(p->value) && (isnan(c->best) || p->value < c->best)) c->best = p->value;
+            p->value = c->best;
+        }
     }
     return rc;
 }
@@ -203,7 +210,6 @@ static int has_values(RunStore *s, long run, const SeriesRef *ref)
 {
     char from[480], col[64], sql[640];
     source_sql(ref, "?", from, sizeof from, col, sizeof col);
-    if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
     if (ref->info->source == SERIES_SRC_NAMED || ref->info->source == SERIES_SRC_HIST)
         snprintf(col, sizeof col, "step");   /* recorded, NaN (NULL) or not */
     snprintf(sql, sizeof sql, "SELECT EXISTS(SELECT 1 FROM %s AND %s IS NOT NULL)", from, col);

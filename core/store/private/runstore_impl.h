@@ -178,6 +178,8 @@ struct RunStoreCursor {
     RunStore *s;
     sqlite3_stmt *st;
     const char *what;
+    int running_min;   /* a series cursor of the best so far: the minimum of its column */
+    double best;       /* ... so far (NaN before any value) */
 };
 /* A new cursor over sql, its ?1 bound to run. LM_OK, or the store's error. */
 int runstore_cursor_new(RunStore *s, const char *sql, long run, const char *what,
