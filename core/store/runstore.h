@@ -252,6 +252,11 @@ void runstore_cursor_close(RunStoreCursor *c);
  * errors up front: an unknown series or run, a named series the run does not have). */
 int runstore_series_open(RunStore *s, long run, const char *metric, RunStoreCursor **c,
                          char *err);
+/* The first and last step of a series, *any 1 when it has a point (0, 0, 0 when empty),
+ * without reading it (the ends of the index where there is one): what a figure needs
+ * before it reads a series as it draws. */
+int runstore_series_span(RunStore *s, long run, const char *metric, long *first, long *last,
+                         int *any, char *err);
 /* The next point of a series cursor into *p: 1, 0 at the end, -1 on a failure. */
 int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err);
 

@@ -134,6 +134,34 @@ int runstore_series_open(RunStore *s, long run, const char *metric, RunStoreCurs
     return status;
 }
 
+int runstore_series_span(RunStore *s, long run, const char *metric, long *first, long *last,
+                         int *any, char *err)
+{
+    SeriesRef ref;
+    char from[480], col[64], sql[1100];
+    *first = *last = 0;
+    *any = 0;
+    int status = series_find(metric, &ref, err);
+    if (!status) status = runstore_check_run(s, run, err);
+    if (status) return status;
+    source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    snprintf(sql, sizeof sql, "SELECT (SELECT min(step) FROM %s), (SELECT max(step) FROM %s)",
+             from, from);   /* each from an end of the index, where there is one */
+    sqlite3_stmt *st;
+    if ((status = prep(s, sql, &st, err))) return status;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *first = (long)sqlite3_column_int64(st, 0);
+        *last = (long)sqlite3_column_int64(st, 1);
+        *any = sqlite3_column_type(st, 0) != SQLITE_NULL;
+    } else {
+        status = runstore_db_fail(s, rc, "reading a series", err);
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
 int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err)
 {
     int rc = runstore_cursor_step(c, err);
