@@ -114,11 +114,13 @@ static float *ffn_h(const Transformer *tf, const LayerActs *a)
 
 /* The FFN of block l on x1 (N=B*T,d) into f: W2 act(W1 x1 + b1) + b2, with dropout.
  * Where the hidden rows are not kept as fp32 (a forward with no backward, or the
- * backward reads hact's pack and sign bits) and no dropout draws over them, FFN_ROWS
- * rows at a time: the hidden block stays in cache from its product through the bias,
- * activation and pack to the second product. Each row's values are its own (the
- * products' rows are independent; no block of one row, which takes the one-row path):
- * the same bits as the whole. */
+ * backward reads hact's pack and sign bits), no dropout draws over them and the products
+ * are bf16 (lmlab's kernels: each row's values are its own; no block of one row, which
+ * takes the one-row path), FFN_ROWS rows at a time: the hidden block stays in cache from
+ * its product through the bias, activation and pack to the second product, with the same
+ * bits as the whole. fp32 products are OpenBLAS's, whose rows may depend on the rows
+ * around them (SkylakeX's kernels give a last block of 12 rows other bits than the same
+ * rows inside a product of 300): one product of every row, as training's. */
 static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
 {
     const BlockParams *bp = &tf->blocks[l];
@@ -128,7 +130,7 @@ static void ffn_forward(Model *m, Transformer *tf, int l, int B, int T)
     float *x1 = ffn_x1(tf, a), *hact = ffn_h(tf, a);
     if (tf->pk)   /* the backward's dW1 operand, packed while x1 is in cache */
         matmul_pack_b(&a->x1_pk, (uint16_t *)a->x1, CblasNoTrans, N, d, x1, d);
-    if (hact == tf->fwd_h && !(m->training && m->cfg.dropout > 0)) {
+    if (hact == tf->fwd_h && !(m->training && m->cfg.dropout > 0) && matmul_bf16_active()) {
         if (tf->pk_h)
             a->h_pk = matmul_packed_b((uint16_t *)a->hact, N, h);
         for (int i0 = 0; i0 < N;) {
