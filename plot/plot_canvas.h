@@ -1,6 +1,6 @@
 /* plot_canvas.h — what plot/'s files share (not a public API: commands use plot.h): a
- * page drawn by cairo into a file through outfile, text placement, tick steps and
- * labels, and the viridis colour map. Defined in plot.c. */
+ * page drawn by cairo into a file through outfile, text placement, a curve's path and
+ * the marks of non-finite points, and the viridis colour map. Defined in plot_canvas.c. */
 #ifndef LM_PLOT_CANVAS_H
 #define LM_PLOT_CANVAS_H
 

@@ -1,19 +1,20 @@
-/* safetensors.c — the safetensors reader and atomic writer (see safetensors.h).
+/* safetensors.c — the safetensors reader (see safetensors.h): opening a file or a source,
+ * the header's strict validation, closing, the accessors and the dtype table.
  * Validation is strict because checkpoints and fixtures come from outside: every offset
- * and shape is checked before any byte of data is touched. Not a general tensor
- * library: conversion is only to float32 and int32, the types the models use. */
+ * and shape is checked before any byte of data is touched. Not here: reading a tensor's
+ * values (safetensors_read.c), the atomic writer (safetensors_write.c). Not a general
+ * tensor library. */
 #include "safetensors.h"
+#include "private/safetensors_impl.h"
 
 #include "checked.h"
 #include "err.h"
-#include "outfile.h"
 #include "regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,18 +24,6 @@
 
 #define ST_MAX_HEADER (100u * 1024u * 1024u)
 
-struct SafeTensors {
-    unsigned char *buf;   /* the whole file */
-    size_t size;
-    const unsigned char *data;   /* start of the data area */
-    size_t data_len;
-    StTensor *t;
-    int n;
-    char **meta;          /* key, value, key, value, ... */
-    int n_meta;
-    StSource src;         /* src.load != NULL: tensors produced on demand, buf unused */
-};
-
 static const char *const dtype_names[] = {"F32", "F16", "BF16", "F64", "I64", "I32", "U8"};
 static const size_t dtype_sizes[] = {4, 2, 2, 8, 8, 4, 1};
 #define N_DTYPES ((int)(sizeof dtype_sizes / sizeof dtype_sizes[0]))
@@ -42,6 +31,11 @@ static const size_t dtype_sizes[] = {4, 2, 2, 8, 8, 4, 1};
 size_t safetensors_dtype_size(int dtype)
 {
     return dtype >= 0 && dtype < N_DTYPES ? dtype_sizes[dtype] : 0;
+}
+
+const char *safetensors_dtype_name(int dtype)
+{
+    return dtype_names[dtype];
 }
 
 static int dtype_from_name(const char *s)
@@ -337,334 +331,3 @@ const void *safetensors_data(const SafeTensors *st, const StTensor *t)
     return st->src.load ? NULL : st->data + t->begin;
 }
 
-/* t's raw bytes: in the file's buffer, or produced by the source into out (when it
- * is big enough) or into *tmp (malloc'd, freed by the caller). NULL with a message. */
-static const unsigned char *tensor_bytes(const SafeTensors *st, const StTensor *t, void *out,
-                                         size_t out_cap, unsigned char **tmp, char *err)
-{
-    *tmp = NULL;
-    if (!st->src.load)
-        return st->data + t->begin;
-    size_t n = t->end - t->begin;
-    unsigned char *dst = out && out_cap >= n ? out : (*tmp = malloc(n ? n : 1));
-    if (!dst) {
-        err_set(err, LM_ENOMEM, "tensor \"%s\": out of memory for %zu bytes", t->name, n);
-        return NULL;
-    }
-    if (st->src.load(st->src.ctx, (int)(t - st->t), dst, err)) {
-        free(*tmp);
-        *tmp = NULL;
-        return NULL;
-    }
-    return dst;
-}
-
-int safetensors_read_raw(const SafeTensors *st, const StTensor *t, void *out, size_t cap,
-                         char *err)
-{
-    size_t n = t->end - t->begin;
-    if (cap < n)
-        return err_set(err, LM_EARG, "tensor \"%s\": %zu bytes do not fit %zu", t->name, n,
-                       cap);
-    unsigned char *tmp;
-    const unsigned char *p = tensor_bytes(st, t, out, cap, &tmp, err);
-    if (!p)
-        return st->src.load ? LM_EFORMAT : LM_ENOMEM;
-    if (p != out && n)
-        memcpy(out, p, n);
-    free(tmp);
-    return LM_OK;
-}
-
-static void shape_text(const StTensor *t, char *buf, size_t cap)
-{
-    size_t k = (size_t)snprintf(buf, cap, "(");
-    for (int i = 0; i < t->ndim && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, i ? ",%ld" : "%ld", t->shape[i]);
-    if (k < cap)
-        snprintf(buf + k, cap - k, ") %s", dtype_names[t->dtype]);
-}
-
-static int lookup(const SafeTensors *st, const char *name, size_t n, const StTensor **out,
-                  char *err)
-{
-    const StTensor *t = safetensors_find(st, name);
-    *out = t;
-    if (!t)
-        return err_set(err, LM_EFORMAT, "tensor \"%s\" is missing (expected %zu values)", name,
-                       n);
-    if (t->numel != n) {
-        char sh[128];
-        shape_text(t, sh, sizeof sh);
-        return err_set(err, LM_EFORMAT, "tensor \"%s\": expected %zu values, found shape %s",
-                       name, n, sh);
-    }
-    return LM_OK;
-}
-
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023;
-    float f;
-    if (exp == 0) {
-        f = ldexpf((float)man, -24);   /* zero or subnormal */
-        return sign ? -f : f;
-    }
-    uint32_t bits = exp == 31 ? sign | 0x7f800000u | man << 13
-                              : sign | (exp + 112) << 23 | man << 13;
-    memcpy(&f, &bits, 4);
-    return f;
-}
-
-/* The floats of t (n values at p, its dtype) into out. */
-static void convert_f32(const StTensor *t, const unsigned char *p, float *out, size_t n)
-{
-    switch (t->dtype) {
-    case ST_F32:
-        if ((const void *)p != (const void *)out)
-            memcpy(out, p, n * 4);
-        return;
-    case ST_F64:
-        for (size_t i = 0; i < n; i++) {
-            double d;
-            memcpy(&d, p + 8 * i, 8);
-            out[i] = (float)d;
-        }
-        return;
-    case ST_F16:
-    case ST_BF16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * i, 2);
-            if (t->dtype == ST_F16) {
-                out[i] = half_to_float(h);
-            } else {
-                uint32_t bits = (uint32_t)h << 16;
-                memcpy(&out[i], &bits, 4);
-            }
-        }
-        return;
-    default:   /* the caller checked the dtype */
-        return;
-    }
-}
-
-int safetensors_read_f32(const SafeTensors *st, const char *name, float *out, size_t n,
-                         char *err)
-{
-    const StTensor *t;
-    int rc = lookup(st, name, n, &t, err);
-    if (rc != LM_OK)
-        return rc;
-    if (t->dtype != ST_F32 && t->dtype != ST_F64 && t->dtype != ST_F16 && t->dtype != ST_BF16)
-        return err_set(err, LM_EFORMAT, "tensor \"%s\" has dtype %s, not a float type", name,
-                       dtype_names[t->dtype]);
-    unsigned char *tmp;   /* a source's bytes, when they are not floats already */
-    const unsigned char *p = tensor_bytes(st, t, t->dtype == ST_F32 ? out : NULL, n * 4,
-                                          &tmp, err);
-    if (!p)
-        return LM_EFORMAT;
-    convert_f32(t, p, out, n);
-    free(tmp);
-    return LM_OK;
-}
-
-int safetensors_read_i32(const SafeTensors *st, const char *name, int *out, size_t n,
-                         char *err)
-{
-    const StTensor *t;
-    int rc = lookup(st, name, n, &t, err);
-    if (rc != LM_OK)
-        return rc;
-    if (t->dtype != ST_I64 && t->dtype != ST_I32)
-        return err_set(err, LM_EFORMAT, "tensor \"%s\" has dtype %s, not I64 or I32", name,
-                       dtype_names[t->dtype]);
-    unsigned char *tmp;
-    const unsigned char *p = tensor_bytes(st, t, t->dtype == ST_I32 ? out : NULL, n * 4,
-                                          &tmp, err);
-    if (!p)
-        return LM_EFORMAT;
-    if (t->dtype == ST_I32 && (const void *)p != (const void *)out)
-        memcpy(out, p, n * 4);
-    for (size_t i = 0; t->dtype == ST_I64 && i < n; i++) {
-        int64_t v;
-        memcpy(&v, p + 8 * i, 8);
-        if (v < INT_MIN || v > INT_MAX) {
-            free(tmp);
-            return err_set(err, LM_EFORMAT, "tensor \"%s\": value %lld at %zu exceeds int32",
-                           name, (long long)v, i);
-        }
-        out[i] = (int)v;
-    }
-    free(tmp);
-    return LM_OK;
-}
-
-/* ---- writing ---- */
-
-typedef struct {
-    StTensor t;
-    const void *data;
-} WEntry;
-
-struct SafeTensorsWriter {
-    WEntry *e;
-    int n, cap;
-    json_t *meta;   /* object of strings */
-};
-
-SafeTensorsWriter *safetensors_writer_create(void)
-{
-    SafeTensorsWriter *w = calloc(1, sizeof *w);
-    if (w && !(w->meta = json_object())) {
-        free(w);
-        return NULL;
-    }
-    return w;
-}
-
-void safetensors_writer_destroy(SafeTensorsWriter *w)
-{
-    if (!w)
-        return;
-    free(w->e);
-    json_decref(w->meta);
-    free(w);
-}
-
-int safetensors_writer_add(SafeTensorsWriter *w, const char *name, int dtype, int ndim,
-                           const long *shape, const void *data)
-{
-    if (!name || strlen(name) >= ST_NAME_LEN || strcmp(name, "__metadata__") == 0 ||
-        safetensors_dtype_size(dtype) == 0 || ndim < 0 || ndim > ST_MAX_DIM)
-        return LM_EARG;
-    for (int i = 0; i < w->n; i++)
-        if (strcmp(w->e[i].t.name, name) == 0)
-            return LM_EARG;
-    if (w->n == w->cap) {
-        int cap = w->cap ? 2 * w->cap : 32;
-        WEntry *e = realloc(w->e, (size_t)cap * sizeof *e);
-        if (!e)
-            return LM_ENOMEM;
-        w->e = e;
-        w->cap = cap;
-    }
-    WEntry *e = &w->e[w->n];
-    memset(e, 0, sizeof *e);
-    snprintf(e->t.name, sizeof e->t.name, "%s", name);
-    e->t.dtype = dtype;
-    e->t.ndim = ndim;
-    e->t.numel = 1;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0)
-            return LM_EARG;
-        e->t.shape[i] = shape[i];
-        e->t.numel *= (size_t)shape[i];
-    }
-    e->data = data;
-    w->n++;
-    return LM_OK;
-}
-
-int safetensors_writer_meta(SafeTensorsWriter *w, const char *key, const char *value)
-{
-    json_t *v = json_string(value);   /* NULL for invalid UTF-8 */
-    if (!key || !v)
-        return LM_EARG;
-    return json_object_set_new(w->meta, key, v) == 0 ? LM_OK : LM_ENOMEM;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(((const WEntry *)a)->t.name, ((const WEntry *)b)->t.name);
-}
-
-/* The JSON header text padded with spaces to a multiple of 8 (malloc'd), offsets
- * assigned in sorted name order. */
-static char *build_header(SafeTensorsWriter *w, size_t *hlen, size_t *data_len)
-{
-    if (w->n > 1)   /* no tensors: w->e may be NULL, which qsort must not get */
-        qsort(w->e, (size_t)w->n, sizeof *w->e, cmp_name);
-    json_t *root = json_object();
-    if (!root)
-        return NULL;
-    if (json_object_size(w->meta))
-        json_object_set(root, "__metadata__", w->meta);
-    size_t off = 0;
-    for (int i = 0; i < w->n; i++) {
-        StTensor *t = &w->e[i].t;
-        t->begin = off;
-        t->end = off + t->numel * dtype_sizes[t->dtype];
-        off = t->end;
-        json_t *shape = json_array();
-        for (int k = 0; k < t->ndim; k++)
-            json_array_append_new(shape, json_integer(t->shape[k]));
-        json_t *e = json_pack("{s:s, s:o, s:[I,I]}", "dtype", dtype_names[t->dtype], "shape",
-                              shape, "data_offsets", (json_int_t)t->begin, (json_int_t)t->end);
-        if (!e || json_object_set_new(root, t->name, e) != 0) {
-            json_decref(root);
-            return NULL;
-        }
-    }
-    char *text = json_dumps(root, JSON_COMPACT);
-    json_decref(root);
-    if (!text)
-        return NULL;
-    size_t n = strlen(text), padded = (n + 7) & ~(size_t)7;
-    char *h = realloc(text, padded + 1);
-    if (!h) {
-        free(text);
-        return NULL;
-    }
-    memset(h + n, ' ', padded - n);
-    h[padded] = 0;
-    *hlen = padded;
-    *data_len = off;
-    return h;
-}
-
-static int write_body(SafeTensorsWriter *w, OutFile *o, const char *h, size_t hlen,
-                      size_t total)
-{
-    int e = o->atomic ? posix_fallocate(o->fd, 0, (off_t)total) : 0;
-    if (e == ENOSPC || e == EDQUOT || e == EFBIG)
-        return e;
-    unsigned char len8[8];
-    for (int i = 0; i < 8; i++)
-        len8[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
-    if ((e = outfile_write(o, len8, 8)) || (e = outfile_write(o, h, hlen)))
-        return e;
-    for (int i = 0; i < w->n; i++)
-        if ((e = outfile_write(o, w->e[i].data, w->e[i].t.end - w->e[i].t.begin)))
-            return e;
-    return 0;
-}
-
-/* Written through outfile: a regular file (or a link to one) is replaced atomically at
- * its target, a FIFO or device is streamed, anything else is refused. */
-int safetensors_writer_write(SafeTensorsWriter *w, const char *path, char *err)
-{
-    size_t hlen, data_len;
-    char *h = build_header(w, &hlen, &data_len);
-    if (!h)
-        return err_set(err, LM_ENOMEM, "%s: cannot build the header (out of memory)", path);
-    size_t total = 8 + hlen + data_len;
-    OutFile o;
-    int st = outfile_open(&o, path, err);
-    if (st) {
-        free(h);
-        return st;
-    }
-    int e = write_body(w, &o, h, hlen, total);
-    free(h);
-    if (e) {
-        outfile_abort(&o);
-        if (e == ENOSPC || e == EDQUOT || e == EFBIG)
-            return err_set(err, LM_ENOSPC, "%s: disk full: %zu bytes were needed", path, total);
-        return err_set(err, LM_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    st = outfile_commit(&o, path, err);
-    if (st == LM_ENOSPC)
-        return err_set(err, LM_ENOSPC, "%s: disk full: %zu bytes were needed", path, total);
-    return st;
-}
