@@ -230,6 +230,12 @@ int runstore_quick_check(RunStore *s, int whole, char *err);
  * once it was moved, deleted or replaced, LM_EFORMAT once damaged. */
 int runstore_check_present(RunStore *s, char *err);
 
+/* ---- runstore_repair.c --------------------------------------------------------------- */
+
+/* The repair at open: every dead run of this host marked interrupted. A busy store or a
+ * full disk is LM_OK (a later open repairs). */
+int runstore_repair(RunStore *s, char *err);
+
 /* ---- runstore_journal.c --------------------------------------------------------------- */
 
 /* Appends every buffered row to the journal and empties the buffers (LM_OK when no
