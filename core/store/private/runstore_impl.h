@@ -230,11 +230,16 @@ int runstore_quick_check(RunStore *s, int whole, char *err);
  * once it was moved, deleted or replaced, LM_EFORMAT once damaged. */
 int runstore_check_present(RunStore *s, char *err);
 
-/* ---- runstore_repair.c --------------------------------------------------------------- */
+/* ---- runstore_repair.c, runstore_remove.c --------------------------------------------- */
 
-/* The repair at open: every dead run of this host marked interrupted. A busy store or a
- * full disk is LM_OK (a later open repairs). */
+/* The repair at open: every dead run of this host marked interrupted, then pending
+ * removals carried on for RUNSTORE_REMOVE_OPEN_SECONDS. A busy store or a full disk is
+ * LM_OK (a later open repairs). */
 int runstore_repair(RunStore *s, char *err);
+#define RUNSTORE_REMOVE_OPEN_SECONDS 1.0
+/* Carries on pending removals (runstore_remove_step) until none is left or `seconds` have
+ * passed (<= 0: until none), pausing after each batch so that other writers get the lock. */
+int runstore_remove_pending(RunStore *s, double seconds, char *err);
 
 /* ---- runstore_journal.c --------------------------------------------------------------- */
 
