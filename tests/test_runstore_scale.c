@@ -2,8 +2,10 @@
  * states, never by time: one open repairs every dead run (it marked 64 at a time); a
  * removal leaves every listing in one transaction and deletes its rows in bounded ones,
  * another writer writing between them, and a removal killed half way is carried on by
- * the next open and the next removal, leaving no row of the run behind. */
+ * the next open and the next removal, leaving no row of the run behind; compare reads a
+ * run's last rows for its speed and two runs' common steps for parity, not every row. */
 #include "runstore_util.h"
+#include "runrecord.h"
 #include "runstore_notes.h"
 #include "runstore_series.h"
 
@@ -158,11 +160,53 @@ static void killed_removal_carried_on(void)
     runstore_close(s);
 }
 
+/* Compare's reads (docs/hostile8.md: each series read whole, several times): a run's own
+ * speed reads its last rows only, and parity streams two runs up to the last step both
+ * have, never past it. Counted in points handed out, not in time. */
+static void compare_reads_what_it_needs(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "compare.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    long a = new_run(s, "long", "msa", "", NULL), b = new_run(s, "short", "msa", "", NULL);
+    long c = new_run(s, "differs", "msa", "", NULL);
+    runstore_set_autoflush(s, 1 << 30, 1e9);
+    for (long k = 1; k <= 3000; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, a, &m, err);
+        if (k <= 1000) runstore_log_step(s, b, &m, err);
+        if (k == 700) m.loss += 1;
+        if (k <= 1000) runstore_log_step(s, c, &m, err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK, "flush: %s", err);
+    RunRow ra, rb, rc;
+    runstore_get(s, a, &ra, err), runstore_get(s, b, &rb, err), runstore_get(s, c, &rc, err);
+    RunWork w;
+    long r0 = runstore_rows_read(s);
+    CHECK(runrecord_work(s, &ra, &w, err) == LM_OK && w.steps == 3000 &&
+          w.tokens == step_of(3000).tokens, "work: %s, %ld steps", err, w.steps);
+    CHECK(runstore_rows_read(s) - r0 <= 2, "a run's speed read %ld points",
+          runstore_rows_read(s) - r0);
+    RunParity p;
+    r0 = runstore_rows_read(s);
+    CHECK(runrecord_parity(s, &ra, &rb, &p, err) == LM_OK && p.identical && p.common == 1000 &&
+          p.last_a == 3000 && p.last_b == 1000, "parity: %s, common %ld", err, p.common);
+    long read = runstore_rows_read(s) - r0;   /* loss, lr, grad_norm: 1000 + 1 of a, 1000 of b */
+    CHECK(read <= 3 * (2 * 1000 + 1 + 2), "parity of 3000 and 1000 steps read %ld points", read);
+    CHECK(runrecord_parity(s, &ra, &rc, &p, err) == LM_OK && !p.identical && p.step == 700 &&
+          !strcmp(p.what, "loss") && p.b == p.a + 1, "parted at %ld (%s)", p.step, p.what);
+    runstore_row_free(&ra), runstore_row_free(&rb), runstore_row_free(&rc);
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     repair_all_at_one_open();
     removal_in_steps();
     killed_removal_carried_on();
+    compare_reads_what_it_needs();
 }
 
 int main(void)

@@ -277,6 +277,19 @@ int runstore_series_span(RunStore *s, long run, const char *metric, long *first,
                          int *any, char *err);
 /* The next point of a series cursor into *p: 1, 0 at the end, -1 on a failure. */
 int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err);
+/* One point of a series of run (a name as runstore_series takes): its first
+ * (RUNSTORE_STEP_FIRST), its last (RUNSTORE_STEP_LAST) or the one at step (>= 0), into *p,
+ * *found = 1; *found = 0 (p->step -1, p->value NAN) when there is none. One indexed row
+ * read, whatever the series' length. LM_OK, LM_EARG (unknown series) or the store's error. */
+#define RUNSTORE_STEP_FIRST (-1L)
+#define RUNSTORE_STEP_LAST (-2L)
+int runstore_series_point(RunStore *s, long run, const char *name, long step, SeriesPoint *p,
+                          int *found, char *err);
+
+/* Points handed out by this handle's series reads (runstore_series, runstore_series_next,
+ * runstore_series_point) since it was opened: what a test counts to see that a command
+ * reads what it needs. */
+long runstore_rows_read(const RunStore *s);
 
 /* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
  * aggregation asked (the registry's when none). LM_OK or LM_EARG (did you mean). */

@@ -49,6 +49,7 @@ struct RunStore {
     int full_since;        /* a write failed for space: checkpoint the WAL once one lands */
     double failed_at;      /* monotonic seconds of the last failed flush (0: none) */
     sqlite3_stmt *ins_step, *ins_eval, *upd_run;
+    long rows_read;        /* points handed out by series reads (runstore_rows_read) */
 };
 
 /* ---- small helpers (tiny, inline) ---------------------------------------------------- */
