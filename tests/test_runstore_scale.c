@@ -6,6 +6,7 @@
  * run's last rows for its speed and two runs' common steps for parity, not every row. */
 #include "runstore_util.h"
 #include "runrecord.h"
+#include "runstore_control.h"
 #include "runstore_notes.h"
 #include "runstore_series.h"
 
@@ -201,12 +202,44 @@ static void compare_reads_what_it_needs(void)
     runstore_close(s);
 }
 
+/* A fork's curve kept to a chart's points: with buckets enough, every point of its
+ * lineage (the parent's up to the fork step, then its own), as the whole read gives. */
+static void lineage_kept_whole_when_short(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "lineage.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    long a = new_run(s, "parent", "msa", "", NULL), b = new_run(s, "fork", "msa", "", NULL);
+    runstore_set_autoflush(s, 1 << 30, 1e9);
+    for (long k = 1; k <= 300; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, a, &m, err);
+        m.loss += 1;
+        if (k > 100) runstore_log_step(s, b, &m, err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK && runstore_set_parent(s, b, a, 100, err) == LM_OK,
+          "fork: %s", err);
+    SeriesPoint *w = NULL, *m4 = NULL;
+    int nw = 0, nm = 0;
+    CHECK(runstore_series_lineage(s, b, "loss", &w, &nw, err) == LM_OK && nw == 300, "whole");
+    CHECK(runstore_series_lineage_m4(s, b, "loss", 150, &m4, &nm, err) == LM_OK && nm == nw &&
+          !memcmp(w, m4, (size_t)nw * sizeof *w), "m4 with 150 buckets of 300 steps: %d", nm);
+    free(m4);
+    CHECK(runstore_series_lineage_m4(s, b, "loss", 10, &m4, &nm, err) == LM_OK && nm <= 50 &&
+          m4[0].step == 1 && m4[nm - 1].step == 300, "10 buckets: %d points", nm);
+    free(w), free(m4);
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
     repair_all_at_one_open();
     removal_in_steps();
     killed_removal_carried_on();
     compare_reads_what_it_needs();
+    lineage_kept_whole_when_short();
 }
 
 int main(void)
