@@ -474,7 +474,7 @@ static int parity_series(RunStore *st, const RunRow *a, const RunRow *b, const c
     if (!rc) rc = pull(cb, &y, &mb, err);
     while (!rc && (ma || mb)) {   /* merge by step, up to `last` */
         long s = ma && (!mb || x.step <= y.step) ? x.step : y.step;
-        if (s > last) break;
+        if (s > last || (!first && !p->identical && s > p->step)) break;   /* nothing to find */
         int ia = ma && x.step == s, ib = mb && y.step == s;
         if (first && ia && ib) p->common++;
         if (ia && ib && !(first && s == skip) && !same_value(x.value, y.value) &&
