@@ -77,7 +77,7 @@ static void removal_in_steps(void)
     if (!s || !w) return;
     long a = new_run(s, "big", "msa", "", NULL), c = new_run(s, "other", "msa", "", NULL);
     long fork = new_run(s, "fork", "msa", "", NULL);
-    fill_run(s, a, RUNSTORE_REMOVE_BATCH + 5000);
+    fill_run(s, a, 25000);
     fill_run(s, c, 100);
     char sql[200];
     snprintf(sql, sizeof sql, "UPDATE runs SET parent_run=%ld, parent_step=5 WHERE id=%ld", a,
@@ -94,7 +94,7 @@ static void removal_in_steps(void)
           q_count(path, "SELECT count(*) FROM evals WHERE run_id=%ld", a) == 0,
           "small rows gone with the mark");
     long rows = q_count(path, "SELECT count(*) FROM metrics WHERE run_id=%ld", a);
-    CHECK(rows == RUNSTORE_REMOVE_BATCH + 5000, "metrics deleted in the mark: %ld left", rows);
+    CHECK(rows == 25000, "metrics deleted in the mark: %ld left", rows);
 
     int pending = 1, steps = 0;
     while (pending && steps < 100) {   /* bounded transactions; another writer between */
@@ -130,7 +130,7 @@ static void killed_removal_carried_on(void)
     CHECK(runstore_open(path, &s, err) == LM_OK && pipe(up) == 0, "open: %s", err);
     if (!s) return;
     long a = new_run(s, "big", "msa", "", NULL), b = new_run(s, "small", "msa", "", NULL);
-    fill_run(s, a, 3 * RUNSTORE_REMOVE_BATCH);
+    fill_run(s, a, 20000);
     fill_run(s, b, 10);
     runstore_close(s);
     pid_t child = fork();

@@ -181,7 +181,7 @@ int runstore_delete_run_report(RunStore *s, long id, int delete_checkpoints,
  * one transaction, *pending = 1 while rows are left. A removal a killed process left is
  * carried on by the next removal and by runstore_open. The store's file keeps its size:
  * the freed pages hold later rows (`sqlite3 FILE VACUUM` returns them to the disk). */
-#define RUNSTORE_REMOVE_BATCH 20000
+#define RUNSTORE_REMOVE_BATCH 50000
 int runstore_remove_mark(RunStore *s, long id, char *err);
 int runstore_remove_step(RunStore *s, long max_rows, int *pending, char *err);
 

@@ -3,7 +3,8 @@
  * process could not write meanwhile). A removal is two phases:
  *   mark: one small transaction deletes the run's row from `runs` (so it leaves every
  *         listing at once), clears the references that outlive it (ON DELETE SET NULL:
- *         a fork's parent, a sweep's trial), deletes its small rows, and records
+ *         a fork's parent, a sweep's trial), deletes its small rows (REMOVE_AT_MARK rows
+ *         in all, each table whole or not at all: notes, evaluations, ...), and records
  *         'removing/ID' in store_meta. Foreign keys are off on this connection for that
  *         transaction only, so the rows of its big tables do not go with it;
  *   rows: bounded transactions (RUNSTORE_REMOVE_BATCH rows each) delete what is left, a
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #define REMOVE_TABLES 48
+#define REMOVE_AT_MARK 2000   /* a table's rows of the run deleted by the mark when so few */
 #define REMOVE_KEY "removing/"
 
 /* One table that holds a run's rows: its rows are those WHERE `where` (?1 the run id). */
@@ -194,7 +196,7 @@ static int mark_tx(RunStore *s, long id, char *err)
         q = (char *)tail;
     }
     free(nulls);
-    long left = RUNSTORE_REMOVE_BATCH;   /* the small tables at once, whole */
+    long left = REMOVE_AT_MARK;   /* the small tables at once, whole */
     if (!status) status = remove_some(s, t, n, id, &left, 1, &done, err);
     if (!status && !done)
         status = meta_key(s, "INSERT OR REPLACE INTO store_meta(key, value) VALUES(?1, ?2)",
