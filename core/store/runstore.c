@@ -1,9 +1,10 @@
 /* runstore.c — the run store on SQLite (see runstore.h): opening a store, creating the
  * schema, migrating version 1 to 2, repairing runs of crashed processes, closing, and the
  * SQLite status mapping and statement helpers every runstore_*.c file shares (declared in
- * runstore_impl.h). The repair at open is runstore_repair.c's. The store is split by responsibility: runstore_write.c (runs and
- * buffered logging), runstore_query.c (reading), runstore_filter.c (list filters,
- * configs), runstore_export.c (CSV/JSON), runstore_sweep.c (sweeps). Only these files
+ * runstore_impl.h); the repair at open is runstore_repair.c's. The store is split by
+ * responsibility: runstore_write.c (runs and buffered logging), runstore_query.c
+ * (reading), runstore_filter.c (list filters, configs), runstore_export.c (CSV/JSON),
+ * runstore_sweep.c (sweeps), runstore_remove.c (removing a run). Only these files
  * include sqlite3.h. Every value reaches SQL as a bound parameter; the SQL text itself is
  * built only from constant fragments. Not a query language, not thread-safe per handle
  * (one RunStore per thread). */
@@ -351,7 +352,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     if (!status) status = store_setup(s, err);
     if (!status) status = store_read_id(s, err);
     if (!status) status = store_prepare(s, err);   /* before the repair: it lands journals */
-    if (!status) status = runstore_repair(s, err);
+    if (!status) status = runstore_repair_open(s, err);
     if (status) {
         store_free(s);
         return status;

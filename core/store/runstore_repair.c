@@ -2,8 +2,9 @@
  * explicit reaping step (runstore_reap_dead): runs left 'running' or 'paused' on this host
  * by a process that is gone become 'interrupted' (their journal of unrecorded rows landed
  * first), every one of them at one open, 64 to a transaction so that no write waits long
- * for the store; and a removal that a killed `rm` left half done is carried on
- * (runstore_remove.c). Not deciding liveness on another host (runstore_run_stale). */
+ * for the store; and, at open only, a removal that a killed `rm` left half done is carried
+ * on for a second (runstore_remove.c). Not deciding liveness on another host
+ * (runstore_run_stale). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "private/runlock.h"
@@ -147,12 +148,11 @@ static int repair_batch(RunStore *s, const Orphan *o, int n, char *err)
 }
 
 /* Marks runs of dead processes on this host as interrupted, all of them (REPAIR_BATCH to a
- * transaction, for at most REPAIR_SECONDS; what is left waits for the next open), then
- * carries on a removal a killed process left half done. A busy database or a full disk
+ * transaction, for at most REPAIR_SECONDS; what is left waits for the next open). A busy database or a full disk
  * is not an error here: the repair happens at a later open, and this one goes on to read
  * (issue 46 item 6: "disk full while repairing interrupted runs" refused every command,
  * even the ones that would free space). */
-int runstore_repair(RunStore *s, char *err)
+static int repair_dead(RunStore *s, char *err)
 {
     Orphan *o = NULL;
     long n = 0;
@@ -163,12 +163,20 @@ int runstore_repair(RunStore *s, char *err)
         status = repair_batch(s, o + at, n - at < REPAIR_BATCH ? (int)(n - at) : REPAIR_BATCH,
                               err);
     free(o);
+    return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
+}
+
+int runstore_repair_open(RunStore *s, char *err)
+{
+    int status = repair_dead(s, err);
     if (!status) status = runstore_remove_pending(s, RUNSTORE_REMOVE_OPEN_SECONDS, err);
     return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
 }
 
+/* The dashboard's reaping each few seconds: dead runs only (a removal's rows are the
+ * opens' and rm's to carry on, so that a view never waits for them). */
 int runstore_reap_dead(RunStore *s, char *err)
 {
     int status = runstore_check_present(s, err);
-    return status ? status : runstore_repair(s, err);
+    return status ? status : repair_dead(s, err);
 }

@@ -233,10 +233,11 @@ int runstore_check_present(RunStore *s, char *err);
 
 /* ---- runstore_repair.c, runstore_remove.c --------------------------------------------- */
 
-/* The repair at open: every dead run of this host marked interrupted, then pending
- * removals carried on for RUNSTORE_REMOVE_OPEN_SECONDS. A busy store or a full disk is
- * LM_OK (a later open repairs). */
-int runstore_repair(RunStore *s, char *err);
+/* The repair at open: every dead run of this host marked interrupted (as the dashboard's
+ * reaping, runstore_reap_dead), then pending removals carried on for
+ * RUNSTORE_REMOVE_OPEN_SECONDS. A busy store or a full disk is LM_OK (a later open
+ * repairs). */
+int runstore_repair_open(RunStore *s, char *err);
 #define RUNSTORE_REMOVE_OPEN_SECONDS 1.0
 /* Carries on pending removals (runstore_remove_step) until none is left or `seconds` have
  * passed (<= 0: until none), pausing after each batch so that other writers get the lock. */
