@@ -340,6 +340,12 @@ static void test_mark_long_run(void)
           "the curve: %d points, spike %d, NaN %d, in order %d", cv->n, spike, nan, sorted);
     CHECK(cv->tokens_per_step == 64 && cv->seconds_per_step == 0.5, "rates %g %g",
           cv->tokens_per_step, cv->seconds_per_step);
+    HistoryView *h = dash_view_state(&d, views_get(views_find("history")));
+    r0 = runstore_rows_read(st);   /* its band (groups on): read once, kept as the curve */
+    CHECK(h && dash_groups_load(&d, h, st, err) == LM_OK && h->n_bands == 1 &&
+          h->bands[0].n == cv->n && runstore_rows_read(st) - r0 <= n + 2,
+          "band: %d points, %ld read: %s", h ? h->bands[0].n : -1, runstore_rows_read(st) - r0,
+          err);
     dash_state_free(&d);
     runstore_close(st);
     char side[64];

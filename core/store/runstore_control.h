@@ -95,5 +95,9 @@ int runstore_series_lineage(RunStore *s, long run, const char *metric, SeriesPoi
  * run's length; every point when there are at most 2 max_buckets steps from the first. */
 int runstore_series_lineage_m4(RunStore *s, long run, const char *metric, int max_buckets,
                                SeriesPoint **pts, int *n, char *err);
+/* The same for the run's own points alone (no ancestors): a seed group's member. LM_EARG
+ * "no run N". */
+int runstore_series_m4(RunStore *s, long run, const char *metric, int max_buckets,
+                       SeriesPoint **pts, int *n, char *err);
 
 #endif

@@ -143,16 +143,13 @@ static int m4_points(const M4 *m, SeriesPoint **pts, int *n, char *err)
     return LM_OK;
 }
 
-int runstore_series_lineage_m4(RunStore *s, long run, const char *metric, int max_buckets,
-                               SeriesPoint **pts, int *n, char *err)
+/* The M4 points of runs chain[depth-1] .. chain[0], each up to its cut, into *pts. */
+static int m4_read(RunStore *s, const long *chain, const long *cut, int depth,
+                   const char *metric, int max_buckets, SeriesPoint **pts, int *n, char *err)
 {
-    long chain[RUNSTORE_LINEAGE_MAX], cut[RUNSTORE_LINEAGE_MAX];
-    int depth = 0, status = lineage_chain(s, run, chain, cut, &depth, err);
     M4 m = {calloc((size_t)(max_buckets > 0 ? max_buckets : 1), sizeof *m.b),
             max_buckets > 0 ? max_buckets : 1, 0, 0};
-    *pts = NULL;
-    *n = 0;
-    if (!status && !m.b) status = err_set(err, LM_ENOMEM, "out of memory reading a lineage");
+    int status = m.b ? LM_OK : err_set(err, LM_ENOMEM, "out of memory reading a lineage");
     long from = -1;
     for (int k = depth - 1; k >= 0 && !status; k--) {
         RunStoreCursor *c = NULL;
@@ -167,6 +164,33 @@ int runstore_series_lineage_m4(RunStore *s, long run, const char *metric, int ma
     }
     if (!status) status = m4_points(&m, pts, n, err);
     free(m.b);
+    return status;
+}
+
+int runstore_series_lineage_m4(RunStore *s, long run, const char *metric, int max_buckets,
+                               SeriesPoint **pts, int *n, char *err)
+{
+    long chain[RUNSTORE_LINEAGE_MAX], cut[RUNSTORE_LINEAGE_MAX];
+    int depth = 0, status = lineage_chain(s, run, chain, cut, &depth, err);
+    *pts = NULL;
+    *n = 0;
+    if (!status) status = m4_read(s, chain, cut, depth, metric, max_buckets, pts, n, err);
+    if (status) {
+        free(*pts);
+        *pts = NULL;
+        *n = 0;
+    }
+    return status;
+}
+
+int runstore_series_m4(RunStore *s, long run, const char *metric, int max_buckets,
+                       SeriesPoint **pts, int *n, char *err)
+{
+    const long chain[1] = {run}, cut[1] = {-1};
+    *pts = NULL;
+    *n = 0;
+    int status = runstore_check_run(s, run, err);
+    if (!status) status = m4_read(s, chain, cut, 1, metric, max_buckets, pts, n, err);
     if (status) {
         free(*pts);
         *pts = NULL;
