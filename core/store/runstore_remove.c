@@ -72,7 +72,7 @@ static int table_key(RunStore *s, const char *t, RemTable *x, char *err)
 }
 
 /* The tables that hold a run's rows (ON DELETE CASCADE to runs, and to those), children
- * before their parents, into t; with set_null, the statements that clear the references
+ * before their parents, into t; with nulls, the statements that clear the references
  * that outlive a run (ON DELETE SET NULL) into *nulls (malloc'd, ';'-joined). */
 static int remove_tables(RunStore *s, RemTable *t, int *n, char **nulls, char *err)
 {
