@@ -280,7 +280,8 @@ int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err);
 /* One point of a series of run (a name as runstore_series takes): its first
  * (RUNSTORE_STEP_FIRST), its last (RUNSTORE_STEP_LAST) or the one at step (>= 0), into *p,
  * *found = 1; *found = 0 (p->step -1, p->value NAN) when there is none. One indexed row
- * read, whatever the series' length. LM_OK, LM_EARG (unknown series) or the store's error. */
+ * read, whatever the series' length (best_val: the valid loss at that step, not the
+ * running best the cursor gives). LM_OK, LM_EARG (unknown series) or the store's error. */
 #define RUNSTORE_STEP_FIRST (-1L)
 #define RUNSTORE_STEP_LAST (-2L)
 int runstore_series_point(RunStore *s, long run, const char *name, long step, SeriesPoint *p,

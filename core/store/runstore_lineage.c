@@ -4,8 +4,8 @@
  * of at most max_buckets step ranges keeping its first, lowest, highest and last point
  * (M4, as plot_curve draws: a spike and a dip stay) and its first NaN, the ranges
  * doubling in width as the steps go on, so that one pass reads every row once and memory
- * does not grow with the run (docs/hostile8.md: marking a 5 M-step run read its loss whole, 6 s and 185 MB).
- * Not drawing (ui/, plot/). */
+ * does not grow with the run (docs/hostile8.md: marking a 5 M-step run read its loss
+ * whole, 6 s and 185 MB). Not drawing (ui/, plot/). */
 #include "runstore_control.h"
 #include "private/runstore_impl.h"
 

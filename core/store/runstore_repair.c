@@ -148,10 +148,10 @@ static int repair_batch(RunStore *s, const Orphan *o, int n, char *err)
 }
 
 /* Marks runs of dead processes on this host as interrupted, all of them (REPAIR_BATCH to a
- * transaction, for at most REPAIR_SECONDS; what is left waits for the next open). A busy database or a full disk
- * is not an error here: the repair happens at a later open, and this one goes on to read
- * (issue 46 item 6: "disk full while repairing interrupted runs" refused every command,
- * even the ones that would free space). */
+ * transaction, for at most REPAIR_SECONDS; what is left waits for the next open). A busy
+ * database or a full disk is not an error here: the repair happens at a later open, and
+ * this one goes on to read (issue 46 item 6: "disk full while repairing interrupted runs"
+ * refused every command, even the ones that would free space). */
 static int repair_dead(RunStore *s, char *err)
 {
     Orphan *o = NULL;
