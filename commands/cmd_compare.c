@@ -226,6 +226,35 @@ static void compare_series(CmpTable *t, RunStore *st, const RunRow *r, int n, ch
     free(vals), free(names);
 }
 
+/* Each run's best and final evaluation (labelled when an estimate) and the step of its best
+ * checkpoint: three rows from one read of each run's record. */
+static void compare_evals(CmpTable *t, RunStore *st, const RunRow *r, int n, char (*v)[64])
+{
+    char (*cell)[3][64] = calloc((size_t)n, sizeof *cell), err[LM_ERR_LEN];
+    if (!cell) {
+        t->oom = 1;
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        RunRecord f;
+        for (int e = 0; e < 3; e++) snprintf(cell[i][e], 64, "-");
+        if (runrecord_read(st, &r[i], &f, err) != LM_OK) continue;
+        for (int e = 0; e < 3; e++) {   /* best val, the best checkpoint's step, final */
+            const RunEval *ev = e == 2 ? &f.final : &f.best;
+            if (e == 1 && f.best_step >= 0)
+                snprintf(cell[i][e], 64, "step %ld", f.best_step);
+            else if (e != 1 && !isnan(ev->loss))
+                snprintf(cell[i][e], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
+        }
+        runrecord_free(&f);
+    }
+    for (int e = 0; e < 3; e++) {
+        for (int i = 0; i < n; i++) snprintf(v[i], 64, "%s", cell[i][e]);
+        table_add(t, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss", v);
+    }
+    free(cell);
+}
+
 /* The runs side by side: name and status once, the settings that differ (ranked by how
  * many distinct values they take, runkeys_diff: a swept setting first), then each run's
  * best and final evaluation (labelled when an estimate), last step, params, and every
@@ -258,21 +287,7 @@ static int compare_text(Session *s, RunStore *st, const long *ids, int n)
             shown++;
         }
         if (!shown) table_add(&t, "(no config differences)", NULL);
-        for (int e = 0; e < 3; e++) {   /* best val, the best checkpoint's step, final */
-            for (int i = 0; i < n; i++) {
-                RunRecord f;
-                snprintf(v[i], 64, "-");
-                if (runrecord_read(st, &r[i], &f, err) == LM_OK) {
-                    const RunEval *ev = e == 2 ? &f.final : &f.best;
-                    if (e == 1 && f.best_step >= 0)
-                        snprintf(v[i], 64, "step %ld", f.best_step);
-                    else if (e != 1 && !isnan(ev->loss))
-                        snprintf(v[i], 64, "%.4f%s", ev->loss, ev->whole ? "" : " (est.)");
-                    runrecord_free(&f);
-                }
-            }
-            table_add(&t, e == 2 ? "final val loss" : e ? "best checkpoint" : "best val loss", v);
-        }
+        compare_evals(&t, st, r, n, v);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].last_step);
         table_add(&t, "last step", v);
         for (int i = 0; i < n; i++) snprintf(v[i], 64, "%ld", r[i].params);

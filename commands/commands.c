@@ -333,7 +333,11 @@ static const Command COMMANDS[] = {
      ARG_WORD, ALERT_KEYS, cmd_alert, "history", 0, NULL, NULL},
     {"rm", "RUN_ID... [checkpoints=true] [yes]",
      "delete runs (and their checkpoints on request); without yes only says what it would do",
-     NULL, ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL, NULL},
+     "A run leaves every listing at once; its rows are then deleted a batch at a time, so a\n"
+     "run training in another process keeps writing (a removal cut short goes on at the next\n"
+     "command and ends at the next rm). The store's file keeps its size: its freed pages\n"
+     "hold the next runs' rows; `sqlite3 lmlab.db VACUUM` (no lmlab running) returns them.",
+     ARG_RUN_ID, RM_KEYS, cmd_rm, "history", CMD_DESTRUCTIVE, NULL, NULL},
     {"export", "RUN_ID ... [sweep=ID] [format=csv|json] [file=PATH] | format=tensorboard dir=FOLDER",
      "export runs' metrics and evaluations (to stdout without file=)",
      "csv is long form: one header `run,step,metric,value`, then a row per run, step and\n"

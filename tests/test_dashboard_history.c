@@ -1,7 +1,8 @@
 /* test_dashboard_history.c — the dashboard's history view rendered off-screen (no
  * terminal): the runs table with a column per differing setting, a marked run's curve and
  * the config diff, the pure pieces of the comparison (differing keys and their rank, the
- * smoothing, a run's colour) and the table's sort by a column read from a real store.
+ * smoothing, a run's colour), the table's sort by a column read from a real store, and
+ * marking a long run (its curve read once, kept to what a chart draws).
  * The other views: test_dashboard_train.c, test_dashboard_views.c. */
 #include <math.h>
 #include <stdio.h>
@@ -299,8 +300,65 @@ static void test_sort_columns(void)
     remove(db);
 }
 
+/* docs/hostile8.md: marking a 5 M-step run read its loss whole (and its tokens and
+ * elapsed whole for two rates): 6 s, 185 MB. Now its loss is read once into at most
+ * DASH_CURVE_BUCKETS buckets of points (a spike and a NaN kept) and the rates from the last
+ * rows: counted in points read, not in time. */
+static void test_mark_long_run(void)
+{
+    char db[] = "/tmp/lmlab-dash-mark-XXXXXX.db", err[LM_ERR_LEN];
+    RunStore *st = new_store(db, err);
+    CHECK(st, "open: %s", err);
+    if (!st) return;
+    long id = 0, n = 20000;
+    RunInfo info = {.name = "long", .config = "", .model = "msa"};
+    runstore_run_create(st, &info, &id, err);
+    runstore_set_autoflush(st, 1 << 30, 1e9);
+    for (long k = 1; k <= n; k++) {
+        StepMetric m = {.step = k, .loss = 3.0f - (float)k / (float)n, .tokens = 64 * k,
+                        .elapsed = 0.5 * (double)k};
+        if (k == 12345) m.loss = 9.0f;
+        if (k == 5000) m.loss = NAN;
+        runstore_log_step(st, id, &m, err);
+    }
+    CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
+    Dashboard d;
+    dash_state_init(&d);
+    long r0 = runstore_rows_read(st);
+    CHECK(dash_data_toggle_mark(&d, st, id, err) == LM_OK && d.n_marked == 1, "mark: %s", err);
+    long read = runstore_rows_read(st) - r0;
+    const DashCurve *cv = &d.curves[0];
+    int spike = 0, nan = 0, sorted = 1;
+    for (int i = 0; i < cv->n; i++) {
+        spike |= cv->pts[i].step == 12345 && cv->pts[i].value == 9.0;
+        nan |= cv->pts[i].step == 5000 && isnan(cv->pts[i].value);
+        sorted &= i == 0 || cv->pts[i].step > cv->pts[i - 1].step;
+    }
+    CHECK(read <= n + 2, "marking read %ld points of a %ld-step run", read, n);
+    CHECK(cv->n <= 5 * DASH_CURVE_BUCKETS && cv->n < n && sorted && spike && nan &&
+          cv->pts[0].step == 1 && cv->pts[cv->n - 1].step == n,
+          "the curve: %d points, spike %d, NaN %d, in order %d", cv->n, spike, nan, sorted);
+    CHECK(cv->tokens_per_step == 64 && cv->seconds_per_step == 0.5, "rates %g %g",
+          cv->tokens_per_step, cv->seconds_per_step);
+    HistoryView *h = dash_view_state(&d, views_get(views_find("history")));
+    r0 = runstore_rows_read(st);   /* its band (groups on): read once, kept as the curve */
+    CHECK(h && dash_groups_load(&d, h, st, err) == LM_OK && h->n_bands == 1 &&
+          h->bands[0].n == cv->n && runstore_rows_read(st) - r0 <= n + 2,
+          "band: %d points, %ld read: %s", h ? h->bands[0].n : -1, runstore_rows_read(st) - r0,
+          err);
+    dash_state_free(&d);
+    runstore_close(st);
+    char side[64];
+    for (const char *suf = "-wal"; suf; suf = strcmp(suf, "-wal") ? NULL : "-shm") {
+        snprintf(side, sizeof side, "%s%s", db, suf);
+        remove(side);
+    }
+    remove(db);
+}
+
 int main(void)
 {
+    test_mark_long_run();
     test_sort_columns();
     test_history();
     test_compare_logic();

@@ -84,15 +84,13 @@ int dash_data_load_runs(HistoryView *h, RunStore *st, char *err)
 
 double dash_data_per_step(RunStore *st, long id, const char *metric)
 {
-    SeriesPoint *p = NULL;
-    int n = 0;
+    SeriesPoint p;
+    int found = 0;
     char err[LM_ERR_LEN];
-    double v = 0;
-    if (runstore_series(st, id, metric, &p, &n, err) == LM_OK && n > 0 && p[n - 1].step > 0 &&
-        isfinite(p[n - 1].value))
-        v = p[n - 1].value / (double)p[n - 1].step;
-    free(p);
-    return v;
+    if (runstore_series_point(st, id, metric, RUNSTORE_STEP_LAST, &p, &found, err) == LM_OK &&
+        found && p.step > 0 && isfinite(p.value))
+        return p.value / (double)p.step;
+    return 0;
 }
 
 /* 1 when the registry's entry i can be a comparison curve. */
@@ -150,8 +148,9 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     cv->best_step_val = row.best_step_val;
     cv->last_step = row.last_step;
     runstore_row_free(&row);
-    rc = runstore_series_lineage(st, id, dash_data_cmp_series(metric)->name, &cv->pts, &cv->n, err); /* a fork
-                                                                  continues its parent */
+    /* a fork continues its parent; a long run kept to what the chart draws (M4) */
+    rc = runstore_series_lineage_m4(st, id, dash_data_cmp_series(metric)->name,
+                                    DASH_CURVE_BUCKETS, &cv->pts, &cv->n, err);
     if (rc)
         return rc;
     cv->tokens_per_step = dash_data_per_step(st, id, "tokens");

@@ -53,6 +53,12 @@ const char *dash_data_sort_name(const HistoryView *h);
  * seconds per step), 0 when there is none. */
 double dash_data_per_step(RunStore *st, long id, const char *metric);
 
+/* A marked run's curve keeps at most 4 points per bucket of steps (M4: the first, lowest,
+ * highest and last of each) and a bucket's first NaN, so marking a 5 M-step run reads its
+ * rows once and keeps at most 20,480 points; a run of up to 8,192 logged steps keeps
+ * every point. */
+#define DASH_CURVE_BUCKETS 4096
+
 /* Marks run id (loading its d->cmp_metric series, rates, settings and results) or, when
  * marked, unmarks it. LM_OK; LM_EARG when DASH_MAX_MARKED runs are already marked; the
  * store's status otherwise (with err). */

@@ -5,6 +5,7 @@
 #include "dash_data.h"
 
 #include "err.h"
+#include "runstore_control.h"
 #include "runstore_group.h"
 
 #include <math.h>
@@ -41,7 +42,8 @@ static double value_at(const SeriesPoint *p, int n, double x)
     return p[lo].value + u * (p[hi].value - p[lo].value);
 }
 
-/* One band over members ids (n). */
+/* One band over members ids (n), each member's points kept to a chart's as a marked
+ * run's curve (DASH_CURVE_BUCKETS: every point of a run of up to 8,192 logged steps). */
 static int band_build(RunStore *st, const long *ids, int n, const char *metric, DashBand *b,
                       char *err)
 {
@@ -49,7 +51,7 @@ static int band_build(RunStore *st, const long *ids, int n, const char *metric, 
     int np[GROUP_MAX_MEMBERS] = {0}, longest = 0, rc = LM_OK;
     if (n > GROUP_MAX_MEMBERS) n = GROUP_MAX_MEMBERS;
     for (int i = 0; i < n && !rc; i++) {
-        rc = runstore_series(st, ids[i], metric, &p[i], &np[i], err);
+        rc = runstore_series_m4(st, ids[i], metric, DASH_CURVE_BUCKETS, &p[i], &np[i], err);
         if (!rc && np[i] > np[longest]) longest = i;
     }
     int m = rc ? 0 : np[longest];

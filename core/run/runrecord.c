@@ -356,14 +356,10 @@ static void parity_kernels(const RunRow *a, const RunRow *b, RunParity *p)
 static int value_at(RunStore *st, long run, const char *metric, long step, double *v,
                     char *err)
 {
-    SeriesPoint *p = NULL;
-    int n = 0, found = 0;
-    if (runstore_series(st, run, metric, &p, &n, err))
-        return -1;
-    for (int i = 0; i < n && !found; i++)
-        if (p[i].step == step)
-            *v = p[i].value, found = 1;
-    free(p);
+    SeriesPoint p;
+    int found = 0;
+    if (runstore_series_point(st, run, metric, step, &p, &found, err)) return -1;
+    if (found) *v = p.value;
     return found;
 }
 
@@ -371,34 +367,35 @@ int runrecord_work(RunStore *st, const RunRow *r, RunWork *w, char *err)
 {
     memset(w, 0, sizeof *w);
     w->tokens_per_s = NAN;
-    SeriesPoint *tok = NULL, *sec = NULL;
-    int nt = 0, ns = 0, rc = runstore_series(st, r->id, "tokens", &tok, &nt, err);
+    SeriesPoint tok, sec, tok_first, sec_first;   /* the last rows (and the first) only */
+    int nt = 0, ns = 0, rc = runstore_series_point(st, r->id, "tokens", RUNSTORE_STEP_LAST,
+                                                   &tok, &nt, err);
     if (!rc)
-        rc = runstore_series(st, r->id, "elapsed", &sec, &ns, err);
-    if (rc) {
-        free(tok);
+        rc = runstore_series_point(st, r->id, "elapsed", RUNSTORE_STEP_LAST, &sec, &ns, err);
+    if (rc || !nt || !ns)
         return rc;
-    }
-    if (nt && ns) {
-        double tok0 = 0, sec0 = 0;
-        if (r->parent_run > 0) {   /* the parent's counters at the fork point */
-            int a = value_at(st, r->parent_run, "tokens", r->parent_step, &tok0, err);
-            int b = a > 0 ? value_at(st, r->parent_run, "elapsed", r->parent_step, &sec0,
-                                     err) : a;
-            w->from_step = r->parent_step;
-            if (a < 0 || b < 0)
-                rc = LM_EDB;
-            else if (!a || !b)   /* the parent is gone: from the fork's first row */
-                tok0 = tok[0].value, sec0 = sec[0].value, w->from_step = tok[0].step;
+    double tok0 = 0, sec0 = 0;
+    if (r->parent_run > 0) {   /* the parent's counters at the fork point */
+        int a = value_at(st, r->parent_run, "tokens", r->parent_step, &tok0, err);
+        int b = a > 0 ? value_at(st, r->parent_run, "elapsed", r->parent_step, &sec0, err) : a;
+        w->from_step = r->parent_step;
+        if (a < 0 || b < 0) {
+            rc = LM_EDB;
+        } else if (!a || !b) {   /* the parent is gone: from the fork's first row */
+            int f1 = 0, f2 = 0;
+            rc = runstore_series_point(st, r->id, "tokens", RUNSTORE_STEP_FIRST, &tok_first,
+                                       &f1, err);
+            if (!rc)
+                rc = runstore_series_point(st, r->id, "elapsed", RUNSTORE_STEP_FIRST,
+                                           &sec_first, &f2, err);
+            tok0 = tok_first.value, sec0 = sec_first.value, w->from_step = tok_first.step;
         }
-        w->steps = tok[nt - 1].step - w->from_step;
-        w->tokens = (long)(tok[nt - 1].value - tok0);
-        w->seconds = sec[ns - 1].value - sec0;
-        if (w->seconds > 0)
-            w->tokens_per_s = (double)w->tokens / w->seconds;
     }
-    free(tok);
-    free(sec);
+    w->steps = tok.step - w->from_step;
+    w->tokens = (long)(tok.value - tok0);
+    w->seconds = sec.value - sec0;
+    if (w->seconds > 0)
+        w->tokens_per_s = (double)w->tokens / w->seconds;
     return rc;
 }
 
@@ -446,6 +443,56 @@ static int parity_cause(RunStore *st, const RunRow *a, const RunRow *b, RunParit
     return LM_OK;
 }
 
+/* The next point of cursor c into *p: LM_OK (*more = 0 at its end) or LM_EDB (err). */
+static int pull(RunStoreCursor *c, SeriesPoint *p, int *more, char *err)
+{
+    int rc = runstore_series_next(c, p, err);
+    *more = rc > 0;
+    return rc < 0 ? LM_EDB : LM_OK;
+}
+
+/* Series `name` of runs a and b merged by step up to the last step both have, a point of
+ * each at a time (runstore_series_open: memory bounded, and nothing past that step is
+ * read): the first step where they part into p; first: the training loss, which also
+ * counts the steps in common and says each run's last step. */
+static int parity_series(RunStore *st, const RunRow *a, const RunRow *b, const char *name,
+                         int first, long skip, RunParity *p, char *err)
+{
+    SeriesPoint la, lb, x = {0}, y = {0};
+    int fa = 0, fb = 0, rc = runstore_series_point(st, a->id, name, RUNSTORE_STEP_LAST, &la,
+                                                   &fa, err);
+    if (!rc) rc = runstore_series_point(st, b->id, name, RUNSTORE_STEP_LAST, &lb, &fb, err);
+    if (rc) return rc;
+    if (first) p->last_a = fa ? la.step : 0, p->last_b = fb ? lb.step : 0;
+    if (!fa || !fb) return LM_OK;
+    long last = la.step < lb.step ? la.step : lb.step;
+    RunStoreCursor *ca = NULL, *cb = NULL;
+    int ma = 0, mb = 0;
+    rc = runstore_series_open(st, a->id, name, &ca, err);
+    if (!rc) rc = runstore_series_open(st, b->id, name, &cb, err);
+    if (!rc) rc = pull(ca, &x, &ma, err);
+    if (!rc) rc = pull(cb, &y, &mb, err);
+    while (!rc && (ma || mb)) {   /* merge by step, up to `last` */
+        long s = ma && (!mb || x.step <= y.step) ? x.step : y.step;
+        if (s > last || (!first && !p->identical && s > p->step)) break;   /* nothing to find */
+        int ia = ma && x.step == s, ib = mb && y.step == s;
+        if (first && ia && ib) p->common++;
+        if (ia && ib && !(first && s == skip) && !same_value(x.value, y.value) &&
+            (p->identical || s < p->step)) {
+            p->identical = 0;
+            p->step = s;
+            p->a = x.value;
+            p->b = y.value;
+            snprintf(p->what, sizeof p->what, "%s", name);
+        }
+        if (ia) rc = pull(ca, &x, &ma, err);
+        if (ib && !rc) rc = pull(cb, &y, &mb, err);
+    }
+    runstore_cursor_close(ca);
+    runstore_cursor_close(cb);
+    return rc;
+}
+
 int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *p, char *err)
 {
     memset(p, 0, sizeof *p);
@@ -462,44 +509,8 @@ int runrecord_parity(RunStore *st, const RunRow *a, const RunRow *b, RunParity *
             strcmp(series_info(q)->name, "loss"))
             names[n_names++] = series_info(q)->name;
     for (int k = 0; k < n_names; k++) {
-        const char *name = names[k];
-        SeriesPoint *x = NULL, *y = NULL;
-        int nx = 0, ny = 0, rc = runstore_series(st, a->id, name, &x, &nx, err);
-        if (!rc) rc = runstore_series(st, b->id, name, &y, &ny, err);
-        if (rc) {
-            free(x);
-            free(y);
-            return rc;
-        }
-        long last = nx && ny ? (x[nx - 1].step < y[ny - 1].step ? x[nx - 1].step
-                                                                 : y[ny - 1].step) : -1;
-        if (k == 0) {
-            p->last_a = nx ? x[nx - 1].step : 0;
-            p->last_b = ny ? y[ny - 1].step : 0;
-        }
-        for (int i = 0, j = 0; i < nx || j < ny;) {   /* merge by step, up to `last` */
-            long si = i < nx ? x[i].step : -1, sj = j < ny ? y[j].step : -1;
-            long s = i < nx && (j >= ny || si <= sj) ? si : sj;
-            if (s > last)
-                break;
-            double va = i < nx && si == s ? x[i].value : NAN;
-            double vb = j < ny && sj == s ? y[j].value : NAN;
-            int both = i < nx && si == s && j < ny && sj == s;
-            if (k == 0 && both)
-                p->common++;
-            if (both && !(k == 0 && s == skip) && !same_value(va, vb) &&
-                (p->identical || s < p->step)) {
-                p->identical = 0;
-                p->step = s;
-                p->a = va;
-                p->b = vb;
-                snprintf(p->what, sizeof p->what, "%s", name);
-            }
-            if (i < nx && si == s) i++;
-            if (j < ny && sj == s) j++;
-        }
-        free(x);
-        free(y);
+        int rc = parity_series(st, a, b, names[k], k == 0, skip, p, err);
+        if (rc) return rc;
     }
     return p->identical ? LM_OK : parity_cause(st, a, b, p, err);
 }

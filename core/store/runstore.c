@@ -1,9 +1,10 @@
 /* runstore.c — the run store on SQLite (see runstore.h): opening a store, creating the
  * schema, migrating version 1 to 2, repairing runs of crashed processes, closing, and the
  * SQLite status mapping and statement helpers every runstore_*.c file shares (declared in
- * runstore_impl.h). The store is split by responsibility: runstore_write.c (runs and
- * buffered logging), runstore_query.c (reading), runstore_filter.c (list filters,
- * configs), runstore_export.c (CSV/JSON), runstore_sweep.c (sweeps). Only these files
+ * runstore_impl.h); the repair at open is runstore_repair.c's. The store is split by
+ * responsibility: runstore_write.c (runs and buffered logging), runstore_query.c
+ * (reading), runstore_filter.c (list filters, configs), runstore_export.c (CSV/JSON),
+ * runstore_sweep.c (sweeps), runstore_remove.c (removing a run). Only these files
  * include sqlite3.h. Every value reaches SQL as a bound parameter; the SQL text itself is
  * built only from constant fragments. Not a query language, not thread-safe per handle
  * (one RunStore per thread). */
@@ -283,122 +284,6 @@ static int store_migrate(RunStore *s, char *err)
     return status;
 }
 
-int runstore_run_alive(const RunStore *s, long id, long pid)
-{
-    if (pid == (long)getpid())
-        return 1;
-    int held = runlock_held(s->real_path, id, NULL);
-    return held >= 0 ? held : pid_alive(pid);
-}
-
-typedef struct { long id, pid, last_step; char journal[1100]; } Orphan;
-
-static int mark_interrupted(RunStore *s, const Orphan *o, char *err)
-{
-    char reason[256];
-    snprintf(reason, sizeof reason, "process %ld ended without closing the run at step %ld",
-             o->pid, o->last_step);
-    sqlite3_stmt *st;
-    int status = prep(s, "UPDATE runs SET status='interrupted', reason=?1,"
-                      " ended=coalesce(heartbeat, ?2) WHERE id=?3 AND pid=?4"
-                      " AND status IN ('running','paused')", &st, err);
-    if (status) return status;
-    bind_str(st, 1, reason);
-    sqlite3_bind_double(st, 2, sysinfo_wall());
-    sqlite3_bind_int64(st, 3, o->id);
-    sqlite3_bind_int64(st, 4, o->pid);
-    int changes = 0;
-    status = write_stmt(s, st, "repairing an interrupted run", &changes, err);
-    if (!status && changes) {   /* its unanswered requests die with it, visibly */
-        char why[160];
-        snprintf(why, sizeof why, "the run's owner (process %ld) ended before answering",
-                 o->pid);
-        status = runstore_control_expire(s, o->id, why, err);
-    }
-    /* a sweep's trial: the trial too, and the sweep once none of its trials trains (its
-     * process is gone: a sweep trains its trials in its own process or its workers');
-     * `sweep resume ID` continues it */
-    if (!status && changes)
-        status = prep(s, "UPDATE sweep_trials SET status='interrupted' WHERE run_id=?1"
-                      " AND status='running'", &st, err);
-    if (!status && changes) {
-        sqlite3_bind_int64(st, 1, o->id);
-        status = write_stmt(s, st, "repairing an interrupted sweep trial", NULL, err);
-    }
-    if (!status && changes)
-        status = prep(s, "UPDATE sweeps SET status='interrupted', ended=?2 WHERE"
-                      " id=(SELECT sweep_id FROM runs WHERE id=?1) AND status IN"
-                      " ('running','paused') AND NOT EXISTS (SELECT 1 FROM runs r2 WHERE"
-                      " r2.sweep_id=sweeps.id AND r2.status IN ('running','paused'))", &st, err);
-    if (!status && changes) {
-        sqlite3_bind_int64(st, 1, o->id);
-        sqlite3_bind_double(st, 2, sysinfo_wall());
-        status = write_stmt(s, st, "repairing an interrupted sweep", NULL, err);
-    }
-    return status;
-}
-
-/* Marks runs of dead processes on this host as interrupted. A busy database is not an
- * error here: the repair simply happens at a later open. */
-static int store_repair(RunStore *s, char *err)
-{
-    sqlite3_stmt *st;
-    Orphan found[64];
-    /* its step: the furthest of its logged steps and checkpoints (a killed process may not
-     * have flushed last_step) */
-    int n = 0, rc, status = prep(s, "SELECT id, pid, max(coalesce(last_step, 0),"
-                                 " coalesce((SELECT max(step) FROM metrics m WHERE"
-                                 " m.run_id=runs.id), 0), coalesce((SELECT max(step) FROM"
-                                 " checkpoints c WHERE c.run_id=runs.id), 0)), host,"
-                                 " coalesce(checkpoint_dir, '') FROM runs"
-                                 " WHERE status IN ('running','paused')", &st, err);
-    if (status) return status;
-    while (n < 64 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        Orphan o = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                    sqlite3_column_int64(st, 2), ""};
-        if (col_str(st, 4)[0])   /* what its owner could not record (runfiles.def) */
-            snprintf(o.journal, sizeof o.journal, "%.1000s/unrecorded-rows.tsv", col_str(st, 4));
-        if (!strcmp(col_str(st, 3), s->host) && o.pid > 0 && !runstore_run_alive(s, o.id, o.pid))
-            found[n++] = o;
-    }
-    if (n < 64 && rc != SQLITE_DONE)
-        status = runstore_db_fail(s, rc, "checking for crashed runs", err);
-    sqlite3_finalize(st);
-    if (status || n == 0) return status;
-    if ((status = exec_sql(s, "BEGIN IMMEDIATE", "repairing interrupted runs", err)))
-        return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
-    /* its journal first: the statuses, checkpoints and rows its owner could not record
-     * (a SIGTERM'd run's 'stopped' on a full disk) land instead of the guess 'interrupted' */
-    char keep[sizeof s->journal];
-    long keep_pending = s->max_pending, keep_rows = s->journal_rows;
-    int landed[64] = {0};
-    snprintf(keep, sizeof keep, "%s", s->journal);
-    for (int i = 0; i < n && !status; i++) {
-        if (!found[i].journal[0] || access(found[i].journal, R_OK)) continue;
-        runstore_set_journal(s, found[i].journal, keep_pending);
-        status = runstore_journal_insert(s, err);
-        landed[i] = !status;
-    }
-    snprintf(s->journal, sizeof s->journal, "%s", keep);
-    s->max_pending = keep_pending;
-    s->journal_rows = keep_rows;
-    for (int i = 0; i < n && !status; i++) status = mark_interrupted(s, &found[i], err);
-    if (!status) status = tx_commit(s, "repairing interrupted runs", err);
-    else tx_rollback(s);
-    for (int i = 0; i < n && !status; i++)
-        if (landed[i]) unlink(found[i].journal);
-    /* busy or a full disk: the repair happens at a later open, and this one goes on to
-     * read (issue 46 item 6: "disk full while repairing interrupted runs" refused every
-     * command, even the ones that would free space) */
-    return status == LM_EDB || status == LM_ENOSPC ? LM_OK : status;
-}
-
-int runstore_reap_dead(RunStore *s, char *err)
-{
-    int status = runstore_check_present(s, err);
-    return status ? status : store_repair(s, err);
-}
-
 static int store_prepare(RunStore *s, char *err)
 {
     char sql[1536], cols[768], marks[256];
@@ -467,7 +352,7 @@ int runstore_open(const char *path, RunStore **out, char *err)
     if (!status) status = store_setup(s, err);
     if (!status) status = store_read_id(s, err);
     if (!status) status = store_prepare(s, err);   /* before the repair: it lands journals */
-    if (!status) status = store_repair(s, err);
+    if (!status) status = runstore_repair_open(s, err);
     if (status) {
         store_free(s);
         return status;

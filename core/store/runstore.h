@@ -155,7 +155,10 @@ typedef struct {
                                 user's, an older lmlab's) */
 } RunFilesReport;
 
-/* Deletes a run and all its rows. With delete_checkpoints, also removes only the files the
+/* Deletes a run and all its rows: removed from every listing in one short transaction, its
+ * rows then deleted in transactions of RUNSTORE_REMOVE_BATCH rows (runstore_remove_mark,
+ * runstore_remove_step), so that a run training in another process keeps writing. With
+ * delete_checkpoints, also removes only the files the
  * run wrote, and only when its settings and folder carry this user's code (else no file
  * is touched and report->refused says why): the checkpoint files it recorded directly in
  * its folder (and their .optim siblings; a recorded path elsewhere is left) and, in its
@@ -170,6 +173,17 @@ int runstore_delete_run(RunStore *s, long id, int delete_checkpoints, char *err)
 /* The same, filling *report (may be NULL) with what was removed and what was left. */
 int runstore_delete_run_report(RunStore *s, long id, int delete_checkpoints,
                                RunFilesReport *report, char *err);
+
+/* A run's removal in two phases (what runstore_delete_run does; runstore_remove.c):
+ * _mark removes the run from `runs` and its small rows in one short transaction (it leaves
+ * every listing at once; LM_EARG "no run N") and records what is left to delete; _step
+ * deletes at most max_rows (<= 0: RUNSTORE_REMOVE_BATCH) of the rows left by removals in
+ * one transaction, *pending = 1 while rows are left. A removal a killed process left is
+ * carried on by the next removal and by runstore_open. The store's file keeps its size:
+ * the freed pages hold later rows (`sqlite3 FILE VACUUM` returns them to the disk). */
+#define RUNSTORE_REMOVE_BATCH 50000
+int runstore_remove_mark(RunStore *s, long id, char *err);
+int runstore_remove_step(RunStore *s, long max_rows, int *pending, char *err);
 
 /* ---- Reading ---------------------------------------------------------------------- */
 
@@ -263,6 +277,20 @@ int runstore_series_span(RunStore *s, long run, const char *metric, long *first,
                          int *any, char *err);
 /* The next point of a series cursor into *p: 1, 0 at the end, -1 on a failure. */
 int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err);
+/* One point of a series of run (a name as runstore_series takes): its first
+ * (RUNSTORE_STEP_FIRST), its last (RUNSTORE_STEP_LAST) or the one at step (>= 0), into *p,
+ * *found = 1; *found = 0 (p->step -1, p->value NAN) when there is none. One indexed row
+ * read, whatever the series' length (best_val: the valid loss at that step, not the
+ * running best the cursor gives). LM_OK, LM_EARG (unknown series) or the store's error. */
+#define RUNSTORE_STEP_FIRST (-1L)
+#define RUNSTORE_STEP_LAST (-2L)
+int runstore_series_point(RunStore *s, long run, const char *name, long step, SeriesPoint *p,
+                          int *found, char *err);
+
+/* Points handed out by this handle's series reads (runstore_series, runstore_series_next,
+ * runstore_series_point) since it was opened: what a test counts to see that a command
+ * reads what it needs. */
+long runstore_rows_read(const RunStore *s);
 
 /* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
  * aggregation asked (the registry's when none). LM_OK or LM_EARG (did you mean). */

@@ -84,10 +84,20 @@ int runstore_set_parent(RunStore *s, long run, long parent, long parent_step, ch
 
 #define RUNSTORE_LINEAGE_MAX 16   /* ancestors followed at most */
 
-/* A fork's metric continued from its ancestors': each ancestor's points up to the step
+/* A fork's metric continued from its ancestors' (runstore_lineage.c): each ancestor's points up to the step
  * its child was forked at, then the run's own (runstore_series otherwise). A deleted
  * ancestor ends the lineage there. *pts malloc'd (free()); errors as runstore_series. */
 int runstore_series_lineage(RunStore *s, long run, const char *metric, SeriesPoint **pts,
                             int *n, char *err);
+/* The same kept to what a chart draws, read a point at a time (runstore_lineage.c): the
+ * steps cut into at most max_buckets ranges, each keeping its first, lowest, highest and
+ * last point (M4) and its first NaN, in step order, so *n <= 5 max_buckets whatever the
+ * run's length; every point when there are at most 2 max_buckets steps from the first. */
+int runstore_series_lineage_m4(RunStore *s, long run, const char *metric, int max_buckets,
+                               SeriesPoint **pts, int *n, char *err);
+/* The same for the run's own points alone (no ancestors): a seed group's member. LM_EARG
+ * "no run N". */
+int runstore_series_m4(RunStore *s, long run, const char *metric, int max_buckets,
+                       SeriesPoint **pts, int *n, char *err);
 
 #endif

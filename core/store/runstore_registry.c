@@ -179,6 +179,7 @@ int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err)
 {
     int rc = runstore_cursor_step(c, err);
     if (rc == 1) {
+        c->s->rows_read++;
         p->step = sqlite3_column_int64(c->st, 0);
         p->value = col_real(c->st, 1);   /* NULL was NaN */
         if (c->running_min) {            /* as min() OVER (ORDER BY step): NULLs skipped */
@@ -221,6 +222,49 @@ int runstore_series_from(RunStore *s, long run, const char *metric, long from,
     }
     return status;
 }
+
+/* The statement "SELECT step, value FROM <ref's source> [AND step=?2] ORDER BY step
+ * [DESC] [LIMIT 1]" of series name of run (?1 bound) into *st. */
+static int series_stmt(RunStore *s, long run, const char *name, const char *tail,
+                       sqlite3_stmt **st, char *err)
+{
+    SeriesRef ref;
+    char from[480], col[64], sql[700];
+    int status = series_find(name, &ref, err);
+    if (status) return status;
+    source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    snprintf(sql, sizeof sql, "SELECT step, %s FROM %s %s", col, from, tail);
+    if ((status = prep(s, sql, st, err))) return status;
+    sqlite3_bind_int64(*st, 1, run);
+    return LM_OK;
+}
+
+int runstore_series_point(RunStore *s, long run, const char *name, long step, SeriesPoint *p,
+                          int *found, char *err)
+{
+    sqlite3_stmt *st;
+    *found = 0;
+    p->step = -1;
+    p->value = NAN;
+    int status = series_stmt(s, run, name, step == RUNSTORE_STEP_FIRST ? "ORDER BY step LIMIT 1"
+                             : step == RUNSTORE_STEP_LAST ? "ORDER BY step DESC LIMIT 1"
+                             : "AND step=?2 LIMIT 1", &st, err);
+    if (status) return status;
+    if (step >= 0) sqlite3_bind_int64(st, 2, step);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        p->step = sqlite3_column_int64(st, 0);
+        p->value = col_real(st, 1);
+        *found = 1;
+        s->rows_read++;
+    } else if (rc != SQLITE_DONE) {
+        status = runstore_db_fail(s, rc, "reading a series", err);
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
+long runstore_rows_read(const RunStore *s) { return s->rows_read; }
 
 int runstore_series_summary(RunStore *s, long run, const char *name, double *v, char *err)
 {

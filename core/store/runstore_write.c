@@ -672,13 +672,14 @@ int runstore_delete_run_report(RunStore *s, long id, int delete_checkpoints,
         if (sqlite3_step(st) == SQLITE_ROW) col_copy(st, 0, dir, sizeof dir);
         sqlite3_finalize(st);
     }
-    if (!status && !(status = prep(s, "DELETE FROM runs WHERE id=?", &st, err))) {
-        sqlite3_bind_int64(st, 1, id);   /* children go by ON DELETE CASCADE */
-        status = write_stmt(s, st, "deleting a run", NULL, err);
-    }
+    if (!status) status = runstore_remove_mark(s, id, err);   /* gone from every listing */
     if (!status) drop_pending(s, id);
     if (!status && delete_checkpoints)
         status = delete_files(s, id, paths, len, dir, rep, err);
     free(paths);
+    /* its rows (and any a killed removal left), a batch at a time; what a failure here
+     * leaves (busy, disk full) nobody sees, and the next removal or open carries it on */
+    char e2[LM_ERR_LEN];
+    runstore_remove_pending(s, 0, e2);
     return status;
 }

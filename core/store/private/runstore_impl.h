@@ -49,6 +49,7 @@ struct RunStore {
     int full_since;        /* a write failed for space: checkpoint the WAL once one lands */
     double failed_at;      /* monotonic seconds of the last failed flush (0: none) */
     sqlite3_stmt *ins_step, *ins_eval, *upd_run;
+    long rows_read;        /* points handed out by series reads (runstore_rows_read) */
 };
 
 /* ---- small helpers (tiny, inline) ---------------------------------------------------- */
@@ -229,6 +230,18 @@ int runstore_quick_check(RunStore *s, int whole, char *err);
 /* LM_OK while the opened file is still at its path and not found damaged; LM_EIO (sticky)
  * once it was moved, deleted or replaced, LM_EFORMAT once damaged. */
 int runstore_check_present(RunStore *s, char *err);
+
+/* ---- runstore_repair.c, runstore_remove.c --------------------------------------------- */
+
+/* The repair at open: every dead run of this host marked interrupted (as the dashboard's
+ * reaping, runstore_reap_dead), then pending removals carried on for
+ * RUNSTORE_REMOVE_OPEN_SECONDS. A busy store or a full disk is LM_OK (a later open
+ * repairs). */
+int runstore_repair_open(RunStore *s, char *err);
+#define RUNSTORE_REMOVE_OPEN_SECONDS 1.0
+/* Carries on pending removals (runstore_remove_step) until none is left or `seconds` have
+ * passed (<= 0: until none), pausing after each batch so that other writers get the lock. */
+int runstore_remove_pending(RunStore *s, double seconds, char *err);
 
 /* ---- runstore_journal.c --------------------------------------------------------------- */
 
