@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# e2e_hostile9.sh — round 9 of hostile input: two processes, and files that change under a
+# run (docs/hostile9.md). A token file written in place while a run reads it stops the run
+# (it trained on the new bytes with no word), and a run that fails reading its tokens keeps
+# its last step in a checkpoint. Every wait is for a state (a logged step, a status), never
+# a sleep that races the machine's speed.
+# Usage: e2e_hostile9.sh LMLAB_BINARY
+set -u
+bin=$(readlink -f "$1")
+src=$(cd "$(dirname "$0")" && pwd)
+. "$src/bounded.sh"   # bwait, wait_until: every wait on a child is bounded
+dir=$(mktemp -d)
+bgpid=
+trap 'kill $bgpid 2>/dev/null; rm -rf "$dir"' EXIT
+cd "$dir"
+export LMLAB_DB="$dir/s.db" HOME="$dir"
+command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh installs it)"; exit 1; }
+q() { sqlite3 -cmd '.timeout 5000' "$LMLAB_DB" "$1"; }
+fail() { echo "FAIL: $*"; exit 1; }
+C="runs_dir=$dir/runs sample_every=0 threads=1"
+# stepped NAME: 0 once run NAME has logged a step (it is reading its tokens)
+stepped() { [ "$(q "SELECT count(*) FROM runs WHERE name='$1' AND last_step>0")" = 1 ]; }
+# started NAME ...: a long headless run named NAME in the background (bgpid), once stepping
+started() {
+    local name=$1; shift
+    "$bin" train quick name=$name steps=100000000 "$@" $C >$name.out 2>&1 &
+    bgpid=$!
+    wait_until 120 stepped $name || fail "run $name never stepped: $(cat $name.out)"
+}
+python3 "$src/make_token_files.py" "$dir/tf" 300 || fail "make_token_files.py"
+W="tokenizer=wordpiece vocab=$dir/tf/vocab.txt"
+
+# ---- 1: a token file written in place while a run reads it --------------------------------
+# Before: the run trained on the new bytes (all zeros: [UNK]) with no word, and was recorded
+# as trained on the old data. Now: it stops, failed, naming the file and what changed, and
+# the last step it trained is a checkpoint that `train resume=` continues once the file is
+# back. Twice: the train split (a step's batch) and the valid split (an evaluation).
+for split in train val; do   # bounded: two splits
+    cp "$dir/tf/nano/$split.bin" keep.bin
+    started w$split data="$dir/tf/nano" $W eval_every=200
+    python3 -c "
+import os; p = '$dir/tf/nano/$split.bin'; f = open(p, 'r+b'); f.write(bytes(os.path.getsize(p)))"
+    bwait $bgpid 120 "run w$split after its $split.bin was overwritten"; rc=$?; bgpid=
+    [ $rc = 1 ] || fail "$split.bin overwritten in place: exit $rc, the run went on: $(tail -3 w$split.out)"
+    grep -q "failed: '$dir/tf/nano/$split.bin' was changed while this run read it (written in place at .*, still [0-9]* bytes): .*put the file back as it was" w$split.out ||
+        fail "the change to $split.bin is not said: $(tail -4 w$split.out)"
+    id=$(q "SELECT id FROM runs WHERE name='w$split'")
+    step=$(q "SELECT last_step FROM runs WHERE id=$id")
+    [ "$(q "SELECT status FROM runs WHERE id=$id")" = failed ] || fail "run w$split is $(q "SELECT status FROM runs WHERE id=$id")"
+    grep -q "the step-$step checkpoint keeps every step trained: \`train resume=$id\` goes on from it" w$split.out ||
+        fail "run w$split (last step $step) does not name its kept checkpoint: $(tail -4 w$split.out)"
+    ls "$dir"/runs/run-$id-*/step-$(printf %08d $step).safetensors >/dev/null 2>&1 ||
+        fail "no checkpoint at the last step $step: $(ls "$dir"/runs/run-$id-*)"
+    [ "$(q "SELECT count(*) FROM checkpoints WHERE run_id=$id AND step=$step")" -ge 1 ] ||
+        fail "the step-$step checkpoint of run w$split is not recorded"
+    cp keep.bin "$dir/tf/nano/$split.bin"
+    "$bin" train resume=$id steps=$((step + 20)) >out 2>&1 || fail "resume of w$split: $(cat out)"
+    grep -q "run #$id finished" out || fail "resume of w$split: $(tail -3 out)"
+done
+echo "1: a token file overwritten in place stops its run (train and valid split), the last step kept"
+
+# ---- 2: a prepared shard truncated while a run reads it ------------------------------------
+# The size change is named with the figures, the cache's way out is said, and the next
+# start prepares it again.
+started tr data=tinyshakespeare tokens_dir="$dir/tok"
+key=$(ls "$dir/tok" | grep -v lock)
+truncate -s 100000 "$dir/tok/$key/train_000000.bin"
+bwait $bgpid 120 "run tr after its shard was truncated"; rc=$?; bgpid=
+[ $rc = 1 ] || fail "a truncated shard: exit $rc: $(tail -3 tr.out)"
+grep -q "train_000000.bin' was changed while this run read it (its size went from [0-9]* to 100000 bytes at .*lmlab data rm $key yes" tr.out ||
+    fail "the truncation is not said: $(tail -4 tr.out)"
+id=$(q "SELECT id FROM runs WHERE name='tr'")
+step=$(q "SELECT last_step FROM runs WHERE id=$id")
+"$bin" train resume=$id steps=$((step + 20)) >out 2>&1 || fail "resume of tr: $(cat out)"
+grep -q "run #$id finished" out || fail "resume of tr: $(tail -3 out)"
+echo "2: a prepared shard truncated under a run: the sizes named, the run resumes on the tokens prepared again"
