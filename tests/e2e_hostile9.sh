@@ -74,3 +74,32 @@ step=$(q "SELECT last_step FROM runs WHERE id=$id")
 "$bin" train resume=$id steps=$((step + 20)) >out 2>&1 || fail "resume of tr: $(cat out)"
 grep -q "run #$id finished" out || fail "resume of tr: $(tail -3 out)"
 echo "2: a prepared shard truncated under a run: the sizes named, the run resumes on the tokens prepared again"
+
+# ---- 3: data rm and a prepare of the same key ---------------------------------------------
+# Before: `data rm KEY yes` deleted a prepare's work directory and lock file from under it
+# (the prepare then failed: "cannot read '.tmp-KEY-PID/all_000000.bin': No such file"), and
+# an interrupted prepare that `data list` shows was "no prepared tokens KEY". A prepare at
+# work is stood in for by a process holding the key's lock (flock), as a prepare does.
+"$bin" data prepare tinyshakespeare tokens_dir="$dir/tok3" >out 2>&1 || fail "prepare: $(cat out)"
+key=$(ls "$dir/tok3" | grep -v lock)
+mkdir "$dir/tok3/.tmp-$key-424242" && head -c 5000 /dev/zero >"$dir/tok3/.tmp-$key-424242/all_000000.bin"
+python3 -c "
+import fcntl, time; f = open('$dir/tok3/$key.lock', 'a'); fcntl.flock(f, fcntl.LOCK_EX)
+time.sleep(600)" >/dev/null 2>&1 &
+bgpid=$!
+wait_until 30 sh -c "! flock -n '$dir/tok3/$key.lock' true" || fail "the stand-in never took the lock"
+"$bin" data rm $key yes tokens_dir="$dir/tok3" >out 2>&1 && fail "data rm during a prepare deleted: $(cat out)"
+grep -q "$key is being prepared now by process 424242: .*wait for it to end (or stop it), then \`data rm $key yes\`" out ||
+    fail "data rm during a prepare: $(cat out)"
+[ -f "$dir/tok3/.tmp-$key-424242/all_000000.bin" ] && [ -f "$dir/tok3/$key/meta.json" ] &&
+    [ -f "$dir/tok3/$key.lock" ] || fail "data rm during a prepare removed files: $(ls -a "$dir/tok3")"
+kill $bgpid; bwait $bgpid 30 "the lock's stand-in"; bgpid=
+rm -rf "$dir/tok3/$key"   # now only the interrupted prepare is left
+"$bin" data list tokens_dir="$dir/tok3" >out 2>&1 && grep -q "$key  incomplete" out || fail "data list: $(cat out)"
+"$bin" data rm $key tokens_dir="$dir/tok3" >out 2>&1
+grep -q "data rm would delete an unfinished prepare of $key (0.0 MB) in .*/.tmp-$key-424242" out ||
+    fail "data rm of an interrupted prepare, without yes: $(cat out)"
+"$bin" data rm $key yes tokens_dir="$dir/tok3" >out 2>&1 || fail "data rm of an interrupted prepare: $(cat out)"
+grep -q "deleted the unfinished prepare of $key" out || fail "data rm of an interrupted prepare: $(cat out)"
+[ -z "$(ls -a "$dir/tok3" | grep $key)" ] || fail "left: $(ls -a "$dir/tok3")"
+echo "3: data rm refuses a key being prepared, naming the process, and deletes an interrupted prepare"
