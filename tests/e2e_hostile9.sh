@@ -103,3 +103,23 @@ grep -q "data rm would delete an unfinished prepare of $key (0.0 MB) in .*/.tmp-
 grep -q "deleted the unfinished prepare of $key" out || fail "data rm of an interrupted prepare: $(cat out)"
 [ -z "$(ls -a "$dir/tok3" | grep $key)" ] || fail "left: $(ls -a "$dir/tok3")"
 echo "3: data rm refuses a key being prepared, naming the process, and deletes an interrupted prepare"
+
+# ---- 4: a run folder that cannot take a checkpoint, then can, then `stop` -------------------
+# The folder replaced by a file pauses the run at its checkpoint; the file removed and the
+# run stopped, the stop's checkpoint is written. Before: recorded "the step-N checkpoint
+# was not written (... Not a directory): the last written is step N's", both of one step.
+started cf data=tinyshakespeare tokens_dir="$dir/tok" checkpoint_every=500
+id=$(q "SELECT id FROM runs WHERE name='cf'")
+rd=$(q "SELECT checkpoint_dir FROM runs WHERE id=$id")
+case $rd in /*) ;; *) rd="$dir/$rd" ;; esac
+rm -rf "$rd" && echo x >"$rd"
+wait_until 120 grep -q "training paused" cf.out || fail "run cf never paused: $(tail -3 cf.out)"
+rm -f "$rd"
+"$bin" stop $id >out 2>&1 || fail "stop $id: $(cat out)"
+bwait $bgpid 120 "run cf after stop"; bgpid=
+why=$(q "SELECT status || ': ' || reason FROM runs WHERE id=$id")
+step=$(q "SELECT last_step FROM runs WHERE id=$id")
+case $why in "stopped: stopped at step $step: \`stop\` from pid"*) ;; *) fail "run cf: $why" ;; esac
+case $why in *"not written"*) fail "a written checkpoint said unwritten: $why" ;; esac
+ls "$rd"/step-$(printf %08d $step).safetensors >/dev/null || fail "no step-$step checkpoint: $(ls "$rd")"
+echo "4: a checkpoint that waited for its folder and was written at the stop is not called unwritten"
