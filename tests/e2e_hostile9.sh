@@ -123,3 +123,24 @@ case $why in "stopped: stopped at step $step: \`stop\` from pid"*) ;; *) fail "r
 case $why in *"not written"*) fail "a written checkpoint said unwritten: $why" ;; esac
 ls "$rd"/step-$(printf %08d $step).safetensors >/dev/null || fail "no step-$step checkpoint: $(ls "$rd")"
 echo "4: a checkpoint that waited for its folder and was written at the stop is not called unwritten"
+
+# ---- 5: the corpus changed between a run and its resume -------------------------------------
+# Refused, as before, and now the message says what to do: put the data back, or a new run
+# from the weights (`train init_from=ID`), which then trains.
+cp "$src/../data/tinyshakespeare.txt" book.txt
+started bk data="$dir/book.txt" tokens_dir="$dir/tok5"
+id=$(q "SELECT id FROM runs WHERE name='bk'")
+"$bin" stop $id >out 2>&1 || fail "stop bk: $(cat out)"
+bwait $bgpid 120 "run bk after stop"; bgpid=
+step=$(q "SELECT last_step FROM runs WHERE id=$id")
+echo "one more line" >>book.txt
+"$bin" train resume=$id >out 2>&1 && fail "a resume on changed data trained: $(cat out)"
+grep -q "the dataset changed since the run started, .*put the data back as it was to resume, or start a new run from the weights .*\`train init_from=$id\` with its model settings" out ||
+    fail "resume on changed data: $(cat out)"
+"$bin" fork $id step=$step >out 2>&1 && fail "a fork on changed data trained: $(cat out)"
+grep -q "position means nothing; put the data back as it was to fork, .*\`train init_from=$id\`" out ||
+    fail "fork on changed data: $(cat out)"
+[ "$(q "SELECT status FROM runs WHERE id=$id")" = stopped ] || fail "a refused resume changed run bk"
+"$bin" train quick init_from=$id data="$dir/book.txt" steps=10 tokens_dir="$dir/tok5" $C >out 2>&1 ||
+    fail "the advised init_from: $(cat out)"
+echo "5: a resume or fork on a changed corpus says to put it back or start from the weights (init_from), which trains"
