@@ -144,3 +144,27 @@ grep -q "position means nothing; put the data back as it was to fork, .*\`train 
 "$bin" train quick init_from=$id data="$dir/book.txt" steps=10 tokens_dir="$dir/tok5" $C >out 2>&1 ||
     fail "the advised init_from: $(cat out)"
 echo "5: a resume or fork on a changed corpus says to put it back or start from the weights (init_from), which trains"
+
+# ---- 6: a run's checkpoint files or folder gone outside lmlab --------------------------------
+# Before: `run ID` counted them "removed by keep_checkpoints"; resume said "no final
+# checkpoint exists (kept: none)" and fork "steps with one: none (checkpoint_every and
+# keep_checkpoints decide which are kept)". Now each says what is missing and what to do.
+id=$(q "SELECT id FROM runs WHERE name='cf'")   # stopped in 4, its folder is $rd
+step=$(q "SELECT last_step FROM runs WHERE id=$id")
+mv "$rd/step-$(printf %08d $step).safetensors" kept.safetensors
+"$bin" run $id >out 2>&1 || fail "run $id: $(cat out)"
+grep -q "(1 recorded checkpoint file is missing, not removed by keep_checkpoints: deleted or moved outside lmlab; the newest was step $step's)" out ||
+    fail "a checkpoint deleted by hand: $(sed -n '/^checkpoints/,/^samples/p' out)"
+mv kept.safetensors "$rd/step-$(printf %08d $step).safetensors"
+mv "$rd" moved
+"$bin" run $id >out 2>&1 && grep -q "(its folder is gone, deleted or moved outside lmlab, with the [0-9]* newer checkpoint files\{0,1\} it recorded, up to step $step)" out ||
+    fail "run $id, its folder moved: $(sed -n '/^checkpoints/,/^samples/p' out)"
+"$bin" train resume=$id >out 2>&1 && fail "a resume without the folder trained: $(cat out)"
+grep -q "the run's folder is gone (deleted or moved outside lmlab) with the [0-9]* checkpoint files\{0,1\} it recorded, up to step $step: put the folder back" out ||
+    fail "resume without the folder: $(cat out)"
+"$bin" fork $id step=$step >out 2>&1 && fail "a fork without the folder trained: $(cat out)"
+grep -q "steps with one: none: its folder .* is gone (deleted or moved outside lmlab)$" out ||
+    fail "fork without the folder: $(cat out)"
+mv moved "$rd"
+"$bin" train resume=$id steps=$((step + 20)) >out 2>&1 || fail "resume with the folder back: $(cat out)"
+echo "6: checkpoint files or a folder gone outside lmlab are named so by run, resume and fork; put back, the run resumes"
