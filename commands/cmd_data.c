@@ -243,14 +243,18 @@ static int data_rm(Session *s, int argc, const LexWord *argv)
         session_printf(s, "nothing deleted yet: repeat the command with yes to delete");
         return LM_OK;
     }
+    int read = tokcache_in_use(dir);   /* a run reading them keeps their space */
     int rc = tokcache_remove(root, key, err);
     if (rc) return session_error(s, rc == LM_ESTATE ? LM_ESTATE : LM_EARG, "%s", err);
     if (s->json)
-        session_emit_json(s, json_pack("{s:b s:s s:I}", "ok", 1, "deleted", key, "bytes", (json_int_t)e.bytes));
+        session_emit_json(s, json_pack("{s:b s:s s:I s:b}", "ok", 1, "deleted", key, "bytes",
+                                       (json_int_t)e.bytes, "still_read", read));
     else
-        session_printf(s, "deleted %s %s (%.1f MB freed)", e.state == TOKCACHE_INCOMPLETE ?
+        session_printf(s, "deleted %s %s (%.1f MB %s)", e.state == TOKCACHE_INCOMPLETE ?
                        "the unfinished prepare of" : "the prepared tokens", key,
-                       (double)e.bytes / 1e6);
+                       (double)e.bytes / 1e6, read ? "freed only when the runs still reading "
+                       "them end: a run keeps the files it has open and trains on to its end"
+                       : "freed");
     return LM_OK;
 }
 

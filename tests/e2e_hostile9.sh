@@ -168,3 +168,28 @@ grep -q "steps with one: none: its folder .* is gone (deleted or moved outside l
 mv moved "$rd"
 "$bin" train resume=$id steps=$((step + 20)) >out 2>&1 || fail "resume with the folder back: $(cat out)"
 echo "6: checkpoint files or a folder gone outside lmlab are named so by run, resume and fork; put back, the run resumes"
+
+# ---- 7: rm and data rm of what a run in another process is using -----------------------------
+# Before: `rm ID` planned "the run will be deleted" and `rm ID yes` printed "run deleted"
+# before the refusal; `data rm KEY yes` said "2.2 MB freed" while the run kept the files
+# open (their space held until it ends). The run trains on, unharmed, either way.
+started lv data=tinyshakespeare tokens_dir="$dir/tok7"
+id=$(q "SELECT id FROM runs WHERE name='lv'")
+key=$(ls "$dir/tok7" | grep -v lock)
+for yes in "" yes; do   # bounded: the plan and the deed
+    "$bin" rm $id $yes >out 2>&1 && fail "rm $id $yes of a training run: exit 0: $(cat out)"
+    grep -q "run $id is being trained by process [0-9]*: \`stop $id\`, and once it has ended, \`rm $id\`; nothing was deleted" out ||
+        fail "rm $id $yes of a training run: $(cat out)"
+    grep -q "deleted\b.*(\|will be deleted\|run deleted" out && fail "rm $id $yes says it deletes: $(cat out)"
+done
+"$bin" data rm $key yes tokens_dir="$dir/tok7" >out 2>&1 || fail "data rm during a run: $(cat out)"
+grep -q "deleted the prepared tokens $key (.* MB freed only when the runs still reading them end" out ||
+    fail "data rm of tokens a run reads: $(cat out)"
+kill -0 $bgpid 2>/dev/null || fail "the run ended after data rm: $(tail -3 lv.out)"
+"$bin" stop $id >out 2>&1 || fail "stop lv: $(cat out)"
+bwait $bgpid 120 "run lv after stop"; rc=$?; bgpid=
+[ $rc = 0 ] && [ "$(q "SELECT status FROM runs WHERE id=$id")" = stopped ] || fail "run lv: exit $rc, $(tail -3 lv.out)"
+"$bin" data prepare tinyshakespeare tokens_dir="$dir/tok7" >out 2>&1 || fail "prepare: $(cat out)"
+"$bin" data rm $key yes tokens_dir="$dir/tok7" >out 2>&1 && grep -q "MB freed)$" out ||
+    fail "data rm of tokens nobody reads: $(cat out)"
+echo "7: rm of a training run is refused before any plan; data rm of tokens a run reads says their space waits for it"

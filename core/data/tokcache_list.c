@@ -259,6 +259,25 @@ int tokcache_find(const char *root, const char *key, char *dir, size_t cap)
     return found;
 }
 
+int tokcache_in_use(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int used = 0;
+    while (!used && d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".bin")) continue;
+        char p[1300];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) continue;
+        used = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;   /* tokseq's LOCK_SH */
+        close(fd);
+    }
+    if (d) closedir(d);
+    return used;
+}
+
 int tokcache_remove(const char *root, const char *key, char *err)
 {
     if (!key || !is_key(key))

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +101,7 @@ int tokseq_add_file(TokSeq *s, const char *path, int headerless, uint64_t expect
         return rc;
     }
     s->shard = grown;
+    flock(fd, LOCK_SH | LOCK_NB);   /* a reader's mark: `data rm` tells tokens still read */
     TokShard *sh = &s->shard[s->n_shards++];
     memset(sh, 0, sizeof *sh);
     sh->fd = fd;
