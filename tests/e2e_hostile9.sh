@@ -42,7 +42,7 @@ for split in train val; do   # bounded: two splits
 import os; p = '$dir/tf/nano/$split.bin'; f = open(p, 'r+b'); f.write(bytes(os.path.getsize(p)))"
     bwait $bgpid 120 "run w$split after its $split.bin was overwritten"; rc=$?; bgpid=
     [ $rc = 1 ] || fail "$split.bin overwritten in place: exit $rc, the run went on: $(tail -3 w$split.out)"
-    grep -q "failed: '$dir/tf/nano/$split.bin' was changed while this run read it (written in place at .*, still [0-9]* bytes): .*put the file back as it was" w$split.out ||
+    grep -q "failed: '$dir/tf/nano/$split.bin' was changed while this run read it (modified at .*, still [0-9]* bytes: written in place or touched): .*put the file back as it was" w$split.out ||
         fail "the change to $split.bin is not said: $(tail -4 w$split.out)"
     id=$(q "SELECT id FROM runs WHERE name='w$split'")
     step=$(q "SELECT last_step FROM runs WHERE id=$id")

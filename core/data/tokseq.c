@@ -160,8 +160,8 @@ static int shard_unchanged(const TokSeq *s, const TokShard *sh, char *err)
         snprintf(what, sizeof what, "its size went from %lld to %lld bytes at %s",
                  (long long)sh->size, (long long)st.st_size, when);
     else
-        snprintf(what, sizeof what, "written in place at %s, still %lld bytes", when,
-                 (long long)st.st_size);
+        snprintf(what, sizeof what, "modified at %s, still %lld bytes: written in place or "
+                 "touched", when, (long long)st.st_size);
     char todo[200], key[64];
     if (s->cache)   /* a same-size rewrite would look fresh: deleting them is the way */
         snprintf(todo, sizeof todo, "lmlab never rewrites prepared tokens: delete them "
