@@ -193,3 +193,31 @@ bwait $bgpid 120 "run lv after stop"; rc=$?; bgpid=
 "$bin" data rm $key yes tokens_dir="$dir/tok7" >out 2>&1 && grep -q "MB freed)$" out ||
     fail "data rm of tokens nobody reads: $(cat out)"
 echo "7: rm of a training run is refused before any plan; data rm of tokens a run reads says their space waits for it"
+
+# ---- 8: two runners of one sweep -----------------------------------------------------------------
+# Before: two `sweep resume ID` started together both opened the interrupted sweep; the
+# second failed trial 1 ("run 1 is being trained by process N") and recorded the sweep
+# `failed` while the first trained it. Now the runner holds the sweep's kernel lock (as a
+# run's): the second is refused and changes nothing, while the sweep runs or resumes.
+"$bin" sweep base=quick steps=100000000 lr=1e-3,3e-3 name=sw data=tinyshakespeare tokens_dir="$dir/tok" $C >sw.out 2>&1 &
+bgpid=$!
+wait_until 120 stepped sw-t1 || fail "the sweep never stepped: $(cat sw.out)"
+sid=$(q "SELECT id FROM sweeps WHERE name='sw'")
+"$bin" sweep resume $sid >out 2>&1 && fail "sweep resume of a running sweep: $(cat out)"
+grep -q "sweep $sid is being run by process $bgpid (it holds the sweep's lock)" out ||
+    fail "sweep resume of a running sweep: $(cat out)"
+kill -9 $bgpid; bwait $bgpid 30 "the killed sweep"; bgpid=
+"$bin" sweep resume $sid >r1.out 2>&1 &
+p1=$!
+"$bin" sweep resume $sid >r2.out 2>&1 &
+p2=$!
+bgpid="$p1 $p2"
+wait_until 120 sh -c "! kill -0 $p1 2>/dev/null || ! kill -0 $p2 2>/dev/null" || fail "both resumes go on"
+if kill -0 $p1 2>/dev/null; then lost=r2.out; kill $p1; else lost=r1.out; kill $p2; fi
+bwait $p1 60 "a sweep resume"; bwait $p2 60 "a sweep resume"; bgpid=
+grep -q "sweep $sid is being run by process [0-9]* (it holds the sweep's lock): .*nothing was changed" $lost ||
+    fail "the second resume: $(cat $lost)"
+[ "$(q "SELECT status FROM sweeps WHERE id=$sid")" != failed ] || fail "the sweep was marked failed: $(cat r1.out r2.out)"
+[ "$(q "SELECT count(*) FROM runs WHERE sweep_id=$sid AND status='failed'")" = 0 ] ||
+    fail "a trial was failed by the second resume: $(cat r1.out r2.out)"
+echo "8: one runner per sweep: a resume while it runs, and the second of two at once, are refused; nothing failed"

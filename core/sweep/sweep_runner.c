@@ -49,6 +49,7 @@ struct SweepRunner {
     int workers_paused;    /* parallel=K: the workers are held with SIGSTOP */
     int only;              /* a worker: the one trial it trains (from 1); 0 = the sweep */
     long only_stop_at;     /* a worker: that trial's target step (0 = its budget) */
+    int locked;            /* holds the sweep's kernel lock (runstore_sweep_lock) */
 };
 
 static int is_settled(const char *status)
@@ -563,6 +564,9 @@ static void *runner_main(void *arg)
                             : any_left(r, 1) ? "interrupted" : "finished");
     sweep_pool_destroy(r->pool); /* none left but after a store failure: those end now */
     r->pool = NULL;
+    if (r->locked && r->st)   /* the sweep's end: another process may run it now */
+        runstore_sweep_unlock(r->st, r->id);
+    r->locked = 0;
     runstore_close(r->st);
     r->st = NULL;
     pthread_mutex_lock(&r->mu);
@@ -643,6 +647,8 @@ SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, cha
     free(cfg);
     if (!rc)
         name_trials(r, id);
+    if (!rc && !(rc = runstore_sweep_lock(st, id, err)))   /* a new id: nobody else has it */
+        r->locked = 1;
     for (int i = 0; !rc && i < r->n; i++)
         rc = runstore_sweep_trial_set(st, id, r->trials[i].k, 0, r->trials[i].params,
                                       "pending", err);
@@ -727,6 +733,9 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWo
     if (!rc && !job && !strcmp(row.status, "finished"))
         rc = err_set(err, LM_ESTATE, "sweep %ld has finished; `sweep show %ld` ranks its trials",
                      sweep_id, sweep_id);
+    int locked = 0;   /* one runner of a sweep at a time (a worker job is its runner's) */
+    if (!rc && !job && !(rc = runstore_sweep_lock(st, sweep_id, err)))
+        locked = 1;
     if (!rc)   /* the stored spec trains as this user: only when this user wrote it */
         runstore_sweep_refusal(st, &row, refusal, sizeof refusal);
     if (!rc && (rc = parse_stored_spec(row.spec, &sp, err)) && refusal[0])
@@ -743,11 +752,14 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWo
     if (!rc && refusal[0])
         rc = refuse_trials(r, st, job ? job->trial : 0, refusal, err);
     free(row.spec);
+    if (rc && locked)
+        runstore_sweep_unlock(st, sweep_id);
     runstore_close(st);
     if (rc) {
         sweep_runner_destroy(r);
         return NULL;
     }
+    r->locked = locked;
     if (job) {
         r->only = job->trial;
         r->only_stop_at = job->stop_at > 0 ? job->stop_at : 0;
@@ -807,6 +819,12 @@ void sweep_runner_destroy(SweepRunner *r)
         return;
     sweep_runner_stop(r);
     sweep_runner_join(r);
+    RunStore *st;   /* never started: its lock is let go here, not at runner_main's end */
+    char err[LM_ERR_LEN];
+    if (r->locked && runstore_open(r->db_path, &st, err) == LM_OK) {
+        runstore_sweep_unlock(st, r->id);
+        runstore_close(st);
+    }
     free(r->trials);
     free(r->ts);
     recorder_destroy(r->rec);
