@@ -221,3 +221,27 @@ grep -q "sweep $sid is being run by process [0-9]* (it holds the sweep's lock): 
 [ "$(q "SELECT count(*) FROM runs WHERE sweep_id=$sid AND status='failed'")" = 0 ] ||
     fail "a trial was failed by the second resume: $(cat r1.out r2.out)"
 echo "8: one runner per sweep: a resume while it runs, and the second of two at once, are refused; nothing failed"
+
+# ---- 9: the run store deleted while a run writes to it ------------------------------------------
+# Before: the run stopped and kept its new rows in its journal, but what the store held
+# (every run, and this run's rows before the deletion) lived only in the open file, gone
+# when the process ended, while the message said "move the store back". Now the process
+# copies the open store (SQLite's backup) to STORE.saved-PID and says so; moved back, the
+# store has everything, the journal's rows included.
+g="$dir/g.db"
+"$bin" --db "$g" train quick name=gd steps=100000000 data=tinyshakespeare tokens_dir="$dir/tok" $C >gd.out 2>&1 &
+bgpid=$!
+wait_until 120 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$g' \"SELECT count(*) FROM runs WHERE name='gd' AND last_step>0\")\" = 1 ]" ||
+    fail "run gd never stepped: $(cat gd.out)"
+rm "$g"
+bwait $bgpid 120 "run gd after its store was deleted"; bgpid=
+saved=$(ls "$g".saved-* 2>/dev/null)
+[ -f "$saved" ] || fail "the deleted store was not saved: $(ls "$dir"; tail -3 gd.out)"
+grep -q "the run store .*g.db was deleted while lmlab had it open: .*what it held is saved in $saved: to keep it, move that file to $g and delete $g-wal and $g-shm" gd.out ||
+    fail "the deletion is not said: $(tail -4 gd.out)"
+mv "$saved" "$g" && rm -f "$g-wal" "$g-shm"
+last=$(grep -o "stopped at step [0-9]*" gd.out | head -1 | grep -o "[0-9]*$")
+"$bin" --db "$g" runs >out 2>&1 || fail "runs on the saved store: $(cat out)"
+[ "$(sqlite3 "$g" "SELECT status || ' ' || last_step FROM runs WHERE name='gd'")" = "stopped $last" ] ||
+    fail "the saved store after its journal landed: $(sqlite3 "$g" "SELECT status, last_step FROM runs") (stopped at $last)"
+echo "9: a run store deleted under a run is saved from the open file; moved back, it holds every row"
