@@ -1,4 +1,5 @@
-/* cmd_bench.h — the table's handlers of cmd_bench.c: `bench`. */
+/* cmd_bench.h — the table's handler of cmd_bench.c, `bench`, and what the bench module's
+ * other files measure for it. */
 #ifndef LM_CMD_BENCH_H
 #define LM_CMD_BENCH_H
 
@@ -12,6 +13,34 @@ int cmd_bench(Session *s, int argc, const LexWord *argv);
 typedef int (*BenchFrameFn)(Session *s, const char *view, int frames, int w, int h,
                             double *ms, char *err);
 void bench_set_frame_hook(BenchFrameFn fn);
+
+/* One training workload (cmd_bench_train.c), built-in or an experiment's, timed `steps`
+ * steps (0: its own) at precisions prec (1 fp32, 2 bf16, 3 both; 0: fp32 for a built-in
+ * one, an experiment's own precision; its threads and shards too unless the session sets
+ * threads), each in a child process, with diagnostics=N when > 0. Prints; returns the
+ * status. */
+int cmd_bench_training(Session *s, const char *name, int steps, int prec, int diagnostics);
+
+/* `bench all` (cmd_bench_train.c): every built-in workload at precisions prec, then
+ * sampling. Prints; returns the statuses or'ed. */
+int cmd_bench_all(Session *s, int steps, int threads, int prec, int tokens);
+
+/* `bench sample` (cmd_bench_train.c): sampling tokens/s with and without the cache over
+ * `tokens` generated tokens. Prints; returns the status. */
+int cmd_bench_sampling(Session *s, int tokens);
+
+/* `bench store` (cmd_bench_store.c): the recording overhead, `steps`-step runs with and
+ * without the store, alternating. Prints; returns the status. */
+int cmd_bench_store(Session *s, long steps);
+
+/* `bench board` (cmd_bench_store.c): the jobs board's and lists' reads and the dashboard's
+ * frames on two synthetic stores built in /tmp. Prints; returns the status. */
+int cmd_bench_board(Session *s);
+
+/* The small workload trained `steps` steps in this process (cmd_bench_store.c), recorded
+ * in dir/bench.db as `train` records a run, or (dir NULL) its events just drained: the
+ * training tokens/s, or -1 with err on failure. */
+double cmd_bench_store_run(const char *dir, long steps, char *err);
 
 /* `bench track` (cmd_bench_track.c): the tracking's cost per second of training against
  * a step of the small workload measured at tokens_per_s. Prints; returns the status. */

@@ -47,14 +47,15 @@ static const char *export_format(Session *s, const char *format, const char *fil
     return NULL;
 }
 
+/* The runs' step rows, counted by the store (not read: a 5 M-step run's loss was read
+ * whole here, 80 MB, to be counted). */
 static long count_steps(RunStore *st, const long *ids, int n)
 {
     long total = 0;
     for (int i = 0; i < n; i++) {
-        SeriesPoint *p = NULL;
-        int np = 0;
-        if (runstore_series(st, ids[i], "loss", &p, &np, NULL) == LM_OK) total += np;
-        free(p);
+        StepMetric last;
+        long rows = 0;
+        if (runstore_last_step(st, ids[i], &last, &rows, NULL) == LM_OK) total += rows;
     }
     return total;
 }
@@ -79,17 +80,66 @@ static void export_emit_json(Session *s, const char *format, const char *buf)
     json_decref(arr);
 }
 
+/* The text export on its way to the session's output: pieces that end at a line's end
+ * (a UTF-8 character is never cut, so each piece is escaped as the whole text would be),
+ * passed on once 64 KiB wait, so the export is never held whole (1 GB of CSV for a
+ * 5 M-step run was). */
+typedef struct {
+    Session *s;
+    char *buf;
+    size_t n, cap;
+    int oom;
+} Pieces;
+
+static void pieces_pass(Pieces *pc, size_t upto)
+{
+    char keep = pc->buf[upto];
+    pc->buf[upto] = 0;
+    session_stream(pc->s, pc->buf);
+    pc->buf[upto] = keep;
+    memmove(pc->buf, pc->buf + upto, pc->n - upto);
+    pc->n -= upto;
+}
+
+static ssize_t pieces_write(void *c, const char *p, size_t n)
+{
+    Pieces *pc = c;
+    if (pc->n + n + 1 > pc->cap) {
+        size_t cap = (pc->n + n + 1) * 2;
+        char *b = realloc(pc->buf, cap);
+        if (!b) { pc->oom = 1; return -1; }
+        pc->buf = b, pc->cap = cap;
+    }
+    memcpy(pc->buf + pc->n, p, n);
+    pc->n += n;
+    size_t nl = pc->n;
+    while (pc->n >= 65536 && nl > 0 && pc->buf[nl - 1] != '\n') nl--;
+    if (pc->n >= 65536 && nl > 0) pieces_pass(pc, nl);
+    return (ssize_t)n;
+}
+
+static int pieces_close(void *c)
+{
+    Pieces *pc = c;
+    if (pc->n && !pc->oom) pieces_pass(pc, pc->n);
+    return 0;
+}
+
 static int export_print(Session *s, RunStore *st, const long *ids, int n, const char *format)
 {
     char err[LM_ERR_LEN], *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    Pieces pc = {s, NULL, 0, 0, 0};
+    cookie_io_functions_t io = {NULL, pieces_write, NULL, pieces_close};
+    /* under --json the export is one event a run (parsed whole); text is streamed */
+    FILE *f = s->json ? open_memstream(&buf, &len) : fopencookie(&pc, "w", io);
     if (!f) return session_error(s, LM_ENOMEM, "out of memory exporting");
     int status = runstore_export_stream(st, ids, n, format, f, err);
     if (fclose(f) && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
+    if (pc.oom && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
     if (!status && s->json) export_emit_json(s, format, buf);
-    else if (!status) session_stream(s, buf);
     free(buf);
+    free(pc.buf);
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }
 

@@ -418,7 +418,7 @@ static int plot_series_grid(Session *s, RunStore *st, const PlotArgs *a)
     snprintf(title, sizeof title, "run #%ld: %s", a->ids[0],
              series_escape(shown, sizeof shown, a->series));
     int status = cmd_plot_grid_file(st, a->ids[0], a->series, a->file,
-                                    a->title ? a->title : title, &n, err);
+                                    a->title ? a->title : title, &n, NULL, err);
     if (status) return session_error(s, status, "series=%s: %s", shown, err);
     if (s->json)
         session_emit_json(s, json_pack("{s:b s:s s:I s:s s:i}", "ok", 1, "file", a->file, "run",

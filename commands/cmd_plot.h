@@ -13,9 +13,11 @@ int cmd_plot(Session *s, int argc, const LexWord *argv);
 
 /* One run's series matching pattern (series.h) as small multiples into path
  * (cmd_plot_grid.c; `plot ID series=PATTERN` and the report's grid). *n_series receives
- * how many; LM_EARG naming the run's series when the pattern matches none. */
+ * how many, *n_decimated (may be NULL) how many were read decimated (plot_read.h: a
+ * series of more points than its M4 columns keep); LM_EARG naming the run's series when
+ * the pattern matches none. */
 int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
-                       const char *title, int *n_series, char *err);
+                       const char *title, int *n_series, int *n_decimated, char *err);
 
 /* series [RUN_ID] [PATTERN]: the registry's series (name aliases unit kind agg help), or
  * those a run has with the number each reads as (cmd_plot_grid.c). */

@@ -9,6 +9,7 @@
 
 #include "err.h"
 #include "plot.h"
+#include "plot_read.h"
 #include "runstore_series.h"
 #include "series.h"
 
@@ -51,43 +52,38 @@ static int heat_of(RunStore *st, long id, const char *name, PlotPanel *p, double
 }
 
 int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
-                       const char *title, int *n_series, char *err)
+                       const char *title, int *n_series, int *n_decimated, char *err)
 {
     char (*names)[SERIES_NAME_LEN] = NULL;
     char shown[SERIES_NAME_LEN * 4];
-    int n = 0, status = runstore_series_list(st, id, pattern, &names, &n, err);
+    int n = 0, dec = 0, status = runstore_series_list(st, id, pattern, &names, &n, err);
     *n_series = 0;
+    if (n_decimated) *n_decimated = 0;
     if (status) return status;
     PlotPanel *p = calloc((size_t)n, sizeof *p);
-    double **xy = calloc((size_t)n * 2, sizeof *xy);
+    PlotCurve *c = calloc((size_t)n, sizeof *c);
     char (*titles)[SERIES_NAME_LEN * 4] = calloc((size_t)n, sizeof *titles);
     double **heats = calloc((size_t)n, sizeof *heats);
-    if (!p || !xy || !titles || !heats) status = err_set(err, LM_ENOMEM, "out of memory plotting");
+    if (!p || !c || !titles || !heats) status = err_set(err, LM_ENOMEM, "out of memory plotting");
     for (int k = 0; !status && k < n; k++) {
-        SeriesPoint *pts = NULL;
-        int m = 0;
-        if ((status = runstore_series(st, id, names[k], &pts, &m, err))) break;
-        xy[2 * k] = malloc((size_t)(m ? m : 1) * sizeof(double));
-        xy[2 * k + 1] = malloc((size_t)(m ? m : 1) * sizeof(double));
-        if (!xy[2 * k] || !xy[2 * k + 1]) status = err_set(err, LM_ENOMEM, "out of memory");
-        for (int i = 0; !status && i < m; i++)
-            xy[2 * k][i] = (double)pts[i].step, xy[2 * k + 1][i] = pts[i].value;
-        free(pts);
+        if ((status = plot_read_series(st, id, names[k], &c[k], err))) break;
+        dec += c[k].n < c[k].n_all;   /* read decimated (M4): the grid draws no more */
         SeriesRef ref;
         series_find(names[k], &ref, NULL);
         snprintf(titles[k], sizeof titles[k], "%s%s%s%s",
                  series_escape(shown, sizeof shown, names[k]), ref.info && ref.info->unit[0]
                  ? " (" : "", ref.info ? ref.info->unit : "", ref.info && ref.info->unit[0]
                  ? ")" : "");
-        p[k] = (PlotPanel){.title = titles[k], .x = xy[2 * k], .y = xy[2 * k + 1], .n = m};
+        p[k] = (PlotPanel){.title = titles[k], .x = c[k].x, .y = c[k].y, .n = c[k].n};
         if (ref.info && ref.info->kind == SERIES_KIND_HIST)   /* a heat strip over the steps */
-            status = heat_of(st, id, names[k], &p[k], &xy[2 * k], &heats[k], err);
+            status = heat_of(st, id, names[k], &p[k], &c[k].x, &heats[k], err);
     }
     if (!status) status = plot_grid(path, p, n, title, err);
     if (!status) *n_series = n;
-    for (int k = 0; xy && k < 2 * n; k++) free(xy[k]);
+    if (!status && n_decimated) *n_decimated = dec;
+    for (int k = 0; c && k < n; k++) plot_read_free(&c[k]);
     for (int k = 0; heats && k < n; k++) free(heats[k]);
-    free(xy), free(p), free(titles), free(names), free(heats);
+    free(c), free(p), free(titles), free(names), free(heats);
     return status;
 }
 

@@ -17,6 +17,7 @@
 #include "cmd_log.h"
 #include "cmd_plot.h"
 #include "plot.h"
+#include "plot_read.h"
 #include "series.h"
 #include "runrecord.h"
 #include "runstore_group.h"
@@ -53,33 +54,30 @@ static int by_best(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/* Curves of metric for the best REPORT_MAX_CURVES runs (r->runs sorted by best). */
+/* Curves of metric for the best REPORT_MAX_CURVES runs (r->runs sorted by best), each
+ * read decimated as `plot` draws (plot_read.h: M4, spikes, dips and every NaN or infinity
+ * kept); a paragraph under the figure says which curves were drawn from part of their
+ * points. */
 static void fig_curves(Report *r, const char *metric, const char *title, const char *ylabel)
 {
     PlotSeries ser[REPORT_MAX_CURVES];
-    double *mem[REPORT_MAX_CURVES] = {0};
-    char labels[REPORT_MAX_CURVES][96], err[LM_ERR_LEN], path[1200];
-    int k = 0;
+    PlotCurve cur[REPORT_MAX_CURVES];
+    char labels[REPORT_MAX_CURVES][96], err[LM_ERR_LEN], path[1200], note[1024];
+    int k = 0, o = 0;
     for (int i = 0; i < r->n && k < REPORT_MAX_CURVES; i++) {
-        SeriesPoint *pt = NULL;
-        int n = 0;
-        if (runstore_series(r->st, r->runs[i].id, metric, &pt, &n, err) || n == 0) {
-            free(pt);
+        if (plot_read_series(r->st, r->runs[i].id, metric, &cur[k], err) || !cur[k].n) {
+            plot_read_free(&cur[k]);
             continue;
         }
-        int stride = n > 2000 ? (n + 1999) / 2000 : 1, m = 0;
-        double *xy = malloc(sizeof *xy * 2 * (size_t)n);
-        for (int j = 0; xy && j < n; j += stride, m++)
-            xy[m] = (double)pt[j].step, xy[n + m] = pt[j].value;
-        free(pt);
-        if (!xy) continue;
         if (r->runs[i].parent_run > 0)   /* a fork's lineage in its label */
             snprintf(labels[k], sizeof labels[k], "#%ld %.50s (#%ld@%ld)", r->runs[i].id,
                      r->runs[i].name, r->runs[i].parent_run, r->runs[i].parent_step);
         else
             snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
-        mem[k] = xy;
-        ser[k] = (PlotSeries){labels[k], xy, xy + n, m, NULL, NULL};
+        ser[k] = (PlotSeries){labels[k], cur[k].x, cur[k].y, cur[k].n, NULL, NULL, &cur[k].nf};
+        if (cur[k].n < cur[k].n_all && o < (int)sizeof note - 80)
+            o += snprintf(note + o, sizeof note - (size_t)o, "%s#%ld %d of its %ld", o ? ", " : "",
+                          r->runs[i].id, cur[k].n, cur[k].n_all);
         k++;
     }
     if (k) {
@@ -87,7 +85,14 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
         PlotAxes ax = {title, "step", ylabel};
         if (plot_curves(path, ser, k, &ax, err) == LM_OK) report_fig_embed(r, path, title);
     }
-    for (int i = 0; i < k; i++) free(mem[i]);
+    if (o) {
+        char t[1200];
+        snprintf(t, sizeof t, "Decimated: %.1000s points drawn, each of %d columns' first, lowest,"
+                 " highest and last (M4, as `plot` draws), so spikes and dips stay; every NaN"
+                 " and infinity is marked and counted.", note, PLOT_READ_COLUMNS);
+        report_para(r, t);
+    }
+    for (int i = 0; i < k; i++) plot_read_free(&cur[i]);
 }
 
 /* ---- sections ------------------------------------------------------------------------- */
@@ -106,9 +111,14 @@ static void section_series(Report *r, const char *pattern)
     report_fig_path(r, path, sizeof path);
     snprintf(cap, sizeof cap, "every series of run #%ld matching %s, against step",
              r->runs[0].id, series_escape(shown, sizeof shown, pattern));
-    if (cmd_plot_grid_file(r->st, r->runs[0].id, pattern, path, cap, &n, err) == LM_OK)
+    int dec = 0;
+    if (cmd_plot_grid_file(r->st, r->runs[0].id, pattern, path, cap, &n, &dec, err) == LM_OK) {
         report_fig_embed(r, path, cap);
-    else
+        char t[160];
+        snprintf(t, sizeof t, "Decimated: %d of these %d series are drawn from part of their"
+                 " points, as the curves above.", dec, n);
+        if (dec) report_para(r, t);
+    } else
         report_para(r, err);   /* a pattern that matches nothing says so */
     long ids[REPORT_SERIES_RUNS];
     char (*names)[SERIES_NAME_LEN] = NULL, v[64];
@@ -332,7 +342,7 @@ static int group_band(Report *r, const char *name, PlotSeries *ps, double **mem,
     free(ids);
     if (!a || !np) { free(a); return 0; }
     snprintf(label, 96, "%.60s (%d runs, mean ± std)", name, n);
-    *ps = (PlotSeries){label, a, a + nb, nb, a + 2 * nb, a + 3 * nb};
+    *ps = (PlotSeries){label, a, a + nb, nb, a + 2 * nb, a + 3 * nb, NULL};
     *mem = a;
     return 1;
 }

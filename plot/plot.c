@@ -353,14 +353,17 @@ static int data_range(const PlotSeries *s, int n, Frame *f, PlotNonFinite *nf, l
     for (int k = 0; k < n; k++)
         for (int i = 0; i < s[k].n; i++) {
             double x = s[k].x[i], y = s[k].y[i];
+            PlotNonFinite mine = {0, 0, 0};   /* a decimation's: its whole series' below */
             if (!isfinite(x)) continue;
             f->x0 = fmin(f->x0, x), f->x1 = fmax(f->x1, x);
-            if (plot_nonfinite_count(nf, y)) continue;
+            if (plot_nonfinite_count(s[k].nf ? &mine : nf, y)) continue;
             f->y0 = fmin(f->y0, y), f->y1 = fmax(f->y1, y);
             if (s[k].lo && isfinite(s[k].lo[i])) f->y0 = fmin(f->y0, s[k].lo[i]);
             if (s[k].hi && isfinite(s[k].hi[i])) f->y1 = fmax(f->y1, s[k].hi[i]);
             (*finite)++;
         }
+    for (int k = 0; k < n; k++)
+        if (s[k].nf) nf->nan += s[k].nf->nan, nf->pos += s[k].nf->pos, nf->neg += s[k].nf->neg;
     if (!isfinite(f->x0)) return 0;
     if (!*finite) f->y0 = 0, f->y1 = 1;
     if (f->x1 <= f->x0) f->x0 -= 0.5, f->x1 += 0.5;
@@ -421,41 +424,68 @@ int plot_curves(const char *path, const PlotSeries *s, int n, const PlotAxes *ax
     return plot_canvas_close(&c, err);
 }
 
-/* The M4 column in progress: the indices of its first, lowest, highest and last point. */
-typedef struct { int used, first, lo, hi, last; long col; } M4Col;
+/* ---- M4 ------------------------------------------------------------------------------- */
 
-static void m4_flush(cairo_t *cr, M4Col *c, const double *x, const double *y, double x0,
-                     double x1, double y0, double y1, double l, double r, double b, double t,
-                     int *pen)
+void plot_m4_init(PlotM4 *m, double x0, double x1, double l, double r)
 {
-    if (!c->used) return;
-    int k[4] = {c->first, c->lo, c->hi, c->last}, m = 0;
-    for (int i = 1; i < 4; i++)   /* in index order, each once */
-        for (int j = i; j > 0 && k[j] < k[j - 1]; j--) {
-            int tmp = k[j];
+    *m = (PlotM4){.x0 = x0, .x1 = x1 > x0 ? x1 : x0 + 1, .l = l, .r = r};
+}
+
+int plot_m4_flush(PlotM4 *m, PlotPt out[4])
+{
+    if (!m->used) return 0;
+    PlotPt k[4] = {m->first, m->lo, m->hi, m->last};
+    int n = 0;
+    for (int i = 1; i < 4; i++)   /* in the order they came, each once */
+        for (int j = i; j > 0 && k[j].i < k[j - 1].i; j--) {
+            PlotPt t = k[j];
             k[j] = k[j - 1];
-            k[j - 1] = tmp;
+            k[j - 1] = t;
         }
-    for (int i = 0; i < 4; i++) {
-        if (i && k[i] == k[m - 1]) continue;
-        k[m++] = k[i];
-        double dx = l + (x[k[i]] - x0) / (x1 - x0) * (r - l);
-        double dy = b - (y[k[i]] - y0) / (y1 - y0) * (b - t);
+    for (int i = 0; i < 4; i++)
+        if (!n || k[i].i != out[n - 1].i) out[n++] = k[i];
+    m->used = 0;
+    return n;
+}
+
+int plot_m4_add(PlotM4 *m, long i, double x, double y, PlotPt out[4])
+{
+    long col = (long)floor((m->l + (x - m->x0) / (m->x1 - m->x0) * (m->r - m->l)) * 4);
+    int n = m->used && col != m->col ? plot_m4_flush(m, out) : 0;
+    PlotPt p = {i, x, y};
+    if (!m->used) {
+        *m = (PlotM4){m->x0, m->x1, m->l, m->r, 1, col, p, p, p, p};
+        return n;
+    }
+    if (y < m->lo.y) m->lo = p;
+    if (y > m->hi.y) m->hi = p;
+    m->last = p;
+    return n;
+}
+
+/* The kept points k (n) as the path goes on: a move to the first after a gap. */
+static void m4_draw(cairo_t *cr, const PlotPt *k, int n, double x0, double x1, double y0,
+                    double y1, double l, double r, double b, double t, int *pen)
+{
+    for (int i = 0; i < n; i++) {
+        double dx = l + (k[i].x - x0) / (x1 - x0) * (r - l);
+        double dy = b - (k[i].y - y0) / (y1 - y0) * (b - t);
         if (*pen) cairo_line_to(cr, dx, dy);
         else cairo_move_to(cr, dx, dy);
         *pen = 1;
     }
-    c->used = 0;
 }
 
 void plot_curve(cairo_t *cr, const double *x, const double *y, int n, double x0, double x1,
                 double y0, double y1, double l, double r, double b, double t, double dot)
 {
-    M4Col c = {0};
+    PlotM4 m;
+    PlotPt k[4];
     int pen = 0;
+    plot_m4_init(&m, x0, x1, l, r);
     for (int i = 0; i < n; i++) {
         if (!isfinite(x[i]) || !isfinite(y[i])) {
-            m4_flush(cr, &c, x, y, x0, x1, y0, y1, l, r, b, t, &pen);
+            m4_draw(cr, k, plot_m4_flush(&m, k), x0, x1, y0, y1, l, r, b, t, &pen);
             pen = 0;
             continue;
         }
@@ -469,18 +499,9 @@ void plot_curve(cairo_t *cr, const double *x, const double *y, int n, double x0,
             cairo_fill(cr);
             continue;
         }
-        long col = (long)floor((l + (x[i] - x0) / (x1 - x0) * (r - l)) * 4);
-        if (c.used && col != c.col)
-            m4_flush(cr, &c, x, y, x0, x1, y0, y1, l, r, b, t, &pen);
-        if (!c.used) {
-            c = (M4Col){1, i, i, i, i, col};
-            continue;
-        }
-        if (y[i] < y[c.lo]) c.lo = i;
-        if (y[i] > y[c.hi]) c.hi = i;
-        c.last = i;
+        m4_draw(cr, k, plot_m4_add(&m, i, x[i], y[i], k), x0, x1, y0, y1, l, r, b, t, &pen);
     }
-    m4_flush(cr, &c, x, y, x0, x1, y0, y1, l, r, b, t, &pen);
+    m4_draw(cr, k, plot_m4_flush(&m, k), x0, x1, y0, y1, l, r, b, t, &pen);
     cairo_stroke(cr);
 }
 

@@ -5,6 +5,7 @@
 #define LM_PLOT_CANVAS_H
 
 #include "outfile.h"
+#include "plot.h"
 
 #include <cairo.h>
 #include <stddef.h>
@@ -39,10 +40,6 @@ void plot_colorbar(cairo_t *cr, double x, double top, double bottom, double lo, 
 /* viridis at t in [0, 1] into rgb[3]. */
 void plot_viridis(double t, double *rgb);
 
-/* Points whose x is finite and y NaN or infinite (a run that diverged), by kind. */
-typedef struct {
-    long nan, pos, neg;
-} PlotNonFinite;
 
 /* Counts y into nf when it is NaN or infinite; returns 1 then, else 0. */
 int plot_nonfinite_count(PlotNonFinite *nf, double y);

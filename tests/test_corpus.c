@@ -333,6 +333,45 @@ static void test_roots(void)
     corpus_close(c);
 }
 
+/* Symlinks in a corpus: a loop (links to . and ..) is walked once, each directory entered
+ * once and the repeats counted; a link to / is refused, naming the link; a directory given
+ * twice in a list is refused. Before, two links to '.' made the walk exponential. */
+static void test_links(void)
+{
+    char d[600], l[700], out[8192], err[LM_ERR_LEN];
+    CorpusSkips sk;
+    snprintf(d, sizeof d, "%s/loop", tmp);
+    mkdir(d, 0755);
+    snprintf(d, sizeof d, "%s/loop/sub", tmp);
+    mkdir(d, 0755);
+    puts_("loop/x.txt", "x\n");
+    puts_("loop/sub/y.txt", "y\n");
+    const char *links[][2] = { {"..", "loop/sub/up"}, {".", "loop/a"}, {".", "loop/b"}, {"sub", "loop/s2"} };
+    for (int i = 0; i < 4; i++) {
+        snprintf(l, sizeof l, "%s/%s", tmp, links[i][1]);
+        symlink(links[i][0], l);
+    }
+    snprintf(d, sizeof d, "%s/loop", tmp);
+    CorpusOptions o = {0};
+    int rc = read_all(d, &o, out, sizeof out, &sk, err);
+    CHECK(rc == LM_OK && (!strcmp(out, "x\n|y\n|") || !strcmp(out, "y\n|x\n|")),
+          "each file once through the loops: '%s' %s", out, err);
+    CHECK(sk.n[CORPUS_SKIP_REPEATED_DIR] == 4 && strstr(sk.first[CORPUS_SKIP_REPEATED_DIR], "already listed"),
+          "the four links to listed directories counted (%llu): %s", sk.n[CORPUS_SKIP_REPEATED_DIR],
+          sk.first[CORPUS_SKIP_REPEATED_DIR]);
+    CHECK(!strcmp(corpus_skip_name(CORPUS_SKIP_REPEATED_DIR), "repeated_dirs"), "its meta.json name");
+    snprintf(d, sizeof d, "%s/loop,%s/loop/sub", tmp, tmp);
+    Corpus *c = NULL;
+    CHECK(corpus_open(d, &o, &c, err) == LM_EARG && !c && strstr(err, "listed twice"),
+          "a directory inside another item of the list: %s", err);
+    snprintf(l, sizeof l, "%s/loop/sub/root", tmp);
+    symlink("/", l);
+    snprintf(d, sizeof d, "%s/loop", tmp);
+    CHECK(corpus_open(d, &o, &c, err) == LM_EARG && !c && strstr(err, "/root' is a link to '/', "
+          "the root of the filesystem"), "a link to / refused before it is walked: %s", err);
+    unlink(l);
+}
+
 /* A directory walk tells how far it got every CORPUS_LIST_EVERY entries, and stops when
  * told to (Ctrl-C, SIGTERM: the session's interrupt). */
 static int listed_calls;
@@ -381,6 +420,7 @@ int main(void)
     test_pieces_and_changes();
     test_roots();
     test_listing();
+    test_links();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);

@@ -4,6 +4,7 @@
  * defined here), and letters of command names that never act. The training and history
  * views: test_dashboard_train.c, test_dashboard_history.c. */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,57 @@ static void test_system_view(void)
     dash_state_free(&d);
 }
 
+/* A live run's grid reads only its new points: an old row changed behind its back stays
+ * as first read (so it was not read again), the new steps are appended, a histogram's
+ * too, and a series that appears makes it read all again. */
+static void grid_update_checks(GridView *w, RunStore *st, const char *db, long id, NamedHist *hh)
+{
+    char err[LM_ERR_LEN];
+    sqlite3 *other = NULL;
+    snprintf(w->pattern, sizeof w->pattern, "loss");
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 1 && w->len[0] == 11, "loss: %d", w->n ? w->len[0] : -1);
+    double first = w->y[0][0];
+    char sql[120];
+    snprintf(sql, sizeof sql, "UPDATE metrics SET loss=42 WHERE run_id=%ld AND step=10", id);
+    CHECK(sqlite3_open(db, &other) == SQLITE_OK && sqlite3_exec(other, sql, NULL, NULL, NULL) ==
+          SQLITE_OK, "an old row changed by another connection");
+    sqlite3_close(other);
+    for (long t = 120; t <= 140; t += 10) {
+        StepMetric m = {.step = t, .loss = 1.5f, .lr = 1e-3f, .grad_norm = 1.0f, .tokens = t * 64,
+                        .tokens_per_s = 1000};
+        runstore_log_step(st, id, &m, err);
+    }
+    runstore_flush(st, err);
+    CHECK(view_grid_update(w, st) == LM_OK && w->len[0] == 14 && w->x[0][13] == 140 &&
+          w->y[0][13] == 1.5 && w->y[0][0] == first, "new steps appended, the old not read again: "
+          "%d points, first %g", w->len[0], w->y[0][0]);
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->y[0][0] == 42, "a whole read sees the change");
+    snprintf(w->pattern, sizeof w->pattern, "sys/cpu");   /* samples by time: steps repeat */
+    SysSample x = {.t = 1000, .step = 140, .cpu = 50, .threads = 1, .tokens_per_s = NAN};
+    runstore_sys_log(st, id, &x, err);
+    runstore_flush(st, err);
+    CHECK(view_grid_load(w, st, id) == LM_OK && w->n == 1 && w->len[0] == 1, "sys/cpu: %d", w->n);
+    x.t = 1001, x.cpu = 60;
+    runstore_sys_log(st, id, &x, err);   /* the same step, a second later */
+    x.t = 1002, x.step = 150, x.cpu = 70;
+    runstore_sys_log(st, id, &x, err);
+    runstore_flush(st, err);
+    CHECK(view_grid_update(w, st) == LM_OK && w->len[0] == 3 && w->y[0][1] == 60 && w->y[0][2] == 70,
+          "a sample at the step already read is not lost: %d points", w->len[0]);
+    snprintf(w->pattern, sizeof w->pattern, "hist/*");
+    view_grid_load(w, st, id);
+    runstore_hist_log(st, id, 150, hh, 1, err);
+    runstore_flush(st, err);
+    CHECK(view_grid_update(w, st) == LM_OK && w->n == 1 && w->n_hist[0] == 3 &&
+          w->hist[0][2].step == 150 && w->len[0] == 3, "a histogram's new step appended: %d",
+          w->n ? w->n_hist[0] : -1);
+    snprintf(hh->name, sizeof hh->name, "hist/weight/v");
+    runstore_hist_log(st, id, 150, hh, 1, err);
+    runstore_flush(st, err);
+    CHECK(view_grid_update(w, st) == LM_OK && w->n == 2 && w->n_hist[0] + w->n_hist[1] == 4,
+          "a new series: read whole (%d series)", w->n);
+}
+
 /* Issue 48: the grid view draws every series of a run as a small chart titled with its
  * registry name, arrows move the pick by one and by a row, Enter enlarges it with its
  * unit and help, a pattern keeps the matching series, and one that matches nothing says
@@ -209,7 +261,7 @@ static void test_grid_view(void)
     series_hist_fill(&hh->h, xs, 6);
     runstore_hist_log(st, id, 50, hh, 1, err);
     runstore_hist_log(st, id, 100, hh, 1, err);
-    free(hh);
+    NamedHist *hh_log = hh;
     CHECK(runstore_flush(st, err) == LM_OK, "flush: %s", err);
     Dashboard d;
     dash_state_init(&d);
@@ -246,11 +298,13 @@ static void test_grid_view(void)
     CHECK(has(s, "hist/weight/w") && has(s, "steps 50..100  last [0, 2]") && has(s, "█"),
           "a histogram as a heat strip: %s", s ? s : "");
     free(s);
+    grid_update_checks(w, st, db, id, hh_log);
     snprintf(w->pattern, sizeof w->pattern, "grd/*");
     CHECK(view_grid_load(w, st, id) == LM_EARG && w->n == 0, "grd/* matches nothing");
     s = dump(&d, &sn, 120, 40, &U, NULL);
     CHECK(has(s, "no series of run") && has(s, "grd/*"), "said in the view: %s", s ? s : "");
     free(s);
+    free(hh_log);
     snapshot_free(&sn);
     dash_state_free(&d);
     runstore_close(st);

@@ -60,7 +60,7 @@ static void check_figure(const char *path, double (*ys)(int k, int i), const cha
     for (int k = 0; k < K; k++) {
         for (int i = 0; i < N; i++) y[k][i] = ys(k, i);
         snprintf(lab[k], sizeof lab[k], "#%d run-%d", k + 1, k + 1);
-        s[k] = (PlotSeries){lab[k], x, y[k], N, NULL, NULL};
+        s[k] = (PlotSeries){lab[k], x, y[k], N, NULL, NULL, NULL};
     }
     PlotAxes ax = {what, "step", "loss"};
     CHECK(plot_curves(path, s, K, &ax, err) == LM_OK, "%s: %s", what, err);
@@ -158,7 +158,7 @@ static void check_nonfinite(const char *dir_path)
     char path[160], err[LM_ERR_LEN];
     for (int i = 0; i < N; i++) x[i] = 10.0 * (i + 1), y[i] = 3.0 - 0.1 * i;
     y[3] = NAN, y[5] = -INFINITY, y[9] = INFINITY;
-    PlotSeries s = {"#1 diverged", x, y, N, NULL, NULL};
+    PlotSeries s = {"#1 diverged", x, y, N, NULL, NULL, NULL};
     PlotAxes ax = {"diverged", "step", "loss"};
     snprintf(path, sizeof path, "%s/nonfinite.svg", dir_path);
     CHECK(plot_curves(path, &s, 1, &ax, err) == LM_OK, "nonfinite: %s", err);
@@ -204,7 +204,7 @@ static void check_nonfinite(const char *dir_path)
     /* every value infinite (a perplexity that overflowed): drawn, with its marks */
     double yi[N];
     for (int i = 0; i < N; i++) yi[i] = INFINITY;
-    PlotSeries si = {"#2 ppl", x, yi, N, NULL, NULL};
+    PlotSeries si = {"#2 ppl", x, yi, N, NULL, NULL, NULL};
     snprintf(path, sizeof path, "%s/allinf.svg", dir_path);
     CHECK(plot_curves(path, &si, 1, &ax, err) == LM_OK, "all infinite: %s", err);
     svg = slurp(path);
@@ -249,7 +249,7 @@ static void check_decimated(const char *dir_path)
     char path[160], err[LM_ERR_LEN];
     for (int i = 0; i < N; i++) x[i] = i, y[i] = 1.0 + 0.5 * (double)(((long)i * 7919) % 1000) / 1000.0;
     y[123457] = 5, y[277777] = -3;
-    PlotSeries s = {"#1 long", x, y, N, NULL, NULL};
+    PlotSeries s = {"#1 long", x, y, N, NULL, NULL, NULL};
     PlotAxes ax = {"long", "step", "loss"};
     snprintf(path, sizeof path, "%s/long.svg", dir_path);
     CHECK(plot_curves(path, &s, 1, &ax, err) == LM_OK, "long: %s", err);
@@ -258,7 +258,7 @@ static void check_decimated(const char *dir_path)
     for (int i = 0; i < np; i++) top = fmin(top, pts[2 * i + 1]), bottom = fmax(bottom, pts[2 * i + 1]);
     CHECK(np > 100 && np < 4 * 4 * 1300, "400,000 points drawn as %d", np);
     double kx[4] = {0, 123457, 277777, N - 1}, ky[4] = {y[0], 5, -3, y[N - 1]};
-    PlotSeries k = {"#1 long", kx, ky, 4, NULL, NULL};
+    PlotSeries k = {"#1 long", kx, ky, 4, NULL, NULL, NULL};
     snprintf(path, sizeof path, "%s/long_keys.svg", dir_path);
     CHECK(plot_curves(path, &k, 1, &ax, err) == LM_OK, "keys: %s", err);
     int nk = curve_points(path, pts, MAXP);

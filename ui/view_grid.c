@@ -3,8 +3,8 @@
  * gate/..., sys/..., val...: a star is any run of bytes); arrows pick one, Enter enlarges it (and
  * Enter again goes back to the grid); a histogram series (hist/...) is a heat strip over
  * its steps. A pattern that matches none of the run's series
- * says so in the view with the names the run has. Reloaded from the store about once a
- * second while shown. Names are escaped before they are drawn. Not the plotting for
+ * says so in the view with the names the run has. While shown, a live run's new points
+ * are read about once a second and appended (read whole when the series listed change). Names are escaped before they are drawn. Not the plotting for
  * papers (commands/cmd_plot_grid.c) nor the history view's compare curves. */
 #define NCURSES_WIDECHAR 1
 #include "chart.h"
@@ -16,6 +16,7 @@
 #include "series.h"
 
 #include <curses.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,65 @@ int view_grid_load(GridView *g, RunStore *st, long run)
     return LM_OK;
 }
 
-/* Reloads when due (or forced, or another run is on screen). 1 when reloaded. */
+/* Appends src's m items of size sz to *dst (len items): LM_OK or LM_ENOMEM. */
+static int append(void **dst, int len, const void *src, int m, size_t sz)
+{
+    void *d = realloc(*dst, (size_t)(len + m) * sz);
+    if (!d) return LM_ENOMEM;
+    memcpy((char *)d + (size_t)len * sz, src, (size_t)m * sz);
+    *dst = d;
+    return LM_OK;
+}
+
+/* Series k's points from its last step read on, read again (that step may have gained
+ * points: sys/ samples) and appended after those before it; a histogram's steps too. */
+static int append_series(GridView *g, RunStore *st, int k)
+{
+    SeriesPoint *p = NULL;
+    HistPoint *h = NULL;
+    int m = 0, mh = 0, rc = LM_OK;
+    char err[LM_ERR_LEN];
+    long from = g->len[k] ? (long)g->x[k][g->len[k] - 1] : LONG_MIN;
+    while (g->len[k] && (long)g->x[k][g->len[k] - 1] == from) g->len[k]--;
+    if (runstore_series_from(st, g->run, g->names[k], from, &p, &m, err)) m = 0;
+    double *v = malloc((size_t)(m ? m : 1) * sizeof *v);
+    for (int pass = 0; v && pass < 2 && !rc; pass++) {
+        for (int i = 0; i < m; i++) v[i] = pass ? p[i].value : (double)p[i].step;
+        rc = append((void **)(pass ? &g->y[k] : &g->x[k]), g->len[k], v, m, sizeof *v);
+    }
+    if (!v) rc = LM_ENOMEM;
+    if (!rc) g->len[k] += m;
+    free(v);
+    free(p);
+    if (!rc && g->hist[k]) {
+        from = g->n_hist[k] ? g->hist[k][g->n_hist[k] - 1].step : LONG_MIN;
+        while (g->n_hist[k] && g->hist[k][g->n_hist[k] - 1].step == from) g->n_hist[k]--;
+        if (runstore_hist_series_from(st, g->run, g->names[k], from, &h, &mh, err)) mh = 0;
+        rc = append((void **)&g->hist[k], g->n_hist[k], h, mh, sizeof *h);
+        if (!rc) g->n_hist[k] += mh;
+        free(h);
+    }
+    return rc;
+}
+
+int view_grid_update(GridView *g, RunStore *st)
+{
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int n = 0, same;
+    char msg[LM_ERR_LEN];
+    if (runstore_series_list(st, g->run, g->pattern, &names, &n, msg))
+        return view_grid_load(g, st, g->run);
+    same = n == g->n;
+    for (int k = 0; same && k < n; k++) same = !strcmp(names[k], g->names[k]);
+    free(names);
+    if (!same) return view_grid_load(g, st, g->run);   /* a new series: read whole */
+    for (int k = 0; k < n; k++)
+        if (append_series(g, st, k)) return view_grid_load(g, st, g->run);
+    return LM_OK;
+}
+
+/* Reloads when due (or forced, or another run is on screen): a live run's new points
+ * appended, anything else read whole. 1 when reloaded. */
 static int load(DashCtx *x, int forced)
 {
     GridView *g = dash_view_state(x->d, &view_grid);
@@ -107,7 +166,8 @@ static int load(DashCtx *x, int forced)
     if (!dash_view_due(&g->next, forced)) return 0;
     RunStore *st = forced ? session_store(x->s) : x->s->store;
     if (!st || run <= 0) return 0;
-    view_grid_load(g, st, run);
+    if (!forced && g->loaded_step >= 0 && step > g->loaded_step) view_grid_update(g, st);
+    else view_grid_load(g, st, run);
     g->loaded_step = step;
     return 1;
 }

@@ -28,6 +28,9 @@ extern const DashView view_grid;
 /* Reads run's series matching g->pattern from st into g. LM_OK, or LM_EARG with g->msg
  * saying why nothing is shown (a pattern that matches none names what the run has). */
 int view_grid_load(GridView *g, RunStore *st, long run);
+/* Reads only the points from the last step g holds on, for g->run (a live run's new
+ * steps), and puts them in place of that step's; when the series the pattern matches changed, reads all (view_grid_load). */
+int view_grid_update(GridView *g, RunStore *st);
 
 enum { VIEW_GRID_UP, VIEW_GRID_DOWN, VIEW_GRID_LEFT, VIEW_GRID_RIGHT, VIEW_GRID_ENLARGE };
 

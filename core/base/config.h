@@ -1,7 +1,9 @@
 /* config.h — one flat set of key=value settings for a run: experiment files, the command
  * line, sweeps and checkpoints all use it. A table of keys (config.c) gives each key's
  * type, range, allowed values and help, so validation, `help`, completion and the
- * checkpoint text come from one place. Not a parser of files with sections. */
+ * checkpoint text come from one place; config_text.c reads and writes the text form
+ * (experiment files, config_to_text), config_check.c the checks of a whole Config and
+ * the model family's flags. Not a parser of files with sections. */
 #ifndef LM_CONFIG_H
 #define LM_CONFIG_H
 
@@ -125,7 +127,7 @@ int config_set_pair(Config *c, const char *pair, char *err);
 int config_check_placeholders(const Config *c, char *err);
 
 /* Checks combinations (d divisible by heads, bptt a power of two for Dispatcher
- * models, ...) and a memory estimate against the machine. LM_OK or LM_EARG. */
+ * models, a budget set, ...). LM_OK or LM_EARG naming what to change. */
 int config_validate(const Config *c, char *err);
 
 /* Reads an experiment file: one key=value a line, '#' comments. A line "bf16: key =

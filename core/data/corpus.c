@@ -4,6 +4,8 @@
  * cut function says encoding them apart is exact. */
 #include "corpus.h"
 
+#include "private/corpus_impl.h"
+
 #include "cstream.h"
 #include "err.h"
 
@@ -17,39 +19,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef LMLAB_DATA_DIR
-#define LMLAB_DATA_DIR "data"
-#endif
-
 #define CORPUS_MAX_PIECE ((size_t)8 << 20)    /* a text piece with no cut grows to this */
 #define CORPUS_MAX_LINE ((size_t)256 << 20)   /* a jsonl line longer than this is refused */
 
-struct Corpus {
-    CorpusSource *src;
-    int n, cap, has_splits;
-    char *roots;
-    char text_key[256];
-    CorpusOptions opt;
-    unsigned long long listed;  /* directory entries walked (CorpusOptions.listed) */
-    /* the pass */
-    int cur;                    /* source being read; n at the end */
-    CStream *cs;
-    char *buf;                  /* (bcap) bytes read but not yet given */
-    size_t blen, bcap, bstart;
-    int eof;                    /* the current source is read to its end */
-    int first_piece;            /* no piece of the current source given yet */
-    unsigned long long line;    /* jsonl: line number of the next line */
-    char *doc;                  /* jsonl: the current document's text */
-    size_t doc_cap;
-    unsigned long long done_raw, docs, chain;
-    CorpusSkips skips, open_skips;
-    size_t target;              /* text: bytes to gather before looking for a cut */
-    size_t scan;                /* jsonl: bytes of buf[bstart..] known to hold no '\n' */
-};
 
 const char *corpus_skip_name(int kind)
 {
-    static const char *const n[] = { "binary", "bad_json", "missing_key", "empty_files", "unreadable" };
+    static const char *const n[] = { "binary", "bad_json", "missing_key", "empty_files", "unreadable",
+                                     "repeated_dirs" };
     return (unsigned)kind < CORPUS_SKIP_N ? n[kind] : "?";
 }
 
@@ -75,250 +52,8 @@ void corpus_close(Corpus *c)
     if (!c) return;
     cstream_close(c->cs);
     free(c->src); free(c->roots); free(c->buf); free(c->doc);
+    dirset_free(&c->dirs);
     free(c);
-}
-
-/* ---- resolving the spec ---- */
-
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
-static CorpusFormat format_of(const char *path)
-{
-    static const char *const ext[] = { ".jsonl", ".jsonl.gz", ".jsonl.xz", ".jsonl.zst" };
-    for (int i = 0; i < 4; i++)
-        if (ends_with(path, ext[i])) return CORPUS_JSONL;
-    return CORPUS_TEXT;
-}
-
-static int add_source(Corpus *c, const char *path, int split, int required, char *err)
-{
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 16;
-        CorpusSource *s = realloc(c->src, (size_t)cap * sizeof *s);
-        if (!s) return err_set(err, LM_ENOMEM, "out of memory listing the corpus's files");
-        c->src = s;
-        c->cap = cap;
-    }
-    CorpusSource *s = &c->src[c->n++];
-    memset(s, 0, sizeof *s);
-    snprintf(s->path, sizeof s->path, "%s", path);
-    s->format = format_of(path);
-    s->split = split;
-    s->required = required;
-    struct stat st;
-    if (!stat(path, &st)) {
-        s->size = (unsigned long long)st.st_size;
-        s->mtime_ns = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    }
-    return LM_OK;
-}
-
-static int cmp_path(const void *a, const void *b)
-{
-    return strcmp(((const CorpusSource *)a)->path, ((const CorpusSource *)b)->path);
-}
-
-/* Every file under dir (dot names skipped), unsorted; depth bounds symlink loops. */
-static int walk(Corpus *c, const char *dir, int depth, char *err)
-{
-    if (depth > 64) return err_set(err, LM_EARG, "'%s': directories nested over 64 deep (a "
-                                   "symlink loop?)", dir);
-    DIR *d = opendir(dir);
-    if (!d) {
-        c->open_skips.n[CORPUS_SKIP_UNREADABLE]++;
-        if (!c->open_skips.first[CORPUS_SKIP_UNREADABLE][0])
-            snprintf(c->open_skips.first[CORPUS_SKIP_UNREADABLE], 1200, "%s (%s)", dir, strerror(errno));
-        return LM_OK;
-    }
-    struct dirent *e;   /* (unreadable directories are kept in open_skips for every pass) */
-    int rc = LM_OK;
-    while (!rc && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        if (++c->listed % CORPUS_LIST_EVERY == 0 && c->opt.listed &&
-            c->opt.listed(c->listed, c->opt.listed_ud)) {
-            rc = err_set(err, LM_ECANCEL, "listing the files under '%s' stopped (%llu looked "
-                         "at)", dir, c->listed);
-            break;
-        }
-        char p[1100];
-        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p) continue;
-        struct stat st;
-        if (stat(p, &st)) {   /* a dangling link, or no permission to look */
-            c->open_skips.n[CORPUS_SKIP_UNREADABLE]++;
-            if (!c->open_skips.first[CORPUS_SKIP_UNREADABLE][0])
-                snprintf(c->open_skips.first[CORPUS_SKIP_UNREADABLE], 1200, "%.1000s (%s)", p, strerror(errno));
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) rc = walk(c, p, depth + 1, err);
-        else rc = add_source(c, p, -1, 0, err);
-    }
-    closedir(d);
-    return rc;
-}
-
-/* A WikiText layout in dir: its split files added (train and valid required). 1 found,
- * 0 not a layout, < 0 error (status negated). */
-static int add_layout(Corpus *c, const char *dir, char *err)
-{
-    static const char *const layouts[2][3] = {
-        { "wiki.train.tokens", "wiki.valid.tokens", "wiki.test.tokens" },
-        { "train.txt", "valid.txt", "test.txt" },
-    };
-    for (int l = 0; l < 2; l++) {
-        char p[3][1100];
-        struct stat st;
-        for (int s = 0; s < 3; s++) snprintf(p[s], sizeof p[s], "%.1000s/%s", dir, layouts[l][s]);
-        if (stat(p[0], &st)) continue;
-        if (stat(p[1], &st))
-            return -err_set(err, LM_EIO, "directory '%s' has %s but no %s: add the validation "
-                            "split", dir, layouts[l][0], layouts[l][1]);
-        for (int s = 0; s < 3; s++) {
-            if (s == 2 && stat(p[2], &st)) break;
-            int rc = add_source(c, p[s], s, s < 2, err);
-            if (rc) return -rc;
-        }
-        return 1;
-    }
-    return 0;
-}
-
-int corpus_placeholder_error(const char *item, char *err)
-{
-    if (strncmp(item, "/path/to/", 9)) return LM_OK;
-    if (strstr(item, "wikitext"))
-        return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
-                       "data=DIR, a folder with wiki.train.tokens, wiki.valid.tokens and "
-                       "wiki.test.tokens (WikiText, e.g. https://wikitext.smerity.com/"
-                       "wikitext-2-v1.zip unpacked), or data=wikitext-small (bundled) to try "
-                       "the preset's settings", item);
-    return err_set(err, LM_EIO, "no dataset '%s': that is the preset's placeholder; pass "
-                   "data= the corpus its comment names (a file or a folder), or "
-                   "data=wikitext-small (bundled) to try the preset's settings", item);
-}
-
-/* One item of the spec: a bundled name or a path, to its absolute form in abs. */
-static int resolve_item(const char *item, char *abs, size_t cap, char *err)
-{
-    const char *dirs[2] = { getenv("LMLAB_DATA"), LMLAB_DATA_DIR };
-    char cand[PATH_MAX + 16], real[PATH_MAX];
-    struct stat st;
-    for (int d = 0; d < 2 && !strchr(item, '/'); d++) {
-        if (!dirs[d] || !*dirs[d]) continue;
-        snprintf(cand, sizeof cand, "%s/%s.txt", dirs[d], item);
-        if (!stat(cand, &st) && !S_ISDIR(st.st_mode) && realpath(cand, real)) break;
-        snprintf(cand, sizeof cand, "%s/%s", dirs[d], item);
-        if (!stat(cand, &st) && S_ISDIR(st.st_mode) && realpath(cand, real)) break;
-        cand[0] = 0;
-    }
-    if (strchr(item, '/') || !cand[0]) {
-        if (!realpath(item, real)) {
-            if (corpus_placeholder_error(item, err)) return LM_EIO;
-            if (strchr(item, '/'))
-                return err_set(err, LM_EIO, "no dataset '%s': %s", item, strerror(errno));
-            return err_set(err, LM_EIO, "no dataset '%s': no such file or directory, and no bundled "
-                           "corpus of that name in %s (bundled: tinyshakespeare, wikitext-small)",
-                           item, dirs[0] && *dirs[0] ? dirs[0] : LMLAB_DATA_DIR);
-        }
-    }
-    if (strlen(real) >= cap || strlen(real) > 1000)
-        return err_set(err, LM_EARG, "dataset path too long: '%.80s...'", real);
-    snprintf(abs, cap, "%s", real);
-    return LM_OK;
-}
-
-/* LM_EARG when abs (resolved) is the filesystem's root or one of its system directories:
- * no corpus, and walking one reads the disk (or /proc's endless links) before any error. */
-static int system_dir_error(const char *abs, char *err)
-{
-    static const char *const sys[] = { "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
-        "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/var", NULL };
-    if (!strcmp(abs, "/"))
-        return err_set(err, LM_EARG, "'/' is the root of the filesystem, not a corpus (lmlab "
-                       "reads every file under a directory): give the directory of your "
-                       "text files");
-    for (int i = 0; sys[i]; i++)
-        if (!strcmp(abs, sys[i]))
-            return err_set(err, LM_EARG, "'%s' is a system directory, not a corpus (lmlab reads "
-                           "every file under a directory): give the directory of your text "
-                           "files", abs);
-    return LM_OK;
-}
-
-/* Adds the files of one resolved item (roots_only: a directory's files are not listed). */
-static int add_item(Corpus *c, const char *abs, int n_items, char *err)
-{
-    struct stat st;
-    if (stat(abs, &st)) return err_set(err, LM_EIO, "cannot read '%s': %s", abs, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return add_source(c, abs, -1, 1, err);
-    if (system_dir_error(abs, err)) return LM_EARG;
-    int l = add_layout(c, abs, err);
-    if (l < 0) return -l;
-    if (l > 0) {
-        c->has_splits = 1;
-        if (n_items > 1)
-            return err_set(err, LM_EARG, "'%s' is a WikiText-layout directory (its own train, "
-                           "valid and test files): it cannot be part of a list; give it alone", abs);
-        return LM_OK;
-    }
-    if (c->opt.roots_only) return LM_OK;
-    int first = c->n;
-    int rc = walk(c, abs, 0, err);
-    if (rc) return rc;
-    if (c->n == first)
-        return err_set(err, LM_EARG, "directory '%s' has no files (dot files are skipped): give a "
-                       "directory of text or .jsonl files", abs);
-    qsort(c->src + first, (size_t)(c->n - first), sizeof *c->src, cmp_path);
-    return LM_OK;
-}
-
-int corpus_open(const char *spec, const CorpusOptions *opt, Corpus **out, char *err)
-{
-    *out = NULL;
-    if (!spec || !*spec)
-        return err_set(err, LM_EARG, "no dataset given: name a bundled corpus (tinyshakespeare, "
-                       "wikitext-small), a file, a directory, or a comma list of them");
-    Corpus *c = calloc(1, sizeof *c);
-    size_t n_commas = 0;
-    for (const char *p = spec; *p; p++) n_commas += *p == ',';
-    char *items = strdup(spec);
-    if (!c || !items || !(c->roots = calloc(n_commas + 1, PATH_MAX + 1))) {
-        free(items);
-        corpus_close(c);
-        return err_set(err, LM_ENOMEM, "out of memory reading the dataset spec");
-    }
-    c->opt = *opt;
-    snprintf(c->text_key, sizeof c->text_key, "%s", opt->text_key && *opt->text_key ? opt->text_key : "text");
-    c->opt.text_key = c->text_key;
-    if (!c->opt.piece) c->opt.piece = (size_t)1 << 20;
-    struct stat st;
-    int whole = !stat(spec, &st);   /* a path with a comma in its name */
-    int n_items = 1, rc = LM_OK;
-    for (const char *p = spec; !whole && *p; p++) n_items += *p == ',';
-    char *save = NULL, *it = whole ? items : strtok_r(items, ",", &save);
-    for (; !rc && it; it = whole ? NULL : strtok_r(NULL, ",", &save)) {
-        char abs[PATH_MAX];
-        if (!*it) continue;
-        rc = resolve_item(it, abs, sizeof abs, err);
-        if (!rc) rc = add_item(c, abs, n_items, err);
-        if (!rc) {
-            if (c->roots[0]) strcat(c->roots, ",");
-            strcat(c->roots, abs);
-        }
-    }
-    free(items);
-    if (!rc && c->n == 0 && !opt->roots_only)
-        rc = err_set(err, LM_EARG, "dataset '%s' names no file", spec);
-    if (rc) {
-        corpus_close(c);
-        return rc;
-    }
-    corpus_rewind(c);
-    *out = c;
-    return LM_OK;
 }
 
 /* ---- reading ---- */
@@ -335,14 +70,19 @@ void corpus_rewind(Corpus *c)
     c->skips = c->open_skips;
 }
 
-static void skip_note(Corpus *c, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void skip_note(Corpus *c, int kind, const char *fmt, ...)
+int corpus_ends_with(const char *s, const char *suf)
 {
-    c->skips.n[kind]++;
-    if (c->skips.first[kind][0]) return;
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+void corpus_skip_count(CorpusSkips *k, int kind, const char *fmt, ...)
+{
+    k->n[kind]++;
+    if (k->first[kind][0]) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->skips.first[kind], sizeof c->skips.first[kind], fmt, ap);
+    vsnprintf(k->first[kind], sizeof k->first[kind], fmt, ap);
     va_end(ap);
 }
 
@@ -397,7 +137,7 @@ static int open_next(Corpus *c, int *end, char *err)
         if (rc) {
             if (c->opt.strict) return err_set(err, rc, "%s (strict=true refuses it; without it the "
                                               "file is skipped and counted)", msg);
-            skip_note(c, CORPUS_SKIP_UNREADABLE, "%s", msg);
+            corpus_skip_count(&c->skips, CORPUS_SKIP_UNREADABLE, "%s", msg);
             c->done_raw += s->size;
             continue;
         }
@@ -474,7 +214,7 @@ static int next_text(Corpus *c, CorpusPiece *p, char *err)
         if (c->blen == 0) {
             if (c->first_piece && s->required && s->split != 2)
                 return err_set(err, LM_EFORMAT, "'%s' is empty: give a file with text in it", s->path);
-            if (c->first_piece && s->split < 0) skip_note(c, CORPUS_SKIP_EMPTY, "%s", s->path);
+            if (c->first_piece && s->split < 0) corpus_skip_count(&c->skips, CORPUS_SKIP_EMPTY, "%s", s->path);
             return end_source(c, 1, err);
         }
         size_t cut = c->blen;
@@ -496,18 +236,18 @@ static int next_text(Corpus *c, CorpusPiece *p, char *err)
         if (why && first && s->required)   /* a file the user named: refused, not skipped */
             return err_set(err, LM_EFORMAT, "'%s' looks binary, not text (%s in its first %zu "
                            "bytes): give a text file (UTF-8)%s", s->path, why, cut,
-                           ends_with(s->path, ".bin") ? "; a .bin is read as tokens only when it "
+                           corpus_ends_with(s->path, ".bin") ? "; a .bin is read as tokens only when it "
                            "is an llm.c shard (its header) or nanoGPT's train.bin/val.bin" : "");
         if (why && c->opt.strict)
             return err_set(err, LM_EFORMAT, "'%s' is not text (%s%s): remove it from the corpus, or "
                            "prepare without strict=true to skip it", s->path, why,
                            first ? "" : " in a piece further in");
         if (why && first) {   /* a binary file found in a folder: skipped whole */
-            skip_note(c, CORPUS_SKIP_BINARY, "%s (%s)", s->path, why);
+            corpus_skip_count(&c->skips, CORPUS_SKIP_BINARY, "%s (%s)", s->path, why);
             return end_source(c, 0, err);
         }
         if (why) {
-            skip_note(c, CORPUS_SKIP_BINARY, "%s (%s before byte %llu on disk)", s->path, why, at);
+            corpus_skip_count(&c->skips, CORPUS_SKIP_BINARY, "%s (%s before byte %llu on disk)", s->path, why, at);
             continue;
         }
         p->text = c->buf;
@@ -554,7 +294,7 @@ static int next_jsonl(Corpus *c, CorpusPiece *p, char *err)
                                "strict=true to skip it", s->path, ln, kind == CORPUS_SKIP_BAD_JSON
                                ? (o ? "not a JSON object" : je.text) : "no string value for the "
                                "text key (text_key= names another)");
-            skip_note(c, kind, "%s:%llu", s->path, ln);
+            corpus_skip_count(&c->skips, kind, "%s:%llu", s->path, ln);
             continue;
         }
         size_t n = json_string_length(v);
@@ -575,7 +315,7 @@ static int next_jsonl(Corpus *c, CorpusPiece *p, char *err)
             return err_set(err, LM_EFORMAT, "'%s' line %llu is not text (%s): remove it, or prepare "
                            "without strict=true to skip it", s->path, ln, why);
         if (why) {
-            skip_note(c, CORPUS_SKIP_BINARY, "%s:%llu (%s)", s->path, ln, why);
+            corpus_skip_count(&c->skips, CORPUS_SKIP_BINARY, "%s:%llu (%s)", s->path, ln, why);
             continue;
         }
         p->text = c->doc;

@@ -49,14 +49,14 @@ typedef struct {
 
 /* What was skipped, by kind, with the first of each named ("path", "path:line"). */
 enum { CORPUS_SKIP_BINARY, CORPUS_SKIP_BAD_JSON, CORPUS_SKIP_MISSING_KEY, CORPUS_SKIP_EMPTY,
-       CORPUS_SKIP_UNREADABLE, CORPUS_SKIP_N };
+       CORPUS_SKIP_UNREADABLE, CORPUS_SKIP_REPEATED_DIR, CORPUS_SKIP_N };
 typedef struct {
     unsigned long long n[CORPUS_SKIP_N];
     char first[CORPUS_SKIP_N][1200];
 } CorpusSkips;
 
 /* The meta.json names of the skip kinds ("binary", "bad_json", "missing_key",
- * "empty_files", "unreadable"). */
+ * "empty_files", "unreadable", "repeated_dirs": a directory reached again through a link). */
 const char *corpus_skip_name(int kind);
 
 typedef struct {

@@ -274,6 +274,18 @@ static int clear_incomplete(const char *root, const char *key, TokCacheProgressF
     return stop;
 }
 
+/* "; skipped: 2 binary (the first: PATH (why)), ..." for what the corpus skipped, or ""
+ * (meta.json keeps the same counts). */
+static void skips_text(const CorpusSkips *k, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < CORPUS_SKIP_N && n < cap; i++)
+        if (k->n[i])
+            n += (size_t)snprintf(out + n, cap - n, "%s%llu %s (the first: %.300s)",
+                                  n ? ", " : "; skipped: ", k->n[i], corpus_skip_name(i), k->first[i]);
+}
+
 /* The key's lock (root/<key>.lock), waited for when another process holds it. The lock
  * held is on the file the path names when it is granted: `data rm` unlinks the file while
  * it holds the lock, and a waiter granted the unlinked one takes the new file's instead
@@ -338,11 +350,13 @@ static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, co
     }
     if (rc) tokcache_rm_dir(tmp);
     if (!rc) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "prepared %s: %llu train + %llu valid + %llu test tokens (%s, %d "
-                 "tokens) in %.1f s, %.1f MB/s", key, p.tokens[0], p.tokens[1], p.tokens[2],
-                 tokenizer_kind_name(tokenizer_kind(p.tok)), tokenizer_vocab_size(p.tok), p.seconds,
-                 p.seconds > 0 ? mb(corpus_raw_total(c)) / p.seconds : 0);
+        char msg[4000];
+        int n = snprintf(msg, sizeof msg, "prepared %s: %llu train + %llu valid + %llu test tokens "
+                         "(%s, %d tokens) in %.1f s, %.1f MB/s", key, p.tokens[0], p.tokens[1],
+                         p.tokens[2], tokenizer_kind_name(tokenizer_kind(p.tok)),
+                         tokenizer_vocab_size(p.tok), p.seconds,
+                         p.seconds > 0 ? mb(corpus_raw_total(c)) / p.seconds : 0);
+        skips_text(&p.skips, msg + n, sizeof msg - (size_t)n);
         note(fn, ud, TOKCACHE_DONE, key, msg);
     }
     free(tj);

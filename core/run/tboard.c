@@ -1,15 +1,15 @@
-/* tboard.c — runs as TensorBoard event files (see tboard.h): gathering a run's series from
- * the store into one list of summaries, sorted by step (TensorBoard's reader drops what
- * looks like a restart when a tag's step goes back), encoding each as an Event with
- * libprotobuf-c, and framing the records with TensorFlow's masked CRC-32C
- * (tensorflow/core/lib/hash/crc32c.h: Mask). Not the command (commands/cmd_export.c). */
+/* tboard.c — runs as TensorBoard event files (see tboard.h): a run's name, lineage and
+ * settings as text, then its summaries in step order as tboard_src.c reads them from the
+ * store (written as they are read), each encoded as an Event with libprotobuf-c, the
+ * records framed with TensorFlow's masked CRC-32C (tensorflow/core/lib/hash/crc32c.h:
+ * Mask); one folder per run, renamed into place when whole. Not the command
+ * (commands/cmd_export.c). */
 #include "tboard.h"
+#include "tboard_src.h"
 
 #include "err.h"
-#include "runstore_series.h"
 #include "series.h"
 #include "strbuf.h"
-#include "runstore_track.h"
 #include "tensorboard.pb-c.h"
 
 #include <dirent.h>
@@ -72,176 +72,6 @@ static int write_event(FILE *f, Tensorflow__Event *ev)
     int rc = write_record(f, buf, n);
     free(buf);
     return rc;
-}
-
-/* ---- the summaries of a run ---------------------------------------------------------- */
-
-enum { ITEM_SCALAR, ITEM_HIST, ITEM_TEXT };
-
-typedef struct {
-    long step;
-    long seq;                 /* the order it was gathered in (ties) */
-    int kind;
-    double wall, value;
-    char *tag;                /* malloc'd */
-    SeriesHist *h;            /* ITEM_HIST, malloc'd */
-    char *text;               /* ITEM_TEXT, malloc'd */
-} Item;
-
-typedef struct {
-    Item *v;
-    long n, cap;
-    int oom;
-    const SeriesPoint *clock; /* (step, elapsed) of the run's step metrics */
-    int n_clock;
-    double started;
-} Items;
-
-static Item *item_add(Items *it, int kind, long step, const char *tag)
-{
-    if (it->oom) return NULL;
-    if (it->n == it->cap) {
-        long cap = it->cap ? it->cap * 2 : 1024;
-        Item *v = realloc(it->v, (size_t)cap * sizeof *v);
-        if (!v) { it->oom = 1; return NULL; }
-        it->v = v;
-        it->cap = cap;
-    }
-    Item *x = &it->v[it->n];
-    memset(x, 0, sizeof *x);
-    if (!(x->tag = strdup(tag))) { it->oom = 1; return NULL; }
-    x->kind = kind;
-    x->step = step;
-    x->seq = it->n++;
-    /* the wall time of a step: the run's start plus its training seconds at that step */
-    int lo = 0, hi = it->n_clock - 1, at = -1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (it->clock[mid].step <= step) { at = mid; lo = mid + 1; } else hi = mid - 1;
-    }
-    x->wall = it->started + (at >= 0 && isfinite(it->clock[at].value) ? it->clock[at].value : 0);
-    return x;
-}
-
-static void items_free(Items *it)
-{
-    for (long i = 0; i < it->n; i++) {
-        free(it->v[i].tag);
-        free(it->v[i].h);
-        free(it->v[i].text);
-    }
-    free(it->v);
-}
-
-static void add_scalar(Items *it, long step, const char *tag, double v)
-{
-    Item *x = item_add(it, ITEM_SCALAR, step, tag);
-    if (x) x->value = v;
-}
-
-static void add_hist(Items *it, long step, const char *tag, const SeriesHist *h)
-{
-    Item *x = item_add(it, ITEM_HIST, step, tag);
-    if (x && !(x->h = malloc(sizeof *h))) it->oom = 1;
-    else if (x) *x->h = *h;
-}
-
-/* A registry series (runstore_series_each's visit): skipped when the run has only NaN
- * (a bpc of a word-level run) or when it cannot be read (the walk goes on). */
-static int add_series(void *ctx, const char *name, const SeriesPoint *p, int n, int status)
-{
-    int any = 0;
-    (void)status;
-    for (int i = 0; i < n; i++) any |= !isnan(p[i].value);
-    for (int i = 0; any && i < n; i++) add_scalar(ctx, p[i].step, name, p[i].value);
-    return 0;
-}
-
-/* The gates' histograms (their means are the registry's gate/L/K). */
-static void add_gate_hists(Items *it, RunStore *st, long run)
-{
-    GateStat *last = NULL, *g = NULL;
-    int n_last = 0, n = 0;
-    if (runstore_gates_at(st, run, -1, &last, &n_last, NULL)) return;
-    char tag[64];
-    for (int k = 0; k < n_last; k++) {
-        if (runstore_gate_history(st, run, last[k].layer, last[k].level, &g, &n, NULL)) continue;
-        for (int i = 0; i < n; i++) {
-            SeriesHist h = {.lo = 0, .hi = 1};   /* GATE_HIST_BINS over [0, 1) */
-            for (int b = 0; b < GATE_HIST_BINS; b++) {
-                h.counts[b] = g[i].hist[b];
-                h.num += g[i].hist[b];
-            }
-            h.sum = (double)g[i].mean * h.num;
-            h.sum_sq = ((double)g[i].std * g[i].std + (double)g[i].mean * g[i].mean) * h.num;
-            snprintf(tag, sizeof tag, "hist/gate/%d/%d", g[i].layer, g[i].level);
-            add_hist(it, g[i].step, tag, &h);
-        }
-        free(g);
-    }
-    free(last);
-}
-
-/* Under mpirun, the other ranks' system samples (the registry's sys/... are rank 0's). */
-static void add_sys_ranks(Items *it, RunStore *st, long run)
-{
-    SysSample *x = NULL;
-    int n = 0;
-    if (runstore_sys_series(st, run, -1, &x, &n, NULL)) return;
-    static const char *what[] = {"cpu", "rss_mb", "threads", "load1", "mem_avail_mb"};
-    for (int i = 0; i < n; i++) {
-        double v[5] = {x[i].cpu, x[i].rss_mb, x[i].threads, x[i].load1, x[i].mem_avail_mb};
-        for (int k = 0; k < 5 && x[i].rank > 0; k++) {
-            char tag[64];
-            snprintf(tag, sizeof tag, "sys/rank%d/%s", x[i].rank, what[k]);
-            Item *y = isnan(v[k]) ? NULL : item_add(it, ITEM_SCALAR, x[i].step, tag);
-            if (y) {
-                y->value = v[k];
-                y->wall = x[i].t;
-            }
-        }
-    }
-    free(x);
-}
-
-/* The run's named series: scalars, and histograms with their non-finite counts. */
-static void add_named(Items *it, RunStore *st, long run)
-{
-    SeriesInfo *names = NULL;
-    int n = 0;
-    if (runstore_series_names(st, run, NULL, &names, &n, NULL)) return;
-    for (int k = 0; k < n; k++) {
-        if (names[k].kind == SERIES_SCALAR) {
-            SeriesPoint *p = NULL;
-            int np = 0;
-            if (runstore_named_series(st, run, names[k].name, &p, &np, NULL) == LM_OK)
-                for (int i = 0; i < np; i++) add_scalar(it, p[i].step, names[k].name, p[i].value);
-            free(p);
-            continue;
-        }
-        HistPoint *h = NULL;
-        int nh = 0;
-        if (runstore_hist_series(st, run, names[k].name, &h, &nh, NULL)) continue;
-        long bad = 0;
-        for (int i = 0; i < nh; i++) bad += h[i].h.n_nan + h[i].h.n_posinf + h[i].h.n_neginf;
-        char tag[SERIES_NAME_LEN + 16];
-        snprintf(tag, sizeof tag, "%s/nonfinite", names[k].name);
-        for (int i = 0; i < nh; i++) {
-            if (h[i].h.num > 0) add_hist(it, h[i].step, names[k].name, &h[i].h);
-            if (bad)   /* NaN and infinities are no bucket: counted beside */
-                add_scalar(it, h[i].step, tag,
-                           (double)(h[i].h.n_nan + h[i].h.n_posinf + h[i].h.n_neginf));
-        }
-        free(h);
-    }
-    free(names);
-}
-
-static void add_text(Items *it, const char *tag, char *text)
-{
-    Item *x = text ? item_add(it, ITEM_TEXT, 0, tag) : NULL;
-    if (x) x->text = text;
-    else { free(text); it->oom = 1; }
 }
 
 /* ---- text: the run and its settings -------------------------------------------------- */
@@ -340,14 +170,10 @@ static char *settings_text(const char *config)
 
 /* ---- one run's file ------------------------------------------------------------------ */
 
-static int item_cmp(const void *a, const void *b)
-{
-    const Item *x = a, *y = b;
-    if (x->step != y->step) return x->step < y->step ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-static int write_item(FILE *f, const Item *x, TboardReport *rep)
+/* One summary as an Event: a scalar, a histogram (64 buckets over [lo, hi], one bucket
+ * when they are equal), or text (x NULL: the text plugin's string tensor at step 0). */
+static int write_item(FILE *f, const TboardItem *x, const char *tag, const char *text,
+                      double wall, TboardReport *rep)
 {
     Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT, *vp = &v;
     Tensorflow__Summary sm = TENSORFLOW__SUMMARY__INIT;
@@ -358,19 +184,19 @@ static int write_item(FILE *f, const Item *x, TboardReport *rep)
     Tensorflow__SummaryMetadata md = TENSORFLOW__SUMMARY_METADATA__INIT;
     Tensorflow__SummaryMetadata__PluginData pd = TENSORFLOW__SUMMARY_METADATA__PLUGIN_DATA__INIT;
     double limits[SERIES_HIST_BINS], counts[SERIES_HIST_BINS];
-    ProtobufCBinaryData text;
-    v.tag = x->tag;
+    ProtobufCBinaryData bytes;
+    v.tag = (char *)(x ? x->tag : tag);
     sm.n_value = 1;
     sm.value = &vp;
-    ev.wall_time = x->wall;
-    ev.step = x->step;
+    ev.wall_time = x ? x->wall : wall;
+    ev.step = x ? x->step : 0;
     ev.what_case = TENSORFLOW__EVENT__WHAT_SUMMARY;
     ev.summary = &sm;
-    if (x->kind == ITEM_SCALAR) {
+    if (x && x->kind == TBOARD_SCALAR) {
         v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_SIMPLE_VALUE;
         v.simple_value = (float)x->value;
         rep->scalars++;
-    } else if (x->kind == ITEM_HIST) {
+    } else if (x) {
         const SeriesHist *h = x->h;
         double w = (h->hi - h->lo) / SERIES_HIST_BINS;
         int nb = w > 0 ? SERIES_HIST_BINS : 1;   /* one value: one bucket */
@@ -390,12 +216,12 @@ static int write_item(FILE *f, const Item *x, TboardReport *rep)
         v.histo = &hp;
         rep->histograms++;
     } else {   /* the text plugin's summary: a scalar string tensor */
-        text.data = (uint8_t *)x->text;
-        text.len = strlen(x->text);
+        bytes.data = (uint8_t *)text;
+        bytes.len = strlen(text);
         tp.dtype = 7;   /* DT_STRING */
         tp.tensor_shape = &shape;
         tp.n_string_val = 1;
-        tp.string_val = &text;
+        tp.string_val = &bytes;
         pd.plugin_name = "text";
         md.plugin_data = &pd;
         v.metadata = &md;
@@ -404,33 +230,6 @@ static int write_item(FILE *f, const Item *x, TboardReport *rep)
         rep->texts++;
     }
     return write_event(f, &ev);
-}
-
-/* Every summary of run r, gathered from the store. */
-static int gather(RunStore *st, const RunRow *r, Items *it, char *err)
-{
-    SeriesPoint *clock = NULL;
-    int n_clock = 0;
-    runstore_series(st, r->id, "elapsed", &clock, &n_clock, NULL);
-    it->clock = clock;
-    it->n_clock = n_clock;
-    it->started = r->started > 0 ? r->started : r->created;
-    add_text(it, "run", run_text(st, r));
-    add_text(it, "settings", settings_text(r->config));
-    /* every registry series the run has; the named series (diagnostics) come whole from
-     * add_named */
-    runstore_series_each(st, r->id, 1u << SERIES_SRC_NAMED | 1u << SERIES_SRC_HIST,
-                         add_series, it, NULL);
-    add_gate_hists(it, st, r->id);
-    add_sys_ranks(it, st, r->id);
-    add_named(it, st, r->id);
-    for (long i = 0; i < it->n; i++)   /* texts: at the run's creation */
-        if (it->v[i].kind == ITEM_TEXT) it->v[i].wall = r->created;
-    free(clock);
-    it->clock = NULL;
-    if (it->oom) return err_set(err, LM_ENOMEM, "out of memory gathering run %ld", r->id);
-    qsort(it->v, (size_t)it->n, sizeof *it->v, item_cmp);
-    return LM_OK;
 }
 
 /* name with every byte but letters, digits and ._+- as %XX, appended at buf + k. */
@@ -452,6 +251,32 @@ static void folder_name(long id, const char *name, char *buf, size_t cap)
     escape_name(name, buf, k, cap);
 }
 
+/* The run's file: the file version, the run and its settings as text, then every
+ * summary in step order as tboard_src reads it. LM_OK, LM_EIO, LM_ENOMEM, LM_EDB. */
+static int write_events(RunStore *st, const RunRow *r, FILE *f, TboardReport *rep, char *err)
+{
+    Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;   /* the file version first */
+    ev.wall_time = r->created;
+    ev.what_case = TENSORFLOW__EVENT__WHAT_FILE_VERSION;
+    ev.file_version = "brain.Event:2";
+    char *run = run_text(st, r), *settings = settings_text(r->config);
+    int rc = run && settings ? LM_OK : err_set(err, LM_ENOMEM, "out of memory");
+    if (!rc && (write_event(f, &ev) || write_item(f, NULL, "run", run, r->created, rep) ||
+                write_item(f, NULL, "settings", settings, r->created, rep)))
+        rc = err_set(err, LM_EIO, "%s", strerror(errno));
+    free(run);
+    free(settings);
+    TboardSrc *src = NULL;
+    if (!rc) rc = tboard_src_open(st, r, &src, err);
+    TboardItem it;
+    int got = 0;
+    while (!rc && (got = tboard_src_next(src, &it, err)) == 1)
+        if (write_item(f, &it, NULL, NULL, 0, rep)) rc = err_set(err, LM_EIO, "%s", strerror(errno));
+    if (!rc && got < 0) rc = LM_EDB;
+    tboard_src_close(src);
+    return rc;
+}
+
 static int write_run(RunStore *st, const RunRow *r, const char *root, TboardReport *rep,
                      char *path, size_t cap, char *err)
 {
@@ -463,22 +288,13 @@ static int write_run(RunStore *st, const RunRow *r, const char *root, TboardRepo
         return err_set(err, LM_EIO, "cannot create %s: %s", path, strerror(errno));
     snprintf(path, cap, "%s/%s/events.out.tfevents.%ld.%s", root, folder, (long)r->created,
              host);
-    Items it = {0};
-    int rc = gather(st, r, &it, err);
-    FILE *f = rc ? NULL : fopen(path, "wb");
-    if (!rc && !f) rc = err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
-    if (f) {
-        Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;   /* the file version first */
-        ev.wall_time = r->created;
-        ev.what_case = TENSORFLOW__EVENT__WHAT_FILE_VERSION;
-        ev.file_version = "brain.Event:2";
-        int bad = write_event(f, &ev);
-        for (long i = 0; i < it.n && !bad; i++) bad = write_item(f, &it.v[i], rep);
-        bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-        bad |= fclose(f) != 0;
-        if (bad) rc = err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
-    }
-    items_free(&it);
+    FILE *f = fopen(path, "wb");
+    if (!f) return err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
+    int rc = write_events(st, r, f, rep, err);
+    if (rc == LM_EIO) err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
+    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (!rc && bad) rc = err_set(err, LM_EIO, "cannot write %s: %s", path, strerror(errno));
     return rc;
 }
 

@@ -242,6 +242,27 @@ typedef struct {
  * you mean) or run (runstore_registry.c). */
 int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
                     char *err);
+/* Its points from step `from` on (a live view's new points; a step may hold several
+ * points, sys/ samples); no point is not an error then. LONG_MIN: every point. */
+int runstore_series_from(RunStore *s, long run, const char *metric, long from,
+                         SeriesPoint **pts, int *n, char *err);
+
+/* A series read in step order a row at a time, in memory that does not grow with it:
+ * the exports' way through runs of millions of steps. Close with runstore_cursor_close
+ * (NULL is a no-op). */
+typedef struct RunStoreCursor RunStoreCursor;
+void runstore_cursor_close(RunStoreCursor *c);
+/* The points runstore_series would give, as a cursor *c (the same names, the same
+ * errors up front: an unknown series or run, a named series the run does not have). */
+int runstore_series_open(RunStore *s, long run, const char *metric, RunStoreCursor **c,
+                         char *err);
+/* The first and last step of a series, *any 1 when it has a point (0, 0, 0 when empty),
+ * without reading it (the ends of the index where there is one): what a figure needs
+ * before it reads a series as it draws. */
+int runstore_series_span(RunStore *s, long run, const char *metric, long *first, long *last,
+                         int *any, char *err);
+/* The next point of a series cursor into *p: 1, 0 at the end, -1 on a failure. */
+int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err);
 
 /* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
  * aggregation asked (the registry's when none). LM_OK or LM_EARG (did you mean). */
@@ -259,15 +280,19 @@ int runstore_series_summary(RunStore *s, long run, const char *name, double *v, 
 int runstore_series_list(RunStore *s, long run, const char *pattern,
                           char (**names)[SERIES_NAME_LEN], int *n, char *err);
 
-/* What runstore_series_each gives one series: its name and points (the walk's, valid
- * during the call), or status non-zero and pts NULL when they could not be read (err
- * then says why). A non-zero return stops the walk and is its result. */
+/* What runstore_series_each gives one series: its name and a chunk of its points in step
+ * order (the walk's, valid during the call: a series of more than RUNSTORE_SERIES_CHUNK
+ * points is given in several calls with the same name, an empty one in one call with
+ * n = 0), or status non-zero and pts NULL when it could not be read (err then says why).
+ * A non-zero return stops the walk and is its result. */
+#define RUNSTORE_SERIES_CHUNK 4096
 typedef int (*RunStoreSeriesVisit)(void *ctx, const char *name, const SeriesPoint *pts,
                                    int n, int status);
 /* Walks every series of the registry run has (runstore_series_list's order) whose source
- * is not in skip (a mask of 1 << SeriesRegSource), reading each one's points
- * (runstore_series) for visit: the one loop of the exports (CSV, TensorBoard). LM_OK, the
- * list's failure, or the first non-zero return of visit. */
+ * is not in skip (a mask of 1 << SeriesRegSource), reading each one's points through a
+ * cursor (runstore_series_open) for visit, chunk by chunk: the one loop of the CSV
+ * export, in memory that does not grow with the run. LM_OK, the list's failure, or the
+ * first non-zero return of visit. */
 int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVisit visit,
                          void *ctx, char *err);
 
@@ -333,6 +358,11 @@ void runstore_samples_free(SampleRow *rows, int n);
  * malloc'd (free()). */
 int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat **stats,
                           int *n, char *err);
+/* The same as a cursor (RunStoreCursor), read with runstore_gate_next (1, 0 at the end,
+ * -1 on a failure). */
+int runstore_gates_open(RunStore *s, long run, int layer, int level, RunStoreCursor **c,
+                        char *err);
+int runstore_gate_next(RunStoreCursor *c, GateStat *g, char *err);
 
 /* ---- Following a run (another process's, or a finished one replayed) ---- */
 

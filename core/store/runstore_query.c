@@ -381,6 +381,17 @@ static void parse_hist(const char *text, int *hist)
     }
 }
 
+/* A row of (step, layer, level, mean, std, hist) into g. */
+static void gate_read(sqlite3_stmt *st, GateStat *g)
+{
+    g->step = sqlite3_column_int64(st, 0);
+    g->layer = sqlite3_column_int(st, 1);
+    g->level = sqlite3_column_int(st, 2);
+    g->mean = (float)col_real(st, 3);
+    g->std = (float)col_real(st, 4);
+    parse_hist(col_str(st, 5), g->hist);
+}
+
 int runstore_read_gates(RunStore *s, sqlite3_stmt *st, GateStat **stats, int *n, char *err)
 {
     long cap = 0;
@@ -392,13 +403,7 @@ int runstore_read_gates(RunStore *s, sqlite3_stmt *st, GateStat **stats, int *n,
             status = err_set(err, LM_ENOMEM, "out of memory reading gate statistics");
             break;
         }
-        GateStat *g = &(*stats)[(*n)++];
-        g->step = sqlite3_column_int64(st, 0);
-        g->layer = sqlite3_column_int(st, 1);
-        g->level = sqlite3_column_int(st, 2);
-        g->mean = (float)col_real(st, 3);
-        g->std = (float)col_real(st, 4);
-        parse_hist(col_str(st, 5), g->hist);
+        gate_read(st, &(*stats)[(*n)++]);
     }
     if (!status && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading gate statistics", err);
@@ -424,6 +429,22 @@ int runstore_gate_history(RunStore *s, long run, int layer, int level, GateStat 
     sqlite3_bind_int(st, 2, layer);
     sqlite3_bind_int(st, 3, level);
     return runstore_read_gates(s, st, stats, n, err);
+}
+
+int runstore_gates_open(RunStore *s, long run, int layer, int level, RunStoreCursor **c,
+                        char *err)
+{
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT step, layer, level, mean, std, hist FROM gates WHERE"
+             " run_id=?1 AND layer=%d AND level=%d ORDER BY step", layer, level);
+    return runstore_cursor_new(s, sql, run, "reading gate statistics", c, err);
+}
+
+int runstore_gate_next(RunStoreCursor *c, GateStat *g, char *err)
+{
+    int rc = runstore_cursor_step(c, err);
+    if (rc == 1) gate_read(c->st, g);
+    return rc;
 }
 
 int runstore_run_stale(const RunStore *s, const RunRow *r, double stale_seconds, double *age)

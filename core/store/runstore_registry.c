@@ -11,6 +11,7 @@
 #include "runstore_series.h"
 #include "series.h"
 
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ static void source_sql(const SeriesRef *r, const char *run, char *from, size_t c
         break;
     case SERIES_SRC_BEST:
         snprintf(from, cap, "evals WHERE run_id=%s AND split='valid'", run);
-        snprintf(col, ccap, "min(loss) OVER (ORDER BY step)");
+        snprintf(col, ccap, "loss");   /* its running minimum: the cursor's */
         break;
     case SERIES_SRC_SYS:
         snprintf(from, cap, "run_sysmetrics WHERE run_id=%s AND rank=0", run);
@@ -86,7 +87,6 @@ void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql
         return;
     }
     source_sql(ref, "runs.id", from, sizeof from, col, sizeof col);
-    if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
     if (agg == SERIES_AGG_LAST)
         snprintf(sql, cap, "(SELECT %s FROM %s ORDER BY step DESC LIMIT 1)", col, from);
     else
@@ -113,37 +113,107 @@ static const char *escaped(const char *name)
     return series_escape(buf, sizeof buf, name);
 }
 
-int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
-                    char *err)
+/* runstore_series_open from step `from` on (LONG_MIN: every step). A running best is
+ * computed over every evaluation, so it is read whole (runstore_series_from skips). */
+static int series_open(RunStore *s, long run, const char *metric, long from,
+                       RunStoreCursor **c, char *err)
 {
     SeriesRef ref;
-    char from[480], col[64], sql[640];
-    *pts = NULL;
-    *n = 0;
+    char src[480], col[64], sql[680];
+    *c = NULL;
     int status = series_find(metric, &ref, err);
+    if (!status) status = runstore_check_run(s, run, err);
     if (status) return status;
-    source_sql(&ref, "?", from, sizeof from, col, sizeof col);
-    snprintf(sql, sizeof sql, "SELECT step, %s FROM %s ORDER BY step", col, from);
+    if ((ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST) &&
+        !has_name(s, run, ref.name))
+        return err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
+                       "series)", run, escaped(ref.name), run);
+    source_sql(&ref, "?1", src, sizeof src, col, sizeof col);
+    int best = ref.info->source == SERIES_SRC_BEST;   /* the running minimum, kept here (a
+                                                         window function buffers the run) */
+    if (best || from == LONG_MIN)
+        snprintf(sql, sizeof sql, "SELECT step, %s FROM %s ORDER BY step", col, src);
+    else
+        snprintf(sql, sizeof sql, "SELECT step, %s FROM %s AND step >= %ld ORDER BY step", col,
+                 src, from);
+    status = runstore_cursor_new(s, sql, run, "reading a series", c, err);
+    if (!status) (*c)->running_min = best, (*c)->best = NAN;
+    return status;
+}
+
+int runstore_series_open(RunStore *s, long run, const char *metric, RunStoreCursor **c,
+                         char *err)
+{
+    return series_open(s, run, metric, LONG_MIN, c, err);
+}
+
+int runstore_series_span(RunStore *s, long run, const char *metric, long *first, long *last,
+                         int *any, char *err)
+{
+    SeriesRef ref;
+    char from[480], col[64], sql[1100];
+    *first = *last = 0;
+    *any = 0;
+    int status = series_find(metric, &ref, err);
+    if (!status) status = runstore_check_run(s, run, err);
+    if (status) return status;
+    source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    snprintf(sql, sizeof sql, "SELECT (SELECT min(step) FROM %s), (SELECT max(step) FROM %s)",
+             from, from);   /* each from an end of the index, where there is one */
     sqlite3_stmt *st;
     if ((status = prep(s, sql, &st, err))) return status;
     sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *first = (long)sqlite3_column_int64(st, 0);
+        *last = (long)sqlite3_column_int64(st, 1);
+        *any = sqlite3_column_type(st, 0) != SQLITE_NULL;
+    } else {
+        status = runstore_db_fail(s, rc, "reading a series", err);
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
+int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err)
+{
+    int rc = runstore_cursor_step(c, err);
+    if (rc == 1) {
+        p->step = sqlite3_column_int64(c->st, 0);
+        p->value = col_real(c->st, 1);   /* NULL was NaN */
+        if (c->running_min) {            /* as min() OVER (ORDER BY step): NULLs skipped */
+            if (!isnan(p->value) && (isnan(c->best) || p->value < c->best)) c->best = p->value;
+            p->value = c->best;
+        }
+    }
+    return rc;
+}
+
+int runstore_series(RunStore *s, long run, const char *metric, SeriesPoint **pts, int *n,
+                    char *err)
+{
+    return runstore_series_from(s, run, metric, LONG_MIN, pts, n, err);
+}
+
+int runstore_series_from(RunStore *s, long run, const char *metric, long from,
+                         SeriesPoint **pts, int *n, char *err)
+{
+    RunStoreCursor *c;
+    *pts = NULL;
+    *n = 0;
+    int status = series_open(s, run, metric, from, &c, err), rc = 0;
     long cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    SeriesPoint p;
+    while (!status && (rc = runstore_series_next(c, &p, err)) == 1) {
+        if (p.step < from) continue;   /* a running best's earlier steps */
         if (runstore_grow(pts, &cap, *n + 1, sizeof **pts)) {
             status = err_set(err, LM_ENOMEM, "out of memory reading a series");
             break;
         }
-        (*pts)[*n].step = sqlite3_column_int64(st, 0);
-        (*pts)[(*n)++].value = col_real(st, 1);
+        (*pts)[(*n)++] = p;
     }
-    if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading a series", err);
-    sqlite3_finalize(st);
-    if (!status && *n == 0) status = runstore_check_run(s, run, err);   /* empty, or no such run */
-    if (!status && *n == 0 && (ref.info->source == SERIES_SRC_NAMED ||
-                               ref.info->source == SERIES_SRC_HIST) && !has_name(s, run, ref.name))
-        status = err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
-                         "series)", run, escaped(ref.name), run);
+    if (!status && rc < 0) status = LM_EDB;
+    runstore_cursor_close(c);
     if (status) {
         free(*pts);
         *pts = NULL;
@@ -188,7 +258,6 @@ static int has_values(RunStore *s, long run, const SeriesRef *ref)
 {
     char from[480], col[64], sql[640];
     source_sql(ref, "?", from, sizeof from, col, sizeof col);
-    if (ref->info->source == SERIES_SRC_BEST) snprintf(col, sizeof col, "loss");
     if (ref->info->source == SERIES_SRC_NAMED || ref->info->source == SERIES_SRC_HIST)
         snprintf(col, sizeof col, "step");   /* recorded, NaN (NULL) or not */
     snprintf(sql, sizeof sql, "SELECT EXISTS(SELECT 1 FROM %s AND %s IS NOT NULL)", from, col);
@@ -309,15 +378,30 @@ int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVis
 {
     char (*names)[SERIES_NAME_LEN] = NULL;
     int nn = 0, status = runstore_series_list(s, run, NULL, &names, &nn, err);
+    SeriesPoint *chunk = nn ? malloc(RUNSTORE_SERIES_CHUNK * sizeof *chunk) : NULL;
+    if (!status && nn && !chunk) status = err_set(err, LM_ENOMEM, "out of memory");
     for (int k = 0; !status && k < nn; k++) {
         SeriesRef ref;
         if (series_find(names[k], &ref, NULL) || (skip & (1u << ref.info->source)))
             continue;
-        SeriesPoint *p = NULL;
-        int np = 0, rc = runstore_series(s, run, names[k], &p, &np, err);
-        status = visit(ctx, names[k], rc ? NULL : p, rc ? 0 : np, rc);
-        free(p);
+        RunStoreCursor *c;
+        int rc = runstore_series_open(s, run, names[k], &c, err), calls = 0, more = 1;
+        if (rc) {
+            status = visit(ctx, names[k], NULL, 0, rc);
+            continue;
+        }
+        while (more == 1 && !status) {   /* a chunk at a time; a short or empty one ends */
+            int np = 0;
+            while (np < RUNSTORE_SERIES_CHUNK &&
+                   (more = runstore_series_next(c, &chunk[np], err)) == 1)
+                np++;
+            if (more < 0) status = visit(ctx, names[k], NULL, 0, LM_EDB);
+            else if (np || !calls) status = visit(ctx, names[k], chunk, np, LM_OK);
+            calls++;
+        }
+        runstore_cursor_close(c);
     }
+    free(chunk);
     free(names);
     return status;
 }

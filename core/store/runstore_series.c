@@ -9,6 +9,7 @@
 #include "textcheck.h"
 
 #include <math.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -289,6 +290,12 @@ static void hist_read(sqlite3_stmt *st, HistPoint *p)
 int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pts, int *n,
                          char *err)
 {
+    return runstore_hist_series_from(s, run, name, LONG_MIN, pts, n, err);
+}
+
+int runstore_hist_series_from(RunStore *s, long run, const char *name, long from,
+                              HistPoint **pts, int *n, char *err)
+{
     *pts = NULL;
     *n = 0;
     sqlite3_int64 id = 0;
@@ -296,9 +303,10 @@ int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pt
     int status = find_series(s, run, name, SERIES_HISTOGRAM, &id, err);
     if (status || (status = prep(s, "SELECT step, lo, hi, num, sum, sum_sq, n_nan, n_posinf,"
                                  " n_neginf, counts FROM series_hists WHERE series_id=?"
-                                 " ORDER BY step", &st, err)))
+                                 " AND step >= ? ORDER BY step", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, from);
     long cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -316,5 +324,45 @@ int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pt
         *pts = NULL;
         *n = 0;
     }
+    return status;
+}
+
+int runstore_named_open(RunStore *s, long run, const char *name, SeriesKind kind,
+                        RunStoreCursor **c, char *err)
+{
+    sqlite3_int64 id = 0;
+    *c = NULL;
+    int status = find_series(s, run, name, kind, &id, err);
+    if (status) return status;
+    return runstore_cursor_new(s, kind == SERIES_SCALAR
+                               ? "SELECT step, value FROM series_points WHERE series_id=?1"
+                                 " ORDER BY step"
+                               : "SELECT step, lo, hi, num, sum, sum_sq, n_nan, n_posinf,"
+                                 " n_neginf, counts FROM series_hists WHERE series_id=?1"
+                                 " ORDER BY step", (long)id, "reading a named series", c, err);
+}
+
+int runstore_hist_next(RunStoreCursor *c, HistPoint *p, char *err)
+{
+    int rc = runstore_cursor_step(c, err);
+    if (rc == 1) hist_read(c->st, p);
+    return rc;
+}
+
+int runstore_hist_nonfinite(RunStore *s, long run, const char *name, long *n, char *err)
+{
+    sqlite3_int64 id = 0;
+    sqlite3_stmt *st;
+    *n = 0;
+    int status = find_series(s, run, name, SERIES_HISTOGRAM, &id, err);
+    if (status || (status = prep(s, "SELECT sum(ifnull(n_nan, 0) + ifnull(n_posinf, 0) +"
+                                 " ifnull(n_neginf, 0)) FROM series_hists WHERE series_id=?",
+                                 &st, err)))
+        return status;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *n = (long)sqlite3_column_int64(st, 0);
+    else status = runstore_db_fail(s, rc, "reading a histogram series", err);
+    sqlite3_finalize(st);
     return status;
 }

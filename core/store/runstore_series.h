@@ -64,5 +64,17 @@ typedef struct {
  * runstore_named_series. */
 int runstore_hist_series(RunStore *s, long run, const char *name, HistPoint **pts, int *n,
                          char *err);
+/* Its steps from `from` on (LONG_MIN: every step). */
+int runstore_hist_series_from(RunStore *s, long run, const char *name, long from,
+                              HistPoint **pts, int *n, char *err);
+
+/* One named series of kind as a cursor (runstore.h's RunStoreCursor), in step order:
+ * scalars read with runstore_series_next, histograms with runstore_hist_next (1, 0 at
+ * the end, -1 on a failure). Errors up front as runstore_named_series. */
+int runstore_named_open(RunStore *s, long run, const char *name, SeriesKind kind,
+                        RunStoreCursor **c, char *err);
+int runstore_hist_next(RunStoreCursor *c, HistPoint *p, char *err);
+/* The NaN and infinite values a named histogram series counted, over all its steps. */
+int runstore_hist_nonfinite(RunStore *s, long run, const char *name, long *n, char *err);
 
 #endif

@@ -80,13 +80,46 @@ int runstore_sys_log(RunStore *s, long run, const SysSample *x, char *err)
     return status;
 }
 
+#define SYS_COLUMNS "t, rank, step, cpu, rss_mb, threads, load1, mem_avail_mb, mem_total_mb," \
+                    " tokens_per_s, thread_cpu"
+
+/* A row of SYS_COLUMNS into x. */
+static void sys_read(sqlite3_stmt *st, SysSample *x)
+{
+    memset(x, 0, sizeof *x);
+    x->t = sqlite3_column_double(st, 0);
+    x->rank = sqlite3_column_int(st, 1);
+    x->step = (long)sqlite3_column_int64(st, 2);
+    x->cpu = col_real(st, 3);
+    x->rss_mb = col_real(st, 4);
+    x->threads = sqlite3_column_int(st, 5);
+    x->load1 = col_real(st, 6);
+    x->mem_avail_mb = col_real(st, 7);
+    x->mem_total_mb = col_real(st, 8);
+    x->tokens_per_s = col_real(st, 9);
+    col_copy(st, 10, x->thread_cpu, sizeof x->thread_cpu);
+}
+
+int runstore_sys_ranks_open(RunStore *s, long run, RunStoreCursor **c, char *err)
+{
+    return runstore_cursor_new(s, "SELECT " SYS_COLUMNS " FROM run_sysmetrics WHERE run_id=?1"
+                               " AND rank > 0 ORDER BY ifnull(step, 0), t, rank", run,
+                               "reading system metrics", c, err);
+}
+
+int runstore_sys_next(RunStoreCursor *c, SysSample *x, char *err)
+{
+    int rc = runstore_cursor_step(c, err);
+    if (rc == 1) sys_read(c->st, x);
+    return rc;
+}
+
 int runstore_sys_series(RunStore *s, long run, int rank, SysSample **rows, int *n, char *err)
 {
     *rows = NULL;
     *n = 0;
     sqlite3_stmt *st;
-    int status = prep(s, "SELECT t, rank, step, cpu, rss_mb, threads, load1, mem_avail_mb,"
-                      " mem_total_mb, tokens_per_s, thread_cpu FROM run_sysmetrics"
+    int status = prep(s, "SELECT " SYS_COLUMNS " FROM run_sysmetrics"
                       " WHERE run_id=?1 AND (?2 < 0 OR rank=?2) ORDER BY t, rank", &st, err);
     if (status) return status;
     sqlite3_bind_int64(st, 1, run);
@@ -98,19 +131,7 @@ int runstore_sys_series(RunStore *s, long run, int rank, SysSample **rows, int *
             status = err_set(err, LM_ENOMEM, "out of memory reading system metrics");
             break;
         }
-        SysSample *x = &(*rows)[(*n)++];
-        memset(x, 0, sizeof *x);
-        x->t = sqlite3_column_double(st, 0);
-        x->rank = sqlite3_column_int(st, 1);
-        x->step = (long)sqlite3_column_int64(st, 2);
-        x->cpu = col_real(st, 3);
-        x->rss_mb = col_real(st, 4);
-        x->threads = sqlite3_column_int(st, 5);
-        x->load1 = col_real(st, 6);
-        x->mem_avail_mb = col_real(st, 7);
-        x->mem_total_mb = col_real(st, 8);
-        x->tokens_per_s = col_real(st, 9);
-        col_copy(st, 10, x->thread_cpu, sizeof x->thread_cpu);
+        sys_read(st, &(*rows)[(*n)++]);
     }
     if (!status && rc != SQLITE_DONE)
         status = runstore_db_fail(s, rc, "reading system metrics", err);

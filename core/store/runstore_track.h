@@ -31,6 +31,11 @@ int runstore_sys_log(RunStore *s, long run, const SysSample *x, char *err);
 /* Every sample of run `run` (rank < 0: all ranks; else that rank), by time. *rows is
  * malloc'd (caller frees; NULL when none). */
 int runstore_sys_series(RunStore *s, long run, int rank, SysSample **rows, int *n, char *err);
+/* The samples of the ranks other than 0 (under mpirun) as a cursor (RunStoreCursor), by
+ * step, then time and rank; read with runstore_sys_next (1, 0 at the end, -1 on a
+ * failure). */
+int runstore_sys_ranks_open(RunStore *s, long run, RunStoreCursor **c, char *err);
+int runstore_sys_next(RunStoreCursor *c, SysSample *x, char *err);
 
 typedef struct {
     int n, ranks;

@@ -166,6 +166,28 @@ static inline int write_stmt(RunStore *s, sqlite3_stmt *st, const char *what, in
     return status;
 }
 
+/* ---- runstore_json.c ----------------------------------------------------------------- */
+
+/* The JSON export of the n runs (runstore_export_stream's json), written as it is read.
+ * LM_OK, LM_EIO (a write failed), the store's errors. */
+int runstore_export_json(RunStore *s, FILE *f, const RunRow *rows, int n, char *err);
+
+/* ---- runstore_cursor.c --------------------------------------------------------------- */
+
+/* A query read a row at a time (runstore.h). what names the reading in messages. */
+struct RunStoreCursor {
+    RunStore *s;
+    sqlite3_stmt *st;
+    const char *what;
+    int running_min;   /* a series cursor of the best so far: the minimum of its column */
+    double best;       /* ... so far (NaN before any value) */
+};
+/* A new cursor over sql, its ?1 bound to run. LM_OK, or the store's error. */
+int runstore_cursor_new(RunStore *s, const char *sql, long run, const char *what,
+                        RunStoreCursor **c, char *err);
+/* The next row: 1, 0 at the end, -1 when the read failed (err says). */
+int runstore_cursor_step(RunStoreCursor *c, char *err);
+
 /* ---- runstore_write.c ---------------------------------------------------------------- */
 
 /* LM_OK when run exists (cached in s->known_run), LM_EARG when not. */

@@ -1,6 +1,7 @@
-/* trainer_impl.h — the Trainer's state, shared by trainer.c (construction, control, the
- * step loop, the event queue) and trainer_tasks.c (evaluations, gate statistics, samples,
- * checkpoints, divergence diagnosis). Internal: callers use trainer.h. */
+/* trainer_impl.h — the Trainer's state, shared by trainer_create.c (construction),
+ * trainer_control.c (the event queue, control, accessors), trainer.c (the step loop),
+ * trainer_tasks.c (evaluations, gate statistics, samples, checkpoints, divergence
+ * diagnosis) and trainer_dist.c (mpirun). Internal: callers use trainer.h. */
 #ifndef LM_TRAINER_IMPL_H
 #define LM_TRAINER_IMPL_H
 
@@ -68,11 +69,12 @@ static inline int trainer_stopping(const Trainer *t)
     return __atomic_load_n(&t->stop_req, __ATOMIC_ACQUIRE);
 }
 
-/* trainer.c */
+/* trainer_control.c */
 void trainer_push(Trainer *t, TrainEvent *ev);
 void trainer_push_text(Trainer *t, TrainEventKind kind, const char *text);
-
 void trainer_set_status(Trainer *t, TrainerStatus s, const char *reason);
+
+/* trainer.c */
 void trainer_reset_states(Trainer *t);
 
 /* trainer_tasks.c */

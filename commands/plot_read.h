@@ -1,0 +1,29 @@
+/* plot_read.h — a run's series read for a figure, decimated as it is read (plot.h's M4),
+ * so a curve of millions of points costs the memory of a few thousand: the report's
+ * curves and the series grid. Not the drawing (plot/). */
+#ifndef LM_PLOT_READ_H
+#define LM_PLOT_READ_H
+
+#include "plot.h"
+#include "runstore.h"
+
+/* Columns of the decimation: finer than any figure's quarter-point columns (a 640-point
+ * figure has about 2,300), so the curve drawn is the curve of every point. */
+#define PLOT_READ_COLUMNS 8192
+
+typedef struct {
+    double *x, *y;    /* (n) the points kept, in step order: malloc'd (plot_read_free) */
+    int n;
+    long n_all;       /* the points the series has */
+    PlotNonFinite nf; /* its NaN and infinite points, every one (PlotSeries.nf) */
+} PlotCurve;
+
+/* Series name of run, read through a store cursor: of each of PLOT_READ_COLUMNS columns
+ * of its step range the first, lowest, highest and last finite point (plot_m4), and every
+ * NaN and infinity (one a column of a run of them of one kind: the marks would cover one
+ * another), so spikes, dips and gaps stay. c->n < c->n_all says it was decimated. Errors
+ * as runstore_series; LM_ENOMEM. */
+int plot_read_series(RunStore *st, long run, const char *name, PlotCurve *c, char *err);
+void plot_read_free(PlotCurve *c);
+
+#endif
