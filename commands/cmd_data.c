@@ -223,15 +223,17 @@ static int data_rm(Session *s, int argc, const LexWord *argv)
                                  "`data rm KEY yes` deletes one", err);
     }
     char dir[1200];
-    snprintf(dir, sizeof dir, "%s/%s", root, key);
-    if (access(dir, F_OK))   /* nothing to delete: said before any plan or question */
+    if (!tokcache_find(root, key, dir, sizeof dir))   /* nothing: said before any question */
         return session_error(s, LM_EARG, "no prepared tokens %s in '%s'%s (see `data list`)",
                              key, root, is_hex_key(spec) ? "" : " for that corpus");
     TokCacheEntry e;
     tokcache_inspect(dir, &e);
     if (!yes) {
         int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-        if (!s->json)
+        if (!s->json && e.state == TOKCACHE_INCOMPLETE)   /* an interrupted prepare's files */
+            session_printf(s, "data rm would delete an unfinished prepare of %s (%.1f MB) in %s",
+                           key, (double)e.bytes / 1e6, dir);
+        else if (!s->json)
             session_printf(s, "data rm would delete the prepared tokens %s (%s, %.1f MB, %s/%d, %s) in %s",
                            key, tokcache_state_name(e.state), (double)e.bytes / 1e6, e.tokenizer,
                            e.vocab_size, e.sources, dir);
@@ -241,11 +243,18 @@ static int data_rm(Session *s, int argc, const LexWord *argv)
         session_printf(s, "nothing deleted yet: repeat the command with yes to delete");
         return LM_OK;
     }
-    if (tokcache_remove(root, key, err)) return session_error(s, LM_EARG, "%s", err);
+    int read = tokcache_in_use(dir);   /* a run reading them keeps their space */
+    int rc = tokcache_remove(root, key, err);
+    if (rc) return session_error(s, rc == LM_ESTATE ? LM_ESTATE : LM_EARG, "%s", err);
     if (s->json)
-        session_emit_json(s, json_pack("{s:b s:s s:I}", "ok", 1, "deleted", key, "bytes", (json_int_t)e.bytes));
+        session_emit_json(s, json_pack("{s:b s:s s:I s:b}", "ok", 1, "deleted", key, "bytes",
+                                       (json_int_t)e.bytes, "still_read", read));
     else
-        session_printf(s, "deleted the prepared tokens %s (%.1f MB freed)", key, (double)e.bytes / 1e6);
+        session_printf(s, "deleted %s %s (%.1f MB %s)", e.state == TOKCACHE_INCOMPLETE ?
+                       "the unfinished prepare of" : "the prepared tokens", key,
+                       (double)e.bytes / 1e6, read ? "freed only when the runs still reading "
+                       "them end: a run keeps the files it has open and trains on to its end"
+                       : "freed");
     return LM_OK;
 }
 

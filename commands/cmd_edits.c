@@ -107,7 +107,7 @@ static void rm_describe(Session *s, RunStore *st, long id, int files, int done)
                    files ? (done ? "deleting the run and the files it wrote"
                                  : "the run and the files it wrote will be deleted (other "
                                    "files in its folder are left)")
-                         : (done ? "run deleted; its checkpoint files are kept"
+                         : (done ? "deleting the run; its checkpoint files are kept"
                                  : "the run will be deleted; its checkpoint files are kept "
                                    "(checkpoints=true deletes them too)"));
     runstore_row_free(&r);
@@ -138,6 +138,48 @@ static void rm_report(Session *s, long id, int files, const RunFilesReport *rep)
         session_printf(s, "  removed the empty folder %s", dir);
 }
 
+/* rm's words: the runs (each once, each checked to exist and not to be training), and
+ * checkpoints= and yes. LM_OK, or the error said. */
+static int rm_args(Session *s, RunStore *st, int argc, const LexWord *argv, long *ids, int *n,
+                   int *files, int *yes)
+{
+    const char *usage = "rm RUN_ID... [checkpoints=true] [yes]";
+    for (int i = 1; i < argc; i++) {
+        if (argv[i].key) {
+            if (strcmp(argv[i].key, "checkpoints"))
+                return session_error(s, LM_EARG, "rm: unknown setting %s= — usage: %s",
+                                     argv[i].key, usage);
+            *files = !strcmp(argv[i].value, "true");
+            continue;
+        }
+        if (!strcmp(argv[i].text, "yes") || !strcmp(argv[i].text, "--yes")) {
+            *yes = 1;
+            continue;
+        }
+        RunRow row;
+        if (*n == RUNARGS_MAX_IDS)
+            return session_error(s, LM_EARG, "too many runs (at most %d)", RUNARGS_MAX_IDS);
+        if (runargs_parse_id(s, &argv[i], &ids[*n]) || runargs_get_run(s, st, ids[*n], &row))
+            return LM_EARG;
+        int live = runstore_run_live(st, &row);   /* refused before any plan is said */
+        long pid = row.pid;
+        runstore_row_free(&row);
+        if (s->trainer && s->run_id == ids[*n])
+            return session_error(s, LM_ESTATE, "run %ld is the run of this session — "
+                                 "`stop` it and `wait` for it to end before deleting it",
+                                 ids[*n]);
+        if (live)
+            return session_error(s, LM_ESTATE, "run %ld is being trained by process %ld: "
+                                 "`stop %ld`, and once it has ended, `rm %ld`; nothing "
+                                 "was deleted", ids[*n], pid, ids[*n], ids[*n]);
+        int again = 0;   /* a run named twice is one run to delete */
+        for (int k = 0; k < *n; k++)
+            again |= ids[k] == ids[*n];
+        *n += !again;
+    }
+    return LM_OK;
+}
+
 /* rm ID... [checkpoints=true] [yes|--yes]: without yes it only says what would happen
  * (at an interactive prompt, s->can_ask: then the prompt asks y/N and runs it with yes;
  * at a terminal otherwise: repeat with yes; in a script: an error, nothing deleted). */
@@ -146,34 +188,12 @@ int cmd_rm(Session *s, int argc, const LexWord *argv)
     RunStore *st;
     long ids[RUNARGS_MAX_IDS];
     int n = 0, files = 0, yes = 0;
-    const char *usage = "rm RUN_ID... [checkpoints=true] [yes]";
     if (argc < 2 || argv[1].key)
-        return session_error(s, LM_EARG, "run id expected — usage: %s", usage);
+        return session_error(s, LM_EARG, "run id expected — usage: rm RUN_ID... "
+                             "[checkpoints=true] [yes]");
     if (!(st = session_store(s))) return LM_EDB;
-    for (int i = 1; i < argc; i++) {
-        if (argv[i].key) {
-            if (strcmp(argv[i].key, "checkpoints"))
-                return session_error(s, LM_EARG, "rm: unknown setting %s= — usage: %s",
-                                     argv[i].key, usage);
-            files = !strcmp(argv[i].value, "true");
-        } else if (!strcmp(argv[i].text, "yes") || !strcmp(argv[i].text, "--yes")) {
-            yes = 1;
-        } else {
-            RunRow row;
-            if (n == RUNARGS_MAX_IDS)
-                return session_error(s, LM_EARG, "too many runs (at most %d)", RUNARGS_MAX_IDS);
-            if (runargs_parse_id(s, &argv[i], &ids[n]) || runargs_get_run(s, st, ids[n], &row)) return LM_EARG;
-            runstore_row_free(&row);
-            if (s->trainer && s->run_id == ids[n])
-                return session_error(s, LM_ESTATE, "run %ld is the run of this session — "
-                                     "`stop` it and `wait` for it to end before deleting it",
-                                     ids[n]);
-            int again = 0;   /* a run named twice is one run to delete */
-            for (int k = 0; k < n; k++)
-                again |= ids[k] == ids[n];
-            n += !again;
-        }
-    }
+    int rc = rm_args(s, st, argc, argv, ids, &n, &files, &yes);
+    if (rc) return rc;
     if (!yes) {   /* the plan, always; then at a terminal a hint, in a script an error */
         int tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
         if (!s->json) {

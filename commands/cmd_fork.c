@@ -69,8 +69,9 @@ static int fork_checkpoint(Session *s, RunStore *st, const RunRow *p, long step,
     char have[512], err[LM_ERR_LEN];
     if (run_fork_find(p->checkpoint_dir, step, path, cap, have, sizeof have))
         return session_error(s, LM_EARG, "fork: run #%ld has no checkpoint at step %ld; "
-                             "steps with one: %s (checkpoint_every and keep_checkpoints decide "
-                             "which are kept)", p->id, step, have);
+                             "steps with one: %s%s", p->id, step, have,
+                             strncmp(have, "none: ", 6) ? " (checkpoint_every and "
+                             "keep_checkpoints decide which are kept)" : "");
     int own = checkpoint_verify_owner(path, runstore_store_id(st), p->id, err);
     if (own == 1)
         session_printf(s, "warning: %s", err);

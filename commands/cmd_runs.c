@@ -282,6 +282,7 @@ static void run_lists_json(json_t *o, const RunRecord *f, const SampleRow *r, in
     json_object_set_new(o, "parent_deleted", json_boolean(!f->parent_run && f->parent_step > 0));
     json_object_set_new(o, "checkpoints", ck);
     json_object_set_new(o, "checkpoints_gone", json_integer(f->n_gone));
+    json_object_set_new(o, "checkpoints_lost", json_integer(f->n_lost));
     json_object_set_new(o, "best_eval", eval_json(&f->best));
     json_object_set_new(o, "best_whole_eval", eval_json(&f->best_whole));
     json_object_set_new(o, "final_eval", eval_json(&f->final));
@@ -406,6 +407,14 @@ static void run_text_lists(Session *s, const RunRecord *f, const SampleRow *sm, 
     if (f->n_gone)
         session_printf(s, "  (%d older checkpoint file%s removed by keep_checkpoints)", f->n_gone,
                        f->n_gone == 1 ? "" : "s");
+    if (f->n_lost && f->dir_gone)
+        session_printf(s, "  (its folder is gone, deleted or moved outside lmlab, with the %d "
+                       "newer checkpoint file%s it recorded, up to step %ld)", f->n_lost,
+                       f->n_lost == 1 ? "" : "s", f->lost_step);
+    else if (f->n_lost)
+        session_printf(s, "  (%d recorded checkpoint file%s missing, not removed by "
+                       "keep_checkpoints: deleted or moved outside lmlab; the newest was step "
+                       "%ld's)", f->n_lost, f->n_lost == 1 ? " is" : "s are", f->lost_step);
     session_printf(s, "samples:%s", ns ? (ns > 3 ? " (last 3)" : "") : " none");
     for (int i = ns > 3 ? ns - 3 : 0; i < ns; i++) {
         session_printf(s, "  step %ld:", sm[i].step);

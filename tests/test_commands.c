@@ -69,14 +69,15 @@ typedef struct {
     double val[2];   /* two validation losses (NAN: none) */
 } Spec;
 
+#define CK "checkpoint_every=25\nkeep_checkpoints=1\n"   /* run 2's step 75 is pruned */
 static const Spec SPECS[] = {
-    {"disp-small", "dispatcher", "model=dispatcher\nlr=0.003\nd_model=128\nbptt=64\n",
+    {"disp-small", "dispatcher", "model=dispatcher\nlr=0.003\nd_model=128\nbptt=64\n" CK,
      "finished", 120000, {2.5, 2.1}},
-    {"msa-a", "msa", "model=msa\nlr=0.0005\nd_model=128\nbptt=64\n", "finished", 1234567,
+    {"msa-a", "msa", "model=msa\nlr=0.0005\nd_model=128\nbptt=64\n" CK, "finished", 1234567,
      {1.9, 2.0}},
-    {"msa-b", "msa", "model=msa\nlr=0.0001\nd_model=256\nbptt=64\n", "stopped", 2500000,
+    {"msa-b", "msa", "model=msa\nlr=0.0001\nd_model=256\nbptt=64\n" CK, "stopped", 2500000,
      {1.8, 1.7}},
-    {"lstm-nan", "lstm", "model=lstm\nlr=0.01\nd_model=128\nbptt=64\n", "diverged", 900,
+    {"lstm-nan", "lstm", "model=lstm\nlr=0.01\nd_model=128\nbptt=64\n" CK, "diverged", 900,
      {NAN, NAN}},
 };
 
@@ -112,8 +113,9 @@ static long fill_store(const char *db)
                                       err) == LM_OK, "status: %s", err);
     }
     /* run 2's checkpoints: two files that exist, one (step 75) that keep_checkpoints
-     * removed; the recorded val_loss is the trainer's best-so-far (1.9 at step 100),
-     * `run` shows each file's own evaluation instead (2.0 at step 100) */
+     * removed (checkpoint_every=25 keep_checkpoints=1), one (step 90, off its grid: a
+     * `checkpoint ID`) deleted by hand; the recorded val_loss is the trainer's best-so-far
+     * (1.9 at step 100), `run` shows each file's own evaluation instead (2.0 at step 100) */
     CheckpointRecord c1 = {.step = 50, .val_loss = 1.9, .is_best = 1};
     CheckpointRecord c2 = {.step = 100, .val_loss = 1.9};
     CheckpointRecord c3 = {.step = 75, .val_loss = 1.9};
@@ -127,6 +129,9 @@ static long fill_store(const char *db)
     runstore_log_checkpoint(st, 2, &c1, err);
     runstore_log_checkpoint(st, 2, &c2, err);
     runstore_log_checkpoint(st, 2, &c3, err);
+    CheckpointRecord c5 = {.step = 90, .val_loss = 1.9};
+    snprintf(c5.path, sizeof c5.path, "%s/step90.safetensors", tmpdir);
+    runstore_log_checkpoint(st, 2, &c5, err);
     CheckpointRecord c4 = {.step = 10, .val_loss = NAN};   /* a real file, for rm, in the */
     char dir4[128];                                        /* run's own (signed) folder */
     snprintf(dir4, sizeof dir4, "%s/run4", tmpdir);
@@ -208,6 +213,10 @@ static void test_run_detail(Session *s)
           "checkpoints: %s", out);
     CHECK(!strstr(out, "step75.safetensors") && strstr(out, "1 older checkpoint file removed"),
           "a removed checkpoint is not listed: %s", out);
+    CHECK(!strstr(out, "step90.safetensors") &&
+          strstr(out, "(1 recorded checkpoint file is missing, not removed by keep_checkpoints: "
+                      "deleted or moved outside lmlab; the newest was step 90's)"),
+          "a checkpoint deleted by hand is not keep_checkpoints': %s", out);
     CHECK(strstr(out, "step 100      val 2.0000") && !strstr(out, "step 100      val 1.9"),
           "each checkpoint with its own evaluation: %s", out);
     CHECK(!strstr(out, "first sample") && strstr(out, "second sample") &&

@@ -136,8 +136,13 @@ static void store_vanishes(int remove)
         runstore_log_step(s, id, &m, err);
     }
     int rc = runstore_flush(s, err);
-    CHECK(rc == LM_EIO && strstr(err, "was moved, deleted or replaced") && runstore_gone(s),
-          "%s store: flush %d %s", remove ? "deleted" : "moved", rc, err);
+    CHECK(rc == LM_EIO && strstr(err, remove ? "was deleted while lmlab had it open" :
+                                              "was moved, deleted or replaced") &&
+          runstore_gone(s), "%s store: flush %d %s", remove ? "deleted" : "moved", rc, err);
+    char saved[600];   /* deleted: what it held is copied from the open file (backup) */
+    snprintf(saved, sizeof saved, "%s.saved-%ld", path, (long)getpid());
+    CHECK(!remove || (strstr(err, saved) && access(saved, F_OK) == 0),
+          "the deleted store was not saved as %s: %s", saved, err);
     printf("  %s: %s\n", remove ? "rm" : "mv", err);
     CheckpointRecord c = {.step = 20, .path = "x", .val_loss = 1};
     CHECK(runstore_log_checkpoint(s, id, &c, err) == LM_EIO, "checkpoint written to it");
@@ -157,13 +162,18 @@ static void store_vanishes(int remove)
     rc = runstore_open(path, &s, err);
     CHECK(rc == LM_ESTATE && !s && strstr(err, "-wal") && access(path, F_OK) != 0,
           "a new store opened over the -wal left at the old path: %d %s", rc, err);
-    if (remove) return;
     /* SQLite never folds a -wal into a moved file: the rows committed before the mv wait
-     * in moving.db-wal; moved back, the store is whole, and the journal lands the rest */
-    char wal[600];
+     * in moving.db-wal; moved back, the store is whole, and the journal lands the rest. A
+     * deleted one: its saved copy moved to its name, the -wal and -shm deleted (as the
+     * message says), the same */
+    char wal[600], shm[600];
     snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(shm, sizeof shm, "%s-shm", path);
     CHECK(access(wal, F_OK) == 0, "the -wal at the old name was removed");
-    CHECK(rename(moved, path) == 0, "mv back");
+    if (remove)
+        CHECK(!unlink(wal) && !unlink(shm) && rename(saved, path) == 0, "the saved copy back");
+    else
+        CHECK(rename(moved, path) == 0, "mv back");
     CHECK(runstore_open(path, &s, err) == LM_OK, "open moved back: %s", err);
     if (!s) return;
     RunRow r;

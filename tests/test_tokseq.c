@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char tmp[256];
@@ -180,6 +181,51 @@ static void test_nanogpt_and_list(void)
     CHECK(tokformat_detect(p) == TOKFORMAT_LIST, "an llm.c shard by its header is token files");
 }
 
+/* A token file changed under an open sequence: written in place (the same size, a new
+ * modification time) or truncated is refused at the next read, naming what changed; one
+ * replaced by rename keeps the old inode open, still the same tokens, and reads on. */
+static void test_changed_under(void)
+{
+    enum { N = 1000 };
+    static int ids[N];
+    for (int i = 0; i < N; i++) ids[i] = (i * 7) % 250;
+    char p[512], q[512], err[LM_ERR_LEN];
+    mkdir_in("chg");
+    path_in(p, sizeof p, "chg", "train.bin");
+    tokshard_write_raw16(p, ids, N);
+    TokSeq s = {0};
+    s.vocab = 250;
+    int out[N];
+    CHECK(tokseq_add_file(&s, p, 1, 0, err) == LM_OK, "open: %s", err);
+    CHECK(tokseq_read(&s, 0, N, out, err) == LM_OK && !memcmp(out, ids, sizeof out), "read");
+    path_in(q, sizeof q, "chg", "new.bin");   /* replaced by rename: the old tokens read on */
+    tokshard_write_raw16(q, ids + 1, N - 1);
+    CHECK(!rename(q, p), "rename");
+    CHECK(tokseq_read(&s, 0, N, out, err) == LM_OK && !memcmp(out, ids, sizeof out),
+          "a file replaced by rename: %s", err);
+    tokseq_free(&s);
+    s.vocab = 250;
+    CHECK(tokseq_add_file(&s, p, 1, 0, err) == LM_OK, "open: %s", err);
+    int fd = open(p, O_WRONLY);
+    unsigned char zero[64] = {0};
+    struct timespec later[2] = {{0, UTIME_OMIT}, {2000000000, 0}};   /* a time of its own */
+    CHECK(fd >= 0 && pwrite(fd, zero, sizeof zero, 0) == (ssize_t)sizeof zero &&
+          !futimens(fd, later), "write in place");
+    int rc = tokseq_read(&s, 100, 10, out, err);
+    CHECK(rc == LM_EIO && strstr(err, "train.bin' was changed while this run read it (modified "
+                                        "at ") && strstr(err, "written in place or touched") &&
+          strstr(err, "put the file back as it was"), "written in place: %d %s", rc, err);
+    CHECK(!ftruncate(fd, 100), "truncate");
+    close(fd);
+    tokseq_free(&s);
+    s.vocab = 250;
+    CHECK(tokseq_add_file(&s, p, 1, 0, err) == LM_OK, "open: %s", err);
+    CHECK(!truncate(p, 40), "truncate");
+    rc = tokseq_read(&s, 10, 5, out, err);
+    CHECK(rc == LM_EIO && strstr(err, "its size went from 100 to 40 bytes"), "truncated: %s", err);
+    tokseq_free(&s);
+}
+
 static void test_cache(void)
 {
     const char *text = "the quick brown fox jumps over the lazy dog. ";
@@ -290,6 +336,7 @@ int main(void)
     if (!mkdtemp(tmp)) return 1;
     test_llmc();
     test_nanogpt_and_list();
+    test_changed_under();
     test_cache();
     test_large();
     char cmd[300];

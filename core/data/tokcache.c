@@ -286,18 +286,29 @@ static void skips_text(const CorpusSkips *k, char *out, size_t cap)
                                   n ? ", " : "; skipped: ", k->n[i], corpus_skip_name(i), k->first[i]);
 }
 
-/* The key's lock (root/<key>.lock), waited for when another process holds it. */
+/* The key's lock (root/<key>.lock), waited for when another process holds it. The lock
+ * held is on the file the path names when it is granted: `data rm` unlinks the file while
+ * it holds the lock, and a waiter granted the unlinked one takes the new file's instead
+ * (else it and a process that created the new file would both prepare the key). */
 static int lock_key(const char *root, const char *key, TokCacheProgressFn fn, void *ud, int *fd,
                     char *err)
 {
     char p[1200];
     snprintf(p, sizeof p, "%s/%s.lock", root, key);
-    *fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (*fd < 0) return err_set(err, LM_EIO, "cannot create '%s': %s", p, strerror(errno));
-    if (!flock(*fd, LOCK_EX | LOCK_NB)) return LM_OK;
-    note(fn, ud, TOKCACHE_NOTE, key, "another lmlab is preparing this corpus: waiting for it");
-    while (flock(*fd, LOCK_EX) && errno == EINTR) {}
-    return LM_OK;
+    for (int said = 0;;) {
+        *fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (*fd < 0) return err_set(err, LM_EIO, "cannot create '%s': %s", p, strerror(errno));
+        if (flock(*fd, LOCK_EX | LOCK_NB)) {
+            if (!said++)
+                note(fn, ud, TOKCACHE_NOTE, key, "another lmlab is preparing this corpus: waiting for it");
+            while (flock(*fd, LOCK_EX) && errno == EINTR) {}
+        }
+        struct stat held, named;
+        if (!fstat(*fd, &held) && !stat(p, &named) && held.st_ino == named.st_ino &&
+            held.st_dev == named.st_dev)
+            return LM_OK;
+        close(*fd);   /* removed while waited for: the path's file now */
+    }
 }
 
 static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, const char *final,

@@ -120,8 +120,18 @@ int tokcache_list(const char *root, TokCacheEntry **out, int *n, char *err);
 /* The state of one cache directory (as tokcache_list fills an entry). */
 void tokcache_inspect(const char *dir, TokCacheEntry *e);
 
-/* Removes the cache of key under root (its directory, every file in it). LM_OK, LM_EARG
- * (not a 16-hex key, or no such cache), LM_EIO. */
+/* 1 when key has a cache directory under root, or the .tmp- directory of a prepare (at
+ * work or interrupted), whose path goes into dir (cap bytes); else 0. */
+int tokcache_find(const char *root, const char *key, char *dir, size_t cap);
+
+/* 1 when a process reads a shard of cache directory dir (tokseq holds a shared flock on
+ * each token file it has open): deleting it frees its space only when that reader ends. */
+int tokcache_in_use(const char *dir);
+
+/* Removes the cache of key under root (its directory, every file in it, an interrupted
+ * prepare's .tmp- directory, its lock file), holding the key's lock. LM_OK, LM_EARG (not a
+ * 16-hex key, or no such cache), LM_ESTATE (a prepare of the key is at work: nothing
+ * removed; the message names its process), LM_EIO. */
 int tokcache_remove(const char *root, const char *key, char *err);
 
 #endif

@@ -240,31 +240,85 @@ int tokcache_list(const char *root, TokCacheEntry **out, int *n, char *err)
     return rc;
 }
 
+int tokcache_find(const char *root, const char *key, char *dir, size_t cap)
+{
+    struct stat st;
+    snprintf(dir, cap, "%s/%s", root, key);
+    if (!stat(dir, &st)) return 1;
+    DIR *d = opendir(root);
+    struct dirent *e;
+    char pre[40];
+    snprintf(pre, sizeof pre, ".tmp-%s-", key);
+    int found = 0;
+    while (!found && d && (e = readdir(d)))
+        if (!strncmp(e->d_name, pre, strlen(pre))) {
+            snprintf(dir, cap, "%s/%s", root, e->d_name);
+            found = 1;
+        }
+    if (d) closedir(d);
+    return found;
+}
+
+int tokcache_in_use(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int used = 0;
+    while (!used && d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".bin")) continue;
+        char p[1300];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) continue;
+        used = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;   /* tokseq's LOCK_SH */
+        close(fd);
+    }
+    if (d) closedir(d);
+    return used;
+}
+
 int tokcache_remove(const char *root, const char *key, char *err)
 {
     if (!key || !is_key(key))
         return err_set(err, LM_EARG, "'%s' is not a cache key (16 hex digits, as `data list` shows)", key ? key : "");
-    char p[1200];
-    int found = 0;
+    char p[1200], lk[1200];
+    if (!tokcache_find(root, key, p, sizeof p))
+        return err_set(err, LM_EARG, "no prepared tokens %s in '%s' (see `data list`)", key, root);
+    /* the key's lock, as a prepare takes it: a prepare at work is not deleted under it */
+    snprintf(lk, sizeof lk, "%s/%s.lock", root, key);
+    int lock = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+        close(lock);
+        char who[48] = "another process";
+        DIR *d = opendir(root);   /* the prepare's work directory names its process */
+        struct dirent *e;
+        char pre[40];
+        snprintf(pre, sizeof pre, ".tmp-%s-", key);
+        while (d && (e = readdir(d)))
+            if (!strncmp(e->d_name, pre, strlen(pre)))
+                snprintf(who, sizeof who, "process %.20s", e->d_name + strlen(pre));
+        if (d) closedir(d);
+        return err_set(err, LM_ESTATE, "%s is being prepared now by %s: deleting it would pull "
+                       "the files from under that prepare; wait for it to end (or stop it), "
+                       "then `data rm %s yes`", key, who, key);
+    }
     snprintf(p, sizeof p, "%s/%s", root, key);
     struct stat st;
-    if (!stat(p, &st)) {
-        found = 1;
-        if (tokcache_rm_dir(p)) return err_set(err, LM_EIO, "cannot remove '%s': %s", p, strerror(errno));
-    }
-    DIR *d = opendir(root);
+    int rc = LM_OK;
+    if (!stat(p, &st) && tokcache_rm_dir(p))
+        rc = err_set(err, LM_EIO, "cannot remove '%s': %s", p, strerror(errno));
+    DIR *d = rc ? NULL : opendir(root);
     struct dirent *e;
     char pre[40];
     snprintf(pre, sizeof pre, ".tmp-%s-", key);
     while (d && (e = readdir(d))) {
         if (strncmp(e->d_name, pre, strlen(pre))) continue;
         snprintf(p, sizeof p, "%s/%s", root, e->d_name);
-        found = 1;
         tokcache_rm_dir(p);
     }
     if (d) closedir(d);
-    snprintf(p, sizeof p, "%s/%s.lock", root, key);
-    unlink(p);
-    if (!found) return err_set(err, LM_EARG, "no prepared tokens %s in '%s' (see `data list`)", key, root);
-    return LM_OK;
+    if (!rc) unlink(lk);   /* while held: a waiter granted it takes the new file (lock_key) */
+    if (lock >= 0) close(lock);
+    return rc;
 }

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void tokseq_init_memory(TokSeq *s, int *ids, uint64_t n)
@@ -99,6 +101,7 @@ int tokseq_add_file(TokSeq *s, const char *path, int headerless, uint64_t expect
         return rc;
     }
     s->shard = grown;
+    flock(fd, LOCK_SH | LOCK_NB);   /* a reader's mark: `data rm` tells tokens still read */
     TokShard *sh = &s->shard[s->n_shards++];
     memset(sh, 0, sizeof *sh);
     sh->fd = fd;
@@ -106,6 +109,8 @@ int tokseq_add_file(TokSeq *s, const char *path, int headerless, uint64_t expect
     sh->offset = offset;
     sh->start = s->n;
     sh->n = count;
+    sh->size = (int64_t)st.st_size;
+    sh->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
     snprintf(sh->path, sizeof sh->path, "%s", path);
     s->n += count;
     return LM_OK;
@@ -122,6 +127,54 @@ static int find_shard(const TokSeq *s, uint64_t pos)
     return lo;
 }
 
+/* The cache key of a prepared shard: its folder's name (tokcache.h), or "KEY". */
+static const char *cache_key(const TokShard *sh, char *buf, size_t cap)
+{
+    const char *end = strrchr(sh->path, '/'), *key = end;
+    while (key && key > sh->path && key[-1] != '/')
+        key--;
+    snprintf(buf, cap, "%.*s", key ? (int)(end - key) : 3, key ? key : "KEY");
+    return buf;
+}
+
+/* LM_OK while the shard's file has the size and modification time it had when opened;
+ * else LM_EIO naming what changed. A file written in place, truncated or copied over
+ * (cp, : >, truncate -s) while a run reads it would give other tokens with no error: the
+ * descriptor reads the new bytes. A file replaced by rename or deleted (data rm) keeps
+ * its old inode open here, still the same tokens, and is not a change. Called after each
+ * read, so a write that began before the read ended is seen. */
+static int shard_unchanged(const TokSeq *s, const TokShard *sh, char *err)
+{
+    struct stat st;
+    if (fstat(sh->fd, &st))
+        return err_set(err, LM_EIO, "cannot stat '%s': %s", sh->path, strerror(errno));
+    int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    if (st.st_size == sh->size && mt == sh->mtime_ns)
+        return LM_OK;
+    char what[160], when[32] = "?";
+    struct tm tm;
+    time_t sec = st.st_mtim.tv_sec;
+    if (localtime_r(&sec, &tm))
+        strftime(when, sizeof when, "%H:%M:%S", &tm);
+    if (st.st_size != sh->size)
+        snprintf(what, sizeof what, "its size went from %lld to %lld bytes at %s",
+                 (long long)sh->size, (long long)st.st_size, when);
+    else
+        snprintf(what, sizeof what, "modified at %s, still %lld bytes: written in place or "
+                 "touched", when, (long long)st.st_size);
+    char todo[200], key[64];
+    if (s->cache)   /* a same-size rewrite would look fresh: deleting them is the way */
+        snprintf(todo, sizeof todo, "lmlab never rewrites prepared tokens: delete them "
+                 "(`lmlab data rm %s yes`) and the next start prepares the corpus again",
+                 cache_key(sh, key, sizeof key));
+    else
+        snprintf(todo, sizeof todo, "put the file back as it was to go on (a run resumes "
+                 "only on the data it started on)");
+    return err_set(err, LM_EIO, "'%s' was changed while this run read it (%s): its tokens may "
+                   "no longer be the ones the run started on, so the run stops rather than "
+                   "train on them; %s", sh->path, what, todo);
+}
+
 /* Reads n ids of one shard from its token k into out, widened in place. */
 static int read_shard(const TokSeq *s, const TokShard *sh, uint64_t k, size_t n, int *out,
                       char *err)
@@ -134,12 +187,17 @@ static int read_shard(const TokSeq *s, const TokShard *sh, uint64_t k, size_t n,
                             (off_t)(sh->offset + k * (uint64_t)sh->width + done));
         if (got < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
-            return err_set(err, LM_EIO, "cannot read '%s' at token %llu: %s (was it changed "
-                           "or truncated while training?)", sh->path, (unsigned long long)k,
-                           got < 0 ? strerror(errno) : "the file ends early");
+        if (got <= 0) {
+            int rc = shard_unchanged(s, sh, err);   /* truncated: say so, and by how much */
+            return rc ? rc : err_set(err, LM_EIO, "cannot read '%s' at token %llu: %s",
+                                     sh->path, (unsigned long long)k,
+                                     got < 0 ? strerror(errno) : "the file ends early");
+        }
         done += (size_t)got;
     }
+    int rc = shard_unchanged(s, sh, err);
+    if (rc)
+        return rc;
     if (sh->width == 2)   /* backwards: token i's 2 bytes lie at or before its 4 */
         for (size_t i = n; i-- > 0;)
             out[i] = (int)((unsigned)b[2 * i] | (unsigned)b[2 * i + 1] << 8);
@@ -152,13 +210,11 @@ static int read_shard(const TokSeq *s, const TokShard *sh, uint64_t k, size_t n,
     if (vocab <= 0 || i == n)
         return LM_OK;
     char why[300];
-    if (s->cache) {   /* the key is the shard's folder's name (tokcache.h) */
-        const char *end = strrchr(sh->path, '/'), *key = end;
-        while (key && key > sh->path && key[-1] != '/')
-            key--;
+    if (s->cache) {
+        char key[64];
         snprintf(why, sizeof why, "these prepared tokens are damaged (lmlab made them with "
-                 "this very tokenizer): delete them (`lmlab data rm %.*s yes`) and the next "
-                 "run prepares them again", key ? (int)(end - key) : 3, key ? key : "KEY");
+                 "this very tokenizer): delete them (`lmlab data rm %s yes`) and the next "
+                 "run prepares them again", cache_key(sh, key, sizeof key));
     } else {
         snprintf(why, sizeof why, "the file was made with another tokenizer than this "
                  "run's, or is damaged (give tokenizer= the one it was made with)");

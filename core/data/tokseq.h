@@ -6,7 +6,9 @@
  * long run pins none of it). Files: llm.c's shard layout (a 1,024-byte header of 256
  * little-endian int32: magic, version, token count; uint16 tokens for magic 20240520
  * version 1, uint32 for 20240801 version 7) and nanoGPT's headerless uint16 train.bin /
- * val.bin. Every id read is checked against the vocabulary (file and position named).
+ * val.bin. Every id read is checked against the vocabulary (file and position named), and
+ * every read against the file's size and modification time when it was opened (a file
+ * written in place or truncated under a run would give other tokens without an error).
  * Not here: which files make a corpus (tokformat.h), writing shards (tokcache). */
 #ifndef LM_TOKSEQ_H
 #define LM_TOKSEQ_H
@@ -23,6 +25,8 @@ typedef struct {
     int width;                 /* bytes per token: 2 or 4 */
     uint64_t offset;           /* bytes before the first token: TOKSEQ_HEADER or 0 */
     uint64_t start, n;         /* logical position of its first token; its tokens */
+    int64_t size;              /* st_size when opened */
+    int64_t mtime_ns;          /* st_mtim when opened: a write in place changes it */
     char path[1024];
 } TokShard;
 
@@ -48,9 +52,12 @@ void tokseq_init_memory(TokSeq *s, int *ids, uint64_t n);
 int tokseq_add_file(TokSeq *s, const char *path, int headerless, uint64_t expect, char *err);
 
 /* Reads ids [pos, pos + n) into out (n ints), across shard boundaries. LM_OK; LM_EARG
- * (past the end), LM_EIO (a read failed or came short: the file changed), LM_EFORMAT (an
- * id >= s->vocab: the file, the token's position in it and the vocabulary named). Never
- * allocates; safe from several threads at once. */
+ * (past the end), LM_EIO (a read failed or came short, or the file's size or modification
+ * time is no longer what it was when it was opened: it was written in place, truncated or
+ * copied over while being read, so what was read may be other tokens; the message names
+ * the file, what changed and what to do), LM_EFORMAT (an id >= s->vocab: the file, the
+ * token's position in it and the vocabulary named). Never allocates; safe from several
+ * threads at once. */
 int tokseq_read(const TokSeq *s, uint64_t pos, size_t n, int *out, char *err);
 
 /* Checks every id of [pos, pos + n) against s->vocab in windows of `scratch` (cap ints).

@@ -6,6 +6,7 @@
 #include "runfiles.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,11 @@ int run_fork_find(const char *dir, long step, char *path, size_t path_cap, char 
     long have[4096];
     int n = 0;
     DIR *d = dir[0] ? opendir(dir) : NULL;
+    if (dir[0] && !d && errno == ENOENT) {   /* not keep_checkpoints: the folder went */
+        snprintf(steps, cap, "none: its folder %.300s is gone (deleted or moved outside "
+                 "lmlab)", dir);
+        return -1;
+    }
     for (struct dirent *e; d && (e = readdir(d)) && n < 4096;)
         if ((have[n] = name_step(e->d_name)) >= 0)
             n++;

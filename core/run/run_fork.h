@@ -10,7 +10,8 @@
 
 /* The checkpoint of folder dir at step into path (0), or -1 when there is none; then
  * steps receives the steps that have one, ascending ("100, 200, 300"; "none" when the
- * folder holds no step checkpoint; cut with ", ..." to fit cap). */
+ * folder holds no step checkpoint, "none: its folder DIR is gone (...)" when the folder
+ * itself is missing; cut with ", ..." to fit cap). */
 int run_fork_find(const char *dir, long step, char *path, size_t path_cap, char *steps,
                   size_t cap);
 

@@ -97,8 +97,11 @@ static int check_fork_data(RunHandle *h, const RunLaunchOptions *o, char *err)
     if (o->fork_from && o->data_hash && o->data_hash[0] && strcmp(have, o->data_hash))
         return err_set(err, LM_EFORMAT, "run #%ld was trained on data with hash %s, but its "
                        "data now hashes to %s: the dataset changed, so step %ld's data "
-                       "position means nothing", o->parent_run, o->data_hash, have,
-                       o->parent_step);
+                       "position means nothing; put the data back as it was to fork, or "
+                       "start a new run from the weights on the data as it is now (`train "
+                       "init_from=%ld` with its model settings: `run %ld` lists them)",
+                       o->parent_run, o->data_hash, have, o->parent_step, o->parent_run,
+                       o->parent_run);
     return LM_OK;
 }
 
@@ -108,9 +111,13 @@ static int claim_run(RunHandle *h, const Config *cfg, const RunLaunchOptions *o,
     char have[32], why[LM_ERR_LEN];
     snprintf(have, sizeof have, "%016llx", trainer_dataset(h->trainer)->hash);
     if (o->data_hash && o->data_hash[0] && strcmp(have, o->data_hash))
-        return err_set(err, LM_EFORMAT, "run #%ld was trained on data with hash %s, but %s "
-                       "now hashes to %s: the dataset changed since the run started",
-                       o->resume_id, o->data_hash, cfg->data, have);
+        return err_set(err, LM_EFORMAT, "run #%ld was trained on data with hash %s, but %.200s "
+                       "now hashes to %s: the dataset changed since the run started, and a "
+                       "resume goes on from the run's place in it; put the data back as it "
+                       "was to resume, or start a new run from the weights on the data as it "
+                       "is now (`train init_from=%ld` with its model settings: `run %ld` lists "
+                       "them)", o->resume_id, o->data_hash, cfg->data, have, o->resume_id,
+                       o->resume_id);
     int rc = runstore_run_claim(o->store, o->resume_id, why);
     if (rc)
         return err_set(err, rc == LM_ESTATE ? LM_ESTATE : LM_EDB, "%s", why);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 static int is_file(const char *p)
@@ -125,9 +126,22 @@ static int collect(RunRecord *f, const RunRow *r, const CheckpointRecord *c, int
     f->ckpts = calloc((size_t)cap, sizeof *f->ckpts);
     if (!f->ckpts)
         return LM_ENOMEM;
+    long newest = -1, keep = runstore_config_long(r->config, "keep_checkpoints", 3),
+         every = runstore_config_long(r->config, "checkpoint_every", 500);
+    for (int i = 0; i < nc; i++)
+        newest = c[i].step > newest ? c[i].step : newest;
+    struct stat ds;
+    f->dir_gone = r->checkpoint_dir[0] && stat(r->checkpoint_dir, &ds) && errno == ENOENT;
+    f->lost_step = -1;
     for (int i = 0; i < nc; i++) {
-        if (!is_file(c[i].path)) {
-            f->n_gone++;
+        if (!is_file(c[i].path)) {   /* trainer_tasks.c prune_checkpoints' rule, or not */
+            if (every > 0 && c[i].step % every == 0 &&
+                c[i].step <= newest - keep * every) {
+                f->n_gone++;
+            } else {
+                f->n_lost++;
+                f->lost_step = c[i].step > f->lost_step ? c[i].step : f->lost_step;
+            }
             continue;
         }
         RunCkpt *k = &f->ckpts[f->n_ckpts++];
@@ -275,6 +289,11 @@ int runrecord_pick(const RunRecord *f, const char *which, long step, const RunCk
         for (int i = 0; i < f->n_ckpts; i++)
             if (f->ckpts[i].best)
                 pick = &f->ckpts[i];
+    if (!pick && f->dir_gone && f->n_lost)   /* not pruned: the folder itself went */
+        return err_set(err, LM_EARG, "no checkpoint exists: the run's folder is gone (deleted "
+                       "or moved outside lmlab) with the %d checkpoint file%s it recorded, up "
+                       "to step %ld: put the folder back to use them", f->n_lost,
+                       f->n_lost == 1 ? "" : "s", f->lost_step);
     if (!pick) {
         if (step > 0)
             return err_set(err, LM_EARG, "no checkpoint of step %ld exists (kept: %s)", step,

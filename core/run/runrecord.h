@@ -34,7 +34,12 @@ typedef struct {
 typedef struct {
     RunCkpt *ckpts;    /* existing files in step order, best.safetensors after its step */
     int n_ckpts;
-    int n_gone;        /* recorded checkpoint files no longer on disk (keep_checkpoints) */
+    int n_gone;        /* recorded step files no longer on disk that keep_checkpoints
+                          removed (on its grid, older than the newest kept ones) */
+    int n_lost;        /* recorded checkpoint files no longer on disk that keep_checkpoints
+                          did not remove: deleted or moved outside lmlab */
+    long lost_step;    /* the newest of those (-1 none) */
+    int dir_gone;      /* the run's checkpoint folder itself is missing */
     long best_step;    /* the step whose weights the best record holds (-1 none) */
     RunEval best;      /* the evaluation the best checkpoint was chosen by: the one at
                           best_step, else the lowest (loss NAN when none) */

@@ -439,6 +439,14 @@ int runstore_best_checkpoint(RunStore *s, long run, CheckpointRecord *best, int 
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err);
 
+/* Takes sweep's kernel lock for this process (the one that runs its trials, held until
+ * runstore_sweep_unlock or the process ends: the kernel drops it on a crash). LM_OK;
+ * LM_ESTATE when another live process runs the sweep (err names it: a second runner would
+ * fail its trials and mark it failed under that one); LM_EIO when the lock file cannot be
+ * opened. Within one process it never conflicts (POSIX record locks). */
+int runstore_sweep_lock(RunStore *s, long sweep, char *err);
+void runstore_sweep_unlock(RunStore *s, long sweep);
+
 /* Sets a sweep's status (running|paused|finished|stopped|failed|interrupted: ended with
  * a trial whose worker was killed, resumable); terminal statuses set `ended`. LM_EARG for an unknown sweep or status. */
 int runstore_sweep_set_status(RunStore *s, long sweep, const char *status, char *err);

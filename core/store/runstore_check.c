@@ -8,11 +8,13 @@
  * (runstore.c) and not the writes (runstore_write.c). */
 #include "private/runstore_impl.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int runstore_check_orphan(const char *path, char *err)
 {
@@ -194,9 +196,53 @@ int runstore_check_whole(RunStore *s, char *err)
     return runstore_quick_check(s, 1, err);
 }
 
+/* 1 when this process holds the store's file open and that file has no name left (it was
+ * deleted, not moved): a descriptor of /proc/self/fd reads "REAL (deleted)". */
+static int deleted_while_open(const RunStore *s)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    char want[1200], p[64], link[1200];
+    snprintf(want, sizeof want, "%s (deleted)", s->real_path);
+    int found = 0;
+    while (!found && d && (e = readdir(d))) {
+        snprintf(p, sizeof p, "/proc/self/fd/%.20s", e->d_name);
+        ssize_t n = readlink(p, link, sizeof link - 1);
+        if (n <= 0) continue;
+        link[n] = 0;
+        struct stat sb;
+        found = !strcmp(link, want) && !stat(p, &sb) && sb.st_dev == s->dev &&
+                sb.st_ino == s->ino;
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* A store deleted while open: its contents, read through this connection (the file is
+ * still open here, its committed WAL frames too), copied with SQLite's backup to
+ * REAL.saved-PID beside it, so that what it held is not lost when the process ends. */
+static void save_deleted(RunStore *s)
+{
+    if (!deleted_while_open(s)) return;
+    char to[1100];
+    snprintf(to, sizeof to, "%.1000s.saved-%ld", s->real_path, (long)getpid());
+    sqlite3 *dst = NULL;
+    int rc = sqlite3_open_v2(to, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(dst, "main", s->db, "main") : NULL;
+    if (b) {
+        sqlite3_backup_step(b, -1);
+        rc = sqlite3_backup_finish(b);
+    }
+    sqlite3_close(dst);
+    if (b && rc == SQLITE_OK)
+        snprintf(s->saved, sizeof s->saved, "%s", to);
+    else
+        unlink(to);
+}
+
 int runstore_check_present(RunStore *s, char *err)
 {
-    int moved = 0;
+    int moved = 0, was = s->gone;
     if (!s->gone && sqlite3_file_control(s->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) ==
         SQLITE_OK && moved)
         s->gone = 1;
@@ -205,6 +251,13 @@ int runstore_check_present(RunStore *s, char *err)
         if (stat(s->real_path, &sb) || sb.st_dev != s->dev || sb.st_ino != s->ino)
             s->gone = 1;
     }
+    if (s->gone && !was)
+        save_deleted(s);
+    if (s->saved[0])
+        return err_set(err, LM_EIO, "the run store %s was deleted while lmlab had it open: "
+                       "nothing more is written to it; what it held is saved in %s: to keep "
+                       "it, move that file to %s and delete %s-wal and %s-shm", s->path,
+                       s->saved, s->real_path, s->real_path, s->real_path);
     if (s->damaged)
         return err_set(err, LM_EFORMAT, "the run store %s is damaged: nothing more is written"
                        " to it; recover it with `sqlite3 %s .recover | sqlite3 recovered.db`",

@@ -4,6 +4,7 @@
  * themselves (runstore_write.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
+#include "private/runlock.h"
 #include "err.h"
 
 #include <sqlite3.h>
@@ -151,4 +152,22 @@ int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
         *n = 0;
     }
     return status;
+}
+
+int runstore_sweep_lock(RunStore *s, long sweep, char *err)
+{
+    char e2[LM_ERR_LEN];
+    if (runlock_acquire(s->real_path, RUNLOCK_SWEEP_BASE + sweep, e2) == LM_OK)
+        return LM_OK;
+    long pid = 0;
+    if (runlock_held(s->real_path, RUNLOCK_SWEEP_BASE + sweep, &pid) != 1)
+        return err_set(err, LM_EIO, "%s", e2);
+    return err_set(err, LM_ESTATE, "sweep %ld is being run by process %ld (it holds the "
+                   "sweep's lock): a second runner would fail its trials and the sweep under "
+                   "it; `sweep status %ld` follows it; nothing was changed", sweep, pid, sweep);
+}
+
+void runstore_sweep_unlock(RunStore *s, long sweep)
+{
+    runlock_release(s->real_path, RUNLOCK_SWEEP_BASE + sweep);
 }

@@ -83,6 +83,8 @@ SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, cha
     free(cfg);
     if (!rc)
         name_trials(r, id);
+    if (!rc && !(rc = runstore_sweep_lock(st, id, err)))   /* a new id: nobody else has it */
+        r->locked = 1;
     for (int i = 0; !rc && i < r->n; i++)
         rc = runstore_sweep_trial_set(st, id, r->trials[i].k, 0, r->trials[i].params,
                                       "pending", err);
@@ -167,6 +169,9 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWo
     if (!rc && !job && !strcmp(row.status, "finished"))
         rc = err_set(err, LM_ESTATE, "sweep %ld has finished; `sweep show %ld` ranks its trials",
                      sweep_id, sweep_id);
+    int locked = 0;   /* one runner of a sweep at a time (a worker job is its runner's) */
+    if (!rc && !job && !(rc = runstore_sweep_lock(st, sweep_id, err)))
+        locked = 1;
     if (!rc)   /* the stored spec trains as this user: only when this user wrote it */
         runstore_sweep_refusal(st, &row, refusal, sizeof refusal);
     if (!rc && (rc = parse_stored_spec(row.spec, &sp, err)) && refusal[0])
@@ -183,11 +188,14 @@ SweepRunner *sweep_runner_open(long sweep_id, const char *db_path, const SweepWo
     if (!rc && refusal[0])
         rc = refuse_trials(r, st, job ? job->trial : 0, refusal, err);
     free(row.spec);
+    if (rc && locked)
+        runstore_sweep_unlock(st, sweep_id);
     runstore_close(st);
     if (rc) {
         sweep_runner_destroy(r);
         return NULL;
     }
+    r->locked = locked;
     if (job) {
         r->only = job->trial;
         r->only_stop_at = job->stop_at > 0 ? job->stop_at : 0;
@@ -237,6 +245,12 @@ void sweep_runner_destroy(SweepRunner *r)
         return;
     sweep_runner_stop(r);
     sweep_runner_join(r);
+    RunStore *st;   /* never started: its lock is let go here, not at runner_main's end */
+    char err[LM_ERR_LEN];
+    if (r->locked && runstore_open(r->db_path, &st, err) == LM_OK) {
+        runstore_sweep_unlock(st, r->id);
+        runstore_close(st);
+    }
     free(r->trials);
     free(r->ts);
     recorder_destroy(r->rec);

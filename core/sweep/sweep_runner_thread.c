@@ -157,6 +157,9 @@ static void *runner_main(void *arg)
                             : any_left(r, 1) ? "interrupted" : "finished");
     sweep_pool_destroy(r->pool); /* none left but after a store failure: those end now */
     r->pool = NULL;
+    if (r->locked && r->st)   /* the sweep's end: another process may run it now */
+        runstore_sweep_unlock(r->st, r->id);
+    r->locked = 0;
     runstore_close(r->st);
     r->st = NULL;
     pthread_mutex_lock(&r->mu);

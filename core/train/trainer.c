@@ -56,6 +56,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
     int T = batcher_next(&t->batcher, t->x, t->y, &new_epoch, err);
     if (T < 0) {   /* every rank reads the same windows: they all stop here */
         pthread_mutex_unlock(&t->step_mu);
+        t->data_failed = 1;   /* before the step: its weights are the last step's */
         *count = 0;
         return LM_EIO;
     }
@@ -224,6 +225,7 @@ static int step_tasks(Trainer *t, int lead, int *end, char *err)
         int rc = trainer_do_eval(t, whole, err);
         if (rc && rc != LM_ECANCEL) {
             *end = 1;
+            t->data_failed = rc == LM_EIO || rc == LM_EFORMAT;   /* tokseq_read's failures */
             return rc;
         }
         if (whole && !rc)
@@ -307,6 +309,27 @@ static TrainerStatus lead_finish(Trainer *t, int stopped, char *err)
     return stopped || rung ? TRAINER_STOPPED : TRAINER_FINISHED;
 }
 
+/* A run that failed reading its tokens (a file changed, truncated or damaged under it):
+ * its weights are those of the last step it trained, so rank 0 writes them as a step
+ * checkpoint (unless that step's is written) and says what to do, after the reason in err:
+ * nothing trained is lost to a data failure. */
+static void keep_after_data_failure(Trainer *t, char *err)
+{
+    size_t len = strlen(err);
+    char resume[64] = "`train resume=ID`";
+    if (t->opt.run_id > 0)
+        snprintf(resume, sizeof resume, "`train resume=%ld`", t->opt.run_id);
+    if (t->saved_step != t->ts.step && t->ts.step > t->start_step &&
+        trainer_checkpoint_or_pause(t, 0) != LM_OK) {
+        snprintf(err + len, LM_ERR_LEN - len, "; the step-%ld checkpoint could not be written",
+                 t->ts.step);
+        return;
+    }
+    if (t->ts.step > t->start_step || t->saved_step == t->ts.step)
+        snprintf(err + len, LM_ERR_LEN - len, "; the step-%ld checkpoint keeps every step "
+                 "trained: %s goes on from it", t->ts.step, resume);
+}
+
 /* The end of the run after its loop ended with rc: the final evaluation (rank 0 decides,
  * and the others join it when it is shared: the one decision, rank 0 must not change its
  * mind after saying so), then the status. */
@@ -319,8 +342,11 @@ static void train_finish(Trainer *t, int rc, int lead, char *err)
     TrainerStatus end;
     if (rc == LM_EDIVERGED)
         end = TRAINER_DIVERGED;
-    else if (rc)
+    else if (rc) {
         end = TRAINER_FAILED;
+        if (lead && t->data_failed && t->opt.run_dir[0])
+            keep_after_data_failure(t, err);
+    }
     else if (!lead)
         end = TRAINER_FINISHED;   /* rank 0 evaluates, saves and reports the ending */
     else if ((end = lead_finish(t, stopped, err)) == TRAINER_FAILED)
@@ -385,9 +411,10 @@ static void *train_main(void *arg)
             }
         }
     }
-    if (!rc && w->window_steps > 0)   /* the steps since the last log row: the true last step
-                                         is logged (a stop between log_every rows, a time
-                                         budget); the window stays open for the checkpoint */
+    if ((!rc || t->data_failed) && w->window_steps > 0)   /* the steps since the last log
+                                         row: the true last step is logged (a stop between
+                                         log_every rows, a time budget, a failed read of the
+                                         next batch); the window stays open for the checkpoint */
         emit_step(t, w->window_loss, w->window_steps, t_log, tok_log);
     trainer_dist_end(t);
     train_finish(t, rc, lead, err);

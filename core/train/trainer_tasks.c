@@ -341,6 +341,18 @@ int trainer_checkpoint_or_pause(Trainer *t, int is_best)
         if (rc == LM_OK) {
             if (tries)
                 trainer_set_status(t, TRAINER_RUNNING, "checkpoint written after a retry");
+            t->unsaved[0] = 0;   /* an earlier try a stop cut short is written now */
+            return LM_OK;
+        }
+        struct stat gone;
+        if (!tries && t->opt.run_dir[0] && stat(t->opt.run_dir, &gone) && errno == ENOENT &&
+            do_checkpoint(t, is_best, err) == LM_OK) {   /* deleted while it was written */
+            char msg[METRICS_PATH_LEN + 160];
+            snprintf(msg, sizeof msg, "the run folder %s was deleted while the step-%ld "
+                     "checkpoint was written: made again, and the checkpoint written",
+                     t->opt.run_dir, t->ts.step);
+            trainer_push_text(t, TEV_LOG, msg);
+            t->unsaved[0] = 0;
             return LM_OK;
         }
         if (rc != LM_ENOSPC && rc != LM_EIO) {   /* waiting for space cannot fix it */

@@ -6,6 +6,9 @@
 #ifndef LM_RUNLOCK_H
 #define LM_RUNLOCK_H
 
+/* Sweeps' locks: byte RUNLOCK_SWEEP_BASE + sweep id of the same file, past any run id. */
+#define RUNLOCK_SWEEP_BASE (1L << 40)
+
 /* Takes the lock of run id for this process. LM_OK, LM_ESTATE when another process holds
  * it (err names its pid), LM_EIO when the lock file cannot be opened. */
 int runlock_acquire(const char *db_path, long id, char *err);

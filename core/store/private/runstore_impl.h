@@ -31,6 +31,7 @@ struct RunStore {
     dev_t dev;             /* the file opened (runstore_check_present) */
     ino_t ino;
     int gone;              /* the file left its path while open: no more writes */
+    char saved[1100];      /* deleted while open: where its contents were saved ("" none) */
     int damaged;           /* a check or a write found it damaged: no more writes */
     int checked_whole;     /* the whole file passed quick_check (before the first run) */
     sqlite3_int64 data_version; /* last PRAGMA data_version seen (runstore_changed) */

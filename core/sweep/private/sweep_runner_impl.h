@@ -42,6 +42,7 @@ struct SweepRunner {
     int workers_paused;    /* parallel=K: the workers are held with SIGSTOP */
     int only;              /* a worker: the one trial it trains (from 1); 0 = the sweep */
     long only_stop_at;     /* a worker: that trial's target step (0 = its budget) */
+    int locked;            /* holds the sweep's kernel lock (runstore_sweep_lock) */
 };
 
 /* Whether a trial's status is final (done, stopped, failed, diverged). */

@@ -47,6 +47,8 @@ struct Trainer {
     char unsaved[512];     /* (LM_ERR_LEN) why the checkpoint a stop cut short (while it
                               waited for space) was not written: the run ends stopped */
     long saved_step;       /* step of the last step checkpoint this trainer wrote (-1 none) */
+    int data_failed;       /* the loop ended on reading tokens (a step's batch, an
+                              evaluation): the weights are the last step's, intact */
     /* control */
     pthread_t thread;
     int started;
