@@ -110,6 +110,10 @@ static int remove_tables(RunStore *s, RemTable *t, int *n, char **nulls, char *e
         if ((status = table_key(s, name, x, err))) break;
     }
     sqlite3_finalize(st);
+    if (!status && rc == SQLITE_ROW)   /* stopped at the bound with tables left: never half */
+        status = err_set(err, LM_EFORMAT, "%s: more than %d tables hold a run's rows (a newer "
+                         "lmlab's store?): this lmlab removes no run from it", s->path,
+                         REMOVE_TABLES);
     if (!status && b.oom) status = err_set(err, LM_ENOMEM, "out of memory removing a run");
     if (status || !nulls) free(b.p);
     else *nulls = b.p;

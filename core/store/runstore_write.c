@@ -247,6 +247,28 @@ static int tags_normalize(const char *in, const char *add, char *out,
     return LM_OK;
 }
 
+/* Steps the run's INSERT st and takes the run's lock (held while it trains) in one
+ * transaction: no other process sees the run 'running' before its lock is held (one that
+ * opened the store between the two took a live run, frozen there, for a dead one and
+ * marked it interrupted). */
+static int create_locked(RunStore *s, sqlite3_stmt *st, long *id, char *err)
+{
+    int status = exec_sql(s, "BEGIN IMMEDIATE", "creating a run", err);
+    if (status) {
+        sqlite3_finalize(st);
+        return status;
+    }
+    status = write_stmt(s, st, "creating a run", NULL, err);
+    if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    int locked = !status && !(status = runlock_acquire(s->real_path, *id, err));
+    if (!status) status = exec_sql(s, "COMMIT", "creating a run", err);
+    if (status) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        if (locked) runlock_release(s->real_path, *id);
+    }
+    return status;
+}
+
 int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
 {
     char tags[256];
@@ -280,13 +302,11 @@ int runstore_run_create(RunStore *s, const RunInfo *in, long *id, char *err)
     if (in->sweep_id > 0) sqlite3_bind_int64(st, 14, in->sweep_id);
     sqlite3_bind_int64(st, 15, (long)getpid());
     bind_str(st, 16, s->host);
-    status = write_stmt(s, st, "creating a run", NULL, err);
-    if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
+    status = create_locked(s, st, id, err);
     char e2[LM_ERR_LEN];   /* unsigned (no key): it trains; a fork must then be given its paths */
     if (!status) runstore_run_config_sign(s, *id, in->config ? in->config : "", e2);
     if (!status)   /* rows written for this id before it existed are nobody's */
         status = runstore_control_expire(s, *id, "written before the run existed", err);
-    if (!status) status = runlock_acquire(s->real_path, *id, err);  /* held while it trains */
     return status;
 }
 
