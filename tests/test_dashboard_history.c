@@ -234,6 +234,17 @@ static void test_compare_logic(void)
           dash_draw_run_color(12) != dash_draw_run_color(13), "colour by run id");
 }
 
+/* Deletes a test's store with its WAL and shared-memory files. */
+static void remove_store(const char *db)
+{
+    char side[64];
+    for (const char *suf = "-wal"; suf; suf = strcmp(suf, "-wal") ? NULL : "-shm") {
+        snprintf(side, sizeof side, "%s%s", db, suf);
+        remove(side);
+    }
+    remove(db);
+}
+
 /* Issue 27: `=` sorts by every fixed column; steps, status and id are sorted here (the
  * store knows only best, recent, model, name). */
 static void test_sort_columns(void)
@@ -292,12 +303,7 @@ static void test_sort_columns(void)
     dash_state_free(&e);
     dash_state_free(&d);
     runstore_close(st);
-    char side[64];
-    for (const char *suf = "-wal"; suf; suf = strcmp(suf, "-wal") ? NULL : "-shm") {
-        snprintf(side, sizeof side, "%s%s", db, suf);
-        remove(side);
-    }
-    remove(db);
+    remove_store(db);
 }
 
 /* docs/hostile8.md: marking a 5 M-step run read its loss whole (and its tokens and
@@ -348,12 +354,7 @@ static void test_mark_long_run(void)
           err);
     dash_state_free(&d);
     runstore_close(st);
-    char side[64];
-    for (const char *suf = "-wal"; suf; suf = strcmp(suf, "-wal") ? NULL : "-shm") {
-        snprintf(side, sizeof side, "%s%s", db, suf);
-        remove(side);
-    }
-    remove(db);
+    remove_store(db);
 }
 
 int main(void)
