@@ -105,6 +105,25 @@ static void test_step_stages(void)
           bench_part_name(PROF_GRAD), bench_part_name(PROF_WAIT));
 }
 
+/* One thread running both shards of a batch of 2 in turn: its parts are timed on both
+ * shards, so they add up to its forward and backward, as on two threads (they were the
+ * first shard's alone, and the second showed as untimed). */
+static void test_one_thread_shards(void)
+{
+    BenchWorkload w;
+    BenchResult r;
+    if (tiny_bench("small", 1, 8, 2, 1, 1, 256, &w, &r))
+        return;
+    double own = 0;
+    for (int p = 0; p < PROF_N; p++)
+        if (!bench_part_is_step_stage(p))
+            own += r.part_s[p] + r.part_bwd_s[p];
+    printf(" one thread, two shards: its parts %.3g s, its forward and backward %.3g s\n", own,
+           r.work_s[0]);
+    CHECK(r.work_threads == 1 && fabs(r.work_s[0] - own) <= 1e-9 * own,
+          "one thread's work %g s is its parts' sum %g s over both shards", r.work_s[0], own);
+}
+
 /* The Dispatcher's mixer in two parts: its products, and the shift-and-sum (the levels,
  * timed inside dispatcher.c), each with its own time and FLOPs, neither counted twice. */
 static void test_dispatcher_split(void)
@@ -281,6 +300,7 @@ int main(void)
     setenv(GEMM_BF16_EMULATE_ENV, "1", 0);   /* bf16 paths run on any CPU */
     test_train_split();
     test_step_stages();
+    test_one_thread_shards();
     test_dispatcher_split();
     test_bottleneck();
     test_ceiling();

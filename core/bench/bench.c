@@ -241,8 +241,8 @@ static void thread_work(Replicas *reps, int steps, BenchResult *out)
 
 /* out from the timed steps (their arrays are sorted here) and the model's profile: the
  * median step, tokens/s, FLOPs per part against the time per part, the peak share. */
-static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, int bf16,
-                        int peak_threads, BenchResult *out)
+static void fill_result(const BenchWorkload *w, const Model *m, Replicas *reps, StepFigures *f,
+                        int bf16, int peak_threads, BenchResult *out)
 {
     const Config *c = &w->cfg;
     size_t N = (size_t)c->batch * c->bptt, n = (size_t)w->steps;
@@ -255,9 +255,23 @@ static void fill_result(const BenchWorkload *w, const Model *m, StepFigures *f, 
     out->step_s = f->times[w->steps / 2];
     out->tokens_per_s = (double)N / out->step_s;
     double sum = 0, mean = 0;
+    /* the primary thread's parts: the step's stages it times on m, the model's parts on
+     * every shard it runs (one thread runs all the shards of a threads=1 run in turn) */
+    int lo = 0, hi = 1;
+    if (reps)
+        replicas_thread_models(reps, 0, &lo, &hi);
     for (int p = 0; p < PROF_N; p++) {
-        out->part_s[p] = m->prof[p] / w->steps;
-        out->part_bwd_s[p] = m->prof_bwd[p] / w->steps;
+        double fwd = 0, bwd = 0;
+        for (int k = lo; k < hi; k++) {
+            const Model *mk = reps && !bench_part_is_step_stage(p)
+                                  ? replicas_shard_model(reps, k) : (k == lo ? m : NULL);
+            if (mk) {
+                fwd += mk->prof[p];
+                bwd += mk->prof_bwd[p];
+            }
+        }
+        out->part_s[p] = fwd / w->steps;
+        out->part_bwd_s[p] = bwd / w->steps;
         sum += out->part_s[p] + out->part_bwd_s[p];
     }
     for (int s = 0; s < w->steps; s++)
@@ -428,7 +442,7 @@ int bench_train(const BenchWorkload *w, BenchResult *out, char *err)
     if (!rc && c->diagnostics > 0 && !bd) rc = LM_EIO;
     if (!rc) rc = timed_steps(w, m, reps, &opt, &feed, peak, &f, out, bd, err);
     if (!rc) {
-        fill_result(w, m, &f, bf16, peak_threads, out);
+        fill_result(w, m, reps, &f, bf16, peak_threads, out);
         thread_work(reps, w->steps, out);
     }
     if (!rc && bd) {
