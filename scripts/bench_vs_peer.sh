@@ -26,7 +26,11 @@
 #   data loading and the first evaluation cancel out). --threads N runs both on N threads
 #   (lmlab's `set threads=N`, torch's OMP_NUM_THREADS=N; default: each program's own default):
 #   with 1 no thread waits for a descheduled partner, the fairest per-CPU-second figure on
-#   a shared machine. Prints both per run and the ratios; the temporary folder is removed.
+#   a shared machine. Prints both per run and the ratios, then the FLOP ceiling: the
+#   model's FLOPs a token (lmlab's count; both train the same model) times each program's
+#   tokens per CPU-second, as a share of the sgemm peak of one thread bench samples between
+#   its steps, and so the largest ratio per CPU-second this CPU allows (100% / nanoGPT's
+#   share). The temporary folder is removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LMLAB=${LMLAB:-build/app/lmlab}
@@ -73,7 +77,7 @@ nanogpt_compare() {
     echo "nanoGPT from $src (prepared in $tmp); shape $shape ($workload: L=$NG_L H=$NG_H d=$NG_D T=$NG_T B=$NG_B); threads: ${threads:-as each program sets}; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
     printf "%-4s %11s %13s %7s %15s %17s %7s\n" run "lmlab tok/s" "nanoGPT tok/s" ratio \
         "lmlab tok/CPU-s" "nanoGPT tok/CPU-s" ratio
-    local ratios=() cratios=() best_l=0 best_n=0
+    local ratios=() cratios=() fpt=() peaks=() lcpu=() ncpu=() best_l=0 best_n=0
     for r in $(seq 1 "$runs"); do
         local js tl cl tn cn c5 ratio cratio
         if [ -n "$threads" ]; then
@@ -83,6 +87,13 @@ nanogpt_compare() {
         fi
         tl=$(printf "%s" "$js" | sed -n 's/.*"tokens_per_s": *\([0-9.eE+-]*\).*/\1/p')
         cl=$(printf "%s" "$js" | sed -n 's/.*"tokens_per_cpu_s": *\([0-9.eE+-]*\).*/\1/p')
+        # the FLOP ceiling: lmlab's FLOPs a token (the same model as nanoGPT's) and the sgemm
+        # peak bench sampled between its steps, per thread (= per CPU-second)
+        fl=$(printf "%s" "$js" | sed -n 's/.*"gflops": *\([0-9.eE+-]*\).*/\1/p')
+        pk=$(printf "%s" "$js" | sed -n 's/.*"peak_gflops": *\([0-9.eE+-]*\).*/\1/p')
+        pt=$(printf "%s" "$js" | sed -n 's/.*"peak_threads": *\([0-9]*\).*/\1/p')
+        fpt+=("$(awk -v g="${fl:-0}" -v t="${tl:-0}" 'BEGIN { printf "%.6g", (t > 0 ? g * 1e9 / t : 0) }')")
+        peaks+=("$(awk -v p="${pk:-0}" -v n="${pt:-1}" 'BEGIN { printf "%.6g", (n > 0 ? p / n : 0) }')")
         read -r tn c5 < <(nanogpt_run "$shape" 5)
         read -r tn cn < <(nanogpt_run "$shape" "$iters")
         # iterations 6..iters cost cn - c5 CPU seconds
@@ -91,15 +102,27 @@ nanogpt_compare() {
         ratio=$(awk -v a="${tl:-0}" -v b="${tn:-0}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
         cratio=$(awk -v a="${cl:-0}" -v b="$cn" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
         ratios+=("$ratio"); cratios+=("$cratio")
+        lcpu+=("${cl:-0}"); ncpu+=("$cn")
         best_l=$(awk -v a="$best_l" -v b="${tl:-0}" 'BEGIN { print (b > a ? b : a) }')
         best_n=$(awk -v a="$best_n" -v b="${tn:-0}" 'BEGIN { print (b > a ? b : a) }')
         printf "%-4s %11.0f %13.0f %6sx %15.0f %17.0f %6sx\n" "$r" "${tl:-0}" "${tn:-0}" \
             "$ratio" "${cl:-0}" "$cn" "$cratio"
     done
-    printf "median over %s runs: %sx in wall time, %sx per CPU-second (target of issue 36: >= 3x); load after: %s\n" \
+    printf "median over %s runs: %sx in wall time, %sx per CPU-second; load after: %s\n" \
         "$runs" "$(printf "%s\n" "${ratios[@]}" | median)" "$(printf "%s\n" "${cratios[@]}" | median)" \
         "$(cut -d' ' -f1-3 /proc/loadavg)"
     awk -v a="$best_l" -v b="$best_n" 'BEGIN { printf "best of each: lmlab %.0f, nanoGPT %.0f tok/s: %.2fx (the least disturbed runs, for a loaded machine)\n", a, b, (b > 0 ? a / b : 0) }'
+    # What the CPU allows: no program does more FLOPs per CPU-second than the sgemm peak of
+    # one thread, so lmlab can be at most (peak / nanoGPT's FLOP rate) ahead per CPU-second.
+    awk -v f="$(printf "%s\n" "${fpt[@]}" | median)" -v p="$(printf "%s\n" "${peaks[@]}" | median)" \
+        -v l="$(printf "%s\n" "${lcpu[@]}" | median)" -v n="$(printf "%s\n" "${ncpu[@]}" | median)" 'BEGIN {
+        if (f <= 0 || p <= 0 || n <= 0) { print "FLOP ceiling: not computed (no FLOP count, peak or nanoGPT CPU time)"; exit }
+        gl = l * f / 1e9; gn = n * f / 1e9; c = p / gn
+        printf "FLOP ceiling (medians): %.2f MFLOP a token (lmlab'"'"'s count of the model both train); sgemm peak %.1f GFLOP/s a thread (bench, between its steps)\n", f / 1e6, p
+        printf "  lmlab   %.0f tok/CPU-s x %.2f MFLOP = %.1f GFLOP/s = %.0f%% of the peak\n", l, f / 1e6, gl, 100 * gl / p
+        printf "  nanoGPT %.0f tok/CPU-s x %.2f MFLOP = %.1f GFLOP/s = %.0f%% of the peak\n", n, f / 1e6, gn, 100 * gn / p
+        printf "  at most %.2fx per CPU-second is possible (100%% / %.0f%%); lmlab'"'"'s %.2fx is %.0f%% / %.0f%%; 2.0x needs lmlab at %.0f%% of the peak\n", c, 100 * gn / p, l / n, 100 * gl / p, 100 * gn / p, 200 * gn / p
+    }'
 }
 
 if [ "${1:-}" = --nanogpt ]; then
