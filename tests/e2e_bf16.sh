@@ -60,6 +60,15 @@ check "emulated: the machine record names the kernel" "$(has "$rec" "bf16 kernel
 out=$(LMLAB_TEST_BF16_EMULATE=1 "$bin" bench small precision=both steps=1 2>&1) || true
 check "bench prints the bf16 peak" "$(grep -qE 'bf16 peak [0-9.]+ GFLOP/s' <<<"$out"; echo $?)" "$out"
 check "bench runs both, side by side" "$(has "$out" "bf16/fp32 tokens/s:")" "$out"
+# the ratio against the peaks' ratio (issue 50's measure), its arithmetic as printed, and
+# the most the bf16 step allows with its other stages as timed
+line=$(grep -F "bf16/fp32 tokens/s:" <<<"$out" || true)
+check "bench: the ratio is set against the peaks' ratio, arithmetic right" "$(awk '{
+    if (!match($0, /tokens\/s: [0-9.]+x, [0-9.]+ of the peaks. ratio \([0-9.]+ \/ [0-9.]+ GFLOP\/s = [0-9.]+x\)/)) exit 1
+    split(substr($0, RSTART, RLENGTH), f, /[ x(),=\/]+/)
+    r = f[3]; share = f[4]; b = f[9]; p = f[10]; q = f[13]
+    exit !(p > 0 && (b / p - q) ^ 2 < 0.006 ^ 2 && (r / q - share) ^ 2 < 0.011 ^ 2) }' <<<"$line"; echo $?)" "$line"
+check "bench: the most the bf16 step allows" "$(grep -qE 'other stages as timed: at most [0-9.]+x, [0-9.]+ of the peaks. ratio' <<<"$out"; echo $?)" "$out"
 
 # 3: bad values
 out=$(plain "$bin" train "$exp" precision=bf8 $tiny 2>&1) && st=0 || st=$?
