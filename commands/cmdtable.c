@@ -1,25 +1,20 @@
 /* cmdtable.c — the command table engine (see cmdtable.h): lookup with suggestions,
- * argument checks, dispatch with caret-pointing errors, help text, completion and
- * hints, all read from one Command array. Not the commands: those are cmd_*.c. */
+ * argument checks, dispatch with caret-pointing errors and whether a line blocks, all
+ * read from one Command array; the small helpers the engine's files share. Help text is
+ * cmdtable_help.c, completion and hints cmdtable_complete.c. Not the commands: those are
+ * cmd_*.c. */
 #include "cmdtable.h"
 
 #include "err.h"
 #include "suggest.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- small helpers -------------------------------------------------------------- */
 
-/* A growable list of malloc'd strings; `failed` records an allocation failure. */
-typedef struct {
-    char **v;
-    int n, cap, failed;
-} StrList;
-
-static void strlist_add(StrList *l, const char *a, const char *b)
+void cmdtable_strlist_add(CmdStrList *l, const char *a, const char *b)
 {
     if (l->failed) return;
     if (l->n == l->cap) {
@@ -45,7 +40,7 @@ static void strlist_add(StrList *l, const char *a, const char *b)
 }
 
 /* Adds each alternative of "a|b|c". */
-static void strlist_add_values(StrList *l, const char *values)
+void cmdtable_strlist_add_values(CmdStrList *l, const char *values)
 {
     while (values && *values) {
         const char *bar = strchr(values, '|');
@@ -54,7 +49,7 @@ static void strlist_add_values(StrList *l, const char *values)
         if (len >= sizeof tmp) len = sizeof tmp - 1;
         memcpy(tmp, values, len);
         tmp[len] = 0;
-        if (len) strlist_add(l, tmp, NULL);
+        if (len) cmdtable_strlist_add(l, tmp, NULL);
         values = bar ? bar + 1 : values + strlen(values);
     }
 }
@@ -66,42 +61,7 @@ void cmdtable_free_cands(char **cands, int n)
     free(cands);
 }
 
-/* A growable text buffer with printf-style appends. */
-typedef struct {
-    char *s;
-    size_t len, cap;
-    int failed;
-} Text;
-
-__attribute__((format(printf, 2, 3))) static void text_add(Text *t, const char *fmt, ...)
-{
-    if (t->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            t->failed = 1;
-            return;
-        }
-        if (t->s && t->len + (size_t)k < t->cap) {
-            t->len += (size_t)k;
-            return;
-        }
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap <= t->len + (size_t)k) cap *= 2;
-        char *ns = realloc(t->s, cap);
-        if (!ns) {
-            t->failed = 1;
-            return;
-        }
-        t->s = ns;
-        t->cap = cap;
-    }
-}
-
-static const CmdArgSpec *cmdtable_spec(const Command *cmd, const char *key)
+const CmdArgSpec *cmdtable_spec(const Command *cmd, const char *key)
 {
     for (const CmdArgSpec *s = cmd->keys; s && s->key; s++)
         if (strcmp(s->key, key) == 0) return s;
@@ -109,7 +69,7 @@ static const CmdArgSpec *cmdtable_spec(const Command *cmd, const char *key)
 }
 
 /* The subcommand of cmd named word, or NULL. */
-static const CmdSub *cmdtable_sub(const Command *cmd, const char *word)
+const CmdSub *cmdtable_sub(const Command *cmd, const char *word)
 {
     for (const CmdSub *s = cmd->subs; s && s->name && word; s++)
         if (strcmp(s->name, word) == 0) return s;
@@ -189,8 +149,8 @@ static int cmdtable_check_keyval(const Command *cmd, const LexWord *w, int *bo, 
         return cmdtable_bad(w, 1, bo, bl);
     }
     if (spec->values && !cmdtable_in_values(spec->values, w->value)) {
-        StrList vals = {0};
-        strlist_add_values(&vals, spec->values);
+        CmdStrList vals = {0};
+        cmdtable_strlist_add_values(&vals, spec->values);
         const char *near = suggest_nearest(w->value, (const char *const *)vals.v, vals.n);
         if (near)
             err_set(err, LM_EARG, "bad value '%s' for %s (one of %s) — did you mean '%s'?",
@@ -352,257 +312,6 @@ int cmdtable_dispatch(const Command *table, int n, CmdContext *ctx, const char *
                       char *err)
 {
     return cmdtable_dispatch_each(table, n, ctx, line, NULL, err);
-}
-
-/* ---- help ----------------------------------------------------------------------- */
-
-static int cmdtable_same_group(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-static void cmdtable_help_all(const Command *table, int n, Text *t)
-{
-    int w = 0;
-    for (int i = 0; i < n; i++) {
-        int l = (int)(strlen(table[i].name) + 1 + strlen(table[i].args_hint ? table[i].args_hint : ""));
-        if (l > w) w = l;
-    }
-    if (w > 36) w = 36;
-    for (int i = 0; i < n; i++) {
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = cmdtable_same_group(table[j].group, table[i].group);
-        if (seen) continue;
-        text_add(t, "%s%s:\n", i ? "\n" : "", table[i].group ? table[i].group : "commands");
-        for (int j = i; j < n; j++) {
-            const Command *c = &table[j];
-            if (!cmdtable_same_group(c->group, table[i].group)) continue;
-            char left[256];
-            snprintf(left, sizeof left, "%s %s", c->name, c->args_hint ? c->args_hint : "");
-            text_add(t, "  %-*s  %s\n", w, left, c->summary ? c->summary : "");
-        }
-    }
-}
-
-static void cmdtable_help_one(const Command *c, Text *t)
-{
-    text_add(t, "usage: %s %s\n\n%s\n", c->name, c->args_hint ? c->args_hint : "",
-             c->summary ? c->summary : "");
-    if (c->help && *c->help) text_add(t, "\n%s%s", c->help, c->help[strlen(c->help) - 1] == '\n' ? "" : "\n");
-    if (c->flags & CMD_BLOCKS)   /* its own help says until when */
-        text_add(t, "\nBlocks: it returns when it ends (Ctrl-C stops waiting).\n");
-    if (c->flags & CMD_DESTRUCTIVE) text_add(t, "\nDestructive: deletes stored data.\n");
-    if (c->subs && c->subs[0].name) {
-        text_add(t, "\nsubcommands:\n");
-        for (const CmdSub *s = c->subs; s->name; s++) {
-            char left[128];
-            snprintf(left, sizeof left, "%s %s", s->name, s->args_hint ? s->args_hint : "");
-            text_add(t, "  %-16s  %s%s%s\n", left, s->summary ? s->summary : "",
-                     s->flags & CMD_BLOCKS ? " (blocks until it ends)" : "",
-                     s->flags & CMD_DESTRUCTIVE ? " (deletes stored data)" : "");
-        }
-    }
-    if (c->keys && c->keys[0].key) {
-        text_add(t, "\nkeys:\n");
-        for (const CmdArgSpec *s = c->keys; s->key; s++) {
-            if (s->values) text_add(t, "  %-24s  one of %s\n", s->hint ? s->hint : s->key, s->values);
-            else text_add(t, "  %s\n", s->hint ? s->hint : s->key);
-        }
-    }
-}
-
-int cmdtable_help(const Command *table, int n, const char *name, char **text, char *err)
-{
-    Text t = {0};
-    *text = NULL;
-    if (!name || !*name) {
-        cmdtable_help_all(table, n, &t);
-    } else {
-        const Command *c;
-        int st = cmdtable_find(table, n, name, &c, err);
-        if (st != LM_OK) return st;
-        cmdtable_help_one(c, &t);
-    }
-    if (!t.failed && !t.s && !(t.s = calloc(1, 1))) /* an empty table: "" */
-        t.failed = 1;
-    if (t.failed) {
-        free(t.s);
-        return err_set(err, LM_ENOMEM, "out of memory formatting help");
-    }
-    *text = t.s;
-    return LM_OK;
-}
-
-/* ---- completion ----------------------------------------------------------------- */
-
-/* Adds the provider's candidates (with suffix appended) and frees its array. */
-static void cmdtable_provide(StrList *l, CompleteProvider p, void *ud, int what,
-                             const char *key, const char *prefix, const char *suffix)
-{
-    if (!p) return;
-    char **out = NULL;
-    int k = p(ud, what, key, prefix, &out);
-    for (int i = 0; i < k && out; i++) {
-        if (out[i]) strlist_add(l, out[i], suffix);
-        free(out[i]);
-    }
-    free(out);
-}
-
-static int cmdtable_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Keeps the strings starting with prefix, sorted and unique. */
-static void cmdtable_filter(StrList *l, const char *prefix)
-{
-    size_t pl = strlen(prefix);
-    int k = 0;
-    for (int i = 0; i < l->n; i++) {
-        if (strncmp(l->v[i], prefix, pl) == 0) l->v[k++] = l->v[i];
-        else free(l->v[i]);
-    }
-    l->n = k;
-    if (k > 1) qsort(l->v, (size_t)k, sizeof *l->v, cmdtable_cmp);
-    k = 0;
-    for (int i = 0; i < l->n; i++) {
-        if (k > 0 && strcmp(l->v[k - 1], l->v[i]) == 0) free(l->v[i]);
-        else l->v[k++] = l->v[i];
-    }
-    l->n = k;
-}
-
-/* Candidates for a word after the command name (w NULL: a new, empty word). */
-static void cmdtable_complete_arg(const Command *table, int n, const Command *cmd,
-                                  const LexWord *w, int first, CompleteProvider p, void *ud,
-                                  StrList *l, const char **prefix)
-{
-    if (w && w->key) {
-        const CmdArgSpec *spec = cmdtable_spec(cmd, w->key);
-        *prefix = w->value;
-        if (spec && spec->values) strlist_add_values(l, spec->values);
-        else if (!spec && cmd->arg_kind == ARG_CONFIG_KEYVAL)
-            cmdtable_provide(l, p, ud, COMPLETE_CONFIG_VALUES, w->key, w->value, NULL);
-        return;
-    }
-    *prefix = w ? w->text : "";
-    if (cmd->arg_kind == ARG_NONE) return;
-    for (const CmdArgSpec *s = cmd->keys; s && s->key; s++) strlist_add(l, s->key, "=");
-    for (const CmdSub *s = first ? cmd->subs : NULL; s && s->name; s++) strlist_add(l, s->name, NULL);
-    switch (cmd->arg_kind) {
-    case ARG_CONFIG_KEYVAL: cmdtable_provide(l, p, ud, ARG_CONFIG_KEYVAL, NULL, *prefix, "="); break;
-    case ARG_RUN_ID: case ARG_EXPERIMENT: case ARG_PATH:
-        cmdtable_provide(l, p, ud, cmd->arg_kind, NULL, *prefix, NULL);
-        break;
-    case ARG_COMMAND:
-        for (int i = 0; i < n; i++) strlist_add(l, table[i].name, NULL);
-        break;
-    default: break;
-    }
-}
-
-/* Finds the word being completed in the lexed prefix: *w (NULL for a new word at the
- * cursor) and the words of its command, *argv and *argc (argc 0: a new command).
- * Returns 0, or -1 when the cursor is inside a comment (nothing to complete). */
-static int cmdtable_locate(const LexLine *lx, const char *upto, int cursor,
-                           const LexWord **w, const LexWord **argv, int *argc)
-{
-    *w = NULL;
-    *argv = NULL;
-    *argc = 0;
-    int from = 0;
-    const LexCommand *last = lx->n_cmds ? &lx->cmds[lx->n_cmds - 1] : NULL;
-    if (last) {
-        const LexWord *lw = &last->argv[last->argc - 1];
-        from = lw->offset + lw->len;
-        if (from == cursor) *w = lw;
-    }
-    for (int i = from; i < cursor; i++) {
-        if (upto[i] == '#') return -1;
-        if (upto[i] == ';') return 0; /* a new command */
-    }
-    if (last) {
-        *argv = last->argv;
-        *argc = last->argc;
-    }
-    return 0;
-}
-
-int cmdtable_complete(const Command *table, int n, const char *line, int cursor,
-                      CompleteProvider p, void *ud, char ***cands, int *ncand,
-                      int *word_start)
-{
-    size_t len = strlen(line);
-    if (cursor < 0) cursor = 0;
-    if ((size_t)cursor > len) cursor = (int)len;
-    *cands = NULL;
-    *ncand = 0;
-    *word_start = cursor;
-    char *upto = strndup(line, (size_t)cursor);
-    if (!upto) return LM_ENOMEM;
-    LexLine lx;
-    int st = lexer_split(&lx, upto, LEXER_PARTIAL, NULL);
-    StrList l = {0};
-    const char *prefix = "";
-    const LexWord *w = NULL, *argv = NULL;
-    int argc = 0;
-    int skip = st != LM_OK || cmdtable_locate(&lx, upto, cursor, &w, &argv, &argc) != 0;
-    if (skip || (w && (w->flags & LEXW_QUOTED))) {
-        /* inside a comment or quotes: nothing */
-    } else if (argc == 0 || (w && w == argv)) {
-        prefix = w ? w->text : "";
-        for (int i = 0; i < n; i++) strlist_add(&l, table[i].name, NULL);
-    } else {
-        const Command *cmd = NULL;
-        if (cmdtable_find(table, n, argv[0].text, &cmd, NULL) == LM_OK)
-            cmdtable_complete_arg(table, n, cmd, w, w ? w == &argv[1] : argc == 1, p, ud, &l,
-                                  &prefix);
-    }
-    if (w) *word_start = w->key ? w->value_offset : w->offset;
-    cmdtable_filter(&l, prefix);
-    lexer_free(&lx);
-    free(upto);
-    if (st != LM_OK || l.failed) {
-        cmdtable_free_cands(l.v, l.n);
-        return LM_ENOMEM;
-    }
-    *cands = l.v;
-    *ncand = l.n;
-    if (l.n == 0) {
-        free(l.v);
-        *cands = NULL;
-    }
-    return LM_OK;
-}
-
-int cmdtable_completer(void *completer, const char *line, int cursor, char ***cands,
-                       int *ncand, int *word_start)
-{
-    const CmdCompleter *c = completer;
-    return cmdtable_complete(c->table, c->n, line, cursor, c->provider, c->ud, cands, ncand,
-                             word_start);
-}
-
-/* ---- hints ---------------------------------------------------------------------- */
-
-const char *cmdtable_hint(const Command *table, int n, const char *line)
-{
-    LexLine lx;
-    const LexWord *w, *argv;
-    int argc;
-    const char *hint = NULL;
-    if (lexer_split(&lx, line, LEXER_PARTIAL, NULL) != LM_OK) return NULL;
-    const Command *cmd = NULL;
-    if (cmdtable_locate(&lx, line, (int)strlen(line), &w, &argv, &argc) == 0 && argc > 0 && cmdtable_find(table, n, argv[0].text, &cmd, NULL) == LM_OK) {
-        const CmdArgSpec *spec = w && w->key ? cmdtable_spec(cmd, w->key) : NULL;
-        const CmdSub *sub = argc > 1 && !argv[1].key ? cmdtable_sub(cmd, argv[1].text) : NULL;
-        if (spec && spec->hint) hint = spec->hint;
-        else if (sub && sub->args_hint && *sub->args_hint) hint = sub->args_hint;
-        else if (cmd->args_hint && *cmd->args_hint) hint = cmd->args_hint;
-    }
-    lexer_free(&lx);
-    return hint;
 }
 
 /* ---- what a line does ----------------------------------------------------------- */

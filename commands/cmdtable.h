@@ -6,7 +6,8 @@
  * file knows nothing about training, runs or configs. Dynamic candidates (config keys
  * and values, run ids, experiment names, paths) come from a CompleteProvider the
  * caller passes in. Not a parser of argument values: handlers convert and validate
- * them (config keys through config_set). */
+ * them (config keys through config_set). The engine is cmdtable.c (lookup, checks,
+ * dispatch, blocks), cmdtable_help.c (help) and cmdtable_complete.c (completion, hints). */
 #ifndef LM_CMDTABLE_H
 #define LM_CMDTABLE_H
 
@@ -161,5 +162,21 @@ typedef struct {
 } CmdCompleter;
 int cmdtable_completer(void *completer, const char *line, int cursor, char ***cands,
                        int *ncand, int *word_start);
+
+/* ---- what the engine's files share (cmdtable.c, cmdtable_complete.c); not for callers */
+
+/* A growable list of malloc'd strings; `failed` records an allocation failure. */
+typedef struct {
+    char **v;
+    int n, cap, failed;
+} CmdStrList;
+/* Appends a copy of a followed by b (b may be NULL); on failure sets l->failed. */
+void cmdtable_strlist_add(CmdStrList *l, const char *a, const char *b);
+/* Adds each alternative of "a|b|c". */
+void cmdtable_strlist_add_values(CmdStrList *l, const char *values);
+/* The entry of cmd->keys named key, or NULL. */
+const CmdArgSpec *cmdtable_spec(const Command *cmd, const char *key);
+/* The subcommand of cmd named word, or NULL. */
+const CmdSub *cmdtable_sub(const Command *cmd, const char *word);
 
 #endif

@@ -26,7 +26,7 @@ protoc-c --proto_path=proto --c_out="$OUT/gen" proto/tensorboard.proto
 # One archive of the library sources, instrumented for coverage but without a main.
 objs=()
 for src in core/*/*.c "$OUT/gen/tensorboard.pb-c.c" commands/lexer.c commands/cmdtable.c commands/suggest.c \
-           commands/editor.c commands/history.c; do
+           commands/cmdtable_help.c commands/cmdtable_complete.c commands/editor.c commands/history.c; do
     obj="$OUT/obj/$(echo "$src" | tr / _).o"
     if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$0" -nt "$obj" ]; then
         # shellcheck disable=SC2086

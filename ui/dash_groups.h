@@ -3,7 +3,7 @@
  * compared metric over ALL its members reduced to mean ± std on the longest member's
  * steps, for chart_draw_bands; and the store-kept layout of the history view (sort,
  * filter, marks: store settings "history.*"). Loads from the store on the main thread;
- * drawing is view_history.c's. */
+ * drawing is view_history_plot.c's. */
 #ifndef LM_UI_DASH_GROUPS_H
 #define LM_UI_DASH_GROUPS_H
 

@@ -2,12 +2,12 @@
  * schema, migrating version 1 to 2, repairing runs of crashed processes, closing, and the
  * SQLite status mapping and statement helpers every runstore_*.c file shares (declared in
  * runstore_impl.h); the repair at open is runstore_repair.c's. The store is split by
- * responsibility: runstore_write.c (runs and buffered logging), runstore_query.c
- * (reading), runstore_filter.c (list filters, configs), runstore_export.c (CSV/JSON),
- * runstore_sweep.c (sweeps), runstore_remove.c (removing a run). Only these files
- * include sqlite3.h. Every value reaches SQL as a bound parameter; the SQL text itself is
- * built only from constant fragments. Not a query language, not thread-safe per handle
- * (one RunStore per thread). */
+ * responsibility: runstore_run.c (runs), runstore_write.c (buffered logging),
+ * runstore_query.c (reading), runstore_filter.c (list filters, configs),
+ * runstore_export.c (CSV/JSON), runstore_sweep.c (sweeps), runstore_delete.c and
+ * runstore_remove.c (removing a run). Only these files include sqlite3.h. Every value
+ * reaches SQL as a bound parameter; the SQL text itself is built only from constant
+ * fragments. Not a query language, not thread-safe per handle (one RunStore per thread). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "private/runlock.h"

@@ -1,7 +1,7 @@
 /* runstore_sweep.c — the sweep tables of the run store: creating a sweep, its status, its
  * trials (which run, which parameters), reading a sweep and its trials with their runs'
  * results. Not the sweep logic (core/sweep.c, core/sweep_runner.c) and not the runs
- * themselves (runstore_write.c). */
+ * themselves (runstore_run.c). */
 #include "runstore.h"
 #include "private/runstore_impl.h"
 #include "private/runlock.h"

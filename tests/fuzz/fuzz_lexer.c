@@ -10,7 +10,8 @@
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE -std=c11 \
  *     -Icore -Icommands tests/fuzz/fuzz_lexer.c commands/lexer.c commands/cmdtable.c \
- *     commands/suggest.c commands/editor.c commands/history.c core/err.c -o /tmp/fuzz_lexer
+ *     commands/cmdtable_help.c commands/cmdtable_complete.c commands/suggest.c \
+ *     commands/editor.c commands/history.c core/err.c -o /tmp/fuzz_lexer
  *   /tmp/fuzz_lexer -max_total_time=120 -max_len=256 /tmp/lexer_work tests/fuzz/corpus/lexer
  *   mkdir /tmp/lexer_min && /tmp/fuzz_lexer -merge=1 -use_counters=0 /tmp/lexer_min \
  *     tests/fuzz/corpus/lexer /tmp/lexer_work     # then replace the corpus by lexer_min

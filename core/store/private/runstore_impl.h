@@ -195,6 +195,14 @@ int runstore_cursor_step(RunStoreCursor *c, char *err);
 int runstore_check_run(RunStore *s, long run, char *err);
 /* Grows the array whose pointer lives at pp to hold need elements. 0 or -1. */
 int runstore_grow(void *pp, long *cap, long need, size_t size);
+/* Forgets the buffered rows of a deleted run (they could never be written). */
+void runstore_drop_pending(RunStore *s, long run);
+
+/* ---- runstore_run.c, runstore_delete.c ----------------------------------------------- */
+
+/* LM_ESTATE when another live process on this host is training run id (action names what
+ * the caller was about to do, for the message); LM_EARG when there is no such run. */
+int runstore_check_not_live(RunStore *s, long id, const char *action, char *err);
 
 /* ---- runstore_check.c ---------------------------------------------------------------- */
 
@@ -264,7 +272,7 @@ void runstore_journal_status(RunStore *s, long run, double t, const char *status
 void runstore_journal_sys(RunStore *s, long run, const SysSample *x);
 /* The system sample's INSERT, inside or outside a transaction (runstore_track.c). */
 int runstore_sys_insert(RunStore *s, long run, const SysSample *x, char *err);
-/* The status UPDATE at wall time t, inside or outside a transaction (runstore_write.c);
+/* The status UPDATE at wall time t, inside or outside a transaction (runstore_run.c);
  * only_if_newer: applied only when the run's heartbeat is not past t (a journaled status
  * must not undo what a later writer, such as a resume, recorded; it does replace the
  * repair's guess 'interrupted': the owner's own status is the truer one). */
