@@ -185,7 +185,8 @@ grep -qE "^ +NORTHUMBERLAND: " cl.txt || fail "coeffs cuts a long token: $(cat c
 tpid=$!
 up=""
 for _ in $(seq 1 300); do   # bounded: 60 s for its first logged step
-    "$bin" --json runs name=sigterm 2>/dev/null | grep -qE '"steps":[1-9]' && { up=1; break; }
+    # the run's own steps follow its status (its config's "steps" is the 10000000 asked for)
+    "$bin" --json runs name=sigterm 2>/dev/null | grep -qE '"status":"[a-z]+","steps":[1-9]' && { up=1; break; }
     sleep 0.2
 done
 [ -n "$up" ] || die "the sigterm run never logged a step: $(cat st.txt)"
