@@ -24,6 +24,12 @@ typedef struct {
  * another), so spikes, dips and gaps stay. c->n < c->n_all says it was decimated. Errors
  * as runstore_series; LM_ENOMEM. */
 int plot_read_series(RunStore *st, long run, const char *name, PlotCurve *c, char *err);
+/* n series of run into c[0..n), each as plot_read_series reads it, those that share their
+ * rows (a run's step metrics, ...) read in one pass (runstore_series_read_many): a
+ * figure of several series of a long run reads its rows once, not once a series. One
+ * status for all: on a failure every curve is freed. */
+int plot_read_many(RunStore *st, long run, const char *const *names, int n, PlotCurve *c,
+                   char *err);
 void plot_read_free(PlotCurve *c);
 
 #endif
