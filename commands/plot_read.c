@@ -1,10 +1,11 @@
 /* plot_read.c — a run's series read for a figure, decimated as it is read (plot_read.h):
  * the store gives the points one at a time (the series that share a run's rows in one
- * pass), plot/'s M4 keeps a few a column, the rest are never held (the report held every point of each curve, then kept one in
+ * pass), M4 (core/base/m4.h, over the series' step range) keeps a few a column, the rest are never held (the report held every point of each curve, then kept one in
  * n/2000 by stride, which could drop a spike). Not the drawing (plot/plot.c). */
 #include "plot_read.h"
 
 #include "err.h"
+#include "m4.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ static void keep(Kept *k, double x, double y)
     c->x[c->n] = x, c->y[c->n++] = y;
 }
 
-static void keep_all(Kept *k, const PlotPt *p, int n)
+static void keep_all(Kept *k, const M4Pt *p, int n)
 {
     for (int i = 0; i < n; i++) keep(k, p[i].x, p[i].y);
 }
@@ -41,7 +42,7 @@ static void keep_all(Kept *k, const PlotPt *p, int n)
  * kept last, while no finite point came after it (-1: none). */
 typedef struct {
     Kept k;
-    PlotM4 m;
+    M4 m;
     int last_kind;
     long last_col;
 } Reading;
@@ -50,16 +51,16 @@ static int read_point(void *ctx, int i, const SeriesPoint *p)
 {
     Reading *r = (Reading *)ctx + i;
     PlotCurve *c = r->k.c;
-    PlotPt out[4];
+    M4Pt out[M4_KEEP];
     double x = (double)p->step, y = p->value;
     if (r->k.oom) return LM_ENOMEM;
     c->n_all++;
     if (isfinite(y)) {
-        keep_all(&r->k, out, plot_m4_add(&r->m, c->n_all, x, y, out));
+        keep_all(&r->k, out, m4_add(&r->m, x, y, out));
         r->last_kind = -1;
         return LM_OK;
     }
-    keep_all(&r->k, out, plot_m4_flush(&r->m, out));
+    keep_all(&r->k, out, m4_flush(&r->m, out));
     int kind = isnan(y) ? 0 : y > 0 ? 1 : 2;
     c->nf.nan += kind == 0, c->nf.pos += kind == 1, c->nf.neg += kind == 2;
     long col = (long)floor((x - r->m.x0) / (r->m.x1 - r->m.x0) * PLOT_READ_COLUMNS);
@@ -82,14 +83,14 @@ int plot_read_many(RunStore *st, long run, const char *const *names, int n, Plot
         if ((status = runstore_series_span(st, run, names[k], &first, &last, &any, err)) || !any)
             continue;
         r[nr] = (Reading){.k = {&c[k], 0, 0}, .last_kind = -1};
-        plot_m4_init(&r[nr].m, (double)first, (double)last, 0, PLOT_READ_COLUMNS / 4.0);
+        m4_init_range(&r[nr].m, (double)first, (double)last, 0, PLOT_READ_COLUMNS / 4.0);
         read[nr++] = names[k];
     }
     if (!status && nr)
         status = runstore_series_read_many(st, run, read, nr, read_point, r, err);
     for (int i = 0; i < nr && !status; i++) {
-        PlotPt out[4];
-        keep_all(&r[i].k, out, plot_m4_flush(&r[i].m, out));
+        M4Pt out[M4_KEEP];
+        keep_all(&r[i].k, out, m4_flush(&r[i].m, out));
     }
     for (int i = 0; i < nr; i++)
         if (r[i].k.oom) {
