@@ -8,6 +8,7 @@
 #include "tboard.h"
 
 #include "err.h"
+#include "jsonlines.h"
 #include "jsonval.h"
 
 #include <stdio.h>
@@ -60,42 +61,48 @@ static long count_steps(RunStore *st, const long *ids, int n)
     return total;
 }
 
-/* export without file=: the CSV or JSON itself as the command's output. */
-/* Under --json the export joins the one-object-per-line stream: format=json as one
- * {"event":"export", ...run} object a run, csv as one {"event":"export","csv":TEXT}. */
-static void export_emit_json(Session *s, const char *format, const char *buf)
+/* export without file=: the CSV or JSON itself as the command's output, streamed so the
+ * export is never held whole (1 GB of CSV for a 5 M-step run was; under --json the whole
+ * export was parsed back, 1.6 GB for 1 M steps). Under --json it joins the
+ * one-object-per-line stream: format=json as one {...run, "event":"export"} object a run,
+ * re-encoded as it comes (jsonlines.h: the bytes json_dumps gave of the parsed export),
+ * csv as one {"event":"export","format":"csv","csv":TEXT}, TEXT escaped a piece at a
+ * time. */
+
+/* The session's output as a stream (jsonlines' put): remembers whether a line is open. */
+typedef struct {
+    Session *s;
+    char last;   /* the last byte put, 0 before any */
+} Sink;
+
+static int sink_put(void *ud, const char *text, size_t n)
 {
-    if (strcmp(format, "json")) {
-        session_emit_json(s, json_pack("{s:s s:s s:s}", "event", "export", "format", format,
-                                       "csv", buf));
-        return;
-    }
-    json_t *arr = json_loads(buf, JSON_DECODE_ANY, NULL);
-    size_t i;
-    json_t *run;
-    json_array_foreach(arr, i, run) {
-        json_object_set_new(run, "event", json_string("export"));
-        session_emit_json(s, json_incref(run));
-    }
-    json_decref(arr);
+    Sink *k = ud;
+    session_stream(k->s, text);
+    if (n) k->last = text[n - 1];
+    return 0;
 }
 
 /* The text export on its way to the session's output: pieces that end at a line's end
  * (a UTF-8 character is never cut, so each piece is escaped as the whole text would be),
- * passed on once 64 KiB wait, so the export is never held whole (1 GB of CSV for a
- * 5 M-step run was). */
+ * passed on once 64 KiB wait. */
 typedef struct {
-    Session *s;
+    Sink *k;
     char *buf;
     size_t n, cap;
     int oom;
+    const char *head;   /* under --json: the line's start, put before the first piece,
+                           each piece then the inside of its "csv" string */
+    int started;
 } Pieces;
 
 static void pieces_pass(Pieces *pc, size_t upto)
 {
     char keep = pc->buf[upto];
     pc->buf[upto] = 0;
-    session_stream(pc->s, pc->buf);
+    if (pc->head && !pc->started++) sink_put(pc->k, pc->head, strlen(pc->head));
+    if (!pc->head) session_stream(pc->k->s, pc->buf);
+    else if (jsonlines_put_string(pc->buf, upto, sink_put, pc->k)) pc->oom = 1;
     pc->buf[upto] = keep;
     memmove(pc->buf, pc->buf + upto, pc->n - upto);
     pc->n -= upto;
@@ -125,20 +132,36 @@ static int pieces_close(void *c)
     return 0;
 }
 
+/* The JSON export on its way to --json's lines. */
+static ssize_t lines_write(void *c, const char *p, size_t n)
+{
+    return jsonlines_write(c, p, n) ? -1 : (ssize_t)n;
+}
+
 static int export_print(Session *s, RunStore *st, const long *ids, int n, const char *format)
 {
-    char err[LM_ERR_LEN], *buf = NULL;
-    size_t len = 0;
-    Pieces pc = {s, NULL, 0, 0, 0};
-    cookie_io_functions_t io = {NULL, pieces_write, NULL, pieces_close};
-    /* under --json the export is one event a run (parsed whole); text is streamed */
-    FILE *f = s->json ? open_memstream(&buf, &len) : fopencookie(&pc, "w", io);
+    char err[LM_ERR_LEN], head[96];
+    Sink k = {s, 0};
+    snprintf(head, sizeof head, "{\"event\":\"export\",\"format\":\"%s\",\"csv\":\"", format);
+    int lines = s->json && !strcmp(format, "json");
+    Pieces pc = {&k, NULL, 0, 0, 0, s->json && !lines ? head : NULL, 0};
+    JsonLines jl;
+    jsonlines_init(&jl, "\"event\":\"export\"", sink_put, &k);
+    cookie_io_functions_t io = {NULL, lines ? lines_write : pieces_write, NULL,
+                                lines ? NULL : pieces_close};
+    FILE *f = fopencookie(lines ? (void *)&jl : (void *)&pc, "w", io);
     if (!f) return session_error(s, LM_ENOMEM, "out of memory exporting");
     int status = runstore_export_stream(st, ids, n, format, f, err);
     if (fclose(f) && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
+    if (lines && jsonlines_finish(&jl) && (!status || status == LM_ENOMEM))
+        status = err_set(err, jl.status, "%s", jl.status == LM_EFORMAT ? "the export's JSON "
+                         "could not be re-encoded as lines (please report it)" : jl.status ==
+                         LM_EIO ? "writing the export failed" : "out of memory exporting");
     if (pc.oom && !status) status = err_set(err, LM_ENOMEM, "out of memory exporting");
-    if (!status && s->json) export_emit_json(s, format, buf);
-    free(buf);
+    if (!status && pc.head && !pc.started) sink_put(&k, head, strlen(head));
+    if (!status && pc.head) sink_put(&k, "\"}\n", 3);
+    if (status && s->json && k.last && k.last != '\n') sink_put(&k, "\n", 1);   /* a cut line */
+    jsonlines_free(&jl);
     free(pc.buf);
     return status ? session_error(s, status, "%s", err) : LM_OK;
 }

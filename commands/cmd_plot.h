@@ -3,6 +3,7 @@
 #ifndef LM_CMD_PLOT_H
 #define LM_CMD_PLOT_H
 
+#include "plot_read.h"
 #include "session.h"
 
 /* plot ID ID ... [metric=train|val|test|<series>] [x=step|tokens|time] [smooth=K]
@@ -18,6 +19,11 @@ int cmd_plot(Session *s, int argc, const LexWord *argv);
  * the pattern matches none. */
 int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
                        const char *title, int *n_series, int *n_decimated, char *err);
+/* The same figure of series already read (plot_read_many: names[k]'s curve c[k], a
+ * histogram series' mean; a histogram is drawn as its heat strip, read here, and c[k].x
+ * then holds its steps): what the report draws of the series it read with its curves. */
+int cmd_plot_grid_draw(RunStore *st, long id, char (*names)[SERIES_NAME_LEN], PlotCurve *c,
+                       int n, const char *path, const char *title, int *n_decimated, char *err);
 
 /* series [RUN_ID] [PATTERN]: the registry's series (name aliases unit kind agg help), or
  * those a run has with the number each reads as (cmd_plot_grid.c). */

@@ -51,22 +51,17 @@ static int heat_of(RunStore *st, long id, const char *name, PlotPanel *p, double
     return LM_OK;
 }
 
-int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
-                       const char *title, int *n_series, int *n_decimated, char *err)
+int cmd_plot_grid_draw(RunStore *st, long id, char (*names)[SERIES_NAME_LEN], PlotCurve *c,
+                       int n, const char *path, const char *title, int *n_decimated, char *err)
 {
-    char (*names)[SERIES_NAME_LEN] = NULL;
     char shown[SERIES_NAME_LEN * 4];
-    int n = 0, dec = 0, status = runstore_series_list(st, id, pattern, &names, &n, err);
-    *n_series = 0;
+    int dec = 0, status = LM_OK;
     if (n_decimated) *n_decimated = 0;
-    if (status) return status;
-    PlotPanel *p = calloc((size_t)n, sizeof *p);
-    PlotCurve *c = calloc((size_t)n, sizeof *c);
-    char (*titles)[SERIES_NAME_LEN * 4] = calloc((size_t)n, sizeof *titles);
-    double **heats = calloc((size_t)n, sizeof *heats);
-    if (!p || !c || !titles || !heats) status = err_set(err, LM_ENOMEM, "out of memory plotting");
+    PlotPanel *p = calloc((size_t)n + 1, sizeof *p);
+    char (*titles)[SERIES_NAME_LEN * 4] = calloc((size_t)n + 1, sizeof *titles);
+    double **heats = calloc((size_t)n + 1, sizeof *heats);
+    if (!p || !titles || !heats) status = err_set(err, LM_ENOMEM, "out of memory plotting");
     for (int k = 0; !status && k < n; k++) {
-        if ((status = plot_read_series(st, id, names[k], &c[k], err))) break;
         dec += c[k].n < c[k].n_all;   /* read decimated (M4): the grid draws no more */
         SeriesRef ref;
         series_find(names[k], &ref, NULL);
@@ -79,11 +74,29 @@ int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *p
             status = heat_of(st, id, names[k], &p[k], &c[k].x, &heats[k], err);
     }
     if (!status) status = plot_grid(path, p, n, title, err);
-    if (!status) *n_series = n;
     if (!status && n_decimated) *n_decimated = dec;
-    for (int k = 0; c && k < n; k++) plot_read_free(&c[k]);
     for (int k = 0; heats && k < n; k++) free(heats[k]);
-    free(c), free(p), free(titles), free(names), free(heats);
+    free(p), free(titles), free(heats);
+    return status;
+}
+
+int cmd_plot_grid_file(RunStore *st, long id, const char *pattern, const char *path,
+                       const char *title, int *n_series, int *n_decimated, char *err)
+{
+    char (*names)[SERIES_NAME_LEN] = NULL;
+    int n = 0, status = runstore_series_list(st, id, pattern, &names, &n, err);
+    *n_series = 0;
+    if (n_decimated) *n_decimated = 0;
+    if (status) return status;
+    PlotCurve *c = calloc((size_t)n + 1, sizeof *c);
+    const char **ptr = calloc((size_t)n + 1, sizeof *ptr);
+    if (!c || !ptr) status = err_set(err, LM_ENOMEM, "out of memory plotting");
+    for (int k = 0; !status && k < n; k++) ptr[k] = names[k];
+    if (!status) status = plot_read_many(st, id, ptr, n, c, err);   /* the rows once */
+    if (!status) status = cmd_plot_grid_draw(st, id, names, c, n, path, title, n_decimated, err);
+    if (!status) *n_series = n;
+    for (int k = 0; c && k < n; k++) plot_read_free(&c[k]);
+    free(c), free(ptr), free(names);
     return status;
 }
 

@@ -25,19 +25,81 @@
 #define REPORT_MAX_CURVES 10
 #define REPORT_MAX_COLS 12
 
+/* The best run's curves, read in one pass over its rows (plot_read_many): its loss and
+ * val_loss for the curves' figures and every series of the grid (a 5 M-step run's rows
+ * were read once for each of them, eight times). */
+typedef struct {
+    char (*names)[SERIES_NAME_LEN];   /* the grid's n_grid series, then loss and val_loss
+                                         when the grid has not got them */
+    int n, n_grid;
+    PlotCurve *c;
+    int status, list_status;          /* the read's; the grid's list's (a pattern that
+                                         matches nothing) */
+    char err[LM_ERR_LEN], list_err[LM_ERR_LEN];
+} BestCurves;
+
+static void best_read(Report *r, const char *pattern, BestCurves *b)
+{
+    memset(b, 0, sizeof *b);
+    b->status = b->list_status = LM_EARG;
+    if (!r->n) return;
+    long id = r->runs[0].id;
+    char (*grid)[SERIES_NAME_LEN] = NULL;
+    int ng = 0;
+    b->list_status = runstore_series_list(r->st, id, pattern, &grid, &ng, b->list_err);
+    b->names = calloc((size_t)ng + 2, sizeof *b->names);
+    b->c = calloc((size_t)ng + 2, sizeof *b->c);
+    const char **ptr = calloc((size_t)ng + 2, sizeof *ptr);
+    if (!b->names || !b->c || !ptr) {
+        b->status = err_set(b->err, LM_ENOMEM, "out of memory reading run %ld", id);
+        free(grid), free(ptr);
+        return;
+    }
+    if (ng) memcpy(b->names, grid, (size_t)ng * sizeof *grid);
+    b->n = b->n_grid = ng;
+    static const char *const CURVES[] = {"loss", "val_loss"};
+    for (int i = 0; i < 2; i++) {
+        int have = 0;
+        for (int k = 0; k < b->n_grid && !have; k++) have = !strcmp(b->names[k], CURVES[i]);
+        if (!have) snprintf(b->names[b->n++], SERIES_NAME_LEN, "%s", CURVES[i]);
+    }
+    for (int k = 0; k < b->n; k++) ptr[k] = b->names[k];
+    b->status = plot_read_many(r->st, id, ptr, b->n, b->c, b->err);
+    free(grid), free(ptr);
+}
+
+/* The best run's curve of metric, NULL when it could not be read. */
+static PlotCurve *best_curve(BestCurves *b, const char *metric)
+{
+    for (int k = 0; !b->status && k < b->n; k++)
+        if (!strcmp(b->names[k], metric)) return &b->c[k];
+    return NULL;
+}
+
+static void best_free(BestCurves *b)
+{
+    for (int k = 0; b->c && k < b->n; k++) plot_read_free(&b->c[k]);
+    free(b->c), free(b->names);
+}
+
 /* Curves of metric for the best REPORT_MAX_CURVES runs (r->runs sorted by best), each
  * read decimated as `plot` draws (plot_read.h: M4, spikes, dips and every NaN or infinity
  * kept); a paragraph under the figure says which curves were drawn from part of their
  * points. */
-static void fig_curves(Report *r, const char *metric, const char *title, const char *ylabel)
+static void fig_curves(Report *r, const char *metric, const char *title, const char *ylabel,
+                       BestCurves *best)
 {
     PlotSeries ser[REPORT_MAX_CURVES];
     PlotCurve cur[REPORT_MAX_CURVES];
     char labels[REPORT_MAX_CURVES][96], err[LM_ERR_LEN], path[1200], note[1024];
-    int k = 0, o = 0;
+    int k = 0, o = 0, own[REPORT_MAX_CURVES];   /* own: read here (else the best run's) */
     for (int i = 0; i < r->n && k < REPORT_MAX_CURVES; i++) {
-        if (plot_read_series(r->st, r->runs[i].id, metric, &cur[k], err) || !cur[k].n) {
-            plot_read_free(&cur[k]);
+        PlotCurve *b = i ? NULL : best_curve(best, metric);
+        own[k] = !b;
+        if (b) cur[k] = *b;
+        else if (plot_read_series(r->st, r->runs[i].id, metric, &cur[k], err)) continue;
+        if (!cur[k].n) {
+            if (own[k]) plot_read_free(&cur[k]);
             continue;
         }
         if (r->runs[i].parent_run > 0)   /* a fork's lineage in its label */
@@ -63,7 +125,8 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
                  " and infinity is marked and counted.", note, PLOT_READ_COLUMNS);
         report_para(r, t);
     }
-    for (int i = 0; i < k; i++) plot_read_free(&cur[i]);
+    for (int i = 0; i < k; i++)
+        if (own[i]) plot_read_free(&cur[i]);
 }
 
 #define REPORT_SERIES_RUNS 8   /* the series table's columns: the best runs */
@@ -71,7 +134,7 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
 /* Every series of the registry the runs have (core/base/series.h): the best run's as a
  * grid of small charts (the figure `plot ID series=PATTERN` draws), then a table of each
  * series' number per run (its aggregation: "val_loss (min)"), names escaped. */
-static void section_series(Report *r, const char *pattern)
+static void section_series(Report *r, const char *pattern, BestCurves *best)
 {
     char err[LM_ERR_LEN], path[1200], cap[SERIES_NAME_LEN * 4 + 96], shown[SERIES_NAME_LEN * 4];
     report_heading(r, 2, "Series", "series");
@@ -80,8 +143,13 @@ static void section_series(Report *r, const char *pattern)
     report_fig_path(r, path, sizeof path);
     snprintf(cap, sizeof cap, "every series of run #%ld matching %s, against step",
              r->runs[0].id, series_escape(shown, sizeof shown, pattern));
-    int dec = 0;
-    if (cmd_plot_grid_file(r->st, r->runs[0].id, pattern, path, cap, &n, &dec, err) == LM_OK) {
+    int dec = 0, status = best->list_status;
+    if (status) snprintf(err, sizeof err, "%s", best->list_err);
+    else if ((status = best->status)) snprintf(err, sizeof err, "%s", best->err);
+    else if (!(status = cmd_plot_grid_draw(r->st, r->runs[0].id, best->names, best->c,
+                                           best->n_grid, path, cap, &dec, err)))
+        n = best->n_grid;
+    if (status == LM_OK) {
         report_fig_embed(r, path, cap);
         char t[160];
         snprintf(t, sizeof t, "Decimated: %d of these %d series are drawn from part of their"
@@ -238,10 +306,13 @@ static void section_runs(Report *r)
 
 void cmd_report_write_runs(Report *r, const char *series)
 {
+    BestCurves best;
+    best_read(r, series, &best);
     section_machine(r);
     report_heading(r, 2, "Curves", "curves");
-    fig_curves(r, "loss", "training loss of the best runs", "train loss");
-    fig_curves(r, "val_loss", "validation loss of the best runs", "val loss");
+    fig_curves(r, "loss", "training loss of the best runs", "train loss", &best);
+    fig_curves(r, "val_loss", "validation loss of the best runs", "val loss", &best);
     section_runs(r);
-    section_series(r, series);
+    section_series(r, series, &best);
+    best_free(&best);
 }

@@ -1,4 +1,4 @@
-/* plot_read.h — a run's series read for a figure, decimated as it is read (plot.h's M4),
+/* plot_read.h — a run's series read for a figure, decimated as it is read (core/base/m4.h),
  * so a curve of millions of points costs the memory of a few thousand: the report's
  * curves and the series grid. Not the drawing (plot/). */
 #ifndef LM_PLOT_READ_H
@@ -19,11 +19,17 @@ typedef struct {
 } PlotCurve;
 
 /* Series name of run, read through a store cursor: of each of PLOT_READ_COLUMNS columns
- * of its step range the first, lowest, highest and last finite point (plot_m4), and every
+ * of its step range the first, lowest, highest and last finite point (m4.h), and every
  * NaN and infinity (one a column of a run of them of one kind: the marks would cover one
  * another), so spikes, dips and gaps stay. c->n < c->n_all says it was decimated. Errors
  * as runstore_series; LM_ENOMEM. */
 int plot_read_series(RunStore *st, long run, const char *name, PlotCurve *c, char *err);
+/* n series of run into c[0..n), each as plot_read_series reads it, those that share their
+ * rows (a run's step metrics, ...) read in one pass (runstore_series_read_many): a
+ * figure of several series of a long run reads its rows once, not once a series. One
+ * status for all: on a failure every curve is freed. */
+int plot_read_many(RunStore *st, long run, const char *const *names, int n, PlotCurve *c,
+                   char *err);
 void plot_read_free(PlotCurve *c);
 
 #endif

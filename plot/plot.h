@@ -16,8 +16,8 @@ typedef struct {
     const double *lo, *hi; /* (n) or NULL: a band filled between lo and hi (a group's
                               mean ± std or min..max), drawn under the line, same colour */
     const struct PlotNonFinite *nf; /* NULL, or the NaN and infinite points of the whole
-                              series when x, y are a decimation of it (plot_m4): the note
-                              under the plot counts these */
+                              series when x, y are a decimation of it (core/base/m4.h):
+                              the note under the plot counts these */
 } PlotSeries;
 
 typedef struct {
@@ -28,29 +28,6 @@ typedef struct {
 typedef struct PlotNonFinite {
     long nan, pos, neg;
 } PlotNonFinite;
-
-/* M4 (Jugel et al., "M4: A Visualization-Oriented Time Series Data Aggregation", VLDB
- * 2014): x in [x0, x1] is mapped onto [l, r] and cut into columns a quarter of a unit
- * wide; of each column only its first, lowest, highest and last points are kept, in their
- * order, so that a line through them draws as the line through all of them. plot_curve
- * draws through it; a reader of millions of points keeps what it gives (a few per
- * column) instead of the points (commands/plot_read.c). */
-typedef struct {
-    long i;                 /* the caller's number of the point (its order) */
-    double x, y;
-} PlotPt;
-typedef struct {
-    double x0, x1, l, r;
-    int used;
-    long col;
-    PlotPt first, lo, hi, last;
-} PlotM4;
-void plot_m4_init(PlotM4 *m, double x0, double x1, double l, double r);
-/* Adds a point (x, y finite; i increasing). When it opens another column, the kept points
- * of the one before go to out in order, each once: returns how many (0 to 4). */
-int plot_m4_add(PlotM4 *m, long i, double x, double y, PlotPt out[4]);
-/* Closes the column in progress (before a gap, at the end): its kept points into out. */
-int plot_m4_flush(PlotM4 *m, PlotPt out[4]);
 
 /* 1 when path ends in .svg, .png or .pdf (case-insensitive), else 0. */
 int plot_format_ok(const char *path);

@@ -1,6 +1,6 @@
 /* plot_canvas.c — what plot/'s figures share (see plot_canvas.h): a page drawn by cairo's
  * SVG, PDF or image (PNG) surface into a file through outfile, text placed and escaped,
- * a curve's path decimated by M4 (Jugel et al., VLDB 2014), NaN and infinite points
+ * a curve's path decimated by M4 (core/base/m4.h, over the figure's range), NaN and infinite points
  * marked and counted (as ui/chart.c marks them), and the viridis colour map with its
  * colour bar. Not a figure: line charts are plot.c, heatmaps plot_heatmap.c, the grid and
  * parallel coordinates plot_grid.c and plot_parallel.c. */
@@ -8,6 +8,7 @@
 #include "plot_canvas.h"
 
 #include "err.h"
+#include "m4.h"
 #include "outfile.h"
 #include "safetext.h"
 
@@ -118,47 +119,8 @@ const char *plot_text_safe(char *out, size_t cap, const char *t)
     return safetext_escape(out, cap, t, 0);
 }
 
-/* ---- M4 ------------------------------------------------------------------------------- */
-
-void plot_m4_init(PlotM4 *m, double x0, double x1, double l, double r)
-{
-    *m = (PlotM4){.x0 = x0, .x1 = x1 > x0 ? x1 : x0 + 1, .l = l, .r = r};
-}
-
-int plot_m4_flush(PlotM4 *m, PlotPt out[4])
-{
-    if (!m->used) return 0;
-    PlotPt k[4] = {m->first, m->lo, m->hi, m->last};
-    int n = 0;
-    for (int i = 1; i < 4; i++)   /* in the order they came, each once */
-        for (int j = i; j > 0 && k[j].i < k[j - 1].i; j--) {
-            PlotPt t = k[j];
-            k[j] = k[j - 1];
-            k[j - 1] = t;
-        }
-    for (int i = 0; i < 4; i++)
-        if (!n || k[i].i != out[n - 1].i) out[n++] = k[i];
-    m->used = 0;
-    return n;
-}
-
-int plot_m4_add(PlotM4 *m, long i, double x, double y, PlotPt out[4])
-{
-    long col = (long)floor((m->l + (x - m->x0) / (m->x1 - m->x0) * (m->r - m->l)) * 4);
-    int n = m->used && col != m->col ? plot_m4_flush(m, out) : 0;
-    PlotPt p = {i, x, y};
-    if (!m->used) {
-        *m = (PlotM4){m->x0, m->x1, m->l, m->r, 1, col, p, p, p, p};
-        return n;
-    }
-    if (y < m->lo.y) m->lo = p;
-    if (y > m->hi.y) m->hi = p;
-    m->last = p;
-    return n;
-}
-
 /* The kept points k (n) as the path goes on: a move to the first after a gap. */
-static void m4_draw(cairo_t *cr, const PlotPt *k, int n, double x0, double x1, double y0,
+static void m4_draw(cairo_t *cr, const M4Pt *k, int n, double x0, double x1, double y0,
                     double y1, double l, double r, double b, double t, int *pen)
 {
     for (int i = 0; i < n; i++) {
@@ -173,13 +135,13 @@ static void m4_draw(cairo_t *cr, const PlotPt *k, int n, double x0, double x1, d
 void plot_curve(cairo_t *cr, const double *x, const double *y, int n, double x0, double x1,
                 double y0, double y1, double l, double r, double b, double t, double dot)
 {
-    PlotM4 m;
-    PlotPt k[4];
+    M4 m;
+    M4Pt k[M4_KEEP];
     int pen = 0;
-    plot_m4_init(&m, x0, x1, l, r);
+    m4_init_range(&m, x0, x1, l, r);
     for (int i = 0; i < n; i++) {
         if (!isfinite(x[i]) || !isfinite(y[i])) {
-            m4_draw(cr, k, plot_m4_flush(&m, k), x0, x1, y0, y1, l, r, b, t, &pen);
+            m4_draw(cr, k, m4_flush(&m, k), x0, x1, y0, y1, l, r, b, t, &pen);
             pen = 0;
             continue;
         }
@@ -193,9 +155,9 @@ void plot_curve(cairo_t *cr, const double *x, const double *y, int n, double x0,
             cairo_fill(cr);
             continue;
         }
-        m4_draw(cr, k, plot_m4_add(&m, i, x[i], y[i], k), x0, x1, y0, y1, l, r, b, t, &pen);
+        m4_draw(cr, k, m4_add(&m, x[i], y[i], k), x0, x1, y0, y1, l, r, b, t, &pen);
     }
-    m4_draw(cr, k, plot_m4_flush(&m, k), x0, x1, y0, y1, l, r, b, t, &pen);
+    m4_draw(cr, k, m4_flush(&m, k), x0, x1, y0, y1, l, r, b, t, &pen);
     cairo_stroke(cr);
 }
 

@@ -46,7 +46,7 @@ int plot_nonfinite_count(PlotNonFinite *nf, double y);
 
 /* The path of a curve through n points (x[i], y[i]) mapped linearly onto [l, r] x [b, t]
  * (y up), broken at non-finite points: per quarter-point column only its first, lowest,
- * highest and last points (M4, Jugel et al., VLDB 2014), in their order, so that a line
+ * highest and last points (M4: core/base/m4.h, the range mode), in their order, so that a line
  * of millions of points draws as through all of them at a few thousand segments (cairo
  * took minutes and gigabytes on 5 M). Lone points (between gaps) get a dot of radius
  * dot when dot > 0. Ends with the path stroked. */

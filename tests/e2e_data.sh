@@ -3,7 +3,8 @@
 # leaves no cache taken as whole (list says incomplete; the next prepare names what it
 # found and starts over); a changed source makes the cache stale; a disk that fills
 # during a prepare keeps nothing and says how much is needed; a prepare that cannot fit
-# is refused before it starts; strict refusals; --json events; rm asks for yes.
+# is refused before it starts; strict refusals; --json events; rm asks for yes; a refused
+# prepare (after it took its key's lock) leaves no KEY.lock behind.
 # Disk scenarios need root and tmpfs mounts (skipped otherwise, as e2e_faults.sh).
 # Usage: e2e_data.sh LMLAB_BINARY.
 set -u
@@ -79,9 +80,16 @@ check "json: the done event" has j.log '"event":"data_done"'
 check "json: the result" has j.log '"ok":true'
 
 echo "== 4. bad input"
+# the cache's lock files: a refused prepare (after it took its key's lock) leaves none
+locks() { ls -A lmlab-tokens | grep '\.lock$'; }
+l0=$(locks)
 mkdir -p mixed && cp part.txt mixed/ && printf 'ELF\0\0\0binary' >mixed/x.bin
 lm data prepare mixed strict=true >b1.log 2>&1
 check "strict=true refuses a binary file, naming it" bash -c "[ $? -ne 0 ] && grep -q 'x.bin' b1.log && grep -q strict b1.log"
+check "the refused prepare leaves no lock file" [ "$(locks)" = "$l0" ]
+lm data prepare part.txt tokenizer=gpt2 vocab_size=500 >b5.log 2>&1
+check "a vocab_size gpt2 cannot have is refused, naming it" bash -c "[ $? -ne 0 ] && grep -q 'vocab_size=500' b5.log"
+check "and leaves no lock file" [ "$(locks)" = "$l0" ]
 lm data prepare mixed >b2.log 2>&1
 check "without strict the binary file is skipped" [ $? -eq 0 ]
 check "meta.json counts and names it" bash -c "grep -l x.bin lmlab-tokens/*/meta.json | grep -q meta"
@@ -113,7 +121,7 @@ else
     lm data prepare big.txt.gz tokens_dir=D/tok >d2.log 2>&1
     check "the disk fills during the prepare: an error saying how much is needed" \
         bash -c "[ $? -ne 0 ] && grep -q 'the disk filled' d2.log && grep -q 'needs about' d2.log"
-    check "no partial cache is kept" bash -c "[ -z \"\$(ls -A D/tok | grep -v '\.lock$')\" ]"
+    check "no partial cache is kept, nor a lock file" bash -c "[ -z \"\$(ls -A D/tok)\" ]"
     check "the disk's space is back" bash -c "[ \$(du -sk D | cut -f1) -lt 100 ]"
 fi
 

@@ -311,6 +311,21 @@ static int lock_key(const char *root, const char *key, TokCacheProgressFn fn, vo
     }
 }
 
+/* Lets go of the key's lock fd (-1: none held). refused: its file is removed first, while
+ * still held (as `data rm` removes it: a waiter granted the removed file takes the path's
+ * new one, lock_key), so a prepare refused after it took the lock (a setting its
+ * tokenizer refuses, strict=true, no text, no room) leaves no 0-byte KEY.lock behind. */
+static void unlock_key(const char *root, const char *key, int fd, int refused)
+{
+    if (fd < 0) return;
+    if (refused) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s.lock", root, key);
+        unlink(p);
+    }
+    close(fd);
+}
+
 static int prepare_into(const TokCacheRequest *r, Corpus *c, const char *key, const char *final,
                         TokCacheProgressFn fn, void *ud, char *err)
 {
@@ -484,7 +499,7 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
             snprintf(dir_out, cap, "%s", final);
             json_decref(m);
             corpus_close(c);
-            close(lock);
+            unlock_key(r->root, key, lock, stop);
             return stop ? err_set(err, LM_ECANCEL, "stopped") : LM_OK;
         }
         json_decref(m);
@@ -513,7 +528,7 @@ int tokcache_ensure(const TokCacheRequest *r, TokCacheProgressFn fn, void *ud, c
     if (!rc) rc = prepare_into(r, c, key, final, fn, ud, err);
     if (!rc) snprintf(dir_out, cap, "%s", final);
     corpus_close(c);
-    if (lock >= 0) close(lock);
+    unlock_key(r->root, key, lock, rc != LM_OK);
     return rc;
 }
 

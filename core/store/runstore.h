@@ -287,9 +287,10 @@ int runstore_series_next(RunStoreCursor *c, SeriesPoint *p, char *err);
 int runstore_series_point(RunStore *s, long run, const char *name, long step, SeriesPoint *p,
                           int *found, char *err);
 
-/* Points handed out by this handle's series reads (runstore_series, runstore_series_next,
- * runstore_series_point) since it was opened: what a test counts to see that a command
- * reads what it needs. */
+/* Rows handed out by this handle's series reads since it was opened: a point of one series
+ * (runstore_series, runstore_series_next, runstore_series_point), or one row of all the
+ * series runstore_series_read_many reads together: what a test counts to see that a
+ * command reads what it needs. */
 long runstore_rows_read(const RunStore *s);
 
 /* name, optionally with ".last", ".min", ".max" or ".mean" (loss.min), into *ref and the
@@ -323,6 +324,19 @@ typedef int (*RunStoreSeriesVisit)(void *ctx, const char *name, const SeriesPoin
  * first non-zero return of visit. */
 int runstore_series_each(RunStore *s, long run, unsigned skip, RunStoreSeriesVisit visit,
                          void *ctx, char *err);
+
+/* What runstore_series_read_many gives: point p of series k (names[k]). A non-zero return
+ * stops the read and is its result. */
+typedef int (*RunStoreManyVisit)(void *ctx, int k, const SeriesPoint *p);
+/* The n series names of run, each visited with the points runstore_series_open gives it,
+ * in step order, those that share their rows (the step metrics, the columns of an
+ * evaluation split, rank 0's system samples, ...) read by one query, so a run's rows are
+ * read once for all of them, not once a series (runstore_many.c); the series of one
+ * query are visited row by row. Errors up front as runstore_series_open's (of the first
+ * name that has one: nothing is visited then), LM_EDB when a read fails, LM_ENOMEM, or
+ * visit's non-zero return. */
+int runstore_series_read_many(RunStore *s, long run, const char *const *names, int n,
+                              RunStoreManyVisit visit, void *ctx, char *err);
 
 /* The series (not families' members) that at least one of n_ids runs has, in registry
  * order, into *names (malloc'd, free()): the rows of compare and the report. */

@@ -2,12 +2,13 @@
  * whole (runstore_series_lineage), or kept to a bounded number of points as a chart needs
  * them (runstore_series_lineage_m4): read a point at a time (runstore_series_open), each
  * of at most max_buckets step ranges keeping its first, lowest, highest and last point
- * (M4, as plot_curve draws: a spike and a dip stay) and its first NaN, the ranges
- * doubling in width as the steps go on, so that one pass reads every row once and memory
- * does not grow with the run (docs/hostile8.md: marking a 5 M-step run read its loss
+ * and its first NaN (core/base/m4.h's doubling mode, the M4 plot_curve draws through: a
+ * spike, a dip and a NaN stay), the ranges doubling in width as the steps go on, so that
+ * one pass reads every row once and memory does not grow with the run (docs/hostile8.md: marking a 5 M-step run read its loss
  * whole, 6 s and 185 MB). Not drawing (ui/, plot/). */
 #include "runstore_control.h"
 #include "private/runstore_impl.h"
+#include "m4.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -70,76 +71,22 @@ int runstore_series_lineage(RunStore *s, long run, const char *metric, SeriesPoi
     return status;
 }
 
-/* ---- M4 over step ranges that double ------------------------------------------------- */
+/* ---- M4 over step ranges that double (core/base/m4.h) ------------------------------- */
 
-/* A bucket's first, lowest, highest and last point, and its first NaN (a chart marks
- * NaN points: one must not vanish in a bucket). */
-typedef struct { SeriesPoint first, lo, hi, last, nan; int used, has_nan; } Bucket;
-
-typedef struct {
-    Bucket *b;
-    int cap;           /* buckets (max_buckets) */
-    long origin, width;/* bucket k holds steps [origin + k width, origin + (k+1) width) */
-} M4;
-
-static void bucket_add(Bucket *b, const SeriesPoint *p)
+/* The kept points in step order, each step once, into *pts (malloc'd). */
+static int m4_steps(const M4 *m, SeriesPoint **pts, int *n, char *err)
 {
-    if (!b->used) *b = (Bucket){*p, *p, *p, *p, *p, 1, 0};
-    b->last = *p;
-    if (isnan(p->value) && !b->has_nan) b->nan = *p, b->has_nan = 1;
-    if (isnan(p->value)) return;
-    if (isnan(b->lo.value) || p->value < b->lo.value) b->lo = *p;
-    if (isnan(b->hi.value) || p->value > b->hi.value) b->hi = *p;
-}
-
-/* Buckets 2k and 2k+1 into k: the width doubles. */
-static void m4_halve(M4 *m)
-{
-    for (int k = 0; k < m->cap; k++) {
-        Bucket a = 2 * k < m->cap ? m->b[2 * k] : (Bucket){0};
-        Bucket c = 2 * k + 1 < m->cap ? m->b[2 * k + 1] : (Bucket){0};
-        if (a.used && c.used) {
-            a.last = c.last;
-            if (!a.has_nan) a.nan = c.nan, a.has_nan = c.has_nan;
-            if (isnan(a.lo.value) || (!isnan(c.lo.value) && c.lo.value < a.lo.value)) a.lo = c.lo;
-            if (isnan(a.hi.value) || (!isnan(c.hi.value) && c.hi.value > a.hi.value)) a.hi = c.hi;
-        } else if (c.used) {
-            a = c;
-        }
-        m->b[k] = a;
+    M4Pt *k = malloc((size_t)m->max * M4_KEEP * sizeof *k + 1);
+    *pts = malloc((size_t)m->max * M4_KEEP * sizeof **pts + 1);
+    if (!k || !*pts) {
+        free(k);
+        return err_set(err, LM_ENOMEM, "out of memory reading a lineage");
     }
-    m->width *= 2;
-}
-
-static void m4_add(M4 *m, const SeriesPoint *p)
-{
-    if (m->width == 0) m->origin = p->step, m->width = 1;
-    long k = (p->step - m->origin) / m->width;
-    while (k >= m->cap) {
-        m4_halve(m);
-        k = (p->step - m->origin) / m->width;
-    }
-    bucket_add(&m->b[k < 0 ? 0 : k], p);
-}
-
-/* The buckets' points in step order, each once, into *pts (malloc'd). */
-static int m4_points(const M4 *m, SeriesPoint **pts, int *n, char *err)
-{
-    *pts = malloc((size_t)m->cap * 5 * sizeof **pts + 1);
-    if (!*pts) return err_set(err, LM_ENOMEM, "out of memory reading a lineage");
-    for (int k = 0; k < m->cap; k++) {
-        const Bucket *b = &m->b[k];
-        if (!b->used) continue;
-        SeriesPoint q[5] = {b->first, b->lo, b->hi, b->last, b->nan};
-        int nq = b->has_nan ? 5 : 4;
-        for (int i = 1; i < nq; i++)   /* step order */
-            for (int j = i; j > 0 && q[j].step < q[j - 1].step; j--) {
-                SeriesPoint t = q[j];
-                q[j] = q[j - 1], q[j - 1] = t;
-            }
-        for (int i = 0; i < nq; i++)
-            if (*n == 0 || q[i].step > (*pts)[*n - 1].step) (*pts)[(*n)++] = q[i];
-    }
+    int nk = m4_points(m, k);
+    for (int i = 0; i < nk; i++)
+        if (*n == 0 || (long)k[i].x > (*pts)[*n - 1].step)
+            (*pts)[(*n)++] = (SeriesPoint){(long)k[i].x, k[i].y};
+    free(k);
     return LM_OK;
 }
 
@@ -147,9 +94,9 @@ static int m4_points(const M4 *m, SeriesPoint **pts, int *n, char *err)
 static int m4_read(RunStore *s, const long *chain, const long *cut, int depth,
                    const char *metric, int max_buckets, SeriesPoint **pts, int *n, char *err)
 {
-    M4 m = {calloc((size_t)(max_buckets > 0 ? max_buckets : 1), sizeof *m.b),
-            max_buckets > 0 ? max_buckets : 1, 0, 0};
-    int status = m.b ? LM_OK : err_set(err, LM_ENOMEM, "out of memory reading a lineage");
+    M4 m;
+    int status = m4_init_doubling(&m, max_buckets) ? err_set(err, LM_ENOMEM, "out of memory "
+                                                             "reading a lineage") : LM_OK;
     long from = -1;
     for (int k = depth - 1; k >= 0 && !status; k--) {
         RunStoreCursor *c = NULL;
@@ -157,13 +104,14 @@ static int m4_read(RunStore *s, const long *chain, const long *cut, int depth,
         int rc = 0;
         if ((status = runstore_series_open(s, chain[k], metric, &c, err))) break;
         while ((rc = runstore_series_next(c, &p, err)) > 0)
-            if (p.step > from && (cut[k] < 0 || p.step <= cut[k])) m4_add(&m, &p);
+            if (p.step > from && (cut[k] < 0 || p.step <= cut[k]))
+                m4_add(&m, (double)p.step, p.value, NULL);
         runstore_cursor_close(c);
         status = rc < 0 ? LM_EDB : LM_OK;
         from = cut[k];
     }
-    if (!status) status = m4_points(&m, pts, n, err);
-    free(m.b);
+    if (!status) status = m4_steps(&m, pts, n, err);
+    m4_free(&m);
     return status;
 }
 

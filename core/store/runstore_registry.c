@@ -18,9 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "TABLE WHERE run_id=RUN AND ..." of ref into from, its value column into col. */
-static void source_sql(const SeriesRef *r, const char *run, char *from, size_t cap,
-                       char *col, size_t ccap)
+void runstore_series_source(const SeriesRef *r, const char *run, char *from, size_t cap,
+                            char *col, size_t ccap)
 {
     const SeriesEntry *i = r->info;
     const char *colon = strchr(i->where, ':');
@@ -86,15 +85,14 @@ void runstore_series_value_sql(const SeriesRef *ref, SeriesRegAgg agg, char *sql
         snprintf(sql, cap, "runs.best_val");   /* the runs table keeps it: faster */
         return;
     }
-    source_sql(ref, "runs.id", from, sizeof from, col, sizeof col);
+    runstore_series_source(ref, "runs.id", from, sizeof from, col, sizeof col);
     if (agg == SERIES_AGG_LAST)
         snprintf(sql, cap, "(SELECT %s FROM %s ORDER BY step DESC LIMIT 1)", col, from);
     else
         snprintf(sql, cap, "(SELECT %s(%s) FROM %s)", FN[agg], col, from);
 }
 
-/* 1 when run recorded a named series called name. */
-static int has_name(RunStore *s, long run, const char *name)
+int runstore_series_named(RunStore *s, long run, const char *name)
 {
     sqlite3_stmt *st;
     int yes = 0;
@@ -125,10 +123,10 @@ static int series_open(RunStore *s, long run, const char *metric, long from,
     if (!status) status = runstore_check_run(s, run, err);
     if (status) return status;
     if ((ref.info->source == SERIES_SRC_NAMED || ref.info->source == SERIES_SRC_HIST) &&
-        !has_name(s, run, ref.name))
+        !runstore_series_named(s, run, ref.name))
         return err_set(err, LM_EARG, "run %ld has no series '%s' (`series %ld` lists its "
                        "series)", run, escaped(ref.name), run);
-    source_sql(&ref, "?1", src, sizeof src, col, sizeof col);
+    runstore_series_source(&ref, "?1", src, sizeof src, col, sizeof col);
     int best = ref.info->source == SERIES_SRC_BEST;   /* the running minimum, kept here (a
                                                          window function buffers the run) */
     if (best || from == LONG_MIN)
@@ -157,7 +155,7 @@ int runstore_series_span(RunStore *s, long run, const char *metric, long *first,
     int status = series_find(metric, &ref, err);
     if (!status) status = runstore_check_run(s, run, err);
     if (status) return status;
-    source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    runstore_series_source(&ref, "?1", from, sizeof from, col, sizeof col);
     snprintf(sql, sizeof sql, "SELECT (SELECT min(step) FROM %s), (SELECT max(step) FROM %s)",
              from, from);   /* each from an end of the index, where there is one */
     sqlite3_stmt *st;
@@ -232,7 +230,7 @@ static int series_stmt(RunStore *s, long run, const char *name, const char *tail
     char from[480], col[64], sql[700];
     int status = series_find(name, &ref, err);
     if (status) return status;
-    source_sql(&ref, "?1", from, sizeof from, col, sizeof col);
+    runstore_series_source(&ref, "?1", from, sizeof from, col, sizeof col);
     snprintf(sql, sizeof sql, "SELECT step, %s FROM %s %s", col, from, tail);
     if ((status = prep(s, sql, st, err))) return status;
     sqlite3_bind_int64(*st, 1, run);
@@ -301,7 +299,7 @@ static int add_name(char (**names)[SERIES_NAME_LEN], int *n, long *cap, const ch
 static int has_values(RunStore *s, long run, const SeriesRef *ref)
 {
     char from[480], col[64], sql[640];
-    source_sql(ref, "?", from, sizeof from, col, sizeof col);
+    runstore_series_source(ref, "?", from, sizeof from, col, sizeof col);
     if (ref->info->source == SERIES_SRC_NAMED || ref->info->source == SERIES_SRC_HIST)
         snprintf(col, sizeof col, "step");   /* recorded, NaN (NULL) or not */
     snprintf(sql, sizeof sql, "SELECT EXISTS(SELECT 1 FROM %s AND %s IS NOT NULL)", from, col);

@@ -50,7 +50,7 @@ struct RunStore {
     int full_since;        /* a write failed for space: checkpoint the WAL once one lands */
     double failed_at;      /* monotonic seconds of the last failed flush (0: none) */
     sqlite3_stmt *ins_step, *ins_eval, *upd_run;
-    long rows_read;        /* points handed out by series reads (runstore_rows_read) */
+    long rows_read;        /* rows handed out by series reads (runstore_rows_read) */
 };
 
 /* ---- small helpers (tiny, inline) ---------------------------------------------------- */
@@ -188,6 +188,15 @@ int runstore_cursor_new(RunStore *s, const char *sql, long run, const char *what
                         RunStoreCursor **c, char *err);
 /* The next row: 1, 0 at the end, -1 when the read failed (err says). */
 int runstore_cursor_step(RunStoreCursor *c, char *err);
+
+/* ---- runstore_registry.c ------------------------------------------------------------- */
+
+/* "TABLE WHERE run_id=RUN AND ..." of ref's source into from, its value column into col
+ * (run: the SQL that names the run, "?1" or "runs.id"). */
+void runstore_series_source(const SeriesRef *r, const char *run, char *from,
+                            size_t cap, char *col, size_t ccap);
+/* 1 when run recorded a named series called name. */
+int runstore_series_named(RunStore *s, long run, const char *name);
 
 /* ---- runstore_write.c ---------------------------------------------------------------- */
 
