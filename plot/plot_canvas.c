@@ -83,19 +83,22 @@ int plot_canvas_open(Canvas *c, const char *path, double w, double h, char *err)
 /* Finishes the page and commits the file. */
 int plot_canvas_close(Canvas *c, char *err)
 {
-    int bad = cairo_status(c->cr) != CAIRO_STATUS_SUCCESS;
+    cairo_status_t st = cairo_status(c->cr);
     cairo_destroy(c->cr);
-    if (!bad && c->fmt == FMT_PNG)
-        bad = cairo_surface_write_to_png_stream(c->surf, canvas_write, c) != CAIRO_STATUS_SUCCESS;
+    if (!st && c->fmt == FMT_PNG)
+        st = cairo_surface_write_to_png_stream(c->surf, canvas_write, c);
     cairo_surface_finish(c->surf);
-    bad |= cairo_surface_status(c->surf) != CAIRO_STATUS_SUCCESS;
+    if (!st)
+        st = cairo_surface_status(c->surf);
     cairo_surface_destroy(c->surf);
-    if (!bad && !c->write_err) return outfile_commit(&c->out, c->path, err);
+    if (!st && !c->write_err) return outfile_commit(&c->out, c->path, err);
     outfile_abort(&c->out);
     if (c->write_err == ENOSPC)
         return err_set(err, LM_ENOSPC, "%s: disk full while writing the image", c->path);
-    return err_set(err, LM_EIO, "writing %s failed%s%s", c->path, c->write_err ? ": " : "",
-                   c->write_err ? strerror(c->write_err) : "");
+    if (c->write_err)
+        return err_set(err, LM_EIO, "writing %s failed: %s", c->path, strerror(c->write_err));
+    return err_set(err, LM_EIO, "writing %s failed: cairo: %s", c->path,
+                   cairo_status_to_string(st));
 }
 
 /* Text anchored at (x, y): ax 0/0.5/1 = its left/centre/right there, ay 0/0.5/1 = its

@@ -10,7 +10,9 @@
 
 #include <cairo.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define PANEL_W 250.0
 #define PANEL_H 170.0
@@ -25,20 +27,52 @@ static void fmt_value(char *buf, size_t cap, double v)
     else snprintf(buf, cap, "%.4g", v);
 }
 
-/* A heat strip: column i (step x[i]) of heat_rows cells shaded by viridis. */
+/* A heat strip: heat_rows cells a column, shaded by viridis, over the panel's width in at
+ * most HEAT_PER_PT columns a point, drawn as one image (pixel = cell, scaled without
+ * smoothing): a run's thousands of histograms share a column, each cell the mean of
+ * their finite values, a cell with none left blank. (One rectangle per step and bin made
+ * a diagnostics run's page millions of them, and cairo failed "out of memory".) */
+#define HEAT_PER_PT 2.0
 static void draw_heat(cairo_t *cr, const PlotPanel *p, double l, double r, double t, double b)
 {
     char buf[48];
-    double cw = (r - l) / p->n, rh = (b - t) / p->heat_rows;
-    for (int i = 0; i < p->n; i++)
-        for (int k = 0; k < p->heat_rows; k++) {
-            double v = p->heat[(long)i * p->heat_rows + k], rgb[3];
-            if (!isfinite(v)) continue;
-            plot_viridis(v, rgb);
-            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-            cairo_rectangle(cr, l + i * cw, b - (k + 1) * rh, cw + 0.3, rh + 0.3);
-            cairo_fill(cr);
+    int cols = (int)((r - l) * HEAT_PER_PT), rows = p->heat_rows;
+    cols = cols < 1 ? 1 : cols > p->n ? p->n : cols;
+    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, cols, rows);
+    if (cairo_surface_status(img) == CAIRO_STATUS_SUCCESS) {
+        unsigned char *data = cairo_image_surface_get_data(img);
+        int stride = cairo_image_surface_get_stride(img);
+        cairo_surface_flush(img);
+        for (int c = 0; c < cols; c++) {
+            long i0 = (long)c * p->n / cols, i1 = (long)(c + 1) * p->n / cols;
+            for (int k = 0; k < rows; k++) {
+                double sum = 0, rgb[3];
+                long m = 0;
+                for (long i = i0; i < i1; i++) {
+                    double v = p->heat[i * rows + k];
+                    if (isfinite(v)) sum += v, m++;
+                }
+                uint32_t px = 0;   /* transparent: no finite value */
+                if (m) {
+                    plot_viridis(sum / m, rgb);
+                    px = 0xff000000u | (uint32_t)lround(rgb[0] * 255) << 16 |
+                         (uint32_t)lround(rgb[1] * 255) << 8 | (uint32_t)lround(rgb[2] * 255);
+                }
+                memcpy(data + (size_t)(rows - 1 - k) * stride + (size_t)c * 4, &px, 4);
+            }
         }
+        cairo_surface_mark_dirty(img);
+        cairo_save(cr);
+        cairo_rectangle(cr, l, t, r - l, b - t);
+        cairo_clip(cr);
+        cairo_translate(cr, l, t);
+        cairo_scale(cr, (r - l) / cols, (b - t) / rows);
+        cairo_set_source_surface(cr, img, 0, 0);
+        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+        cairo_paint(cr);
+        cairo_restore(cr);
+    }
+    cairo_surface_destroy(img);
     cairo_set_source_rgb(cr, 0.25, 0.25, 0.25);
     fmt_value(buf, sizeof buf, p->x[0]);
     plot_text_at(cr, l, b + 4, 8, 0, 0, buf);

@@ -9,7 +9,9 @@
 #include "plot.h"
 #include "plot_canvas.h"
 
+#include <cairo.h>
 #include <math.h>
+#include <stdint.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +271,77 @@ static void check_decimated(const char *dir_path)
     free(x), free(y), free(pts);
 }
 
+/* The colour at (x, y) points of a PNG written at 2 pixels a point, as 0..1 RGB; 0 when it
+ * cannot be read. */
+static int png_rgb(const char *path, double x, double y, double *rgb)
+{
+    cairo_surface_t *img = cairo_image_surface_create_from_png(path);
+    int ok = cairo_surface_status(img) == CAIRO_STATUS_SUCCESS;
+    int px = (int)(x * 2), py = (int)(y * 2);
+    if (ok && px >= 0 && py >= 0 && px < cairo_image_surface_get_width(img) &&
+        py < cairo_image_surface_get_height(img)) {
+        uint32_t v;
+        memcpy(&v, cairo_image_surface_get_data(img) +
+                        (size_t)py * cairo_image_surface_get_stride(img) + (size_t)px * 4, 4);
+        rgb[0] = (v >> 16 & 255) / 255.0, rgb[1] = (v >> 8 & 255) / 255.0,
+        rgb[2] = (v & 255) / 255.0;
+    } else {
+        ok = 0;
+    }
+    cairo_surface_destroy(img);
+    return ok;
+}
+
+static int rgb_near(const double *a, const double *b)
+{
+    return fabs(a[0] - b[0]) < 0.02 && fabs(a[1] - b[1]) < 0.02 && fabs(a[2] - b[2]) < 0.02;
+}
+
+/* A histogram series of 20,000 steps as a grid's heat strip: one image of at most two
+ * columns a point of the panel's width, each cell the mean of its steps' finite values,
+ * a cell with none left blank (one rectangle per step and bin made millions, and cairo
+ * failed "out of memory" on a diagnostics run). One panel: the strip spans x 46-240 and
+ * y 50-174 points, bin k of 4 from the bottom. */
+static void check_heat_strip(const char *dir)
+{
+    enum { N = 20000, R = 4 };
+    double *x = malloc(N * sizeof *x), *heat = malloc((size_t)N * R * sizeof *heat);
+    char path[160], err[LM_ERR_LEN] = "";
+    if (!x || !heat) { free(x); free(heat); CHECK(0, "out of memory"); return; }
+    for (int i = 0; i < N; i++) {
+        x[i] = i;
+        double *h = heat + (long)i * R;
+        h[0] = 1.0;                        /* the top of the scale everywhere */
+        h[1] = i % 2;                      /* every column's mean 0.5 */
+        h[2] = i < N / 2 ? 1.0 : 0.0;      /* 1 then 0 */
+        h[3] = i == 7 ? 0.25 : NAN;        /* blank but for one step's value */
+    }
+    PlotPanel pp = {"hist/w", x, NULL, N, heat, R};
+    snprintf(path, sizeof path, "%s/heat.svg", dir);
+    CHECK(plot_grid(path, &pp, 1, "grid", err) == LM_OK, "heat strip: %s", err);
+    char *svg = slurp(path);
+    CHECK(svg && strstr(svg, "<image") && strlen(svg) < 100000,
+          "heat strip: one image, %zu bytes of SVG", svg ? strlen(svg) : 0);
+    free(svg);
+    snprintf(path, sizeof path, "%s/heat.png", dir);
+    CHECK(plot_grid(path, &pp, 1, "grid", err) == LM_OK, "heat strip png: %s", err);
+    double top[3], half[3], zero[3], c[3];
+    plot_viridis(1.0, top), plot_viridis(0.5, half), plot_viridis(0.0, zero);
+    double bin_y[R], rh = (174.0 - 50.0) / R;
+    for (int k = 0; k < R; k++)
+        bin_y[k] = 174.0 - (k + 0.5) * rh;
+    CHECK(png_rgb(path, 100, bin_y[0], c) && rgb_near(c, top), "bin 0: the top colour");
+    CHECK(png_rgb(path, 100, bin_y[1], c) && rgb_near(c, half),
+          "bin 1: the mean of its column's steps (0.5): %.3f %.3f %.3f", c[0], c[1], c[2]);
+    CHECK(png_rgb(path, 90, bin_y[2], c) && rgb_near(c, top) &&
+          png_rgb(path, 200, bin_y[2], c) && rgb_near(c, zero), "bin 2: 1 then 0 along x");
+    double white[3] = {1, 1, 1};
+    CHECK(png_rgb(path, 150, bin_y[3], c) && rgb_near(c, white), "bin 3: blank without values");
+    CHECK(png_rgb(path, 46.2, bin_y[3], c) && !rgb_near(c, white),
+          "bin 3: its one step's value drawn in the first column");
+    free(x), free(heat);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_plot_XXXXXX", path[128];
@@ -281,6 +354,7 @@ int main(void)
     check_figure(path, flat, "flat");
     check_nonfinite(dir);
     check_decimated(dir);
+    check_heat_strip(dir);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (!getenv("LMLAB_KEEP_PLOTS") && system(cmd)) {}
