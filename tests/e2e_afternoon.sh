@@ -89,12 +89,16 @@ echo "checked: items 3-4 prompts as typed, tokenize with the open model's tokeni
 "$bin" sweep base=quick steps=150 eval_every=50 lr=1e-3,3e-3 name=sw9 >sw.txt 2>&1 &
 swpid=$!
 sid=""
+# The sweep is stored with its trials: its row is committed first and each trial's row
+# after it, so a sweep already listed may have 0 or 1 of its 2 trials (what `sweep status`
+# then counts): listed with its 2 trials, not by its name alone.
 for _ in $(seq 1 300); do   # bounded: 60 s for the sweep to be stored
-    sid=$("$bin" --json sweep list 2>/dev/null | grep '"name":"sw9"' | sed -E 's/.*"sweep":([0-9]+).*/\1/')
+    sid=$("$bin" --json sweep list 2>/dev/null | grep '"name":"sw9"' | grep '"trials":2,' |
+          sed -E 's/.*"sweep":([0-9]+).*/\1/')
     [ -n "$sid" ] && break
     sleep 0.2
 done
-[ -n "$sid" ] || die "the sweep never appeared in sweep list: $(cat sw.txt)"
+[ -n "$sid" ] || die "the sweep never appeared in sweep list with its 2 trials within 60 s: $(cat sw.txt)"
 "$bin" sweep status "$sid" >ss.txt 2>&1 || fail "sweep status $sid from another shell: $(cat ss.txt)"
 grep -q "^sweep #$sid sw9 \(running\|finished\): 2 trials" ss.txt ||
     fail "sweep status $sid: $(cat ss.txt)"

@@ -81,6 +81,11 @@ export LMLAB_DB="$dir/follow.db"
 "$bin" train quick steps=1000000 >train3.out 2>&1 &
 bgpid=$!
 wait_until 60 running 1 || fail "run 1 did not start within 60 s: $(cat train3.out)"
+# item 4 resumes this run from its checkpoint: killed once one is recorded. A stored step is
+# not that: the store flushes a run's rows every 2 s too, so on a slow machine its first
+# stored step is step 10, long before the step-100 checkpoint.
+wait_until 120 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' 'SELECT step FROM checkpoints WHERE run_id=1 LIMIT 1')\" ]" ||
+    fail "run 1 recorded no checkpoint within 120 s: $(cat train3.out)"
 timeout 120 "$bin" log 1 follow >follow.out 2>&1 &
 fpid=$!
 wait_until 30 test -s follow.out || fail "log follow printed nothing within 30 s"

@@ -97,15 +97,28 @@ KILL="base=quick steps=1000 checkpoint_every=100 lr=1e-3,3e-3 threads=1 runs_dir
 run s6 "$L" --json --db a.db -c "$(sweep "$KILL")" >s6.txt 2>&1
 mkdir -p p6 && cd p6 && {
     timeout 300 "$L" --json --db a.db -c "$(sweep "$KILL parallel=2")" >a.txt 2>&1 &
-    lp=$! w=
-    for _ in $(seq 1 1500); do   # until trial 1 has a checkpoint (this sweep's own worker)
-        c=$(q a.db "select count(*) from checkpoints c join sweep_trials t on t.run_id = c.run_id where t.trial = 1" 2>/dev/null)
-        w=$(pgrep -P "$(pgrep -P $lp -x lmlab || echo $lp)" -f "trial=1 " 2>/dev/null)
-        [ "${c:-0}" -ge 1 ] && [ -n "$w" ] && break
-        sleep 0.2
+    lp=$! w= killed= sess=
+    # Until trial 1 has a checkpoint (this sweep's own worker). The worker is frozen (SIGSTOP)
+    # while the store is read, so the trial cannot end between the read and the kill (its
+    # 1000 steps take about a second: a poll that read the checkpoint and then killed could
+    # land after the trial's end, and a poll slower than the trial never saw the worker and
+    # spun its 300 s); once seen it trains only in the 20 ms between two polls.
+    end=$((SECONDS + 120))
+    for _ in $(seq 1 6000); do   # bounded: 120 s (SECONDS), well under the test's 300
+        [ $SECONDS -lt $end ] || break
+        [ -n "$sess" ] || sess=$(pgrep -P $lp -x lmlab)   # the session under timeout
+        w=$([ -n "$sess" ] && pgrep -P "$sess" -f "trial=1 ")
+        if [ -n "$w" ] && kill -STOP $w 2>/dev/null; then
+            c=$(q a.db "select count(*) from checkpoints c join sweep_trials t on t.run_id = c.run_id where t.trial = 1" 2>/dev/null)
+            if [ "${c:-0}" -ge 1 ]; then kill -9 $w && killed=$w; break; fi
+            kill -CONT $w
+        fi
+        kill -0 $lp 2>/dev/null || break   # the sweep ended: trial 1 was never caught
+        sleep 0.02
     done
-    [ -n "$w" ] && kill -9 $w
+    [ -n "$killed" ] || echo "     trial 1's worker was not killed: no worker with a checkpoint within 120 s (found '${w}')"
     bwait $lp 320 "the sweep whose worker was killed"; cd ..; }
+check "killed worker: trial 1's worker was killed once its trial had a checkpoint" [ -n "$killed" ]
 check "killed worker: its trial is interrupted, not failed" [ "$(q p6/a.db "select status from sweep_trials where trial=1")" == interrupted ]
 check "killed worker: its run is interrupted, saying why" bash -c "sqlite3 p6/a.db \"select r.status || ': ' || r.reason from runs r join sweep_trials t on t.run_id = r.id where t.trial=1\" | grep -q '^interrupted: its worker process was killed by signal 9'"
 check "killed worker: the sweep is interrupted (resumable), not finished" [ "$(q p6/a.db "select status from sweeps where id=1")" == interrupted ]

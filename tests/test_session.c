@@ -216,6 +216,15 @@ static void sweep_job(Session *s)
     json_decref(o);
     CHECK(id > 0, "no sweep id: %s", out);
     CHECK(sweep_until(s, "step", "0"), "the first trial never stepped: %s", out);
+    /* `sweep list` of a sweep with no evaluation yet (eval_every=0: no best while it trains):
+     * its best is null (the JSON object failed to encode and the line was replaced by "an
+     * answer could not be encoded as JSON ... please report"; e2e_afternoon's poll for a new
+     * sweep saw only that until the first trial's first evaluation) */
+    CHECK(run(s, "sweep list") == LM_OK && n_errors == 0 && (o = last_json("sweep")) &&
+          json_integer_value(json_object_get(o, "sweep")) == id &&
+          json_integer_value(json_object_get(o, "trials")) == 2 &&
+          json_is_null(json_object_get(o, "best_val")), "sweep list with no best yet: %s", out);
+    json_decref(o);
     CHECK(run(s, "train steps=10") != LM_OK && n_errors == 1 && strstr(out, "sweep #"),
           "train during a sweep: %s", out);
     CHECK(run(s, "status") == LM_OK && (o = last_json("status")) != NULL, "status: %s", out);
