@@ -1,7 +1,8 @@
 /* strbuf.h — a growable text buffer written with printf formats: the markdown of the
- * TensorBoard export's texts (core/run/tboard.c) and the store's compare table
- * (core/store/runstore_query.c). Not a general string library: append only, and running
- * out of memory is a flag the caller reads once at the end rather than a status per call. */
+ * TensorBoard export's texts (core/run/tboard.c), the store's compare table
+ * (core/store/runstore_query.c) and the command table's help (commands/cmdtable_help.c).
+ * Not a general string library: append only, and running out of memory is a flag the
+ * caller reads once at the end rather than a status per call. */
 #ifndef LM_STRBUF_H
 #define LM_STRBUF_H
 
