@@ -380,7 +380,7 @@ static const Command COMMANDS[] = {
      "filters, columns and sort (loss<2, columns=id,loss,val_loss.min), plot metric= and\n"
      "series=, the dashboard's grid view and compare.",
      ARG_RUN_ID, NULL, cmd_series, "history", 0, NULL, NULL},
-    {"bench", "[small|paper|small-msa|paper-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|tokenizer|all] "
+    {"bench", "[small|paper|small-msa|paper-msa|wide-msa|scan-dispatcher-N|scan-msa-N|EXPERIMENT|sample|store|track|board|data|tokenizer|all] "
      "[steps=N] [precision=fp32|bf16|both] [tokenizer=A,B] [file=PATH] [mb=N] [gb=N]", "measure training and sampling speed on this machine",
      "Prints the sgemm peak, then per workload: tokens/s, ms per step, the time split by\n"
      "stage (each part's forward and backward, the optimizer, the gradient's zeroing and\n"
@@ -388,14 +388,16 @@ static const Command COMMANDS[] = {
      "GFLOP/s in all and per part against the peak of its precision, and peak memory\n"
      "(each workload in its own process). small = dispatcher V=65 d=128 nhid=512 L=4 bptt=64 batch=12\n"
      "AdamW; paper = dispatcher V=28782 d=512 nhid=512 L=6 bptt=512 batch=20 Adam clip\n"
-     "0.5; -msa: the same with MSA; scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
+     "0.5; -msa: the same with MSA; wide-msa: nanoGPT's wider shape (MSA, d=192 nhid=768 L=6,\n"
+     "6 heads, bptt=128 batch=16, V=65, AdamW); scan-*-N: d=128 at bptt N, 8192 tokens per step;\n"
      "EXPERIMENT (an experiments/ name, e.g. speedrun_shakespeare): that file's model, shape,\n"
      "optimizer and precision as a run of it gets them on this CPU, its data's vocabulary;\n"
      "sample: sampling at bptt=512 with and without the cache; store: the run store's\n"
      "overhead on training throughput; track: what the owner's system metrics, console and\n"
      "alert checks cost per second of training, as a share of a small step. `threads` is honoured. precision=bf16 runs the\n"
      "workloads with bf16 matrix products (CPUs with avx512_bf16) and prints the bf16 peak;\n"
-     "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio;\n"
+     "precision=both runs fp32 then bf16 side by side and prints the tokens/s ratio, as a share\n"
+     "of the two peaks' ratio and against the most the bf16 step's other stages allow;\n"
      "board: a dashboard frame (jobs and history views) and the run list's sorts and\n"
      "filters on synthetic stores of 200 runs (20 running) and 10,000 runs.\n"
      "data: `data prepare` MB/s per tokenizer over a generated corpus of mb=N MB (default 50)\n"
