@@ -438,6 +438,33 @@ static void test_delete(void)
     CHECK(q_long(path, "SELECT count(*) FROM metrics WHERE run_id=1") == 10, "other run kept");
 }
 
+/* A sweep created with its trials: the row and its pending trials in one transaction
+ * (a reader between two saw a new sweep with fewer trials than it has: "0 trials"). */
+static void test_sweep_create_trials(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "sweep_trials.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    long sw = 0;
+    int ks[3] = {0, 1, 2};
+    const char *params[3] = {"lr=1e-3", "lr=1e-4", "lr=1e-5"};
+    CHECK(runstore_sweep_create_trials(s, "three", "lr=1e-3,1e-4,1e-5", "grid", ks, params, 3,
+                                       &sw, err) == LM_OK, "sweep with trials: %s", err);
+    SweepTrialRow *t = NULL;
+    int n = 0;
+    CHECK(runstore_sweep_trials(s, sw, &t, &n, err) == LM_OK && n == 3, "its trials: %d", n);
+    for (int i = 0; i < n && i < 3; i++)
+        CHECK(t[i].trial == i && !strcmp(t[i].status, "pending") && t[i].run_id == 0 &&
+              !strcmp(t[i].params, params[i]), "trial %d pending with its values", i);
+    free(t);
+    long none = 0;
+    CHECK(runstore_sweep_create_trials(s, "empty", "", "grid", NULL, NULL, 0, &none, err) ==
+          LM_OK && none == sw + 1, "a sweep of no trials: %s", err);
+    runstore_close(s);
+}
+
 static void test_sweeps(void)
 {
     char path[512], err[LM_ERR_LEN];
@@ -980,6 +1007,7 @@ static void run_all(void)
     test_compare_export();
     test_delete();
     test_sweeps();
+    test_sweep_create_trials();
     test_row_codes();
     test_timings();
     test_series_timing();

@@ -452,6 +452,12 @@ int runstore_best_checkpoint(RunStore *s, long run, CheckpointRecord *best, int 
  * receives its id. */
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err);
+/* runstore_sweep_create with its n trials (numbers trial[i], parameter text params[i])
+ * recorded "pending" in the same transaction: a reader never sees the sweep without
+ * them, and a failure leaves neither. */
+int runstore_sweep_create_trials(RunStore *s, const char *name, const char *spec,
+                                 const char *strategy, const int *trial,
+                                 const char *const *params, int n, long *id, char *err);
 
 /* Takes sweep's kernel lock for this process (the one that runs its trials, held until
  * runstore_sweep_unlock or the process ends: the kernel drops it on a crash). LM_OK;

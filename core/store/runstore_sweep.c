@@ -19,9 +19,17 @@ static const char *SWEEP_STATUSES[] = {"running", "paused", "finished", "stopped
 int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
                           const char *strategy, long *id, char *err)
 {
+    return runstore_sweep_create_trials(s, name, spec, strategy, NULL, NULL, 0, id, err);
+}
+
+int runstore_sweep_create_trials(RunStore *s, const char *name, const char *spec,
+                                 const char *strategy, const int *trial,
+                                 const char *const *params, int n, long *id, char *err)
+{
     sqlite3_stmt *st;
     double created = sysinfo_wall();
-    /* the row and its writer's code in one transaction: never a sweep without its code */
+    /* the row, its writer's code and its pending trials in one transaction: never a sweep
+     * without its code, and no reader sees it with fewer trials than it has */
     int status = exec_sql(s, "BEGIN IMMEDIATE", "creating a sweep", err);
     if (!status) status = prep(s, "INSERT INTO sweeps(name, spec, strategy, status, created)"
                                " VALUES(?,?,?,'running',?)", &st, err);
@@ -36,6 +44,8 @@ int runstore_sweep_create(RunStore *s, const char *name, const char *spec,
     status = write_stmt(s, st, "creating a sweep", NULL, err);
     if (!status) *id = (long)sqlite3_last_insert_rowid(s->db);
     if (!status) status = runstore_sweep_sign(s, *id, spec ? spec : "", created, err);
+    for (int i = 0; !status && i < n; i++)
+        status = runstore_sweep_trial_set(s, *id, trial[i], 0, params[i], "pending", err);
     if (!status) return tx_commit(s, "creating a sweep", err);
     tx_rollback(s);
     return status;

@@ -73,21 +73,27 @@ SweepRunner *sweep_runner_create(const SweepSpec *spec, const char *db_path, cha
     size_t len = strlen(words) + strlen(cfg ? cfg : "") + 2;
     char *text = malloc(len);
     long id = 0;
-    int rc = !text || !cfg ? err_set(err, LM_ENOMEM, "out of memory") : LM_OK;
-    if (!rc) {
+    int *ks = calloc((size_t)r->n + 1, sizeof *ks);
+    const char **params = calloc((size_t)r->n + 1, sizeof *params);
+    int rc = !text || !cfg || !ks || !params ? err_set(err, LM_ENOMEM, "out of memory") : LM_OK;
+    for (int i = 0; !rc && i < r->n; i++) {
+        ks[i] = r->trials[i].k;
+        params[i] = r->trials[i].params;
+    }
+    if (!rc) {   /* the sweep and its pending trials at once */
         snprintf(text, len, "%s\n%s", words, cfg);
-        rc = runstore_sweep_create(st, r->spec.name, text, sweep_strategy_name(spec->strategy),
-                                   &id, err);
+        rc = runstore_sweep_create_trials(st, r->spec.name, text,
+                                          sweep_strategy_name(spec->strategy), ks, params,
+                                          r->n, &id, err);
     }
     free(text);
     free(cfg);
+    free(ks);
+    free(params);
     if (!rc)
         name_trials(r, id);
     if (!rc && !(rc = runstore_sweep_lock(st, id, err)))   /* a new id: nobody else has it */
         r->locked = 1;
-    for (int i = 0; !rc && i < r->n; i++)
-        rc = runstore_sweep_trial_set(st, id, r->trials[i].k, 0, r->trials[i].params,
-                                      "pending", err);
     runstore_close(st);
     if (rc) {
         sweep_runner_destroy(r);
