@@ -107,6 +107,17 @@ static inline long new_run(RunStore *s, const char *name, const char *model, con
 }
 
 
+/* The number of runs `filter` lists (-1 when the listing failed: *status says why). */
+static inline int count_list(RunStore *s, const char *filter, int *status)
+{
+    char err[LM_ERR_LEN];
+    RunRow *rows;
+    int n = -1;
+    *status = runstore_list(s, filter, "recent", 0, &rows, &n, err);
+    runstore_rows_free(rows, n);
+    return n;
+}
+
 /* Creates the temporary directory, runs the tests, removes it, returns the exit code. */
 static inline int runstore_test_main(const char *label, void (*run)(void))
 {
