@@ -11,6 +11,7 @@
 #include "cmd_analysis.h"
 #include "cmd_sweep.h"
 #include "job.h"
+#include "jsonval.h"
 #include "runstore_group.h"
 #include "checkpoint.h"
 #include "runrecord.h"
@@ -430,12 +431,12 @@ static int sweep_list(Session *s)
             done += !strcmp(t[i].status, "done");
             if (isfinite(t[i].best_val) && !(t[i].best_val >= best)) best = t[i].best_val;
         }
-        if (s->json)   /* no best yet (no trial evaluated): null, as JSON has no NaN */
+        if (s->json)   /* no best yet (no trial evaluated): null (jsonval_num), JSON has no NaN */
             session_emit_json(s, json_pack("{s:s s:I s:s s:s s:s s:i s:i s:o}", "event",
                                            "sweep", "sweep", (json_int_t)id, "name", row.name,
                                            "strategy", row.strategy, "status", row.status,
                                            "trials", n, "done", done, "best_val",
-                                           isfinite(best) ? json_real(best) : json_null()));
+                                           jsonval_num(best)));
         else {
             char bv[16] = "-";
             if (isfinite(best)) snprintf(bv, sizeof bv, "%.4f", best);
