@@ -26,7 +26,7 @@ fired() { [ "$(q "SELECT count(*) FROM alert_events WHERE run_id=1 AND rule='$1'
 status_is() { [ "$(q "SELECT status FROM runs WHERE id=1")" = "$1" ]; }
 
 # MSA attention over 16,384 characters, 2 sequences: its O(T^2) cost makes one step about
-# 14 CPU-seconds (7 s on the 2 idle cores of the machine README's speed table names, so
+# 14 CPU-seconds (7 s on the 2 idle cores of the machine docs/results.md's speed table names, so
 # >= 3 s on one twice as fast) in about 0.9 GB; threads=2 so more cores do not shorten it
 SLOW="model=msa heads=4 d=128 nhid=512 layers=1 bptt=16384 batch=2 threads=2 steps=1000000
       eval_every=0 sample_every=0 checkpoint_every=0 log_every=1"
