@@ -8,6 +8,7 @@
 # nobody) do not delay a real `stop`; a verb "stop" followed by a NUL byte is answered as
 # unknown and changes nothing. Every wait is bounded. Usage: e2e_control.sh LMLAB_BINARY.
 set -u
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(readlink -f "$1")
 command -v sqlite3 >/dev/null || { echo "sqlite3 (the shell) not installed: skipped"; exit 77; }
@@ -16,10 +17,6 @@ pids=""
 trap 'for p in $pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
       rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
 has() { grep -qE -- "$2" "$1"; }
 eq() { [ "$1" == "$2" ]; }

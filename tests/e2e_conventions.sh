@@ -6,14 +6,12 @@
 # checkpoints=true` removes only the files the run wrote and says what it left.
 # Usage: e2e_conventions.sh LMLAB_BINARY.
 set -u
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 L=$(readlink -f "$1")
 W=$(mktemp -d /tmp/lmlab_conv_XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); sed "s/^/    | /" out.log 2>/dev/null | tail -8; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 
 # 1. an empty runs_dir: refused at set, in a train line and in an experiment file
 "$L" --db t.db -c 'use quick; set runs_dir=; train steps=10' >out.log 2>&1

@@ -8,6 +8,7 @@
 # Disk scenarios need root and tmpfs mounts (skipped otherwise, as e2e_faults.sh).
 # Usage: e2e_data.sh LMLAB_BINARY.
 set -u
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait, wait_until: every wait is bounded
 L=$(readlink -f "$1")
 W=$(mktemp -d /tmp/lmlab_data_XXXXXX)
@@ -18,10 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 has() { grep -q -- "$2" "$1"; }
 lm() { "$L" --db t.db "$@"; }
 

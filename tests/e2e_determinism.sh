@@ -14,15 +14,12 @@
 # The mpirun parts are skipped (said so) when mpirun is absent or lmlab has no MPI.
 # Usage: e2e_determinism.sh LMLAB. No timing assertions; every command has a timeout.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 L=$(realpath "$1")
 . "$(dirname "$0")/mpi.sh"   # mpi_usable, mpi_run: Open MPI set up for this machine
 W=$(mktemp -d /tmp/lmlab_det_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
 T() { timeout 120 "$@"; }
 MODELS="dispatcher msa lstm"

@@ -7,6 +7,7 @@
 # files, and that nothing already recorded was lost. Usage: e2e_faults.sh LMLAB [SCENARIO...]
 # (scenarios 1-9; all by default; 8 = the reproductions of issue 13, 9 = issue 25's store items). Not a benchmark and not a soak test (tests/soak.sh).
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,11 +22,7 @@ cleanup() {
 trap cleanup EXIT
 cd "$W" || exit 1
 command -v sqlite3 >/dev/null || { echo "sqlite3 is needed (scripts/deps.sh installs it)"; exit 1; }
-FAILS=0
 
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd '.timeout 5000' "$DB" "$1"; }
 eq() { [ "$1" == "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
 has() { grep -qE -- "$2" "$1" || { echo "     '$2' not in $1:"; head -c 600 "$1" | sed 's/^/     | /'; return 1; }; }

@@ -6,15 +6,12 @@
 # longer than a fixed buffer are refused, never cut (--db, use).
 # Usage: e2e_files.sh LMLAB_BINARY.
 set -u
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(readlink -f "$1")
 W=$(mktemp -d /tmp/lmlab_files_XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 lm() { "$L" --db t.db -c "$1" >out.log 2>&1; }
 
 "$L" --db t.db train quick steps=20 runs_dir=R >/dev/null 2>&1 || { echo "training failed"; exit 1; }

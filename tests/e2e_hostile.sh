@@ -9,16 +9,13 @@
 # one stored by hand printed (escaped) by --json group, runs group_by=group and sample
 # runs=, every object present. Every wait is bounded. Usage: e2e_hostile.sh LMLAB_BINARY.
 set -u
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(readlink -f "$1")
 START=$(cd "$(dirname "$0")/.." && pwd)/scripts/start.sh
 W=$(mktemp -d /tmp/lmlab_hostile_XXXXXX)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 has() { grep -qE -- "$2" "$1"; }
 hasnt() { ! grep -qE -- "$2" "$1"; }
 eq() { [ "$1" == "$2" ]; }

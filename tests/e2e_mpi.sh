@@ -20,6 +20,7 @@
 # Exits 77 (skipped) when mpirun is absent or lmlab was built without MPI.
 # Usage: e2e_mpi.sh LMLAB. No timing assertions.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 command -v mpirun >/dev/null || { echo "mpirun not found: skipped (apt-get install openmpi-bin)"; exit 77; }
@@ -29,10 +30,6 @@ cd "$W" || exit 1
 export OMPI_MCA_plm=isolated OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 M() { local n=$1; shift; timeout 300 mpirun --oversubscribe -np "$n" "$L" "$@"; }
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 # field KEY FILE [EVENT]: the value of "KEY" in the last JSON line of event EVENT (step)
 field() { grep "\"event\":\"${3:-step}\"" "$2" | tail -1 | sed -E "s/.*\"$1\":([-0-9.eE+]+).*/\1/"; }
 # close A B TOL: |A-B| <= TOL*|B| (and both are numbers)
@@ -104,9 +101,9 @@ mkdir r1 r2
  M 2 --json --db a.db -c "train resume=1 threads=1; wait" >b.txt 2>&1)
 mkdir s4 && (cd s4 && "$L" --json --db a.db train quick steps=120 $COMMON >out.txt 2>&1)
 check "stopped under -np 2 with a checkpoint" bash -c "ls r1/runs/run-1-*/step-*.safetensors >/dev/null"
-check "resumed by one process: finished" grep -q '"status":"finished"' r1/b.txt
+check "resumed by one process: finished" grep -q '"status":"finished"' r1/b.txt || show r1/a.txt r1/b.txt
 check "resumed by one process: ends where an uninterrupted run ends" close "$(field final_val r1/b.txt end)" "$(field final_val s4/out.txt end)" 1e-3
-check "resumed under -np 2: finished" grep -q '"status":"finished"' r2/b.txt
+check "resumed under -np 2: finished" grep -q '"status":"finished"' r2/b.txt || show r2/a.txt r2/b.txt
 check "resumed under -np 2: ends where an uninterrupted run ends" close "$(field final_val r2/b.txt end)" "$(field final_val s4/out.txt end)" 1e-3
 check "resumed under -np 2: still one run" [ "$(q r2/a.db 'select count(*) from runs')" == 1 ]
 
@@ -176,7 +173,8 @@ if command -v tmux >/dev/null; then
     check "dashboard under mpirun: Ctrl-C does not end the job" [ ! -s t7/exit.txt ]
     tmux -L "$SOCK" send-keys -t t "quit" Enter
     for _ in $(seq 300); do [ -s t7/exit.txt ] && break; sleep 0.1; done
-    check "dashboard under mpirun: quit ends the job (exit 0)" grep -qx "EXIT=0" t7/exit.txt
+    check "dashboard under mpirun: quit ends the job (exit 0)" grep -qx "EXIT=0" t7/exit.txt ||
+        { show t7/exit.txt; screen | tail -12 | sed 's/^/     | /'; }
     check "dashboard under mpirun: the run is recorded once, finished, on 2 ranks" \
         [ "$(q t7/a.db "select count(*) from runs where status='finished' and machine like '%mpi 2 ranks%'")" == 1 ]
     tmux -L "$SOCK" kill-server 2>/dev/null

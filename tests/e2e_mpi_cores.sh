@@ -3,6 +3,7 @@
 # the run used (all ranks, and per rank), not one rank's share ("1 cores", issue 49).
 # Exits 77 (skipped) when mpirun is absent or lmlab was built without MPI. No timing.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"
 L=$(realpath "$1")
 . "$(dirname "$0")/mpi.sh"   # Open MPI's environment, mpi_usable, mpi_run
@@ -10,8 +11,6 @@ mpi_usable "$L" "e2e_mpi_cores" || exit 77
 W=$(mktemp -d /tmp/lmlab_mpicores_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-check() { local d=$1; shift; if "$@"; then echo "ok   $d"; else echo "FAIL $d"; FAILS=$((FAILS + 1)); fi; }
 mpi_run 300 2 "$L" --db a.db train quick steps=2 threads=1 runs_dir=runs >train.txt 2>&1
 "$L" --db a.db -c "run 1" >run.txt 2>&1
 grep machine run.txt

@@ -10,15 +10,12 @@
 # stored configurations. tokenizer=bpe stands in for gpt2 where gpt2 is not built in.
 # Usage: e2e_recipe.sh LMLAB. No timing assertions; every command has a timeout.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 L=$(realpath "$1")
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 W=$(mktemp -d /tmp/lmlab_recipe_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
 T() { timeout 300 "$@"; }
 # an OpenWebText-like folder: documents as .txt, some compressed as the release's .xz

@@ -13,16 +13,13 @@
 # The mpirun part is skipped (said so) without mpirun or an MPI build.
 # Usage: e2e_shards.sh LMLAB. No timing assertions; every command has a timeout.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 L=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/mpi.sh"   # mpi_usable, mpi_run: Open MPI set up for this machine
 W=$(mktemp -d /tmp/lmlab_shards_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
 T() { timeout 120 "$@"; }
 python3 "$HERE/make_token_files.py" "$W/c" 200 || { echo "FAIL cannot make the token files"; exit 1; }

@@ -13,15 +13,12 @@
 #      (skipped when mpirun is absent or lmlab was built without MPI)
 # Usage: e2e_sweep_parallel.sh LMLAB. No timing assertions.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 . "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 L=$(realpath "$1")
 W=$(mktemp -d /tmp/lmlab_psweep_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 q() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
 # trials FILE: one line per trial of `sweep show`'s JSON: "trial status steps best final"
 trials() {

@@ -17,15 +17,12 @@
 #     unknown run: refused, non-zero exit, nothing written (the parent folder unchanged).
 # Usage: e2e_tboard.sh LMLAB. No timing assertions; every command has a timeout.
 set -uo pipefail
+. "$(dirname "$0")/e2e_lib.sh"   # ok, bad, check and FAILS
 L=$(realpath "$1")
 CHECK=$(dirname "$(realpath "$0")")/tboard_check.py
 W=$(mktemp -d /tmp/lmlab_tboard_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
 cd "$W" || exit 1
-FAILS=0
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; FAILS=$((FAILS + 1)); }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
 T() { timeout 120 "$@"; }
 command -v protoc >/dev/null || { echo "FAIL protoc not found (apt-get install protobuf-compiler)"; exit 1; }
 export LMLAB_SYSMETRICS_EVERY=0.05
