@@ -11,6 +11,7 @@
 #include "dash_draw.h"
 #include "err.h"
 #include "runkeys.h"
+#include "runrecord.h"
 #include "runstore_group.h"
 #include "safetext.h"
 #include "table.h"
@@ -41,9 +42,10 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32]
     snprintf(out[0], CELL_LEN, "%ld", row->id);
     char name[CELL_LEN];
     safetext_escape(name, sizeof name, row->name, 0);   /* stored text: escaped */
+    char from[48];
+    runrecord_fmt_parent(from, sizeof from, row);
     if (row->parent_run)
-        snprintf(out[1], CELL_LEN, "%s#%ld@%ld %.40s", unicode ? "↳" : "^",
-                 row->parent_run, row->parent_step, name);
+        snprintf(out[1], CELL_LEN, "%s%.24s %.40s", unicode ? "↳" : "^", from, name);
     else
         snprintf(out[1], CELL_LEN, "%s", name);
     if (isnan(row->best_val))

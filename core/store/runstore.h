@@ -201,6 +201,9 @@ typedef struct {
     long pid;
     double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
     long parent_run, parent_step;    /* a fork: the run and step it started from; 0 = none */
+    int parent_init;                 /* 1: not a fork but started with init_from= from
+                                        the weights of parent_run at parent_step
+                                        (RUNSTORE_PARENT_INIT, runstore_control.h) */
     long best_step;                  /* the step whose weights the run's best checkpoint
                                         holds (its own record, runstore_best_checkpoint);
                                         -1 = none */
