@@ -76,8 +76,8 @@ void view_history_compare_table(Canvas *c, Rect in, const Dashboard *d,
                 snprintf(t, sizeof t, "%ld", cv->last_step);
             else if (isnan(v))
                 snprintf(t, sizeof t, "-");
-            else
-                snprintf(t, sizeof t, "%.4f", v);
+            else   /* an estimate over eval_batches batches marked as `runs` marks it */
+                snprintf(t, sizeof t, "%s%.4f", r == 0 && cv->best_estimated ? "~" : "", v);
             canvas_text_fit(c, in.x + kw + 1 + i * cw, y, cw - 1, t, UI_COLOR_DEFAULT, 0,
                             caps->unicode);
         }

@@ -13,6 +13,7 @@
 #include "runkeys.h"
 #include "runrecord.h"
 #include "runstore_group.h"
+#include "runstore_row.h"
 #include "safetext.h"
 #include "table.h"
 
@@ -51,7 +52,8 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32]
     if (isnan(row->best_val))
         snprintf(out[2], CELL_LEN, "-");
     else
-        snprintf(out[2], CELL_LEN, "%.4f", row->best_val);
+        snprintf(out[2], CELL_LEN, "%s%.4f", runstore_best_estimated(row) ? "~" : "",
+                 row->best_val);   /* an estimate, marked as `runs` marks it */
     snprintf(out[3], CELL_LEN, "%ld", row->last_step);
     snprintf(out[4], CELL_LEN, "%s", row->status);
     snprintf(out[5], CELL_LEN, "%s", row->model);
