@@ -2,7 +2,8 @@
 # e2e_truth2.sh — the same fact about a run read from every place that shows it agrees
 # (docs/truth2.md): a run started with init_from= is not a fork of the run it took its
 # weights from (run ID, runs, --json, compare's tokens/s, report, TensorBoard lineage);
-# a fork's best is its own (best.safetensors written, compare and --json name its step).
+# a fork's best is its own (best.safetensors written, compare and --json name its step);
+# an ended run's `status` gives its own speed and time, as its end did.
 # Usage: e2e_truth2.sh LMLAB_BINARY
 set -u
 bin=$(readlink -f "$1")
@@ -51,4 +52,13 @@ ls runs/run-3-*/best.safetensors >/dev/null 2>&1 || fail "the fork wrote no best
     fail "compare: $("$bin" compare 1 3 | grep 'best checkpoint')"
 grep -qE '^  step 200 .*best\.safetensors  \* best$' <("$bin" run 3) ||
     fail "run 3: $("$bin" run 3 | sed -n '/^checkpoints/,/^samples/p')"
+# 3. an ended run's `status`: its own speed and time, as its end said (not its last logged
+# window's speed; a fork's seconds since its fork point, not its parent's before it)
+for r in 1:o1 3:o3; do
+    id=${r%%:*} f=${r#*:}
+    want=$(summary_speed "$f") secs=$(grep -oE ' in [^ ]+ \(' "$f" | tail -1 | cut -d' ' -f3)
+    line=$("$bin" -c "attach $id; status" 2>&1 | grep "^run #$id ")
+    echo "$line" | grep -qE " $want tok/s  elapsed $secs  ETA -$" ||
+        fail "status of run $id: '$line'; its end said $want tokens/s in $secs"
+done
 echo "e2e_truth2: ok"

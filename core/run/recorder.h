@@ -88,4 +88,11 @@ int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err);
  * evaluating (which the store does not know) are "running". */
 const char *recorder_status_name(int status);
 
+/* What the snapshot's run trained itself, as runrecord_work says it of a stored run: a
+ * fork from its fork point on (sn->origin), any other run from step 0 (a resume carries
+ * on the run's totals). *seconds: its seconds of training; *tokens_per_s: its tokens over
+ * them (0 before a logged step): the speed the end of `train`, `compare` and, once the
+ * run has ended, the dashboard's status bar and `status` state. (snapshot_store.c) */
+void snapshot_own_work(const Snapshot *sn, double *seconds, double *tokens_per_s);
+
 #endif
