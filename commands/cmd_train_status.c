@@ -46,7 +46,7 @@ static void print_status(Session *s, const Snapshot *sn)
     if (paused) snprintf(eta, sizeof eta, "- (paused)");
     Output *o = output_create("status");
     step_fields(o, sn->run_id, &sn->last);
-    output_str(o, "status", recorder_status_name(sn->status));
+    output_str(o, "status", snapshot_status_name(sn));
     output_int(o, "total_steps", sn->total_steps);
     output_real(o, "best_val", sn->best_val); /* NAN (left out) before an evaluation */
     output_text_str(o, "elapsed_text", el);
@@ -211,7 +211,7 @@ static void print_end(Session *s, const Snapshot *sn)
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     Output *o = output_create("end");
     output_int(o, "run", s->run_id);
-    output_str(o, "status", recorder_status_name(sn->status));
+    output_str(o, "status", snapshot_status_name(sn));
     output_str(o, "reason", sn->reason);
     output_int(o, "steps", sn->last.step);
     output_real(o, "elapsed", sn->last.elapsed);

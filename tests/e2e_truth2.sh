@@ -3,7 +3,8 @@
 # (docs/truth2.md): a run started with init_from= is not a fork of the run it took its
 # weights from (run ID, runs, --json, compare's tokens/s, report, TensorBoard lineage);
 # a fork's best is its own (best.safetensors written, compare and --json name its step);
-# an ended run's `status` gives its own speed and time, as its end did.
+# an ended run's `status` gives its own speed and time, as its end did, and says
+# "interrupted" as runs does; the dashboard's line at a fork's end states its own work.
 # Usage: e2e_truth2.sh LMLAB_BINARY
 set -u
 bin=$(readlink -f "$1")
@@ -61,4 +62,33 @@ for r in 1:o1 3:o3; do
     echo "$line" | grep -qE " $want tok/s  elapsed $secs  ETA -$" ||
         fail "status of run $id: '$line'; its end said $want tokens/s in $secs"
 done
+# 4. a run whose process died is "interrupted" in `status` as in runs and run ID
+"$bin" train quick steps=1000000 name=killed >o4 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do   # bounded: 60 s; waits for its first logged step
+    "$bin" --json runs name=killed 2>/dev/null | grep -qE '"status":"running","steps":[1-9]' && break
+    sleep 0.1
+done
+kill -9 $pid; wait $pid 2>/dev/null
+id=$("$bin" --json runs name=killed | grep -oE '"id":[0-9]+' | head -1 | cut -d: -f2)
+"$bin" runs id=$id | grep -qE "^ +$id +killed .* interrupted " || fail "runs: $("$bin" runs id=$id)"
+line=$("$bin" -c "attach $id; status" 2>&1 | grep "^run #$id ")
+echo "$line" | grep -q "^run #$id interrupted " || fail "status of the interrupted run: $line"
+
+# 5. the dashboard's line at a fork's end: its own steps, time and speed, as compare says
+if command -v tmux >/dev/null; then
+    sock="lmlab-truth2-$$"
+    trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$dir"' EXIT
+    export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8
+    tmux -L "$sock" new-session -d -s t -x 200 -y 50 "$bin --db $LMLAB_DB"
+    screen() { tmux -L "$sock" capture-pane -p -t t -S -200; }
+    for _ in $(seq 1 300); do screen | grep -q 'lmlab>' && break; sleep 0.1; done
+    tmux -L "$sock" send-keys -t t "fork 1 step=100 lr=0.05 name=dashfork" Enter
+    for _ in $(seq 1 600); do screen | grep -q 'dashfork finished after' && break; sleep 0.1; done
+    end=$(screen | grep -oE 'dashfork finished after [^(]*\([^)]*\) in [^:]*: [0-9]+ tokens/s')
+    fid=$("$bin" --json runs name=dashfork | grep -oE '"id":[0-9]+' | head -1 | cut -d: -f2)
+    want=$("$bin" compare 1 "$fid" | grep -E '^tokens/s ' | awk '{print $3}')
+    echo "$end" | grep -qE "after 100 steps \(#1@100 to 200\) in [^:]*: $want tokens/s" ||
+        fail "the dashboard's end of the fork: '$end'; compare says $want tokens/s"
+fi
 echo "e2e_truth2: ok"

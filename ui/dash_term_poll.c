@@ -24,16 +24,18 @@
 static void report_end(DashTerm *t)
 {
     const Snapshot *sn = &t->snap;
-    double el = sn->last.elapsed;
-    char when[32], ppl[METRIC_PPL_TEXT];
-    if (el < 60)
-        snprintf(when, sizeof when, "%.1f s", el);
+    double el, speed;   /* its own work, as the end of `train` states it */
+    snapshot_own_work(sn, &el, &speed);
+    char when[32], ppl[METRIC_PPL_TEXT], steps[96];
+    session_fmt_duration(when, sizeof when, el);
+    if (sn->fork_of > 0)   /* a fork trained from its fork point, not from 0 */
+        snprintf(steps, sizeof steps, "%ld steps (#%ld@%ld to %ld)",
+                 sn->last.step - sn->origin.step, sn->fork_of, sn->origin.step, sn->last.step);
     else
-        snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
-    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s %s after %ld steps in %s: %.0f tokens/s%s%s%s",
-                  sn->run_id, sn->run_name, recorder_status_name(sn->status), sn->last.step, when,
-                  el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
-                  sn->reason, sn->reason[0] ? ")" : "");
+        snprintf(steps, sizeof steps, "%ld steps", sn->last.step);
+    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s %s after %s in %s: %.0f tokens/s%s%s%s",
+                  sn->run_id, sn->run_name, snapshot_status_name(sn), steps, when, speed,
+                  sn->reason[0] ? " (" : "", sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
         dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %s), best %.4f",
                  sn->last_eval.loss, metric_ppl_text(sn->last_eval.ppl, ppl), sn->best_val);
@@ -57,7 +59,7 @@ static void follow(DashTerm *t)
             t->f_end = trainer_is_done(sn->status);
             t->f_sample = sn->sample_step;
             dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s (%s), step %ld: %s the run store", sn->run_id,
-                     sn->run_name, recorder_status_name(sn->status), sn->last.step,
+                     sn->run_name, snapshot_status_name(sn), sn->last.step,
                      t->f_end ? "replayed from" : "another process's, followed through");
         }
     }

@@ -95,4 +95,9 @@ const char *recorder_status_name(int status);
  * run has ended, the dashboard's status bar and `status` state. (snapshot_store.c) */
 void snapshot_own_work(const Snapshot *sn, double *seconds, double *tokens_per_s);
 
+/* The snapshot's status as the store words it: recorder_status_name's, but "interrupted"
+ * for a run whose process ended without closing it (as `runs` and `run ID` say).
+ * (snapshot_store.c) */
+const char *snapshot_status_name(const Snapshot *sn);
+
 #endif

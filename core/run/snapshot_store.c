@@ -141,3 +141,9 @@ void snapshot_own_work(const Snapshot *sn, double *seconds, double *tokens_per_s
     *seconds = sn->last.elapsed - from->elapsed;
     *tokens_per_s = *seconds > 0 ? (double)(sn->last.tokens - from->tokens) / *seconds : 0;
 }
+
+const char *snapshot_status_name(const Snapshot *sn)
+{
+    return sn->interrupted && sn->status == TRAINER_STOPPED ? "interrupted"
+                                                            : recorder_status_name(sn->status);
+}
