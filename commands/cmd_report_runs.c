@@ -280,8 +280,7 @@ static void section_runs(Report *r)
         char f[10][48];
         snprintf(f[0], 48, "%ld", w->id);
         snprintf(f[4], 48, "%ld", w->last_step);
-        snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%s%.4f",   /* ~: as `runs` marks it */
-                 runstore_best_estimated(w) ? "~" : "", w->best_val);
+        runstore_fmt_best(f[5], 48, w->best_val, runstore_best_estimated(w));   /* ~: as runs */
         est |= !isnan(w->best_val) && runstore_best_estimated(w);
         snprintf(f[6], 48, isnan(w->final_val) ? "-" : "%.4f", w->final_val);
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);

@@ -49,11 +49,8 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32]
         snprintf(out[1], CELL_LEN, "%s%.24s %.40s", unicode ? "↳" : "^", from, name);
     else
         snprintf(out[1], CELL_LEN, "%s", name);
-    if (isnan(row->best_val))
-        snprintf(out[2], CELL_LEN, "-");
-    else
-        snprintf(out[2], CELL_LEN, "%s%.4f", runstore_best_estimated(row) ? "~" : "",
-                 row->best_val);   /* an estimate, marked as `runs` marks it */
+    runstore_fmt_best(out[2], CELL_LEN, row->best_val,   /* an estimate marked as `runs` */
+                      runstore_best_estimated(row));
     snprintf(out[3], CELL_LEN, "%ld", row->last_step);
     snprintf(out[4], CELL_LEN, "%s", row->status);
     snprintf(out[5], CELL_LEN, "%s", row->model);

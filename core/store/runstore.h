@@ -517,6 +517,9 @@ typedef struct {
     double best_val, final_val; /* the run's, NAN when none */
     long last_step;
     int stopped_early;     /* its run was stopped by the sweep's halving (not by `stop`) */
+    int best_estimated;    /* best_val is an estimate over eval_batches batches
+                              (runstore_best_estimated): a trial stopped before its final
+                              whole-split evaluation */
 } SweepTrialRow;
 
 /* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */
