@@ -273,15 +273,35 @@ static void init_from_is_not_a_fork(void)
     }
     CHECK(runstore_flush(s, err) == LM_OK &&
           runstore_set_parent(s, c, a, 100, RUNSTORE_PARENT_FORK, err) == LM_OK, "fork: %s", err);
+    /* its own work (compare's tokens/s): the init_from run's from its step 0 (its parent's
+     * tokens and seconds at step 200 are not subtracted), the fork's from its fork point */
+    RunRow rr;
+    RunWork wk;
+    CHECK(runstore_get(s, b, &rr, err) == LM_OK && runrecord_work(s, &rr, &wk, err) == LM_OK &&
+          wk.from_step == 0 && wk.steps == 200 && wk.tokens == step_of(200).tokens,
+          "init_from: its own work from step 0: from %ld, %ld steps", wk.from_step, wk.steps);
+    runstore_row_free(&rr);
+    CHECK(runstore_get(s, c, &rr, err) == LM_OK && runrecord_work(s, &rr, &wk, err) == LM_OK &&
+          wk.from_step == 100 && wk.steps == 100 && fabs(wk.seconds - 1.0) < 1e-9,
+          "the fork's from its fork point: from %ld, %.3f s", wk.from_step, wk.seconds);
+    runstore_row_free(&rr);
+    /* its parent deleted (parent_run NULL, parent_step kept): from its own first row, not
+     * from step 0 with its parent's seconds before the fork point (0.2 s became 0.4 s) */
+    CHECK(runstore_delete_run(s, a, 0, err) == LM_OK, "rm parent: %s", err);
+    CHECK(runstore_get(s, c, &rr, err) == LM_OK && rr.parent_run == 0 &&
+          runrecord_work(s, &rr, &wk, err) == LM_OK && wk.from_step == 101 && wk.steps == 99 &&
+          fabs(wk.seconds - 0.99) < 1e-9, "a fork of a deleted run: from %ld, %.3f s",
+          wk.from_step, wk.seconds);
+    runstore_row_free(&rr);
     runstore_close(s);
     /* a store from before parent_kind: the init_from run (its steps from 1, not past its
-     * parent's step 200) reads as init_from, the fork (its steps past 100) as a fork */
+     * parent's step 200) reads as init_from, the fork (its steps past 100) as a fork, their
+     * parent deleted or not */
     CHECK(q_exec(path, "ALTER TABLE runs DROP COLUMN parent_kind") == 0, "old store");
     CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
     if (!s) return;
     CHECK(q_long(path, "SELECT count(*) FROM runs WHERE parent_kind='init' AND id=2") == 1 &&
-          q_long(path, "SELECT count(*) FROM runs WHERE parent_kind='fork' AND id=3") == 1 &&
-          q_long(path, "SELECT count(*) FROM runs WHERE parent_kind IS NULL AND id=1") == 1,
+          q_long(path, "SELECT count(*) FROM runs WHERE parent_kind='fork' AND id=3") == 1,
           "migrated: init_from and fork told apart");
     runstore_close(s);
 }

@@ -29,7 +29,8 @@ typedef struct {
     StepMetric last;       /* the latest logged step */
     StepMetric origin;     /* where this process's training began (trainer_origin): a
                               fork's or resume's step, tokens and seconds, else zeros */
-    long fork_of;          /* the run this one forks (0 = not a fork) */
+    long fork_of;          /* the run this one forks (0 = not a fork; -1 = a fork whose
+                              parent was deleted, read from the store) */
     StepMetric recent[SNAP_RECENT_STEPS]; /* logged step k (0-based) at [k % N], each with
                                              its own values, while k >= n_steps - N */
     long n_steps;          /* step events seen */

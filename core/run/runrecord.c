@@ -406,8 +406,11 @@ int runrecord_work(RunStore *st, const RunRow *r, RunWork *w, char *err)
     if (rc || !nt || !ns)
         return rc;
     double tok0 = 0, sec0 = 0;
-    if (r->parent_run > 0 && !r->parent_init) {   /* the parent's counters at the fork point */
-        int a = value_at(st, r->parent_run, "tokens", r->parent_step, &tok0, err);
+    /* a fork: its counters carry on its parent's, read at the fork point (a deleted
+     * parent's row is gone, parent_run NULL: its parent_step still says it is a fork) */
+    if ((r->parent_run > 0 || r->parent_step > 0) && !r->parent_init) {
+        int a = r->parent_run > 0 ? value_at(st, r->parent_run, "tokens", r->parent_step,
+                                             &tok0, err) : 0;
         int b = a > 0 ? value_at(st, r->parent_run, "elapsed", r->parent_step, &sec0, err) : a;
         w->from_step = r->parent_step;
         if (a < 0 || b < 0) {

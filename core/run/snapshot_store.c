@@ -121,9 +121,9 @@ int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err)
     dst->fork_of = 0;
     RunWork w;   /* a fork's own work begins at its parent's counters of the fork step */
     char werr[LM_ERR_LEN];
-    if (!rc && row.parent_run > 0 && !row.parent_init && dst->n_steps &&
+    if (!rc && (row.parent_run > 0 || row.parent_step > 0) && !row.parent_init && dst->n_steps &&
         runrecord_work(st, &row, &w, werr) == LM_OK && w.from_step > 0) {
-        dst->fork_of = row.parent_run;
+        dst->fork_of = row.parent_run > 0 ? row.parent_run : -1;   /* -1: deleted */
         dst->origin.step = w.from_step;
         dst->origin.tokens = dst->last.tokens - w.tokens;
         dst->origin.elapsed = dst->last.elapsed - w.seconds;
@@ -137,7 +137,7 @@ int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err)
 
 void snapshot_own_work(const Snapshot *sn, double *seconds, double *tokens_per_s)
 {
-    const StepMetric *from = sn->fork_of > 0 ? &sn->origin : &(StepMetric){0};
+    const StepMetric *from = sn->fork_of ? &sn->origin : &(StepMetric){0};
     *seconds = sn->last.elapsed - from->elapsed;
     *tokens_per_s = *seconds > 0 ? (double)(sn->last.tokens - from->tokens) / *seconds : 0;
 }
