@@ -84,7 +84,7 @@ static void announce(Session *s, SweepRunner *r, const char *verb)
     output_int(o, "done", p.done);
     output_str(o, "action", verb);
     output_str(o, "metric", sweep_metric_name(sp->metric));
-    output_int(o, "left", p.total - p.done - p.stopped_early - p.failed);
+    output_int(o, "left", p.total - p.done - p.stopped_early - p.stopped - p.failed);
     output_line(o, "sweep #{sweep} {name} {action}: {trials} trials ({strategy}, metric "
                 "{metric}), {left} left to train; runs named {name}-t1.., tagged "
                 "sweep-{sweep}. Follow with `sweep status` or `sweep wait`");

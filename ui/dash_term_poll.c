@@ -146,8 +146,8 @@ static void sweep_lines(DashTerm *t, SweepRunner *sw)
     if (p.ended && !t->sw_end_said) {
         t->sw_end_said = 1;
         dash_term_out(t, UI_COLOR_ACCENT, "sweep #%ld %s %s: %d trials: %d done, %d stopped early, "
-                 "%d failed (`sweep show %ld` ranks them)", p.sweep_id, p.name, p.status,
-                 p.total, p.done, p.stopped_early, p.failed, p.sweep_id);
+                 "%d stopped, %d failed (`sweep show %ld` ranks them)", p.sweep_id, p.name,
+                 p.status, p.total, p.done, p.stopped_early, p.stopped, p.failed, p.sweep_id);
         t->dirty = 1;
     }
 }
@@ -161,10 +161,10 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
         sweep_runner_progress(sw, &p);
         if (p.ended)   /* no current trial then: the trials that ran to an end */
             snprintf(text, sizeof text, "#%ld %d/%d trials done %s", p.sweep_id,
-                     p.done + p.stopped_early + p.failed, p.total, p.status);
+                     p.done + p.stopped_early + p.stopped + p.failed, p.total, p.status);
         else if (p.running > 1 || (p.running && !p.current))   /* parallel=K */
             snprintf(text, sizeof text, "#%ld %d running, %d/%d done", p.sweep_id, p.running,
-                     p.done + p.stopped_early + p.failed, p.total);
+                     p.done + p.stopped_early + p.stopped + p.failed, p.total);
         else
             snprintf(text, sizeof text, "#%ld trial %d/%d", p.sweep_id, p.current, p.total);
     }
