@@ -7,6 +7,7 @@
 # "interrupted" as runs does; the dashboard's line at a fork's end states its own work.
 # Usage: e2e_truth2.sh LMLAB_BINARY
 set -u
+. "$(dirname "$0")/bounded.sh"   # bwait: every wait on a child is bounded
 bin=$(readlink -f "$1")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -69,7 +70,8 @@ for _ in $(seq 1 600); do   # bounded: 60 s; waits for its first logged step
     "$bin" --json runs name=killed 2>/dev/null | grep -qE '"status":"running","steps":[1-9]' && break
     sleep 0.1
 done
-kill -9 $pid; wait $pid 2>/dev/null
+kill -9 $pid
+bwait $pid 10 "the killed training" 2>/dev/null
 id=$("$bin" --json runs name=killed | grep -oE '"id":[0-9]+' | head -1 | cut -d: -f2)
 "$bin" runs id=$id | grep -qE "^ +$id +killed .* interrupted " || fail "runs: $("$bin" runs id=$id)"
 line=$("$bin" -c "attach $id; status" 2>&1 | grep "^run #$id ")
