@@ -102,9 +102,11 @@ static void fig_curves(Report *r, const char *metric, const char *title, const c
             if (own[k]) plot_read_free(&cur[k]);
             continue;
         }
+        char from[48];
+        runrecord_fmt_parent(from, sizeof from, &r->runs[i]);
         if (r->runs[i].parent_run > 0)   /* a fork's lineage in its label */
-            snprintf(labels[k], sizeof labels[k], "#%ld %.50s (#%ld@%ld)", r->runs[i].id,
-                     r->runs[i].name, r->runs[i].parent_run, r->runs[i].parent_step);
+            snprintf(labels[k], sizeof labels[k], "#%ld %.50s (%.24s)", r->runs[i].id,
+                     r->runs[i].name, from);
         else
             snprintf(labels[k], sizeof labels[k], "#%ld %.60s", r->runs[i].id, r->runs[i].name);
         ser[k] = (PlotSeries){labels[k], cur[k].x, cur[k].y, cur[k].n, NULL, NULL, &cur[k].nf};
@@ -278,8 +280,7 @@ static void section_runs(Report *r)
         char f[10][48];
         snprintf(f[0], 48, "%ld", w->id);
         snprintf(f[4], 48, "%ld", w->last_step);
-        snprintf(f[5], 48, isnan(w->best_val) ? "-" : "%s%.4f",   /* ~: as `runs` marks it */
-                 runstore_best_estimated(w) ? "~" : "", w->best_val);
+        runstore_fmt_best(f[5], 48, w->best_val, runstore_best_estimated(w));   /* ~: as runs */
         est |= !isnan(w->best_val) && runstore_best_estimated(w);
         snprintf(f[6], 48, isnan(w->final_val) ? "-" : "%.4f", w->final_val);
         snprintf(f[7], 48, m.n ? "%.0f" : "-", m.cpu_mean);
@@ -287,8 +288,8 @@ static void section_runs(Report *r)
         snprintf(f[9], 48, m.n ? "%.2f" : "-", m.load_mean);
         char from[64] = "-";
         if (w->parent_run > 0)
-            snprintf(from, sizeof from, "fork of #%ld at step %ld", w->parent_run,
-                     w->parent_step);
+            snprintf(from, sizeof from, "%s #%ld at step %ld",
+                     w->parent_init ? "init_from" : "fork of", w->parent_run, w->parent_step);
         const char *c[NF] = {f[0], w->name, w->model, w->status, f[4], f[5], f[6], f[7], f[8],
                              f[9], from};
         for (int j = 0; j < NF; j++) report_cell(r, c[j]);

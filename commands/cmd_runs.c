@@ -119,9 +119,8 @@ static void runs_line(Session *s, const RunRow *r, int nw, int mw, int lineage)
         snprintf(model, sizeof model, "%s%s%s", r->model, strcmp(prec, "fp32") ? " " : "",
                  strcmp(prec, "fp32") ? prec : "");
     }
-    if (r && r->parent_run) snprintf(from, sizeof from, "#%ld@%ld", r->parent_run, r->parent_step);
-    else if (r && r->parent_step > 0) snprintf(from, sizeof from, "(rm)@%ld", r->parent_step);
-    else if (r) snprintf(from, sizeof from, "-");
+    if (r) runrecord_fmt_parent(from, sizeof from, r);
+    if (r && !from[0]) snprintf(from, sizeof from, "-");
     char name[TEXTCOL_MAX * 4 + 8];   /* a long name cut, marked '…' */
     textcol_fit(name, sizeof name, r ? r->name : "name", nw, TEXTCOL_KEEP_START);
     int n = snprintf(line, sizeof line, "%4s  %s  %-*s  %-11s %7s %-16s %9s %7s  %-16s  %-*s"
@@ -348,13 +347,14 @@ static void run_text_record(Session *s, const RunRecord *f)
     session_printf(s, "  precision:   %s", f->precision);
     runrecord_fmt_owner(e1, sizeof e1, f);
     session_printf(s, "  owner:       %s", e1);
+    const char *how = f->parent_init ? "initialised from" : "forked from";
     if (f->parent_run && f->parent_data[0])
-        session_printf(s, "  initialised from: run #%ld at step %ld (trained on %s)",
+        session_printf(s, "  %s: run #%ld at step %ld (trained on %s)", how,
                        f->parent_run, f->parent_step, f->parent_data);
     else if (f->parent_run)
-        session_printf(s, "  forked from: run #%ld at step %ld", f->parent_run, f->parent_step);
+        session_printf(s, "  %s: run #%ld at step %ld", how, f->parent_run, f->parent_step);
     else if (f->parent_step > 0)   /* the parent was deleted (parent_run set NULL) */
-        session_printf(s, "  forked from: a deleted run, at its step %ld", f->parent_step);
+        session_printf(s, "  %s: a deleted run, at its step %ld", how, f->parent_step);
     runrecord_fmt_eval(e1, sizeof e1, &f->best);
     runrecord_fmt_eval(e2, sizeof e2, &f->final);
     session_printf(s, "  best val:    %s", e1);

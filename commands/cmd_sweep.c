@@ -16,6 +16,7 @@
 #include "checkpoint.h"
 #include "runrecord.h"
 #include "runstore.h"
+#include "runstore_row.h"
 #include "sweep_pool.h"
 #include "sweep_analysis.h"
 #include "tokenizer.h"
@@ -83,7 +84,7 @@ static void announce(Session *s, SweepRunner *r, const char *verb)
     output_int(o, "done", p.done);
     output_str(o, "action", verb);
     output_str(o, "metric", sweep_metric_name(sp->metric));
-    output_int(o, "left", p.total - p.done - p.stopped_early - p.failed);
+    output_int(o, "left", p.total - p.done - p.stopped_early - p.stopped - p.failed);
     output_line(o, "sweep #{sweep} {name} {action}: {trials} trials ({strategy}, metric "
                 "{metric}), {left} left to train; runs named {name}-t1.., tagged "
                 "sweep-{sweep}. Follow with `sweep status` or `sweep wait`");
@@ -204,6 +205,8 @@ static json_t *trial_json(long id, int rank, const Ranked *r, char keys[][32], i
         json_object_set_new(o, "seconds", json_null());
     if (!isfinite(r->metric)) json_object_set_new(o, "rank", json_null()); /* not finished */
     if (isfinite(r->t->best_val)) json_object_set_new(o, "best_val", json_real(r->t->best_val));
+    if (isfinite(r->t->best_val))
+        json_object_set_new(o, "best_estimated", json_boolean(r->t->best_estimated));
     if (isfinite(r->t->final_val)) json_object_set_new(o, "final_val", json_real(r->t->final_val));
     return o;
 }
@@ -223,7 +226,7 @@ static void trial_line(Session *s, int rank, const Ranked *r, char keys[][32], i
         param_value(r->t->params, keys[k], v, sizeof v);
         o += snprintf(line + o, sizeof line - (size_t)o, "  %-*s", width[k], v);
     }
-    if (isfinite(r->t->best_val)) snprintf(bv, sizeof bv, "%.4f", r->t->best_val);
+    runstore_fmt_best(bv, sizeof bv, r->t->best_val, r->t->best_estimated);
     if (isfinite(r->t->final_val)) snprintf(fv, sizeof fv, "%.4f", r->t->final_val);
     trial_status(r->t, st, sizeof st);
     session_fmt_duration(tm, sizeof tm, r->seconds);
@@ -262,6 +265,11 @@ static void show_table(Session *s, long id, Ranked *rk, int n, int final)
     if (!s->json && n && isfinite(rk[0].metric))
         session_printf(s, "* best by %s: trial %d (run #%ld), %.4f", final ? "final_val"
                        : "best_val", rk[0].t->trial, rk[0].t->run_id, rk[0].metric);
+    int est = 0;
+    for (int i = 0; i < n; i++) est |= isfinite(rk[i].t->best_val) && rk[i].t->best_estimated;
+    if (!s->json && est)   /* as `runs` says it */
+        session_printf(s, "~ best val is an estimate over eval_batches batches, not a "
+                       "whole-split evaluation (the trial ended before its final one)");
 }
 
 /* Seconds a trial's run trained: the trainer's elapsed time at its last logged step
@@ -426,10 +434,12 @@ static int sweep_list(Session *s)
         SweepTrialRow *t = NULL;
         int n = 0, done = 0;
         double best = NAN;
+        int best_est = 0;
         runstore_sweep_trials(st, id, &t, &n, err);
         for (int i = 0; i < n; i++) {
             done += !strcmp(t[i].status, "done");
-            if (isfinite(t[i].best_val) && !(t[i].best_val >= best)) best = t[i].best_val;
+            if (isfinite(t[i].best_val) && !(t[i].best_val >= best))
+                best = t[i].best_val, best_est = t[i].best_estimated;
         }
         if (s->json)   /* no best yet (no trial evaluated): null (jsonval_num), JSON has no NaN */
             session_emit_json(s, json_pack("{s:s s:I s:s s:s s:s s:i s:i s:o}", "event",
@@ -438,8 +448,8 @@ static int sweep_list(Session *s)
                                            "trials", n, "done", done, "best_val",
                                            jsonval_num(best)));
         else {
-            char bv[16] = "-";
-            if (isfinite(best)) snprintf(bv, sizeof bv, "%.4f", best);
+            char bv[16];
+            runstore_fmt_best(bv, sizeof bv, best, best_est);
             session_printf(s, "#%-4ld %-20s %-8s %-9s %3d trials, %3d done  best val %s", id,
                            row.name, row.strategy, row.status, n, done, bv);
         }

@@ -37,18 +37,24 @@ static void print_status(Session *s, const Snapshot *sn)
                                    sn->cfg.time_budget)
                       : NAN;
     char el[32], eta[32];
-    session_fmt_duration(el, sizeof el, sn->last.elapsed);
+    double secs, speed;   /* its own seconds (a fork's since its fork point); an ended
+                             run's speed is its own mean, as its end said, not its last
+                             logged window's */
+    snapshot_own_work(sn, &secs, &speed);
+    session_fmt_duration(el, sizeof el, secs);
     session_fmt_duration(eta, sizeof eta, left);
     if (paused) snprintf(eta, sizeof eta, "- (paused)");
     Output *o = output_create("status");
     step_fields(o, sn->run_id, &sn->last);
-    output_str(o, "status", recorder_status_name(sn->status));
+    output_str(o, "status", snapshot_status_name(sn));
     output_int(o, "total_steps", sn->total_steps);
     output_real(o, "best_val", sn->best_val); /* NAN (left out) before an evaluation */
     output_text_str(o, "elapsed_text", el);
     output_text_str(o, "eta", eta);
+    output_real(o, "run_elapsed", secs);
+    output_real(o, "speed", trainer_is_done(sn->status) ? speed : sn->last.tokens_per_s);
     output_line(o, "run #{run} {status}  step {step}/{total_steps}  loss {loss:%.4f}  lr "
-                "{lr:%.2e}  {tokens_per_s:%.0f} tok/s  elapsed {elapsed_text}  ETA {eta}");
+                "{lr:%.2e}  {speed:%.0f} tok/s  elapsed {elapsed_text}  ETA {eta}");
     if (sn->n_val) {
         output_real(o, "val_loss", sn->last_eval.loss);
         output_real(o, "val_ppl", sn->last_eval.ppl);
@@ -205,7 +211,7 @@ static void print_end(Session *s, const Snapshot *sn)
     session_fmt_duration(el, sizeof el, sn->last.elapsed);
     Output *o = output_create("end");
     output_int(o, "run", s->run_id);
-    output_str(o, "status", recorder_status_name(sn->status));
+    output_str(o, "status", snapshot_status_name(sn));
     output_str(o, "reason", sn->reason);
     output_int(o, "steps", sn->last.step);
     output_real(o, "elapsed", sn->last.elapsed);
@@ -241,15 +247,15 @@ static void print_end(Session *s, const Snapshot *sn)
     }
     /* a fork states its own work: the steps, seconds and tokens since its fork point (a
        resume is the same run, whose totals carry on) */
-    const StepMetric *from = sn->fork_of > 0 ? &sn->origin : &(StepMetric){0};
-    double secs = sn->last.elapsed - from->elapsed;
-    output_real(o, "tokens_per_s", secs > 0 ? (double)(sn->last.tokens - from->tokens) / secs : 0);
+    double secs, speed;
+    snapshot_own_work(sn, &secs, &speed);
+    output_real(o, "tokens_per_s", speed);
     if (sn->fork_of > 0) {
         session_fmt_duration(el, sizeof el, secs);
         output_real(o, "elapsed", secs);
-        output_int(o, "trained_steps", sn->last.step - from->step);
+        output_int(o, "trained_steps", sn->last.step - sn->origin.step);
         output_int(o, "fork_of", sn->fork_of);
-        output_int(o, "fork_step", from->step);
+        output_int(o, "fork_step", sn->origin.step);
         output_line(o, sn->checkpoint[0]
                     ? "  {trained_steps} steps (#{fork_of}@{fork_step} to {steps}) in "
                       "{elapsed_text} ({elapsed:%.1f} s of training), {tokens_per_s:%.0f} "

@@ -200,6 +200,7 @@ static Output *progress_record(const SweepProgress *p, const char *event, int su
     output_int(o, "running", p->running);
     output_int(o, "pending", p->pending);
     output_int(o, "stopped_early", p->stopped_early);
+    output_int(o, "stopped", p->stopped);
     output_int(o, "failed", p->failed);
     output_int(o, "trial", p->current);
     output_int(o, "run", p->current_run);
@@ -207,7 +208,8 @@ static Output *progress_record(const SweepProgress *p, const char *event, int su
     output_int(o, "stop_at", p->stop_at);
     if (summary)
         output_line(o, "sweep #{sweep} {name} {status}: {total} trials: {done} done, {running} "
-                    "running, {pending} pending, {stopped_early} stopped early, {failed} failed");
+                    "running, {pending} pending, {stopped_early} stopped early, {stopped} stopped, {failed} "
+                    "failed");
     if (summary && p->message[0]) {
         output_text_str(o, "message", p->message);
         output_line(o, "  note: {message}");
@@ -377,7 +379,7 @@ int job_sweep_control(Session *s, const char *what)
         sweep_runner_progress(s->sweep, &p);
         o = progress_record(&p, "sweep_end", 0);
         output_line(o, "sweep #{sweep} {status}: {done} of {total} trials done, {stopped_early} "
-                    "stopped early");
+                    "stopped early, {stopped} stopped");
         stopped_trial_words(s, o, &before);
     }
     return output_emit(s, o);
@@ -433,21 +435,22 @@ int job_sweep_wait(Session *s, const char *id_text)
             return rc;
         if (p.current != last.current || p.done != last.done || p.failed != last.failed ||
             p.running != last.running || p.ended != last.ended ||
-            p.stopped_early != last.stopped_early || strcmp(p.status, last.status)) {
+            p.stopped_early != last.stopped_early || p.stopped != last.stopped ||
+            strcmp(p.status, last.status)) {
             Output *o = progress_record(&p, p.ended ? "sweep_end" : "sweep_progress", 0);
             if (!p.ended && p.current) { /* text: the trial being trained; none at the end */
                 output_text_str(o, "to_rung", p.stop_at ? " to its rung" : "");
                 if (p.running > 1) /* parallel=K: the latest trial handed to a worker */
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {failed} failed; {running} trials training at "
+                                "stopped early, {stopped} stopped, {failed} failed; {running} trials training at "
                                 "once, the latest trial {trial} ({params}){to_rung}");
                 else if (p.current_run <= 0)   /* its run is not created yet: no "run #0" */
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {failed} failed; starting trial {trial} "
+                                "stopped early, {stopped} stopped, {failed} failed; starting trial {trial} "
                                 "({params}){to_rung}");
                 else
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {failed} failed; training trial {trial} (run "
+                                "stopped early, {stopped} stopped, {failed} failed; training trial {trial} (run "
                                 "#{run}, {params}){to_rung}");
             }
             output_emit(s, o);

@@ -56,6 +56,8 @@ static DashCurve make_curve(long id, const char *name, const char *config, doubl
         cv.pts[i] = (SeriesPoint){i * 10, best + 1.0 - 0.05 * i};
     cv.config = strdup(config);
     cv.best_val = best;
+    cv.best_step = -1;   /* no best checkpoint: the panel shows best_val */
+    cv.best_step_val = NAN;
     cv.final_val = best + 0.01;
     cv.last_step = 190;
     return cv;
@@ -159,6 +161,22 @@ static void test_history(void)
     s = dump(&d, &sn, 160, 48, &U, NULL);
     CHECK(has(s, "note #5: lr too low \\e[31m?\\nsee run 7"), "the note line: %s", s);
     free(s);
+    /* truth2: a best that is an estimate over eval_batches batches (a run stopped before
+     * its final whole-split evaluation) is marked ~ in the table and in the panel, as
+     * `runs` marks it (it was a bare 1.7500 here beside `runs`' ~1.7500) */
+    free(h->runs[0].config);
+    h->runs[0].config = strdup("model=dispatcher\nlr=0.003\nd=128\neval_batches=5\n");
+    snprintf(h->runs[0].status, sizeof h->runs[0].status, "stopped");
+    d.curves[0].best_estimated = 1;
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    int marks = 0;
+    for (const char *p = s; (p = strstr(p, "~1.7500")); p++) marks++;
+    CHECK(marks == 2 && !has(s, "~1.5000"), "~ on the estimate, in the table and the panel "
+          "(%d): %s", marks, s);
+    free(s);
+    free(h->runs[0].config);
+    h->runs[0].config = strdup(cfg[0]);
+    d.curves[0].best_estimated = 0;
     /* issue 33 item 7: the cursor past a run's end gives that run no value; it names the
      * recorded point's own step. #3 ends at step 90, the others at 190. */
     d.curves[0].n = 10;

@@ -439,8 +439,34 @@ static void test_sample_word_wrap(void)
     CHECK(dash_draw_wrap_row("ab\ncd", 5, 8, &end) == 3 && end == 2, "newline ends a row");
 }
 
+/* truth2: the status bar of an ended run says its own speed and time, as its end and
+ * `compare` say: a fork's from its fork point (tokens 100,000 -> 160,000 in 20 -> 30 s:
+ * 6000 tok/s over 10 s), not its last logged window (12.3k) nor its parent's seconds. */
+static void test_ended_fork_status_bar(void)
+{
+    Dashboard d;
+    Snapshot sn;
+    CHECK(dash_state_init(&d) == LM_OK, "init");
+    make_snapshot(&sn);
+    sn.status = TRAINER_FINISHED;
+    sn.fork_of = 3;
+    sn.origin = (StepMetric){.step = 100, .tokens = 100000, .elapsed = 20.0};
+    sn.last.tokens = 160000;
+    char *s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "tok/s 6000") && has(s, "time 0:10") && !has(s, "12.3k"),
+          "the fork's own speed and time: %.200s", s);
+    free(s);
+    sn.status = TRAINER_RUNNING;   /* live: the newest window's speed */
+    s = dump(&d, &sn, 160, 48, &U, NULL);
+    CHECK(has(s, "tok/s 12.3k") && has(s, "time 0:10"), "a live fork: %.200s", s);
+    free(s);
+    snapshot_free(&sn);
+    dash_state_free(&d);
+}
+
 int main(void)
 {
+    test_ended_fork_status_bar();
     test_training_80x24();
     test_training_160x48();
     test_overflowed_ppl_pane();

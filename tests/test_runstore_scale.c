@@ -219,8 +219,8 @@ static void lineage_kept_whole_when_short(void)
         m.loss += 1;
         if (k > 100) runstore_log_step(s, b, &m, err);
     }
-    CHECK(runstore_flush(s, err) == LM_OK && runstore_set_parent(s, b, a, 100, err) == LM_OK,
-          "fork: %s", err);
+    CHECK(runstore_flush(s, err) == LM_OK &&
+          runstore_set_parent(s, b, a, 100, RUNSTORE_PARENT_FORK, err) == LM_OK, "fork: %s", err);
     SeriesPoint *w = NULL, *m4 = NULL;
     int nw = 0, nm = 0;
     CHECK(runstore_series_lineage(s, b, "loss", &w, &nw, err) == LM_OK && nw == 300, "whole");
@@ -233,8 +233,82 @@ static void lineage_kept_whole_when_short(void)
     runstore_close(s);
 }
 
+/* A run started with init_from= from another's weights counts its own steps from 0: its
+ * curve is its own, not its parent's continued (the history view drew the parent's loss
+ * for it, its own steps all at or before the parent's step), and the row says which. */
+static void init_from_is_not_a_fork(void)
+{
+    char path[512], err[LM_ERR_LEN];
+    RunStore *s;
+    db_path(path, sizeof path, "lineage_init.db");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "open: %s", err);
+    if (!s) return;
+    long a = new_run(s, "parent", "msa", "", NULL), b = new_run(s, "tuned", "msa", "", NULL);
+    for (long k = 1; k <= 200; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, a, &m, err);
+        m.loss += 1;
+        runstore_log_step(s, b, &m, err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK &&
+          runstore_set_parent(s, b, a, 200, RUNSTORE_PARENT_INIT, err) == LM_OK, "init: %s", err);
+    SeriesPoint *w = NULL, *own = NULL;
+    int nw = 0, no = 0;
+    CHECK(runstore_series_lineage(s, b, "loss", &w, &nw, err) == LM_OK &&
+          runstore_series(s, b, "loss", &own, &no, err) == LM_OK && nw == no && no == 200 &&
+          !memcmp(w, own, (size_t)no * sizeof *w), "its own 200 points: %d of %d", nw, no);
+    free(w), free(own);
+    CHECK(runstore_series_lineage_m4(s, b, "loss", 150, &w, &nw, err) == LM_OK && nw > 0 &&
+          w[0].value == step_of(1).loss + 1, "m4: its own curve (%d points)", nw);
+    free(w);
+    RunRow r;
+    CHECK(runstore_get(s, b, &r, err) == LM_OK && r.parent_run == a && r.parent_step == 200 &&
+          r.parent_init == 1, "the row says init_from: %ld@%ld %d", r.parent_run,
+          r.parent_step, r.parent_init);
+    runstore_row_free(&r);
+    long c = new_run(s, "fork", "msa", "", NULL);
+    for (long k = 101; k <= 200; k++) {
+        StepMetric m = step_of(k);
+        runstore_log_step(s, c, &m, err);
+    }
+    CHECK(runstore_flush(s, err) == LM_OK &&
+          runstore_set_parent(s, c, a, 100, RUNSTORE_PARENT_FORK, err) == LM_OK, "fork: %s", err);
+    /* its own work (compare's tokens/s): the init_from run's from its step 0 (its parent's
+     * tokens and seconds at step 200 are not subtracted), the fork's from its fork point */
+    RunRow rr;
+    RunWork wk;
+    CHECK(runstore_get(s, b, &rr, err) == LM_OK && runrecord_work(s, &rr, &wk, err) == LM_OK &&
+          wk.from_step == 0 && wk.steps == 200 && wk.tokens == step_of(200).tokens,
+          "init_from: its own work from step 0: from %ld, %ld steps", wk.from_step, wk.steps);
+    runstore_row_free(&rr);
+    CHECK(runstore_get(s, c, &rr, err) == LM_OK && runrecord_work(s, &rr, &wk, err) == LM_OK &&
+          wk.from_step == 100 && wk.steps == 100 && fabs(wk.seconds - 1.0) < 1e-9,
+          "the fork's from its fork point: from %ld, %.3f s", wk.from_step, wk.seconds);
+    runstore_row_free(&rr);
+    /* its parent deleted (parent_run NULL, parent_step kept): from its own first row, not
+     * from step 0 with its parent's seconds before the fork point (0.2 s became 0.4 s) */
+    CHECK(runstore_delete_run(s, a, 0, err) == LM_OK, "rm parent: %s", err);
+    CHECK(runstore_get(s, c, &rr, err) == LM_OK && rr.parent_run == 0 &&
+          runrecord_work(s, &rr, &wk, err) == LM_OK && wk.from_step == 101 && wk.steps == 99 &&
+          fabs(wk.seconds - 0.99) < 1e-9, "a fork of a deleted run: from %ld, %.3f s",
+          wk.from_step, wk.seconds);
+    runstore_row_free(&rr);
+    runstore_close(s);
+    /* a store from before parent_kind: the init_from run (its steps from 1, not past its
+     * parent's step 200) reads as init_from, the fork (its steps past 100) as a fork, their
+     * parent deleted or not */
+    CHECK(q_exec(path, "ALTER TABLE runs DROP COLUMN parent_kind") == 0, "old store");
+    CHECK(runstore_open(path, &s, err) == LM_OK, "reopen: %s", err);
+    if (!s) return;
+    CHECK(q_long(path, "SELECT count(*) FROM runs WHERE parent_kind='init' AND id=2") == 1 &&
+          q_long(path, "SELECT count(*) FROM runs WHERE parent_kind='fork' AND id=3") == 1,
+          "migrated: init_from and fork told apart");
+    runstore_close(s);
+}
+
 static void run_all(void)
 {
+    init_from_is_not_a_fork();
     repair_all_at_one_open();
     removal_in_steps();
     killed_removal_carried_on();

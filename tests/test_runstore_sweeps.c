@@ -46,12 +46,18 @@ static void test_sweeps(void)
     CHECK(runstore_sweep_create(s, "lr-sweep", "lr=1e-3,1e-4", "grid", &sw, err) == LM_OK,
           "sweep: %s", err);
     for (int i = 0; i < 2; i++) {
-        RunInfo info = {.name = i ? "t1" : "t0", .config = "lr=1\n", .sweep_id = sw};
+        RunInfo info = {.name = i ? "t1" : "t0", .config = "lr=1\neval_batches=5\n",
+                        .sweep_id = sw};
         runstore_run_create(s, &info, &r[i], err);
         EvalMetric e = {.step = 10, .split = "valid", .loss = 2.0 + i, .bpc = NAN};
         runstore_log_eval(s, r[i], &e, err);
     }
     runstore_flush(s, err);
+    /* t0 finished (its best is its final whole-split evaluation); t1 stopped between
+     * evaluations: its best is an estimate over eval_batches batches, as `runs` marks it */
+    CHECK(runstore_run_set_status(s, r[0], "finished", "finished 10 steps", err) == LM_OK &&
+          runstore_run_set_status(s, r[1], "stopped", "stopped at step 10", err) == LM_OK,
+          "ends: %s", err);
     CHECK(runstore_sweep_trial_set(s, sw, 0, r[0], "lr=1e-3", "done", err) == LM_OK, "t0");
     CHECK(runstore_sweep_trial_set(s, sw, 1, r[1], "lr=1e-4", "running", err) == LM_OK, "t1");
     CHECK(runstore_sweep_trial_set(s, sw, 2, 0, "lr=1e-5", "pending", err) == LM_OK, "t2");
@@ -63,6 +69,9 @@ static void test_sweeps(void)
     CHECK(n == 3 && t[0].best_val == 2.0 && t[1].best_val == 3.0 && !strcmp(t[1].status, "done")
           && t[2].run_id == 0 && isnan(t[2].best_val) && !strcmp(t[0].params, "lr=1e-3"),
           "trial rows joined with their runs");
+    CHECK(n == 3 && !t[0].best_estimated && t[1].best_estimated && !t[2].best_estimated,
+          "an estimated best said: %d %d %d", t[0].best_estimated, t[1].best_estimated,
+          t[2].best_estimated);
     free(t);
     CHECK(runstore_sweep_set_status(s, sw, "finished", err) == LM_OK, "sweep status");
     CHECK(runstore_sweep_set_status(s, sw, "exploded", err) == LM_EARG, "bad sweep status");

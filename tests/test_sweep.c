@@ -453,6 +453,23 @@ static void test_halving_e2e(RunStore *st)
     for (int i = 0; i < n && i < 4; i++)
         CHECK(keep[i] == (t[i].last_step > 10), "trial %d: kept %d by its loss %.4f at step "
               "10, trained to %ld", t[i].trial, keep[i], m10[i], t[i].last_step);
+    /* truth2: `sweep status` counts the halving's stops as "stopped early" and a trial
+     * stopped with `stop ID` as "stopped", as `sweep show` words each (it counted all of
+     * them "stopped early") */
+    SweepProgress p;
+    int live = 0;
+    CHECK(sweep_stored_progress(st, id, &p, &live, err) == LM_OK && p.done == 1 &&
+          p.stopped_early == 3 && p.stopped == 0, "halving: %d early, %d stopped: %s",
+          p.stopped_early, p.stopped, err);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t[i].status, "stopped")) {
+            runstore_run_set_status(st, t[i].run_id, "stopped", "stopped at step 10: `stop` "
+                                    "from pid 1 on vm", err);
+            break;
+        }
+    CHECK(sweep_stored_progress(st, id, &p, &live, err) == LM_OK && p.stopped_early == 2 &&
+          p.stopped == 1, "one stopped with stop ID: %d early, %d stopped", p.stopped_early,
+          p.stopped);
     free(t);
 }
 /* The child: a 4-trial sweep of 600 steps each; writes the sweep id to fd, then runs. */

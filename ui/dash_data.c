@@ -9,6 +9,7 @@
 #include "runkeys.h"
 #include "gate_probe.h"
 #include "runstore_control.h"
+#include "runstore_row.h"
 #include "safetext.h"
 
 #include <math.h>
@@ -140,6 +141,7 @@ static int load_curve(RunStore *st, long id, int metric, DashCurve *cv, char *er
     cv->run = id;
     safetext_escape(cv->name, sizeof cv->name, row.name, 0);   /* stored text: escaped */
     snprintf(cv->label, sizeof cv->label, "#%ld %.12s", id, cv->name); /* legends fit */
+    cv->best_estimated = runstore_best_estimated(&row);   /* before its config is taken */
     cv->config = row.config;   /* taken over */
     row.config = NULL;
     cv->best_val = row.best_val;

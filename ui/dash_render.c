@@ -63,12 +63,14 @@ static void status_line(Canvas *c, int W, const Dashboard *d, const Snapshot *sn
                                                                      : sn->cfg.steps);
     snprintf(ep, sizeof ep, "%.2f", m->epoch);
     fmt_count(tok, sizeof tok, (double)m->tokens);
+    double secs, speed;   /* its own seconds (a fork's since its fork point) and speed */
+    snapshot_own_work(sn, &secs, &speed);
     if (sn->status == TRAINER_PAUSED)   /* no old speed on a paused run */
         snprintf(tps, sizeof tps, "paused");
-    else
-        fmt_count(tps, sizeof tps, m->tokens_per_s);
+    else   /* an ended run's speed is its own mean (as its end said), not its last window */
+        fmt_count(tps, sizeof tps, trainer_is_done(sn->status) ? speed : m->tokens_per_s);
     snprintf(lr, sizeof lr, "%.2e", m->lr);
-    session_fmt_duration(el, sizeof el, m->elapsed);
+    session_fmt_duration(el, sizeof el, secs);
     int live = sn->status == TRAINER_RUNNING || sn->status == TRAINER_EVALUATING;
     session_fmt_duration(eta, sizeof eta, live ? metric_eta(m->step, sn->total_steps, m->elapsed,
                                                             sn->cfg.time_budget) : NAN);

@@ -51,6 +51,8 @@ typedef struct {
     double best_val, final_val; /* NAN when none */
     long best_step;             /* the step of the run's best checkpoint (-1 none) */
     double best_step_val;       /* the validation loss at best_step (NAN when none) */
+    int best_estimated;         /* best val is an estimate over eval_batches batches
+                                   (runstore_best_estimated): shown with ~ */
     long last_step;
 } DashCurve;
 

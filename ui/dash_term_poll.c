@@ -24,16 +24,18 @@
 static void report_end(DashTerm *t)
 {
     const Snapshot *sn = &t->snap;
-    double el = sn->last.elapsed;
-    char when[32], ppl[METRIC_PPL_TEXT];
-    if (el < 60)
-        snprintf(when, sizeof when, "%.1f s", el);
+    double el, speed;   /* its own work, as the end of `train` states it */
+    snapshot_own_work(sn, &el, &speed);
+    char when[32], ppl[METRIC_PPL_TEXT], steps[96];
+    session_fmt_duration(when, sizeof when, el);
+    if (sn->fork_of > 0)   /* a fork trained from its fork point, not from 0 */
+        snprintf(steps, sizeof steps, "%ld steps (#%ld@%ld to %ld)",
+                 sn->last.step - sn->origin.step, sn->fork_of, sn->origin.step, sn->last.step);
     else
-        snprintf(when, sizeof when, "%d:%02d", (int)el / 60, (int)el % 60);
-    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s %s after %ld steps in %s: %.0f tokens/s%s%s%s",
-                  sn->run_id, sn->run_name, recorder_status_name(sn->status), sn->last.step, when,
-                  el > 0 ? (double)sn->last.tokens / el : 0.0, sn->reason[0] ? " (" : "",
-                  sn->reason, sn->reason[0] ? ")" : "");
+        snprintf(steps, sizeof steps, "%ld steps", sn->last.step);
+    dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s %s after %s in %s: %.0f tokens/s%s%s%s",
+                  sn->run_id, sn->run_name, snapshot_status_name(sn), steps, when, speed,
+                  sn->reason[0] ? " (" : "", sn->reason, sn->reason[0] ? ")" : "");
     if (sn->n_val)
         dash_term_out(t, UI_COLOR_ACCENT, "  final val loss %.4f (ppl %s), best %.4f",
                  sn->last_eval.loss, metric_ppl_text(sn->last_eval.ppl, ppl), sn->best_val);
@@ -57,7 +59,7 @@ static void follow(DashTerm *t)
             t->f_end = trainer_is_done(sn->status);
             t->f_sample = sn->sample_step;
             dash_term_out(t, UI_COLOR_ACCENT, "run #%ld %s (%s), step %ld: %s the run store", sn->run_id,
-                     sn->run_name, recorder_status_name(sn->status), sn->last.step,
+                     sn->run_name, snapshot_status_name(sn), sn->last.step,
                      t->f_end ? "replayed from" : "another process's, followed through");
         }
     }
@@ -144,8 +146,8 @@ static void sweep_lines(DashTerm *t, SweepRunner *sw)
     if (p.ended && !t->sw_end_said) {
         t->sw_end_said = 1;
         dash_term_out(t, UI_COLOR_ACCENT, "sweep #%ld %s %s: %d trials: %d done, %d stopped early, "
-                 "%d failed (`sweep show %ld` ranks them)", p.sweep_id, p.name, p.status,
-                 p.total, p.done, p.stopped_early, p.failed, p.sweep_id);
+                 "%d stopped, %d failed (`sweep show %ld` ranks them)", p.sweep_id, p.name,
+                 p.status, p.total, p.done, p.stopped_early, p.stopped, p.failed, p.sweep_id);
         t->dirty = 1;
     }
 }
@@ -159,10 +161,10 @@ static void sweep_status(DashTerm *t, SweepRunner *sw)
         sweep_runner_progress(sw, &p);
         if (p.ended)   /* no current trial then: the trials that ran to an end */
             snprintf(text, sizeof text, "#%ld %d/%d trials done %s", p.sweep_id,
-                     p.done + p.stopped_early + p.failed, p.total, p.status);
+                     p.done + p.stopped_early + p.stopped + p.failed, p.total, p.status);
         else if (p.running > 1 || (p.running && !p.current))   /* parallel=K */
             snprintf(text, sizeof text, "#%ld %d running, %d/%d done", p.sweep_id, p.running,
-                     p.done + p.stopped_early + p.failed, p.total);
+                     p.done + p.stopped_early + p.stopped + p.failed, p.total);
         else
             snprintf(text, sizeof text, "#%ld trial %d/%d", p.sweep_id, p.current, p.total);
     }

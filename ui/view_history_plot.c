@@ -8,6 +8,7 @@
 
 #include "dash_draw.h"
 #include "runkeys.h"
+#include "runstore_row.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -74,10 +75,8 @@ void view_history_compare_table(Canvas *c, Rect in, const Dashboard *d,
                 snprintf(t, sizeof t, cv->best_step >= 0 ? "step %ld" : "-", cv->best_step);
             else if (r == 3)
                 snprintf(t, sizeof t, "%ld", cv->last_step);
-            else if (isnan(v))
-                snprintf(t, sizeof t, "-");
-            else
-                snprintf(t, sizeof t, "%.4f", v);
+            else   /* an estimate over eval_batches batches marked as `runs` marks it */
+                runstore_fmt_best(t, sizeof t, v, r == 0 && cv->best_estimated);
             canvas_text_fit(c, in.x + kw + 1 + i * cw, y, cw - 1, t, UI_COLOR_DEFAULT, 0,
                             caps->unicode);
         }

@@ -11,7 +11,9 @@
 #include "dash_draw.h"
 #include "err.h"
 #include "runkeys.h"
+#include "runrecord.h"
 #include "runstore_group.h"
+#include "runstore_row.h"
 #include "safetext.h"
 #include "table.h"
 
@@ -41,15 +43,14 @@ static void run_cells(const RunRow *row, char (*out)[CELL_LEN], char (*keys)[32]
     snprintf(out[0], CELL_LEN, "%ld", row->id);
     char name[CELL_LEN];
     safetext_escape(name, sizeof name, row->name, 0);   /* stored text: escaped */
+    char from[48];
+    runrecord_fmt_parent(from, sizeof from, row);
     if (row->parent_run)
-        snprintf(out[1], CELL_LEN, "%s#%ld@%ld %.40s", unicode ? "↳" : "^",
-                 row->parent_run, row->parent_step, name);
+        snprintf(out[1], CELL_LEN, "%s%.24s %.40s", unicode ? "↳" : "^", from, name);
     else
         snprintf(out[1], CELL_LEN, "%s", name);
-    if (isnan(row->best_val))
-        snprintf(out[2], CELL_LEN, "-");
-    else
-        snprintf(out[2], CELL_LEN, "%.4f", row->best_val);
+    runstore_fmt_best(out[2], CELL_LEN, row->best_val,   /* an estimate marked as `runs` */
+                      runstore_best_estimated(row));
     snprintf(out[3], CELL_LEN, "%ld", row->last_step);
     snprintf(out[4], CELL_LEN, "%s", row->status);
     snprintf(out[5], CELL_LEN, "%s", row->model);

@@ -11,6 +11,7 @@
 #include "dash_view.h"
 #include "listnav.h"
 #include "err.h"
+#include "runstore_row.h"
 #include "safetext.h"
 #include "sweep_analysis.h"
 #include "table.h"
@@ -93,8 +94,8 @@ static void trials_table(Canvas *c, Rect r, Dashboard *d, const CanvasCaps *caps
             safetext_escape(buf[i][2], 80, t->params, 0);   /* stored text: escaped */
             snprintf(buf[i][3], 80, "%s", t->run_status[0] ? t->run_status : t->status);
             snprintf(buf[i][4], 80, "%ld", t->last_step);
-            if (isfinite(t->best_val))
-                snprintf(buf[i][5], 80, "%.4f", t->best_val);
+            if (isfinite(t->best_val))   /* an estimate marked as `runs` marks it */
+                runstore_fmt_best(buf[i][5], 80, t->best_val, t->best_estimated);
             else
                 snprintf(buf[i][5], 80, "-");
             for (int j = 0; j < 6; j++)

@@ -29,7 +29,8 @@ typedef struct {
     StepMetric last;       /* the latest logged step */
     StepMetric origin;     /* where this process's training began (trainer_origin): a
                               fork's or resume's step, tokens and seconds, else zeros */
-    long fork_of;          /* the run this one forks (0 = not a fork) */
+    long fork_of;          /* the run this one forks (0 = not a fork; -1 = a fork whose
+                              parent was deleted, read from the store) */
     StepMetric recent[SNAP_RECENT_STEPS]; /* logged step k (0-based) at [k % N], each with
                                              its own values, while k >= n_steps - N */
     long n_steps;          /* step events seen */
@@ -87,5 +88,17 @@ int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err);
 /* The store's name for a trainer status: trainer_status_name's, except that idle and
  * evaluating (which the store does not know) are "running". */
 const char *recorder_status_name(int status);
+
+/* What the snapshot's run trained itself, as runrecord_work says it of a stored run: a
+ * fork from its fork point on (sn->origin), any other run from step 0 (a resume carries
+ * on the run's totals). *seconds: its seconds of training; *tokens_per_s: its tokens over
+ * them (0 before a logged step): the speed the end of `train`, `compare` and, once the
+ * run has ended, the dashboard's status bar and `status` state. (snapshot_store.c) */
+void snapshot_own_work(const Snapshot *sn, double *seconds, double *tokens_per_s);
+
+/* The snapshot's status as the store words it: recorder_status_name's, but "interrupted"
+ * for a run whose process ended without closing it (as `runs` and `run ID` say).
+ * (snapshot_store.c) */
+const char *snapshot_status_name(const Snapshot *sn);
 
 #endif

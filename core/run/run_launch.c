@@ -81,10 +81,12 @@ static int record_run(RunHandle *h, const RunLaunchOptions *o, char *err)
     if (rc)
         return rc;
     if (o->fork_from && o->parent_run > 0 &&
-        runstore_set_parent(o->store, h->run_id, o->parent_run, o->parent_step, err))
+        runstore_set_parent(o->store, h->run_id, o->parent_run, o->parent_step,
+                            RUNSTORE_PARENT_FORK, err))
         return LM_EDB;
     if (!o->fork_from && o->init_run > 0 &&   /* init_from: the weights' origin */
-        runstore_set_parent(o->store, h->run_id, o->init_run, o->init_step, err))
+        runstore_set_parent(o->store, h->run_id, o->init_run, o->init_step,
+                            RUNSTORE_PARENT_INIT, err))
         return LM_EDB;
     return LM_OK;
 }

@@ -174,6 +174,7 @@ int runrecord_read(RunStore *st, const RunRow *r, RunRecord *f, char *err)
     f->best_step = -1;
     f->parent_run = r->parent_run;
     f->parent_step = r->parent_step;
+    f->parent_init = r->parent_init;
     RunRow parent;
     char pe[LM_ERR_LEN];
     if (r->parent_run > 0 && runstore_get(st, r->parent_run, &parent, pe) == LM_OK) {
@@ -313,6 +314,17 @@ void runrecord_precision(const RunRow *r, char *out, size_t cap)
         snprintf(out, cap, "fp32");   /* a run from before the setting */
 }
 
+void runrecord_fmt_parent(char *out, size_t cap, const RunRow *r)
+{
+    const char *kind = r->parent_init ? "init " : "";
+    if (r->parent_run > 0)
+        snprintf(out, cap, "%s#%ld@%ld", kind, r->parent_run, r->parent_step);
+    else if (r->parent_step > 0)
+        snprintf(out, cap, "%s(rm)@%ld", kind, r->parent_step);
+    else if (cap)
+        out[0] = 0;
+}
+
 int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, char *path,
                               size_t cap, long *step, char *err)
 {
@@ -394,8 +406,11 @@ int runrecord_work(RunStore *st, const RunRow *r, RunWork *w, char *err)
     if (rc || !nt || !ns)
         return rc;
     double tok0 = 0, sec0 = 0;
-    if (r->parent_run > 0) {   /* the parent's counters at the fork point */
-        int a = value_at(st, r->parent_run, "tokens", r->parent_step, &tok0, err);
+    /* a fork: its counters carry on its parent's, read at the fork point (a deleted
+     * parent's row is gone, parent_run NULL: its parent_step still says it is a fork) */
+    if ((r->parent_run > 0 || r->parent_step > 0) && !r->parent_init) {
+        int a = r->parent_run > 0 ? value_at(st, r->parent_run, "tokens", r->parent_step,
+                                             &tok0, err) : 0;
         int b = a > 0 ? value_at(st, r->parent_run, "elapsed", r->parent_step, &sec0, err) : a;
         w->from_step = r->parent_step;
         if (a < 0 || b < 0) {
@@ -430,7 +445,7 @@ static long fork_skip(const RunRow *a, const RunRow *b)
 {
     const RunRow *f = b->parent_run == a->id ? b : a->parent_run == b->id ? a : NULL;
     char v[32];
-    if (!f || f->parent_step <= 0)
+    if (!f || f->parent_step <= 0 || f->parent_init)   /* init_from: not a continuation */
         return -1;
     runstore_config_value(f->config, "log_every", v, sizeof v);
     long every = atol(v);

@@ -46,8 +46,9 @@ typedef struct {
     RunEval best_whole;/* the lowest whole-split evaluation (loss NAN when none) */
     RunEval final;     /* the last evaluation (loss NAN when none) */
     long parent_run, parent_step;  /* a fork's origin (0 = none), or init_from's run */
+    int parent_init;   /* 1: parent_run is init_from's run (a fine-tune), 0: a fork */
     char parent_data[256];/* the parent's data when it is not this run's (init_from on
-                             another corpus: a fine-tune, not a fork), else "" */
+                             another corpus), else "" */
     char group[RUNSTORE_GROUP_LEN];/* its seed group ("" = none) */
     char precision[16];/* the run's precision= setting: "fp32" or "bf16" */
     int owner_live;    /* running or paused with its process alive (runstore_run_live) */
@@ -90,6 +91,11 @@ int runrecord_checkpoint_path(RunStore *st, const RunRow *r, const char *which, 
 /* The run's precision= setting from its row alone into out ("fp32" when its config does
  * not say: runs from before the setting). */
 void runrecord_precision(const RunRow *r, char *out, size_t cap);
+
+/* The run's parent in a table cell into out: "#7@200" (a fork of run 7 at step 200),
+ * "init #7@200" (started with init_from= from run 7's weights of step 200), "(rm)@200"
+ * (its parent was deleted), or "" (trained from scratch). */
+void runrecord_fmt_parent(char *out, size_t cap, const RunRow *r);
 
 /* What a run trained itself: a fork from its fork point on (its parent's steps, tokens
  * and seconds before it are not its own), any other run from step 0 (a resume carries on

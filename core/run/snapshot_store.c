@@ -3,6 +3,7 @@
  * channel between processes) or replay a finished one. Not live-only fields: the
  * streaming state of a sample, pending rows and messages stay empty. */
 #include "recorder.h"
+#include "runrecord.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -116,9 +117,33 @@ int snapshot_from_store(RunStore *st, long run, Snapshot *dst, char *err)
         dst->recent[(dst->n_steps - 1) % SNAP_RECENT_STEPS] = dst->last;
     dst->sample_live = 0;
     dst->pending_rows = dst->unrecorded = 0;
+    memset(&dst->origin, 0, sizeof dst->origin);
+    dst->fork_of = 0;
+    RunWork w;   /* a fork's own work begins at its parent's counters of the fork step */
+    char werr[LM_ERR_LEN];
+    if (!rc && (row.parent_run > 0 || row.parent_step > 0) && !row.parent_init && dst->n_steps &&
+        runrecord_work(st, &row, &w, werr) == LM_OK && w.from_step > 0) {
+        dst->fork_of = row.parent_run > 0 ? row.parent_run : -1;   /* -1: deleted */
+        dst->origin.step = w.from_step;
+        dst->origin.tokens = dst->last.tokens - w.tokens;
+        dst->origin.elapsed = dst->last.elapsed - w.seconds;
+    }
     runstore_row_free(&row);
     if (old_step != dst->last.step || old_status != dst->status || old_val != dst->n_val ||
         old_sample != dst->sample_step)
         dst->seq = seq + 1;
     return rc;
+}
+
+void snapshot_own_work(const Snapshot *sn, double *seconds, double *tokens_per_s)
+{
+    const StepMetric *from = sn->fork_of ? &sn->origin : &(StepMetric){0};
+    *seconds = sn->last.elapsed - from->elapsed;
+    *tokens_per_s = *seconds > 0 ? (double)(sn->last.tokens - from->tokens) / *seconds : 0;
+}
+
+const char *snapshot_status_name(const Snapshot *sn)
+{
+    return sn->interrupted && sn->status == TRAINER_STOPPED ? "interrupted"
+                                                            : recorder_status_name(sn->status);
 }

@@ -124,10 +124,12 @@ static char *run_text(RunStore *st, const RunRow *r)
     strbuf_printf(&b, "| lineage | ");
     if (!r->parent_run) strbuf_printf(&b, "trained from scratch");
     long run = r->parent_run, step = r->parent_step;
+    int init = r->parent_init;
     for (int depth = 0; run > 0 && depth < 32; depth++) {
         RunRow p;
         char err[LM_ERR_LEN];
-        strbuf_printf(&b, "%sforked from #%ld at step %ld", depth ? ", which was " : "", run, step);
+        strbuf_printf(&b, "%s%s #%ld at step %ld", depth ? ", which was " : "",
+                      init ? "initialised from the weights of" : "forked from", run, step);
         if (runstore_get(st, run, &p, err)) {
             strbuf_printf(&b, " (deleted)");
             break;
@@ -137,6 +139,7 @@ static char *run_text(RunStore *st, const RunRow *r)
         strbuf_printf(&b, ")");
         run = p.parent_run;
         step = p.parent_step;
+        init = p.parent_init;
         runstore_row_free(&p);
     }
     strbuf_printf(&b, " |\n");

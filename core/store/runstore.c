@@ -238,7 +238,7 @@ static int store_migrate(RunStore *s, char *err)
     int version = 0, n_tables = 0, added = 0;
     int status = read_version(s, &version, err);
     if (status || (version == RUNSTORE_SCHEMA_VERSION && !step_columns_missing(s) &&
-                   !runstore_rowsig_missing(s)))
+                   !runstore_rowsig_missing(s) && !runstore_lineage_missing(s)))
         return status;
     if ((status = exec_sql(s, "BEGIN IMMEDIATE", "creating the schema", err))) return status;
     status = read_version(s, &version, err);   /* another process may have done it */
@@ -279,6 +279,8 @@ static int store_migrate(RunStore *s, char *err)
         status = runstore_edits_migrate(s, err);
     if (!status && version < RUNSTORE_CHANGES_VERSION)   /* a resume's setting changes */
         status = runstore_changes_migrate(s, err);
+    if (!status)   /* whether a run's parent is a fork's or init_from's */
+        status = runstore_lineage_migrate(s, err);
     if (!status) return tx_commit(s, "creating the schema", err);
     tx_rollback(s);
     return status;

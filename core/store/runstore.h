@@ -201,6 +201,9 @@ typedef struct {
     long pid;
     double heartbeat;                /* unix seconds of the last sign of life; 0 = none */
     long parent_run, parent_step;    /* a fork: the run and step it started from; 0 = none */
+    int parent_init;                 /* 1: not a fork but started with init_from= from
+                                        the weights of parent_run at parent_step
+                                        (RUNSTORE_PARENT_INIT, runstore_control.h) */
     long best_step;                  /* the step whose weights the run's best checkpoint
                                         holds (its own record, runstore_best_checkpoint);
                                         -1 = none */
@@ -514,6 +517,9 @@ typedef struct {
     double best_val, final_val; /* the run's, NAN when none */
     long last_step;
     int stopped_early;     /* its run was stopped by the sweep's halving (not by `stop`) */
+    int best_estimated;    /* best_val is an estimate over eval_batches batches
+                              (runstore_best_estimated): a trial stopped before its final
+                              whole-split evaluation */
 } SweepTrialRow;
 
 /* The trials of a sweep in trial order with their runs' results. *rows malloc'd. */

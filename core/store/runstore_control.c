@@ -270,16 +270,37 @@ int runstore_control_heartbeat(RunStore *s, long run, char *err)
     return write_stmt(s, st, "refreshing a heartbeat", NULL, err);
 }
 
-int runstore_set_parent(RunStore *s, long run, long parent, long parent_step, char *err)
+int runstore_set_parent(RunStore *s, long run, long parent, long parent_step,
+                        RunParentKind kind, char *err)
 {
     int status = runstore_check_run(s, parent, err);
     if (!status) status = runstore_check_run(s, run, err);
     sqlite3_stmt *st;
-    if (status || (status = prep(s, "UPDATE runs SET parent_run=?1, parent_step=?2 WHERE id=?3",
-                                 &st, err)))
+    if (status || (status = prep(s, "UPDATE runs SET parent_run=?1, parent_step=?2,"
+                                 " parent_kind=?3 WHERE id=?4", &st, err)))
         return status;
     sqlite3_bind_int64(st, 1, parent);
     sqlite3_bind_int64(st, 2, parent_step);
-    sqlite3_bind_int64(st, 3, run);
-    return write_stmt(s, st, "recording a fork's parent", NULL, err);
+    bind_str(st, 3, kind == RUNSTORE_PARENT_INIT ? "init" : "fork");
+    sqlite3_bind_int64(st, 4, run);
+    return write_stmt(s, st, "recording a run's parent", NULL, err);
+}
+
+int runstore_lineage_migrate(RunStore *s, char *err)
+{
+    int status = LM_OK, have = has_column(s, "runs", "parent_kind", &status, err);
+    if (have == 0)
+        status = exec_sql(s, "ALTER TABLE runs ADD COLUMN parent_kind TEXT;"
+                          "UPDATE runs SET parent_kind = CASE WHEN (SELECT min(m.step) FROM"
+                          " metrics m WHERE m.run_id=runs.id) <= parent_step THEN 'init'"
+                          " ELSE 'fork' END WHERE parent_run IS NOT NULL OR parent_step > 0;",
+                          "recording how runs descend from their parents", err);
+    return status;
+}
+
+int runstore_lineage_missing(RunStore *s)
+{
+    int status = LM_OK;
+    char err[LM_ERR_LEN];
+    return has_column(s, "runs", "parent_kind", &status, err) == 0;
 }

@@ -78,9 +78,25 @@ int runstore_control_get(RunStore *s, long id, RunControl *out, char *err);
 /* Refreshes run's heartbeat (a paused run logs no steps but is alive). */
 int runstore_control_heartbeat(RunStore *s, long run, char *err);
 
-/* Records that run was forked from parent at parent_step. LM_EARG for an unknown run or
- * parent. */
-int runstore_set_parent(RunStore *s, long run, long parent, long parent_step, char *err);
+/* How a run descends from its parent (runs.parent_kind): a fork continues the parent's
+ * steps, data position and counters from parent_step; a run started with init_from= takes
+ * only the weights of the parent's checkpoint of parent_step and counts from step 0. */
+typedef enum { RUNSTORE_PARENT_FORK = 0, RUNSTORE_PARENT_INIT = 1 } RunParentKind;
+
+/* Records that run descends from parent at parent_step, as kind says. LM_EARG for an
+ * unknown run or parent. */
+int runstore_set_parent(RunStore *s, long run, long parent, long parent_step,
+                        RunParentKind kind, char *err);
+
+/* Adds runs.parent_kind ('fork' or 'init') when it is missing (no schema step: older
+ * binaries keep working, and the parents they record read as forks), inside the store's
+ * migration transaction. Before it, a run started with init_from= was recorded as its
+ * parent's fork; such a row is told apart by its steps: a fork's first logged step is
+ * past its fork step, a fine-tune's is not (it counts from 0). Idempotent. */
+int runstore_lineage_migrate(RunStore *s, char *err);
+
+/* 1 when runs.parent_kind is missing (the store needs runstore_lineage_migrate). */
+int runstore_lineage_missing(RunStore *s);
 
 #define RUNSTORE_LINEAGE_MAX 16   /* ancestors followed at most */
 

@@ -172,6 +172,8 @@ json_t *runstore_run_json(const RunRow *r)
     json_object_set_new(o, "parent", r->parent_run > 0 ? json_integer(r->parent_run) : json_null());
     json_object_set_new(o, "parent_step", r->parent_run > 0 ? json_integer(r->parent_step)
                                                             : json_null());
+    json_object_set_new(o, "parent_kind", r->parent_run <= 0 ? json_null() : /* or init_from */
+                        json_string(r->parent_init ? "init_from" : "fork"));
     json_object_set_new(o, "config", json_config(r->config));
     return o;
 }

@@ -30,7 +30,7 @@ static int lineage_chain(RunStore *s, long run, long *chain, long *cut, int *dep
         chain[*depth] = id;
         cut[(*depth)++] = upto;
         upto = r.parent_step;
-        id = r.parent_run;
+        id = r.parent_init ? 0 : r.parent_run;   /* init_from: its own steps from 0 */
         for (int k = 0; k < *depth; k++)
             if (chain[k] == id) id = 0;        /* a cycle (hand-edited store): stop */
         runstore_row_free(&r);

@@ -26,7 +26,8 @@
     " coalesce((SELECT b.step FROM best_checkpoints b WHERE b.run_id=runs.id), -1)," \
     " (SELECT e.loss FROM best_checkpoints b JOIN evals e ON e.run_id=b.run_id" \
     " AND e.step=b.step AND e.split='valid' WHERE b.run_id=runs.id)," \
-    " coalesce((SELECT g.name FROM run_groups g WHERE g.run_id=runs.id), '')"
+    " coalesce((SELECT g.name FROM run_groups g WHERE g.run_id=runs.id), '')," \
+    " coalesce(parent_kind = 'init', 0)"
 enum { RC_CONFIG = 14 };
 
 static int row_fill(sqlite3_stmt *st, RunRow *r)
@@ -61,6 +62,7 @@ static int row_fill(sqlite3_stmt *st, RunRow *r)
     r->best_step = sqlite3_column_int64(st, 27);
     r->best_step_val = col_real(st, 28);
     col_copy(st, 29, r->group, sizeof r->group);
+    r->parent_init = sqlite3_column_int(st, 30);
     return r->config && r->notes ? LM_OK : LM_ENOMEM;
 }
 

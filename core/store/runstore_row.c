@@ -79,3 +79,9 @@ int runstore_best_estimated(const RunRow *r)
         return 0;
     return !(runstore_final_whole_step(r) >= 0 && r->best_val == r->final_val);
 }
+
+void runstore_fmt_best(char *out, size_t cap, double best, int estimated)
+{
+    if (isnan(best)) snprintf(out, cap, "-");
+    else snprintf(out, cap, "%s%.4f", estimated ? "~" : "", best);
+}

@@ -36,4 +36,8 @@ long runstore_final_whole_step(const RunRow *r);
  * of a run says as "best_estimated". */
 int runstore_best_estimated(const RunRow *r);
 
+/* A best validation loss as every table shows it into out: "1.9571", "~1.9571" when it is
+ * an estimate (runstore_best_estimated), "-" when NAN. */
+void runstore_fmt_best(char *out, size_t cap, double best, int estimated);
+
 #endif

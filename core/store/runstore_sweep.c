@@ -3,6 +3,7 @@
  * results. Not the sweep logic (core/sweep.c, core/sweep_runner.c) and not the runs
  * themselves (runstore_run.c). */
 #include "runstore.h"
+#include "runstore_row.h"
 #include "private/runstore_impl.h"
 #include "private/runlock.h"
 #include "err.h"
@@ -133,7 +134,8 @@ int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
     *n = 0;
     int rc, status = prep(s, "SELECT t.trial, t.run_id, t.params, t.status, r.status,"
                           " r.best_val, r.final_val, r.last_step,"
-                          " coalesce(r.reason, '') LIKE 'stopped early%' FROM sweep_trials t"
+                          " coalesce(r.reason, '') LIKE 'stopped early%',"
+                          " coalesce(r.reason, ''), coalesce(r.config, '') FROM sweep_trials t"
                           " LEFT JOIN runs r ON r.id = t.run_id WHERE t.sweep_id=?"
                           " ORDER BY t.trial", &st, err);
     if (status) return status;
@@ -153,6 +155,12 @@ int runstore_sweep_trials(RunStore *s, long sweep, SweepTrialRow **rows, int *n,
         t->final_val = col_real(st, 6);
         t->last_step = sqlite3_column_int64(st, 7);
         t->stopped_early = sqlite3_column_int(st, 8);
+        RunRow r = {.best_val = t->best_val, .final_val = t->final_val,   /* what it reads */
+                    .last_step = t->last_step,
+                    .config = (char *)sqlite3_column_text(st, 10)};
+        snprintf(r.status, sizeof r.status, "%s", t->run_status);
+        col_copy(st, 9, r.reason, sizeof r.reason);
+        t->best_estimated = t->run_id > 0 && r.config && runstore_best_estimated(&r);
     }
     if (!status && rc != SQLITE_DONE) status = runstore_db_fail(s, rc, "reading sweep trials", err);
     sqlite3_finalize(st);

@@ -135,6 +135,7 @@ static int load_trials(SweepRunner *r, RunStore *st, int only, char *err)
             break;
         }
         r->ts[i].run_id = rows[j].run_id;
+        r->ts[i].early = rows[j].stopped_early;
         snprintf(r->ts[i].status, sizeof r->ts[i].status, "%s",
                  !strcmp(rows[j].status, "running") ? "pending" : rows[j].status);
         if (!sweep_runner_settled(r->ts[i].status) && (!only || rows[j].trial == only) &&
@@ -281,7 +282,7 @@ void sweep_runner_progress(SweepRunner *r, SweepProgress *p)
         const char *s = r->ts[i].status;
         if (!strcmp(s, "done")) p->done++;
         else if (!strcmp(s, "running")) p->running++;
-        else if (!strcmp(s, "stopped")) p->stopped_early++;
+        else if (!strcmp(s, "stopped")) *(r->ts[i].early ? &p->stopped_early : &p->stopped) += 1;
         else if (!strcmp(s, "failed") || !strcmp(s, "diverged")) p->failed++;
         else p->pending++;
     }

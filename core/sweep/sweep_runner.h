@@ -34,6 +34,8 @@ typedef struct {
     char status[16];       /* the sweep: running | paused | finished | stopped | failed */
     SweepStrategy strategy;
     int total, done, running, pending, stopped_early, failed; /* failed includes diverged */
+    int stopped;           /* trials whose run was stopped with `stop ID` (stopped_early:
+                              by the halving at a rung); neither is ranked */
     int current;           /* the trial being trained (from 1), 0 = none */
     long current_run;      /* its run id */
     char current_params[SWEEP_PARAMS_LEN]; /* its swept values */

@@ -88,6 +88,7 @@ static int mark_stopped(SweepRunner *r, const int *alive, const int *stopped_at,
         if (r->ts[t].run_id && runstore_run_set_status(r->st, r->ts[t].run_id, "stopped", why,
                                                        err))
             return LM_EDB;
+        r->ts[t].early = 1;   /* by the halving: "stopped early" */
         if (sweep_runner_set_trial(r, t, "stopped", err))
             return LM_EDB;
     }

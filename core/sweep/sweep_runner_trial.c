@@ -146,7 +146,7 @@ static int settle_trial(SweepRunner *r, int i, TrainerStatus end, long stop_at, 
     if (end == TRAINER_STOPPED && !stop && r->ts[i].run_id &&
         !runstore_get(r->st, r->ts[i].run_id, &row, e2)) {
         if (!strcmp(row.status, "stopped") && (stop_at <= 0 || row.last_step < stop_at))
-            status = "stopped";
+            status = "stopped", r->ts[i].early = 0;   /* by `stop ID`, not the halving */
         runstore_row_free(&row);
     }
     int rc = sweep_runner_set_trial(r, i, status, err);

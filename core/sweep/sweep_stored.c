@@ -36,7 +36,7 @@ int sweep_stored_progress(RunStore *st, long id, SweepProgress *p, int *live, ch
         const char *s = t[i].status;
         if (!strcmp(s, "done")) p->done++;
         else if (!strcmp(s, "running")) p->running++;
-        else if (!strcmp(s, "stopped")) p->stopped_early++;
+        else if (!strcmp(s, "stopped")) *(t[i].stopped_early ? &p->stopped_early : &p->stopped) += 1;
         else if (!strcmp(s, "failed") || !strcmp(s, "diverged")) p->failed++;
         else p->pending++;
         RunRow r;

@@ -202,7 +202,7 @@ static void setup_precision(Trainer *t)
 }
 
 /* A resume: the training state the checkpoint info holds (step, RNGs, data position,
- * schedule, best) and the optimizer's moments beside it (fresh ones, said, when missing;
+ * schedule, best; a fork's best starts afresh) and the optimizer's moments beside it (fresh ones, said, when missing;
  * a damaged file refuses the resume: its run would not be the one never stopped). */
 static int restore_state(Trainer *t, const CheckpointInfo *info, char *err)
 {
@@ -212,7 +212,9 @@ static int restore_state(Trainer *t, const CheckpointInfo *info, char *err)
     t->sched.best = info->ts.sched.best;
     t->sched.bad_evals = info->ts.sched.bad_evals;
     t->sched.plateau_scale = info->ts.sched.plateau_scale;
-    t->best_val = info->ts.best_val;
+    /* a fork is a new run with its own best (best.safetensors, `runs`' best val): its
+     * parent's best before the fork point is not a bar its evaluations must pass */
+    t->best_val = t->ts.best_val = t->opt.fork_of > 0 ? NAN : info->ts.best_val;
     while (t->next_mark < t->n_marks && t->marks[t->next_mark] <= t->ts.elapsed)
         t->next_mark++;   /* evaluated before the checkpoint */
     char e2[LM_ERR_LEN];

@@ -17,6 +17,7 @@
 typedef struct {
     char status[16];       /* pending | running | done | stopped | failed | diverged */
     long run_id;           /* 0 = no run yet */
+    int early;             /* stopped by the halving at a rung (not by `stop ID`) */
 } TrialState;
 
 struct SweepRunner {
