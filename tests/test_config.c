@@ -189,6 +189,8 @@ int main(void)
     expect_refused("lr=-1", "out of range");
     expect_refused("batch=1000000000", "out of range");
     expect_refused("bptt=1", "out of range");
+    /* the bound is printed as it is: 0.9999999 was "%g", "1", so beta2=1 read "allowed 0 to 1" */
+    expect_refused("beta2=1", "allowed 0 to 0.9999999 (");
     expect_refused("d=12.5", "whole number");
     expect_refused("d=abc", "whole number");
     expect_refused("lr=nan", "number");

@@ -260,7 +260,7 @@ static int parse_number(const ConfigKey *k, const char *value, double *out, char
     if (k->type == CFG_INT && v != floor(v))
         return err_set(err, LM_EARG, "%s=%s: expected a whole number", k->key, value);
     if (v < k->min || v > k->max)
-        return err_set(err, LM_EARG, "%s=%s is out of range: allowed %g to %g (%s)", k->key,
+        return err_set(err, LM_EARG, "%s=%s is out of range: allowed %.10g to %.10g (%s)", k->key,
                        value, k->min, k->max, k->help);
     *out = v;
     return LM_OK;
