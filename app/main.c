@@ -327,6 +327,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "lmlab: %s\n", derr);
         return 2;
     }
+    if (dist_args_differ(argc, argv, derr) && dist_rank() == 0)
+        fprintf(stderr, "lmlab: note: %s\n", derr);
     if (dist_rank() > 0) {         /* under mpirun: ranks 1..N-1 serve rank 0's runs */
         trainer_dist_set_service(sweep_pool_serve_rank);   /* and parallel sweeps */
         int src = trainer_dist_serve();
