@@ -8,6 +8,8 @@
 #include "history.h"
 #include "lexer.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,27 @@
 
 static Session *g_session;
 static volatile sig_atomic_t g_terminate;
+static pthread_t g_main;       /* the thread that prints and waits (repl_install_signals') */
+static int g_pipe_out[2];      /* stdout, stderr: not a terminal (a pipe, a file) */
+
+static void on_wake(int sig) { (void)sig; }   /* SIGURG: only ends a blocked write */
+
+/* A terminating signal must reach the waiting thread even when it is blocked writing to a
+ * pipe nobody drains (`lmlab train | less` scrolled back; mpirun, which stops reading its
+ * ranks once told to end them and kills them a second later): before, the run trained on
+ * and was never stopped cleanly (the kill left it "interrupted"). Output that is not a
+ * terminal stops blocking (what no one reads is dropped), and the main thread's write, if
+ * another thread took the signal, is interrupted. Both calls are async-signal-safe. */
+static void unblock_output(void)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        int fl = g_pipe_out[fd - 1] ? fcntl(fd, F_GETFL) : -1;
+        if (fl >= 0)
+            fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    if (!pthread_equal(pthread_self(), g_main))
+        pthread_kill(g_main, SIGURG);
+}
 
 static void on_signal(int sig)
 {
@@ -36,19 +59,25 @@ static void on_signal(int sig)
             g_session->interrupt = 1;
             g_session->terminating = 1;
         }
+        unblock_output();
     }
 }
 
 void repl_install_signals(Session *s)
 {
     g_session = s;
+    g_main = pthread_self();
+    g_pipe_out[0] = !isatty(STDOUT_FILENO);   /* a terminal's flags are the shell's too */
+    g_pipe_out[1] = !isatty(STDERR_FILENO);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
+    sigemptyset(&sa.sa_mask);   /* no SA_RESTART: a blocked write returns */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_wake;
+    sigaction(SIGURG, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
