@@ -176,6 +176,17 @@ static long first_nul_line(FILE *f)
     return found;
 }
 
+/* 1 when text holds a carriage return followed by more than blanks (a CRLF line's CR, and
+ * blanks after it, are whitespace to the lexer). */
+static int cr_inside(const char *text)
+{
+    for (const char *cr = strchr(text, '\r'); cr; cr = strchr(cr + 1, '\r'))
+        for (const char *p = cr + 1; *p; p++)
+            if (!strchr(" \t\r\v\f", *p))
+                return 1;
+    return 0;
+}
+
 int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
 {
     char *line = NULL;
@@ -205,6 +216,17 @@ int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
         if (memchr(line, 0, len)) {   /* piped input: this line is refused, not cut */
             int rc = session_error(s, LM_EFORMAT, "this line holds a NUL byte: refused, nothing "
                                    "on it ran");
+            if (!first)
+                first = rc;
+            if (!keep_going)
+                break;
+            continue;
+        }
+        if (cr_inside(text)) {   /* CR-only line ends: the whole file read as one line */
+            int rc = session_error(s, LM_EFORMAT, "this line holds a carriage return (\\r) "
+                                   "before more text: the file ends its lines with CR alone "
+                                   "(old Mac text), so it reads as one line; nothing on it ran "
+                                   "(convert them: tr '\\r' '\\n' < FILE > NEW)");
             if (!first)
                 first = rc;
             if (!keep_going)

@@ -134,4 +134,15 @@ grep -q "^error: prompt: character 'ÿ' (U+00FF) at byte offset 1 is not in the 
     fail "the refused prompt: $(tail -1 s.out)"
 grep -q "aÿ" s.out && fail "the prompt was echoed: $(cat s.out)"
 echo "6: a prompt with a character the vocabulary lacks is refused before it is echoed, saying what to do"
+# ---- 7: a script with CR-only line ends -----------------------------------------------------
+# Before: the whole file read as one line: "error: 'set' takes key=value arguments, not
+# 'set'", nothing said why. CRLF line ends still run as before.
+printf 'set d=16\rset layers=3\rshow config\r' >cr.lmlab
+"$bin" cr.lmlab >cr.out 2>&1 && fail "a CR-only script ran: $(cat cr.out)"
+grep -qF "cr.lmlab:1: error: this line holds a carriage return (\\r) before more text: the file ends its lines with CR alone (old Mac text), so it reads as one line; nothing on it ran" cr.out ||
+    fail "CR line ends: $(cat cr.out)"
+printf 'set d=16\r\nset name="x y"\r\nshow config\r\n' >crlf.lmlab
+"$bin" crlf.lmlab >crlf.out 2>&1 || fail "a CRLF script: $(cat crlf.out)"
+grep -q '^  name  *x y  ' crlf.out || fail "CRLF script's name: $(grep name crlf.out)"
+echo "7: a script with CR-only line ends is refused saying why; CRLF runs"
 echo "all parts passed"
