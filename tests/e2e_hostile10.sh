@@ -145,4 +145,18 @@ printf 'set d=16\r\nset name="x y"\r\nshow config\r\n' >crlf.lmlab
 "$bin" crlf.lmlab >crlf.out 2>&1 || fail "a CRLF script: $(cat crlf.out)"
 grep -q '^  name  *x y  ' crlf.out || fail "CRLF script's name: $(grep name crlf.out)"
 echo "7: a script with CR-only line ends is refused saying why; CRLF runs"
+# ---- 8: every note of a run's start is printed --------------------------------------------
+# Before: the printer showed the newest message at each poll (0.1 s), so two notes between
+# polls were one: a fork with shards=1 threads=2 printed the shard-plan note and lost the
+# threads note (the run's console, `log ID`, had both). And a warm-up longer than the run
+# trained at a rate that never reached lr, with no word.
+"$bin" train quick name=nb steps=20 checkpoint_every=10 $C >/dev/null 2>&1 || fail "run nb"
+"$bin" fork $(id_of nb) step=20 steps=40 shards=1 $C threads=2 >n.out 2>&1 || fail "fork of nb: $(tail -2 n.out)"
+grep -q "^note: 2 threads but 1 shard here" n.out || fail "the threads note was lost: $(grep note n.out)"
+grep -q "^note: resumed with shards=1 where the checkpoint was trained with shards=2" n.out ||
+    fail "the shards note was lost: $(grep note n.out)"
+"$bin" train quick name=wu steps=20 warmup=1000 $C >w.out 2>&1 || fail "run wu: $(tail -2 w.out)"
+grep -q "^note: warmup=1000 is not shorter than the run's 20 steps: the learning rate climbs the whole run and ends at 6e-05, never reaching lr=0.003 (lower warmup, or raise steps)" w.out ||
+    fail "warmup past the run's end unsaid: $(grep note w.out)"
+echo "8: two notes at a run's start are both printed; a warm-up longer than the run is said"
 echo "all parts passed"

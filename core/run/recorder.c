@@ -82,6 +82,14 @@ static void set_message(Snapshot *s, const char *text)
 {
     snprintf(s->message, sizeof s->message, "%s", text);
     s->message_seq++;
+    memcpy(s->messages[s->message_seq % SNAP_MESSAGES], s->message, sizeof s->message);
+}
+
+const char *snapshot_message(const Snapshot *s, long k)
+{
+    if (k < 1 || k > s->message_seq || k <= s->message_seq - SNAP_MESSAGES)
+        return NULL;
+    return s->messages[k % SNAP_MESSAGES];
 }
 
 /* Adds a logged loss to the bounded series: a point per `stride` steps (their mean, at
