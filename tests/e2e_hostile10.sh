@@ -32,7 +32,7 @@ grep -q "error: beta2=1 is out of range: allowed 0 to 0.9999999 (Adam beta2)" b.
 # Before: "needs about 20.20 GiB ... but 22.72 GiB is available" refused a model that fits:
 # a model may take 85% of it, which went unsaid. A model far too large says it all the same.
 "$bin" train quick model=lstm d=8192 bptt=65536 batch=64 $C >m.out 2>&1 && fail "a huge model accepted"
-read -r have cap <<<"$(sed -n 's/.* but \([0-9.]*\) GiB is available, of which a model may take 85% (\([0-9.]*\) GiB): lower batch.*/\1 \2/p' m.out)"
+read -r have cap <<<"$(sed -n 's/.* but \([0-9.]*\) GiB is available, of which a model may take 85% (\([0-9.]*\) GiB): lower batch.*/\1 \2/p' m.out)"   # bounded: a here-string
 [ -n "$cap" ] || fail "the share of the memory a model may take is not said: $(tail -1 m.out)"
 python3 -c "import sys; sys.exit(abs(0.85 * $have - $cap) > 0.011)" || fail "85% of $have GiB is not $cap GiB"
 [ ! -s s.db ] || [ "$(q "SELECT count(*) FROM runs")" = 0 ] || fail "a refused run left a row"
