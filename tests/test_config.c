@@ -191,6 +191,13 @@ int main(void)
     expect_refused("bptt=1", "out of range");
     /* the bound is printed as it is: 0.9999999 was "%g", "1", so beta2=1 read "allowed 0 to 1" */
     expect_refused("beta2=1", "allowed 0 to 0.9999999 (");
+    {   /* a double setting reads as typed: time_budget=0.1 was "0.10000000000000001" */
+        char v[64];
+        CHECK(config_set(&c, "time_budget", "0.1", err) == LM_OK, "%s", err);
+        CHECK(config_get(&c, "time_budget", v, sizeof v) == 0 && !strcmp(v, "0.1"),
+              "time_budget=0.1 reads '%s'", v);
+        CHECK(config_set(&c, "time_budget", "0", err) == LM_OK, "%s", err);
+    }
     expect_refused("d=12.5", "whole number");
     expect_refused("d=abc", "whole number");
     expect_refused("lr=nan", "number");

@@ -4,6 +4,7 @@
  * (experiment files, config_to_text: config_text.c) nor the checks of a whole Config
  * (config_validate, placeholders, the model family's flags: config_check.c). */
 #include "config.h"
+#include "numtext.h"
 #include "alertrule.h"
 
 #include "err.h"
@@ -377,8 +378,11 @@ int config_get(const Config *c, const char *key, char *buf, size_t cap)
             snprintf(buf, cap, "%d", *(const int *)field);
         break;
     case CFG_FLOAT:
-        if (k->size == sizeof(double)) {
-            snprintf(buf, cap, "%.17g", *(const double *)field);
+        if (k->size == sizeof(double)) {   /* the shortest that reads back: 0.1, not
+                                              0.10000000000000001 (as show config said) */
+            char t[NUMTEXT_LEN];
+            numtext_shortest(t, *(const double *)field, 0);
+            snprintf(buf, cap, "%s", t);
         } else { /* the shortest text that reads back as the same float: 0.9, not 0.899999976 */
             float v = *(const float *)field;
             for (int prec = 6; prec <= 9; prec++) {
