@@ -133,7 +133,11 @@ fi
 grep -q "^error: prompt: character 'ÿ' (U+00FF) at byte offset 1 is not in the vocabulary of 65 characters (a char tokenizer knows only the characters of the text it was built from: leave this one out)" s.out ||
     fail "the refused prompt: $(tail -1 s.out)"
 grep -q "aÿ" s.out && fail "the prompt was echoed: $(cat s.out)"
-echo "6: a prompt with a character the vocabulary lacks is refused before it is echoed, saying what to do"
+# Before: `open 0` read 0 as a file: "0: cannot open: No such file or directory".
+"$bin" open 0 >o.out 2>&1 && fail "open 0 opened something: $(cat o.out)"
+grep -q "^error: run id expected, got '0' — \`runs\` lists the ids (and no file '0' exists)" o.out ||
+    fail "open 0: $(cat o.out)"
+echo "6: a prompt with a character the vocabulary lacks is refused before it is echoed, saying what to do; open 0 is no run"
 # ---- 7: a script with CR-only line ends -----------------------------------------------------
 # Before: the whole file read as one line: "error: 'set' takes key=value arguments, not
 # 'set'", nothing said why. CRLF line ends still run as before.
