@@ -107,6 +107,14 @@ if mpi_usable "$bin" "part 5 (mpirun)"; then
         fail "different arguments not said: $(head -3 mm.out)"
     timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$bin" train quick steps=10 $C >ms.out 2>&1 || fail "the plain job: $(tail -3 ms.out)"
     grep -q "note:" ms.out && fail "a note for ranks started alike: $(grep note ms.out)"
+    # a rank started in another folder (mpirun -wdir): it works in rank 0's, whose relative
+    # paths the settings hold (here the tokens beside a store named relatively). Before:
+    # "lmlab rank 1: no dataset './lmlab-tokens/KEY'" and the job failed
+    mkdir -p elsewhere
+    timeout 120 mpirun --allow-run-as-root --oversubscribe -np 1 "$bin" --db wd.db train quick name=wd steps=10 $C : \
+        -np 1 -wdir "$dir/m/elsewhere" "$bin" --db wd.db train quick name=wd steps=10 $C >wd.out 2>&1 ||
+        fail "a rank started in another folder: $(grep -v '^step' wd.out | head -5)"
+    grep -q "run #[0-9]* finished" wd.out || fail "run wd: $(tail -3 wd.out)"
     # SIGTERM to mpirun (what Ctrl-C and a batch system's end send): the run stops cleanly.
     # Before: mpirun passed it on to rank 1, which died at once and took the job with it
     # (the run was left interrupted); or rank 0 blocked on output mpirun no longer read.
@@ -122,7 +130,7 @@ if mpi_usable "$bin" "part 5 (mpirun)"; then
     timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$bin" train resume=$id steps=$(( $(q "SELECT last_step FROM runs WHERE id=$id") + 20 )) >mr.out 2>&1 ||
         fail "resume after SIGTERM: $(tail -3 mr.out)"
     cd ..
-    echo "5: mpirun: ranks given other words are told rank 0's decide; SIGTERM to mpirun stops the run cleanly and it resumes"
+    echo "5: mpirun: ranks given other words are told rank 0's decide; a rank started in another folder works in rank 0's; SIGTERM to mpirun stops the run cleanly and it resumes"
 fi
 
 # ---- 6: a prompt the model cannot read ------------------------------------------------------
