@@ -35,8 +35,11 @@ grep -q "error: beta2=1 is out of range: allowed 0 to 0.9999999 (Adam beta2)" b.
 read -r have cap <<<"$(sed -n 's/.* but \([0-9.]*\) GiB is available, of which a model may take 85% (\([0-9.]*\) GiB): lower batch.*/\1 \2/p' m.out)"   # bounded: a here-string
 [ -n "$cap" ] || fail "the share of the memory a model may take is not said: $(tail -1 m.out)"
 python3 -c "import sys; sys.exit(abs(0.85 * $have - $cap) > 0.011)" || fail "85% of $have GiB is not $cap GiB"
+# Before: a seed past 2^53 went through a double: 9007199254740993 was kept as ...992.
+"$bin" -c "set seed=9007199254740993; show config" | grep -q "^  seed  *9007199254740993 " ||
+    fail "seed=9007199254740993: $("$bin" -c "set seed=9007199254740993; show config" | grep seed)"
 [ ! -s s.db ] || [ "$(q "SELECT count(*) FROM runs")" = 0 ] || fail "a refused run left a row"
-echo "1: beta2=1 refused with the bound it has (0.9999999); the memory refusal names the 85% share ($cap of $have GiB); nothing stored"
+echo "1: beta2=1 refused with the bound it has (0.9999999); the memory refusal names the 85% share ($cap of $have GiB); a seed past 2^53 kept as typed; nothing stored"
 
 # ---- 2: a diverged run says which checkpoint is left ---------------------------------------
 # Before: every divergence said "(the last good checkpoint is kept)"; with none written the
