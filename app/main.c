@@ -327,7 +327,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "lmlab: %s\n", derr);
         return 2;
     }
+    if (dist_args_differ(argc, argv, derr) && dist_rank() == 0)
+        fprintf(stderr, "lmlab: note: %s\n", derr);
     if (dist_rank() > 0) {         /* under mpirun: ranks 1..N-1 serve rank 0's runs */
+        /* mpirun passes its SIGINT/SIGTERM to every rank: rank 0 stops the run cleanly and
+         * then releases the others, which would otherwise die at once and take the job,
+         * rank 0's clean stop and its record with them (the run read "interrupted") */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
         trainer_dist_set_service(sweep_pool_serve_rank);   /* and parallel sweeps */
         int src = trainer_dist_serve();
         dist_finalize();

@@ -29,7 +29,7 @@ static void key_range(const ConfigKey *k, char *out, size_t cap)
     else if (k->type == CFG_BOOL)
         snprintf(out, cap, "true|false");
     else if (k->type == CFG_INT || k->type == CFG_FLOAT)
-        snprintf(out, cap, "%g..%g", k->min, k->max);
+        snprintf(out, cap, "%.10g..%.10g", k->min, k->max);
     else
         snprintf(out, cap, "text");
 }

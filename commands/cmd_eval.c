@@ -163,6 +163,12 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
     char *text = NULL, err[LM_ERR_LEN], unknown[512];
     SampleStats st;
     s->interrupt = 0;
+    int *ids = NULL;   /* a prompt the model cannot read is refused before it is echoed
+                          (it was printed, then the error on the same line) */
+    size_t n_ids = 0;
+    if (tokenizer_encode_prompt(s->view_tok, prompt, strlen(prompt), &ids, &n_ids, err))
+        return session_error(s, LM_EARG, "prompt: %s", err);
+    free(ids);
     int n_unknown = sample_unknown_words(s->view_tok, prompt, unknown, sizeof unknown);
     if (n_unknown && !s->json)
         session_printf(s, "note: %d prompt word%s not in the vocabulary, read as <unk>: %s",

@@ -37,6 +37,12 @@ int cmd_open(Session *s, int argc, const LexWord *argv)
         }
     long id = session_parse_run_id(argv[1].text);
     const char *path = argv[1].text;      /* the user's own text: never copied */
+    struct stat st;
+    size_t digits = strspn(path + (*path == '-' || *path == '#'), "0123456789");
+    if (id <= 0 && digits && !path[digits + (*path == '-' || *path == '#')] &&
+        stat(path, &st))   /* open 0: a number, no such file: "cannot open" said nothing */
+        return session_error(s, LM_EARG, "run id expected, got '%s' — `runs` lists the ids "
+                             "(and no file '%s' exists)", path, path);
     int rc = id > 0 ? session_open_run(s, id, which, step)
                     : session_open_checkpoint(s, path, 0);
     if (rc)

@@ -190,13 +190,16 @@ static void print_new(Session *s, const Snapshot *sn, Printed *p)
         output_line(o, "sample at step {step}:\n{text}\n");
         output_emit(s, o);
     }
-    if (sn->message_seq != p->message_seq) {
-        p->message_seq = sn->message_seq;
+    for (long k = p->message_seq + 1; k <= sn->message_seq; k++) {   /* each since the last */
+        const char *m = snapshot_message(sn, k);
+        if (!m)
+            continue;
         Output *o = output_create("message");
-        output_str(o, "text", sn->message);
+        output_str(o, "text", m);
         output_line(o, "note: {text}");
         output_emit(s, o);
     }
+    p->message_seq = sn->message_seq;
     if (strcmp(sn->checkpoint, p->checkpoint)) {
         snprintf(p->checkpoint, sizeof p->checkpoint, "%s", sn->checkpoint);
         if (!s->json) /* text only: JSON readers get the path with the end */

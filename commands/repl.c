@@ -8,6 +8,8 @@
 #include "history.h"
 #include "lexer.h"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,27 @@
 
 static Session *g_session;
 static volatile sig_atomic_t g_terminate;
+static pthread_t g_main;       /* the thread that prints and waits (repl_install_signals') */
+static int g_pipe_out[2];      /* stdout, stderr: not a terminal (a pipe, a file) */
+
+static void on_wake(int sig) { (void)sig; }   /* SIGURG: only ends a blocked write */
+
+/* A terminating signal must reach the waiting thread even when it is blocked writing to a
+ * pipe nobody drains (`lmlab train | less` scrolled back; mpirun, which stops reading its
+ * ranks once told to end them and kills them a second later): before, the run trained on
+ * and was never stopped cleanly (the kill left it "interrupted"). Output that is not a
+ * terminal stops blocking (what no one reads is dropped), and the main thread's write, if
+ * another thread took the signal, is interrupted. Both calls are async-signal-safe. */
+static void unblock_output(void)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        int fl = g_pipe_out[fd - 1] ? fcntl(fd, F_GETFL) : -1;
+        if (fl >= 0)
+            fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    if (!pthread_equal(pthread_self(), g_main))
+        pthread_kill(g_main, SIGURG);
+}
 
 static void on_signal(int sig)
 {
@@ -36,19 +59,25 @@ static void on_signal(int sig)
             g_session->interrupt = 1;
             g_session->terminating = 1;
         }
+        unblock_output();
     }
 }
 
 void repl_install_signals(Session *s)
 {
     g_session = s;
+    g_main = pthread_self();
+    g_pipe_out[0] = !isatty(STDOUT_FILENO);   /* a terminal's flags are the shell's too */
+    g_pipe_out[1] = !isatty(STDERR_FILENO);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
+    sigemptyset(&sa.sa_mask);   /* no SA_RESTART: a blocked write returns */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_wake;
+    sigaction(SIGURG, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
@@ -147,6 +176,17 @@ static long first_nul_line(FILE *f)
     return found;
 }
 
+/* 1 when text holds a carriage return followed by more than blanks (a CRLF line's CR, and
+ * blanks after it, are whitespace to the lexer). */
+static int cr_inside(const char *text)
+{
+    for (const char *cr = strchr(text, '\r'); cr; cr = strchr(cr + 1, '\r'))
+        for (const char *p = cr + 1; *p; p++)
+            if (!strchr(" \t\r\v\f", *p))
+                return 1;
+    return 0;
+}
+
 int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
 {
     char *line = NULL;
@@ -176,6 +216,17 @@ int repl_run_file(Session *s, FILE *f, const char *name, int keep_going)
         if (memchr(line, 0, len)) {   /* piped input: this line is refused, not cut */
             int rc = session_error(s, LM_EFORMAT, "this line holds a NUL byte: refused, nothing "
                                    "on it ran");
+            if (!first)
+                first = rc;
+            if (!keep_going)
+                break;
+            continue;
+        }
+        if (cr_inside(text)) {   /* CR-only line ends: the whole file read as one line */
+            int rc = session_error(s, LM_EFORMAT, "this line holds a carriage return (\\r) "
+                                   "before more text: the file ends its lines with CR alone "
+                                   "(old Mac text), so it reads as one line; nothing on it ran "
+                                   "(convert them: tr '\\r' '\\n' < FILE > NEW)");
             if (!first)
                 first = rc;
             if (!keep_going)

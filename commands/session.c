@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -18,10 +19,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* 1 when a line can be written to fd without blocking (a file always can): a reader
+ * that is slow but reading gets a tenth of a second, until a first line is dropped; from
+ * then on nothing waits (mpirun kills its ranks one second after its SIGTERM). */
+static int output_ready(int fd)
+{
+    static int dropped;
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int ready = poll(&p, 1, dropped ? 0 : 100) == 1 && (p.revents & POLLOUT);
+    dropped |= !ready;
+    return ready;
+}
+
 static void default_writer(void *ud, int kind, const char *text)
 {
-    (void)ud;
+    const Session *s = ud;   /* this session (session_init, session_set_writer) */
     FILE *f = kind == SESSION_OUT_ERROR ? stderr : stdout;
+    /* a session ending on SIGTERM/SIGHUP never waits for a reader that has stopped reading
+     * (mpirun once told to end its ranks; a pager): the line is dropped, so the session
+     * gets on with stopping its run cleanly before it is killed */
+    if (s && s->terminating && !output_ready(fileno(f)))
+        return;
     fputs(text, f);
     if (kind != SESSION_OUT_STREAM)
         fputc('\n', f);
@@ -36,6 +54,7 @@ void session_init(Session *s, const char *db_path)
     snprintf(s->db_path, sizeof s->db_path, "%s",
              db_path && *db_path ? db_path : env && *env ? env : "lmlab.db");
     s->writer = default_writer;
+    s->writer_ud = s;
     /* one default everywhere (dashboard, --plain, -c, scripts, headless): the settings of
      * experiments/default.conf when it exists and loads, as `use default` would */
     char path[1024], err[LM_ERR_LEN];
@@ -51,7 +70,7 @@ void session_init(Session *s, const char *db_path)
 void session_set_writer(Session *s, SessionWriter w, void *ud)
 {
     s->writer = w ? w : default_writer;
-    s->writer_ud = ud;
+    s->writer_ud = w ? ud : s;
 }
 
 void session_free(Session *s)

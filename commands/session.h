@@ -91,8 +91,8 @@ typedef struct CmdContext Session;
 /* Initialises s with the default configuration — the experiment "default"
  * (experiments/default.conf, as `use default`) when it is found and loads, else the
  * built-in defaults — and the store at db_path (NULL: $LMLAB_DB or ./lmlab.db; opened
- * lazily). Output goes to stdout/stderr until
- * session_set_writer. */
+ * lazily). Output goes to stdout/stderr until session_set_writer (NULL: back to them);
+ * once the session is terminating, a line they cannot take at once is dropped. */
 void session_init(Session *s, const char *db_path);
 /* Stops a running run cleanly (recorded as stopped), closes everything. */
 void session_free(Session *s);

@@ -189,6 +189,23 @@ int main(void)
     expect_refused("lr=-1", "out of range");
     expect_refused("batch=1000000000", "out of range");
     expect_refused("bptt=1", "out of range");
+    /* the bound is printed as it is: 0.9999999 was "%g", "1", so beta2=1 read "allowed 0 to 1" */
+    expect_refused("beta2=1", "allowed 0 to 0.9999999 (");
+    {   /* a double setting reads as typed: time_budget=0.1 was "0.10000000000000001" */
+        char v[64];
+        CHECK(config_set(&c, "time_budget", "0.1", err) == LM_OK, "%s", err);
+        CHECK(config_get(&c, "time_budget", v, sizeof v) == 0 && !strcmp(v, "0.1"),
+              "time_budget=0.1 reads '%s'", v);
+        CHECK(config_set(&c, "time_budget", "0", err) == LM_OK, "%s", err);
+        /* a seed past 2^53 as typed: 9007199254740993 was stored as ...992 */
+        CHECK(config_set(&c, "seed", "9007199254740993", err) == LM_OK &&
+              config_get(&c, "seed", v, sizeof v) == 0 && !strcmp(v, "9007199254740993"),
+              "seed=9007199254740993 reads '%s'", v);
+        CHECK(config_set(&c, "seed", "1e18", err) == LM_OK && c.seed == 1000000000000000000L,
+              "seed=1e18: %ld", c.seed);
+        config_set(&c, "seed", "1337", err);
+    }
+    expect_refused("seed=4000000000000000001", "allowed 0 to 4e+18");
     expect_refused("d=12.5", "whole number");
     expect_refused("d=abc", "whole number");
     expect_refused("lr=nan", "number");

@@ -75,11 +75,12 @@ static void follow(DashTerm *t)
         dash_term_out(t, UI_COLOR_DIM, "%seval   step %ld  val loss %.4f  ppl %s", tag,
                  sn->val[t->f_val].step, sn->val[t->f_val].value,
                  metric_ppl_text(exp(sn->val[t->f_val].value), ppl));
-    if (sn->message_seq != t->f_msg) {
-        t->f_msg = sn->message_seq;
-        if (sn->message[0])
-            dash_term_out(t, UI_COLOR_WARN, "note: %s", sn->message);
+    for (long k = t->f_msg + 1; k <= sn->message_seq; k++) {   /* each since the last poll */
+        const char *m = snapshot_message(sn, k);
+        if (m && m[0])
+            dash_term_out(t, UI_COLOR_WARN, "note: %s", m);
     }
+    t->f_msg = sn->message_seq;
     if (sn->sample[0] && sn->sample_step != t->f_sample) {
         t->f_sample = sn->sample_step;
         d->sample_from_cmd = 0;  /* a new periodic sample takes the pane */

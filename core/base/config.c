@@ -4,6 +4,7 @@
  * (experiment files, config_to_text: config_text.c) nor the checks of a whole Config
  * (config_validate, placeholders, the model family's flags: config_check.c). */
 #include "config.h"
+#include "numtext.h"
 #include "alertrule.h"
 
 #include "err.h"
@@ -260,9 +261,30 @@ static int parse_number(const ConfigKey *k, const char *value, double *out, char
     if (k->type == CFG_INT && v != floor(v))
         return err_set(err, LM_EARG, "%s=%s: expected a whole number", k->key, value);
     if (v < k->min || v > k->max)
-        return err_set(err, LM_EARG, "%s=%s is out of range: allowed %g to %g (%s)", k->key,
+        return err_set(err, LM_EARG, "%s=%s is out of range: allowed %.10g to %.10g (%s)", k->key,
                        value, k->min, k->max, k->help);
     *out = v;
+    return LM_OK;
+}
+
+/* A long setting (seed, final_eval_tokens) as typed: a decimal integer is read exactly,
+ * where the double parse_number checked rounds past 2^53 (seed=9007199254740993 was
+ * stored as ...992, so two seeds typed apart trained alike); other forms (1e6) as v. */
+static int set_long(const ConfigKey *k, const char *value, double v, long *field, char *err)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(value, &end, 10);
+    while (end != value && isspace((unsigned char)*end))
+        end++;
+    if (end == value || *end || errno == ERANGE) {
+        *field = (long)v;
+        return LM_OK;
+    }
+    if ((long double)x < (long double)k->min || (long double)x > (long double)k->max)
+        return err_set(err, LM_EARG, "%s=%s is out of range: allowed %.10g to %.10g (%s)",
+                       k->key, value, k->min, k->max, k->help);
+    *field = (long)x;
     return LM_OK;
 }
 
@@ -294,9 +316,8 @@ int config_set(Config *c, const char *key, const char *value, char *err)
         if ((rc = parse_number(k, value, &v, err)))
             return rc;
         if (k->size == sizeof(long))
-            *(long *)field = (long)v;
-        else
-            *(int *)field = (int)v;
+            return set_long(k, value, v, (long *)field, err);
+        *(int *)field = (int)v;
         return LM_OK;
     case CFG_FLOAT:
         if ((rc = parse_number(k, value, &v, err)))
@@ -377,8 +398,11 @@ int config_get(const Config *c, const char *key, char *buf, size_t cap)
             snprintf(buf, cap, "%d", *(const int *)field);
         break;
     case CFG_FLOAT:
-        if (k->size == sizeof(double)) {
-            snprintf(buf, cap, "%.17g", *(const double *)field);
+        if (k->size == sizeof(double)) {   /* the shortest that reads back: 0.1, not
+                                              0.10000000000000001 (as show config said) */
+            char t[NUMTEXT_LEN];
+            numtext_shortest(t, *(const double *)field, 0);
+            snprintf(buf, cap, "%s", t);
         } else { /* the shortest text that reads back as the same float: 0.9, not 0.899999976 */
             float v = *(const float *)field;
             for (int prec = 6; prec <= 9; prec++) {

@@ -100,11 +100,14 @@ static int char_encode_into(const Tokenizer *t, const unsigned char *s, size_t l
         if (out[m] >= 0) continue;
         if (cp >= 0xDC80 && cp <= 0xDCFF)
             return err_set(err, LM_EARG, "byte 0x%02X at byte offset %zu (not valid UTF-8) is "
-                           "not in the vocabulary of %d characters", s[at], at, t->V);
+                           "not in the vocabulary of %d characters (give UTF-8 text)", s[at],
+                           at, t->V);
         char shown[16];
         tok_escape_bytes((const char *)s + at, i - at, shown);
         return err_set(err, LM_EARG, "character '%s' (U+%04X) at byte offset %zu is not in the "
-                       "vocabulary of %d characters", shown, (unsigned)cp, at, t->V);
+                       "vocabulary of %d characters (a char tokenizer knows only the "
+                       "characters of the text it was built from: leave this one out)", shown,
+                       (unsigned)cp, at, t->V);
     }
     return LM_OK;
 }

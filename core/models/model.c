@@ -238,14 +238,15 @@ static int check_memory(const Config *c, int V, int B, int T, int floats, char *
     if (need <= 0)
         return err_set(err, LM_EARG, "model=%s d=%d layers=%d with vocabulary %d cannot be "
                        "built", c->model, c->d, c->layers, V);
-    if ((have > 0 || limited) && need > 0.85 * have)
+    if ((have > 0 || limited) && need > 0.85 * have)   /* the rest: the system, the data */
         return err_set(err, LM_ENOMEM, "this model needs about %.2f GiB (%s and activations "
-                       "for batch=%d x bptt=%d, vocabulary %d) but %.2f GiB is available%s: "
-                       "lower batch, bptt, d, layers or vocab_size%s", need / (1 << 30),
+                       "for batch=%d x bptt=%d, vocabulary %d) but %.2f GiB is available%s, "
+                       "of which a model may take 85%% (%.2f GiB): lower batch, bptt, d, "
+                       "layers or vocab_size%s", need / (1 << 30),
                        floats == 4 ? "parameters, optimizer state" : "its weights", B, T, V,
                        have / (1 << 30), limited ? " under the address-space limit (ulimit "
                        "-v, less 192 MiB for OpenBLAS and threads)" : "",
-                       limited ? ", or raise the limit" : "");
+                       0.85 * have / (1 << 30), limited ? ", or raise the limit" : "");
     return LM_OK;
 }
 

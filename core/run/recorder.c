@@ -82,7 +82,9 @@ static void set_message(Snapshot *s, const char *text)
 {
     snprintf(s->message, sizeof s->message, "%s", text);
     s->message_seq++;
+    memcpy(s->messages[s->message_seq % SNAP_MESSAGES], s->message, sizeof s->message);
 }
+
 
 /* Adds a logged loss to the bounded series: a point per `stride` steps (their mean, at
  * the last one's step); when full, neighbouring points are averaged in pairs, so memory
@@ -588,12 +590,4 @@ long recorder_snapshot(Recorder *r, Snapshot *dst)
     long seq = s->seq;
     pthread_mutex_unlock(&r->mu);
     return seq;
-}
-
-void snapshot_free(Snapshot *s)
-{
-    free(s->loss);
-    free(s->val);
-    s->loss = s->val = NULL;
-    s->n_loss = s->n_val = s->cap_loss = s->cap_val = 0;
 }

@@ -15,6 +15,7 @@
 #define SNAP_SAMPLE_LEN 8192
 #define SNAP_MAX_LOSS 8192      /* points of the loss series kept (memory stays flat) */
 #define SNAP_RECENT_STEPS 1024  /* logged steps kept whole, for printers that follow */
+#define SNAP_MESSAGES 8         /* recent messages kept, for printers that poll */
 
 typedef struct {
     long run_id;
@@ -48,7 +49,8 @@ typedef struct {
     long sample_step;
     int sample_live;
     char message[LM_ERR_LEN];       /* latest warning/error from the trainer or the store */
-    long message_seq;
+    long message_seq;               /* messages so far: snapshot_message reads the recent */
+    char messages[SNAP_MESSAGES][LM_ERR_LEN];   /* number k (1-based) at [k % N] */
     char checkpoint[METRICS_PATH_LEN];
     long pending_rows;     /* rows waiting for the store */
     long unrecorded;       /* after the end: rows (and the final status, counted as one)
@@ -75,6 +77,10 @@ int recorder_done(Recorder *r);
  * snapshot_free). Returns dst->seq. */
 long recorder_snapshot(Recorder *r, Snapshot *dst);
 void snapshot_free(Snapshot *s);
+/* Message number k (1-based, up to s->message_seq), or NULL once SNAP_MESSAGES newer ones
+ * took its place. A printer that polls prints every one since its last poll: two notes
+ * between polls (a run's start has several) were one, the older lost. */
+const char *snapshot_message(const Snapshot *s, long k);
 
 /* Fills dst (series arrays reused/grown, as recorder_snapshot) with run `run` as the
  * store has it: status (a running/paused run whose process is gone shows as stopped,

@@ -1,7 +1,8 @@
 /* snapshot_store.c — a run's Snapshot read from the run store instead of a recorder:
  * how the dashboard and `status` show a run another process trains (the store is the
  * channel between processes) or replay a finished one. Not live-only fields: the
- * streaming state of a sample, pending rows and messages stay empty. */
+ * streaming state of a sample, pending rows and messages stay empty. Also what reads or
+ * frees any Snapshot (snapshot_message, snapshot_free). */
 #include "recorder.h"
 #include "runrecord.h"
 
@@ -146,4 +147,19 @@ const char *snapshot_status_name(const Snapshot *sn)
 {
     return sn->interrupted && sn->status == TRAINER_STOPPED ? "interrupted"
                                                             : recorder_status_name(sn->status);
+}
+
+void snapshot_free(Snapshot *s)
+{
+    free(s->loss);
+    free(s->val);
+    s->loss = s->val = NULL;
+    s->n_loss = s->n_val = s->cap_loss = s->cap_val = 0;
+}
+
+const char *snapshot_message(const Snapshot *s, long k)
+{
+    if (k < 1 || k > s->message_seq || k <= s->message_seq - SNAP_MESSAGES)
+        return NULL;
+    return s->messages[k % SNAP_MESSAGES];
 }

@@ -78,6 +78,12 @@ int runstore_log_checkpoint(RunStore *s, long run, const CheckpointRecord *c, ch
     /* records written during a fault wait in the journal, in order: while it holds any,
      * a new record lands after them (a later best never precedes an older one) */
     int status = runstore_journal_first(s, err);
+    /* the buffered rows up to the checkpoint's step first: a store that lists a step-N
+     * checkpoint holds the run's steps up to N (after a kill -9 a run read "last step 0"
+     * beside its step-350 checkpoint, and a resume from it left those rows out for good);
+     * a flush that fails keeps them buffered, as it always does */
+    char ferr[LM_ERR_LEN];
+    if (!status && runstore_pending(s)) runstore_flush(s, ferr);
     if (!status) status = runstore_check_present(s, err);
     if (!status) status = runstore_check_run(s, run, err);
     if (!status && !(status = exec_sql(s, "BEGIN IMMEDIATE", "recording a checkpoint", err))) {

@@ -57,6 +57,30 @@ int dist_local_size(void)
     return dist_world_size() > 1 && n > 1 ? n : 1;
 }
 
+int dist_args_differ(int argc, char **argv, char *note)
+{
+    unsigned long long h = 1469598103934665603ULL;   /* FNV-1a over argv[1..], NUL-ended */
+    for (int i = 1; i < argc; i++)
+        for (const unsigned char *p = (const unsigned char *)argv[i];; p++) {
+            h = (h ^ *p) * 0x100000001b3ULL;
+            if (!*p) break;
+        }
+    int lo = (int)(h & 0x7fffffff), hi = (int)((h >> 32) & 0x7fffffff);
+    int v[4] = {lo, hi, -lo, -hi};   /* the minimum of each, and minus the maximum */
+    dist_allreduce_min_int(v, 4);
+    if (v[0] == -v[2] && v[1] == -v[3])
+        return 0;
+    int n = dist_size();
+    char who[96] = "rank 1 takes every setting from rank 0 and never reads its own";
+    if (n > 2)
+        snprintf(who, sizeof who, "ranks 1 to %d take every setting from rank 0 and never "
+                 "read their own", n - 1);
+    snprintf(note, LM_ERR_LEN, "the %d processes of this mpirun job were started with "
+             "different arguments: %s, so rank 0's words alone decide what runs and trains; "
+             "give every rank the same command", n, who);
+    return 1;
+}
+
 #ifdef LMLAB_MPI
 #include <mpi.h>
 

@@ -24,6 +24,13 @@ void dist_finalize(void);
  * when there is no job of several processes to end. */
 void dist_abort(int code);
 
+/* 1 when the processes of the job were started with different arguments (argv[1..],
+ * compared by hash; the program's path may differ), with what that means in note (at
+ * least LM_ERR_LEN bytes): ranks 1..N-1 take every setting from rank 0 and never read
+ * their own. 0 when they agree, and alone. A collective: every rank calls it, once, right
+ * after dist_init. */
+int dist_args_differ(int argc, char **argv, char *note);
+
 int dist_rank(void);   /* 0 .. dist_size()-1; 0 without MPI */
 int dist_size(void);   /* number of processes; 1 without MPI */
 /* 1 when this build has MPI compiled in. */

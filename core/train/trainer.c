@@ -77,7 +77,7 @@ static int train_step(Trainer *t, double *loss, float *gnorm, long *count, char 
             char where[PARAMS_NAME_LEN + 32];
             trainer_find_nonfinite(m, where, sizeof where);
             rc = err_set(err, LM_EDIVERGED, "%s at step %ld: first non-finite value in %s; "
-                         "lower lr or set clip (the last good checkpoint is kept)",
+                         "lower lr or set clip",
                          isfinite(*loss) ? "gradient norm became non-finite" : "loss became NaN/Inf",
                          t->ts.step + 1, where);
         } else {
@@ -330,6 +330,34 @@ static void keep_after_data_failure(Trainer *t, char *err)
                  "trained: %s goes on from it", t->ts.step, resume);
 }
 
+/* A diverged run: which checkpoint is left to go on from, after the reason in err (the
+ * diverged weights are never written), and whether the loss had already risen above the
+ * bound when it was written (then going on from it diverges again). Before, every
+ * divergence said "the last good checkpoint is kept", also when none had been written. */
+static void say_kept_checkpoint(Trainer *t, char *err)
+{
+    size_t len = strlen(err);
+    long last = t->saved_step >= 0 ? t->saved_step : t->start_step;
+    long rose = t->high_loss_steps > 0 ? t->ts.step - t->high_loss_steps + 1 : -1;
+    char id[24] = "ID";
+    if (t->opt.run_id > 0)
+        snprintf(id, sizeof id, "%ld", t->opt.run_id);
+    if (last <= 0)
+        snprintf(err + len, LM_ERR_LEN - len, "; no checkpoint was written before it "
+                 "(checkpoint_every=%ld): nothing to go on from, start again with a lower lr",
+                 (long)t->cfg.checkpoint_every);
+    else if (rose > 0 && last >= rose)
+        snprintf(err + len, LM_ERR_LEN - len, "; the last checkpoint, step %ld's, was "
+                 "written after the loss rose above the bound (from step %ld): going on from "
+                 "it diverges again, start again with a lower lr", last, rose);
+    else if (t->saved_step >= 0)
+        snprintf(err + len, LM_ERR_LEN - len, "; the last checkpoint, step %ld's, is kept: "
+                 "`fork %s step=%ld lr=...` goes on from it", last, id, last);
+    else
+        snprintf(err + len, LM_ERR_LEN - len, "; no checkpoint since the step-%ld one it "
+                 "started from: go on from that one with a lower lr", last);
+}
+
 /* The end of the run after its loop ended with rc: the final evaluation (rank 0 decides,
  * and the others join it when it is shared: the one decision, rank 0 must not change its
  * mind after saying so), then the status. */
@@ -340,8 +368,11 @@ static void train_finish(Trainer *t, int rc, int lead, char *err)
     if (!lead && final_eval && trainer_eval_shared(t, 1))
         trainer_do_eval(t, 1, err);   /* this rank's share of rank 0's */
     TrainerStatus end;
-    if (rc == LM_EDIVERGED)
+    if (rc == LM_EDIVERGED) {
         end = TRAINER_DIVERGED;
+        if (lead && t->opt.run_dir[0])
+            say_kept_checkpoint(t, err);
+    }
     else if (rc) {
         end = TRAINER_FAILED;
         if (lead && t->data_failed && t->opt.run_dir[0])
@@ -388,11 +419,13 @@ static void *train_main(void *arg)
         t->sched_pos = schedule_position(t);
         rc = train_step(t, &loss, &gnorm, &count, err);
         t->ts.elapsed += train_clock(t) - ts0;
-        if (rc || (rc = check_high_loss(t, loss, err)))
+        if (rc)
             break;
         t->last_gnorm = gnorm;
-        w->window_loss += loss;
+        w->window_loss += loss;   /* a step trained: counted, even one that ends the run */
         w->window_steps++;
+        if ((rc = check_high_loss(t, loss, err)))
+            break;
         if (due(t->ts.step, c->log_every) || t->ts.step == t->total_steps) {
             emit_step(t, w->window_loss, w->window_steps, t_log, tok_log);
             w->window_loss = 0;
@@ -411,10 +444,10 @@ static void *train_main(void *arg)
             }
         }
     }
-    if ((!rc || t->data_failed) && w->window_steps > 0)   /* the steps since the last log
-                                         row: the true last step is logged (a stop between
-                                         log_every rows, a time budget, a failed read of the
-                                         next batch); the window stays open for the checkpoint */
+    if ((!rc || t->data_failed || rc == LM_EDIVERGED) && w->window_steps > 0)
+        /* the steps since the last log row: the true last step is logged (a stop between
+           log_every rows, a time budget, a failed read of the next batch, a divergence);
+           the window stays open for the checkpoint */
         emit_step(t, w->window_loss, w->window_steps, t_log, tok_log);
     trainer_dist_end(t);
     train_finish(t, rc, lead, err);

@@ -3,8 +3,9 @@
  * and checkpoints, reported as a stream of events the caller consumes (trainer_poll).
  * Control: start, pause, resume, stop (the current step finishes cleanly, a checkpoint
  * is written). A NaN/Inf loss or gradient ends the run as `diverged`, naming the step and
- * the first tensor where it appeared, keeping the last good checkpoint. A checkpoint that
- * cannot be written (disk full, read-only) pauses the run with the reason; resume retries.
+ * the first tensor where it appeared, and which checkpoint is left (if any). A checkpoint
+ * that cannot be written (disk full, read-only) pauses the run with the reason; resume
+ * retries.
  * Not here: recording events (runstore), drawing them (ui), parsing commands. */
 #ifndef LM_TRAINER_H
 #define LM_TRAINER_H

@@ -78,6 +78,14 @@ static int setup_training(Trainer *t, char *err)
     t->total_steps = compute_total_steps(t);
     schedule_init(&t->sched, sk, c->lr, t->total_steps, c->warmup, c->step_size, c->gamma,
                   c->min_lr, c->patience, c->factor);
+    if (c->warmup >= t->total_steps) {   /* legal, but most likely a slip: said, not refused */
+        char msg[LM_ERR_LEN];
+        snprintf(msg, sizeof msg, "warmup=%d is not shorter than the run's %ld steps: the "
+                 "learning rate climbs the whole run and ends at %.3g, never reaching lr=%g "
+                 "(lower warmup, or raise steps)", c->warmup, t->total_steps,
+                 (double)schedule_lr(&t->sched, t->total_steps - 1), c->lr);
+        trainer_push_text(t, TEV_LOG, msg);
+    }
     size_t n = t->ds.n[SPLIT_TRAIN];
     if (n < (size_t)c->bptt + 2 || n / (size_t)c->batch < 3)
         return err_set(err, LM_EARG, "the training split (%zu tokens) is too short for "

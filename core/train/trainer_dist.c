@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 enum { JOB_QUIT = 0, JOB_TRAIN = 1, JOB_SERVICE = 2 };
 enum { TAG_FOLD = 7435 };   /* a partial gradient fold, rank r+1 -> r (sweep_pool: 7401-2) */
@@ -30,6 +32,7 @@ typedef struct {
     int kind;
     Config cfg;
     TrainerOptions opt;
+    char cwd[4096];     /* rank 0's working folder: what its relative paths mean */
 } Job;
 
 typedef struct {
@@ -97,7 +100,24 @@ void trainer_dist_announce(const Config *cfg, const TrainerOptions *opt)
     if (opt)
         job.opt = *opt;
     job.opt.clock = NULL;   /* an address in this process only */
+    if (!getcwd(job.cwd, sizeof job.cwd))
+        job.cwd[0] = 0;
     dist_bcast_idle(&job, sizeof job);
+}
+
+/* A rank works in rank 0's folder, so that a relative path of rank 0's settings (data=,
+ * tokens_dir=, the prepared tokens beside a relative store) names the same file here:
+ * a rank started elsewhere (`mpirun -wdir`, a host's other home) failed with "no dataset
+ * './lmlab-tokens/KEY'". Where that folder does not exist, it says so and stays. */
+static void follow_cwd(const char *cwd)
+{
+    char here[sizeof ((Job *)0)->cwd];
+    if (!cwd[0] || (getcwd(here, sizeof here) && !strcmp(here, cwd)) || !chdir(cwd))
+        return;
+    fprintf(stderr, "lmlab rank %d: cannot work in rank 0's folder %s (%s): its relative "
+            "paths (data=, tokens_dir=, the tokens beside the store) may name other files "
+            "here; start every rank where that folder exists, or give absolute paths\n",
+            dist_rank(), cwd, strerror(errno));
 }
 
 void trainer_dist_release(void)
@@ -285,6 +305,7 @@ int trainer_dist_serve(void)
         if (job.kind != JOB_TRAIN)
             return LM_OK;
         char err[LM_ERR_LEN] = "";
+        follow_cwd(job.cwd);
         Trainer *t = trainer_create(&job.cfg, &job.opt, err);
         if (!t)
             continue;
