@@ -290,6 +290,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         return LM_ESTATE;
     Printed p = {0};
     Snapshot sn = {0};
+    int signalled = 0;
     s->interrupt = 0;
     for (;;) {
         int done = recorder_done(s->rec);
@@ -297,13 +298,18 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
         print_new(s, &sn, &p);
         if (done)
             break;
-        if (s->interrupt) {
-            if (s->terminating)   /* SIGTERM/SIGHUP: the session ends and stops the run */
-                session_printf(s, "signal received: stopping run #%ld cleanly (a second signal "
-                               "exits at once)", s->run_id);
-            else
-                session_printf(s, "(stopped waiting; run #%ld continues — `stop` ends it)",
-                               s->run_id);
+        if (s->interrupt && s->terminating && s->trainer) {
+            /* SIGTERM/SIGHUP: the run is stopped here and waited for, so that its end line
+             * (the step, the checkpoint, the reason) is the last the output shows, as for
+             * any other end; the session's shutdown then finds it stopped */
+            session_printf(s, "signal received: stopping run #%ld cleanly (a second signal "
+                           "exits at once)", s->run_id);
+            trainer_stop_because(s->trainer, SESSION_TERM_REASON);
+            s->interrupt = 0;
+            signalled = 1;
+        } else if (s->interrupt) {
+            session_printf(s, "(stopped waiting; run #%ld continues — `stop` ends it)",
+                           s->run_id);
             snapshot_free(&sn);
             return LM_ECANCEL;
         }
@@ -317,5 +323,7 @@ int cmd_wait(Session *s, int argc, const LexWord *argv)
     snapshot_free(&sn);
     if (unrecorded)
         return LM_EIO;
+    if (signalled)   /* the command did not run its course: exit status 1, as before */
+        return LM_ECANCEL;
     return status == TRAINER_FINISHED || status == TRAINER_STOPPED ? LM_OK : LM_EDIVERGED;
 }

@@ -25,6 +25,10 @@
 #include <jansson.h>
 #include <stdarg.h>
 
+/* The reason a run stopped by its process's SIGTERM or SIGHUP records (`wait` stops it
+ * and prints its end; otherwise the session's shutdown does). */
+#define SESSION_TERM_REASON "its lmlab process got a termination signal (SIGTERM or SIGHUP)"
+
 /* Where output goes. kind: SESSION_OUT_TEXT (results), SESSION_OUT_ERROR,
  * SESSION_OUT_STREAM (pieces of streamed text, no newline added). */
 enum { SESSION_OUT_TEXT, SESSION_OUT_ERROR, SESSION_OUT_STREAM };

@@ -165,8 +165,7 @@ SessionJobKind session_job_stop(Session *s)
 void session_job_shutdown(Session *s)
 {
     if (s->trainer && s->terminating)   /* the run's end says why it stopped */
-        trainer_stop_because(s->trainer, "its lmlab process got a termination signal "
-                             "(SIGTERM or SIGHUP)");
+        trainer_stop_because(s->trainer, SESSION_TERM_REASON);
     sweep_runner_destroy(s->sweep); /* stops and joins */
     s->sweep = NULL;
     close_run(s, 1);

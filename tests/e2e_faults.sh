@@ -160,6 +160,11 @@ scenario_signals() {
         check "SIG$sig: run recorded stopped" eq "$st" stopped
         check "SIG$sig: checkpoint at the stop step ${stop:-?}" eq "$ck" "$(printf 'step-%08d.safetensors' "${stop:-0}")"
         check "SIG$sig: that checkpoint loads" loads "$(rd R3/run-$id)/$ck"
+        # TERM and HUP end the session: `train` stops the run and prints its end (it
+        # printed nothing after "signal received" until round 10's list); INT only stops
+        # the waiting
+        [ $sig == INT ] || check "SIG$sig: the output ends with the run's end line" \
+            grep -q "^run #$id stopped: stopped at step ${stop:-?}: its lmlab process got a termination signal" "s3_$sig.log"
     done
     check "store consistent after signals" store_ok
 }
