@@ -67,6 +67,11 @@ static int parse_runs(Session *s, const char *list, long *ids)
         if (id <= 0)
             return session_error(s, LM_EARG, "runs=%s: '%s' is not a run id (give ids separated "
                                  "by commas, e.g. runs=3,7,9)", list, w), -1;
+        for (int k = 0; k < n; k++)   /* the same run twice: identical columns */
+            if (ids[k] == id)
+                return session_error(s, LM_EARG, "runs=%s: run %ld is listed twice; each run "
+                                     "is sampled once, side by side with the others", list,
+                                     id), -1;
         ids[n++] = id;
     }
     if (n == 0) return session_error(s, LM_EARG, "runs= is empty: give run ids, e.g. runs=3,7,9"), -1;

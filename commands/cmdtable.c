@@ -214,6 +214,9 @@ static int cmdtable_check_args(const Command *cmd, int argc, const LexWord *argv
             if (near)
                 err_set(err, LM_EARG, "'%s' takes key=value arguments, not '%s' — did you "
                         "mean '%s=...'?", cmd->name, w->text, near);
+            else if (cmdtable_spec(cmd, "prompt"))   /* sample hello: the text it is for */
+                err_set(err, LM_EARG, "'%s' takes key=value arguments, not '%s' — a prompt's "
+                        "text goes in prompt=\"%s\"", cmd->name, w->text, w->text);
             else
                 err_set(err, LM_EARG, "'%s' takes key=value arguments, not '%s'", cmd->name,
                         w->text);

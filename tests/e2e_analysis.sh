@@ -180,6 +180,7 @@ bad() { # bad "COMMAND" "expected message"
 runs_before=$(lm -c 'runs' | wc -l)
 bad "sample runs=999 prompt=x" "no run 999"
 bad "sample runs=1,x" "is not a run id"
+bad "sample runs=4,4 prompt=x" "run 4 is listed twice"
 bad "train seeds=0" "give how many seeds"
 bad "train seeds=2 resume=1" "give one or the other"
 bad "train group=a,b steps=1" "group=a,b"

@@ -184,6 +184,9 @@ static void test_dispatch(void)
           strstr(err, "\n         ^^^\n"), "no args: %s", err);
     st = cmdtable_dispatch(table, n_table, &ctx, "train fast", err);
     CHECK(st == LM_EARG && strstr(err, "takes key=value arguments, not 'fast'"), "bare: %s", err);
+    st = cmdtable_dispatch(table, n_table, &ctx, "sample hello", err);   /* a prompt key */
+    CHECK(st == LM_EARG && strstr(err, "takes key=value arguments, not 'hello' — a prompt's "
+                                        "text goes in prompt=\"hello\""), "prompt hint: %s", err);
     st = cmdtable_dispatch(table, n_table, &ctx, "status; trian", err);
     CHECK(st == LM_EARG && ctx.calls == 1 && strstr(err, "did you mean 'train'") &&
           strstr(err, "\n  status; trian\n          ^^^^^\n"), "second unknown: %s", err);
