@@ -69,5 +69,10 @@ int cmd_runs_table_saved(RunStore *st, char *out, size_t cap);
  * checkpoint, side by side (cmd_sample_runs.c): the handler the table routes `sample` to
  * when its words hold runs=. */
 int cmd_sample_runs(Session *s, int argc, const LexWord *argv);
+/* Records a sample of stored run `run`'s weights of `step` (0: unknown) in the store, or
+ * says why it could not be (a warning: the text was already printed), as for a run
+ * deleted by another process since it was opened. */
+void cmd_sample_record(Session *s, RunStore *st, long run, long step, const char *prompt,
+                       const char *settings, const char *text);
 
 #endif

@@ -201,9 +201,7 @@ int cmd_sample(Session *s, int argc, const LexWord *argv)
         char settings[160];
         snprintf(settings, sizeof settings, "tokens=%d temp=%g top_k=%d top_p=%g seed=%llu",
                  o.n_tokens, o.temperature, o.top_k, o.top_p, (unsigned long long)o.seed);
-        runstore_log_sample(s->store, s->view_run, s->view_step > 0 ? s->view_step : 0,
-                            prompt, settings, text, err);   /* the weights' step */
-        runstore_flush(s->store, err);
+        cmd_sample_record(s, s->store, s->view_run, s->view_step, prompt, settings, text);
     }
     free(text);
     return LM_OK;

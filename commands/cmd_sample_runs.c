@@ -216,14 +216,20 @@ static void print_columns(Session *s, const Column *c, int n, const char *prompt
     }
 }
 
-static void record(Session *s, RunStore *st, const Column *c, const char *prompt,
-                   const char *settings)
+void cmd_sample_record(Session *s, RunStore *st, long run, long step, const char *prompt,
+                       const char *settings, const char *text)
 {
-    char err[LM_ERR_LEN];
-    if (runstore_log_sample(st, c->id, c->step > 0 ? c->step : 0, prompt, settings, c->text,
-                            err) ||
-        runstore_flush(st, err))
-        session_printf(s, "warning: run %ld's sample not recorded: %s", c->id, err);
+    char err[LM_ERR_LEN], err2[LM_ERR_LEN];
+    if (!runstore_log_sample(st, run, step > 0 ? step : 0, prompt, settings, text, err) &&
+        !runstore_flush(st, err))
+        return;
+    RunRow row;
+    int gone = runstore_get(st, run, &row, err2) == LM_EARG;
+    if (!gone)
+        runstore_row_free(&row);
+    session_printf(s, "warning: run %ld's sample not recorded: %s", run,
+                   gone ? "the run was deleted from the store after its weights were read "
+                          "(the text above is all there is of this sample)" : err);
 }
 
 int cmd_sample_runs(Session *s, int argc, const LexWord *argv)
@@ -277,7 +283,7 @@ int cmd_sample_runs(Session *s, int argc, const LexWord *argv)
             session_error(s, *rc, "run %ld: %s", ids[k], err);
             break;
         }
-        record(s, st, &c[k], prompt, settings);
+        cmd_sample_record(s, st, c[k].id, c[k].step, prompt, settings, c[k].text);
         if (s->json) {
             json_t *e = json_pack("{s:s s:I s:o s:o s:o s:i s:f s:I s:f}", "event", "sample",
                                   "run", (json_int_t)c[k].id, "name", jsonval_str(c[k].name),

@@ -148,7 +148,24 @@ grep -q "aÿ" s.out && fail "the prompt was echoed: $(cat s.out)"
 "$bin" open 0 >o.out 2>&1 && fail "open 0 opened something: $(cat o.out)"
 grep -q "^error: run id expected, got '0' — \`runs\` lists the ids (and no file '0' exists)" o.out ||
     fail "open 0: $(cat o.out)"
-echo "6: a prompt with a character the vocabulary lacks is refused before it is echoed, saying what to do; open 0 is no run"
+# Before: a sample of a run that another process deleted (`rm ID yes`) after this session
+# opened it was printed, and its record dropped without a word.
+"$bin" train quick name=gone steps=10 $C >/dev/null 2>&1 || fail "run gone"
+gid=$(id_of gone)
+rm -f g.fifo && mkfifo g.fifo
+"$bin" <g.fifo >g.out 2>&1 &
+bgpid=$!
+exec 8>g.fifo
+echo "open $gid" >&8
+wait_until 60 grep -q "^opened run #$gid" g.out || fail "open $gid in a session: $(cat g.out)"
+"$bin" rm "$gid" yes >/dev/null 2>&1 || fail "rm $gid yes"
+echo 'sample prompt="ROMEO:" tokens=5' >&8
+echo quit >&8
+exec 8>&-
+bwait $bgpid 60 "the session that sampled a deleted run"; bgpid=
+grep -q "^warning: run $gid's sample not recorded: the run was deleted from the store after its weights were read" g.out ||
+    fail "a deleted run's sample: $(tail -2 g.out)"
+echo "6: a prompt with a character the vocabulary lacks is refused before it is echoed, saying what to do; open 0 is no run; a sample of a run deleted meanwhile says it is not recorded"
 # ---- 7: a script with CR-only line ends -----------------------------------------------------
 # Before: the whole file read as one line: "error: 'set' takes key=value arguments, not
 # 'set'", nothing said why. CRLF line ends still run as before.
