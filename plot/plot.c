@@ -19,6 +19,7 @@
 
 #define PLOT_W 640.0
 #define PLOT_H 400.0
+#define PLOT_MAX_TICKS 24   /* a nice step gives about 6 a side; a bound, not a layout */
 
 typedef struct {
     double x0, x1, y0, y1;      /* data range */
@@ -61,7 +62,10 @@ static void draw_axes(cairo_t *cr, const Frame *f, const PlotAxes *ax)
     char buf[32];
     double xs = plot_nice_step(f->x1 - f->x0, 6), ys = plot_nice_step(f->y1 - f->y0, 6);
     cairo_set_line_width(cr, 0.5);
-    for (double v = ceil(f->x0 / xs) * xs; v <= f->x1 + xs * 1e-9; v += xs) {
+    double x_first = ceil(f->x0 / xs) * xs, y_first = ceil(f->y0 / ys) * ys;
+    for (int k = 0; k < PLOT_MAX_TICKS; k++) {
+        double v = x_first + k * xs;
+        if (v > f->x1 + xs * 1e-9) break;
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
         cairo_move_to(cr, px(f, v), f->top);
         cairo_line_to(cr, px(f, v), f->bottom);
@@ -70,7 +74,9 @@ static void draw_axes(cairo_t *cr, const Frame *f, const PlotAxes *ax)
         plot_fmt_tick(buf, sizeof buf, fabs(v) < xs * 1e-9 ? 0 : v, xs);
         plot_text_at(cr, px(f, v), f->bottom + 5, 10, 0.5, 0, buf);
     }
-    for (double v = ceil(f->y0 / ys) * ys; v <= f->y1 + ys * 1e-9; v += ys) {
+    for (int k = 0; k < PLOT_MAX_TICKS; k++) {
+        double v = y_first + k * ys;
+        if (v > f->y1 + ys * 1e-9) break;
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
         cairo_move_to(cr, f->left, py(f, v));
         cairo_line_to(cr, f->right, py(f, v));
@@ -238,6 +244,14 @@ static void draw_legend(cairo_t *cr, const PlotSeries *s, int n, double x, doubl
     }
 }
 
+/* 1 when [lo, hi] is too narrow to divide into ticks: empty, or a constant series that
+ * rounding spread over a few ulps (a smoothed constant learning rate), whose ticks would
+ * be steps v += step that never move v. */
+static int range_flat(double lo, double hi)
+{
+    return hi - lo <= 1e-9 * fmax(fabs(lo), fabs(hi));
+}
+
 /* The data range, padded 4% in y: x over every point whose x is finite (a divergence at
  * the last step stays at the right end), y over the finite points (0..1 when there are
  * none); *nf counts the NaN and infinite ones. 0 when no point has a finite x; *finite
@@ -264,8 +278,8 @@ static int data_range(const PlotSeries *s, int n, Frame *f, PlotNonFinite *nf, l
         if (s[k].nf) nf->nan += s[k].nf->nan, nf->pos += s[k].nf->pos, nf->neg += s[k].nf->neg;
     if (!isfinite(f->x0)) return 0;
     if (!*finite) f->y0 = 0, f->y1 = 1;
-    if (f->x1 <= f->x0) f->x0 -= 0.5, f->x1 += 0.5;
-    if (f->y1 <= f->y0) f->y0 -= 0.5, f->y1 += 0.5;
+    if (range_flat(f->x0, f->x1)) f->x0 -= 0.5, f->x1 += 0.5;
+    if (range_flat(f->y0, f->y1)) f->y0 -= 0.5, f->y1 += 0.5;
     double pad = 0.04 * (f->y1 - f->y0);
     f->y0 -= pad, f->y1 += pad;
     if (f->x0 > 0 && f->x0 <= 0.2 * f->x1) f->x0 = 0;  /* steps from 10 read as from 0 */

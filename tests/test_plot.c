@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char *slurp(const char *path)
@@ -342,6 +344,36 @@ static void check_heat_strip(const char *dir)
     free(x), free(heat);
 }
 
+/* A constant series that rounding spread over an ulp (`plot 1 metric=lr smooth=5`: the
+ * EMA of a constant lr) is drawn as a flat one, in a small file and at once. Before, its
+ * tick step was below the ulp of its values, `v += step` never moved, and the axis loop
+ * drew ticks until the machine ran out of memory (24 GB, OOM-killed). The drawing runs in
+ * a child with an alarm, so the old loop fails this check instead of filling memory. */
+static void check_near_flat(const char *dir_path)
+{
+    enum { N = 30 };
+    double x[N], y[N];
+    char path[160];
+    for (int i = 0; i < N; i++) x[i] = 10.0 * (i + 1), y[i] = i % 2 ? 0.003 : nextafter(0.003, 1);
+    snprintf(path, sizeof path, "%s/near_flat.svg", dir_path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(5);
+        char err[LM_ERR_LEN];
+        PlotSeries s = {"#1 lr", x, y, N, NULL, NULL, NULL};
+        PlotAxes ax = {"lr", "step", "lr"};
+        _exit(plot_curves(path, &s, 1, &ax, err) == LM_OK ? 0 : 1);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid, "fork and wait");
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "near-flat series: %s %d",
+          WIFSIGNALED(st) ? "killed by signal" : "exit status",
+          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && sb.st_size < 100000, "near-flat series: a small SVG (%ld bytes)",
+          stat(path, &sb) == 0 ? (long)sb.st_size : -1L);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/lmlab_plot_XXXXXX", path[128];
@@ -355,6 +387,7 @@ int main(void)
     check_nonfinite(dir);
     check_decimated(dir);
     check_heat_strip(dir);
+    check_near_flat(dir);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (!getenv("LMLAB_KEEP_PLOTS") && system(cmd)) {}

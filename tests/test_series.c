@@ -40,6 +40,12 @@ static void test_registry(void)
           "did you mean: %s", err);
     CHECK(series_find("grad_nrom", &r, err) == LM_EARG && strstr(err, "'grad_norm'"),
           "did you mean grad_norm: %s", err);
+    char near[SERIES_NAME_LEN];   /* a misspelt name with an aggregate, as runs filters take */
+    CHECK(series_nearest("grad_nrm.max", near, sizeof near) &&
+          !strcmp(near, "grad_norm.max"), "grad_nrm.max: did you mean grad_norm.max");
+    CHECK(series_nearest("val_los.min", near, sizeof near) && !strcmp(near, "val_loss.min"),
+          "val_los.min: did you mean val_loss.min");
+    CHECK(!series_nearest("zzzzzzzz.max", near, sizeof near), "zzzzzzzz.max: no guess");
     CHECK(series_find("zzzzzzzz", &r, err) == LM_EARG && !strstr(err, "did you mean") &&
           strstr(err, "val_loss"), "far from all: the list, no guess: %s", err);
     CHECK(series_find("a\x1b[2Jb", &r, err) == LM_EARG && !strchr(err, 0x1b) &&

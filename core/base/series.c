@@ -115,7 +115,9 @@ void series_ref_member(const SeriesEntry *info, int a, int b, SeriesRef *ref)
     ref->name[o] = 0;
 }
 
-const char *series_nearest(const char *name, char *buf, size_t cap)
+/* The registry name or alias nearest to name (a few edits at most; an alias as the rest
+ * of its comma list), or NULL. */
+static const char *nearest_entry(const char *name)
 {
     const char *best = NULL;
     int len = (int)strlen(name), best_d = (len / 3 > 1 ? len / 3 : 1) + 1;
@@ -128,13 +130,28 @@ const char *series_nearest(const char *name, char *buf, size_t cap)
             snprintf(a, sizeof a, "%.*s", (int)k, p);
             if ((d = strdist_edit(name, a, STRDIST_FOLD_CASE)) < best_d) {
                 best_d = d;
-                best = p;   /* copied up to its comma below */
+                best = p;   /* copied up to its comma by the caller */
             }
             p += k + (p[k] == ',');
         }
     }
-    if (!best) return NULL;
-    snprintf(buf, cap, "%.*s", (int)strcspn(best, ","), best);
+    return best;
+}
+
+const char *series_nearest(const char *name, char *buf, size_t cap)
+{
+    const char *best = nearest_entry(name), *dot = strrchr(name, '.');
+    if (best) {
+        snprintf(buf, cap, "%.*s", (int)strcspn(best, ","), best);
+        return buf;
+    }
+    if (!dot || dot == name)   /* grad_nrm.max: the name before its aggregate, then it */
+        return NULL;
+    char base[SERIES_NAME_LEN];
+    snprintf(base, sizeof base, "%.*s", (int)(dot - name), name);
+    if (!(best = nearest_entry(base)))
+        return NULL;
+    snprintf(buf, cap, "%.*s%s", (int)strcspn(best, ","), best, dot);
     return buf;
 }
 

@@ -58,7 +58,9 @@ const SeriesEntry *series_info(int i);
 int series_find(const char *name, SeriesRef *ref, char *err);
 
 /* The registry name or alias nearest to name (a few edits at most) into buf, or NULL when
- * none is near: the did-you-mean of every consumer that also knows other keys. */
+ * none is near: the did-you-mean of every consumer that also knows other keys. A name
+ * with an aggregate none is near (grad_nrm.max) gets the nearest of the part before its
+ * last dot with the aggregate kept (grad_norm.max). */
 const char *series_nearest(const char *name, char *buf, size_t cap);
 
 /* The family member of info with numbers a and b (gate/L/K) into ref. */

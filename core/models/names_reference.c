@@ -261,7 +261,11 @@ static int infer_config(const SafeTensors *st, Config *c, char *note, size_t cap
     snprintf(c->norm, sizeof c->norm, "%s", safetensors_find(st, "norm_f.weight") ? "pre" : "post");
     const char *heads_from;
     int rc = infer_mixer(st, c, &heads_from, err);
-    if (!rc)
+    if (!rc && c->model_kind == MODEL_MSA)   /* no tensor of MSA's has bptt's size */
+        snprintf(note, cap, "model=%s d=%d nhid=%d layers=%d (from the file), heads=%d "
+                 "bptt=%d (from %s)", c->model, c->d, c->nhid, c->layers, c->heads, c->bptt,
+                 heads_from);
+    else if (!rc)
         snprintf(note, cap, "model=%s d=%d nhid=%d layers=%d bptt=%d (from the file), "
                  "heads=%d (from %s)", c->model, c->d, c->nhid, c->layers, c->bptt, c->heads,
                  heads_from);
