@@ -24,9 +24,10 @@
 #define TRAIN_MAX_WORDS 64
 
 
-/* resume=ID: the run's config, its newest checkpoint, and a data identity check. */
+/* resume=ID: the run's config, its newest checkpoint (its step in *at), and a data
+ * identity check. */
 static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOptions *o,
-                          char *hash, size_t cap)
+                          long *at, char *hash, size_t cap)
 {
     RunStore *st = session_store(s);
     if (!st)
@@ -54,7 +55,7 @@ static int prepare_resume(Session *s, long id, int force, Config *c, TrainerOpti
     if (!rc && config_from_text(c, row.config, err))
         rc = session_error(s, LM_EFORMAT, "run #%ld: stored configuration unreadable: %s", id,
                            err);
-    if (!rc && runrecord_checkpoint_path(st, &row, "final", o->resume, sizeof o->resume, NULL,
+    if (!rc && runrecord_checkpoint_path(st, &row, "final", o->resume, sizeof o->resume, at,
                                          err))
         rc = session_error(s, LM_EIO, "run #%ld has no checkpoint in %s to resume from (%s)",
                            id, row.checkpoint_dir, err);
@@ -151,6 +152,7 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c, lo
                         TrainerOptions *o, long *resume, char *hash, size_t cap)
 {
     char err[LM_ERR_LEN];
+    long at = 0;     /* the resumed checkpoint's step */
     int force = 0;   /* force=true: take over a run whose other-host heartbeat is stale */
     for (int i = 1; i < argc; i++)
         if (argv[i].key && !strcmp(argv[i].key, "force"))
@@ -160,7 +162,7 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c, lo
             *resume = session_parse_run_id(argv[i].value);
             if (*resume < 0)
                 return session_error(s, LM_EARG, "resume=%s: expected a run id", argv[i].value);
-            if (prepare_resume(s, *resume, force, c, o, hash, cap))
+            if (prepare_resume(s, *resume, force, c, o, &at, hash, cap))
                 return LM_EARG;
         }
     for (int i = 1; i < argc; i++) {
@@ -169,6 +171,11 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c, lo
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
     }
+    if (*resume > 0 && c->steps > 0 && c->steps <= at)   /* steps= is the total, not more */
+        return session_error(s, LM_EARG, "resume=%ld steps=%ld: the run is at step %ld (its "
+                             "checkpoint) and steps= is the total to reach, not steps to add, "
+                             "so nothing would be trained: give steps=%ld or more (`eval %ld` "
+                             "evaluates it as it is)", *resume, c->steps, at, at + 1, *resume);
     if (*resume > 0) {   /* stored settings that name files act as this user: checked */
         const char *given[64];
         int n = 0;

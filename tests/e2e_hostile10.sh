@@ -191,4 +191,19 @@ grep -q "^note: resumed with shards=1 where the checkpoint was trained with shar
 grep -q "^note: warmup=1000 is not shorter than the run's 20 steps: the learning rate climbs the whole run and ends at 6e-05, never reaching lr=0.003 (lower warmup, or raise steps)" w.out ||
     fail "warmup past the run's end unsaid: $(grep note w.out)"
 echo "8: two notes at a run's start are both printed; a warm-up longer than the run is said"
+# ---- 9: resume with steps= at or below the checkpoint ------------------------------------------
+# Before (found by the docs check after the round): `train resume=ID steps=N` with N at or
+# below the checkpoint's step trained nothing, printed "before the run's last step 0 (no
+# final evaluation)" and "0 steps in 0.0s", and recorded the run finished.
+"$bin" -c "use quick; train name=rs steps=100000 $C; stop" >/dev/null 2>&1 || fail "run rs"
+rid=$(id_of rs)
+at=$(q "SELECT max(step) FROM checkpoints WHERE run_id=$rid")
+[ -n "$at" ] || fail "run rs has no checkpoint"
+"$bin" train resume=$rid steps=$at $C >r.out 2>&1 && fail "resume=$rid steps=$at accepted: $(tail -2 r.out)"
+grep -q "^error: resume=$rid steps=$at: the run is at step $at (its checkpoint) and steps= is the total to reach, not steps to add, so nothing would be trained: give steps=$((at + 1)) or more" r.out ||
+    fail "resume at the checkpoint's step: $(tail -1 r.out)"
+[ "$(q "SELECT status FROM runs WHERE id=$rid")" == stopped ] || fail "the refused resume changed run $rid"
+"$bin" train resume=$rid steps=$((at + 5)) $C >r2.out 2>&1 || fail "resume=$rid steps=$((at + 5)): $(tail -2 r2.out)"
+grep -q "^run #$rid finished: finished $((at + 5)) steps" r2.out || fail "resume past it: $(grep finished r2.out)"
+echo "9: a resume with steps= at or below its checkpoint's step is refused, saying steps= is the total"
 echo "all parts passed"
