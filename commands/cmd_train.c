@@ -171,11 +171,6 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c, lo
         if (config_set(c, argv[i].key ? argv[i].key : argv[i].text, argv[i].value, err))
             return session_error(s, LM_EARG, "%s", err);
     }
-    if (*resume > 0 && c->steps > 0 && c->steps <= at)   /* steps= is the total, not more */
-        return session_error(s, LM_EARG, "resume=%ld steps=%ld: the run is at step %ld (its "
-                             "checkpoint) and steps= is the total to reach, not steps to add, "
-                             "so nothing would be trained: give steps=%ld or more (`eval %ld` "
-                             "evaluates it as it is)", *resume, c->steps, at, at + 1, *resume);
     if (*resume > 0) {   /* stored settings that name files act as this user: checked */
         const char *given[64];
         int n = 0;
@@ -184,6 +179,13 @@ static int train_config(Session *s, int argc, const LexWord *argv, Config *c, lo
         given[n] = NULL;
         if (run_trust_settings(o->resume, c, given, err))
             return session_error(s, LM_EARG, "resume=%ld: %s", *resume, err);
+        for (int i = 1; i < argc; i++)   /* steps= is the total to reach, not steps to add */
+            if (argv[i].key && !strcmp(argv[i].key, "steps") && c->steps > 0 && c->steps < at)
+                return session_error(s, LM_EARG, "resume=%ld steps=%ld: the run is at step %ld "
+                                     "(its checkpoint) and steps= is the total to reach, not "
+                                     "steps to add: give steps=%ld or more (steps=%ld ends it "
+                                     "there with its final evaluation)", *resume, c->steps, at,
+                                     at + 1, at);
     }
     if (!session_store(s) || resolve_init_from(s, c, &init[0], &init[1]))
         return LM_EARG;

@@ -191,19 +191,26 @@ grep -q "^note: resumed with shards=1 where the checkpoint was trained with shar
 grep -q "^note: warmup=1000 is not shorter than the run's 20 steps: the learning rate climbs the whole run and ends at 6e-05, never reaching lr=0.003 (lower warmup, or raise steps)" w.out ||
     fail "warmup past the run's end unsaid: $(grep note w.out)"
 echo "8: two notes at a run's start are both printed; a warm-up longer than the run is said"
-# ---- 9: resume with steps= at or below the checkpoint ------------------------------------------
-# Before (found by the docs check after the round): `train resume=ID steps=N` with N at or
-# below the checkpoint's step trained nothing, printed "before the run's last step 0 (no
-# final evaluation)" and "0 steps in 0.0s", and recorded the run finished.
-"$bin" -c "use quick; train name=rs steps=100000 $C; stop" >/dev/null 2>&1 || fail "run rs"
+# ---- 9: resume with steps= below or at the checkpoint ------------------------------------------
+# Before (found by the docs check after the round): `train resume=ID steps=N` with N below
+# the checkpoint's step quietly finished the run there; with N at it, the end said "before
+# the run's last step 0 (no final evaluation)" and "0 steps in 0.0s, 0 tokens/s".
+"$bin" train quick name=rs steps=1000000 checkpoint_every=50 $C >rs.out 2>&1 &
+bgpid=$!
+wait_until 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$LMLAB_DB' \"SELECT count(*) FROM checkpoints c JOIN runs r ON r.id=c.run_id WHERE r.name='rs' AND c.step >= 50\")\" -ge 1 ]" ||
+    fail "run rs wrote no checkpoint: $(tail -2 rs.out)"
 rid=$(id_of rs)
+"$bin" stop "$rid" >/dev/null 2>&1 || fail "stop $rid"
+bwait $bgpid 60 "run rs after its stop"; bgpid=
 at=$(q "SELECT max(step) FROM checkpoints WHERE run_id=$rid")
-[ -n "$at" ] || fail "run rs has no checkpoint"
-"$bin" train resume=$rid steps=$at $C >r.out 2>&1 && fail "resume=$rid steps=$at accepted: $(tail -2 r.out)"
-grep -q "^error: resume=$rid steps=$at: the run is at step $at (its checkpoint) and steps= is the total to reach, not steps to add, so nothing would be trained: give steps=$((at + 1)) or more" r.out ||
-    fail "resume at the checkpoint's step: $(tail -1 r.out)"
+[ "$at" -ge 50 ] 2>/dev/null || fail "run rs's last checkpoint: '$at'"
+"$bin" train resume=$rid steps=$((at - 1)) $C >r.out 2>&1 && fail "resume=$rid steps=$((at - 1)) accepted: $(tail -2 r.out)"
+grep -q "^error: resume=$rid steps=$((at - 1)): the run is at step $at (its checkpoint) and steps= is the total to reach, not steps to add: give steps=$((at + 1)) or more (steps=$at ends it there with its final evaluation)" r.out ||
+    fail "resume below the checkpoint's step: $(tail -1 r.out)"
 [ "$(q "SELECT status FROM runs WHERE id=$rid")" == stopped ] || fail "the refused resume changed run $rid"
-"$bin" train resume=$rid steps=$((at + 5)) $C >r2.out 2>&1 || fail "resume=$rid steps=$((at + 5)): $(tail -2 r2.out)"
-grep -q "^run #$rid finished: finished $((at + 5)) steps" r2.out || fail "resume past it: $(grep finished r2.out)"
-echo "9: a resume with steps= at or below its checkpoint's step is refused, saying steps= is the total"
+"$bin" train resume=$rid steps=$at $C >r2.out 2>&1 || fail "resume=$rid steps=$at: $(tail -2 r2.out)"
+grep -q "^run #$rid finished: finished $at steps" r2.out || fail "resume at its step: $(grep finished r2.out)"
+grep -q "^  $at steps in " r2.out || fail "resume at its step, the steps: $(tail -1 r2.out)"
+grep -q "run's last step 0\|^  0 steps" r2.out && fail "resume at its step says step 0: $(cat r2.out)"
+echo "9: a resume with steps= below its checkpoint's step is refused, saying steps= is the total; at it, the run ends there, its end naming its step"
 echo "all parts passed"

@@ -534,6 +534,8 @@ Recorder *recorder_create(Trainer *t, const char *db_path, long run_id, const ch
     s->params = trainer_param_count(t);
     s->vocab = trainer_vocab(t);
     trainer_origin(t, &s->origin, &s->fork_of);
+    s->last = s->origin;   /* a resume or fork stands at its step until it logs one (one
+                            * already at its last step logs none: its end names that step) */
     s->status = TRAINER_RUNNING;
     s->best_val = NAN;
     if (pthread_create(&r->thread, NULL, record_main, r)) {
