@@ -132,7 +132,8 @@ static int print_run(Session *s, RunStore *st, long id, const char *pattern)
         runstore_series_summary(st, id, names[k], &v, err);
         if (s->json)
             session_emit_json(s, json_pack("{s:I s:s s:o s:s s:s s:s}", "run", (json_int_t)id,
-                                           "name", names[k], "value", jsonval_num(v), "kind", series_kind_name(ref.info->kind),
+                                           "name", names[k], "value", jsonval_num(v),
+                                           "kind", series_kind_name(ref.info->kind),
                                            "agg", series_agg_name(ref.info->agg), "unit",
                                            ref.info->unit));
         else

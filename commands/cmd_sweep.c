@@ -204,9 +204,10 @@ static json_t *trial_json(long id, int rank, const Ranked *r, char keys[][32], i
     if (o && !isfinite(r->seconds))   /* no run yet (pending, refused): not a number */
         json_object_set_new(o, "seconds", json_null());
     if (!isfinite(r->metric)) json_object_set_new(o, "rank", json_null()); /* not finished */
-    if (isfinite(r->t->best_val)) json_object_set_new(o, "best_val", json_real(r->t->best_val));
-    if (isfinite(r->t->best_val))
+    if (isfinite(r->t->best_val)) {
+        json_object_set_new(o, "best_val", json_real(r->t->best_val));
         json_object_set_new(o, "best_estimated", json_boolean(r->t->best_estimated));
+    }
     if (isfinite(r->t->final_val)) json_object_set_new(o, "final_val", json_real(r->t->final_val));
     return o;
 }

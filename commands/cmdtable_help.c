@@ -43,7 +43,8 @@ static void cmdtable_help_one(const Command *c, StrBuf *t)
 {
     strbuf_printf(t, "usage: %s %s\n\n%s\n", c->name, c->args_hint ? c->args_hint : "",
              c->summary ? c->summary : "");
-    if (c->help && *c->help) strbuf_printf(t, "\n%s%s", c->help, c->help[strlen(c->help) - 1] == '\n' ? "" : "\n");
+    if (c->help && *c->help)
+        strbuf_printf(t, "\n%s%s", c->help, c->help[strlen(c->help) - 1] == '\n' ? "" : "\n");
     if (c->flags & CMD_BLOCKS)   /* its own help says until when */
         strbuf_printf(t, "\nBlocks: it returns when it ends (Ctrl-C stops waiting).\n");
     if (c->flags & CMD_DESTRUCTIVE) strbuf_printf(t, "\nDestructive: deletes stored data.\n");
@@ -60,7 +61,8 @@ static void cmdtable_help_one(const Command *c, StrBuf *t)
     if (c->keys && c->keys[0].key) {
         strbuf_printf(t, "\nkeys:\n");
         for (const CmdArgSpec *s = c->keys; s->key; s++) {
-            if (s->values) strbuf_printf(t, "  %-24s  one of %s\n", s->hint ? s->hint : s->key, s->values);
+            if (s->values)
+                strbuf_printf(t, "  %-24s  one of %s\n", s->hint ? s->hint : s->key, s->values);
             else strbuf_printf(t, "  %s\n", s->hint ? s->hint : s->key);
         }
     }

@@ -208,8 +208,8 @@ static Output *progress_record(const SweepProgress *p, const char *event, int su
     output_int(o, "stop_at", p->stop_at);
     if (summary)
         output_line(o, "sweep #{sweep} {name} {status}: {total} trials: {done} done, {running} "
-                    "running, {pending} pending, {stopped_early} stopped early, {stopped} stopped, {failed} "
-                    "failed");
+                    "running, {pending} pending, {stopped_early} stopped early, {stopped} "
+                    "stopped, {failed} failed");
     if (summary && p->message[0]) {
         output_text_str(o, "message", p->message);
         output_line(o, "  note: {message}");
@@ -442,16 +442,17 @@ int job_sweep_wait(Session *s, const char *id_text)
                 output_text_str(o, "to_rung", p.stop_at ? " to its rung" : "");
                 if (p.running > 1) /* parallel=K: the latest trial handed to a worker */
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {stopped} stopped, {failed} failed; {running} trials training at "
-                                "once, the latest trial {trial} ({params}){to_rung}");
+                                "stopped early, {stopped} stopped, {failed} failed; {running} "
+                                "trials training at once, the latest trial {trial} "
+                                "({params}){to_rung}");
                 else if (p.current_run <= 0)   /* its run is not created yet: no "run #0" */
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {stopped} stopped, {failed} failed; starting trial {trial} "
-                                "({params}){to_rung}");
+                                "stopped early, {stopped} stopped, {failed} failed; starting "
+                                "trial {trial} ({params}){to_rung}");
                 else
                     output_line(o, "sweep #{sweep}: {done}/{total} done, {stopped_early} "
-                                "stopped early, {stopped} stopped, {failed} failed; training trial {trial} (run "
-                                "#{run}, {params}){to_rung}");
+                                "stopped early, {stopped} stopped, {failed} failed; training "
+                                "trial {trial} (run #{run}, {params}){to_rung}");
             }
             output_emit(s, o);
             last = p;

@@ -80,11 +80,9 @@ static int push_point(SeriesPoint **a, int *n, int *cap, long step, double v)
 
 static void set_message(Snapshot *s, const char *text)
 {
-    snprintf(s->message, sizeof s->message, "%s", text);
     s->message_seq++;
-    memcpy(s->messages[s->message_seq % SNAP_MESSAGES], s->message, sizeof s->message);
+    snprintf(s->messages[s->message_seq % SNAP_MESSAGES], LM_ERR_LEN, "%s", text);
 }
-
 
 /* Adds a logged loss to the bounded series: a point per `stride` steps (their mean, at
  * the last one's step); when full, neighbouring points are averaged in pairs, so memory

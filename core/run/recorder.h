@@ -48,8 +48,8 @@ typedef struct {
     char sample[SNAP_SAMPLE_LEN];   /* the latest periodic sample (streams in) */
     long sample_step;
     int sample_live;
-    char message[LM_ERR_LEN];       /* latest warning/error from the trainer or the store */
-    long message_seq;               /* messages so far: snapshot_message reads the recent */
+    long message_seq;               /* warnings and errors from the trainer or the store
+                                       so far: snapshot_message reads the recent ones */
     char messages[SNAP_MESSAGES][LM_ERR_LEN];   /* number k (1-based) at [k % N] */
     char checkpoint[METRICS_PATH_LEN];
     long pending_rows;     /* rows waiting for the store */

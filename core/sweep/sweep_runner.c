@@ -268,6 +268,16 @@ void sweep_runner_destroy(SweepRunner *r)
 long sweep_runner_id(const SweepRunner *r) { return r->id; }
 const SweepSpec *sweep_runner_spec(const SweepRunner *r) { return &r->spec; }
 
+void sweep_progress_count(SweepProgress *p, const char *status, int early)
+{
+    if (!strcmp(status, "done")) p->done++;
+    else if (!strcmp(status, "running")) p->running++;
+    else if (!strcmp(status, "stopped") && early) p->stopped_early++;
+    else if (!strcmp(status, "stopped")) p->stopped++;
+    else if (!strcmp(status, "failed") || !strcmp(status, "diverged")) p->failed++;
+    else p->pending++;
+}
+
 void sweep_runner_progress(SweepRunner *r, SweepProgress *p)
 {
     memset(p, 0, sizeof *p);
@@ -278,14 +288,8 @@ void sweep_runner_progress(SweepRunner *r, SweepProgress *p)
     snprintf(p->message, sizeof p->message, "%s", r->message);
     p->strategy = r->spec.strategy;
     p->total = r->n;
-    for (int i = 0; i < r->n; i++) {
-        const char *s = r->ts[i].status;
-        if (!strcmp(s, "done")) p->done++;
-        else if (!strcmp(s, "running")) p->running++;
-        else if (!strcmp(s, "stopped")) *(r->ts[i].early ? &p->stopped_early : &p->stopped) += 1;
-        else if (!strcmp(s, "failed") || !strcmp(s, "diverged")) p->failed++;
-        else p->pending++;
-    }
+    for (int i = 0; i < r->n; i++)
+        sweep_progress_count(p, r->ts[i].status, r->ts[i].early);
     p->current = r->current;
     p->current_run = r->current ? r->ts[r->current - 1].run_id : 0;
     if (r->current)

@@ -100,6 +100,10 @@ const SweepSpec *sweep_runner_spec(const SweepRunner *r);
 
 /* Progress counts and the current trial, copied under the runner's lock. */
 void sweep_runner_progress(SweepRunner *r, SweepProgress *p);
+/* Counts one trial of status (pending | running | done | stopped | failed | diverged) into
+ * p; a stopped one as stopped_early when the halving stopped it (early), else as stopped:
+ * the one tally of a live runner's trials and of a stored sweep's. */
+void sweep_progress_count(SweepProgress *p, const char *status, int early);
 
 /* Sweep id's progress from the store alone (sweep_stored.c), for any process: the counts
  * of its trials' stored statuses, its stored status (ended once it is neither running nor

@@ -34,11 +34,7 @@ int sweep_stored_progress(RunStore *st, long id, SweepProgress *p, int *live, ch
     p->total = n;
     for (int i = 0; i < n; i++) {
         const char *s = t[i].status;
-        if (!strcmp(s, "done")) p->done++;
-        else if (!strcmp(s, "running")) p->running++;
-        else if (!strcmp(s, "stopped")) *(t[i].stopped_early ? &p->stopped_early : &p->stopped) += 1;
-        else if (!strcmp(s, "failed") || !strcmp(s, "diverged")) p->failed++;
-        else p->pending++;
+        sweep_progress_count(p, s, t[i].stopped_early);
         RunRow r;
         char e2[LM_ERR_LEN];
         int open_run = t[i].run_id > 0 && (!strcmp(t[i].run_status, "running") ||

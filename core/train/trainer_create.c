@@ -210,8 +210,9 @@ static void setup_precision(Trainer *t)
 }
 
 /* A resume: the training state the checkpoint info holds (step, RNGs, data position,
- * schedule, best; a fork's best starts afresh) and the optimizer's moments beside it (fresh ones, said, when missing;
- * a damaged file refuses the resume: its run would not be the one never stopped). */
+ * schedule, best; a fork's best starts afresh) and the optimizer's moments beside it
+ * (fresh ones, said, when missing; a damaged file refuses the resume: its run would not
+ * be the one never stopped). */
 static int restore_state(Trainer *t, const CheckpointInfo *info, char *err)
 {
     t->ts = info->ts;
